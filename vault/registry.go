@@ -1,0 +1,393 @@
+package vault
+
+// The registry is vaultui's list of known vaults. It lives outside every
+// cipherdir (gocryptfs must never see a file it does not know), in
+// $XDG_CONFIG_HOME/vaultui/vaults.json. It is the only place a vault's name,
+// mount point and mount options are stored, so it is written atomically and a
+// file that does not parse is reported, never replaced: losing it silently
+// would make a user's vaults vanish from the list.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// RegistryFileName is the registry's file name inside its directory.
+const RegistryFileName = "vaults.json"
+
+// registryVersion is written into the file so that a future format change
+// can be detected instead of misread.
+const registryVersion = 1
+
+// maxVaultNameLen bounds vault names: they appear in lists, prompts and paths.
+const maxVaultNameLen = 64
+
+// ErrRegistryCorrupt is returned (wrapped, naming the path) when vaults.json
+// exists but cannot be understood.
+var ErrRegistryCorrupt = errors.New("registry file is corrupt")
+
+// ErrDuplicate is returned by Registry.Add when the name or the cipherdir is
+// already registered.
+var ErrDuplicate = errors.New("already registered")
+
+// ErrInvalidName is returned for a vault name that cannot be used.
+var ErrInvalidName = errors.New("invalid vault name")
+
+// Entry is one known vault.
+type Entry struct {
+	Name       string `json:"name"`
+	CipherDir  string `json:"cipherdir"`  // absolute, cleaned
+	MountPoint string `json:"mountpoint"` // absolute, cleaned; may be empty
+	ReadOnly   bool   `json:"readonly,omitempty"`
+	// Idle unmounts the vault after this long without file activity; 0 = never.
+	Idle         time.Duration `json:"-"`
+	MountAtStart bool          `json:"mount_at_start,omitempty"`
+}
+
+// entryJSON is Entry on disk: Idle as a Go duration string ("15m0s"), which
+// a person editing the file can read.
+type entryJSON struct {
+	Name         string `json:"name"`
+	CipherDir    string `json:"cipherdir"`
+	MountPoint   string `json:"mountpoint,omitempty"`
+	ReadOnly     bool   `json:"readonly,omitempty"`
+	Idle         string `json:"idle,omitempty"`
+	MountAtStart bool   `json:"mount_at_start,omitempty"`
+}
+
+// MarshalJSON writes Idle as a duration string.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	j := entryJSON{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint,
+		ReadOnly: e.ReadOnly, MountAtStart: e.MountAtStart}
+	if e.Idle != 0 {
+		j.Idle = e.Idle.String()
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	var j entryJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	var idle time.Duration
+	if j.Idle != "" {
+		d, err := time.ParseDuration(j.Idle)
+		if err != nil {
+			return fmt.Errorf("vault %q: idle: %w", j.Name, err)
+		}
+		idle = d
+	}
+	*e = Entry{Name: j.Name, CipherDir: j.CipherDir, MountPoint: j.MountPoint,
+		ReadOnly: j.ReadOnly, Idle: idle, MountAtStart: j.MountAtStart}
+	return nil
+}
+
+// Registry is the list of known vaults and the file it was read from.
+// It is not safe for concurrent use; a process loads it, changes it and saves it.
+type Registry struct {
+	Path   string
+	Vaults []Entry
+}
+
+type registryFileJSON struct {
+	Version int     `json:"version"`
+	Vaults  []Entry `json:"vaults"`
+}
+
+// DefaultRegistryPath returns $XDG_CONFIG_HOME/vaultui/vaults.json, with
+// XDG_CONFIG_HOME defaulting to ~/.config as the XDG spec says.
+func DefaultRegistryPath() (string, error) {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		// The spec says relative values are invalid and must be ignored.
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("finding the registry: %w", err)
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "vaultui", RegistryFileName), nil
+}
+
+// LoadRegistry reads the registry at path. A missing file is an empty
+// registry; a file that does not parse or holds invalid entries is an error
+// wrapping ErrRegistryCorrupt that names the path.
+func LoadRegistry(path string) (*Registry, error) {
+	r := &Registry{Path: path}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return r, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading registry: %w", err)
+	}
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s (fix or move the file away; vaultui will not overwrite it)",
+			ErrRegistryCorrupt, path, fmt.Sprintf(format, args...))
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, corrupt("file is empty")
+	}
+	var f registryFileJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, corrupt("%v", err)
+	}
+	if dec.More() {
+		return nil, corrupt("trailing data after the JSON object")
+	}
+	if f.Version != registryVersion {
+		return nil, corrupt("unsupported version %d (this vaultui reads version %d)", f.Version, registryVersion)
+	}
+	for i, e := range f.Vaults {
+		if err := validateRegistryEntry(e); err != nil {
+			return nil, corrupt("entry %d: %v", i+1, err)
+		}
+		if err := checkRegistryDuplicate(f.Vaults[:i], e); err != nil {
+			return nil, corrupt("entry %d: %v", i+1, err)
+		}
+	}
+	r.Vaults = f.Vaults
+	return r, nil
+}
+
+// Save writes the registry atomically: a temp file in the same directory,
+// fsync, rename over the old file, fsync the directory. A crash leaves
+// either the old or the new file. The directory is created 0700 and the
+// file is 0600: it reveals where a user keeps encrypted data.
+func (r *Registry) Save() error {
+	if r.Path == "" {
+		return errors.New("saving registry: no path")
+	}
+	vaults := r.Vaults
+	if vaults == nil {
+		vaults = []Entry{}
+	}
+	data, err := json.MarshalIndent(registryFileJSON{Version: registryVersion, Vaults: vaults}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("saving registry %s: %w", r.Path, err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(r.Path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("saving registry: %w", err)
+	}
+	// Never replace a file we could not have read: if the current file is
+	// corrupt, refuse rather than lose what the user may still recover.
+	if _, err := LoadRegistry(r.Path); err != nil {
+		return fmt.Errorf("saving registry: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+RegistryFileName+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("saving registry: %w", err)
+	}
+	tmpName := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return fmt.Errorf("saving registry %s: %w", r.Path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("saving registry %s: %w", r.Path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("saving registry %s: %w", r.Path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("saving registry %s: %w", r.Path, err)
+	}
+	if err := testOnlyRegistryBeforeRename(tmpName); err != nil {
+		return fmt.Errorf("saving registry %s: %w", r.Path, err)
+	}
+	if err := os.Rename(tmpName, r.Path); err != nil {
+		return fmt.Errorf("saving registry: %w", err)
+	}
+	ok = true
+	if err := registrySyncDir(dir); err != nil {
+		return fmt.Errorf("saving registry %s: %w", r.Path, err)
+	}
+	return nil
+}
+
+// testOnlyRegistryBeforeRename lets tests fail a save between writing the temp file
+// and renaming it, to show the old file survives.
+var testOnlyRegistryBeforeRename = func(tmpName string) error { return nil }
+
+func registrySyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Add registers e. The cipherdir and mount point are made absolute; a name
+// or cipherdir that is already registered is refused with ErrDuplicate.
+func (r *Registry) Add(e Entry) error {
+	var err error
+	if e.CipherDir, err = registryAbs(e.CipherDir); err != nil {
+		return err
+	}
+	if e.MountPoint != "" {
+		if e.MountPoint, err = registryAbs(e.MountPoint); err != nil {
+			return err
+		}
+	}
+	if err := validateRegistryEntry(e); err != nil {
+		return err
+	}
+	if err := checkRegistryDuplicate(r.Vaults, e); err != nil {
+		return err
+	}
+	r.Vaults = append(r.Vaults, e)
+	return nil
+}
+
+// Remove forgets the vault called name. It never touches the vault's files.
+func (r *Registry) Remove(name string) error {
+	for i, e := range r.Vaults {
+		if e.Name == name {
+			r.Vaults = append(r.Vaults[:i:i], r.Vaults[i+1:]...)
+			return nil
+		}
+	}
+	return fmt.Errorf("vault %q is not in the registry: %w", name, ErrNotFound)
+}
+
+// Lookup returns the entry called name.
+func (r *Registry) Lookup(name string) (Entry, bool) {
+	for _, e := range r.Vaults {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Resolve finds a vault by registry name, or by cipherdir path: a registered
+// cipherdir returns its entry, an unregistered directory holding a
+// gocryptfs.conf returns an entry with only CipherDir set. Anything else is
+// an error wrapping ErrNotFound.
+//
+// A name wins over a path, except when the argument looks like a path
+// (contains a slash or is "." or ".."), so "./work" always means the directory.
+func (r *Registry) Resolve(nameOrDir string) (Entry, error) {
+	if nameOrDir == "" {
+		return Entry{}, fmt.Errorf("empty vault name or directory: %w", ErrNotFound)
+	}
+	looksLikePath := strings.ContainsRune(nameOrDir, '/') || nameOrDir == "." || nameOrDir == ".."
+	if !looksLikePath {
+		if e, ok := r.Lookup(nameOrDir); ok {
+			return e, nil
+		}
+	}
+	dir, err := registryAbs(nameOrDir)
+	if err != nil {
+		return Entry{}, err
+	}
+	for _, e := range r.Vaults {
+		if e.CipherDir == dir {
+			return e, nil
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, registryConfName)); err == nil && st.Mode().IsRegular() {
+		return Entry{CipherDir: dir}, nil
+	}
+	if looksLikePath {
+		return Entry{}, fmt.Errorf("%s is not a vault (no %s): %w", dir, registryConfName, ErrNotFound)
+	}
+	return Entry{}, fmt.Errorf("%q is neither a registered vault name nor a vault directory: %w", nameOrDir, ErrNotFound)
+}
+
+// registryConfName is gocryptfs.conf; spelled here so the registry does not
+// depend on the crypto package.
+const registryConfName = "gocryptfs.conf"
+
+// ValidateName reports whether name can be used as a vault name: 1 to 64
+// printable characters, no slash, no leading dash or dot, no surrounding
+// spaces. Names show up as command arguments and default mount point
+// directory names, so they must be unambiguous and path-safe.
+func ValidateName(name string) error {
+	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrInvalidName, name, why) }
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty", ErrInvalidName)
+	case !utf8.ValidString(name):
+		return bad("not valid UTF-8")
+	case utf8.RuneCountInString(name) > maxVaultNameLen:
+		return bad(fmt.Sprintf("longer than %d characters", maxVaultNameLen))
+	case strings.HasPrefix(name, "-"):
+		return bad("starts with '-' (would read as an option)")
+	case strings.HasPrefix(name, "."):
+		return bad("starts with '.'")
+	case strings.TrimSpace(name) != name:
+		return bad("starts or ends with a space")
+	case strings.ContainsRune(name, '/'):
+		return bad("contains '/' (would read as a path)")
+	}
+	for _, c := range name {
+		if !unicode.IsPrint(c) {
+			return bad("contains a control or non-printable character")
+		}
+	}
+	return nil
+}
+
+func validateRegistryEntry(e Entry) error {
+	if err := ValidateName(e.Name); err != nil {
+		return err
+	}
+	if e.CipherDir == "" || !filepath.IsAbs(e.CipherDir) {
+		return fmt.Errorf("vault %q: cipherdir %q is not an absolute path", e.Name, e.CipherDir)
+	}
+	if e.MountPoint != "" && !filepath.IsAbs(e.MountPoint) {
+		return fmt.Errorf("vault %q: mount point %q is not an absolute path", e.Name, e.MountPoint)
+	}
+	if e.MountPoint != "" && filepath.Clean(e.MountPoint) == filepath.Clean(e.CipherDir) {
+		return fmt.Errorf("vault %q: mount point and cipherdir are the same directory", e.Name)
+	}
+	if e.Idle < 0 {
+		return fmt.Errorf("vault %q: negative idle timeout", e.Name)
+	}
+	return nil
+}
+
+func checkRegistryDuplicate(existing []Entry, e Entry) error {
+	for _, o := range existing {
+		if o.Name == e.Name {
+			return fmt.Errorf("vault name %q: %w", e.Name, ErrDuplicate)
+		}
+		if filepath.Clean(o.CipherDir) == filepath.Clean(e.CipherDir) {
+			return fmt.Errorf("cipherdir %s: %w as %q", e.CipherDir, ErrDuplicate, o.Name)
+		}
+	}
+	return nil
+}
+
+func registryAbs(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	return a, nil
+}

@@ -1,0 +1,256 @@
+package vault
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultRegistryPath(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "/cfg")
+	got, err := DefaultRegistryPath()
+	if err != nil || got != "/cfg/vaultui/vaults.json" {
+		t.Fatalf("with XDG_CONFIG_HOME: got %q, %v", got, err)
+	}
+	t.Setenv("HOME", "/home/u")
+	for _, v := range []string{"", "relative/dir"} {
+		t.Setenv("XDG_CONFIG_HOME", v)
+		got, err = DefaultRegistryPath()
+		if err != nil || got != "/home/u/.config/vaultui/vaults.json" {
+			t.Fatalf("XDG_CONFIG_HOME=%q: got %q, %v", v, got, err)
+		}
+	}
+}
+
+func TestRegistryMissingFileIsEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vaultui", "vaults.json")
+	r, err := LoadRegistry(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Vaults) != 0 || r.Path != path {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestRegistryRoundTripAndPermissions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "vaultui")
+	path := filepath.Join(dir, "vaults.json")
+	r, _ := LoadRegistry(path)
+	want := []Entry{
+		{Name: "work", CipherDir: "/data/work.enc", MountPoint: "/home/u/Vaults/work", ReadOnly: true, Idle: 15 * time.Minute, MountAtStart: true},
+		{Name: "photos ☀", CipherDir: "/data/photos"},
+	}
+	for _, e := range want {
+		if err := r.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Save(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("file mode %v, want 0600", st.Mode().Perm())
+	}
+	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o700 {
+		t.Errorf("dir mode %v, want 0700", st.Mode().Perm())
+	}
+	r2, err := LoadRegistry(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r2.Vaults) != len(want) {
+		t.Fatalf("loaded %d vaults, want %d", len(r2.Vaults), len(want))
+	}
+	for i := range want {
+		if r2.Vaults[i] != want[i] {
+			t.Errorf("vault %d: got %+v, want %+v", i, r2.Vaults[i], want[i])
+		}
+	}
+	// The idle timeout is stored human-readably.
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), `"idle": "15m0s"`) {
+		t.Errorf("idle not stored as a duration string:\n%s", data)
+	}
+	// No temp files are left behind.
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("directory holds %d entries, want only vaults.json", len(ents))
+	}
+}
+
+func TestRegistryAddRefusesDuplicatesAndBadNames(t *testing.T) {
+	r := &Registry{Path: filepath.Join(t.TempDir(), "vaults.json")}
+	if err := r.Add(Entry{Name: "a", CipherDir: "/x/a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Add(Entry{Name: "a", CipherDir: "/x/b"}); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("duplicate name: got %v", err)
+	}
+	if err := r.Add(Entry{Name: "b", CipherDir: "/x/a/"}); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("duplicate cipherdir (trailing slash): got %v", err)
+	}
+	for _, name := range []string{"", "-rf", ".hidden", " pad", "pad ", "a/b", "tab\there", strings.Repeat("x", 65), "\xff"} {
+		if err := r.Add(Entry{Name: name, CipherDir: "/x/other"}); !errors.Is(err, ErrInvalidName) {
+			t.Errorf("name %q: got %v, want ErrInvalidName", name, err)
+		}
+	}
+	if err := r.Add(Entry{Name: "same", CipherDir: "/x/s", MountPoint: "/x/s"}); err == nil {
+		t.Error("mount point == cipherdir accepted")
+	}
+	if len(r.Vaults) != 1 {
+		t.Errorf("refused entries were added: %+v", r.Vaults)
+	}
+}
+
+func TestRegistryAddMakesPathsAbsolute(t *testing.T) {
+	t.Chdir(t.TempDir())
+	wd, _ := os.Getwd()
+	r := &Registry{}
+	if err := r.Add(Entry{Name: "rel", CipherDir: "enc", MountPoint: "./mnt/"}); err != nil {
+		t.Fatal(err)
+	}
+	e := r.Vaults[0]
+	if e.CipherDir != filepath.Join(wd, "enc") || e.MountPoint != filepath.Join(wd, "mnt") {
+		t.Errorf("got %+v", e)
+	}
+}
+
+func TestRegistryRemove(t *testing.T) {
+	r := &Registry{Vaults: []Entry{{Name: "a", CipherDir: "/a"}, {Name: "b", CipherDir: "/b"}, {Name: "c", CipherDir: "/c"}}}
+	keep := r.Vaults
+	if err := r.Remove("b"); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Vaults) != 2 || r.Vaults[0].Name != "a" || r.Vaults[1].Name != "c" {
+		t.Errorf("after remove: %+v", r.Vaults)
+	}
+	// Remove must not scribble over a slice a caller still holds.
+	if keep[1].Name != "b" {
+		t.Errorf("Remove modified the caller's slice: %+v", keep)
+	}
+	if err := r.Remove("b"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("removing unknown name: got %v, want ErrNotFound", err)
+	}
+}
+
+func TestRegistryCorruptIsReportedAndNeverOverwritten(t *testing.T) {
+	cases := map[string]string{
+		"not json":        "{not json",
+		"truncated":       `{"version":1,"vaults":[{"name":"a","ciph`,
+		"empty":           "",
+		"wrong version":   `{"version":7,"vaults":[]}`,
+		"unknown field":   `{"version":1,"vaults":[],"extra":true}`,
+		"relative dir":    `{"version":1,"vaults":[{"name":"a","cipherdir":"rel"}]}`,
+		"bad name":        `{"version":1,"vaults":[{"name":"-x","cipherdir":"/a"}]}`,
+		"duplicate name":  `{"version":1,"vaults":[{"name":"a","cipherdir":"/a"},{"name":"a","cipherdir":"/b"}]}`,
+		"bad idle":        `{"version":1,"vaults":[{"name":"a","cipherdir":"/a","idle":"soon"}]}`,
+		"trailing object": `{"version":1,"vaults":[]} {}`,
+	}
+	for name, content := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "vaults.json")
+			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadRegistry(path)
+			if !errors.Is(err, ErrRegistryCorrupt) {
+				t.Fatalf("got %v, want ErrRegistryCorrupt", err)
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("error does not name the file: %v", err)
+			}
+			// A registry object built by hand must not be saved over it either.
+			r := &Registry{Path: path, Vaults: []Entry{{Name: "new", CipherDir: "/n"}}}
+			if err := r.Save(); !errors.Is(err, ErrRegistryCorrupt) {
+				t.Errorf("Save over a corrupt file: got %v", err)
+			}
+			got, _ := os.ReadFile(path)
+			if string(got) != content {
+				t.Errorf("corrupt file was changed to %q", got)
+			}
+		})
+	}
+}
+
+func TestRegistrySaveFailureKeepsOldFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vaults.json")
+	r, _ := LoadRegistry(path)
+	r.Add(Entry{Name: "old", CipherDir: "/old"})
+	if err := r.Save(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+
+	injected := errors.New("injected crash before rename")
+	testOnlyRegistryBeforeRename = func(tmp string) error {
+		// The temp file is complete and in the same directory.
+		data, err := os.ReadFile(tmp)
+		if err != nil || !json.Valid(data) || filepath.Dir(tmp) != filepath.Dir(path) {
+			t.Errorf("temp file %s not complete in the target dir: %v", tmp, err)
+		}
+		return injected
+	}
+	t.Cleanup(func() { testOnlyRegistryBeforeRename = func(string) error { return nil } })
+
+	r.Add(Entry{Name: "new", CipherDir: "/new"})
+	if err := r.Save(); !errors.Is(err, injected) {
+		t.Fatalf("got %v", err)
+	}
+	after, _ := os.ReadFile(path)
+	if string(after) != string(before) {
+		t.Errorf("file changed by a failed save:\n%s", after)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	if len(ents) != 1 {
+		t.Errorf("temp file left behind: %d entries", len(ents))
+	}
+}
+
+func TestRegistryResolve(t *testing.T) {
+	base := t.TempDir()
+	t.Chdir(base)
+	registered := filepath.Join(base, "reg")
+	unregistered := filepath.Join(base, "unreg")
+	plain := filepath.Join(base, "plain")
+	for _, d := range []string{registered, unregistered, plain} {
+		os.Mkdir(d, 0o700)
+	}
+	os.WriteFile(filepath.Join(registered, "gocryptfs.conf"), []byte("{}"), 0o400)
+	os.WriteFile(filepath.Join(unregistered, "gocryptfs.conf"), []byte("{}"), 0o400)
+	// A directory whose name equals a registered vault's name.
+	os.Mkdir(filepath.Join(base, "work"), 0o700)
+
+	r := &Registry{}
+	if err := r.Add(Entry{Name: "work", CipherDir: registered, MountPoint: "/m"}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, arg := range []string{"work", registered, "./reg", registered + "/"} {
+		e, err := r.Resolve(arg)
+		if err != nil || e.Name != "work" || e.MountPoint != "/m" {
+			t.Errorf("Resolve(%q) = %+v, %v; want the registered entry", arg, e, err)
+		}
+	}
+	e, err := r.Resolve("./unreg")
+	if err != nil || e.CipherDir != unregistered || e.Name != "" {
+		t.Errorf("unregistered vault dir: %+v, %v", e, err)
+	}
+	e, err = r.Resolve("unreg")
+	if err != nil || e.CipherDir != unregistered {
+		t.Errorf("unregistered vault dir as bare name: %+v, %v", e, err)
+	}
+	for _, arg := range []string{"nosuch", "./plain", plain, "", "./work"} {
+		if _, err := r.Resolve(arg); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Resolve(%q): got %v, want ErrNotFound", arg, err)
+		}
+	}
+}

@@ -238,6 +238,20 @@ func registrySyncDir(dir string) error {
 	return d.Sync()
 }
 
+// DefaultMountPoint is where a vault called name is mounted unless the user
+// chooses otherwise: ~/Vaults/NAME. Both the command line and the terminal
+// app use it, so a vault created in one mounts at the same place in the other.
+func DefaultMountPoint(name string) (string, error) {
+	if err := ValidateName(name); err != nil {
+		return "", err
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("default mount point for %q: %w", name, err)
+	}
+	return filepath.Join(home, "Vaults", name), nil
+}
+
 // Add registers e. The cipherdir and mount point are made absolute; a name
 // or cipherdir that is already registered is refused with ErrDuplicate.
 func (r *Registry) Add(e Entry) error {

@@ -254,3 +254,14 @@ func TestRegistryResolve(t *testing.T) {
 		}
 	}
 }
+
+func TestDefaultMountPoint(t *testing.T) {
+	t.Setenv("HOME", "/home/u")
+	got, err := DefaultMountPoint("work")
+	if err != nil || got != "/home/u/Vaults/work" {
+		t.Errorf("got %q, %v", got, err)
+	}
+	if _, err := DefaultMountPoint("../x"); !errors.Is(err, ErrInvalidName) {
+		t.Errorf("unsafe name: got %v", err)
+	}
+}

@@ -1,0 +1,310 @@
+package cli
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// fixturesDir holds the gocryptfs fixtures (one directory per vault with
+// cipher.tar and password), kept by the vault package's tests.
+const fixturesDir = "../../vault/testdata/fixtures"
+
+// TestMain lets testscript run "vaultui" in a child process of the test
+// binary, through the real Main, with no terminal to ask passwords on.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"vaultui": func() {
+			testOnlyTTY = "/nonexistent/vaultui-test-tty"
+			os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar. Each script gets its own
+// $WORK, with HOME and XDG_CONFIG_HOME inside it, so the registry is fresh.
+func TestScripts(t *testing.T) {
+	fixtures, err := filepath.Abs(fixturesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("HOME", env.WorkDir+"/home")
+			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/config")
+			env.Setenv("FIXTURES", fixtures)
+			return os.MkdirAll(env.WorkDir+"/home", 0o700)
+		},
+		Condition: func(cond string) (bool, error) {
+			name, ok := strings.CutPrefix(cond, "fixture:")
+			if !ok {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			_, err := os.Stat(filepath.Join(fixtures, name, "cipher.tar"))
+			return err == nil, nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"untar":    cmdUntar,
+			"flipbyte": cmdFlipByte,
+			"sparse":   cmdSparse,
+		},
+	})
+}
+
+// untar TARFILE DIR: extract a fixture's cipher.tar into DIR, keeping
+// all-zero 4 KiB runs as holes.
+func cmdUntar(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: untar TARFILE DIR")
+	}
+	ts.Check(untar(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
+}
+
+func untar(tarPath, dest string) error {
+	f, err := os.Open(tarPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dest, filepath.FromSlash(h.Name))
+		if !strings.HasPrefix(target, filepath.Clean(dest)+string(filepath.Separator)) && target != filepath.Clean(dest) {
+			return fmt.Errorf("tar entry %q leaves the destination", h.Name)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+			defer os.Chmod(target, os.FileMode(h.Mode).Perm()) // after its contents are written
+		case tar.TypeSymlink:
+			if err := os.Symlink(h.Linkname, target); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := writeSparse(target, tr, h.Size, os.FileMode(h.Mode).Perm()); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("tar entry %q: unsupported type %c", h.Name, h.Typeflag)
+		}
+	}
+}
+
+func writeSparse(path string, r io.Reader, size int64, mode os.FileMode) error {
+	out, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 4096)
+	zero := make([]byte, 4096)
+	var off int64
+	for off < size {
+		n, err := io.ReadFull(r, buf[:min(int64(len(buf)), size-off)])
+		if err != nil {
+			out.Close()
+			return err
+		}
+		if !bytes.Equal(buf[:n], zero[:n]) {
+			if _, err := out.WriteAt(buf[:n], off); err != nil {
+				out.Close()
+				return err
+			}
+		}
+		off += int64(n)
+	}
+	if err := out.Truncate(size); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(path, mode)
+}
+
+// flipbyte FILE OFFSET: invert one byte of FILE (made writable if needed).
+func cmdFlipByte(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: flipbyte FILE OFFSET")
+	}
+	path := ts.MkAbs(args[0])
+	off, err := strconv.ParseInt(args[1], 0, 64)
+	ts.Check(err)
+	st, err := os.Stat(path)
+	ts.Check(err)
+	ts.Check(os.Chmod(path, 0o600))
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	ts.Check(err)
+	defer f.Close()
+	b := make([]byte, 1)
+	_, err = f.ReadAt(b, off)
+	ts.Check(err)
+	b[0] ^= 0xff
+	_, err = f.WriteAt(b, off)
+	ts.Check(err)
+	ts.Check(os.Chmod(path, st.Mode().Perm()))
+}
+
+// sparse FILE: succeeds when FILE uses fewer disk blocks than its size.
+func cmdSparse(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: sparse FILE")
+	}
+	allocated, size, err := diskUsage(ts.MkAbs(args[0]))
+	ts.Check(err)
+	isSparse := allocated < size
+	if isSparse == neg {
+		ts.Fatalf("%s: %d bytes allocated for %d bytes of size; sparse=%v", args[0], allocated, size, isSparse)
+	}
+}
+
+func TestParseInterspersed(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		positional []string
+		json       bool
+		name       string
+	}{
+		{[]string{"a", "--json", "b"}, []string{"a", "b"}, true, ""},
+		{[]string{"--name", "x", "dir"}, []string{"dir"}, false, "x"},
+		{[]string{"dir", "--name=x", "--json"}, []string{"dir"}, true, "x"},
+		{[]string{"--", "--json", "-x"}, []string{"--json", "-x"}, false, ""},
+		{[]string{"a", "--", "--name"}, []string{"a", "--name"}, false, ""},
+		{[]string{"-"}, []string{"-"}, false, ""},
+		{nil, nil, false, ""},
+	} {
+		fs := newFlagSet("t")
+		j := fs.Bool("json", false, "")
+		n := fs.String("name", "", "")
+		got, err := parseInterspersed(fs, tc.args)
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.positional) || *j != tc.json || *n != tc.name {
+			t.Errorf("%q: got %q json=%v name=%q", tc.args, got, *j, *n)
+		}
+	}
+	fs := newFlagSet("t")
+	if _, err := parseInterspersed(fs, []string{"a", "--nope"}); err == nil {
+		t.Error("unknown flag after a positional argument was accepted")
+	}
+}
+
+func TestMasterKeyFormatRoundTrip(t *testing.T) {
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(i * 7)
+	}
+	lines := formatMasterKey(key)
+	want := []string{"00070e15-1c232a31-383f464d-545b6269-", "70777e85-8c939aa1-a8afb6bd-c4cbd2d9"}
+	if fmt.Sprint(lines) != fmt.Sprint(want) {
+		t.Fatalf("got %q, want %q", lines, want)
+	}
+	for _, typed := range []string{strings.Join(lines, "\n"), strings.Join(lines, ""), strings.ReplaceAll(strings.Join(lines, ""), "-", ""), " " + strings.Join(lines, " ") + "\n"} {
+		got, err := parseMasterKey(typed)
+		if err != nil || !bytes.Equal(got, key) {
+			t.Errorf("parse %q: %x, %v", typed, got, err)
+		}
+	}
+	for _, bad := range []string{"", "00", "zz" + strings.Repeat("0", 62), strings.Repeat("0", 66)} {
+		if _, err := parseMasterKey(bad); err == nil {
+			t.Errorf("parse %q: accepted", bad)
+		}
+	}
+}
+
+func TestReadPassfile(t *testing.T) {
+	dir := t.TempDir()
+	e := &env{stdin: strings.NewReader("from stdin\nsecond line\n")}
+	for _, tc := range []struct{ content, want string }{
+		{"pw\n", "pw"},
+		{"pw", "pw"},
+		{"two words \nsecond line\n", "two words "},
+		{"crlf\r\n", "crlf\r"}, // like gocryptfs: only the newline goes
+	} {
+		p := filepath.Join(dir, "pw")
+		os.WriteFile(p, []byte(tc.content), 0o600)
+		got, err := e.readPassfile(p)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%q: got %q, %v; want %q", tc.content, got, err, tc.want)
+		}
+	}
+	for _, content := range []string{"", "\n", "\nsecond\n", strings.Repeat("x", maxPasswordLen+1)} {
+		p := filepath.Join(dir, "pw")
+		os.WriteFile(p, []byte(content), 0o600)
+		if _, err := e.readPassfile(p); err == nil {
+			t.Errorf("%.20q: accepted", content)
+		}
+	}
+	if _, err := e.readPassfile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	got, err := e.readPassfile("-")
+	if err != nil || string(got) != "from stdin" {
+		t.Errorf("stdin: %q, %v", got, err)
+	}
+}
+
+func TestNoTerminalAsksForPassfile(t *testing.T) {
+	old := testOnlyTTY
+	testOnlyTTY = filepath.Join(t.TempDir(), "no-tty")
+	t.Cleanup(func() { testOnlyTTY = old })
+	e := &env{stdin: strings.NewReader(""), stderr: io.Discard}
+	_, err := e.readPassword("", "Password: ")
+	if !errors.Is(err, errNoTerminal) {
+		t.Fatalf("got %v", err)
+	}
+	if h := hints(err); len(h) != 1 || !strings.Contains(h[0], "--passfile") {
+		t.Errorf("hints %q do not mention --passfile", h)
+	}
+}
+
+func TestEveryCommandHasHelp(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range allCommands() {
+		if seen[c.name] {
+			t.Errorf("command %q registered twice", c.name)
+		}
+		seen[c.name] = true
+		if c.summary == "" || c.args == "" && c.name != "daemon" && c.name != "status" && c.name != "bench" {
+			t.Errorf("command %q lacks a summary or usage", c.name)
+		}
+		var out, errb bytes.Buffer
+		if code := Main([]string{c.name, "--help"}, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Errorf("%s --help: exit %d, stderr %q", c.name, code, errb.String())
+		}
+		if !strings.HasPrefix(out.String(), "usage: vaultui "+c.name) {
+			t.Errorf("%s --help does not start with its usage:\n%s", c.name, out.String())
+		}
+	}
+}
+
+// diskUsage returns the bytes allocated on disk for path and its size.
+func diskUsage(path string) (allocated, size int64, err error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0, 0, err
+	}
+	return st.Blocks * 512, st.Size, nil
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/vaultui/vaultui/vault"
+)
+
+// Exit codes: a stable contract for scripts, documented in README.md.
+const (
+	exitOK             = 0
+	exitError          = 1 // anything not listed below
+	exitUsage          = 2
+	exitWrongPassword  = 3
+	exitCorrupt        = 4 // vault corrupt; also: fsck found problems
+	exitMountpoint     = 5 // mount point missing, not a directory or not empty
+	exitAlreadyMounted = 6
+	exitBusy           = 7
+	exitDaemon         = 8 // daemon unreachable or protocol version mismatch
+	exitNoSuchVault    = 9 // not in the registry and not a cipherdir
+)
+
+// sentinelExitCodes maps the libraries' sentinel errors to exit codes. The
+// first match (errors.Is) wins. The mount commands add mountmgr's sentinels
+// with addExitCode so this file does not have to import mountmgr.
+var sentinelExitCodes = []struct {
+	err  error
+	code int
+}{
+	{vault.ErrWrongPassword, exitWrongPassword},
+	{vault.ErrCorrupt, exitCorrupt},
+	{vault.ErrNotFound, exitNoSuchVault},
+}
+
+// addExitCode maps err (checked with errors.Is) to code. Call it from an
+// init function next to the commands that can return err.
+func addExitCode(err error, code int) {
+	sentinelExitCodes = append(sentinelExitCodes, struct {
+		err  error
+		code int
+	}{err, code})
+}
+
+// exitCoder is an error that knows its exit code.
+type exitCoder interface{ ExitCode() int }
+
+func exitCode(err error) int {
+	var u *usageError
+	if errors.As(err, &u) {
+		return exitUsage
+	}
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	for _, s := range sentinelExitCodes {
+		if errors.Is(err, s.err) {
+			return s.code
+		}
+	}
+	return exitError
+}
+
+// usageError is a mistake in the command line itself: exit code 2.
+type usageError struct {
+	msg  string
+	hint string
+}
+
+func (u *usageError) Error() string { return u.msg }
+
+// usageErrorf reports a usage mistake in command c, with a hint to its help.
+func usageErrorf(c *command, format string, args ...any) error {
+	return &usageError{
+		msg:  c.name + ": " + fmt.Sprintf(format, args...),
+		hint: fmt.Sprintf(`run "vaultui %s --help" for usage`, c.name),
+	}
+}
+
+// hintError adds a hint line to an error without changing what it wraps.
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (h *hintError) Error() string { return h.err.Error() }
+func (h *hintError) Unwrap() error { return h.err }
+
+// withHint wraps err so that Main prints hint below it.
+func withHint(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return &hintError{err: err, hint: fmt.Sprintf(format, args...)}
+}
+
+// codeError gives err an explicit exit code.
+type codeError struct {
+	err  error
+	code int
+}
+
+func (c *codeError) Error() string { return c.err.Error() }
+func (c *codeError) Unwrap() error { return c.err }
+func (c *codeError) ExitCode() int { return c.code }
+
+// printError writes err as age does: "error: ..." then any "hint: ..." lines.
+func printError(w io.Writer, err error) {
+	fmt.Fprintf(w, "error: %s\n", oneLine(err.Error()))
+	for _, h := range hints(err) {
+		fmt.Fprintf(w, "hint: %s\n", h)
+	}
+}
+
+// hints collects every hint attached anywhere in err's chain, outermost
+// first, plus the standard hints for well-known failures.
+func hints(err error) []string {
+	var out []string
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		switch h := e.(type) {
+		case *hintError:
+			out = append(out, h.hint)
+		case *usageError:
+			if h.hint != "" {
+				out = append(out, h.hint)
+			}
+		}
+	}
+	if len(out) == 0 {
+		switch {
+		case errors.Is(err, vault.ErrWrongPassword):
+			out = append(out, "nothing was changed; check the password (or the --passfile's first line)")
+		case errors.Is(err, vault.ErrNotFound):
+			out = append(out, `run "vaultui list" to see registered vaults, or give the vault's directory`)
+		case errors.Is(err, vault.ErrRegistryCorrupt):
+			out = append(out, "vaultui leaves the file alone; repair it by hand or move it away to start a new list")
+		}
+	}
+	return out
+}
+
+// oneLine keeps messages to one line so the error/hint layout holds.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+}

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/term"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// maxPasswordLen bounds what we read from a passfile or terminal; scrypt
+// takes any length, but a multi-megabyte "password" is a mistake.
+const maxPasswordLen = 4096
+
+// testOnlyTTY is the terminal device asked for passwords when stdin is not a
+// terminal. Tests point it at a missing file so they never block on a real
+// terminal.
+var testOnlyTTY = "/dev/tty"
+
+// errNoTerminal means a password was needed but there is no terminal to ask.
+var errNoTerminal = errors.New("no terminal to ask for the password")
+
+// readPassword returns the password from passfile ("-" = first line of
+// stdin) or, when passfile is empty, asks for it on the terminal without
+// echo. The caller wipes the result with crypto.Wipe.
+func (e *env) readPassword(passfile, prompt string) ([]byte, error) {
+	if passfile != "" {
+		return e.readPassfile(passfile)
+	}
+	return e.askTerminal(prompt, false)
+}
+
+// readNewPassword is readPassword for a password being set: on a terminal it
+// asks twice and refuses a mismatch before anything is written.
+func (e *env) readNewPassword(passfile, prompt string) ([]byte, error) {
+	if passfile != "" {
+		return e.readPassfile(passfile)
+	}
+	return e.askTerminal(prompt, true)
+}
+
+func (e *env) readPassfile(path string) ([]byte, error) {
+	var r io.Reader
+	name := path
+	if path == "-" {
+		r, name = e.stdin, "standard input"
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading password: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	// Like gocryptfs's -passfile: the first line, without its newline.
+	// Keeping the same rule keeps vaults made with gocryptfs openable with
+	// the same file.
+	br := bufio.NewReaderSize(io.LimitReader(r, maxPasswordLen+2), maxPasswordLen+2)
+	line, err := br.ReadBytes('\n')
+	if err != nil && err != io.EOF {
+		crypto.Wipe(line)
+		return nil, fmt.Errorf("reading password from %s: %w", name, err)
+	}
+	pw := bytes.TrimSuffix(line, []byte("\n"))
+	if len(pw) == 0 {
+		return nil, fmt.Errorf("password from %s is empty", name)
+	}
+	if len(pw) > maxPasswordLen {
+		crypto.Wipe(line)
+		return nil, fmt.Errorf("password from %s is longer than %d bytes", name, maxPasswordLen)
+	}
+	return pw, nil
+}
+
+// askTerminal prompts on stdin when it is a terminal, else on /dev/tty.
+func (e *env) askTerminal(prompt string, confirm bool) ([]byte, error) {
+	var tty *os.File
+	var promptTo io.Writer = e.stderr
+	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		tty = f
+	} else {
+		f, err := os.OpenFile(testOnlyTTY, os.O_RDWR, 0)
+		if err != nil {
+			return nil, withHint(errNoTerminal, "give the password in a file with --passfile FILE (its first line is used)")
+		}
+		defer f.Close()
+		tty, promptTo = f, f
+	}
+	pw, err := readNoEcho(tty, promptTo, prompt)
+	if err != nil {
+		return nil, err
+	}
+	if confirm {
+		again, err := readNoEcho(tty, promptTo, "Repeat "+lowerFirst(prompt))
+		if err != nil {
+			crypto.Wipe(pw)
+			return nil, err
+		}
+		same := bytes.Equal(pw, again)
+		crypto.Wipe(again)
+		if !same {
+			crypto.Wipe(pw)
+			return nil, errors.New("the passwords do not match; nothing was changed")
+		}
+	}
+	return pw, nil
+}
+
+func readNoEcho(tty *os.File, promptTo io.Writer, prompt string) ([]byte, error) {
+	fmt.Fprint(promptTo, prompt)
+	pw, err := term.ReadPassword(int(tty.Fd()))
+	fmt.Fprintln(promptTo)
+	if err != nil {
+		return nil, fmt.Errorf("reading password: %w", err)
+	}
+	if len(pw) == 0 {
+		return nil, errors.New("empty password")
+	}
+	if len(pw) > maxPasswordLen {
+		crypto.Wipe(pw)
+		return nil, fmt.Errorf("password is longer than %d bytes", maxPasswordLen)
+	}
+	return pw, nil
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	b := []byte(s)
+	if b[0] >= 'A' && b[0] <= 'Z' {
+		b[0] += 'a' - 'A'
+	}
+	return string(b)
+}
+
+// isTerminal reports whether w is a terminal; progress output goes only there.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

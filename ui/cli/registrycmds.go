@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/vaultui/vaultui/vault"
+)
+
+// loadRegistry loads the user's registry of known vaults.
+func (e *env) loadRegistry() (*vault.Registry, error) {
+	path, err := vault.DefaultRegistryPath()
+	if err != nil {
+		return nil, err
+	}
+	return vault.LoadRegistry(path)
+}
+
+// resolve turns a VAULT argument (registry name or cipherdir) into an entry.
+// A cipherdir given by path still works when the registry is unreadable, so
+// a corrupt vaults.json never locks anyone out of a vault; a warning says so.
+func (e *env) resolve(arg string) (vault.Entry, error) {
+	reg, err := e.loadRegistry()
+	if err != nil {
+		entry, perr := (&vault.Registry{}).Resolve(arg)
+		if perr != nil {
+			return vault.Entry{}, err
+		}
+		fmt.Fprintf(e.stderr, "warning: ignoring the registry: %v\n", oneLine(err.Error()))
+		return entry, nil
+	}
+	return reg.Resolve(arg)
+}
+
+var listCommand = &command{
+	name:    "list",
+	group:   groupRegistry,
+	summary: "List the registered vaults",
+	args:    "[--json]",
+	help: `Shows each vault's name, cipher, encrypted directory and mount point. The
+cipher is read from the vault's gocryptfs.conf; a vault that cannot be read
+is still listed, with the reason. "vaultui status" shows what is mounted.
+
+examples:
+  vaultui list
+  vaultui list --json`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		asJSON := fs.Bool("json", false, "print JSON")
+		return func(e *env, args []string) error {
+			if len(args) != 0 {
+				return e.usage("takes no arguments, got %d", len(args))
+			}
+			reg, err := e.loadRegistry()
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return printListJSON(e.stdout, reg.Vaults)
+			}
+			if len(reg.Vaults) == 0 {
+				fmt.Fprintln(e.stdout, `No vaults registered. Create one with "vaultui init DIR" or add one with "vaultui add DIR".`)
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tCIPHER\tCIPHERDIR\tMOUNTPOINT")
+			for _, v := range reg.Vaults {
+				cipher, _ := vaultCipher(v.CipherDir)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, cipher, v.CipherDir, v.MountPoint)
+			}
+			return tw.Flush()
+		}
+	},
+}
+
+// vaultCipher returns the cipher's display name from the vault's config, or
+// a short reason it could not be read.
+func vaultCipher(dir string) (string, error) {
+	cfg, err := vault.LoadConfig(dir)
+	if err != nil {
+		if errors.Is(err, vault.ErrNotFound) {
+			return "(missing)", err
+		}
+		return "(unreadable)", err
+	}
+	return cfg.Cipher().String(), nil
+}
+
+// listEntryJSON is one vault in "list --json": a stable shape for scripts.
+type listEntryJSON struct {
+	Name         string `json:"name"`
+	CipherDir    string `json:"cipherdir"`
+	MountPoint   string `json:"mountpoint"`
+	ReadOnly     bool   `json:"readonly"`
+	Idle         string `json:"idle"` // Go duration, "" = never
+	MountAtStart bool   `json:"mount_at_start"`
+	Cipher       string `json:"cipher,omitempty"` // crypto.CipherID, e.g. "aes-gcm"
+	Error        string `json:"error,omitempty"`  // why the config could not be read
+}
+
+func printListJSON(w io.Writer, vaults []vault.Entry) error {
+	out := make([]listEntryJSON, 0, len(vaults))
+	for _, v := range vaults {
+		j := listEntryJSON{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
+			ReadOnly: v.ReadOnly, MountAtStart: v.MountAtStart}
+		if v.Idle != 0 {
+			j.Idle = v.Idle.String()
+		}
+		if cfg, err := vault.LoadConfig(v.CipherDir); err != nil {
+			j.Error = err.Error()
+		} else {
+			j.Cipher = string(cfg.Cipher())
+		}
+		out = append(out, j)
+	}
+	return writeJSON(w, out)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+var addCommand = &command{
+	name:    "add",
+	group:   groupRegistry,
+	summary: "Register an existing vault (made by vaultui or gocryptfs)",
+	args:    "[--name N] [--mountpoint M] CIPHERDIR",
+	help: `Checks that CIPHERDIR holds a gocryptfs.conf vaultui can use; no password is
+needed and nothing in CIPHERDIR is changed.
+
+examples:
+  vaultui add ~/Private.enc
+  vaultui add --name work --mountpoint ~/work /data/work.enc`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		name := fs.String("name", "", "`name` in the registry (default: the directory's base name)")
+		mountPoint := fs.String("mountpoint", "", "mount point `dir` (default: ~/Vaults/NAME)")
+		return func(e *env, args []string) error {
+			if len(args) != 1 {
+				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
+			}
+			dir, err := filepath.Abs(args[0])
+			if err != nil {
+				return err
+			}
+			cfg, err := vault.LoadConfig(dir)
+			if err != nil {
+				return err
+			}
+			n := *name
+			if n == "" {
+				n = filepath.Base(dir)
+				if err := vault.ValidateName(n); err != nil {
+					return withHint(err, "choose a name with --name")
+				}
+			}
+			mp := *mountPoint
+			if mp == "" {
+				if mp, err = vault.DefaultMountPoint(n); err != nil {
+					return err
+				}
+			}
+			reg, err := e.loadRegistry()
+			if err != nil {
+				return err
+			}
+			if err := reg.Add(vault.Entry{Name: n, CipherDir: dir, MountPoint: mp}); err != nil {
+				return err
+			}
+			if err := reg.Save(); err != nil {
+				return err
+			}
+			added := reg.Vaults[len(reg.Vaults)-1]
+			fmt.Fprintf(e.stdout, "Added %q (%s): %s, mount point %s.\n", added.Name, cfg.Cipher(), added.CipherDir, added.MountPoint)
+			return nil
+		}
+	},
+}
+
+var forgetCommand = &command{
+	name:    "forget",
+	group:   groupRegistry,
+	summary: "Remove a vault from the registry; its files are not touched",
+	args:    "NAME",
+	help: `Only the registry entry goes; the encrypted directory and the mount point stay
+as they are, and "vaultui add" brings the vault back.
+
+example:
+  vaultui forget work`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		return func(e *env, args []string) error {
+			if len(args) != 1 {
+				return e.usage("expected one NAME argument, got %d", len(args))
+			}
+			reg, err := e.loadRegistry()
+			if err != nil {
+				return err
+			}
+			entry, ok := reg.Lookup(args[0])
+			if !ok {
+				return withHint(fmt.Errorf("vault %q is not in the registry: %w", args[0], vault.ErrNotFound),
+					`run "vaultui list" to see registered names`)
+			}
+			if err := reg.Remove(entry.Name); err != nil {
+				return err
+			}
+			if err := reg.Save(); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "Forgot %q; its files in %s are untouched.\n", entry.Name, entry.CipherDir)
+			return nil
+		}
+	},
+}

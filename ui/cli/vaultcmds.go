@@ -1,0 +1,532 @@
+package cli
+
+import (
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// creator is written into gocryptfs.conf's Creator field of new vaults.
+const creator = "vaultui"
+
+// Long-name limits accepted by --longnamemax, as gocryptfs -longnamemax.
+const (
+	minLongNameMax = 62
+	maxLongNameMax = 255
+)
+
+var initCommand = &command{
+	name:    "init",
+	group:   groupVaults,
+	summary: "Create a new vault in an empty or new directory",
+	args:    "[options] CIPHERDIR",
+	help: `The vault uses the gocryptfs v2 format. It is added to the registry under
+--name (default: the directory's base name) with the mount point
+--mountpoint (default: ~/Vaults/NAME, created empty if missing).
+The password is asked twice on the terminal, or read from --passfile.
+The master key is printed once: store it offline, it is the only way back
+in if the password is lost or gocryptfs.conf is damaged.
+
+--cipher auto runs the speed test (under 3 seconds) and uses what it
+recommends: AEGIS-256X2 where the CPU has AES instructions and AEGIS is
+faster, else AES-256-GCM, or XChaCha20-Poly1305 without AES instructions.
+
+examples:
+  vaultui init ~/Private.enc
+  vaultui init --cipher gcm --name work --passfile pw.txt /data/work.enc`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		cipherName := fs.String("cipher", "auto", "content `cipher`: auto, aegis, gcm, xchacha or siv")
+		logN := fs.Int("scryptn", crypto.DefaultScryptLogN, fmt.Sprintf("scrypt cost N = 2^`LOGN`, LOGN %d to %d: each step doubles the time to unlock and to guess", crypto.MinScryptLogN, crypto.MaxScryptLogN))
+		plainNames := fs.Bool("plaintextnames", false, "do not encrypt file names")
+		detNames := fs.Bool("deterministic-names", false, "encrypt names without per-directory IVs (same name, same ciphertext everywhere)")
+		longNameMax := fs.Int("longnamemax", maxLongNameMax, fmt.Sprintf("store encrypted names longer than `N` bytes (%d to %d) as long names", minLongNameMax, maxLongNameMax))
+		name := fs.String("name", "", "`name` in the registry (default: the directory's base name)")
+		mountPoint := fs.String("mountpoint", "", "mount point `dir` (default: ~/Vaults/NAME)")
+		passfile := fs.String("passfile", "", "read the password from the first line of `file` (- for standard input)")
+		return func(e *env, args []string) error {
+			if len(args) != 1 {
+				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
+			}
+			opts := vault.CreateOptions{ScryptLogN: *logN, PlaintextNames: *plainNames,
+				DeterministicNames: *detNames, Creator: creator}
+			auto := strings.EqualFold(*cipherName, "auto")
+			if !auto {
+				c, err := crypto.ParseCipher(*cipherName)
+				if err != nil {
+					return e.usage("--cipher %q: want auto, aegis, gcm, xchacha or siv", *cipherName)
+				}
+				opts.Cipher = c
+			}
+			if *logN < crypto.MinScryptLogN || *logN > crypto.MaxScryptLogN {
+				return e.usage("--scryptn %d: want %d to %d", *logN, crypto.MinScryptLogN, crypto.MaxScryptLogN)
+			}
+			if *longNameMax < minLongNameMax || *longNameMax > maxLongNameMax {
+				return e.usage("--longnamemax %d: want %d to %d", *longNameMax, minLongNameMax, maxLongNameMax)
+			}
+			if *longNameMax != maxLongNameMax {
+				// 255 is the plain file system limit: no LongNameMax flag.
+				opts.LongNameMax = *longNameMax
+			}
+			if *plainNames && (*detNames || *longNameMax != maxLongNameMax) {
+				return e.usage("--plaintextnames cannot be combined with --deterministic-names or --longnamemax")
+			}
+			return runInit(e, args[0], *name, *mountPoint, *passfile, auto, opts)
+		}
+	},
+}
+
+func runInit(e *env, dirArg, name, mountPoint, passfile string, auto bool, opts vault.CreateOptions) error {
+	dir, err := filepath.Abs(dirArg)
+	if err != nil {
+		return err
+	}
+	// Check everything that can be checked before asking for a password,
+	// so a mistake costs nothing.
+	if err := checkNewCipherDir(dir); err != nil {
+		return err
+	}
+	if name == "" {
+		name = filepath.Base(dir)
+		if err := vault.ValidateName(name); err != nil {
+			return withHint(err, "choose a name with --name")
+		}
+	} else if err := vault.ValidateName(name); err != nil {
+		return err
+	}
+	if mountPoint == "" {
+		if mountPoint, err = vault.DefaultMountPoint(name); err != nil {
+			return err
+		}
+	}
+	reg, err := e.loadRegistry()
+	if err != nil {
+		return withHint(err, "nothing was created")
+	}
+	// Add only updates the in-memory list; it is saved once the vault exists.
+	if err := reg.Add(vault.Entry{Name: name, CipherDir: dir, MountPoint: mountPoint}); err != nil {
+		if errors.Is(err, vault.ErrDuplicate) {
+			return withHint(err, "choose another name with --name, or forget the old entry with \"vaultui forget\"")
+		}
+		return err
+	}
+	entry := reg.Vaults[len(reg.Vaults)-1]
+
+	password, err := e.readNewPassword(passfile, "Password for the new vault: ")
+	if err != nil {
+		return err
+	}
+	defer crypto.Wipe(password)
+
+	if auto {
+		fmt.Fprintln(e.stderr, "Measuring the ciphers to choose one (--cipher auto)...")
+		_, rec := crypto.SpeedTest(e.ctx, nil)
+		if rec.Cipher == "" {
+			return errors.New("the speed test did not recommend a cipher; choose one with --cipher")
+		}
+		opts.Cipher = rec.Cipher
+		fmt.Fprintf(e.stderr, "Using %s: %s\n", rec.Cipher, rec.Reason)
+	}
+
+	if opts.ScryptLogN >= 20 {
+		fmt.Fprintln(e.stderr, "Deriving the key with scrypt; this takes a moment...")
+	}
+	masterKey, err := vault.Create(dir, password, opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Created vault %q in %s (%s).\n\n", name, dir, opts.Cipher)
+	printMasterKey(e.stdout, masterKey)
+	crypto.Wipe(masterKey)
+
+	if err := os.MkdirAll(entry.MountPoint, 0o700); err != nil {
+		fmt.Fprintf(e.stderr, "warning: could not create the mount point: %v\n", err)
+	}
+	if err := reg.Save(); err != nil {
+		return withHint(fmt.Errorf("the vault was created but not registered: %w", err),
+			"register it later with: vaultui add --name %s %s", name, dir)
+	}
+	fmt.Fprintf(e.stdout, "\nRegistered as %q; mount point %s.\n", name, entry.MountPoint)
+	return nil
+}
+
+// checkNewCipherDir refuses a directory that exists and is not empty, or a
+// path that is not a directory.
+func checkNewCipherDir(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if len(names) > 0 {
+		return withHint(fmt.Errorf("%s: %w", dir, vault.ErrNotEmpty),
+			"a new vault needs an empty or new directory; to register an existing vault use \"vaultui add\"")
+	}
+	return nil
+}
+
+// formatMasterKey writes the key as gocryptfs does: hex in dash-separated
+// groups of 8 digits, 4 groups per line, so it can be copied onto paper and
+// typed back (passwd --masterkey accepts it with or without dashes).
+func formatMasterKey(key []byte) []string {
+	h := hex.EncodeToString(key)
+	var groups []string
+	for len(h) > 0 {
+		n := min(8, len(h))
+		groups = append(groups, h[:n])
+		h = h[n:]
+	}
+	var lines []string
+	for i := 0; i < len(groups); i += 4 {
+		line := strings.Join(groups[i:min(i+4, len(groups))], "-")
+		if i+4 < len(groups) {
+			line += "-"
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+func printMasterKey(w io.Writer, key []byte) {
+	fmt.Fprintln(w, "Your master key is:")
+	fmt.Fprintln(w)
+	for _, l := range formatMasterKey(key) {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Write it down and keep it offline, away from the vault. It is shown only this once.")
+	fmt.Fprintln(w, "If the password is lost or gocryptfs.conf is damaged, it is the only way to your data:")
+	fmt.Fprintln(w, "  vaultui passwd --masterkey - VAULT")
+}
+
+// parseMasterKey reads a master key typed back from formatMasterKey's output:
+// hex digits, dashes and white space ignored.
+func parseMasterKey(s string) ([]byte, error) {
+	clean := strings.Map(func(r rune) rune {
+		switch r {
+		case '-', ' ', '\t', '\n', '\r':
+			return -1
+		}
+		return r
+	}, s)
+	key, err := hex.DecodeString(clean)
+	if err != nil {
+		return nil, errors.New("master key: not hexadecimal (expected 64 hex digits, dashes allowed)")
+	}
+	if len(key) != 32 {
+		crypto.Wipe(key)
+		return nil, fmt.Errorf("master key: %d bytes, expected 32 (64 hex digits)", len(key))
+	}
+	return key, nil
+}
+
+var infoCommand = &command{
+	name:    "info",
+	group:   groupVaults,
+	summary: "Show a vault's cipher, feature flags, scrypt cost and creator",
+	args:    "[--json] VAULT",
+	help: `Reads only gocryptfs.conf; no password is needed.
+
+examples:
+  vaultui info work
+  vaultui info --json /data/work.enc`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		asJSON := fs.Bool("json", false, "print JSON")
+		return func(e *env, args []string) error {
+			if len(args) != 1 {
+				return e.usage("expected one VAULT argument, got %d", len(args))
+			}
+			entry, err := e.resolve(args[0])
+			if err != nil {
+				return err
+			}
+			info, err := vault.ReadInfo(entry.CipherDir)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return printInfoJSON(e.stdout, entry, info)
+			}
+			printInfo(e.stdout, entry, info)
+			return nil
+		}
+	},
+}
+
+var passwdCommand = &command{
+	name:    "passwd",
+	group:   groupVaults,
+	summary: "Change a vault's password (with the old password or the master key)",
+	args:    "[options] VAULT",
+	help: `Only gocryptfs.conf changes, atomically: a crash leaves either the old or
+the new password working. The data is not re-encrypted.
+Without --passfile/--new-passfile the passwords are asked on the terminal.
+--masterkey - asks for the master key on the terminal instead of the old
+password; a key given on the command line is visible to other users of this
+machine in the process list, so prefer "-".
+
+examples:
+  vaultui passwd work
+  vaultui passwd --passfile old.txt --new-passfile new.txt work
+  vaultui passwd --masterkey - work`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		passfile := fs.String("passfile", "", "read the current password from `file` (- for standard input)")
+		newPassfile := fs.String("new-passfile", "", "read the new password from `file` (- for standard input)")
+		masterKey := fs.String("masterkey", "", "use the master key `hex` (- to ask) instead of the current password")
+		return func(e *env, args []string) error {
+			if len(args) != 1 {
+				return e.usage("expected one VAULT argument, got %d", len(args))
+			}
+			if *passfile == "-" && *newPassfile == "-" {
+				return e.usage("--passfile and --new-passfile cannot both read standard input")
+			}
+			if *masterKey != "" && *passfile != "" {
+				return e.usage("give either --masterkey or --passfile, not both")
+			}
+			entry, err := e.resolve(args[0])
+			if err != nil {
+				return err
+			}
+			var oldPassword, key []byte
+			switch {
+			case *masterKey == "-":
+				typed, err := e.askTerminal("Master key: ", false)
+				if err != nil {
+					return err
+				}
+				key, err = parseMasterKey(string(typed))
+				crypto.Wipe(typed)
+				if err != nil {
+					return err
+				}
+			case *masterKey != "":
+				if key, err = parseMasterKey(*masterKey); err != nil {
+					return err
+				}
+			default:
+				if oldPassword, err = e.readPassword(*passfile, "Current password: "); err != nil {
+					return err
+				}
+			}
+			defer crypto.Wipe(oldPassword)
+			defer crypto.Wipe(key)
+			newPassword, err := e.readNewPassword(*newPassfile, "New password: ")
+			if err != nil {
+				return err
+			}
+			defer crypto.Wipe(newPassword)
+			if err := vault.ChangePassword(entry.CipherDir, oldPassword, key, newPassword); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "Password changed for %s.\n", displayName(entry))
+			return nil
+		}
+	},
+}
+
+// errProblemsFound ends fsck with exit code 4 after the problems were listed.
+type problemsFound int
+
+func (p problemsFound) Error() string {
+	if p == 1 {
+		return "fsck found 1 problem"
+	}
+	return fmt.Sprintf("fsck found %d problems", int(p))
+}
+func (p problemsFound) ExitCode() int { return exitCorrupt }
+
+var fsckCommand = &command{
+	name:    "fsck",
+	group:   groupVaults,
+	summary: "Check that every name, symlink and block of a vault decrypts",
+	args:    "[--passfile F] VAULT",
+	help: `Each problem is printed on its own line with the file's path (and the block
+range for damaged contents). Exit code 0 means clean, 4 means problems were
+found (or the vault's config is damaged). Progress is shown on a terminal.
+The vault is only read.
+
+examples:
+  vaultui fsck work
+  vaultui fsck --passfile pw.txt /data/work.enc`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		passfile := fs.String("passfile", "", "read the password from the first line of `file` (- for standard input)")
+		return func(e *env, args []string) error {
+			if len(args) != 1 {
+				return e.usage("expected one VAULT argument, got %d", len(args))
+			}
+			v, entry, err := e.unlock(args[0], *passfile)
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			prog := newProgress(e.stderr, "checking")
+			problems, err := v.Fsck(e.ctx, prog.update)
+			prog.done()
+			for _, p := range problems {
+				fmt.Fprintln(e.stdout, formatProblem(p))
+			}
+			if err != nil {
+				return err
+			}
+			if len(problems) > 0 {
+				return problemsFound(len(problems))
+			}
+			fmt.Fprintf(e.stdout, "%s: no problems found (%d entries checked).\n", displayName(entry), prog.total)
+			return nil
+		}
+	},
+}
+
+// formatProblem prints one fsck finding: "PATH: KIND: DETAIL (blocks A-B)".
+func formatProblem(p vault.Problem) string {
+	path := p.Path
+	if path == "" {
+		path = p.CipherPath
+	}
+	if path == "" {
+		path = "."
+	}
+	var b strings.Builder
+	b.WriteString(path)
+	if p.Kind != "" {
+		b.WriteString(": " + p.Kind)
+	}
+	if p.Detail != "" {
+		b.WriteString(": " + oneLine(p.Detail))
+	}
+	if p.FirstBlock >= 0 && p.LastBlock >= p.FirstBlock {
+		if p.FirstBlock == p.LastBlock {
+			fmt.Fprintf(&b, " (block %d)", p.FirstBlock)
+		} else {
+			fmt.Fprintf(&b, " (blocks %d-%d)", p.FirstBlock, p.LastBlock)
+		}
+	}
+	if p.CipherPath != "" && p.CipherPath != path {
+		fmt.Fprintf(&b, " [encrypted: %s]", p.CipherPath)
+	}
+	return b.String()
+}
+
+var exportCommand = &command{
+	name:    "export",
+	group:   groupVaults,
+	summary: "Write a vault's decrypted files to a directory, without FUSE",
+	args:    "[--passfile F] VAULT DESTDIR",
+	help: `Recreates the decrypted tree in DESTDIR (new or empty): files, directories,
+symlinks and permission bits; holes in sparse files stay holes. For recovery
+and for machines without FUSE. Nothing unauthenticated is ever written: a
+damaged block stops the export with an error naming the file.
+
+examples:
+  vaultui export work /mnt/usb/work-copy
+  vaultui export --passfile pw.txt /data/work.enc ./plain`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		passfile := fs.String("passfile", "", "read the password from the first line of `file` (- for standard input)")
+		return func(e *env, args []string) error {
+			if len(args) != 2 {
+				return e.usage("expected VAULT and DESTDIR arguments, got %d argument(s)", len(args))
+			}
+			dest, err := filepath.Abs(args[1])
+			if err != nil {
+				return err
+			}
+			v, entry, err := e.unlock(args[0], *passfile)
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			prog := newProgress(e.stderr, "exporting")
+			err = v.Export(e.ctx, dest, prog.update)
+			prog.done()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "Exported %s to %s.\n", displayName(entry), dest)
+			return nil
+		}
+	},
+}
+
+// unlock resolves arg, reads the password and unlocks the vault.
+func (e *env) unlock(arg, passfile string) (*vault.Vault, vault.Entry, error) {
+	entry, err := e.resolve(arg)
+	if err != nil {
+		return nil, entry, err
+	}
+	password, err := e.readPassword(passfile, fmt.Sprintf("Password for %s: ", displayName(entry)))
+	if err != nil {
+		return nil, entry, err
+	}
+	defer crypto.Wipe(password)
+	v, err := vault.Unlock(entry.CipherDir, password)
+	if err != nil {
+		return nil, entry, err
+	}
+	return v, entry, nil
+}
+
+// displayName names a vault in messages: its registry name, else its path.
+func displayName(e vault.Entry) string {
+	if e.Name != "" {
+		return e.Name
+	}
+	return e.CipherDir
+}
+
+// progress draws one self-overwriting status line on a terminal, at most
+// ten times a second; elsewhere it only counts.
+type progress struct {
+	w     io.Writer
+	verb  string
+	on    bool
+	last  time.Time
+	drawn bool
+	total int
+	doneN int
+}
+
+func newProgress(w io.Writer, verb string) *progress {
+	return &progress{w: w, verb: verb, on: isTerminal(w)}
+}
+
+func (p *progress) update(f vault.FsckProgress) {
+	p.total, p.doneN = f.Total, f.Done
+	if !p.on || time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	path := f.Path
+	if len(path) > 50 {
+		path = "..." + path[len(path)-47:]
+	}
+	fmt.Fprintf(p.w, "\r\x1b[K%s %d/%d %s", p.verb, f.Done, f.Total, path)
+	p.drawn = true
+}
+
+func (p *progress) done() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}

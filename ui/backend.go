@@ -1,0 +1,129 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Backend is everything the terminal app asks of the rest of vaultui. The
+// real implementation (newRealBackend) forwards to the vault, crypto and
+// mountmgr packages, so the TUI adds no second implementation of anything;
+// tests use a deterministic fake. Every method may block (scrypt, FUSE,
+// sockets): the models only call them from tea.Cmds.
+type Backend interface {
+	// Vaults lists the registered vaults with their cipher (read from each
+	// vault's config); a vault whose config can't be read is still listed
+	// with Problem set.
+	Vaults() ([]Vault, error)
+	// DefaultMountPoint is where a vault called name mounts unless the user
+	// chooses otherwise (the command line uses the same place).
+	DefaultMountPoint(name string) string
+	// CheckNewCipherDir reports whether dir can hold a new vault: it must be
+	// missing or an empty directory.
+	CheckNewCipherDir(dir string) error
+	// CreateVault writes a new vault, creates its mount point and registers
+	// it. It returns the master key, which the user sees once.
+	CreateVault(ctx context.Context, req CreateRequest) (masterKey []byte, err error)
+	// AddVault registers an existing vault (the cipherdir must hold a config).
+	AddVault(v Vault) error
+	// Forget removes a vault from the registry. It never touches its files.
+	Forget(name string) error
+	// Info describes a vault's on-disk configuration as labelled lines.
+	Info(ctx context.Context, cipherDir string) ([]Field, error)
+	ChangePassword(ctx context.Context, cipherDir string, oldPassword, newPassword []byte) error
+	// Fsck unlocks the vault and checks every file and name in it.
+	Fsck(ctx context.Context, cipherDir string, password []byte, progress func(FsckProgress)) ([]Problem, error)
+	// Ciphers lists the content ciphers a new vault can use, in display order.
+	Ciphers() []Cipher
+	// SpeedTest measures every cipher on this CPU, reporting each result as
+	// it arrives, and recommends one.
+	SpeedTest(ctx context.Context, report func(SpeedResult)) ([]SpeedResult, Recommendation)
+	Mount(ctx context.Context, req MountRequest) (Mount, error)
+	// Unmount takes a cipherdir or mount point; lazy detaches a busy mount.
+	Unmount(ctx context.Context, target string, lazy bool) error
+	// Watch calls each with the daemon's mounts about once a second until
+	// ctx is done or the daemon goes away.
+	Watch(ctx context.Context, each func([]Mount)) error
+}
+
+// Errors a Backend wraps (errors.Is) so the screens can react to them: keep
+// a prompt open, offer a lazy unmount, point at the mount point.
+var (
+	ErrWrongPassword  = errors.New("wrong password")
+	ErrBusy           = errors.New("mount is busy")
+	ErrMountpoint     = errors.New("mount point unusable")
+	ErrAlreadyMounted = errors.New("already mounted")
+	ErrNotEmpty       = errors.New("directory is not empty")
+	ErrDaemon         = errors.New("daemon unreachable")
+)
+
+// Vault is one registered vault.
+type Vault struct {
+	Name, CipherDir, MountPoint string
+	ReadOnly                    bool
+	Idle                        time.Duration
+	// Cipher is the display name of the content cipher ("AES-256-GCM").
+	Cipher string
+	// Problem says why the vault's config could not be read, if it couldn't.
+	Problem string
+}
+
+// Cipher names a content cipher: ID is what CreateRequest takes, Name is
+// what people read.
+type Cipher struct{ ID, Name string }
+
+// SpeedResult is one cipher's measured throughput.
+type SpeedResult struct {
+	Cipher Cipher
+	MBps   float64
+	Err    error
+}
+
+// Recommendation is the speed test's verdict; Ratio is against AES-256-GCM.
+type Recommendation struct {
+	Cipher Cipher
+	Reason string
+	Ratio  float64
+}
+
+// CreateRequest is what the create wizard collects.
+type CreateRequest struct {
+	Name, CipherDir, MountPoint string
+	Password                    []byte
+	Cipher                      string // Cipher.ID
+	ScryptLogN                  int
+	PlaintextNames              bool
+	DeterministicNames          bool
+	LongNameMax                 int
+}
+
+// MountRequest asks the daemon to unlock and mount a vault.
+type MountRequest struct {
+	CipherDir, MountPoint string
+	Password              []byte
+	ReadOnly              bool
+	Idle                  time.Duration
+}
+
+// Mount is one live mount as the daemon reports it.
+type Mount struct {
+	CipherDir, MountPoint, Cipher      string
+	ReadOnly                           bool
+	Since                              time.Time
+	BytesRead, BytesWritten, Ops, Errs uint64
+	ReadBps, WriteBps, OpsPerSec       float64
+	Stale                              bool
+}
+
+// Field is one labelled line of vault information.
+type Field struct{ Label, Value string }
+
+// FsckProgress reports how far a check has come.
+type FsckProgress struct {
+	Done, Total int
+	Path        string
+}
+
+// Problem is one thing fsck found wrong.
+type Problem struct{ Path, Kind, Detail string }

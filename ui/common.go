@@ -1,0 +1,150 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// common is shared by the root model and every screen (as in soft-serve):
+// the terminal size, the look, the keys, the backend, and the live data the
+// root model keeps up to date whatever screen is showing (mounts with their
+// throughput history, the last speed test).
+type common struct {
+	width, height int
+	styles        *Styles
+	keys          *KeyMap
+	backend       Backend
+	ctx           context.Context
+	now           func() time.Time
+	spinner       spinner.Model
+
+	vaults  []Vault // the registry, as last read by the list
+	mounts  []Mount
+	history map[string]*history // by mount point
+	speed   speedState
+}
+
+// speedState is the last speed test, remembered for the create wizard.
+type speedState struct {
+	run     int // increments per run; stale stream messages are dropped
+	running bool
+	results []SpeedResult
+	rec     *Recommendation
+}
+
+func (s *speedState) result(id string) (SpeedResult, bool) {
+	for _, r := range s.results {
+		if r.Cipher.ID == id {
+			return r, true
+		}
+	}
+	return SpeedResult{}, false
+}
+
+// contentWidth is the width inside the app's padding.
+func (c *common) contentWidth() int { return max(20, c.width-2) }
+
+// mountFor returns the live mount of a cipherdir, if any.
+func (c *common) mountFor(cipherDir string) (Mount, bool) {
+	for _, m := range c.mounts {
+		if samePath(m.CipherDir, cipherDir) {
+			return m, true
+		}
+	}
+	return Mount{}, false
+}
+
+// historyLen is how many one-second samples the live chart keeps: a minute.
+const historyLen = 60
+
+// history is a minute of throughput samples of one mount.
+type history struct {
+	read, write []float64
+}
+
+func (h *history) add(m Mount) {
+	h.read = appendCapped(h.read, m.ReadBps)
+	h.write = appendCapped(h.write, m.WriteBps)
+}
+
+func appendCapped(s []float64, v float64) []float64 {
+	s = append(s, v)
+	if len(s) > historyLen {
+		s = s[len(s)-historyLen:]
+	}
+	return s
+}
+
+// Messages shared between screens and the root model.
+type (
+	// backMsg returns to the vault list; status is shown there.
+	backMsg struct {
+		status string
+		reload bool
+	}
+	vaultsMsg struct {
+		vaults []Vault
+		err    error
+	}
+	mountsMsg   []Mount
+	watchEnded  struct{ err error }
+	watchRetry  struct{}
+	runSpeedMsg struct{}
+	speedResult struct {
+		run int
+		r   SpeedResult
+	}
+	speedDone struct {
+		run     int
+		results []SpeedResult
+		rec     Recommendation
+	}
+	// openMsg switches to another screen (the speed test opens the wizard).
+	openMsg struct{ s screen }
+)
+
+func back(status string, reload bool) tea.Cmd {
+	return func() tea.Msg { return backMsg{status: status, reload: reload} }
+}
+
+// streamMsg carries one message of a background job and the command that
+// waits for the next one, so long jobs (speed test, fsck, watch) report
+// progress through ordinary messages and never block Update.
+type streamMsg struct {
+	msg  tea.Msg
+	next tea.Cmd
+}
+
+// stream runs work in a goroutine. Every message it emits, then the one it
+// returns, arrives in Update in order.
+func stream(ctx context.Context, work func(emit func(tea.Msg)) tea.Msg) tea.Cmd {
+	ch := make(chan tea.Msg, 64)
+	go func() {
+		defer close(ch)
+		emit := func(m tea.Msg) {
+			select {
+			case ch <- m:
+			case <-ctx.Done():
+			}
+		}
+		final := work(emit)
+		select {
+		case ch <- final:
+		case <-ctx.Done():
+		}
+	}()
+	return next(ch)
+}
+
+func next(ch chan tea.Msg) tea.Cmd {
+	return func() tea.Msg {
+		m, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return streamMsg{msg: m, next: next(ch)}
+	}
+}

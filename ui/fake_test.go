@@ -1,0 +1,301 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+func init() {
+	// Deterministic views: no colour codes, no blinking cursor.
+	lipgloss.SetColorProfile(termenv.Ascii)
+	testOnlyCursorMode = cursor.CursorStatic
+}
+
+// testNow is the fake clock of every test.
+var testNow = time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+
+var (
+	gcm     = Cipher{ID: "aes-gcm", Name: "AES-256-GCM"}
+	aegis   = Cipher{ID: "aegis", Name: "AEGIS-256X2"}
+	xchacha = Cipher{ID: "xchacha", Name: "XChaCha20-Poly1305"}
+	siv     = Cipher{ID: "aes-siv", Name: "AES-SIV-512"}
+)
+
+// fakeBackend is a deterministic Backend: one password opens everything,
+// speed results are fixed, mounts are a list in memory.
+type fakeBackend struct {
+	mu           sync.Mutex
+	password     string
+	vaults       []Vault
+	mounts       []Mount
+	created      []CreateRequest
+	mountReqs    []MountRequest
+	unmounts     []string
+	lazyUnmounts []string
+	busy         bool  // unmounts without lazy fail with ErrBusy
+	mountErr     error // the next mount fails with it
+	problems     []Problem
+	speedCalls   int
+	forgotten    []string
+	watch        chan []Mount // Watch forwards these until ctx is done
+}
+
+func newFake() *fakeBackend {
+	return &fakeBackend{password: "hunter22"}
+}
+
+func (f *fakeBackend) Vaults() ([]Vault, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Vault(nil), f.vaults...), nil
+}
+
+func (f *fakeBackend) DefaultMountPoint(name string) string { return "/home/u/Vaults/" + name }
+
+func (f *fakeBackend) CheckNewCipherDir(dir string) error {
+	if filepath.Base(dir) == "full" {
+		return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+	}
+	return nil
+}
+
+func (f *fakeBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := req
+	r.Password = append([]byte(nil), req.Password...)
+	f.created = append(f.created, r)
+	name := req.Cipher
+	for _, c := range f.Ciphers() {
+		if c.ID == req.Cipher {
+			name = c.Name
+		}
+	}
+	f.vaults = append(f.vaults, Vault{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint, Cipher: name})
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(i * 7)
+	}
+	return key, nil
+}
+
+func (f *fakeBackend) AddVault(v Vault) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if filepath.Base(v.CipherDir) == "notavault" {
+		return fmt.Errorf("%s: no gocryptfs.conf", v.CipherDir)
+	}
+	v.Cipher = "AES-256-GCM"
+	f.vaults = append(f.vaults, v)
+	return nil
+}
+
+func (f *fakeBackend) Forget(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forgotten = append(f.forgotten, name)
+	for i, v := range f.vaults {
+		if v.Name == name {
+			f.vaults = append(f.vaults[:i], f.vaults[i+1:]...)
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: not registered", name)
+}
+
+func (f *fakeBackend) Info(ctx context.Context, dir string) ([]Field, error) {
+	return []Field{{"Cipher", "AEGIS-256X2"}, {"Format", "gocryptfs v2"}, {"scrypt", "N=2^16 r=8 p=1"}, {"Feature flags", "HKDF DirIV EMENames LongNames Raw64"}}, nil
+}
+
+func (f *fakeBackend) ChangePassword(ctx context.Context, dir string, old, pw []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if string(old) != f.password {
+		return fmt.Errorf("%s: %w", dir, ErrWrongPassword)
+	}
+	f.password = string(pw)
+	return nil
+}
+
+func (f *fakeBackend) Fsck(ctx context.Context, dir string, pw []byte, progress func(FsckProgress)) ([]Problem, error) {
+	if string(pw) != f.password {
+		return nil, fmt.Errorf("%s: %w", dir, ErrWrongPassword)
+	}
+	for i := 1; i <= 4; i++ {
+		progress(FsckProgress{Done: i, Total: 4, Path: fmt.Sprintf("dir/file%d", i)})
+	}
+	return f.problems, nil
+}
+
+func (f *fakeBackend) Ciphers() []Cipher { return []Cipher{aegis, gcm, xchacha, siv} }
+
+// fakeSpeeds are the fixed speed test results.
+var fakeSpeeds = []SpeedResult{
+	{Cipher: aegis, MBps: 7400},
+	{Cipher: gcm, MBps: 2400},
+	{Cipher: xchacha, MBps: 960},
+	{Cipher: siv, MBps: 310},
+}
+
+var fakeRec = Recommendation{Cipher: aegis, Ratio: 7400.0 / 2400, Reason: "AEGIS-256X2 is 3.1x faster than AES-256-GCM on this CPU."}
+
+func (f *fakeBackend) SpeedTest(ctx context.Context, report func(SpeedResult)) ([]SpeedResult, Recommendation) {
+	f.mu.Lock()
+	f.speedCalls++
+	f.mu.Unlock()
+	for _, r := range fakeSpeeds {
+		report(r)
+	}
+	return fakeSpeeds, fakeRec
+}
+
+func (f *fakeBackend) Mount(ctx context.Context, req MountRequest) (Mount, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mountReqs = append(f.mountReqs, req)
+	if err := f.mountErr; err != nil {
+		f.mountErr = nil
+		return Mount{}, err
+	}
+	if string(req.Password) != f.password {
+		return Mount{}, fmt.Errorf("%s: %w", req.CipherDir, ErrWrongPassword)
+	}
+	m := Mount{CipherDir: req.CipherDir, MountPoint: req.MountPoint, Cipher: "AEGIS-256X2", ReadOnly: req.ReadOnly, Since: testNow.Add(-5 * time.Minute)}
+	f.mounts = append(f.mounts, m)
+	return m, nil
+}
+
+func (f *fakeBackend) Unmount(ctx context.Context, target string, lazy bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.busy && !lazy {
+		return fmt.Errorf("%s: %w (held by vim)", target, ErrBusy)
+	}
+	if lazy {
+		f.lazyUnmounts = append(f.lazyUnmounts, target)
+	} else {
+		f.unmounts = append(f.unmounts, target)
+	}
+	return nil
+}
+
+func (f *fakeBackend) Watch(ctx context.Context, each func([]Mount)) error {
+	if f.watch == nil {
+		<-ctx.Done()
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ms := <-f.watch:
+			each(ms)
+		}
+	}
+}
+
+// testModel is a root model on a fake backend at 80x24 with the registry
+// loaded, driven without a running program.
+type testModel struct {
+	t *testing.T
+	*Model
+	fb *fakeBackend
+}
+
+func newTestModel(t *testing.T, fb *fakeBackend) *testModel {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	m := New(ctx, fb)
+	m.c.now = func() time.Time { return testNow }
+	tm := &testModel{t: t, Model: m, fb: fb}
+	tm.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	tm.run(m.list.Init())
+	return tm
+}
+
+// send delivers msg and runs the commands it returns.
+func (tm *testModel) send(msgs ...tea.Msg) {
+	tm.t.Helper()
+	for _, msg := range msgs {
+		_, cmd := tm.Update(msg)
+		tm.run(cmd)
+	}
+}
+
+// keys types each string as keys: "enter", "esc", "tab", "up" and "down"
+// are the named keys, anything else is typed rune by rune.
+func (tm *testModel) keys(keys ...string) {
+	tm.t.Helper()
+	for _, k := range keys {
+		switch k {
+		case "enter":
+			tm.send(tea.KeyMsg{Type: tea.KeyEnter})
+		case "esc":
+			tm.send(tea.KeyMsg{Type: tea.KeyEsc})
+		case "tab":
+			tm.send(tea.KeyMsg{Type: tea.KeyTab})
+		case "up":
+			tm.send(tea.KeyMsg{Type: tea.KeyUp})
+		case "down":
+			tm.send(tea.KeyMsg{Type: tea.KeyDown})
+		case " ":
+			tm.send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
+		case "ctrl+u":
+			tm.send(tea.KeyMsg{Type: tea.KeyCtrlU})
+		default:
+			for _, r := range k {
+				tm.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+			}
+		}
+	}
+}
+
+// cmdTimeout bounds one command: timers (spinner, the watch retry) are
+// dropped, everything the fake does returns at once.
+const cmdTimeout = 300 * time.Millisecond
+
+// run executes cmd and feeds its messages back, like the program loop but
+// synchronously: batches and sequences in order, spinner ticks dropped.
+func (tm *testModel) run(cmd tea.Cmd) {
+	tm.t.Helper()
+	if cmd == nil {
+		return
+	}
+	ch := make(chan tea.Msg, 1)
+	go func() { ch <- cmd() }()
+	var msg tea.Msg
+	select {
+	case msg = <-ch:
+	case <-time.After(cmdTimeout):
+		return
+	}
+	switch msg := msg.(type) {
+	case nil, spinner.TickMsg, tea.QuitMsg:
+		return
+	case tea.BatchMsg:
+		for _, c := range msg {
+			tm.run(c)
+		}
+		return
+	}
+	// tea.Sequence's message type is unexported: a slice of commands.
+	if v := reflect.ValueOf(msg); v.Kind() == reflect.Slice && v.Type().Elem() == reflect.TypeOf(tea.Cmd(nil)) {
+		for i := 0; i < v.Len(); i++ {
+			tm.run(v.Index(i).Interface().(tea.Cmd))
+		}
+		return
+	}
+	tm.send(msg)
+}

@@ -1,0 +1,151 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// field is one line of a form: a text input or, with toggle set, a checkbox.
+type field struct {
+	label  string
+	input  textinput.Model
+	toggle bool
+	on     bool
+	hint   string // shown after the field, e.g. a password's strength
+}
+
+// testOnlyCursorMode lets tests use a cursor that doesn't blink, so views
+// are deterministic and no blink timers run.
+var testOnlyCursorMode = cursor.CursorBlink
+
+func newInput() textinput.Model {
+	in := textinput.New()
+	in.Cursor.SetMode(testOnlyCursorMode)
+	return in
+}
+
+func textField(label, value, placeholder string) *field {
+	in := newInput()
+	in.Prompt = ""
+	in.Placeholder = placeholder
+	in.SetValue(value)
+	in.CharLimit = 4096
+	return &field{label: label, input: in}
+}
+
+func passwordField(label string) *field {
+	f := textField(label, "", "")
+	f.input.EchoMode = textinput.EchoPassword
+	f.input.EchoCharacter = '•'
+	return f
+}
+
+func toggleField(label string, on bool) *field {
+	return &field{label: label, toggle: true, on: on}
+}
+
+// form is a column of fields with one focused; tab/shift+tab (and the
+// arrows) move, space flips a checkbox, the rest goes to the focused input.
+// Enter is left to the screen, which validates and submits.
+type form struct {
+	c      *common
+	fields []*field
+	focus  int
+}
+
+func newForm(c *common, fields ...*field) *form {
+	f := &form{c: c, fields: fields}
+	f.setFocus(0)
+	return f
+}
+
+func (f *form) setFocus(i int) tea.Cmd {
+	if len(f.fields) == 0 {
+		return nil
+	}
+	i = (i + len(f.fields)) % len(f.fields)
+	for _, fl := range f.fields {
+		fl.input.Blur()
+	}
+	f.focus = i
+	if !f.fields[i].toggle {
+		return f.fields[i].input.Focus()
+	}
+	return nil
+}
+
+// focused returns the field with the focus.
+func (f *form) focused() *field { return f.fields[f.focus] }
+
+// typing reports whether keys go to a text input (so letters aren't actions).
+func (f *form) typing() bool { return len(f.fields) > 0 && !f.focused().toggle }
+
+func (f *form) value(i int) string { return f.fields[i].input.Value() }
+
+func (f *form) Update(msg tea.Msg) tea.Cmd {
+	if km, ok := msg.(tea.KeyMsg); ok {
+		switch {
+		case key.Matches(km, f.c.keys.NextField):
+			return f.setFocus(f.focus + 1)
+		case key.Matches(km, f.c.keys.PrevField):
+			return f.setFocus(f.focus - 1)
+		case f.focused().toggle && key.Matches(km, f.c.keys.Toggle):
+			f.focused().on = !f.focused().on
+			return nil
+		}
+	}
+	if len(f.fields) == 0 || f.focused().toggle {
+		return nil
+	}
+	var cmd tea.Cmd
+	f.focused().input, cmd = f.focused().input.Update(msg)
+	return cmd
+}
+
+func (f *form) View() string {
+	s := f.c.styles
+	labelW := 0
+	for _, fl := range f.fields {
+		labelW = max(labelW, len([]rune(fl.label)))
+	}
+	inputW := max(10, f.c.width-labelW-8)
+	var b strings.Builder
+	for i, fl := range f.fields {
+		marker := "  "
+		label := s.Label.Render(padRight(fl.label, labelW))
+		if i == f.focus {
+			marker = s.Cursor.Render("› ")
+			label = s.Selected.Render(padRight(fl.label, labelW))
+		}
+		var v string
+		if fl.toggle {
+			box := "[ ]"
+			if fl.on {
+				box = "[x]"
+			}
+			v = box
+		} else {
+			fl.input.Width = inputW
+			v = fl.input.View()
+		}
+		b.WriteString(marker + label + "  " + v)
+		if fl.hint != "" {
+			b.WriteString("\n" + strings.Repeat(" ", labelW+4) + fl.hint)
+		}
+		if i < len(f.fields)-1 {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+func padRight(s string, w int) string {
+	if n := len([]rune(s)); n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return s
+}

@@ -1,0 +1,198 @@
+package ui
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// rate formats bytes per second the way people read it: "0 B/s", "512 kB/s", "12.3 MB/s".
+func rate(bps float64) string { return size(bps) + "/s" }
+
+// size formats a byte count with decimal units.
+func size(b float64) string {
+	units := []string{"B", "kB", "MB", "GB", "TB"}
+	i := 0
+	for b >= 1000 && i < len(units)-1 {
+		b /= 1000
+		i++
+	}
+	switch {
+	case i == 0:
+		return fmt.Sprintf("%.0f %s", b, units[i])
+	case b < 10:
+		return fmt.Sprintf("%.1f %s", b, units[i])
+	default:
+		return fmt.Sprintf("%.0f %s", b, units[i])
+	}
+}
+
+// ago says how long ago t was, coarsely.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm ago", int(d.Hours()), int(d.Minutes())%60)
+	default:
+		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	}
+}
+
+// strength estimates a password's strength from its length and the kinds of
+// characters it uses. It is a hint, not a guarantee: the label says so.
+func strength(pw string) (bits float64, label string) {
+	if pw == "" {
+		return 0, ""
+	}
+	var lower, upper, digit, other bool
+	n := 0
+	for _, r := range pw {
+		n++
+		switch {
+		case unicode.IsLower(r):
+			lower = true
+		case unicode.IsUpper(r):
+			upper = true
+		case unicode.IsDigit(r):
+			digit = true
+		default:
+			other = true
+		}
+	}
+	pool := 0
+	for _, c := range []struct {
+		has  bool
+		size int
+	}{{lower, 26}, {upper, 26}, {digit, 10}, {other, 33}} {
+		if c.has {
+			pool += c.size
+		}
+	}
+	bits = float64(n) * math.Log2(float64(pool))
+	switch {
+	case bits < 40:
+		label = "weak"
+	case bits < 60:
+		label = "fair"
+	case bits < 80:
+		label = "good"
+	default:
+		label = "strong"
+	}
+	return bits, label
+}
+
+// formatMasterKey prints a key as gocryptfs does: 8-hex-digit groups, four
+// per line, so it can be copied onto paper.
+func formatMasterKey(key []byte) string {
+	h := hex.EncodeToString(key)
+	var groups []string
+	for len(h) > 0 {
+		n := min(8, len(h))
+		groups = append(groups, h[:n])
+		h = h[n:]
+	}
+	var lines []string
+	for len(groups) > 0 {
+		n := min(4, len(groups))
+		lines = append(lines, strings.Join(groups[:n], "-"))
+		groups = groups[n:]
+	}
+	return strings.Join(lines, "-\n")
+}
+
+// expandPath makes a typed path absolute, expanding a leading "~".
+func expandPath(p string) string {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return ""
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[1:])
+		}
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return filepath.Clean(p)
+}
+
+// tildePath shortens a path under the home directory for display.
+func tildePath(p string) string {
+	home, err := os.UserHomeDir()
+	if err == nil && home != "/" && (p == home || strings.HasPrefix(p, home+"/")) {
+		return "~" + p[len(home):]
+	}
+	return p
+}
+
+func samePath(a, b string) bool { return filepath.Clean(a) == filepath.Clean(b) }
+
+// parseIdle reads an idle timeout: empty or "0" for none, a Go duration
+// ("90s", "1h"), or a bare number of minutes.
+func parseIdle(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil && n > 0 {
+		return time.Duration(n) * time.Minute, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("idle timeout %q: use minutes (10) or a duration (1h30m)", s)
+	}
+	return d, nil
+}
+
+func formatIdle(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	if d%time.Minute == 0 {
+		return strconv.Itoa(int(d / time.Minute))
+	}
+	return d.String()
+}
+
+// truncate cuts s to w cells, marking the cut with "…".
+func truncate(s string, w int) string {
+	r := []rune(s)
+	if w <= 0 {
+		return ""
+	}
+	if len(r) <= w {
+		return s
+	}
+	return string(r[:w-1]) + "…"
+}
+
+// truncateLeft keeps the end of s (the interesting part of a path).
+func truncateLeft(s string, w int) string {
+	r := []rune(s)
+	if w <= 0 {
+		return ""
+	}
+	if len(r) <= w {
+		return s
+	}
+	return "…" + string(r[len(r)-w+1:])
+}
+
+// wipe overwrites a secret we held (best effort: Go may have copied it).
+func wipe(b []byte) {
+	for i := range b {
+		b[i] = 0
+	}
+}

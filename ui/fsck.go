@@ -1,0 +1,168 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// fsckScreen unlocks a vault and checks every file, with a progress bar and
+// then the list of problems found.
+type fsckScreen struct {
+	c        *common
+	v        Vault
+	form     *form
+	running  bool
+	done     bool
+	prog     FsckProgress
+	problems []Problem
+	err      string
+	offset   int // scroll position in the problem list
+	cancel   context.CancelFunc
+}
+
+type fsckProgressMsg FsckProgress
+
+type fsckDone struct {
+	problems []Problem
+	err      error
+}
+
+func newFsckScreen(c *common, v Vault) *fsckScreen {
+	return &fsckScreen{c: c, v: v,
+		form: newForm(c, passwordField("Password")),
+	}
+}
+
+func (s *fsckScreen) title() string { return "fsck · " + s.v.Name }
+func (s *fsckScreen) typing() bool  { return !s.running && !s.done && s.form.typing() }
+func (s *fsckScreen) busy() bool    { return s.running }
+func (s *fsckScreen) Init() tea.Cmd { return s.form.setFocus(0) }
+
+func (s *fsckScreen) keys() []key.Binding {
+	k := s.c.keys
+	switch {
+	case s.done:
+		return []key.Binding{k.Up, k.Down, k.Rerun, k.Back}
+	case s.running:
+		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
+	}
+	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "check")), k.Back}
+}
+
+func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case fsckProgressMsg:
+		s.prog = FsckProgress(msg)
+		return nil
+	case fsckDone:
+		s.running = false
+		if errors.Is(msg.err, ErrWrongPassword) {
+			s.err = "Wrong password. Try again."
+			s.form.fields[0].input.Reset()
+			return s.form.setFocus(0)
+		}
+		s.done = true
+		s.problems = msg.problems
+		if msg.err != nil {
+			s.err = msg.err.Error()
+		}
+		return nil
+	case tea.KeyMsg:
+		k := s.c.keys
+		switch {
+		case key.Matches(msg, k.Back):
+			// Leaving cancels a running check through the job's context.
+			if s.cancel != nil {
+				s.cancel()
+			}
+			return back("", false)
+		case s.running:
+			return nil
+		case s.done && key.Matches(msg, k.Up):
+			s.offset = max(0, s.offset-1)
+			return nil
+		case s.done && key.Matches(msg, k.Down):
+			s.offset = max(0, min(s.offset+1, len(s.problems)-1))
+			return nil
+		case s.done && key.Matches(msg, k.Rerun):
+			s.done, s.problems, s.err, s.offset = false, nil, "", 0
+			return s.form.setFocus(0)
+		case !s.done && key.Matches(msg, k.Submit):
+			return s.start()
+		}
+	}
+	if !s.done && !s.running {
+		return s.form.Update(msg)
+	}
+	return nil
+}
+
+func (s *fsckScreen) start() tea.Cmd {
+	pw := []byte(s.form.value(0))
+	if len(pw) == 0 {
+		s.err = "Type the vault's password."
+		return nil
+	}
+	s.form.fields[0].input.Reset()
+	s.err, s.running, s.prog = "", true, FsckProgress{}
+	b, dir := s.c.backend, s.v.CipherDir
+	ctx, cancel := context.WithCancel(s.c.ctx)
+	s.cancel = cancel
+	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
+		defer wipe(pw)
+		problems, err := b.Fsck(ctx, dir, pw, func(p FsckProgress) { emit(fsckProgressMsg(p)) })
+		return fsckDone{problems: problems, err: err}
+	})
+}
+
+func (s *fsckScreen) View() string {
+	st := s.c.styles
+	w := s.c.contentWidth()
+	var b strings.Builder
+	b.WriteString("Decrypts every file and name in " + truncateLeft(tildePath(s.v.CipherDir), w-40) + " and reports what fails.\n\n")
+	switch {
+	case s.running:
+		pct := 0.0
+		if s.prog.Total > 0 {
+			pct = float64(s.prog.Done) / float64(s.prog.Total)
+		}
+		b.WriteString(st.Bar.Render(progressBar(pct, w-16)) + fmt.Sprintf(" %3.0f%% %d/%d\n", pct*100, s.prog.Done, s.prog.Total))
+		b.WriteString(s.c.spinner.View() + " " + st.Subtle.Render(truncateLeft(s.prog.Path, w-2)))
+	case s.done:
+		b.WriteString(s.results(w))
+	default:
+		b.WriteString(s.form.View())
+	}
+	if s.err != "" {
+		b.WriteString("\n\n" + st.Error.Render(truncate(s.err, w)))
+	}
+	return b.String()
+}
+
+func (s *fsckScreen) results(w int) string {
+	st := s.c.styles
+	if len(s.problems) == 0 {
+		if s.err != "" {
+			return st.Error.Render("The check did not finish.")
+		}
+		return st.Success.Render(fmt.Sprintf("No problems found in %d files and directories.", s.prog.Total))
+	}
+	var b strings.Builder
+	b.WriteString(st.Error.Render(fmt.Sprintf("%d problems found:", len(s.problems))) + "\n\n")
+	// Each problem takes two lines; show what fits above the help bar.
+	fit := max(1, (s.c.height-10)/2)
+	end := min(len(s.problems), s.offset+fit)
+	for _, p := range s.problems[s.offset:end] {
+		b.WriteString(st.Warning.Render(padRight(p.Kind, 10)) + " " + truncateLeft(p.Path, w-11) + "\n")
+		b.WriteString("           " + st.Subtle.Render(truncate(p.Detail, w-11)) + "\n")
+	}
+	if end < len(s.problems) || s.offset > 0 {
+		b.WriteString(st.Subtle.Render(fmt.Sprintf("%d–%d of %d (↑/↓ to scroll)", s.offset+1, end, len(s.problems))))
+	}
+	return b.String()
+}

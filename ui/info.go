@@ -1,0 +1,91 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// infoScreen shows what the registry and the vault's config say about it.
+type infoScreen struct {
+	c      *common
+	v      Vault
+	fields []Field
+	err    error
+	loaded bool
+}
+
+type infoLoaded struct {
+	fields []Field
+	err    error
+}
+
+func newInfoScreen(c *common, v Vault) *infoScreen { return &infoScreen{c: c, v: v} }
+
+func (s *infoScreen) title() string       { return "info · " + s.v.Name }
+func (s *infoScreen) typing() bool        { return false }
+func (s *infoScreen) busy() bool          { return !s.loaded }
+func (s *infoScreen) keys() []key.Binding { return []key.Binding{s.c.keys.Back} }
+
+func (s *infoScreen) Init() tea.Cmd {
+	b, ctx, dir := s.c.backend, s.c.ctx, s.v.CipherDir
+	return func() tea.Msg {
+		f, err := b.Info(ctx, dir)
+		return infoLoaded{fields: f, err: err}
+	}
+}
+
+func (s *infoScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case infoLoaded:
+		s.loaded, s.fields, s.err = true, msg.fields, msg.err
+	case tea.KeyMsg:
+		if key.Matches(msg, s.c.keys.Back) {
+			return back("", false)
+		}
+	}
+	return nil
+}
+
+func (s *infoScreen) View() string {
+	st := s.c.styles
+	w := s.c.contentWidth()
+	var rows []Field
+	rows = append(rows, Field{"Name", s.v.Name}, Field{"Folder", tildePath(s.v.CipherDir)}, Field{"Mount point", tildePath(s.v.MountPoint)})
+	opts := []string{}
+	if s.v.ReadOnly {
+		opts = append(opts, "read-only")
+	}
+	if s.v.Idle > 0 {
+		opts = append(opts, "unmount after "+s.v.Idle.String()+" idle")
+	}
+	if len(opts) > 0 {
+		rows = append(rows, Field{"Options", strings.Join(opts, ", ")})
+	}
+	state := "locked"
+	if m, ok := s.c.mountFor(s.v.CipherDir); ok {
+		state = "mounted at " + tildePath(m.MountPoint) + " since " + m.Since.Local().Format("2006-01-02 15:04")
+		if m.Stale {
+			state = "stale mount at " + tildePath(m.MountPoint)
+		}
+	}
+	rows = append(rows, Field{"State", state})
+	rows = append(rows, s.fields...)
+
+	labelW := 0
+	for _, r := range rows {
+		labelW = max(labelW, len([]rune(r.Label)))
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString(st.Label.Render(padRight(r.Label, labelW)) + "  " + truncateLeft(r.Value, w-labelW-2) + "\n")
+	}
+	switch {
+	case !s.loaded:
+		b.WriteString("\n" + s.c.spinner.View() + " Reading the vault's config…")
+	case s.err != nil:
+		b.WriteString("\n" + st.Error.Render(truncate("Cannot read the config: "+s.err.Error(), w)))
+	}
+	return b.String()
+}

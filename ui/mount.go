@@ -1,0 +1,136 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// mountScreen asks for the password and mount options, then mounts through
+// the daemon. Errors keep the prompt open with the message beside it.
+type mountScreen struct {
+	c        *common
+	v        Vault
+	form     *form
+	mounting bool
+	err      string
+}
+
+type mounted struct {
+	m   Mount
+	err error
+}
+
+func newMountScreen(c *common, v Vault) *mountScreen {
+	return &mountScreen{c: c, v: v, form: newForm(c,
+		passwordField("Password"),
+		toggleField("Read-only", v.ReadOnly),
+		textField("Idle timeout", formatIdle(v.Idle), "minutes, empty for none"),
+	)}
+}
+
+func (s *mountScreen) title() string { return "mount " + s.v.Name }
+func (s *mountScreen) typing() bool  { return s.form.typing() }
+func (s *mountScreen) busy() bool    { return s.mounting }
+func (s *mountScreen) Init() tea.Cmd { return s.form.setFocus(0) }
+
+func (s *mountScreen) keys() []key.Binding {
+	k := s.c.keys
+	mount := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "mount"))
+	return []key.Binding{mount, k.NextField, k.Toggle, k.Back}
+}
+
+func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case mounted:
+		s.mounting = false
+		if msg.err == nil {
+			return back(fmt.Sprintf("%s mounted at %s.", s.v.Name, tildePath(msg.m.MountPoint)), false)
+		}
+		s.err = mountError(s.v, msg.err)
+		if errors.Is(msg.err, ErrWrongPassword) {
+			s.form.fields[0].input.Reset()
+			return s.form.setFocus(0)
+		}
+		return nil
+	case tea.KeyMsg:
+		if s.mounting {
+			return nil
+		}
+		k := s.c.keys
+		switch {
+		case key.Matches(msg, k.Back):
+			return back("", false)
+		case key.Matches(msg, k.Submit):
+			return s.submit()
+		}
+	}
+	return s.form.Update(msg)
+}
+
+// mountError turns a daemon error into a sentence that says what to do.
+func mountError(v Vault, err error) string {
+	switch {
+	case errors.Is(err, ErrWrongPassword):
+		return "Wrong password. Try again."
+	case errors.Is(err, ErrMountpoint):
+		return fmt.Sprintf("Mount point %s can't be used (it must be an empty directory that isn't mounted): %v", tildePath(v.MountPoint), err)
+	case errors.Is(err, ErrAlreadyMounted):
+		return "Already mounted: " + err.Error()
+	case errors.Is(err, ErrDaemon):
+		return "The vaultui daemon is not reachable: " + err.Error()
+	}
+	return err.Error()
+}
+
+func (s *mountScreen) submit() tea.Cmd {
+	pw := s.form.value(0)
+	if pw == "" {
+		s.err = "Type the vault's password."
+		return s.form.setFocus(0)
+	}
+	idle, err := parseIdle(s.form.value(2))
+	if err != nil {
+		s.err = err.Error()
+		return s.form.setFocus(2)
+	}
+	if s.v.MountPoint == "" {
+		s.err = "This vault has no mount point in the registry: set one with vaultui add."
+		return nil
+	}
+	s.err = ""
+	s.mounting = true
+	req := MountRequest{CipherDir: s.v.CipherDir, MountPoint: s.v.MountPoint, Password: []byte(pw), ReadOnly: s.form.fields[1].on, Idle: idle}
+	b, ctx := s.c.backend, s.c.ctx
+	return func() tea.Msg {
+		m, err := b.Mount(ctx, req)
+		wipe(req.Password)
+		return mounted{m: m, err: err}
+	}
+}
+
+func (s *mountScreen) View() string {
+	st := s.c.styles
+	var b strings.Builder
+	lbl := func(l, v string) {
+		b.WriteString(st.Label.Render(padRight(l, 12)) + " " + truncateLeft(v, s.c.contentWidth()-13) + "\n")
+	}
+	lbl("Vault", s.v.Name)
+	lbl("Folder", tildePath(s.v.CipherDir))
+	lbl("Mount point", tildePath(s.v.MountPoint))
+	if s.v.Cipher != "" {
+		lbl("Cipher", s.v.Cipher)
+	}
+	b.WriteString("\n" + s.form.View())
+	if s.mounting {
+		b.WriteString("\n\n" + s.c.spinner.View() + " Unlocking and mounting…")
+	}
+	if s.err != "" {
+		b.WriteString("\n\n" + st.Error.Render(lipgloss.NewStyle().Width(s.c.contentWidth()).Render(s.err)))
+	}
+	return b.String()
+}

@@ -1,0 +1,123 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// passwdScreen changes a vault's password; the config is rewritten
+// atomically by the backend, the master key (and the files) stay.
+type passwdScreen struct {
+	c       *common
+	v       Vault
+	form    *form
+	working bool
+	err     string
+}
+
+type passwdChanged struct{ err error }
+
+func newPasswdScreen(c *common, v Vault) *passwdScreen {
+	return &passwdScreen{c: c, v: v, form: newForm(c,
+		passwordField("Current password"),
+		passwordField("New password"),
+		passwordField("Confirm"),
+	)}
+}
+
+func (s *passwdScreen) title() string { return "change password · " + s.v.Name }
+func (s *passwdScreen) typing() bool  { return s.form.typing() }
+func (s *passwdScreen) busy() bool    { return s.working }
+func (s *passwdScreen) Init() tea.Cmd { return s.form.setFocus(0) }
+
+func (s *passwdScreen) keys() []key.Binding {
+	k := s.c.keys
+	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "next/change")), k.NextField, k.Back}
+}
+
+func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case passwdChanged:
+		s.working = false
+		if msg.err == nil {
+			return back("Password of "+s.v.Name+" changed.", false)
+		}
+		if errors.Is(msg.err, ErrWrongPassword) {
+			s.err = "The current password is wrong."
+			s.form.fields[0].input.Reset()
+			return s.form.setFocus(0)
+		}
+		s.err = msg.err.Error()
+		return nil
+	case tea.KeyMsg:
+		if s.working {
+			return nil
+		}
+		switch {
+		case key.Matches(msg, s.c.keys.Back):
+			return back("", false)
+		case key.Matches(msg, s.c.keys.Submit):
+			return s.submit()
+		}
+		cmd := s.form.Update(msg)
+		s.hints()
+		return cmd
+	}
+	return s.form.Update(msg)
+}
+
+func (s *passwdScreen) hints() {
+	pw, confirm := s.form.value(1), s.form.value(2)
+	s.form.fields[1].hint = strengthHint(s.c.styles, pw)
+	s.form.fields[2].hint = ""
+	if confirm != "" && !strings.HasPrefix(pw, confirm) {
+		s.form.fields[2].hint = s.c.styles.Error.Render("does not match")
+	}
+}
+
+func (s *passwdScreen) submit() tea.Cmd {
+	old, pw, confirm := s.form.value(0), s.form.value(1), s.form.value(2)
+	s.err = ""
+	switch {
+	case s.form.focus < 2 && s.form.value(s.form.focus) != "":
+		return s.form.setFocus(s.form.focus + 1)
+	case old == "":
+		s.err = "Type the current password."
+		return s.form.setFocus(0)
+	case pw == "":
+		s.err = "Type a new password."
+		return s.form.setFocus(1)
+	case pw != confirm:
+		s.err = "The new passwords do not match. Type the confirmation again."
+		s.form.fields[2].input.Reset()
+		s.hints()
+		return s.form.setFocus(2)
+	}
+	s.working = true
+	b, ctx, dir := s.c.backend, s.c.ctx, s.v.CipherDir
+	oldB, newB := []byte(old), []byte(pw)
+	return func() tea.Msg {
+		err := b.ChangePassword(ctx, dir, oldB, newB)
+		wipe(oldB)
+		wipe(newB)
+		return passwdChanged{err: err}
+	}
+}
+
+func (s *passwdScreen) View() string {
+	st := s.c.styles
+	var b strings.Builder
+	b.WriteString(lipgloss.NewStyle().Width(s.c.contentWidth()).Render("The files stay as they are: only the config's encrypted copy of the master key changes. Mounted vaults keep running.") + "\n\n")
+	b.WriteString(s.form.View())
+	if s.working {
+		b.WriteString("\n\n" + s.c.spinner.View() + " Changing the password (scrypt)…")
+	}
+	if s.err != "" {
+		b.WriteString("\n\n" + st.Error.Render(s.err))
+	}
+	return b.String()
+}

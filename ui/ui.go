@@ -1,0 +1,273 @@
+// Package ui is vaultui's terminal app: a bubbletea program listing the
+// registered vaults with their live state, and screens to create, mount,
+// unmount, inspect, check and forget them and to measure the ciphers.
+//
+// # Structure
+//
+// The layout follows soft-serve and gum: a common struct shared by every
+// screen (size, Styles, KeyMap, Backend and the live data), one model per
+// screen, and a root Model that switches between them with a state enum
+// (the current screen), draws the header and help bar and keeps the
+// daemon's statistics stream running. Every blocking call (scrypt, FUSE,
+// the speed test, fsck) runs in a tea.Cmd; results and errors come back as
+// messages, so the screen never freezes.
+//
+// All work is done by a Backend; Run wires the real one, which forwards to
+// the vault, crypto and mountmgr packages exactly like the CLI commands.
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// screen is one page of the app. Screens are pointers updated in place;
+// they leave by returning back() or an openMsg.
+type screen interface {
+	Init() tea.Cmd
+	Update(msg tea.Msg) tea.Cmd
+	View() string
+	title() string
+	// typing reports that a text input has the keyboard, so letters,
+	// `q` and `?` are text, not commands.
+	typing() bool
+	// busy reports background work, which keeps the spinner turning.
+	busy() bool
+	keys() []key.Binding
+}
+
+// Model is the root model.
+type Model struct {
+	c        *common
+	list     *listScreen
+	current  screen // nil: the list
+	help     help.Model
+	fullHelp bool
+	spinning bool
+	quitting bool
+}
+
+// New returns the app on top of a backend. ctx bounds every background job
+// (cancel it after the program ends).
+func New(ctx context.Context, b Backend) *Model {
+	c := &common{
+		width:   80,
+		height:  24,
+		styles:  DefaultStyles(),
+		keys:    DefaultKeyMap(),
+		backend: b,
+		ctx:     ctx,
+		now:     time.Now,
+		history: map[string]*history{},
+	}
+	c.spinner = spinner.New(spinner.WithSpinner(spinner.Dot))
+	return &Model{c: c, list: newListScreen(c), help: help.New()}
+}
+
+// goodbye tells the user what keeps running after the app quits.
+func (m *Model) goodbye() string {
+	n := 0
+	for _, mt := range m.c.mounts {
+		if !mt.Stale {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "1 vault stays mounted: the vaultui daemon keeps it running (vaultui unmount --all stops it)."
+	default:
+		return fmt.Sprintf("%d vaults stay mounted: the vaultui daemon keeps them running (vaultui unmount --all stops them).", n)
+	}
+}
+
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.list.Init(), m.startWatch())
+}
+
+func (m *Model) screen() screen {
+	if m.current != nil {
+		return m.current
+	}
+	return m.list
+}
+
+func (m *Model) startWatch() tea.Cmd {
+	b, ctx := m.c.backend, m.c.ctx
+	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
+		err := b.Watch(ctx, func(ms []Mount) { emit(mountsMsg(ms)) })
+		return watchEnded{err: err}
+	})
+}
+
+func (m *Model) startSpeed() tea.Cmd {
+	if m.c.speed.running {
+		return nil
+	}
+	m.c.speed.run++
+	m.c.speed.running = true
+	m.c.speed.results = nil
+	m.c.speed.rec = nil
+	run, b, ctx := m.c.speed.run, m.c.backend, m.c.ctx
+	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
+		res, rec := b.SpeedTest(ctx, func(r SpeedResult) { emit(speedResult{run: run, r: r}) })
+		return speedDone{run: run, results: res, rec: rec}
+	})
+}
+
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	// Keep the spinner turning while any screen works in the background.
+	if !m.spinning && m.screen().busy() {
+		m.spinning = true
+		cmd = tea.Batch(cmd, m.c.spinner.Tick)
+	}
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case streamMsg:
+		return tea.Batch(m.update(msg.msg), msg.next)
+	case tea.WindowSizeMsg:
+		m.c.width, m.c.height = msg.Width, msg.Height
+		m.help.Width = msg.Width - 2
+		return m.screen().Update(msg)
+	case spinner.TickMsg:
+		if !m.screen().busy() {
+			m.spinning = false
+			return nil
+		}
+		var cmd tea.Cmd
+		m.c.spinner, cmd = m.c.spinner.Update(msg)
+		return cmd
+	case mountsMsg:
+		m.c.mounts = msg
+		seen := map[string]bool{}
+		for _, mt := range msg {
+			h := m.c.history[mt.MountPoint]
+			if h == nil {
+				h = &history{}
+				m.c.history[mt.MountPoint] = h
+			}
+			h.add(mt)
+			seen[mt.MountPoint] = true
+		}
+		for mp := range m.c.history {
+			if !seen[mp] {
+				delete(m.c.history, mp)
+			}
+		}
+		return m.screen().Update(msg)
+	case watchEnded:
+		if m.c.ctx.Err() != nil {
+			return nil
+		}
+		cmd := m.list.Update(msg)
+		return tea.Batch(cmd, tea.Tick(3*time.Second, func(time.Time) tea.Msg { return watchRetry{} }))
+	case watchRetry:
+		return m.startWatch()
+	case runSpeedMsg:
+		return m.startSpeed()
+	case speedResult:
+		if msg.run == m.c.speed.run {
+			m.c.speed.results = append(m.c.speed.results, msg.r)
+		}
+		return m.screen().Update(msg)
+	case speedDone:
+		if msg.run == m.c.speed.run {
+			m.c.speed.running = false
+			m.c.speed.results = msg.results
+			rec := msg.rec
+			m.c.speed.rec = &rec
+		}
+		return m.screen().Update(msg)
+	case backMsg:
+		m.current = nil
+		m.fullHelp = false
+		return m.list.Update(msg)
+	case openMsg:
+		m.current = msg.s
+		m.fullHelp = false
+		return msg.s.Init()
+	case tea.KeyMsg:
+		if msg.String() == "ctrl+c" {
+			m.quitting = true
+			return tea.Quit
+		}
+		if !m.screen().typing() {
+			switch {
+			case key.Matches(msg, m.c.keys.Quit):
+				m.quitting = true
+				return tea.Quit
+			case key.Matches(msg, m.c.keys.Help):
+				m.fullHelp = !m.fullHelp
+				return nil
+			}
+		}
+	}
+	return m.screen().Update(msg)
+}
+
+func (m *Model) View() string {
+	if m.quitting {
+		return ""
+	}
+	s := m.c.styles
+	sc := m.screen()
+	header := s.Header.Render("vaultui") + " " + s.Screen.Render(sc.title())
+
+	var helpView string
+	if m.fullHelp {
+		helpView = m.help.FullHelpView(columns(append(sc.keys(), m.globalKeys()...), 5))
+	} else {
+		// The screen's keys come most important first; the bar keeps what fits.
+		helpView = m.help.ShortHelpView(append([]key.Binding{m.c.keys.Help, m.c.keys.Quit}, sc.keys()...))
+	}
+	body := sc.View()
+	bodyH := m.c.height - 2 - lipgloss.Height(helpView)
+	body = fitHeight(body, bodyH)
+	return s.App.Render(header + "\n\n" + body + "\n" + helpView)
+}
+
+// globalKeys are listed in the full help of every screen.
+func (m *Model) globalKeys() []key.Binding {
+	k := m.c.keys
+	return []key.Binding{k.Back, k.Help, k.Quit}
+}
+
+// columns splits bindings into help columns of at most n rows.
+func columns(b []key.Binding, n int) [][]key.Binding {
+	var out [][]key.Binding
+	for len(b) > 0 {
+		k := min(n, len(b))
+		out = append(out, b[:k])
+		b = b[k:]
+	}
+	return out
+}
+
+// fitHeight pads or cuts a block of text to exactly h lines, so the help
+// bar stays at the bottom.
+func fitHeight(s string, h int) string {
+	if h < 1 {
+		h = 1
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}

@@ -396,7 +396,6 @@ func defaultName(dir string) string {
 	return base
 }
 
-
 func (w *wizardScreen) View() string {
 	s := w.c.styles
 	width := w.c.contentWidth()

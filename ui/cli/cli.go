@@ -201,8 +201,7 @@ func printCommandHelp(w io.Writer, c *command) {
 	}
 	fs := newFlagSet(c.name)
 	c.setup(fs)
-	var lines [][2]string
-	width := 0
+	lines := [][2]string{}
 	fs.VisitAll(func(f *flag.Flag) {
 		valueName, usage := flag.UnquoteUsage(f)
 		left := "--" + f.Name
@@ -213,13 +212,14 @@ func printCommandHelp(w io.Writer, c *command) {
 			usage += fmt.Sprintf(" (default %s)", f.DefValue)
 		}
 		lines = append(lines, [2]string{left, usage})
-		width = max(width, len(left))
 	})
-	if len(lines) > 0 {
-		fmt.Fprintln(w, "\noptions:")
-		for _, l := range lines {
-			fmt.Fprintf(w, "  %-*s  %s\n", width, l[0], l[1])
-		}
+	lines = append(lines, [2]string{"--help", "show this help"})
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(l[0]))
 	}
-	fmt.Fprintf(w, "  %-*s  %s\n", max(width, len("--help")), "--help", "show this help")
+	fmt.Fprintln(w, "\noptions:")
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, l[0], l[1])
+	}
 }

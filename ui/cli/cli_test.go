@@ -3,10 +3,13 @@ package cli
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -55,9 +58,12 @@ func TestScripts(t *testing.T) {
 			return err == nil, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"untar":    cmdUntar,
-			"flipbyte": cmdFlipByte,
-			"sparse":   cmdSparse,
+			"untar":     cmdUntar,
+			"flipbyte":  cmdFlipByte,
+			"sparse":    cmdSparse,
+			"exits":     cmdExits,
+			"masterkey": cmdMasterKey,
+			"sha256":    cmdSHA256,
 		},
 	})
 }
@@ -175,6 +181,65 @@ func cmdSparse(ts *testscript.TestScript, neg bool, args []string) {
 	isSparse := allocated < size
 	if isSparse == neg {
 		ts.Fatalf("%s: %d bytes allocated for %d bytes of size; sparse=%v", args[0], allocated, size, isSparse)
+	}
+}
+
+// exits CODE PROGRAM ARGS...: run PROGRAM and require exit code CODE; its
+// stdout and stderr are kept for the stdout/stderr commands that follow.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("running %s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+	}
+}
+
+// masterkey FILE VAR: set VAR to the master key printed in FILE (init's
+// output), as the user would type it back: the indented lines, joined.
+func cmdMasterKey(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: masterkey FILE VAR")
+	}
+	var key strings.Builder
+	lines := strings.Split(ts.ReadFile(args[0]), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "Your master key is:") {
+			for _, k := range lines[i+1:] {
+				if k = strings.TrimSpace(k); k != "" {
+					key.WriteString(k)
+				} else if key.Len() > 0 {
+					break
+				}
+			}
+			break
+		}
+	}
+	if key.Len() == 0 {
+		ts.Fatalf("no master key in %s", args[0])
+	}
+	ts.Setenv(args[1], key.String())
+}
+
+// sha256 FILE HEX: FILE's SHA-256 must be HEX.
+func cmdSHA256(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: sha256 FILE HEX")
+	}
+	sum := sha256.Sum256([]byte(ts.ReadFile(args[0])))
+	if (hex.EncodeToString(sum[:]) == args[1]) == neg {
+		ts.Fatalf("%s: sha256 %x, want %s%s", args[0], sum, map[bool]string{true: "not ", false: ""}[neg], args[1])
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -80,11 +81,11 @@ examples:
 // vaultCipher returns the cipher's display name from the vault's config, or
 // a short reason it could not be read.
 func vaultCipher(dir string) (string, error) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return "(missing)", err
+	}
 	cfg, err := vault.LoadConfig(dir)
 	if err != nil {
-		if errors.Is(err, vault.ErrNotFound) {
-			return "(missing)", err
-		}
 		return "(unreadable)", err
 	}
 	return cfg.Cipher().String(), nil
@@ -138,8 +139,8 @@ examples:
   vaultui add ~/Private.enc
   vaultui add --name work --mountpoint ~/work /data/work.enc`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		name := fs.String("name", "", "`name` in the registry (default: the directory's base name)")
-		mountPoint := fs.String("mountpoint", "", "mount point `dir` (default: ~/Vaults/NAME)")
+		name := fs.String("name", "", "`NAME` in the registry (default: the directory's base name)")
+		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one CIPHERDIR argument, got %d", len(args))

@@ -44,14 +44,14 @@ examples:
   vaultui init ~/Private.enc
   vaultui init --cipher gcm --name work --passfile pw.txt /data/work.enc`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		cipherName := fs.String("cipher", "auto", "content `cipher`: auto, aegis, gcm, xchacha or siv")
+		cipherName := fs.String("cipher", "auto", "content `CIPHER`: auto, aegis, gcm, xchacha or siv")
 		logN := fs.Int("scryptn", crypto.DefaultScryptLogN, fmt.Sprintf("scrypt cost N = 2^`LOGN`, LOGN %d to %d: each step doubles the time to unlock and to guess", crypto.MinScryptLogN, crypto.MaxScryptLogN))
 		plainNames := fs.Bool("plaintextnames", false, "do not encrypt file names")
 		detNames := fs.Bool("deterministic-names", false, "encrypt names without per-directory IVs (same name, same ciphertext everywhere)")
 		longNameMax := fs.Int("longnamemax", maxLongNameMax, fmt.Sprintf("store encrypted names longer than `N` bytes (%d to %d) as long names", minLongNameMax, maxLongNameMax))
-		name := fs.String("name", "", "`name` in the registry (default: the directory's base name)")
-		mountPoint := fs.String("mountpoint", "", "mount point `dir` (default: ~/Vaults/NAME)")
-		passfile := fs.String("passfile", "", "read the password from the first line of `file` (- for standard input)")
+		name := fs.String("name", "", "`NAME` in the registry (default: the directory's base name)")
+		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
+		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
@@ -292,9 +292,9 @@ examples:
   vaultui passwd --passfile old.txt --new-passfile new.txt work
   vaultui passwd --masterkey - work`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the current password from `file` (- for standard input)")
-		newPassfile := fs.String("new-passfile", "", "read the new password from `file` (- for standard input)")
-		masterKey := fs.String("masterkey", "", "use the master key `hex` (- to ask) instead of the current password")
+		passfile := fs.String("passfile", "", "read the current password from `FILE` (- for standard input)")
+		newPassfile := fs.String("new-passfile", "", "read the new password from `FILE` (- for standard input)")
+		masterKey := fs.String("masterkey", "", "use the master key `HEX` (- to ask) instead of the current password")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one VAULT argument, got %d", len(args))
@@ -371,7 +371,7 @@ examples:
   vaultui fsck work
   vaultui fsck --passfile pw.txt /data/work.enc`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the password from the first line of `file` (- for standard input)")
+		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one VAULT argument, got %d", len(args))
@@ -443,7 +443,7 @@ examples:
   vaultui export work /mnt/usb/work-copy
   vaultui export --passfile pw.txt /data/work.enc ./plain`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the password from the first line of `file` (- for standard input)")
+		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
 		return func(e *env, args []string) error {
 			if len(args) != 2 {
 				return e.usage("expected VAULT and DESTDIR arguments, got %d argument(s)", len(args))

@@ -1,0 +1,473 @@
+// Command gen writes aegis_amd64.s, the amd64 kernels of package aegis.
+//
+// Regenerate from crypto/aegis with:
+//
+//	go run ./_asm/gen.go
+//
+// which writes aegis_amd64.s and the Go declarations in aegis_stubs_amd64.go.
+//
+// The kernels are emitted from one description per AEGIS family (the
+// 128-bit-key family with an eight-vector state and the 256-bit-key family
+// with a six-vector state) at three register widths: X (16 bytes, one lane,
+// AES-NI in its VEX form), Y (32 bytes, two lanes, VAES) and Z (64 bytes, four
+// lanes, VAES with AVX-512). The "P" kernels run two independent AEGIS-256X2
+// messages side by side in Z registers (the low 256 bits are message A, the
+// high 256 bits message B): the state update is lane-wise, so one VAESENC
+// advances both messages.
+//
+// Every kernel works on a state in memory (state vector i at i*width bytes)
+// so that the Go side keeps all length and buffer checks; see aegis_amd64.go
+// for the Go declarations and the layout of the constants.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+type width struct {
+	name  string // X, Y, Z
+	bytes int
+	mov   string // load/store
+	xor   string
+	and   string
+	bcast string // 16-byte memory -> all lanes
+}
+
+var (
+	wX = width{"X", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU"}
+	wY = width{"Y", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128"}
+	wZ = width{"Z", 64, "VMOVDQU64", "VPXORQ", "VPANDQ", "VBROADCASTI32X4"}
+)
+
+// family is the 128-bit-key family (wide=false) or the 256-bit-key family.
+type family struct {
+	name string // "128", "256"
+	wide bool
+	n    int // state vectors
+}
+
+var (
+	f128 = family{"128", false, 8}
+	f256 = family{"256", true, 6}
+)
+
+// Offsets of the per-key constant vectors (64 bytes each, see aegis_amd64.go).
+const (
+	cK0  = iota * 64 // key (128) or first key half (256), replicated
+	cK1              // second key half (256)
+	cKC0             // key ^ C0 (128) or k0 ^ C0 (256)
+	cKC1             // key ^ C1 (128) or k1 ^ C1 (256)
+	cC0
+	cC1
+	cCtx
+)
+
+var out strings.Builder
+
+func emit(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...) }
+func label(l string)                  { fmt.Fprintf(&out, "%s:\n", l) }
+
+// Register names: state vectors use registers 0..n-1.
+func (w width) r(i int) string { return fmt.Sprintf("%s%d", w.name, i) }
+
+// Registers above the state.
+const (
+	rM0  = 8  // message (128: first half)
+	rM1  = 9  // 128: second half
+	rT   = 10 // saved last state vector
+	rZ0  = 11 // keystream
+	rZ1  = 12
+	rCtx = 13 // init only
+	rA   = 14 // init only
+	rB   = 15 // init only
+)
+
+// In the 256 family, registers 6 and 7 are free; the layout above keeps one
+// numbering for both families.
+
+func (f family) update(w width) {
+	// Message vectors are already in rM0 (and rM1); they are clobbered.
+	emit("%s %s, %s, %s", w.xor, w.r(0), w.r(rM0), w.r(rM0))
+	last := f.n - 1
+	if !f.wide {
+		emit("%s %s, %s, %s", w.xor, w.r(4), w.r(rM1), w.r(rM1))
+	}
+	emit("%s %s, %s", w.mov, w.r(last), w.r(rT))
+	for i := last; i >= 1; i-- {
+		rk := w.r(i)
+		if !f.wide && i == 4 {
+			rk = w.r(rM1)
+		}
+		emit("VAESENC %s, %s, %s", rk, w.r(i-1), w.r(i))
+	}
+	emit("VAESENC %s, %s, %s", w.r(rM0), w.r(rT), w.r(0))
+}
+
+// keystream computes z into rZ0 (and rZ1).
+func (f family) keystream(w width) {
+	if f.wide { // z = S1 ^ S4 ^ S5 ^ (S2 & S3)
+		emit("%s %s, %s, %s", w.and, w.r(3), w.r(2), w.r(rZ0))
+		emit("%s %s, %s, %s", w.xor, w.r(1), w.r(rZ0), w.r(rZ0))
+		emit("%s %s, %s, %s", w.xor, w.r(4), w.r(5), w.r(rZ1))
+		emit("%s %s, %s, %s", w.xor, w.r(rZ1), w.r(rZ0), w.r(rZ0))
+		return
+	}
+	// z0 = S1 ^ S6 ^ (S2 & S3), z1 = S2 ^ S5 ^ (S6 & S7)
+	emit("%s %s, %s, %s", w.and, w.r(3), w.r(2), w.r(rZ0))
+	emit("%s %s, %s, %s", w.xor, w.r(1), w.r(rZ0), w.r(rZ0))
+	emit("%s %s, %s, %s", w.xor, w.r(6), w.r(rZ0), w.r(rZ0))
+	emit("%s %s, %s, %s", w.and, w.r(7), w.r(6), w.r(rZ1))
+	emit("%s %s, %s, %s", w.xor, w.r(2), w.r(rZ1), w.r(rZ1))
+	emit("%s %s, %s, %s", w.xor, w.r(5), w.r(rZ1), w.r(rZ1))
+}
+
+func (f family) loadState(w width, base string) {
+	for i := range f.n {
+		emit("%s %d(%s), %s", w.mov, i*w.bytes, base, w.r(i))
+	}
+}
+
+func (f family) storeState(w width, base string) {
+	for i := range f.n {
+		emit("%s %s, %d(%s)", w.mov, w.r(i), i*w.bytes, base)
+	}
+}
+
+// pair describes how message chunks are moved between memory and registers:
+// single messages use plain loads and stores; the P kernels gather the low
+// half from message A and the high half from message B.
+type io struct {
+	pair bool
+}
+
+// load reads message vector k of the chunk (offset k*half) into register r.
+func (p io) load(w width, k int, r int, srcA, srcB string) {
+	if !p.pair {
+		emit("%s %d(%s), %s", w.mov, k*w.bytes, srcA, w.r(r))
+		return
+	}
+	emit("VMOVDQU %d(%s), Y%d", k*32, srcA, r)
+	emit("VINSERTI64X4 $1, %d(%s), Z%d, Z%d", k*32, srcB, r, r)
+}
+
+func (p io) store(w width, k int, r int, dstA, dstB string) {
+	if !p.pair {
+		emit("%s %s, %d(%s)", w.mov, w.r(r), k*w.bytes, dstA)
+		return
+	}
+	emit("VMOVDQU Y%d, %d(%s)", r, k*32, dstA)
+	emit("VEXTRACTI64X4 $1, Z%d, %d(%s)", r, k*32, dstB)
+}
+
+func (f family) vectors() int {
+	if f.wide {
+		return 1
+	}
+	return 2
+}
+
+var stubs strings.Builder
+
+func header(name string, frame int, args string) {
+	fmt.Fprintf(&out, "\n// %s\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", args, name, frame)
+	if name != "cpuidECX7" {
+		stubs.WriteString("\n//go:noescape\n")
+	}
+	stubs.WriteString(args + "\n")
+}
+
+func ret(w width) {
+	if w.name != "X" {
+		emit("VZEROUPPER")
+	}
+	emit("RET")
+}
+
+// kernel emits absorb, enc, dec and decLast for one family and width.
+func (f family) kernels(w width, suffix string, p io) {
+	chunk := f.vectors() * w.bytes // bytes consumed per message per update
+	if p.pair {
+		chunk = f.vectors() * 32
+	}
+	name := func(op string) string { return op + f.name + suffix }
+	nv := f.vectors()
+
+	// absorb(s, srcA[, srcB], n)
+	if p.pair {
+		header(name("absorb"), 32, "func absorb"+f.name+suffix+"(s *byte, srcA, srcB *byte, n int)")
+		emit("MOVQ s+0(FP), AX")
+		emit("MOVQ srcA+8(FP), SI")
+		emit("MOVQ srcB+16(FP), R8")
+		emit("MOVQ n+24(FP), CX")
+	} else {
+		header(name("absorb"), 24, "func absorb"+f.name+suffix+"(s *byte, src *byte, n int)")
+		emit("MOVQ s+0(FP), AX")
+		emit("MOVQ src+8(FP), SI")
+		emit("MOVQ n+16(FP), CX")
+	}
+	f.loadState(w, "AX")
+	emit("TESTQ CX, CX")
+	emit("JZ absorbdone%s%s", f.name, suffix)
+	label("absorbloop" + f.name + suffix)
+	for k := range nv {
+		p.load(w, k, rM0+k, "SI", "R8")
+	}
+	f.update(w)
+	emit("ADDQ $%d, SI", chunk)
+	if p.pair {
+		emit("ADDQ $%d, R8", chunk)
+	}
+	emit("DECQ CX")
+	emit("JNZ absorbloop%s%s", f.name, suffix)
+	label("absorbdone" + f.name + suffix)
+	f.storeState(w, "AX")
+	ret(w)
+
+	// enc/dec(s, dstA, srcA[, dstB, srcB], n)
+	for _, op := range []string{"enc", "dec"} {
+		lbl := op + f.name + suffix
+		if p.pair {
+			header(name(op), 48, "func "+op+f.name+suffix+"(s *byte, dstA, srcA, dstB, srcB *byte, n int)")
+			emit("MOVQ s+0(FP), AX")
+			emit("MOVQ dstA+8(FP), DI")
+			emit("MOVQ srcA+16(FP), SI")
+			emit("MOVQ dstB+24(FP), R9")
+			emit("MOVQ srcB+32(FP), R8")
+			emit("MOVQ n+40(FP), CX")
+		} else {
+			header(name(op), 32, "func "+op+f.name+suffix+"(s *byte, dst, src *byte, n int)")
+			emit("MOVQ s+0(FP), AX")
+			emit("MOVQ dst+8(FP), DI")
+			emit("MOVQ src+16(FP), SI")
+			emit("MOVQ n+24(FP), CX")
+		}
+		f.loadState(w, "AX")
+		emit("TESTQ CX, CX")
+		emit("JZ %sdone", lbl)
+		label(lbl + "loop")
+		f.keystream(w)
+		for k := range nv {
+			p.load(w, k, rM0+k, "SI", "R8")
+		}
+		if op == "enc" {
+			for k := range nv {
+				emit("%s %s, %s, %s", w.xor, w.r(rM0+k), w.r(rZ0+k), w.r(rZ0+k))
+				p.store(w, k, rZ0+k, "DI", "R9")
+			}
+		} else {
+			for k := range nv {
+				emit("%s %s, %s, %s", w.xor, w.r(rZ0+k), w.r(rM0+k), w.r(rM0+k))
+				p.store(w, k, rM0+k, "DI", "R9")
+			}
+		}
+		f.update(w)
+		emit("ADDQ $%d, SI", chunk)
+		emit("ADDQ $%d, DI", chunk)
+		if p.pair {
+			emit("ADDQ $%d, R8", chunk)
+			emit("ADDQ $%d, R9", chunk)
+		}
+		emit("DECQ CX")
+		emit("JNZ %sloop", lbl)
+		label(lbl + "done")
+		f.storeState(w, "AX")
+		ret(w)
+	}
+	if p.pair {
+		return
+	}
+
+	// decLast(s, buf, mask): decrypts the zero-padded last chunk in buf in
+	// place; the plaintext is ANDed with mask (0xff for message bytes, 0 for
+	// padding) before it is stored and absorbed, as the draft's DecPartial.
+	header(name("decLast"), 24, "func decLast"+f.name+suffix+"(s *byte, buf *byte, mask *byte)")
+	emit("MOVQ s+0(FP), AX")
+	emit("MOVQ buf+8(FP), SI")
+	emit("MOVQ mask+16(FP), DX")
+	f.loadState(w, "AX")
+	f.keystream(w)
+	for k := range nv {
+		emit("%s %d(SI), %s", w.mov, k*w.bytes, w.r(rM0+k))
+		emit("%s %s, %s, %s", w.xor, w.r(rZ0+k), w.r(rM0+k), w.r(rM0+k))
+		emit("%s %d(DX), %s", w.mov, k*w.bytes, w.r(rZ0+k))
+		emit("%s %s, %s, %s", w.and, w.r(rZ0+k), w.r(rM0+k), w.r(rM0+k))
+		emit("%s %s, %d(SI)", w.mov, w.r(rM0+k), k*w.bytes)
+	}
+	f.update(w)
+	f.storeState(w, "AX")
+	ret(w)
+}
+
+// initKernel emits init(s, c, nonce[, nonceB]): builds the initial state from
+// the per-key constants and the nonce and runs the initialization rounds.
+func (f family) initKernel(w width, suffix string, p io) {
+	name := "init" + f.name + suffix
+	if p.pair {
+		header(name, 32, "func "+name+"(s *byte, c *byte, nonceA, nonceB *byte)")
+	} else {
+		header(name, 24, "func "+name+"(s *byte, c *byte, nonce *byte)")
+	}
+	emit("MOVQ s+0(FP), AX")
+	emit("MOVQ c+8(FP), BX")
+	if p.pair {
+		emit("MOVQ nonceA+16(FP), SI")
+		emit("MOVQ nonceB+24(FP), R8")
+	} else {
+		emit("MOVQ nonce+16(FP), SI")
+	}
+	// bcast loads the 16-byte nonce part at off into register r (for pairs:
+	// A's into the low half, B's into the high half).
+	bcast := func(off, r int) {
+		if !p.pair {
+			emit("%s %d(SI), %s", w.bcast, off, w.r(r))
+			return
+		}
+		emit("VBROADCASTI128 %d(SI), Y%d", off, r)
+		emit("VBROADCASTI128 %d(R8), Y%d", off, rT)
+		emit("VINSERTI64X4 $1, Y%d, Z%d, Z%d", rT, r, r)
+	}
+	emit("%s %d(BX), %s", w.mov, cCtx, w.r(rCtx))
+	if !f.wide {
+		// A = nonce, B = key; S0 = S4 = key ^ nonce, S1 = S3 = C1, S2 = C0,
+		// S5 = S7 = key ^ C0, S6 = key ^ C1.
+		bcast(0, rA)
+		emit("%s %d(BX), %s", w.mov, cK0, w.r(rB))
+		emit("%s %s, %s, %s", w.xor, w.r(rA), w.r(rB), w.r(0))
+		emit("%s %d(BX), %s", w.mov, cC1, w.r(1))
+		emit("%s %d(BX), %s", w.mov, cC0, w.r(2))
+		emit("%s %d(BX), %s", w.mov, cC1, w.r(3))
+		emit("%s %s, %s", w.mov, w.r(0), w.r(4))
+		emit("%s %d(BX), %s", w.mov, cKC0, w.r(5))
+		emit("%s %d(BX), %s", w.mov, cKC1, w.r(6))
+		emit("%s %d(BX), %s", w.mov, cKC0, w.r(7))
+		emit("MOVQ $10, CX")
+		label(name + "loop")
+		emit("%s %s, %s, %s", w.xor, w.r(rCtx), w.r(3), w.r(3))
+		emit("%s %s, %s, %s", w.xor, w.r(rCtx), w.r(7), w.r(7))
+		emit("%s %s, %s", w.mov, w.r(rA), w.r(rM0))
+		emit("%s %s, %s", w.mov, w.r(rB), w.r(rM1))
+		f.update(w)
+		emit("DECQ CX")
+		emit("JNZ %sloop", name)
+	} else {
+		// Messages: k0, k1, k0 ^ n0, k1 ^ n1 (kept in 6, 7, A, B).
+		bcast(0, rA)
+		bcast(16, rB)
+		emit("%s %d(BX), %s", w.mov, cK0, w.r(6))
+		emit("%s %d(BX), %s", w.mov, cK1, w.r(7))
+		emit("%s %s, %s, %s", w.xor, w.r(6), w.r(rA), w.r(rA))
+		emit("%s %s, %s, %s", w.xor, w.r(7), w.r(rB), w.r(rB))
+		emit("%s %s, %s", w.mov, w.r(rA), w.r(0))
+		emit("%s %s, %s", w.mov, w.r(rB), w.r(1))
+		emit("%s %d(BX), %s", w.mov, cC1, w.r(2))
+		emit("%s %d(BX), %s", w.mov, cC0, w.r(3))
+		emit("%s %d(BX), %s", w.mov, cKC0, w.r(4))
+		emit("%s %d(BX), %s", w.mov, cKC1, w.r(5))
+		emit("MOVQ $4, CX")
+		label(name + "loop")
+		for _, m := range []int{6, 7, rA, rB} {
+			emit("%s %s, %s, %s", w.xor, w.r(rCtx), w.r(3), w.r(3))
+			emit("%s %s, %s, %s", w.xor, w.r(rCtx), w.r(5), w.r(5))
+			emit("%s %s, %s", w.mov, w.r(m), w.r(rM0))
+			f.update(w)
+		}
+		emit("DECQ CX")
+		emit("JNZ %sloop", name)
+	}
+	f.storeState(w, "AX")
+	ret(w)
+}
+
+// finalKernel emits final(s, tag, u, tagSize): absorbs the length block seven
+// times and writes the tag, folding the lanes.
+func (f family) finalKernel(w width) {
+	name := "final" + f.name + w.name
+	header(name, 32, "func "+name+"(s *byte, tag *byte, u *[16]byte, tagSize int)")
+	emit("MOVQ s+0(FP), AX")
+	emit("MOVQ tag+8(FP), DI")
+	emit("MOVQ u+16(FP), SI")
+	emit("MOVQ tagSize+24(FP), DX")
+	f.loadState(w, "AX")
+	emit("%s (SI), %s", w.bcast, w.r(rA))
+	src := 2
+	if f.wide {
+		src = 3
+	}
+	emit("%s %s, %s, %s", w.xor, w.r(src), w.r(rA), w.r(rA))
+	emit("MOVQ $7, CX")
+	label(name + "loop")
+	emit("%s %s, %s", w.mov, w.r(rA), w.r(rM0))
+	if !f.wide {
+		emit("%s %s, %s", w.mov, w.r(rA), w.r(rM1))
+	}
+	f.update(w)
+	emit("DECQ CX")
+	emit("JNZ %sloop", name)
+	fold := func(r int) {
+		// Fold the lanes of register r into its low 16 bytes.
+		if w.name == "Z" {
+			emit("VEXTRACTI64X4 $1, Z%d, Y%d", r, rT)
+			emit("VPXOR Y%d, Y%d, Y%d", rT, r, r)
+		}
+		if w.name != "X" {
+			emit("VEXTRACTI128 $1, Y%d, X%d", r, rT)
+			emit("VPXOR X%d, X%d, X%d", rT, r, r)
+		}
+	}
+	xorRange := func(dst, from, to int) {
+		emit("%s %s, %s", w.mov, w.r(from), w.r(dst))
+		for i := from + 1; i < to; i++ {
+			emit("%s %s, %s, %s", w.xor, w.r(i), w.r(dst), w.r(dst))
+		}
+	}
+	emit("CMPQ DX, $16")
+	emit("JNE %stag32", name)
+	if f.wide {
+		xorRange(rZ0, 0, 6)
+	} else {
+		xorRange(rZ0, 0, 7)
+	}
+	fold(rZ0)
+	emit("VMOVDQU X%d, (DI)", rZ0)
+	ret(w)
+	label(name + "tag32")
+	xorRange(rZ0, 0, f.n/2)
+	xorRange(rZ1, f.n/2, f.n)
+	fold(rZ0)
+	fold(rZ1)
+	emit("VMOVDQU X%d, (DI)", rZ0)
+	emit("VMOVDQU X%d, 16(DI)", rZ1)
+	ret(w)
+}
+
+func main() {
+	out.WriteString("// Code generated by go run ./_asm/gen.go. DO NOT EDIT.\n\n")
+	out.WriteString("//go:build amd64 && !purego\n\n#include \"textflag.h\"\n")
+	for _, f := range []family{f128, f256} {
+		for _, w := range []width{wX, wY, wZ} {
+			f.initKernel(w, w.name, io{})
+			f.kernels(w, w.name, io{})
+			f.finalKernel(w)
+		}
+	}
+	f256.initKernel(wZ, "P", io{pair: true})
+	f256.kernels(wZ, "P", io{pair: true})
+	// x/sys/cpu reports VAES only together with AVX-512; the Y kernels need
+	// the VAES bit on AVX2-only CPUs too, so read it directly.
+	header("cpuidECX7", 4, "func cpuidECX7() uint32")
+	emit("MOVL $7, AX")
+	emit("XORL CX, CX")
+	emit("CPUID")
+	emit("MOVL CX, ret+0(FP)")
+	emit("RET")
+	goFile := "// Code generated by go run ./_asm/gen.go. DO NOT EDIT.\n\n" +
+		"//go:build amd64 && !purego\n\npackage aegis\n" + stubs.String()
+	for name, text := range map[string]string{"aegis_amd64.s": out.String(), "aegis_stubs_amd64.go": goFile} {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}

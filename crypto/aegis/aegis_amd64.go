@@ -1,0 +1,397 @@
+//go:build amd64 && !purego
+
+package aegis
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Feature flags, set once at start-up. The X kernels use the VEX forms of
+// AES-NI (AES + AVX); the Y kernels need VAES on 256-bit registers (AVX2 +
+// VAES); the Z kernels and the paired AEGIS-256X2 batch kernels need AVX-512F
+// and VAES.
+var (
+	useAESNI   = cpu.X86.HasAES && cpu.X86.HasAVX
+	useVAES    = useAESNI && cpu.X86.HasAVX2 && cpuidECX7()&(1<<9) != 0
+	useVAES512 = useVAES && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VAES
+)
+
+// kernel names the assembly kernel set of an AEAD: family (128, 256) and
+// register width (X: 1 lane, Y: 2 lanes, Z: 4 lanes).
+type kernel uint8
+
+const (
+	kNone kernel = iota
+	k128X
+	k128Y
+	k128Z
+	k256X
+	k256Y
+	k256Z
+)
+
+func kernelFor(v *variant) kernel {
+	var k kernel
+	switch {
+	case v.lanes == 1 && useAESNI:
+		k = k128X
+	case v.lanes == 2 && useVAES:
+		k = k128Y
+	case v.lanes == 4 && useVAES512:
+		k = k128Z
+	default:
+		return kNone
+	}
+	if v.wide {
+		k += k256X - k128X
+	}
+	return k
+}
+
+// hasAsm reports whether the variant runs on an assembly path.
+func hasAsm(v *variant) bool { return kernelFor(v) != kNone }
+
+// asmKey is the per-key data of the kernels: seven 64-byte vectors, each the
+// 16-byte value repeated for four lanes, at the offsets of _asm/gen.go:
+// k0 (the key, or its first half), k1 (second half), k0^C0, k1^C1 (for the
+// 128 family key^C0, key^C1), C0, C1, and the lane contexts.
+type asmKey struct {
+	k kernel
+	c [7 * 64]byte
+}
+
+var (
+	c0Bytes = [16]byte{0x00, 0x01, 0x01, 0x02, 0x03, 0x05, 0x08, 0x0d, 0x15, 0x22, 0x37, 0x59, 0x90, 0xe9, 0x79, 0x62}
+	c1Bytes = [16]byte{0xdb, 0x3d, 0x18, 0x55, 0x6d, 0xc2, 0x2f, 0xf1, 0x20, 0x11, 0x31, 0x42, 0x73, 0xb5, 0x28, 0xdd}
+)
+
+func (ak *asmKey) setup(v *variant, key []byte) {
+	ak.k = kernelFor(v)
+	if ak.k == kNone {
+		return
+	}
+	k0, k1 := key[:16], key[:16]
+	if v.wide {
+		k1 = key[16:32]
+	}
+	for l := range 4 {
+		for i := range 16 {
+			o := 16*l + i
+			ak.c[0*64+o] = k0[i]
+			ak.c[1*64+o] = k1[i]
+			ak.c[2*64+o] = k0[i] ^ c0Bytes[i]
+			ak.c[3*64+o] = k1[i] ^ c1Bytes[i]
+			ak.c[4*64+o] = c0Bytes[i]
+			ak.c[5*64+o] = c1Bytes[i]
+		}
+		// ctx_j = Byte(j) || Byte(D-1) || zeros, repeated every D lanes.
+		ak.c[6*64+16*l] = byte(l % v.lanes)
+		ak.c[6*64+16*l+1] = byte(v.lanes - 1)
+	}
+}
+
+func (ak *asmKey) wipe() { clear(ak.c[:]) }
+
+// maskTable supplies decLast's mask: &maskTable[128-r] is r bytes of 0xff
+// followed by zeros.
+var maskTable = func() (t [256]byte) {
+	for i := range 128 {
+		t[i] = 0xff
+	}
+	return
+}()
+
+// state holds any kernel's state in memory: up to eight vectors of 64 bytes.
+type state [8 * 64]byte
+
+func kInit(k kernel, s *state, c *[7 * 64]byte, nonce *byte) {
+	switch k {
+	case k128X:
+		init128X(&s[0], &c[0], nonce)
+	case k128Y:
+		init128Y(&s[0], &c[0], nonce)
+	case k128Z:
+		init128Z(&s[0], &c[0], nonce)
+	case k256X:
+		init256X(&s[0], &c[0], nonce)
+	case k256Y:
+		init256Y(&s[0], &c[0], nonce)
+	case k256Z:
+		init256Z(&s[0], &c[0], nonce)
+	}
+}
+
+func kAbsorb(k kernel, s *state, src *byte, n int) {
+	switch k {
+	case k128X:
+		absorb128X(&s[0], src, n)
+	case k128Y:
+		absorb128Y(&s[0], src, n)
+	case k128Z:
+		absorb128Z(&s[0], src, n)
+	case k256X:
+		absorb256X(&s[0], src, n)
+	case k256Y:
+		absorb256Y(&s[0], src, n)
+	case k256Z:
+		absorb256Z(&s[0], src, n)
+	}
+}
+
+func kEnc(k kernel, s *state, dst, src *byte, n int) {
+	switch k {
+	case k128X:
+		enc128X(&s[0], dst, src, n)
+	case k128Y:
+		enc128Y(&s[0], dst, src, n)
+	case k128Z:
+		enc128Z(&s[0], dst, src, n)
+	case k256X:
+		enc256X(&s[0], dst, src, n)
+	case k256Y:
+		enc256Y(&s[0], dst, src, n)
+	case k256Z:
+		enc256Z(&s[0], dst, src, n)
+	}
+}
+
+func kDec(k kernel, s *state, dst, src *byte, n int) {
+	switch k {
+	case k128X:
+		dec128X(&s[0], dst, src, n)
+	case k128Y:
+		dec128Y(&s[0], dst, src, n)
+	case k128Z:
+		dec128Z(&s[0], dst, src, n)
+	case k256X:
+		dec256X(&s[0], dst, src, n)
+	case k256Y:
+		dec256Y(&s[0], dst, src, n)
+	case k256Z:
+		dec256Z(&s[0], dst, src, n)
+	}
+}
+
+func kDecLast(k kernel, s *state, buf, mask *byte) {
+	switch k {
+	case k128X:
+		decLast128X(&s[0], buf, mask)
+	case k128Y:
+		decLast128Y(&s[0], buf, mask)
+	case k128Z:
+		decLast128Z(&s[0], buf, mask)
+	case k256X:
+		decLast256X(&s[0], buf, mask)
+	case k256Y:
+		decLast256Y(&s[0], buf, mask)
+	case k256Z:
+		decLast256Z(&s[0], buf, mask)
+	}
+}
+
+func kFinal(k kernel, s *state, tag *byte, adLen, msgLen, tagSize int) {
+	var u [16]byte
+	binary.LittleEndian.PutUint64(u[0:], uint64(adLen)*8)
+	binary.LittleEndian.PutUint64(u[8:], uint64(msgLen)*8)
+	switch k {
+	case k128X:
+		final128X(&s[0], tag, &u, tagSize)
+	case k128Y:
+		final128Y(&s[0], tag, &u, tagSize)
+	case k128Z:
+		final128Z(&s[0], tag, &u, tagSize)
+	case k256X:
+		final256X(&s[0], tag, &u, tagSize)
+	case k256Y:
+		final256Y(&s[0], tag, &u, tagSize)
+	case k256Z:
+		final256Z(&s[0], tag, &u, tagSize)
+	}
+}
+
+// absorbAD absorbs the associated data, the last partial chunk zero padded.
+func absorbAD(k kernel, s *state, ad []byte, rate int) {
+	n := len(ad) / rate
+	if n > 0 {
+		kAbsorb(k, s, &ad[0], n)
+	}
+	if r := len(ad) - n*rate; r > 0 {
+		var buf [128]byte
+		copy(buf[:], ad[n*rate:])
+		kAbsorb(k, s, &buf[0], 1)
+	}
+}
+
+func (a *aead) seal(out, nonce, plaintext, ad []byte) {
+	k := a.impl.k
+	if k == kNone {
+		sealGeneric(a.v, out, a.key[:a.v.keySize()], nonce, plaintext, ad, a.tagSize)
+		return
+	}
+	var s state
+	kInit(k, &s, &a.impl.c, &nonce[0])
+	absorbAD(k, &s, ad, a.v.rate())
+	a.sealRest(k, &s, out, plaintext, 0, len(ad))
+}
+
+// sealRest encrypts plaintext[done:] (done is a multiple of the rate) and
+// writes the tag after the ciphertext.
+func (a *aead) sealRest(k kernel, s *state, out, plaintext []byte, done, adLen int) {
+	rate := a.v.rate()
+	n := (len(plaintext) - done) / rate
+	if n > 0 {
+		kEnc(k, s, &out[done], &plaintext[done], n)
+		done += n * rate
+	}
+	if r := len(plaintext) - done; r > 0 {
+		var buf [128]byte
+		copy(buf[:], plaintext[done:])
+		kEnc(k, s, &buf[0], &buf[0], 1)
+		copy(out[done:], buf[:r])
+	}
+	kFinal(k, s, &out[len(plaintext)], adLen, len(plaintext), a.tagSize)
+}
+
+func (a *aead) open(out, nonce, ciphertext, ad []byte) bool {
+	k := a.impl.k
+	if k == kNone {
+		return openGeneric(a.v, out, a.key[:a.v.keySize()], nonce, ciphertext, ad, a.tagSize)
+	}
+	var s state
+	kInit(k, &s, &a.impl.c, &nonce[0])
+	absorbAD(k, &s, ad, a.v.rate())
+	return a.openRest(k, &s, out, ciphertext, 0, len(ad))
+}
+
+// openRest decrypts ciphertext[done:] into out, checks the tag and zeroes all
+// of out on failure.
+func (a *aead) openRest(k kernel, s *state, out, ciphertext []byte, done, adLen int) bool {
+	rate := a.v.rate()
+	ctLen := len(ciphertext) - a.tagSize
+	n := (ctLen - done) / rate
+	if n > 0 {
+		kDec(k, s, &out[done], &ciphertext[done], n)
+		done += n * rate
+	}
+	if r := ctLen - done; r > 0 {
+		var buf [128]byte
+		copy(buf[:], ciphertext[done:ctLen])
+		kDecLast(k, s, &buf[0], &maskTable[128-r])
+		copy(out[done:], buf[:r])
+	}
+	var want [32]byte
+	kFinal(k, s, &want[0], adLen, ctLen, a.tagSize)
+	return verifyTag(out[:ctLen], want[:a.tagSize], ciphertext[ctLen:])
+}
+
+// Batches of AEGIS-256X2 messages run two at a time in the P kernels when
+// the CPU has AVX-512 and VAES: each 512-bit register holds the two-lane
+// state of two messages. The pair shares the initialization, the associated
+// data (which must have the same length) and the full chunks both messages
+// have; then the state is split and each message finishes alone.
+
+const pairRate = 32 // AEGIS-256X2's rate
+
+func (a *aead) pairable(m1, ad1, m2, ad2 []byte) bool {
+	return a.v == v256X2 && useVAES512 && a.impl.k == k256Y &&
+		len(ad1) == len(ad2) && len(m1) >= pairRate && len(m2) >= pairRate
+}
+
+func (a *aead) sealBatch(dsts, nonces, msgs, ads [][]byte) {
+	i := 0
+	for ; i+1 < len(msgs); i += 2 {
+		if !a.pairable(msgs[i], ads[i], msgs[i+1], ads[i+1]) {
+			a.seal(dsts[i][:len(msgs[i])+a.tagSize], nonces[i], msgs[i], ads[i])
+			a.seal(dsts[i+1][:len(msgs[i+1])+a.tagSize], nonces[i+1], msgs[i+1], ads[i+1])
+			continue
+		}
+		a.sealPair(dsts[i][:len(msgs[i])+a.tagSize], nonces[i], msgs[i], dsts[i+1][:len(msgs[i+1])+a.tagSize],
+			nonces[i+1], msgs[i+1], ads[i], ads[i+1])
+	}
+	if i < len(msgs) {
+		a.seal(dsts[i][:len(msgs[i])+a.tagSize], nonces[i], msgs[i], ads[i])
+	}
+}
+
+// pairStart initializes the paired state and absorbs both messages' AD.
+func (a *aead) pairStart(s *state, nonceA, nonceB, adA, adB []byte) {
+	init256P(&s[0], &a.impl.c[0], &nonceA[0], &nonceB[0])
+	n := len(adA) / pairRate
+	if n > 0 {
+		absorb256P(&s[0], &adA[0], &adB[0], n)
+	}
+	if r := len(adA) - n*pairRate; r > 0 {
+		var bufA, bufB [pairRate]byte
+		copy(bufA[:], adA[n*pairRate:])
+		copy(bufB[:], adB[n*pairRate:])
+		absorb256P(&s[0], &bufA[0], &bufB[0], 1)
+	}
+}
+
+// split copies the paired state into two single AEGIS-256X2 states.
+func split(s, sA, sB *state) {
+	for i := range 6 {
+		copy(sA[32*i:32*i+32], s[64*i:64*i+32])
+		copy(sB[32*i:32*i+32], s[64*i+32:64*i+64])
+	}
+}
+
+func (a *aead) sealPair(outA, nonceA, mA, outB, nonceB, mB, adA, adB []byte) {
+	var s, sA, sB state
+	a.pairStart(&s, nonceA, nonceB, adA, adB)
+	n := min(len(mA), len(mB)) / pairRate
+	enc256P(&s[0], &outA[0], &mA[0], &outB[0], &mB[0], n)
+	split(&s, &sA, &sB)
+	a.sealRest(k256Y, &sA, outA, mA, n*pairRate, len(adA))
+	a.sealRest(k256Y, &sB, outB, mB, n*pairRate, len(adB))
+}
+
+func (a *aead) openBatch(dsts, nonces, cts, ads [][]byte) (int, error) {
+	bad := -1
+	fail := func(i int) {
+		if bad < 0 {
+			bad = i
+		}
+	}
+	i := 0
+	for ; i+1 < len(cts); i += 2 {
+		if len(cts[i]) < a.tagSize || len(cts[i+1]) < a.tagSize ||
+			!a.pairable(cts[i][:len(cts[i])-a.tagSize], ads[i], cts[i+1][:len(cts[i+1])-a.tagSize], ads[i+1]) {
+			if !a.openOne(dsts[i], nonces[i], cts[i], ads[i]) {
+				fail(i)
+			}
+			if !a.openOne(dsts[i+1], nonces[i+1], cts[i+1], ads[i+1]) {
+				fail(i + 1)
+			}
+			continue
+		}
+		okA, okB := a.openPair(dsts[i][:len(cts[i])-a.tagSize], nonces[i], cts[i],
+			dsts[i+1][:len(cts[i+1])-a.tagSize], nonces[i+1], cts[i+1], ads[i], ads[i+1])
+		if !okA {
+			fail(i)
+		}
+		if !okB {
+			fail(i + 1)
+		}
+	}
+	if i < len(cts) && !a.openOne(dsts[i], nonces[i], cts[i], ads[i]) {
+		fail(i)
+	}
+	if bad >= 0 {
+		return bad, ErrOpen
+	}
+	return -1, nil
+}
+
+func (a *aead) openPair(outA, nonceA, cA, outB, nonceB, cB, adA, adB []byte) (okA, okB bool) {
+	var s, sA, sB state
+	a.pairStart(&s, nonceA, nonceB, adA, adB)
+	n := min(len(outA), len(outB)) / pairRate
+	dec256P(&s[0], &outA[0], &cA[0], &outB[0], &cB[0], n)
+	split(&s, &sA, &sB)
+	okA = a.openRest(k256Y, &sA, outA, cA, n*pairRate, len(adA))
+	okB = a.openRest(k256Y, &sB, outB, cB, n*pairRate, len(adB))
+	return
+}

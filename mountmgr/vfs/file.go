@@ -1,0 +1,421 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// file is an open file: a descriptor on the cipher file. Content operations take the node's
+// lock, shared by every handle and hard link of the inode.
+type file struct {
+	node     *node
+	fd       int
+	writable bool
+	path     string // cipher path at open time, for log messages
+}
+
+var (
+	_ = (fs.FileReader)((*file)(nil))
+	_ = (fs.FileWriter)((*file)(nil))
+	_ = (fs.FileFlusher)((*file)(nil))
+	_ = (fs.FileFsyncer)((*file)(nil))
+	_ = (fs.FileReleaser)((*file)(nil))
+	_ = (fs.FileAllocater)((*file)(nil))
+)
+
+const bs = crypto.BlockSize
+
+func procFdPath(fd int) string { return "/proc/self/fd/" + itoa(fd) }
+
+func itoa(i int) string {
+	var b [20]byte
+	p := len(b)
+	for {
+		p--
+		b[p] = byte('0' + i%10)
+		i /= 10
+		if i == 0 {
+			return string(b[p:])
+		}
+	}
+}
+
+func (f *file) getattr(out *fuse.AttrOut) syscall.Errno {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(f.fd, &st); err != nil {
+		return fs2errno(err)
+	}
+	f.node.fsys.plainAttr(&st, f.path, &out.Attr)
+	return 0
+}
+
+// pread reads until buf is full or the file ends.
+func pread(fd int, buf []byte, off int64) (int, error) {
+	done := 0
+	for done < len(buf) {
+		n, err := syscall.Pread(fd, buf[done:], off+int64(done))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return done, err
+		}
+		if n == 0 {
+			break
+		}
+		done += n
+	}
+	return done, nil
+}
+
+func pwrite(fd int, buf []byte, off int64) error {
+	for len(buf) > 0 {
+		n, err := syscall.Pwrite(fd, buf, off)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		buf = buf[n:]
+		off += int64(n)
+	}
+	return nil
+}
+
+// fileID returns the file ID from the header, reading it once per inode. empty reports an
+// empty cipher file (no header yet). The caller holds the node lock (shared is enough).
+func (f *file) fileID() (id []byte, empty bool, errno syscall.Errno) {
+	if p := f.node.fileID.Load(); p != nil {
+		return p[:], false, 0
+	}
+	var buf [crypto.HeaderLen]byte
+	n, err := pread(f.fd, buf[:], 0)
+	if err != nil {
+		return nil, false, fs2errno(err)
+	}
+	if n == 0 {
+		return nil, true, 0
+	}
+	h, err := crypto.ParseFileHeader(buf[:n])
+	if err != nil {
+		f.node.fsys.log.Printf("vfs: %s: bad file header: %v", f.path, err)
+		return nil, false, syscall.EIO
+	}
+	id2 := h.ID
+	f.node.fileID.Store(&id2)
+	return id2[:], false, 0
+}
+
+// sizes returns the cipher and plaintext sizes. The caller holds the node lock.
+func (f *file) sizes() (cipherSize, plainSize uint64, errno syscall.Errno) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(f.fd, &st); err != nil {
+		return 0, 0, fs2errno(err)
+	}
+	ps, err := f.node.fsys.enc.PlainSize(uint64(st.Size))
+	if err != nil {
+		f.node.fsys.log.Printf("vfs: %s: impossible cipher size %d: %v", f.path, st.Size, err)
+		return 0, 0, syscall.EIO
+	}
+	return uint64(st.Size), ps, 0
+}
+
+// ensureHeader returns the file ID, writing a fresh header into an empty cipher file. The
+// caller holds the node lock exclusively.
+func (f *file) ensureHeader(cipherSize uint64) ([]byte, syscall.Errno) {
+	if cipherSize > 0 {
+		id, _, errno := f.fileID()
+		return id, errno
+	}
+	h, err := crypto.NewFileHeader()
+	if err != nil {
+		return nil, syscall.EIO
+	}
+	if err := pwrite(f.fd, h.Bytes(), 0); err != nil {
+		return nil, fs2errno(err)
+	}
+	id := h.ID
+	f.node.fileID.Store(&id)
+	return id[:], 0
+}
+
+func (f *file) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	fsys := f.node.fsys
+	f.node.mu.RLock()
+	n, errno := f.read(dest, off)
+	f.node.mu.RUnlock()
+	if errno != 0 {
+		return nil, fsys.op(errno)
+	}
+	fsys.stats.BytesRead.Add(uint64(n))
+	return fuse.ReadResultData(dest[:n]), fsys.op(0)
+}
+
+// read decrypts the blocks covering [off, off+len(dest)) in one batch into dest.
+func (f *file) read(dest []byte, off int64) (int, syscall.Errno) {
+	fsys := f.node.fsys
+	if len(dest) == 0 || off < 0 {
+		return 0, 0
+	}
+	id, empty, errno := f.fileID()
+	if errno != 0 || empty {
+		return 0, errno
+	}
+	first := uint64(off) / bs
+	last := (uint64(off) + uint64(len(dest)) - 1) / bs
+	nb := int(last - first + 1)
+
+	cb := fsys.getCipherBuf()
+	defer fsys.putCipherBuf(cb)
+	if cap(*cb) < nb*fsys.cbs {
+		*cb = make([]byte, 0, nb*fsys.cbs)
+	}
+	cbuf := (*cb)[:nb*fsys.cbs]
+	cn, err := pread(f.fd, cbuf, int64(crypto.HeaderLen)+int64(first)*int64(fsys.cbs))
+	if err != nil {
+		return 0, fs2errno(err)
+	}
+	if cn == 0 {
+		return 0, 0
+	}
+	skip := int(uint64(off) - first*bs)
+	// Aligned reads (the kernel's usual) decrypt straight into dest.
+	var plain []byte
+	var pb *[]byte
+	if skip == 0 && cap(dest) >= nb*bs {
+		plain = dest[:0]
+	} else {
+		pb = fsys.getPlainBuf()
+		defer fsys.putPlainBuf(pb)
+		plain = (*pb)[:0]
+	}
+	plain, err = fsys.enc.DecryptBlocks(plain, cbuf[:cn], first, id)
+	if err != nil {
+		var be *crypto.BlockError
+		if errors.As(err, &be) {
+			fsys.log.Printf("vfs: %s: block %d (plaintext bytes %d-%d) fails authentication; read of %d bytes at %d refused: %v",
+				f.path, be.Block, be.Block*bs, (be.Block+1)*bs-1, len(dest), off, be.Err)
+		} else {
+			fsys.log.Printf("vfs: %s: reading %d bytes at %d: %v", f.path, len(dest), off, err)
+		}
+		return 0, syscall.EIO
+	}
+	if skip >= len(plain) {
+		return 0, 0
+	}
+	end := min(len(plain), skip+len(dest))
+	if pb != nil {
+		return copy(dest, plain[skip:end]), 0
+	}
+	return end, 0
+}
+
+func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	fsys := f.node.fsys
+	if off < 0 {
+		return 0, fsys.op(syscall.EINVAL)
+	}
+	f.node.mu.Lock()
+	errno := f.write(data, uint64(off))
+	f.node.mu.Unlock()
+	if errno != 0 {
+		return 0, fsys.op(errno)
+	}
+	fsys.stats.BytesWritten.Add(uint64(len(data)))
+	return uint32(len(data)), fsys.op(0)
+}
+
+// write writes data at off. The caller holds the node lock exclusively.
+func (f *file) write(data []byte, off uint64) syscall.Errno {
+	if len(data) == 0 {
+		return 0
+	}
+	cs, size, errno := f.sizes()
+	if errno != 0 {
+		return errno
+	}
+	id, errno := f.ensureHeader(cs)
+	if errno != 0 {
+		return errno
+	}
+	// Writing past the end: a partial last block must become a full one first, because only
+	// the last block of a file may be short. The blocks in between stay holes.
+	if off > size && size%bs != 0 && off/bs > size/bs {
+		pad := roundUp(size) - size
+		if errno := f.writeRange(make([]byte, pad), size, size, id); errno != 0 {
+			return errno
+		}
+		size += pad
+	}
+	return f.writeRange(data, off, size, id)
+}
+
+func roundUp(n uint64) uint64 { return (n + bs - 1) / bs * bs }
+
+// writeRange encrypts data at off as whole blocks in one batch, merging the old contents of
+// partially covered first and last blocks (size is the current plaintext size).
+func (f *file) writeRange(data []byte, off, size uint64, id []byte) syscall.Errno {
+	fsys := f.node.fsys
+	end := off + uint64(len(data))
+	first, last := off/bs, (end-1)/bs
+	base := first * bs
+	extEnd := max(end, min(size, (last+1)*bs))
+	l := int(extEnd - base)
+
+	pb := fsys.getPlainBuf()
+	defer fsys.putPlainBuf(pb)
+	if cap(*pb) < l {
+		*pb = make([]byte, 0, l)
+	}
+	buf := (*pb)[:l]
+	clear(buf[:off-base])
+	clear(buf[end-base:])
+	if off > base && base < size {
+		if errno := f.readBlock(first, id, buf[:min(bs, l)]); errno != 0 {
+			return errno
+		}
+	}
+	if lastBase := last * bs; end < extEnd && lastBase < size && (last != first || off == base) {
+		if errno := f.readBlock(last, id, buf[lastBase-base:]); errno != 0 {
+			return errno
+		}
+	}
+	copy(buf[off-base:], data)
+
+	cb := fsys.getCipherBuf()
+	defer fsys.putCipherBuf(cb)
+	ct := fsys.enc.EncryptBlocks((*cb)[:0], buf, first, id)
+	*cb = ct[:0]
+	if err := pwrite(f.fd, ct, int64(crypto.HeaderLen)+int64(first)*int64(fsys.cbs)); err != nil {
+		return fs2errno(err)
+	}
+	return 0
+}
+
+// readBlock decrypts block b into dst (up to 4096 bytes; a short last block fills less).
+func (f *file) readBlock(b uint64, id []byte, dst []byte) syscall.Errno {
+	fsys := f.node.fsys
+	cb := fsys.getCipherBuf()
+	defer fsys.putCipherBuf(cb)
+	c := (*cb)[:fsys.cbs]
+	n, err := pread(f.fd, c, int64(crypto.HeaderLen)+int64(b)*int64(fsys.cbs))
+	if err != nil {
+		return fs2errno(err)
+	}
+	pb := fsys.getPlainBuf()
+	defer fsys.putPlainBuf(pb)
+	plain, err := fsys.enc.DecryptBlocks((*pb)[:0], c[:n], b, id)
+	if err != nil {
+		fsys.log.Printf("vfs: %s: block %d fails authentication; refusing to rewrite it: %v", f.path, b, err)
+		return syscall.EIO
+	}
+	copy(dst, plain)
+	return 0
+}
+
+// truncate sets the plaintext size. Growing leaves holes (sparse cipher file) and writes only
+// the partial last block; shrinking re-encrypts the new partial last block.
+func (f *file) truncate(newSize uint64) syscall.Errno {
+	f.node.mu.Lock()
+	defer f.node.mu.Unlock()
+	return f.truncateLocked(newSize)
+}
+
+func (f *file) truncateLocked(newSize uint64) syscall.Errno {
+	fsys := f.node.fsys
+	cs, size, errno := f.sizes()
+	if errno != 0 {
+		return errno
+	}
+	if newSize == size {
+		return 0
+	}
+	if newSize == 0 {
+		if err := syscall.Ftruncate(f.fd, 0); err != nil {
+			return fs2errno(err)
+		}
+		f.node.fileID.Store(nil)
+		return 0
+	}
+	id, errno := f.ensureHeader(cs)
+	if errno != 0 {
+		return errno
+	}
+	if newSize > size {
+		// Fill the old partial last block (up to the new size if that ends inside it).
+		if size%bs != 0 {
+			fill := min(roundUp(size), newSize) - size
+			if errno := f.writeRange(make([]byte, fill), size, size, id); errno != 0 {
+				return errno
+			}
+			size += fill
+		}
+		if newSize == size {
+			return 0
+		}
+		if newSize%bs == 0 {
+			return fs2errno(syscall.Ftruncate(f.fd, int64(fsys.enc.CipherSize(newSize))))
+		}
+		lastBase := newSize / bs * bs
+		return f.writeRange(make([]byte, newSize-lastBase), lastBase, size, id)
+	}
+	if newSize%bs == 0 {
+		return fs2errno(syscall.Ftruncate(f.fd, int64(fsys.enc.CipherSize(newSize))))
+	}
+	b := newSize / bs
+	keep := make([]byte, newSize-b*bs)
+	if errno := f.readBlock(b, id, keep); errno != 0 {
+		return errno
+	}
+	if err := syscall.Ftruncate(f.fd, int64(crypto.HeaderLen)+int64(b)*int64(fsys.cbs)); err != nil {
+		return fs2errno(err)
+	}
+	return f.writeRange(keep, b*bs, b*bs, id)
+}
+
+func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
+	fsys := f.node.fsys
+	if mode&^unix.FALLOC_FL_KEEP_SIZE != 0 {
+		// Punching holes or zeroing ranges would need re-encryption of partial blocks.
+		return fsys.op(syscall.EOPNOTSUPP)
+	}
+	f.node.mu.Lock()
+	defer f.node.mu.Unlock()
+	cs, plainSize, errno := f.sizes()
+	if errno != 0 {
+		return fsys.op(errno)
+	}
+	// Reserve the cipher blocks covering the range (header included) without changing the
+	// cipher size, then grow the plaintext if asked to.
+	cOff := uint64(0)
+	if off > 0 {
+		cOff = crypto.HeaderLen + off/bs*uint64(fsys.cbs)
+	}
+	cEnd := fsys.enc.CipherSize(roundUp(off + size))
+	if err := syscall.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cEnd-cOff)); err != nil && err != syscall.EOPNOTSUPP {
+		return fsys.op(fs2errno(err))
+	}
+	_ = cs
+	if mode&unix.FALLOC_FL_KEEP_SIZE == 0 && off+size > plainSize {
+		return fsys.op(f.truncateLocked(off + size))
+	}
+	return fsys.op(0)
+}
+
+func (f *file) Flush(ctx context.Context) syscall.Errno { return 0 }
+
+func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	return f.node.fsys.op(fs2errno(syscall.Fsync(f.fd)))
+}
+
+func (f *file) Release(ctx context.Context) syscall.Errno {
+	return fs2errno(syscall.Close(f.fd))
+}

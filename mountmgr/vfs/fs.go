@@ -1,0 +1,199 @@
+// Package vfs is the FUSE file system of a mounted vault: a plaintext view of a cipherdir in
+// the gocryptfs v2 format, built on go-fuse's fs API.
+//
+// # Layout
+//
+// Every node is a [node]; its cipher path is computed on demand by walking the go-fuse inode
+// tree to the root and encrypting each name with its directory's IV (cached in the directory's
+// node, since a directory keeps its gocryptfs.diriv when renamed). Open files are [file]
+// handles that keep a file descriptor on the cipher file.
+//
+// # Contents
+//
+// Reads and writes are translated into whole 4 KiB blocks and encrypted or decrypted in one
+// batch per request. A per-inode lock serialises writers (and truncation) against each other
+// and against readers, so a reader never sees a torn block. A block that fails authentication
+// fails the read with EIO and is logged with its path; its plaintext is never returned.
+package vfs
+
+import (
+	"fmt"
+	"log"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// Options configure a mount.
+type Options struct {
+	ReadOnly bool
+	// AllowOther lets other users (root included) into the mount; off unless asked for.
+	AllowOther bool
+	// Logger receives corruption reports and FUSE-level problems; nil discards them.
+	Logger *log.Logger
+	// Debug logs every FUSE request.
+	Debug bool
+}
+
+// Stats are a mount's live counters, updated atomically on the hot path.
+type Stats struct {
+	BytesRead, BytesWritten, Ops, Errors atomic.Uint64
+}
+
+// Volume is what the file system needs of an unlocked vault. vfs does not read
+// gocryptfs.conf; the caller (package vault) did that.
+type Volume struct {
+	// Dir is the cipherdir.
+	Dir     string
+	Content *crypto.ContentEnc
+	// Names is nil with PlaintextNames.
+	Names *crypto.NameTransform
+	// DirIV: names are encrypted with per-directory IVs from gocryptfs.diriv files (feature
+	// flag DirIV); false with deterministic names (all-zero IV, no diriv files).
+	DirIV bool
+}
+
+// Mounted is a live mount.
+type Mounted struct {
+	Server *fuse.Server
+	Stats  *Stats
+}
+
+// Unmount unmounts the file system; it fails (EBUSY) while the mount is in use.
+func (m *Mounted) Unmount() error { return m.Server.Unmount() }
+
+// Wait blocks until the file system is unmounted.
+func (m *Mounted) Wait() { m.Server.Wait() }
+
+// cacheTimeout is how long the kernel may cache entries and attributes. All changes come
+// through this file system, which tells the kernel about them, so caching is safe.
+const cacheTimeout = time.Second
+
+// requestMax is the largest read or write request we ask the kernel for.
+const requestMax = 1 << 20
+
+// Mount mounts v at mountPoint and returns once the mount is usable. The caller keeps the keys
+// alive until the file system is unmounted (Wait returns), then wipes them.
+func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
+	root, err := newRoot(v, opts)
+	if err != nil {
+		return nil, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(v.Dir, &st); err != nil {
+		return nil, fmt.Errorf("vfs: %s: %w", v.Dir, err)
+	}
+	timeout := cacheTimeout
+	mo := fuse.MountOptions{
+		AllowOther:    opts.AllowOther,
+		FsName:        v.Dir,
+		Name:          "vaultui",
+		MaxWrite:      requestMax,
+		MaxReadAhead:  requestMax,
+		DirectMount:   true,
+		DisableXAttrs: true,
+		EnableLocks:   true,
+		Debug:         opts.Debug,
+		Logger:        root.fsys.log,
+		Options:       []string{"default_permissions"},
+		MaxBackground: 64,
+	}
+	if opts.ReadOnly {
+		mo.Options = append(mo.Options, "ro")
+	}
+	server, err := fs.Mount(mountPoint, root, &fs.Options{
+		MountOptions:    mo,
+		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
+		NegativeTimeout: &timeout,
+		RootStableAttr:  &fs.StableAttr{Ino: st.Ino, Mode: syscall.S_IFDIR},
+		Logger:          root.fsys.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vfs: mounting %s: %w", mountPoint, err)
+	}
+	return &Mounted{Server: server, Stats: root.fsys.stats}, nil
+}
+
+// NewRoot returns the root node of the file system for v and its counters, for callers that
+// mount with fs.Mount themselves.
+func NewRoot(v Volume, opts Options) (fs.InodeEmbedder, *Stats, error) {
+	n, err := newRoot(v, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, n.fsys.stats, nil
+}
+
+func newRoot(v Volume, opts Options) (*node, error) {
+	if v.Content == nil {
+		return nil, fmt.Errorf("vfs: vault is not unlocked")
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = log.New(discard{}, "", 0)
+	}
+	f := &fsys{
+		dir:    v.Dir,
+		enc:    v.Content,
+		names:  v.Names,
+		dirIVs: v.Names != nil && v.DirIV,
+		ro:     opts.ReadOnly,
+		log:    lg,
+		stats:  &Stats{},
+		cbs:    v.Content.CipherBlockSize(),
+		asRoot: syscall.Geteuid() == 0,
+		zeroIV: make([]byte, crypto.DirIVLen),
+	}
+	f.cipherPool.New = func() any { b := make([]byte, 0, (requestMax/crypto.BlockSize+2)*f.cbs); return &b }
+	f.plainPool.New = func() any { b := make([]byte, 0, requestMax+2*crypto.BlockSize); return &b }
+	return &node{fsys: f}, nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// fsys is the state shared by every node of one mount.
+type fsys struct {
+	dir    string
+	enc    *crypto.ContentEnc
+	names  *crypto.NameTransform // nil with PlaintextNames
+	dirIVs bool                  // per-directory IVs (false: deterministic names, zero IV)
+	ro     bool
+	log    *log.Logger
+	stats  *Stats
+	cbs    int
+	asRoot bool
+	zeroIV []byte
+
+	cipherPool, plainPool sync.Pool
+}
+
+// op counts one operation and, when it failed unexpectedly, one error.
+func (f *fsys) op(errno syscall.Errno) syscall.Errno {
+	f.stats.Ops.Add(1)
+	switch errno {
+	case 0, syscall.ENOENT, syscall.EEXIST, syscall.ENOTEMPTY, syscall.ENODATA, syscall.ENOTSUP:
+	default:
+		f.stats.Errors.Add(1)
+	}
+	return errno
+}
+
+func (f *fsys) getCipherBuf() *[]byte { return f.cipherPool.Get().(*[]byte) }
+func (f *fsys) getPlainBuf() *[]byte  { return f.plainPool.Get().(*[]byte) }
+func (f *fsys) putCipherBuf(b *[]byte) {
+	*b = (*b)[:0]
+	f.cipherPool.Put(b)
+}
+func (f *fsys) putPlainBuf(b *[]byte) {
+	*b = (*b)[:0]
+	f.plainPool.Put(b)
+}

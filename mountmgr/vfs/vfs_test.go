@@ -1,0 +1,122 @@
+package vfs
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// testVolume makes a fresh cipherdir (no gocryptfs.conf: vfs does not read it) with a random
+// master key.
+func testVolume(t testing.TB, c crypto.CipherID, names bool) Volume {
+	t.Helper()
+	key := make([]byte, 32)
+	rand.Read(key)
+	enc, err := crypto.NewContentEnc(c, key, true)
+	if err != nil {
+		t.Skipf("cipher %s: %v", c, err)
+	}
+	dir := t.TempDir()
+	v := Volume{Dir: dir, Content: enc}
+	if names {
+		if v.Names, err = crypto.NewNameTransform(key, true, true, 0); err != nil {
+			t.Fatal(err)
+		}
+		v.DirIV = true
+		if _, err := writeDirIV(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return v
+}
+
+// canMount says why FUSE mounts are impossible here, or "".
+func canMount() string {
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err != nil {
+		return "no usable /dev/fuse: " + err.Error()
+	}
+	f.Close()
+	if os.Geteuid() != 0 {
+		if _, err := os.Stat("/usr/bin/fusermount3"); err != nil {
+			return "not root and no fusermount3"
+		}
+	}
+	return ""
+}
+
+// mountTest mounts v on a temp dir and unmounts it when the test ends, even on failure.
+func mountTest(t testing.TB, v Volume, opts Options) (string, *Mounted) {
+	t.Helper()
+	if why := canMount(); why != "" {
+		t.Skip("FUSE: " + why)
+	}
+	mp := t.TempDir()
+	if opts.Logger == nil {
+		opts.Logger = testLogger(t)
+	}
+	m, err := Mount(mp, v, opts)
+	if err != nil {
+		t.Skipf("FUSE mount impossible here: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := m.Unmount(); err != nil {
+			t.Errorf("unmount %s: %v", mp, err)
+			syscall.Unmount(mp, syscall.MNT_DETACH)
+		}
+	})
+	return mp, m
+}
+
+func TestSmoke(t *testing.T) {
+	for _, c := range []crypto.CipherID{crypto.AESGCM, crypto.XChaCha, crypto.AESSIV, crypto.AEGIS} {
+		t.Run(string(c), func(t *testing.T) {
+			v := testVolume(t, c, true)
+			mp, _ := mountTest(t, v, Options{})
+			data := make([]byte, 3*crypto.BlockSize+17)
+			rand.Read(data)
+			p := filepath.Join(mp, "a file")
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(p)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("read back: %v, equal=%v", err, bytes.Equal(got, data))
+			}
+			fi, err := os.Stat(p)
+			if err != nil || fi.Size() != int64(len(data)) {
+				t.Fatalf("stat: %v size %d", err, fi.Size())
+			}
+			if err := os.MkdirAll(filepath.Join(mp, "d1", "d2"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(p, filepath.Join(mp, "d1", "d2", "moved")); err != nil {
+				t.Fatal(err)
+			}
+			got, err = os.ReadFile(filepath.Join(mp, "d1", "d2", "moved"))
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("after rename: %v", err)
+			}
+			ents, err := os.ReadDir(mp)
+			if err != nil || len(ents) != 1 || ents[0].Name() != "d1" {
+				t.Fatalf("readdir: %v %v", ents, err)
+			}
+			// Cipher side: encrypted names, diriv files.
+			cents, _ := os.ReadDir(v.Dir)
+			for _, e := range cents {
+				if e.Name() == "d1" {
+					t.Fatal("plaintext name on disk")
+				}
+			}
+			if _, err := os.Stat(filepath.Join(mp, "missing")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("missing: %v", err)
+			}
+		})
+	}
+}

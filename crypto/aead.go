@@ -1,0 +1,80 @@
+package crypto
+
+import (
+	"crypto/cipher"
+	"crypto/sha512"
+	"errors"
+	"fmt"
+)
+
+// TagLen is the authentication tag (or SIV) length of every content cipher.
+const TagLen = 16
+
+// batchAEAD is implemented by AEADs that seal or open many independent
+// messages per call (crypto/aegis.Batcher). ContentEnc uses it for runs of
+// blocks so the implementation can interleave them.
+type batchAEAD interface {
+	SealBatch(dsts, nonces, msgs, ads [][]byte)
+	OpenBatch(dsts, nonces, ciphertexts, ads [][]byte) (firstBad int, err error)
+}
+
+// backend describes one content cipher: how its key is derived from the
+// master key, and how to build its AEAD. Every content AEAD has a 16-byte
+// tag (for AES-SIV: the synthetic IV, stored before the ciphertext, which is
+// what Seal produces), so the on-disk block is always nonce || Seal output.
+type backend struct {
+	id       CipherID
+	info     string // HKDF info string
+	keyLen   int
+	nonceLen int
+	// legacyKey derives the key without HKDF (gocryptfs <= 1.2), or is nil
+	// when the cipher requires HKDF.
+	legacyKey func(masterKey []byte) []byte
+	newAEAD   func(key []byte) (cipher.AEAD, error)
+}
+
+// ErrAEGISUnavailable is returned for AEGIS when this build has no AEGIS
+// implementation linked in.
+var ErrAEGISUnavailable = errors.New("AEGIS-256X2 is not available in this build")
+
+// newAEGIS and wipeAEGIS are set by aead_aegis.go when crypto/aegis is
+// linked in.
+var (
+	newAEGIS  func(key []byte) (cipher.AEAD, error)
+	wipeAEGIS func(cipher.AEAD)
+)
+
+// AEGISAvailable reports whether this build can use AEGIS-256X2.
+func AEGISAvailable() bool { return newAEGIS != nil }
+
+func backendFor(c CipherID) (*backend, error) {
+	switch c {
+	case AESGCM:
+		return &backend{id: c, info: InfoGCMContent, keyLen: 32, nonceLen: 16,
+			legacyKey: func(mk []byte) []byte { return append([]byte(nil), mk...) },
+			newAEAD:   newGCM}, nil
+	case XChaCha:
+		return &backend{id: c, info: InfoXChaChaContent, keyLen: 32, nonceLen: 24, newAEAD: newXChaCha}, nil
+	case AESSIV:
+		return &backend{id: c, info: InfoSIVContent, keyLen: sivKeyLen, nonceLen: sivNonceLen,
+			legacyKey: func(mk []byte) []byte { s := sha512.Sum512(mk); return s[:] },
+			newAEAD:   newSIV}, nil
+	case AEGIS:
+		if newAEGIS == nil {
+			return nil, fmt.Errorf("crypto: %w (waiting for crypto/aegis)", ErrAEGISUnavailable)
+		}
+		return &backend{id: c, info: InfoAEGISContent, keyLen: 32, nonceLen: 32, newAEAD: newAEGIS}, nil
+	}
+	return nil, fmt.Errorf("crypto: %w %q", ErrUnknownCipher, string(c))
+}
+
+// contentKey derives the content key for b from the master key.
+func (b *backend) contentKey(masterKey []byte, useHKDF bool) ([]byte, error) {
+	if useHKDF {
+		return HKDF(masterKey, b.info, b.keyLen), nil
+	}
+	if b.legacyKey == nil {
+		return nil, fmt.Errorf("crypto: %s requires HKDF key derivation", b.id)
+	}
+	return b.legacyKey(masterKey), nil
+}

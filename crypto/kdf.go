@@ -1,0 +1,201 @@
+package crypto
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"golang.org/x/crypto/scrypt"
+)
+
+// Key sizes and scrypt limits of the gocryptfs format.
+const (
+	// MasterKeyLen is the length of a vault's master key.
+	MasterKeyLen = 32
+	// ScryptSaltLen is the salt length of new vaults.
+	ScryptSaltLen = 32
+	// DefaultScryptLogN is the scrypt cost of new vaults (N = 2^16).
+	DefaultScryptLogN = 16
+	// MinScryptLogN and MaxScryptLogN bound the accepted scrypt cost. Below
+	// 2^10 a password is too cheap to guess; above 2^28 unlocking needs more
+	// than 256 GiB per R, so such a config is corrupt or hostile.
+	MinScryptLogN = 10
+	MaxScryptLogN = 28
+	// minScryptR, minScryptP and minScryptKeyLen are gocryptfs's minimums.
+	minScryptR      = 8
+	minScryptP      = 1
+	minScryptKeyLen = 32
+	// maxScryptRP bounds R*P (scrypt requires R*P < 2^30; larger values only
+	// make unlocking pointlessly slow).
+	maxScryptRP = 1 << 10
+)
+
+// HKDF info strings of the gocryptfs format.
+const (
+	InfoGCMContent     = "AES-GCM file content encryption"
+	InfoXChaChaContent = "XChaCha20-Poly1305 file content encryption"
+	InfoSIVContent     = "AES-SIV file content encryption"
+	// InfoAEGISContent is the GCM string: gocryptfs's AEGIS branch reuses it.
+	InfoAEGISContent = InfoGCMContent
+	InfoEMENames     = "EME filename encryption"
+)
+
+// ErrWeakKDF is wrapped by ScryptKDF.Validate for parameters below the
+// accepted minimums (or above the sane maximums).
+var ErrWeakKDF = errors.New("scrypt parameters out of range")
+
+// ScryptKDF holds the scrypt parameters stored in gocryptfs.conf as
+// "ScryptObject". Its JSON form matches gocryptfs exactly.
+type ScryptKDF struct {
+	Salt   []byte
+	N      int
+	R      int
+	P      int
+	KeyLen int
+}
+
+// NewScryptKDF returns parameters with a fresh random salt and N = 2^logN.
+// logN 0 means DefaultScryptLogN.
+func NewScryptKDF(logN int) (ScryptKDF, error) {
+	if logN == 0 {
+		logN = DefaultScryptLogN
+	}
+	if logN < MinScryptLogN || logN > MaxScryptLogN {
+		return ScryptKDF{}, fmt.Errorf("crypto: %w: scrypt logN %d is outside %d..%d", ErrWeakKDF, logN, MinScryptLogN, MaxScryptLogN)
+	}
+	s := ScryptKDF{Salt: make([]byte, ScryptSaltLen), N: 1 << logN, R: minScryptR, P: minScryptP, KeyLen: minScryptKeyLen}
+	if _, err := rand.Read(s.Salt); err != nil {
+		return ScryptKDF{}, fmt.Errorf("crypto: reading random salt: %w", err)
+	}
+	return s, nil
+}
+
+// LogN returns log2(N), or -1 when N is not a power of two.
+func (s ScryptKDF) LogN() int {
+	if s.N <= 0 || s.N&(s.N-1) != 0 {
+		return -1
+	}
+	return bits.TrailingZeros(uint(s.N))
+}
+
+// Validate checks the parameters against gocryptfs's minimums: N >= 2^10 and
+// a power of two, R >= 8, P >= 1, a salt of at least 32 bytes, KeyLen >= 32.
+// It also refuses absurdly large values that would only make unlocking hang.
+func (s ScryptKDF) Validate() error {
+	logN := s.LogN()
+	switch {
+	case s.N < 1<<MinScryptLogN:
+		return fmt.Errorf("crypto: %w: N=%d is below the minimum %d", ErrWeakKDF, s.N, 1<<MinScryptLogN)
+	case logN < 0:
+		return fmt.Errorf("crypto: %w: N=%d is not a power of two", ErrWeakKDF, s.N)
+	case logN > MaxScryptLogN:
+		return fmt.Errorf("crypto: %w: N=2^%d is above the maximum 2^%d", ErrWeakKDF, logN, MaxScryptLogN)
+	case s.R < minScryptR:
+		return fmt.Errorf("crypto: %w: R=%d is below the minimum %d", ErrWeakKDF, s.R, minScryptR)
+	case s.P < minScryptP:
+		return fmt.Errorf("crypto: %w: P=%d is below the minimum %d", ErrWeakKDF, s.P, minScryptP)
+	case s.R > maxScryptRP || s.P > maxScryptRP || s.R*s.P > maxScryptRP:
+		return fmt.Errorf("crypto: %w: R=%d P=%d is above the maximum R*P=%d", ErrWeakKDF, s.R, s.P, maxScryptRP)
+	case len(s.Salt) < ScryptSaltLen:
+		return fmt.Errorf("crypto: %w: salt is %d bytes, the minimum is %d", ErrWeakKDF, len(s.Salt), ScryptSaltLen)
+	case s.KeyLen < minScryptKeyLen:
+		return fmt.Errorf("crypto: %w: KeyLen=%d is below the minimum %d", ErrWeakKDF, s.KeyLen, minScryptKeyLen)
+	case s.KeyLen > 1024:
+		return fmt.Errorf("crypto: %w: KeyLen=%d is above the maximum 1024", ErrWeakKDF, s.KeyLen)
+	}
+	return nil
+}
+
+// DeriveKey runs scrypt on password and returns the key-encryption key.
+func (s ScryptKDF) DeriveKey(password []byte) ([]byte, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	k, err := scrypt.Key(password, s.Salt, s.N, s.R, s.P, s.KeyLen)
+	if err != nil {
+		return nil, fmt.Errorf("crypto: scrypt: %w", err)
+	}
+	return k, nil
+}
+
+// HKDF derives n bytes from masterKey with HKDF-SHA256, an empty salt and the
+// given info string, as gocryptfs does for its sub-keys.
+func HKDF(masterKey []byte, info string, n int) []byte {
+	k, err := hkdf.Key(sha256.New, masterKey, nil, info, n)
+	if err != nil {
+		// Only an impossible length gets here: a programming error.
+		panic("crypto: HKDF: " + err.Error())
+	}
+	return k
+}
+
+// Master key sealing in gocryptfs.conf: AES-256-GCM over block number 0 with
+// no file ID. With HKDF the GCM key is derived from the KEK and the nonce has
+// 128 bits; without (gocryptfs <= 1.2) the KEK is used directly with 96 bits.
+const (
+	masterKeyNonceLenHKDF   = 16
+	masterKeyNonceLenLegacy = 12
+)
+
+func masterKeyAEAD(kek []byte, useHKDF bool) (cipher.AEAD, int, error) {
+	key := kek
+	nonceLen := masterKeyNonceLenLegacy
+	if useHKDF {
+		key = HKDF(kek, InfoGCMContent, 32)
+		defer Wipe(key)
+		nonceLen = masterKeyNonceLenHKDF
+	}
+	if len(key) != 32 {
+		return nil, 0, fmt.Errorf("crypto: key-encryption key is %d bytes, want 32", len(key))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, 0, fmt.Errorf("crypto: %w", err)
+	}
+	a, err := cipher.NewGCMWithNonceSize(block, nonceLen)
+	if err != nil {
+		return nil, 0, fmt.Errorf("crypto: %w", err)
+	}
+	return a, nonceLen, nil
+}
+
+// SealMasterKey encrypts masterKey under the key-encryption key kek (the
+// scrypt output) in the gocryptfs.conf "EncryptedKey" layout: nonce,
+// ciphertext, tag.
+func SealMasterKey(kek, masterKey []byte, useHKDF bool) ([]byte, error) {
+	a, nonceLen, err := masterKeyAEAD(kek, useHKDF)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, nonceLen, nonceLen+len(masterKey)+a.Overhead())
+	if _, err := rand.Read(out); err != nil {
+		return nil, fmt.Errorf("crypto: reading random nonce: %w", err)
+	}
+	var ad [8]byte // block number 0, no file ID
+	return a.Seal(out, out[:nonceLen], masterKey, ad[:]), nil
+}
+
+// OpenMasterKey decrypts an "EncryptedKey" with kek. A wrong password shows
+// up here as an error wrapping ErrAuth.
+func OpenMasterKey(kek, encrypted []byte, useHKDF bool) ([]byte, error) {
+	a, nonceLen, err := masterKeyAEAD(kek, useHKDF)
+	if err != nil {
+		return nil, err
+	}
+	if len(encrypted) < nonceLen+a.Overhead() {
+		return nil, fmt.Errorf("crypto: encrypted master key is %d bytes, too short: %w", len(encrypted), ErrAuth)
+	}
+	var ad [8]byte
+	binary.BigEndian.PutUint64(ad[:], 0)
+	mk, err := a.Open(nil, encrypted[:nonceLen], encrypted[nonceLen:], ad[:])
+	if err != nil {
+		return nil, fmt.Errorf("crypto: opening master key: %w", ErrAuth)
+	}
+	return mk, nil
+}

@@ -1,0 +1,127 @@
+package crypto
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"testing"
+)
+
+func TestScryptValidate(t *testing.T) {
+	s, err := NewScryptKDF(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.N != 1024 || s.R != 8 || s.P != 1 || s.KeyLen != 32 || len(s.Salt) != 32 || s.LogN() != 10 {
+		t.Fatalf("NewScryptKDF(10) = %+v", s)
+	}
+	if d, _ := NewScryptKDF(0); d.N != 1<<16 {
+		t.Errorf("default N = %d", d.N)
+	}
+	for _, logN := range []int{9, 29} {
+		if _, err := NewScryptKDF(logN); !errors.Is(err, ErrWeakKDF) {
+			t.Errorf("logN %d: %v", logN, err)
+		}
+	}
+	bad := map[string]func(*ScryptKDF){
+		"N below 2^10": func(s *ScryptKDF) { s.N = 512 },
+		"N not pow2":   func(s *ScryptKDF) { s.N = 1500 },
+		"N huge":       func(s *ScryptKDF) { s.N = 1 << 40 },
+		"R below 8":    func(s *ScryptKDF) { s.R = 7 },
+		"P below 1":    func(s *ScryptKDF) { s.P = 0 },
+		"R*P huge":     func(s *ScryptKDF) { s.R, s.P = 1024, 1024 },
+		"short salt":   func(s *ScryptKDF) { s.Salt = s.Salt[:31] },
+		"short KeyLen": func(s *ScryptKDF) { s.KeyLen = 16 },
+		"negative N":   func(s *ScryptKDF) { s.N = -1024 },
+		"giant KeyLen": func(s *ScryptKDF) { s.KeyLen = 1 << 20 },
+	}
+	for name, mutate := range bad {
+		c := s
+		c.Salt = bytes.Clone(s.Salt)
+		mutate(&c)
+		if err := c.Validate(); !errors.Is(err, ErrWeakKDF) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if _, err := c.DeriveKey([]byte("pw")); err == nil {
+			t.Errorf("%s: DeriveKey ran", name)
+		}
+	}
+	k1, err := s.DeriveKey([]byte("pw"))
+	if err != nil || len(k1) != 32 {
+		t.Fatal(err)
+	}
+	k2, _ := s.DeriveKey([]byte("pw2"))
+	if bytes.Equal(k1, k2) {
+		t.Fatal("different passwords, same key")
+	}
+}
+
+// TestHKDFVector checks HKDF-SHA256 against RFC 5869 test case 3 (empty salt
+// and info) extended to our use: empty salt, info string.
+func TestHKDFVector(t *testing.T) {
+	ikm := bytes.Repeat([]byte{0x0b}, 22)
+	got := HKDF(ikm, "", 42)
+	want, _ := hex.DecodeString("8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8")
+	if !bytes.Equal(got, want) {
+		t.Fatalf("HKDF = %x", got)
+	}
+	if bytes.Equal(HKDF(ikm, InfoGCMContent, 32), HKDF(ikm, InfoEMENames, 32)) {
+		t.Fatal("info string ignored")
+	}
+}
+
+func TestMasterKeySealing(t *testing.T) {
+	kek := bytes.Repeat([]byte{7}, 32)
+	mk := testKey()
+	for _, useHKDF := range []bool{true, false} {
+		sealed, err := SealMasterKey(kek, mk, useHKDF)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantLen := map[bool]int{true: 16 + 32 + 16, false: 12 + 32 + 16}[useHKDF]
+		if len(sealed) != wantLen {
+			t.Fatalf("HKDF=%v: sealed key is %d bytes, want %d", useHKDF, len(sealed), wantLen)
+		}
+		got, err := OpenMasterKey(kek, sealed, useHKDF)
+		if err != nil || !bytes.Equal(got, mk) {
+			t.Fatalf("HKDF=%v: %v", useHKDF, err)
+		}
+		if _, err := OpenMasterKey(kek, sealed, !useHKDF); !errors.Is(err, ErrAuth) {
+			t.Errorf("HKDF flag ignored: %v", err)
+		}
+		wrong := bytes.Repeat([]byte{8}, 32)
+		if _, err := OpenMasterKey(wrong, sealed, useHKDF); !errors.Is(err, ErrAuth) {
+			t.Errorf("wrong KEK: %v", err)
+		}
+		if _, err := OpenMasterKey(kek, sealed[:10], useHKDF); !errors.Is(err, ErrAuth) {
+			t.Errorf("short: %v", err)
+		}
+	}
+	// With HKDF the sealed key is a GCM content block 0 without file ID
+	// under the KEK, so ContentEnc opens it too.
+	sealed, _ := SealMasterKey(kek, mk, true)
+	ce, _ := NewContentEnc(AESGCM, kek, true)
+	if got, err := ce.DecryptBlocks(nil, sealed, 0, nil); err != nil || !bytes.Equal(got, mk) {
+		t.Fatalf("sealed key is not a content block: %v", err)
+	}
+}
+
+func TestWipe(t *testing.T) {
+	b := []byte{1, 2, 3}
+	Wipe(b)
+	if !bytes.Equal(b, []byte{0, 0, 0}) {
+		t.Fatal(b)
+	}
+	e, _ := NewContentEnc(AESSIV, testKey(), true)
+	key := e.key
+	e.Wipe()
+	if !bytes.Equal(key, make([]byte, len(key))) {
+		t.Fatal("content key not wiped")
+	}
+	n, _ := NewNameTransform(testKey(), true, true, 0)
+	nk := n.key
+	n.Wipe()
+	if !bytes.Equal(nk, make([]byte, 32)) {
+		t.Fatal("name key not wiped")
+	}
+}

@@ -1,0 +1,152 @@
+package crypto
+
+import (
+	"crypto/aes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/rfjakob/eme"
+)
+
+// Names and sizes in a cipherdir.
+const (
+	ConfName  = "gocryptfs.conf"
+	DirIVName = "gocryptfs.diriv"
+	DirIVLen  = 16
+	// NameMax is the longest plaintext name, in bytes (as ext4).
+	NameMax = 255
+	// emeMaxLen is the most EME can transform (128 blocks).
+	emeMaxLen = 16 * 128
+)
+
+// ErrBadName is wrapped for a name that cannot be encrypted (empty, ".",
+// "..", containing '/' or NUL, longer than NameMax) or an encrypted name that
+// does not decrypt to such a valid name.
+var ErrBadName = errors.New("bad file name")
+
+// NameTransform encrypts and decrypts file names with EME under a
+// per-directory IV. It is safe for concurrent use. Vaults with plaintext
+// names have no NameTransform.
+type NameTransform struct {
+	eme         *eme.EMECipher
+	key         []byte
+	b64         *base64.Encoding
+	longNameMax int
+}
+
+// NewNameTransform returns the name transform of a vault. The EME key is
+// HKDF-derived from masterKey when useHKDF is set, else the master key itself
+// (gocryptfs <= 1.2). raw64 selects unpadded base64url (feature flag Raw64).
+// longNameMax is the longest encoded name stored as is: 0 means 255, a
+// negative value disables long names (vaults without the LongNames flag).
+func NewNameTransform(masterKey []byte, useHKDF, raw64 bool, longNameMax int) (*NameTransform, error) {
+	if len(masterKey) != MasterKeyLen {
+		return nil, fmt.Errorf("crypto: master key is %d bytes, want %d", len(masterKey), MasterKeyLen)
+	}
+	switch {
+	case longNameMax == 0:
+		longNameMax = DefaultLongNameMax
+	case longNameMax < 0:
+		longNameMax = math.MaxInt32
+	case longNameMax < MinLongNameMax || longNameMax > DefaultLongNameMax:
+		return nil, fmt.Errorf("crypto: long name limit %d is outside %d..%d", longNameMax, MinLongNameMax, DefaultLongNameMax)
+	}
+	var key []byte
+	if useHKDF {
+		key = HKDF(masterKey, InfoEMENames, 32)
+	} else {
+		key = append([]byte(nil), masterKey...)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		Wipe(key)
+		return nil, fmt.Errorf("crypto: %w", err)
+	}
+	n := &NameTransform{eme: eme.New(block), key: key, b64: base64.URLEncoding, longNameMax: longNameMax}
+	if raw64 {
+		n.b64 = base64.RawURLEncoding
+	}
+	return n, nil
+}
+
+// ValidName checks that name can be a directory entry: not empty, not "."
+// or "..", no '/' or NUL, at most NameMax bytes.
+func ValidName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty name", ErrBadName)
+	case name == "." || name == "..":
+		return fmt.Errorf("%w: %q", ErrBadName, name)
+	case strings.ContainsAny(name, "/\x00"):
+		return fmt.Errorf("%w: %q contains '/' or NUL", ErrBadName, name)
+	case len(name) > NameMax:
+		return fmt.Errorf("%w: %d bytes is longer than %d", ErrBadName, len(name), NameMax)
+	}
+	return nil
+}
+
+func checkIV(iv []byte) error {
+	if len(iv) != DirIVLen {
+		return fmt.Errorf("crypto: directory IV is %d bytes, want %d", len(iv), DirIVLen)
+	}
+	return nil
+}
+
+// EncryptName returns the encoded (encrypted, base64url) form of plain under
+// the directory IV iv, however long it is. Use StoredName for the on-disk
+// entry name.
+func (n *NameTransform) EncryptName(plain string, iv []byte) (string, error) {
+	if err := ValidName(plain); err != nil {
+		return "", fmt.Errorf("crypto: %w", err)
+	}
+	if err := checkIV(iv); err != nil {
+		return "", err
+	}
+	return n.b64.EncodeToString(n.eme.Encrypt(iv, pad16([]byte(plain)))), nil
+}
+
+// StoredName returns the on-disk entry name: the encoded name, or
+// gocryptfs.longname.<hash> when the encoded name is too long (long=true: the
+// caller must write the .name file holding encoded).
+func (n *NameTransform) StoredName(plain string, iv []byte) (stored, encoded string, long bool, err error) {
+	encoded, err = n.EncryptName(plain, iv)
+	if err != nil {
+		return "", "", false, err
+	}
+	if len(encoded) > n.longNameMax {
+		return n.HashLongName(encoded), encoded, true, nil
+	}
+	return encoded, encoded, false, nil
+}
+
+// DecryptName decrypts an encoded name (not a gocryptfs.longname.* entry:
+// pass the content of its .name file) under the directory IV iv.
+func (n *NameTransform) DecryptName(encoded string, iv []byte) (string, error) {
+	if err := checkIV(iv); err != nil {
+		return "", err
+	}
+	bin, err := n.b64.DecodeString(encoded)
+	if err != nil {
+		return "", fmt.Errorf("crypto: %w: %q is not base64url: %v", ErrBadName, encoded, err)
+	}
+	if len(bin) == 0 || len(bin)%aes.BlockSize != 0 || len(bin) > emeMaxLen {
+		return "", fmt.Errorf("crypto: %w: %q decodes to %d bytes, not a multiple of 16", ErrBadName, encoded, len(bin))
+	}
+	plain, err := unpad16(n.eme.Decrypt(iv, bin))
+	if err != nil {
+		return "", fmt.Errorf("crypto: %w: %q does not decrypt: %v", ErrBadName, encoded, err)
+	}
+	if err := ValidName(string(plain)); err != nil {
+		return "", fmt.Errorf("crypto: %q decrypts to an invalid name: %w", encoded, err)
+	}
+	return string(plain), nil
+}
+
+// Wipe clears the EME key (best effort) and makes n unusable.
+func (n *NameTransform) Wipe() {
+	Wipe(n.key)
+	n.eme = nil
+}

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/vaultui/vaultui/vault"
+)
+
+// TestReadmeDocumentsCommands keeps README.md true: every vault, registry and
+// speed command appears with its exact usage line, and the exit code table
+// matches the codes Main returns.
+func TestReadmeDocumentsCommands(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	for _, c := range allCommands() {
+		if c.group == groupMounts {
+			continue // documented in the Mounting section by the mount commands' owner
+		}
+		usage := fmt.Sprintf("usage: vaultui %s %s", c.name, c.args)
+		if !strings.Contains(readme, usage) {
+			t.Errorf("README.md lacks %q", usage)
+		}
+	}
+	codes := map[int]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\| ([0-9]+) \|`).FindAllStringSubmatch(readme, -1) {
+		var n int
+		fmt.Sscan(m[1], &n)
+		codes[n] = true
+	}
+	for code := exitOK; code <= exitNoSuchVault; code++ {
+		if !codes[code] {
+			t.Errorf("README.md exit code table lacks %d", code)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{errors.New("anything"), exitError},
+		{&usageError{msg: "bad"}, exitUsage},
+		{fmt.Errorf("unlock /v: %w", vault.ErrWrongPassword), exitWrongPassword},
+		{withHint(fmt.Errorf("x: %w", vault.ErrCorrupt), "h"), exitCorrupt},
+		{fmt.Errorf("x: %w", vault.ErrNotFound), exitNoSuchVault},
+		{problemsFound(3), exitCorrupt},
+		{fmt.Errorf("x: %w", vault.ErrRegistryCorrupt), exitError},
+		{&codeError{errors.New("x"), exitBusy}, exitBusy},
+	} {
+		if got := exitCode(tc.err); got != tc.want {
+			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+	sentinel := errors.New("mount point busy")
+	addExitCode(sentinel, exitBusy)
+	t.Cleanup(func() { sentinelExitCodes = sentinelExitCodes[:len(sentinelExitCodes)-1] })
+	if got := exitCode(fmt.Errorf("unmount: %w", sentinel)); got != exitBusy {
+		t.Errorf("added sentinel: got %d", got)
+	}
+}

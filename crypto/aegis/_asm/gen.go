@@ -89,20 +89,25 @@ const (
 
 func (f family) update(w width) {
 	// Message vectors are already in rM0 (and rM1); they are clobbered.
-	emit("%s %s, %s, %s", w.xor, w.r(0), w.r(rM0), w.r(rM0))
+	//
+	// AESRound(S[last], S0 ^ M) equals AESENC(S[last], M) ^ S0, so the
+	// message is folded into the round key of the round that reads S[last]
+	// and S0 is XORed in afterwards: the chain from the old S0 to the new S0
+	// is one XOR instead of XOR + AESENC, and no register move is needed.
 	last := f.n - 1
+	emit("VAESENC %s, %s, %s", w.r(rM0), w.r(last), w.r(rM0))
 	if !f.wide {
-		emit("%s %s, %s, %s", w.xor, w.r(4), w.r(rM1), w.r(rM1))
+		emit("VAESENC %s, %s, %s", w.r(rM1), w.r(3), w.r(rM1))
 	}
-	emit("%s %s, %s", w.mov, w.r(last), w.r(rT))
 	for i := last; i >= 1; i-- {
-		rk := w.r(i)
 		if !f.wide && i == 4 {
-			rk = w.r(rM1)
+			// S5 (done) read the old S4; now S4 = AESENC(S3, M1) ^ S4.
+			emit("%s %s, %s, %s", w.xor, w.r(rM1), w.r(4), w.r(4))
+			continue
 		}
-		emit("VAESENC %s, %s, %s", rk, w.r(i-1), w.r(i))
+		emit("VAESENC %s, %s, %s", w.r(i), w.r(i-1), w.r(i))
 	}
-	emit("VAESENC %s, %s, %s", w.r(rM0), w.r(rT), w.r(0))
+	emit("%s %s, %s, %s", w.xor, w.r(rM0), w.r(0), w.r(0))
 }
 
 // keystream computes z into rZ0 (and rZ1).

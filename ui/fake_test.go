@@ -19,6 +19,7 @@ import (
 func init() {
 	// Deterministic views: no colour codes, no blinking cursor.
 	lipgloss.SetColorProfile(termenv.Ascii)
+	time.Local = time.UTC // views print local times
 	testOnlyCursorMode = cursor.CursorStatic
 }
 

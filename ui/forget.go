@@ -21,7 +21,7 @@ type forgetScreen struct {
 type forgotten struct{ err error }
 
 func newForgetScreen(c *common, v Vault) *forgetScreen {
-	return &forgetScreen{c: c, v: v, form: newForm(c, textField("Name", "", v.Name))}
+	return &forgetScreen{c: c, v: v, form: newForm(c, textField("Name", "", ""))}
 }
 
 func (s *forgetScreen) title() string { return "forget · " + s.v.Name }

@@ -56,7 +56,7 @@ func (l *listScreen) keys() []key.Binding {
 	if l.filtering {
 		return []key.Binding{k.Submit, k.Back}
 	}
-	enter := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "mount/live view"))
+	enter := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
 	return []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Forget, k.Filter, k.Up, k.Down}
 }
 
@@ -353,7 +353,8 @@ func (l *listScreen) statusLine(w int) string {
 	s := l.c.styles
 	switch {
 	case l.busyVault != nil:
-		return s.Warning.Render(truncate(l.busyVault.Name+" is busy: files are open in it. Lazy unmount (detach now, finish when closed)? y/n", w))
+		return s.Warning.Render(truncate(l.busyVault.Name+" is busy: files are open in it.", w)) + "\n" +
+			s.Warning.Render(truncate("Lazy unmount (detach now, finish when they close)? y/n", w))
 	case l.status != "" && l.statusErr:
 		return s.Error.Render(truncate(l.status, w))
 	case l.status != "":

@@ -236,7 +236,9 @@ func (m *Model) View() string {
 	body := sc.View()
 	bodyH := m.c.height - 2 - lipgloss.Height(helpView)
 	body = fitHeight(body, bodyH)
-	return s.App.Render(header + "\n\n" + body + "\n" + helpView)
+	// MaxWidth cuts what a screen drew too wide rather than let the
+	// terminal wrap it and push the help bar off.
+	return s.App.MaxWidth(m.c.width).Render(header + "\n\n" + body + "\n" + helpView)
 }
 
 // globalKeys are listed in the full help of every screen.

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"crypto/sha256"
 	"log"
 	"strings"
 	"testing"
@@ -14,3 +15,5 @@ func (w tWriter) Write(p []byte) (int, error) {
 }
 
 func testLogger(t testing.TB) *log.Logger { return log.New(tWriter{t}, "", 0) }
+
+func crypto256(b []byte) [32]byte { return sha256.Sum256(b) }

@@ -88,12 +88,22 @@ const (
 // numbering for both families.
 
 func (f family) update(w width) {
-	// Message vectors are already in rM0 (and rM1); they are clobbered.
-	//
-	// AESRound(S[last], S0 ^ M) equals AESENC(S[last], M) ^ S0, so the
-	// message is folded into the round key of the round that reads S[last]
-	// and S0 is XORed in afterwards: the chain from the old S0 to the new S0
-	// is one XOR instead of XOR + AESENC, and no register move is needed.
+	if f.wide {
+		f.updateWith(w, 0, -1)
+	} else {
+		f.updateWith(w, 0, 4)
+	}
+}
+
+// updateWith is the state update with the message in rM0 (and rM1), both
+// clobbered. AESRound(S[last], S0 ^ M) equals AESENC(S[last], M) ^ S0, so the
+// message is the round key of the round that reads S[last] and the old S0 is
+// XORed in afterwards: the chain from the old S0 to the new one is one XOR
+// instead of XOR + AESENC, and no register move is needed. post0 (post1)
+// names the register holding what the new S0 (S4) gets XORed with: the old
+// S0 (S4) itself, or, when decrypting, old S0 ^ keystream with the
+// ciphertext in rM0 (rM1), which keeps the keystream off the AES chain.
+func (f family) updateWith(w width, post0, post1 int) {
 	last := f.n - 1
 	emit("VAESENC %s, %s, %s", w.r(rM0), w.r(last), w.r(rM0))
 	if !f.wide {
@@ -101,13 +111,13 @@ func (f family) update(w width) {
 	}
 	for i := last; i >= 1; i-- {
 		if !f.wide && i == 4 {
-			// S5 (done) read the old S4; now S4 = AESENC(S3, M1) ^ S4.
-			emit("%s %s, %s, %s", w.xor, w.r(rM1), w.r(4), w.r(4))
+			// S5 (done) read the old S4; now S4 = AESENC(S3, M1) ^ post1.
+			emit("%s %s, %s, %s", w.xor, w.r(rM1), w.r(post1), w.r(4))
 			continue
 		}
 		emit("VAESENC %s, %s, %s", w.r(i), w.r(i-1), w.r(i))
 	}
-	emit("%s %s, %s, %s", w.xor, w.r(rM0), w.r(0), w.r(0))
+	emit("%s %s, %s, %s", w.xor, w.r(rM0), w.r(post0), w.r(0))
 }
 
 // keystream computes z into rZ0 (and rZ1).
@@ -261,13 +271,23 @@ func (f family) kernels(w width, suffix string, p io) {
 				emit("%s %s, %s, %s", w.xor, w.r(rM0+k), w.r(rZ0+k), w.r(rZ0+k))
 				p.store(w, k, rZ0+k, "DI", "R9")
 			}
+			f.update(w)
 		} else {
+			// Plaintext = C ^ z goes out through rT (and rCtx); the state
+			// takes C as the round key and z ^ S0 (z ^ S4) afterwards.
+			plain := []int{rT, rCtx}
 			for k := range nv {
-				emit("%s %s, %s, %s", w.xor, w.r(rZ0+k), w.r(rM0+k), w.r(rM0+k))
-				p.store(w, k, rM0+k, "DI", "R9")
+				emit("%s %s, %s, %s", w.xor, w.r(rZ0+k), w.r(rM0+k), w.r(plain[k]))
+				p.store(w, k, plain[k], "DI", "R9")
+			}
+			emit("%s %s, %s, %s", w.xor, w.r(0), w.r(rZ0), w.r(rZ0))
+			if f.wide {
+				f.updateWith(w, rZ0, -1)
+			} else {
+				emit("%s %s, %s, %s", w.xor, w.r(4), w.r(rZ1), w.r(rZ1))
+				f.updateWith(w, rZ0, rZ1)
 			}
 		}
-		f.update(w)
 		emit("ADDQ $%d, SI", chunk)
 		emit("ADDQ $%d, DI", chunk)
 		if p.pair {

@@ -236,7 +236,7 @@ func TestBatch(t *testing.T) {
 	forEachAEAD(t, func(t *testing.T, v *variant, a cipher.AEAD, key []byte) {
 		r := newRand(t)
 		b := a.(Batcher)
-		for _, shape := range []string{"equal", "mixed", "odd"} {
+		for _, shape := range []string{"equal", "mixed", "odd", "ragged", "longad"} {
 			k := 1 + r.IntN(9)
 			if shape == "odd" {
 				k = 7
@@ -250,10 +250,17 @@ func TestBatch(t *testing.T) {
 					n = r.IntN(5000)
 				case "odd":
 					n = []int{4096, 4096, 4096, 17, 4096, 0, 4096}[i]
+				case "ragged": // pairs of different lengths, same AD length
+					n = r.IntN(300)
+				case "longad":
+					n = 4096 - r.IntN(100)
 				}
 				nonces[i] = randBytes(r, a.NonceSize())
 				msgs[i] = randBytes(r, n)
 				ads[i] = randBytes(r, 24)
+				if shape == "longad" {
+					ads[i] = randBytes(r, 100)
+				}
 				if shape == "mixed" {
 					ads[i] = ads[i][:r.IntN(24)]
 				}

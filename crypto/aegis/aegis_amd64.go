@@ -286,29 +286,101 @@ func (a *aead) openRest(k kernel, s *state, out, ciphertext []byte, done, adLen 
 	return verifyTag(out[:ctLen], want[:a.tagSize], ciphertext[ctLen:])
 }
 
-// Batches of AEGIS-256X2 messages run two at a time in the P kernels when
-// the CPU has AVX-512 and VAES: each 512-bit register holds the two-lane
-// state of two messages. The pair shares the initialization, the associated
-// data (which must have the same length) and the full chunks both messages
-// have; then the state is split and each message finishes alone.
+// Batches run two messages at a time through the pair kernels where that
+// pays: AEGIS-128L and AEGIS-256 pairs in Y registers (VAES), AEGIS-256X2
+// pairs in Z registers (AVX-512). One message is bound by the AESENC latency
+// of its state chain; a pair issues twice the independent AESENC work per
+// step. The two messages share the initialization, the associated data (which
+// must have the same length) and the full chunks both have; then the state is
+// split and each message finishes alone on the single-message kernel. The
+// X2 variants of the 128 family and the X4 variants already fill the AES
+// units with one message, so they have no pair kernels.
 
-const pairRate = 32 // AEGIS-256X2's rate
+// pairing describes the pair kernel of a variant.
+type pairing struct {
+	kind   kernel // the single-message kernel each half continues on
+	rate   int    // bytes per message per update
+	half   int    // bytes per message in one paired register
+	blocks int    // state vectors
+}
 
-func (a *aead) pairable(m1, ad1, m2, ad2 []byte) bool {
-	return a.v == v256X2 && useVAES512 && a.impl.k == k256Y &&
-		len(ad1) == len(ad2) && len(m1) >= pairRate && len(m2) >= pairRate
+func (a *aead) pairing() (pairing, bool) {
+	switch {
+	case a.v == v128L && useVAES && a.impl.k == k128X:
+		return pairing{k128X, 32, 16, 8}, true
+	case a.v == v256 && useVAES && a.impl.k == k256X:
+		return pairing{k256X, 16, 16, 6}, true
+	case a.v == v256X2 && useVAES512 && a.impl.k == k256Y:
+		return pairing{k256Y, 32, 32, 6}, true
+	}
+	return pairing{}, false
+}
+
+func pInit(p pairing, s *state, c *[7 * 64]byte, nonceA, nonceB *byte) {
+	switch p.kind {
+	case k128X:
+		init128YP(&s[0], &c[0], nonceA, nonceB)
+	case k256X:
+		init256YP(&s[0], &c[0], nonceA, nonceB)
+	case k256Y:
+		init256ZP(&s[0], &c[0], nonceA, nonceB)
+	}
+}
+
+func pAbsorb(p pairing, s *state, srcA, srcB *byte, n int) {
+	switch p.kind {
+	case k128X:
+		absorb128YP(&s[0], srcA, srcB, n)
+	case k256X:
+		absorb256YP(&s[0], srcA, srcB, n)
+	case k256Y:
+		absorb256ZP(&s[0], srcA, srcB, n)
+	}
+}
+
+func pEnc(p pairing, s *state, dstA, srcA, dstB, srcB *byte, n int) {
+	switch p.kind {
+	case k128X:
+		enc128YP(&s[0], dstA, srcA, dstB, srcB, n)
+	case k256X:
+		enc256YP(&s[0], dstA, srcA, dstB, srcB, n)
+	case k256Y:
+		enc256ZP(&s[0], dstA, srcA, dstB, srcB, n)
+	}
+}
+
+func pDec(p pairing, s *state, dstA, srcA, dstB, srcB *byte, n int) {
+	switch p.kind {
+	case k128X:
+		dec128YP(&s[0], dstA, srcA, dstB, srcB, n)
+	case k256X:
+		dec256YP(&s[0], dstA, srcA, dstB, srcB, n)
+	case k256Y:
+		dec256ZP(&s[0], dstA, srcA, dstB, srcB, n)
+	}
+}
+
+// pairable reports whether two messages (plaintext lengths) can share a pair
+// kernel: equal AD lengths and at least one full chunk each.
+func pairable(p pairing, lenA, lenB int, adA, adB []byte) bool {
+	return len(adA) == len(adB) && lenA >= p.rate && lenB >= p.rate
 }
 
 func (a *aead) sealBatch(dsts, nonces, msgs, ads [][]byte) {
+	p, ok := a.pairing()
+	if !ok {
+		a.sealBatchLoop(dsts, nonces, msgs, ads)
+		return
+	}
 	i := 0
 	for ; i+1 < len(msgs); i += 2 {
-		if !a.pairable(msgs[i], ads[i], msgs[i+1], ads[i+1]) {
-			a.seal(dsts[i][:len(msgs[i])+a.tagSize], nonces[i], msgs[i], ads[i])
-			a.seal(dsts[i+1][:len(msgs[i+1])+a.tagSize], nonces[i+1], msgs[i+1], ads[i+1])
+		outA, outB := dsts[i][:len(msgs[i])+a.tagSize], dsts[i+1][:len(msgs[i+1])+a.tagSize]
+		if !pairable(p, len(msgs[i]), len(msgs[i+1]), ads[i], ads[i+1]) {
+			a.seal(outA, nonces[i], msgs[i], ads[i])
+			a.seal(outB, nonces[i+1], msgs[i+1], ads[i+1])
 			continue
 		}
-		a.sealPair(dsts[i][:len(msgs[i])+a.tagSize], nonces[i], msgs[i], dsts[i+1][:len(msgs[i+1])+a.tagSize],
-			nonces[i+1], msgs[i+1], ads[i], ads[i+1])
+		a.sealPair(p, outA, nonces[i], msgs[i], ads[i], outB, nonces[i+1], msgs[i+1], ads[i+1])
 	}
 	if i < len(msgs) {
 		a.seal(dsts[i][:len(msgs[i])+a.tagSize], nonces[i], msgs[i], ads[i])
@@ -316,39 +388,44 @@ func (a *aead) sealBatch(dsts, nonces, msgs, ads [][]byte) {
 }
 
 // pairStart initializes the paired state and absorbs both messages' AD.
-func (a *aead) pairStart(s *state, nonceA, nonceB, adA, adB []byte) {
-	init256P(&s[0], &a.impl.c[0], &nonceA[0], &nonceB[0])
-	n := len(adA) / pairRate
+func (a *aead) pairStart(p pairing, s *state, nonceA, nonceB, adA, adB []byte) {
+	pInit(p, s, &a.impl.c, &nonceA[0], &nonceB[0])
+	n := len(adA) / p.rate
 	if n > 0 {
-		absorb256P(&s[0], &adA[0], &adB[0], n)
+		pAbsorb(p, s, &adA[0], &adB[0], n)
 	}
-	if r := len(adA) - n*pairRate; r > 0 {
-		var bufA, bufB [pairRate]byte
-		copy(bufA[:], adA[n*pairRate:])
-		copy(bufB[:], adB[n*pairRate:])
-		absorb256P(&s[0], &bufA[0], &bufB[0], 1)
-	}
-}
-
-// split copies the paired state into two single AEGIS-256X2 states.
-func split(s, sA, sB *state) {
-	for i := range 6 {
-		copy(sA[32*i:32*i+32], s[64*i:64*i+32])
-		copy(sB[32*i:32*i+32], s[64*i+32:64*i+64])
+	if r := len(adA) - n*p.rate; r > 0 {
+		var bufA, bufB [32]byte
+		copy(bufA[:], adA[n*p.rate:])
+		copy(bufB[:], adB[n*p.rate:])
+		pAbsorb(p, s, &bufA[0], &bufB[0], 1)
 	}
 }
 
-func (a *aead) sealPair(outA, nonceA, mA, outB, nonceB, mB, adA, adB []byte) {
+// split copies the paired state into two single-message states.
+func split(p pairing, s, sA, sB *state) {
+	h := p.half
+	for i := range p.blocks {
+		copy(sA[h*i:h*(i+1)], s[2*h*i:2*h*i+h])
+		copy(sB[h*i:h*(i+1)], s[2*h*i+h:2*h*(i+1)])
+	}
+}
+
+func (a *aead) sealPair(p pairing, outA, nonceA, mA, adA, outB, nonceB, mB, adB []byte) {
 	var s, sA, sB state
-	a.pairStart(&s, nonceA, nonceB, adA, adB)
-	n := min(len(mA), len(mB)) / pairRate
-	enc256P(&s[0], &outA[0], &mA[0], &outB[0], &mB[0], n)
-	split(&s, &sA, &sB)
-	a.sealRest(k256Y, &sA, outA, mA, n*pairRate, len(adA))
-	a.sealRest(k256Y, &sB, outB, mB, n*pairRate, len(adB))
+	a.pairStart(p, &s, nonceA, nonceB, adA, adB)
+	n := min(len(mA), len(mB)) / p.rate
+	pEnc(p, &s, &outA[0], &mA[0], &outB[0], &mB[0], n)
+	split(p, &s, &sA, &sB)
+	a.sealRest(p.kind, &sA, outA, mA, n*p.rate, len(adA))
+	a.sealRest(p.kind, &sB, outB, mB, n*p.rate, len(adB))
 }
 
 func (a *aead) openBatch(dsts, nonces, cts, ads [][]byte) (int, error) {
+	p, ok := a.pairing()
+	if !ok {
+		return a.openBatchLoop(dsts, nonces, cts, ads)
+	}
 	bad := -1
 	fail := func(i int) {
 		if bad < 0 {
@@ -357,8 +434,8 @@ func (a *aead) openBatch(dsts, nonces, cts, ads [][]byte) (int, error) {
 	}
 	i := 0
 	for ; i+1 < len(cts); i += 2 {
-		if len(cts[i]) < a.tagSize || len(cts[i+1]) < a.tagSize ||
-			!a.pairable(cts[i][:len(cts[i])-a.tagSize], ads[i], cts[i+1][:len(cts[i+1])-a.tagSize], ads[i+1]) {
+		lenA, lenB := len(cts[i])-a.tagSize, len(cts[i+1])-a.tagSize
+		if !pairable(p, lenA, lenB, ads[i], ads[i+1]) { // also catches too-short ciphertexts
 			if !a.openOne(dsts[i], nonces[i], cts[i], ads[i]) {
 				fail(i)
 			}
@@ -367,8 +444,7 @@ func (a *aead) openBatch(dsts, nonces, cts, ads [][]byte) (int, error) {
 			}
 			continue
 		}
-		okA, okB := a.openPair(dsts[i][:len(cts[i])-a.tagSize], nonces[i], cts[i],
-			dsts[i+1][:len(cts[i+1])-a.tagSize], nonces[i+1], cts[i+1], ads[i], ads[i+1])
+		okA, okB := a.openPair(p, dsts[i][:lenA], nonces[i], cts[i], ads[i], dsts[i+1][:lenB], nonces[i+1], cts[i+1], ads[i+1])
 		if !okA {
 			fail(i)
 		}
@@ -385,13 +461,13 @@ func (a *aead) openBatch(dsts, nonces, cts, ads [][]byte) (int, error) {
 	return -1, nil
 }
 
-func (a *aead) openPair(outA, nonceA, cA, outB, nonceB, cB, adA, adB []byte) (okA, okB bool) {
+func (a *aead) openPair(p pairing, outA, nonceA, cA, adA, outB, nonceB, cB, adB []byte) (okA, okB bool) {
 	var s, sA, sB state
-	a.pairStart(&s, nonceA, nonceB, adA, adB)
-	n := min(len(outA), len(outB)) / pairRate
-	dec256P(&s[0], &outA[0], &cA[0], &outB[0], &cB[0], n)
-	split(&s, &sA, &sB)
-	okA = a.openRest(k256Y, &sA, outA, cA, n*pairRate, len(adA))
-	okB = a.openRest(k256Y, &sB, outB, cB, n*pairRate, len(adB))
+	a.pairStart(p, &s, nonceA, nonceB, adA, adB)
+	n := min(len(outA), len(outB)) / p.rate
+	pDec(p, &s, &outA[0], &cA[0], &outB[0], &cB[0], n)
+	split(p, &s, &sA, &sB)
+	okA = a.openRest(p.kind, &sA, outA, cA, n*p.rate, len(adA))
+	okB = a.openRest(p.kind, &sB, outB, cB, n*p.rate, len(adB))
 	return
 }

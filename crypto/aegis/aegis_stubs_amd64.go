@@ -113,14 +113,38 @@ func decLast256Z(s *byte, buf *byte, mask *byte)
 func final256Z(s *byte, tag *byte, u *[16]byte, tagSize int)
 
 //go:noescape
-func init256P(s *byte, c *byte, nonceA, nonceB *byte)
+func init128YP(s *byte, c *byte, nonceA, nonceB *byte)
 
 //go:noescape
-func absorb256P(s *byte, srcA, srcB *byte, n int)
+func absorb128YP(s *byte, srcA, srcB *byte, n int)
 
 //go:noescape
-func enc256P(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+func enc128YP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 
 //go:noescape
-func dec256P(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+func dec128YP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
+func init256YP(s *byte, c *byte, nonceA, nonceB *byte)
+
+//go:noescape
+func absorb256YP(s *byte, srcA, srcB *byte, n int)
+
+//go:noescape
+func enc256YP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
+func dec256YP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
+func init256ZP(s *byte, c *byte, nonceA, nonceB *byte)
+
+//go:noescape
+func absorb256ZP(s *byte, srcA, srcB *byte, n int)
+
+//go:noescape
+func enc256ZP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
+func dec256ZP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 func cpuidECX7() uint32

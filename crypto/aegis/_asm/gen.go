@@ -10,10 +10,12 @@
 // 128-bit-key family with an eight-vector state and the 256-bit-key family
 // with a six-vector state) at three register widths: X (16 bytes, one lane,
 // AES-NI in its VEX form), Y (32 bytes, two lanes, VAES) and Z (64 bytes, four
-// lanes, VAES with AVX-512). The "P" kernels run two independent AEGIS-256X2
-// messages side by side in Z registers (the low 256 bits are message A, the
-// high 256 bits message B): the state update is lane-wise, so one VAESENC
-// advances both messages.
+// lanes, VAES with AVX-512). The pair kernels run two independent messages
+// side by side, message A in the low half of each register and message B in
+// the high half: "YP" kernels hold two AEGIS-128L or AEGIS-256 states in Y
+// registers, the "ZP" kernels two AEGIS-256X2 states in Z registers. The state
+// update is lane-wise, so one VAESENC advances both messages, which hides the
+// AESENC latency that bounds a single message.
 //
 // Every kernel works on a state in memory (state vector i at i*width bytes)
 // so that the Go side keeps all length and buffer checks; see aegis_amd64.go
@@ -155,6 +157,16 @@ func (f family) storeState(w width, base string) {
 // half from message A and the high half from message B.
 type io struct {
 	pair bool
+	half int // bytes per message in a register: 16 (Y pairs) or 32 (Z pairs)
+}
+
+// halfOps returns the instructions that load or store the high half of a
+// paired register and the register names of its low half.
+func (p io) halfOps(w width) (insert, extract, low string) {
+	if p.half == 16 {
+		return "VINSERTI128", "VEXTRACTI128", "X"
+	}
+	return "VINSERTI64X4", "VEXTRACTI64X4", "Y"
 }
 
 // load reads message vector k of the chunk (offset k*half) into register r.
@@ -163,8 +175,9 @@ func (p io) load(w width, k int, r int, srcA, srcB string) {
 		emit("%s %d(%s), %s", w.mov, k*w.bytes, srcA, w.r(r))
 		return
 	}
-	emit("VMOVDQU %d(%s), Y%d", k*32, srcA, r)
-	emit("VINSERTI64X4 $1, %d(%s), Z%d, Z%d", k*32, srcB, r, r)
+	ins, _, low := p.halfOps(w)
+	emit("VMOVDQU %d(%s), %s%d", k*p.half, srcA, low, r)
+	emit("%s $1, %d(%s), %s, %s", ins, k*p.half, srcB, w.r(r), w.r(r))
 }
 
 func (p io) store(w width, k int, r int, dstA, dstB string) {
@@ -172,8 +185,9 @@ func (p io) store(w width, k int, r int, dstA, dstB string) {
 		emit("%s %s, %d(%s)", w.mov, w.r(r), k*w.bytes, dstA)
 		return
 	}
-	emit("VMOVDQU Y%d, %d(%s)", r, k*32, dstA)
-	emit("VEXTRACTI64X4 $1, Z%d, %d(%s)", r, k*32, dstB)
+	_, ext, low := p.halfOps(w)
+	emit("VMOVDQU %s%d, %d(%s)", low, r, k*p.half, dstA)
+	emit("%s $1, %s, %d(%s)", ext, w.r(r), k*p.half, dstB)
 }
 
 func (f family) vectors() int {
@@ -204,7 +218,7 @@ func ret(w width) {
 func (f family) kernels(w width, suffix string, p io) {
 	chunk := f.vectors() * w.bytes // bytes consumed per message per update
 	if p.pair {
-		chunk = f.vectors() * 32
+		chunk = f.vectors() * p.half
 	}
 	name := func(op string) string { return op + f.name + suffix }
 	nv := f.vectors()
@@ -349,6 +363,11 @@ func (f family) initKernel(w width, suffix string, p io) {
 			emit("%s %d(SI), %s", w.bcast, off, w.r(r))
 			return
 		}
+		if p.half == 16 {
+			emit("VMOVDQU %d(SI), X%d", off, r)
+			emit("VINSERTI128 $1, %d(R8), Y%d, Y%d", off, r, r)
+			return
+		}
 		emit("VBROADCASTI128 %d(SI), Y%d", off, r)
 		emit("VBROADCASTI128 %d(R8), Y%d", off, rT)
 		emit("VINSERTI64X4 $1, Y%d, Z%d, Z%d", rT, r, r)
@@ -477,8 +496,14 @@ func main() {
 			f.finalKernel(w)
 		}
 	}
-	f256.initKernel(wZ, "P", io{pair: true})
-	f256.kernels(wZ, "P", io{pair: true})
+	// Pairs: two AEGIS-128L or AEGIS-256 messages in Y registers, two
+	// AEGIS-256X2 messages in Z registers.
+	for _, f := range []family{f128, f256} {
+		f.initKernel(wY, "YP", io{pair: true, half: 16})
+		f.kernels(wY, "YP", io{pair: true, half: 16})
+	}
+	f256.initKernel(wZ, "ZP", io{pair: true, half: 32})
+	f256.kernels(wZ, "ZP", io{pair: true, half: 32})
 	// x/sys/cpu reports VAES only together with AVX-512; the Y kernels need
 	// the VAES bit on AVX2-only CPUs too, so read it directly.
 	header("cpuidECX7", 4, "func cpuidECX7() uint32")

@@ -1,0 +1,235 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// Feature flags of gocryptfs.conf.
+const (
+	FlagGCMIV128          = "GCMIV128"
+	FlagHKDF              = "HKDF"
+	FlagDirIV             = "DirIV"
+	FlagEMENames          = "EMENames"
+	FlagLongNames         = "LongNames"
+	FlagLongNameMax       = "LongNameMax"
+	FlagRaw64             = "Raw64"
+	FlagPlaintextNames    = "PlaintextNames"
+	FlagAESSIV            = "AESSIV"
+	FlagXChaCha20Poly1305 = "XChaCha20Poly1305"
+	FlagFIDO2             = "FIDO2"
+	FlagAEGIS256X2        = "AEGIS256X2"
+)
+
+// KnownFlags lists every feature flag vaultui understands.
+var KnownFlags = []string{FlagGCMIV128, FlagHKDF, FlagDirIV, FlagEMENames, FlagLongNames, FlagLongNameMax,
+	FlagRaw64, FlagPlaintextNames, FlagAESSIV, FlagXChaCha20Poly1305, FlagFIDO2, FlagAEGIS256X2}
+
+// ConfigVersion is the only on-disk format version vaultui reads.
+const ConfigVersion = 2
+
+// configMax bounds what LoadConfig reads: real configs are under 1 KiB.
+const configMax = 64 << 10
+
+// FIDO2Params is gocryptfs's FIDO2 section; vaultui refuses such vaults but
+// keeps the field so the JSON round-trips.
+type FIDO2Params struct {
+	CredentialID []byte
+	HMACSalt     []byte
+}
+
+// Config is gocryptfs.conf. Field names, order and JSON encoding match
+// gocryptfs exactly.
+type Config struct {
+	Creator      string
+	EncryptedKey []byte
+	ScryptObject crypto.ScryptKDF
+	Version      uint16
+	FeatureFlags []string
+	FIDO2        *FIDO2Params `json:",omitempty"`
+	LongNameMax  uint8        `json:",omitempty"`
+}
+
+// configError wraps ErrCorrupt with a message naming the problem.
+func configError(format string, args ...any) error {
+	return fmt.Errorf("%w: gocryptfs.conf: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// ParseConfig parses and validates the content of gocryptfs.conf. It
+// refuses, with an error wrapping ErrCorrupt that names the problem: data
+// that is not JSON or is truncated, a version other than 2, unknown feature
+// flags (named), conflicting or missing flags, scrypt parameters below the
+// minimums, and a missing or malformed encrypted key. FIDO2 vaults are
+// refused with ErrUnsupported.
+func ParseConfig(data []byte) (*Config, error) {
+	var c Config
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, configError("file is empty")
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &syn) && syn.Offset >= int64(len(bytes.TrimRight(data, " \t\r\n")))):
+			return nil, configError("truncated JSON (%v)", err)
+		case errors.As(err, &syn):
+			return nil, configError("not valid JSON at byte %d: %v", syn.Offset, err)
+		case errors.As(err, &typ):
+			return nil, configError("field %s has the wrong type: %v", typ.Field, err)
+		}
+		return nil, configError("not valid JSON: %v", err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// LoadConfig reads and validates cipherdir/gocryptfs.conf. A missing file
+// is ErrNotFound.
+func LoadConfig(cipherdir string) (*Config, error) {
+	p := filepath.Join(cipherdir, crypto.ConfName)
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w (no %s)", cipherdir, ErrNotFound, crypto.ConfName)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vault: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, configMax+1))
+	if err != nil {
+		return nil, fmt.Errorf("vault: reading %s: %w", p, err)
+	}
+	if len(data) > configMax {
+		return nil, fmt.Errorf("%s: %w", p, configError("larger than %d bytes", configMax))
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cipherdir, err)
+	}
+	return c, nil
+}
+
+// Has reports whether the feature flag is set.
+func (c *Config) Has(flag string) bool { return slices.Contains(c.FeatureFlags, flag) }
+
+// Cipher returns the content cipher the flags select.
+func (c *Config) Cipher() crypto.CipherID {
+	switch {
+	case c.Has(FlagAEGIS256X2):
+		return crypto.AEGIS
+	case c.Has(FlagXChaCha20Poly1305):
+		return crypto.XChaCha
+	case c.Has(FlagAESSIV):
+		return crypto.AESSIV
+	}
+	return crypto.AESGCM
+}
+
+// PlaintextNames reports whether names are stored unencrypted.
+func (c *Config) PlaintextNames() bool { return c.Has(FlagPlaintextNames) }
+
+// DeterministicNames reports whether names are encrypted without
+// per-directory IVs (an all-zero IV everywhere, no gocryptfs.diriv files).
+func (c *Config) DeterministicNames() bool { return !c.PlaintextNames() && !c.Has(FlagDirIV) }
+
+// NameLimit returns the longest encoded name stored as is, for
+// crypto.NewNameTransform: 0 (the default 255), LongNameMax, or -1 when long
+// names are disabled.
+func (c *Config) NameLimit() int {
+	switch {
+	case !c.Has(FlagLongNames):
+		return -1
+	case c.Has(FlagLongNameMax):
+		return int(c.LongNameMax)
+	}
+	return 0
+}
+
+// Validate checks c the way ParseConfig does.
+func (c *Config) Validate() error {
+	if c.Version != ConfigVersion {
+		return configError("unsupported on-disk format version %d (vaultui reads version %d)", c.Version, ConfigVersion)
+	}
+	for _, f := range c.FeatureFlags {
+		if !slices.Contains(KnownFlags, f) {
+			return configError("unknown feature flag %q: this vault needs a newer program", f)
+		}
+	}
+	if c.Has(FlagFIDO2) || c.FIDO2 != nil {
+		return fmt.Errorf("%w: FIDO2: this vault is unlocked with a FIDO2 security key, which vaultui does not support; use gocryptfs -fido2", ErrUnsupported)
+	}
+	if err := c.ScryptObject.Validate(); err != nil {
+		return configError("ScryptObject: %v", err)
+	}
+	// Content cipher.
+	has := c.Has
+	switch {
+	case has(FlagXChaCha20Poly1305) && has(FlagAESSIV):
+		return configError("conflicting feature flags XChaCha20Poly1305 and AESSIV")
+	case has(FlagAEGIS256X2) && has(FlagAESSIV):
+		return configError("conflicting feature flags AEGIS256X2 and AESSIV")
+	case has(FlagAEGIS256X2) && has(FlagGCMIV128):
+		return configError("conflicting feature flags AEGIS256X2 and GCMIV128")
+	case has(FlagAEGIS256X2) && has(FlagXChaCha20Poly1305):
+		return configError("conflicting feature flags AEGIS256X2 and XChaCha20Poly1305")
+	case has(FlagAEGIS256X2) && !has(FlagHKDF):
+		return configError("feature flag AEGIS256X2 requires HKDF")
+	case has(FlagXChaCha20Poly1305) && has(FlagGCMIV128):
+		return configError("conflicting feature flags XChaCha20Poly1305 and GCMIV128")
+	case has(FlagXChaCha20Poly1305) && !has(FlagHKDF):
+		return configError("feature flag XChaCha20Poly1305 requires HKDF")
+	case has(FlagAESSIV) && !has(FlagGCMIV128):
+		return configError("feature flag AESSIV requires GCMIV128")
+	case !has(FlagAEGIS256X2) && !has(FlagXChaCha20Poly1305) && !has(FlagAESSIV) && !has(FlagGCMIV128):
+		return configError("AES-GCM requires feature flag GCMIV128 (vaults from gocryptfs before 1.0 are not supported)")
+	}
+	// Names.
+	if has(FlagPlaintextNames) {
+		for _, f := range []string{FlagEMENames, FlagDirIV, FlagLongNames, FlagRaw64, FlagLongNameMax} {
+			if has(f) {
+				return configError("conflicting feature flags PlaintextNames and %s", f)
+			}
+		}
+	} else if !has(FlagEMENames) {
+		return configError("names are encrypted but feature flag EMENames is missing (vaults from gocryptfs before 0.6 are not supported)")
+	}
+	switch {
+	case c.LongNameMax != 0 && !has(FlagLongNameMax):
+		return configError("LongNameMax is %d but feature flag LongNameMax is not set", c.LongNameMax)
+	case c.LongNameMax == 0 && has(FlagLongNameMax):
+		return configError("feature flag LongNameMax is set but LongNameMax is 0")
+	case has(FlagLongNameMax) && !has(FlagLongNames):
+		return configError("feature flag LongNameMax requires LongNames")
+	case has(FlagLongNameMax) && c.LongNameMax < crypto.MinLongNameMax:
+		return configError("LongNameMax %d is below the minimum %d", c.LongNameMax, crypto.MinLongNameMax)
+	}
+	// The sealed master key: nonce, 32-byte key, tag.
+	nonce := 12
+	if has(FlagHKDF) {
+		nonce = 16
+	}
+	if want := nonce + crypto.MasterKeyLen + crypto.TagLen; len(c.EncryptedKey) != want {
+		return configError("EncryptedKey is %d bytes, want %d", len(c.EncryptedKey), want)
+	}
+	return nil
+}
+
+// Marshal returns the file content gocryptfs writes: tab-indented JSON and a
+// final newline.
+func (c *Config) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(c, "", "\t")
+	if err != nil {
+		return nil, fmt.Errorf("vault: encoding config: %w", err)
+	}
+	return append(b, '\n'), nil
+}

@@ -1,0 +1,211 @@
+package vault
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// CreateOptions selects what a new vault uses. The zero value is gocryptfs's
+// default: AES-256-GCM, scrypt N=2^16, encrypted names with per-directory
+// IVs and long names over 255 bytes.
+type CreateOptions struct {
+	Cipher             crypto.CipherID // "" means AES-256-GCM
+	ScryptLogN         int             // 0 means crypto.DefaultScryptLogN
+	PlaintextNames     bool
+	DeterministicNames bool // no per-directory IVs (gocryptfs -deterministic-names)
+	LongNameMax        int  // 0 means 255; else 62..255
+	Creator            string
+}
+
+// DefaultCreator is written into gocryptfs.conf when CreateOptions.Creator
+// is empty.
+const DefaultCreator = "vaultui"
+
+// Flags returns the feature flags gocryptfs -init sets for these options, in
+// gocryptfs's order.
+func (o CreateOptions) Flags() []string {
+	flags := []string{FlagHKDF}
+	switch o.Cipher {
+	case crypto.XChaCha:
+		flags = append(flags, FlagXChaCha20Poly1305)
+	case crypto.AEGIS:
+		flags = append(flags, FlagAEGIS256X2)
+	default:
+		flags = append(flags, FlagGCMIV128)
+	}
+	if o.PlaintextNames {
+		flags = append(flags, FlagPlaintextNames)
+	} else {
+		if !o.DeterministicNames {
+			flags = append(flags, FlagDirIV)
+		}
+		if o.LongNameMax != 0 && o.LongNameMax != crypto.DefaultLongNameMax {
+			flags = append(flags, FlagLongNameMax)
+		}
+		flags = append(flags, FlagEMENames, FlagLongNames, FlagRaw64)
+	}
+	if o.Cipher == crypto.AESSIV {
+		flags = append(flags, FlagAESSIV)
+	}
+	return flags
+}
+
+func (o *CreateOptions) check() error {
+	if o.Cipher == "" {
+		o.Cipher = crypto.AESGCM
+	}
+	if !o.Cipher.Valid() {
+		return fmt.Errorf("vault: %w %q", crypto.ErrUnknownCipher, string(o.Cipher))
+	}
+	if o.Cipher == crypto.AEGIS && !crypto.AEGISAvailable() {
+		return fmt.Errorf("vault: %w", crypto.ErrAEGISUnavailable)
+	}
+	if o.PlaintextNames && o.DeterministicNames {
+		return errors.New("vault: plaintext names and deterministic names exclude each other")
+	}
+	if o.LongNameMax != 0 {
+		if o.PlaintextNames {
+			return errors.New("vault: a long name limit needs encrypted names")
+		}
+		if o.LongNameMax < crypto.MinLongNameMax || o.LongNameMax > crypto.DefaultLongNameMax {
+			return fmt.Errorf("vault: long name limit %d is outside %d..%d", o.LongNameMax, crypto.MinLongNameMax, crypto.DefaultLongNameMax)
+		}
+	}
+	if o.Creator == "" {
+		o.Creator = DefaultCreator
+	}
+	return nil
+}
+
+// Create makes a new vault in cipherdir, which must be empty or not exist
+// yet (its parent must), and returns the new master key for the user to
+// keep (wipe it with crypto.Wipe after showing it). It writes
+// gocryptfs.conf (mode 0400, atomically) and, unless names are plaintext or
+// deterministic, the root gocryptfs.diriv: exactly what gocryptfs -init
+// writes. On failure it leaves nothing behind.
+func Create(cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	if len(password) == 0 {
+		return nil, errors.New("vault: the password is empty")
+	}
+	created, err := prepareEmptyDir(cipherdir)
+	if err != nil {
+		return nil, err
+	}
+	var wrote []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, p := range wrote {
+			os.Remove(p)
+		}
+		if created {
+			os.Remove(cipherdir)
+		}
+		if masterKey != nil {
+			crypto.Wipe(masterKey)
+			masterKey = nil
+		}
+	}()
+
+	masterKey = make([]byte, crypto.MasterKeyLen)
+	if _, err = rand.Read(masterKey); err != nil {
+		return nil, fmt.Errorf("vault: reading random master key: %w", err)
+	}
+	kdf, err := crypto.NewScryptKDF(opts.ScryptLogN)
+	if err != nil {
+		return nil, fmt.Errorf("vault: %w", err)
+	}
+	kek, err := kdf.DeriveKey(password)
+	if err != nil {
+		return nil, fmt.Errorf("vault: %w", err)
+	}
+	sealed, err := crypto.SealMasterKey(kek, masterKey, true)
+	crypto.Wipe(kek)
+	if err != nil {
+		return nil, err
+	}
+	c := &Config{Creator: opts.Creator, EncryptedKey: sealed, ScryptObject: kdf, Version: ConfigVersion, FeatureFlags: opts.Flags()}
+	if c.Has(FlagLongNameMax) {
+		c.LongNameMax = uint8(opts.LongNameMax)
+	}
+	if err = c.Validate(); err != nil {
+		return nil, fmt.Errorf("vault: new config does not validate: %w", err)
+	}
+
+	if !opts.PlaintextNames && !opts.DeterministicNames {
+		p := filepath.Join(cipherdir, crypto.DirIVName)
+		wrote = append(wrote, p)
+		if err = writeDirIV(p); err != nil {
+			return nil, err
+		}
+	}
+	wrote = append(wrote, filepath.Join(cipherdir, crypto.ConfName))
+	if err = writeConfig(cipherdir, c); err != nil {
+		return nil, fmt.Errorf("%s: %w", cipherdir, err)
+	}
+	return masterKey, nil
+}
+
+// prepareEmptyDir checks that dir is an empty directory, creating it (mode
+// 0700) when it does not exist; created says whether it did.
+func prepareEmptyDir(dir string) (created bool, err error) {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return false, fmt.Errorf("vault: %w", err)
+		}
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("vault: %w", err)
+	}
+	if !fi.IsDir() {
+		return false, fmt.Errorf("vault: %s is not a directory", dir)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return false, fmt.Errorf("vault: %w", err)
+	}
+	defer d.Close()
+	if names, err := d.Readdirnames(1); len(names) > 0 {
+		return false, fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+	} else if err != nil && err != io.EOF {
+		return false, fmt.Errorf("vault: reading %s: %w", dir, err)
+	}
+	return false, nil
+}
+
+// writeDirIV creates a gocryptfs.diriv with 16 random bytes, mode 0440 as
+// gocryptfs.
+func writeDirIV(path string) error {
+	iv := make([]byte, crypto.DirIVLen)
+	if _, err := rand.Read(iv); err != nil {
+		return fmt.Errorf("vault: reading random directory IV: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o440)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	_, err = f.Write(iv)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("vault: writing %s: %w", path, err)
+	}
+	return nil
+}

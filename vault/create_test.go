@@ -1,0 +1,269 @@
+package vault
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+var testPassword = []byte("correct horse battery staple")
+
+func createTest(t *testing.T, opts CreateOptions) (string, []byte) {
+	t.Helper()
+	if opts.ScryptLogN == 0 {
+		opts.ScryptLogN = 10 // cheap for tests
+	}
+	dir := filepath.Join(t.TempDir(), "cipher")
+	mk, err := Create(dir, testPassword, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, mk
+}
+
+func TestCreateFlagsMatchGocryptfs(t *testing.T) {
+	// What gocryptfs -init wrote for the fixtures with the same options.
+	for name, opts := range map[string]CreateOptions{
+		"gcm-default":    {},
+		"xchacha":        {Cipher: crypto.XChaCha},
+		"aessiv":         {Cipher: crypto.AESSIV},
+		"aegis256x2":     {Cipher: crypto.AEGIS},
+		"plaintextnames": {PlaintextNames: true},
+		"deterministic":  {DeterministicNames: true},
+		"longnamemax":    {LongNameMax: 62},
+	} {
+		f := loadFixture(t, name)
+		want, err := LoadConfig(f.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := opts.Flags(); !slices.Equal(got, want.FeatureFlags) {
+			t.Errorf("%s: flags %v, gocryptfs wrote %v", name, got, want.FeatureFlags)
+		}
+		if name == "aegis256x2" && !crypto.AEGISAvailable() {
+			continue
+		}
+		dir, mk := createTest(t, opts)
+		c, err := LoadConfig(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(c.FeatureFlags, want.FeatureFlags) || c.LongNameMax != want.LongNameMax || c.Version != 2 {
+			t.Errorf("%s: config %+v", name, c)
+		}
+		if c.Creator != DefaultCreator || c.ScryptObject.N != 1024 || len(c.ScryptObject.Salt) != 32 {
+			t.Errorf("%s: creator/scrypt %+v", name, c)
+		}
+		fi, err := os.Stat(filepath.Join(dir, crypto.ConfName))
+		if err != nil || fi.Mode().Perm() != 0o400 {
+			t.Errorf("%s: config mode %v %v", name, fi.Mode(), err)
+		}
+		// The cipherdir holds exactly what gocryptfs -init writes.
+		ents, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		wantNames := []string{crypto.ConfName, crypto.DirIVName}
+		if opts.PlaintextNames || opts.DeterministicNames {
+			wantNames = wantNames[:1]
+		}
+		if !slices.Equal(names, wantNames) {
+			t.Errorf("%s: cipherdir holds %v, want %v", name, names, wantNames)
+		}
+		if slices.Contains(names, crypto.DirIVName) {
+			fi, _ := os.Stat(filepath.Join(dir, crypto.DirIVName))
+			if fi.Size() != 16 || fi.Mode().Perm() != 0o440 {
+				t.Errorf("%s: diriv %v %d", name, fi.Mode(), fi.Size())
+			}
+		}
+		v, err := Unlock(dir, testPassword)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if v.Content.Cipher() != c.Cipher() || (v.Names == nil) != opts.PlaintextNames {
+			t.Errorf("%s: unlocked %s names=%v", name, v.Content.Cipher(), v.Names != nil)
+		}
+		v.Close()
+		v2, err := UnlockWithMasterKey(dir, mk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2.Close()
+	}
+}
+
+func TestCreateRefusals(t *testing.T) {
+	base := t.TempDir()
+	full := filepath.Join(base, "full")
+	os.Mkdir(full, 0o755)
+	os.WriteFile(filepath.Join(full, "x"), nil, 0o644)
+	if _, err := Create(full, testPassword, CreateOptions{ScryptLogN: 10}); !errors.Is(err, ErrNotEmpty) {
+		t.Errorf("non-empty dir: %v", err)
+	}
+	if ents, _ := os.ReadDir(full); len(ents) != 1 {
+		t.Errorf("non-empty dir was written to: %v", ents)
+	}
+	bad := []CreateOptions{
+		{Cipher: "rot13"},
+		{PlaintextNames: true, DeterministicNames: true},
+		{LongNameMax: 20},
+		{LongNameMax: 300},
+		{PlaintextNames: true, LongNameMax: 100},
+		{ScryptLogN: 5},
+	}
+	for i, o := range bad {
+		dir := filepath.Join(base, "bad", string(rune('a'+i)))
+		os.MkdirAll(filepath.Dir(dir), 0o755)
+		if _, err := Create(dir, testPassword, o); err == nil {
+			t.Errorf("options %+v accepted", o)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("options %+v left %s behind", o, dir)
+		}
+	}
+	if _, err := Create(filepath.Join(base, "nopw"), nil, CreateOptions{ScryptLogN: 10}); err == nil {
+		t.Error("empty password accepted")
+	}
+	// A failure while writing the config leaves nothing behind.
+	testOnlyConfigWrite = func(stage string) error { return errors.New("injected crash") }
+	defer func() { testOnlyConfigWrite = nil }()
+	dir := filepath.Join(base, "crash")
+	if _, err := Create(dir, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
+		t.Fatal("injected failure ignored")
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("failed Create left %s behind", dir)
+	}
+	empty := filepath.Join(base, "empty")
+	os.Mkdir(empty, 0o755)
+	if _, err := Create(empty, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
+		t.Fatal("injected failure ignored")
+	}
+	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
+		t.Errorf("failed Create left %v in an existing dir", ents)
+	}
+}
+
+func TestUnlockErrors(t *testing.T) {
+	f := loadFixture(t, "gcm-default")
+	if _, err := Unlock(f.dir, []byte("wrong")); !errors.Is(err, ErrWrongPassword) || !strings.Contains(err.Error(), f.dir) {
+		t.Errorf("wrong password: %v", err)
+	}
+	if _, err := Unlock(t.TempDir(), f.password); !errors.Is(err, ErrNotFound) {
+		t.Errorf("no vault: %v", err)
+	}
+	if _, err := UnlockWithMasterKey(f.dir, make([]byte, 16)); err == nil {
+		t.Error("16-byte master key accepted")
+	}
+	v, err := Unlock(f.dir, f.password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	iv, err := v.DirIV("")
+	if err != nil || len(iv) != 16 {
+		t.Fatalf("root IV: %v", err)
+	}
+	if _, err := v.DirIV("does-not-exist"); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "gocryptfs.diriv") {
+		t.Errorf("missing diriv: %v", err)
+	}
+	short := filepath.Join(t.TempDir())
+	os.WriteFile(filepath.Join(short, crypto.DirIVName), []byte("short"), 0o440)
+	if _, err := v.DirIV(short); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("short diriv: %v", err)
+	}
+	os.Remove(filepath.Join(short, crypto.DirIVName))
+	os.WriteFile(filepath.Join(short, crypto.DirIVName), bytes.Repeat([]byte{1}, 17), 0o440)
+	if _, err := v.DirIV(short); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("long diriv: %v", err)
+	}
+	d := loadFixture(t, "deterministic")
+	dv, err := Unlock(d.dir, d.password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iv, err := dv.DirIV("anything"); err != nil || !bytes.Equal(iv, make([]byte, 16)) {
+		t.Errorf("deterministic IV: %x %v", iv, err)
+	}
+}
+
+func TestChangePassword(t *testing.T) {
+	dir, mk := createTest(t, CreateOptions{})
+	newPw := []byte("new password")
+	if err := ChangePassword(dir, []byte("wrong"), nil, newPw); !errors.Is(err, ErrWrongPassword) {
+		t.Fatalf("wrong old password: %v", err)
+	}
+	if err := ChangePassword(dir, testPassword, nil, newPw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Unlock(dir, testPassword); !errors.Is(err, ErrWrongPassword) {
+		t.Errorf("old password still works: %v", err)
+	}
+	v, err := Unlock(dir, newPw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Close()
+	// With the master key instead of the old password.
+	if err := ChangePassword(dir, nil, mk, testPassword); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := Unlock(dir, testPassword); err != nil {
+		t.Fatal(err)
+	} else {
+		v.Close()
+	}
+	c, _ := LoadConfig(dir)
+	if c.ScryptObject.N != 1024 {
+		t.Errorf("scrypt cost changed to %d", c.ScryptObject.N)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("passwd left extra files: %v", ents)
+	}
+}
+
+// TestChangePasswordCrash fails the config write in the middle and right
+// before the rename: the old config must be intact and the old password
+// must still work.
+func TestChangePasswordCrash(t *testing.T) {
+	dir, _ := createTest(t, CreateOptions{})
+	before, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName))
+	for _, stage := range []string{"partial", "synced"} {
+		testOnlyConfigWrite = func(s string) error {
+			if s == stage {
+				return errors.New("injected crash at " + s)
+			}
+			return nil
+		}
+		err := ChangePassword(dir, testPassword, nil, []byte("new"))
+		testOnlyConfigWrite = nil
+		if err == nil || !strings.Contains(err.Error(), "injected crash") {
+			t.Fatalf("%s: %v", stage, err)
+		}
+		after, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName))
+		if !bytes.Equal(before, after) {
+			t.Fatalf("%s: config changed", stage)
+		}
+		if v, err := Unlock(dir, testPassword); err != nil {
+			t.Fatalf("%s: old password: %v", stage, err)
+		} else {
+			v.Close()
+		}
+		if _, err := os.Stat(filepath.Join(dir, crypto.ConfName+".tmp")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: temporary file left behind", stage)
+		}
+	}
+	// A temporary file left by a real crash does not block the next change.
+	os.WriteFile(filepath.Join(dir, crypto.ConfName+".tmp"), []byte("half"), 0o400)
+	if err := ChangePassword(dir, testPassword, nil, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+}

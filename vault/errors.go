@@ -1,0 +1,21 @@
+package vault
+
+import "errors"
+
+// Sentinel errors, tested with errors.Is. Every error this package returns
+// wraps at most one of them and names the vault or file it is about.
+var (
+	// ErrWrongPassword: the password (or master key) does not open the vault.
+	ErrWrongPassword = errors.New("wrong password")
+	// ErrCorrupt: the vault's files are damaged or not in a format vaultui
+	// can read (config, directory IVs, names, file contents).
+	ErrCorrupt = errors.New("vault is corrupt")
+	// ErrNotFound: there is no vault (no gocryptfs.conf) where one was
+	// expected.
+	ErrNotFound = errors.New("no vault found")
+	// ErrNotEmpty: Create or Export refuses a directory that is not empty.
+	ErrNotEmpty = errors.New("directory is not empty")
+	// ErrUnsupported: a valid gocryptfs vault that uses a feature vaultui
+	// does not support (FIDO2); the error names the feature.
+	ErrUnsupported = errors.New("unsupported vault feature")
+)

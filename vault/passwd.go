@@ -1,0 +1,54 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// ChangePassword re-seals the master key of the vault in cipherdir under
+// newPassword. The master key is either masterKey (when the old password is
+// lost) or opened with oldPassword (a wrong one gives ErrWrongPassword).
+// The scrypt cost stays the same, with a new salt. Only gocryptfs.conf
+// changes, atomically (see writeConfig): a crash leaves the old or the new
+// config.
+func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte) error {
+	if len(newPassword) == 0 {
+		return errors.New("vault: the new password is empty")
+	}
+	c, err := LoadConfig(cipherdir)
+	if err != nil {
+		return err
+	}
+	mk := masterKey
+	if mk == nil {
+		if mk, err = c.openMasterKey(cipherdir, oldPassword); err != nil {
+			return err
+		}
+		defer crypto.Wipe(mk)
+	} else if len(mk) != crypto.MasterKeyLen {
+		return fmt.Errorf("vault: master key is %d bytes, want %d", len(mk), crypto.MasterKeyLen)
+	}
+	logN := c.ScryptObject.LogN()
+	kdf, err := crypto.NewScryptKDF(logN)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cipherdir, err)
+	}
+	kek, err := kdf.DeriveKey(newPassword)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cipherdir, err)
+	}
+	defer crypto.Wipe(kek)
+	sealed, err := crypto.SealMasterKey(kek, mk, c.Has(FlagHKDF))
+	if err != nil {
+		return fmt.Errorf("%s: %w", cipherdir, err)
+	}
+	nc := *c
+	nc.ScryptObject = kdf
+	nc.EncryptedKey = sealed
+	if err := writeConfig(cipherdir, &nc); err != nil {
+		return fmt.Errorf("%s: %w", cipherdir, err)
+	}
+	return nil
+}

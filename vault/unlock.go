@@ -1,0 +1,146 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// Vault is an unlocked vault: its config and the keys to read and write it.
+type Vault struct {
+	Dir     string // the cipherdir
+	Config  *Config
+	Content *crypto.ContentEnc
+	Names   *crypto.NameTransform // nil with PlaintextNames
+}
+
+// Unlock opens the vault in cipherdir with its password. A password that
+// does not open the master key gives an error wrapping ErrWrongPassword.
+func Unlock(cipherdir string, password []byte) (*Vault, error) {
+	c, err := LoadConfig(cipherdir)
+	if err != nil {
+		return nil, err
+	}
+	mk, err := c.openMasterKey(cipherdir, password)
+	if err != nil {
+		return nil, err
+	}
+	defer crypto.Wipe(mk)
+	return open(cipherdir, c, mk)
+}
+
+// openMasterKey derives the KEK from password and opens the master key.
+func (c *Config) openMasterKey(cipherdir string, password []byte) ([]byte, error) {
+	kek, err := c.ScryptObject.DeriveKey(password)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cipherdir, err)
+	}
+	defer crypto.Wipe(kek)
+	mk, err := crypto.OpenMasterKey(kek, c.EncryptedKey, c.Has(FlagHKDF))
+	if errors.Is(err, crypto.ErrAuth) {
+		return nil, fmt.Errorf("%s: %w", cipherdir, ErrWrongPassword)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cipherdir, err)
+	}
+	if len(mk) != crypto.MasterKeyLen {
+		crypto.Wipe(mk)
+		return nil, fmt.Errorf("%s: %w: master key is %d bytes", cipherdir, ErrCorrupt, len(mk))
+	}
+	return mk, nil
+}
+
+// UnlockWithMasterKey opens the vault with its master key (from Create or
+// gocryptfs -init), for a forgotten password or a damaged EncryptedKey. The
+// key cannot be checked up front: a wrong key shows up as names and blocks
+// that do not decrypt.
+func UnlockWithMasterKey(cipherdir string, masterKey []byte) (*Vault, error) {
+	if len(masterKey) != crypto.MasterKeyLen {
+		return nil, fmt.Errorf("vault: master key is %d bytes, want %d", len(masterKey), crypto.MasterKeyLen)
+	}
+	c, err := LoadConfig(cipherdir)
+	if err != nil {
+		return nil, err
+	}
+	return open(cipherdir, c, masterKey)
+}
+
+func open(cipherdir string, c *Config, mk []byte) (*Vault, error) {
+	useHKDF := c.Has(FlagHKDF)
+	ce, err := crypto.NewContentEnc(c.Cipher(), mk, useHKDF)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cipherdir, err)
+	}
+	ce.SetPaddedBase64(!c.Has(FlagRaw64))
+	v := &Vault{Dir: cipherdir, Config: c, Content: ce}
+	if !c.PlaintextNames() {
+		v.Names, err = crypto.NewNameTransform(mk, useHKDF, c.Has(FlagRaw64), c.NameLimit())
+		if err != nil {
+			ce.Wipe()
+			return nil, fmt.Errorf("%s: %w", cipherdir, err)
+		}
+	}
+	return v, nil
+}
+
+// Close wipes the vault's keys (best effort); v must not be used afterwards.
+func (v *Vault) Close() {
+	if v.Content != nil {
+		v.Content.Wipe()
+	}
+	if v.Names != nil {
+		v.Names.Wipe()
+	}
+}
+
+// DirIV returns the name IV of an encrypted directory: the content of its
+// gocryptfs.diriv, or all zeros with deterministic names. cipherDirPath is
+// the directory's path in the cipherdir, absolute or relative to v.Dir ("" is
+// the root). With plaintext names there are no IVs: it returns nil.
+func (v *Vault) DirIV(cipherDirPath string) ([]byte, error) {
+	if v.Config.PlaintextNames() {
+		return nil, nil
+	}
+	if v.Config.DeterministicNames() {
+		return make([]byte, crypto.DirIVLen), nil
+	}
+	dir := cipherDirPath
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(v.Dir, dir)
+	}
+	return ReadDirIV(dir)
+}
+
+// ReadDirIV reads dir/gocryptfs.diriv, which must hold exactly 16 bytes.
+func ReadDirIV(dir string) ([]byte, error) {
+	p := filepath.Join(dir, crypto.DirIVName)
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w: missing %s", dir, ErrCorrupt, crypto.DirIVName)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vault: %w", err)
+	}
+	defer f.Close()
+	iv := make([]byte, crypto.DirIVLen+1)
+	n, err := io.ReadFull(f, iv)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		if err == io.EOF {
+			n = 0
+		} else {
+			return nil, fmt.Errorf("vault: reading %s: %w", p, err)
+		}
+	}
+	if n != crypto.DirIVLen {
+		what := fmt.Sprintf("%d bytes", n)
+		if n > crypto.DirIVLen {
+			what = "more than 16 bytes"
+		}
+		return nil, fmt.Errorf("%s: %w: %s is %s, want %d", dir, ErrCorrupt, crypto.DirIVName, what, crypto.DirIVLen)
+	}
+	return iv[:crypto.DirIVLen], nil
+}

@@ -83,7 +83,7 @@ func (s *passwdScreen) submit() tea.Cmd {
 	old, pw, confirm := s.form.value(0), s.form.value(1), s.form.value(2)
 	s.err = ""
 	switch {
-	case s.form.focus < 2 && s.form.value(s.form.focus) != "":
+	case s.form.focus < 2 && s.form.value(s.form.focus) != "" && (old == "" || pw == "" || confirm == ""):
 		return s.form.setFocus(s.form.focus + 1)
 	case old == "":
 		s.err = "Type the current password."

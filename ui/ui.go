@@ -53,6 +53,8 @@ type Model struct {
 	fullHelp bool
 	spinning bool
 	quitting bool
+	// watchFails counts failed watch attempts in a row, for the retry backoff.
+	watchFails int
 }
 
 // New returns the app on top of a backend. ctx bounds every background job
@@ -151,6 +153,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.c.spinner, cmd = m.c.spinner.Update(msg)
 		return cmd
 	case mountsMsg:
+		m.watchFails = 0
 		m.c.mounts = msg
 		seen := map[string]bool{}
 		for _, mt := range msg {
@@ -172,8 +175,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.c.ctx.Err() != nil {
 			return nil
 		}
+		m.watchFails++
 		cmd := m.list.Update(msg)
-		return tea.Batch(cmd, tea.Tick(3*time.Second, func(time.Time) tea.Msg { return watchRetry{} }))
+		return tea.Batch(cmd, tea.Tick(watchBackoff(m.watchFails), func(time.Time) tea.Msg { return watchRetry{} }))
 	case watchRetry:
 		return m.startWatch()
 	case runSpeedMsg:
@@ -239,6 +243,17 @@ func (m *Model) View() string {
 	// MaxWidth cuts what a screen drew too wide rather than let the
 	// terminal wrap it and push the help bar off.
 	return s.App.MaxWidth(m.c.width).Render(header + "\n\n" + body + "\n" + helpView)
+}
+
+// watchBackoff is the pause before reconnecting to the daemon after n
+// failures in a row: 2 s doubling to 30 s, so a daemon that can't start
+// isn't respawned in a tight loop.
+func watchBackoff(n int) time.Duration {
+	d := 2 * time.Second
+	for i := 1; i < n && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Second)
 }
 
 // globalKeys are listed in the full help of every screen.

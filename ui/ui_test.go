@@ -504,6 +504,14 @@ func TestResize(t *testing.T) {
 	}
 }
 
+func TestWatchBackoff(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: 2 * time.Second, 2: 4 * time.Second, 4: 16 * time.Second, 5: 30 * time.Second, 50: 30 * time.Second} {
+		if got := watchBackoff(n); got != want {
+			t.Errorf("watchBackoff(%d) = %v, want %v", n, got, want)
+		}
+	}
+}
+
 func TestWatchErrorIsShownAndRetried(t *testing.T) {
 	tm := newTestModel(t, newFake())
 	_, cmd := tm.Update(watchEnded{err: fmt.Errorf("%w: connection refused", ErrDaemon)})

@@ -318,7 +318,7 @@ func (w *wizardScreen) submit() tea.Cmd {
 		switch {
 		case pw == "":
 			w.err = "Type a password."
-		case w.password.focus == 0:
+		case w.password.focus == 0 && confirm == "":
 			return w.password.setFocus(1)
 		case pw != confirm:
 			w.err = "The passwords do not match. Type the confirmation again."

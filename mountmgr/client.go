@@ -1,0 +1,306 @@
+package mountmgr
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Client talks to the daemon over its control socket. Its methods are safe for concurrent use;
+// requests on one Client are answered in turn, and Watch uses a connection of its own.
+type Client struct {
+	path string
+
+	mu     sync.Mutex
+	conn   net.Conn
+	r      *bufio.Reader
+	nextID uint64
+}
+
+// DaemonCommand builds the command that starts the daemon; Connect runs it detached when no
+// daemon answers. The default runs this executable with the argument "daemon". Tests replace it.
+var DaemonCommand = func() (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(exe, "daemon"), nil
+}
+
+// daemonStartTimeout bounds how long Connect waits for a freshly started daemon.
+const daemonStartTimeout = 15 * time.Second
+
+// Connect connects to the user's daemon, starting it when nothing answers on the socket.
+func Connect(ctx context.Context) (*Client, error) {
+	path := SocketPath()
+	if c, err := dial(ctx, path); err == nil {
+		return c, nil
+	}
+	if err := ensureSocketDir(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrDaemon, err)
+	}
+	// One starter at a time: whoever holds the lock starts the daemon, the others find it
+	// answering once they get the lock.
+	lock, err := os.OpenFile(filepath.Join(filepath.Dir(path), "start.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrDaemon, err)
+	}
+	defer lock.Close()
+	if err := flockContext(ctx, lock); err != nil {
+		return nil, fmt.Errorf("%w: waiting for the daemon start lock: %w", ErrDaemon, err)
+	}
+	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+	if c, err := dial(ctx, path); err == nil {
+		return c, nil
+	}
+	done, err := startDaemon()
+	if err != nil {
+		return nil, fmt.Errorf("%w: starting the daemon: %w", ErrDaemon, err)
+	}
+	deadline := time.Now().Add(daemonStartTimeout)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		c, err := dial(ctx, path)
+		if err == nil {
+			return c, nil
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case exitErr := <-done:
+			logPath, _ := LogPath()
+			return nil, fmt.Errorf("%w: the daemon exited at start (%v); see %s", ErrDaemon, exitErr, logPath)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil, fmt.Errorf("%w: the daemon did not answer on %s: %w", ErrDaemon, path, lastErr)
+}
+
+func flockContext(ctx context.Context, f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// startDaemon runs the daemon in a new session with its output going to the log file. The
+// returned channel reports its exit, which only matters while Connect waits for it.
+func startDaemon() (<-chan error, error) {
+	cmd, err := DaemonCommand()
+	if err != nil {
+		return nil, err
+	}
+	logPath, err := LogPath()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer devnull.Close()
+	cmd.Stdin = devnull
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return done, nil
+}
+
+// dial connects and checks that the daemon speaks our protocol version.
+func dial(ctx context.Context, path string) (*Client, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{path: path, conn: conn, r: bufio.NewReaderSize(conn, 64<<10)}
+	if _, err := c.call(ctx, request{Op: opPing}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// call sends one request and waits for its response.
+func (c *Client) call(ctx context.Context, req request) (*response, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		return nil, fmt.Errorf("%w: client is closed", ErrDaemon)
+	}
+	c.nextID++
+	req.V = ProtocolVersion
+	req.ID = c.nextID
+	if dl, ok := ctx.Deadline(); ok {
+		c.conn.SetDeadline(dl)
+	} else {
+		c.conn.SetDeadline(time.Time{})
+	}
+	// A cancelled context interrupts the blocking read.
+	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	line, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.conn.Write(append(line, '\n')); err != nil {
+		return nil, c.ioError(ctx, err)
+	}
+	for {
+		resp, err := readResponse(c.r)
+		if err != nil {
+			return nil, c.ioError(ctx, err)
+		}
+		if resp.ID != req.ID && resp.Error == nil {
+			continue // a late answer to a request whose caller gave up
+		}
+		if resp.Error != nil {
+			return nil, fromWire(resp.Error)
+		}
+		return resp, nil
+	}
+}
+
+func (c *Client) ioError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: %s: %w", ErrDaemon, c.path, err)
+}
+
+func readResponse(r *bufio.Reader) (*response, error) {
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return nil, err
+	}
+	var resp response
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return nil, fmt.Errorf("bad response from daemon: %w", err)
+	}
+	if resp.V != ProtocolVersion {
+		return nil, fmt.Errorf("daemon speaks protocol version %d, this client %d; restart the daemon (vaultui unmount --all, then kill it)", resp.V, ProtocolVersion)
+	}
+	return &resp, nil
+}
+
+// Mount unlocks the vault in the daemon and mounts it. It returns once the mount is usable.
+func (c *Client) Mount(ctx context.Context, r MountRequest) (MountInfo, error) {
+	var err error
+	if r.CipherDir, err = filepath.Abs(r.CipherDir); err != nil {
+		return MountInfo{}, err
+	}
+	if r.MountPoint, err = filepath.Abs(r.MountPoint); err != nil {
+		return MountInfo{}, err
+	}
+	resp, err := c.call(ctx, request{Op: opMount, Mount: &r})
+	if err != nil {
+		return MountInfo{}, err
+	}
+	if resp.Info == nil {
+		return MountInfo{}, fmt.Errorf("%w: mount reply without mount info", ErrDaemon)
+	}
+	return *resp.Info, nil
+}
+
+// Unmount unmounts the vault mounted from or at target (a cipherdir or a mount point). Without
+// lazy, a mount in use fails with ErrBusy naming the processes that hold it.
+func (c *Client) Unmount(ctx context.Context, target string, lazy bool) error {
+	if abs, err := filepath.Abs(target); err == nil {
+		target = abs
+	}
+	_, err := c.call(ctx, request{Op: opUnmount, Target: target, Lazy: lazy})
+	return err
+}
+
+// UnmountAll unmounts every vault of this daemon.
+func (c *Client) UnmountAll(ctx context.Context) error {
+	_, err := c.call(ctx, request{Op: opUnmountAll})
+	return err
+}
+
+// Status lists the mounts, including stale ones left by a crashed daemon.
+func (c *Client) Status(ctx context.Context) ([]MountInfo, error) {
+	resp, err := c.call(ctx, request{Op: opStatus})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Mounts, nil
+}
+
+// Watch calls each with a status snapshot about once a second until ctx is done (then it
+// returns nil) or the daemon goes away.
+func (c *Client) Watch(ctx context.Context, each func([]MountInfo)) error {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrDaemon, err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	line, _ := json.Marshal(request{V: ProtocolVersion, ID: 1, Op: opWatch})
+	if _, err := conn.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("%w: %w", ErrDaemon, err)
+	}
+	r := bufio.NewReaderSize(conn, 64<<10)
+	for {
+		resp, err := readResponse(r)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrDaemon, err)
+		}
+		if resp.Error != nil {
+			return fromWire(resp.Error)
+		}
+		each(resp.Mounts)
+	}
+}
+
+// Close closes the connection. Mounts stay with the daemon.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		return nil
+	}
+	err := c.conn.Close()
+	c.conn = nil
+	return err
+}

@@ -1,0 +1,510 @@
+package mountmgr
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr/vfs"
+)
+
+// ServeOptions configures [Serve].
+type ServeOptions struct {
+	// SocketPath defaults to SocketPath().
+	SocketPath string
+	// Logger receives the daemon's log; nil logs to stderr (which Connect points at the log
+	// file).
+	Logger *log.Logger
+	// Ready, if set, is called once the socket accepts connections.
+	Ready func()
+}
+
+// Serve runs the mount daemon until ctx is done, then unmounts every vault and returns. Only
+// one daemon runs per socket directory: a second one fails at start.
+func Serve(ctx context.Context, opts ServeOptions) error {
+	if opts.SocketPath == "" {
+		opts.SocketPath = SocketPath()
+	}
+	if opts.Logger == nil {
+		opts.Logger = log.New(os.Stderr, "", log.LstdFlags)
+	}
+	dir := filepath.Dir(opts.SocketPath)
+	if err := ensureSocketDir(dir); err != nil {
+		return err
+	}
+	// The lock is held for the daemon's lifetime; the kernel drops it when the process dies,
+	// so a crashed daemon never blocks the next one.
+	lockPath := filepath.Join(dir, "daemon.lock")
+	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("mountmgr: %w", err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		pid, _ := os.ReadFile(lockPath)
+		return fmt.Errorf("mountmgr: another daemon is running (pid %s, lock %s)", strings.TrimSpace(string(pid)), lockPath)
+	}
+	lock.Truncate(0)
+	fmt.Fprintf(lock, "%d\n", os.Getpid())
+
+	d := &daemon{
+		log:    opts.Logger,
+		uid:    os.Getuid(),
+		mounts: map[string]*mount{},
+		quit:   make(chan struct{}),
+	}
+	d.cleanStale()
+
+	os.Remove(opts.SocketPath) // a leftover from a dead daemon; we hold the lock
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: opts.SocketPath, Net: "unix"})
+	if err != nil {
+		return fmt.Errorf("mountmgr: listening on %s: %w", opts.SocketPath, err)
+	}
+	ln.SetUnlinkOnClose(true)
+	if err := os.Chmod(opts.SocketPath, 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("mountmgr: %w", err)
+	}
+	d.log.Printf("daemon pid %d listening on %s (protocol %d)", os.Getpid(), opts.SocketPath, ProtocolVersion)
+	if opts.Ready != nil {
+		opts.Ready()
+	}
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); d.tick() }()
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	for {
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			d.log.Printf("accept: %v", err)
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		d.conns.Add(1)
+		go func() { defer d.conns.Done(); d.serveConn(conn) }()
+	}
+	d.log.Printf("shutting down: unmounting all vaults")
+	close(d.quit)
+	wg.Wait()
+	err = d.unmountAll(true)
+	if err != nil {
+		d.log.Printf("shutdown: %v", err)
+	}
+	d.log.Printf("daemon stopped")
+	return err
+}
+
+type daemon struct {
+	log   *log.Logger
+	uid   int
+	quit  chan struct{}
+	conns sync.WaitGroup
+
+	mu     sync.Mutex
+	mounts map[string]*mount // by mount point; pending mounts have m == nil
+	stale  []MountInfo       // stale mounts that could not be cleaned yet
+}
+
+type mount struct {
+	info    MountInfo
+	v       *unlocked
+	fs      *vfs.Mounted
+	sampler *sampler
+	idle    time.Duration
+}
+
+// tick samples statistics once a second and unmounts idle vaults.
+func (d *daemon) tick() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.quit:
+			return
+		case now := <-t.C:
+			var idle []string
+			d.mu.Lock()
+			for mp, m := range d.mounts {
+				if m.fs == nil {
+					continue
+				}
+				m.sampler.add(now)
+				if m.idle > 0 && m.sampler.idleFor(now) >= m.idle {
+					idle = append(idle, mp)
+				}
+			}
+			d.mu.Unlock()
+			for _, mp := range idle {
+				if err := d.unmount(mp, false); err != nil {
+					d.log.Printf("idle unmount of %s: %v", mp, err)
+				} else {
+					d.log.Printf("unmounted %s after being idle", mp)
+				}
+			}
+			if len(d.staleSnapshot()) > 0 {
+				d.cleanStale()
+			}
+		}
+	}
+}
+
+func (d *daemon) staleSnapshot() []MountInfo {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]MountInfo(nil), d.stale...)
+}
+
+// cleanStale finds mounts left by a daemon that died and detaches them.
+func (d *daemon) cleanStale() {
+	stale, err := findStale(d.uid, func(mp string) bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		_, ours := d.mounts[mp]
+		return ours
+	})
+	if err != nil {
+		d.log.Printf("looking for stale mounts: %v", err)
+		return
+	}
+	var left []MountInfo
+	for _, e := range stale {
+		if err := detach(e.MountPoint); err != nil {
+			d.log.Printf("stale mount %s (from %s): cleanup failed: %v", e.MountPoint, e.Source, err)
+			left = append(left, MountInfo{CipherDir: e.Source, MountPoint: e.MountPoint, Stale: true})
+			continue
+		}
+		d.log.Printf("stale mount %s (from %s, transport endpoint not connected): unmounted", e.MountPoint, e.Source)
+	}
+	d.mu.Lock()
+	d.stale = left
+	d.mu.Unlock()
+}
+
+func (d *daemon) serveConn(conn *net.UnixConn) {
+	defer conn.Close()
+	uid, err := peerUID(conn)
+	if err == nil {
+		err = checkPeer(uid, d.uid)
+	}
+	if err != nil {
+		d.log.Printf("connection refused: %v", err)
+		d.send(conn, &response{Error: &wireError{Code: codeGeneric, Msg: err.Error()}})
+		return
+	}
+	r := bufio.NewReaderSize(conn, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			if err != io.EOF {
+				d.log.Printf("connection: %v", err)
+			}
+			return
+		}
+		var req request
+		if err := json.Unmarshal(line, &req); err != nil {
+			d.send(conn, &response{Error: &wireError{Code: codeBadRequest, Msg: "malformed request: " + err.Error()}})
+			return
+		}
+		if req.V != ProtocolVersion {
+			d.send(conn, &response{ID: req.ID, Error: &wireError{Code: codeVersion,
+				Msg: fmt.Sprintf("mountmgr: client speaks protocol version %d, daemon %d", req.V, ProtocolVersion)}})
+			return
+		}
+		if req.Op == opWatch {
+			d.watch(conn, req.ID)
+			return
+		}
+		resp := d.handle(&req)
+		resp.ID = req.ID
+		if err := d.send(conn, resp); err != nil {
+			return
+		}
+	}
+}
+
+func (d *daemon) send(conn net.Conn, resp *response) error {
+	resp.V = ProtocolVersion
+	resp.OK = resp.Error == nil
+	line, err := json.Marshal(resp)
+	if err != nil {
+		return err
+	}
+	_, err = conn.Write(append(line, '\n'))
+	return err
+}
+
+func (d *daemon) watch(conn net.Conn, id uint64) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		if err := d.send(conn, &response{ID: id, Mounts: d.status()}); err != nil {
+			return
+		}
+		select {
+		case <-d.quit:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (d *daemon) handle(req *request) *response {
+	switch req.Op {
+	case opPing:
+		return &response{PID: os.Getpid()}
+	case opStatus:
+		return &response{Mounts: d.status()}
+	case opMount:
+		if req.Mount == nil {
+			return &response{Error: &wireError{Code: codeBadRequest, Msg: "mount request without parameters"}}
+		}
+		info, err := d.mount(req.Mount)
+		if err != nil {
+			d.log.Printf("mount %s at %s: %v", req.Mount.CipherDir, req.Mount.MountPoint, err)
+			return &response{Error: toWire(err)}
+		}
+		return &response{Info: &info}
+	case opUnmount:
+		if err := d.unmountTarget(req.Target, req.Lazy); err != nil {
+			d.log.Printf("unmount %s: %v", req.Target, err)
+			return &response{Error: toWire(err)}
+		}
+		return &response{}
+	case opUnmountAll:
+		if err := d.unmountAll(false); err != nil {
+			return &response{Error: toWire(err)}
+		}
+		return &response{}
+	}
+	return &response{Error: &wireError{Code: codeBadRequest, Msg: fmt.Sprintf("unknown op %q", req.Op)}}
+}
+
+func (d *daemon) status() []MountInfo {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]MountInfo, 0, len(d.mounts)+len(d.stale))
+	for _, m := range d.mounts {
+		if m.fs == nil {
+			continue
+		}
+		info := m.info
+		info.Stats = m.sampler.stats()
+		out = append(out, info)
+	}
+	out = append(out, d.stale...)
+	sort.Slice(out, func(i, j int) bool { return out[i].MountPoint < out[j].MountPoint })
+	return out
+}
+
+// mount unlocks and mounts one vault. The mount point is reserved in d.mounts while the
+// (slow: scrypt) unlock runs so two requests cannot race for it.
+func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
+	defer crypto.Wipe(r.Password)
+	if !filepath.IsAbs(r.CipherDir) || !filepath.IsAbs(r.MountPoint) {
+		return MountInfo{}, fmt.Errorf("mountmgr: cipherdir and mount point must be absolute paths")
+	}
+	cipherDir, mountPoint := filepath.Clean(r.CipherDir), filepath.Clean(r.MountPoint)
+	d.mu.Lock()
+	for mp, m := range d.mounts {
+		if mp == mountPoint {
+			d.mu.Unlock()
+			return MountInfo{}, fmt.Errorf("mountmgr: %s: %w", mountPoint, ErrAlreadyMounted)
+		}
+		if m.info.CipherDir == cipherDir {
+			d.mu.Unlock()
+			return MountInfo{}, fmt.Errorf("mountmgr: vault %s is already mounted at %s: %w", cipherDir, mp, ErrAlreadyMounted)
+		}
+	}
+	d.mounts[mountPoint] = &mount{info: MountInfo{CipherDir: cipherDir, MountPoint: mountPoint}}
+	d.mu.Unlock()
+	ok := false
+	defer func() {
+		if !ok {
+			d.mu.Lock()
+			delete(d.mounts, mountPoint)
+			d.mu.Unlock()
+		}
+	}()
+
+	if err := checkMountPoint(mountPoint); err != nil {
+		return MountInfo{}, err
+	}
+	v, err := unlock(cipherDir, r.Password)
+	if err != nil {
+		return MountInfo{}, err
+	}
+	mnt, err := vfs.Mount(mountPoint, v.volume, vfs.Options{
+		ReadOnly:   r.ReadOnly,
+		AllowOther: r.AllowOther,
+		Logger:     d.log,
+	})
+	if err != nil {
+		v.Close()
+		return MountInfo{}, fmt.Errorf("mountmgr: mounting %s at %s: %w", cipherDir, mountPoint, err)
+	}
+	now := time.Now()
+	m := &mount{
+		info: MountInfo{
+			CipherDir:  cipherDir,
+			MountPoint: mountPoint,
+			Cipher:     v.cipher,
+			ReadOnly:   r.ReadOnly,
+			Since:      now,
+			Idle:       r.Idle,
+		},
+		v:       v,
+		fs:      mnt,
+		sampler: newSampler(mnt.Stats, now),
+		idle:    r.Idle,
+	}
+	d.mu.Lock()
+	d.mounts[mountPoint] = m
+	d.mu.Unlock()
+	ok = true
+	d.log.Printf("mounted %s (%s) at %s", cipherDir, m.info.Cipher, mountPoint)
+	// If the file system goes away behind our back (fusermount -u by hand), forget it.
+	go func() {
+		mnt.Wait()
+		d.mu.Lock()
+		if d.mounts[mountPoint] == m {
+			delete(d.mounts, mountPoint)
+			d.log.Printf("%s was unmounted externally", mountPoint)
+		}
+		d.mu.Unlock()
+		v.Close()
+	}()
+	return m.info, nil
+}
+
+func checkMountPoint(mp string) error {
+	fi, err := os.Stat(mp)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("mountmgr: mount point %s does not exist: %w", mp, ErrMountpoint)
+	}
+	if err != nil {
+		if errors.Is(err, syscall.ENOTCONN) {
+			return fmt.Errorf("mountmgr: %s is a stale mount (transport endpoint is not connected): %w", mp, ErrAlreadyMounted)
+		}
+		return fmt.Errorf("mountmgr: mount point %s: %v: %w", mp, err, ErrMountpoint)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("mountmgr: mount point %s is not a directory: %w", mp, ErrMountpoint)
+	}
+	if isMountPoint(mp) {
+		return fmt.Errorf("mountmgr: %s is already a mount point: %w", mp, ErrAlreadyMounted)
+	}
+	f, err := os.Open(mp)
+	if err != nil {
+		return fmt.Errorf("mountmgr: mount point %s: %v: %w", mp, err, ErrMountpoint)
+	}
+	defer f.Close()
+	if names, _ := f.Readdirnames(1); len(names) > 0 {
+		return fmt.Errorf("mountmgr: mount point %s is not empty: %w", mp, ErrMountpoint)
+	}
+	return nil
+}
+
+// unmountTarget unmounts by mount point or cipherdir; a stale mount is detached.
+func (d *daemon) unmountTarget(target string, lazy bool) error {
+	target = filepath.Clean(target)
+	d.mu.Lock()
+	mp := ""
+	for p, m := range d.mounts {
+		if m.fs != nil && (p == target || m.info.CipherDir == target) {
+			mp = p
+			break
+		}
+	}
+	d.mu.Unlock()
+	if mp == "" {
+		for _, s := range d.staleSnapshot() {
+			if s.MountPoint == target || s.CipherDir == target {
+				if err := detach(s.MountPoint); err != nil {
+					return fmt.Errorf("mountmgr: stale mount %s: %w", s.MountPoint, err)
+				}
+				d.cleanStale()
+				return nil
+			}
+		}
+		return fmt.Errorf("mountmgr: %s: %w", target, ErrNotMounted)
+	}
+	return d.unmount(mp, lazy)
+}
+
+// unmount unmounts the vault at mp. A busy mount fails with ErrBusy unless lazy, which
+// detaches it now; the keys are wiped once the kernel lets go of the file system.
+func (d *daemon) unmount(mp string, lazy bool) error {
+	d.mu.Lock()
+	m := d.mounts[mp]
+	d.mu.Unlock()
+	if m == nil || m.fs == nil {
+		return fmt.Errorf("mountmgr: %s: %w", mp, ErrNotMounted)
+	}
+	if lazy {
+		if err := detach(mp); err != nil {
+			return fmt.Errorf("mountmgr: unmounting %s: %w", mp, err)
+		}
+	} else if err := m.fs.Unmount(); err != nil {
+		if h := holders(mp, 5); len(h) > 0 {
+			return fmt.Errorf("mountmgr: %s is in use by %s: %w", mp, strings.Join(h, "; "), ErrBusy)
+		}
+		return fmt.Errorf("mountmgr: unmounting %s: %v: %w", mp, err, ErrBusy)
+	}
+	d.mu.Lock()
+	if d.mounts[mp] == m {
+		delete(d.mounts, mp)
+	}
+	d.mu.Unlock()
+	d.log.Printf("unmounted %s (%s)", mp, m.info.CipherDir)
+	return nil
+}
+
+// unmountAll unmounts every vault. With force (shutdown), busy mounts are detached lazily so
+// the daemon can exit; otherwise they are reported.
+func (d *daemon) unmountAll(force bool) error {
+	d.mu.Lock()
+	var mps []string
+	for mp, m := range d.mounts {
+		if m.fs != nil {
+			mps = append(mps, mp)
+		}
+	}
+	d.mu.Unlock()
+	var errs []error
+	for _, mp := range mps {
+		err := d.unmount(mp, false)
+		if err != nil && force {
+			d.log.Printf("%v; detaching lazily", err)
+			err = d.unmount(mp, true)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

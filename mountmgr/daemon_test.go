@@ -1,0 +1,331 @@
+package mountmgr
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
+)
+
+func TestLifecycle(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+
+	c := connect(t)
+	info, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: append([]byte(nil), pw...)})
+	if err != nil {
+		t.Fatalf("Mount: %v", err)
+	}
+	if info.Cipher != crypto.AESGCM.String() || info.MountPoint != mp || info.CipherDir != cipherdir {
+		t.Errorf("mount info %+v", info)
+	}
+	data := bytes.Repeat([]byte("vaultui "), 100000)
+	if err := os.WriteFile(filepath.Join(mp, "f"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The client goes away; the mount stays with the daemon.
+	c.Close()
+	if got, err := os.ReadFile(filepath.Join(mp, "f")); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("after the client closed: %v", err)
+	}
+
+	c = connect(t)
+	// Refusals, each with its sentinel.
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); !errors.Is(err, ErrAlreadyMounted) {
+		t.Errorf("mounting twice: %v", err)
+	}
+	other := t.TempDir()
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: other, Password: pw}); !errors.Is(err, ErrAlreadyMounted) {
+		t.Errorf("same vault elsewhere: %v", err)
+	}
+	cd2, mp2, pw2 := newVault(t, base, crypto.XChaCha)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cd2, MountPoint: mp2, Password: []byte("wrong")}); !errors.Is(err, vault.ErrWrongPassword) {
+		t.Errorf("wrong password: %v", err)
+	}
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cd2, MountPoint: filepath.Join(base, "missing"), Password: pw2}); !errors.Is(err, ErrMountpoint) {
+		t.Errorf("missing mount point: %v", err)
+	}
+	os.WriteFile(filepath.Join(other, "x"), nil, 0o644)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cd2, MountPoint: other, Password: pw2}); !errors.Is(err, ErrMountpoint) {
+		t.Errorf("non-empty mount point: %v", err)
+	}
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cd2, MountPoint: mp2, Password: pw2}); err != nil {
+		t.Fatalf("second vault: %v", err)
+	}
+
+	st, err := c.Status(ctx(t))
+	if err != nil || len(st) != 2 {
+		t.Fatalf("status: %v %+v", err, st)
+	}
+	if st[0].MountPoint != mp && st[1].MountPoint != mp {
+		t.Fatalf("status lacks %s: %+v", mp, st)
+	}
+	for _, m := range st {
+		if m.MountPoint == mp && (m.Stats.BytesWritten < uint64(len(data)) || m.Stats.BytesRead < uint64(len(data)) || m.Stats.Ops == 0) {
+			t.Errorf("stats %+v", m.Stats)
+		}
+	}
+
+	// Busy: a process with its working directory inside.
+	sh := startIn(t, mp, "sleep", "60")
+	err = c.Unmount(ctx(t), mp, false)
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "sleep") {
+		t.Errorf("busy unmount: %v", err)
+	}
+	sh.Process.Kill()
+	sh.Wait()
+	if err := c.Unmount(ctx(t), cipherdir, false); err != nil {
+		t.Fatalf("unmount by cipherdir: %v", err)
+	}
+	if err := c.Unmount(ctx(t), mp, false); !errors.Is(err, ErrNotMounted) {
+		t.Errorf("unmounting again: %v", err)
+	}
+	if err := c.UnmountAll(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if left := mountsUnder(base); len(left) != 0 {
+		t.Fatalf("after unmount --all: %v", left)
+	}
+	if st, _ := c.Status(ctx(t)); len(st) != 0 {
+		t.Fatalf("status after unmount all: %+v", st)
+	}
+}
+
+func startIn(t *testing.T, dir string, name string, args ...string) *osexecCmd {
+	t.Helper()
+	cmd := newCmd(name, args...)
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+func TestLazyUnmountWhileBusy(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(mp, "held"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Unmount(ctx(t), mp, false); !errors.Is(err, ErrBusy) {
+		t.Fatalf("busy: %v", err)
+	}
+	if err := c.Unmount(ctx(t), mp, true); err != nil {
+		t.Fatalf("lazy: %v", err)
+	}
+	if len(mountsUnder(base)) != 0 {
+		t.Fatal("lazy unmount left the mount visible")
+	}
+	// The open file keeps working until closed.
+	if _, err := f.Write([]byte("still here")); err != nil {
+		t.Errorf("write after lazy unmount: %v", err)
+	}
+	f.Close()
+}
+
+func TestKill9LeavesStaleMountThatNextDaemonCleans(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+		t.Fatal(err)
+	}
+	pid := daemonPID(t)
+	c.Close()
+	syscall.Kill(pid, syscall.SIGKILL)
+	waitGone(t, pid)
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mp, &st); !errors.Is(err, syscall.ENOTCONN) {
+		t.Fatalf("after kill -9, stat %s: %v (want ENOTCONN)", mp, err)
+	}
+	c = connect(t) // starts a new daemon, which cleans up first
+	if left := mountsUnder(base); len(left) != 0 {
+		t.Fatalf("stale mount not cleaned: %v", left)
+	}
+	log, _ := os.ReadFile(filepath.Join(base, "state", "vaultui", "daemon.log"))
+	if !bytes.Contains(log, []byte("stale mount "+mp)) {
+		t.Errorf("daemon log does not report the stale mount:\n%s", log)
+	}
+	// And the vault mounts again at the same place.
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+		t.Fatalf("remount: %v", err)
+	}
+}
+
+func TestSIGTERMUnmounts(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mp, "kept"), []byte("data"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pid := daemonPID(t)
+	syscall.Kill(pid, syscall.SIGTERM)
+	waitGone(t, pid)
+	if left := mountsUnder(base); len(left) != 0 {
+		t.Fatalf("SIGTERM left mounts: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(base, "run", "vaultui", "ctl.sock")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket left behind: %v", err)
+	}
+}
+
+func TestIdleUnmount(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw, Idle: 2 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(mountsUnder(base)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("idle mount still mounted after 10 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestWatchStreams(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := contextWithTimeout(5 * time.Second)
+	defer cancel()
+	n := 0
+	err := c.Watch(wctx, func(m []MountInfo) {
+		n++
+		if len(m) != 1 || m[0].MountPoint != mp {
+			t.Errorf("snapshot %+v", m)
+		}
+		if n == 1 {
+			os.WriteFile(filepath.Join(mp, "w"), make([]byte, 1<<20), 0o600)
+		}
+		if n == 3 {
+			if m[0].Stats.WriteBps <= 0 {
+				t.Errorf("no write rate after writing 1 MiB: %+v", m[0].Stats)
+			}
+			cancel()
+		}
+	})
+	if err != nil || n < 3 {
+		t.Fatalf("watch: %v after %d snapshots", err, n)
+	}
+}
+
+func TestOneDaemonPerUser(t *testing.T) {
+	daemonEnv(t)
+	connect(t)
+	cmd, _ := DaemonCommand()
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "another daemon is running") {
+		t.Fatalf("second daemon: %v: %s", err, out)
+	}
+}
+
+func TestPeerCheck(t *testing.T) {
+	if err := checkPeer(1000, 0); err == nil {
+		t.Error("uid 1000 accepted by a root daemon")
+	}
+	if err := checkPeer(1000, 1000); err != nil {
+		t.Error(err)
+	}
+	// A daemon that believes it runs as another uid refuses this process.
+	a, b := socketPair(t)
+	d := &daemon{log: testLogger(t), uid: os.Getuid() + 1, mounts: map[string]*mount{}, quit: make(chan struct{})}
+	go d.serveConn(b)
+	line, _ := json.Marshal(request{V: ProtocolVersion, ID: 1, Op: opStatus})
+	a.Write(append(line, '\n'))
+	resp, err := readResponse(bufio.NewReader(a))
+	if err != nil || resp.Error == nil || !strings.Contains(resp.Error.Msg, "refusing connection from uid") {
+		t.Fatalf("got %+v, %v; want a refusal", resp, err)
+	}
+}
+
+func TestProtocolVersionMismatch(t *testing.T) {
+	// A newer daemon refuses an old client's request ...
+	a, b := socketPair(t)
+	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
+	go d.serveConn(b)
+	a.Write([]byte(`{"v":0,"id":7,"op":"status"}` + "\n"))
+	resp, err := readResponse(bufio.NewReader(a))
+	if err != nil || resp.Error == nil || !errors.Is(fromWire(resp.Error), ErrDaemon) {
+		t.Fatalf("old request: %+v %v", resp, err)
+	}
+	// ... and a client refuses a daemon speaking another version.
+	dir, _ := os.MkdirTemp("", "vmmv")
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		bufio.NewReader(conn).ReadBytes('\n')
+		conn.Write([]byte(`{"v":99,"id":1,"ok":true}` + "\n"))
+	}()
+	if _, err := dial(ctx(t), sock); !errors.Is(err, ErrDaemon) || !strings.Contains(err.Error(), "version 99") {
+		t.Fatalf("newer daemon: %v", err)
+	}
+}
+
+func TestErrorsCrossTheSocket(t *testing.T) {
+	for _, s := range codeSentinels {
+		err := fromWire(toWire(errWrap(s.err)))
+		if !errors.Is(err, s.err) {
+			t.Errorf("%v does not survive the wire: %v", s.err, err)
+		}
+	}
+}
+
+func errWrap(err error) error { return &wrapped{err} }
+
+type wrapped struct{ err error }
+
+func (w *wrapped) Error() string { return "context: " + w.err.Error() }
+func (w *wrapped) Unwrap() error { return w.err }
+
+func TestParseMountInfo(t *testing.T) {
+	in := `36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw,errors=continue
+100 36 0:52 / /tmp/with\040space rw,nosuid,nodev,relatime shared:5 - fuse.vaultui /data/my\040vault rw,user_id=1000,group_id=1000,default_permissions
+`
+	got, err := parseMountInfo(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[1].MountPoint != "/tmp/with space" || got[1].FSType != FSType ||
+		got[1].Source != "/data/my vault" || got[1].UserID != 1000 || got[0].UserID != -1 {
+		t.Fatalf("%+v", got)
+	}
+	if _, err := parseMountInfo(strings.NewReader("garbage\n")); err == nil {
+		t.Error("garbage accepted")
+	}
+}

@@ -1,0 +1,25 @@
+// Package mountmgr mounts vaults and keeps them mounted.
+//
+// # Daemon
+//
+// One daemon per user (`vaultui daemon`, see [Serve]) owns every mount and every unlocked key.
+// Clients (the CLI and the TUI) reach it over a unix socket at
+// $XDG_RUNTIME_DIR/vaultui/ctl.sock, or, without XDG_RUNTIME_DIR, in a 0700 directory under the
+// system temp dir named for the uid. The socket directory is 0700, the socket 0600, and every
+// connection's peer uid (SO_PEERCRED) must equal the daemon's.
+//
+// # Protocol
+//
+// One JSON object per line. A request carries the protocol version, an id and an op; every
+// response repeats the id. A `watch` request is answered with a stream of status snapshots
+// about once a second. A daemon that does not speak the client's version answers with the
+// error code "version"; the client reports it as [ErrDaemon].
+//
+// # Client
+//
+// [Connect] dials the socket and, when nothing answers, starts the daemon detached (new
+// session, output to $XDG_STATE_HOME/vaultui/daemon.log) and waits until it answers. A lock
+// file next to the socket makes concurrent clients start one daemon between them.
+//
+// The file system itself lives in package mountmgr/vfs.
+package mountmgr

@@ -1,0 +1,52 @@
+package mountmgr
+
+import (
+	"context"
+	"log"
+	"net"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+type osexecCmd = osexec.Cmd
+
+func newCmd(name string, args ...string) *osexec.Cmd { return osexec.Command(name, args...) }
+
+func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func testLogger(t testing.TB) *log.Logger { return log.New(tWriter{t}, "", 0) }
+
+// socketPair returns two connected unix sockets; the second is what the daemon serves.
+func socketPair(t *testing.T) (net.Conn, *net.UnixConn) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fa, fb := os.NewFile(uintptr(fds[0]), "a"), os.NewFile(uintptr(fds[1]), "b")
+	ca, err := net.FileConn(fa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := net.FileConn(fb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fa.Close()
+	fb.Close()
+	t.Cleanup(func() { ca.Close(); cb.Close() })
+	return ca, cb.(*net.UnixConn)
+}

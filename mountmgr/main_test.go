@@ -1,0 +1,174 @@
+package mountmgr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// The daemon runs as a separate process in these tests: the test binary itself, re-executed
+// with testDaemonEnv set, so no build of the whole program is needed.
+const testDaemonEnv = "VAULTUI_MOUNTMGR_TEST_DAEMON"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testDaemonEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		err := Serve(ctx, ServeOptions{})
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "daemon:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	DaemonCommand = func() (*exec.Cmd, error) {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), testDaemonEnv+"=1")
+		return cmd, nil
+	}
+	os.Exit(m.Run())
+}
+
+// canMount says why FUSE mounts are impossible here, or "".
+func canMount() string {
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err != nil {
+		return "no usable /dev/fuse: " + err.Error()
+	}
+	f.Close()
+	if os.Geteuid() != 0 {
+		if _, err := exec.LookPath("fusermount3"); err != nil {
+			return "not root and no fusermount3"
+		}
+	}
+	return ""
+}
+
+// daemonEnv gives the test its own runtime, state and config dirs (so its own daemon), and
+// stops that daemon and any mount under the test's dirs when the test ends.
+func daemonEnv(t *testing.T) (base string) {
+	t.Helper()
+	if why := canMount(); why != "" {
+		t.Skip("FUSE: " + why)
+	}
+	// Short paths: a unix socket path must fit in 108 bytes.
+	base, err := os.MkdirTemp("", "vmm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(base, "run"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(base, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(base, "config"))
+	t.Cleanup(func() {
+		stopDaemon(t)
+		for _, e := range mountsUnder(base) {
+			t.Errorf("mount left behind: %s", e.MountPoint)
+			syscall.Unmount(e.MountPoint, syscall.MNT_DETACH)
+		}
+		if t.Failed() {
+			if log, err := os.ReadFile(filepath.Join(base, "state", "vaultui", "daemon.log")); err == nil {
+				t.Logf("daemon log:\n%s", log)
+			}
+		}
+		os.RemoveAll(base)
+	})
+	return base
+}
+
+func mountsUnder(dir string) []mountEntry {
+	entries, _ := readMountInfo()
+	var out []mountEntry
+	for _, e := range entries {
+		if strings.HasPrefix(e.MountPoint, dir+"/") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// daemonPID asks the running daemon for its pid (0 if none answers).
+func daemonPID(t *testing.T) int {
+	c, err := dial(context.Background(), SocketPath())
+	if err != nil {
+		return 0
+	}
+	defer c.Close()
+	resp, err := c.call(context.Background(), request{Op: opPing})
+	if err != nil {
+		return 0
+	}
+	return resp.PID
+}
+
+// stopDaemon sends SIGTERM to the test's daemon and waits for it to exit.
+func stopDaemon(t *testing.T) {
+	pid := daemonPID(t)
+	if pid == 0 {
+		return
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
+	waitGone(t, pid)
+}
+
+func waitGone(t *testing.T, pid int) {
+	for i := 0; i < 500; i++ {
+		// The daemon is our child only when this process started it; reap if so.
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("daemon pid %d did not exit", pid)
+	syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// newVault creates a vault with a cheap KDF in a fresh dir and an empty mount point.
+func newVault(t *testing.T, base string, c crypto.CipherID) (cipherdir, mountpoint string, password []byte) {
+	t.Helper()
+	cipherdir, err := os.MkdirTemp(base, "cipher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	password = []byte("correct horse " + string(c))
+	key, err := vault.Create(cipherdir, password, vault.CreateOptions{Cipher: c, ScryptLogN: crypto.MinScryptLogN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crypto.Wipe(key)
+	mountpoint, err = os.MkdirTemp(base, "mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cipherdir, mountpoint, password
+}
+
+func connect(t *testing.T) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Connect(ctx)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return c
+}

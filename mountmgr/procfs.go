@@ -1,0 +1,183 @@
+package mountmgr
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// FSType is the file system type vaultui mounts show in /proc/mounts ("fuse." + subtype).
+const FSType = "fuse.vaultui"
+
+// mountEntry is one line of /proc/self/mountinfo.
+type mountEntry struct {
+	MountPoint string
+	FSType     string
+	Source     string
+	UserID     int // from the user_id= super option of FUSE mounts; -1 if absent
+}
+
+// parseMountInfo parses the mountinfo format (proc(5)).
+func parseMountInfo(r io.Reader) ([]mountEntry, error) {
+	var out []mountEntry
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		sep := -1
+		for i, f := range fields {
+			if f == "-" && i >= 6 {
+				sep = i
+				break
+			}
+		}
+		if sep < 0 || len(fields) < sep+3 || len(fields) < 5 {
+			return nil, fmt.Errorf("malformed mountinfo line %q", sc.Text())
+		}
+		e := mountEntry{
+			MountPoint: unescapeMountField(fields[4]),
+			FSType:     fields[sep+1],
+			Source:     unescapeMountField(fields[sep+2]),
+			UserID:     -1,
+		}
+		if len(fields) > sep+3 {
+			for _, opt := range strings.Split(fields[sep+3], ",") {
+				if v, ok := strings.CutPrefix(opt, "user_id="); ok {
+					if n, err := strconv.Atoi(v); err == nil {
+						e.UserID = n
+					}
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
+}
+
+// unescapeMountField undoes the octal escapes (\040 for space, ...) of mountinfo fields.
+func unescapeMountField(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func readMountInfo() ([]mountEntry, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseMountInfo(f)
+}
+
+// isMountPoint reports whether path is currently a mount point.
+func isMountPoint(path string) bool {
+	entries, err := readMountInfo()
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.MountPoint == path {
+			return true
+		}
+	}
+	return false
+}
+
+// findStale returns this user's vaultui mounts whose FUSE server is gone: statfs on them fails
+// with ENOTCONN ("transport endpoint is not connected"). statfs, unlike stat, is never answered
+// from the kernel's attribute cache.
+func findStale(uid int, skip func(mountPoint string) bool) ([]mountEntry, error) {
+	entries, err := readMountInfo()
+	if err != nil {
+		return nil, err
+	}
+	var stale []mountEntry
+	for _, e := range entries {
+		if e.FSType != FSType || (e.UserID >= 0 && e.UserID != uid) || skip(e.MountPoint) {
+			continue
+		}
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(e.MountPoint, &st); errors.Is(err, syscall.ENOTCONN) {
+			stale = append(stale, e)
+		}
+	}
+	return stale, nil
+}
+
+// detach lazily unmounts mountPoint: MNT_DETACH as root, fusermount3 -uz otherwise.
+func detach(mountPoint string) error {
+	if os.Geteuid() == 0 {
+		if err := syscall.Unmount(mountPoint, syscall.MNT_DETACH); err == nil {
+			return nil
+		}
+	}
+	bin := "fusermount3"
+	if _, err := exec.LookPath(bin); err != nil {
+		bin = "fusermount"
+	}
+	out, err := exec.Command(bin, "-u", "-z", mountPoint).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s -uz %s: %w: %s", bin, mountPoint, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// holders names the processes that keep mountPoint busy (working directory, root, open files),
+// at most max of them, for ErrBusy messages.
+func holders(mountPoint string, max int) []string {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	self := strconv.Itoa(os.Getpid())
+	inside := func(p string) bool {
+		return p == mountPoint || strings.HasPrefix(p, mountPoint+"/")
+	}
+	var out []string
+	for _, dir := range procs {
+		pid := filepath.Base(dir)
+		if pid == self {
+			continue
+		}
+		var why []string
+		if p, err := os.Readlink(dir + "/cwd"); err == nil && inside(p) {
+			why = append(why, "working directory "+p)
+		}
+		if p, err := os.Readlink(dir + "/root"); err == nil && p != "/" && inside(p) {
+			why = append(why, "root "+p)
+		}
+		fds, _ := os.ReadDir(dir + "/fd")
+		for _, fd := range fds {
+			if p, err := os.Readlink(dir + "/fd/" + fd.Name()); err == nil && inside(p) {
+				why = append(why, "open file "+p)
+				break
+			}
+		}
+		if len(why) == 0 {
+			continue
+		}
+		comm, _ := os.ReadFile(dir + "/comm")
+		out = append(out, fmt.Sprintf("pid %s (%s): %s", pid, strings.TrimSpace(string(comm)), strings.Join(why, ", ")))
+		if len(out) >= max {
+			break
+		}
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package mountmgr
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vaultui/vaultui/vault"
+)
+
+// ProtocolVersion is the version of the control-socket protocol. A daemon answers requests of
+// any other version with the error code "version".
+const ProtocolVersion = 1
+
+// Sentinel errors; ui/cli maps them to exit codes.
+var (
+	// ErrMountpoint: the mount point is missing, not a directory or not empty.
+	ErrMountpoint = errors.New("bad mount point")
+	// ErrAlreadyMounted: the vault or the mount point is already mounted.
+	ErrAlreadyMounted = errors.New("already mounted")
+	// ErrBusy: the mount is in use; the error message names what holds it.
+	ErrBusy = errors.New("mount is busy")
+	// ErrDaemon: the daemon cannot be reached or speaks another protocol version.
+	ErrDaemon = errors.New("mount daemon unreachable")
+	// ErrNotMounted: nothing is mounted at the given cipherdir or mount point.
+	ErrNotMounted = errors.New("not mounted")
+)
+
+// MountRequest asks the daemon to unlock and mount a vault.
+type MountRequest struct {
+	CipherDir  string
+	MountPoint string
+	Password   []byte
+	ReadOnly   bool
+	AllowOther bool
+	// Idle unmounts the vault after no file activity for that long; 0 disables.
+	Idle time.Duration
+}
+
+// Stats are the live statistics of one mount. Counters are totals since the mount; rates are
+// averaged over the last few seconds.
+type Stats struct {
+	BytesRead, BytesWritten, Ops, Errors uint64
+	ReadBps, WriteBps, OpsPerSec         float64
+}
+
+// MountInfo describes one mount. Stale mounts are left over from a daemon that died; the
+// daemon lazily unmounts them and reports them until they are gone.
+type MountInfo struct {
+	CipherDir  string
+	MountPoint string
+	Cipher     string
+	ReadOnly   bool
+	Since      time.Time
+	Idle       time.Duration `json:",omitempty"`
+	Stats      Stats
+	Stale      bool `json:",omitempty"`
+}
+
+// Wire operations.
+const (
+	opPing       = "ping"
+	opMount      = "mount"
+	opUnmount    = "unmount"
+	opUnmountAll = "unmount_all"
+	opStatus     = "status"
+	opWatch      = "watch"
+)
+
+// request is one line from a client.
+type request struct {
+	V      int           `json:"v"`
+	ID     uint64        `json:"id"`
+	Op     string        `json:"op"`
+	Mount  *MountRequest `json:"mount,omitempty"`
+	Target string        `json:"target,omitempty"`
+	Lazy   bool          `json:"lazy,omitempty"`
+}
+
+// response is one line from the daemon.
+type response struct {
+	V      int         `json:"v"`
+	ID     uint64      `json:"id"`
+	OK     bool        `json:"ok"`
+	Error  *wireError  `json:"error,omitempty"`
+	Info   *MountInfo  `json:"info,omitempty"`
+	Mounts []MountInfo `json:"mounts,omitempty"`
+	PID    int         `json:"pid,omitempty"`
+}
+
+// wireError carries an error across the socket; Code keeps errors.Is working on the client.
+type wireError struct {
+	Code string `json:"code"`
+	Msg  string `json:"msg"`
+}
+
+const (
+	codeGeneric       = "error"
+	codeVersion       = "version"
+	codeWrongPassword = "wrong_password"
+	codeCorrupt       = "corrupt"
+	codeNotFound      = "not_found"
+	codeMountpoint    = "mountpoint"
+	codeAlready       = "already_mounted"
+	codeBusy          = "busy"
+	codeNotMounted    = "not_mounted"
+	codeBadRequest    = "bad_request"
+)
+
+var codeSentinels = []struct {
+	code string
+	err  error
+}{
+	{codeWrongPassword, vault.ErrWrongPassword},
+	{codeCorrupt, vault.ErrCorrupt},
+	{codeNotFound, vault.ErrNotFound},
+	{codeMountpoint, ErrMountpoint},
+	{codeAlready, ErrAlreadyMounted},
+	{codeBusy, ErrBusy},
+	{codeNotMounted, ErrNotMounted},
+	{codeVersion, ErrDaemon},
+}
+
+// toWire encodes err with the code of the first sentinel it wraps.
+func toWire(err error) *wireError {
+	if err == nil {
+		return nil
+	}
+	for _, s := range codeSentinels {
+		if errors.Is(err, s.err) {
+			return &wireError{Code: s.code, Msg: err.Error()}
+		}
+	}
+	return &wireError{Code: codeGeneric, Msg: err.Error()}
+}
+
+// remoteError is an error reported by the daemon. It unwraps to the sentinel named by its code,
+// so errors.Is(err, vault.ErrWrongPassword) works across the socket.
+type remoteError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.sentinel }
+
+func fromWire(w *wireError) error {
+	if w == nil {
+		return nil
+	}
+	for _, s := range codeSentinels {
+		if s.code == w.Code {
+			return &remoteError{msg: w.Msg, sentinel: s.err}
+		}
+	}
+	if w.Code == codeBadRequest {
+		return &remoteError{msg: fmt.Sprintf("daemon refused request: %s", w.Msg)}
+	}
+	return &remoteError{msg: w.Msg}
+}

@@ -1,0 +1,394 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// Run starts the terminal app on the real backend in the alternate screen.
+// Mounts keep running in the daemon after it returns, and it says so.
+func Run() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b, err := newRealBackend()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	m := New(ctx, b)
+	final, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx)).Run()
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		return fmt.Errorf("terminal app: %w", err)
+	}
+	if fm, ok := final.(*Model); ok {
+		if msg := fm.goodbye(); msg != "" {
+			fmt.Println(msg)
+		}
+	}
+	return nil
+}
+
+// realBackend does what the TUI asks with the same packages the commands
+// use: the registry and on-disk format in vault, ciphers in crypto, mounts
+// through the mountmgr daemon (started on demand by Connect).
+type realBackend struct {
+	registryPath string
+
+	mu     sync.Mutex
+	client *mountmgr.Client
+}
+
+func newRealBackend() (*realBackend, error) {
+	p, err := vault.DefaultRegistryPath()
+	if err != nil {
+		return nil, err
+	}
+	return &realBackend{registryPath: p}, nil
+}
+
+// Close drops the daemon connection; mounts stay with the daemon.
+func (b *realBackend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.client == nil {
+		return nil
+	}
+	err := b.client.Close()
+	b.client = nil
+	return err
+}
+
+// conn returns the daemon client, connecting (and starting the daemon) on
+// first use.
+func (b *realBackend) conn(ctx context.Context) (*mountmgr.Client, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.client != nil {
+		return b.client, nil
+	}
+	c, err := mountmgr.Connect(ctx)
+	if err != nil {
+		return nil, classify(err)
+	}
+	b.client = c
+	return c, nil
+}
+
+// dropConn forgets a client whose daemon went away, so the next call
+// reconnects (and restarts the daemon).
+func (b *realBackend) dropConn(c *mountmgr.Client, err error) {
+	if !errors.Is(err, mountmgr.ErrDaemon) {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.client == c {
+		c.Close()
+		b.client = nil
+	}
+}
+
+// classified keeps the library's error and message and adds the ui
+// sentinel the screens test with errors.Is.
+type classified struct {
+	kind, err error
+}
+
+func (c *classified) Error() string   { return c.err.Error() }
+func (c *classified) Unwrap() []error { return []error{c.kind, c.err} }
+
+// classify maps library sentinels to the ui ones.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, m := range []struct{ lib, ui error }{
+		{vault.ErrWrongPassword, ErrWrongPassword},
+		{mountmgr.ErrBusy, ErrBusy},
+		{mountmgr.ErrMountpoint, ErrMountpoint},
+		{mountmgr.ErrAlreadyMounted, ErrAlreadyMounted},
+		{mountmgr.ErrDaemon, ErrDaemon},
+		{vault.ErrNotEmpty, ErrNotEmpty},
+	} {
+		if errors.Is(err, m.lib) {
+			return &classified{kind: m.ui, err: err}
+		}
+	}
+	return err
+}
+
+func (b *realBackend) registry() (*vault.Registry, error) {
+	return vault.LoadRegistry(b.registryPath)
+}
+
+func (b *realBackend) Vaults() ([]Vault, error) {
+	reg, err := b.registry()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Vault, 0, len(reg.Vaults))
+	for _, e := range reg.Vaults {
+		v := Vault{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint, ReadOnly: e.ReadOnly, Idle: e.Idle}
+		if cfg, err := vault.LoadConfig(e.CipherDir); err != nil {
+			v.Problem = err.Error()
+		} else {
+			v.Cipher = cfg.Cipher().String()
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (b *realBackend) DefaultMountPoint(name string) string {
+	mp, err := vault.DefaultMountPoint(name)
+	if err != nil {
+		return ""
+	}
+	return mp
+}
+
+func (b *realBackend) CheckNewCipherDir(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if names, err := f.Readdirnames(1); len(names) > 0 {
+		return classify(fmt.Errorf("%s: %w (to register an existing vault, use a)", dir, vault.ErrNotEmpty))
+	} else if err != nil && err != io.EOF {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	return nil
+}
+
+func (b *realBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byte, error) {
+	c, err := crypto.ParseCipher(req.Cipher)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := b.registry()
+	if err != nil {
+		return nil, fmt.Errorf("nothing was created: %w", err)
+	}
+	// Add checks the name and duplicates before anything is written; the
+	// registry is saved once the vault exists.
+	if err := reg.Add(vault.Entry{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint}); err != nil {
+		return nil, err
+	}
+	key, err := vault.Create(req.CipherDir, req.Password, vault.CreateOptions{
+		Cipher:             c,
+		ScryptLogN:         req.ScryptLogN,
+		PlaintextNames:     req.PlaintextNames,
+		DeterministicNames: req.DeterministicNames,
+		LongNameMax:        req.LongNameMax,
+		Creator:            "vaultui",
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	if err := os.MkdirAll(req.MountPoint, 0o700); err != nil {
+		crypto.Wipe(key)
+		return nil, fmt.Errorf("the vault was created but its mount point was not: %w", err)
+	}
+	if err := reg.Save(); err != nil {
+		crypto.Wipe(key)
+		return nil, fmt.Errorf("the vault was created but not registered (add it with a): %w", err)
+	}
+	return key, nil
+}
+
+func (b *realBackend) AddVault(v Vault) error {
+	if _, err := vault.LoadConfig(v.CipherDir); err != nil {
+		return fmt.Errorf("%s is not a vault: %w", v.CipherDir, err)
+	}
+	reg, err := b.registry()
+	if err != nil {
+		return err
+	}
+	if err := reg.Add(vault.Entry{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint, ReadOnly: v.ReadOnly, Idle: v.Idle}); err != nil {
+		return err
+	}
+	return reg.Save()
+}
+
+func (b *realBackend) Forget(name string) error {
+	reg, err := b.registry()
+	if err != nil {
+		return err
+	}
+	if err := reg.Remove(name); err != nil {
+		return err
+	}
+	return reg.Save()
+}
+
+func (b *realBackend) Info(ctx context.Context, dir string) ([]Field, error) {
+	info, err := vault.ReadInfo(dir)
+	if err != nil {
+		return nil, err
+	}
+	return infoFields(info), nil
+}
+
+func (b *realBackend) ChangePassword(ctx context.Context, dir string, oldPassword, newPassword []byte) error {
+	return classify(vault.ChangePassword(dir, oldPassword, nil, newPassword))
+}
+
+func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, progress func(FsckProgress)) ([]Problem, error) {
+	v, err := vault.Unlock(dir, password)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer v.Close()
+	problems, err := v.Fsck(ctx, func(p vault.FsckProgress) {
+		progress(FsckProgress{Done: p.Done, Total: p.Total, Path: p.Path})
+	})
+	out := make([]Problem, 0, len(problems))
+	for _, p := range problems {
+		detail := p.Detail
+		switch {
+		case p.FirstBlock < 0:
+		case p.FirstBlock == p.LastBlock:
+			detail += fmt.Sprintf(" (block %d)", p.FirstBlock)
+		default:
+			detail += fmt.Sprintf(" (blocks %d-%d)", p.FirstBlock, p.LastBlock)
+		}
+		path := p.Path
+		if path == "" {
+			path = "/" + p.CipherPath
+		}
+		out = append(out, Problem{Path: path, Kind: p.Kind, Detail: detail})
+	}
+	return out, err
+}
+
+func uiCipher(c crypto.CipherID) Cipher { return Cipher{ID: string(c), Name: c.String()} }
+
+func (b *realBackend) Ciphers() []Cipher {
+	out := make([]Cipher, 0, len(crypto.Ciphers))
+	for _, c := range crypto.Ciphers {
+		out = append(out, uiCipher(c))
+	}
+	return out
+}
+
+func (b *realBackend) SpeedTest(ctx context.Context, report func(SpeedResult)) ([]SpeedResult, Recommendation) {
+	conv := func(r crypto.SpeedResult) SpeedResult {
+		return SpeedResult{Cipher: uiCipher(r.Cipher), MBps: r.MBps, Err: r.Err}
+	}
+	results, rec := crypto.SpeedTest(ctx, func(r crypto.SpeedResult) { report(conv(r)) })
+	out := make([]SpeedResult, 0, len(results))
+	for _, r := range results {
+		out = append(out, conv(r))
+	}
+	return out, Recommendation{Cipher: uiCipher(rec.Cipher), Reason: rec.Reason, Ratio: rec.Ratio}
+}
+
+func uiMount(m mountmgr.MountInfo) Mount {
+	return Mount{
+		CipherDir: m.CipherDir, MountPoint: m.MountPoint, Cipher: m.Cipher, ReadOnly: m.ReadOnly,
+		Since: m.Since, Stale: m.Stale,
+		BytesRead: m.Stats.BytesRead, BytesWritten: m.Stats.BytesWritten, Ops: m.Stats.Ops, Errs: m.Stats.Errors,
+		ReadBps: m.Stats.ReadBps, WriteBps: m.Stats.WriteBps, OpsPerSec: m.Stats.OpsPerSec,
+	}
+}
+
+func (b *realBackend) Mount(ctx context.Context, req MountRequest) (Mount, error) {
+	c, err := b.conn(ctx)
+	if err != nil {
+		return Mount{}, err
+	}
+	// A missing mount point is created, as the create wizard does; one that
+	// exists must still be an empty directory (the daemon checks).
+	if _, err := os.Stat(req.MountPoint); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(req.MountPoint, 0o700); err != nil {
+			return Mount{}, classify(fmt.Errorf("%w: %w", mountmgr.ErrMountpoint, err))
+		}
+	}
+	info, err := c.Mount(ctx, mountmgr.MountRequest{
+		CipherDir: req.CipherDir, MountPoint: req.MountPoint, Password: req.Password,
+		ReadOnly: req.ReadOnly, Idle: req.Idle,
+	})
+	if err != nil {
+		b.dropConn(c, err)
+		return Mount{}, classify(err)
+	}
+	return uiMount(info), nil
+}
+
+func (b *realBackend) Unmount(ctx context.Context, target string, lazy bool) error {
+	c, err := b.conn(ctx)
+	if err != nil {
+		return err
+	}
+	err = c.Unmount(ctx, target, lazy)
+	b.dropConn(c, err)
+	return classify(err)
+}
+
+func (b *realBackend) Watch(ctx context.Context, each func([]Mount)) error {
+	c, err := b.conn(ctx)
+	if err != nil {
+		return err
+	}
+	err = c.Watch(ctx, func(ms []mountmgr.MountInfo) {
+		out := make([]Mount, 0, len(ms))
+		for _, m := range ms {
+			out = append(out, uiMount(m))
+		}
+		each(out)
+	})
+	b.dropConn(c, err)
+	return classify(err)
+}
+
+// infoFields lists a vault's on-disk facts for the info screen.
+func infoFields(info vault.Info) []Field {
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	names := "encrypted (EME, per-directory IV)"
+	switch {
+	case info.PlaintextNames:
+		names = "plaintext (not encrypted)"
+	case info.DeterministicNames:
+		names = "encrypted (EME, deterministic: no per-directory IV)"
+	}
+	longNames := "off"
+	if info.LongNames {
+		longNames = fmt.Sprintf("on, names over %d characters are hashed", info.LongNameMax)
+	}
+	return []Field{
+		{"Cipher", info.CipherName},
+		{"Format", fmt.Sprintf("gocryptfs config version %d, created by %s", info.Version, info.Creator)},
+		{"File names", names},
+		{"Long names", longNames},
+		{"HKDF", yes(info.HKDF)},
+		{"scrypt", fmt.Sprintf("N=2^%d r=%d p=%d (key %d bytes, salt %d bytes)", info.ScryptLogN, info.ScryptR, info.ScryptP, info.ScryptKeyLen, info.ScryptSaltLen)},
+		{"Feature flags", strings.Join(info.FeatureFlags, " ")},
+	}
+}

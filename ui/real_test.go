@@ -1,0 +1,144 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// TestRealBackendVaults exercises the real adapter on the real vault
+// package in temp dirs: everything but mounting (the end-to-end test does
+// that).
+func TestRealBackendVaults(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("HOME", filepath.Join(tmp, "home"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
+	b, err := newRealBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+
+	dir := filepath.Join(tmp, "v.crypt")
+	if err := b.CheckNewCipherDir(dir); err != nil {
+		t.Fatalf("a new folder is refused: %v", err)
+	}
+	full := filepath.Join(tmp, "full")
+	os.MkdirAll(full, 0o700)
+	os.WriteFile(filepath.Join(full, "x"), nil, 0o600)
+	if err := b.CheckNewCipherDir(full); !errors.Is(err, ErrNotEmpty) {
+		t.Fatalf("a non-empty folder: %v, want ErrNotEmpty", err)
+	}
+
+	mp := b.DefaultMountPoint("v")
+	if mp != filepath.Join(tmp, "home", "Vaults", "v") {
+		t.Fatalf("default mount point %q", mp)
+	}
+	req := CreateRequest{Name: "v", CipherDir: dir, MountPoint: mp, Password: []byte("pw one"), Cipher: "aes-gcm", ScryptLogN: 10, LongNameMax: 255}
+	key, err := b.CreateVault(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(key) != 32 {
+		t.Fatalf("master key of %d bytes", len(key))
+	}
+	if st, err := os.Stat(mp); err != nil || !st.IsDir() {
+		t.Fatalf("mount point not created: %v", err)
+	}
+	vs, err := b.Vaults()
+	if err != nil || len(vs) != 1 || vs[0].Name != "v" || vs[0].Cipher != "AES-256-GCM" || vs[0].Problem != "" {
+		t.Fatalf("Vaults() = %+v, %v", vs, err)
+	}
+
+	// A duplicate name is refused before anything is written.
+	dir2 := filepath.Join(tmp, "w.crypt")
+	req2 := req
+	req2.CipherDir = dir2
+	if _, err := b.CreateVault(ctx, req2); err == nil {
+		t.Fatal("a duplicate name was accepted")
+	}
+	if _, err := os.Stat(dir2); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused vault left %s behind (%v)", dir2, err)
+	}
+
+	fields, err := b.Info(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(fields); !strings.Contains(got, "AES-256-GCM") || !strings.Contains(got, "N=2^10") {
+		t.Fatalf("info fields %v", got)
+	}
+
+	if err := b.ChangePassword(ctx, dir, []byte("wrong"), []byte("pw two")); !errors.Is(err, ErrWrongPassword) {
+		t.Fatalf("wrong old password: %v, want ErrWrongPassword", err)
+	}
+	if err := b.ChangePassword(ctx, dir, []byte("pw one"), []byte("pw two")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Fsck(ctx, dir, []byte("pw one"), func(FsckProgress) {}); !errors.Is(err, ErrWrongPassword) {
+		t.Fatalf("fsck with the old password: %v, want ErrWrongPassword", err)
+	}
+	problems, err := b.Fsck(ctx, dir, []byte("pw two"), func(FsckProgress) {})
+	if err != nil || len(problems) != 0 {
+		t.Fatalf("fsck of a new vault: %v, %v", problems, err)
+	}
+
+	if err := b.AddVault(Vault{Name: "nope", CipherDir: full, MountPoint: mp}); err == nil {
+		t.Fatal("a folder without a config was added")
+	}
+	if err := b.Forget("v"); err != nil {
+		t.Fatal(err)
+	}
+	if vs, _ := b.Vaults(); len(vs) != 0 {
+		t.Fatalf("still registered: %+v", vs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gocryptfs.conf")); err != nil {
+		t.Fatalf("forget touched the files: %v", err)
+	}
+	if err := b.AddVault(Vault{Name: "again", CipherDir: dir, MountPoint: mp}); err != nil {
+		t.Fatalf("adding the vault back: %v", err)
+	}
+	if vs, _ := b.Vaults(); len(vs) != 1 || vs[0].Name != "again" {
+		t.Fatalf("after add: %+v", vs)
+	}
+}
+
+func TestRealBackendCiphers(t *testing.T) {
+	b := &realBackend{}
+	got := fmt.Sprint(b.Ciphers())
+	for _, want := range []string{"AES-256-GCM", "AEGIS-256X2", "XChaCha20-Poly1305", "AES-SIV-512"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Ciphers() = %s, lacks %s", got, want)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for _, c := range []struct{ lib, ui error }{
+		{vault.ErrWrongPassword, ErrWrongPassword},
+		{mountmgr.ErrBusy, ErrBusy},
+		{mountmgr.ErrMountpoint, ErrMountpoint},
+		{mountmgr.ErrAlreadyMounted, ErrAlreadyMounted},
+		{mountmgr.ErrDaemon, ErrDaemon},
+	} {
+		err := classify(fmt.Errorf("/some/path: %w", c.lib))
+		if !errors.Is(err, c.ui) || !errors.Is(err, c.lib) {
+			t.Errorf("classify(%v) loses a sentinel", c.lib)
+		}
+		if err.Error() != "/some/path: "+c.lib.Error() {
+			t.Errorf("classify changed the message to %q", err)
+		}
+	}
+	plain := errors.New("other")
+	if classify(plain) != plain || classify(nil) != nil {
+		t.Error("classify changed an unrelated error")
+	}
+}

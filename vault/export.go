@@ -1,0 +1,171 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// Export writes the decrypted tree of the vault into dest, which must be an
+// empty directory or not exist yet (its parent must): directories, files,
+// symlinks, named pipes and hard links, with permission bits (including
+// setuid, setgid, sticky) and modification times. Zero blocks are written as
+// holes, so sparse files stay sparse. Damage does not stop it: blocks that do
+// not decrypt become zeros, entries that do not decrypt are skipped, and at
+// the end the error wraps ErrCorrupt and counts the problems (run Fsck for
+// the list). progress (if not nil) is called after each entry.
+func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgress)) error {
+	if _, err := prepareEmptyDir(dest); err != nil {
+		return err
+	}
+	total := v.countEntries()
+	var problems []Problem
+	add := func(p Problem) { problems = append(problems, p) }
+	type dirAttr struct {
+		path string
+		info fs.FileInfo
+	}
+	var dirs []dirAttr
+	links := map[[2]uint64]string{} // (dev, inode) of multiply linked files -> exported path
+	done := 0
+	err := v.Walk(ctx, func(n Node) error {
+		out := filepath.Join(dest, filepath.FromSlash(n.Path))
+		mode := n.Info.Mode()
+		var err error
+		switch t := mode.Type(); {
+		case t.IsDir():
+			err = os.Mkdir(out, 0o700) // made accessible until its content is in
+			dirs = append(dirs, dirAttr{out, n.Info})
+		case t.IsRegular():
+			st, _ := n.Info.Sys().(*syscall.Stat_t)
+			if st != nil && st.Nlink > 1 {
+				key := [2]uint64{uint64(st.Dev), st.Ino}
+				if first, ok := links[key]; ok {
+					err = os.Link(first, out)
+					break
+				}
+				links[key] = out
+			}
+			err = v.exportFile(ctx, n, out, add)
+		case t == fs.ModeSymlink:
+			target, terr := v.ReadSymlink(n.CipherPath)
+			if terr != nil {
+				add(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(terr)))
+				break
+			}
+			if err = os.Symlink(target, out); err == nil {
+				err = setTimes(out, n.Info, true)
+			}
+		case t == fs.ModeNamedPipe:
+			if err = unix.Mkfifo(out, uint32(mode.Perm())); err == nil {
+				err = finishAttrs(out, n.Info)
+			}
+		default:
+			add(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("not exported: file type %v", t)))
+		}
+		if err != nil && ctx.Err() == nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) && pe.Path == out || errors.Is(err, syscall.ENOSPC) {
+				return fmt.Errorf("vault: export: %w", err) // the destination fails: stop
+			}
+			add(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
+		}
+		done++
+		if progress != nil {
+			progress(FsckProgress{Done: done, Total: max(total, done), Path: n.Path})
+		}
+		return ctx.Err()
+	}, add)
+	// Directory modes and times last, deepest first, so read-only
+	// directories could be filled and their times are not disturbed.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if aerr := finishAttrs(dirs[i].path, dirs[i].info); aerr != nil && err == nil {
+			err = fmt.Errorf("vault: export: %w", aerr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s: %w: export skipped or zeroed %d damaged item(s), first: %s (run fsck for the full list)",
+			v.Dir, ErrCorrupt, len(problems), problems[0])
+	}
+	return nil
+}
+
+// exportFile decrypts one file into out, leaving holes for zero blocks.
+func (v *Vault) exportFile(ctx context.Context, n Node, out string, problem func(Problem)) error {
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	var werr error
+	size, rerr := v.decryptFile(ctx, n, func(off int64, b []byte) error {
+		for i := 0; i < len(b); i += crypto.BlockSize {
+			blk := b[i:min(i+crypto.BlockSize, len(b))]
+			if isZero(blk) {
+				continue // a hole
+			}
+			if _, err := f.WriteAt(blk, off+int64(i)); err != nil {
+				werr = err
+				return err
+			}
+		}
+		return nil
+	}, problem)
+	if werr != nil {
+		f.Close()
+		return werr
+	}
+	if rerr == nil {
+		werr = f.Truncate(size)
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return werr
+	}
+	return finishAttrs(out, n.Info)
+}
+
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// finishAttrs copies permission bits and times from info to p.
+func finishAttrs(p string, info fs.FileInfo) error {
+	m := info.Mode()
+	if err := os.Chmod(p, m&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
+		return err
+	}
+	return setTimes(p, info, false)
+}
+
+// setTimes copies access and modification times (of the link itself when
+// noFollow).
+func setTimes(p string, info fs.FileInfo, noFollow bool) error {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	ts := []unix.Timespec{unix.NsecToTimespec(st.Atim.Nano()), unix.NsecToTimespec(st.Mtim.Nano())}
+	flags := 0
+	if noFollow {
+		flags = unix.AT_SYMLINK_NOFOLLOW
+	}
+	return unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, flags)
+}

@@ -1,0 +1,90 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// Fsck decrypts every name, symlink target and content block of the vault
+// and returns every problem found (nil when the vault is clean); it never
+// stops at the first. progress (if not nil) is called after each entry. The
+// error is only for what ends the check early: a cancelled ctx.
+func (v *Vault) Fsck(ctx context.Context, progress func(FsckProgress)) ([]Problem, error) {
+	total := v.countEntries()
+	var problems []Problem
+	add := func(p Problem) { problems = append(problems, p) }
+	done := 0
+	err := v.Walk(ctx, func(n Node) error {
+		switch t := n.Info.Mode().Type(); {
+		case t.IsRegular():
+			v.decryptFile(ctx, n, nil, add)
+		case t == fs.ModeSymlink:
+			if _, err := v.ReadSymlink(n.CipherPath); err != nil {
+				add(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(err)))
+			}
+		case t.IsDir(), t == fs.ModeNamedPipe:
+		default:
+			add(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("unexpected file type %v", t)))
+		}
+		done++
+		if progress != nil {
+			progress(FsckProgress{Done: done, Total: max(total, done), Path: n.Path})
+		}
+		return ctx.Err()
+	}, add)
+	return problems, err
+}
+
+// countEntries counts the cipherdir's entries the walk will visit, for
+// progress totals (an estimate: undecryptable entries are counted too).
+func (v *Vault) countEntries() int {
+	n := 0
+	filepath.WalkDir(v.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == v.Dir {
+			return nil
+		}
+		name := d.Name()
+		if filepath.Dir(p) == v.Dir && name == crypto.ConfName {
+			return nil
+		}
+		if v.Names != nil && (name == crypto.DirIVName || crypto.IsLongNameFile(name)) {
+			return nil
+		}
+		n++
+		return nil
+	})
+	return n
+}
+
+// FsckDir checks the vault in cipherdir with its password, like Unlock
+// followed by Fsck, and also reports a config that does not parse as a
+// problem of kind "config" (with a nil error), so that a damaged config
+// shows up like any other damage. A wrong password is still an error
+// (ErrWrongPassword): it cannot be told apart from a damaged EncryptedKey.
+func FsckDir(ctx context.Context, cipherdir string, password []byte, progress func(FsckProgress)) ([]Problem, error) {
+	if _, err := os.Stat(filepath.Join(cipherdir, crypto.ConfName)); err == nil {
+		if _, err := LoadConfig(cipherdir); err != nil && !isUnsupported(err) {
+			return []Problem{newProblem("", crypto.ConfName, KindConfig, errDetail(err))}, nil
+		}
+	}
+	v, err := Unlock(cipherdir, password)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	return v.Fsck(ctx, progress)
+}
+
+// KindConfig is reported by FsckDir for a gocryptfs.conf that does not
+// parse or validate.
+const KindConfig = "config"
+
+func isUnsupported(err error) bool {
+	return errors.Is(err, ErrUnsupported) || errors.Is(err, ErrNotFound)
+}

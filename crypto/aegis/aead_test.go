@@ -172,30 +172,42 @@ func TestAsmMatchesGeneric(t *testing.T) {
 		lengths = 300
 	}
 	forEachAEAD(t, func(t *testing.T, v *variant, a cipher.AEAD, key []byte) {
-		r := newRand(t)
-		ts := a.Overhead()
-		for n := 0; n <= lengths; n++ {
-			adLen := []int{0, 1, 24, 33, 100, 300}[n%6]
-			off := n % 7
-			nonce := randBytes(r, a.NonceSize())
-			msg := randBytes(r, n+off)[off:]
-			ad := randBytes(r, adLen+off)[off:]
-			want := make([]byte, n+ts)
-			sealGeneric(v, want, key, nonce, msg, ad, ts)
-			got := a.Seal(make([]byte, off, off+n+ts), nonce, msg, ad)[off:]
-			if !bytes.Equal(got, want) {
-				t.Fatalf("n=%d ad=%d: Seal differs from portable\n got %x\nwant %x", n, adLen, got, want)
-			}
-			pt, err := a.Open(make([]byte, off+1, off+1+n)[off+1:], nonce, got, ad)
-			if err != nil || !bytes.Equal(pt, msg) {
-				t.Fatalf("n=%d: round trip failed: %v", n, err)
-			}
-			gpt := make([]byte, n)
-			if !openGeneric(v, gpt, key, nonce, got, ad, ts) || !bytes.Equal(gpt, msg) {
-				t.Fatalf("n=%d: portable Open failed", n)
+		compareWithGeneric(t, v, a, key, lengths)
+	})
+}
+
+// compareWithGeneric checks a against the portable implementation for every
+// message length 0..maxLen.
+func compareWithGeneric(t *testing.T, v *variant, a cipher.AEAD, key []byte, maxLen int) {
+	r := newRand(t)
+	ts := a.Overhead()
+	for n := 0; n <= maxLen; n++ {
+		adLen := []int{0, 1, 24, 33, 100, 300}[n%6]
+		off := n % 7
+		nonce := randBytes(r, a.NonceSize())
+		msg := randBytes(r, n+off)[off:]
+		ad := randBytes(r, adLen+off)[off:]
+		want := make([]byte, n+ts)
+		sealGeneric(v, want, key, nonce, msg, ad, ts)
+		got := a.Seal(make([]byte, off, off+n+ts), nonce, msg, ad)[off:]
+		if !bytes.Equal(got, want) {
+			t.Fatalf("n=%d ad=%d: Seal differs from portable\n got %x\nwant %x", n, adLen, got, want)
+		}
+		pt, err := a.Open(make([]byte, off+1, off+1+n)[off+1:], nonce, got, ad)
+		if err != nil || !bytes.Equal(pt, msg) {
+			t.Fatalf("n=%d: round trip failed: %v", n, err)
+		}
+		gpt := make([]byte, n)
+		if !openGeneric(v, gpt, key, nonce, got, ad, ts) || !bytes.Equal(gpt, msg) {
+			t.Fatalf("n=%d: portable Open failed", n)
+		}
+		if n > 0 {
+			got[r.IntN(len(got))] ^= 1
+			if _, err := a.Open(nil, nonce, got, ad); err == nil {
+				t.Fatalf("n=%d: Open accepted a flipped bit", n)
 			}
 		}
-	})
+	}
 }
 
 func TestZeroAllocs(t *testing.T) {

@@ -3,6 +3,7 @@
 package aegis
 
 import (
+	"crypto/subtle"
 	"encoding/binary"
 
 	"golang.org/x/sys/cpu"
@@ -10,16 +11,15 @@ import (
 
 // Feature flags, set once at start-up. The X kernels use the VEX forms of
 // AES-NI (AES + AVX); the Y kernels need VAES on 256-bit registers (AVX2 +
-// VAES); the Z kernels and the paired AEGIS-256X2 batch kernels need AVX-512F
-// and VAES.
+// VAES); the Z kernels need AVX-512F and VAES.
 var (
 	useAESNI   = cpu.X86.HasAES && cpu.X86.HasAVX
 	useVAES    = useAESNI && cpu.X86.HasAVX2 && cpuidECX7()&(1<<9) != 0
 	useVAES512 = useVAES && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VAES
 )
 
-// kernel names the assembly kernel set of an AEAD: family (128, 256) and
-// register width (X: 1 lane, Y: 2 lanes, Z: 4 lanes).
+// kernel names an assembly kernel set: family (128, 256) and register width
+// (X: one lane, Y: two lanes, Z: four lanes).
 type kernel uint8
 
 const (
@@ -32,34 +32,57 @@ const (
 	k256Z
 )
 
-func kernelFor(v *variant) kernel {
-	var k kernel
+// width is the number of bytes of one state vector in the kernel's registers.
+func (k kernel) width() int {
+	switch k {
+	case k128X, k256X:
+		return 16
+	case k128Y, k256Y:
+		return 32
+	}
+	return 64
+}
+
+// kernelFor picks the widest kernel the CPU supports that is no wider than
+// the variant. A narrower kernel runs the variant's lanes in groups: the
+// lanes of AEGIS-128X/256X never interact before the tag, so AEGIS-256X2
+// without VAES is two AES-NI passes over interleaved data, and its tag the
+// XOR of the passes' tags.
+func kernelFor(v *variant, aesni, vaes, vaes512 bool) (k kernel, groups int) {
 	switch {
-	case v.lanes == 1 && useAESNI:
-		k = k128X
-	case v.lanes == 2 && useVAES:
-		k = k128Y
-	case v.lanes == 4 && useVAES512:
+	case v.lanes >= 4 && vaes512:
 		k = k128Z
+	case v.lanes >= 2 && vaes:
+		k = k128Y
+	case aesni:
+		k = k128X
 	default:
-		return kNone
+		return kNone, 0
 	}
 	if v.wide {
 		k += k256X - k128X
 	}
-	return k
+	return k, v.lanes * 16 / k.width()
 }
 
 // hasAsm reports whether the variant runs on an assembly path.
-func hasAsm(v *variant) bool { return kernelFor(v) != kNone }
+func hasAsm(v *variant) bool {
+	k, _ := kernelFor(v, useAESNI, useVAES, useVAES512)
+	return k != kNone
+}
 
 // asmKey is the per-key data of the kernels: seven 64-byte vectors, each the
 // 16-byte value repeated for four lanes, at the offsets of _asm/gen.go:
 // k0 (the key, or its first half), k1 (second half), k0^C0, k1^C1 (for the
-// 128 family key^C0, key^C1), C0, C1, and the lane contexts.
+// 128 family key^C0, key^C1), C0, C1, and the lane contexts. A lane group
+// starting at lane l reads the vectors from byte 16*l on.
 type asmKey struct {
-	k kernel
-	c [7 * 64]byte
+	k      kernel
+	groups int
+	// vaes and vaes512 are the CPU features this key may use (all of the
+	// CPU's, unless a test restricted them); the pair kernels need them.
+	vaes, vaes512 bool
+	c             [7 * 64]byte
 }
 
 var (
@@ -67,8 +90,20 @@ var (
 	c1Bytes = [16]byte{0xdb, 0x3d, 0x18, 0x55, 0x6d, 0xc2, 0x2f, 0xf1, 0x20, 0x11, 0x31, 0x42, 0x73, 0xb5, 0x28, 0xdd}
 )
 
+// testOnlyLimit, when set by a test before New*, restricts the kernels to
+// what an older CPU has, so that the lane-group fallbacks run here too.
+var testOnlyLimit struct {
+	set                  bool
+	aesni, vaes, vaes512 bool
+}
+
 func (ak *asmKey) setup(v *variant, key []byte) {
-	ak.k = kernelFor(v)
+	aesni, vaes, vaes512 := useAESNI, useVAES, useVAES512
+	if l := testOnlyLimit; l.set {
+		aesni, vaes, vaes512 = aesni && l.aesni, vaes && l.vaes, vaes512 && l.vaes512
+	}
+	ak.k, ak.groups = kernelFor(v, aesni, vaes, vaes512)
+	ak.vaes, ak.vaes512 = vaes, vaes512
 	if ak.k == kNone {
 		return
 	}
@@ -106,88 +141,88 @@ var maskTable = func() (t [256]byte) {
 // state holds any kernel's state in memory: up to eight vectors of 64 bytes.
 type state [8 * 64]byte
 
-func kInit(k kernel, s *state, c *[7 * 64]byte, nonce *byte) {
+func kInit(k kernel, s *state, c, nonce *byte) {
 	switch k {
 	case k128X:
-		init128X(&s[0], &c[0], nonce)
+		init128X(&s[0], c, nonce)
 	case k128Y:
-		init128Y(&s[0], &c[0], nonce)
+		init128Y(&s[0], c, nonce)
 	case k128Z:
-		init128Z(&s[0], &c[0], nonce)
+		init128Z(&s[0], c, nonce)
 	case k256X:
-		init256X(&s[0], &c[0], nonce)
+		init256X(&s[0], c, nonce)
 	case k256Y:
-		init256Y(&s[0], &c[0], nonce)
+		init256Y(&s[0], c, nonce)
 	case k256Z:
-		init256Z(&s[0], &c[0], nonce)
+		init256Z(&s[0], c, nonce)
 	}
 }
 
-func kAbsorb(k kernel, s *state, src *byte, n int) {
+func kAbsorb(k kernel, s *state, src *byte, n, stride int) {
 	switch k {
 	case k128X:
-		absorb128X(&s[0], src, n)
+		absorb128X(&s[0], src, n, stride)
 	case k128Y:
-		absorb128Y(&s[0], src, n)
+		absorb128Y(&s[0], src, n, stride)
 	case k128Z:
-		absorb128Z(&s[0], src, n)
+		absorb128Z(&s[0], src, n, stride)
 	case k256X:
-		absorb256X(&s[0], src, n)
+		absorb256X(&s[0], src, n, stride)
 	case k256Y:
-		absorb256Y(&s[0], src, n)
+		absorb256Y(&s[0], src, n, stride)
 	case k256Z:
-		absorb256Z(&s[0], src, n)
+		absorb256Z(&s[0], src, n, stride)
 	}
 }
 
-func kEnc(k kernel, s *state, dst, src *byte, n int) {
+func kEnc(k kernel, s *state, dst, src *byte, n, stride int) {
 	switch k {
 	case k128X:
-		enc128X(&s[0], dst, src, n)
+		enc128X(&s[0], dst, src, n, stride)
 	case k128Y:
-		enc128Y(&s[0], dst, src, n)
+		enc128Y(&s[0], dst, src, n, stride)
 	case k128Z:
-		enc128Z(&s[0], dst, src, n)
+		enc128Z(&s[0], dst, src, n, stride)
 	case k256X:
-		enc256X(&s[0], dst, src, n)
+		enc256X(&s[0], dst, src, n, stride)
 	case k256Y:
-		enc256Y(&s[0], dst, src, n)
+		enc256Y(&s[0], dst, src, n, stride)
 	case k256Z:
-		enc256Z(&s[0], dst, src, n)
+		enc256Z(&s[0], dst, src, n, stride)
 	}
 }
 
-func kDec(k kernel, s *state, dst, src *byte, n int) {
+func kDec(k kernel, s *state, dst, src *byte, n, stride int) {
 	switch k {
 	case k128X:
-		dec128X(&s[0], dst, src, n)
+		dec128X(&s[0], dst, src, n, stride)
 	case k128Y:
-		dec128Y(&s[0], dst, src, n)
+		dec128Y(&s[0], dst, src, n, stride)
 	case k128Z:
-		dec128Z(&s[0], dst, src, n)
+		dec128Z(&s[0], dst, src, n, stride)
 	case k256X:
-		dec256X(&s[0], dst, src, n)
+		dec256X(&s[0], dst, src, n, stride)
 	case k256Y:
-		dec256Y(&s[0], dst, src, n)
+		dec256Y(&s[0], dst, src, n, stride)
 	case k256Z:
-		dec256Z(&s[0], dst, src, n)
+		dec256Z(&s[0], dst, src, n, stride)
 	}
 }
 
-func kDecLast(k kernel, s *state, buf, mask *byte) {
+func kDecLast(k kernel, s *state, buf, mask *byte, stride int) {
 	switch k {
 	case k128X:
-		decLast128X(&s[0], buf, mask)
+		decLast128X(&s[0], buf, mask, stride)
 	case k128Y:
-		decLast128Y(&s[0], buf, mask)
+		decLast128Y(&s[0], buf, mask, stride)
 	case k128Z:
-		decLast128Z(&s[0], buf, mask)
+		decLast128Z(&s[0], buf, mask, stride)
 	case k256X:
-		decLast256X(&s[0], buf, mask)
+		decLast256X(&s[0], buf, mask, stride)
 	case k256Y:
-		decLast256Y(&s[0], buf, mask)
+		decLast256Y(&s[0], buf, mask, stride)
 	case k256Z:
-		decLast256Z(&s[0], buf, mask)
+		decLast256Z(&s[0], buf, mask, stride)
 	}
 }
 
@@ -211,74 +246,121 @@ func kFinal(k kernel, s *state, tag *byte, adLen, msgLen, tagSize int) {
 	}
 }
 
-// absorbAD absorbs the associated data, the last partial chunk zero padded.
-func absorbAD(k kernel, s *state, ad []byte, rate int) {
+// start initializes the state of lane group g (lanes starting at byte off of
+// each message vector) and absorbs the associated data.
+func (a *aead) start(s *state, off int, nonce, ad []byte) {
+	k, rate := a.impl.k, a.v.rate()
+	kInit(k, s, &a.impl.c[off], &nonce[0])
 	n := len(ad) / rate
 	if n > 0 {
-		kAbsorb(k, s, &ad[0], n)
+		kAbsorb(k, s, &ad[off], n, rate)
 	}
 	if r := len(ad) - n*rate; r > 0 {
 		var buf [128]byte
 		copy(buf[:], ad[n*rate:])
-		kAbsorb(k, s, &buf[0], 1)
+		kAbsorb(k, s, &buf[off], 1, rate)
 	}
 }
 
 func (a *aead) seal(out, nonce, plaintext, ad []byte) {
-	k := a.impl.k
-	if k == kNone {
+	if a.impl.k == kNone {
 		sealGeneric(a.v, out, a.key[:a.v.keySize()], nonce, plaintext, ad, a.tagSize)
 		return
 	}
-	var s state
-	kInit(k, &s, &a.impl.c, &nonce[0])
-	absorbAD(k, &s, ad, a.v.rate())
-	a.sealRest(k, &s, out, plaintext, 0, len(ad))
+	if a.impl.groups == 1 {
+		var s state
+		a.start(&s, 0, nonce, ad)
+		a.sealRest(&s, out, plaintext, 0, len(ad))
+		return
+	}
+	// Lane groups: each group makes one pass over the interleaved data.
+	k, rate := a.impl.k, a.v.rate()
+	full := len(plaintext) / rate * rate
+	var last [128]byte // zero-padded last partial chunk, encrypted in place
+	copy(last[:], plaintext[full:])
+	var tag, t [32]byte
+	for g := range a.impl.groups {
+		off := g * k.width()
+		var s state
+		a.start(&s, off, nonce, ad)
+		if full > 0 {
+			kEnc(k, &s, &out[off], &plaintext[off], full/rate, rate)
+		}
+		if full < len(plaintext) {
+			kEnc(k, &s, &last[off], &last[off], 1, rate)
+		}
+		kFinal(k, &s, &t[0], len(ad), len(plaintext), a.tagSize)
+		subtle.XORBytes(tag[:], tag[:], t[:])
+	}
+	copy(out[full:], last[:len(plaintext)-full])
+	copy(out[len(plaintext):], tag[:a.tagSize])
 }
 
-// sealRest encrypts plaintext[done:] (done is a multiple of the rate) and
-// writes the tag after the ciphertext.
-func (a *aead) sealRest(k kernel, s *state, out, plaintext []byte, done, adLen int) {
-	rate := a.v.rate()
+// sealRest encrypts plaintext[done:] (done is a multiple of the rate) with a
+// single-group state and writes the tag after the ciphertext.
+func (a *aead) sealRest(s *state, out, plaintext []byte, done, adLen int) {
+	k, rate := a.impl.k, a.v.rate()
 	n := (len(plaintext) - done) / rate
 	if n > 0 {
-		kEnc(k, s, &out[done], &plaintext[done], n)
+		kEnc(k, s, &out[done], &plaintext[done], n, rate)
 		done += n * rate
 	}
 	if r := len(plaintext) - done; r > 0 {
 		var buf [128]byte
 		copy(buf[:], plaintext[done:])
-		kEnc(k, s, &buf[0], &buf[0], 1)
+		kEnc(k, s, &buf[0], &buf[0], 1, rate)
 		copy(out[done:], buf[:r])
 	}
 	kFinal(k, s, &out[len(plaintext)], adLen, len(plaintext), a.tagSize)
 }
 
 func (a *aead) open(out, nonce, ciphertext, ad []byte) bool {
-	k := a.impl.k
-	if k == kNone {
+	if a.impl.k == kNone {
 		return openGeneric(a.v, out, a.key[:a.v.keySize()], nonce, ciphertext, ad, a.tagSize)
 	}
-	var s state
-	kInit(k, &s, &a.impl.c, &nonce[0])
-	absorbAD(k, &s, ad, a.v.rate())
-	return a.openRest(k, &s, out, ciphertext, 0, len(ad))
+	if a.impl.groups == 1 {
+		var s state
+		a.start(&s, 0, nonce, ad)
+		return a.openRest(&s, out, ciphertext, 0, len(ad))
+	}
+	k, rate := a.impl.k, a.v.rate()
+	ctLen := len(ciphertext) - a.tagSize
+	full := ctLen / rate * rate
+	r := ctLen - full
+	var last [128]byte
+	copy(last[:], ciphertext[full:ctLen])
+	var tag, t [32]byte
+	for g := range a.impl.groups {
+		off := g * k.width()
+		var s state
+		a.start(&s, off, nonce, ad)
+		if full > 0 {
+			kDec(k, &s, &out[off], &ciphertext[off], full/rate, rate)
+		}
+		if r > 0 {
+			kDecLast(k, &s, &last[off], &maskTable[128-r+off], rate)
+		}
+		kFinal(k, &s, &t[0], len(ad), ctLen, a.tagSize)
+		subtle.XORBytes(tag[:], tag[:], t[:])
+	}
+	copy(out[full:], last[:r])
+	return verifyTag(out[:ctLen], tag[:a.tagSize], ciphertext[ctLen:])
 }
 
-// openRest decrypts ciphertext[done:] into out, checks the tag and zeroes all
-// of out on failure.
-func (a *aead) openRest(k kernel, s *state, out, ciphertext []byte, done, adLen int) bool {
-	rate := a.v.rate()
+// openRest decrypts ciphertext[done:] into out with a single-group state,
+// checks the tag and zeroes all of out on failure.
+func (a *aead) openRest(s *state, out, ciphertext []byte, done, adLen int) bool {
+	k, rate := a.impl.k, a.v.rate()
 	ctLen := len(ciphertext) - a.tagSize
 	n := (ctLen - done) / rate
 	if n > 0 {
-		kDec(k, s, &out[done], &ciphertext[done], n)
+		kDec(k, s, &out[done], &ciphertext[done], n, rate)
 		done += n * rate
 	}
 	if r := ctLen - done; r > 0 {
 		var buf [128]byte
 		copy(buf[:], ciphertext[done:ctLen])
-		kDecLast(k, s, &buf[0], &maskTable[128-r])
+		kDecLast(k, s, &buf[0], &maskTable[128-r], rate)
 		copy(out[done:], buf[:r])
 	}
 	var want [32]byte
@@ -306,11 +388,11 @@ type pairing struct {
 
 func (a *aead) pairing() (pairing, bool) {
 	switch {
-	case a.v == v128L && useVAES && a.impl.k == k128X:
+	case a.v == v128L && a.impl.vaes && a.impl.k == k128X:
 		return pairing{k128X, 32, 16, 8}, true
-	case a.v == v256 && useVAES && a.impl.k == k256X:
+	case a.v == v256 && a.impl.vaes && a.impl.k == k256X:
 		return pairing{k256X, 16, 16, 6}, true
-	case a.v == v256X2 && useVAES512 && a.impl.k == k256Y:
+	case a.v == v256X2 && a.impl.vaes512 && a.impl.k == k256Y:
 		return pairing{k256Y, 32, 32, 6}, true
 	}
 	return pairing{}, false
@@ -417,8 +499,8 @@ func (a *aead) sealPair(p pairing, outA, nonceA, mA, adA, outB, nonceB, mB, adB 
 	n := min(len(mA), len(mB)) / p.rate
 	pEnc(p, &s, &outA[0], &mA[0], &outB[0], &mB[0], n)
 	split(p, &s, &sA, &sB)
-	a.sealRest(p.kind, &sA, outA, mA, n*p.rate, len(adA))
-	a.sealRest(p.kind, &sB, outB, mB, n*p.rate, len(adB))
+	a.sealRest(&sA, outA, mA, n*p.rate, len(adA))
+	a.sealRest(&sB, outB, mB, n*p.rate, len(adB))
 }
 
 func (a *aead) openBatch(dsts, nonces, cts, ads [][]byte) (int, error) {
@@ -467,7 +549,7 @@ func (a *aead) openPair(p pairing, outA, nonceA, cA, adA, outB, nonceB, cB, adB 
 	n := min(len(outA), len(outB)) / p.rate
 	pDec(p, &s, &outA[0], &cA[0], &outB[0], &cB[0], n)
 	split(p, &s, &sA, &sB)
-	okA = a.openRest(p.kind, &sA, outA, cA, n*p.rate, len(adA))
-	okB = a.openRest(p.kind, &sB, outB, cB, n*p.rate, len(adB))
+	okA = a.openRest(&sA, outA, cA, n*p.rate, len(adA))
+	okB = a.openRest(&sB, outB, cB, n*p.rate, len(adB))
 	return
 }

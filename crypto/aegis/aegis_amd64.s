@@ -48,11 +48,14 @@ init128Xloop:
 	VMOVDQU X7, 112(AX)
 	RET
 
-// func absorb128X(s *byte, src *byte, n int)
-TEXT ·absorb128X(SB), NOSPLIT, $0-24
+// func absorb128X(s *byte, src *byte, n int, stride int)
+TEXT ·absorb128X(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
+	MOVQ stride+24(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), X0
 	VMOVDQU 16(AX), X1
 	VMOVDQU 32(AX), X2
@@ -64,8 +67,8 @@ TEXT ·absorb128X(SB), NOSPLIT, $0-24
 	TESTQ CX, CX
 	JZ absorbdone128X
 absorbloop128X:
-	VMOVDQU 0(SI), X8
-	VMOVDQU 16(SI), X9
+	VMOVDQU (SI), X8
+	VMOVDQU (SI)(R10*1), X9
 	VAESENC X8, X7, X8
 	VAESENC X9, X3, X9
 	VAESENC X7, X6, X7
@@ -76,7 +79,7 @@ absorbloop128X:
 	VAESENC X2, X1, X2
 	VAESENC X1, X0, X1
 	VPXOR X8, X0, X0
-	ADDQ $32, SI
+	ADDQ R11, SI
 	DECQ CX
 	JNZ absorbloop128X
 absorbdone128X:
@@ -90,12 +93,15 @@ absorbdone128X:
 	VMOVDQU X7, 112(AX)
 	RET
 
-// func enc128X(s *byte, dst, src *byte, n int)
-TEXT ·enc128X(SB), NOSPLIT, $0-32
+// func enc128X(s *byte, dst, src *byte, n int, stride int)
+TEXT ·enc128X(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), X0
 	VMOVDQU 16(AX), X1
 	VMOVDQU 32(AX), X2
@@ -113,12 +119,12 @@ enc128Xloop:
 	VPAND X7, X6, X12
 	VPXOR X2, X12, X12
 	VPXOR X5, X12, X12
-	VMOVDQU 0(SI), X8
-	VMOVDQU 16(SI), X9
+	VMOVDQU (SI), X8
+	VMOVDQU (SI)(R10*1), X9
 	VPXOR X8, X11, X11
-	VMOVDQU X11, 0(DI)
+	VMOVDQU X11, (DI)
 	VPXOR X9, X12, X12
-	VMOVDQU X12, 16(DI)
+	VMOVDQU X12, (DI)(R10*1)
 	VAESENC X8, X7, X8
 	VAESENC X9, X3, X9
 	VAESENC X7, X6, X7
@@ -129,8 +135,8 @@ enc128Xloop:
 	VAESENC X2, X1, X2
 	VAESENC X1, X0, X1
 	VPXOR X8, X0, X0
-	ADDQ $32, SI
-	ADDQ $32, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ enc128Xloop
 enc128Xdone:
@@ -144,12 +150,15 @@ enc128Xdone:
 	VMOVDQU X7, 112(AX)
 	RET
 
-// func dec128X(s *byte, dst, src *byte, n int)
-TEXT ·dec128X(SB), NOSPLIT, $0-32
+// func dec128X(s *byte, dst, src *byte, n int, stride int)
+TEXT ·dec128X(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), X0
 	VMOVDQU 16(AX), X1
 	VMOVDQU 32(AX), X2
@@ -167,12 +176,12 @@ dec128Xloop:
 	VPAND X7, X6, X12
 	VPXOR X2, X12, X12
 	VPXOR X5, X12, X12
-	VMOVDQU 0(SI), X8
-	VMOVDQU 16(SI), X9
+	VMOVDQU (SI), X8
+	VMOVDQU (SI)(R10*1), X9
 	VPXOR X11, X8, X10
-	VMOVDQU X10, 0(DI)
+	VMOVDQU X10, (DI)
 	VPXOR X12, X9, X13
-	VMOVDQU X13, 16(DI)
+	VMOVDQU X13, (DI)(R10*1)
 	VPXOR X0, X11, X11
 	VPXOR X4, X12, X12
 	VAESENC X8, X7, X8
@@ -185,8 +194,8 @@ dec128Xloop:
 	VAESENC X2, X1, X2
 	VAESENC X1, X0, X1
 	VPXOR X8, X11, X0
-	ADDQ $32, SI
-	ADDQ $32, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ dec128Xloop
 dec128Xdone:
@@ -200,11 +209,13 @@ dec128Xdone:
 	VMOVDQU X7, 112(AX)
 	RET
 
-// func decLast128X(s *byte, buf *byte, mask *byte)
-TEXT ·decLast128X(SB), NOSPLIT, $0-24
+// func decLast128X(s *byte, buf *byte, mask *byte, stride int)
+TEXT ·decLast128X(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ buf+8(FP), SI
 	MOVQ mask+16(FP), DX
+	MOVQ stride+24(FP), R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), X0
 	VMOVDQU 16(AX), X1
 	VMOVDQU 32(AX), X2
@@ -219,16 +230,16 @@ TEXT ·decLast128X(SB), NOSPLIT, $0-24
 	VPAND X7, X6, X12
 	VPXOR X2, X12, X12
 	VPXOR X5, X12, X12
-	VMOVDQU 0(SI), X8
+	VMOVDQU (SI), X8
 	VPXOR X11, X8, X8
-	VMOVDQU 0(DX), X11
+	VMOVDQU (DX), X11
 	VPAND X11, X8, X8
-	VMOVDQU X8, 0(SI)
-	VMOVDQU 16(SI), X9
+	VMOVDQU X8, (SI)
+	VMOVDQU (SI)(R10*1), X9
 	VPXOR X12, X9, X9
-	VMOVDQU 16(DX), X12
+	VMOVDQU (DX)(R10*1), X12
 	VPAND X12, X9, X9
-	VMOVDQU X9, 16(SI)
+	VMOVDQU X9, (SI)(R10*1)
 	VAESENC X8, X7, X8
 	VAESENC X9, X3, X9
 	VAESENC X7, X6, X7
@@ -350,11 +361,14 @@ init128Yloop:
 	VZEROUPPER
 	RET
 
-// func absorb128Y(s *byte, src *byte, n int)
-TEXT ·absorb128Y(SB), NOSPLIT, $0-24
+// func absorb128Y(s *byte, src *byte, n int, stride int)
+TEXT ·absorb128Y(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
+	MOVQ stride+24(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), Y0
 	VMOVDQU 32(AX), Y1
 	VMOVDQU 64(AX), Y2
@@ -366,8 +380,8 @@ TEXT ·absorb128Y(SB), NOSPLIT, $0-24
 	TESTQ CX, CX
 	JZ absorbdone128Y
 absorbloop128Y:
-	VMOVDQU 0(SI), Y8
-	VMOVDQU 32(SI), Y9
+	VMOVDQU (SI), Y8
+	VMOVDQU (SI)(R10*1), Y9
 	VAESENC Y8, Y7, Y8
 	VAESENC Y9, Y3, Y9
 	VAESENC Y7, Y6, Y7
@@ -378,7 +392,7 @@ absorbloop128Y:
 	VAESENC Y2, Y1, Y2
 	VAESENC Y1, Y0, Y1
 	VPXOR Y8, Y0, Y0
-	ADDQ $64, SI
+	ADDQ R11, SI
 	DECQ CX
 	JNZ absorbloop128Y
 absorbdone128Y:
@@ -393,12 +407,15 @@ absorbdone128Y:
 	VZEROUPPER
 	RET
 
-// func enc128Y(s *byte, dst, src *byte, n int)
-TEXT ·enc128Y(SB), NOSPLIT, $0-32
+// func enc128Y(s *byte, dst, src *byte, n int, stride int)
+TEXT ·enc128Y(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), Y0
 	VMOVDQU 32(AX), Y1
 	VMOVDQU 64(AX), Y2
@@ -416,12 +433,12 @@ enc128Yloop:
 	VPAND Y7, Y6, Y12
 	VPXOR Y2, Y12, Y12
 	VPXOR Y5, Y12, Y12
-	VMOVDQU 0(SI), Y8
-	VMOVDQU 32(SI), Y9
+	VMOVDQU (SI), Y8
+	VMOVDQU (SI)(R10*1), Y9
 	VPXOR Y8, Y11, Y11
-	VMOVDQU Y11, 0(DI)
+	VMOVDQU Y11, (DI)
 	VPXOR Y9, Y12, Y12
-	VMOVDQU Y12, 32(DI)
+	VMOVDQU Y12, (DI)(R10*1)
 	VAESENC Y8, Y7, Y8
 	VAESENC Y9, Y3, Y9
 	VAESENC Y7, Y6, Y7
@@ -432,8 +449,8 @@ enc128Yloop:
 	VAESENC Y2, Y1, Y2
 	VAESENC Y1, Y0, Y1
 	VPXOR Y8, Y0, Y0
-	ADDQ $64, SI
-	ADDQ $64, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ enc128Yloop
 enc128Ydone:
@@ -448,12 +465,15 @@ enc128Ydone:
 	VZEROUPPER
 	RET
 
-// func dec128Y(s *byte, dst, src *byte, n int)
-TEXT ·dec128Y(SB), NOSPLIT, $0-32
+// func dec128Y(s *byte, dst, src *byte, n int, stride int)
+TEXT ·dec128Y(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), Y0
 	VMOVDQU 32(AX), Y1
 	VMOVDQU 64(AX), Y2
@@ -471,12 +491,12 @@ dec128Yloop:
 	VPAND Y7, Y6, Y12
 	VPXOR Y2, Y12, Y12
 	VPXOR Y5, Y12, Y12
-	VMOVDQU 0(SI), Y8
-	VMOVDQU 32(SI), Y9
+	VMOVDQU (SI), Y8
+	VMOVDQU (SI)(R10*1), Y9
 	VPXOR Y11, Y8, Y10
-	VMOVDQU Y10, 0(DI)
+	VMOVDQU Y10, (DI)
 	VPXOR Y12, Y9, Y13
-	VMOVDQU Y13, 32(DI)
+	VMOVDQU Y13, (DI)(R10*1)
 	VPXOR Y0, Y11, Y11
 	VPXOR Y4, Y12, Y12
 	VAESENC Y8, Y7, Y8
@@ -489,8 +509,8 @@ dec128Yloop:
 	VAESENC Y2, Y1, Y2
 	VAESENC Y1, Y0, Y1
 	VPXOR Y8, Y11, Y0
-	ADDQ $64, SI
-	ADDQ $64, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ dec128Yloop
 dec128Ydone:
@@ -505,11 +525,13 @@ dec128Ydone:
 	VZEROUPPER
 	RET
 
-// func decLast128Y(s *byte, buf *byte, mask *byte)
-TEXT ·decLast128Y(SB), NOSPLIT, $0-24
+// func decLast128Y(s *byte, buf *byte, mask *byte, stride int)
+TEXT ·decLast128Y(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ buf+8(FP), SI
 	MOVQ mask+16(FP), DX
+	MOVQ stride+24(FP), R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), Y0
 	VMOVDQU 32(AX), Y1
 	VMOVDQU 64(AX), Y2
@@ -524,16 +546,16 @@ TEXT ·decLast128Y(SB), NOSPLIT, $0-24
 	VPAND Y7, Y6, Y12
 	VPXOR Y2, Y12, Y12
 	VPXOR Y5, Y12, Y12
-	VMOVDQU 0(SI), Y8
+	VMOVDQU (SI), Y8
 	VPXOR Y11, Y8, Y8
-	VMOVDQU 0(DX), Y11
+	VMOVDQU (DX), Y11
 	VPAND Y11, Y8, Y8
-	VMOVDQU Y8, 0(SI)
-	VMOVDQU 32(SI), Y9
+	VMOVDQU Y8, (SI)
+	VMOVDQU (SI)(R10*1), Y9
 	VPXOR Y12, Y9, Y9
-	VMOVDQU 32(DX), Y12
+	VMOVDQU (DX)(R10*1), Y12
 	VPAND Y12, Y9, Y9
-	VMOVDQU Y9, 32(SI)
+	VMOVDQU Y9, (SI)(R10*1)
 	VAESENC Y8, Y7, Y8
 	VAESENC Y9, Y3, Y9
 	VAESENC Y7, Y6, Y7
@@ -664,11 +686,14 @@ init128Zloop:
 	VZEROUPPER
 	RET
 
-// func absorb128Z(s *byte, src *byte, n int)
-TEXT ·absorb128Z(SB), NOSPLIT, $0-24
+// func absorb128Z(s *byte, src *byte, n int, stride int)
+TEXT ·absorb128Z(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
+	MOVQ stride+24(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU64 0(AX), Z0
 	VMOVDQU64 64(AX), Z1
 	VMOVDQU64 128(AX), Z2
@@ -680,8 +705,8 @@ TEXT ·absorb128Z(SB), NOSPLIT, $0-24
 	TESTQ CX, CX
 	JZ absorbdone128Z
 absorbloop128Z:
-	VMOVDQU64 0(SI), Z8
-	VMOVDQU64 64(SI), Z9
+	VMOVDQU64 (SI), Z8
+	VMOVDQU64 (SI)(R10*1), Z9
 	VAESENC Z8, Z7, Z8
 	VAESENC Z9, Z3, Z9
 	VAESENC Z7, Z6, Z7
@@ -692,7 +717,7 @@ absorbloop128Z:
 	VAESENC Z2, Z1, Z2
 	VAESENC Z1, Z0, Z1
 	VPXORQ Z8, Z0, Z0
-	ADDQ $128, SI
+	ADDQ R11, SI
 	DECQ CX
 	JNZ absorbloop128Z
 absorbdone128Z:
@@ -707,12 +732,15 @@ absorbdone128Z:
 	VZEROUPPER
 	RET
 
-// func enc128Z(s *byte, dst, src *byte, n int)
-TEXT ·enc128Z(SB), NOSPLIT, $0-32
+// func enc128Z(s *byte, dst, src *byte, n int, stride int)
+TEXT ·enc128Z(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU64 0(AX), Z0
 	VMOVDQU64 64(AX), Z1
 	VMOVDQU64 128(AX), Z2
@@ -730,12 +758,12 @@ enc128Zloop:
 	VPANDQ Z7, Z6, Z12
 	VPXORQ Z2, Z12, Z12
 	VPXORQ Z5, Z12, Z12
-	VMOVDQU64 0(SI), Z8
-	VMOVDQU64 64(SI), Z9
+	VMOVDQU64 (SI), Z8
+	VMOVDQU64 (SI)(R10*1), Z9
 	VPXORQ Z8, Z11, Z11
-	VMOVDQU64 Z11, 0(DI)
+	VMOVDQU64 Z11, (DI)
 	VPXORQ Z9, Z12, Z12
-	VMOVDQU64 Z12, 64(DI)
+	VMOVDQU64 Z12, (DI)(R10*1)
 	VAESENC Z8, Z7, Z8
 	VAESENC Z9, Z3, Z9
 	VAESENC Z7, Z6, Z7
@@ -746,8 +774,8 @@ enc128Zloop:
 	VAESENC Z2, Z1, Z2
 	VAESENC Z1, Z0, Z1
 	VPXORQ Z8, Z0, Z0
-	ADDQ $128, SI
-	ADDQ $128, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ enc128Zloop
 enc128Zdone:
@@ -762,12 +790,15 @@ enc128Zdone:
 	VZEROUPPER
 	RET
 
-// func dec128Z(s *byte, dst, src *byte, n int)
-TEXT ·dec128Z(SB), NOSPLIT, $0-32
+// func dec128Z(s *byte, dst, src *byte, n int, stride int)
+TEXT ·dec128Z(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU64 0(AX), Z0
 	VMOVDQU64 64(AX), Z1
 	VMOVDQU64 128(AX), Z2
@@ -785,12 +816,12 @@ dec128Zloop:
 	VPANDQ Z7, Z6, Z12
 	VPXORQ Z2, Z12, Z12
 	VPXORQ Z5, Z12, Z12
-	VMOVDQU64 0(SI), Z8
-	VMOVDQU64 64(SI), Z9
+	VMOVDQU64 (SI), Z8
+	VMOVDQU64 (SI)(R10*1), Z9
 	VPXORQ Z11, Z8, Z10
-	VMOVDQU64 Z10, 0(DI)
+	VMOVDQU64 Z10, (DI)
 	VPXORQ Z12, Z9, Z13
-	VMOVDQU64 Z13, 64(DI)
+	VMOVDQU64 Z13, (DI)(R10*1)
 	VPXORQ Z0, Z11, Z11
 	VPXORQ Z4, Z12, Z12
 	VAESENC Z8, Z7, Z8
@@ -803,8 +834,8 @@ dec128Zloop:
 	VAESENC Z2, Z1, Z2
 	VAESENC Z1, Z0, Z1
 	VPXORQ Z8, Z11, Z0
-	ADDQ $128, SI
-	ADDQ $128, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ dec128Zloop
 dec128Zdone:
@@ -819,11 +850,13 @@ dec128Zdone:
 	VZEROUPPER
 	RET
 
-// func decLast128Z(s *byte, buf *byte, mask *byte)
-TEXT ·decLast128Z(SB), NOSPLIT, $0-24
+// func decLast128Z(s *byte, buf *byte, mask *byte, stride int)
+TEXT ·decLast128Z(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ buf+8(FP), SI
 	MOVQ mask+16(FP), DX
+	MOVQ stride+24(FP), R10
+	SHRQ $1, R10
 	VMOVDQU64 0(AX), Z0
 	VMOVDQU64 64(AX), Z1
 	VMOVDQU64 128(AX), Z2
@@ -838,16 +871,16 @@ TEXT ·decLast128Z(SB), NOSPLIT, $0-24
 	VPANDQ Z7, Z6, Z12
 	VPXORQ Z2, Z12, Z12
 	VPXORQ Z5, Z12, Z12
-	VMOVDQU64 0(SI), Z8
+	VMOVDQU64 (SI), Z8
 	VPXORQ Z11, Z8, Z8
-	VMOVDQU64 0(DX), Z11
+	VMOVDQU64 (DX), Z11
 	VPANDQ Z11, Z8, Z8
-	VMOVDQU64 Z8, 0(SI)
-	VMOVDQU64 64(SI), Z9
+	VMOVDQU64 Z8, (SI)
+	VMOVDQU64 (SI)(R10*1), Z9
 	VPXORQ Z12, Z9, Z9
-	VMOVDQU64 64(DX), Z12
+	VMOVDQU64 (DX)(R10*1), Z12
 	VPANDQ Z12, Z9, Z9
-	VMOVDQU64 Z9, 64(SI)
+	VMOVDQU64 Z9, (SI)(R10*1)
 	VAESENC Z8, Z7, Z8
 	VAESENC Z9, Z3, Z9
 	VAESENC Z7, Z6, Z7
@@ -1009,11 +1042,14 @@ init256Xloop:
 	VMOVDQU X5, 80(AX)
 	RET
 
-// func absorb256X(s *byte, src *byte, n int)
-TEXT ·absorb256X(SB), NOSPLIT, $0-24
+// func absorb256X(s *byte, src *byte, n int, stride int)
+TEXT ·absorb256X(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
+	MOVQ stride+24(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), X0
 	VMOVDQU 16(AX), X1
 	VMOVDQU 32(AX), X2
@@ -1023,7 +1059,7 @@ TEXT ·absorb256X(SB), NOSPLIT, $0-24
 	TESTQ CX, CX
 	JZ absorbdone256X
 absorbloop256X:
-	VMOVDQU 0(SI), X8
+	VMOVDQU (SI), X8
 	VAESENC X8, X5, X8
 	VAESENC X5, X4, X5
 	VAESENC X4, X3, X4
@@ -1031,7 +1067,7 @@ absorbloop256X:
 	VAESENC X2, X1, X2
 	VAESENC X1, X0, X1
 	VPXOR X8, X0, X0
-	ADDQ $16, SI
+	ADDQ R11, SI
 	DECQ CX
 	JNZ absorbloop256X
 absorbdone256X:
@@ -1043,12 +1079,15 @@ absorbdone256X:
 	VMOVDQU X5, 80(AX)
 	RET
 
-// func enc256X(s *byte, dst, src *byte, n int)
-TEXT ·enc256X(SB), NOSPLIT, $0-32
+// func enc256X(s *byte, dst, src *byte, n int, stride int)
+TEXT ·enc256X(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), X0
 	VMOVDQU 16(AX), X1
 	VMOVDQU 32(AX), X2
@@ -1062,9 +1101,9 @@ enc256Xloop:
 	VPXOR X1, X11, X11
 	VPXOR X4, X5, X12
 	VPXOR X12, X11, X11
-	VMOVDQU 0(SI), X8
+	VMOVDQU (SI), X8
 	VPXOR X8, X11, X11
-	VMOVDQU X11, 0(DI)
+	VMOVDQU X11, (DI)
 	VAESENC X8, X5, X8
 	VAESENC X5, X4, X5
 	VAESENC X4, X3, X4
@@ -1072,8 +1111,8 @@ enc256Xloop:
 	VAESENC X2, X1, X2
 	VAESENC X1, X0, X1
 	VPXOR X8, X0, X0
-	ADDQ $16, SI
-	ADDQ $16, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ enc256Xloop
 enc256Xdone:
@@ -1085,12 +1124,15 @@ enc256Xdone:
 	VMOVDQU X5, 80(AX)
 	RET
 
-// func dec256X(s *byte, dst, src *byte, n int)
-TEXT ·dec256X(SB), NOSPLIT, $0-32
+// func dec256X(s *byte, dst, src *byte, n int, stride int)
+TEXT ·dec256X(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), X0
 	VMOVDQU 16(AX), X1
 	VMOVDQU 32(AX), X2
@@ -1104,9 +1146,9 @@ dec256Xloop:
 	VPXOR X1, X11, X11
 	VPXOR X4, X5, X12
 	VPXOR X12, X11, X11
-	VMOVDQU 0(SI), X8
+	VMOVDQU (SI), X8
 	VPXOR X11, X8, X10
-	VMOVDQU X10, 0(DI)
+	VMOVDQU X10, (DI)
 	VPXOR X0, X11, X11
 	VAESENC X8, X5, X8
 	VAESENC X5, X4, X5
@@ -1115,8 +1157,8 @@ dec256Xloop:
 	VAESENC X2, X1, X2
 	VAESENC X1, X0, X1
 	VPXOR X8, X11, X0
-	ADDQ $16, SI
-	ADDQ $16, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ dec256Xloop
 dec256Xdone:
@@ -1128,11 +1170,13 @@ dec256Xdone:
 	VMOVDQU X5, 80(AX)
 	RET
 
-// func decLast256X(s *byte, buf *byte, mask *byte)
-TEXT ·decLast256X(SB), NOSPLIT, $0-24
+// func decLast256X(s *byte, buf *byte, mask *byte, stride int)
+TEXT ·decLast256X(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ buf+8(FP), SI
 	MOVQ mask+16(FP), DX
+	MOVQ stride+24(FP), R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), X0
 	VMOVDQU 16(AX), X1
 	VMOVDQU 32(AX), X2
@@ -1143,11 +1187,11 @@ TEXT ·decLast256X(SB), NOSPLIT, $0-24
 	VPXOR X1, X11, X11
 	VPXOR X4, X5, X12
 	VPXOR X12, X11, X11
-	VMOVDQU 0(SI), X8
+	VMOVDQU (SI), X8
 	VPXOR X11, X8, X8
-	VMOVDQU 0(DX), X11
+	VMOVDQU (DX), X11
 	VPAND X11, X8, X8
-	VMOVDQU X8, 0(SI)
+	VMOVDQU X8, (SI)
 	VAESENC X8, X5, X8
 	VAESENC X5, X4, X5
 	VAESENC X4, X3, X4
@@ -1281,11 +1325,14 @@ init256Yloop:
 	VZEROUPPER
 	RET
 
-// func absorb256Y(s *byte, src *byte, n int)
-TEXT ·absorb256Y(SB), NOSPLIT, $0-24
+// func absorb256Y(s *byte, src *byte, n int, stride int)
+TEXT ·absorb256Y(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
+	MOVQ stride+24(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), Y0
 	VMOVDQU 32(AX), Y1
 	VMOVDQU 64(AX), Y2
@@ -1295,7 +1342,7 @@ TEXT ·absorb256Y(SB), NOSPLIT, $0-24
 	TESTQ CX, CX
 	JZ absorbdone256Y
 absorbloop256Y:
-	VMOVDQU 0(SI), Y8
+	VMOVDQU (SI), Y8
 	VAESENC Y8, Y5, Y8
 	VAESENC Y5, Y4, Y5
 	VAESENC Y4, Y3, Y4
@@ -1303,7 +1350,7 @@ absorbloop256Y:
 	VAESENC Y2, Y1, Y2
 	VAESENC Y1, Y0, Y1
 	VPXOR Y8, Y0, Y0
-	ADDQ $32, SI
+	ADDQ R11, SI
 	DECQ CX
 	JNZ absorbloop256Y
 absorbdone256Y:
@@ -1316,12 +1363,15 @@ absorbdone256Y:
 	VZEROUPPER
 	RET
 
-// func enc256Y(s *byte, dst, src *byte, n int)
-TEXT ·enc256Y(SB), NOSPLIT, $0-32
+// func enc256Y(s *byte, dst, src *byte, n int, stride int)
+TEXT ·enc256Y(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), Y0
 	VMOVDQU 32(AX), Y1
 	VMOVDQU 64(AX), Y2
@@ -1335,9 +1385,9 @@ enc256Yloop:
 	VPXOR Y1, Y11, Y11
 	VPXOR Y4, Y5, Y12
 	VPXOR Y12, Y11, Y11
-	VMOVDQU 0(SI), Y8
+	VMOVDQU (SI), Y8
 	VPXOR Y8, Y11, Y11
-	VMOVDQU Y11, 0(DI)
+	VMOVDQU Y11, (DI)
 	VAESENC Y8, Y5, Y8
 	VAESENC Y5, Y4, Y5
 	VAESENC Y4, Y3, Y4
@@ -1345,8 +1395,8 @@ enc256Yloop:
 	VAESENC Y2, Y1, Y2
 	VAESENC Y1, Y0, Y1
 	VPXOR Y8, Y0, Y0
-	ADDQ $32, SI
-	ADDQ $32, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ enc256Yloop
 enc256Ydone:
@@ -1359,12 +1409,15 @@ enc256Ydone:
 	VZEROUPPER
 	RET
 
-// func dec256Y(s *byte, dst, src *byte, n int)
-TEXT ·dec256Y(SB), NOSPLIT, $0-32
+// func dec256Y(s *byte, dst, src *byte, n int, stride int)
+TEXT ·dec256Y(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), Y0
 	VMOVDQU 32(AX), Y1
 	VMOVDQU 64(AX), Y2
@@ -1378,9 +1431,9 @@ dec256Yloop:
 	VPXOR Y1, Y11, Y11
 	VPXOR Y4, Y5, Y12
 	VPXOR Y12, Y11, Y11
-	VMOVDQU 0(SI), Y8
+	VMOVDQU (SI), Y8
 	VPXOR Y11, Y8, Y10
-	VMOVDQU Y10, 0(DI)
+	VMOVDQU Y10, (DI)
 	VPXOR Y0, Y11, Y11
 	VAESENC Y8, Y5, Y8
 	VAESENC Y5, Y4, Y5
@@ -1389,8 +1442,8 @@ dec256Yloop:
 	VAESENC Y2, Y1, Y2
 	VAESENC Y1, Y0, Y1
 	VPXOR Y8, Y11, Y0
-	ADDQ $32, SI
-	ADDQ $32, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ dec256Yloop
 dec256Ydone:
@@ -1403,11 +1456,13 @@ dec256Ydone:
 	VZEROUPPER
 	RET
 
-// func decLast256Y(s *byte, buf *byte, mask *byte)
-TEXT ·decLast256Y(SB), NOSPLIT, $0-24
+// func decLast256Y(s *byte, buf *byte, mask *byte, stride int)
+TEXT ·decLast256Y(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ buf+8(FP), SI
 	MOVQ mask+16(FP), DX
+	MOVQ stride+24(FP), R10
+	SHRQ $1, R10
 	VMOVDQU 0(AX), Y0
 	VMOVDQU 32(AX), Y1
 	VMOVDQU 64(AX), Y2
@@ -1418,11 +1473,11 @@ TEXT ·decLast256Y(SB), NOSPLIT, $0-24
 	VPXOR Y1, Y11, Y11
 	VPXOR Y4, Y5, Y12
 	VPXOR Y12, Y11, Y11
-	VMOVDQU 0(SI), Y8
+	VMOVDQU (SI), Y8
 	VPXOR Y11, Y8, Y8
-	VMOVDQU 0(DX), Y11
+	VMOVDQU (DX), Y11
 	VPAND Y11, Y8, Y8
-	VMOVDQU Y8, 0(SI)
+	VMOVDQU Y8, (SI)
 	VAESENC Y8, Y5, Y8
 	VAESENC Y5, Y4, Y5
 	VAESENC Y4, Y3, Y4
@@ -1565,11 +1620,14 @@ init256Zloop:
 	VZEROUPPER
 	RET
 
-// func absorb256Z(s *byte, src *byte, n int)
-TEXT ·absorb256Z(SB), NOSPLIT, $0-24
+// func absorb256Z(s *byte, src *byte, n int, stride int)
+TEXT ·absorb256Z(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
+	MOVQ stride+24(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU64 0(AX), Z0
 	VMOVDQU64 64(AX), Z1
 	VMOVDQU64 128(AX), Z2
@@ -1579,7 +1637,7 @@ TEXT ·absorb256Z(SB), NOSPLIT, $0-24
 	TESTQ CX, CX
 	JZ absorbdone256Z
 absorbloop256Z:
-	VMOVDQU64 0(SI), Z8
+	VMOVDQU64 (SI), Z8
 	VAESENC Z8, Z5, Z8
 	VAESENC Z5, Z4, Z5
 	VAESENC Z4, Z3, Z4
@@ -1587,7 +1645,7 @@ absorbloop256Z:
 	VAESENC Z2, Z1, Z2
 	VAESENC Z1, Z0, Z1
 	VPXORQ Z8, Z0, Z0
-	ADDQ $64, SI
+	ADDQ R11, SI
 	DECQ CX
 	JNZ absorbloop256Z
 absorbdone256Z:
@@ -1600,12 +1658,15 @@ absorbdone256Z:
 	VZEROUPPER
 	RET
 
-// func enc256Z(s *byte, dst, src *byte, n int)
-TEXT ·enc256Z(SB), NOSPLIT, $0-32
+// func enc256Z(s *byte, dst, src *byte, n int, stride int)
+TEXT ·enc256Z(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU64 0(AX), Z0
 	VMOVDQU64 64(AX), Z1
 	VMOVDQU64 128(AX), Z2
@@ -1619,9 +1680,9 @@ enc256Zloop:
 	VPXORQ Z1, Z11, Z11
 	VPXORQ Z4, Z5, Z12
 	VPXORQ Z12, Z11, Z11
-	VMOVDQU64 0(SI), Z8
+	VMOVDQU64 (SI), Z8
 	VPXORQ Z8, Z11, Z11
-	VMOVDQU64 Z11, 0(DI)
+	VMOVDQU64 Z11, (DI)
 	VAESENC Z8, Z5, Z8
 	VAESENC Z5, Z4, Z5
 	VAESENC Z4, Z3, Z4
@@ -1629,8 +1690,8 @@ enc256Zloop:
 	VAESENC Z2, Z1, Z2
 	VAESENC Z1, Z0, Z1
 	VPXORQ Z8, Z0, Z0
-	ADDQ $64, SI
-	ADDQ $64, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ enc256Zloop
 enc256Zdone:
@@ -1643,12 +1704,15 @@ enc256Zdone:
 	VZEROUPPER
 	RET
 
-// func dec256Z(s *byte, dst, src *byte, n int)
-TEXT ·dec256Z(SB), NOSPLIT, $0-32
+// func dec256Z(s *byte, dst, src *byte, n int, stride int)
+TEXT ·dec256Z(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), AX
 	MOVQ dst+8(FP), DI
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ stride+32(FP), R11
+	MOVQ R11, R10
+	SHRQ $1, R10
 	VMOVDQU64 0(AX), Z0
 	VMOVDQU64 64(AX), Z1
 	VMOVDQU64 128(AX), Z2
@@ -1662,9 +1726,9 @@ dec256Zloop:
 	VPXORQ Z1, Z11, Z11
 	VPXORQ Z4, Z5, Z12
 	VPXORQ Z12, Z11, Z11
-	VMOVDQU64 0(SI), Z8
+	VMOVDQU64 (SI), Z8
 	VPXORQ Z11, Z8, Z10
-	VMOVDQU64 Z10, 0(DI)
+	VMOVDQU64 Z10, (DI)
 	VPXORQ Z0, Z11, Z11
 	VAESENC Z8, Z5, Z8
 	VAESENC Z5, Z4, Z5
@@ -1673,8 +1737,8 @@ dec256Zloop:
 	VAESENC Z2, Z1, Z2
 	VAESENC Z1, Z0, Z1
 	VPXORQ Z8, Z11, Z0
-	ADDQ $64, SI
-	ADDQ $64, DI
+	ADDQ R11, SI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ dec256Zloop
 dec256Zdone:
@@ -1687,11 +1751,13 @@ dec256Zdone:
 	VZEROUPPER
 	RET
 
-// func decLast256Z(s *byte, buf *byte, mask *byte)
-TEXT ·decLast256Z(SB), NOSPLIT, $0-24
+// func decLast256Z(s *byte, buf *byte, mask *byte, stride int)
+TEXT ·decLast256Z(SB), NOSPLIT, $0-32
 	MOVQ s+0(FP), AX
 	MOVQ buf+8(FP), SI
 	MOVQ mask+16(FP), DX
+	MOVQ stride+24(FP), R10
+	SHRQ $1, R10
 	VMOVDQU64 0(AX), Z0
 	VMOVDQU64 64(AX), Z1
 	VMOVDQU64 128(AX), Z2
@@ -1702,11 +1768,11 @@ TEXT ·decLast256Z(SB), NOSPLIT, $0-24
 	VPXORQ Z1, Z11, Z11
 	VPXORQ Z4, Z5, Z12
 	VPXORQ Z12, Z11, Z11
-	VMOVDQU64 0(SI), Z8
+	VMOVDQU64 (SI), Z8
 	VPXORQ Z11, Z8, Z8
-	VMOVDQU64 0(DX), Z11
+	VMOVDQU64 (DX), Z11
 	VPANDQ Z11, Z8, Z8
-	VMOVDQU64 Z8, 0(SI)
+	VMOVDQU64 Z8, (SI)
 	VAESENC Z8, Z5, Z8
 	VAESENC Z5, Z4, Z5
 	VAESENC Z4, Z3, Z4

@@ -8,16 +8,16 @@ package aegis
 func init128X(s *byte, c *byte, nonce *byte)
 
 //go:noescape
-func absorb128X(s *byte, src *byte, n int)
+func absorb128X(s *byte, src *byte, n int, stride int)
 
 //go:noescape
-func enc128X(s *byte, dst, src *byte, n int)
+func enc128X(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func dec128X(s *byte, dst, src *byte, n int)
+func dec128X(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func decLast128X(s *byte, buf *byte, mask *byte)
+func decLast128X(s *byte, buf *byte, mask *byte, stride int)
 
 //go:noescape
 func final128X(s *byte, tag *byte, u *[16]byte, tagSize int)
@@ -26,16 +26,16 @@ func final128X(s *byte, tag *byte, u *[16]byte, tagSize int)
 func init128Y(s *byte, c *byte, nonce *byte)
 
 //go:noescape
-func absorb128Y(s *byte, src *byte, n int)
+func absorb128Y(s *byte, src *byte, n int, stride int)
 
 //go:noescape
-func enc128Y(s *byte, dst, src *byte, n int)
+func enc128Y(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func dec128Y(s *byte, dst, src *byte, n int)
+func dec128Y(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func decLast128Y(s *byte, buf *byte, mask *byte)
+func decLast128Y(s *byte, buf *byte, mask *byte, stride int)
 
 //go:noescape
 func final128Y(s *byte, tag *byte, u *[16]byte, tagSize int)
@@ -44,16 +44,16 @@ func final128Y(s *byte, tag *byte, u *[16]byte, tagSize int)
 func init128Z(s *byte, c *byte, nonce *byte)
 
 //go:noescape
-func absorb128Z(s *byte, src *byte, n int)
+func absorb128Z(s *byte, src *byte, n int, stride int)
 
 //go:noescape
-func enc128Z(s *byte, dst, src *byte, n int)
+func enc128Z(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func dec128Z(s *byte, dst, src *byte, n int)
+func dec128Z(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func decLast128Z(s *byte, buf *byte, mask *byte)
+func decLast128Z(s *byte, buf *byte, mask *byte, stride int)
 
 //go:noescape
 func final128Z(s *byte, tag *byte, u *[16]byte, tagSize int)
@@ -62,16 +62,16 @@ func final128Z(s *byte, tag *byte, u *[16]byte, tagSize int)
 func init256X(s *byte, c *byte, nonce *byte)
 
 //go:noescape
-func absorb256X(s *byte, src *byte, n int)
+func absorb256X(s *byte, src *byte, n int, stride int)
 
 //go:noescape
-func enc256X(s *byte, dst, src *byte, n int)
+func enc256X(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func dec256X(s *byte, dst, src *byte, n int)
+func dec256X(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func decLast256X(s *byte, buf *byte, mask *byte)
+func decLast256X(s *byte, buf *byte, mask *byte, stride int)
 
 //go:noescape
 func final256X(s *byte, tag *byte, u *[16]byte, tagSize int)
@@ -80,16 +80,16 @@ func final256X(s *byte, tag *byte, u *[16]byte, tagSize int)
 func init256Y(s *byte, c *byte, nonce *byte)
 
 //go:noescape
-func absorb256Y(s *byte, src *byte, n int)
+func absorb256Y(s *byte, src *byte, n int, stride int)
 
 //go:noescape
-func enc256Y(s *byte, dst, src *byte, n int)
+func enc256Y(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func dec256Y(s *byte, dst, src *byte, n int)
+func dec256Y(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func decLast256Y(s *byte, buf *byte, mask *byte)
+func decLast256Y(s *byte, buf *byte, mask *byte, stride int)
 
 //go:noescape
 func final256Y(s *byte, tag *byte, u *[16]byte, tagSize int)
@@ -98,16 +98,16 @@ func final256Y(s *byte, tag *byte, u *[16]byte, tagSize int)
 func init256Z(s *byte, c *byte, nonce *byte)
 
 //go:noescape
-func absorb256Z(s *byte, src *byte, n int)
+func absorb256Z(s *byte, src *byte, n int, stride int)
 
 //go:noescape
-func enc256Z(s *byte, dst, src *byte, n int)
+func enc256Z(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func dec256Z(s *byte, dst, src *byte, n int)
+func dec256Z(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
-func decLast256Z(s *byte, buf *byte, mask *byte)
+func decLast256Z(s *byte, buf *byte, mask *byte, stride int)
 
 //go:noescape
 func final256Z(s *byte, tag *byte, u *[16]byte, tagSize int)

@@ -169,10 +169,21 @@ func (p io) halfOps(w width) (insert, extract, low string) {
 	return "VINSERTI64X4", "VEXTRACTI64X4", "Y"
 }
 
+// single is the address of message vector k of a single-message chunk:
+// vector 0 at the pointer, vector 1 (128 family) at the pointer plus R10, half
+// the stride. With a stride wider than the register, a kernel processes a
+// group of lanes of a wider variant (see aegis_amd64.go).
+func single(k int, base string) string {
+	if k == 0 {
+		return "(" + base + ")"
+	}
+	return "(" + base + ")(R10*1)"
+}
+
 // load reads message vector k of the chunk (offset k*half) into register r.
 func (p io) load(w width, k int, r int, srcA, srcB string) {
 	if !p.pair {
-		emit("%s %d(%s), %s", w.mov, k*w.bytes, srcA, w.r(r))
+		emit("%s %s, %s", w.mov, single(k, srcA), w.r(r))
 		return
 	}
 	ins, _, low := p.halfOps(w)
@@ -182,7 +193,7 @@ func (p io) load(w width, k int, r int, srcA, srcB string) {
 
 func (p io) store(w width, k int, r int, dstA, dstB string) {
 	if !p.pair {
-		emit("%s %s, %d(%s)", w.mov, w.r(r), k*w.bytes, dstA)
+		emit("%s %s, %s", w.mov, w.r(r), single(k, dstA))
 		return
 	}
 	_, ext, low := p.halfOps(w)
@@ -216,10 +227,7 @@ func ret(w width) {
 
 // kernel emits absorb, enc, dec and decLast for one family and width.
 func (f family) kernels(w width, suffix string, p io) {
-	chunk := f.vectors() * w.bytes // bytes consumed per message per update
-	if p.pair {
-		chunk = f.vectors() * p.half
-	}
+	chunk := f.vectors() * p.half // pairs: bytes of each message per update
 	name := func(op string) string { return op + f.name + suffix }
 	nv := f.vectors()
 
@@ -231,10 +239,13 @@ func (f family) kernels(w width, suffix string, p io) {
 		emit("MOVQ srcB+16(FP), R8")
 		emit("MOVQ n+24(FP), CX")
 	} else {
-		header(name("absorb"), 24, "func absorb"+f.name+suffix+"(s *byte, src *byte, n int)")
+		header(name("absorb"), 32, "func absorb"+f.name+suffix+"(s *byte, src *byte, n int, stride int)")
 		emit("MOVQ s+0(FP), AX")
 		emit("MOVQ src+8(FP), SI")
 		emit("MOVQ n+16(FP), CX")
+		emit("MOVQ stride+24(FP), R11")
+		emit("MOVQ R11, R10")
+		emit("SHRQ $1, R10")
 	}
 	f.loadState(w, "AX")
 	emit("TESTQ CX, CX")
@@ -244,9 +255,11 @@ func (f family) kernels(w width, suffix string, p io) {
 		p.load(w, k, rM0+k, "SI", "R8")
 	}
 	f.update(w)
-	emit("ADDQ $%d, SI", chunk)
 	if p.pair {
+		emit("ADDQ $%d, SI", chunk)
 		emit("ADDQ $%d, R8", chunk)
+	} else {
+		emit("ADDQ R11, SI")
 	}
 	emit("DECQ CX")
 	emit("JNZ absorbloop%s%s", f.name, suffix)
@@ -266,11 +279,14 @@ func (f family) kernels(w width, suffix string, p io) {
 			emit("MOVQ srcB+32(FP), R8")
 			emit("MOVQ n+40(FP), CX")
 		} else {
-			header(name(op), 32, "func "+op+f.name+suffix+"(s *byte, dst, src *byte, n int)")
+			header(name(op), 40, "func "+op+f.name+suffix+"(s *byte, dst, src *byte, n int, stride int)")
 			emit("MOVQ s+0(FP), AX")
 			emit("MOVQ dst+8(FP), DI")
 			emit("MOVQ src+16(FP), SI")
 			emit("MOVQ n+24(FP), CX")
+			emit("MOVQ stride+32(FP), R11")
+			emit("MOVQ R11, R10")
+			emit("SHRQ $1, R10")
 		}
 		f.loadState(w, "AX")
 		emit("TESTQ CX, CX")
@@ -302,11 +318,14 @@ func (f family) kernels(w width, suffix string, p io) {
 				f.updateWith(w, rZ0, rZ1)
 			}
 		}
-		emit("ADDQ $%d, SI", chunk)
-		emit("ADDQ $%d, DI", chunk)
 		if p.pair {
+			emit("ADDQ $%d, SI", chunk)
+			emit("ADDQ $%d, DI", chunk)
 			emit("ADDQ $%d, R8", chunk)
 			emit("ADDQ $%d, R9", chunk)
+		} else {
+			emit("ADDQ R11, SI")
+			emit("ADDQ R11, DI")
 		}
 		emit("DECQ CX")
 		emit("JNZ %sloop", lbl)
@@ -321,18 +340,20 @@ func (f family) kernels(w width, suffix string, p io) {
 	// decLast(s, buf, mask): decrypts the zero-padded last chunk in buf in
 	// place; the plaintext is ANDed with mask (0xff for message bytes, 0 for
 	// padding) before it is stored and absorbed, as the draft's DecPartial.
-	header(name("decLast"), 24, "func decLast"+f.name+suffix+"(s *byte, buf *byte, mask *byte)")
+	header(name("decLast"), 32, "func decLast"+f.name+suffix+"(s *byte, buf *byte, mask *byte, stride int)")
 	emit("MOVQ s+0(FP), AX")
 	emit("MOVQ buf+8(FP), SI")
 	emit("MOVQ mask+16(FP), DX")
+	emit("MOVQ stride+24(FP), R10")
+	emit("SHRQ $1, R10")
 	f.loadState(w, "AX")
 	f.keystream(w)
 	for k := range nv {
-		emit("%s %d(SI), %s", w.mov, k*w.bytes, w.r(rM0+k))
+		emit("%s %s, %s", w.mov, single(k, "SI"), w.r(rM0+k))
 		emit("%s %s, %s, %s", w.xor, w.r(rZ0+k), w.r(rM0+k), w.r(rM0+k))
-		emit("%s %d(DX), %s", w.mov, k*w.bytes, w.r(rZ0+k))
+		emit("%s %s, %s", w.mov, single(k, "DX"), w.r(rZ0+k))
 		emit("%s %s, %s, %s", w.and, w.r(rZ0+k), w.r(rM0+k), w.r(rM0+k))
-		emit("%s %s, %d(SI)", w.mov, w.r(rM0+k), k*w.bytes)
+		emit("%s %s, %s", w.mov, w.r(rM0+k), single(k, "SI"))
 	}
 	f.update(w)
 	f.storeState(w, "AX")

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -136,6 +137,8 @@ type mount struct {
 	fs      *vfs.Mounted
 	sampler *sampler
 	idle    time.Duration
+	// closing is set once the daemon itself unmounts, so the exit is not reported as external.
+	closing atomic.Bool
 }
 
 // tick samples statistics once a second and unmounts idle vaults.
@@ -391,7 +394,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	go func() {
 		mnt.Wait()
 		d.mu.Lock()
-		if d.mounts[mountPoint] == m {
+		if d.mounts[mountPoint] == m && !m.closing.Load() {
 			delete(d.mounts, mountPoint)
 			d.log.Printf("%s was unmounted externally", mountPoint)
 		}
@@ -465,11 +468,14 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 	if m == nil || m.fs == nil {
 		return fmt.Errorf("mountmgr: %s: %w", mp, ErrNotMounted)
 	}
+	m.closing.Store(true)
 	if lazy {
 		if err := detach(mp); err != nil {
+			m.closing.Store(false)
 			return fmt.Errorf("mountmgr: unmounting %s: %w", mp, err)
 		}
 	} else if err := m.fs.Unmount(); err != nil {
+		m.closing.Store(false)
 		if h := holders(mp, 5); len(h) > 0 {
 			return fmt.Errorf("mountmgr: %s is in use by %s: %w", mp, strings.Join(h, "; "), ErrBusy)
 		}

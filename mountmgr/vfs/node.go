@@ -79,7 +79,9 @@ func (f *fsys) readlink(path string) ([]byte, syscall.Errno) {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	// Symlink targets are encrypted in every mode, PlaintextNames included.
+	if f.names == nil {
+		return buf, 0 // PlaintextNames: targets are stored as they are
+	}
 	target, err := f.enc.DecryptSymlink(string(buf))
 	if err != nil {
 		f.log.Printf("vfs: %s: symlink target does not decrypt: %v", path, err)
@@ -514,7 +516,11 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 		return nil, n.fsys.op(errno)
 	}
 	p := r.path()
-	if err := syscall.Symlink(n.fsys.enc.EncryptSymlink(target), p); err != nil {
+	stored := target
+	if n.fsys.names != nil {
+		stored = n.fsys.enc.EncryptSymlink(target)
+	}
+	if err := syscall.Symlink(stored, p); err != nil {
 		if createdName {
 			removeLongName(r)
 		}

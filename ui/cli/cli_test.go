@@ -106,7 +106,7 @@ func untar(tarPath, dest string) error {
 			if err := os.Symlink(h.Linkname, target); err != nil {
 				return err
 			}
-		case tar.TypeReg:
+		case tar.TypeReg, tar.TypeGNUSparse: // the reader fills holes with zeros
 			if err := writeSparse(target, tr, h.Size, os.FileMode(h.Mode).Perm()); err != nil {
 				return err
 			}

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/vaultui/vaultui/vault"
+)
+
+// infoJSON is "info --json": the vault's config description plus its
+// registry entry, when it has one.
+type infoJSON struct {
+	Name       string `json:"name,omitempty"`
+	MountPoint string `json:"mountpoint,omitempty"`
+	vault.Info
+}
+
+func printInfoJSON(w io.Writer, e vault.Entry, i vault.Info) error {
+	return writeJSON(w, infoJSON{Name: e.Name, MountPoint: e.MountPoint, Info: i})
+}
+
+func printInfo(w io.Writer, e vault.Entry, i vault.Info) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(label, value string) { fmt.Fprintf(tw, "%s:\t%s\n", label, value) }
+	if e.Name != "" {
+		row("Name", e.Name)
+	}
+	row("Cipherdir", i.Dir)
+	if e.MountPoint != "" {
+		row("Mount point", e.MountPoint)
+	}
+	row("Cipher", i.CipherName)
+	names := "encrypted (EME, per-directory IV)"
+	switch {
+	case i.PlaintextNames:
+		names = "plaintext"
+	case i.DeterministicNames:
+		names = "encrypted (EME, deterministic: no per-directory IV)"
+	}
+	row("File names", names)
+	if i.LongNames {
+		row("Long names", fmt.Sprintf("over %d bytes", i.LongNameMax))
+	}
+	row("Feature flags", strings.Join(i.FeatureFlags, " "))
+	row("Scrypt", fmt.Sprintf("N=2^%d R=%d P=%d KeyLen=%d", i.ScryptLogN, i.ScryptR, i.ScryptP, i.ScryptKeyLen))
+	row("Format", fmt.Sprintf("gocryptfs v%d", i.Version))
+	row("Creator", i.Creator)
+	tw.Flush()
+}

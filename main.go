@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/vaultui/vaultui/ui"
 	"github.com/vaultui/vaultui/ui/cli"
 )
 
@@ -14,7 +15,8 @@ func main() {
 	if len(os.Args) > 1 {
 		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	// The terminal app (package ui) has not landed yet; point at the commands.
-	fmt.Fprintln(os.Stderr, `vaultui: the terminal app is not built yet; run "vaultui help" for the commands`)
-	os.Exit(2)
+	if err := ui.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		os.Exit(1)
+	}
 }

@@ -160,6 +160,9 @@ usage: vaultui                 open the terminal app
 	}
 	for _, g := range groupOrder() {
 		cs := groups[g]
+		// Commands registered from init functions arrive in file order;
+		// list the everyday ones first.
+		sort.SliceStable(cs, func(i, j int) bool { return helpRank(cs[i].name) < helpRank(cs[j].name) })
 		if len(cs) == 0 {
 			continue
 		}
@@ -172,6 +175,18 @@ usage: vaultui                 open the terminal app
 VAULT is a registered vault's name or the path of its encrypted directory.
 Exit codes are listed in README.md.
 `)
+}
+
+// helpRank orders commands within a group in "vaultui help".
+func helpRank(name string) int {
+	order := []string{"init", "info", "passwd", "fsck", "export", "list", "add", "forget",
+		"mount", "unmount", "status", "daemon", "bench", "speed"}
+	for i, n := range order {
+		if n == name {
+			return i
+		}
+	}
+	return len(order)
 }
 
 // groupOrder lists command groups: the known ones first, any others after,

@@ -53,12 +53,15 @@
 // On amd64 the package picks at start-up, with golang.org/x/sys/cpu:
 // AES-NI (in its AVX encoding) for AEGIS-128L and AEGIS-256, VAES on 256-bit
 // registers for the X2 variants, VAES on 512-bit registers (AVX-512) for the
-// X4 variants. A variant whose instructions are missing runs on the portable
-// Go code, which implements the AES round with lookup tables: correct
-// everywhere, roughly 20 times slower, and not constant time (cache timing
-// can leak key-dependent state to an attacker sharing the CPU). The purego
-// build tag forces the portable code on every platform, which is how both
-// paths are tested:
+// X4 variants. When the wider instructions are missing, the X variants run
+// their lanes in groups on the narrower registers (AEGIS-256X2 on an
+// AES-NI-only CPU is two AES-NI passes), which is slower but still fast.
+// Without AES instructions at all, and on other architectures, the portable
+// Go code runs: it implements the AES round with lookup tables, is correct
+// everywhere but about a hundred times slower, and is not constant time
+// (cache timing can leak key-dependent state to an attacker sharing the CPU).
+// The purego build tag forces the portable code on every platform, which is
+// how both paths are tested:
 //
 //	go test ./crypto/aegis/
 //	go test -tags purego ./crypto/aegis/

@@ -1,0 +1,122 @@
+package vault
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// gocryptfsBinary returns the gocryptfs program or skips the test.
+func gocryptfsBinary(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("gocryptfs")
+	if err != nil {
+		if _, serr := os.Stat("/usr/bin/gocryptfs"); serr == nil {
+			return "/usr/bin/gocryptfs"
+		}
+		t.Skip("gocryptfs is not installed (apt-get install gocryptfs): cannot cross-check with the real gocryptfs")
+	}
+	return p
+}
+
+// TestGocryptfsReadsOurVaults creates vaults with every cipher gocryptfs
+// 2.3 knows (it has no AEGIS) and each name option, fills them offline,
+// and checks that gocryptfs -fsck accepts them and that gocryptfs mounts
+// show exactly the same tree; then gocryptfs writes a file and vaultui
+// reads it back.
+func TestGocryptfsReadsOurVaults(t *testing.T) {
+	bin := gocryptfsBinary(t)
+	_, fuseErr := os.Stat("/dev/fuse")
+	_, fusermountErr := exec.LookPath("fusermount3")
+	if fusermountErr != nil {
+		_, fusermountErr = exec.LookPath("fusermount")
+	}
+	src := makeTree(t)
+	want := readTree(t, src)
+	for name, opts := range roundTripOptions {
+		if opts.Cipher == crypto.AEGIS {
+			continue // gocryptfs releases have no AEGIS
+		}
+		t.Run(name, func(t *testing.T) {
+			dir, _ := createTest(t, opts)
+			v, err := Unlock(dir, testPassword)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			if err := v.Import(context.Background(), src, nil); err != nil {
+				t.Fatal(err)
+			}
+			passfile := filepath.Join(t.TempDir(), "password")
+			os.WriteFile(passfile, append(testPassword, '\n'), 0o600)
+			out, err := exec.Command(bin, "-fsck", "-passfile", passfile, dir).CombinedOutput()
+			if err != nil {
+				t.Fatalf("gocryptfs -fsck: %v\n%s", err, out)
+			}
+			if fuseErr != nil || fusermountErr != nil {
+				t.Skip("no /dev/fuse or fusermount: skipping the gocryptfs mount check (fsck passed)")
+			}
+			mnt := t.TempDir()
+			out, err = exec.Command(bin, "-passfile", passfile, dir, mnt).CombinedOutput()
+			if err != nil {
+				t.Fatalf("gocryptfs mount: %v\n%s", err, out)
+			}
+			mounted := true
+			unmount := func() {
+				if mounted {
+					if out, err := exec.Command("fusermount3", "-u", mnt).CombinedOutput(); err != nil {
+						exec.Command("fusermount", "-u", mnt).Run()
+						t.Logf("fusermount3 -u: %v %s", err, out)
+					}
+					mounted = false
+				}
+			}
+			t.Cleanup(unmount)
+			compareTrees(t, want, readTree(t, mnt))
+			// gocryptfs writes into our vault; we read it back.
+			data := []byte(strings.Repeat("written by gocryptfs\n", 500))
+			if err := os.WriteFile(filepath.Join(mnt, "a", "from-gocryptfs.txt"), data, 0o640); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("size-1.bin", filepath.Join(mnt, "a", "gocryptfs-link")); err != nil {
+				t.Fatal(err)
+			}
+			unmount()
+			waitUnmounted(t, mnt)
+			problems, err := v.Fsck(context.Background(), nil)
+			if err != nil || len(problems) != 0 {
+				t.Fatalf("fsck after gocryptfs wrote: %v %v", problems, err)
+			}
+			exp := filepath.Join(t.TempDir(), "out")
+			if err := v.Export(context.Background(), exp, nil); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(exp, "a", "from-gocryptfs.txt"))
+			if err != nil || string(got) != string(data) {
+				t.Fatalf("file written by gocryptfs: %v", err)
+			}
+			if target, err := os.Readlink(filepath.Join(exp, "a", "gocryptfs-link")); err != nil || target != "size-1.bin" {
+				t.Fatalf("symlink written by gocryptfs: %q %v", target, err)
+			}
+		})
+	}
+}
+
+// waitUnmounted waits until mnt is no longer a mount point.
+func waitUnmounted(t *testing.T, mnt string) {
+	t.Helper()
+	for range 50 {
+		b, _ := os.ReadFile("/proc/self/mounts")
+		if !strings.Contains(string(b), " "+mnt+" ") {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s is still mounted", mnt)
+}

@@ -41,7 +41,7 @@ func printInfo(w io.Writer, e vault.Entry, i vault.Info) {
 	}
 	row("File names", names)
 	if i.LongNames {
-		row("Long names", fmt.Sprintf("over %d bytes", i.LongNameMax))
+		row("Long names", fmt.Sprintf("stored as long names when over %d bytes encrypted", i.LongNameMax))
 	}
 	row("Feature flags", strings.Join(i.FeatureFlags, " "))
 	row("Scrypt", fmt.Sprintf("N=2^%d R=%d P=%d KeyLen=%d", i.ScryptLogN, i.ScryptR, i.ScryptP, i.ScryptKeyLen))

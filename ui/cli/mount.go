@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr"
+)
+
+func init() {
+	registerCommand(mountCommand)
+	registerCommand(unmountCommand)
+	addExitCode(mountmgr.ErrMountpoint, exitMountpoint)
+	addExitCode(mountmgr.ErrAlreadyMounted, exitAlreadyMounted)
+	addExitCode(mountmgr.ErrBusy, exitBusy)
+	addExitCode(mountmgr.ErrDaemon, exitDaemon)
+}
+
+var mountCommand = &command{
+	name:    "mount",
+	group:   groupMounts,
+	summary: "Unlock a vault and mount it (it stays mounted in the background)",
+	args:    "[--passfile F] [--ro] [--idle DUR] [--allow-other] VAULT [MOUNTPOINT]",
+	help: `VAULT is a registered name or a cipherdir. MOUNTPOINT defaults to the
+registry's; it must exist, be a directory and be empty. The mount is owned by
+the background manager ("vaultui daemon", started on demand), so it keeps
+working after this command returns, which happens once the mount is usable.
+--ro and --idle default to the registry entry's options. --idle unmounts the
+vault after no file activity for that long (e.g. 30m). --allow-other lets
+other users (root included) into the mount.
+
+examples:
+  vaultui mount work
+  vaultui mount --passfile pw.txt --ro ~/Private.enc /mnt/private
+  vaultui mount --idle 15m work`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		ro := fs.Bool("ro", false, "mount read-only")
+		idle := fs.Duration("idle", 0, "unmount after no file activity for `DURATION` (0: never)")
+		allowOther := fs.Bool("allow-other", false, "let other users into the mount")
+		return func(e *env, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return e.usage("expected VAULT [MOUNTPOINT], got %d arguments", len(args))
+			}
+			entry, err := e.resolve(args[0])
+			if err != nil {
+				return err
+			}
+			mp := entry.MountPoint
+			if len(args) == 2 {
+				if mp, err = filepath.Abs(args[1]); err != nil {
+					return err
+				}
+			}
+			if mp == "" {
+				return withHint(e.usage("no mount point given and none registered for %s", displayName(entry)),
+					`give MOUNTPOINT, or register one with "vaultui add --mountpoint DIR"`)
+			}
+			req := mountmgr.MountRequest{
+				CipherDir:  entry.CipherDir,
+				MountPoint: mp,
+				ReadOnly:   *ro || entry.ReadOnly,
+				AllowOther: *allowOther,
+				Idle:       entry.Idle,
+			}
+			if flagSet(fs, "idle") {
+				req.Idle = *idle
+			}
+			client, err := mountmgr.Connect(e.ctx)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			pw, err := e.readPassword(*passfile, fmt.Sprintf("Password for %s: ", displayName(entry)))
+			if err != nil {
+				return err
+			}
+			req.Password = pw
+			info, err := client.Mount(e.ctx, req)
+			crypto.Wipe(pw)
+			if err != nil {
+				return mountHint(err, mp)
+			}
+			mode := ""
+			if info.ReadOnly {
+				mode = ", read-only"
+			}
+			if info.Idle > 0 {
+				mode += fmt.Sprintf(", unmounts after %s idle", info.Idle)
+			}
+			fmt.Fprintf(e.stdout, "Mounted %s (%s%s) at %s\n", displayName(entry), info.Cipher, mode, info.MountPoint)
+			return nil
+		}
+	},
+}
+
+// mountHint adds what to do next to the usual mount failures.
+func mountHint(err error, mp string) error {
+	switch {
+	case errors.Is(err, mountmgr.ErrMountpoint):
+		return withHint(err, "create an empty directory for it (mkdir -p %s) or give another MOUNTPOINT", mp)
+	case errors.Is(err, mountmgr.ErrAlreadyMounted):
+		return withHint(err, `"vaultui status" lists the mounts; "vaultui unmount" one first`)
+	case errors.Is(err, mountmgr.ErrDaemon):
+		if p, perr := mountmgr.LogPath(); perr == nil {
+			return withHint(err, "the daemon's log is %s", p)
+		}
+	}
+	return err
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+var unmountCommand = &command{
+	name:    "unmount",
+	group:   groupMounts,
+	summary: "Unmount a vault, or every vault with --all",
+	args:    "[--lazy] VAULT|MOUNTPOINT | --all",
+	help: `Unmounts the vault given by registered name, cipherdir or mount point, and
+wipes its keys from the daemon's memory (best effort). A mount in use fails
+with "busy", naming the processes that hold it; --lazy detaches it at once
+and lets the last user finish (the keys are wiped once they have).
+
+examples:
+  vaultui unmount work
+  vaultui unmount --lazy /mnt/private
+  vaultui unmount --all`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		lazy := fs.Bool("lazy", false, "detach now even if in use")
+		all := fs.Bool("all", false, "unmount every vault")
+		return func(e *env, args []string) error {
+			if *all != (len(args) == 0) || len(args) > 1 {
+				return e.usage("expected one VAULT or MOUNTPOINT, or --all")
+			}
+			client, err := mountmgr.Connect(e.ctx)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			if *all {
+				return client.UnmountAll(e.ctx)
+			}
+			target := args[0]
+			if reg, rerr := e.loadRegistry(); rerr == nil {
+				if entry, ok := reg.Lookup(target); ok {
+					target = entry.CipherDir
+				}
+			}
+			if err := client.Unmount(e.ctx, target, *lazy); err != nil {
+				if errors.Is(err, mountmgr.ErrBusy) {
+					return withHint(err, "close those files (or leave that directory), or use --lazy")
+				}
+				if errors.Is(err, mountmgr.ErrNotMounted) {
+					return withHint(err, `"vaultui status" lists what is mounted`)
+				}
+				return err
+			}
+			fmt.Fprintf(e.stdout, "Unmounted %s\n", args[0])
+			return nil
+		}
+	},
+}
+
+// formatDuration prints a mount's age compactly.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}

@@ -1,0 +1,201 @@
+package vault
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+func (f *fixture) cipherPath(t *testing.T, plain string) string {
+	t.Helper()
+	for _, e := range f.manifest.Entries {
+		if e.Path == plain {
+			return e.CipherPath
+		}
+	}
+	t.Fatalf("%s not in manifest", plain)
+	return ""
+}
+
+func flipByte(t *testing.T, p string, off int64) {
+	t.Helper()
+	os.Chmod(p, 0o600)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off < 0 {
+		off += int64(len(b))
+	}
+	b[off] ^= 0x01
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFsckFindsExactlyTheDamage damages a fresh copy of a fixture in one
+// place each time and checks that Fsck reports exactly that one problem.
+func TestFsckFindsExactlyTheDamage(t *testing.T) {
+	cases := []struct {
+		name   string
+		damage func(t *testing.T, f *fixture) (cipherPath string)
+		want   Problem // Path, Kind, FirstBlock, LastBlock compared; CipherPath from damage
+	}{
+		{"block", func(t *testing.T, f *fixture) string {
+			cp := f.cipherPath(t, "size-131089.bin")
+			// Block 5 starts at 18 + 5*4128; flip a byte in its ciphertext.
+			flipByte(t, filepath.Join(f.dir, cp), 18+5*4128+100)
+			return cp
+		}, Problem{Path: "size-131089.bin", Kind: KindContent, FirstBlock: 5, LastBlock: 5}},
+		{"last short block", func(t *testing.T, f *fixture) string {
+			cp := f.cipherPath(t, "size-131089.bin")
+			flipByte(t, filepath.Join(f.dir, cp), -1)
+			return cp
+		}, Problem{Path: "size-131089.bin", Kind: KindContent, FirstBlock: 32, LastBlock: 32}},
+		{"header file ID", func(t *testing.T, f *fixture) string {
+			cp := f.cipherPath(t, "size-8192.bin")
+			flipByte(t, filepath.Join(f.dir, cp), 7)
+			return cp
+		}, Problem{Path: "size-8192.bin", Kind: KindHeader, FirstBlock: -1, LastBlock: -1}},
+		{"header version", func(t *testing.T, f *fixture) string {
+			cp := f.cipherPath(t, "size-4097.bin")
+			flipByte(t, filepath.Join(f.dir, cp), 1)
+			return cp
+		}, Problem{Path: "size-4097.bin", Kind: KindHeader, FirstBlock: -1, LastBlock: -1}},
+		{"name", func(t *testing.T, f *fixture) string {
+			cp := f.cipherPath(t, "a/top-of-a.txt")
+			dir, base := filepath.Split(cp)
+			b := []byte(base)
+			b[3] ^= 0x01 // still base64url, decrypts to garbage
+			if err := os.Rename(filepath.Join(f.dir, cp), filepath.Join(f.dir, dir, string(b))); err != nil {
+				t.Fatal(err)
+			}
+			return dir + string(b)
+		}, Problem{Path: "a", Kind: KindName, FirstBlock: -1, LastBlock: -1}},
+		{"long name file", func(t *testing.T, f *fixture) string {
+			var cp string
+			for _, e := range f.manifest.Entries {
+				if strings.HasPrefix(e.Path, "long200-") {
+					cp = e.CipherPath
+				}
+			}
+			if !crypto.IsLongName(cp) {
+				t.Fatalf("long200 entry stored as %q", cp)
+			}
+			flipByte(t, filepath.Join(f.dir, cp+crypto.LongNameSuffix), 10)
+			return cp
+		}, Problem{Path: "", Kind: KindLongName, FirstBlock: -1, LastBlock: -1}},
+		{"symlink", func(t *testing.T, f *fixture) string {
+			cp := f.cipherPath(t, "link-relative")
+			p := filepath.Join(f.dir, cp)
+			target, _ := os.Readlink(p)
+			b := []byte(target)
+			b[len(b)-5] ^= 0x01
+			os.Remove(p)
+			os.Symlink(string(b), p)
+			return cp
+		}, Problem{Path: "link-relative", Kind: KindSymlink, FirstBlock: -1, LastBlock: -1}},
+		{"impossible size", func(t *testing.T, f *fixture) string {
+			cp := f.cipherPath(t, "size-4097.bin")
+			// Header, one full block, then 10 bytes: less than a block's overhead.
+			if err := os.Truncate(filepath.Join(f.dir, cp), 18+4128+10); err != nil {
+				t.Fatal(err)
+			}
+			return cp
+		}, Problem{Path: "size-4097.bin", Kind: KindSize, FirstBlock: -1, LastBlock: -1}},
+		{"missing diriv", func(t *testing.T, f *fixture) string {
+			cp := f.cipherPath(t, "a/b/c")
+			p := filepath.Join(f.dir, cp, crypto.DirIVName)
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			return cp + "/" + crypto.DirIVName
+		}, Problem{Path: "a/b/c", Kind: KindDirIV, FirstBlock: -1, LastBlock: -1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := loadFixture(t, "gcm-default")
+			cp := c.damage(t, f)
+			v, err := Unlock(f.dir, f.password)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			var calls int
+			problems, err := v.Fsck(context.Background(), func(FsckProgress) { calls++ })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(problems) != 1 {
+				t.Fatalf("%d problems, want exactly 1: %v", len(problems), problems)
+			}
+			p := problems[0]
+			if p.Path != c.want.Path || p.Kind != c.want.Kind || p.CipherPath != cp ||
+				p.FirstBlock != c.want.FirstBlock || p.LastBlock != c.want.LastBlock || p.Detail == "" {
+				t.Fatalf("got %+v\nwant %+v with cipher path %s", p, c.want, cp)
+			}
+			if calls == 0 {
+				t.Error("no progress reported")
+			}
+			t.Logf("%s", p)
+			// Export goes on past the damage and says so.
+			err = v.Export(context.Background(), filepath.Join(t.TempDir(), "out"), nil)
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("export of a damaged vault: %v", err)
+			}
+		})
+	}
+}
+
+// TestFsckDirConfigDamage flips one byte in the config: FsckDir reports it
+// as the one config problem.
+func TestFsckDirConfigDamage(t *testing.T) {
+	for _, c := range []struct {
+		name, old, new, detail string
+	}{
+		{"json", `"Creator"`, `"Creator'`, "JSON"},
+		{"flag", `"DirIV"`, `"DirIW"`, `"DirIW"`},
+		{"scrypt N", `"N": 1024`, `"N": 1034`, "N=1034"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := loadFixture(t, "gcm-default")
+			p := filepath.Join(f.dir, crypto.ConfName)
+			b, _ := os.ReadFile(p)
+			nb := bytes.Replace(b, []byte(c.old), []byte(c.new), 1)
+			if bytes.Equal(nb, b) || len(nb) != len(b) {
+				t.Fatal("damage not applied")
+			}
+			os.Chmod(p, 0o600)
+			os.WriteFile(p, nb, 0o400)
+			problems, err := FsckDir(context.Background(), f.dir, f.password, nil)
+			if err != nil || len(problems) != 1 || problems[0].Kind != KindConfig || !strings.Contains(problems[0].Detail, c.detail) {
+				t.Fatalf("got %v, %v", problems, err)
+			}
+			if _, err := Unlock(f.dir, f.password); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("Unlock: %v", err)
+			}
+		})
+	}
+	f := loadFixture(t, "gcm-default")
+	if _, err := FsckDir(context.Background(), f.dir, []byte("wrong"), nil); !errors.Is(err, ErrWrongPassword) {
+		t.Errorf("wrong password: %v", err)
+	}
+	if problems, err := FsckDir(context.Background(), f.dir, f.password, nil); err != nil || len(problems) != 0 {
+		t.Errorf("clean: %v %v", problems, err)
+	}
+}
+
+func TestFsckCancelled(t *testing.T) {
+	_, v := unlockFixture(t, "gcm-default")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := v.Fsck(ctx, nil); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}

@@ -48,14 +48,14 @@ func (s *addScreen) Update(msg tea.Msg) tea.Cmd {
 			s.err = msg.err.Error()
 			return nil
 		}
-		return back(fmt.Sprintf("Added %s. Press m to mount it.", msg.v.Name), true)
+		return s.c.back(fmt.Sprintf("Added %s. Press m to mount it.", msg.v.Name), true)
 	case tea.KeyMsg:
 		if s.working {
 			return nil
 		}
 		switch {
 		case key.Matches(msg, s.c.keys.Back):
-			return back("", false)
+			return s.c.back("", false)
 		case key.Matches(msg, s.c.keys.Submit):
 			return s.submit()
 		}

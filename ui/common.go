@@ -21,10 +21,16 @@ type common struct {
 	now           func() time.Time
 	spinner       spinner.Model
 
-	vaults  []Vault // the registry, as last read by the list
-	mounts  []Mount
-	history map[string]*history // by mount point
-	speed   speedState
+	vaults []Vault // the registry, as last read by the list
+	mounts []Mount
+
+	// switchTo and backTo ask the root model to change screens right after
+	// the current Update, before the next key is read, so keys typed
+	// quickly after "m" reach the password prompt.
+	switchTo screen
+	backTo   *backMsg
+	history  map[string]*history // by mount point
+	speed    speedState
 }
 
 // speedState is the last speed test, remembered for the create wizard.
@@ -106,8 +112,17 @@ type (
 	openMsg struct{ s screen }
 )
 
-func back(status string, reload bool) tea.Cmd {
-	return func() tea.Msg { return backMsg{status: status, reload: reload} }
+// open switches to screen s.
+func (c *common) open(s screen) tea.Cmd {
+	c.switchTo = s
+	return nil
+}
+
+// back returns to the list, showing status there and re-reading the
+// registry if reload is set.
+func (c *common) back(status string, reload bool) tea.Cmd {
+	c.backTo = &backMsg{status: status, reload: reload}
+	return nil
 }
 
 // streamMsg carries one message of a background job and the command that

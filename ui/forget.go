@@ -41,14 +41,14 @@ func (s *forgetScreen) Update(msg tea.Msg) tea.Cmd {
 			s.err = msg.err.Error()
 			return nil
 		}
-		return back("Forgot "+s.v.Name+"; its files are still in "+tildePath(s.v.CipherDir)+".", true)
+		return s.c.back("Forgot "+s.v.Name+"; its files are still in "+tildePath(s.v.CipherDir)+".", true)
 	case tea.KeyMsg:
 		if s.working {
 			return nil
 		}
 		switch {
 		case key.Matches(msg, s.c.keys.Back):
-			return back("", false)
+			return s.c.back("", false)
 		case key.Matches(msg, s.c.keys.Submit):
 			if s.form.value(0) != s.v.Name {
 				s.err = "Type the name exactly to confirm."

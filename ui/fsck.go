@@ -80,7 +80,7 @@ func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
 			if s.cancel != nil {
 				s.cancel()
 			}
-			return back("", false)
+			return s.c.back("", false)
 		case s.running:
 			return nil
 		case s.done && key.Matches(msg, k.Up):

@@ -42,7 +42,7 @@ func (s *infoScreen) Update(msg tea.Msg) tea.Cmd {
 		s.loaded, s.fields, s.err = true, msg.fields, msg.err
 	case tea.KeyMsg:
 		if key.Matches(msg, s.c.keys.Back) {
-			return back("", false)
+			return s.c.back("", false)
 		}
 	}
 	return nil

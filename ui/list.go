@@ -118,8 +118,6 @@ func (l *listScreen) registered(v Vault) bool {
 
 func (l *listScreen) setStatus(s string, isErr bool) { l.status, l.statusErr = s, isErr }
 
-func open(s screen) tea.Cmd { return func() tea.Msg { return openMsg{s: s} } }
-
 func (l *listScreen) unmount(v Vault, lazy bool) tea.Cmd {
 	target := v.MountPoint
 	if m, ok := l.c.mountFor(v.CipherDir); ok {
@@ -235,11 +233,11 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		l.setStatus("", false)
 	case key.Matches(msg, k.New):
-		return open(newWizard(l.c))
+		return l.c.open(newWizard(l.c))
 	case key.Matches(msg, k.Add):
-		return open(newAddScreen(l.c))
+		return l.c.open(newAddScreen(l.c))
 	case key.Matches(msg, k.Speed):
-		return open(newSpeedScreen(l.c))
+		return l.c.open(newSpeedScreen(l.c))
 	case !ok:
 		return nil
 	case key.Matches(msg, k.Enter):
@@ -247,16 +245,16 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		case mounted && mount.Stale:
 			return l.unmount(v, false)
 		case mounted:
-			return open(newLiveScreen(l.c, v))
+			return l.c.open(newLiveScreen(l.c, v))
 		default:
-			return open(newMountScreen(l.c, v))
+			return l.c.open(newMountScreen(l.c, v))
 		}
 	case key.Matches(msg, k.Mount):
 		if mounted {
 			l.setStatus(fmt.Sprintf("%s is already mounted at %s.", v.Name, tildePath(mount.MountPoint)), false)
 			return nil
 		}
-		return open(newMountScreen(l.c, v))
+		return l.c.open(newMountScreen(l.c, v))
 	case key.Matches(msg, k.Unmount):
 		if !mounted {
 			l.setStatus(v.Name+" is not mounted.", false)
@@ -264,11 +262,11 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return l.unmount(v, false)
 	case key.Matches(msg, k.Info):
-		return open(newInfoScreen(l.c, v))
+		return l.c.open(newInfoScreen(l.c, v))
 	case key.Matches(msg, k.Passwd):
-		return open(newPasswdScreen(l.c, v))
+		return l.c.open(newPasswdScreen(l.c, v))
 	case key.Matches(msg, k.Fsck):
-		return open(newFsckScreen(l.c, v))
+		return l.c.open(newFsckScreen(l.c, v))
 	case key.Matches(msg, k.Forget):
 		if !l.registered(v) {
 			l.setStatus(v.Name+" is not in the registry.", true)
@@ -278,7 +276,7 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			l.setStatus("Unmount "+v.Name+" before forgetting it.", true)
 			return nil
 		}
-		return open(newForgetScreen(l.c, v))
+		return l.c.open(newForgetScreen(l.c, v))
 	}
 	return nil
 }

@@ -32,14 +32,16 @@ func (s *liveScreen) keys() []key.Binding {
 func (s *liveScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case unmountDone:
-		// The list owns unmount errors (the lazy offer); go back to it.
+		// The list owns unmount errors (the lazy offer): go back and let it
+		// handle the result.
 		s.pending = false
-		return tea.Sequence(back("", false), func() tea.Msg { return msg })
+		s.c.back("", false)
+		return func() tea.Msg { return msg }
 	case tea.KeyMsg:
 		k := s.c.keys
 		switch {
 		case key.Matches(msg, k.Back):
-			return back("", false)
+			return s.c.back("", false)
 		case key.Matches(msg, k.Unmount) && !s.pending:
 			m, ok := s.c.mountFor(s.v.CipherDir)
 			if !ok {

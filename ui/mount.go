@@ -49,7 +49,7 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 	case mounted:
 		s.mounting = false
 		if msg.err == nil {
-			return back(fmt.Sprintf("%s mounted at %s.", s.v.Name, tildePath(msg.m.MountPoint)), false)
+			return s.c.back(fmt.Sprintf("%s mounted at %s.", s.v.Name, tildePath(msg.m.MountPoint)), false)
 		}
 		s.err = mountError(s.v, msg.err)
 		if errors.Is(msg.err, ErrWrongPassword) {
@@ -64,7 +64,7 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 		k := s.c.keys
 		switch {
 		case key.Matches(msg, k.Back):
-			return back("", false)
+			return s.c.back("", false)
 		case key.Matches(msg, k.Submit):
 			return s.submit()
 		}

@@ -44,7 +44,7 @@ func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 	case passwdChanged:
 		s.working = false
 		if msg.err == nil {
-			return back("Password of "+s.v.Name+" changed.", false)
+			return s.c.back("Password of "+s.v.Name+" changed.", false)
 		}
 		if errors.Is(msg.err, ErrWrongPassword) {
 			s.err = "The current password is wrong."
@@ -59,7 +59,7 @@ func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		switch {
 		case key.Matches(msg, s.c.keys.Back):
-			return back("", false)
+			return s.c.back("", false)
 		case key.Matches(msg, s.c.keys.Submit):
 			return s.submit()
 		}

@@ -43,12 +43,12 @@ func (s *speedScreen) Update(msg tea.Msg) tea.Cmd {
 	k := s.c.keys
 	switch {
 	case key.Matches(km, k.Back):
-		return back("", false)
+		return s.c.back("", false)
 	case s.c.speed.running:
 	case key.Matches(km, k.Rerun):
 		return func() tea.Msg { return runSpeedMsg{} }
 	case key.Matches(km, k.UseCipher):
-		return open(newWizard(s.c))
+		return s.c.open(newWizard(s.c))
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ import (
 )
 
 // screen is one page of the app. Screens are pointers updated in place;
-// they leave by returning back() or an openMsg.
+// they switch with common.open and leave with common.back.
 type screen interface {
 	Init() tea.Cmd
 	Update(msg tea.Msg) tea.Cmd
@@ -127,13 +127,40 @@ func (m *Model) startSpeed() tea.Cmd {
 }
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	cmd := m.update(msg)
+	var cmd tea.Cmd
+	if km, ok := msg.(tea.KeyMsg); ok && km.Type == tea.KeyRunes && len(km.Runes) > 1 && !km.Paste {
+		// Keys typed faster than the terminal is read arrive together
+		// ("jf"); take them one at a time so each can be a command.
+		cmds := make([]tea.Cmd, 0, len(km.Runes))
+		for _, r := range km.Runes {
+			cmds = append(cmds, m.step(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: km.Alt}))
+		}
+		cmd = tea.Batch(cmds...)
+	} else {
+		cmd = m.step(msg)
+	}
 	// Keep the spinner turning while any screen works in the background.
 	if !m.spinning && m.screen().busy() {
 		m.spinning = true
 		cmd = tea.Batch(cmd, m.c.spinner.Tick)
 	}
 	return m, cmd
+}
+
+// step handles one message and then any screen change it asked for.
+func (m *Model) step(msg tea.Msg) tea.Cmd {
+	cmd := m.update(msg)
+	if b := m.c.backTo; b != nil {
+		m.c.backTo, m.c.switchTo = nil, nil
+		m.current, m.fullHelp = nil, false
+		cmd = tea.Batch(cmd, m.list.Update(*b))
+	}
+	if s := m.c.switchTo; s != nil {
+		m.c.switchTo = nil
+		m.current, m.fullHelp = s, false
+		cmd = tea.Batch(cmd, s.Init())
+	}
+	return cmd
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {

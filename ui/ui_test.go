@@ -133,6 +133,29 @@ func TestListNavigationAndFilter(t *testing.T) {
 	wantView(t, tm, "No vault matches")
 }
 
+// TestFastTyping sends keys that arrived in one read ("jf" then the
+// password) as a terminal delivers them: each rune must still act, and the
+// password must land in the prompt the first key opened.
+func TestFastTyping(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jmhunter22")})
+	s, ok := tm.current.(*mountScreen)
+	if !ok {
+		t.Fatalf("\"jm...\" opened %T, want the mount prompt", tm.current)
+	}
+	if s.v.Name != "photos" || s.form.value(0) != "hunter22" {
+		t.Fatalf("mount prompt for %q holds %q", s.v.Name, s.form.value(0))
+	}
+	// A paste stays one message and goes to the focused input whole.
+	tm.keys("ctrl+u")
+	tm.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("pasted pw"), Paste: true})
+	if got := s.form.value(0); got != "pasted pw" {
+		t.Fatalf("paste gave %q", got)
+	}
+}
+
 func TestSpeedBarsGrowAsResultsArrive(t *testing.T) {
 	tm := newTestModel(t, newFake())
 	// Drive the stream by hand to see every intermediate state.

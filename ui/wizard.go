@@ -213,13 +213,13 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if key.Matches(msg, k.Yes) {
 			wipe(w.masterKey)
 			w.masterKey = nil
-			return back(fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name), true)
+			return w.c.back(fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name), true)
 		}
 		return nil
 	}
 	if key.Matches(msg, k.Back) {
 		if w.step == stepDir {
-			return back("", false)
+			return w.c.back("", false)
 		}
 		return w.goTo(w.step - 1)
 	}

@@ -392,3 +392,54 @@ func FuzzAsmMatchesGeneric(f *testing.F) {
 		}
 	})
 }
+
+// FuzzBatchMatchesSeal cuts the input into three messages (equal AD lengths,
+// so the pair kernels run) and compares SealBatch and OpenBatch with Seal,
+// including the report of a tampered message.
+func FuzzBatchMatchesSeal(f *testing.F) {
+	f.Add(uint8(4), make([]byte, 3*4096), uint16(4096), uint16(8192), uint8(24))
+	f.Add(uint8(0), make([]byte, 300), uint16(33), uint16(290), uint8(40))
+	f.Fuzz(func(t *testing.T, which uint8, data []byte, cut1, cut2 uint16, adLen uint8) {
+		c := constructors[int(which)%len(constructors)]
+		a, err := c.new(make([]byte, c.v.keySize()), 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c1 := min(int(cut1), len(data))
+		c2 := min(max(int(cut2), c1), len(data))
+		msgs := [][]byte{data[:c1], data[c1:c2], data[c2:]}
+		const k = 3
+		dsts, nonces, ads, want := make([][]byte, k), make([][]byte, k), make([][]byte, k), make([][]byte, k)
+		for i := range k {
+			nonces[i] = make([]byte, a.NonceSize())
+			nonces[i][0] = byte(i)
+			ads[i] = bytes.Repeat([]byte{byte(i)}, int(adLen))
+			want[i] = a.Seal(nil, nonces[i], msgs[i], ads[i])
+			dsts[i] = make([]byte, 0, len(want[i]))
+		}
+		a.(Batcher).SealBatch(dsts, nonces, msgs, ads)
+		cts := make([][]byte, k)
+		for i := range k {
+			cts[i] = dsts[i][:len(want[i])]
+			if !bytes.Equal(cts[i], want[i]) {
+				t.Fatalf("%s: SealBatch message %d differs from Seal", c.v.name, i)
+			}
+		}
+		outs := make([][]byte, k)
+		for i := range k {
+			outs[i] = make([]byte, 0, len(msgs[i]))
+		}
+		if bad, err := a.(Batcher).OpenBatch(outs, nonces, cts, ads); bad != -1 || err != nil {
+			t.Fatalf("%s: OpenBatch = %d, %v", c.v.name, bad, err)
+		}
+		for i := range k {
+			if !bytes.Equal(outs[i][:len(msgs[i])], msgs[i]) {
+				t.Fatalf("%s: OpenBatch message %d differs", c.v.name, i)
+			}
+		}
+		cts[1][len(cts[1])/2] ^= 1
+		if bad, err := a.(Batcher).OpenBatch(outs, nonces, cts, ads); bad != 1 || err == nil {
+			t.Fatalf("%s: OpenBatch of tampered message 1 = %d, %v", c.v.name, bad, err)
+		}
+	})
+}

@@ -63,6 +63,18 @@ func (c *common) mountFor(cipherDir string) (Mount, bool) {
 	return Mount{}, false
 }
 
+// dropMount forgets a mount we just unmounted, so the list doesn't show it
+// until the next statistics snapshot.
+func (c *common) dropMount(mountPoint string) {
+	kept := c.mounts[:0:0]
+	for _, m := range c.mounts {
+		if !samePath(m.MountPoint, mountPoint) {
+			kept = append(kept, m)
+		}
+	}
+	c.mounts = kept
+}
+
 // historyLen is how many one-second samples the live chart keeps: a minute.
 const historyLen = 60
 

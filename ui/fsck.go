@@ -153,7 +153,11 @@ func (s *fsckScreen) results(w int) string {
 		return st.Success.Render(fmt.Sprintf("No problems found in %d files and directories.", s.prog.Total))
 	}
 	var b strings.Builder
-	b.WriteString(st.Error.Render(fmt.Sprintf("%d problems found:", len(s.problems))) + "\n\n")
+	noun := "problems"
+	if len(s.problems) == 1 {
+		noun = "problem"
+	}
+	b.WriteString(st.Error.Render(fmt.Sprintf("%d %s found:", len(s.problems), noun)) + "\n\n")
 	// Each problem takes two lines; show what fits above the help bar.
 	fit := max(1, (s.c.height-10)/2)
 	end := min(len(s.problems), s.offset+fit)

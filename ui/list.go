@@ -28,6 +28,7 @@ type listScreen struct {
 	statusErr bool
 	// busyVault is set while offering a lazy unmount of a busy mount.
 	busyVault *Vault
+	busyErr   string // what the daemon says holds it
 	pending   map[string]bool // unmounts in flight, by mount point
 }
 
@@ -163,9 +164,10 @@ func (l *listScreen) Update(msg tea.Msg) tea.Cmd {
 			l.setStatus(fmt.Sprintf("%s detached: it unmounts when its last file is closed.", msg.v.Name), false)
 		case msg.err == nil:
 			l.setStatus(fmt.Sprintf("%s unmounted.", msg.v.Name), false)
+			l.c.dropMount(target)
 		case errors.Is(msg.err, ErrBusy) && !msg.lazy:
 			v := msg.v
-			l.busyVault = &v
+			l.busyVault, l.busyErr = &v, msg.err.Error()
 			l.setStatus("", false)
 		default:
 			l.setStatus(msg.err.Error(), true)
@@ -352,6 +354,7 @@ func (l *listScreen) statusLine(w int) string {
 	switch {
 	case l.busyVault != nil:
 		return s.Warning.Render(truncate(l.busyVault.Name+" is busy: files are open in it.", w)) + "\n" +
+			s.Subtle.Render(truncate(l.busyErr, w)) + "\n" +
 			s.Warning.Render(truncate("Lazy unmount (detach now, finish when they close)? y/n", w))
 	case l.status != "" && l.statusErr:
 		return s.Error.Render(truncate(l.status, w))

@@ -49,6 +49,10 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 	case mounted:
 		s.mounting = false
 		if msg.err == nil {
+			// Show it at once; the next statistics snapshot replaces this.
+			if _, ok := s.c.mountFor(msg.m.CipherDir); !ok {
+				s.c.mounts = append(s.c.mounts, msg.m)
+			}
 			return s.c.back(fmt.Sprintf("%s mounted at %s.", s.v.Name, tildePath(msg.m.MountPoint)), false)
 		}
 		s.err = mountError(s.v, msg.err)

@@ -344,8 +344,9 @@ func TestUnmountImmediateAndBusy(t *testing.T) {
 	if len(fb.unmounts) != 1 || fb.unmounts[0] != "/home/u/Vaults/work" {
 		t.Fatalf("unmounts %v", fb.unmounts)
 	}
-	wantView(t, tm, "work unmounted.")
+	wantView(t, tm, "work unmounted.", "○ locked · /data/work.crypt")
 
+	tm.send(mountsMsg(mountWork(fb, 0, 0)))
 	fb.busy = true
 	tm.keys("u")
 	wantView(t, tm, "work is busy", "Lazy unmount", "y/n")

@@ -135,6 +135,8 @@ func hints(err error) []string {
 			out = append(out, "nothing was changed; check the password (or the --passfile's first line)")
 		case errors.Is(err, vault.ErrNotFound):
 			out = append(out, `run "vaultui list" to see registered vaults, or give the vault's directory`)
+		case errors.Is(err, vault.ErrUnsupported):
+			out = append(out, "gocryptfs itself can still open this vault")
 		case errors.Is(err, vault.ErrRegistryCorrupt):
 			out = append(out, "vaultui leaves the file alone; repair it by hand or move it away to start a new list")
 		}

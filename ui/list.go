@@ -28,7 +28,7 @@ type listScreen struct {
 	statusErr bool
 	// busyVault is set while offering a lazy unmount of a busy mount.
 	busyVault *Vault
-	busyErr   string // what the daemon says holds it
+	busyErr   string          // what the daemon says holds it
 	pending   map[string]bool // unmounts in flight, by mount point
 }
 

@@ -403,3 +403,36 @@ func FuzzDecryptBlocks(f *testing.F) {
 		}
 	})
 }
+
+// TestAEGISBatchPath checks that AEGIS goes through the batch entry point
+// and that batched and one-at-a-time sealing interoperate, holes and
+// failures included.
+func TestAEGISBatchPath(t *testing.T) {
+	skipWithoutAEGIS(t, AEGIS)
+	batched, _ := NewContentEnc(AEGIS, testKey(), true)
+	if batched.batch == nil {
+		t.Fatal("AEGIS ContentEnc does not use the batch entry point")
+	}
+	single, _ := NewContentEnc(AEGIS, testKey(), true)
+	single.batch = nil
+	id := randBytes(FileIDLen)
+	pt := randBytes(70*BlockSize + 9)
+	for _, dir := range [][2]*ContentEnc{{batched, single}, {single, batched}} {
+		ct := dir[0].EncryptBlocks(nil, pt, 11, id)
+		got, err := dir[1].DecryptBlocks(nil, ct, 11, id)
+		if err != nil || !bytes.Equal(got, pt) {
+			t.Fatalf("batched/single mismatch: %v", err)
+		}
+		cbs := dir[0].CipherBlockSize()
+		clear(ct[40*cbs : 41*cbs]) // a hole in the second batch
+		ct[50*cbs+40] ^= 1         // a bad block after it
+		ct[60*cbs+40] ^= 1         // and another
+		got, err = dir[1].DecryptBlocks(nil, ct, 11, id)
+		if !isBlockErr(err, 11+50) || len(got) != 50*BlockSize {
+			t.Fatalf("bad block: %v after %d bytes", err, len(got))
+		}
+		if !bytes.Equal(got[:40*BlockSize], pt[:40*BlockSize]) || !bytes.Equal(got[40*BlockSize:41*BlockSize], make([]byte, BlockSize)) {
+			t.Fatal("plaintext before the bad block is wrong")
+		}
+	}
+}

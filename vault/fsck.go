@@ -49,14 +49,13 @@ func (v *Vault) countEntries() int {
 		if err != nil || p == v.Dir {
 			return nil
 		}
-		name := d.Name()
-		if filepath.Dir(p) == v.Dir && name == crypto.ConfName {
-			return nil
+		rel, _ := filepath.Rel(v.Dir, filepath.Dir(p))
+		if rel == "." {
+			rel = ""
 		}
-		if v.Names != nil && (name == crypto.DirIVName || crypto.IsLongNameFile(name)) {
-			return nil
+		if !v.hidden(filepath.ToSlash(rel), d.Name()) {
+			n++
 		}
-		n++
 		return nil
 	})
 	return n

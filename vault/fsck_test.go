@@ -199,3 +199,20 @@ func TestFsckCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFsckIgnoresConfigLeftovers: the temporary and backup configs that
+// gocryptfs and vaultui leave at the root are not vault content.
+func TestFsckIgnoresConfigLeftovers(t *testing.T) {
+	f, v := unlockFixture(t, "gcm-default")
+	for _, n := range []string{crypto.ConfName + ".tmp", crypto.ConfName + ".bak"} {
+		os.WriteFile(filepath.Join(f.dir, n), []byte("{}"), 0o400)
+	}
+	var last FsckProgress
+	problems, err := v.Fsck(context.Background(), func(p FsckProgress) { last = p })
+	if err != nil || len(problems) != 0 {
+		t.Fatalf("%v %v", problems, err)
+	}
+	if last.Done != len(f.manifest.Entries) || last.Total != last.Done {
+		t.Errorf("progress %+v, want %d entries", last, len(f.manifest.Entries))
+	}
+}

@@ -108,14 +108,11 @@ func (v *Vault) walkDir(ctx context.Context, cdir, pdir string, fn func(Node) er
 	for _, e := range ents {
 		name := e.Name()
 		cpath := path.Join(cdir, name)
-		if cdir == "" && name == crypto.ConfName {
+		if v.hidden(cdir, name) {
 			continue
 		}
 		plain := name
 		if v.Names != nil {
-			if name == crypto.DirIVName || crypto.IsLongNameFile(name) {
-				continue
-			}
 			if plain, err = v.decryptEntryName(abs, name, iv); err != nil {
 				kind := KindName
 				if crypto.IsLongName(name) {
@@ -144,6 +141,20 @@ func (v *Vault) walkDir(ctx context.Context, cdir, pdir string, fn func(Node) er
 		}
 	}
 	return nil
+}
+
+// hidden reports whether the entry name in cipher directory cdir is part of
+// the vault's machinery rather than content: gocryptfs.conf (and, with
+// encrypted names, the temporary and backup copies gocryptfs and vaultui
+// leave beside it at the root), gocryptfs.diriv and long-name .name files.
+func (v *Vault) hidden(cdir, name string) bool {
+	if v.Names == nil {
+		return cdir == "" && name == crypto.ConfName
+	}
+	if cdir == "" && (name == crypto.ConfName || name == crypto.ConfName+".tmp" || name == crypto.ConfName+".bak") {
+		return true
+	}
+	return name == crypto.DirIVName || crypto.IsLongNameFile(name)
 }
 
 // decryptEntryName decrypts the entry name in directory dir (absolute).

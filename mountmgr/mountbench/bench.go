@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"syscall"
 	"time"
@@ -46,6 +47,8 @@ type Config struct {
 	Gocryptfs string
 	// NoLoopback skips the passthrough ceiling.
 	NoLoopback bool
+	// Runs repeats each target and reports the median of each figure (default 1).
+	Runs int
 }
 
 // Result holds one target's figures.
@@ -81,6 +84,9 @@ func Run(ctx context.Context, cfg Config, report func(Result)) []Result {
 	if cfg.Files <= 0 {
 		cfg.Files = 10000
 	}
+	if cfg.Runs <= 0 {
+		cfg.Runs = 1
+	}
 	if len(cfg.Ciphers) == 0 {
 		cfg.Ciphers = []crypto.CipherID{crypto.AEGIS, crypto.AESGCM, crypto.XChaCha, crypto.AESSIV}
 	}
@@ -103,7 +109,11 @@ func Run(ctx context.Context, cfg Config, report func(Result)) []Result {
 		if ctx.Err() != nil {
 			break
 		}
-		r := runOne(ctx, cfg, tg.name, tg.mount)
+		var runs []Result
+		for i := 0; i < cfg.Runs && ctx.Err() == nil; i++ {
+			runs = append(runs, runOne(ctx, cfg, tg.name, tg.mount))
+		}
+		r := median(runs)
 		results = append(results, r)
 		if report != nil {
 			report(r)
@@ -233,6 +243,36 @@ func measure(ctx context.Context, cfg Config, mnt string, r *Result) error {
 	return nil
 }
 
+// median returns the median of each figure over runs (the first error, if any run failed).
+func median(runs []Result) Result {
+	out := Result{Target: runs[0].Target}
+	for _, r := range runs {
+		if r.Err != nil {
+			out.Err = r.Err
+			return out
+		}
+	}
+	pick := func(get func(Result) float64) float64 {
+		v := make([]float64, len(runs))
+		for i, r := range runs {
+			v[i] = get(r)
+		}
+		sort.Float64s(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	out.WriteMBps = pick(func(r Result) float64 { return r.WriteMBps })
+	out.ReadMBps = pick(func(r Result) float64 { return r.ReadMBps })
+	out.RandReadIOPS = pick(func(r Result) float64 { return r.RandReadIOPS })
+	out.CreatePerSec = pick(func(r Result) float64 { return r.CreatePerSec })
+	out.ListPerSec = pick(func(r Result) float64 { return r.ListPerSec })
+	out.CreateSeconds = pick(func(r Result) float64 { return r.CreateSeconds })
+	out.ListSeconds = pick(func(r Result) float64 { return r.ListSeconds })
+	return out
+}
+
 func mbps(n int64, d time.Duration) float64 { return float64(n) / 1e6 / d.Seconds() }
 
 // mountOptions are the FUSE options vaultui uses, so the ceiling is comparable.
@@ -257,6 +297,7 @@ func mountLoopback(backing, mnt string) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
+	vfs.RaiseReadahead(mnt) // the same large reads as vaultui mounts get
 	return server.Unmount, nil
 }
 

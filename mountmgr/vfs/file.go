@@ -270,16 +270,41 @@ func (f *file) writeRange(data []byte, off, size uint64, id []byte) syscall.Errn
 	extEnd := max(end, min(size, (last+1)*bs))
 	l := int(extEnd - base)
 
-	pb := fsys.getPlainBuf()
-	defer fsys.putPlainBuf(pb)
-	if cap(*pb) < l {
-		*pb = make([]byte, 0, l)
+	var buf []byte
+	if off == base && extEnd == end {
+		// Nothing old to merge (the usual large aligned write): encrypt data as it is.
+		buf = data
+	} else {
+		pb := fsys.getPlainBuf()
+		defer fsys.putPlainBuf(pb)
+		if cap(*pb) < l {
+			*pb = make([]byte, 0, l)
+		}
+		buf = (*pb)[:l]
+		if errno := f.merge(buf, data, off, end, size, first, last, id); errno != 0 {
+			return errno
+		}
 	}
-	buf := (*pb)[:l]
+
+	cb := fsys.getCipherBuf()
+	defer fsys.putCipherBuf(cb)
+	ct := fsys.enc.EncryptBlocks((*cb)[:0], buf, first, id)
+	*cb = ct[:0]
+	if err := pwrite(f.fd, ct, int64(crypto.HeaderLen)+int64(first)*int64(fsys.cbs)); err != nil {
+		return fs2errno(err)
+	}
+	return 0
+}
+
+// merge lays data over the old contents of the partially covered first and last blocks in
+// buf, which starts at block first; what neither covers is zero (a hole being filled).
+func (f *file) merge(buf, data []byte, off, end, size, first, last uint64, id []byte) syscall.Errno {
+	base := first * bs
+	extEnd := base + uint64(len(buf))
 	clear(buf[:off-base])
 	clear(buf[end-base:])
 	if off > base && base < size {
-		if errno := f.readBlock(first, id, buf[:min(bs, l)]); errno != 0 {
+		if errno := f.readBlock(first, id, buf[:min(bs, len(buf))]); errno != 0 {
 			return errno
 		}
 	}
@@ -289,14 +314,6 @@ func (f *file) writeRange(data []byte, off, size uint64, id []byte) syscall.Errn
 		}
 	}
 	copy(buf[off-base:], data)
-
-	cb := fsys.getCipherBuf()
-	defer fsys.putCipherBuf(cb)
-	ct := fsys.enc.EncryptBlocks((*cb)[:0], buf, first, id)
-	*cb = ct[:0]
-	if err := pwrite(f.fd, ct, int64(crypto.HeaderLen)+int64(first)*int64(fsys.cbs)); err != nil {
-		return fs2errno(err)
-	}
 	return 0
 }
 

@@ -19,6 +19,8 @@ package vfs
 import (
 	"fmt"
 	"log"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
 )
@@ -118,6 +121,9 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vfs: mounting %s: %w", mountPoint, err)
 	}
+	if err := RaiseReadahead(mountPoint); err != nil {
+		root.fsys.log.Printf("vfs: %s: reads stay at the kernel's default readahead (128 KiB requests): %v", mountPoint, err)
+	}
 	return &Mounted{Server: server, Stats: root.fsys.stats}, nil
 }
 
@@ -196,4 +202,16 @@ func (f *fsys) putCipherBuf(b *[]byte) {
 func (f *fsys) putPlainBuf(b *[]byte) {
 	*b = (*b)[:0]
 	f.plainPool.Put(b)
+}
+
+// RaiseReadahead lets the kernel send reads of up to requestMax: FUSE caps a mount's readahead
+// at the default 128 KiB whatever max_readahead says, and each request costs a round trip.
+// Only root may write the mount's bdi setting; others keep the default.
+func RaiseReadahead(mountPoint string) error {
+	var st syscall.Stat_t
+	if err := syscall.Stat(mountPoint, &st); err != nil {
+		return err
+	}
+	p := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(st.Dev), unix.Minor(st.Dev))
+	return os.WriteFile(p, []byte(strconv.Itoa(requestMax/1024)), 0)
 }

@@ -19,11 +19,12 @@ var benchCommand = &command{
 	name:    "bench",
 	group:   groupMounts,
 	summary: "Measure mounted vaults against a FUSE passthrough and gocryptfs",
-	args:    "[--size SIZE] [--files N] [--reads N] [--ciphers LIST] [--dir DIR] [--no-gocryptfs] [--json]",
+	args:    "[--size SIZE] [--files N] [--reads N] [--runs N] [--ciphers LIST] [--dir DIR] [--no-gocryptfs] [--json]",
 	help: `Mounts a fresh vault per cipher on a tmpfs-backed temp dir (--dir, default
 /dev/shm) and measures sequential write and read with 1 MiB requests (page
 cache dropped before reading), random 4 KiB reads, creating N empty files and
-listing them with their attributes ("ls -l"). The same run on a plain go-fuse
+listing them with their attributes ("ls -l"). --runs N repeats each target
+and prints the medians (the machine's other load makes single runs noisy). The same run on a plain go-fuse
 passthrough mount (FUSE without crypto) is the ceiling, and on gocryptfs
 (AES-256-GCM) when /usr/bin/gocryptfs exists; ratios are against both.
 
@@ -36,6 +37,7 @@ examples:
 		reads := fs.Int("reads", 20000, "time `N` random 4 KiB reads")
 		ciphers := fs.String("ciphers", "aegis,gcm,xchacha,siv", "comma-separated `LIST` of ciphers")
 		dir := fs.String("dir", "/dev/shm", "put the backing directories in `DIR`")
+		runs := fs.Int("runs", 1, "repeat each target `N` times and print the medians")
 		noGocryptfs := fs.Bool("no-gocryptfs", false, "skip gocryptfs")
 		asJSON := fs.Bool("json", false, "print JSON")
 		return func(e *env, args []string) error {
@@ -46,7 +48,7 @@ examples:
 			if err != nil {
 				return e.usage("--size: %v", err)
 			}
-			cfg := mountbench.Config{Dir: *dir, Size: n, Files: *files, RandomReads: *reads}
+			cfg := mountbench.Config{Dir: *dir, Size: n, Files: *files, RandomReads: *reads, Runs: *runs}
 			for _, name := range strings.Split(*ciphers, ",") {
 				c, err := crypto.ParseCipher(strings.TrimSpace(name))
 				if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 )
 
 // infoScreen shows what the registry and the vault's config say about it.
@@ -78,8 +79,10 @@ func (s *infoScreen) View() string {
 		labelW = max(labelW, len([]rune(r.Label)))
 	}
 	var b strings.Builder
+	valueStyle := lipgloss.NewStyle().Width(max(10, w-labelW-2))
 	for _, r := range rows {
-		b.WriteString(st.Label.Render(padRight(r.Label, labelW)) + "  " + truncateLeft(r.Value, w-labelW-2) + "\n")
+		// Long values wrap under themselves, beside their label.
+		b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, st.Label.Render(padRight(r.Label, labelW))+"  ", valueStyle.Render(r.Value)) + "\n")
 	}
 	switch {
 	case !s.loaded:

@@ -86,9 +86,9 @@ func (m *Model) goodbye() string {
 	case 0:
 		return ""
 	case 1:
-		return "1 vault stays mounted: the vaultui daemon keeps it running (vaultui unmount --all stops it)."
+		return "1 vault stays mounted: the vaultui daemon keeps it running.\nTo unmount it: vaultui unmount --all"
 	default:
-		return fmt.Sprintf("%d vaults stay mounted: the vaultui daemon keeps them running (vaultui unmount --all stops them).", n)
+		return fmt.Sprintf("%d vaults stay mounted: the vaultui daemon keeps them running.\nTo unmount them: vaultui unmount --all", n)
 	}
 }
 

@@ -267,3 +267,32 @@ func TestChangePasswordCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestWrongMasterKey(t *testing.T) {
+	for _, name := range []string{"gcm-default", "plaintextnames", "deterministic"} {
+		f := loadFixture(t, name)
+		wrong := bytes.Repeat([]byte{0x42}, 32)
+		if _, err := UnlockWithMasterKey(f.dir, wrong); !errors.Is(err, ErrWrongPassword) {
+			t.Errorf("%s: wrong master key: %v", name, err)
+		}
+		before, _ := os.ReadFile(filepath.Join(f.dir, crypto.ConfName))
+		if err := ChangePassword(f.dir, nil, wrong, []byte("new")); !errors.Is(err, ErrWrongPassword) {
+			t.Errorf("%s: passwd with a wrong master key: %v", name, err)
+		}
+		after, _ := os.ReadFile(filepath.Join(f.dir, crypto.ConfName))
+		if !bytes.Equal(before, after) {
+			t.Errorf("%s: config changed", name)
+		}
+		// The right key (opened from the password) is accepted.
+		c, _ := LoadConfig(f.dir)
+		mk, err := c.openMasterKey(f.dir, f.password)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := UnlockWithMasterKey(f.dir, mk)
+		if err != nil {
+			t.Fatalf("%s: right master key: %v", name, err)
+		}
+		v.Close()
+	}
+}

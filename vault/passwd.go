@@ -9,7 +9,8 @@ import (
 
 // ChangePassword re-seals the master key of the vault in cipherdir under
 // newPassword. The master key is either masterKey (when the old password is
-// lost) or opened with oldPassword (a wrong one gives ErrWrongPassword).
+// lost; it is tried on the vault first, see UnlockWithMasterKey) or opened
+// with oldPassword (a wrong one gives ErrWrongPassword).
 // The scrypt cost stays the same, with a new salt. Only gocryptfs.conf
 // changes, atomically (see writeConfig): a crash leaves the old or the new
 // config.
@@ -27,8 +28,13 @@ func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte
 			return err
 		}
 		defer crypto.Wipe(mk)
-	} else if len(mk) != crypto.MasterKeyLen {
-		return fmt.Errorf("vault: master key is %d bytes, want %d", len(mk), crypto.MasterKeyLen)
+	} else {
+		// Refuse a wrong master key rather than lock the vault for good.
+		v, err := UnlockWithMasterKey(cipherdir, mk)
+		if err != nil {
+			return err
+		}
+		v.Close()
 	}
 	logN := c.ScryptObject.LogN()
 	kdf, err := crypto.NewScryptKDF(logN)

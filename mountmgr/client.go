@@ -35,7 +35,11 @@ var DaemonCommand = func() (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	return exec.Command(exe, "daemon"), nil
+	cmd := exec.Command(exe, "daemon")
+	// argv[0] "vaultui": harmless for the real binary, and what lets a test binary that
+	// dispatches on argv[0] (testscript) run the daemon.
+	cmd.Args[0] = "vaultui"
+	return cmd, nil
 }
 
 // daemonStartTimeout bounds how long Connect waits for a freshly started daemon.

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMountScripts runs testdata/mount/*.txtar: the mount commands end to end, through the
+// real daemon (this test binary started as "vaultui daemon"). Each script gets its own
+// runtime dir, so its own daemon, which is stopped when the script ends.
+func TestMountScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/mount",
+		Setup: func(env *testscript.Env) error {
+			// A unix socket path must fit in 108 bytes; $WORK can be long.
+			run, err := os.MkdirTemp("", "vcli")
+			if err != nil {
+				return err
+			}
+			env.Setenv("HOME", env.WorkDir+"/home")
+			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/config")
+			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
+			env.Setenv("XDG_RUNTIME_DIR", run)
+			env.Defer(func() {
+				stopTestDaemon(t, run)
+				os.RemoveAll(run)
+				if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), env.WorkDir) {
+					t.Errorf("mounts left under %s", env.WorkDir)
+				}
+			})
+			return os.MkdirAll(env.WorkDir+"/home", 0o700)
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond != "fuse" {
+				return false, errors.New("unknown condition " + cond)
+			}
+			f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+			if err != nil {
+				return false, nil
+			}
+			f.Close()
+			return os.Geteuid() == 0, nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits": cmdExits,
+		},
+	})
+}
+
+// stopTestDaemon sends SIGTERM to the daemon of runtime dir run (its pid is in the lock file)
+// and waits until it has unmounted everything and exited.
+func stopTestDaemon(t *testing.T, run string) {
+	b, err := os.ReadFile(filepath.Join(run, "vaultui", "daemon.lock"))
+	if err != nil {
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
+	for i := 0; i < 500; i++ {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("daemon %d did not exit on SIGTERM", pid)
+	syscall.Kill(pid, syscall.SIGKILL)
+}

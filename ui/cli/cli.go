@@ -52,7 +52,7 @@ func (e *env) usage(format string, args ...any) error {
 // Main runs the command line with args (without the program name) and
 // returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(stderr)
 	defer stop()
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	err := dispatch(e, args)
@@ -62,8 +62,43 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.Is(err, errHelpShown) {
 		return exitOK
 	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "error: interrupted")
+		return exitInterrupted
+	}
 	printError(stderr, err)
 	return exitCode(err)
+}
+
+// interruptContext returns a context cancelled by the first SIGINT or
+// SIGTERM, so long operations (fsck, export, the daemon) stop cleanly. A
+// signal while a password prompt has the terminal's echo off restores the
+// terminal and exits at once: the prompt's read cannot be cancelled. A
+// second signal exits at once too.
+func interruptContext(stderr io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-sigs:
+			}
+			if restorePrompt() || n > 0 {
+				fmt.Fprintln(stderr, "\ninterrupted")
+				os.Exit(exitInterrupted)
+			}
+			cancel()
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }
 
 // errHelpShown ends a command after --help was printed.

@@ -21,6 +21,10 @@ const (
 	exitBusy           = 7
 	exitDaemon         = 8 // daemon unreachable or protocol version mismatch
 	exitNoSuchVault    = 9 // not in the registry and not a cipherdir
+
+	// exitInterrupted is the shell's convention for death by SIGINT (128+2),
+	// used when an interrupt cannot wait for a clean stop.
+	exitInterrupted = 130
 )
 
 // sentinelExitCodes maps the libraries' sentinel errors to exit codes. The

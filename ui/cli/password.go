@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"golang.org/x/term"
 
@@ -111,9 +112,38 @@ func (e *env) askTerminal(prompt string, confirm bool) ([]byte, error) {
 	return pw, nil
 }
 
+// activePrompt remembers the terminal state while a password prompt has
+// echo off, so an interrupt can give the user a working terminal back.
+var activePrompt struct {
+	sync.Mutex
+	fd    int
+	state *term.State
+}
+
+// restorePrompt restores the terminal if a prompt is active and reports
+// whether one was.
+func restorePrompt() bool {
+	activePrompt.Lock()
+	defer activePrompt.Unlock()
+	if activePrompt.state == nil {
+		return false
+	}
+	term.Restore(activePrompt.fd, activePrompt.state)
+	return true
+}
+
 func readNoEcho(tty *os.File, promptTo io.Writer, prompt string) ([]byte, error) {
+	fd := int(tty.Fd())
 	fmt.Fprint(promptTo, prompt)
-	pw, err := term.ReadPassword(int(tty.Fd()))
+	if st, err := term.GetState(fd); err == nil {
+		activePrompt.Lock()
+		activePrompt.fd, activePrompt.state = fd, st
+		activePrompt.Unlock()
+	}
+	pw, err := term.ReadPassword(fd)
+	activePrompt.Lock()
+	activePrompt.state = nil
+	activePrompt.Unlock()
 	fmt.Fprintln(promptTo)
 	if err != nil {
 		return nil, fmt.Errorf("reading password: %w", err)

@@ -78,3 +78,25 @@ func stopTestDaemon(t *testing.T, run string) {
 	t.Errorf("daemon %d did not exit on SIGTERM", pid)
 	syscall.Kill(pid, syscall.SIGKILL)
 }
+
+// TestReadmeDocumentsMountCommands keeps README.md's Mounting section true to the commands.
+func TestReadmeDocumentsMountCommands(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range allCommands() {
+		if c.group != groupMounts {
+			continue
+		}
+		n++
+		usage := strings.TrimSpace("usage: vaultui " + c.name + " " + c.args)
+		if !strings.Contains(string(data), usage+"\n") {
+			t.Errorf("README.md lacks %q", usage)
+		}
+	}
+	if n != 5 {
+		t.Errorf("%d mount commands registered, want mount, unmount, status, daemon, bench", n)
+	}
+}

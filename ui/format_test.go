@@ -1,0 +1,84 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRateAndSize(t *testing.T) {
+	for in, want := range map[float64]string{0: "0 B/s", 999: "999 B/s", 1000: "1.0 kB/s", 12345: "12 kB/s", 5.8e6: "5.8 MB/s", 1.2e9: "1.2 GB/s"} {
+		if got := rate(in); got != want {
+			t.Errorf("rate(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestStrength(t *testing.T) {
+	for _, c := range []struct{ pw, label string }{
+		{"", ""}, {"abc", "weak"}, {"hunter22", "fair"}, {"correct horse battery", "strong"}, {"Tr0ub4dor&3x", "good"},
+	} {
+		if _, got := strength(c.pw); got != c.label {
+			t.Errorf("strength(%q) = %q, want %q", c.pw, got, c.label)
+		}
+	}
+}
+
+func TestFormatMasterKey(t *testing.T) {
+	key := make([]byte, 32)
+	key[0], key[31] = 0xab, 0xcd
+	got := formatMasterKey(key)
+	want := "ab000000-00000000-00000000-00000000-\n00000000-00000000-00000000-000000cd"
+	if got != want {
+		t.Fatalf("formatMasterKey = %q, want %q", got, want)
+	}
+}
+
+func TestParseIdle(t *testing.T) {
+	for in, want := range map[string]time.Duration{"": 0, "0": 0, "10": 10 * time.Minute, "90s": 90 * time.Second, "1h30m": 90 * time.Minute} {
+		if got, err := parseIdle(in); err != nil || got != want {
+			t.Errorf("parseIdle(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"soon", "-5m", "1x"} {
+		if _, err := parseIdle(bad); err == nil {
+			t.Errorf("parseIdle(%q) accepted", bad)
+		}
+	}
+	if got := formatIdle(90 * time.Minute); got != "90" {
+		t.Errorf("formatIdle(90m) = %q", got)
+	}
+}
+
+func TestChart(t *testing.T) {
+	rows := chart([]float64{0, 4, 8}, 5, 2, 8)
+	if len(rows) != 2 || len([]rune(rows[0])) != 5 || len([]rune(rows[1])) != 5 {
+		t.Fatalf("chart size: %q", rows)
+	}
+	// Two columns of padding, then 0, half and full height.
+	if rows[1] != "   ██" || rows[0] != "    █" {
+		t.Fatalf("chart rows %q", rows)
+	}
+	// Any traffic shows, even far below the peak.
+	if rows := chart([]float64{1}, 1, 1, 1e9); rows[0] != "▁" {
+		t.Fatalf("tiny value drawn as %q", rows[0])
+	}
+	// Older samples beyond the width are dropped.
+	if rows := chart([]float64{8, 8, 0}, 2, 1, 8); rows[0] != "█ " {
+		t.Fatalf("overflow drawn as %q", rows[0])
+	}
+}
+
+func TestProgressBar(t *testing.T) {
+	for _, c := range []struct {
+		pct  float64
+		want string
+	}{{0, "░░░░"}, {0.5, "██░░"}, {1, "████"}, {0.55, "██▎░"}} {
+		if got := progressBar(c.pct, 4); got != c.want {
+			t.Errorf("progressBar(%v) = %q, want %q", c.pct, got, c.want)
+		}
+	}
+	if strings.Contains(progressBar(2, 3), "░") {
+		t.Error("over 100% is not full")
+	}
+}

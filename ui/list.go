@@ -326,9 +326,10 @@ func (l *listScreen) View() string {
 	case len(items) == 0 && l.filter.Value() != "":
 		b.WriteString(s.Subtle.Render("No vault matches.") + "\n")
 	case len(items) == 0:
+		para := lipgloss.NewStyle().Width(w)
 		b.WriteString("No vaults yet.\n\n")
-		b.WriteString("Press " + s.Key.Render("n") + " to create one, or " + s.Key.Render("a") + " to add an existing gocryptfs vault.\n")
-		b.WriteString("Press " + s.Key.Render("s") + " to see which cipher is fastest on this computer.\n")
+		b.WriteString(para.Render("Press "+s.Key.Render("n")+" to create one, or "+s.Key.Render("a")+" to add an existing gocryptfs vault.") + "\n")
+		b.WriteString(para.Render("Press "+s.Key.Render("s")+" to see which cipher is fastest on this computer.") + "\n")
 	default:
 		end := min(len(items), l.offset+l.visible())
 		for i := l.offset; i < end; i++ {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // fixturesDir holds the vaults made by real gocryptfs (copied there by the vault package).
@@ -235,6 +236,9 @@ func TestWrittenTreeReadsInGocryptfs(t *testing.T) {
 			}
 			pf := filepath.Join(base, "pw-"+string(cipher))
 			os.WriteFile(pf, pw, 0o600)
+			if out, err := exec.Command(gocryptfs, "-fsck", "-q", "-passfile", pf, cipherdir).CombinedOutput(); err != nil {
+				t.Errorf("gocryptfs -fsck: %v: %s", err, out)
+			}
 			gmp := filepath.Join(base, "g-"+string(cipher))
 			os.Mkdir(gmp, 0o700)
 			out, err := exec.Command(gocryptfs, "-q", "-ro", "-passfile", pf, cipherdir, gmp).CombinedOutput()
@@ -251,6 +255,50 @@ func TestWrittenTreeReadsInGocryptfs(t *testing.T) {
 				syscall.Unmount(gmp, syscall.MNT_DETACH)
 			}()
 			diffTrees(t, "through gocryptfs", treeSnapshot(t, gmp), want)
+		})
+	}
+}
+
+// TestWrittenTreeFsckAndExport: a tree written through the mount, with every cipher, passes
+// the vault package's fsck and exports identically.
+func TestWrittenTreeFsckAndExport(t *testing.T) {
+	base := daemonEnv(t)
+	c := connect(t)
+	for _, cipher := range []crypto.CipherID{crypto.AEGIS, crypto.AESGCM, crypto.XChaCha, crypto.AESSIV} {
+		t.Run(string(cipher), func(t *testing.T) {
+			cipherdir, mp, pw := newVault(t, base, cipher)
+			if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: append([]byte(nil), pw...)}); err != nil {
+				t.Fatal(err)
+			}
+			ref, _ := os.MkdirTemp(base, "ref")
+			for _, root := range []string{ref, mp} {
+				writeTree(t, root)
+				// Shrink one file and grow another, so more than fresh files are checked.
+				if err := os.Truncate(filepath.Join(root, "docs", "size-1048579"), 5000); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Truncate(filepath.Join(root, "docs", "size-4097"), 3<<20+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := treeSnapshot(t, ref)
+			if err := c.Unmount(ctx(t), mp, false); err != nil {
+				t.Fatal(err)
+			}
+			v, err := vault.Unlock(cipherdir, pw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			problems, err := v.Fsck(ctx(t), nil)
+			if err != nil || len(problems) != 0 {
+				t.Fatalf("fsck: %v, problems %+v", err, problems)
+			}
+			dest := filepath.Join(base, "export-"+string(cipher))
+			if err := v.Export(ctx(t), dest, nil); err != nil {
+				t.Fatalf("export: %v", err)
+			}
+			diffTrees(t, "export", treeSnapshot(t, dest), want)
 		})
 	}
 }

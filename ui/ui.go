@@ -93,7 +93,17 @@ func (m *Model) goodbye() string {
 }
 
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.list.Init(), m.startWatch())
+	return tea.Batch(m.list.Init(), m.startWatch(), refreshLater())
+}
+
+// registryRefresh is how often the list re-reads the registry, so vaults
+// added or forgotten from the command line show up while the app runs.
+const registryRefresh = 5 * time.Second
+
+type refreshRegistry struct{}
+
+func refreshLater() tea.Cmd {
+	return tea.Tick(registryRefresh, func(time.Time) tea.Msg { return refreshRegistry{} })
 }
 
 func (m *Model) screen() screen {
@@ -207,6 +217,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return tea.Batch(cmd, tea.Tick(watchBackoff(m.watchFails), func(time.Time) tea.Msg { return watchRetry{} }))
 	case watchRetry:
 		return m.startWatch()
+	case refreshRegistry:
+		return tea.Batch(m.list.load(), refreshLater())
+	case vaultsMsg:
+		// The registry belongs to the list whatever screen is showing.
+		return m.list.Update(msg)
 	case runSpeedMsg:
 		return m.startSpeed()
 	case speedResult:

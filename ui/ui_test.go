@@ -528,6 +528,16 @@ func TestResize(t *testing.T) {
 	}
 }
 
+func TestRegistryRefresh(t *testing.T) {
+	fb := newFake()
+	tm := newTestModel(t, fb)
+	tm.keys("s") // another screen is showing
+	fb.vaults = []Vault{{Name: "fromcli", CipherDir: "/data/cli.crypt", Cipher: "AES-256-GCM"}}
+	tm.send(refreshRegistry{})
+	tm.keys("esc")
+	wantView(t, tm, "fromcli", "○ locked · /data/cli.crypt")
+}
+
 func TestWatchBackoff(t *testing.T) {
 	for n, want := range map[int]time.Duration{1: 2 * time.Second, 2: 4 * time.Second, 4: 16 * time.Second, 5: 30 * time.Second, 50: 30 * time.Second} {
 		if got := watchBackoff(n); got != want {

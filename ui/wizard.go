@@ -99,7 +99,9 @@ func (w *wizardScreen) title() string {
 	return "new vault · " + stepTitles[w.step]
 }
 
-func (w *wizardScreen) busy() bool { return w.step == stepCreating || w.checking }
+func (w *wizardScreen) busy() bool {
+	return w.step == stepCreating || w.checking || (w.step == stepCipher && w.c.speed.running)
+}
 
 func (w *wizardScreen) typing() bool {
 	if f := w.form(); f != nil {

@@ -49,6 +49,9 @@ type Config struct {
 	NoLoopback bool
 	// Runs repeats each target and reports the median of each figure (default 1).
 	Runs int
+	// UntarFrom, if set, is a directory (e.g. Go's source tree) tarred once and untarred into
+	// each mount with tar(1), timed.
+	UntarFrom string
 }
 
 // Result holds one target's figures.
@@ -61,6 +64,7 @@ type Result struct {
 	ListPerSec    float64 // readdir + lstat of each ("ls -l"), entries per second
 	CreateSeconds float64
 	ListSeconds   float64
+	UntarSeconds  float64 // 0 when not measured
 	Err           error
 }
 
@@ -103,6 +107,14 @@ func Run(ctx context.Context, cfg Config, report func(Result)) []Result {
 	}
 	if cfg.Gocryptfs != "" {
 		targets = append(targets, target{"gocryptfs " + crypto.AESGCM.String(), func(b, m string) (func() error, error) { return mountGocryptfs(cfg.Gocryptfs, b, m) }})
+	}
+	if cfg.UntarFrom != "" {
+		tarball, err := makeTarball(cfg.Dir, cfg.UntarFrom)
+		if err != nil {
+			return []Result{{Target: "untar source", Err: err}}
+		}
+		defer os.Remove(tarball)
+		cfg.UntarFrom = tarball
 	}
 	var results []Result
 	for _, tg := range targets {
@@ -240,7 +252,33 @@ func measure(ctx context.Context, cfg Config, mnt string, r *Result) error {
 		return fmt.Errorf("listing: %d entries, want %d", len(ents), cfg.Files)
 	}
 	r.ListSeconds, r.ListPerSec = d.Seconds(), float64(len(ents))/d.Seconds()
+
+	if cfg.UntarFrom != "" {
+		dest := filepath.Join(mnt, "untar")
+		if err := os.Mkdir(dest, 0o700); err != nil {
+			return err
+		}
+		start = time.Now()
+		if out, err := exec.CommandContext(ctx, "tar", "-xf", cfg.UntarFrom, "-C", dest).CombinedOutput(); err != nil {
+			return fmt.Errorf("untar: %w: %s", err, out)
+		}
+		r.UntarSeconds = time.Since(start).Seconds()
+	}
 	return nil
+}
+
+// makeTarball tars src into dir once, so every target untars the same bytes.
+func makeTarball(dir, src string) (string, error) {
+	f, err := os.CreateTemp(dir, "vaultui-bench-*.tar")
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	if out, err := exec.Command("tar", "-cf", f.Name(), "-C", filepath.Dir(src), filepath.Base(src)).CombinedOutput(); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("tar of %s: %w: %s", src, err, out)
+	}
+	return f.Name(), nil
 }
 
 // median returns the median of each figure over runs (the first error, if any run failed).
@@ -270,6 +308,7 @@ func median(runs []Result) Result {
 	out.ListPerSec = pick(func(r Result) float64 { return r.ListPerSec })
 	out.CreateSeconds = pick(func(r Result) float64 { return r.CreateSeconds })
 	out.ListSeconds = pick(func(r Result) float64 { return r.ListSeconds })
+	out.UntarSeconds = pick(func(r Result) float64 { return r.UntarSeconds })
 	return out
 }
 

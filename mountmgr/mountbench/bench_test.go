@@ -13,7 +13,9 @@ func TestRunSmall(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
 		t.Skip("needs /dev/fuse and root")
 	}
-	cfg := Config{Dir: t.TempDir(), Size: 4 << 20, RandomReads: 200, Files: 100, Ciphers: []crypto.CipherID{crypto.AESGCM}}
+	src := t.TempDir()
+	os.WriteFile(src+"/a", []byte("untar me"), 0o644)
+	cfg := Config{Dir: t.TempDir(), Size: 4 << 20, RandomReads: 200, Files: 100, Ciphers: []crypto.CipherID{crypto.AESGCM}, UntarFrom: src}
 	if _, err := os.Stat("/usr/bin/gocryptfs"); err == nil {
 		cfg.Gocryptfs = "/usr/bin/gocryptfs"
 	}
@@ -26,7 +28,7 @@ func TestRunSmall(t *testing.T) {
 			t.Errorf("%s: %v", r.Target, r.Err)
 			continue
 		}
-		if r.WriteMBps <= 0 || r.ReadMBps <= 0 || r.RandReadIOPS <= 0 || r.CreatePerSec <= 0 || r.ListPerSec <= 0 {
+		if r.WriteMBps <= 0 || r.ReadMBps <= 0 || r.RandReadIOPS <= 0 || r.CreatePerSec <= 0 || r.ListPerSec <= 0 || r.UntarSeconds <= 0 {
 			t.Errorf("%s: %+v", r.Target, r)
 		}
 	}

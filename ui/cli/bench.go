@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,7 +21,7 @@ var benchCommand = &command{
 	name:    "bench",
 	group:   groupMounts,
 	summary: "Measure mounted vaults against a FUSE passthrough and gocryptfs",
-	args:    "[--size SIZE] [--files N] [--reads N] [--runs N] [--ciphers LIST] [--dir DIR] [--no-gocryptfs] [--json]",
+	args:    "[--size SIZE] [--files N] [--reads N] [--runs N] [--untar DIR] [--ciphers LIST] [--dir DIR] [--no-gocryptfs] [--json]",
 	help: `Mounts a fresh vault per cipher on a tmpfs-backed temp dir (--dir, default
 /dev/shm) and measures sequential write and read with 1 MiB requests (page
 cache dropped before reading), random 4 KiB reads, creating N empty files and
@@ -37,6 +39,7 @@ examples:
 		reads := fs.Int("reads", 20000, "time `N` random 4 KiB reads")
 		ciphers := fs.String("ciphers", "aegis,gcm,xchacha,siv", "comma-separated `LIST` of ciphers")
 		dir := fs.String("dir", "/dev/shm", "put the backing directories in `DIR`")
+		untar := fs.String("untar", defaultUntarSource(), "tar `DIR` once and time untarring it into each mount (\"\" skips; default: Go's source tree)")
 		runs := fs.Int("runs", 1, "repeat each target `N` times and print the medians")
 		noGocryptfs := fs.Bool("no-gocryptfs", false, "skip gocryptfs")
 		asJSON := fs.Bool("json", false, "print JSON")
@@ -48,7 +51,7 @@ examples:
 			if err != nil {
 				return e.usage("--size: %v", err)
 			}
-			cfg := mountbench.Config{Dir: *dir, Size: n, Files: *files, RandomReads: *reads, Runs: *runs}
+			cfg := mountbench.Config{Dir: *dir, Size: n, Files: *files, RandomReads: *reads, Runs: *runs, UntarFrom: *untar}
 			for _, name := range strings.Split(*ciphers, ",") {
 				c, err := crypto.ParseCipher(strings.TrimSpace(name))
 				if err != nil {
@@ -69,8 +72,12 @@ examples:
 						fmt.Fprintf(e.stdout, "%-24s failed: %s\n", r.Target, oneLine(r.Err.Error()))
 						return
 					}
-					fmt.Fprintf(e.stdout, "%-24s write %6.0f MB/s  read %6.0f MB/s  4K reads %7.0f IOPS  create %6.2f s  ls -l %6.2f s\n",
+					fmt.Fprintf(e.stdout, "%-24s write %6.0f MB/s  read %6.0f MB/s  4K reads %7.0f IOPS  create %6.2f s  ls -l %6.2f s",
 						r.Target, r.WriteMBps, r.ReadMBps, r.RandReadIOPS, r.CreateSeconds, r.ListSeconds)
+					if r.UntarSeconds > 0 {
+						fmt.Fprintf(e.stdout, "  untar %6.2f s", r.UntarSeconds)
+					}
+					fmt.Fprintln(e.stdout)
 				}
 			}
 			results := mountbench.Run(e.ctx, cfg, report)
@@ -102,13 +109,17 @@ func printRatios(w io.Writer, results []mountbench.Result) {
 		}
 		fmt.Fprintf(w, "\nRatio to %s (higher is better):\n", base.Target)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "TARGET\tWRITE\tREAD\t4K READS\tCREATE\tLS -L")
+		fmt.Fprintln(tw, "TARGET\tWRITE\tREAD\t4K READS\tCREATE\tLS -L\tUNTAR")
 		for _, r := range results {
 			if r.Err != nil || !strings.HasPrefix(r.Target, "vaultui") {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t%.2fx\n", r.Target, r.WriteMBps/base.WriteMBps, r.ReadMBps/base.ReadMBps,
-				r.RandReadIOPS/base.RandReadIOPS, r.CreatePerSec/base.CreatePerSec, r.ListPerSec/base.ListPerSec)
+			untar := "-"
+			if r.UntarSeconds > 0 && base.UntarSeconds > 0 {
+				untar = fmt.Sprintf("%.2fx", base.UntarSeconds/r.UntarSeconds)
+			}
+			fmt.Fprintf(tw, "%s\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t%s\n", r.Target, r.WriteMBps/base.WriteMBps, r.ReadMBps/base.ReadMBps,
+				r.RandReadIOPS/base.RandReadIOPS, r.CreatePerSec/base.CreatePerSec, r.ListPerSec/base.ListPerSec, untar)
 		}
 		tw.Flush()
 	}
@@ -132,4 +143,14 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("bad size %q", s)
 	}
 	return n * mult, nil
+}
+
+// defaultUntarSource is Go's source tree when this machine has it: many small files, as in a
+// home directory.
+func defaultUntarSource() string {
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		return ""
+	}
+	return src
 }

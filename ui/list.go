@@ -33,9 +33,10 @@ type listScreen struct {
 }
 
 type unmountDone struct {
-	v    Vault
-	lazy bool
-	err  error
+	v      Vault
+	target string // the mount point asked to unmount
+	lazy   bool
+	err    error
 }
 
 func newListScreen(c *common) *listScreen {
@@ -127,7 +128,7 @@ func (l *listScreen) unmount(v Vault, lazy bool) tea.Cmd {
 	l.pending[target] = true
 	b, ctx := l.c.backend, l.c.ctx
 	return func() tea.Msg {
-		return unmountDone{v: v, lazy: lazy, err: b.Unmount(ctx, target, lazy)}
+		return unmountDone{v: v, target: target, lazy: lazy, err: b.Unmount(ctx, target, lazy)}
 	}
 }
 
@@ -154,10 +155,7 @@ func (l *listScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case unmountDone:
-		target := msg.v.MountPoint
-		if m, ok := l.c.mountFor(msg.v.CipherDir); ok {
-			target = m.MountPoint
-		}
+		target := msg.target
 		delete(l.pending, target)
 		switch {
 		case msg.err == nil && msg.lazy:

@@ -50,7 +50,7 @@ func (s *liveScreen) Update(msg tea.Msg) tea.Cmd {
 			s.pending = true
 			b, ctx, v := s.c.backend, s.c.ctx, s.v
 			return func() tea.Msg {
-				return unmountDone{v: v, err: b.Unmount(ctx, m.MountPoint, false)}
+				return unmountDone{v: v, target: m.MountPoint, err: b.Unmount(ctx, m.MountPoint, false)}
 			}
 		}
 	}

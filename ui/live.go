@@ -31,12 +31,6 @@ func (s *liveScreen) keys() []key.Binding {
 
 func (s *liveScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case unmountDone:
-		// The list owns unmount errors (the lazy offer): go back and let it
-		// handle the result.
-		s.pending = false
-		s.c.back("", false)
-		return func() tea.Msg { return msg }
 	case tea.KeyMsg:
 		k := s.c.keys
 		switch {

@@ -222,6 +222,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case vaultsMsg:
 		// The registry belongs to the list whatever screen is showing.
 		return m.list.Update(msg)
+	case unmountDone:
+		// So do unmount results (with the lazy offer); an unmount from the
+		// live view goes back to the list to show it.
+		if _, ok := m.current.(*liveScreen); ok {
+			m.c.back("", false)
+		}
+		return m.list.Update(msg)
 	case runSpeedMsg:
 		return m.startSpeed()
 	case speedResult:

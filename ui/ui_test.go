@@ -363,6 +363,24 @@ func TestUnmountImmediateAndBusy(t *testing.T) {
 	wantView(t, tm, "photos is not mounted.")
 }
 
+// TestUnmountResultAfterLeavingList: the result of an unmount reaches the
+// list even when another screen opened meanwhile.
+func TestUnmountResultAfterLeavingList(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.send(mountsMsg(mountWork(fb, 0, 0)))
+	v, _ := tm.list.selected()
+	cmd := tm.list.unmount(v, false) // in flight
+	tm.keys("i")
+	tm.run(cmd)
+	if len(tm.list.pending) != 0 {
+		t.Fatalf("pending unmounts %v", tm.list.pending)
+	}
+	tm.keys("esc")
+	wantView(t, tm, "work unmounted.")
+}
+
 func TestLiveView(t *testing.T) {
 	fb := newFake()
 	twoVaults(fb)

@@ -29,8 +29,10 @@ type common struct {
 	// quickly after "m" reach the password prompt.
 	switchTo screen
 	backTo   *backMsg
-	history  map[string]*history // by mount point
-	speed    speedState
+
+	jobs    int                 // numbers background jobs whose late messages must be told apart
+	history map[string]*history // by mount point
+	speed   speedState
 }
 
 // speedState is the last speed test, remembered for the create wizard.

@@ -23,11 +23,19 @@ type fsckScreen struct {
 	err      string
 	offset   int // scroll position in the problem list
 	cancel   context.CancelFunc
+	job      int
 }
 
-type fsckProgressMsg FsckProgress
+
+// Messages of a check carry their job number: a cancelled check's last
+// messages must not land in the next one.
+type fsckProgressMsg struct {
+	job int
+	p   FsckProgress
+}
 
 type fsckDone struct {
+	job      int
 	problems []Problem
 	err      error
 }
@@ -57,9 +65,14 @@ func (s *fsckScreen) keys() []key.Binding {
 func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case fsckProgressMsg:
-		s.prog = FsckProgress(msg)
+		if msg.job == s.job {
+			s.prog = msg.p
+		}
 		return nil
 	case fsckDone:
+		if msg.job != s.job {
+			return nil
+		}
 		s.running = false
 		if errors.Is(msg.err, ErrWrongPassword) {
 			s.err = "Wrong password. Try again."
@@ -111,12 +124,15 @@ func (s *fsckScreen) start() tea.Cmd {
 	s.form.fields[0].input.Reset()
 	s.err, s.running, s.prog = "", true, FsckProgress{}
 	b, dir := s.c.backend, s.v.CipherDir
+	s.c.jobs++
+	s.job = s.c.jobs
+	job := s.job
 	ctx, cancel := context.WithCancel(s.c.ctx)
 	s.cancel = cancel
 	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
 		defer wipe(pw)
-		problems, err := b.Fsck(ctx, dir, pw, func(p FsckProgress) { emit(fsckProgressMsg(p)) })
-		return fsckDone{problems: problems, err: err}
+		problems, err := b.Fsck(ctx, dir, pw, func(p FsckProgress) { emit(fsckProgressMsg{job: job, p: p}) })
+		return fsckDone{job: job, problems: problems, err: err}
 	})
 }
 

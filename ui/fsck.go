@@ -26,7 +26,6 @@ type fsckScreen struct {
 	job      int
 }
 
-
 // Messages of a check carry their job number: a cancelled check's last
 // messages must not land in the next one.
 type fsckProgressMsg struct {

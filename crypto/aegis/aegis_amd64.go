@@ -369,14 +369,14 @@ func (a *aead) openRest(s *state, out, ciphertext []byte, done, adLen int) bool 
 }
 
 // Batches run two messages at a time through the pair kernels where that
-// pays: AEGIS-128L and AEGIS-256 pairs in Y registers (VAES), AEGIS-256X2
-// pairs in Z registers (AVX-512). One message is bound by the AESENC latency
+// pays: AEGIS-128L and AEGIS-256 pairs in Y registers (VAES), AEGIS-128X2
+// and AEGIS-256X2 pairs in Z registers (AVX-512). One message is bound by the AESENC latency
 // of its state chain; a pair issues twice the independent AESENC work per
 // step. The two messages share the initialization, the associated data (which
 // must have the same length) and the full chunks both have; then the state is
-// split and each message finishes alone on the single-message kernel. The
-// X2 variants of the 128 family and the X4 variants already fill the AES
-// units with one message, so they have no pair kernels.
+// split and each message finishes alone on the single-message kernel. The X4
+// variants already fill the AES units with one message, so they have no pair
+// kernels.
 
 // pairing describes the pair kernel of a variant.
 type pairing struct {
@@ -392,6 +392,8 @@ func (a *aead) pairing() (pairing, bool) {
 		return pairing{k128X, 32, 16, 8}, true
 	case a.v == v256 && a.impl.vaes && a.impl.k == k256X:
 		return pairing{k256X, 16, 16, 6}, true
+	case a.v == v128X2 && a.impl.vaes512 && a.impl.k == k128Y:
+		return pairing{k128Y, 64, 32, 8}, true
 	case a.v == v256X2 && a.impl.vaes512 && a.impl.k == k256Y:
 		return pairing{k256Y, 32, 32, 6}, true
 	}
@@ -404,6 +406,8 @@ func pInit(p pairing, s *state, c *[7 * 64]byte, nonceA, nonceB *byte) {
 		init128YP(&s[0], &c[0], nonceA, nonceB)
 	case k256X:
 		init256YP(&s[0], &c[0], nonceA, nonceB)
+	case k128Y:
+		init128ZP(&s[0], &c[0], nonceA, nonceB)
 	case k256Y:
 		init256ZP(&s[0], &c[0], nonceA, nonceB)
 	}
@@ -415,6 +419,8 @@ func pAbsorb(p pairing, s *state, srcA, srcB *byte, n int) {
 		absorb128YP(&s[0], srcA, srcB, n)
 	case k256X:
 		absorb256YP(&s[0], srcA, srcB, n)
+	case k128Y:
+		absorb128ZP(&s[0], srcA, srcB, n)
 	case k256Y:
 		absorb256ZP(&s[0], srcA, srcB, n)
 	}
@@ -426,6 +432,8 @@ func pEnc(p pairing, s *state, dstA, srcA, dstB, srcB *byte, n int) {
 		enc128YP(&s[0], dstA, srcA, dstB, srcB, n)
 	case k256X:
 		enc256YP(&s[0], dstA, srcA, dstB, srcB, n)
+	case k128Y:
+		enc128ZP(&s[0], dstA, srcA, dstB, srcB, n)
 	case k256Y:
 		enc256ZP(&s[0], dstA, srcA, dstB, srcB, n)
 	}
@@ -437,6 +445,8 @@ func pDec(p pairing, s *state, dstA, srcA, dstB, srcB *byte, n int) {
 		dec128YP(&s[0], dstA, srcA, dstB, srcB, n)
 	case k256X:
 		dec256YP(&s[0], dstA, srcA, dstB, srcB, n)
+	case k128Y:
+		dec128ZP(&s[0], dstA, srcA, dstB, srcB, n)
 	case k256Y:
 		dec256ZP(&s[0], dstA, srcA, dstB, srcB, n)
 	}
@@ -477,7 +487,7 @@ func (a *aead) pairStart(p pairing, s *state, nonceA, nonceB, adA, adB []byte) {
 		pAbsorb(p, s, &adA[0], &adB[0], n)
 	}
 	if r := len(adA) - n*p.rate; r > 0 {
-		var bufA, bufB [32]byte
+		var bufA, bufB [64]byte
 		copy(bufA[:], adA[n*p.rate:])
 		copy(bufB[:], adB[n*p.rate:])
 		pAbsorb(p, s, &bufA[0], &bufB[0], 1)

@@ -137,6 +137,18 @@ func enc256YP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 func dec256YP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 
 //go:noescape
+func init128ZP(s *byte, c *byte, nonceA, nonceB *byte)
+
+//go:noescape
+func absorb128ZP(s *byte, srcA, srcB *byte, n int)
+
+//go:noescape
+func enc128ZP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
+func dec128ZP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
 func init256ZP(s *byte, c *byte, nonceA, nonceB *byte)
 
 //go:noescape

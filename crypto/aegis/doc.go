@@ -43,8 +43,8 @@
 // independent messages (for vaultui, the 4 KiB blocks of one file write or
 // read) in one call. Where it pays, two messages run side by side in one
 // vector register so that one AES instruction advances both: AEGIS-128L and
-// AEGIS-256 pairs in 256-bit registers, AEGIS-256X2 pairs in 512-bit
-// registers. Messages of different lengths or different associated-data
+// AEGIS-256 pairs in 256-bit registers, AEGIS-128X2 and AEGIS-256X2 pairs in
+// 512-bit registers. Messages of different lengths or different associated-data
 // lengths still work, they just pair less. Messages in one batch must not
 // overlap each other.
 //

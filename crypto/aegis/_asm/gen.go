@@ -14,7 +14,8 @@
 // lanes, VAES with AVX-512). The pair kernels run two independent messages
 // side by side, message A in the low half of each register and message B in
 // the high half: "YP" kernels hold two AEGIS-128L or AEGIS-256 states in Y
-// registers, the "ZP" kernels two AEGIS-256X2 states in Z registers. The state
+// registers, the "ZP" kernels two AEGIS-128X2 or AEGIS-256X2 states in Z
+// registers. The state
 // update is lane-wise, so one VAESENC advances both messages, which hides the
 // AESENC latency that bounds a single message.
 //
@@ -538,13 +539,15 @@ func main() {
 		}
 	}
 	// Pairs: two AEGIS-128L or AEGIS-256 messages in Y registers, two
-	// AEGIS-256X2 messages in Z registers.
+	// AEGIS-128X2 or AEGIS-256X2 messages in Z registers.
 	for _, f := range []family{f128, f256} {
 		f.initKernel(wY, "YP", io{pair: true, half: 16})
 		f.kernels(wY, "YP", io{pair: true, half: 16})
 	}
-	f256.initKernel(wZ, "ZP", io{pair: true, half: 32})
-	f256.kernels(wZ, "ZP", io{pair: true, half: 32})
+	for _, f := range []family{f128, f256} {
+		f.initKernel(wZ, "ZP", io{pair: true, half: 32})
+		f.kernels(wZ, "ZP", io{pair: true, half: 32})
+	}
 	// x/sys/cpu reports VAES only together with AVX-512; the Y kernels need
 	// the VAES bit on AVX2-only CPUs too, so read it directly.
 	header("cpuidECX7", 4, "func cpuidECX7() uint32")

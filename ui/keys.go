@@ -6,6 +6,8 @@ import "github.com/charmbracelet/bubbles/key"
 // the bindings that apply to them for the help bar; `?` shows them all.
 type KeyMap struct {
 	Up, Down, Enter, Back, Quit, Help key.Binding
+	// ForceQuit quits even while typing in a field.
+	ForceQuit key.Binding
 
 	// List actions.
 	Filter, New, Add, Speed, Mount, Unmount, Info, Passwd, Fsck, Forget key.Binding
@@ -26,6 +28,8 @@ func DefaultKeyMap() *KeyMap {
 		Back:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		Quit:  key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Help:  key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "all keys")),
+
+		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 
 		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		New:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new vault")),

@@ -26,6 +26,9 @@ type mounted struct {
 }
 
 func newMountScreen(c *common, v Vault) *mountScreen {
+	if v.MountPoint == "" {
+		v.MountPoint = c.backend.DefaultMountPoint(v.Name)
+	}
 	return &mountScreen{c: c, v: v, form: newForm(c,
 		passwordField("Password"),
 		toggleField("Read-only", v.ReadOnly),
@@ -103,7 +106,7 @@ func (s *mountScreen) submit() tea.Cmd {
 		return s.form.setFocus(2)
 	}
 	if s.v.MountPoint == "" {
-		s.err = "This vault has no mount point in the registry: set one with vaultui add."
+		s.err = "This vault has no mount point and none can be derived from its name."
 		return nil
 	}
 	s.err = ""

@@ -253,7 +253,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.fullHelp = false
 		return msg.s.Init()
 	case tea.KeyMsg:
-		if msg.String() == "ctrl+c" {
+		if key.Matches(msg, m.c.keys.ForceQuit) {
 			m.quitting = true
 			return tea.Quit
 		}

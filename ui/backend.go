@@ -111,6 +111,7 @@ type Mount struct {
 	CipherDir, MountPoint, Cipher      string
 	ReadOnly                           bool
 	Since                              time.Time
+	Idle                               time.Duration // unmounts after this long unused; 0 = never
 	BytesRead, BytesWritten, Ops, Errs uint64
 	ReadBps, WriteBps, OpsPerSec       float64
 	Stale                              bool

@@ -68,6 +68,9 @@ func (s *liveScreen) View() string {
 	head := fmt.Sprintf("%s · mounted at %s%s", m.Cipher, tildePath(m.MountPoint), ro)
 	b.WriteString(truncate(head, w) + "\n")
 	since := "since " + m.Since.Local().Format("15:04:05") + " (" + ago(s.c.now(), m.Since) + ")"
+	if m.Idle > 0 {
+		since += " · unmounts after " + m.Idle.String() + " unused"
+	}
 	if m.Stale {
 		since = st.StateStale.Render("stale: the file system stopped answering; press u to clean up")
 	}

@@ -44,7 +44,7 @@ func (s *mountScreen) Init() tea.Cmd { return s.form.setFocus(0) }
 func (s *mountScreen) keys() []key.Binding {
 	k := s.c.keys
 	mount := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "mount"))
-	return []key.Binding{mount, k.NextField, k.Toggle, k.Back}
+	return []key.Binding{mount, k.NextField, k.Toggle, k.Back, k.PrevField}
 }
 
 func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {

@@ -36,7 +36,7 @@ func (s *passwdScreen) Init() tea.Cmd { return s.form.setFocus(0) }
 
 func (s *passwdScreen) keys() []key.Binding {
 	k := s.c.keys
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "next/change")), k.NextField, k.Back}
+	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "next/change")), k.NextField, k.Back, k.PrevField}
 }
 
 func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {

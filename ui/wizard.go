@@ -133,10 +133,10 @@ func (w *wizardScreen) keys() []key.Binding {
 	case stepCipher:
 		return []key.Binding{next, k.Up, k.Down, k.Back}
 	case stepPassword:
-		return []key.Binding{next, k.NextField, k.Back}
+		return []key.Binding{next, k.NextField, k.Back, k.PrevField}
 	case stepAdvanced:
 		create := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "create"))
-		return []key.Binding{create, k.NextField, k.Toggle, k.Back}
+		return []key.Binding{create, k.NextField, k.Toggle, k.Back, k.PrevField}
 	case stepCreating:
 		return nil
 	case stepMasterKey:

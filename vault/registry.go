@@ -34,6 +34,10 @@ const maxVaultNameLen = 64
 // exists but cannot be understood.
 var ErrRegistryCorrupt = errors.New("registry file is corrupt")
 
+// ErrRegistryChanged is returned by Registry.Save when another process
+// changed the file after this Registry was loaded; load it again and retry.
+var ErrRegistryChanged = errors.New("registry file was changed by another program since it was read; try again")
+
 // ErrDuplicate is returned by Registry.Add when the name or the cipherdir is
 // already registered.
 var ErrDuplicate = errors.New("already registered")
@@ -97,6 +101,10 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 type Registry struct {
 	Path   string
 	Vaults []Entry
+
+	// loaded is the file's content when it was read (nil: no file), so
+	// Save can refuse to overwrite a change another process made since.
+	loaded []byte
 }
 
 type registryFileJSON struct {
@@ -159,6 +167,7 @@ func LoadRegistry(path string) (*Registry, error) {
 		}
 	}
 	r.Vaults = f.Vaults
+	r.loaded = data
 	return r, nil
 }
 
@@ -184,9 +193,15 @@ func (r *Registry) Save() error {
 		return fmt.Errorf("saving registry: %w", err)
 	}
 	// Never replace a file we could not have read: if the current file is
-	// corrupt, refuse rather than lose what the user may still recover.
-	if _, err := LoadRegistry(r.Path); err != nil {
+	// corrupt, refuse rather than lose what the user may still recover. And
+	// never undo another process's change (the terminal app and a command
+	// may both edit the list): the file must still be what was loaded.
+	current, err := LoadRegistry(r.Path)
+	if err != nil {
 		return fmt.Errorf("saving registry: %w", err)
+	}
+	if !bytes.Equal(current.loaded, r.loaded) {
+		return fmt.Errorf("saving registry %s: %w", r.Path, ErrRegistryChanged)
 	}
 	tmp, err := os.CreateTemp(dir, "."+RegistryFileName+".tmp-*")
 	if err != nil {
@@ -219,6 +234,7 @@ func (r *Registry) Save() error {
 		return fmt.Errorf("saving registry: %w", err)
 	}
 	ok = true
+	r.loaded = data
 	if err := registrySyncDir(dir); err != nil {
 		return fmt.Errorf("saving registry %s: %w", r.Path, err)
 	}

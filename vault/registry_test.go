@@ -265,3 +265,29 @@ func TestDefaultMountPoint(t *testing.T) {
 		t.Errorf("unsafe name: got %v", err)
 	}
 }
+
+func TestRegistrySaveRefusesToUndoAnotherChange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vaults.json")
+	a, _ := LoadRegistry(path)
+	b, _ := LoadRegistry(path)
+	if err := a.Add(Entry{Name: "from-a", CipherDir: "/a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Save(); err != nil {
+		t.Fatal(err)
+	}
+	// b was loaded before a saved: saving it would drop "from-a".
+	b.Add(Entry{Name: "from-b", CipherDir: "/b"})
+	if err := b.Save(); !errors.Is(err, ErrRegistryChanged) {
+		t.Fatalf("stale save: got %v, want ErrRegistryChanged", err)
+	}
+	// a may keep saving its own changes.
+	a.Add(Entry{Name: "again", CipherDir: "/again"})
+	if err := a.Save(); err != nil {
+		t.Fatalf("second save by the same registry: %v", err)
+	}
+	c, err := LoadRegistry(path)
+	if err != nil || len(c.Vaults) != 2 {
+		t.Fatalf("after saves: %+v, %v", c, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -161,6 +162,11 @@ func (b *realBackend) DefaultMountPoint(name string) string {
 func (b *realBackend) CheckNewCipherDir(dir string) error {
 	st, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
+		// vault.Create makes the folder but not its parents.
+		parent := filepath.Dir(dir)
+		if pst, err := os.Stat(parent); err != nil || !pst.IsDir() {
+			return fmt.Errorf("%s: the folder it goes in (%s) does not exist", dir, parent)
+		}
 		return nil
 	}
 	if err != nil {

@@ -31,6 +31,9 @@ func TestRealBackendVaults(t *testing.T) {
 	if err := b.CheckNewCipherDir(dir); err != nil {
 		t.Fatalf("a new folder is refused: %v", err)
 	}
+	if err := b.CheckNewCipherDir(filepath.Join(tmp, "missing", "v.crypt")); err == nil {
+		t.Fatal("a folder whose parent is missing is accepted")
+	}
 	full := filepath.Join(tmp, "full")
 	os.MkdirAll(full, 0o700)
 	os.WriteFile(filepath.Join(full, "x"), nil, 0o600)
@@ -108,6 +111,45 @@ func TestRealBackendVaults(t *testing.T) {
 	}
 	if vs, _ := b.Vaults(); len(vs) != 1 || vs[0].Name != "again" {
 		t.Fatalf("after add: %+v", vs)
+	}
+}
+
+// TestRealBackendCreateOptions checks that the wizard's advanced options
+// reach the vault's config.
+func TestRealBackendCreateOptions(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("HOME", filepath.Join(tmp, "home"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
+	b, err := newRealBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		req  CreateRequest
+		want []string
+	}{
+		{CreateRequest{Name: "plain", Cipher: "xchacha", PlaintextNames: true}, []string{"XChaCha20-Poly1305", "plaintext"}},
+		{CreateRequest{Name: "det", Cipher: "aes-siv", DeterministicNames: true, LongNameMax: 100}, []string{"AES-SIV-512", "deterministic", "over 100"}},
+	} {
+		req := c.req
+		req.CipherDir = filepath.Join(tmp, req.Name)
+		req.MountPoint = filepath.Join(tmp, req.Name+".mnt")
+		req.Password = []byte("pw")
+		req.ScryptLogN = 10
+		if _, err := b.CreateVault(ctx, req); err != nil {
+			t.Fatalf("%s: %v", req.Name, err)
+		}
+		fields, err := b.Info(ctx, req.CipherDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprint(fields)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: info %s lacks %q", req.Name, got, w)
+			}
+		}
 	}
 }
 

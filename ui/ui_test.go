@@ -231,12 +231,12 @@ func TestWizardCreatesVault(t *testing.T) {
 	wantView(t, tm, "strength:")
 	tm.keys("correct horse battery", "enter")
 	wantView(t, tm, "step 6 of 6", "AES-256-GCM")
-	tm.keys("ctrl+u", "12", "tab", " ", "tab", "tab", "ctrl+u", "200", "enter")
+	tm.keys("ctrl+u", "12", "tab", "tab", " ", "tab", "ctrl+u", "200", "enter")
 	if len(fb.created) != 1 {
 		t.Fatalf("created %d vaults, want 1", len(fb.created))
 	}
 	want := CreateRequest{Name: "new", CipherDir: "/data/new.crypt", MountPoint: "/home/u/Vaults/new",
-		Password: []byte("correct horse battery"), Cipher: "aes-gcm", ScryptLogN: 12, PlaintextNames: true, LongNameMax: 200}
+		Password: []byte("correct horse battery"), Cipher: "aes-gcm", ScryptLogN: 12, DeterministicNames: true, LongNameMax: 200}
 	if got := fb.created[0]; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("create request\n got %+v\nwant %+v", got, want)
 	}

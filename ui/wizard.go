@@ -374,6 +374,9 @@ func (w *wizardScreen) request() (CreateRequest, error) {
 	if plain && det {
 		return CreateRequest{}, fmt.Errorf("deterministic names only apply to encrypted names: turn one of them off")
 	}
+	if plain {
+		longMax = 0 // long names only exist for encrypted names
+	}
 	return CreateRequest{
 		Name:               strings.TrimSpace(w.name.value(0)),
 		CipherDir:          expandPath(w.dir.value(0)),

@@ -604,3 +604,15 @@ func TestProgram(t *testing.T) {
 		t.Fatalf("goodbye %q", final.goodbye())
 	}
 }
+
+func TestWizardPlaintextNamesDropLongNameLimit(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	w := wizardTo(t, tm)
+	tm.keys("enter", "pw", "enter", "pw", "enter", "ctrl+u", "10", "tab", " ", "enter")
+	if len(tm.fb.created) != 1 {
+		t.Fatalf("not created: %s", w.err)
+	}
+	if got := tm.fb.created[0]; !got.PlaintextNames || got.LongNameMax != 0 {
+		t.Fatalf("plaintext names request %+v", got)
+	}
+}

@@ -616,3 +616,14 @@ func TestWizardPlaintextNamesDropLongNameLimit(t *testing.T) {
 		t.Fatalf("plaintext names request %+v", got)
 	}
 }
+
+func TestWizardRefusesUnavailableCipher(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	w := wizardTo(t, tm)
+	tm.c.speed.results[0] = SpeedResult{Cipher: aegis, Err: errors.New("no AES instructions")}
+	w.cipherCursor = 0
+	tm.keys("enter")
+	wantView(t, tm, "step 4 of 6", "AEGIS-256X2 can't be used on this computer: no AES instructions")
+	tm.keys("j", "enter")
+	wantView(t, tm, "step 5 of 6")
+}

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -234,8 +236,14 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			w.cipherCursor = min(len(w.ciphers)-1, w.cipherCursor+1)
 			w.cipherPicked = true
 		case key.Matches(msg, k.Submit):
+			c := w.ciphers[w.cipherCursor]
+			if r, ok := w.c.speed.result(c.ID); ok && r.Err != nil && !errors.Is(r.Err, context.Canceled) {
+				w.err = fmt.Sprintf("%s can't be used on this computer: %v", c.Name, r.Err)
+				return nil
+			}
 			return w.goTo(stepPassword)
 		}
+		w.err = ""
 		return nil
 	}
 	if key.Matches(msg, k.Submit) {

@@ -278,6 +278,12 @@ func (m *Model) View() string {
 	s := m.c.styles
 	sc := m.screen()
 	header := s.Header.Render("vaultui") + " " + s.Screen.Render(sc.title())
+	if right := m.mountSummary(); right != "" {
+		gap := m.c.contentWidth() - lipgloss.Width(header) - lipgloss.Width(right)
+		if gap >= 2 {
+			header += strings.Repeat(" ", gap) + right
+		}
+	}
 
 	var helpView string
 	if m.fullHelp {
@@ -303,6 +309,20 @@ func watchBackoff(n int) time.Duration {
 		d *= 2
 	}
 	return min(d, 30*time.Second)
+}
+
+// mountSummary is the header's reminder of what is mounted, on every screen.
+func (m *Model) mountSummary() string {
+	n := 0
+	for _, mt := range m.c.mounts {
+		if !mt.Stale {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return m.c.styles.StateMounted.Render(fmt.Sprintf("● %d mounted", n))
 }
 
 // globalKeys are listed in the full help of every screen.

@@ -311,7 +311,9 @@ func (f family) kernels(w width, suffix string, p io) {
 		emit("TESTQ CX, CX")
 		emit("JZ %sdone", lbl)
 		label(lbl + "loop")
-		f.keystream(w)
+		if op == "enc" {
+			f.keystream(w)
+		}
 		for k := range nv {
 			p.load(w, k, rM0+k, "SI", "R8")
 		}
@@ -322,20 +324,7 @@ func (f family) kernels(w width, suffix string, p io) {
 			}
 			f.update(w)
 		} else {
-			// Plaintext = C ^ z goes out through rT (and rCtx); the state
-			// takes C as the round key and z ^ S0 (z ^ S4) afterwards.
-			plain := []int{rT, rCtx}
-			for k := range nv {
-				emit("%s %s, %s, %s", w.xor, w.r(rZ0+k), w.r(rM0+k), w.r(plain[k]))
-				p.store(w, k, plain[k], "DI", "R9")
-			}
-			emit("%s %s, %s, %s", w.xor, w.r(0), w.r(rZ0), w.r(rZ0))
-			if f.wide {
-				f.updateWith(w, rZ0, -1)
-			} else {
-				emit("%s %s, %s, %s", w.xor, w.r(4), w.r(rZ1), w.r(rZ1))
-				f.updateWith(w, rZ0, rZ1)
-			}
+			f.decStep(w, p)
 		}
 		if p.pair {
 			emit("ADDQ $%d, SI", chunk)
@@ -377,6 +366,64 @@ func (f family) kernels(w width, suffix string, p io) {
 	f.update(w)
 	f.storeState(w, "AX")
 	ret(w)
+}
+
+// decStep decrypts the chunk loaded in rM0 (rM1) and updates the state. The
+// plaintext C ^ z goes out through rT (rCtx); the state takes C as the round
+// key and e = z ^ S0 (z ^ S4) afterwards, which keeps the keystream off the
+// AES chain. With AVX-512, three-input logic builds e as a shallow tree and
+// the plaintext from it.
+func (f family) decStep(w width, p io) {
+	z := w.name == "Z"
+	r := w.r
+	if !z {
+		// Without three-input logic, fewer instructions beat a shallower
+		// tree (the vector ports are shared with the AES rounds): plaintext
+		// = C ^ z, then e = z ^ S0 (z ^ S4).
+		f.keystream(w)
+		plain, post := []int{rT, rCtx}, []int{0, 4}
+		for k := range f.vectors() {
+			emit("%s %s, %s, %s", w.xor, r(rZ0+k), r(rM0+k), r(plain[k]))
+			p.store(w, k, plain[k], "DI", "R9")
+			emit("%s %s, %s, %s", w.xor, r(post[k]), r(rZ0+k), r(rZ0+k))
+		}
+		if f.wide {
+			f.updateWith(w, rZ0, -1)
+		} else {
+			f.updateWith(w, rZ0, rZ1)
+		}
+		return
+	}
+	if f.wide {
+		// e = z ^ S0 = (S0 ^ S1 ^ S4) ^ (S5 ^ (S2 & S3)); registers 6 and 7
+		// are free in the 256 family.
+		emit("VMOVDQU64 Z0, Z%d", rZ0)
+		emit("VPTERNLOGQ $0x96, Z4, Z1, Z%d", rZ0)
+		emit("VMOVDQU64 Z5, Z6")
+		emit("VPTERNLOGQ $0x78, Z3, Z2, Z6")
+		emit("%s %s, %s, %s", w.xor, r(6), r(rZ0), r(rZ0))
+	} else {
+		// e0 = z0 ^ S0 = (S0 ^ S1 ^ S6) ^ (S2 & S3),
+		// e1 = z1 ^ S4 = (S2 ^ S4 ^ S5) ^ (S6 & S7).
+		emit("VMOVDQU64 Z0, Z%d", rZ0)
+		emit("VPTERNLOGQ $0x96, Z6, Z1, Z%d", rZ0)
+		emit("VPTERNLOGQ $0x78, Z3, Z2, Z%d", rZ0)
+		emit("VMOVDQU64 Z4, Z%d", rZ1)
+		emit("VPTERNLOGQ $0x96, Z5, Z2, Z%d", rZ1)
+		emit("VPTERNLOGQ $0x78, Z7, Z6, Z%d", rZ1)
+	}
+	// Plaintext k = C ^ S ^ e, with S = S0 (k = 0) or S4 (k = 1).
+	plain, post := []int{rT, rCtx}, []int{0, 4}
+	for k := range f.vectors() {
+		emit("VMOVDQU64 Z%d, Z%d", post[k], plain[k])
+		emit("VPTERNLOGQ $0x96, Z%d, Z%d, Z%d", rZ0+k, rM0+k, plain[k])
+		p.store(w, k, plain[k], "DI", "R9")
+	}
+	if f.wide {
+		f.updateWith(w, rZ0, -1)
+	} else {
+		f.updateWith(w, rZ0, rZ1)
+	}
 }
 
 // initKernel emits init(s, c, nonce[, nonceB]): builds the initial state from

@@ -246,93 +246,99 @@ func TestZeroAllocs(t *testing.T) {
 // of equal and unequal lengths, in place and not, and the failure report.
 func TestBatch(t *testing.T) {
 	forEachAEAD(t, func(t *testing.T, v *variant, a cipher.AEAD, key []byte) {
-		r := newRand(t)
-		b := a.(Batcher)
-		for _, shape := range []string{"equal", "mixed", "odd", "ragged", "longad"} {
-			k := 1 + r.IntN(9)
-			if shape == "odd" {
-				k = 7
+		checkBatch(t, a)
+	})
+}
+
+// checkBatch runs batches of several shapes through a and compares them with
+// Seal and Open.
+func checkBatch(t *testing.T, a cipher.AEAD) {
+	r := newRand(t)
+	b := a.(Batcher)
+	for _, shape := range []string{"equal", "mixed", "odd", "ragged", "longad"} {
+		k := 1 + r.IntN(9)
+		if shape == "odd" {
+			k = 7
+		}
+		dsts, nonces, msgs, ads := make([][]byte, k), make([][]byte, k), make([][]byte, k), make([][]byte, k)
+		want := make([][]byte, k)
+		for i := range k {
+			n := 4096
+			switch shape {
+			case "mixed":
+				n = r.IntN(5000)
+			case "odd":
+				n = []int{4096, 4096, 4096, 17, 4096, 0, 4096}[i]
+			case "ragged": // pairs of different lengths, same AD length
+				n = r.IntN(300)
+			case "longad":
+				n = 4096 - r.IntN(100)
 			}
-			dsts, nonces, msgs, ads := make([][]byte, k), make([][]byte, k), make([][]byte, k), make([][]byte, k)
-			want := make([][]byte, k)
-			for i := range k {
-				n := 4096
-				switch shape {
-				case "mixed":
-					n = r.IntN(5000)
-				case "odd":
-					n = []int{4096, 4096, 4096, 17, 4096, 0, 4096}[i]
-				case "ragged": // pairs of different lengths, same AD length
-					n = r.IntN(300)
-				case "longad":
-					n = 4096 - r.IntN(100)
-				}
-				nonces[i] = randBytes(r, a.NonceSize())
-				msgs[i] = randBytes(r, n)
-				ads[i] = randBytes(r, 24)
-				if shape == "longad" {
-					ads[i] = randBytes(r, 100)
-				}
-				if shape == "mixed" {
-					ads[i] = ads[i][:r.IntN(24)]
-				}
-				want[i] = a.Seal(nil, nonces[i], msgs[i], ads[i])
-				if i%2 == 0 { // in place
-					dsts[i] = append(make([]byte, 0, n+a.Overhead()), msgs[i]...)
-					msgs[i] = dsts[i]
-				} else {
-					dsts[i] = make([]byte, 0, n+a.Overhead())
-				}
+			nonces[i] = randBytes(r, a.NonceSize())
+			msgs[i] = randBytes(r, n)
+			ads[i] = randBytes(r, 24)
+			if shape == "longad" {
+				ads[i] = randBytes(r, 100)
 			}
-			plain := make([][]byte, k)
-			for i := range k {
-				plain[i] = bytes.Clone(msgs[i])
+			if shape == "mixed" {
+				ads[i] = ads[i][:r.IntN(24)]
 			}
-			b.SealBatch(dsts, nonces, msgs, ads)
-			cts := make([][]byte, k)
-			for i := range k {
-				cts[i] = dsts[i][:len(want[i])]
-				if !bytes.Equal(cts[i], want[i]) {
-					t.Fatalf("%s: SealBatch message %d differs from Seal", shape, i)
-				}
-			}
-			outs := make([][]byte, k)
-			for i := range k {
-				outs[i] = make([]byte, 0, len(plain[i]))
-			}
-			if bad, err := b.OpenBatch(outs, nonces, cts, ads); bad != -1 || err != nil {
-				t.Fatalf("%s: OpenBatch = %d, %v", shape, bad, err)
-			}
-			for i := range k {
-				if !bytes.Equal(outs[i][:len(plain[i])], plain[i]) {
-					t.Fatalf("%s: OpenBatch message %d differs", shape, i)
-				}
-			}
-			// Corrupt two messages: the first one is reported, both are zeroed.
-			if k >= 3 {
-				cts[1][0] ^= 1
-				cts[k-1][len(cts[k-1])-1] ^= 1
-				for i := range outs {
-					outs[i] = outs[i][:len(plain[i])]
-					for j := range outs[i] {
-						outs[i][j] = 0xaa
-					}
-				}
-				bad, err := b.OpenBatch(outs, nonces, cts, ads)
-				if bad != 1 || !errors.Is(err, ErrOpen) {
-					t.Fatalf("%s: OpenBatch with bad message 1 = %d, %v", shape, bad, err)
-				}
-				for _, i := range []int{1, k - 1} {
-					if bytes.ContainsFunc(outs[i], func(r rune) bool { return r != 0 }) {
-						t.Fatalf("%s: failed message %d not zeroed", shape, i)
-					}
-				}
-				if !bytes.Equal(outs[0], plain[0]) {
-					t.Fatalf("%s: good message 0 not opened", shape)
-				}
+			want[i] = a.Seal(nil, nonces[i], msgs[i], ads[i])
+			if i%2 == 0 { // in place
+				dsts[i] = append(make([]byte, 0, n+a.Overhead()), msgs[i]...)
+				msgs[i] = dsts[i]
+			} else {
+				dsts[i] = make([]byte, 0, n+a.Overhead())
 			}
 		}
-	})
+		plain := make([][]byte, k)
+		for i := range k {
+			plain[i] = bytes.Clone(msgs[i])
+		}
+		b.SealBatch(dsts, nonces, msgs, ads)
+		cts := make([][]byte, k)
+		for i := range k {
+			cts[i] = dsts[i][:len(want[i])]
+			if !bytes.Equal(cts[i], want[i]) {
+				t.Fatalf("%s: SealBatch message %d differs from Seal", shape, i)
+			}
+		}
+		outs := make([][]byte, k)
+		for i := range k {
+			outs[i] = make([]byte, 0, len(plain[i]))
+		}
+		if bad, err := b.OpenBatch(outs, nonces, cts, ads); bad != -1 || err != nil {
+			t.Fatalf("%s: OpenBatch = %d, %v", shape, bad, err)
+		}
+		for i := range k {
+			if !bytes.Equal(outs[i][:len(plain[i])], plain[i]) {
+				t.Fatalf("%s: OpenBatch message %d differs", shape, i)
+			}
+		}
+		// Corrupt two messages: the first one is reported, both are zeroed.
+		if k >= 3 {
+			cts[1][0] ^= 1
+			cts[k-1][len(cts[k-1])-1] ^= 1
+			for i := range outs {
+				outs[i] = outs[i][:len(plain[i])]
+				for j := range outs[i] {
+					outs[i][j] = 0xaa
+				}
+			}
+			bad, err := b.OpenBatch(outs, nonces, cts, ads)
+			if bad != 1 || !errors.Is(err, ErrOpen) {
+				t.Fatalf("%s: OpenBatch with bad message 1 = %d, %v", shape, bad, err)
+			}
+			for _, i := range []int{1, k - 1} {
+				if bytes.ContainsFunc(outs[i], func(r rune) bool { return r != 0 }) {
+					t.Fatalf("%s: failed message %d not zeroed", shape, i)
+				}
+			}
+			if !bytes.Equal(outs[0], plain[0]) {
+				t.Fatalf("%s: good message 0 not opened", shape)
+			}
+		}
+	}
 }
 
 func TestWipe(t *testing.T) {

@@ -11,11 +11,14 @@ import (
 
 // Feature flags, set once at start-up. The X kernels use the VEX forms of
 // AES-NI (AES + AVX); the Y kernels need VAES on 256-bit registers (AVX2 +
-// VAES); the Z kernels need AVX-512F and VAES.
+// VAES); the Z kernels need AVX-512F and VAES. With AVX-512VL, the X and Y
+// kernels use three-input logic (VPTERNLOGQ) for the keystream, which
+// shortens the decryption chain.
 var (
 	useAESNI   = cpu.X86.HasAES && cpu.X86.HasAVX
 	useVAES    = useAESNI && cpu.X86.HasAVX2 && cpuidECX7()&(1<<9) != 0
 	useVAES512 = useVAES && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VAES
+	useTern    = useAESNI && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 )
 
 // kernel names an assembly kernel set: family (128, 256) and register width
@@ -30,11 +33,33 @@ const (
 	k256X
 	k256Y
 	k256Z
+	// Three-input-logic flavors of the X and Y kernels; they only have
+	// their own enc and dec.
+	k128XT
+	k128YT
+	k256XT
+	k256YT
 )
+
+// plain maps a three-input-logic kernel to the kernel it shares init,
+// absorb, decLast and final with.
+func (k kernel) plain() kernel {
+	switch k {
+	case k128XT:
+		return k128X
+	case k128YT:
+		return k128Y
+	case k256XT:
+		return k256X
+	case k256YT:
+		return k256Y
+	}
+	return k
+}
 
 // width is the number of bytes of one state vector in the kernel's registers.
 func (k kernel) width() int {
-	switch k {
+	switch k.plain() {
 	case k128X, k256X:
 		return 16
 	case k128Y, k256Y:
@@ -43,18 +68,24 @@ func (k kernel) width() int {
 	return 64
 }
 
+// features are the CPU features a key may use: all of the CPU's unless a
+// test restricted them.
+type features struct {
+	aesni, vaes, vaes512, tern bool
+}
+
 // kernelFor picks the widest kernel the CPU supports that is no wider than
 // the variant. A narrower kernel runs the variant's lanes in groups: the
 // lanes of AEGIS-128X/256X never interact before the tag, so AEGIS-256X2
 // without VAES is two AES-NI passes over interleaved data, and its tag the
 // XOR of the passes' tags.
-func kernelFor(v *variant, aesni, vaes, vaes512 bool) (k kernel, groups int) {
+func kernelFor(v *variant, f features) (k kernel, groups int) {
 	switch {
-	case v.lanes >= 4 && vaes512:
+	case v.lanes >= 4 && f.vaes512:
 		k = k128Z
-	case v.lanes >= 2 && vaes:
+	case v.lanes >= 2 && f.vaes:
 		k = k128Y
-	case aesni:
+	case f.aesni:
 		k = k128X
 	default:
 		return kNone, 0
@@ -62,12 +93,26 @@ func kernelFor(v *variant, aesni, vaes, vaes512 bool) (k kernel, groups int) {
 	if v.wide {
 		k += k256X - k128X
 	}
+	if f.tern {
+		switch k {
+		case k128X:
+			k = k128XT
+		case k128Y:
+			k = k128YT
+		case k256X:
+			k = k256XT
+		case k256Y:
+			k = k256YT
+		}
+	}
 	return k, v.lanes * 16 / k.width()
 }
 
+var cpuFeatures = features{useAESNI, useVAES, useVAES512, useTern}
+
 // hasAsm reports whether the variant runs on an assembly path.
 func hasAsm(v *variant) bool {
-	k, _ := kernelFor(v, useAESNI, useVAES, useVAES512)
+	k, _ := kernelFor(v, cpuFeatures)
 	return k != kNone
 }
 
@@ -79,10 +124,8 @@ func hasAsm(v *variant) bool {
 type asmKey struct {
 	k      kernel
 	groups int
-	// vaes and vaes512 are the CPU features this key may use (all of the
-	// CPU's, unless a test restricted them); the pair kernels need them.
-	vaes, vaes512 bool
-	c             [7 * 64]byte
+	f      features
+	c      [7 * 64]byte
 }
 
 var (
@@ -91,19 +134,18 @@ var (
 )
 
 // testOnlyLimit, when set by a test before New*, restricts the kernels to
-// what an older CPU has, so that the lane-group fallbacks run here too.
+// what an older CPU has, so that the narrower kernels run here too.
 var testOnlyLimit struct {
-	set                  bool
-	aesni, vaes, vaes512 bool
+	set bool
+	features
 }
 
 func (ak *asmKey) setup(v *variant, key []byte) {
-	aesni, vaes, vaes512 := useAESNI, useVAES, useVAES512
+	ak.f = cpuFeatures
 	if l := testOnlyLimit; l.set {
-		aesni, vaes, vaes512 = aesni && l.aesni, vaes && l.vaes, vaes512 && l.vaes512
+		ak.f = features{ak.f.aesni && l.aesni, ak.f.vaes && l.vaes, ak.f.vaes512 && l.vaes512, ak.f.tern && l.tern}
 	}
-	ak.k, ak.groups = kernelFor(v, aesni, vaes, vaes512)
-	ak.vaes, ak.vaes512 = vaes, vaes512
+	ak.k, ak.groups = kernelFor(v, ak.f)
 	if ak.k == kNone {
 		return
 	}
@@ -142,7 +184,7 @@ var maskTable = func() (t [256]byte) {
 type state [8 * 64]byte
 
 func kInit(k kernel, s *state, c, nonce *byte) {
-	switch k {
+	switch k.plain() {
 	case k128X:
 		init128X(&s[0], c, nonce)
 	case k128Y:
@@ -159,7 +201,7 @@ func kInit(k kernel, s *state, c, nonce *byte) {
 }
 
 func kAbsorb(k kernel, s *state, src *byte, n, stride int) {
-	switch k {
+	switch k.plain() {
 	case k128X:
 		absorb128X(&s[0], src, n, stride)
 	case k128Y:
@@ -189,6 +231,14 @@ func kEnc(k kernel, s *state, dst, src *byte, n, stride int) {
 		enc256Y(&s[0], dst, src, n, stride)
 	case k256Z:
 		enc256Z(&s[0], dst, src, n, stride)
+	case k128XT:
+		enc128XT(&s[0], dst, src, n, stride)
+	case k128YT:
+		enc128YT(&s[0], dst, src, n, stride)
+	case k256XT:
+		enc256XT(&s[0], dst, src, n, stride)
+	case k256YT:
+		enc256YT(&s[0], dst, src, n, stride)
 	}
 }
 
@@ -206,11 +256,19 @@ func kDec(k kernel, s *state, dst, src *byte, n, stride int) {
 		dec256Y(&s[0], dst, src, n, stride)
 	case k256Z:
 		dec256Z(&s[0], dst, src, n, stride)
+	case k128XT:
+		dec128XT(&s[0], dst, src, n, stride)
+	case k128YT:
+		dec128YT(&s[0], dst, src, n, stride)
+	case k256XT:
+		dec256XT(&s[0], dst, src, n, stride)
+	case k256YT:
+		dec256YT(&s[0], dst, src, n, stride)
 	}
 }
 
 func kDecLast(k kernel, s *state, buf, mask *byte, stride int) {
-	switch k {
+	switch k.plain() {
 	case k128X:
 		decLast128X(&s[0], buf, mask, stride)
 	case k128Y:
@@ -230,7 +288,7 @@ func kFinal(k kernel, s *state, tag *byte, adLen, msgLen, tagSize int) {
 	var u [16]byte
 	binary.LittleEndian.PutUint64(u[0:], uint64(adLen)*8)
 	binary.LittleEndian.PutUint64(u[8:], uint64(msgLen)*8)
-	switch k {
+	switch k.plain() {
 	case k128X:
 		final128X(&s[0], tag, &u, tagSize)
 	case k128Y:
@@ -388,20 +446,20 @@ type pairing struct {
 
 func (a *aead) pairing() (pairing, bool) {
 	switch {
-	case a.v == v128L && a.impl.vaes && a.impl.k == k128X:
-		return pairing{k128X, 32, 16, 8}, true
-	case a.v == v256 && a.impl.vaes && a.impl.k == k256X:
-		return pairing{k256X, 16, 16, 6}, true
-	case a.v == v128X2 && a.impl.vaes512 && a.impl.k == k128Y:
-		return pairing{k128Y, 64, 32, 8}, true
-	case a.v == v256X2 && a.impl.vaes512 && a.impl.k == k256Y:
-		return pairing{k256Y, 32, 32, 6}, true
+	case a.v == v128L && a.impl.f.vaes && a.impl.k.plain() == k128X:
+		return pairing{a.impl.k, 32, 16, 8}, true
+	case a.v == v256 && a.impl.f.vaes && a.impl.k.plain() == k256X:
+		return pairing{a.impl.k, 16, 16, 6}, true
+	case a.v == v128X2 && a.impl.f.vaes512 && a.impl.k.plain() == k128Y:
+		return pairing{a.impl.k, 64, 32, 8}, true
+	case a.v == v256X2 && a.impl.f.vaes512 && a.impl.k.plain() == k256Y:
+		return pairing{a.impl.k, 32, 32, 6}, true
 	}
 	return pairing{}, false
 }
 
 func pInit(p pairing, s *state, c *[7 * 64]byte, nonceA, nonceB *byte) {
-	switch p.kind {
+	switch p.kind.plain() {
 	case k128X:
 		init128YP(&s[0], &c[0], nonceA, nonceB)
 	case k256X:
@@ -414,7 +472,7 @@ func pInit(p pairing, s *state, c *[7 * 64]byte, nonceA, nonceB *byte) {
 }
 
 func pAbsorb(p pairing, s *state, srcA, srcB *byte, n int) {
-	switch p.kind {
+	switch p.kind.plain() {
 	case k128X:
 		absorb128YP(&s[0], srcA, srcB, n)
 	case k256X:
@@ -432,10 +490,14 @@ func pEnc(p pairing, s *state, dstA, srcA, dstB, srcB *byte, n int) {
 		enc128YP(&s[0], dstA, srcA, dstB, srcB, n)
 	case k256X:
 		enc256YP(&s[0], dstA, srcA, dstB, srcB, n)
-	case k128Y:
+	case k128Y, k128YT:
 		enc128ZP(&s[0], dstA, srcA, dstB, srcB, n)
-	case k256Y:
+	case k256Y, k256YT:
 		enc256ZP(&s[0], dstA, srcA, dstB, srcB, n)
+	case k128XT:
+		enc128YTP(&s[0], dstA, srcA, dstB, srcB, n)
+	case k256XT:
+		enc256YTP(&s[0], dstA, srcA, dstB, srcB, n)
 	}
 }
 
@@ -445,10 +507,14 @@ func pDec(p pairing, s *state, dstA, srcA, dstB, srcB *byte, n int) {
 		dec128YP(&s[0], dstA, srcA, dstB, srcB, n)
 	case k256X:
 		dec256YP(&s[0], dstA, srcA, dstB, srcB, n)
-	case k128Y:
+	case k128Y, k128YT:
 		dec128ZP(&s[0], dstA, srcA, dstB, srcB, n)
-	case k256Y:
+	case k256Y, k256YT:
 		dec256ZP(&s[0], dstA, srcA, dstB, srcB, n)
+	case k128XT:
+		dec128YTP(&s[0], dstA, srcA, dstB, srcB, n)
+	case k256XT:
+		dec256YTP(&s[0], dstA, srcA, dstB, srcB, n)
 	}
 }
 

@@ -8,26 +8,29 @@ import (
 )
 
 // TestLaneGroupFallbacks runs every variant with the CPU features of older
-// machines (AES-NI only; AES-NI and VAES without AVX-512), where the X2 and X4
-// variants run their lanes in groups on narrower kernels, and compares them
-// with the portable code.
+// machines (AES-NI only; AES-NI and VAES without AVX-512; each with and
+// without three-input logic), where the X2 and X4 variants run their lanes in
+// groups on narrower kernels, and compares them with the portable code, the
+// batch paths included.
 func TestLaneGroupFallbacks(t *testing.T) {
 	if !useAESNI {
 		t.Skip("no AES-NI")
 	}
 	defer func() { testOnlyLimit.set = false }()
 	for _, lim := range []struct {
-		name       string
-		vaes, v512 bool
-		groups     [3]int // groups for 1, 2, 4 lanes
+		name   string
+		f      features
+		groups [3]int // groups for 1, 2, 4 lanes
 	}{
-		{"aesni", false, false, [3]int{1, 2, 4}},
-		{"vaes256", true, false, [3]int{1, 1, 2}},
+		{"aesni", features{aesni: true}, [3]int{1, 2, 4}},
+		{"aesni-tern", features{aesni: true, tern: true}, [3]int{1, 2, 4}},
+		{"vaes256", features{aesni: true, vaes: true}, [3]int{1, 1, 2}},
+		{"vaes256-tern", features{aesni: true, vaes: true, tern: true}, [3]int{1, 1, 2}},
 	} {
-		if lim.vaes && !useVAES {
+		if (lim.f.vaes && !useVAES) || (lim.f.tern && !useTern) {
 			continue
 		}
-		testOnlyLimit.set, testOnlyLimit.aesni, testOnlyLimit.vaes, testOnlyLimit.vaes512 = true, true, lim.vaes, lim.v512
+		testOnlyLimit.set, testOnlyLimit.features = true, lim.f
 		for _, c := range constructors {
 			for _, tagSize := range []int{16, 32} {
 				t.Run(fmt.Sprintf("%s/%s/tag%d", lim.name, c.v.name, tagSize), func(t *testing.T) {
@@ -41,6 +44,7 @@ func TestLaneGroupFallbacks(t *testing.T) {
 						t.Fatalf("lane groups = %d, want %d", got, want)
 					}
 					compareWithGeneric(t, c.v, a, key, 400)
+					checkBatch(t, a)
 				})
 			}
 		}

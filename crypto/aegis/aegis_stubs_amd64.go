@@ -23,6 +23,12 @@ func decLast128X(s *byte, buf *byte, mask *byte, stride int)
 func final128X(s *byte, tag *byte, u *[16]byte, tagSize int)
 
 //go:noescape
+func enc128XT(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func dec128XT(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
 func init128Y(s *byte, c *byte, nonce *byte)
 
 //go:noescape
@@ -39,6 +45,12 @@ func decLast128Y(s *byte, buf *byte, mask *byte, stride int)
 
 //go:noescape
 func final128Y(s *byte, tag *byte, u *[16]byte, tagSize int)
+
+//go:noescape
+func enc128YT(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func dec128YT(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
 func init128Z(s *byte, c *byte, nonce *byte)
@@ -77,6 +89,12 @@ func decLast256X(s *byte, buf *byte, mask *byte, stride int)
 func final256X(s *byte, tag *byte, u *[16]byte, tagSize int)
 
 //go:noescape
+func enc256XT(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func dec256XT(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
 func init256Y(s *byte, c *byte, nonce *byte)
 
 //go:noescape
@@ -93,6 +111,12 @@ func decLast256Y(s *byte, buf *byte, mask *byte, stride int)
 
 //go:noescape
 func final256Y(s *byte, tag *byte, u *[16]byte, tagSize int)
+
+//go:noescape
+func enc256YT(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func dec256YT(s *byte, dst, src *byte, n int, stride int)
 
 //go:noescape
 func init256Z(s *byte, c *byte, nonce *byte)
@@ -125,6 +149,12 @@ func enc128YP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 func dec128YP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 
 //go:noescape
+func enc128YTP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
+func dec128YTP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
 func init256YP(s *byte, c *byte, nonceA, nonceB *byte)
 
 //go:noescape
@@ -135,6 +165,12 @@ func enc256YP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 
 //go:noescape
 func dec256YP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
+func enc256YTP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
+func dec256YTP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 
 //go:noescape
 func init128ZP(s *byte, c *byte, nonceA, nonceB *byte)

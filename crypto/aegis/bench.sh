@@ -19,7 +19,7 @@ go test -run '^$' -bench '^BenchmarkRatio$' -benchtime "${1:-1s}" . |
 		t["AEGIS-256X2/4KiB"] = 2.4; t["AEGIS-128X2/4KiB"] = 3.7; t["AEGIS-128X4/4KiB"] = 4.9
 		t["AEGIS-128L/4KiB"] = 2.5; t["AEGIS-256/4KiB"] = 1.6
 		for (k in t) { split(k, p, "/"); t[p[1] "/32x4KiB"] = 1.2 * t[k] }
-		printf "%-12s %-8s %8s %8s %12s\n", "variant", "size", "xGCM", "target", "best MB/s"
+		printf "%-12s %-13s %8s %8s %12s\n", "variant", "size", "xGCM", "target", "best MB/s"
 	}
 	/^BenchmarkRatio\// {
 		name = $1; sub(/^BenchmarkRatio\//, "", name); sub(/-[0-9]+$/, "", name)
@@ -30,5 +30,5 @@ go test -run '^$' -bench '^BenchmarkRatio$' -benchtime "${1:-1s}" . |
 		split(name, p, "/")
 		target = (name in t) ? sprintf(">= %.2f", t[name]) : "-"
 		flag = (name in t && x + 0 < t[name]) ? "  BELOW TARGET" : ""
-		printf "%-12s %-8s %7.2fx %8s %12.0f%s\n", p[1], p[2], x, target, mbs, flag
+		printf "%-12s %-13s %7.2fx %8s %12.0f%s\n", p[1], p[2], x, target, mbs, flag
 	}'

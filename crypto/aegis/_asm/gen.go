@@ -33,18 +33,25 @@ import (
 )
 
 type width struct {
-	name  string // X, Y, Z
+	reg   string // register prefix: X, Y, Z
+	name  string // kernel suffix: X, XT, Y, YT, Z
 	bytes int
 	mov   string // load/store
 	xor   string
 	and   string
 	bcast string // 16-byte memory -> all lanes
+	// tern: AVX-512 (VL for X and Y registers) three-input logic is
+	// available; VPTERNLOGQ immediates: 0x96 is A^B^C, 0x78 is A^(B&C), A
+	// being the destination (the last operand in Go's order).
+	tern bool
 }
 
 var (
-	wX = width{"X", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU"}
-	wY = width{"Y", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128"}
-	wZ = width{"Z", 64, "VMOVDQU64", "VPXORQ", "VPANDQ", "VBROADCASTI32X4"}
+	wX  = width{"X", "X", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", false}
+	wXT = width{"X", "XT", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", true}
+	wY  = width{"Y", "Y", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", false}
+	wYT = width{"Y", "YT", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", true}
+	wZ  = width{"Z", "Z", 64, "VMOVDQU64", "VPXORQ", "VPANDQ", "VBROADCASTI32X4", true}
 )
 
 // family is the 128-bit-key family (wide=false) or the 256-bit-key family.
@@ -76,7 +83,7 @@ func emit(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args
 func label(l string)                  { fmt.Fprintf(&out, "%s:\n", l) }
 
 // Register names: state vectors use registers 0..n-1.
-func (w width) r(i int) string { return fmt.Sprintf("%s%d", w.name, i) }
+func (w width) r(i int) string { return fmt.Sprintf("%s%d", w.reg, i) }
 
 // Registers above the state.
 const (
@@ -93,70 +100,78 @@ const (
 // In the 256 family, registers 6 and 7 are free; the layout above keeps one
 // numbering for both families.
 
-func (f family) update(w width) {
-	if f.wide {
-		f.updateWith(w, 0, -1)
-	} else {
-		f.updateWith(w, 0, 4)
-	}
-}
+// How the new S0 (and S4) is completed after its AESENC: see updateWith.
+const (
+	postEnc  = iota // S0 = X ^ S0
+	postDec         // S0 = (X ^ S0) ^ W
+	postDecT        // S0 = X ^ S0 ^ W in one three-input instruction
+)
 
-// updateWith is the state update with the message in rM0 (and rM1), both
-// clobbered. AESRound(S[last], S0 ^ M) equals AESENC(S[last], M) ^ S0, so the
-// message is the round key of the round that reads S[last] and the old S0 is
-// XORed in afterwards: the chain from the old S0 to the new one is one XOR
-// instead of XOR + AESENC, and no register move is needed. post0 (post1)
-// names the register holding what the new S0 (S4) gets XORed with: the old
-// S0 (S4) itself, or, when decrypting, old S0 ^ keystream with the
-// ciphertext in rM0 (rM1), which keeps the keystream off the AES chain.
-func (f family) updateWith(w width, post0, post1 int) {
+func (f family) update(w width) { f.updateWith(w, postEnc) }
+
+// updateWith is the state update with the message (or, when decrypting, the
+// ciphertext) in rM0 (and rM1), both clobbered. AESRound(S[last], S0 ^ M)
+// equals AESENC(S[last], M) ^ S0, so the message is the round key of the round
+// that reads S[last] (giving X) and the old S0 is XORed in afterwards: the
+// chain from the old S0 to the new one is one XOR instead of XOR + AESENC.
+// When decrypting, the plaintext is C ^ W with W the keystream in rZ0 (rZ1),
+// so the new S0 is X ^ S0 ^ W; X ^ S0 comes first because W, a tree over the
+// whole state, is ready last. The same holds for S4 and M1 in the 128 family.
+func (f family) updateWith(w width, post int) {
 	last := f.n - 1
 	emit("VAESENC %s, %s, %s", w.r(rM0), w.r(last), w.r(rM0))
 	if !f.wide {
 		emit("VAESENC %s, %s, %s", w.r(rM1), w.r(3), w.r(rM1))
 	}
+	finish := func(s, x, z int) {
+		switch post {
+		case postEnc:
+			emit("%s %s, %s, %s", w.xor, w.r(x), w.r(s), w.r(s))
+		case postDec:
+			emit("%s %s, %s, %s", w.xor, w.r(s), w.r(x), w.r(x))
+			emit("%s %s, %s, %s", w.xor, w.r(z), w.r(x), w.r(s))
+		case postDecT:
+			emit("VPTERNLOGQ $0x96, %s, %s, %s", w.r(z), w.r(x), w.r(s))
+		}
+	}
 	for i := last; i >= 1; i-- {
 		if !f.wide && i == 4 {
-			// S5 (done) read the old S4; now S4 = AESENC(S3, M1) ^ post1.
-			emit("%s %s, %s, %s", w.xor, w.r(rM1), w.r(post1), w.r(4))
+			// S5 (done) read the old S4; now S4 = AESENC(S3, M1) ^ S4 (^ W1).
+			finish(4, rM1, rZ1)
 			continue
 		}
 		emit("VAESENC %s, %s, %s", w.r(i), w.r(i-1), w.r(i))
 	}
-	emit("%s %s, %s, %s", w.xor, w.r(rM0), w.r(post0), w.r(0))
+	finish(0, rM0, rZ0)
 }
 
-// keystream computes z into rZ0 (and rZ1).
+// keystream computes z into rZ0 (and rZ1), as shallow trees: the keystream
+// is on the state chain when decrypting.
 func (f family) keystream(w width) {
-	if w.name == "Z" {
-		// AVX-512 has three-input logic: 0x96 is A^B^C, 0x78 is A^(B&C)
-		// (A is the destination, the last operand in Go's order).
-		if f.wide { // z = S1 ^ S4 ^ S5 ^ (S2 & S3)
-			emit("VMOVDQU64 Z1, Z%d", rZ0)
-			emit("VPTERNLOGQ $0x96, Z5, Z4, Z%d", rZ0)
-			emit("VPTERNLOGQ $0x78, Z3, Z2, Z%d", rZ0)
-			return
-		}
-		emit("VPXORQ Z6, Z1, Z%d", rZ0)
-		emit("VPTERNLOGQ $0x78, Z3, Z2, Z%d", rZ0)
-		emit("VPXORQ Z5, Z2, Z%d", rZ1)
-		emit("VPTERNLOGQ $0x78, Z7, Z6, Z%d", rZ1)
-		return
+	r := w.r
+	switch {
+	case f.wide && w.tern: // z = S1 ^ S4 ^ S5 ^ (S2 & S3)
+		emit("%s %s, %s", w.mov, r(5), r(rZ0))
+		emit("VPTERNLOGQ $0x78, %s, %s, %s", r(3), r(2), r(rZ0))
+		emit("VPTERNLOGQ $0x96, %s, %s, %s", r(4), r(1), r(rZ0))
+	case f.wide:
+		emit("%s %s, %s, %s", w.and, r(3), r(2), r(rZ0))
+		emit("%s %s, %s, %s", w.xor, r(4), r(1), r(rA))
+		emit("%s %s, %s, %s", w.xor, r(5), r(rZ0), r(rZ0))
+		emit("%s %s, %s, %s", w.xor, r(rA), r(rZ0), r(rZ0))
+	case w.tern: // z0 = S1 ^ S6 ^ (S2 & S3), z1 = S2 ^ S5 ^ (S6 & S7)
+		emit("%s %s, %s, %s", w.xor, r(6), r(1), r(rZ0))
+		emit("VPTERNLOGQ $0x78, %s, %s, %s", r(3), r(2), r(rZ0))
+		emit("%s %s, %s, %s", w.xor, r(5), r(2), r(rZ1))
+		emit("VPTERNLOGQ $0x78, %s, %s, %s", r(7), r(6), r(rZ1))
+	default:
+		emit("%s %s, %s, %s", w.and, r(3), r(2), r(rZ0))
+		emit("%s %s, %s, %s", w.xor, r(6), r(1), r(rA))
+		emit("%s %s, %s, %s", w.xor, r(rA), r(rZ0), r(rZ0))
+		emit("%s %s, %s, %s", w.and, r(7), r(6), r(rZ1))
+		emit("%s %s, %s, %s", w.xor, r(5), r(2), r(rB))
+		emit("%s %s, %s, %s", w.xor, r(rB), r(rZ1), r(rZ1))
 	}
-	if f.wide { // z = S1 ^ S4 ^ S5 ^ (S2 & S3)
-		emit("%s %s, %s, %s", w.and, w.r(3), w.r(2), w.r(rZ0))
-		emit("%s %s, %s, %s", w.xor, w.r(1), w.r(rZ0), w.r(rZ0))
-		emit("%s %s, %s, %s", w.xor, w.r(4), w.r(5), w.r(rZ1))
-		emit("%s %s, %s, %s", w.xor, w.r(rZ1), w.r(rZ0), w.r(rZ0))
-		return
-	}
-	// z0 = S1 ^ S6 ^ (S2 & S3), z1 = S2 ^ S5 ^ (S6 & S7)
-	emit("%s %s, %s, %s", w.and, w.r(3), w.r(2), w.r(rZ0))
-	emit("%s %s, %s, %s", w.xor, w.r(1), w.r(rZ0), w.r(rZ0))
-	emit("%s %s, %s, %s", w.xor, w.r(6), w.r(rZ0), w.r(rZ0))
-	emit("%s %s, %s, %s", w.and, w.r(7), w.r(6), w.r(rZ1))
-	emit("%s %s, %s, %s", w.xor, w.r(2), w.r(rZ1), w.r(rZ1))
-	emit("%s %s, %s, %s", w.xor, w.r(5), w.r(rZ1), w.r(rZ1))
 }
 
 func (f family) loadState(w width, base string) {
@@ -238,19 +253,33 @@ func header(name string, frame int, args string) {
 }
 
 func ret(w width) {
-	if w.name != "X" {
+	if w.reg != "X" {
 		emit("VZEROUPPER")
 	}
 	emit("RET")
 }
 
-// kernel emits absorb, enc, dec and decLast for one family and width.
+// kernel emits absorb, enc, dec and decLast for one family and width. The
+// X and Y three-input-logic widths only differ in enc and dec, so they get
+// only those; init, absorb, decLast and final come from the plain width.
 func (f family) kernels(w width, suffix string, p io) {
+	encDecOnly := w.tern && w.reg != "Z"
+
+	if !encDecOnly {
+		f.absorbKernel(w, suffix, p)
+	}
+	f.encDecKernels(w, suffix, p)
+	if p.pair || encDecOnly {
+		return
+	}
+	f.decLastKernel(w, suffix)
+}
+
+// absorbKernel emits absorb(s, srcA[, srcB], n[, stride]).
+func (f family) absorbKernel(w width, suffix string, p io) {
 	chunk := f.vectors() * p.half // pairs: bytes of each message per update
 	name := func(op string) string { return op + f.name + suffix }
 	nv := f.vectors()
-
-	// absorb(s, srcA[, srcB], n)
 	if p.pair {
 		header(name("absorb"), 32, "func absorb"+f.name+suffix+"(s *byte, srcA, srcB *byte, n int)")
 		emit("MOVQ s+0(FP), AX")
@@ -286,7 +315,13 @@ func (f family) kernels(w width, suffix string, p io) {
 	f.storeState(w, "AX")
 	ret(w)
 
-	// enc/dec(s, dstA, srcA[, dstB, srcB], n)
+}
+
+// encDecKernels emits enc and dec(s, dstA, srcA[, dstB, srcB], n[, stride]).
+func (f family) encDecKernels(w width, suffix string, p io) {
+	chunk := f.vectors() * p.half
+	name := func(op string) string { return op + f.name + suffix }
+	nv := f.vectors()
 	for _, op := range []string{"enc", "dec"} {
 		lbl := op + f.name + suffix
 		if p.pair {
@@ -341,10 +376,12 @@ func (f family) kernels(w width, suffix string, p io) {
 		f.storeState(w, "AX")
 		ret(w)
 	}
-	if p.pair {
-		return
-	}
+}
 
+// decLastKernel emits decLast(s, buf, mask, stride).
+func (f family) decLastKernel(w width, suffix string) {
+	name := func(op string) string { return op + f.name + suffix }
+	nv := f.vectors()
 	// decLast(s, buf, mask): decrypts the zero-padded last chunk in buf in
 	// place; the plaintext is ANDed with mask (0xff for message bytes, 0 for
 	// padding) before it is stored and absorbed, as the draft's DecPartial.
@@ -368,61 +405,20 @@ func (f family) kernels(w width, suffix string, p io) {
 	ret(w)
 }
 
-// decStep decrypts the chunk loaded in rM0 (rM1) and updates the state. The
-// plaintext C ^ z goes out through rT (rCtx); the state takes C as the round
-// key and e = z ^ S0 (z ^ S4) afterwards, which keeps the keystream off the
-// AES chain. With AVX-512, three-input logic builds e as a shallow tree and
-// the plaintext from it.
+// decStep decrypts the chunk loaded in rM0 (rM1) and updates the state: the
+// plaintext C ^ z goes out through rT (rCtx), and the state takes C as the
+// round key and the keystream afterwards (see updateWith).
 func (f family) decStep(w width, p io) {
-	z := w.name == "Z"
-	r := w.r
-	if !z {
-		// Without three-input logic, fewer instructions beat a shallower
-		// tree (the vector ports are shared with the AES rounds): plaintext
-		// = C ^ z, then e = z ^ S0 (z ^ S4).
-		f.keystream(w)
-		plain, post := []int{rT, rCtx}, []int{0, 4}
-		for k := range f.vectors() {
-			emit("%s %s, %s, %s", w.xor, r(rZ0+k), r(rM0+k), r(plain[k]))
-			p.store(w, k, plain[k], "DI", "R9")
-			emit("%s %s, %s, %s", w.xor, r(post[k]), r(rZ0+k), r(rZ0+k))
-		}
-		if f.wide {
-			f.updateWith(w, rZ0, -1)
-		} else {
-			f.updateWith(w, rZ0, rZ1)
-		}
-		return
-	}
-	if f.wide {
-		// e = z ^ S0 = (S0 ^ S1 ^ S4) ^ (S5 ^ (S2 & S3)); registers 6 and 7
-		// are free in the 256 family.
-		emit("VMOVDQU64 Z0, Z%d", rZ0)
-		emit("VPTERNLOGQ $0x96, Z4, Z1, Z%d", rZ0)
-		emit("VMOVDQU64 Z5, Z6")
-		emit("VPTERNLOGQ $0x78, Z3, Z2, Z6")
-		emit("%s %s, %s, %s", w.xor, r(6), r(rZ0), r(rZ0))
-	} else {
-		// e0 = z0 ^ S0 = (S0 ^ S1 ^ S6) ^ (S2 & S3),
-		// e1 = z1 ^ S4 = (S2 ^ S4 ^ S5) ^ (S6 & S7).
-		emit("VMOVDQU64 Z0, Z%d", rZ0)
-		emit("VPTERNLOGQ $0x96, Z6, Z1, Z%d", rZ0)
-		emit("VPTERNLOGQ $0x78, Z3, Z2, Z%d", rZ0)
-		emit("VMOVDQU64 Z4, Z%d", rZ1)
-		emit("VPTERNLOGQ $0x96, Z5, Z2, Z%d", rZ1)
-		emit("VPTERNLOGQ $0x78, Z7, Z6, Z%d", rZ1)
-	}
-	// Plaintext k = C ^ S ^ e, with S = S0 (k = 0) or S4 (k = 1).
-	plain, post := []int{rT, rCtx}, []int{0, 4}
+	f.keystream(w)
+	plain := []int{rT, rCtx}
 	for k := range f.vectors() {
-		emit("VMOVDQU64 Z%d, Z%d", post[k], plain[k])
-		emit("VPTERNLOGQ $0x96, Z%d, Z%d, Z%d", rZ0+k, rM0+k, plain[k])
+		emit("%s %s, %s, %s", w.xor, w.r(rZ0+k), w.r(rM0+k), w.r(plain[k]))
 		p.store(w, k, plain[k], "DI", "R9")
 	}
-	if f.wide {
-		f.updateWith(w, rZ0, -1)
+	if w.tern {
+		f.updateWith(w, postDecT)
 	} else {
-		f.updateWith(w, rZ0, rZ1)
+		f.updateWith(w, postDec)
 	}
 }
 
@@ -538,11 +534,11 @@ func (f family) finalKernel(w width) {
 	emit("JNZ %sloop", name)
 	fold := func(r int) {
 		// Fold the lanes of register r into its low 16 bytes.
-		if w.name == "Z" {
+		if w.reg == "Z" {
 			emit("VEXTRACTI64X4 $1, Z%d, Y%d", r, rT)
 			emit("VPXOR Y%d, Y%d, Y%d", rT, r, r)
 		}
-		if w.name != "X" {
+		if w.reg != "X" {
 			emit("VEXTRACTI128 $1, Y%d, X%d", r, rT)
 			emit("VPXOR X%d, X%d, X%d", rT, r, r)
 		}
@@ -579,7 +575,11 @@ func main() {
 	out.WriteString("// Code generated by go run ./_asm/gen.go. DO NOT EDIT.\n\n")
 	out.WriteString("//go:build amd64 && !purego\n\n#include \"textflag.h\"\n")
 	for _, f := range []family{f128, f256} {
-		for _, w := range []width{wX, wY, wZ} {
+		for _, w := range []width{wX, wXT, wY, wYT, wZ} {
+			if w.tern && w.reg != "Z" {
+				f.kernels(w, w.name, io{})
+				continue
+			}
 			f.initKernel(w, w.name, io{})
 			f.kernels(w, w.name, io{})
 			f.finalKernel(w)
@@ -590,6 +590,7 @@ func main() {
 	for _, f := range []family{f128, f256} {
 		f.initKernel(wY, "YP", io{pair: true, half: 16})
 		f.kernels(wY, "YP", io{pair: true, half: 16})
+		f.kernels(wYT, "YTP", io{pair: true, half: 16})
 	}
 	for _, f := range []family{f128, f256} {
 		f.initKernel(wZ, "ZP", io{pair: true, half: 32})

@@ -50,3 +50,19 @@ func TestLaneGroupFallbacks(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelChoice logs the kernel each variant runs on this machine and
+// checks that a variant never gets a kernel wider than its lanes.
+func TestKernelChoice(t *testing.T) {
+	for _, c := range constructors {
+		k, groups := kernelFor(c.v, cpuFeatures)
+		if k == kNone {
+			t.Logf("%s: portable code", c.v.name)
+			continue
+		}
+		if k.width()*groups != 16*c.v.lanes {
+			t.Errorf("%s: kernel width %d x %d groups for %d lanes", c.v.name, k.width(), groups, c.v.lanes)
+		}
+		t.Logf("%s: %d-byte registers, %d lane group(s), three-input logic %v", c.v.name, k.width(), groups, k != k.plain() || k.width() == 64)
+	}
+}

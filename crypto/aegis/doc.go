@@ -53,9 +53,10 @@
 // On amd64 the package picks at start-up, with golang.org/x/sys/cpu:
 // AES-NI (in its AVX encoding) for AEGIS-128L and AEGIS-256, VAES on 256-bit
 // registers for the X2 variants, VAES on 512-bit registers (AVX-512) for the
-// X4 variants. When the wider instructions are missing, the X variants run
-// their lanes in groups on the narrower registers (AEGIS-256X2 on an
-// AES-NI-only CPU is two AES-NI passes), which is slower but still fast.
+// X4 variants, and AVX-512's three-input logic where it exists (it shortens
+// the decryption chain). When the wider instructions are missing, the X
+// variants run their lanes in groups on the narrower registers (AEGIS-256X2
+// on an AES-NI-only CPU is two AES-NI passes), which is slower but still fast.
 // Without AES instructions at all, and on other architectures, the portable
 // Go code runs: it implements the AES round with lookup tables, is correct
 // everywhere but about a hundred times slower, and is not constant time

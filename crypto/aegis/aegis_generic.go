@@ -38,12 +38,13 @@ func (x block) store(b []byte) {
 func xor(x, y block) block { return block{x[0] ^ y[0], x[1] ^ y[1], x[2] ^ y[2], x[3] ^ y[3]} }
 func and(x, y block) block { return block{x[0] & y[0], x[1] & y[1], x[2] & y[2], x[3] & y[3]} }
 
-// sbox and te are the AES S-box and the combined SubBytes+MixColumns table
-// (te[b] is the column produced by byte b in row 0; rows 1..3 are rotations),
-// computed once at start-up from the field arithmetic rather than typed in.
+// sbox and te are the AES S-box and the combined SubBytes+MixColumns tables
+// (te[0][b] is the column produced by byte b in row 0, te[r] its rotation for
+// row r), computed once at start-up from the field arithmetic rather than
+// typed in.
 var (
 	sbox [256]byte
-	te   [256]uint32
+	te   [4][256]uint32
 )
 
 func init() {
@@ -65,7 +66,10 @@ func init() {
 			bits.RotateLeft8(inv, 3) ^ bits.RotateLeft8(inv, 4) ^ 0x63
 		sbox[i] = s
 		s2 := xtime(s)
-		te[i] = uint32(s2)<<24 | uint32(s)<<16 | uint32(s)<<8 | uint32(s2^s)
+		col := uint32(s2)<<24 | uint32(s)<<16 | uint32(s)<<8 | uint32(s2^s)
+		for r := range 4 {
+			te[r][i] = bits.RotateLeft32(col, -8*r)
+		}
 	}
 }
 
@@ -76,14 +80,13 @@ func xtime(x byte) byte {
 // aesRound is one AES encryption round without the key schedule:
 // MixColumns(ShiftRows(SubBytes(in))) ^ rk, the AESENC instruction.
 func aesRound(in, rk block) block {
-	var out block
-	for c := range 4 {
-		out[c] = te[in[c]>>24] ^
-			bits.RotateLeft32(te[in[(c+1)&3]>>16&0xff], -8) ^
-			bits.RotateLeft32(te[in[(c+2)&3]>>8&0xff], -16) ^
-			bits.RotateLeft32(te[in[(c+3)&3]&0xff], -24) ^ rk[c]
+	t0, t1, t2, t3 := &te[0], &te[1], &te[2], &te[3]
+	return block{
+		t0[in[0]>>24] ^ t1[in[1]>>16&0xff] ^ t2[in[2]>>8&0xff] ^ t3[in[3]&0xff] ^ rk[0],
+		t0[in[1]>>24] ^ t1[in[2]>>16&0xff] ^ t2[in[3]>>8&0xff] ^ t3[in[0]&0xff] ^ rk[1],
+		t0[in[2]>>24] ^ t1[in[3]>>16&0xff] ^ t2[in[0]>>8&0xff] ^ t3[in[1]&0xff] ^ rk[2],
+		t0[in[3]>>24] ^ t1[in[0]>>16&0xff] ^ t2[in[1]>>8&0xff] ^ t3[in[2]&0xff] ^ rk[3],
 	}
-	return out
 }
 
 // The draft's constants: C0 is the Fibonacci sequence modulo 256, C1 follows it.
@@ -107,28 +110,37 @@ type genericState struct {
 // update is the state update function, run on each lane; m1 is ignored by the
 // 256 family.
 func (st *genericState) update(m0, m1 *vec) {
-	s := &st.s
-	for j := range st.v.lanes {
-		if st.v.wide {
-			t5 := s[5][j]
-			s[5][j] = aesRound(s[4][j], s[5][j])
-			s[4][j] = aesRound(s[3][j], s[4][j])
-			s[3][j] = aesRound(s[2][j], s[3][j])
-			s[2][j] = aesRound(s[1][j], s[2][j])
-			s[1][j] = aesRound(s[0][j], s[1][j])
-			s[0][j] = aesRound(t5, xor(s[0][j], m0[j]))
-			continue
+	if st.v.wide {
+		for j := range st.v.lanes {
+			update256(&st.s, j, m0[j])
 		}
-		t7 := s[7][j]
-		s[7][j] = aesRound(s[6][j], s[7][j])
-		s[6][j] = aesRound(s[5][j], s[6][j])
-		s[5][j] = aesRound(s[4][j], s[5][j])
-		s[4][j] = aesRound(s[3][j], xor(s[4][j], m1[j]))
-		s[3][j] = aesRound(s[2][j], s[3][j])
-		s[2][j] = aesRound(s[1][j], s[2][j])
-		s[1][j] = aesRound(s[0][j], s[1][j])
-		s[0][j] = aesRound(t7, xor(s[0][j], m0[j]))
+		return
 	}
+	for j := range st.v.lanes {
+		update128(&st.s, j, m0[j], m1[j])
+	}
+}
+
+func update256(s *[8]vec, j int, m block) {
+	s0, s1, s2, s3, s4, s5 := s[0][j], s[1][j], s[2][j], s[3][j], s[4][j], s[5][j]
+	s[0][j] = aesRound(s5, xor(s0, m))
+	s[1][j] = aesRound(s0, s1)
+	s[2][j] = aesRound(s1, s2)
+	s[3][j] = aesRound(s2, s3)
+	s[4][j] = aesRound(s3, s4)
+	s[5][j] = aesRound(s4, s5)
+}
+
+func update128(s *[8]vec, j int, m0, m1 block) {
+	s0, s1, s2, s3, s4, s5, s6, s7 := s[0][j], s[1][j], s[2][j], s[3][j], s[4][j], s[5][j], s[6][j], s[7][j]
+	s[0][j] = aesRound(s7, xor(s0, m0))
+	s[1][j] = aesRound(s0, s1)
+	s[2][j] = aesRound(s1, s2)
+	s[3][j] = aesRound(s2, s3)
+	s[4][j] = aesRound(s3, xor(s4, m1))
+	s[5][j] = aesRound(s4, s5)
+	s[6][j] = aesRound(s5, s6)
+	s[7][j] = aesRound(s6, s7)
 }
 
 // laneContext is ctx_j = Byte(j) || Byte(D-1) || zeros, which makes the lanes'

@@ -163,6 +163,12 @@ func runInit(e *env, dirArg, name, mountPoint, passfile string, auto bool, opts 
 func checkNewCipherDir(dir string) error {
 	st, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
+		// init creates the directory itself, not its parents.
+		parent := filepath.Dir(dir)
+		if pst, perr := os.Stat(parent); perr != nil || !pst.IsDir() {
+			return withHint(fmt.Errorf("%s: parent directory %s does not exist", dir, parent),
+				"create it first (mkdir -p %s)", parent)
+		}
 		return nil
 	}
 	if err != nil {

@@ -344,6 +344,9 @@ examples:
 			}
 			defer crypto.Wipe(newPassword)
 			if err := vault.ChangePassword(entry.CipherDir, oldPassword, key, newPassword); err != nil {
+				if key != nil && errors.Is(err, vault.ErrWrongPassword) {
+					return withHint(err, "nothing was changed; check the master key against what init printed")
+				}
 				return err
 			}
 			fmt.Fprintf(e.stdout, "Password changed for %s.\n", displayName(entry))

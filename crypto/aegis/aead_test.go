@@ -257,8 +257,11 @@ func checkBatch(t *testing.T, a cipher.AEAD) {
 	b := a.(Batcher)
 	for _, shape := range []string{"equal", "mixed", "odd", "ragged", "longad"} {
 		k := 1 + r.IntN(9)
-		if shape == "odd" {
+		switch shape {
+		case "odd":
 			k = 7
+		case "equal", "ragged": // two groups of four (quad kernels) and one more
+			k = 9
 		}
 		dsts, nonces, msgs, ads := make([][]byte, k), make([][]byte, k), make([][]byte, k), make([][]byte, k)
 		want := make([][]byte, k)
@@ -399,22 +402,27 @@ func FuzzAsmMatchesGeneric(f *testing.F) {
 	})
 }
 
-// FuzzBatchMatchesSeal cuts the input into three messages (equal AD lengths,
-// so the pair kernels run) and compares SealBatch and OpenBatch with Seal,
+// FuzzBatchMatchesSeal cuts the input into five messages (equal AD lengths,
+// so the pair and quad kernels run) and compares SealBatch and OpenBatch with Seal,
 // including the report of a tampered message.
 func FuzzBatchMatchesSeal(f *testing.F) {
-	f.Add(uint8(4), make([]byte, 3*4096), uint16(4096), uint16(8192), uint8(24))
-	f.Add(uint8(0), make([]byte, 300), uint16(33), uint16(290), uint8(40))
-	f.Fuzz(func(t *testing.T, which uint8, data []byte, cut1, cut2 uint16, adLen uint8) {
+	f.Add(uint8(4), make([]byte, 5*4096), uint16(4096), uint16(4096), uint16(4096), uint16(4096), uint8(24))
+	f.Add(uint8(0), make([]byte, 300), uint16(33), uint16(100), uint16(40), uint16(90), uint8(40))
+	f.Fuzz(func(t *testing.T, which uint8, data []byte, n1, n2, n3, n4 uint16, adLen uint8) {
 		c := constructors[int(which)%len(constructors)]
 		a, err := c.new(make([]byte, c.v.keySize()), 16)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c1 := min(int(cut1), len(data))
-		c2 := min(max(int(cut2), c1), len(data))
-		msgs := [][]byte{data[:c1], data[c1:c2], data[c2:]}
-		const k = 3
+		// Five messages: lengths n1..n4 (as far as data lasts) and the rest.
+		var msgs [][]byte
+		for _, n := range []uint16{n1, n2, n3, n4} {
+			n := min(int(n), len(data))
+			msgs = append(msgs, data[:n])
+			data = data[n:]
+		}
+		msgs = append(msgs, data)
+		const k = 5
 		dsts, nonces, ads, want := make([][]byte, k), make([][]byte, k), make([][]byte, k), make([][]byte, k)
 		for i := range k {
 			nonces[i] = make([]byte, a.NonceSize())

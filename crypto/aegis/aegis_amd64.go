@@ -434,7 +434,8 @@ func (a *aead) openRest(s *state, out, ciphertext []byte, done, adLen int) bool 
 // must have the same length) and the full chunks both have; then the state is
 // split and each message finishes alone on the single-message kernel. The X4
 // variants already fill the AES units with one message, so they have no pair
-// kernels.
+// kernels. AEGIS-256X2 also has a quad kernel that runs two pairs at once, for
+// CPUs that start two 512-bit AES rounds per cycle.
 
 // pairing describes the pair kernel of a variant.
 type pairing struct {
@@ -442,18 +443,19 @@ type pairing struct {
 	rate   int    // bytes per message per update
 	half   int    // bytes per message in one paired register
 	blocks int    // state vectors
+	quad   bool   // a quad kernel runs two pairs at once
 }
 
 func (a *aead) pairing() (pairing, bool) {
 	switch {
 	case a.v == v128L && a.impl.f.vaes && a.impl.k.plain() == k128X:
-		return pairing{a.impl.k, 32, 16, 8}, true
+		return pairing{a.impl.k, 32, 16, 8, false}, true
 	case a.v == v256 && a.impl.f.vaes && a.impl.k.plain() == k256X:
-		return pairing{a.impl.k, 16, 16, 6}, true
+		return pairing{a.impl.k, 16, 16, 6, false}, true
 	case a.v == v128X2 && a.impl.f.vaes512 && a.impl.k.plain() == k128Y:
-		return pairing{a.impl.k, 64, 32, 8}, true
+		return pairing{a.impl.k, 64, 32, 8, false}, true
 	case a.v == v256X2 && a.impl.f.vaes512 && a.impl.k.plain() == k256Y:
-		return pairing{a.impl.k, 32, 32, 6}, true
+		return pairing{a.impl.k, 32, 32, 6, true}, true
 	}
 	return pairing{}, false
 }
@@ -530,19 +532,49 @@ func (a *aead) sealBatch(dsts, nonces, msgs, ads [][]byte) {
 		a.sealBatchLoop(dsts, nonces, msgs, ads)
 		return
 	}
-	i := 0
-	for ; i+1 < len(msgs); i += 2 {
-		outA, outB := dsts[i][:len(msgs[i])+a.tagSize], dsts[i+1][:len(msgs[i+1])+a.tagSize]
+	out := func(i int) []byte { return dsts[i][:len(msgs[i])+a.tagSize] }
+	// sealTwo seals messages i and i+1 as a pair, or one by one.
+	sealTwo := func(i int) {
 		if !pairable(p, len(msgs[i]), len(msgs[i+1]), ads[i], ads[i+1]) {
-			a.seal(outA, nonces[i], msgs[i], ads[i])
-			a.seal(outB, nonces[i+1], msgs[i+1], ads[i+1])
+			a.seal(out(i), nonces[i], msgs[i], ads[i])
+			a.seal(out(i+1), nonces[i+1], msgs[i+1], ads[i+1])
+			return
+		}
+		a.sealPair(p, out(i), nonces[i], msgs[i], ads[i], out(i+1), nonces[i+1], msgs[i+1], ads[i+1])
+	}
+	i := 0
+	for ; p.quad && i+3 < len(msgs); i += 4 {
+		if !pairable(p, len(msgs[i]), len(msgs[i+1]), ads[i], ads[i+1]) ||
+			!pairable(p, len(msgs[i+2]), len(msgs[i+3]), ads[i+2], ads[i+3]) {
+			sealTwo(i)
+			sealTwo(i + 2)
 			continue
 		}
-		a.sealPair(p, outA, nonces[i], msgs[i], ads[i], outB, nonces[i+1], msgs[i+1], ads[i+1])
+		a.sealQuad(p, [4][]byte{out(i), out(i + 1), out(i + 2), out(i + 3)},
+			[4][]byte(nonces[i:i+4]), [4][]byte(msgs[i:i+4]), [4][]byte(ads[i:i+4]))
+	}
+	for ; i+1 < len(msgs); i += 2 {
+		sealTwo(i)
 	}
 	if i < len(msgs) {
-		a.seal(dsts[i][:len(msgs[i])+a.tagSize], nonces[i], msgs[i], ads[i])
+		a.seal(out(i), nonces[i], msgs[i], ads[i])
 	}
+}
+
+// sealQuad seals four messages as two pairs in the quad kernel.
+func (a *aead) sealQuad(p pairing, outs, nonces, msgs, ads [4][]byte) {
+	var s1, s2, sA, sB state
+	a.pairStart(p, &s1, nonces[0], nonces[1], ads[0], ads[1])
+	a.pairStart(p, &s2, nonces[2], nonces[3], ads[2], ads[3])
+	n := min(len(msgs[0]), len(msgs[1]), len(msgs[2]), len(msgs[3])) / p.rate
+	enc256ZQ(&s1[0], &s2[0], &outs[0][0], &msgs[0][0], &outs[1][0], &msgs[1][0],
+		&outs[2][0], &msgs[2][0], &outs[3][0], &msgs[3][0], n)
+	split(p, &s1, &sA, &sB)
+	a.sealRest(&sA, outs[0], msgs[0], n*p.rate, len(ads[0]))
+	a.sealRest(&sB, outs[1], msgs[1], n*p.rate, len(ads[1]))
+	split(p, &s2, &sA, &sB)
+	a.sealRest(&sA, outs[2], msgs[2], n*p.rate, len(ads[2]))
+	a.sealRest(&sB, outs[3], msgs[3], n*p.rate, len(ads[3]))
 }
 
 // pairStart initializes the paired state and absorbs both messages' AD.
@@ -585,38 +617,65 @@ func (a *aead) openBatch(dsts, nonces, cts, ads [][]byte) (int, error) {
 		return a.openBatchLoop(dsts, nonces, cts, ads)
 	}
 	bad := -1
-	fail := func(i int) {
-		if bad < 0 {
+	fail := func(i int, ok bool) {
+		if !ok && bad < 0 {
 			bad = i
 		}
 	}
+	ptLen := func(i int) int { return len(cts[i]) - a.tagSize }
+	out := func(i int) []byte { return dsts[i][:ptLen(i)] }
+	// openTwo opens messages i and i+1 as a pair, or one by one.
+	openTwo := func(i int) {
+		if !pairable(p, ptLen(i), ptLen(i+1), ads[i], ads[i+1]) { // also catches too-short ciphertexts
+			fail(i, a.openOne(dsts[i], nonces[i], cts[i], ads[i]))
+			fail(i+1, a.openOne(dsts[i+1], nonces[i+1], cts[i+1], ads[i+1]))
+			return
+		}
+		okA, okB := a.openPair(p, out(i), nonces[i], cts[i], ads[i], out(i+1), nonces[i+1], cts[i+1], ads[i+1])
+		fail(i, okA)
+		fail(i+1, okB)
+	}
 	i := 0
-	for ; i+1 < len(cts); i += 2 {
-		lenA, lenB := len(cts[i])-a.tagSize, len(cts[i+1])-a.tagSize
-		if !pairable(p, lenA, lenB, ads[i], ads[i+1]) { // also catches too-short ciphertexts
-			if !a.openOne(dsts[i], nonces[i], cts[i], ads[i]) {
-				fail(i)
-			}
-			if !a.openOne(dsts[i+1], nonces[i+1], cts[i+1], ads[i+1]) {
-				fail(i + 1)
-			}
+	for ; p.quad && i+3 < len(cts); i += 4 {
+		if !pairable(p, ptLen(i), ptLen(i+1), ads[i], ads[i+1]) ||
+			!pairable(p, ptLen(i+2), ptLen(i+3), ads[i+2], ads[i+3]) {
+			openTwo(i)
+			openTwo(i + 2)
 			continue
 		}
-		okA, okB := a.openPair(p, dsts[i][:lenA], nonces[i], cts[i], ads[i], dsts[i+1][:lenB], nonces[i+1], cts[i+1], ads[i+1])
-		if !okA {
-			fail(i)
-		}
-		if !okB {
-			fail(i + 1)
+		oks := a.openQuad(p, [4][]byte{out(i), out(i + 1), out(i + 2), out(i + 3)},
+			[4][]byte(nonces[i:i+4]), [4][]byte(cts[i:i+4]), [4][]byte(ads[i:i+4]))
+		for j, ok := range oks {
+			fail(i+j, ok)
 		}
 	}
-	if i < len(cts) && !a.openOne(dsts[i], nonces[i], cts[i], ads[i]) {
-		fail(i)
+	for ; i+1 < len(cts); i += 2 {
+		openTwo(i)
+	}
+	if i < len(cts) {
+		fail(i, a.openOne(dsts[i], nonces[i], cts[i], ads[i]))
 	}
 	if bad >= 0 {
 		return bad, ErrOpen
 	}
 	return -1, nil
+}
+
+// openQuad opens four messages as two pairs in the quad kernel.
+func (a *aead) openQuad(p pairing, outs, nonces, cts, ads [4][]byte) (oks [4]bool) {
+	var s1, s2, sA, sB state
+	a.pairStart(p, &s1, nonces[0], nonces[1], ads[0], ads[1])
+	a.pairStart(p, &s2, nonces[2], nonces[3], ads[2], ads[3])
+	n := min(len(outs[0]), len(outs[1]), len(outs[2]), len(outs[3])) / p.rate
+	dec256ZQ(&s1[0], &s2[0], &outs[0][0], &cts[0][0], &outs[1][0], &cts[1][0],
+		&outs[2][0], &cts[2][0], &outs[3][0], &cts[3][0], n)
+	split(p, &s1, &sA, &sB)
+	oks[0] = a.openRest(&sA, outs[0], cts[0], n*p.rate, len(ads[0]))
+	oks[1] = a.openRest(&sB, outs[1], cts[1], n*p.rate, len(ads[1]))
+	split(p, &s2, &sA, &sB)
+	oks[2] = a.openRest(&sA, outs[2], cts[2], n*p.rate, len(ads[2]))
+	oks[3] = a.openRest(&sB, outs[3], cts[3], n*p.rate, len(ads[3]))
+	return
 }
 
 func (a *aead) openPair(p pairing, outA, nonceA, cA, adA, outB, nonceB, cB, adB []byte) (okA, okB bool) {

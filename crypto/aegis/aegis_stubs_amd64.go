@@ -195,4 +195,10 @@ func enc256ZP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 
 //go:noescape
 func dec256ZP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
+func enc256ZQ(s1, s2 *byte, dstA, srcA, dstB, srcB, dstC, srcC, dstD, srcD *byte, n int)
+
+//go:noescape
+func dec256ZQ(s1, s2 *byte, dstA, srcA, dstB, srcB, dstC, srcC, dstD, srcD *byte, n int)
 func cpuidECX7() uint32

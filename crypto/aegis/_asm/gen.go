@@ -44,14 +44,23 @@ type width struct {
 	// available; VPTERNLOGQ immediates: 0x96 is A^B^C, 0x78 is A^(B&C), A
 	// being the destination (the last operand in Go's order).
 	tern bool
+	// base is added to every register number: the quad kernels run their
+	// second pair in registers 16..31.
+	base int
+}
+
+// upper returns the same width on registers 16..31 (EVEX only).
+func (w width) upper() width {
+	w.base = 16
+	return w
 }
 
 var (
-	wX  = width{"X", "X", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", false}
-	wXT = width{"X", "XT", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", true}
-	wY  = width{"Y", "Y", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", false}
-	wYT = width{"Y", "YT", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", true}
-	wZ  = width{"Z", "Z", 64, "VMOVDQU64", "VPXORQ", "VPANDQ", "VBROADCASTI32X4", true}
+	wX  = width{"X", "X", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", false, 0}
+	wXT = width{"X", "XT", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", true, 0}
+	wY  = width{"Y", "Y", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", false, 0}
+	wYT = width{"Y", "YT", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", true, 0}
+	wZ  = width{"Z", "Z", 64, "VMOVDQU64", "VPXORQ", "VPANDQ", "VBROADCASTI32X4", true, 0}
 )
 
 // family is the 128-bit-key family (wide=false) or the 256-bit-key family.
@@ -83,7 +92,7 @@ func emit(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args
 func label(l string)                  { fmt.Fprintf(&out, "%s:\n", l) }
 
 // Register names: state vectors use registers 0..n-1.
-func (w width) r(i int) string { return fmt.Sprintf("%s%d", w.reg, i) }
+func (w width) r(i int) string { return fmt.Sprintf("%s%d", w.reg, i+w.base) }
 
 // Registers above the state.
 const (
@@ -221,7 +230,7 @@ func (p io) load(w width, k int, r int, srcA, srcB string) {
 		return
 	}
 	ins, _, low := p.halfOps(w)
-	emit("VMOVDQU %d(%s), %s%d", k*p.half, srcA, low, r)
+	emit("%s %d(%s), %s%d", lowMov(w), k*p.half, srcA, low, r+w.base)
 	emit("%s $1, %d(%s), %s, %s", ins, k*p.half, srcB, w.r(r), w.r(r))
 }
 
@@ -231,8 +240,17 @@ func (p io) store(w width, k int, r int, dstA, dstB string) {
 		return
 	}
 	_, ext, low := p.halfOps(w)
-	emit("VMOVDQU %s%d, %d(%s)", low, r, k*p.half, dstA)
+	emit("%s %s%d, %d(%s)", lowMov(w), low, r+w.base, k*p.half, dstA)
 	emit("%s $1, %s, %d(%s)", ext, w.r(r), k*p.half, dstB)
+}
+
+// lowMov moves the low half of a paired register: registers 16..31 need the
+// EVEX encoding.
+func lowMov(w width) string {
+	if w.base >= 16 {
+		return "VMOVDQU64"
+	}
+	return "VMOVDQU"
 }
 
 func (f family) vectors() int {
@@ -321,7 +339,6 @@ func (f family) absorbKernel(w width, suffix string, p io) {
 func (f family) encDecKernels(w width, suffix string, p io) {
 	chunk := f.vectors() * p.half
 	name := func(op string) string { return op + f.name + suffix }
-	nv := f.vectors()
 	for _, op := range []string{"enc", "dec"} {
 		lbl := op + f.name + suffix
 		if p.pair {
@@ -346,21 +363,7 @@ func (f family) encDecKernels(w width, suffix string, p io) {
 		emit("TESTQ CX, CX")
 		emit("JZ %sdone", lbl)
 		label(lbl + "loop")
-		if op == "enc" {
-			f.keystream(w)
-		}
-		for k := range nv {
-			p.load(w, k, rM0+k, "SI", "R8")
-		}
-		if op == "enc" {
-			for k := range nv {
-				emit("%s %s, %s, %s", w.xor, w.r(rM0+k), w.r(rZ0+k), w.r(rZ0+k))
-				p.store(w, k, rZ0+k, "DI", "R9")
-			}
-			f.update(w)
-		} else {
-			f.decStep(w, p)
-		}
+		f.step(op, w, p, ptrs{"SI", "R8", "DI", "R9"})
 		if p.pair {
 			emit("ADDQ $%d, SI", chunk)
 			emit("ADDQ $%d, DI", chunk)
@@ -374,6 +377,67 @@ func (f family) encDecKernels(w width, suffix string, p io) {
 		emit("JNZ %sloop", lbl)
 		label(lbl + "done")
 		f.storeState(w, "AX")
+		ret(w)
+	}
+}
+
+// ptrs names the registers pointing at the current chunk: sources and
+// destinations of message A (and B, for pairs).
+type ptrs struct{ srcA, srcB, dstA, dstB string }
+
+// step encrypts or decrypts one chunk and updates the state.
+func (f family) step(op string, w width, p io, q ptrs) {
+	nv := f.vectors()
+	if op == "enc" {
+		f.keystream(w)
+	}
+	for k := range nv {
+		p.load(w, k, rM0+k, q.srcA, q.srcB)
+	}
+	if op == "dec" {
+		f.decStep(w, p, q)
+		return
+	}
+	for k := range nv {
+		emit("%s %s, %s, %s", w.xor, w.r(rM0+k), w.r(rZ0+k), w.r(rZ0+k))
+		p.store(w, k, rZ0+k, q.dstA, q.dstB)
+	}
+	f.update(w)
+}
+
+// quadKernels emits enc and dec for two pair states at once (four messages):
+// the first pair in registers 0..15, the second in 16..31. Where the AES
+// units can start two 512-bit rounds per cycle, one pair leaves them half
+// idle waiting for its AESENC chain; two independent pairs fill them.
+func (f family) quadKernels(w width, suffix string, p io) {
+	chunk := f.vectors() * p.half
+	w2 := w.upper()
+	q1 := ptrs{"SI", "R8", "DI", "R9"}
+	q2 := ptrs{"R10", "R11", "R12", "R13"}
+	for _, op := range []string{"enc", "dec"} {
+		name := op + f.name + suffix
+		header(name, 88, "func "+name+"(s1, s2 *byte, dstA, srcA, dstB, srcB, dstC, srcC, dstD, srcD *byte, n int)")
+		emit("MOVQ s1+0(FP), AX")
+		emit("MOVQ s2+8(FP), BX")
+		for i, r := range []string{"DI", "SI", "R9", "R8", "R12", "R10", "R13", "R11"} {
+			emit("MOVQ %s+%d(FP), %s", []string{"dstA", "srcA", "dstB", "srcB", "dstC", "srcC", "dstD", "srcD"}[i], 16+8*i, r)
+		}
+		emit("MOVQ n+80(FP), CX")
+		f.loadState(w, "AX")
+		f.loadState(w2, "BX")
+		emit("TESTQ CX, CX")
+		emit("JZ %sdone", name)
+		label(name + "loop")
+		f.step(op, w, p, q1)
+		f.step(op, w2, p, q2)
+		for _, r := range []string{"SI", "R8", "DI", "R9", "R10", "R11", "R12", "R13"} {
+			emit("ADDQ $%d, %s", chunk, r)
+		}
+		emit("DECQ CX")
+		emit("JNZ %sloop", name)
+		label(name + "done")
+		f.storeState(w, "AX")
+		f.storeState(w2, "BX")
 		ret(w)
 	}
 }
@@ -408,12 +472,12 @@ func (f family) decLastKernel(w width, suffix string) {
 // decStep decrypts the chunk loaded in rM0 (rM1) and updates the state: the
 // plaintext C ^ z goes out through rT (rCtx), and the state takes C as the
 // round key and the keystream afterwards (see updateWith).
-func (f family) decStep(w width, p io) {
+func (f family) decStep(w width, p io, q ptrs) {
 	f.keystream(w)
 	plain := []int{rT, rCtx}
 	for k := range f.vectors() {
 		emit("%s %s, %s, %s", w.xor, w.r(rZ0+k), w.r(rM0+k), w.r(plain[k]))
-		p.store(w, k, plain[k], "DI", "R9")
+		p.store(w, k, plain[k], q.dstA, q.dstB)
 	}
 	if w.tern {
 		f.updateWith(w, postDecT)
@@ -596,6 +660,8 @@ func main() {
 		f.initKernel(wZ, "ZP", io{pair: true, half: 32})
 		f.kernels(wZ, "ZP", io{pair: true, half: 32})
 	}
+	// Quads: two AEGIS-256X2 pairs.
+	f256.quadKernels(wZ, "ZQ", io{pair: true, half: 32})
 	// x/sys/cpu reports VAES only together with AVX-512; the Y kernels need
 	// the VAES bit on AVX2-only CPUs too, so read it directly.
 	header("cpuidECX7", 4, "func cpuidECX7() uint32")

@@ -20,7 +20,8 @@ import (
 )
 
 // fixturesDir holds the gocryptfs fixtures (one directory per vault with
-// cipher.tar and password), kept by the vault package's tests.
+// cipher.tar and password), kept by the vault package's tests. Scripts use
+// them as $FIXTURES and fail if they are missing.
 const fixturesDir = "../../vault/testdata/fixtures"
 
 // TestMain lets testscript run "vaultui" in a child process of the test
@@ -48,14 +49,6 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/config")
 			env.Setenv("FIXTURES", fixtures)
 			return os.MkdirAll(env.WorkDir+"/home", 0o700)
-		},
-		Condition: func(cond string) (bool, error) {
-			name, ok := strings.CutPrefix(cond, "fixture:")
-			if !ok {
-				return false, fmt.Errorf("unknown condition %q", cond)
-			}
-			_, err := os.Stat(filepath.Join(fixtures, name, "cipher.tar"))
-			return err == nil, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"untar":     cmdUntar,

@@ -455,7 +455,7 @@ func (a *aead) pairing() (pairing, bool) {
 	case a.v == v128X2 && a.impl.f.vaes512 && a.impl.k.plain() == k128Y:
 		return pairing{a.impl.k, 64, 32, 8, false}, true
 	case a.v == v256X2 && a.impl.f.vaes512 && a.impl.k.plain() == k256Y:
-		return pairing{a.impl.k, 32, 32, 6, true}, true
+		return pairing{a.impl.k, 32, 32, 6, a.impl.f.tern}, true
 	}
 	return pairing{}, false
 }
@@ -561,14 +561,42 @@ func (a *aead) sealBatch(dsts, nonces, msgs, ads [][]byte) {
 	}
 }
 
-// sealQuad seals four messages as two pairs in the quad kernel.
+// quadStart initializes the two pair states of a quad and absorbs the AD.
+func (a *aead) quadStart(p pairing, s1, s2 *state, nonces, ads [4][]byte) {
+	init256ZQ(&s1[0], &s2[0], &a.impl.c[0], &nonces[0][0], &nonces[1][0], &nonces[2][0], &nonces[3][0])
+	a.pairAD(p, s1, ads[0], ads[1])
+	a.pairAD(p, s2, ads[2], ads[3])
+}
+
+// uniform reports whether four messages (plaintext lengths) can finish in
+// the quad kernel: same AD length, same message length, whole chunks only.
+func uniform(p pairing, lens [4]int, ads [4][]byte) bool {
+	for i := 1; i < 4; i++ {
+		if lens[i] != lens[0] || len(ads[i]) != len(ads[0]) {
+			return false
+		}
+	}
+	return lens[0]%p.rate == 0
+}
+
+// sealQuad seals four messages as two pairs in the quad kernel. Blocks of a
+// file write (same length, same AD length) finish in the quad kernel too;
+// others split into single states after their common full chunks.
 func (a *aead) sealQuad(p pairing, outs, nonces, msgs, ads [4][]byte) {
 	var s1, s2, sA, sB state
-	a.pairStart(p, &s1, nonces[0], nonces[1], ads[0], ads[1])
-	a.pairStart(p, &s2, nonces[2], nonces[3], ads[2], ads[3])
-	n := min(len(msgs[0]), len(msgs[1]), len(msgs[2]), len(msgs[3])) / p.rate
+	a.quadStart(p, &s1, &s2, nonces, ads)
+	lens := [4]int{len(msgs[0]), len(msgs[1]), len(msgs[2]), len(msgs[3])}
+	n := min(lens[0], lens[1], lens[2], lens[3]) / p.rate
 	enc256ZQ(&s1[0], &s2[0], &outs[0][0], &msgs[0][0], &outs[1][0], &msgs[1][0],
 		&outs[2][0], &msgs[2][0], &outs[3][0], &msgs[3][0], n)
+	if uniform(p, lens, ads) {
+		var tags [4][32]byte
+		quadFinal(&s1, &s2, &tags, len(ads[0]), lens[0], a.tagSize)
+		for i := range outs {
+			copy(outs[i][lens[i]:], tags[i][:a.tagSize])
+		}
+		return
+	}
 	split(p, &s1, &sA, &sB)
 	a.sealRest(&sA, outs[0], msgs[0], n*p.rate, len(ads[0]))
 	a.sealRest(&sB, outs[1], msgs[1], n*p.rate, len(ads[1]))
@@ -577,9 +605,21 @@ func (a *aead) sealQuad(p pairing, outs, nonces, msgs, ads [4][]byte) {
 	a.sealRest(&sB, outs[3], msgs[3], n*p.rate, len(ads[3]))
 }
 
+func quadFinal(s1, s2 *state, tags *[4][32]byte, adLen, msgLen, tagSize int) {
+	var u [16]byte
+	binary.LittleEndian.PutUint64(u[0:], uint64(adLen)*8)
+	binary.LittleEndian.PutUint64(u[8:], uint64(msgLen)*8)
+	final256ZQ(&s1[0], &s2[0], &tags[0][0], &u, tagSize)
+}
+
 // pairStart initializes the paired state and absorbs both messages' AD.
 func (a *aead) pairStart(p pairing, s *state, nonceA, nonceB, adA, adB []byte) {
 	pInit(p, s, &a.impl.c, &nonceA[0], &nonceB[0])
+	a.pairAD(p, s, adA, adB)
+}
+
+// pairAD absorbs the AD of both messages of a pair (equal lengths).
+func (a *aead) pairAD(p pairing, s *state, adA, adB []byte) {
 	n := len(adA) / p.rate
 	if n > 0 {
 		pAbsorb(p, s, &adA[0], &adB[0], n)
@@ -661,14 +701,22 @@ func (a *aead) openBatch(dsts, nonces, cts, ads [][]byte) (int, error) {
 	return -1, nil
 }
 
-// openQuad opens four messages as two pairs in the quad kernel.
+// openQuad opens four messages as two pairs in the quad kernel, like sealQuad.
 func (a *aead) openQuad(p pairing, outs, nonces, cts, ads [4][]byte) (oks [4]bool) {
 	var s1, s2, sA, sB state
-	a.pairStart(p, &s1, nonces[0], nonces[1], ads[0], ads[1])
-	a.pairStart(p, &s2, nonces[2], nonces[3], ads[2], ads[3])
-	n := min(len(outs[0]), len(outs[1]), len(outs[2]), len(outs[3])) / p.rate
+	a.quadStart(p, &s1, &s2, nonces, ads)
+	lens := [4]int{len(outs[0]), len(outs[1]), len(outs[2]), len(outs[3])}
+	n := min(lens[0], lens[1], lens[2], lens[3]) / p.rate
 	dec256ZQ(&s1[0], &s2[0], &outs[0][0], &cts[0][0], &outs[1][0], &cts[1][0],
 		&outs[2][0], &cts[2][0], &outs[3][0], &cts[3][0], n)
+	if uniform(p, lens, ads) {
+		var tags [4][32]byte
+		quadFinal(&s1, &s2, &tags, len(ads[0]), lens[0], a.tagSize)
+		for i := range outs {
+			oks[i] = verifyTag(outs[i], tags[i][:a.tagSize], cts[i][lens[i]:])
+		}
+		return
+	}
 	split(p, &s1, &sA, &sB)
 	oks[0] = a.openRest(&sA, outs[0], cts[0], n*p.rate, len(ads[0]))
 	oks[1] = a.openRest(&sB, outs[1], cts[1], n*p.rate, len(ads[1]))

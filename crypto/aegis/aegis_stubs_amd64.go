@@ -197,8 +197,14 @@ func enc256ZP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 func dec256ZP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 
 //go:noescape
+func init256ZQ(s1, s2 *byte, c *byte, nonceA, nonceB, nonceC, nonceD *byte)
+
+//go:noescape
 func enc256ZQ(s1, s2 *byte, dstA, srcA, dstB, srcB, dstC, srcC, dstD, srcD *byte, n int)
 
 //go:noescape
 func dec256ZQ(s1, s2 *byte, dstA, srcA, dstB, srcB, dstC, srcC, dstD, srcD *byte, n int)
+
+//go:noescape
+func final256ZQ(s1, s2 *byte, tags *byte, u *[16]byte, tagSize int)
 func cpuidECX7() uint32

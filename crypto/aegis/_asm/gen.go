@@ -442,6 +442,131 @@ func (f family) quadKernels(w width, suffix string, p io) {
 	}
 }
 
+// quadInit256 emits init256ZQ: the initialization of two AEGIS-256X2 pair
+// states (four nonces) with the two pairs' updates interleaved.
+func quadInit256() {
+	f, name := f256, "init256ZQ"
+	header(name, 56, "func "+name+"(s1, s2 *byte, c *byte, nonceA, nonceB, nonceC, nonceD *byte)")
+	emit("MOVQ s1+0(FP), AX")
+	emit("MOVQ s2+8(FP), DX")
+	emit("MOVQ c+16(FP), BX")
+	emit("MOVQ nonceA+24(FP), SI")
+	emit("MOVQ nonceB+32(FP), R8")
+	emit("MOVQ nonceC+40(FP), R10")
+	emit("MOVQ nonceD+48(FP), R11")
+	sets := []struct {
+		w          width
+		nA, nB, st string
+	}{{wZ, "SI", "R8", "AX"}, {wZ.upper(), "R10", "R11", "DX"}}
+	for _, set := range sets {
+		w := set.w
+		// bcast: this pair's nonce part at off, message A's in the low half.
+		bcast := func(off, r int) {
+			emit("VBROADCASTI32X4 %d(%s), Y%d", off, set.nA, r+w.base)
+			emit("VBROADCASTI32X4 %d(%s), Y%d", off, set.nB, rT+w.base)
+			emit("VINSERTI64X4 $1, Y%d, %s, %s", rT+w.base, w.r(r), w.r(r))
+		}
+		emit("%s %d(BX), %s", w.mov, cCtx, w.r(rCtx))
+		bcast(0, rA)
+		bcast(16, rB)
+		emit("%s %d(BX), %s", w.mov, cK0, w.r(6))
+		emit("%s %d(BX), %s", w.mov, cK1, w.r(7))
+		emit("%s %s, %s, %s", w.xor, w.r(6), w.r(rA), w.r(rA))
+		emit("%s %s, %s, %s", w.xor, w.r(7), w.r(rB), w.r(rB))
+		emit("%s %s, %s", w.mov, w.r(rA), w.r(0))
+		emit("%s %s, %s", w.mov, w.r(rB), w.r(1))
+		emit("%s %d(BX), %s", w.mov, cC1, w.r(2))
+		emit("%s %d(BX), %s", w.mov, cC0, w.r(3))
+		emit("%s %d(BX), %s", w.mov, cKC0, w.r(4))
+		emit("%s %d(BX), %s", w.mov, cKC1, w.r(5))
+	}
+	emit("MOVQ $4, CX")
+	label(name + "loop")
+	for _, m := range []int{6, 7, rA, rB} {
+		for _, set := range sets {
+			w := set.w
+			emit("%s %s, %s, %s", w.xor, w.r(rCtx), w.r(3), w.r(3))
+			emit("%s %s, %s, %s", w.xor, w.r(rCtx), w.r(5), w.r(5))
+			emit("%s %s, %s", w.mov, w.r(m), w.r(rM0))
+			f.update(w)
+		}
+	}
+	emit("DECQ CX")
+	emit("JNZ %sloop", name)
+	for _, set := range sets {
+		f.storeState(set.w, set.st)
+	}
+	ret(wZ)
+}
+
+// quadFinal256 emits final256ZQ: the finalization of two AEGIS-256X2 pair
+// states whose four messages have the same lengths (one length block u), and
+// the four tags, at tags + 32*i for message i.
+func quadFinal256() {
+	f, name := f256, "final256ZQ"
+	header(name, 40, "func "+name+"(s1, s2 *byte, tags *byte, u *[16]byte, tagSize int)")
+	emit("MOVQ s1+0(FP), AX")
+	emit("MOVQ s2+8(FP), BX")
+	emit("MOVQ tags+16(FP), DI")
+	emit("MOVQ u+24(FP), SI")
+	emit("MOVQ tagSize+32(FP), DX")
+	sets := []width{wZ, wZ.upper()}
+	f.loadState(sets[0], "AX")
+	f.loadState(sets[1], "BX")
+	emit("VBROADCASTI32X4 (SI), Z%d", rA)
+	emit("VMOVDQU64 Z%d, Z%d", rA, rA+16)
+	for _, w := range sets {
+		emit("VPXORQ %s, %s, %s", w.r(3), w.r(rA), w.r(rA))
+	}
+	emit("MOVQ $7, CX")
+	label(name + "loop")
+	for _, w := range sets {
+		emit("VMOVDQU64 %s, %s", w.r(rA), w.r(rM0))
+		f.update(w)
+	}
+	emit("DECQ CX")
+	emit("JNZ %sloop", name)
+	// foldStore folds Z register r into the tags of its two messages:
+	// lanes 0-1 are the pair's first message, lanes 2-3 its second.
+	foldStore := func(r, off int) {
+		emit("VEXTRACTI64X4 $1, Z%d, Y13", r)
+		emit("VEXTRACTI128 $1, Y%d, X10", r)
+		emit("VPXOR X10, X%d, X%d", r, r)
+		emit("VMOVDQU X%d, %d(DI)", r, off)
+		emit("VEXTRACTI128 $1, Y13, X10")
+		emit("VPXOR X10, X13, X13")
+		emit("VMOVDQU X13, %d(DI)", off+32)
+	}
+	// xor3 sets Z register dst to the XOR of the set's state vectors a, b, c.
+	xor3 := func(w width, dst, a, b, c int) {
+		emit("VMOVDQU64 %s, %s", w.r(a), w.r(dst))
+		emit("VPTERNLOGQ $0x96, %s, %s, %s", w.r(c), w.r(b), w.r(dst))
+	}
+	emit("CMPQ DX, $16")
+	emit("JNE %stag32", name)
+	for _, w := range sets {
+		xor3(w, rZ0, 0, 1, 2)
+		emit("VPTERNLOGQ $0x96, %s, %s, %s", w.r(4), w.r(3), w.r(rZ0))
+		emit("VPXORQ %s, %s, %s", w.r(5), w.r(rZ0), w.r(rZ0))
+	}
+	foldStore(rZ0, 0)
+	emit("VMOVDQU64 Z%d, Z%d", rZ0+16, rZ0)
+	foldStore(rZ0, 64)
+	ret(wZ)
+	label(name + "tag32")
+	for _, w := range sets {
+		xor3(w, rZ0, 0, 1, 2)
+		xor3(w, rZ1, 3, 4, 5)
+	}
+	foldStore(rZ0, 0)
+	foldStore(rZ1, 16)
+	emit("VMOVDQU64 Z%d, Z%d", rZ0+16, rZ0)
+	emit("VMOVDQU64 Z%d, Z%d", rZ1+16, rZ1)
+	foldStore(rZ0, 64)
+	foldStore(rZ1, 80)
+	ret(wZ)
+}
+
 // decLastKernel emits decLast(s, buf, mask, stride).
 func (f family) decLastKernel(w width, suffix string) {
 	name := func(op string) string { return op + f.name + suffix }
@@ -661,7 +786,9 @@ func main() {
 		f.kernels(wZ, "ZP", io{pair: true, half: 32})
 	}
 	// Quads: two AEGIS-256X2 pairs.
+	quadInit256()
 	f256.quadKernels(wZ, "ZQ", io{pair: true, half: 32})
+	quadFinal256()
 	// x/sys/cpu reports VAES only together with AVX-512; the Y kernels need
 	// the VAES bit on AVX2-only CPUs too, so read it directly.
 	header("cpuidECX7", 4, "func cpuidECX7() uint32")

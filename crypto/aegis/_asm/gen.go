@@ -11,17 +11,22 @@
 // 128-bit-key family with an eight-vector state and the 256-bit-key family
 // with a six-vector state) at three register widths: X (16 bytes, one lane,
 // AES-NI in its VEX form), Y (32 bytes, two lanes, VAES) and Z (64 bytes, four
-// lanes, VAES with AVX-512). The pair kernels run two independent messages
-// side by side, message A in the low half of each register and message B in
-// the high half: "YP" kernels hold two AEGIS-128L or AEGIS-256 states in Y
-// registers, the "ZP" kernels two AEGIS-128X2 or AEGIS-256X2 states in Z
-// registers. The state
-// update is lane-wise, so one VAESENC advances both messages, which hides the
-// AESENC latency that bounds a single message.
+// lanes, VAES with AVX-512). The XT and YT kernels are enc and dec on X and Y
+// registers with AVX-512VL three-input logic (VPTERNLOGQ), which shortens the
+// decryption chain; the Z kernels always use it.
+//
+// The pair kernels run two independent messages side by side, message A in
+// the low half of each register and message B in the high half: "YP" kernels
+// hold two AEGIS-128L or AEGIS-256 states in Y registers, the "ZP" kernels two
+// AEGIS-128X2 or AEGIS-256X2 states in Z registers. The state update is
+// lane-wise, so one VAESENC advances both messages, which hides the AESENC
+// latency that bounds a single message. The "ZQ" kernels run two AEGIS-256X2
+// pairs at once, in Z0-Z15 and Z16-Z31, for CPUs that start two 512-bit
+// AESENC per cycle.
 //
 // Every kernel works on a state in memory (state vector i at i*width bytes)
 // so that the Go side keeps all length and buffer checks; see aegis_amd64.go
-// for the Go declarations and the layout of the constants.
+// for the Go side and the layout of the constants.
 package main
 
 import (

@@ -61,7 +61,7 @@
 // on an AES-NI-only CPU is two AES-NI passes), which is slower but still fast.
 // Without AES instructions at all, and on other architectures, the portable
 // Go code runs: it implements the AES round with lookup tables, is correct
-// everywhere but about a hundred times slower, and is not constant time
+// everywhere but more than a hundred times slower, and is not constant time
 // (cache timing can leak key-dependent state to an attacker sharing the CPU).
 // The purego build tag forces the portable code on every platform, which is
 // how both paths are tested:

@@ -526,8 +526,18 @@ func pairable(p pairing, lenA, lenB int, adA, adB []byte) bool {
 	return len(adA) == len(adB) && lenA >= p.rate && lenB >= p.rate
 }
 
+// dual reports whether AEGIS-256X2 batches run two messages at a time in the
+// dual Y kernels: on CPUs with VAES but without the AVX-512 pair kernels.
+func (a *aead) dual() bool {
+	return a.v == v256X2 && a.impl.k == k256Y && a.impl.groups == 1
+}
+
 func (a *aead) sealBatch(dsts, nonces, msgs, ads [][]byte) {
 	p, ok := a.pairing()
+	if !ok && a.dual() {
+		a.sealBatchDual(dsts, nonces, msgs, ads)
+		return
+	}
 	if !ok {
 		a.sealBatchLoop(dsts, nonces, msgs, ads)
 		return
@@ -653,6 +663,9 @@ func (a *aead) sealPair(p pairing, outA, nonceA, mA, adA, outB, nonceB, mB, adB 
 
 func (a *aead) openBatch(dsts, nonces, cts, ads [][]byte) (int, error) {
 	p, ok := a.pairing()
+	if !ok && a.dual() {
+		return a.openBatchDual(dsts, nonces, cts, ads)
+	}
 	if !ok {
 		return a.openBatchLoop(dsts, nonces, cts, ads)
 	}
@@ -735,4 +748,62 @@ func (a *aead) openPair(p pairing, outA, nonceA, cA, adA, outB, nonceB, cB, adB 
 	okA = a.openRest(&sA, outA, cA, n*p.rate, len(adA))
 	okB = a.openRest(&sB, outB, cB, n*p.rate, len(adB))
 	return
+}
+
+// sealBatchDual seals messages two at a time with the dual kernels: each
+// message keeps its own state (no shared layout, so AD lengths may differ);
+// the kernels only interleave the full chunks both messages have.
+func (a *aead) sealBatchDual(dsts, nonces, msgs, ads [][]byte) {
+	rate := a.v.rate()
+	i := 0
+	for ; i+1 < len(msgs); i += 2 {
+		outA, outB := dsts[i][:len(msgs[i])+a.tagSize], dsts[i+1][:len(msgs[i+1])+a.tagSize]
+		var sA, sB state
+		a.start(&sA, 0, nonces[i], ads[i])
+		a.start(&sB, 0, nonces[i+1], ads[i+1])
+		n := min(len(msgs[i]), len(msgs[i+1])) / rate
+		if n > 0 {
+			enc256YD(&sA[0], &sB[0], &outA[0], &msgs[i][0], &outB[0], &msgs[i+1][0], n)
+		}
+		a.sealRest(&sA, outA, msgs[i], n*rate, len(ads[i]))
+		a.sealRest(&sB, outB, msgs[i+1], n*rate, len(ads[i+1]))
+	}
+	if i < len(msgs) {
+		a.seal(dsts[i][:len(msgs[i])+a.tagSize], nonces[i], msgs[i], ads[i])
+	}
+}
+
+// openBatchDual is sealBatchDual for OpenBatch.
+func (a *aead) openBatchDual(dsts, nonces, cts, ads [][]byte) (int, error) {
+	rate := a.v.rate()
+	bad := -1
+	fail := func(i int, ok bool) {
+		if !ok && bad < 0 {
+			bad = i
+		}
+	}
+	i := 0
+	for ; i+1 < len(cts); i += 2 {
+		lenA, lenB := len(cts[i])-a.tagSize, len(cts[i+1])-a.tagSize
+		if lenA < rate || lenB < rate { // also catches too-short ciphertexts
+			fail(i, a.openOne(dsts[i], nonces[i], cts[i], ads[i]))
+			fail(i+1, a.openOne(dsts[i+1], nonces[i+1], cts[i+1], ads[i+1]))
+			continue
+		}
+		outA, outB := dsts[i][:lenA], dsts[i+1][:lenB]
+		var sA, sB state
+		a.start(&sA, 0, nonces[i], ads[i])
+		a.start(&sB, 0, nonces[i+1], ads[i+1])
+		n := min(lenA, lenB) / rate
+		dec256YD(&sA[0], &sB[0], &outA[0], &cts[i][0], &outB[0], &cts[i+1][0], n)
+		fail(i, a.openRest(&sA, outA, cts[i], n*rate, len(ads[i])))
+		fail(i+1, a.openRest(&sB, outB, cts[i+1], n*rate, len(ads[i+1])))
+	}
+	if i < len(cts) {
+		fail(i, a.openOne(dsts[i], nonces[i], cts[i], ads[i]))
+	}
+	if bad >= 0 {
+		return bad, ErrOpen
+	}
+	return -1, nil
 }

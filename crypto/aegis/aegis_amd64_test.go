@@ -43,6 +43,9 @@ func TestLaneGroupFallbacks(t *testing.T) {
 					if got := a.(*aead).impl.groups; got != want {
 						t.Fatalf("lane groups = %d, want %d", got, want)
 					}
+					if wantDual := c.v == v256X2 && lim.f.vaes && !lim.f.tern; a.(*aead).dual() != wantDual {
+						t.Fatalf("dual batch kernels selected: %v, want %v", !wantDual, wantDual)
+					}
 					compareWithGeneric(t, c.v, a, key, 400)
 					checkBatch(t, a)
 				})

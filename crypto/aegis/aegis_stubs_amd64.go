@@ -197,6 +197,12 @@ func enc256ZP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 func dec256ZP(s *byte, dstA, srcA, dstB, srcB *byte, n int)
 
 //go:noescape
+func enc256YD(s1, s2 *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
+func dec256YD(s1, s2 *byte, dstA, srcA, dstB, srcB *byte, n int)
+
+//go:noescape
 func init256ZQ(s1, s2 *byte, c *byte, nonceA, nonceB, nonceC, nonceD *byte)
 
 //go:noescape

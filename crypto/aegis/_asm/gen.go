@@ -52,6 +52,9 @@ type width struct {
 	// base is added to every register number: the quad kernels run their
 	// second pair in registers 16..31.
 	base int
+	// remap, if set, maps register roles to register numbers (the dual
+	// kernels share the sixteen registers between two states).
+	remap map[int]int
 }
 
 // upper returns the same width on registers 16..31 (EVEX only).
@@ -61,11 +64,11 @@ func (w width) upper() width {
 }
 
 var (
-	wX  = width{"X", "X", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", false, 0}
-	wXT = width{"X", "XT", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", true, 0}
-	wY  = width{"Y", "Y", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", false, 0}
-	wYT = width{"Y", "YT", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", true, 0}
-	wZ  = width{"Z", "Z", 64, "VMOVDQU64", "VPXORQ", "VPANDQ", "VBROADCASTI32X4", true, 0}
+	wX  = width{"X", "X", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", false, 0, nil}
+	wXT = width{"X", "XT", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", true, 0, nil}
+	wY  = width{"Y", "Y", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", false, 0, nil}
+	wYT = width{"Y", "YT", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", true, 0, nil}
+	wZ  = width{"Z", "Z", 64, "VMOVDQU64", "VPXORQ", "VPANDQ", "VBROADCASTI32X4", true, 0, nil}
 )
 
 // family is the 128-bit-key family (wide=false) or the 256-bit-key family.
@@ -97,7 +100,16 @@ func emit(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args
 func label(l string)                  { fmt.Fprintf(&out, "%s:\n", l) }
 
 // Register names: state vectors use registers 0..n-1.
-func (w width) r(i int) string { return fmt.Sprintf("%s%d", w.reg, i+w.base) }
+func (w width) r(i int) string {
+	if w.remap != nil {
+		n, ok := w.remap[i]
+		if !ok {
+			panic(fmt.Sprintf("register role %d has no register in this kernel", i))
+		}
+		return fmt.Sprintf("%s%d", w.reg, n)
+	}
+	return fmt.Sprintf("%s%d", w.reg, i+w.base)
+}
 
 // Registers above the state.
 const (
@@ -447,6 +459,48 @@ func (f family) quadKernels(w width, suffix string, p io) {
 	}
 }
 
+// dualKernels256 emits enc256YD and dec256YD: two single AEGIS-256X2
+// states (message A in registers 0-5, message B in 6-11, sharing four
+// temporaries) for CPUs with VAES but without AVX-512, where Z registers and
+// registers 16-31 are missing. Each message's chain leaves the AES units idle
+// half of the time; the other message's rounds fill them.
+func dualKernels256() {
+	f, w := f256, wY
+	w1, w2 := w, w
+	w1.remap = map[int]int{rM0: 12, rT: 13, rZ0: 14, rA: 15}
+	w2.remap = map[int]int{rM0: 12, rT: 13, rZ0: 14, rA: 15}
+	for i := range f.n {
+		w1.remap[i], w2.remap[i] = i, 6+i
+	}
+	for _, op := range []string{"enc", "dec"} {
+		name := op + "256YD"
+		header(name, 56, "func "+name+"(s1, s2 *byte, dstA, srcA, dstB, srcB *byte, n int)")
+		emit("MOVQ s1+0(FP), AX")
+		emit("MOVQ s2+8(FP), BX")
+		emit("MOVQ dstA+16(FP), DI")
+		emit("MOVQ srcA+24(FP), SI")
+		emit("MOVQ dstB+32(FP), R9")
+		emit("MOVQ srcB+40(FP), R8")
+		emit("MOVQ n+48(FP), CX")
+		f.loadState(w1, "AX")
+		f.loadState(w2, "BX")
+		emit("TESTQ CX, CX")
+		emit("JZ %sdone", name)
+		label(name + "loop")
+		f.step(op, w1, io{}, ptrs{srcA: "SI", dstA: "DI"})
+		f.step(op, w2, io{}, ptrs{srcA: "R8", dstA: "R9"})
+		for _, r := range []string{"SI", "DI", "R8", "R9"} {
+			emit("ADDQ $%d, %s", w.bytes, r)
+		}
+		emit("DECQ CX")
+		emit("JNZ %sloop", name)
+		label(name + "done")
+		f.storeState(w1, "AX")
+		f.storeState(w2, "BX")
+		ret(w)
+	}
+}
+
 // quadInit256 emits init256ZQ: the initialization of two AEGIS-256X2 pair
 // states (four nonces) with the two pairs' updates interleaved.
 func quadInit256() {
@@ -790,6 +844,8 @@ func main() {
 		f.initKernel(wZ, "ZP", io{pair: true, half: 32})
 		f.kernels(wZ, "ZP", io{pair: true, half: 32})
 	}
+	// Duals: two AEGIS-256X2 messages in Y registers without AVX-512.
+	dualKernels256()
 	// Quads: two AEGIS-256X2 pairs.
 	quadInit256()
 	f256.quadKernels(wZ, "ZQ", io{pair: true, half: 32})

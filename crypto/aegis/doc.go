@@ -44,11 +44,12 @@
 // read) in one call. Where it pays, two messages run side by side in one
 // vector register so that one AES instruction advances both: AEGIS-128L and
 // AEGIS-256 pairs in 256-bit registers, AEGIS-128X2 and AEGIS-256X2 pairs in
-// 512-bit registers; AEGIS-256X2 runs two such pairs at once (four messages)
-// with AVX-512. Messages of different lengths or different associated-data
-// lengths still work, they just pair less; equal-length blocks with equal-length
-// associated data, as a file write produces, are the fastest case. Messages in
-// one batch must not overlap each other.
+// 512-bit registers. With AVX-512, AEGIS-256X2 runs two such pairs at once
+// (four messages); on CPUs with VAES but without AVX-512 it runs two messages
+// in separate 256-bit registers. Messages of different lengths or different
+// associated-data lengths still work, they just pair less; equal-length
+// blocks with equal-length associated data, as a file write produces, are the
+// fastest case. Messages in one batch must not overlap each other.
 //
 // # Implementations
 //

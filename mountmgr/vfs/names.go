@@ -69,6 +69,12 @@ func (n *node) storedName(plain string) (stored, encoded string, long bool, errn
 		}
 		return plain, "", false, 0
 	}
+	n.namesMu.Lock()
+	e, ok := n.names[plain]
+	n.namesMu.Unlock()
+	if ok {
+		return e.stored, e.encoded, e.long, 0
+	}
 	iv, errno := n.iv()
 	if errno != 0 {
 		return "", "", false, errno
@@ -78,7 +84,21 @@ func (n *node) storedName(plain string) (stored, encoded string, long bool, errn
 		n.fsys.log.Printf("vfs: encrypting name %q: %v", plain, err)
 		return "", "", false, syscall.EINVAL
 	}
+	n.namesMu.Lock()
+	if n.names == nil || len(n.names) >= nameCacheMax {
+		n.names = make(map[string]storedEntry)
+	}
+	n.names[plain] = storedEntry{stored: stored, encoded: encoded, long: long}
+	n.namesMu.Unlock()
 	return stored, encoded, long, 0
+}
+
+// nameCacheMax bounds each directory's name cache; a full cache starts over.
+const nameCacheMax = 4096
+
+type storedEntry struct {
+	stored, encoded string
+	long            bool
 }
 
 // childPath returns the cipher path of child plain of directory n, and the long-name data.

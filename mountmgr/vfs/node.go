@@ -22,6 +22,10 @@ type node struct {
 
 	// dirIV caches a directory's IV (directories only).
 	dirIV atomic.Pointer[[crypto.DirIVLen]byte]
+	// names caches the stored names of a directory's children. A stored name depends only on
+	// the plain name and the directory's IV, which never changes, so entries never go stale.
+	namesMu sync.Mutex
+	names   map[string]storedEntry
 
 	// mu serialises writers and truncation of a file against each other and against readers.
 	mu sync.RWMutex
@@ -106,7 +110,7 @@ func (n *node) preserveOwner(ctx context.Context, path string) {
 	if !n.fsys.asRoot {
 		return
 	}
-	if caller, ok := fuse.FromContext(ctx); ok {
+	if caller, ok := fuse.FromContext(ctx); ok && (int(caller.Uid) != os.Geteuid() || int(caller.Gid) != os.Getegid()) {
 		unix.Lchown(path, int(caller.Uid), int(caller.Gid))
 	}
 }
@@ -331,10 +335,18 @@ func (n *node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return fail(fs2errno(err))
 	}
 	ch := n.newChild(ctx, &st, p, out)
+	// The inode number may belong to a directory that is gone but not yet forgotten by the
+	// kernel: this one has a new IV, so nothing cached for the old one may survive.
+	cn := ch.Operations().(*node)
+	cn.namesMu.Lock()
+	cn.names = nil
+	cn.namesMu.Unlock()
 	if iv != nil {
 		var a [crypto.DirIVLen]byte
 		copy(a[:], iv)
-		ch.Operations().(*node).dirIV.Store(&a)
+		cn.dirIV.Store(&a)
+	} else {
+		cn.dirIV.Store(nil)
 	}
 	return ch, 0
 }

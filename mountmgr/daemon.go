@@ -164,7 +164,13 @@ func (d *daemon) tick() {
 			d.mu.Unlock()
 			for _, mp := range idle {
 				if err := d.unmount(mp, false); err != nil {
-					d.log.Printf("idle unmount of %s: %v", mp, err)
+					// Busy: try again after another idle period rather than every second.
+					d.log.Printf("idle unmount of %s: %v; trying again later", mp, err)
+					d.mu.Lock()
+					if m := d.mounts[mp]; m != nil && m.sampler != nil {
+						m.sampler.lastChange = now
+					}
+					d.mu.Unlock()
 				} else {
 					d.log.Printf("unmounted %s after being idle", mp)
 				}

@@ -76,10 +76,12 @@ func daemonEnv(t *testing.T) (base string) {
 			t.Errorf("mount left behind: %s", e.MountPoint)
 			syscall.Unmount(e.MountPoint, syscall.MNT_DETACH)
 		}
+		log, _ := os.ReadFile(filepath.Join(base, "state", "vaultui", "daemon.log"))
+		if strings.Contains(string(log), "DATA RACE") || strings.Contains(string(log), "panic:") {
+			t.Errorf("the daemon reported a data race or panic")
+		}
 		if t.Failed() {
-			if log, err := os.ReadFile(filepath.Join(base, "state", "vaultui", "daemon.log")); err == nil {
-				t.Logf("daemon log:\n%s", log)
-			}
+			t.Logf("daemon log:\n%s", log)
 		}
 		os.RemoveAll(base)
 	})

@@ -207,6 +207,7 @@ func TestRandomOps(t *testing.T) {
 	}
 	*m = *m2 // the cleanup unmounts the new server
 	compareTrees(t, mp, ref, "after remount")
+	checkLongNames(t, v.Dir)
 	final := snapshot(t, ref)
 	if len(final) < 5 {
 		t.Fatalf("the random operations left only %d entries; the test exercises too little", len(final))
@@ -359,4 +360,35 @@ func TestConcurrentWriters(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("shared file differs from the reference (len %d vs %d)", len(got), len(want))
 	}
+}
+
+// checkLongNames: every long-name entry has its .name file and no .name file is orphaned.
+func checkLongNames(t *testing.T, cipherdir string) {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(cipherdir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		ents, _ := os.ReadDir(p)
+		names := map[string]bool{}
+		for _, e := range ents {
+			names[e.Name()] = true
+		}
+		for name := range names {
+			switch {
+			case crypto.IsLongNameFile(name):
+				if !names[strings.TrimSuffix(name, crypto.LongNameSuffix)] {
+					t.Errorf("orphaned %s in %s", name, p)
+				}
+			case crypto.IsLongName(name):
+				n++
+				if !names[name+crypto.LongNameSuffix] {
+					t.Errorf("%s in %s has no .name file", name, p)
+				}
+			}
+		}
+		return nil
+	})
+	t.Logf("%d long names checked", n)
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // FSType is the file system type vaultui mounts show in /proc/mounts ("fuse." + subtype).
@@ -116,12 +117,27 @@ func findStale(uid int, skip func(mountPoint string) bool) ([]mountEntry, error)
 		if e.FSType != FSType || (e.UserID >= 0 && e.UserID != uid) || skip(e.MountPoint) {
 			continue
 		}
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(e.MountPoint, &st); errors.Is(err, syscall.ENOTCONN) {
+		if errors.Is(statfsTimeout(e.MountPoint, time.Second), syscall.ENOTCONN) {
 			stale = append(stale, e)
 		}
 	}
 	return stale, nil
+}
+
+// statfsTimeout is statfs that gives up after d: a FUSE server that hangs (rather than dies)
+// would block the caller forever. The goroutine of a hung call is left behind.
+func statfsTimeout(path string, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() {
+		var st syscall.Statfs_t
+		done <- syscall.Statfs(path, &st)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("statfs %s: no answer within %v", path, d)
+	}
 }
 
 // detach lazily unmounts mountPoint: MNT_DETACH as root, fusermount3 -uz otherwise.

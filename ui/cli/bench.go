@@ -69,10 +69,10 @@ examples:
 				fmt.Fprintf(e.stdout, "%s sequential file, %d random 4 KiB reads, %d files, in %s\n\n", *size, cfg.RandomReads, cfg.Files, cfg.Dir)
 				report = func(r mountbench.Result) {
 					if r.Err != nil {
-						fmt.Fprintf(e.stdout, "%-24s failed: %s\n", r.Target, oneLine(r.Err.Error()))
+						fmt.Fprintf(e.stdout, "%-26s failed: %s\n", r.Target, oneLine(r.Err.Error()))
 						return
 					}
-					fmt.Fprintf(e.stdout, "%-24s write %6.0f MB/s  read %6.0f MB/s  4K reads %7.0f IOPS  create %6.2f s  ls -l %6.2f s",
+					fmt.Fprintf(e.stdout, "%-26s write %6.0f MB/s  read %6.0f MB/s  4K reads %7.0f IOPS  create %6.2f s  ls -l %6.2f s",
 						r.Target, r.WriteMBps, r.ReadMBps, r.RandReadIOPS, r.CreateSeconds, r.ListSeconds)
 					if r.UntarSeconds > 0 {
 						fmt.Fprintf(e.stdout, "  untar %6.2f s", r.UntarSeconds)

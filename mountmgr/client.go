@@ -23,9 +23,10 @@ type Client struct {
 	path string
 
 	mu     sync.Mutex
-	conn   net.Conn
+	conn   net.Conn // nil after an I/O error: the next call dials again
 	r      *bufio.Reader
 	nextID uint64
+	closed bool
 }
 
 // DaemonCommand builds the command that starts the daemon; Connect runs it detached when no
@@ -164,8 +165,17 @@ func dial(ctx context.Context, path string) (*Client, error) {
 func (c *Client) call(ctx context.Context, req request) (*response, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.conn == nil {
+	if c.closed {
 		return nil, fmt.Errorf("%w: client is closed", ErrDaemon)
+	}
+	if c.conn == nil {
+		// The last call broke the connection (cancelled mid-answer, or the daemon restarted).
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "unix", c.path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrDaemon, c.path, err)
+		}
+		c.conn, c.r = conn, bufio.NewReaderSize(conn, 64<<10)
 	}
 	c.nextID++
 	req.V = ProtocolVersion
@@ -190,7 +200,7 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 		if err != nil {
 			return nil, c.ioError(ctx, err)
 		}
-		if resp.ID != req.ID && resp.Error == nil {
+		if resp.ID != 0 && resp.ID != req.ID {
 			continue // a late answer to a request whose caller gave up
 		}
 		if resp.Error != nil {
@@ -200,7 +210,11 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 	}
 }
 
+// ioError reports a failed exchange and drops the connection, whose stream may now be out of
+// step; the next call dials again. The caller holds c.mu.
 func (c *Client) ioError(ctx context.Context, err error) error {
+	c.conn.Close()
+	c.conn = nil
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -301,6 +315,7 @@ func (c *Client) Watch(ctx context.Context, each func([]MountInfo)) error {
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closed = true
 	if c.conn == nil {
 		return nil
 	}

@@ -329,3 +329,29 @@ func TestParseMountInfo(t *testing.T) {
 		t.Error("garbage accepted")
 	}
 }
+
+// TestClientRecovers: a cancelled call or a daemon restart does not leave the client broken.
+func TestClientRecovers(t *testing.T) {
+	daemonEnv(t)
+	c := connect(t)
+	cancelled, cancel := contextWithTimeout(time.Hour)
+	cancel()
+	if _, err := c.Status(cancelled); err == nil {
+		t.Fatal("status with a cancelled context succeeded")
+	}
+	if _, err := c.Status(ctx(t)); err != nil {
+		t.Fatalf("after a cancelled call: %v", err)
+	}
+	stopDaemon(t)
+	if _, err := c.Status(ctx(t)); !errors.Is(err, ErrDaemon) {
+		t.Fatalf("daemon gone: %v", err)
+	}
+	connect(t) // starts a new daemon
+	if _, err := c.Status(ctx(t)); err != nil {
+		t.Fatalf("after the daemon restarted: %v", err)
+	}
+	c.Close()
+	if _, err := c.Status(ctx(t)); !errors.Is(err, ErrDaemon) {
+		t.Fatalf("closed client: %v", err)
+	}
+}

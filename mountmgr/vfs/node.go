@@ -48,6 +48,7 @@ var (
 	_ = (fs.NodeReadlinker)((*node)(nil))
 	_ = (fs.NodeLinker)((*node)(nil))
 	_ = (fs.NodeStatfser)((*node)(nil))
+	_ = (fs.NodeMknoder)((*node)(nil))
 )
 
 // plainAttr fills out from the cipher file's stat, translating the size: regular files by the
@@ -139,7 +140,11 @@ func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 		return n.fsys.op(errno)
 	}
 	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
+	stat := syscall.Lstat
+	if n.IsRoot() {
+		stat = syscall.Stat // the cipherdir itself may be reached through a symlink
+	}
+	if err := stat(p, &st); err != nil {
 		return n.fsys.op(fs2errno(err))
 	}
 	n.fsys.plainAttr(&st, p, &out.Attr)
@@ -595,4 +600,29 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	}
 	out.FromStatfsT(&st)
 	return n.fsys.op(0)
+}
+
+// Mknod creates FIFOs, sockets and (as root) device nodes; only their names are encrypted.
+func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	r, errno := n.child(name)
+	if errno != 0 {
+		return nil, n.fsys.op(errno)
+	}
+	createdName, errno := writeLongName(r)
+	if errno != 0 {
+		return nil, n.fsys.op(errno)
+	}
+	p := r.path()
+	if err := syscall.Mknod(p, mode, int(rdev)); err != nil {
+		if createdName {
+			removeLongName(r)
+		}
+		return nil, n.fsys.op(fs2errno(err))
+	}
+	n.preserveOwner(ctx, p)
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		return nil, n.fsys.op(fs2errno(err))
+	}
+	return n.newChild(ctx, &st, p, out), n.fsys.op(0)
 }

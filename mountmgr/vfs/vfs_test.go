@@ -120,3 +120,20 @@ func TestSmoke(t *testing.T) {
 		})
 	}
 }
+
+func TestMknodFIFO(t *testing.T) {
+	v := testVolume(t, crypto.AESGCM, true)
+	mp, _ := mountTest(t, v, Options{})
+	p := filepath.Join(mp, "fifo")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("lstat: %v %v", fi, err)
+	}
+	ents, _ := os.ReadDir(mp)
+	if len(ents) != 1 || ents[0].Name() != "fifo" {
+		t.Fatalf("readdir: %v", ents)
+	}
+}

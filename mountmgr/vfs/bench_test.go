@@ -1,0 +1,58 @@
+package vfs
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// BenchmarkSequential writes and reads a file through an in-process mount with 1 MiB requests
+// (the FUSE server runs in the benchmark's process, so -cpuprofile shows its side).
+func BenchmarkSequential(b *testing.B) {
+	for _, c := range []crypto.CipherID{crypto.AEGIS, crypto.AESGCM} {
+		b.Run(string(c)+"/write", func(b *testing.B) {
+			v := testVolume(b, c, true)
+			mp, _ := mountTest(b, v, Options{})
+			f, err := os.Create(filepath.Join(mp, "f"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			buf := make([]byte, requestMax)
+			b.SetBytes(requestMax)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := f.WriteAt(buf, int64(i%256)*requestMax); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(string(c)+"/read", func(b *testing.B) {
+			v := testVolume(b, c, true)
+			mp, _ := mountTest(b, v, Options{})
+			f, err := os.Create(filepath.Join(mp, "f"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			buf := make([]byte, requestMax)
+			for i := 0; i < 64; i++ {
+				f.Write(buf)
+			}
+			b.SetBytes(requestMax)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if i%64 == 0 {
+					unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+				}
+				if _, err := f.ReadAt(buf, int64(i%64)*requestMax); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -138,6 +138,8 @@ func startDaemon() (<-chan error, error) {
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Not the client's working directory: the daemon would keep it busy (perhaps a mount).
+	cmd.Dir = "/"
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -353,5 +354,20 @@ func TestClientRecovers(t *testing.T) {
 	c.Close()
 	if _, err := c.Status(ctx(t)); !errors.Is(err, ErrDaemon) {
 		t.Fatalf("closed client: %v", err)
+	}
+}
+
+// TestDaemonLeavesClientDirAlone: a daemon started from inside a mount must not keep it busy.
+func TestDaemonLeavesClientDirAlone(t *testing.T) {
+	daemonEnv(t)
+	dir := t.TempDir()
+	old, _ := os.Getwd()
+	os.Chdir(dir)
+	defer os.Chdir(old)
+	connect(t)
+	pid := daemonPID(t)
+	cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
+	if err != nil || cwd != "/" {
+		t.Fatalf("daemon cwd %q (%v), want /", cwd, err)
 	}
 }

@@ -84,13 +84,17 @@ func (n *node) storedName(plain string) (stored, encoded string, long bool, errn
 		n.fsys.log.Printf("vfs: encrypting name %q: %v", plain, err)
 		return "", "", false, syscall.EINVAL
 	}
+	n.cacheName(plain, storedEntry{stored: stored, encoded: encoded, long: long})
+	return stored, encoded, long, 0
+}
+
+func (n *node) cacheName(plain string, e storedEntry) {
 	n.namesMu.Lock()
 	if n.names == nil || len(n.names) >= nameCacheMax {
 		n.names = make(map[string]storedEntry)
 	}
-	n.names[plain] = storedEntry{stored: stored, encoded: encoded, long: long}
+	n.names[plain] = e
 	n.namesMu.Unlock()
-	return stored, encoded, long, 0
 }
 
 // nameCacheMax bounds each directory's name cache; a full cache starts over.

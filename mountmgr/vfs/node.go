@@ -280,6 +280,8 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 			n.fsys.log.Printf("vfs: %s/%s: name does not decrypt, hidden: %v", dir, e.Name, err)
 			continue
 		}
+		// "ls -l" looks every entry up next: remember the stored names.
+		n.cacheName(plain, storedEntry{stored: e.Name, encoded: encoded, long: e.Name != encoded})
 		e.Name = plain
 		entries = append(entries, e)
 	}
@@ -417,7 +419,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if flags&syscall.O_TRUNC != 0 {
 		n.fileID.Store(nil) // the cipher file is empty now; the next write makes a header
 	}
-	return &file{node: n, fd: fd, writable: write, path: p}, 0, n.fsys.op(0)
+	// Every change comes through this mount, so the kernel may keep the file's pages across
+	// opens (it still drops them when size or mtime change, AUTO_INVAL_DATA).
+	return &file{node: n, fd: fd, writable: write, path: p}, fuse.FOPEN_KEEP_CACHE, n.fsys.op(0)
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {

@@ -102,10 +102,12 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		DirectMount:   true,
 		DisableXAttrs: true,
 		EnableLocks:   true,
-		Debug:         opts.Debug,
-		Logger:        root.fsys.log,
-		Options:       []string{"default_permissions"},
-		MaxBackground: 64,
+		// O_TRUNC comes with OPEN (handled there) instead of a separate SETATTR round trip.
+		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
+		Debug:             opts.Debug,
+		Logger:            root.fsys.log,
+		Options:           []string{"default_permissions"},
+		MaxBackground:     64,
 	}
 	if opts.ReadOnly {
 		mo.Options = append(mo.Options, "ro")

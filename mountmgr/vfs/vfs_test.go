@@ -137,3 +137,34 @@ func TestMknodFIFO(t *testing.T) {
 		t.Fatalf("readdir: %v", ents)
 	}
 }
+
+// TestTruncatingOpen: O_TRUNC (sent with OPEN) empties the file for every handle, and the next
+// write starts a new header.
+func TestTruncatingOpen(t *testing.T) {
+	v := testVolume(t, crypto.AESGCM, true)
+	mp, _ := mountTest(t, v, Options{})
+	p := filepath.Join(mp, "f")
+	old := bytes.Repeat([]byte("old "), 5000)
+	if err := os.WriteFile(p, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	buf := make([]byte, len(old))
+	if _, err := reader.ReadAt(buf, 0); err != nil || !bytes.Equal(buf, old) {
+		t.Fatalf("first read: %v", err)
+	}
+	if err := os.WriteFile(p, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := reader.ReadAt(buf, 0)
+	if string(buf[:n]) != "new" {
+		t.Fatalf("old handle reads %q after the truncating rewrite", buf[:min(n, 20)])
+	}
+	if fi, _ := os.Stat(p); fi.Size() != 3 {
+		t.Fatalf("size %d", fi.Size())
+	}
+}

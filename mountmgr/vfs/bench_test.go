@@ -3,6 +3,7 @@ package vfs
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -54,5 +55,21 @@ func BenchmarkSequential(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkCreate creates empty files through an in-process mount.
+func BenchmarkCreate(b *testing.B) {
+	v := testVolume(b, crypto.AESGCM, true)
+	mp, _ := mountTest(b, v, Options{})
+	dir := filepath.Join(mp, "d")
+	os.Mkdir(dir, 0o755)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		fd, err := unix.Open(filepath.Join(dir, "file-"+strconv.Itoa(i)), unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			b.Fatal(err)
+		}
+		unix.Close(fd)
 	}
 }

@@ -213,7 +213,7 @@ func TestWatchStreams(t *testing.T) {
 	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := contextWithTimeout(5 * time.Second)
+	wctx, cancel := contextWithTimeout(15 * time.Second)
 	defer cancel()
 	n := 0
 	err := c.Watch(wctx, func(m []MountInfo) {

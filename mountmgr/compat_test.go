@@ -223,9 +223,21 @@ func TestWrittenTreeReadsInGocryptfs(t *testing.T) {
 	want := treeSnapshot(t, ref)
 	c := connect(t)
 	// gocryptfs 2.3 has no AEGIS; those vaults are checked by fsck and export instead.
-	for _, cipher := range []crypto.CipherID{crypto.AESGCM, crypto.XChaCha, crypto.AESSIV} {
-		t.Run(string(cipher), func(t *testing.T) {
-			cipherdir, mp, pw := newVault(t, base, cipher)
+	variants := []struct {
+		name string
+		opts vault.CreateOptions
+	}{
+		{"aes-gcm", vault.CreateOptions{Cipher: crypto.AESGCM}},
+		{"xchacha", vault.CreateOptions{Cipher: crypto.XChaCha}},
+		{"aes-siv", vault.CreateOptions{Cipher: crypto.AESSIV}},
+		{"plaintextnames", vault.CreateOptions{Cipher: crypto.AESGCM, PlaintextNames: true}},
+		{"deterministic", vault.CreateOptions{Cipher: crypto.AESGCM, DeterministicNames: true}},
+		{"longnamemax", vault.CreateOptions{Cipher: crypto.AESGCM, LongNameMax: 62}},
+	}
+	for _, variant := range variants {
+		cipher := variant.name
+		t.Run(variant.name, func(t *testing.T) {
+			cipherdir, mp, pw := newVaultWith(t, base, variant.opts)
 			if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: append([]byte(nil), pw...)}); err != nil {
 				t.Fatal(err)
 			}

@@ -140,12 +140,18 @@ func waitGone(t *testing.T, pid int) {
 // newVault creates a vault with a cheap KDF in a fresh dir and an empty mount point.
 func newVault(t *testing.T, base string, c crypto.CipherID) (cipherdir, mountpoint string, password []byte) {
 	t.Helper()
+	return newVaultWith(t, base, vault.CreateOptions{Cipher: c})
+}
+
+func newVaultWith(t *testing.T, base string, opts vault.CreateOptions) (cipherdir, mountpoint string, password []byte) {
+	t.Helper()
 	cipherdir, err := os.MkdirTemp(base, "cipher")
 	if err != nil {
 		t.Fatal(err)
 	}
-	password = []byte("correct horse " + string(c))
-	key, err := vault.Create(cipherdir, password, vault.CreateOptions{Cipher: c, ScryptLogN: crypto.MinScryptLogN})
+	password = []byte("correct horse " + string(opts.Cipher))
+	opts.ScryptLogN = crypto.MinScryptLogN
+	key, err := vault.Create(cipherdir, password, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -369,5 +370,39 @@ func TestDaemonLeavesClientDirAlone(t *testing.T) {
 	cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
 	if err != nil || cwd != "/" {
 		t.Fatalf("daemon cwd %q (%v), want /", cwd, err)
+	}
+}
+
+// TestOtherUIDRefused connects as nobody to a socket opened up on purpose (mode 0666 in 0755
+// directories): the daemon's peer check must still refuse it. The client is this test binary,
+// copied where nobody can run it.
+func TestOtherUIDRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a client as another user")
+	}
+	base := daemonEnv(t)
+	connect(t)
+	sock := SocketPath()
+	for _, p := range []string{base, filepath.Dir(filepath.Dir(sock)), filepath.Dir(sock)} {
+		os.Chmod(p, 0o755)
+	}
+	os.Chmod(sock, 0o666)
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(base, "client.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := osexec.Command(bin)
+	cmd.Env = append(os.Environ(), testForeignClientEnv+"="+sock)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("foreign client: %v: %s", err, out)
+	}
+	if !strings.Contains(string(out), "refusing connection from uid 65534") || strings.Contains(string(out), `"ok":true`) {
+		t.Fatalf("uid 65534 got: %s", out)
 	}
 }

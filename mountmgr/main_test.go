@@ -1,9 +1,11 @@
 package mountmgr
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,7 +23,22 @@ import (
 // with testDaemonEnv set, so no build of the whole program is needed.
 const testDaemonEnv = "VAULTUI_MOUNTMGR_TEST_DAEMON"
 
+// testForeignClientEnv makes the test binary a raw client of the socket it names: it sends a
+// status request and prints the answer line (TestOtherUIDRefused runs it as another user).
+const testForeignClientEnv = "VAULTUI_MOUNTMGR_TEST_FOREIGN_CLIENT"
+
 func TestMain(m *testing.M) {
+	if sock := os.Getenv(testForeignClientEnv); sock != "" {
+		conn, err := net.Dial("unix", sock)
+		if err != nil {
+			fmt.Println("dial:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(conn, `{"v":%d,"id":1,"op":"status"}`+"\n", ProtocolVersion)
+		line, _ := bufio.NewReader(conn).ReadString('\n')
+		fmt.Print(line)
+		os.Exit(0)
+	}
 	if os.Getenv(testDaemonEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		err := Serve(ctx, ServeOptions{})

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -71,5 +72,33 @@ func BenchmarkCreate(b *testing.B) {
 			b.Fatal(err)
 		}
 		unix.Close(fd)
+	}
+}
+
+// BenchmarkListLong lists a directory of 2000 files with their attributes ("ls -l") after the
+// kernel's caches expired.
+func BenchmarkListLong(b *testing.B) {
+	v := testVolume(b, crypto.AESGCM, true)
+	mp, _ := mountTest(b, v, Options{})
+	dir := filepath.Join(mp, "d")
+	os.Mkdir(dir, 0o755)
+	for i := 0; i < 2000; i++ {
+		os.WriteFile(filepath.Join(dir, "file-"+strconv.Itoa(i)), nil, 0o600)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		time.Sleep(cacheTimeout + 50*time.Millisecond)
+		b.StartTimer()
+		ents, err := os.ReadDir(dir)
+		if err != nil || len(ents) != 2000 {
+			b.Fatal(err, len(ents))
+		}
+		for _, e := range ents {
+			var st unix.Stat_t
+			if err := unix.Lstat(filepath.Join(dir, e.Name()), &st); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

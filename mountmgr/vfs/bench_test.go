@@ -4,8 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 

@@ -187,8 +187,10 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 	} else {
 		c.conn.SetDeadline(time.Time{})
 	}
-	// A cancelled context interrupts the blocking read.
-	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
+	// A cancelled context interrupts the blocking read. The func may run after ioError has
+	// dropped c.conn, so it holds on to this call's connection.
+	conn := c.conn
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	line, err := json.Marshal(req)
 	if err != nil {

@@ -165,6 +165,9 @@ func dial(ctx context.Context, path string) (*Client, error) {
 
 // call sends one request and waits for its response.
 func (c *Client) call(ctx context.Context, req request) (*response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

@@ -112,6 +112,17 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	d.log.Printf("shutting down: unmounting all vaults")
 	close(d.quit)
 	wg.Wait()
+	d.mu.Lock()
+	d.quitting = true
+	d.mu.Unlock()
+	// A mount that was being set up when the signal came is unmounted too, not left behind.
+	inflight := make(chan struct{})
+	go func() { d.inflight.Wait(); close(inflight) }()
+	select {
+	case <-inflight:
+	case <-time.After(30 * time.Second):
+		d.log.Printf("shutdown: a mount request is still in progress; not waiting for it")
+	}
 	err = d.unmountAll(true)
 	if err != nil {
 		d.log.Printf("shutdown: %v", err)
@@ -125,10 +136,13 @@ type daemon struct {
 	uid   int
 	quit  chan struct{}
 	conns sync.WaitGroup
+	// inflight counts mount requests being served, so shutdown waits for them.
+	inflight sync.WaitGroup
 
-	mu     sync.Mutex
-	mounts map[string]*mount // by mount point; pending mounts have m == nil
-	stale  []MountInfo       // stale mounts that could not be cleaned yet
+	mu       sync.Mutex
+	quitting bool              // set at shutdown; no new mounts after it
+	mounts   map[string]*mount // by mount point; pending mounts have m == nil
+	stale    []MountInfo       // stale mounts that could not be cleaned yet
 }
 
 type mount struct {
@@ -334,6 +348,14 @@ func (d *daemon) status() []MountInfo {
 // (slow: scrypt) unlock runs so two requests cannot race for it.
 func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	defer crypto.Wipe(r.Password)
+	d.mu.Lock()
+	if d.quitting {
+		d.mu.Unlock()
+		return MountInfo{}, fmt.Errorf("mountmgr: the daemon is shutting down")
+	}
+	d.inflight.Add(1)
+	d.mu.Unlock()
+	defer d.inflight.Done()
 	if !filepath.IsAbs(r.CipherDir) || !filepath.IsAbs(r.MountPoint) {
 		return MountInfo{}, fmt.Errorf("mountmgr: cipherdir and mount point must be absolute paths")
 	}

@@ -102,3 +102,31 @@ func BenchmarkListLong(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRandomRead4K reads random 4 KiB blocks with the page cache dropped and readahead
+// off: one FUSE round trip each.
+func BenchmarkRandomRead4K(b *testing.B) {
+	v := testVolume(b, crypto.AESGCM, true)
+	mp, _ := mountTest(b, v, Options{})
+	f, err := os.Create(filepath.Join(mp, "f"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, requestMax)
+	const size = 64 << 20
+	for i := 0; i < size/requestMax; i++ {
+		f.Write(buf)
+	}
+	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_RANDOM)
+	page := buf[:4096]
+	b.SetBytes(4096)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		off := int64((i*7919)%(size/4096)) * 4096
+		if _, err := f.ReadAt(page, off); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -137,7 +137,10 @@ func startDaemon() (<-chan error, error) {
 	cmd.Stdin = devnull
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setsid = true
 	// Not the client's working directory: the daemon would keep it busy (perhaps a mount).
 	cmd.Dir = "/"
 	if err := cmd.Start(); err != nil {

@@ -52,6 +52,9 @@ func TestMain(m *testing.M) {
 	DaemonCommand = func() (*exec.Cmd, error) {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), testDaemonEnv+"=1")
+		// If the test binary dies before its cleanups run, its daemons go too (SIGTERM
+		// unmounts their vaults).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 		return cmd, nil
 	}
 	os.Exit(m.Run())

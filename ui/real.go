@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -160,32 +158,11 @@ func (b *realBackend) DefaultMountPoint(name string) string {
 }
 
 func (b *realBackend) CheckNewCipherDir(dir string) error {
-	st, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		// vault.Create makes the folder but not its parents.
-		parent := filepath.Dir(dir)
-		if pst, err := os.Stat(parent); err != nil || !pst.IsDir() {
-			return fmt.Errorf("%s: the folder it goes in (%s) does not exist", dir, parent)
-		}
-		return nil
+	err := vault.CheckNewCipherDir(dir)
+	if errors.Is(err, vault.ErrNotEmpty) {
+		return classify(fmt.Errorf("%w (to register an existing vault, use a)", err))
 	}
-	if err != nil {
-		return err
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if names, err := f.Readdirnames(1); len(names) > 0 {
-		return classify(fmt.Errorf("%s: %w (to register an existing vault, use a)", dir, vault.ErrNotEmpty))
-	} else if err != nil && err != io.EOF {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	return nil
+	return err
 }
 
 func (b *realBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byte, error) {

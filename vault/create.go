@@ -156,33 +156,60 @@ func Create(cipherdir string, password []byte, opts CreateOptions) (masterKey []
 	return masterKey, nil
 }
 
-// prepareEmptyDir checks that dir is an empty directory, creating it (mode
-// 0700) when it does not exist; created says whether it did.
-func prepareEmptyDir(dir string) (created bool, err error) {
+// CheckNewCipherDir reports whether dir can hold a new vault, without
+// changing anything: it must be an empty directory, or not exist yet in a
+// parent directory that does (Create makes the directory, not its parents).
+// A non-empty directory gives ErrNotEmpty; a missing parent wraps
+// fs.ErrNotExist. The CLI and the TUI ask before prompting for a password.
+func CheckNewCipherDir(dir string) error {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			return false, fmt.Errorf("vault: %w", err)
+		parent := filepath.Dir(dir)
+		if pfi, perr := os.Stat(parent); perr != nil || !pfi.IsDir() {
+			return missingParentError{dir, parent}
 		}
-		return true, nil
+		return nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("vault: %w", err)
+		return fmt.Errorf("vault: %w", err)
 	}
 	if !fi.IsDir() {
-		return false, fmt.Errorf("vault: %s is not a directory", dir)
+		return fmt.Errorf("vault: %s is not a directory", dir)
 	}
 	d, err := os.Open(dir)
 	if err != nil {
-		return false, fmt.Errorf("vault: %w", err)
+		return fmt.Errorf("vault: %w", err)
 	}
 	defer d.Close()
 	if names, err := d.Readdirnames(1); len(names) > 0 {
-		return false, fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+		return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
 	} else if err != nil && err != io.EOF {
-		return false, fmt.Errorf("vault: reading %s: %w", dir, err)
+		return fmt.Errorf("vault: reading %s: %w", dir, err)
 	}
-	return false, nil
+	return nil
+}
+
+// missingParentError says which parent is missing and matches fs.ErrNotExist.
+type missingParentError struct{ dir, parent string }
+
+func (e missingParentError) Error() string {
+	return fmt.Sprintf("vault: %s: parent directory %s does not exist", e.dir, e.parent)
+}
+
+func (e missingParentError) Is(target error) bool { return target == os.ErrNotExist }
+
+// prepareEmptyDir checks dir with CheckNewCipherDir and creates it (mode
+// 0700) when it does not exist; created says whether it did.
+func prepareEmptyDir(dir string) (created bool, err error) {
+	if err := CheckNewCipherDir(dir); err != nil {
+		return false, err
+	}
+	if err := os.Mkdir(dir, 0o700); errors.Is(err, os.ErrExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("vault: %w", err)
+	}
+	return true, nil
 }
 
 // writeDirIV creates a gocryptfs.diriv with 16 random bytes, mode 0440 as

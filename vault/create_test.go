@@ -296,3 +296,28 @@ func TestWrongMasterKey(t *testing.T) {
 		v.Close()
 	}
 }
+
+func TestCheckNewCipherDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckNewCipherDir(dir); err != nil {
+		t.Errorf("empty dir: %v", err)
+	}
+	if err := CheckNewCipherDir(filepath.Join(dir, "new")); err != nil {
+		t.Errorf("new dir in existing parent: %v", err)
+	}
+	if err := CheckNewCipherDir(filepath.Join(dir, "no", "such")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing parent: got %v, want fs.ErrNotExist", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckNewCipherDir(dir); !errors.Is(err, ErrNotEmpty) {
+		t.Errorf("non-empty dir: got %v, want ErrNotEmpty", err)
+	}
+	if err := CheckNewCipherDir(filepath.Join(dir, "f")); err == nil {
+		t.Error("a regular file was accepted as a new cipherdir")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("CheckNewCipherDir created a directory")
+	}
+}

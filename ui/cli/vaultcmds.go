@@ -158,39 +158,16 @@ func runInit(e *env, dirArg, name, mountPoint, passfile string, auto bool, opts 
 	return nil
 }
 
-// checkNewCipherDir refuses a directory that exists and is not empty, or a
-// path that is not a directory.
+// checkNewCipherDir is vault.CheckNewCipherDir with the hint a user needs.
 func checkNewCipherDir(dir string) error {
-	st, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		// init creates the directory itself, not its parents.
-		parent := filepath.Dir(dir)
-		if pst, perr := os.Stat(parent); perr != nil || !pst.IsDir() {
-			return withHint(fmt.Errorf("%s: parent directory %s does not exist", dir, parent),
-				"create it first (mkdir -p %s)", parent)
-		}
-		return nil
+	err := vault.CheckNewCipherDir(dir)
+	switch {
+	case errors.Is(err, vault.ErrNotEmpty):
+		return withHint(err, "a new vault needs an empty or new directory; to register an existing vault use \"vaultui add\"")
+	case errors.Is(err, os.ErrNotExist):
+		return withHint(err, "create it first (mkdir -p %s)", filepath.Dir(dir))
 	}
-	if err != nil {
-		return err
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(1)
-	if err != nil && err != io.EOF {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	if len(names) > 0 {
-		return withHint(fmt.Errorf("%s: %w", dir, vault.ErrNotEmpty),
-			"a new vault needs an empty or new directory; to register an existing vault use \"vaultui add\"")
-	}
-	return nil
+	return err
 }
 
 // formatMasterKey writes the key as gocryptfs does: hex in dash-separated

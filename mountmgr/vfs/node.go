@@ -297,51 +297,72 @@ func (n *node) longName(dir, stored string) (string, syscall.Errno) {
 	return encoded, 0
 }
 
+// makeEntry creates the cipher entry for the plaintext name with mk(cipherPath). A long
+// name's .name file is written first and removed again when mk fails, so a .name file is
+// never left without its entry; mk cleans up after itself.
+func (n *node) makeEntry(name string, mk func(p string) error) (string, syscall.Errno) {
+	r, errno := n.child(name)
+	if errno != 0 {
+		return "", errno
+	}
+	createdName, errno := writeLongName(r)
+	if errno != 0 {
+		return "", errno
+	}
+	p := r.path()
+	if err := mk(p); err != nil {
+		if createdName {
+			removeLongName(r)
+		}
+		return "", fs2errno(err)
+	}
+	return p, 0
+}
+
+// newEntry gives a freshly made entry to the caller and returns its inode.
+func (n *node) newEntry(ctx context.Context, p string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	n.preserveOwner(ctx, p)
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		return nil, fs2errno(err)
+	}
+	return n.newChild(ctx, &st, p, out), 0
+}
+
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	ch, errno := n.mkdir(ctx, name, mode, out)
 	return ch, n.fsys.op(errno)
 }
 
 func (n *node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	r, errno := n.child(name)
-	if errno != 0 {
-		return nil, errno
-	}
-	createdName, errno := writeLongName(r)
-	if errno != 0 {
-		return nil, errno
-	}
-	fail := func(errno syscall.Errno) (*fs.Inode, syscall.Errno) {
-		if createdName {
-			removeLongName(r)
-		}
-		return nil, errno
-	}
-	p := r.path()
-	// Create it owner-writable so the diriv can go in, then give it its real mode. The kernel
-	// holds the parent locked, so nobody looks inside before the diriv is there.
-	if err := syscall.Mkdir(p, 0o700); err != nil {
-		return fail(fs2errno(err))
-	}
 	var iv []byte
-	if n.fsys.dirIVs {
-		var err error
-		if iv, err = writeDirIV(p); err != nil {
-			n.fsys.log.Printf("vfs: mkdir %s: %v", p, err)
-			syscall.Rmdir(p)
-			return fail(fs2errno(err))
+	p, errno := n.makeEntry(name, func(p string) error {
+		// Create it owner-writable so the diriv can go in, then give it its real mode. The
+		// kernel holds the parent locked, so nobody looks inside before the diriv is there.
+		if err := syscall.Mkdir(p, 0o700); err != nil {
+			return err
 		}
+		var err error
+		if n.fsys.dirIVs {
+			if iv, err = writeDirIV(p); err != nil {
+				n.fsys.log.Printf("vfs: mkdir %s: %v", p, err)
+			}
+		}
+		if err == nil {
+			err = syscall.Chmod(p, mode&07777)
+		}
+		if err != nil {
+			os.RemoveAll(p)
+		}
+		return err
+	})
+	if errno != 0 {
+		return nil, errno
 	}
-	if err := syscall.Chmod(p, mode&07777); err != nil {
-		os.RemoveAll(p)
-		return fail(fs2errno(err))
+	ch, errno := n.newEntry(ctx, p, out)
+	if errno != 0 {
+		return nil, errno
 	}
-	n.preserveOwner(ctx, p)
-	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
-		return fail(fs2errno(err))
-	}
-	ch := n.newChild(ctx, &st, p, out)
 	// The inode number may belong to a directory that is gone but not yet forgotten by the
 	// kernel: this one has a new IV, so nothing cached for the old one may survive.
 	cn := ch.Operations().(*node)
@@ -359,21 +380,13 @@ func (n *node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
-	r, errno := n.child(name)
+	fd := -1
+	p, errno := n.makeEntry(name, func(p string) (err error) {
+		fd, err = syscall.Open(p, openFlags(flags, true)|syscall.O_CREAT, mode&07777)
+		return err
+	})
 	if errno != 0 {
 		return nil, nil, 0, n.fsys.op(errno)
-	}
-	createdName, errno := writeLongName(r)
-	if errno != 0 {
-		return nil, nil, 0, n.fsys.op(errno)
-	}
-	p := r.path()
-	fd, err := syscall.Open(p, openFlags(flags, true)|syscall.O_CREAT, mode&07777)
-	if err != nil {
-		if createdName {
-			removeLongName(r)
-		}
-		return nil, nil, 0, n.fsys.op(fs2errno(err))
 	}
 	n.preserveOwner(ctx, p)
 	var st syscall.Stat_t
@@ -528,31 +541,16 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 }
 
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	r, errno := n.child(name)
-	if errno != 0 {
-		return nil, n.fsys.op(errno)
-	}
-	createdName, errno := writeLongName(r)
-	if errno != 0 {
-		return nil, n.fsys.op(errno)
-	}
-	p := r.path()
 	stored := target
 	if n.fsys.names != nil {
 		stored = n.fsys.enc.EncryptSymlink(target)
 	}
-	if err := syscall.Symlink(stored, p); err != nil {
-		if createdName {
-			removeLongName(r)
-		}
-		return nil, n.fsys.op(fs2errno(err))
+	p, errno := n.makeEntry(name, func(p string) error { return syscall.Symlink(stored, p) })
+	if errno != 0 {
+		return nil, n.fsys.op(errno)
 	}
-	n.preserveOwner(ctx, p)
-	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
-		return nil, n.fsys.op(fs2errno(err))
-	}
-	return n.newChild(ctx, &st, p, out), n.fsys.op(0)
+	ch, errno := n.newEntry(ctx, p, out)
+	return ch, n.fsys.op(errno)
 }
 
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
@@ -573,20 +571,9 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
-	r, errno := n.child(name)
+	p, errno := n.makeEntry(name, func(p string) error { return syscall.Link(old, p) })
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
-	}
-	createdName, errno := writeLongName(r)
-	if errno != 0 {
-		return nil, n.fsys.op(errno)
-	}
-	p := r.path()
-	if err := syscall.Link(old, p); err != nil {
-		if createdName {
-			removeLongName(r)
-		}
-		return nil, n.fsys.op(fs2errno(err))
 	}
 	var st syscall.Stat_t
 	if err := syscall.Lstat(p, &st); err != nil {
@@ -608,25 +595,10 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 
 // Mknod creates FIFOs, sockets and (as root) device nodes; only their names are encrypted.
 func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	r, errno := n.child(name)
+	p, errno := n.makeEntry(name, func(p string) error { return syscall.Mknod(p, mode, int(rdev)) })
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
-	createdName, errno := writeLongName(r)
-	if errno != 0 {
-		return nil, n.fsys.op(errno)
-	}
-	p := r.path()
-	if err := syscall.Mknod(p, mode, int(rdev)); err != nil {
-		if createdName {
-			removeLongName(r)
-		}
-		return nil, n.fsys.op(fs2errno(err))
-	}
-	n.preserveOwner(ctx, p)
-	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
-		return nil, n.fsys.op(fs2errno(err))
-	}
-	return n.newChild(ctx, &st, p, out), n.fsys.op(0)
+	ch, errno := n.newEntry(ctx, p, out)
+	return ch, n.fsys.op(errno)
 }

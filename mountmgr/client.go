@@ -290,6 +290,20 @@ func (c *Client) Status(ctx context.Context) ([]MountInfo, error) {
 	return resp.Mounts, nil
 }
 
+// Stale returns the report of mounts left behind by a daemon that died without unmounting
+// ("transport endpoint is not connected"), which this daemon found at start and cleaned up or
+// failed to (and any later retry that succeeded). The daemon delivers each entry once: to the
+// first Stale call after it found the mount, which is why the caller should show the result to
+// the user. Status and Watch neither include nor consume it. A daemon that predates the report
+// answers with none.
+func (c *Client) Stale(ctx context.Context) ([]StaleMount, error) {
+	resp, err := c.call(ctx, request{Op: opStatus, StaleReport: true})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Stale, nil
+}
+
 // Watch calls each with a status snapshot about once a second until ctx is done (then it
 // returns nil) or the daemon goes away.
 func (c *Client) Watch(ctx context.Context, each func([]MountInfo)) error {

@@ -139,10 +139,18 @@ type daemon struct {
 	// inflight counts mount requests being served, so shutdown waits for them.
 	inflight sync.WaitGroup
 
+	// cleanMu serialises the cleanup of stale mounts (start, the retries of tick, unmount).
+	cleanMu sync.Mutex
+
 	mu       sync.Mutex
 	quitting bool              // set at shutdown; no new mounts after it
 	mounts   map[string]*mount // by mount point; pending mounts have m == nil
-	stale    []MountInfo       // stale mounts that could not be cleaned yet
+	stale    []StaleMount      // stale mounts that could not be cleaned yet; retried by tick
+	// unreported is the stale mount report not yet delivered: each stale mount found (cleaned
+	// or not) and each later successful retry, kept until a status request that asks for the
+	// report (Client.Stale) has been answered with it. So the user is told once, by the first
+	// "vaultui status" or "vaultui mount" after the daemon started, however long it lives.
+	unreported []StaleMount
 }
 
 type mount struct {
@@ -196,15 +204,18 @@ func (d *daemon) tick() {
 	}
 }
 
-func (d *daemon) staleSnapshot() []MountInfo {
+func (d *daemon) staleSnapshot() []StaleMount {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]MountInfo(nil), d.stale...)
+	return append([]StaleMount(nil), d.stale...)
 }
 
-// cleanStale finds mounts left by a daemon that died and detaches them.
+// cleanStale finds mounts left by a daemon that died and detaches them. Each new one, and each
+// earlier failure that now succeeds, goes into the report for the user (d.unreported).
 func (d *daemon) cleanStale() {
-	stale, err := findStale(d.uid, func(mp string) bool {
+	d.cleanMu.Lock()
+	defer d.cleanMu.Unlock()
+	found, err := findStale(d.uid, func(mp string) bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		_, ours := d.mounts[mp]
@@ -214,18 +225,86 @@ func (d *daemon) cleanStale() {
 		d.log.Printf("looking for stale mounts: %v", err)
 		return
 	}
-	var left []MountInfo
-	for _, e := range stale {
+	prev := map[string]StaleMount{}
+	for _, s := range d.staleSnapshot() {
+		prev[s.MountPoint] = s
+	}
+	now := time.Now()
+	var left, news []StaleMount
+	for _, e := range found {
+		s, known := prev[e.MountPoint]
+		delete(prev, e.MountPoint)
+		if !known {
+			s = StaleMount{MountPoint: e.MountPoint, CipherDir: e.Source, Found: now}
+		}
 		if err := detach(e.MountPoint); err != nil {
-			d.log.Printf("stale mount %s (from %s): cleanup failed: %v", e.MountPoint, e.Source, err)
-			left = append(left, MountInfo{CipherDir: e.Source, MountPoint: e.MountPoint, Stale: true})
+			s.Error = err.Error()
+			left = append(left, s)
+			if !known { // not again every second
+				d.log.Printf("stale mount %s (from %s): cleanup failed: %v; retrying every second", e.MountPoint, e.Source, err)
+				news = append(news, s)
+			}
 			continue
 		}
+		s.Cleaned, s.Error = true, ""
 		d.log.Printf("stale mount %s (from %s, transport endpoint not connected): unmounted", e.MountPoint, e.Source)
+		news = append(news, s)
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.stale = left
-	d.mu.Unlock()
+	for _, s := range news {
+		d.addReport(s)
+	}
+	// Earlier failures that are gone now (unmounted by hand or by "vaultui unmount"): a report
+	// not yet delivered must not claim they are still there.
+	for _, s := range prev {
+		for i := range d.unreported {
+			if d.unreported[i].MountPoint == s.MountPoint {
+				d.unreported[i].Cleaned, d.unreported[i].Error = true, ""
+			}
+		}
+	}
+}
+
+// addReport adds s to the undelivered report, replacing an entry for the same mount point
+// (a failure that a retry has since cleaned). The caller holds d.mu.
+func (d *daemon) addReport(s StaleMount) {
+	for i := range d.unreported {
+		if d.unreported[i].MountPoint == s.MountPoint {
+			d.unreported[i] = s
+			return
+		}
+	}
+	d.unreported = append(d.unreported, s)
+}
+
+// takeReport hands out the undelivered stale mount report and forgets it; giveBackReport
+// returns it when the answer could not be sent.
+func (d *daemon) takeReport() []StaleMount {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := d.unreported
+	d.unreported = nil
+	return r
+}
+
+func (d *daemon) giveBackReport(r []StaleMount) {
+	if len(r) == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// Entries added meanwhile are newer news about the same mounts; they win.
+	for _, s := range r {
+		dup := false
+		for _, u := range d.unreported {
+			dup = dup || u.MountPoint == s.MountPoint
+		}
+		if !dup {
+			d.unreported = append(d.unreported, s)
+		}
+	}
 }
 
 func (d *daemon) serveConn(conn *net.UnixConn) {
@@ -265,6 +344,7 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 		resp := d.handle(&req)
 		resp.ID = req.ID
 		if err := d.send(conn, resp); err != nil {
+			d.giveBackReport(resp.Stale) // not delivered: the next asker gets it
 			return
 		}
 	}
@@ -301,7 +381,11 @@ func (d *daemon) handle(req *request) *response {
 	case opPing:
 		return &response{PID: os.Getpid()}
 	case opStatus:
-		return &response{Mounts: d.status()}
+		resp := &response{Mounts: d.status()}
+		if req.StaleReport {
+			resp.Stale = d.takeReport()
+		}
+		return resp
 	case opMount:
 		if req.Mount == nil {
 			return &response{Error: &wireError{Code: codeBadRequest, Msg: "mount request without parameters"}}
@@ -339,7 +423,9 @@ func (d *daemon) status() []MountInfo {
 		info.Stats = m.sampler.stats()
 		out = append(out, info)
 	}
-	out = append(out, d.stale...)
+	for _, s := range d.stale {
+		out = append(out, MountInfo{CipherDir: s.CipherDir, MountPoint: s.MountPoint, Stale: true})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].MountPoint < out[j].MountPoint })
 	return out
 }
@@ -475,7 +561,7 @@ func (d *daemon) unmountTarget(target string, lazy bool) error {
 	if mp == "" {
 		for _, s := range d.staleSnapshot() {
 			if s.MountPoint == target || s.CipherDir == target {
-				if err := detach(s.MountPoint); err != nil {
+				if err := d.detachStale(s.MountPoint); err != nil {
 					return fmt.Errorf("mountmgr: stale mount %s: %w", s.MountPoint, err)
 				}
 				d.cleanStale()
@@ -485,6 +571,18 @@ func (d *daemon) unmountTarget(target string, lazy bool) error {
 		return fmt.Errorf("mountmgr: %s: %w", target, ErrNotMounted)
 	}
 	return d.unmount(mp, lazy)
+}
+
+// detachStale detaches the stale mount at mp unless a retry of tick got there first.
+func (d *daemon) detachStale(mp string) error {
+	d.cleanMu.Lock()
+	defer d.cleanMu.Unlock()
+	for _, s := range d.staleSnapshot() {
+		if s.MountPoint == mp {
+			return detach(mp)
+		}
+	}
+	return nil
 }
 
 // unmount unmounts the vault at mp. A busy mount fails with ErrBusy unless lazy, which

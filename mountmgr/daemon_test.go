@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	osexec "os/exec"
@@ -164,6 +165,22 @@ func TestKill9LeavesStaleMountThatNextDaemonCleans(t *testing.T) {
 	if !bytes.Contains(log, []byte("stale mount "+mp)) {
 		t.Errorf("daemon log does not report the stale mount:\n%s", log)
 	}
+	// The new daemon reports the cleanup to the client: Status neither carries nor consumes
+	// the report, the first Stale call gets it, and later ones do not.
+	if st, err := c.Status(ctx(t)); err != nil || len(st) != 0 {
+		t.Errorf("status after cleanup: %+v, %v", st, err)
+	}
+	report, err := c.Stale(ctx(t))
+	if err != nil {
+		t.Fatalf("Stale: %v", err)
+	}
+	if len(report) != 1 || report[0].MountPoint != mp || report[0].CipherDir != cipherdir ||
+		!report[0].Cleaned || report[0].Error != "" || time.Since(report[0].Found) > time.Minute {
+		t.Errorf("stale report %+v, want %s (vault %s) cleaned just now", report, mp, cipherdir)
+	}
+	if again, err := c.Stale(ctx(t)); err != nil || len(again) != 0 {
+		t.Errorf("stale report delivered twice: %+v, %v", again, err)
+	}
 	// And the vault mounts again at the same place.
 	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
 		t.Fatalf("remount: %v", err)
@@ -296,6 +313,81 @@ func TestProtocolVersionMismatch(t *testing.T) {
 	}()
 	if _, err := dial(ctx(t), sock); !errors.Is(err, ErrDaemon) || !strings.Contains(err.Error(), "version 99") {
 		t.Fatalf("newer daemon: %v", err)
+	}
+}
+
+// TestStaleReportOnce: the stale mount report goes to the first status request that asks for it
+// and only to that one; requests that do not ask (older clients, Status, Watch) leave it alone.
+func TestStaleReportOnce(t *testing.T) {
+	found := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
+	d.stale = []StaleMount{{MountPoint: "/m/b", CipherDir: "/c/b", Found: found, Error: "EBUSY"}}
+	d.unreported = []StaleMount{{MountPoint: "/m/a", CipherDir: "/c/a", Found: found, Cleaned: true}, d.stale[0]}
+	a, b := socketPair(t)
+	go d.serveConn(b)
+	r := bufio.NewReader(a)
+	ask := func(line string) *response {
+		t.Helper()
+		a.Write([]byte(line + "\n"))
+		resp, err := readResponse(r)
+		if err != nil || resp.Error != nil {
+			t.Fatalf("%s: %+v %v", line, resp, err)
+		}
+		return resp
+	}
+	// A status request from a client that predates the report.
+	resp := ask(`{"v":1,"id":1,"op":"status"}`)
+	if len(resp.Stale) != 0 || len(resp.Mounts) != 1 || !resp.Mounts[0].Stale || resp.Mounts[0].MountPoint != "/m/b" {
+		t.Fatalf("plain status: %+v", resp)
+	}
+	resp = ask(`{"v":1,"id":2,"op":"status","stale_report":true}`)
+	if len(resp.Stale) != 2 || resp.Stale[0].MountPoint != "/m/a" || !resp.Stale[0].Cleaned ||
+		resp.Stale[1].Error != "EBUSY" || !resp.Stale[1].Found.Equal(found) {
+		t.Fatalf("report: %+v", resp.Stale)
+	}
+	// The mount whose cleanup failed stays listed as stale until it is gone; the report is not
+	// given again.
+	resp = ask(`{"v":1,"id":3,"op":"status","stale_report":true}`)
+	if len(resp.Stale) != 0 || len(resp.Mounts) != 1 || !resp.Mounts[0].Stale {
+		t.Fatalf("after the report: %+v", resp)
+	}
+}
+
+// TestStaleFromOldDaemon: a daemon that predates the report ignores the request's field and
+// answers without one; the client reports nothing rather than an error.
+func TestStaleFromOldDaemon(t *testing.T) {
+	dir, _ := os.MkdirTemp("", "vmmo")
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		r := bufio.NewReader(conn)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var req struct{ ID uint64 }
+			json.Unmarshal(line, &req)
+			fmt.Fprintf(conn, `{"v":1,"id":%d,"ok":true,"mounts":[{"MountPoint":"/m"}]}`+"\n", req.ID)
+		}
+	}()
+	c, err := dial(ctx(t), sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if report, err := c.Stale(ctx(t)); err != nil || len(report) != 0 {
+		t.Fatalf("Stale from an old daemon: %+v, %v", report, err)
 	}
 }
 

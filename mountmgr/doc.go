@@ -13,7 +13,10 @@
 // One JSON object per line. A request carries the protocol version, an id and an op; every
 // response repeats the id. A `watch` request is answered with a stream of status snapshots
 // about once a second. A daemon that does not speak the client's version answers with the
-// error code "version"; the client reports it as [ErrDaemon].
+// error code "version"; the client reports it as [ErrDaemon]. Fields added later are optional
+// and ignored by older peers, so they keep the version: a status request with "stale_report"
+// also gets the report of stale mounts (left by a daemon that died) that this daemon found at
+// start, each delivered once ([Client.Stale]).
 //
 // # Client
 //

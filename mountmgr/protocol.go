@@ -9,7 +9,8 @@ import (
 )
 
 // ProtocolVersion is the version of the control-socket protocol. A daemon answers requests of
-// any other version with the error code "version".
+// any other version with the error code "version". Optional fields added later (the stale
+// mount report of status) are ignored by peers that predate them, so they need no new version.
 const ProtocolVersion = 1
 
 // Sentinel errors; ui/cli maps them to exit codes.
@@ -57,6 +58,21 @@ type MountInfo struct {
 	Stale      bool `json:",omitempty"`
 }
 
+// StaleMount reports a mount left behind by a daemon that died without unmounting (its FUSE
+// server gone, so the mount answers "transport endpoint is not connected"), which the current
+// daemon found at start and cleaned up, or failed to. See [Client.Stale].
+type StaleMount struct {
+	MountPoint string
+	// CipherDir is the mount's source as the kernel lists it: the vault's cipherdir.
+	CipherDir string
+	// Found is when this daemon found the mount.
+	Found time.Time
+	// Cleaned: the mount was detached. Otherwise Error says why not; the daemon retries every
+	// second, and status lists the mount as a MountInfo with Stale set until it is gone.
+	Cleaned bool
+	Error   string `json:",omitempty"`
+}
+
 // Wire operations.
 const (
 	opPing       = "ping"
@@ -75,6 +91,9 @@ type request struct {
 	Mount  *MountRequest `json:"mount,omitempty"`
 	Target string        `json:"target,omitempty"`
 	Lazy   bool          `json:"lazy,omitempty"`
+	// StaleReport (status only): the client shows the stale mount report to the user, so the
+	// daemon includes it and counts it as delivered.
+	StaleReport bool `json:"stale_report,omitempty"`
 }
 
 // response is one line from the daemon.
@@ -86,6 +105,8 @@ type response struct {
 	Info   *MountInfo  `json:"info,omitempty"`
 	Mounts []MountInfo `json:"mounts,omitempty"`
 	PID    int         `json:"pid,omitempty"`
+	// Stale is the stale mount report, in answer to a status request with StaleReport.
+	Stale []StaleMount `json:"stale,omitempty"`
 }
 
 // wireError carries an error across the socket; Code keeps errors.Is working on the client.

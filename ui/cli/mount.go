@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -75,6 +76,12 @@ examples:
 				return err
 			}
 			defer client.Close()
+			// A daemon just started may have cleaned up after one that crashed; say so now,
+			// whatever becomes of this mount. The report is handed out once, so an error
+			// here only means there is nothing to say (the mount call reports real trouble).
+			if report, err := client.Stale(e.ctx); err == nil && len(report) > 0 {
+				fmt.Fprintln(e.stderr, staleNote(report))
+			}
 			pw, err := e.readPassword(*passfile, fmt.Sprintf("Password for %s: ", displayName(entry)))
 			if err != nil {
 				return err
@@ -96,6 +103,29 @@ examples:
 			return nil
 		}
 	},
+}
+
+// staleNote sums up the daemon's stale mount report on one line.
+func staleNote(report []mountmgr.StaleMount) string {
+	var cleaned, failed []string
+	for _, s := range report {
+		what := fmt.Sprintf("%s (vault %s)", s.MountPoint, s.CipherDir)
+		if s.Cleaned {
+			cleaned = append(cleaned, what)
+		} else {
+			failed = append(failed, what+": "+s.Error)
+		}
+	}
+	var parts []string
+	if len(cleaned) == 1 {
+		parts = append(parts, "cleaned up stale mount "+cleaned[0])
+	} else if len(cleaned) > 1 {
+		parts = append(parts, "cleaned up stale mounts "+strings.Join(cleaned, ", "))
+	}
+	if len(failed) > 0 {
+		parts = append(parts, "could not clean up "+strings.Join(failed, ", ")+` ("vaultui status" lists it)`)
+	}
+	return "note: the previous mount manager stopped without unmounting; " + strings.Join(parts, "; ")
 }
 
 // mountHint adds what to do next to the usual mount failures.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,7 +51,8 @@ func TestMountScripts(t *testing.T) {
 			return os.Geteuid() == 0, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": cmdExits,
+			"exits":      cmdExits,
+			"killdaemon": cmdKillDaemon,
 		},
 	})
 }
@@ -77,6 +79,32 @@ func stopTestDaemon(t *testing.T, run string) {
 	}
 	t.Errorf("daemon %d did not exit on SIGTERM", pid)
 	syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// killdaemon: kill -9 the script's mount daemon, as a crash would, and wait until it is dead:
+// its mounts are then stale ("transport endpoint is not connected").
+func cmdKillDaemon(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: killdaemon")
+	}
+	b, err := os.ReadFile(filepath.Join(ts.Getenv("XDG_RUNTIME_DIR"), "vaultui", "daemon.lock"))
+	ts.Check(err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	ts.Check(err)
+	ts.Check(syscall.Kill(pid, syscall.SIGKILL))
+	// The daemon is not our child (it was started by a "vaultui" command), so it may linger as
+	// a zombie; by then its files, /dev/fuse among them, are closed.
+	for i := 0; i < 500; i++ {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		if _, after, ok := strings.Cut(string(stat), ") "); ok && strings.HasPrefix(after, "Z") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ts.Fatalf("daemon %d still alive after SIGKILL", pid)
 }
 
 // TestReadmeDocumentsMountCommands keeps README.md's Mounting section true to the commands.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -17,12 +18,15 @@ var statusCommand = &command{
 	name:    "status",
 	group:   groupMounts,
 	summary: "Show every mount with its live throughput",
-	args:    "[--json] [--watch]",
+	args:    "[--json] [--watch [--count N]]",
 	help: `Lists each mounted vault: mount point, cipherdir, cipher, since when, bytes
 read and written, and the current read and write rates (averaged over the
-last 3 seconds). Stale mounts left by a crashed daemon are marked; the
-daemon cleans them up. --watch refreshes every second until interrupted
-(with --json: one JSON array per line).
+last 3 seconds). When a mount manager stopped without unmounting (crash,
+kill -9), the next one cleans up the mounts it left ("transport endpoint is
+not connected") and status reports each once; one it could not clean up is
+listed as stale until it is gone. --watch refreshes every second until
+interrupted, or for N snapshots with --count (with --json: one JSON array
+per line).
 
 examples:
   vaultui status
@@ -31,24 +35,40 @@ examples:
 	setup: func(fs *flag.FlagSet) runFunc {
 		asJSON := fs.Bool("json", false, "print JSON")
 		watch := fs.Bool("watch", false, "refresh every second")
+		count := fs.Int("count", 0, "with --watch: stop after `N` snapshots (0: until interrupted)")
 		return func(e *env, args []string) error {
 			if len(args) != 0 {
 				return e.usage("takes no arguments, got %d", len(args))
+			}
+			if *count < 0 || (*count > 0 && !*watch) {
+				return e.usage("--count takes a positive number of snapshots and needs --watch")
 			}
 			client, err := mountmgr.Connect(e.ctx)
 			if err != nil {
 				return err
 			}
 			defer client.Close()
+			// The daemon hands out its stale mount report once, so it is fetched once, as late
+			// as possible, and shown with the first snapshot (and kept under a refreshing
+			// terminal view).
+			var report []mountmgr.StaleMount
+			redraw := *watch && !*asJSON && isTerminal(e.stdout)
+			frames := 0
 			show := func(mounts []mountmgr.MountInfo) error {
-				if *asJSON {
-					return writeJSONLine(e.stdout, statusJSON(mounts), !*watch)
+				r := report
+				if frames > 0 && !redraw {
+					r = nil
 				}
-				if *watch && isTerminal(e.stdout) {
+				frames++
+				if *asJSON {
+					return writeJSONLine(e.stdout, statusJSON(mounts, r), !*watch)
+				}
+				if redraw {
 					fmt.Fprint(e.stdout, "\x1b[H\x1b[2J") // home, clear screen
 				}
 				printStatus(e.stdout, mounts, time.Now())
-				if *watch && !isTerminal(e.stdout) {
+				printStaleReport(e.stdout, r)
+				if *watch && !redraw {
 					fmt.Fprintln(e.stdout)
 				}
 				return nil
@@ -58,20 +78,48 @@ examples:
 				if err != nil {
 					return err
 				}
+				if report, err = client.Stale(e.ctx); err != nil {
+					return err
+				}
 				return show(mounts)
 			}
+			if report, err = client.Stale(e.ctx); err != nil {
+				return err
+			}
+			ctx, stop := context.WithCancel(e.ctx)
+			defer stop()
 			var showErr error
-			err = client.Watch(e.ctx, func(m []mountmgr.MountInfo) {
+			err = client.Watch(ctx, func(m []mountmgr.MountInfo) {
 				if showErr == nil {
 					showErr = show(m)
+				}
+				if showErr != nil || (*count > 0 && frames >= *count) {
+					stop()
 				}
 			})
 			if err == nil {
 				err = showErr
 			}
+			if frames == 0 && !*asJSON {
+				printStaleReport(e.stdout, report) // not lost if the watch failed at once
+			}
 			return err
 		}
 	},
+}
+
+// printStaleReport tells what the daemon found left behind by one that stopped without
+// unmounting.
+func printStaleReport(w io.Writer, report []mountmgr.StaleMount) {
+	for _, s := range report {
+		if s.Cleaned {
+			fmt.Fprintf(w, "Cleaned up stale mount %s (vault %s): the previous mount manager stopped without unmounting.\n",
+				s.MountPoint, s.CipherDir)
+			continue
+		}
+		fmt.Fprintf(w, "Could not clean up stale mount %s (vault %s) left by a mount manager that stopped without unmounting: %s. The mount manager retries every second; \"vaultui unmount %s\" tries now.\n",
+			s.MountPoint, s.CipherDir, s.Error, s.MountPoint)
+	}
 }
 
 func printStatus(w io.Writer, mounts []mountmgr.MountInfo, now time.Time) {
@@ -127,18 +175,38 @@ type mountJSON struct {
 	ReadBps      float64   `json:"read_bytes_per_second"`
 	WriteBps     float64   `json:"write_bytes_per_second"`
 	OpsPerSec    float64   `json:"ops_per_second"`
+	// Stale mounts of the daemon's report (shown once): cleaned up, or why not.
+	Cleaned      bool      `json:"cleaned,omitempty"`
+	Found        time.Time `json:"found,omitzero"`
+	CleanupError string    `json:"cleanup_error,omitempty"`
 }
 
-func statusJSON(mounts []mountmgr.MountInfo) []mountJSON {
-	out := make([]mountJSON, 0, len(mounts))
+// statusJSON lists the mounts, then the stale mounts of the report that are gone (cleaned up);
+// a reported one that is still there adds its details to its stale mount entry.
+func statusJSON(mounts []mountmgr.MountInfo, report []mountmgr.StaleMount) []mountJSON {
+	out := make([]mountJSON, 0, len(mounts)+len(report))
+	reported := map[string]bool{}
 	for _, m := range mounts {
-		out = append(out, mountJSON{
+		j := mountJSON{
 			MountPoint: m.MountPoint, CipherDir: m.CipherDir, Cipher: m.Cipher, ReadOnly: m.ReadOnly,
 			Since: m.Since, IdleSeconds: m.Idle.Seconds(), Stale: m.Stale,
 			BytesRead: m.Stats.BytesRead, BytesWritten: m.Stats.BytesWritten, Ops: m.Stats.Ops,
 			Errors: m.Stats.Errors, ReadBps: m.Stats.ReadBps, WriteBps: m.Stats.WriteBps,
 			OpsPerSec: m.Stats.OpsPerSec,
-		})
+		}
+		for _, s := range report {
+			if m.Stale && !s.Cleaned && s.MountPoint == m.MountPoint {
+				j.Found, j.CleanupError = s.Found, s.Error
+				reported[s.MountPoint] = true
+			}
+		}
+		out = append(out, j)
+	}
+	for _, s := range report {
+		if !reported[s.MountPoint] {
+			out = append(out, mountJSON{MountPoint: s.MountPoint, CipherDir: s.CipherDir, Stale: true,
+				Cleaned: s.Cleaned, Found: s.Found, CleanupError: s.Error})
+		}
 	}
 	return out
 }

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vaultui/vaultui/mountmgr"
+)
+
+// A report with a cleaned mount and one whose cleanup failed (still listed as a stale mount).
+var (
+	reportFound = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	testReport  = []mountmgr.StaleMount{
+		{MountPoint: "/m/a", CipherDir: "/c/a", Found: reportFound, Cleaned: true},
+		{MountPoint: "/m/b", CipherDir: "/c/b", Found: reportFound, Error: "device or resource busy"},
+	}
+	testMounts = []mountmgr.MountInfo{
+		{MountPoint: "/m/b", CipherDir: "/c/b", Stale: true},
+		{MountPoint: "/m/c", CipherDir: "/c/c", Cipher: "AES-256-GCM", Since: reportFound},
+	}
+)
+
+func TestStatusJSONStaleReport(t *testing.T) {
+	got := statusJSON(testMounts, testReport)
+	if len(got) != 3 {
+		t.Fatalf("%d entries, want the 2 mounts and the cleaned one: %+v", len(got), got)
+	}
+	b, c, a := got[0], got[1], got[2]
+	if b.MountPoint != "/m/b" || !b.Stale || b.Cleaned || b.CleanupError != "device or resource busy" || !b.Found.Equal(reportFound) {
+		t.Errorf("failed cleanup not merged into its stale mount: %+v", b)
+	}
+	if c.MountPoint != "/m/c" || c.Stale || c.Cleaned || c.CleanupError != "" || !c.Found.IsZero() {
+		t.Errorf("live mount: %+v", c)
+	}
+	if a.MountPoint != "/m/a" || a.CipherDir != "/c/a" || !a.Stale || !a.Cleaned || !a.Found.Equal(reportFound) {
+		t.Errorf("cleaned mount: %+v", a)
+	}
+	if plain := statusJSON(testMounts, nil); len(plain) != 2 || plain[0].CleanupError != "" {
+		t.Errorf("without a report: %+v", plain)
+	}
+}
+
+func TestPrintStaleReport(t *testing.T) {
+	var buf bytes.Buffer
+	printStaleReport(&buf, testReport)
+	want := "Cleaned up stale mount /m/a (vault /c/a): the previous mount manager stopped without unmounting.\n" +
+		"Could not clean up stale mount /m/b (vault /c/b) left by a mount manager that stopped without unmounting: device or resource busy. " +
+		"The mount manager retries every second; \"vaultui unmount /m/b\" tries now.\n"
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+}
+
+func TestStaleNoteIsOneLine(t *testing.T) {
+	report := append([]mountmgr.StaleMount{{MountPoint: "/m/z", CipherDir: "/c/z", Cleaned: true}}, testReport...)
+	got := staleNote(report)
+	want := "note: the previous mount manager stopped without unmounting; cleaned up stale mounts /m/z (vault /c/z), /m/a (vault /c/a); " +
+		`could not clean up /m/b (vault /c/b): device or resource busy ("vaultui status" lists it)`
+	if got != want || strings.Contains(got, "\n") {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := staleNote(testReport[:1]); got != "note: the previous mount manager stopped without unmounting; cleaned up stale mount /m/a (vault /c/a)" {
+		t.Errorf("one cleaned: %s", got)
+	}
+}

@@ -141,6 +141,9 @@ type daemon struct {
 
 	// cleanMu serialises the cleanup of stale mounts (start, the retries of tick, unmount).
 	cleanMu sync.Mutex
+	// findStaleFn and detachStaleFn replace findStale and detach in tests of the cleanup.
+	findStaleFn   func(uid int, skip func(mountPoint string) bool) ([]mountEntry, error)
+	detachStaleFn func(mountPoint string) error
 
 	mu       sync.Mutex
 	quitting bool              // set at shutdown; no new mounts after it
@@ -215,7 +218,11 @@ func (d *daemon) staleSnapshot() []StaleMount {
 func (d *daemon) cleanStale() {
 	d.cleanMu.Lock()
 	defer d.cleanMu.Unlock()
-	found, err := findStale(d.uid, func(mp string) bool {
+	find, detach := findStale, detach
+	if d.findStaleFn != nil {
+		find, detach = d.findStaleFn, d.detachStaleFn
+	}
+	found, err := find(d.uid, func(mp string) bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		_, ours := d.mounts[mp]
@@ -579,6 +586,9 @@ func (d *daemon) detachStale(mp string) error {
 	defer d.cleanMu.Unlock()
 	for _, s := range d.staleSnapshot() {
 		if s.MountPoint == mp {
+			if d.detachStaleFn != nil {
+				return d.detachStaleFn(mp)
+			}
 			return detach(mp)
 		}
 	}

@@ -353,6 +353,70 @@ func TestStaleReportOnce(t *testing.T) {
 	}
 }
 
+// TestStaleCleanupRetries: a stale mount whose cleanup fails is reported once as failed, listed
+// as stale, retried quietly, and reported again once a retry cleans it; one that goes away by
+// other means (unmount, by hand) before that report was delivered is not reported as still
+// there.
+func TestStaleCleanupRetries(t *testing.T) {
+	stale := map[string]bool{"/m/a": true, "/m/b": true}
+	fail := map[string]bool{"/m/a": true, "/m/b": true}
+	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
+	d.findStaleFn = func(uid int, skip func(string) bool) ([]mountEntry, error) {
+		var out []mountEntry
+		for _, mp := range []string{"/m/a", "/m/b"} {
+			if stale[mp] && !skip(mp) {
+				out = append(out, mountEntry{MountPoint: mp, FSType: FSType, Source: "/c" + mp[2:]})
+			}
+		}
+		return out, nil
+	}
+	d.detachStaleFn = func(mp string) error {
+		if fail[mp] {
+			return syscall.EBUSY
+		}
+		stale[mp] = false
+		return nil
+	}
+	d.cleanStale()
+	if st := d.status(); len(st) != 2 || !st[0].Stale || st[0].MountPoint != "/m/a" || st[1].CipherDir != "/c/b" {
+		t.Fatalf("status after failed cleanups: %+v", st)
+	}
+	first := d.takeReport()
+	if len(first) != 2 || first[0].Cleaned || first[0].Error != syscall.EBUSY.Error() || first[0].Found.IsZero() {
+		t.Fatalf("first report: %+v", first)
+	}
+	d.cleanStale() // a retry that fails again is not news
+	if r := d.takeReport(); len(r) != 0 {
+		t.Fatalf("failure reported twice: %+v", r)
+	}
+	// /m/a: a retry succeeds, which is news; /m/b: the user unmounts it, which is not.
+	fail["/m/a"] = false
+	d.cleanStale()
+	if st := d.status(); len(st) != 1 || st[0].MountPoint != "/m/b" {
+		t.Fatalf("status after one retry succeeded: %+v", st)
+	}
+	fail["/m/b"] = false
+	if err := d.unmountTarget("/c/b", false); err != nil {
+		t.Fatalf("unmount of the stale mount: %v", err)
+	}
+	if st := d.status(); len(st) != 0 {
+		t.Fatalf("status after both are gone: %+v", st)
+	}
+	second := d.takeReport()
+	if len(second) != 1 || second[0].MountPoint != "/m/a" || !second[0].Cleaned ||
+		!second[0].Found.Equal(first[0].Found) {
+		t.Fatalf("second report: %+v", second)
+	}
+	// Undelivered news of a failure is corrected, not duplicated, when the mount goes away.
+	stale["/m/a"], fail["/m/a"] = true, true
+	d.cleanStale()
+	stale["/m/a"] = false
+	d.cleanStale()
+	if r := d.takeReport(); len(r) != 1 || !r[0].Cleaned || r[0].Error != "" {
+		t.Fatalf("corrected report: %+v", r)
+	}
+}
+
 // TestStaleFromOldDaemon: a daemon that predates the report ignores the request's field and
 // answers without one; the client reports nothing rather than an error.
 func TestStaleFromOldDaemon(t *testing.T) {

@@ -116,19 +116,24 @@ func Run(ctx context.Context, cfg Config, report func(Result)) []Result {
 		defer os.Remove(tarball)
 		cfg.UntarFrom = tarball
 	}
+	// Rounds go over every target in turn, rather than repeating one target before the next, so
+	// a slow drift of the machine (other load, heap growth, caches) lands on every target alike
+	// and the medians stay comparable.
+	runs := make([][]Result, len(targets))
 	var results []Result
-	for _, tg := range targets {
-		if ctx.Err() != nil {
-			break
-		}
-		var runs []Result
-		for i := 0; i < cfg.Runs && ctx.Err() == nil; i++ {
-			runs = append(runs, runOne(ctx, cfg, tg.name, tg.mount))
-		}
-		r := median(runs)
-		results = append(results, r)
-		if report != nil {
-			report(r)
+	for round := 0; round < cfg.Runs && ctx.Err() == nil; round++ {
+		for i, tg := range targets {
+			if ctx.Err() != nil {
+				break
+			}
+			runs[i] = append(runs[i], runOne(ctx, cfg, tg.name, tg.mount))
+			if round == cfg.Runs-1 {
+				r := median(runs[i])
+				results = append(results, r)
+				if report != nil {
+					report(r)
+				}
+			}
 		}
 	}
 	return results

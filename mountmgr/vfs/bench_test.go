@@ -106,7 +106,13 @@ func BenchmarkListLong(b *testing.B) {
 // BenchmarkRandomRead4K reads random 4 KiB blocks with the page cache dropped and readahead
 // off: one FUSE round trip each.
 func BenchmarkRandomRead4K(b *testing.B) {
-	v := testVolume(b, crypto.AESGCM, true)
+	for _, c := range []crypto.CipherID{crypto.AESGCM, crypto.AEGIS} {
+		b.Run(c.String(), func(b *testing.B) { benchRandomRead4K(b, c) })
+	}
+}
+
+func benchRandomRead4K(b *testing.B, c crypto.CipherID) {
+	v := testVolume(b, c, true)
 	mp, _ := mountTest(b, v, Options{})
 	f, err := os.Create(filepath.Join(mp, "f"))
 	if err != nil {

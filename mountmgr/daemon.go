@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -68,6 +69,10 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		uid:    os.Getuid(),
 		mounts: map[string]*mount{},
 		quit:   make(chan struct{}),
+		ledger: ledgerPath(dir),
+	}
+	if d.owned, err = readLedger(d.ledger); err != nil {
+		d.log.Printf("%v; stale mounts of an earlier daemon will not be cleaned up", err)
 	}
 	d.cleanStale()
 
@@ -154,6 +159,10 @@ type daemon struct {
 	// report (Client.Stale) has been answered with it. So the user is told once, by the first
 	// "vaultui status" or "vaultui mount" after the daemon started, however long it lives.
 	unreported []StaleMount
+	// ledger is the file listing the mount points this socket directory's daemons mounted
+	// (ledger.go); owned is its content: the only stale mounts cleanStale touches.
+	ledger string
+	owned  map[string]bool
 }
 
 type mount struct {
@@ -226,7 +235,7 @@ func (d *daemon) cleanStale() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		_, ours := d.mounts[mp]
-		return ours
+		return ours || !d.owned[mp]
 	})
 	if err != nil {
 		d.log.Printf("looking for stale mounts: %v", err)
@@ -260,6 +269,7 @@ func (d *daemon) cleanStale() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stale = left
+	d.pruneLedger()
 	for _, s := range news {
 		d.addReport(s)
 	}
@@ -271,6 +281,35 @@ func (d *daemon) cleanStale() {
 				d.unreported[i].Cleaned, d.unreported[i].Error = true, ""
 			}
 		}
+	}
+}
+
+// pruneLedger keeps in the ledger only what may still need cleaning up: live mounts and stale
+// ones not cleaned yet. The caller holds d.mu.
+func (d *daemon) pruneLedger() {
+	owned := map[string]bool{}
+	for mp, m := range d.mounts {
+		if m != nil && d.owned[mp] {
+			owned[mp] = true
+		}
+	}
+	for _, s := range d.stale {
+		owned[s.MountPoint] = true
+	}
+	if !maps.Equal(owned, d.owned) {
+		d.owned = owned
+		d.saveLedger()
+	}
+}
+
+// saveLedger writes d.owned to the ledger; a failure is logged (a crash would then leave that
+// mount for the user to clean up). The caller holds d.mu.
+func (d *daemon) saveLedger() {
+	if d.ledger == "" {
+		return
+	}
+	if err := writeLedger(d.ledger, d.owned); err != nil {
+		d.log.Printf("%v", err)
 	}
 }
 
@@ -508,6 +547,8 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	}
 	d.mu.Lock()
 	d.mounts[mountPoint] = m
+	d.owned[mountPoint] = true
+	d.saveLedger()
 	d.mu.Unlock()
 	ok = true
 	d.log.Printf("mounted %s (%s) at %s", cipherDir, m.info.Cipher, mountPoint)

@@ -10,6 +10,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -360,7 +361,8 @@ func TestStaleReportOnce(t *testing.T) {
 func TestStaleCleanupRetries(t *testing.T) {
 	stale := map[string]bool{"/m/a": true, "/m/b": true}
 	fail := map[string]bool{"/m/a": true, "/m/b": true}
-	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
+	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
+		owned: map[string]bool{"/m/a": true, "/m/b": true}}
 	d.findStaleFn = func(uid int, skip func(string) bool) ([]mountEntry, error) {
 		var out []mountEntry
 		for _, mp := range []string{"/m/a", "/m/b"} {
@@ -408,6 +410,7 @@ func TestStaleCleanupRetries(t *testing.T) {
 		t.Fatalf("second report: %+v", second)
 	}
 	// Undelivered news of a failure is corrected, not duplicated, when the mount goes away.
+	d.owned["/m/a"] = true // mounted again (Mount adds it to the ledger), then stale again
 	stale["/m/a"], fail["/m/a"] = true, true
 	d.cleanStale()
 	stale["/m/a"] = false
@@ -560,5 +563,42 @@ func TestOtherUIDRefused(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "refusing connection from uid 65534") || strings.Contains(string(out), `"ok":true`) {
 		t.Fatalf("uid 65534 got: %s", out)
+	}
+}
+
+// TestStaleOnlyFromOwnLedger: a daemon cleans up only the stale mounts its own socket
+// directory's ledger names, so daemons of other runtime dirs (tests side by side) keep theirs
+// to clean and report; the ledger then keeps only what is still to clean.
+func TestStaleOnlyFromOwnLedger(t *testing.T) {
+	ledger := filepath.Join(t.TempDir(), "mounts")
+	if err := writeLedger(ledger, map[string]bool{"/m/a": true, "/m/gone": true}); err != nil {
+		t.Fatal(err)
+	}
+	owned, err := readLedger(ledger)
+	if err != nil || !owned["/m/a"] || !owned["/m/gone"] || len(owned) != 2 {
+		t.Fatalf("readLedger = %v, %v", owned, err)
+	}
+	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
+		ledger: ledger, owned: owned}
+	var detached []string
+	d.findStaleFn = func(uid int, skip func(string) bool) ([]mountEntry, error) {
+		var out []mountEntry
+		for _, mp := range []string{"/m/a", "/m/b"} { // /m/b: another daemon's
+			if !skip(mp) {
+				out = append(out, mountEntry{MountPoint: mp, FSType: FSType, Source: "/c" + mp[2:]})
+			}
+		}
+		return out, nil
+	}
+	d.detachStaleFn = func(mp string) error { detached = append(detached, mp); return nil }
+	d.cleanStale()
+	if !slices.Equal(detached, []string{"/m/a"}) {
+		t.Errorf("detached %v, want only /m/a (the ledger's)", detached)
+	}
+	if r := d.takeReport(); len(r) != 1 || r[0].MountPoint != "/m/a" || !r[0].Cleaned {
+		t.Errorf("report %+v, want /m/a cleaned", r)
+	}
+	if owned, _ := readLedger(ledger); len(owned) != 0 {
+		t.Errorf("ledger after cleanup = %v, want empty", owned)
 	}
 }

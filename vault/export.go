@@ -64,8 +64,13 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 			if err = os.Symlink(target, out); err == nil {
 				err = setTimes(out, n.Info, true)
 			}
-		case t == fs.ModeNamedPipe:
-			if err = unix.Mkfifo(out, uint32(mode.Perm())); err == nil {
+		case isSpecial(t):
+			// FIFOs, sockets and device nodes hold no data; mknod remakes them (device nodes
+			// need root, like anywhere else).
+			st, _ := n.Info.Sys().(*syscall.Stat_t)
+			if st == nil {
+				err = fmt.Errorf("%s: no stat data", n.CipherPath)
+			} else if err = unix.Mknod(out, st.Mode&(syscall.S_IFMT|0o777), int(st.Rdev)); err == nil {
 				err = finishAttrs(out, n.Info)
 			}
 		default:

@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
 )
@@ -214,5 +217,50 @@ func TestFsckIgnoresConfigLeftovers(t *testing.T) {
 	}
 	if last.Done != len(f.manifest.Entries) || last.Total != last.Done {
 		t.Errorf("progress %+v, want %d entries", last, len(f.manifest.Entries))
+	}
+}
+
+// TestSpecialFilesAreValid: FIFOs, sockets and device nodes, which gocryptfs and a vaultui mount
+// create with only their names encrypted, pass fsck and come back from Export.
+func TestSpecialFilesAreValid(t *testing.T) {
+	f, v := unlockFixture(t, "gcm-default")
+	iv, err := v.DirIV(f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specials := map[string]uint32{"fifo": syscall.S_IFIFO | 0o640, "sock": syscall.S_IFSOCK | 0o755}
+	if os.Geteuid() == 0 {
+		specials["null"] = syscall.S_IFCHR | 0o666
+	}
+	for name, mode := range specials {
+		stored, _, _, err := v.Names.StoredName(name, iv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(f.dir, stored)
+		if err := syscall.Mknod(p, mode, int(unix.Mkdev(1, 3))); err != nil {
+			t.Fatalf("mknod %s: %v", name, err)
+		}
+		if err := os.Chmod(p, os.FileMode(mode&0o777)); err != nil { // past the umask
+			t.Fatal(err)
+		}
+	}
+	problems, err := v.Fsck(context.Background(), nil)
+	if err != nil || len(problems) != 0 {
+		t.Fatalf("fsck: %v, problems %+v", err, problems)
+	}
+	dest := filepath.Join(t.TempDir(), "out")
+	if err := v.Export(context.Background(), dest, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, mode := range specials {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(dest, name), &st); err != nil {
+			t.Errorf("%s not exported: %v", name, err)
+			continue
+		}
+		if st.Mode != mode {
+			t.Errorf("%s exported with mode %o, want %o", name, st.Mode, mode)
+		}
 	}
 }

@@ -24,7 +24,7 @@ const (
 	KindContent  = "content"  // blocks that do not authenticate (FirstBlock..LastBlock)
 	KindSize     = "size"     // a ciphertext size no plaintext size maps to
 	KindSymlink  = "symlink"  // a symlink target does not decrypt
-	KindType     = "type"     // an entry of a type a vault cannot hold (device, socket)
+	KindType     = "type"     // an entry of a type a vault cannot hold (irregular files)
 	KindIO       = "io"       // the cipherdir could not be read
 )
 
@@ -333,4 +333,10 @@ func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b 
 		}
 	}
 	return int64(psize), nil
+}
+
+// isSpecial reports whether t is a FIFO, socket or device node: entries that gocryptfs (and a
+// vaultui mount) create with only their names encrypted.
+func isSpecial(t fs.FileMode) bool {
+	return t == fs.ModeNamedPipe || t == fs.ModeSocket || t&fs.ModeDevice != 0
 }

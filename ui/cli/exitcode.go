@@ -19,8 +19,9 @@ const (
 	exitMountpoint     = 5 // mount point missing, not a directory or not empty
 	exitAlreadyMounted = 6
 	exitBusy           = 7
-	exitDaemon         = 8 // daemon unreachable or protocol version mismatch
-	exitNoSuchVault    = 9 // not in the registry and not a cipherdir
+	exitDaemon         = 8  // daemon unreachable or protocol version mismatch
+	exitNoSuchVault    = 9  // not in the registry and not a cipherdir
+	exitUnsupported    = 10 // a valid vault using a feature vaultui does not support
 
 	// exitInterrupted is the shell's convention for death by SIGINT (128+2),
 	// used when an interrupt cannot wait for a clean stop.
@@ -35,6 +36,7 @@ var sentinelExitCodes = []struct {
 	code int
 }{
 	{vault.ErrWrongPassword, exitWrongPassword},
+	{vault.ErrUnsupported, exitUnsupported},
 	{vault.ErrCorrupt, exitCorrupt},
 	{vault.ErrNotFound, exitNoSuchVault},
 }

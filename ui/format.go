@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/hex"
 	"fmt"
 	"math"
 	"os"
@@ -90,25 +89,6 @@ func strength(pw string) (bits float64, label string) {
 		label = "strong"
 	}
 	return bits, label
-}
-
-// formatMasterKey prints a key as gocryptfs does: 8-hex-digit groups, four
-// per line, so it can be copied onto paper.
-func formatMasterKey(key []byte) string {
-	h := hex.EncodeToString(key)
-	var groups []string
-	for len(h) > 0 {
-		n := min(8, len(h))
-		groups = append(groups, h[:n])
-		h = h[n:]
-	}
-	var lines []string
-	for len(groups) > 0 {
-		n := min(4, len(groups))
-		lines = append(lines, strings.Join(groups[:n], "-"))
-		groups = groups[n:]
-	}
-	return strings.Join(lines, "-\n")
 }
 
 // expandPath makes a typed path absolute, expanding a leading "~".

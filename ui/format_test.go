@@ -24,16 +24,6 @@ func TestStrength(t *testing.T) {
 	}
 }
 
-func TestFormatMasterKey(t *testing.T) {
-	key := make([]byte, 32)
-	key[0], key[31] = 0xab, 0xcd
-	got := formatMasterKey(key)
-	want := "ab000000-00000000-00000000-00000000-\n00000000-00000000-00000000-000000cd"
-	if got != want {
-		t.Fatalf("formatMasterKey = %q, want %q", got, want)
-	}
-}
-
 func TestParseIdle(t *testing.T) {
 	for in, want := range map[string]time.Duration{"": 0, "0": 0, "10": 10 * time.Minute, "90s": 90 * time.Second, "1h30m": 90 * time.Minute} {
 		if got, err := parseIdle(in); err != nil || got != want {

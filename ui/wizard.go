@@ -11,6 +11,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 type wizardStep int
@@ -442,7 +444,7 @@ func (w *wizardScreen) View() string {
 	case stepMasterKey:
 		b.WriteString(s.Success.Render("Created "+w.created.Name+".") + "\n\n")
 		b.WriteString(para.Render("This is the vault's master key. Write it down and keep it somewhere safe: with it you can recover the files if you forget the password. It is shown only now.") + "\n\n")
-		b.WriteString(s.Box.Render(formatMasterKey(w.masterKey)) + "\n\n")
+		b.WriteString(s.Box.Render(strings.Join(vault.FormatMasterKey(w.masterKey), "\n")) + "\n\n")
 		b.WriteString("Press " + s.Key.Render("y") + " once you have stored it.")
 	}
 	if w.err != "" {

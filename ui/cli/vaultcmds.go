@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -170,59 +169,16 @@ func checkNewCipherDir(dir string) error {
 	return err
 }
 
-// formatMasterKey writes the key as gocryptfs does: hex in dash-separated
-// groups of 8 digits, 4 groups per line, so it can be copied onto paper and
-// typed back (passwd --masterkey accepts it with or without dashes).
-func formatMasterKey(key []byte) []string {
-	h := hex.EncodeToString(key)
-	var groups []string
-	for len(h) > 0 {
-		n := min(8, len(h))
-		groups = append(groups, h[:n])
-		h = h[n:]
-	}
-	var lines []string
-	for i := 0; i < len(groups); i += 4 {
-		line := strings.Join(groups[i:min(i+4, len(groups))], "-")
-		if i+4 < len(groups) {
-			line += "-"
-		}
-		lines = append(lines, line)
-	}
-	return lines
-}
-
 func printMasterKey(w io.Writer, key []byte) {
 	fmt.Fprintln(w, "Your master key is:")
 	fmt.Fprintln(w)
-	for _, l := range formatMasterKey(key) {
+	for _, l := range vault.FormatMasterKey(key) {
 		fmt.Fprintf(w, "    %s\n", l)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Write it down and keep it offline, away from the vault. It is shown only this once.")
 	fmt.Fprintln(w, "If the password is lost or gocryptfs.conf is damaged, it is the only way to your data:")
 	fmt.Fprintln(w, "  vaultui passwd --masterkey - VAULT")
-}
-
-// parseMasterKey reads a master key typed back from formatMasterKey's output:
-// hex digits, dashes and white space ignored.
-func parseMasterKey(s string) ([]byte, error) {
-	clean := strings.Map(func(r rune) rune {
-		switch r {
-		case '-', ' ', '\t', '\n', '\r':
-			return -1
-		}
-		return r
-	}, s)
-	key, err := hex.DecodeString(clean)
-	if err != nil {
-		return nil, errors.New("master key: not hexadecimal (expected 64 hex digits, dashes allowed)")
-	}
-	if len(key) != 32 {
-		crypto.Wipe(key)
-		return nil, fmt.Errorf("master key: %d bytes, expected 32 (64 hex digits)", len(key))
-	}
-	return key, nil
 }
 
 var infoCommand = &command{
@@ -299,13 +255,13 @@ examples:
 				if err != nil {
 					return err
 				}
-				key, err = parseMasterKey(string(typed))
+				key, err = vault.ParseMasterKey(string(typed))
 				crypto.Wipe(typed)
 				if err != nil {
 					return err
 				}
 			case *masterKey != "":
-				if key, err = parseMasterKey(*masterKey); err != nil {
+				if key, err = vault.ParseMasterKey(*masterKey); err != nil {
 					return err
 				}
 			default:

@@ -1,0 +1,53 @@
+package vault
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// FormatMasterKey writes a master key as gocryptfs does: hex in dash-separated groups of 8
+// digits, four groups a line, each line but the last ending in a dash, so it can be copied onto
+// paper and typed back. The CLI and the TUI both show it this way.
+func FormatMasterKey(key []byte) []string {
+	h := hex.EncodeToString(key)
+	var groups []string
+	for len(h) > 0 {
+		n := min(8, len(h))
+		groups = append(groups, h[:n])
+		h = h[n:]
+	}
+	var lines []string
+	for i := 0; i < len(groups); i += 4 {
+		line := strings.Join(groups[i:min(i+4, len(groups))], "-")
+		if i+4 < len(groups) {
+			line += "-"
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// ParseMasterKey reads a master key typed back as FormatMasterKey shows it, with or without
+// dashes, spaces and line breaks.
+func ParseMasterKey(s string) ([]byte, error) {
+	clean := strings.Map(func(r rune) rune {
+		switch r {
+		case '-', ' ', '\t', '\n', '\r':
+			return -1
+		}
+		return r
+	}, s)
+	key, err := hex.DecodeString(clean)
+	if err != nil {
+		return nil, errors.New("master key: not hexadecimal (expected 64 hex digits, dashes allowed)")
+	}
+	if len(key) != 32 {
+		crypto.Wipe(key)
+		return nil, fmt.Errorf("master key: %d bytes, expected 32 (64 hex digits)", len(key))
+	}
+	return key, nil
+}

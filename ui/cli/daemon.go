@@ -19,8 +19,9 @@ and the terminal app start it when it is not running, detached, logging to
 $XDG_STATE_HOME/vaultui/daemon.log; run it by hand only to watch its log.
 It listens on $XDG_RUNTIME_DIR/vaultui/ctl.sock (socket 0600 in a 0700
 directory, connections from other users refused). At start it cleans up
-mounts left by a daemon that crashed. SIGTERM or SIGINT unmounts every vault
-and exits. One daemon runs per user; a second one exits with an error.`,
+mounts left by a daemon of the same runtime dir that crashed, and the next
+"vaultui status" or "vaultui mount" reports them once. SIGTERM or SIGINT
+unmounts every vault and exits. One daemon runs per user; a second one exits with an error.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		return func(e *env, args []string) error {
 			if len(args) != 0 {

@@ -3,8 +3,9 @@ package crypto
 import (
 	"crypto/cipher"
 	"crypto/sha512"
-	"errors"
 	"fmt"
+
+	"github.com/vaultui/vaultui/crypto/aegis"
 )
 
 // TagLen is the authentication tag (or SIV) length of every content cipher.
@@ -31,21 +32,10 @@ type backend struct {
 	// when the cipher requires HKDF.
 	legacyKey func(masterKey []byte) []byte
 	newAEAD   func(key []byte) (cipher.AEAD, error)
+	// wipe clears key material the AEAD keeps (best effort), or is nil when
+	// there is none beyond the key ContentEnc wipes itself.
+	wipe func(cipher.AEAD)
 }
-
-// ErrAEGISUnavailable is returned for AEGIS when this build has no AEGIS
-// implementation linked in.
-var ErrAEGISUnavailable = errors.New("AEGIS-256X2 is not available in this build")
-
-// newAEGIS and wipeAEGIS are set by aead_aegis.go when crypto/aegis is
-// linked in.
-var (
-	newAEGIS  func(key []byte) (cipher.AEAD, error)
-	wipeAEGIS func(cipher.AEAD)
-)
-
-// AEGISAvailable reports whether this build can use AEGIS-256X2.
-func AEGISAvailable() bool { return newAEGIS != nil }
 
 func backendFor(c CipherID) (*backend, error) {
 	switch c {
@@ -58,12 +48,9 @@ func backendFor(c CipherID) (*backend, error) {
 	case AESSIV:
 		return &backend{id: c, info: InfoSIVContent, keyLen: sivKeyLen, nonceLen: sivNonceLen,
 			legacyKey: func(mk []byte) []byte { s := sha512.Sum512(mk); return s[:] },
-			newAEAD:   newSIV}, nil
+			newAEAD:   newSIV, wipe: func(a cipher.AEAD) { a.(*sivAEAD).wipe() }}, nil
 	case AEGIS:
-		if newAEGIS == nil {
-			return nil, fmt.Errorf("crypto: %w (waiting for crypto/aegis)", ErrAEGISUnavailable)
-		}
-		return &backend{id: c, info: InfoAEGISContent, keyLen: 32, nonceLen: 32, newAEAD: newAEGIS}, nil
+		return &backend{id: c, info: InfoAEGISContent, keyLen: 32, nonceLen: 32, newAEAD: newAEGIS, wipe: aegis.Wipe}, nil
 	}
 	return nil, fmt.Errorf("crypto: %w %q", ErrUnknownCipher, string(c))
 }

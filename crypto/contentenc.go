@@ -44,7 +44,8 @@ type ContentEnc struct {
 	id        CipherID
 	aead      cipher.AEAD
 	batch     batchAEAD // nil unless the AEAD seals many messages per call
-	key       []byte    // derived content key, wiped by Wipe
+	wipeAEAD  func(cipher.AEAD)
+	key       []byte // derived content key, wiped by Wipe
 	nonceLen  int
 	overhead  int // nonce + tag
 	cipherBS  int
@@ -92,6 +93,7 @@ func NewContentEnc(c CipherID, masterKey []byte, useHKDF bool) (*ContentEnc, err
 	e := &ContentEnc{
 		id:       c,
 		aead:     a,
+		wipeAEAD: b.wipe,
 		key:      key, // kept until Wipe: some AEADs may not copy their key
 		nonceLen: b.nonceLen,
 		overhead: b.nonceLen + TagLen,
@@ -309,11 +311,8 @@ func (e *ContentEnc) DecryptSymlink(c string) (string, error) {
 // Wipe clears the content key (best effort: see the package Wipe) and makes
 // e unusable.
 func (e *ContentEnc) Wipe() {
-	if w, ok := e.aead.(interface{ wipe() }); ok {
-		w.wipe()
-	}
-	if e.id == AEGIS && wipeAEGIS != nil && e.aead != nil {
-		wipeAEGIS(e.aead)
+	if e.wipeAEAD != nil && e.aead != nil {
+		e.wipeAEAD(e.aead)
 	}
 	Wipe(e.key)
 	e.aead, e.batch = nil, nil

@@ -20,7 +20,6 @@ func testKey() []byte {
 func eachCipher(t *testing.T, f func(t *testing.T, e *ContentEnc)) {
 	for _, c := range Ciphers {
 		t.Run(c.String(), func(t *testing.T) {
-			skipWithoutAEGIS(t, c)
 			e, err := NewContentEnc(c, testKey(), true)
 			if err != nil {
 				t.Fatal(err)
@@ -198,7 +197,6 @@ func TestContentLegacyKeys(t *testing.T) {
 func TestContentNoAllocs(t *testing.T) {
 	for _, c := range []CipherID{AESGCM, XChaCha, AEGIS} {
 		t.Run(c.String(), func(t *testing.T) {
-			skipWithoutAEGIS(t, c)
 			if c == XChaCha && puregoBuild {
 				t.Skip("x/crypto's portable XChaCha20-Poly1305 allocates per call under the purego tag")
 			}
@@ -351,7 +349,6 @@ func TestParseCipher(t *testing.T) {
 func benchContent(b *testing.B, decrypt bool) {
 	for _, c := range Ciphers {
 		b.Run(c.String(), func(b *testing.B) {
-			skipWithoutAEGIS(b, c)
 			e, err := NewContentEnc(c, testKey(), true)
 			if err != nil {
 				b.Fatal(err)
@@ -411,7 +408,6 @@ func FuzzDecryptBlocks(f *testing.F) {
 // and that batched and one-at-a-time sealing interoperate, holes and
 // failures included.
 func TestAEGISBatchPath(t *testing.T) {
-	skipWithoutAEGIS(t, AEGIS)
 	batched, _ := NewContentEnc(AEGIS, testKey(), true)
 	if batched.batch == nil {
 		t.Fatal("AEGIS ContentEnc does not use the batch entry point")

@@ -66,13 +66,6 @@ func loadKATs(t *testing.T) map[string]*katFixture {
 	return m
 }
 
-func skipWithoutAEGIS(t testing.TB, c CipherID) {
-	t.Helper()
-	if c == AEGIS && !AEGISAvailable() {
-		t.Skip("waiting for crypto/aegis (issue 2)")
-	}
-}
-
 func (f *katFixture) masterKey(t *testing.T) []byte {
 	t.Helper()
 	kek, err := f.Conf.ScryptObject.DeriveKey([]byte(f.Password))
@@ -93,7 +86,6 @@ func TestFixtureKATs(t *testing.T) {
 	for name, f := range loadKATs(t) {
 		t.Run(name, func(t *testing.T) {
 			c := f.cipher()
-			skipWithoutAEGIS(t, c)
 			mk := f.masterKey(t)
 			if _, err := OpenMasterKey(mk, f.Conf.EncryptedKey, true); !errors.Is(err, ErrAuth) {
 				t.Errorf("master key opened under a wrong KEK: %v", err)
@@ -197,7 +189,6 @@ func TestFixtureKATs(t *testing.T) {
 // TestAEGISFixtureNotZeroKey guards against gocryptfs's AEGIS-branch bug:
 // the content must not open under an all-zero key, only the derived one.
 func TestAEGISFixtureNotZeroKey(t *testing.T) {
-	skipWithoutAEGIS(t, AEGIS)
 	f := loadKATs(t)["aegis256x2"]
 	zero := make([]byte, 32)
 	a, err := newAEGIS(zero)

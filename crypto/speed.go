@@ -2,7 +2,6 @@ package crypto
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -94,12 +93,9 @@ func measure(ctx context.Context, c CipherID, d time.Duration) (float64, error) 
 // when it has none (software AES is slow and leaks timing).
 func Recommend(results []SpeedResult, hasAES bool) Recommendation {
 	speed := map[CipherID]float64{}
-	var aegisErr error
 	for _, r := range results {
 		if r.Err == nil && r.MBps > 0 {
 			speed[r.Cipher] = r.MBps
-		} else if r.Cipher == AEGIS {
-			aegisErr = r.Err
 		}
 	}
 	gcm := speed[AESGCM]
@@ -123,9 +119,6 @@ func Recommend(results []SpeedResult, hasAES bool) Recommendation {
 	case haveAEGIS:
 		return Recommendation{Cipher: AESGCM, Ratio: 1,
 			Reason: fmt.Sprintf("AEGIS-256X2 is not faster than AES-256-GCM on this CPU (%.2fx)", ratio(AEGIS))}
-	case errors.Is(aegisErr, ErrAEGISUnavailable):
-		return Recommendation{Cipher: AESGCM, Ratio: 1,
-			Reason: "this CPU has AES instructions and AEGIS-256X2 is not available in this build"}
 	}
 	return Recommendation{Cipher: AESGCM, Ratio: 1,
 		Reason: "this CPU has AES instructions and AEGIS-256X2 could not be measured"}

@@ -63,9 +63,6 @@ func (o *CreateOptions) check() error {
 	if !o.Cipher.Valid() {
 		return fmt.Errorf("vault: %w %q", crypto.ErrUnknownCipher, string(o.Cipher))
 	}
-	if o.Cipher == crypto.AEGIS && !crypto.AEGISAvailable() {
-		return fmt.Errorf("vault: %w", crypto.ErrAEGISUnavailable)
-	}
 	if o.PlaintextNames && o.DeterministicNames {
 		return errors.New("vault: plaintext names and deterministic names exclude each other")
 	}

@@ -46,9 +46,6 @@ func TestCreateFlagsMatchGocryptfs(t *testing.T) {
 		if got := opts.Flags(); !slices.Equal(got, want.FeatureFlags) {
 			t.Errorf("%s: flags %v, gocryptfs wrote %v", name, got, want.FeatureFlags)
 		}
-		if name == "aegis256x2" && !crypto.AEGISAvailable() {
-			continue
-		}
 		dir, mk := createTest(t, opts)
 		c, err := LoadConfig(dir)
 		if err != nil {

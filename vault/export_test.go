@@ -28,19 +28,12 @@ func unlockFixture(t *testing.T, name string) (*fixture, *Vault) {
 	return f, v
 }
 
-func skipAEGISFixture(t *testing.T, name string) {
-	if name == "aegis256x2" && !crypto.AEGISAvailable() {
-		t.Skip("waiting for crypto/aegis (issue 2)")
-	}
-}
-
 // TestFixturesExport exports every fixture and compares the tree with its
 // manifest: paths, types, sizes, sha256, symlink targets, permission bits,
 // sparse files staying sparse; and the cipher paths the walk decrypted.
 func TestFixturesExport(t *testing.T) {
 	for _, name := range fixtureNames(t) {
 		t.Run(name, func(t *testing.T) {
-			skipAEGISFixture(t, name)
 			f, v := unlockFixture(t, name)
 			// The walk decrypts every cipher path in the manifest.
 			cpaths := map[string]string{}

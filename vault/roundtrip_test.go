@@ -150,9 +150,6 @@ func TestRoundTrip(t *testing.T) {
 	want := readTree(t, src)
 	for name, opts := range roundTripOptions {
 		t.Run(name, func(t *testing.T) {
-			if opts.Cipher == crypto.AEGIS && !crypto.AEGISAvailable() {
-				t.Skip("waiting for crypto/aegis (issue 2)")
-			}
 			dir, _ := createTest(t, opts)
 			v, err := Unlock(dir, testPassword)
 			if err != nil {

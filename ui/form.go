@@ -86,6 +86,18 @@ func (f *form) typing() bool { return len(f.fields) > 0 && !f.focused().toggle }
 
 func (f *form) value(i int) string { return f.fields[i].input.Value() }
 
+// newPasswordHints shows a strength hint under the new password field pw and
+// "does not match" under its confirmation field once what is typed there
+// stops being a prefix of the password, so a mismatch shows while typing.
+func (f *form) newPasswordHints(pw, confirm int) {
+	p, c := f.value(pw), f.value(confirm)
+	f.fields[pw].hint = strengthHint(f.c.styles, p)
+	f.fields[confirm].hint = ""
+	if c != "" && !strings.HasPrefix(p, c) {
+		f.fields[confirm].hint = f.c.styles.Error.Render("does not match")
+	}
+}
+
 func (f *form) Update(msg tea.Msg) tea.Cmd {
 	if km, ok := msg.(tea.KeyMsg); ok {
 		switch {

@@ -64,19 +64,10 @@ func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 			return s.submit()
 		}
 		cmd := s.form.Update(msg)
-		s.hints()
+		s.form.newPasswordHints(1, 2)
 		return cmd
 	}
 	return s.form.Update(msg)
-}
-
-func (s *passwdScreen) hints() {
-	pw, confirm := s.form.value(1), s.form.value(2)
-	s.form.fields[1].hint = strengthHint(s.c.styles, pw)
-	s.form.fields[2].hint = ""
-	if confirm != "" && !strings.HasPrefix(pw, confirm) {
-		s.form.fields[2].hint = s.c.styles.Error.Render("does not match")
-	}
 }
 
 func (s *passwdScreen) submit() tea.Cmd {
@@ -94,7 +85,7 @@ func (s *passwdScreen) submit() tea.Cmd {
 	case pw != confirm:
 		s.err = "The new passwords do not match. Type the confirmation again."
 		s.form.fields[2].input.Reset()
-		s.hints()
+		s.form.newPasswordHints(1, 2)
 		return s.form.setFocus(2)
 	}
 	s.working = true

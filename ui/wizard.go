@@ -253,18 +253,9 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	cmd := w.form().Update(msg)
 	if w.step == stepPassword {
-		w.passwordHints()
+		w.password.newPasswordHints(0, 1)
 	}
 	return cmd
-}
-
-func (w *wizardScreen) passwordHints() {
-	pw, confirm := w.password.value(0), w.password.value(1)
-	w.password.fields[0].hint = strengthHint(w.c.styles, pw)
-	w.password.fields[1].hint = ""
-	if confirm != "" && !strings.HasPrefix(pw, confirm) {
-		w.password.fields[1].hint = w.c.styles.Error.Render("does not match")
-	}
 }
 
 func strengthHint(s *Styles, pw string) string {
@@ -335,7 +326,7 @@ func (w *wizardScreen) submit() tea.Cmd {
 		case pw != confirm:
 			w.err = "The passwords do not match. Type the confirmation again."
 			w.password.fields[1].input.Reset()
-			w.passwordHints()
+			w.password.newPasswordHints(0, 1)
 			return nil
 		}
 		if w.err != "" {

@@ -18,7 +18,6 @@ type file struct {
 	node     *node
 	fd       int
 	writable bool
-	path     string // cipher path at open time, for log messages
 }
 
 var (
@@ -48,11 +47,11 @@ func itoa(i int) string {
 }
 
 func (f *file) getattr(out *fuse.AttrOut) syscall.Errno {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(f.fd, &st); err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(f.fd, &st); err != nil {
 		return fs2errno(err)
 	}
-	f.node.fsys.plainAttr(&st, f.path, &out.Attr)
+	f.node.fsys.plainAttr(&st, -1, "", &out.Attr)
 	return 0
 }
 
@@ -106,7 +105,7 @@ func (f *file) fileID() (id []byte, empty bool, errno syscall.Errno) {
 	}
 	h, err := crypto.ParseFileHeader(buf[:n])
 	if err != nil {
-		f.node.fsys.log.Printf("vfs: %s: bad file header: %v", f.path, err)
+		f.node.fsys.log.Printf("vfs: %s: bad file header: %v", f.node.cipherPath(), err)
 		return nil, false, syscall.EIO
 	}
 	id2 := h.ID
@@ -114,18 +113,17 @@ func (f *file) fileID() (id []byte, empty bool, errno syscall.Errno) {
 	return id2[:], false, 0
 }
 
-// sizes returns the cipher and plaintext sizes. The caller holds the node lock.
-func (f *file) sizes() (cipherSize, plainSize uint64, errno syscall.Errno) {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(f.fd, &st); err != nil {
-		return 0, 0, fs2errno(err)
+// sizes returns the cipher file's stat and the plaintext size. The caller holds the node lock.
+func (f *file) sizes() (st unix.Stat_t, plainSize uint64, errno syscall.Errno) {
+	if err := unix.Fstat(f.fd, &st); err != nil {
+		return st, 0, fs2errno(err)
 	}
 	ps, err := f.node.fsys.enc.PlainSize(uint64(st.Size))
 	if err != nil {
-		f.node.fsys.log.Printf("vfs: %s: impossible cipher size %d: %v", f.path, st.Size, err)
-		return 0, 0, syscall.EIO
+		f.node.fsys.log.Printf("vfs: %s: impossible cipher size %d: %v", f.node.cipherPath(), st.Size, err)
+		return st, 0, syscall.EIO
 	}
-	return uint64(st.Size), ps, 0
+	return st, ps, 0
 }
 
 // ensureHeader returns the file ID, writing a fresh header into an empty cipher file. The
@@ -140,6 +138,7 @@ func (f *file) ensureHeader(cipherSize uint64) ([]byte, syscall.Errno) {
 		return nil, syscall.EIO
 	}
 	if err := pwrite(f.fd, h.Bytes(), 0); err != nil {
+		unix.Ftruncate(f.fd, 0) // a torn header would make the file unreadable
 		return nil, fs2errno(err)
 	}
 	id := h.ID
@@ -202,9 +201,9 @@ func (f *file) read(dest []byte, off int64) (int, syscall.Errno) {
 		var be *crypto.BlockError
 		if errors.As(err, &be) {
 			fsys.log.Printf("vfs: %s: block %d (plaintext bytes %d-%d) fails authentication; read of %d bytes at %d refused: %v",
-				f.path, be.Block, be.Block*bs, (be.Block+1)*bs-1, len(dest), off, be.Err)
+				f.node.cipherPath(), be.Block, be.Block*bs, (be.Block+1)*bs-1, len(dest), off, be.Err)
 		} else {
-			fsys.log.Printf("vfs: %s: reading %d bytes at %d: %v", f.path, len(dest), off, err)
+			fsys.log.Printf("vfs: %s: reading %d bytes at %d: %v", f.node.cipherPath(), len(dest), off, err)
 		}
 		return 0, syscall.EIO
 	}
@@ -234,11 +233,32 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 }
 
 // write writes data at off. The caller holds the node lock exclusively.
+//
+// A failed write leaves the file as it was: the cipher space is reserved before anything is
+// written, so a full disk fails the write up front, and whatever still goes wrong (an I/O
+// error, a file system that cannot reserve) is rolled back to the old size and old last block.
 func (f *file) write(data []byte, off uint64) syscall.Errno {
 	if len(data) == 0 {
 		return 0
 	}
-	cs, size, errno := f.sizes()
+	st, size, errno := f.sizes()
+	if errno != 0 {
+		return errno
+	}
+	cs := uint64(st.Size)
+	end := off + uint64(len(data))
+	// Writing past the end: a partial last block must become a full one first, because only
+	// the last block of a file may be short. The blocks in between stay holes.
+	pad := off > size && size%bs != 0 && off/bs > size/bs
+	if errno := f.reserve(&st, size, off, end); errno != 0 {
+		return errno
+	}
+	if pad {
+		if errno := f.reserve(&st, size, size, roundUp(size)); errno != 0 {
+			return errno
+		}
+	}
+	g, errno := f.saveTail(cs, size, end)
 	if errno != 0 {
 		return errno
 	}
@@ -246,19 +266,95 @@ func (f *file) write(data []byte, off uint64) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
-	// Writing past the end: a partial last block must become a full one first, because only
-	// the last block of a file may be short. The blocks in between stay holes.
-	if off > size && size%bs != 0 && off/bs > size/bs {
-		pad := roundUp(size) - size
-		if errno := f.writeRange(make([]byte, pad), size, size, id); errno != 0 {
-			return errno
+	if pad {
+		if errno := f.writeRange(make([]byte, roundUp(size)-size), size, size, id); errno != 0 {
+			return g.restore(errno)
 		}
-		size += pad
+		size = roundUp(size)
 	}
-	return f.writeRange(data, off, size, id)
+	if errno := f.writeRange(data, off, size, id); errno != 0 {
+		return g.restore(errno)
+	}
+	return 0
 }
 
 func roundUp(n uint64) uint64 { return (n + bs - 1) / bs * bs }
+
+// reserve allocates the cipher bytes that writing plaintext [off, end) will occupy (size is
+// the current plaintext size), so that a full disk refuses the write with ENOSPC before any
+// block changes. Overwriting allocated blocks needs nothing new and skips the system call.
+func (f *file) reserve(st *unix.Stat_t, size, off, end uint64) syscall.Errno {
+	enc := f.node.fsys.enc
+	sparse := st.Blocks*512 < st.Size
+	if end <= size && !sparse {
+		return 0
+	}
+	cOff := uint64(0)
+	if st.Size > 0 {
+		cOff = crypto.HeaderLen + off/bs*uint64(f.node.fsys.cbs)
+	}
+	// The last block written ends at the end of the data or, when it merges old content, at
+	// the end of that block's old content.
+	lastEnd := max(end, min(size, roundUp(end)))
+	cEnd := enc.CipherSize(lastEnd)
+	if cEnd <= cOff {
+		return 0
+	}
+	err := unix.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cEnd-cOff))
+	if err != nil && err != unix.EOPNOTSUPP {
+		return fs2errno(err)
+	}
+	return 0
+}
+
+// tailGuard remembers what a write can damage beyond repair: the file's cipher size and the
+// ciphertext of its old partial last block, which the write merges into a new block.
+type tailGuard struct {
+	f          *file
+	cipherSize uint64
+	tailOff    int64
+	tail       []byte
+}
+
+// saveTail prepares the rollback of a write of plaintext [off, end) into a file of the given
+// cipher and plaintext sizes: it keeps the old partial last block if the write reaches it.
+func (f *file) saveTail(cipherSize, size, end uint64) (tailGuard, syscall.Errno) {
+	if size%bs == 0 || (end-1)/bs < size/bs {
+		return tailGuard{f: f, cipherSize: cipherSize}, 0
+	}
+	return f.saveBlock(cipherSize, size/bs)
+}
+
+// saveBlock prepares a rollback to the given cipher size that also restores block b's
+// current ciphertext.
+func (f *file) saveBlock(cipherSize, b uint64) (tailGuard, syscall.Errno) {
+	g := tailGuard{f: f, cipherSize: cipherSize}
+	g.tailOff = int64(crypto.HeaderLen) + int64(b)*int64(f.node.fsys.cbs)
+	g.tail = make([]byte, min(int64(f.node.fsys.cbs), int64(cipherSize)-g.tailOff))
+	n, err := pread(f.fd, g.tail, g.tailOff)
+	if err != nil {
+		return g, fs2errno(err)
+	}
+	g.tail = g.tail[:n]
+	return g, 0
+}
+
+// restore puts the file back as it was and returns errno, the failure that needs it.
+func (g tailGuard) restore(errno syscall.Errno) syscall.Errno {
+	f := g.f
+	if g.tail != nil {
+		if err := pwrite(f.fd, g.tail, g.tailOff); err != nil {
+			f.node.fsys.log.Printf("vfs: %s: restoring the last block after a failed write: %v", f.node.cipherPath(), err)
+		}
+	}
+	if err := unix.Ftruncate(f.fd, int64(g.cipherSize)); err != nil {
+		f.node.fsys.log.Printf("vfs: %s: restoring the size after a failed write: %v", f.node.cipherPath(), err)
+	}
+	if g.cipherSize == 0 {
+		f.node.fileID.Store(nil)
+	}
+	return errno
+}
 
 // writeRange encrypts data at off as whole blocks in one batch, merging the old contents of
 // partially covered first and last blocks (size is the current plaintext size).
@@ -331,7 +427,7 @@ func (f *file) readBlock(b uint64, id []byte, dst []byte) syscall.Errno {
 	defer fsys.putPlainBuf(pb)
 	plain, err := fsys.enc.DecryptBlocks((*pb)[:0], c[:n], b, id)
 	if err != nil {
-		fsys.log.Printf("vfs: %s: block %d fails authentication; refusing to rewrite it: %v", f.path, b, err)
+		fsys.log.Printf("vfs: %s: block %d fails authentication; refusing to rewrite it: %v", f.node.cipherPath(), b, err)
 		return syscall.EIO
 	}
 	copy(dst, plain)
@@ -348,54 +444,79 @@ func (f *file) truncate(newSize uint64) syscall.Errno {
 
 func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 	fsys := f.node.fsys
-	cs, size, errno := f.sizes()
+	st, size, errno := f.sizes()
 	if errno != 0 {
 		return errno
 	}
-	if newSize == size {
+	cs := uint64(st.Size)
+	switch {
+	case newSize == size:
 		return 0
-	}
-	if newSize == 0 {
-		if err := syscall.Ftruncate(f.fd, 0); err != nil {
+	case newSize == 0:
+		if err := unix.Ftruncate(f.fd, 0); err != nil {
 			return fs2errno(err)
 		}
 		f.node.fileID.Store(nil)
 		return 0
+	case newSize < size && newSize%bs == 0:
+		// Cutting whole blocks rewrites nothing.
+		return fs2errno(unix.Ftruncate(f.fd, int64(fsys.enc.CipherSize(newSize))))
+	case newSize < size:
+		// Cutting inside block b: re-encrypt its kept part in place, then cut. The old block
+		// stays intact until the new one is written, and is put back if that fails.
+		b := newSize / bs
+		id, _, errno := f.fileID()
+		if errno != 0 {
+			return errno
+		}
+		keep := make([]byte, newSize-b*bs)
+		if errno := f.readBlock(b, id, keep); errno != 0 {
+			return errno
+		}
+		g, errno := f.saveBlock(cs, b)
+		if errno != 0 {
+			return errno
+		}
+		ct := fsys.enc.EncryptBlocks(nil, keep, b, id)
+		if err := pwrite(f.fd, ct, g.tailOff); err != nil {
+			return g.restore(fs2errno(err))
+		}
+		if err := unix.Ftruncate(f.fd, g.tailOff+int64(len(ct))); err != nil {
+			return g.restore(fs2errno(err))
+		}
+		return 0
+	}
+	// Growing: the old partial last block is written out in full, the new last block is
+	// written if partial, and everything in between stays a hole.
+	g, errno := f.saveTail(cs, size, newSize)
+	if errno != 0 {
+		return errno
 	}
 	id, errno := f.ensureHeader(cs)
 	if errno != 0 {
 		return errno
 	}
-	if newSize > size {
-		// Fill the old partial last block (up to the new size if that ends inside it).
-		if size%bs != 0 {
-			fill := min(roundUp(size), newSize) - size
-			if errno := f.writeRange(make([]byte, fill), size, size, id); errno != 0 {
-				return errno
-			}
-			size += fill
+	if size%bs != 0 {
+		fill := min(roundUp(size), newSize) - size
+		if errno := f.writeRange(make([]byte, fill), size, size, id); errno != 0 {
+			return g.restore(errno)
 		}
-		if newSize == size {
-			return 0
+		size += fill
+	}
+	switch {
+	case newSize == size:
+		return 0
+	case newSize%bs == 0:
+		if err := unix.Ftruncate(f.fd, int64(fsys.enc.CipherSize(newSize))); err != nil {
+			return g.restore(fs2errno(err))
 		}
-		if newSize%bs == 0 {
-			return fs2errno(syscall.Ftruncate(f.fd, int64(fsys.enc.CipherSize(newSize))))
-		}
-		lastBase := newSize / bs * bs
-		return f.writeRange(make([]byte, newSize-lastBase), lastBase, size, id)
+		return 0
 	}
-	if newSize%bs == 0 {
-		return fs2errno(syscall.Ftruncate(f.fd, int64(fsys.enc.CipherSize(newSize))))
+	lastBase := newSize / bs * bs
+	if errno := f.writeRange(make([]byte, newSize-lastBase), lastBase, size, id); errno != 0 {
+		return g.restore(errno)
 	}
-	b := newSize / bs
-	keep := make([]byte, newSize-b*bs)
-	if errno := f.readBlock(b, id, keep); errno != 0 {
-		return errno
-	}
-	if err := syscall.Ftruncate(f.fd, int64(crypto.HeaderLen)+int64(b)*int64(fsys.cbs)); err != nil {
-		return fs2errno(err)
-	}
-	return f.writeRange(keep, b*bs, b*bs, id)
+	return 0
 }
 
 func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
@@ -406,7 +527,7 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
-	cs, plainSize, errno := f.sizes()
+	_, plainSize, errno := f.sizes()
 	if errno != 0 {
 		return fsys.op(errno)
 	}
@@ -420,7 +541,6 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 	if err := syscall.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cEnd-cOff)); err != nil && err != syscall.EOPNOTSUPP {
 		return fsys.op(fs2errno(err))
 	}
-	_ = cs
 	if mode&unix.FALLOC_FL_KEEP_SIZE == 0 && off+size > plainSize {
 		return fsys.op(f.truncateLocked(off + size))
 	}

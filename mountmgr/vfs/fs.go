@@ -3,10 +3,12 @@
 //
 // # Layout
 //
-// Every node is a [node]; its cipher path is computed on demand by walking the go-fuse inode
-// tree to the root and encrypting each name with its directory's IV (cached in the directory's
-// node, since a directory keeps its gocryptfs.diriv when renamed). Open files are [file]
-// handles that keep a file descriptor on the cipher file.
+// Every node is a [node]. Operations on the cipherdir run relative to directory descriptors,
+// never on string paths (see dirs.go): a directory's descriptor is opened by walking the go-fuse
+// inode tree to the root and opening each encrypted name with O_NOFOLLOW, each name encrypted
+// with its directory's IV (cached in the directory's node, since a directory keeps its
+// gocryptfs.diriv when renamed). Open files are [file] handles that keep a file descriptor on
+// the cipher file. The daemon log gets cipher names and inode numbers, never plaintext names.
 //
 // # Contents
 //
@@ -21,6 +23,7 @@ import (
 	"log"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -66,13 +69,23 @@ type Volume struct {
 type Mounted struct {
 	Server *fuse.Server
 	Stats  *Stats
+	root   *node
 }
 
 // Unmount unmounts the file system; it fails (EBUSY) while the mount is in use.
-func (m *Mounted) Unmount() error { return m.Server.Unmount() }
+func (m *Mounted) Unmount() error {
+	if err := m.Server.Unmount(); err != nil {
+		return err
+	}
+	m.Wait()
+	return nil
+}
 
 // Wait blocks until the file system is unmounted.
-func (m *Mounted) Wait() { m.Server.Wait() }
+func (m *Mounted) Wait() {
+	m.Server.Wait()
+	m.root.fsys.close()
+}
 
 // cacheTimeout is how long the kernel may cache entries and attributes. All changes come
 // through this file system, which tells the kernel about them, so caching is safe.
@@ -88,10 +101,6 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	if err != nil {
 		return nil, err
 	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(v.Dir, &st); err != nil {
-		return nil, fmt.Errorf("vfs: %s: %w", v.Dir, err)
-	}
 	timeout := cacheTimeout
 	mo := fuse.MountOptions{
 		AllowOther:    opts.AllowOther,
@@ -101,6 +110,9 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		MaxReadAhead:  requestMax,
 		DirectMount:   true,
 		DisableXAttrs: true,
+		// Reads return decrypted data from memory, never a descriptor: splice cannot work,
+		// and go-fuse would log its failed attempt once per request.
+		DisableSplice: true,
 		EnableLocks:   true,
 		// O_TRUNC comes with OPEN (handled there) instead of a separate SETATTR round trip.
 		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
@@ -117,16 +129,19 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
 		NegativeTimeout: &timeout,
-		RootStableAttr:  &fs.StableAttr{Ino: st.Ino, Mode: syscall.S_IFDIR},
+		RootStableAttr:  &fs.StableAttr{Ino: root.fsys.rootIno, Mode: syscall.S_IFDIR},
 		Logger:          root.fsys.log,
+		// Modes are the cipher files' own: a file created with mode 0 shows as 0000.
+		NullPermissions: true,
 	})
 	if err != nil {
+		root.fsys.close()
 		return nil, fmt.Errorf("vfs: mounting %s: %w", mountPoint, err)
 	}
 	if err := RaiseReadahead(mountPoint); err != nil {
 		root.fsys.log.Printf("vfs: %s: reads stay at the kernel's default readahead (128 KiB requests): %v", mountPoint, err)
 	}
-	return &Mounted{Server: server, Stats: root.fsys.stats}, nil
+	return &Mounted{Server: server, Stats: root.fsys.stats, root: root}, nil
 }
 
 // NewRoot returns the root node of the file system for v and its counters, for callers that
@@ -147,21 +162,50 @@ func newRoot(v Volume, opts Options) (*node, error) {
 	if lg == nil {
 		lg = log.New(discard{}, "", 0)
 	}
+	rootFd, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("vfs: opening %s: %w", v.Dir, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(rootFd, &st); err != nil {
+		unix.Close(rootFd)
+		return nil, fmt.Errorf("vfs: %s: %w", v.Dir, err)
+	}
 	f := &fsys{
-		dir:    v.Dir,
-		enc:    v.Content,
-		names:  v.Names,
-		dirIVs: v.Names != nil && v.DirIV,
-		ro:     opts.ReadOnly,
-		log:    lg,
-		stats:  &Stats{},
-		cbs:    v.Content.CipherBlockSize(),
-		asRoot: syscall.Geteuid() == 0,
-		zeroIV: make([]byte, crypto.DirIVLen),
+		dir:     v.Dir,
+		rootFd:  rootFd,
+		rootDev: st.Dev,
+		rootIno: st.Ino,
+		umask:   processUmask(),
+		enc:     v.Content,
+		names:   v.Names,
+		dirIVs:  v.Names != nil && v.DirIV,
+		ro:      opts.ReadOnly,
+		log:     lg,
+		stats:   &Stats{},
+		cbs:     v.Content.CipherBlockSize(),
+		asRoot:  syscall.Geteuid() == 0,
+		zeroIV:  make([]byte, crypto.DirIVLen),
 	}
 	f.cipherPool.New = func() any { b := make([]byte, 0, (requestMax/crypto.BlockSize+2)*f.cbs); return &b }
 	f.plainPool.New = func() any { b := make([]byte, 0, requestMax+2*crypto.BlockSize); return &b }
 	return &node{fsys: f}, nil
+}
+
+// processUmask reads the umask without changing it (umask(2) can only swap it, which would
+// race with other goroutines creating files).
+func processUmask() uint32 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return uint32(m)
+				}
+			}
+		}
+	}
+	return 0o777 // unknown: always set the mode again
 }
 
 type discard struct{}
@@ -170,7 +214,16 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // fsys is the state shared by every node of one mount.
 type fsys struct {
-	dir    string
+	dir string
+	// rootFd is the cipherdir, opened once (it may be reached through a symlink; nothing
+	// below it is); rootDev and rootIno are its device and inode number.
+	rootFd           int
+	rootDev, rootIno uint64
+	dirs             dirCache
+	closeOnce        sync.Once
+	// umask is this process's umask. The kernel has applied the caller's umask to every mode
+	// it sends; where ours would strip more bits, a new entry's mode is set again.
+	umask  uint32
 	enc    *crypto.ContentEnc
 	names  *crypto.NameTransform // nil with PlaintextNames
 	dirIVs bool                  // per-directory IVs (false: deterministic names, zero IV)
@@ -193,6 +246,18 @@ func (f *fsys) op(errno syscall.Errno) syscall.Errno {
 		f.stats.Errors.Add(1)
 	}
 	return errno
+}
+
+// close releases the mount's descriptors once it is unmounted; later calls do nothing.
+func (f *fsys) close() {
+	f.closeOnce.Do(func() {
+		f.dirs.mu.Lock()
+		for i := range f.dirs.entries {
+			f.dirs.evict(&f.dirs.entries[i])
+		}
+		f.dirs.mu.Unlock()
+		unix.Close(f.rootFd)
+	})
 }
 
 func (f *fsys) getCipherBuf() *[]byte { return f.cipherPool.Get().(*[]byte) }

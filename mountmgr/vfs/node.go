@@ -2,16 +2,19 @@ package vfs
 
 import (
 	"context"
-	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // node is a file, directory or symlink of the plaintext view. go-fuse keeps one node per
@@ -51,30 +54,56 @@ var (
 	_ = (fs.NodeMknoder)((*node)(nil))
 )
 
-// plainAttr fills out from the cipher file's stat, translating the size: regular files by the
-// block layout, symlinks by decrypting the target (path is the cipher path, for symlinks).
-func (f *fsys) plainAttr(st *syscall.Stat_t, path string, out *fuse.Attr) {
-	out.FromStat(st)
+// ino is the inode number the mount shows for a cipher entry. Entries on another device than
+// the cipherdir's root (a bind mount or btrfs subvolume inside it) get their device folded in,
+// so that two files never share one node, its lock and its file-ID cache.
+func (f *fsys) ino(st *unix.Stat_t) uint64 {
+	if st.Dev == f.rootDev {
+		return st.Ino
+	}
+	// splitmix64 of the device spreads it over all 64 bits; st.Ino stays recoverable per device.
+	z := st.Dev + 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return st.Ino ^ (z ^ (z >> 31))
+}
+
+// plainAttr fills out from the cipher entry's stat, translating the size: regular files by the
+// block layout, symlinks by decrypting the target (name in dirfd; dirfd < 0 skips it).
+func (f *fsys) plainAttr(st *unix.Stat_t, dirfd int, name string, out *fuse.Attr) {
+	out.Ino = f.ino(st)
+	out.Size = uint64(st.Size)
+	out.Blocks = uint64(st.Blocks)
+	out.Atime, out.Atimensec = uint64(st.Atim.Sec), uint32(st.Atim.Nsec)
+	out.Mtime, out.Mtimensec = uint64(st.Mtim.Sec), uint32(st.Mtim.Nsec)
+	out.Ctime, out.Ctimensec = uint64(st.Ctim.Sec), uint32(st.Ctim.Nsec)
+	out.Mode = st.Mode
+	out.Nlink = uint32(st.Nlink)
+	out.Uid, out.Gid = st.Uid, st.Gid
+	out.Rdev = uint32(st.Rdev)
+	out.Blksize = uint32(st.Blksize)
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
 		size, err := f.enc.PlainSize(uint64(st.Size))
 		if err != nil {
-			f.log.Printf("vfs: %s: impossible cipher size %d: %v", path, st.Size, err)
+			f.log.Printf("vfs: inode %d: impossible cipher size %d: %v", st.Ino, st.Size, err)
 			size = 0
 		}
 		out.Size = size
-		out.Blocks = uint64(st.Blocks)
 	case syscall.S_IFLNK:
-		if target, errno := f.readlink(path); errno == 0 {
-			out.Size = uint64(len(target))
+		if dirfd >= 0 {
+			if target, errno := f.readlink(dirfd, name); errno == 0 {
+				out.Size = uint64(len(target))
+			}
 		}
 	}
 }
 
-func (f *fsys) readlink(path string) ([]byte, syscall.Errno) {
-	buf := make([]byte, 4096)
+// readlink returns the plaintext target of symlink name in dirfd.
+func (f *fsys) readlink(dirfd int, name string) ([]byte, syscall.Errno) {
+	buf := make([]byte, 256)
 	for {
-		n, err := syscall.Readlink(path, buf)
+		n, err := unix.Readlinkat(dirfd, name, buf)
 		if err != nil {
 			return nil, fs2errno(err)
 		}
@@ -89,17 +118,40 @@ func (f *fsys) readlink(path string) ([]byte, syscall.Errno) {
 	}
 	target, err := f.enc.DecryptSymlink(string(buf))
 	if err != nil {
-		f.log.Printf("vfs: %s: symlink target does not decrypt: %v", path, err)
+		f.log.Printf("vfs: symlink %q: target does not decrypt: %v", name, err)
 		return nil, syscall.EIO
 	}
 	return []byte(target), 0
 }
 
-// newChild turns a looked-up or created cipher entry into an inode.
-func (n *node) newChild(ctx context.Context, st *syscall.Stat_t, path string, out *fuse.EntryOut) *fs.Inode {
-	n.fsys.plainAttr(st, path, &out.Attr)
-	child := &node{fsys: n.fsys}
-	ch := n.NewInode(ctx, child, fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: st.Ino})
+// cipherPath is n's path in the cipherdir, for log messages only: cipher names, never plaintext.
+func (n *node) cipherPath() string {
+	var parts []string
+	for cur := n; !cur.IsRoot(); {
+		name, parent := cur.Parent()
+		if parent == nil {
+			return "inode " + strconv.FormatUint(n.StableAttr().Ino, 10) + " (deleted)"
+		}
+		pn := parent.Operations().(*node)
+		stored, errno := pn.storedName(name)
+		if errno != 0 {
+			stored = "?"
+		}
+		parts = append(parts, stored)
+		cur = pn
+	}
+	var b strings.Builder
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(parts[i])
+	}
+	return strconv.Quote(b.String())
+}
+
+// newChild turns a looked-up or created cipher entry (name in dirfd) into an inode.
+func (n *node) newChild(ctx context.Context, st *unix.Stat_t, dirfd int, name string, out *fuse.EntryOut) *fs.Inode {
+	n.fsys.plainAttr(st, dirfd, name, &out.Attr)
+	ch := n.NewInode(ctx, &node{fsys: n.fsys}, fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: out.Attr.Ino})
 	// The inode number may have been reused for a different file: forget a cached file ID.
 	ch.Operations().(*node).fileID.Store(nil)
 	return ch
@@ -107,67 +159,91 @@ func (n *node) newChild(ctx context.Context, st *syscall.Stat_t, path string, ou
 
 // preserveOwner gives a new entry to the caller when the daemon runs as root, as a local file
 // system would.
-func (n *node) preserveOwner(ctx context.Context, path string) {
+func (n *node) preserveOwner(ctx context.Context, dirfd int, name string) syscall.Errno {
 	if !n.fsys.asRoot {
-		return
+		return 0
 	}
-	if caller, ok := fuse.FromContext(ctx); ok && (int(caller.Uid) != os.Geteuid() || int(caller.Gid) != os.Getegid()) {
-		unix.Lchown(path, int(caller.Uid), int(caller.Gid))
+	caller, ok := fuse.FromContext(ctx)
+	if !ok || caller.Uid == 0 && caller.Gid == 0 {
+		return 0
 	}
+	return fs2errno(unix.Fchownat(dirfd, name, int(caller.Uid), int(caller.Gid), unix.AT_SYMLINK_NOFOLLOW))
 }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	r, errno := n.child(name)
+	stored, errno := n.storedName(name)
 	if errno == syscall.EPERM {
 		errno = syscall.ENOENT // gocryptfs.conf is not part of the view
 	}
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
-	var st syscall.Stat_t
-	if err := syscall.Lstat(r.path(), &st); err != nil {
+	d, errno := n.dirFd()
+	if errno != 0 {
+		return nil, n.fsys.op(errno)
+	}
+	defer d.close()
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, n.fsys.op(fs2errno(err))
 	}
-	return n.newChild(ctx, &st, r.path(), out), n.fsys.op(0)
+	return n.newChild(ctx, &st, d.fd, stored, out), n.fsys.op(0)
 }
 
 func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	if f, ok := fh.(*file); ok && f != nil {
 		return n.fsys.op(f.getattr(out))
 	}
-	p, errno := n.cipherPath()
-	if errno != 0 {
-		return n.fsys.op(errno)
-	}
-	var st syscall.Stat_t
-	stat := syscall.Lstat
+	return n.fsys.op(n.getattr(out))
+}
+
+// getattr stats n's cipher entry through its parent (the root through its own descriptor).
+func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
+	var st unix.Stat_t
 	if n.IsRoot() {
-		stat = syscall.Stat // the cipherdir itself may be reached through a symlink
+		if err := unix.Fstat(n.fsys.rootFd, &st); err != nil {
+			return fs2errno(err)
+		}
+		n.fsys.plainAttr(&st, -1, "", &out.Attr)
+		return 0
 	}
-	if err := stat(p, &st); err != nil {
-		return n.fsys.op(fs2errno(err))
+	d, stored, errno := n.parentFd()
+	if errno != 0 {
+		return errno
 	}
-	n.fsys.plainAttr(&st, p, &out.Attr)
-	return n.fsys.op(0)
+	defer d.close()
+	if err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fs2errno(err)
+	}
+	n.fsys.plainAttr(&st, d.fd, stored, &out.Attr)
+	return 0
 }
 
 func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	return n.fsys.op(n.setattr(fh, in, out))
 }
 
+// setattr changes mode, owner, size and times, through the open file when there is one (it
+// may be deleted), else through the entry's parent directory without following symlinks.
 func (n *node) setattr(fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	f, _ := fh.(*file)
-	p, errno := n.cipherPath()
-	if errno != 0 && f == nil {
-		return errno
-	}
-	// A deleted but open file is reached through its descriptor.
-	if errno != 0 {
-		p = procFdPath(f.fd)
+	var e entry
+	switch {
+	case f != nil:
+		e = entry{fd: f.fd}
+	case n.IsRoot():
+		e = entry{fd: n.fsys.rootFd}
+	default:
+		d, stored, errno := n.parentFd()
+		if errno != 0 {
+			return errno
+		}
+		defer d.close()
+		e = entry{fd: -1, dirfd: d.fd, name: stored}
 	}
 	if m, ok := in.GetMode(); ok {
-		if err := syscall.Chmod(p, m); err != nil {
-			return fs2errno(err)
+		if errno := e.chmod(m & 07777); errno != 0 {
+			return errno
 		}
 	}
 	uid, uok := in.GetUID()
@@ -180,66 +256,120 @@ func (n *node) setattr(fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) 
 		if gok {
 			sg = int(gid)
 		}
-		if err := unix.Fchownat(unix.AT_FDCWD, p, su, sg, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return fs2errno(err)
+		if errno := e.chown(su, sg); errno != 0 {
+			return errno
 		}
 	}
 	if size, ok := in.GetSize(); ok {
-		if errno := n.truncatePath(f, p, size); errno != 0 {
+		if errno := n.truncateEntry(f, e, size); errno != 0 {
 			return errno
 		}
 	}
 	mtime, mok := in.GetMTime()
 	atime, aok := in.GetATime()
 	if mok || aok {
-		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
-		var err error
+		ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
 		if aok {
-			if ts[0], err = unix.TimeToTimespec(atime); err != nil {
-				return fs2errno(err)
+			ts[0] = unix.NsecToTimespec(atime.UnixNano())
+			if in.Valid&fuse.FATTR_ATIME_NOW != 0 {
+				ts[0] = unix.Timespec{Nsec: unix.UTIME_NOW}
 			}
 		}
 		if mok {
-			if ts[1], err = unix.TimeToTimespec(mtime); err != nil {
-				return fs2errno(err)
+			ts[1] = unix.NsecToTimespec(mtime.UnixNano())
+			if in.Valid&fuse.FATTR_MTIME_NOW != 0 {
+				ts[1] = unix.Timespec{Nsec: unix.UTIME_NOW}
 			}
 		}
-		if err := unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return fs2errno(err)
+		if errno := e.utimens(&ts); errno != 0 {
+			return errno
 		}
 	}
 	if f != nil {
 		return f.getattr(out)
 	}
-	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
-		return fs2errno(err)
-	}
-	n.fsys.plainAttr(&st, p, &out.Attr)
-	return 0
+	return n.getattr(out)
 }
 
-// truncatePath truncates through the open handle if there is one, else through a temporary one.
-func (n *node) truncatePath(f *file, p string, size uint64) syscall.Errno {
-	if f != nil && f.writable {
-		return f.truncate(size)
+// entry is a cipher entry to change attributes of: an open descriptor (fd >= 0), or name in
+// dirfd.
+type entry struct {
+	fd    int
+	dirfd int
+	name  string
+}
+
+func (e entry) chmod(mode uint32) syscall.Errno {
+	if e.fd >= 0 {
+		return fs2errno(unix.Fchmod(e.fd, mode))
 	}
-	fd, err := syscall.Open(p, syscall.O_RDWR|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
+	// fchmodat follows symlinks, so pin the entry with an O_PATH descriptor that does not,
+	// and change the mode of what that descriptor holds.
+	fd, err := unix.Openat(e.dirfd, e.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fs2errno(err)
 	}
-	defer syscall.Close(fd)
-	tmp := &file{node: n, fd: fd, writable: true, path: p}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fs2errno(err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return syscall.EOPNOTSUPP // a symlink's mode cannot change on Linux
+	}
+	return fs2errno(unix.Chmod(procFdPath(fd), mode))
+}
+
+func (e entry) chown(uid, gid int) syscall.Errno {
+	if e.fd >= 0 {
+		return fs2errno(unix.Fchown(e.fd, uid, gid))
+	}
+	return fs2errno(unix.Fchownat(e.dirfd, e.name, uid, gid, unix.AT_SYMLINK_NOFOLLOW))
+}
+
+func (e entry) utimens(ts *[2]unix.Timespec) syscall.Errno {
+	if e.fd >= 0 {
+		// utimensat(fd, NULL, ...) is futimens: it changes the open file itself.
+		_, _, errno := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(e.fd), 0, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
+		return errno
+	}
+	return fs2errno(unix.UtimesNanoAt(e.dirfd, e.name, ts[:], unix.AT_SYMLINK_NOFOLLOW))
+}
+
+// truncateEntry truncates through the open handle if it can write, else through a temporary
+// descriptor.
+func (n *node) truncateEntry(f *file, e entry, size uint64) syscall.Errno {
+	if f != nil && f.writable {
+		return f.truncate(size)
+	}
+	var fd int
+	var err error
+	if e.fd >= 0 {
+		fd, err = unix.Open(procFdPath(e.fd), unix.O_RDWR|unix.O_CLOEXEC, 0)
+	} else {
+		fd, err = unix.Openat(e.dirfd, e.name, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	}
+	if err != nil {
+		return fs2errno(err)
+	}
+	defer unix.Close(fd)
+	tmp := &file{node: n, fd: fd, writable: true}
 	return tmp.truncate(size)
 }
 
 func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
-	dir, errno := n.cipherPath()
+	d, errno := n.dirFd()
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
-	stream, errno := fs.NewLoopbackDirStream(dir)
+	defer d.close()
+	rfd, err := layout.OpenDir(d.fd, ".")
+	if err != nil {
+		return nil, n.fsys.op(fs2errno(err))
+	}
+	stream, errno := fs.NewLoopbackDirStreamFd(rfd)
 	if errno != 0 {
+		unix.Close(rfd)
 		return nil, n.fsys.op(errno)
 	}
 	defer stream.Close()
@@ -271,13 +401,14 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 		}
 		encoded := e.Name
 		if crypto.IsLongName(e.Name) {
-			if encoded, errno = n.longName(dir, e.Name); errno != 0 {
+			if encoded, err = layout.ReadLongName(d.fd, e.Name, n.fsys.names); err != nil {
+				n.fsys.log.Printf("vfs: directory inode %d: long name %q hidden: %v", n.StableAttr().Ino, e.Name, err)
 				continue
 			}
 		}
 		plain, err := n.fsys.names.DecryptName(encoded, iv)
 		if err != nil {
-			n.fsys.log.Printf("vfs: %s/%s: name does not decrypt, hidden: %v", dir, e.Name, err)
+			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, err)
 			continue
 		}
 		// "ls -l" looks every entry up next: remember the stored names.
@@ -288,45 +419,44 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	return fs.NewListDirStream(entries), n.fsys.op(0)
 }
 
-func (n *node) longName(dir, stored string) (string, syscall.Errno) {
-	encoded, err := readLongName(dir, stored)
-	if err != nil {
-		n.fsys.log.Printf("vfs: %s/%s: reading its long name: %v", dir, stored, err)
-		return "", syscall.EIO
-	}
-	return encoded, 0
-}
-
-// makeEntry creates the cipher entry for the plaintext name with mk(cipherPath). A long
+// makeEntry creates the cipher entry for the plaintext name with mk(dirfd, stored). A long
 // name's .name file is written first and removed again when mk fails, so a .name file is
-// never left without its entry; mk cleans up after itself.
-func (n *node) makeEntry(name string, mk func(p string) error) (string, syscall.Errno) {
-	r, errno := n.child(name)
+// never left without its entry; mk cleans up after itself. The caller closes the returned
+// directory reference.
+func (n *node) makeEntry(name string, mk func(dirfd int, stored string) error) (dirRef, string, syscall.Errno) {
+	e, errno := n.storedEntry(name)
 	if errno != 0 {
-		return "", errno
+		return dirRef{}, "", errno
 	}
-	createdName, errno := writeLongName(r)
+	d, errno := n.dirFd()
 	if errno != 0 {
-		return "", errno
+		return dirRef{}, "", errno
 	}
-	p := r.path()
-	if err := mk(p); err != nil {
+	createdName, errno := writeLongName(d.fd, e)
+	if errno != 0 {
+		d.close()
+		return dirRef{}, "", errno
+	}
+	if err := mk(d.fd, e.stored); err != nil {
 		if createdName {
-			removeLongName(r)
+			removeLongName(d.fd, e)
 		}
-		return "", fs2errno(err)
+		d.close()
+		return dirRef{}, "", fs2errno(err)
 	}
-	return p, 0
+	return d, e.stored, 0
 }
 
-// newEntry gives a freshly made entry to the caller and returns its inode.
-func (n *node) newEntry(ctx context.Context, p string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	n.preserveOwner(ctx, p)
-	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
+// newEntry gives a freshly made entry (stored in dirfd) to the caller and returns its inode.
+func (n *node) newEntry(ctx context.Context, dirfd int, stored string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if errno := n.preserveOwner(ctx, dirfd, stored); errno != 0 {
+		return nil, errno
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, fs2errno(err)
 	}
-	return n.newChild(ctx, &st, p, out), 0
+	return n.newChild(ctx, &st, dirfd, stored, out), 0
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -336,67 +466,77 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 
 func (n *node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	var iv []byte
-	p, errno := n.makeEntry(name, func(p string) error {
+	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) error {
 		// Create it owner-writable so the diriv can go in, then give it its real mode. The
 		// kernel holds the parent locked, so nobody looks inside before the diriv is there.
-		if err := syscall.Mkdir(p, 0o700); err != nil {
+		if err := unix.Mkdirat(dirfd, stored, 0o700); err != nil {
 			return err
 		}
-		var err error
-		if n.fsys.dirIVs {
-			if iv, err = writeDirIV(p); err != nil {
-				n.fsys.log.Printf("vfs: mkdir %s: %v", p, err)
-			}
-		}
+		cfd, err := layout.OpenDir(dirfd, stored)
 		if err == nil {
-			err = syscall.Chmod(p, mode&07777)
+			if n.fsys.dirIVs {
+				if iv, err = layout.WriteDirIV(cfd); err != nil {
+					n.fsys.log.Printf("vfs: mkdir in directory inode %d: %v", n.StableAttr().Ino, err)
+				}
+			}
+			if err == nil {
+				err = unix.Fchmod(cfd, mode&07777)
+			}
+			if err != nil && iv != nil {
+				unix.Unlinkat(cfd, crypto.DirIVName, 0)
+			}
+			unix.Close(cfd)
 		}
 		if err != nil {
-			os.RemoveAll(p)
+			unix.Unlinkat(dirfd, stored, unix.AT_REMOVEDIR)
 		}
 		return err
 	})
 	if errno != 0 {
 		return nil, errno
 	}
-	ch, errno := n.newEntry(ctx, p, out)
+	defer d.close()
+	ch, errno := n.newEntry(ctx, d.fd, stored, out)
 	if errno != 0 {
 		return nil, errno
 	}
 	// The inode number may belong to a directory that is gone but not yet forgotten by the
 	// kernel: this one has a new IV, so nothing cached for the old one may survive.
 	cn := ch.Operations().(*node)
-	cn.namesMu.Lock()
-	cn.names = nil
-	cn.namesMu.Unlock()
-	if iv != nil {
-		var a [crypto.DirIVLen]byte
-		copy(a[:], iv)
-		cn.dirIV.Store(&a)
-	} else {
-		cn.dirIV.Store(nil)
-	}
+	cn.forgetNames()
+	cn.setIV(iv)
+	n.fsys.dirs.drop(cn)
 	return ch, 0
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
 	fd := -1
-	p, errno := n.makeEntry(name, func(p string) (err error) {
-		fd, err = syscall.Open(p, openFlags(flags, true)|syscall.O_CREAT, mode&07777)
+	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) (err error) {
+		fd, err = unix.Openat(dirfd, stored, openFlags(flags, true)|unix.O_CREAT, mode&07777)
+		if err == nil && mode&n.fsys.umask != 0 {
+			if err = unix.Fchmod(fd, mode&07777); err != nil {
+				unix.Close(fd)
+				unix.Unlinkat(dirfd, stored, 0)
+			}
+		}
 		return err
 	})
 	if errno != 0 {
 		return nil, nil, 0, n.fsys.op(errno)
 	}
-	n.preserveOwner(ctx, p)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		syscall.Close(fd)
+	defer d.close()
+	if errno := n.preserveOwner(ctx, d.fd, stored); errno != 0 {
+		unix.Close(fd)
+		return nil, nil, 0, n.fsys.op(errno)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
 		return nil, nil, 0, n.fsys.op(fs2errno(err))
 	}
-	ch := n.newChild(ctx, &st, p, out)
+	ch := n.newChild(ctx, &st, -1, "", out)
 	cn := ch.Operations().(*node)
-	return ch, &file{node: cn, fd: fd, writable: true, path: p}, 0, n.fsys.op(0)
+	return ch, &file{node: cn, fd: fd, writable: true}, 0, n.fsys.op(0)
 }
 
 // openFlags turns the kernel's open flags into the flags for the cipher file: always readable
@@ -416,85 +556,143 @@ func openFlags(flags uint32, write bool) int {
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	p, errno := n.cipherPath()
+	d, stored, errno := n.parentFd()
 	if errno != 0 {
 		return nil, 0, n.fsys.op(errno)
 	}
+	defer d.close()
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
-	if flags&syscall.O_TRUNC != 0 {
+	trunc := flags&syscall.O_TRUNC != 0
+	if trunc {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 	}
-	fd, err := syscall.Open(p, openFlags(flags, write), 0)
+	fd, err := unix.Openat(d.fd, stored, openFlags(flags, write), 0)
 	if err != nil {
 		return nil, 0, n.fsys.op(fs2errno(err))
 	}
-	if flags&syscall.O_TRUNC != 0 {
+	if trunc {
 		n.fileID.Store(nil) // the cipher file is empty now; the next write makes a header
+		// The kernel sends O_TRUNC with OPEN instead of a SETATTR (CAP_ATOMIC_O_TRUNC), and
+		// with it the duty to drop setuid/setgid as truncate(2) would.
+		if errno := killSuid(ctx, fd); errno != 0 {
+			unix.Close(fd)
+			return nil, 0, n.fsys.op(errno)
+		}
 	}
 	// Every change comes through this mount, so the kernel may keep the file's pages across
 	// opens (it still drops them when size or mtime change, AUTO_INVAL_DATA).
-	return &file{node: n, fd: fd, writable: write, path: p}, fuse.FOPEN_KEEP_CACHE, n.fsys.op(0)
+	return &file{node: n, fd: fd, writable: write}, fuse.FOPEN_KEEP_CACHE, n.fsys.op(0)
+}
+
+// killSuid clears setuid, and setgid on a group-executable file, when a caller without
+// CAP_FSETID (anyone but root, as far as a FUSE server can tell) changes the file's contents.
+func killSuid(ctx context.Context, fd int) syscall.Errno {
+	if caller, ok := fuse.FromContext(ctx); !ok || caller.Uid == 0 {
+		return 0
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fs2errno(err)
+	}
+	kill := uint32(0)
+	if st.Mode&unix.S_ISUID != 0 {
+		kill |= unix.S_ISUID
+	}
+	if st.Mode&(unix.S_ISGID|unix.S_IXGRP) == unix.S_ISGID|unix.S_IXGRP {
+		kill |= unix.S_ISGID
+	}
+	if kill == 0 {
+		return 0
+	}
+	return fs2errno(unix.Fchmod(fd, st.Mode&07777&^kill))
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	r, errno := n.child(name)
+	e, errno := n.storedEntry(name)
 	if errno != 0 {
 		return n.fsys.op(errno)
 	}
-	if err := syscall.Unlink(r.path()); err != nil {
+	d, errno := n.dirFd()
+	if errno != 0 {
+		return n.fsys.op(errno)
+	}
+	defer d.close()
+	if err := unix.Unlinkat(d.fd, e.stored, 0); err != nil {
 		return n.fsys.op(fs2errno(err))
 	}
-	removeLongName(r)
+	removeLongName(d.fd, e)
 	return n.fsys.op(0)
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
-	r, errno := n.child(name)
+	e, errno := n.storedEntry(name)
 	if errno != 0 {
 		return n.fsys.op(errno)
 	}
-	return n.fsys.op(n.rmdir(r))
+	d, errno := n.dirFd()
+	if errno != 0 {
+		return n.fsys.op(errno)
+	}
+	defer d.close()
+	if errno := n.rmdirIfEmpty(d.fd, e.stored, name); errno != 0 {
+		return n.fsys.op(errno)
+	}
+	removeLongName(d.fd, e)
+	return n.fsys.op(0)
 }
 
-func (n *node) rmdir(r childRef) syscall.Errno {
-	if errno := n.rmdirIfEmpty(r); errno != 0 {
-		return errno
-	}
-	removeLongName(r)
-	return 0
-}
-
-// rmdirIfEmpty removes the cipher directory of r if it holds nothing but its diriv; its
-// .name file stays.
-func (n *node) rmdirIfEmpty(r childRef) syscall.Errno {
-	p := r.path()
-	d, err := os.Open(p)
-	if err != nil {
-		return fs2errno(err)
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return fs2errno(err)
-	}
-	for _, nm := range names {
-		if nm != crypto.DirIVName {
-			return syscall.ENOTEMPTY
+// rmdirIfEmpty removes the cipher directory stored in dirfd if it holds nothing but its diriv
+// (its .name file stays); plain is its plaintext name, to forget its cached descriptor.
+func (n *node) rmdirIfEmpty(dirfd int, stored, plain string) syscall.Errno {
+	cfd, err := layout.OpenDir(dirfd, stored)
+	if err == unix.EACCES {
+		// Not readable (mode 0, say): an empty one may still be removed, as on a local file
+		// system. Make it readable to look inside; it goes away or gets its mode back.
+		e := entry{fd: -1, dirfd: dirfd, name: stored}
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && e.chmod(0o700) == 0 {
+			defer e.chmod(st.Mode & 07777)
+			cfd, err = layout.OpenDir(dirfd, stored)
 		}
 	}
-	ivPath := p + "/" + crypto.DirIVName
-	iv, ivErr := os.ReadFile(ivPath)
-	if ivErr == nil {
-		if err := syscall.Unlink(ivPath); err != nil {
+	if err != nil {
+		return fs2errno(err)
+	}
+	defer unix.Close(cfd)
+	var iv []byte
+	buf := make([]byte, 4096)
+	for {
+		nb, err := unix.ReadDirent(cfd, buf)
+		if err != nil {
+			return fs2errno(err)
+		}
+		if nb == 0 {
+			break
+		}
+		_, _, names := unix.ParseDirent(buf[:nb], -1, nil)
+		for _, nm := range names {
+			if nm != crypto.DirIVName {
+				return syscall.ENOTEMPTY
+			}
+			if iv, err = layout.ReadDirIV(cfd); err != nil {
+				iv = nil // a damaged diriv is removed with its directory
+			}
+		}
+	}
+	if n.fsys.names != nil {
+		if err := unix.Unlinkat(cfd, crypto.DirIVName, 0); err != nil && err != unix.ENOENT {
 			return fs2errno(err)
 		}
 	}
-	if err := syscall.Rmdir(p); err != nil {
-		if ivErr == nil { // put the IV back so the directory stays readable
-			os.WriteFile(ivPath, iv, 0o440)
+	if err := unix.Unlinkat(dirfd, stored, unix.AT_REMOVEDIR); err != nil {
+		if iv != nil { // put the IV back so the directory stays readable
+			layout.RestoreDirIV(cfd, iv)
 		}
 		return fs2errno(err)
+	}
+	if ch := n.GetChild(plain); ch != nil {
+		n.fsys.dirs.drop(ch.Operations().(*node))
 	}
 	return 0
 }
@@ -504,40 +702,54 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if !ok || np.fsys != n.fsys {
 		return n.fsys.op(syscall.EXDEV)
 	}
-	src, errno := n.child(name)
+	return n.fsys.op(n.rename(name, np, newName, flags))
+}
+
+func (n *node) rename(name string, np *node, newName string, flags uint32) syscall.Errno {
+	src, errno := n.storedEntry(name)
 	if errno != 0 {
-		return n.fsys.op(errno)
+		return errno
 	}
-	dst, errno := np.child(newName)
+	dst, errno := np.storedEntry(newName)
 	if errno != 0 {
-		return n.fsys.op(errno)
+		return errno
 	}
-	if src.path() == dst.path() {
-		return n.fsys.op(0)
+	if n == np && src.stored == dst.stored {
+		return 0
 	}
-	createdName, errno := writeLongName(dst)
+	sd, errno := n.dirFd()
 	if errno != 0 {
-		return n.fsys.op(errno)
+		return errno
 	}
-	err := unix.Renameat2(unix.AT_FDCWD, src.path(), unix.AT_FDCWD, dst.path(), uint(flags))
-	if (err == syscall.ENOTEMPTY || err == syscall.EEXIST) && flags == 0 {
+	defer sd.close()
+	dd, errno := np.dirFd()
+	if errno != 0 {
+		return errno
+	}
+	defer dd.close()
+	createdName, errno := writeLongName(dd.fd, dst)
+	if errno != 0 {
+		return errno
+	}
+	err := unix.Renameat2(sd.fd, src.stored, dd.fd, dst.stored, uint(flags))
+	if (err == unix.ENOTEMPTY || err == unix.EEXIST) && flags == 0 {
 		// The target directory may be empty but for its gocryptfs.diriv: remove it the way
 		// rmdir does (ENOTEMPTY if it really is not empty), then try again.
-		if errno := n.rmdirIfEmpty(dst); errno == 0 {
-			err = unix.Renameat2(unix.AT_FDCWD, src.path(), unix.AT_FDCWD, dst.path(), 0)
+		if errno := np.rmdirIfEmpty(dd.fd, dst.stored, newName); errno == 0 {
+			err = unix.Renameat2(sd.fd, src.stored, dd.fd, dst.stored, 0)
 		}
 	}
 	if err != nil {
 		if createdName {
-			removeLongName(dst)
+			removeLongName(dd.fd, dst)
 		}
-		return n.fsys.op(fs2errno(err))
+		return fs2errno(err)
 	}
 	// With RENAME_EXCHANGE both entries still exist under their names, .name files included.
 	if flags&unix.RENAME_EXCHANGE == 0 {
-		removeLongName(src)
+		removeLongName(sd.fd, src)
 	}
-	return n.fsys.op(0)
+	return 0
 }
 
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -545,20 +757,22 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	if n.fsys.names != nil {
 		stored = n.fsys.enc.EncryptSymlink(target)
 	}
-	p, errno := n.makeEntry(name, func(p string) error { return syscall.Symlink(stored, p) })
+	d, cname, errno := n.makeEntry(name, func(dirfd int, cname string) error { return unix.Symlinkat(stored, dirfd, cname) })
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
-	ch, errno := n.newEntry(ctx, p, out)
+	defer d.close()
+	ch, errno := n.newEntry(ctx, d.fd, cname, out)
 	return ch, n.fsys.op(errno)
 }
 
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	p, errno := n.cipherPath()
+	d, stored, errno := n.parentFd()
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
-	target, errno := n.fsys.readlink(p)
+	defer d.close()
+	target, errno := n.fsys.readlink(d.fd, stored)
 	return target, n.fsys.op(errno)
 }
 
@@ -567,26 +781,30 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	if !ok || tn.fsys != n.fsys {
 		return nil, n.fsys.op(syscall.EXDEV)
 	}
-	old, errno := tn.cipherPath()
+	od, ostored, errno := tn.parentFd()
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
-	p, errno := n.makeEntry(name, func(p string) error { return syscall.Link(old, p) })
+	defer od.close()
+	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) error {
+		return unix.Linkat(od.fd, ostored, dirfd, stored, 0)
+	})
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
-	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
+	defer d.close()
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, n.fsys.op(fs2errno(err))
 	}
-	n.fsys.plainAttr(&st, p, &out.Attr)
+	n.fsys.plainAttr(&st, d.fd, stored, &out.Attr)
 	// Same inode number: go-fuse hands back the existing inode, file ID cache included.
-	return n.NewInode(ctx, &node{fsys: n.fsys}, fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: st.Ino}), n.fsys.op(0)
+	return n.NewInode(ctx, &node{fsys: n.fsys}, fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}), n.fsys.op(0)
 }
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(n.fsys.dir, &st); err != nil {
+	if err := syscall.Fstatfs(n.fsys.rootFd, &st); err != nil {
 		return n.fsys.op(fs2errno(err))
 	}
 	out.FromStatfsT(&st)
@@ -595,10 +813,27 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 
 // Mknod creates FIFOs, sockets and (as root) device nodes; only their names are encrypted.
 func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	p, errno := n.makeEntry(name, func(p string) error { return syscall.Mknod(p, mode, int(rdev)) })
+	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) error {
+		if err := unix.Mknodat(dirfd, stored, mode, int(rdev)); err != nil {
+			return err
+		}
+		if mode&n.fsys.umask != 0 {
+			if errno := (entry{fd: -1, dirfd: dirfd, name: stored}).chmod(mode & 07777); errno != 0 {
+				unix.Unlinkat(dirfd, stored, 0)
+				return errno
+			}
+		}
+		return nil
+	})
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
-	ch, errno := n.newEntry(ctx, p, out)
+	defer d.close()
+	ch, errno := n.newEntry(ctx, d.fd, stored, out)
 	return ch, n.fsys.op(errno)
+}
+
+// fs2errno converts an error from the host file system to an errno for FUSE.
+func fs2errno(err error) syscall.Errno {
+	return layout.Errno(err)
 }

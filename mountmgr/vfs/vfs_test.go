@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // testVolume makes a fresh cipherdir (no gocryptfs.conf: vfs does not read it) with a random
@@ -29,7 +30,12 @@ func testVolume(t testing.TB, c crypto.CipherID, names bool) Volume {
 			t.Fatal(err)
 		}
 		v.DirIV = true
-		if _, err := writeDirIV(dir); err != nil {
+		fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Close(fd)
+		if _, err := layout.WriteDirIV(fd); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,0 +1,234 @@
+// Package layout holds the rules of the cipherdir layout that both the offline tools (package
+// vault: walk, fsck, export) and the mount (package mountmgr/vfs) follow: how gocryptfs.diriv
+// and long-name .name files are read and written, and how directories are opened.
+//
+// Everything works relative to directory file descriptors, never on string paths into the
+// cipherdir: encrypted paths are about 1.4 times longer than their plaintext, so a legal
+// plaintext tree can have cipher paths beyond PATH_MAX, and resolving a path component by
+// component with O_NOFOLLOW means that someone who can write the cipherdir cannot redirect an
+// operation through a symlink swapped in while it runs.
+//
+// The files read here come from a folder that may be shared or synced, so every reader is
+// bounded, opens with O_NOFOLLOW|O_NONBLOCK (a FIFO would otherwise block forever) and accepts
+// regular files only.
+package layout
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// ErrCorrupt is wrapped by every error about a file that is there but malformed, or missing
+// where the format requires it. Package vault re-exports it as vault.ErrCorrupt.
+var ErrCorrupt = errors.New("vault is corrupt")
+
+// Open flags for the two kinds of directory descriptors.
+const (
+	// dirPathFlags open a directory only to resolve names in it (no read permission needed).
+	dirPathFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	// dirReadFlags open a directory to list it.
+	dirReadFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	// smallFileFlags open a machinery file (diriv, .name) for reading.
+	smallFileFlags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+)
+
+// OpenDir opens directory name in dirfd for listing. A symlink in its place is an error
+// (ELOOP or ENOTDIR), never followed.
+func OpenDir(dirfd int, name string) (int, error) {
+	return openat(dirfd, name, dirReadFlags, 0)
+}
+
+// OpenDirPath opens directory name in dirfd as an O_PATH descriptor: enough to create, remove,
+// rename and stat entries in it, and usable even when the directory has no read permission.
+func OpenDirPath(dirfd int, name string) (int, error) {
+	return openat(dirfd, name, dirPathFlags, 0)
+}
+
+// openat retries on EINTR, which FUSE-backed and network file systems can return.
+func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags, mode)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// readSmall reads the regular file name in dirfd, which must hold between 1 and max bytes.
+func readSmall(dirfd int, name string, max int) ([]byte, error) {
+	fd, err := openat(dirfd, name, smallFileFlags, 0)
+	if err != nil {
+		switch err {
+		case unix.ENOENT:
+			return nil, fmt.Errorf("%w: missing %s", ErrCorrupt, name)
+		case unix.ELOOP:
+			return nil, fmt.Errorf("%w: %s is a symlink", ErrCorrupt, name)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrCorrupt, name, typeName(st.Mode))
+	}
+	buf := make([]byte, max+1)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	switch {
+	case n == 0:
+		return nil, fmt.Errorf("%w: %s is empty", ErrCorrupt, name)
+	case n > max:
+		return nil, fmt.Errorf("%w: %s is longer than %d bytes", ErrCorrupt, name, max)
+	}
+	return buf[:n], nil
+}
+
+// typeName names a file type for error messages.
+func typeName(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device node"
+	case unix.S_IFLNK:
+		return "a symlink"
+	}
+	return fmt.Sprintf("file type %#o", mode&unix.S_IFMT)
+}
+
+// ReadDirIV reads the gocryptfs.diriv of the directory open at dirfd: exactly 16 bytes.
+func ReadDirIV(dirfd int) ([]byte, error) {
+	b, err := readSmall(dirfd, crypto.DirIVName, crypto.DirIVLen)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != crypto.DirIVLen {
+		return nil, fmt.Errorf("%w: %s is %d bytes, want %d", ErrCorrupt, crypto.DirIVName, len(b), crypto.DirIVLen)
+	}
+	return b, nil
+}
+
+// WriteDirIV creates the gocryptfs.diriv of the new directory open at dirfd: 16 random bytes,
+// mode 0440 as gocryptfs writes it, synced before it counts. On failure nothing is left.
+func WriteDirIV(dirfd int) ([]byte, error) {
+	iv := make([]byte, crypto.DirIVLen)
+	if _, err := rand.Read(iv); err != nil {
+		return nil, fmt.Errorf("reading a random directory IV: %w", err)
+	}
+	if err := writeNew(dirfd, crypto.DirIVName, iv, 0o440, true); err != nil {
+		return nil, err
+	}
+	return iv, nil
+}
+
+// RestoreDirIV writes iv back as the gocryptfs.diriv of dirfd, after a failed rmdir removed it.
+func RestoreDirIV(dirfd int, iv []byte) error {
+	return writeNew(dirfd, crypto.DirIVName, iv, 0o440, true)
+}
+
+// writeNew creates name in dirfd (it must not exist) holding b; on failure it removes it again.
+func writeNew(dirfd int, name string, b []byte, mode uint32, sync bool) error {
+	fd, err := openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", name, err)
+	}
+	werr := writeAll(fd, b)
+	if werr == nil && sync {
+		werr = unix.Fdatasync(fd)
+	}
+	if cerr := unix.Close(fd); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		unix.Unlinkat(dirfd, name, 0)
+		return fmt.Errorf("writing %s: %w", name, werr)
+	}
+	return nil
+}
+
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// ReadLongName returns the encoded name behind the long-name entry stored (a
+// gocryptfs.longname.HASH name) in dirfd: the content of its .name file, which must hash to
+// stored.
+func ReadLongName(dirfd int, stored string, names *crypto.NameTransform) (string, error) {
+	b, err := readSmall(dirfd, stored+crypto.LongNameSuffix, crypto.MaxLongNameFile)
+	if err != nil {
+		return "", err
+	}
+	encoded := string(b)
+	if names.HashLongName(encoded) != stored {
+		return "", fmt.Errorf("%w: %s%s does not match its entry's hash", ErrCorrupt, stored, crypto.LongNameSuffix)
+	}
+	return encoded, nil
+}
+
+// WriteLongName writes the .name file of long-name entry stored in dirfd before the entry
+// itself appears, as gocryptfs does. It reports whether it created the file, so that a caller
+// whose entry then fails to appear can remove it again. An existing .name file is kept: its
+// content is what stored is the hash of.
+func WriteLongName(dirfd int, stored, encoded string) (created bool, err error) {
+	err = writeNew(dirfd, stored+crypto.LongNameSuffix, []byte(encoded), 0o400, false)
+	if errors.Is(err, unix.EEXIST) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// RemoveLongName removes the .name file of the long-name entry stored in dirfd.
+func RemoveLongName(dirfd int, stored string) error {
+	return unix.Unlinkat(dirfd, stored+crypto.LongNameSuffix, 0)
+}
+
+// Errno returns the errno an error from this package stands for, for FUSE: EIO for a corrupt
+// file, the system call's own errno otherwise.
+func Errno(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, ErrCorrupt) {
+		return syscall.EIO
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return syscall.EIO
+}

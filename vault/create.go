@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
+	"golang.org/x/sys/unix"
 )
 
 // CreateOptions selects what a new vault uses. The zero value is gocryptfs's
@@ -140,9 +142,8 @@ func Create(cipherdir string, password []byte, opts CreateOptions) (masterKey []
 	}
 
 	if !opts.PlaintextNames && !opts.DeterministicNames {
-		p := filepath.Join(cipherdir, crypto.DirIVName)
-		wrote = append(wrote, p)
-		if err = writeDirIV(p); err != nil {
+		wrote = append(wrote, filepath.Join(cipherdir, crypto.DirIVName))
+		if err = writeDirIV(cipherdir); err != nil {
 			return nil, err
 		}
 	}
@@ -209,27 +210,15 @@ func prepareEmptyDir(dir string) (created bool, err error) {
 	return true, nil
 }
 
-// writeDirIV creates a gocryptfs.diriv with 16 random bytes, mode 0440 as
-// gocryptfs.
-func writeDirIV(path string) error {
-	iv := make([]byte, crypto.DirIVLen)
-	if _, err := rand.Read(iv); err != nil {
-		return fmt.Errorf("vault: reading random directory IV: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o440)
+// writeDirIV creates the gocryptfs.diriv of directory dir.
+func writeDirIV(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("vault: %w", err)
+		return fmt.Errorf("vault: %s: %w", dir, err)
 	}
-	_, err = f.Write(iv)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("vault: writing %s: %w", path, err)
+	defer unix.Close(fd)
+	if _, err := layout.WriteDirIV(fd); err != nil {
+		return fmt.Errorf("vault: %s: %w", dir, err)
 	}
 	return nil
 }

@@ -1,6 +1,10 @@
 package vault
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/vaultui/vaultui/vault/layout"
+)
 
 // Sentinel errors, tested with errors.Is. Every error this package returns
 // wraps at most one of them and names the vault or file it is about.
@@ -9,7 +13,8 @@ var (
 	ErrWrongPassword = errors.New("wrong password")
 	// ErrCorrupt: the vault's files are damaged or not in a format vaultui
 	// can read (config, directory IVs, names, file contents).
-	ErrCorrupt = errors.New("vault is corrupt")
+	// It is the same sentinel as layout.ErrCorrupt.
+	ErrCorrupt = layout.ErrCorrupt
 	// ErrNotFound: there is no vault (no gocryptfs.conf) where one was
 	// expected.
 	ErrNotFound = errors.New("no vault found")

@@ -56,7 +56,7 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 			}
 			err = v.exportFile(ctx, n, out, add)
 		case t == fs.ModeSymlink:
-			target, terr := v.ReadSymlink(n.CipherPath)
+			target, terr := v.readSymlink(n)
 			if terr != nil {
 				add(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(terr)))
 				break

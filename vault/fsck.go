@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
+	"golang.org/x/sys/unix"
 )
 
 // Fsck decrypts every name, symlink target and content block of the vault
@@ -25,7 +28,7 @@ func (v *Vault) Fsck(ctx context.Context, progress func(FsckProgress)) ([]Proble
 		case t.IsRegular():
 			v.decryptFile(ctx, n, nil, add)
 		case t == fs.ModeSymlink:
-			if _, err := v.ReadSymlink(n.CipherPath); err != nil {
+			if _, err := v.readSymlink(n); err != nil {
 				add(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(err)))
 			}
 		case t.IsDir(), isSpecial(t):
@@ -45,20 +48,30 @@ func (v *Vault) Fsck(ctx context.Context, progress func(FsckProgress)) ([]Proble
 // countEntries counts the cipherdir's entries the walk will visit, for
 // progress totals (an estimate: undecryptable entries are counted too).
 func (v *Vault) countEntries() int {
+	fd, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	return v.countIn(fd, "")
+}
+
+func (v *Vault) countIn(dirfd int, cdir string) int {
+	names, err := readDirNames(dirfd)
+	if err != nil {
+		return 0
+	}
 	n := 0
-	filepath.WalkDir(v.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == v.Dir {
-			return nil
+	for _, name := range names {
+		if v.hidden(cdir, name) {
+			continue
 		}
-		rel, _ := filepath.Rel(v.Dir, filepath.Dir(p))
-		if rel == "." {
-			rel = ""
+		n++
+		if cfd, err := layout.OpenDir(dirfd, name); err == nil {
+			n += v.countIn(cfd, path.Join(cdir, name))
+			unix.Close(cfd)
 		}
-		if !v.hidden(filepath.ToSlash(rel), d.Name()) {
-			n++
-		}
-		return nil
-	})
+	}
 	return n
 }
 

@@ -75,7 +75,7 @@ func (v *Vault) importDir(ctx context.Context, src, cdir string, done *int, prog
 				return fmt.Errorf("vault: import: %w", err)
 			}
 			if v.Names != nil && !v.Config.DeterministicNames() {
-				if err := writeDirIV(filepath.Join(cp, crypto.DirIVName)); err != nil {
+				if err := writeDirIV(cp); err != nil {
 					return err
 				}
 			}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
+	"golang.org/x/sys/unix"
 )
 
 // Vault is an unlocked vault: its config and the keys to read and write it.
@@ -86,6 +88,11 @@ func (v *Vault) keyFits() bool {
 	if err != nil {
 		return true // Walk and Fsck will report it
 	}
+	rootfd, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true
+	}
+	defer unix.Close(rootfd)
 	var iv []byte
 	if v.Names != nil {
 		if iv, err = v.DirIV(""); err != nil {
@@ -103,7 +110,7 @@ func (v *Vault) keyFits() bool {
 		}
 		if v.Names != nil {
 			tried++
-			if _, err := v.decryptEntryName(v.Dir, name, iv); err != nil {
+			if _, err := v.decryptEntryName(rootfd, name, iv); err != nil {
 				continue
 			}
 		}
@@ -195,30 +202,17 @@ func (v *Vault) DirIV(cipherDirPath string) ([]byte, error) {
 
 // ReadDirIV reads dir/gocryptfs.diriv, which must hold exactly 16 bytes.
 func ReadDirIV(dir string) ([]byte, error) {
-	p := filepath.Join(dir, crypto.DirIVName)
-	f, err := os.Open(p)
-	if errors.Is(err, os.ErrNotExist) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
 		return nil, fmt.Errorf("%s: %w: missing %s", dir, ErrCorrupt, crypto.DirIVName)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("vault: %w", err)
+		return nil, fmt.Errorf("vault: %s: %w", dir, err)
 	}
-	defer f.Close()
-	iv := make([]byte, crypto.DirIVLen+1)
-	n, err := io.ReadFull(f, iv)
-	if err != nil && err != io.ErrUnexpectedEOF {
-		if err == io.EOF {
-			n = 0
-		} else {
-			return nil, fmt.Errorf("vault: reading %s: %w", p, err)
-		}
+	defer unix.Close(fd)
+	iv, err := layout.ReadDirIV(fd)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	if n != crypto.DirIVLen {
-		what := fmt.Sprintf("%d bytes", n)
-		if n > crypto.DirIVLen {
-			what = "more than 16 bytes"
-		}
-		return nil, fmt.Errorf("%s: %w: %s is %s, want %d", dir, ErrCorrupt, crypto.DirIVName, what, crypto.DirIVLen)
-	}
-	return iv[:crypto.DirIVLen], nil
+	return iv, nil
 }

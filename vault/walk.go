@@ -8,11 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
+	"golang.org/x/sys/unix"
 )
 
 // Problem kinds reported by Fsck and Export.
@@ -68,8 +69,13 @@ type FsckProgress struct {
 // Node is one entry of the decrypted tree.
 type Node struct {
 	Path       string      // plaintext path, slash-separated, relative to the root
-	CipherPath string      // path in the cipherdir, slash-separated
+	CipherPath string      // path in the cipherdir, slash-separated (a label: it may exceed PATH_MAX)
 	Info       fs.FileInfo // Lstat of the cipher entry
+
+	// dirfd and name reach the cipher entry during the walk's call for it (see package
+	// layout: no string paths into the cipherdir).
+	dirfd int
+	name  string
 }
 
 // Walk visits every entry of the vault below the root, depth first and in
@@ -83,37 +89,42 @@ func (v *Vault) Walk(ctx context.Context, fn func(Node) error, problem func(Prob
 	if problem == nil {
 		problem = func(Problem) {}
 	}
-	return v.walkDir(ctx, "", "", fn, problem)
+	fd, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		problem(newProblem("", "", KindIO, err.Error()))
+		return nil
+	}
+	defer unix.Close(fd)
+	return v.walkDir(ctx, fd, "", "", fn, problem)
 }
 
-func (v *Vault) walkDir(ctx context.Context, cdir, pdir string, fn func(Node) error, problem func(Problem)) error {
+// walkDir walks the directory open at dirfd, whose cipher and plaintext paths are cdir and pdir.
+func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn func(Node) error, problem func(Problem)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	abs := filepath.Join(v.Dir, filepath.FromSlash(cdir))
-	ents, err := os.ReadDir(abs)
+	names, err := readDirNames(dirfd)
 	if err != nil {
 		problem(newProblem(pdir, cdir, KindIO, err.Error()))
 		return nil
 	}
 	var iv []byte
 	if v.Names != nil {
-		if iv, err = v.DirIV(filepath.FromSlash(cdir)); err != nil {
+		if iv, err = v.dirIVAt(dirfd); err != nil {
 			problem(newProblem(pdir, path.Join(cdir, crypto.DirIVName), KindDirIV,
 				"cannot decrypt the names in this directory: "+errDetail(err)))
 			return nil
 		}
 	}
-	nodes := make([]Node, 0, len(ents))
-	for _, e := range ents {
-		name := e.Name()
+	nodes := make([]Node, 0, len(names))
+	for _, name := range names {
 		cpath := path.Join(cdir, name)
 		if v.hidden(cdir, name) {
 			continue
 		}
 		plain := name
 		if v.Names != nil {
-			if plain, err = v.decryptEntryName(abs, name, iv); err != nil {
+			if plain, err = v.decryptEntryName(dirfd, name, iv); err != nil {
 				kind := KindName
 				if crypto.IsLongName(name) {
 					kind = KindLongName
@@ -122,12 +133,12 @@ func (v *Vault) walkDir(ctx context.Context, cdir, pdir string, fn func(Node) er
 				continue
 			}
 		}
-		info, err := e.Info()
+		info, err := lstatAt(dirfd, name)
 		if err != nil {
 			problem(newProblem(path.Join(pdir, plain), cpath, KindIO, err.Error()))
 			continue
 		}
-		nodes = append(nodes, Node{Path: path.Join(pdir, plain), CipherPath: cpath, Info: info})
+		nodes = append(nodes, Node{Path: path.Join(pdir, plain), CipherPath: cpath, Info: info, dirfd: dirfd, name: name})
 	}
 	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Path, b.Path) })
 	for _, n := range nodes {
@@ -135,12 +146,48 @@ func (v *Vault) walkDir(ctx context.Context, cdir, pdir string, fn func(Node) er
 			return err
 		}
 		if n.Info.IsDir() {
-			if err := v.walkDir(ctx, n.CipherPath, n.Path, fn, problem); err != nil {
+			cfd, err := layout.OpenDir(dirfd, n.name)
+			if err != nil {
+				problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
+				continue
+			}
+			err = v.walkDir(ctx, cfd, n.CipherPath, n.Path, fn, problem)
+			unix.Close(cfd)
+			if err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// readDirNames lists the directory open at dirfd (without "." and "..").
+func readDirNames(dirfd int) ([]string, error) {
+	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var names []string
+	buf := make([]byte, 8192)
+	for {
+		n, err := unix.ReadDirent(fd, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
+}
+
+// dirIVAt returns the name IV of the directory open at dirfd.
+func (v *Vault) dirIVAt(dirfd int) ([]byte, error) {
+	if v.Config.DeterministicNames() {
+		return make([]byte, crypto.DirIVLen), nil
+	}
+	return layout.ReadDirIV(dirfd)
 }
 
 // hidden reports whether the entry name in cipher directory cdir is part of
@@ -157,17 +204,13 @@ func (v *Vault) hidden(cdir, name string) bool {
 	return name == crypto.DirIVName || crypto.IsLongNameFile(name)
 }
 
-// decryptEntryName decrypts the entry name in directory dir (absolute).
-func (v *Vault) decryptEntryName(dir, name string, iv []byte) (string, error) {
+// decryptEntryName decrypts the entry name in the directory open at dirfd.
+func (v *Vault) decryptEntryName(dirfd int, name string, iv []byte) (string, error) {
 	encoded := name
 	if crypto.IsLongName(name) {
-		b, err := readSmall(filepath.Join(dir, name+crypto.LongNameSuffix), crypto.MaxLongNameFile)
-		if err != nil {
+		var err error
+		if encoded, err = layout.ReadLongName(dirfd, name, v.Names); err != nil {
 			return "", err
-		}
-		encoded = string(b)
-		if v.Names.HashLongName(encoded) != name {
-			return "", fmt.Errorf("%w: %s%s does not match its entry's hash", ErrCorrupt, name, crypto.LongNameSuffix)
 		}
 	}
 	plain, err := v.Names.DecryptName(encoded, iv)
@@ -175,29 +218,6 @@ func (v *Vault) decryptEntryName(dir, name string, iv []byte) (string, error) {
 		return "", fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return plain, nil
-}
-
-// readSmall reads a file that must not exceed max bytes.
-func readSmall(p string, max int) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: missing %s", ErrCorrupt, filepath.Base(p))
-		}
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > max {
-		return nil, fmt.Errorf("%w: %s is longer than %d bytes", ErrCorrupt, filepath.Base(p), max)
-	}
-	if len(b) == 0 {
-		return nil, fmt.Errorf("%w: %s is empty", ErrCorrupt, filepath.Base(p))
-	}
-	return b, nil
 }
 
 // errDetail is err's message without the leading "vault is corrupt: " and
@@ -210,19 +230,26 @@ func errDetail(err error) string {
 	return s
 }
 
-// ReadSymlink returns the plaintext target of the symlink at cipherPath
-// (relative to v.Dir).
-func (v *Vault) ReadSymlink(cipherPath string) (string, error) {
-	c, err := os.Readlink(filepath.Join(v.Dir, filepath.FromSlash(cipherPath)))
-	if err != nil {
-		return "", fmt.Errorf("vault: %w", err)
+// readSymlink returns the plaintext target of symlink n.
+func (v *Vault) readSymlink(n Node) (string, error) {
+	buf := make([]byte, 4096)
+	for {
+		m, err := unix.Readlinkat(n.dirfd, n.name, buf)
+		if err != nil {
+			return "", fmt.Errorf("vault: %w", err)
+		}
+		if m < len(buf) {
+			buf = buf[:m]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 	if v.Names == nil {
-		return c, nil // plaintext names: gocryptfs stores targets as they are
+		return string(buf), nil // plaintext names: gocryptfs stores targets as they are
 	}
-	t, err := v.Content.DecryptSymlink(c)
+	t, err := v.Content.DecryptSymlink(string(buf))
 	if err != nil {
-		return "", fmt.Errorf("%s: %w: %w", cipherPath, ErrCorrupt, err)
+		return "", fmt.Errorf("%s: %w: %w", n.CipherPath, ErrCorrupt, err)
 	}
 	return t, nil
 }
@@ -236,7 +263,12 @@ const readChunkBlocks = 32
 // returns the plaintext size and whether the file was readable at all (a
 // bad header or I/O error makes it unreadable).
 func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b []byte) error, problem func(Problem)) (int64, error) {
-	f, err := os.Open(filepath.Join(v.Dir, filepath.FromSlash(n.CipherPath)))
+	fd, err := unix.Openat(n.dirfd, n.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
+		return 0, err
+	}
+	f := os.NewFile(uintptr(fd), n.CipherPath)
 	if err != nil {
 		problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
 		return 0, err

@@ -283,6 +283,17 @@ func (e *ContentEnc) EncryptSymlink(target string) string {
 	return e.b64().EncodeToString(e.EncryptBlocks(nil, []byte(target), 0, nil))
 }
 
+// SymlinkTargetLen returns the length of the plaintext target behind an encrypted symlink
+// target of cipherLen bytes, without reading it: reading a symlink updates its access time,
+// which a stat must not do. ok is false for padded base64, whose length alone does not tell.
+func (e *ContentEnc) SymlinkTargetLen(cipherLen int) (n int, ok bool) {
+	if e.paddedB64 {
+		return 0, false
+	}
+	n = base64.RawURLEncoding.DecodedLen(cipherLen) - e.overhead
+	return n, n >= 0
+}
+
 // ErrBadSymlink is wrapped by DecryptSymlink for a target that is not valid
 // base64 or longer than one block.
 var ErrBadSymlink = errors.New("bad encrypted symlink target")

@@ -271,6 +271,23 @@ func TestSymlinkEncoding(t *testing.T) {
 	}
 }
 
+// The target length of an encrypted symlink follows from its stored length alone (so a stat
+// need not read it), for every cipher; padded base64 says it cannot tell.
+func TestSymlinkTargetLen(t *testing.T) {
+	eachCipher(t, func(t *testing.T, e *ContentEnc) {
+		for n := 1; n <= 4095; n += 1 + n/7 {
+			c := e.EncryptSymlink(string(bytes.Repeat([]byte("t"), n)))
+			if got, ok := e.SymlinkTargetLen(len(c)); !ok || got != n {
+				t.Fatalf("SymlinkTargetLen(%d) = %d, %v; want %d", len(c), got, ok, n)
+			}
+		}
+		e.SetPaddedBase64(true)
+		if _, ok := e.SymlinkTargetLen(44); ok {
+			t.Fatal("SymlinkTargetLen claims to know the length under padded base64")
+		}
+	})
+}
+
 func TestOffsets(t *testing.T) {
 	eachCipher(t, func(t *testing.T, e *ContentEnc) {
 		ov := uint64(e.BlockOverhead())

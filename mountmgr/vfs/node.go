@@ -91,7 +91,14 @@ func (f *fsys) plainAttr(st *unix.Stat_t, dirfd int, name string, out *fuse.Attr
 		}
 		out.Size = size
 	case syscall.S_IFLNK:
-		if dirfd >= 0 {
+		// Reading the link would update its access time, so the target's length comes from
+		// the stored length where the encoding allows.
+		if f.names == nil {
+			break // PlaintextNames: targets are stored as they are
+		}
+		if n, ok := f.enc.SymlinkTargetLen(int(st.Size)); ok {
+			out.Size = uint64(n)
+		} else if dirfd >= 0 {
 			if target, errno := f.readlink(dirfd, name); errno == 0 {
 				out.Size = uint64(len(target))
 			}

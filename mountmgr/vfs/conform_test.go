@@ -1,0 +1,539 @@
+package vfs
+
+// Conformance tests for the classes a POSIX file system test suite (pjdfstest) and a hostile
+// cipherdir find: deep trees, long names, modes, setuid clearing, symlink times, a full disk,
+// entries on another device, and a directory swapped for a symlink.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// realVault creates a vault with a gocryptfs.conf in dir (a temp dir when ""), so the offline
+// tools (fsck, export) can check what the mount wrote, and returns it unlocked.
+func realVault(t testing.TB, dir string, c crypto.CipherID) *vault.Vault {
+	t.Helper()
+	if dir == "" {
+		dir = filepath.Join(t.TempDir(), "cipher")
+	}
+	pw := []byte("test password")
+	if _, err := vault.Create(dir, pw, vault.CreateOptions{Cipher: c, ScryptLogN: 10}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.Unlock(dir, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Close)
+	return v
+}
+
+func volumeOf(v *vault.Vault) Volume {
+	return Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, DirIV: v.Config.Has(vault.FlagDirIV)}
+}
+
+// fsckClean fails the test unless the offline fsck finds nothing.
+func fsckClean(t testing.TB, v *vault.Vault) {
+	t.Helper()
+	problems, err := v.Fsck(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("fsck: %s", p)
+	}
+}
+
+func needRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (other uids, tmpfs and bind mounts)")
+	}
+}
+
+// cipherDepth returns the length of the longest cipher path below dir, found by descending
+// with descriptors (string paths would fail beyond PATH_MAX, which is the point).
+func cipherDepth(t testing.TB, dirfd int) int {
+	names, err := unix.Open("/proc/self/fd/"+fmt.Sprint(dirfd), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(names)
+	buf := make([]byte, 8192)
+	n, _ := unix.ReadDirent(names, buf)
+	_, _, ents := unix.ParseDirent(buf[:n], -1, nil)
+	best := 0
+	for _, e := range ents {
+		cfd, err := unix.Openat(dirfd, e, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			best = max(best, len(e)+1)
+			continue
+		}
+		best = max(best, len(e)+1+cipherDepth(t, cfd))
+		unix.Close(cfd)
+	}
+	return best
+}
+
+// A tree whose plaintext paths are legal but whose cipher paths exceed PATH_MAX can be made,
+// used, checked offline and removed.
+func TestDeepTree(t *testing.T) {
+	v := realVault(t, "", crypto.AEGIS)
+	mp, _ := mountTest(t, volumeOf(v), Options{})
+	seg := strings.Repeat("d", 127)
+	p := mp
+	for i := 0; i < 25; i++ {
+		p = filepath.Join(p, fmt.Sprintf("%s%02d", seg[:125], i))
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatalf("mkdir at depth %d (%d plaintext bytes): %v", i, len(p)-len(mp), err)
+		}
+	}
+	data := bytes.Repeat([]byte("deep "), 3000)
+	f := filepath.Join(p, "file")
+	if err := os.WriteFile(f, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(f, filepath.Join(p, "renamed")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(p, "renamed"), filepath.Join(p, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("renamed", filepath.Join(p, "sym")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(p, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(p, "renamed"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(filepath.Join(p, "renamed"), now, now); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(p, "sym")); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("reading through the symlink: %v", err)
+	}
+	if err := os.Truncate(filepath.Join(p, "link"), 100); err != nil {
+		t.Fatal(err)
+	}
+
+	root, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(root)
+	if d := cipherDepth(t, root); d <= 4096 {
+		t.Fatalf("the cipher tree is only %d bytes deep; the test must go beyond PATH_MAX", d)
+	}
+	fsckClean(t, v)
+	out := filepath.Join(t.TempDir(), "export")
+	if err := v.Export(context.Background(), out, nil); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	if err := os.RemoveAll(filepath.Join(mp, seg[:125]+"00")); err != nil {
+		t.Fatalf("rm -rf: %v", err)
+	}
+	if ents, _ := os.ReadDir(v.Dir); len(ents) != 2 { // gocryptfs.conf, gocryptfs.diriv
+		t.Fatalf("cipherdir holds %d entries after rm -rf, want 2", len(ents))
+	}
+}
+
+// Names over 255 bytes are ENAMETOOLONG in every operation; 255 bytes work.
+func TestNameTooLong(t *testing.T) {
+	for _, long := range []bool{false, true} {
+		t.Run(fmt.Sprintf("encrypted=%v", long), func(t *testing.T) {
+			mp, _ := mountTest(t, testVolume(t, crypto.AESGCM, long), Options{})
+			ok, bad := strings.Repeat("n", 255), strings.Repeat("n", 256)
+			ops := map[string]func(name string) error{
+				"create":  func(n string) error { return os.WriteFile(filepath.Join(mp, n), nil, 0o644) },
+				"mkdir":   func(n string) error { return os.Mkdir(filepath.Join(mp, n), 0o755) },
+				"symlink": func(n string) error { return os.Symlink("x", filepath.Join(mp, n)) },
+				"mknod":   func(n string) error { return unix.Mkfifo(filepath.Join(mp, n), 0o644) },
+				"link": func(n string) error {
+					os.WriteFile(filepath.Join(mp, "src"), nil, 0o644)
+					return os.Link(filepath.Join(mp, "src"), filepath.Join(mp, n))
+				},
+				"rename": func(n string) error {
+					os.WriteFile(filepath.Join(mp, "src2"), nil, 0o644)
+					return os.Rename(filepath.Join(mp, "src2"), filepath.Join(mp, n))
+				},
+			}
+			for op, do := range ops {
+				if err := do(bad); !errors.Is(err, syscall.ENAMETOOLONG) {
+					t.Errorf("%s with a 256-byte name: %v, want ENAMETOOLONG", op, err)
+				}
+				if err := do(ok); err != nil {
+					t.Errorf("%s with a 255-byte name: %v", op, err)
+				}
+				os.RemoveAll(filepath.Join(mp, ok))
+			}
+			if _, err := os.Lstat(filepath.Join(mp, bad)); !errors.Is(err, syscall.ENAMETOOLONG) {
+				t.Errorf("lstat of a 256-byte name: %v, want ENAMETOOLONG", err)
+			}
+		})
+	}
+}
+
+// Modes are reported as created: mode 0 stays 0, and only the caller's umask applies.
+func TestCreateModes(t *testing.T) {
+	mp, _ := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{})
+	fd, err := unix.Open(filepath.Join(mp, "zero"), unix.O_CREAT|unix.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(fd)
+	if err := unix.Mkdir(filepath.Join(mp, "zerodir"), 0); err != nil {
+		t.Fatal(err)
+	}
+	// The caller (a shell) has umask 0; this test process, the server, keeps its own.
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	sh := exec.Command("sh", "-c", "umask 0 && : > f && mkdir d && mkfifo p && mkdir -m 1777 sticky")
+	sh.Dir = mp
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for name, want := range map[string]os.FileMode{
+		"zero": 0, "zerodir": os.ModeDir, "f": 0o666, "d": os.ModeDir | 0o777,
+		"p": os.ModeNamedPipe | 0o666, "sticky": os.ModeDir | os.ModeSticky | 0o777,
+	} {
+		st, err := os.Lstat(filepath.Join(mp, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", name, st.Mode(), want)
+		}
+	}
+	// An empty directory with mode 0 can still be removed, as on a local file system.
+	if err := os.Remove(filepath.Join(mp, "zerodir")); err != nil {
+		t.Errorf("rmdir of a mode-0 directory: %v", err)
+	}
+}
+
+// A write by a user other than root drops setuid (and setgid on a group-executable file), in
+// every way the kernel can send it: a plain write, O_TRUNC, truncate.
+func TestSetuidCleared(t *testing.T) {
+	needRoot(t)
+	mp, _ := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{AllowOther: true})
+	// The other user must reach the mount point through the test's private temp dirs.
+	for d := filepath.Dir(mp); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	for _, c := range []struct{ name, cmd string }{
+		{"write", "echo x >> f"},
+		{"otrunc", ": > f"},
+		{"truncate", "truncate -s 1 f"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := filepath.Join(mp, "f")
+			os.Remove(f)
+			if err := os.WriteFile(f, []byte("hello"), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(f, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			setSuid := func() {
+				t.Helper()
+				if err := syscall.Chmod(f, 0o6777); err != nil {
+					t.Fatal(err)
+				}
+				if st, _ := os.Stat(f); st.Mode()&(os.ModeSetuid|os.ModeSetgid) != os.ModeSetuid|os.ModeSetgid {
+					t.Fatalf("chmod 6777 gave %v", st.Mode())
+				}
+			}
+			setSuid()
+			cmd := exec.Command("sh", "-c", c.cmd)
+			cmd.Dir = mp
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65533, Gid: 65533}}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s as uid 65533: %v: %s", c.cmd, err, out)
+			}
+			st, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+				t.Errorf("after %q by another user the mode is %v; setuid/setgid must be cleared", c.cmd, st.Mode())
+			}
+			// Root (CAP_FSETID) keeps them.
+			setSuid()
+			if err := os.WriteFile(f, []byte("root"), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if st, _ := os.Stat(f); st.Mode()&os.ModeSetuid == 0 {
+				t.Errorf("a write by root cleared setuid: %v", st.Mode())
+			}
+		})
+	}
+}
+
+// Times of a symlink itself can be set and read back without touching its target.
+func TestSymlinkTimes(t *testing.T) {
+	mp, _ := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{})
+	target := filepath.Join(mp, "target")
+	os.WriteFile(target, nil, 0o644)
+	link := filepath.Join(mp, "link")
+	if err := os.Symlink("target", link); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(target)
+	ts := []unix.Timespec{{Sec: 1000000, Nsec: 5}, {Sec: 2000000, Nsec: 7}}
+	if err := unix.UtimesNanoAt(unix.AT_FDCWD, link, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(link, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Atim != ts[0] || st.Mtim != ts[1] {
+		t.Errorf("symlink times: atime %v mtime %v, want %v %v", st.Atim, st.Mtim, ts[0], ts[1])
+	}
+	if after, _ := os.Stat(target); !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("setting the link's times changed the target's: %v -> %v", before.ModTime(), after.ModTime())
+	}
+	if got, err := os.Readlink(link); err != nil || got != "target" {
+		t.Errorf("readlink = %q, %v", got, err)
+	}
+}
+
+// Writing until the disk is full, from several writers, then appending to files that existed
+// before, leaves every file readable and fsck clean: a write that cannot be stored fails with
+// ENOSPC and changes nothing.
+func TestDiskFull(t *testing.T) {
+	needRoot(t)
+	if why := canMount(); why != "" {
+		t.Skip("FUSE: " + why)
+	}
+	for _, c := range []crypto.CipherID{crypto.AEGIS, crypto.AESGCM} {
+		t.Run(string(c), func(t *testing.T) {
+			tmpfs := t.TempDir()
+			if err := unix.Mount("tmpfs", tmpfs, "tmpfs", 0, "size=6m"); err != nil {
+				t.Skipf("cannot mount a small tmpfs: %v", err)
+			}
+			t.Cleanup(func() { unix.Unmount(tmpfs, unix.MNT_DETACH) })
+			v := realVault(t, filepath.Join(tmpfs, "cipher"), c)
+			mp, _ := mountTest(t, volumeOf(v), Options{})
+
+			// Files that exist before the disk fills, with a partial last block each.
+			old := map[string][]byte{}
+			for i := 0; i < 4; i++ {
+				name := fmt.Sprintf("old%d", i)
+				old[name] = bytes.Repeat([]byte{byte('a' + i)}, 5000+i*1000)
+				if err := os.WriteFile(filepath.Join(mp, name), old[name], 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Several writers fill the disk with odd-sized writes.
+			var wg sync.WaitGroup
+			for w := 0; w < 3; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					f, err := os.Create(filepath.Join(mp, fmt.Sprintf("fill%d", w)))
+					if err != nil {
+						return
+					}
+					defer f.Close()
+					buf := bytes.Repeat([]byte{byte('0' + w)}, 12345+w*1111)
+					for {
+						if _, err := f.Write(buf); err != nil {
+							if !errors.Is(err, syscall.ENOSPC) {
+								t.Errorf("writer %d: %v, want ENOSPC", w, err)
+							}
+							return
+						}
+					}
+				}(w)
+			}
+			wg.Wait()
+			// Now append to and rewrite the old files on the full disk.
+			for name, want := range old {
+				f, err := os.OpenFile(filepath.Join(mp, name), os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				extra := bytes.Repeat([]byte("Z"), 70000)
+				n, err := f.Write(extra)
+				if err != nil && !errors.Is(err, syscall.ENOSPC) {
+					t.Errorf("%s: append: %v, want success or ENOSPC", name, err)
+				}
+				f.Close()
+				old[name] = append(want, extra[:n]...)
+			}
+			// Every file reads back in full: the old ones as they were (plus what was accepted),
+			// the fillers with no block that fails authentication.
+			check := func(when string) {
+				ents, err := os.ReadDir(mp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range ents {
+					got, err := os.ReadFile(filepath.Join(mp, e.Name()))
+					if err != nil {
+						t.Errorf("%s: %s: %v", when, e.Name(), err)
+						continue
+					}
+					if want, ok := old[e.Name()]; ok && !bytes.Equal(got, want) {
+						t.Errorf("%s: %s: %d bytes, want %d as written", when, e.Name(), len(got), len(want))
+					}
+				}
+			}
+			check("on the full disk")
+			fsckClean(t, v)
+			// Free space and make sure the mount works normally again.
+			for w := 0; w < 3; w++ {
+				os.Remove(filepath.Join(mp, fmt.Sprintf("fill%d", w)))
+			}
+			if err := os.WriteFile(filepath.Join(mp, "after"), []byte("space again"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			check("after freeing space")
+			fsckClean(t, v)
+		})
+	}
+}
+
+// Entries on another file system inside the cipherdir (a bind mount) never share a node with
+// entries of the root file system, even when their raw inode numbers are equal.
+func TestOtherDevice(t *testing.T) {
+	needRoot(t)
+	if why := canMount(); why != "" {
+		t.Skip("FUSE: " + why)
+	}
+	base := t.TempDir()
+	cipher := filepath.Join(base, "cipher")
+	os.Mkdir(cipher, 0o755)
+	if err := unix.Mount("tmpfs", cipher, "tmpfs", 0, "size=8m"); err != nil {
+		t.Skipf("cannot mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(cipher, unix.MNT_DETACH) })
+	v := realVault(t, cipher, crypto.AESGCM)
+	vol := volumeOf(v)
+	mp, _ := mountTest(t, vol, Options{})
+	if err := os.Mkdir(filepath.Join(mp, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Mount a second tmpfs over sub's cipher directory, with sub's IV in it.
+	var subCipher string
+	ents, _ := os.ReadDir(cipher)
+	for _, e := range ents {
+		if e.IsDir() {
+			subCipher = filepath.Join(cipher, e.Name())
+		}
+	}
+	iv, err := os.ReadFile(filepath.Join(subCipher, crypto.DirIVName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", subCipher, "tmpfs", 0, "size=8m"); err != nil {
+		t.Skipf("cannot mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(subCipher, unix.MNT_DETACH) })
+	if err := os.WriteFile(filepath.Join(subCipher, crypto.DirIVName), iv, 0o440); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(dirCacheTTL + 100*time.Millisecond) // the mount may hold sub's old descriptor
+	// Make files on both sides until two share a raw inode number.
+	raw := map[uint64]string{}
+	var a, b string
+	for i := 0; i < 300 && a == ""; i++ {
+		for _, dir := range []string{"", "sub"} {
+			name := filepath.Join(dir, fmt.Sprintf("f%d", i))
+			if err := os.WriteFile(filepath.Join(mp, name), []byte(name), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ino := rawIno(t, v, name)
+			if other, ok := raw[ino]; ok && filepath.Dir(other) != filepath.Dir(name) {
+				a, b = other, name
+			}
+			raw[ino] = name
+		}
+	}
+	if a == "" {
+		t.Skip("the two tmpfs never gave equal inode numbers; nothing to tell apart")
+	}
+	sa, _ := os.Stat(filepath.Join(mp, a))
+	sb, _ := os.Stat(filepath.Join(mp, b))
+	if sa.Sys().(*syscall.Stat_t).Ino == sb.Sys().(*syscall.Stat_t).Ino {
+		t.Fatalf("%s and %s (raw inode numbers equal on two devices) share inode number %d in the mount", a, b, sa.Sys().(*syscall.Stat_t).Ino)
+	}
+	for _, name := range []string{a, b} {
+		if got, err := os.ReadFile(filepath.Join(mp, name)); err != nil || string(got) != name {
+			t.Errorf("%s reads %q, %v", name, got, err)
+		}
+	}
+}
+
+// rawIno returns the cipher file's own inode number for plaintext path name.
+func rawIno(t testing.TB, v *vault.Vault, name string) uint64 {
+	t.Helper()
+	dir := v.Dir
+	for _, part := range strings.Split(name, "/") {
+		iv, err := vault.ReadDirIV(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, _, _, err := v.Names.StoredName(part, iv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(dir, stored)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// Someone who can write the cipherdir swaps a directory for a symlink to elsewhere: the mount
+// never follows it.
+func TestSymlinkSwap(t *testing.T) {
+	v := testVolume(t, crypto.AESGCM, true)
+	mp, _ := mountTest(t, v, Options{})
+	if err := os.Mkdir(filepath.Join(mp, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var cdir string
+	ents, _ := os.ReadDir(v.Dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			cdir = filepath.Join(v.Dir, e.Name())
+		}
+	}
+	outside := t.TempDir()
+	// The attacker moves the real directory away and puts a symlink to a copy elsewhere.
+	iv, _ := os.ReadFile(filepath.Join(cdir, crypto.DirIVName))
+	os.WriteFile(filepath.Join(outside, crypto.DirIVName), iv, 0o440)
+	if err := os.Rename(cdir, cdir+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, cdir); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(dirCacheTTL + 100*time.Millisecond)
+	os.WriteFile(filepath.Join(mp, "d", "planted"), []byte("x"), 0o644)
+	os.Mkdir(filepath.Join(mp, "d", "planted-dir"), 0o755)
+	if ents, _ := os.ReadDir(outside); len(ents) != 1 {
+		t.Fatalf("the mount followed a symlink in the cipherdir: %d entries appeared outside it", len(ents)-1)
+	}
+}

@@ -514,6 +514,9 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		}
 	}()
 
+	if err := CheckNesting(cipherDir, mountPoint); err != nil {
+		return MountInfo{}, err
+	}
 	if err := checkMountPoint(mountPoint); err != nil {
 		return MountInfo{}, err
 	}

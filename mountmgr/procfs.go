@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -156,44 +155,4 @@ func detach(mountPoint string) error {
 		return fmt.Errorf("%s -uz %s: %w: %s", bin, mountPoint, err, strings.TrimSpace(string(out)))
 	}
 	return nil
-}
-
-// holders names the processes that keep mountPoint busy (working directory, root, open files),
-// at most max of them, for ErrBusy messages.
-func holders(mountPoint string, max int) []string {
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	self := strconv.Itoa(os.Getpid())
-	inside := func(p string) bool {
-		return p == mountPoint || strings.HasPrefix(p, mountPoint+"/")
-	}
-	var out []string
-	for _, dir := range procs {
-		pid := filepath.Base(dir)
-		if pid == self {
-			continue
-		}
-		var why []string
-		if p, err := os.Readlink(dir + "/cwd"); err == nil && inside(p) {
-			why = append(why, "working directory "+p)
-		}
-		if p, err := os.Readlink(dir + "/root"); err == nil && p != "/" && inside(p) {
-			why = append(why, "root "+p)
-		}
-		fds, _ := os.ReadDir(dir + "/fd")
-		for _, fd := range fds {
-			if p, err := os.Readlink(dir + "/fd/" + fd.Name()); err == nil && inside(p) {
-				why = append(why, "open file "+p)
-				break
-			}
-		}
-		if len(why) == 0 {
-			continue
-		}
-		comm, _ := os.ReadFile(dir + "/comm")
-		out = append(out, fmt.Sprintf("pid %s (%s): %s", pid, strings.TrimSpace(string(comm)), strings.Join(why, ", ")))
-		if len(out) >= max {
-			break
-		}
-	}
-	return out
 }

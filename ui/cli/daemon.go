@@ -15,7 +15,7 @@ var daemonCommand = &command{
 	name:    "daemon",
 	group:   groupMounts,
 	summary: "Run the mount manager in the foreground (clients start it on demand)",
-	args:    "",
+	args:    "[--idle-exit DUR] [--grace DUR]",
 	help: `The mount manager owns every mount and every unlocked key. "vaultui mount"
 and the terminal app start it when it is not running, detached, logging to
 $XDG_STATE_HOME/vaultui/daemon.log; run it by hand only to watch its log.
@@ -27,7 +27,7 @@ unmounts every vault and exits; a busy vault is detached at once and the
 files still open on it are served until they are closed, for at most --grace
 ("vaultui status" shows it meanwhile), then the daemon exits anyway. With
 nothing mounted and no client connected for --idle-exit, it exits (clients
-start it again when needed). Its log is rotated at 1 MiB (daemon.log.1 keeps
+start it again when needed). Its log file is rotated at 1 MiB (daemon.log.1 keeps
 the previous one) and holds no file names from inside a vault. One daemon
 runs per user; a second one exits with an error.`,
 	setup: func(fs *flag.FlagSet) runFunc {

@@ -167,7 +167,8 @@ var unmountCommand = &command{
 	help: `Unmounts the vault given by registered name, cipherdir or mount point, and
 wipes its keys from the daemon's memory (best effort). A mount in use fails
 with "busy", naming the processes that hold it; --lazy detaches it at once
-and lets the last user finish (the keys are wiped once they have).
+and lets the last user finish ("vaultui status" lists it as detached until
+then; the keys are wiped once they have).
 
 examples:
   vaultui unmount work

@@ -23,11 +23,11 @@ const secretName = "my-secret-tax-return"
 
 // heldFile mounts a vault and opens a file with secret plaintext names through the mount, for
 // reading; it returns the open file, its content and the daemon's pid.
-func heldFile(t *testing.T, base string) (f *os.File, data []byte, mp string, pid int) {
+func heldFile(t *testing.T, base string) (f *os.File, data []byte, cipherdir, mp string, pw []byte, pid int) {
 	t.Helper()
-	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	cipherdir, mp, pw = newVault(t, base, crypto.AESGCM)
 	c := connect(t)
-	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: append([]byte(nil), pw...)}); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(mp, secretName+"-dir")
@@ -50,7 +50,7 @@ func heldFile(t *testing.T, base string) (f *os.File, data []byte, mp string, pi
 	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), secretName) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Fatalf("busy unmount: %v; want ErrBusy naming this process and its open file", err)
 	}
-	return f, data, mp, daemonPID(t)
+	return f, data, cipherdir, mp, pw, daemonPID(t)
 }
 
 // daemonLog reads the test daemon's log, both generations.
@@ -99,16 +99,27 @@ func exitedWithin(pid int, d time.Duration) bool {
 func TestSIGTERMServesOpenFilesUntilClosed(t *testing.T) {
 	base := daemonEnv(t)
 	t.Setenv(testGraceEnv, "60s")
-	f, data, mp, pid := heldFile(t, base)
+	f, data, cipherdir, mp, pw, pid := heldFile(t, base)
 	half := len(data) / 2
 	got := make([]byte, len(data))
 	if _, err := io.ReadFull(f, got[:half]); err != nil {
 		t.Fatal(err)
 	}
+	// A writer, too, finishes its file after the signal.
+	outPath := filepath.Join(filepath.Dir(f.Name()), secretName+".out")
+	w, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	written := make([]byte, 1<<20+77)
+	rand.Read(written)
+	if _, err := w.Write(written[:1000]); err != nil {
+		t.Fatal(err)
+	}
 	syscall.Kill(pid, syscall.SIGTERM)
 	var st []MountInfo
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		var err error
 		st, err = statusOf(t)
 		if err == nil && len(st) == 1 && st[0].Detached {
 			break
@@ -137,6 +148,12 @@ func TestSIGTERMServesOpenFilesUntilClosed(t *testing.T) {
 	if _, err := f.ReadAt(got[:4096], 0); err != nil || !bytes.Equal(got[:4096], data[:4096]) {
 		t.Fatalf("reading again from the start: %v", err)
 	}
+	if _, err := w.Write(written[1000:]); err != nil {
+		t.Fatalf("writing after SIGTERM: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("closing the written file after SIGTERM: %v", err)
+	}
 	if exitedWithin(pid, 0) {
 		t.Fatal("the daemon exited while the file was open")
 	}
@@ -146,6 +163,18 @@ func TestSIGTERMServesOpenFilesUntilClosed(t *testing.T) {
 		t.Fatal("the daemon did not exit after the last file was closed")
 	}
 	t.Logf("daemon exited %v after the file was closed", time.Since(closed).Round(time.Millisecond))
+	// What the writer wrote after the signal is in the vault.
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(mp, outPath)
+	if back, err := os.ReadFile(filepath.Join(mp, rel)); err != nil || !bytes.Equal(back, written) {
+		t.Fatalf("the file written during the drain: %v (%d bytes, want %d)", err, len(back), len(written))
+	}
+	if err := c.Unmount(ctx(t), mp, false); err != nil {
+		t.Fatal(err)
+	}
 	log := daemonLog(base)
 	for _, want := range []string{
 		fmt.Sprintf("in use by pid %d (", os.Getpid()),
@@ -176,7 +205,7 @@ func c2Mount(t *testing.T, base string) (MountInfo, error) {
 func TestSIGTERMGraceRunsOut(t *testing.T) {
 	base := daemonEnv(t)
 	t.Setenv(testGraceEnv, "2s")
-	f, _, _, pid := heldFile(t, base)
+	f, _, _, _, _, pid := heldFile(t, base)
 	start := time.Now()
 	syscall.Kill(pid, syscall.SIGTERM)
 	if !exitedWithin(pid, 8*time.Second) {
@@ -222,23 +251,7 @@ func TestSIGTERMMountCopiedToOtherNamespace(t *testing.T) {
 	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
 		t.Fatal(err)
 	}
-	ns := exec.Command(unshare, "--mount", "--propagation", "private", "sleep", "120")
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ns.Process.Kill(); ns.Wait() })
-	// Wait until the namespace (and its copy of the mount) exists.
-	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		self, _ := os.Readlink("/proc/self/ns/mnt")
-		other, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", ns.Process.Pid))
-		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ns.Process.Pid))
-		if other != "" && other != self && strings.TrimSpace(string(comm)) == "sleep" {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("unshare did not start")
-		}
-	}
+	copyMounts(t, unshare)
 	pid := daemonPID(t)
 	start := time.Now()
 	syscall.Kill(pid, syscall.SIGTERM)
@@ -251,6 +264,82 @@ func TestSIGTERMMountCopiedToOtherNamespace(t *testing.T) {
 		"unmounted " + mp + " (" + cipherdir + ") here, but its file system stays in use",
 		mp + " still in use after 2s (no process in this mount namespace)",
 		"left in use at exit: " + mp,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// copyMounts starts a process in a new mount namespace, which holds a copy of every mount
+// (ours included) until it is killed; it is killed when the test ends.
+func copyMounts(t *testing.T, unshare string) *exec.Cmd {
+	t.Helper()
+	ns := exec.Command(unshare, "--mount", "--propagation", "private", "sleep", "120")
+	if err := ns.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Process.Kill(); ns.Wait() })
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		self, _ := os.Readlink("/proc/self/ns/mnt")
+		other, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", ns.Process.Pid))
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ns.Process.Pid))
+		if other != "" && other != self && strings.TrimSpace(string(comm)) == "sleep" {
+			return ns
+		}
+		if time.Now().After(end) {
+			t.Fatal("unshare did not start")
+		}
+	}
+}
+
+// TestUnmountWithCopyInOtherNamespace: unmounting a vault whose mount was copied into another
+// mount namespace returns within its bound; the file system, still alive there, is listed as
+// detached until that copy goes away.
+func TestUnmountWithCopyInOtherNamespace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a new mount namespace")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare(1)")
+	}
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+		t.Fatal(err)
+	}
+	ns := copyMounts(t, unshare)
+	start := time.Now()
+	if err := c.Unmount(ctx(t), mp, false); err != nil {
+		t.Fatalf("unmount: %v", err)
+	}
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("unmount took %v", took)
+	}
+	if left := mountsUnder(base); len(left) != 0 {
+		t.Fatalf("still mounted here: %v", left)
+	}
+	st, err := c.Status(ctx(t))
+	if err != nil || len(st) != 1 || !st[0].Detached || st[0].MountPoint != mp || !st[0].Until.IsZero() {
+		t.Fatalf("status: %+v, %v; want %s detached", st, err, mp)
+	}
+	ns.Process.Kill()
+	ns.Wait()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		st, err := c.Status(ctx(t))
+		if err == nil && len(st) == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("status after the copy went away: %+v, %v", st, err)
+		}
+	}
+	log := daemonLog(base)
+	for _, want := range []string{
+		"unmounted " + mp + " (" + cipherdir + ") here, but its file system stays in use (no process in this mount namespace; a copy in another mount namespace?)",
+		mp + " (detached): its last user is gone; file system closed",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)

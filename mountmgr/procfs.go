@@ -2,6 +2,7 @@ package mountmgr
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -150,7 +151,10 @@ func detach(mountPoint string) error {
 	if _, err := exec.LookPath(bin); err != nil {
 		bin = "fusermount"
 	}
-	out, err := exec.Command(bin, "-u", "-z", mountPoint).CombinedOutput()
+	// Bounded like every wait of the daemon: a helper that hangs must not hang it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "-u", "-z", mountPoint).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s -uz %s: %w: %s", bin, mountPoint, err, strings.TrimSpace(string(out)))
 	}

@@ -59,8 +59,12 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	}
 	if opts.Logger == nil {
 		opts.Logger = log.New(os.Stderr, "", log.LstdFlags)
-		if p, err := LogPath(); err == nil && stderrIsLog(p) {
-			rl, err := openRotatingLog(p, opts.LogMax, 2)
+		if p, err := LogPath(); err == nil && isFile(2, p) {
+			fds := []int{2}
+			if isFile(1, p) {
+				fds = append(fds, 1)
+			}
+			rl, err := openRotatingLog(p, opts.LogMax, fds...)
 			if err != nil {
 				return err
 			}

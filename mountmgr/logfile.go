@@ -14,23 +14,23 @@ import (
 // takes more than about twice this.
 const DefaultLogMax = 1 << 20
 
-// rotatingLog is the daemon's log file, rotated at max bytes. When fd is not -1, it is made
-// to point at the current file after each rotation: the daemon's stderr, where the Go runtime
-// writes a panic, stays in the current log.
+// rotatingLog is the daemon's log file, rotated at max bytes. The descriptors fds are made to
+// point at the current file after each rotation: the daemon's stderr (where the Go runtime
+// writes a panic) and stdout, when they are the log, stay in the current log.
 type rotatingLog struct {
 	mu   sync.Mutex
 	path string
 	max  int64
 	f    *os.File
-	fd   int
+	fds  []int
 }
 
-func openRotatingLog(path string, max int64, fd int) (*rotatingLog, error) {
+func openRotatingLog(path string, max int64, fds ...int) (*rotatingLog, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("mountmgr: opening the log: %w", err)
 	}
-	return &rotatingLog{path: path, max: max, f: f, fd: fd}, nil
+	return &rotatingLog{path: path, max: max, f: f, fds: fds}, nil
 }
 
 // Write appends p, first rotating when p would take the file over max. The size is the
@@ -55,10 +55,10 @@ func (l *rotatingLog) rotate() error {
 	if err != nil {
 		return err
 	}
-	if l.fd >= 0 {
-		if err := unix.Dup3(int(f.Fd()), l.fd, 0); err != nil {
+	for _, fd := range l.fds {
+		if err := unix.Dup3(int(f.Fd()), fd, 0); err != nil {
 			f.Close()
-			return fmt.Errorf("pointing fd %d at %s: %w", l.fd, l.path, err)
+			return fmt.Errorf("pointing fd %d at %s: %w", fd, l.path, err)
 		}
 	}
 	l.f.Close()
@@ -72,11 +72,11 @@ func (l *rotatingLog) Close() error {
 	return l.f.Close()
 }
 
-// stderrIsLog reports whether the process's stderr is the file at path: how Connect starts
-// the daemon.
-func stderrIsLog(path string) bool {
+// isFile reports whether descriptor fd is the file at path (Connect starts the daemon with
+// stdout and stderr on the log file).
+func isFile(fd int, path string) bool {
 	var a, b syscall.Stat_t
-	if syscall.Fstat(2, &a) != nil || syscall.Stat(path, &b) != nil {
+	if syscall.Fstat(fd, &a) != nil || syscall.Stat(path, &b) != nil {
 		return false
 	}
 	return a.Dev == b.Dev && a.Ino == b.Ino

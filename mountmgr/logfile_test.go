@@ -67,7 +67,7 @@ func TestRotatingLog(t *testing.T) {
 	// An existing oversized log is rotated at the first line.
 	l.Close()
 	os.WriteFile(path, bytes.Repeat([]byte("old\n"), 500), 0o600)
-	l, err = openRotatingLog(path, max, -1)
+	l, err = openRotatingLog(path, max)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,5 +105,12 @@ func TestDaemonLogRotates(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(path + "*"); len(m) != 2 {
 		t.Errorf("log files %v", m)
+	}
+	// The daemon's stdout and stderr (a panic's way out) follow the rotation.
+	pid := daemonPID(t)
+	for _, fd := range []string{"1", "2"} {
+		if p, err := os.Readlink(filepath.Join("/proc", fmt.Sprint(pid), "fd", fd)); err != nil || p != path {
+			t.Errorf("daemon fd %s is %q (%v), want %s", fd, p, err, path)
+		}
 	}
 }

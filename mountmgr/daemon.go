@@ -128,6 +128,10 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		ln.Close()
 		return fmt.Errorf("mountmgr: %w", err)
 	}
+	var sockSt syscall.Stat_t
+	if syscall.Stat(opts.SocketPath, &sockSt) == nil {
+		d.sockPath, d.sockIno = opts.SocketPath, sockSt.Ino
+	}
 	d.log.Printf("daemon pid %d listening on %s (protocol %d)", os.Getpid(), opts.SocketPath, ProtocolVersion)
 	if opts.Ready != nil {
 		opts.Ready()
@@ -195,6 +199,9 @@ type daemon struct {
 	// idleExit, grace, unmountWait: see ServeOptions.IdleExit, ShutdownGrace and
 	// defaultUnmountWait.
 	idleExit, grace, unmountWait time.Duration
+	// sockPath and sockIno identify the socket, to notice when it is gone.
+	sockPath string
+	sockIno  uint64
 
 	// cleanMu serialises the cleanup of stale mounts (start, the retries of tick, unmount).
 	cleanMu sync.Mutex

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -79,7 +80,10 @@ func (d *daemon) idleExitDue(now time.Time) bool {
 	if d.quitting || d.exiting {
 		return false
 	}
-	if len(d.mounts) > 0 || len(d.detached) > 0 || len(d.stale) > 0 || d.active > 0 {
+	// Stale mounts to retry and a report not yet delivered keep it too, as long as a client
+	// can still reach it: a daemon whose socket is gone (runtime dir removed) is orphaned.
+	if len(d.mounts) > 0 || len(d.detached) > 0 || d.active > 0 ||
+		((len(d.stale) > 0 || len(d.unreported) > 0) && d.reachable()) {
 		d.lastUsed = now
 		return false
 	}
@@ -89,6 +93,12 @@ func (d *daemon) idleExitDue(now time.Time) bool {
 	d.exiting = true
 	d.log.Printf("nothing mounted and no client for %v: exiting (a client starts the daemon again when needed)", d.idleExit)
 	return true
+}
+
+// reachable reports whether the daemon's socket is still where clients look for it.
+func (d *daemon) reachable() bool {
+	var st syscall.Stat_t
+	return d.sockIno != 0 && syscall.Stat(d.sockPath, &st) == nil && st.Ino == d.sockIno
 }
 
 // shutdown unmounts every vault. A busy one is detached at once (no new users can reach it)

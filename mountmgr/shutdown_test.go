@@ -446,3 +446,48 @@ func TestLogSafe(t *testing.T) {
 		t.Errorf("logSafe without holders: %q", got)
 	}
 }
+
+// TestIdleExitKeepsUndeliveredReport: a daemon that cleaned up after a crashed one waits with
+// its idle exit until a client has taken the report, unless its socket is gone (then nobody
+// could ever take it).
+func TestIdleExitKeepsUndeliveredReport(t *testing.T) {
+	base := daemonEnv(t)
+	t.Setenv(testIdleExitEnv, "1s")
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	crash := func() {
+		t.Helper()
+		c := connect(t)
+		if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: append([]byte(nil), pw...)}); err != nil {
+			t.Fatal(err)
+		}
+		pid := daemonPID(t)
+		c.Close()
+		syscall.Kill(pid, syscall.SIGKILL)
+		waitGone(t, pid)
+	}
+	crash()
+	c := connect(t) // cleans up, report pending
+	pid := daemonPID(t)
+	c.Close()
+	if exitedWithin(pid, 3*time.Second) {
+		t.Fatal("the daemon exited with an undelivered stale mount report")
+	}
+	c = connect(t)
+	if r, err := c.Stale(ctx(t)); err != nil || len(r) != 1 || r[0].MountPoint != mp {
+		t.Fatalf("report: %+v, %v", r, err)
+	}
+	c.Close()
+	if !exitedWithin(pid, 5*time.Second) {
+		t.Fatal("the daemon did not exit once its report was delivered")
+	}
+
+	crash()
+	connect(t).Close()
+	pid = daemonPID(t)
+	if err := os.Remove(SocketPath()); err != nil {
+		t.Fatal(err)
+	}
+	if !exitedWithin(pid, 5*time.Second) {
+		t.Fatal("an unreachable daemon (socket removed) with nothing mounted did not exit")
+	}
+}

@@ -29,47 +29,89 @@ import (
 type ServeOptions struct {
 	// SocketPath defaults to SocketPath().
 	SocketPath string
-	// Logger receives the daemon's log; nil logs to stderr (which Connect points at the log
-	// file).
+	// Logger receives the daemon's log; nil logs to stderr. When stderr is the log file
+	// (LogPath, as Connect starts the daemon), the daemon rotates it at LogMax.
 	Logger *log.Logger
+	// LogMax is the log file's rotation size; 0 means DefaultLogMax.
+	LogMax int64
+	// IdleExit stops the daemon once nothing has been mounted and no client connected for
+	// that long (clients start it again when needed); 0 never stops it.
+	IdleExit time.Duration
+	// ShutdownGrace bounds how long a stopping daemon keeps serving the open files of busy
+	// mounts (detached at once) before it exits; 0 means DefaultShutdownGrace.
+	ShutdownGrace time.Duration
 	// Ready, if set, is called once the socket accepts connections.
 	Ready func()
 }
 
-// Serve runs the mount daemon until ctx is done, then unmounts every vault and returns. Only
-// one daemon runs per socket directory: a second one fails at start.
+// Serve runs the mount daemon until ctx is done (or it has been idle for IdleExit), then
+// unmounts every vault and returns; see [daemon.shutdown] for busy mounts. Only one daemon
+// runs per socket directory: a second one fails at start.
 func Serve(ctx context.Context, opts ServeOptions) error {
 	if opts.SocketPath == "" {
 		opts.SocketPath = SocketPath()
 	}
+	if opts.LogMax <= 0 {
+		opts.LogMax = DefaultLogMax
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = DefaultShutdownGrace
+	}
 	if opts.Logger == nil {
 		opts.Logger = log.New(os.Stderr, "", log.LstdFlags)
+		if p, err := LogPath(); err == nil && isFile(2, p) {
+			fds := []int{2}
+			if isFile(1, p) {
+				fds = append(fds, 1)
+			}
+			rl, err := openRotatingLog(p, opts.LogMax, fds...)
+			if err != nil {
+				return err
+			}
+			defer rl.Close()
+			opts.Logger = log.New(rl, "", log.LstdFlags)
+		}
 	}
 	dir := filepath.Dir(opts.SocketPath)
 	if err := ensureSocketDir(dir); err != nil {
 		return err
 	}
 	// The lock is held for the daemon's lifetime; the kernel drops it when the process dies,
-	// so a crashed daemon never blocks the next one.
+	// so a crashed daemon never blocks the next one. A daemon that is just exiting (idle) may
+	// still hold it for a moment, hence the short retry.
 	lockPath := filepath.Join(dir, "daemon.lock")
 	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("mountmgr: %w", err)
 	}
 	defer lock.Close()
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		pid, _ := os.ReadFile(lockPath)
-		return fmt.Errorf("mountmgr: another daemon is running (pid %s, lock %s)", strings.TrimSpace(string(pid)), lockPath)
+	for try := 0; ; try++ {
+		err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if try == 20 {
+			pid, _ := os.ReadFile(lockPath)
+			return fmt.Errorf("mountmgr: another daemon is running (pid %s, lock %s)", strings.TrimSpace(string(pid)), lockPath)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	lock.Truncate(0)
 	fmt.Fprintf(lock, "%d\n", os.Getpid())
 
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	d := &daemon{
-		log:    opts.Logger,
-		uid:    os.Getuid(),
-		mounts: map[string]*mount{},
-		quit:   make(chan struct{}),
-		ledger: ledgerPath(dir),
+		log:         opts.Logger,
+		uid:         os.Getuid(),
+		mounts:      map[string]*mount{},
+		quit:        make(chan struct{}),
+		ledger:      ledgerPath(dir),
+		idleExit:    opts.IdleExit,
+		grace:       opts.ShutdownGrace,
+		unmountWait: defaultUnmountWait,
+		lastUsed:    time.Now(),
+		stop:        stop,
 	}
 	if d.owned, err = readLedger(d.ledger); err != nil {
 		d.log.Printf("%v; stale mounts of an earlier daemon will not be cleaned up", err)
@@ -86,23 +128,36 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		ln.Close()
 		return fmt.Errorf("mountmgr: %w", err)
 	}
+	var sockSt syscall.Stat_t
+	if syscall.Stat(opts.SocketPath, &sockSt) == nil {
+		d.sockPath, d.sockIno = opts.SocketPath, sockSt.Ino
+	}
 	d.log.Printf("daemon pid %d listening on %s (protocol %d)", os.Getpid(), opts.SocketPath, ProtocolVersion)
 	if opts.Ready != nil {
 		opts.Ready()
 	}
 
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); d.tick() }()
-	go func() {
-		<-ctx.Done()
-		ln.Close()
-	}()
+	go func() { defer wg.Done(); d.accept(ln) }()
+	<-ctx.Done()
+	// The socket stays open while busy mounts drain, so "vaultui status" can tell.
+	err = d.shutdown()
+	ln.Close()
+	close(d.quit)
+	wg.Wait()
+	d.log.Printf("daemon stopped")
+	return err
+}
+
+// accept serves connections until ln is closed.
+func (d *daemon) accept(ln *net.UnixListener) {
 	for {
 		conn, err := ln.AcceptUnix()
 		if err != nil {
-			if ctx.Err() != nil {
-				break
+			if errors.Is(err, net.ErrClosed) {
+				return
 			}
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
 				continue
@@ -111,29 +166,25 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
+		d.mu.Lock()
+		if d.exiting {
+			// Idle exit decided: the client finds no daemon and starts a new one.
+			d.mu.Unlock()
+			conn.Close()
+			continue
+		}
+		d.active++
+		d.mu.Unlock()
 		d.conns.Add(1)
-		go func() { defer d.conns.Done(); d.serveConn(conn) }()
+		go func() {
+			defer d.conns.Done()
+			d.serveConn(conn)
+			d.mu.Lock()
+			d.active--
+			d.lastUsed = time.Now()
+			d.mu.Unlock()
+		}()
 	}
-	d.log.Printf("shutting down: unmounting all vaults")
-	close(d.quit)
-	wg.Wait()
-	d.mu.Lock()
-	d.quitting = true
-	d.mu.Unlock()
-	// A mount that was being set up when the signal came is unmounted too, not left behind.
-	inflight := make(chan struct{})
-	go func() { d.inflight.Wait(); close(inflight) }()
-	select {
-	case <-inflight:
-	case <-time.After(30 * time.Second):
-		d.log.Printf("shutdown: a mount request is still in progress; not waiting for it")
-	}
-	err = d.unmountAll(true)
-	if err != nil {
-		d.log.Printf("shutdown: %v", err)
-	}
-	d.log.Printf("daemon stopped")
-	return err
 }
 
 type daemon struct {
@@ -143,6 +194,14 @@ type daemon struct {
 	conns sync.WaitGroup
 	// inflight counts mount requests being served, so shutdown waits for them.
 	inflight sync.WaitGroup
+	// stop ends Serve (idle exit).
+	stop func()
+	// idleExit, grace, unmountWait: see ServeOptions.IdleExit, ShutdownGrace and
+	// defaultUnmountWait.
+	idleExit, grace, unmountWait time.Duration
+	// sockPath and sockIno identify the socket, to notice when it is gone.
+	sockPath string
+	sockIno  uint64
 
 	// cleanMu serialises the cleanup of stale mounts (start, the retries of tick, unmount).
 	cleanMu sync.Mutex
@@ -153,7 +212,18 @@ type daemon struct {
 	mu       sync.Mutex
 	quitting bool              // set at shutdown; no new mounts after it
 	mounts   map[string]*mount // by mount point; pending mounts have m == nil
-	stale    []StaleMount      // stale mounts that could not be cleaned yet; retried by tick
+	// detached are file systems no longer mounted here that still have users (a lazy
+	// unmount, a busy mount at shutdown, a copy in another mount namespace); they are served
+	// until the kernel lets go of them.
+	detached []*mount
+	// drainUntil is when a stopping daemon stops serving detached mounts.
+	drainUntil time.Time
+	// active counts connected clients; lastUsed is when something was last mounted or
+	// connected; exiting is set once the idle exit is decided.
+	active   int
+	lastUsed time.Time
+	exiting  bool
+	stale    []StaleMount // stale mounts that could not be cleaned yet; retried by tick
 	// unreported is the stale mount report not yet delivered: each stale mount found (cleaned
 	// or not) and each later successful retry, kept until a status request that asks for the
 	// report (Client.Stale) has been answered with it. So the user is told once, by the first
@@ -171,6 +241,10 @@ type mount struct {
 	fs      *vfs.Mounted
 	sampler *sampler
 	idle    time.Duration
+	// dev is the file system's device number, to find the processes that use it.
+	dev uint64
+	// done is closed once the file system is gone (its server has ended).
+	done chan struct{}
 	// closing is set once the daemon itself unmounts, so the exit is not reported as external.
 	closing atomic.Bool
 }
@@ -191,15 +265,21 @@ func (d *daemon) tick() {
 					continue
 				}
 				m.sampler.add(now)
-				if m.idle > 0 && m.sampler.idleFor(now) >= m.idle {
+				if m.idle > 0 && m.sampler.idleFor(now) >= m.idle && !d.quitting {
 					idle = append(idle, mp)
 				}
 			}
+			for _, m := range d.detached {
+				m.sampler.add(now)
+			}
 			d.mu.Unlock()
+			if d.idleExitDue(now) {
+				d.stop()
+			}
 			for _, mp := range idle {
 				if err := d.unmount(mp, false); err != nil {
 					// Busy: try again after another idle period rather than every second.
-					d.log.Printf("idle unmount of %s: %v; trying again later", mp, err)
+					d.log.Printf("idle unmount: %s; trying again later", logSafe(err))
 					d.mu.Lock()
 					if m := d.mounts[mp]; m != nil && m.sampler != nil {
 						m.sampler.lastChange = now
@@ -444,12 +524,13 @@ func (d *daemon) handle(req *request) *response {
 		return &response{Info: &info}
 	case opUnmount:
 		if err := d.unmountTarget(req.Target, req.Lazy); err != nil {
-			d.log.Printf("unmount %s: %v", req.Target, err)
+			d.log.Printf("unmount %s: %s", req.Target, logSafe(err))
 			return &response{Error: toWire(err)}
 		}
 		return &response{}
 	case opUnmountAll:
-		if err := d.unmountAll(false); err != nil {
+		if err := d.unmountAll(); err != nil {
+			d.log.Printf("unmount all: %s", logSafe(err))
 			return &response{Error: toWire(err)}
 		}
 		return &response{}
@@ -467,6 +548,12 @@ func (d *daemon) status() []MountInfo {
 		}
 		info := m.info
 		info.Stats = m.sampler.stats()
+		out = append(out, info)
+	}
+	for _, m := range d.detached {
+		info := m.info
+		info.Stats = m.sampler.stats()
+		info.Detached, info.Until = true, d.drainUntil
 		out = append(out, info)
 	}
 	for _, s := range d.stale {
@@ -514,6 +601,9 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		}
 	}()
 
+	if err := CheckNesting(cipherDir, mountPoint); err != nil {
+		return MountInfo{}, err
+	}
 	if err := checkMountPoint(mountPoint); err != nil {
 		return MountInfo{}, err
 	}
@@ -530,8 +620,14 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		v.Close()
 		return MountInfo{}, fmt.Errorf("mountmgr: mounting %s at %s: %w", cipherDir, mountPoint, err)
 	}
+	var st unix.Stat_t
+	if err := unix.Stat(mountPoint, &st); err != nil {
+		d.log.Printf("mounted %s but cannot stat it: %v; its users cannot be named", mountPoint, err)
+	}
 	now := time.Now()
 	m := &mount{
+		dev:  st.Dev,
+		done: make(chan struct{}),
 		info: MountInfo{
 			CipherDir:  cipherDir,
 			MountPoint: mountPoint,
@@ -553,14 +649,23 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	ok = true
 	d.log.Printf("mounted %s (%s) at %s", cipherDir, m.info.Cipher, mountPoint)
 	// If the file system goes away behind our back (fusermount -u by hand), forget it.
+	// A detached one is forgotten, and its keys wiped, once its last user is gone.
 	go func() {
 		mnt.Wait()
 		d.mu.Lock()
-		if d.mounts[mountPoint] == m && !m.closing.Load() {
+		external := d.mounts[mountPoint] == m && !m.closing.Load()
+		if d.mounts[mountPoint] == m {
 			delete(d.mounts, mountPoint)
+		}
+		wasDetached := d.dropDetached(m)
+		close(m.done)
+		d.mu.Unlock()
+		if external {
 			d.log.Printf("%s was unmounted externally", mountPoint)
 		}
-		d.mu.Unlock()
+		if wasDetached {
+			d.log.Printf("%s (detached): its last user is gone; file system closed", mountPoint)
+		}
 		v.Close()
 	}()
 	return m.info, nil
@@ -636,8 +741,9 @@ func (d *daemon) detachStale(mp string) error {
 	return nil
 }
 
-// unmount unmounts the vault at mp. A busy mount fails with ErrBusy unless lazy, which
-// detaches it now; the keys are wiped once the kernel lets go of the file system.
+// unmount unmounts the vault at mp. A busy mount fails with a busyError (ErrBusy) unless lazy,
+// which detaches it now: its users keep their open files, the daemon serves them until the
+// last one is closed, then wipes the keys. No wait here is unbounded: see unmountFS.
 func (d *daemon) unmount(mp string, lazy bool) error {
 	d.mu.Lock()
 	m := d.mounts[mp]
@@ -651,12 +757,29 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 			m.closing.Store(false)
 			return fmt.Errorf("mountmgr: unmounting %s: %w", mp, err)
 		}
-	} else if err := m.fs.Unmount(); err != nil {
-		m.closing.Store(false)
-		if h := holders(mp, 5); len(h) > 0 {
-			return fmt.Errorf("mountmgr: %s is in use by %s: %w", mp, strings.Join(h, "; "), ErrBusy)
+		if d.toDetached(mp, m) {
+			d.log.Printf("detached %s (%s); serving the files still open on it until they are closed", mp, m.info.CipherDir)
+			return nil
 		}
-		return fmt.Errorf("mountmgr: unmounting %s: %v: %w", mp, err, ErrBusy)
+	} else {
+		finished, err := d.unmountFS(m)
+		if err != nil {
+			m.closing.Store(false)
+			return &busyError{mountPoint: mp, holders: holders(m.dev, 5), cause: err}
+		}
+		if !finished {
+			if isMountPoint(mp) {
+				m.closing.Store(false)
+				return fmt.Errorf("mountmgr: unmounting %s: it did not finish in time", mp)
+			}
+			// Gone from here, but the kernel keeps the file system: a copy of the mount in
+			// another mount namespace. It is served as long as that copy lives.
+			if d.toDetached(mp, m) {
+				d.log.Printf("unmounted %s (%s) here, but its file system stays in use (%s; a copy in another mount namespace?); serving it until it is released",
+					mp, m.info.CipherDir, pids(holders(m.dev, 5)))
+				return nil
+			}
+		}
 	}
 	d.mu.Lock()
 	if d.mounts[mp] == m {
@@ -667,27 +790,27 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 	return nil
 }
 
-// unmountAll unmounts every vault. With force (shutdown), busy mounts are detached lazily so
-// the daemon can exit; otherwise they are reported.
-func (d *daemon) unmountAll(force bool) error {
+// unmountAll unmounts every vault; busy ones are reported.
+func (d *daemon) unmountAll() error {
+	var errs []error
+	for _, mp := range d.mountPoints() {
+		if err := d.unmount(mp, false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mountPoints lists the mount points of the live mounts.
+func (d *daemon) mountPoints() []string {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	var mps []string
 	for mp, m := range d.mounts {
 		if m.fs != nil {
 			mps = append(mps, mp)
 		}
 	}
-	d.mu.Unlock()
-	var errs []error
-	for _, mp := range mps {
-		err := d.unmount(mp, false)
-		if err != nil && force {
-			d.log.Printf("%v; detaching lazily", err)
-			err = d.unmount(mp, true)
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	sort.Strings(mps)
+	return mps
 }

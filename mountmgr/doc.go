@@ -8,6 +8,12 @@
 // system temp dir named for the uid. The socket directory is 0700, the socket 0600, and every
 // connection's peer uid (SO_PEERCRED) must equal the daemon's.
 //
+// SIGTERM unmounts every vault. A busy one is detached at once and its open files are served
+// until they are closed, at most ServeOptions.ShutdownGrace; no wait for the kernel to release
+// a file system is unbounded. With nothing mounted and no client for ServeOptions.IdleExit,
+// the daemon exits. Its log file is rotated at ServeOptions.LogMax and holds no names from
+// inside a vault: the paths that busy errors name go only to the client that asked.
+//
 // # Protocol
 //
 // One JSON object per line. A request carries the protocol version, an id and an op; every

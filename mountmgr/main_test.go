@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,6 +28,13 @@ const testDaemonEnv = "VAULTUI_MOUNTMGR_TEST_DAEMON"
 // status request and prints the answer line (TestOtherUIDRefused runs it as another user).
 const testForeignClientEnv = "VAULTUI_MOUNTMGR_TEST_FOREIGN_CLIENT"
 
+// The test daemon's ServeOptions.ShutdownGrace, IdleExit and LogMax, when set.
+const (
+	testGraceEnv    = "VAULTUI_MOUNTMGR_TEST_GRACE"
+	testIdleExitEnv = "VAULTUI_MOUNTMGR_TEST_IDLE_EXIT"
+	testLogMaxEnv   = "VAULTUI_MOUNTMGR_TEST_LOG_MAX"
+)
+
 func TestMain(m *testing.M) {
 	if sock := os.Getenv(testForeignClientEnv); sock != "" {
 		conn, err := net.Dial("unix", sock)
@@ -41,7 +49,18 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(testDaemonEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-		err := Serve(ctx, ServeOptions{})
+		opts := ServeOptions{}
+		// Knobs of the tests that need a short grace, an idle exit or a small log.
+		if v := os.Getenv(testGraceEnv); v != "" {
+			opts.ShutdownGrace, _ = time.ParseDuration(v)
+		}
+		if v := os.Getenv(testIdleExitEnv); v != "" {
+			opts.IdleExit, _ = time.ParseDuration(v)
+		}
+		if v := os.Getenv(testLogMaxEnv); v != "" {
+			opts.LogMax, _ = strconv.ParseInt(v, 10, 64)
+		}
+		err := Serve(ctx, opts)
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "daemon:", err)

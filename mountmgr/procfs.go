@@ -2,12 +2,12 @@ package mountmgr
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -151,49 +151,12 @@ func detach(mountPoint string) error {
 	if _, err := exec.LookPath(bin); err != nil {
 		bin = "fusermount"
 	}
-	out, err := exec.Command(bin, "-u", "-z", mountPoint).CombinedOutput()
+	// Bounded like every wait of the daemon: a helper that hangs must not hang it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "-u", "-z", mountPoint).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s -uz %s: %w: %s", bin, mountPoint, err, strings.TrimSpace(string(out)))
 	}
 	return nil
-}
-
-// holders names the processes that keep mountPoint busy (working directory, root, open files),
-// at most max of them, for ErrBusy messages.
-func holders(mountPoint string, max int) []string {
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	self := strconv.Itoa(os.Getpid())
-	inside := func(p string) bool {
-		return p == mountPoint || strings.HasPrefix(p, mountPoint+"/")
-	}
-	var out []string
-	for _, dir := range procs {
-		pid := filepath.Base(dir)
-		if pid == self {
-			continue
-		}
-		var why []string
-		if p, err := os.Readlink(dir + "/cwd"); err == nil && inside(p) {
-			why = append(why, "working directory "+p)
-		}
-		if p, err := os.Readlink(dir + "/root"); err == nil && p != "/" && inside(p) {
-			why = append(why, "root "+p)
-		}
-		fds, _ := os.ReadDir(dir + "/fd")
-		for _, fd := range fds {
-			if p, err := os.Readlink(dir + "/fd/" + fd.Name()); err == nil && inside(p) {
-				why = append(why, "open file "+p)
-				break
-			}
-		}
-		if len(why) == 0 {
-			continue
-		}
-		comm, _ := os.ReadFile(dir + "/comm")
-		out = append(out, fmt.Sprintf("pid %s (%s): %s", pid, strings.TrimSpace(string(comm)), strings.Join(why, ", ")))
-		if len(out) >= max {
-			break
-		}
-	}
-	return out
 }

@@ -56,6 +56,10 @@ type MountInfo struct {
 	Idle       time.Duration `json:",omitempty"`
 	Stats      Stats
 	Stale      bool `json:",omitempty"`
+	// Detached: no longer mounted (lazy unmount, or the daemon is stopping), but files opened
+	// before are still served until closed; until Until, when the daemon is stopping.
+	Detached bool      `json:",omitempty"`
+	Until    time.Time `json:",omitzero"`
 }
 
 // StaleMount reports a mount left behind by a daemon that died without unmounting (its FUSE

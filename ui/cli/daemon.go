@@ -2,7 +2,9 @@ package cli
 
 import (
 	"flag"
+	"io"
 	"log"
+	"os"
 
 	"github.com/vaultui/vaultui/mountmgr"
 )
@@ -13,7 +15,7 @@ var daemonCommand = &command{
 	name:    "daemon",
 	group:   groupMounts,
 	summary: "Run the mount manager in the foreground (clients start it on demand)",
-	args:    "",
+	args:    "[--idle-exit DUR] [--grace DUR]",
 	help: `The mount manager owns every mount and every unlocked key. "vaultui mount"
 and the terminal app start it when it is not running, detached, logging to
 $XDG_STATE_HOME/vaultui/daemon.log; run it by hand only to watch its log.
@@ -21,15 +23,30 @@ It listens on $XDG_RUNTIME_DIR/vaultui/ctl.sock (socket 0600 in a 0700
 directory, connections from other users refused). At start it cleans up
 mounts left by a daemon of the same runtime dir that crashed, and the next
 "vaultui status" or "vaultui mount" reports them once. SIGTERM or SIGINT
-unmounts every vault and exits. One daemon runs per user; a second one exits with an error.`,
+unmounts every vault and exits; a busy vault is detached at once and the
+files still open on it are served until they are closed, for at most --grace
+("vaultui status" shows it meanwhile), then the daemon exits anyway. With
+nothing mounted and no client connected for --idle-exit, it exits (clients
+start it again when needed). Its log file is rotated at 1 MiB (daemon.log.1 keeps
+the previous one) and holds no file names from inside a vault. One daemon
+runs per user; a second one exits with an error.`,
 	setup: func(fs *flag.FlagSet) runFunc {
+		idleExit := fs.Duration("idle-exit", mountmgr.DefaultIdleExit, "exit after `DURATION` with nothing mounted and no client (0: never)")
+		grace := fs.Duration("grace", mountmgr.DefaultShutdownGrace, "on SIGTERM, serve files still open on busy vaults for at most `DURATION`")
 		return func(e *env, args []string) error {
 			if len(args) != 0 {
 				return e.usage("takes no arguments, got %d", len(args))
 			}
-			return mountmgr.Serve(e.ctx, mountmgr.ServeOptions{
-				Logger: log.New(e.stderr, "", log.LstdFlags),
-			})
+			if *idleExit < 0 || *grace <= 0 {
+				return e.usage("--idle-exit must not be negative and --grace must be positive")
+			}
+			opts := mountmgr.ServeOptions{IdleExit: *idleExit, ShutdownGrace: *grace}
+			// With the process's own stderr, Serve finds out whether that is the log file
+			// (started by a client), which it then rotates, or a terminal.
+			if e.stderr != io.Writer(os.Stderr) {
+				opts.Logger = log.New(e.stderr, "", log.LstdFlags)
+			}
+			return mountmgr.Serve(e.ctx, opts)
 		}
 	},
 }

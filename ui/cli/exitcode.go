@@ -16,7 +16,7 @@ const (
 	exitUsage          = 2
 	exitWrongPassword  = 3
 	exitCorrupt        = 4 // vault corrupt; also: fsck found problems
-	exitMountpoint     = 5 // mount point missing, not a directory or not empty
+	exitMountpoint     = 5 // mount point missing, not a directory, not empty, or nested with the cipherdir
 	exitAlreadyMounted = 6
 	exitBusy           = 7
 	exitDaemon         = 8  // daemon unreachable or protocol version mismatch

@@ -71,6 +71,10 @@ examples:
 			if flagSet(fs, "idle") {
 				req.Idle = *idle
 			}
+			// Before the password prompt; the daemon checks again.
+			if err := mountmgr.CheckNesting(entry.CipherDir, mp); err != nil {
+				return mountHint(err, mp)
+			}
 			client, err := mountmgr.Connect(e.ctx)
 			if err != nil {
 				return err
@@ -131,6 +135,8 @@ func staleNote(report []mountmgr.StaleMount) string {
 // mountHint adds what to do next to the usual mount failures.
 func mountHint(err error, mp string) error {
 	switch {
+	case errors.Is(err, mountmgr.ErrNested):
+		return withHint(err, "mount it at an empty directory outside the cipherdir")
 	case errors.Is(err, mountmgr.ErrMountpoint):
 		return withHint(err, "create an empty directory for it (mkdir -p %s) or give another MOUNTPOINT", mp)
 	case errors.Is(err, mountmgr.ErrAlreadyMounted):
@@ -161,7 +167,8 @@ var unmountCommand = &command{
 	help: `Unmounts the vault given by registered name, cipherdir or mount point, and
 wipes its keys from the daemon's memory (best effort). A mount in use fails
 with "busy", naming the processes that hold it; --lazy detaches it at once
-and lets the last user finish (the keys are wiped once they have).
+and lets the last user finish ("vaultui status" lists it as detached until
+then; the keys are wiped once they have).
 
 examples:
   vaultui unmount work

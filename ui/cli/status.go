@@ -138,6 +138,14 @@ func printStatus(w io.Writer, mounts []mountmgr.MountInfo, now time.Time) {
 		if m.ReadOnly {
 			cipher += " (ro)"
 		}
+		if m.Detached {
+			// Unmounted, but files opened before are still served.
+			cipher += " (detached: open files served until closed"
+			if !m.Until.IsZero() {
+				cipher += ", at most until " + m.Until.Local().Format(time.TimeOnly) + " (daemon stopping)"
+			}
+			cipher += ")"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.MountPoint, m.CipherDir, cipher,
 			formatDuration(now.Sub(m.Since)), formatBytes(float64(m.Stats.BytesRead)),
 			formatBytes(float64(m.Stats.BytesWritten)), formatBytes(m.Stats.ReadBps), formatBytes(m.Stats.WriteBps))
@@ -161,13 +169,17 @@ func formatBytes(n float64) string {
 
 // The shape of "status --json": stable for scripts.
 type mountJSON struct {
-	MountPoint   string    `json:"mountpoint"`
-	CipherDir    string    `json:"cipherdir"`
-	Cipher       string    `json:"cipher,omitempty"`
-	ReadOnly     bool      `json:"readonly"`
-	Since        time.Time `json:"since,omitzero"`
-	IdleSeconds  float64   `json:"idle_seconds,omitempty"`
-	Stale        bool      `json:"stale"`
+	MountPoint  string    `json:"mountpoint"`
+	CipherDir   string    `json:"cipherdir"`
+	Cipher      string    `json:"cipher,omitempty"`
+	ReadOnly    bool      `json:"readonly"`
+	Since       time.Time `json:"since,omitzero"`
+	IdleSeconds float64   `json:"idle_seconds,omitempty"`
+	Stale       bool      `json:"stale"`
+	// Detached: unmounted, files opened before still served until closed (or until Until,
+	// when the daemon is stopping).
+	Detached     bool      `json:"detached,omitempty"`
+	Until        time.Time `json:"until,omitzero"`
 	BytesRead    uint64    `json:"bytes_read"`
 	BytesWritten uint64    `json:"bytes_written"`
 	Ops          uint64    `json:"ops"`
@@ -189,7 +201,7 @@ func statusJSON(mounts []mountmgr.MountInfo, report []mountmgr.StaleMount) []mou
 	for _, m := range mounts {
 		j := mountJSON{
 			MountPoint: m.MountPoint, CipherDir: m.CipherDir, Cipher: m.Cipher, ReadOnly: m.ReadOnly,
-			Since: m.Since, IdleSeconds: m.Idle.Seconds(), Stale: m.Stale,
+			Since: m.Since, IdleSeconds: m.Idle.Seconds(), Stale: m.Stale, Detached: m.Detached, Until: m.Until,
 			BytesRead: m.Stats.BytesRead, BytesWritten: m.Stats.BytesWritten, Ops: m.Stats.Ops,
 			Errors: m.Stats.Errors, ReadBps: m.Stats.ReadBps, WriteBps: m.Stats.WriteBps,
 			OpsPerSec: m.Stats.OpsPerSec,

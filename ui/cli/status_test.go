@@ -65,3 +65,25 @@ func TestStaleNoteIsOneLine(t *testing.T) {
 		t.Errorf("one cleaned: %s", got)
 	}
 }
+
+// TestStatusShowsDetached: a detached mount (lazy unmount, or a stopping daemon serving the
+// files still open) says so, with the deadline when there is one, in the table and in JSON.
+func TestStatusShowsDetached(t *testing.T) {
+	until := time.Date(2026, 5, 6, 7, 9, 9, 0, time.Local)
+	mounts := []mountmgr.MountInfo{
+		{MountPoint: "/m/lazy", CipherDir: "/c/lazy", Cipher: "AES-256-GCM", Since: reportFound, Detached: true},
+		{MountPoint: "/m/stop", CipherDir: "/c/stop", Cipher: "AES-256-GCM", Since: reportFound, Detached: true, Until: until},
+		{MountPoint: "/m/live", CipherDir: "/c/live", Cipher: "AES-256-GCM", Since: reportFound},
+	}
+	var buf bytes.Buffer
+	printStatus(&buf, mounts, reportFound.Add(time.Minute))
+	lines := strings.Split(buf.String(), "\n")
+	if len(lines) < 4 || !strings.Contains(lines[1], "/m/lazy") || !strings.Contains(lines[1], "detached: open files served until closed)") ||
+		!strings.Contains(lines[2], "at most until 07:09:09 (daemon stopping)") || strings.Contains(lines[3], "detached") {
+		t.Fatalf("status table:\n%s", buf.String())
+	}
+	js := statusJSON(mounts, nil)
+	if !js[0].Detached || !js[0].Until.IsZero() || !js[1].Until.Equal(until) || js[2].Detached {
+		t.Fatalf("JSON %+v", js)
+	}
+}

@@ -1,0 +1,163 @@
+package mountmgr
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultShutdownGrace bounds how long a stopping daemon serves the files still open on busy
+// mounts. It is below systemd's 90 s stop timeout, so the daemon leaves on its own terms.
+const DefaultShutdownGrace = 60 * time.Second
+
+// DefaultIdleExit is how long "vaultui daemon" waits, with nothing mounted and no client
+// connected, before it exits.
+const DefaultIdleExit = 10 * time.Minute
+
+// defaultUnmountWait bounds how long an unmount waits for the kernel to end the file system
+// after the umount itself succeeded. It ends at once unless a copy of the mount lives on in
+// another mount namespace; then it would wait as long as that copy lives.
+const defaultUnmountWait = 5 * time.Second
+
+// unmountFS unmounts m's file system and waits, at most d.unmountWait (less when a stopping
+// daemon's grace runs out sooner), for its server to end. finished is false when that wait
+// ran out; the unmount goes on in the background.
+func (d *daemon) unmountFS(m *mount) (finished bool, err error) {
+	wait := d.unmountWait
+	d.mu.Lock()
+	if !d.drainUntil.IsZero() {
+		wait = min(wait, max(time.Until(d.drainUntil), 500*time.Millisecond))
+	}
+	d.mu.Unlock()
+	res := make(chan error, 1)
+	go func() { res <- m.fs.Unmount() }()
+	select {
+	case err := <-res:
+		return true, err
+	case <-time.After(wait):
+		return false, nil
+	}
+}
+
+// toDetached moves m, no longer mounted at mp, to the detached mounts, unless its server has
+// already ended (then it reports false and the caller forgets m).
+func (d *daemon) toDetached(mp string, m *mount) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.mounts[mp] == m {
+		delete(d.mounts, mp)
+	}
+	select {
+	case <-m.done:
+		return false
+	default:
+	}
+	d.detached = append(d.detached, m)
+	return true
+}
+
+// dropDetached forgets m if it is detached and reports whether it was. The caller holds d.mu.
+func (d *daemon) dropDetached(m *mount) bool {
+	i := slices.Index(d.detached, m)
+	if i < 0 {
+		return false
+	}
+	d.detached = slices.Delete(d.detached, i, i+1)
+	return true
+}
+
+// idleExitDue reports, once, that the daemon has had nothing mounted and no client for
+// d.idleExit; from then on connections are refused (the client starts a new daemon).
+func (d *daemon) idleExitDue(now time.Time) bool {
+	if d.idleExit <= 0 {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.quitting || d.exiting {
+		return false
+	}
+	// Stale mounts to retry and a report not yet delivered keep it too, as long as a client
+	// can still reach it: a daemon whose socket is gone (runtime dir removed) is orphaned.
+	if len(d.mounts) > 0 || len(d.detached) > 0 || d.active > 0 ||
+		((len(d.stale) > 0 || len(d.unreported) > 0) && d.reachable()) {
+		d.lastUsed = now
+		return false
+	}
+	if now.Sub(d.lastUsed) < d.idleExit {
+		return false
+	}
+	d.exiting = true
+	d.log.Printf("nothing mounted and no client for %v: exiting (a client starts the daemon again when needed)", d.idleExit)
+	return true
+}
+
+// reachable reports whether the daemon's socket is still where clients look for it.
+func (d *daemon) reachable() bool {
+	var st syscall.Stat_t
+	return d.sockIno != 0 && syscall.Stat(d.sockPath, &st) == nil && st.Ino == d.sockIno
+}
+
+// shutdown unmounts every vault. A busy one is detached at once (no new users can reach it)
+// and its open files are served until they are closed or d.grace has passed; then the daemon
+// exits and whoever still uses it gets "transport endpoint is not connected". The log and
+// "vaultui status" say so meanwhile. Every wait is bounded; what is left is logged and
+// returned.
+func (d *daemon) shutdown() error {
+	d.log.Printf("shutting down: unmounting all vaults")
+	d.mu.Lock()
+	d.quitting = true
+	d.mu.Unlock()
+	// A mount that was being set up when the signal came is unmounted too, not left behind.
+	inflight := make(chan struct{})
+	go func() { d.inflight.Wait(); close(inflight) }()
+	select {
+	case <-inflight:
+	case <-time.After(30 * time.Second):
+		d.log.Printf("shutdown: a mount request is still in progress; not waiting for it")
+	}
+	deadline := time.Now().Add(d.grace)
+	d.mu.Lock()
+	d.drainUntil = deadline
+	d.mu.Unlock()
+	var errs []error
+	for _, mp := range d.mountPoints() {
+		err := d.unmount(mp, false)
+		if errors.Is(err, ErrBusy) {
+			d.log.Printf("shutdown: %s; detaching it and serving its open files until they are closed, until %s at the latest",
+				logSafe(err), deadline.Format(time.TimeOnly))
+			err = d.unmount(mp, true)
+		}
+		if err != nil {
+			d.log.Printf("shutdown: %s", logSafe(err))
+			errs = append(errs, err)
+		}
+	}
+	for {
+		d.mu.Lock()
+		left := slices.Clone(d.detached)
+		d.mu.Unlock()
+		if len(left) == 0 {
+			break
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			var mps []string
+			for _, m := range left {
+				d.log.Printf("shutdown: %s still in use after %v (%s); exiting anyway: its users now get \"transport endpoint is not connected\"",
+					m.info.MountPoint, d.grace, pids(holders(m.dev, 5)))
+				mps = append(mps, m.info.MountPoint)
+			}
+			errs = append(errs, fmt.Errorf("mountmgr: left in use at exit: %s", strings.Join(mps, ", ")))
+			break
+		}
+		select {
+		case <-left[0].done:
+		case <-time.After(min(wait, time.Second)):
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -22,10 +22,11 @@ func unlock(cipherDir string, password []byte) (*unlocked, error) {
 	}
 	return &unlocked{
 		volume: vfs.Volume{
-			Dir:     v.Dir,
-			Content: v.Content,
-			Names:   v.Names,
-			DirIV:   v.Config.Has("DirIV"),
+			Dir:        v.Dir,
+			Content:    v.Content,
+			Names:      v.Names,
+			DirIV:      v.Config.Has("DirIV"),
+			XattrNames: v.XattrNames,
 		},
 		cipher: v.Content.Cipher().String(),
 		close:  v.Close,

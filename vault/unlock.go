@@ -18,6 +18,9 @@ type Vault struct {
 	Config  *Config
 	Content *crypto.ContentEnc
 	Names   *crypto.NameTransform // nil with PlaintextNames
+	// XattrNames encrypts extended attribute names: Names, or with plaintext names a
+	// transform of its own (gocryptfs encrypts attribute names in every vault).
+	XattrNames *crypto.NameTransform
 }
 
 // Unlock opens the vault in cipherdir with its password. A password that
@@ -162,12 +165,13 @@ func open(cipherdir string, c *Config, mk []byte) (*Vault, error) {
 	}
 	ce.SetPaddedBase64(!c.Has(FlagRaw64))
 	v := &Vault{Dir: cipherdir, Config: c, Content: ce}
+	v.XattrNames, err = crypto.NewNameTransform(mk, useHKDF, c.Has(FlagRaw64), c.NameLimit())
+	if err != nil {
+		ce.Wipe()
+		return nil, fmt.Errorf("%s: %w", cipherdir, err)
+	}
 	if !c.PlaintextNames() {
-		v.Names, err = crypto.NewNameTransform(mk, useHKDF, c.Has(FlagRaw64), c.NameLimit())
-		if err != nil {
-			ce.Wipe()
-			return nil, fmt.Errorf("%s: %w", cipherdir, err)
-		}
+		v.Names = v.XattrNames
 	}
 	return v, nil
 }
@@ -177,8 +181,8 @@ func (v *Vault) Close() {
 	if v.Content != nil {
 		v.Content.Wipe()
 	}
-	if v.Names != nil {
-		v.Names.Wipe()
+	if v.XattrNames != nil {
+		v.XattrNames.Wipe() // Names is the same transform or nil
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,7 +45,7 @@ func realVault(t testing.TB, dir string, c crypto.CipherID) *vault.Vault {
 }
 
 func volumeOf(v *vault.Vault) Volume {
-	return Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, DirIV: v.Config.Has(vault.FlagDirIV)}
+	return Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, DirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}
 }
 
 // fsckClean fails the test unless the offline fsck finds nothing.
@@ -537,3 +538,138 @@ func TestSymlinkSwap(t *testing.T) {
 		t.Fatalf("the mount followed a symlink in the cipherdir: %d entries appeared outside it", len(ents)-1)
 	}
 }
+
+// Extended attributes: stored encrypted under user.gocryptfs.*, with the create/replace flags,
+// listing, removal and size queries of a local file system.
+func TestXattrs(t *testing.T) {
+	v := realVault(t, "", crypto.AEGIS)
+	mp, _ := mountTest(t, volumeOf(v), Options{})
+	f := filepath.Join(mp, "f")
+	os.WriteFile(f, []byte("data"), 0o644)
+	os.Mkdir(filepath.Join(mp, "d"), 0o755)
+	for _, p := range []string{f, filepath.Join(mp, "d"), mp} {
+		if err := unix.Setxattr(p, "user.tag", []byte("red"), unix.XATTR_CREATE); err != nil {
+			t.Fatalf("%s: setxattr: %v", p, err)
+		}
+		if err := unix.Setxattr(p, "user.tag", []byte("blue"), unix.XATTR_CREATE); !errors.Is(err, unix.EEXIST) {
+			t.Errorf("%s: XATTR_CREATE over an existing attribute: %v, want EEXIST", p, err)
+		}
+		if err := unix.Setxattr(p, "user.other", []byte("x"), unix.XATTR_REPLACE); !errors.Is(err, unix.ENODATA) {
+			t.Errorf("%s: XATTR_REPLACE of a missing attribute: %v, want ENODATA", p, err)
+		}
+		if err := unix.Setxattr(p, "user.empty", nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		big := bytes.Repeat([]byte("v"), 3000) // ext4 holds one block of attributes per inode
+		if err := unix.Setxattr(p, "user.big", big, 0); err != nil {
+			t.Fatal(err)
+		}
+		if sz, err := unix.Getxattr(p, "user.tag", nil); err != nil || sz != 3 {
+			t.Errorf("%s: size query = %d, %v; want 3", p, sz, err)
+		}
+		buf := make([]byte, 70000)
+		if sz, err := unix.Getxattr(p, "user.big", buf); err != nil || !bytes.Equal(buf[:sz], big) {
+			t.Errorf("%s: user.big reads %d bytes, %v", p, sz, err)
+		}
+		if _, err := unix.Getxattr(p, "user.tag", make([]byte, 1)); !errors.Is(err, unix.ERANGE) {
+			t.Errorf("%s: a short buffer: %v, want ERANGE", p, err)
+		}
+		sz, err := unix.Listxattr(p, buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(buf[:sz]); got != "user.tag\x00user.empty\x00user.big\x00" && !sameSet(got, "user.tag\x00user.empty\x00user.big\x00") {
+			t.Errorf("%s: list = %q", p, got)
+		}
+		if err := unix.Removexattr(p, "user.tag"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := unix.Getxattr(p, "user.tag", buf); !errors.Is(err, unix.ENODATA) {
+			t.Errorf("%s: a removed attribute: %v, want ENODATA", p, err)
+		}
+	}
+	if _, err := unix.Getxattr(f, "security.capability", make([]byte, 64)); !errors.Is(err, unix.EOPNOTSUPP) {
+		t.Errorf("security.capability: %v, want EOPNOTSUPP (as gocryptfs without -suid)", err)
+	}
+	// On disk only encrypted names and values.
+	var cipherFile string
+	ents, _ := os.ReadDir(v.Dir)
+	for _, e := range ents {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), "gocryptfs.") {
+			cipherFile = filepath.Join(v.Dir, e.Name())
+		}
+	}
+	buf := make([]byte, 4096)
+	sz, _ := unix.Llistxattr(cipherFile, buf)
+	for _, name := range strings.Split(strings.TrimRight(string(buf[:sz]), "\x00"), "\x00") {
+		if !strings.HasPrefix(name, crypto.XattrPrefix) || strings.Contains(name, "empty") {
+			t.Errorf("cipher file holds attribute %q", name)
+		}
+	}
+	// Renaming and hard links keep attributes (they belong to the inode).
+	os.Rename(f, f+"2")
+	if sz, err := unix.Getxattr(f+"2", "user.empty", buf); err != nil || sz != 0 {
+		t.Errorf("after rename: %d, %v", sz, err)
+	}
+}
+
+func sameSet(a, b string) bool {
+	as, bs := strings.Split(a, "\x00"), strings.Split(b, "\x00")
+	if len(as) != len(bs) {
+		return false
+	}
+	m := map[string]bool{}
+	for _, x := range as {
+		m[x] = true
+	}
+	for _, x := range bs {
+		if !m[x] {
+			return false
+		}
+	}
+	return true
+}
+
+// With extended attributes on, writes still cost no GETXATTR round trip (the kernel asks
+// for security.capability before each write unless the mount has HANDLE_KILLPRIV_V2).
+func TestWritesSendNoGetxattr(t *testing.T) {
+	v := realVault(t, "", crypto.AESGCM)
+	var trace bytes.Buffer
+	var mu sync.Mutex
+	lg := logWriterFunc(func(p []byte) {
+		mu.Lock()
+		trace.Write(p)
+		mu.Unlock()
+	})
+	mp, _ := mountTest(t, volumeOf(v), Options{Debug: true, Logger: lg})
+	fh, err := os.Create(filepath.Join(mp, "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := bytes.Repeat([]byte("w"), 128<<10)
+	for i := 0; i < 64; i++ {
+		if _, err := fh.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fh.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	writes := strings.Count(trace.String(), "WRITE")
+	getx := strings.Count(trace.String(), "GETXATTR")
+	if writes < 8 {
+		t.Fatalf("the trace shows %d WRITE requests; is Debug tracing on?", writes)
+	}
+	if getx > 1 {
+		t.Errorf("%d GETXATTR requests for %d writes: the kernel asks for security.capability per write", getx, writes)
+	}
+}
+
+// logWriterFunc is a logger whose lines go to fn.
+func logWriterFunc(fn func([]byte)) *log.Logger {
+	return log.New(writerFunc(fn), "", 0)
+}
+
+type writerFunc func([]byte)
+
+func (w writerFunc) Write(p []byte) (int, error) { w(p); return len(p), nil }

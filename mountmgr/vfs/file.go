@@ -223,7 +223,7 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 		return 0, fsys.op(syscall.EINVAL)
 	}
 	f.node.mu.Lock()
-	errno := f.write(data, uint64(off))
+	errno := f.write(data, uint64(off), unprivileged(ctx))
 	f.node.mu.Unlock()
 	if errno != 0 {
 		return 0, fsys.op(errno)
@@ -232,18 +232,24 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 	return uint32(len(data)), fsys.op(0)
 }
 
-// write writes data at off. The caller holds the node lock exclusively.
+// write writes data at off; a write by an unprivileged caller drops setuid/setgid. The
+// caller holds the node lock exclusively.
 //
 // A failed write leaves the file as it was: the cipher space is reserved before anything is
 // written, so a full disk fails the write up front, and whatever still goes wrong (an I/O
 // error, a file system that cannot reserve) is rolled back to the old size and old last block.
-func (f *file) write(data []byte, off uint64) syscall.Errno {
+func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 	if len(data) == 0 {
 		return 0
 	}
 	st, size, errno := f.sizes()
 	if errno != 0 {
 		return errno
+	}
+	if kill := suidBits(st.Mode); kill != 0 && unprivileged {
+		if err := unix.Fchmod(f.fd, st.Mode&07777&^kill); err != nil {
+			return fs2errno(err)
+		}
 	}
 	cs := uint64(st.Size)
 	end := off + uint64(len(data))

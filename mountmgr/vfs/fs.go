@@ -63,6 +63,9 @@ type Volume struct {
 	// DirIV: names are encrypted with per-directory IVs from gocryptfs.diriv files (feature
 	// flag DirIV); false with deterministic names (all-zero IV, no diriv files).
 	DirIV bool
+	// XattrNames encrypts extended attribute names (with plaintext names too); nil turns
+	// extended attributes off.
+	XattrNames *crypto.NameTransform
 }
 
 // Mounted is a live mount.
@@ -109,13 +112,16 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		MaxWrite:      requestMax,
 		MaxReadAhead:  requestMax,
 		DirectMount:   true,
-		DisableXAttrs: true,
+		DisableXAttrs: v.XattrNames == nil,
 		// Reads return decrypted data from memory, never a descriptor: splice cannot work,
 		// and go-fuse would log its failed attempt once per request.
 		DisableSplice: true,
 		EnableLocks:   true,
 		// O_TRUNC comes with OPEN (handled there) instead of a separate SETATTR round trip.
-		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
+		// HANDLE_KILLPRIV_V2: we drop setuid/setgid on writes ourselves (killSuid), and in
+		// exchange the kernel marks the mount SB_NOSEC, so it stops asking for
+		// security.capability with a GETXATTR before every write.
+		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2,
 		Debug:             opts.Debug,
 		Logger:            root.fsys.log,
 		Options:           []string{"default_permissions"},
@@ -172,20 +178,21 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		return nil, fmt.Errorf("vfs: %s: %w", v.Dir, err)
 	}
 	f := &fsys{
-		dir:     v.Dir,
-		rootFd:  rootFd,
-		rootDev: st.Dev,
-		rootIno: st.Ino,
-		umask:   processUmask(),
-		enc:     v.Content,
-		names:   v.Names,
-		dirIVs:  v.Names != nil && v.DirIV,
-		ro:      opts.ReadOnly,
-		log:     lg,
-		stats:   &Stats{},
-		cbs:     v.Content.CipherBlockSize(),
-		asRoot:  syscall.Geteuid() == 0,
-		zeroIV:  make([]byte, crypto.DirIVLen),
+		dir:        v.Dir,
+		rootFd:     rootFd,
+		rootDev:    st.Dev,
+		rootIno:    st.Ino,
+		umask:      processUmask(),
+		enc:        v.Content,
+		names:      v.Names,
+		xattrNames: v.XattrNames,
+		dirIVs:     v.Names != nil && v.DirIV,
+		ro:         opts.ReadOnly,
+		log:        lg,
+		stats:      &Stats{},
+		cbs:        v.Content.CipherBlockSize(),
+		asRoot:     syscall.Geteuid() == 0,
+		zeroIV:     make([]byte, crypto.DirIVLen),
 	}
 	f.cipherPool.New = func() any { b := make([]byte, 0, (requestMax/crypto.BlockSize+2)*f.cbs); return &b }
 	f.plainPool.New = func() any { b := make([]byte, 0, requestMax+2*crypto.BlockSize); return &b }
@@ -223,16 +230,18 @@ type fsys struct {
 	closeOnce        sync.Once
 	// umask is this process's umask. The kernel has applied the caller's umask to every mode
 	// it sends; where ours would strip more bits, a new entry's mode is set again.
-	umask  uint32
-	enc    *crypto.ContentEnc
-	names  *crypto.NameTransform // nil with PlaintextNames
-	dirIVs bool                  // per-directory IVs (false: deterministic names, zero IV)
-	ro     bool
-	log    *log.Logger
-	stats  *Stats
-	cbs    int
-	asRoot bool
-	zeroIV []byte
+	umask uint32
+	enc   *crypto.ContentEnc
+	names *crypto.NameTransform // nil with PlaintextNames
+	// xattrNames encrypts extended attribute names; nil when they are off.
+	xattrNames *crypto.NameTransform
+	dirIVs     bool // per-directory IVs (false: deterministic names, zero IV)
+	ro         bool
+	log        *log.Logger
+	stats      *Stats
+	cbs        int
+	asRoot     bool
+	zeroIV     []byte
 
 	cipherPool, plainPool sync.Pool
 }

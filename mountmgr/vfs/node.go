@@ -227,12 +227,12 @@ func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 }
 
 func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	return n.fsys.op(n.setattr(fh, in, out))
+	return n.fsys.op(n.setattr(ctx, fh, in, out))
 }
 
 // setattr changes mode, owner, size and times, through the open file when there is one (it
 // may be deleted), else through the entry's parent directory without following symlinks.
-func (n *node) setattr(fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+func (n *node) setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	f, _ := fh.(*file)
 	var e entry
 	switch {
@@ -269,6 +269,9 @@ func (n *node) setattr(fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) 
 	}
 	if size, ok := in.GetSize(); ok {
 		if errno := n.truncateEntry(f, e, size); errno != 0 {
+			return errno
+		}
+		if errno := e.killSuid(ctx); errno != 0 {
 			return errno
 		}
 	}
@@ -582,7 +585,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 		n.fileID.Store(nil) // the cipher file is empty now; the next write makes a header
 		// The kernel sends O_TRUNC with OPEN instead of a SETATTR (CAP_ATOMIC_O_TRUNC), and
 		// with it the duty to drop setuid/setgid as truncate(2) would.
-		if errno := killSuid(ctx, fd); errno != 0 {
+		if errno := (entry{fd: fd}).killSuid(ctx); errno != 0 {
 			unix.Close(fd)
 			return nil, 0, n.fsys.op(errno)
 		}
@@ -592,27 +595,44 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	return &file{node: n, fd: fd, writable: write}, fuse.FOPEN_KEEP_CACHE, n.fsys.op(0)
 }
 
-// killSuid clears setuid, and setgid on a group-executable file, when a caller without
-// CAP_FSETID (anyone but root, as far as a FUSE server can tell) changes the file's contents.
-func killSuid(ctx context.Context, fd int) syscall.Errno {
-	if caller, ok := fuse.FromContext(ctx); !ok || caller.Uid == 0 {
+// unprivileged reports whether the caller lacks CAP_FSETID, as far as a FUSE server can tell:
+// anyone but root. Its writes drop setuid and setgid, as on a local file system; the mount
+// has HANDLE_KILLPRIV_V2, so the kernel leaves that to us.
+func unprivileged(ctx context.Context) bool {
+	caller, ok := fuse.FromContext(ctx)
+	return ok && caller.Uid != 0
+}
+
+// suidBits returns the bits a write by an unprivileged caller drops from mode: setuid, and
+// setgid on a group-executable file (without group execute it marks mandatory locking).
+func suidBits(mode uint32) uint32 {
+	kill := mode & unix.S_ISUID
+	if mode&(unix.S_ISGID|unix.S_IXGRP) == unix.S_ISGID|unix.S_IXGRP {
+		kill |= unix.S_ISGID
+	}
+	return kill
+}
+
+// killSuid drops setuid/setgid from the entry when an unprivileged caller changed its
+// contents (O_TRUNC, truncate).
+func (e entry) killSuid(ctx context.Context) syscall.Errno {
+	if !unprivileged(ctx) {
 		return 0
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	var err error
+	if e.fd >= 0 {
+		err = unix.Fstat(e.fd, &st)
+	} else {
+		err = unix.Fstatat(e.dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
 		return fs2errno(err)
 	}
-	kill := uint32(0)
-	if st.Mode&unix.S_ISUID != 0 {
-		kill |= unix.S_ISUID
+	if kill := suidBits(st.Mode); kill != 0 {
+		return e.chmod(st.Mode & 07777 &^ kill)
 	}
-	if st.Mode&(unix.S_ISGID|unix.S_IXGRP) == unix.S_ISGID|unix.S_IXGRP {
-		kill |= unix.S_ISGID
-	}
-	if kill == 0 {
-		return 0
-	}
-	return fs2errno(unix.Fchmod(fd, st.Mode&07777&^kill))
+	return 0
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {

@@ -1,0 +1,211 @@
+package vfs
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// Extended attributes in gocryptfs's format (package crypto): every attribute is stored
+// encrypted under user.gocryptfs.*, except POSIX ACLs, which pass through as they are so the
+// host file system can apply them. security.capability is answered with EOPNOTSUPP, as
+// gocryptfs does without -suid: vaults are mounted nosuid, so file capabilities mean nothing
+// here, and the kernel would otherwise ask for it before every write.
+
+var (
+	_ = (fs.NodeGetxattrer)((*node)(nil))
+	_ = (fs.NodeSetxattrer)((*node)(nil))
+	_ = (fs.NodeRemovexattrer)((*node)(nil))
+	_ = (fs.NodeListxattrer)((*node)(nil))
+)
+
+const (
+	aclAccess  = "system.posix_acl_access"
+	aclDefault = "system.posix_acl_default"
+	capability = "security.capability"
+	// xattrBufMax holds the largest value Linux allows (64 KiB) plus encryption overhead.
+	xattrBufMax = 64<<10 + 256
+)
+
+func isACL(name string) bool { return name == aclAccess || name == aclDefault }
+
+// storedXattr returns the name an attribute is stored under in the cipherdir.
+func (f *fsys) storedXattr(name string) (string, syscall.Errno) {
+	if isACL(name) {
+		return name, 0
+	}
+	c, err := f.xattrNames.EncryptXattrName(name)
+	if err != nil {
+		return "", syscall.EINVAL
+	}
+	return crypto.XattrPrefix + c, 0
+}
+
+// xattrEntry reaches n's cipher entry for the xattr system calls: a /proc path through the
+// parent's descriptor (the l* calls do not follow a final symlink), or the root's descriptor.
+type xattrEntry struct {
+	path   string
+	follow bool // the root: its descriptor's /proc link must be followed
+	dir    dirRef
+}
+
+func (n *node) xattrEntry() (xattrEntry, syscall.Errno) {
+	if n.IsRoot() {
+		return xattrEntry{path: procFdPath(n.fsys.rootFd), follow: true}, 0
+	}
+	d, stored, errno := n.parentFd()
+	if errno != 0 {
+		return xattrEntry{}, errno
+	}
+	return xattrEntry{path: procFdPath(d.fd) + "/" + stored, dir: d}, 0
+}
+
+func (e xattrEntry) get(name string, buf []byte) (int, error) {
+	if e.follow {
+		return unix.Getxattr(e.path, name, buf)
+	}
+	return unix.Lgetxattr(e.path, name, buf)
+}
+
+func (e xattrEntry) set(name string, value []byte, flags int) error {
+	if e.follow {
+		return unix.Setxattr(e.path, name, value, flags)
+	}
+	return unix.Lsetxattr(e.path, name, value, flags)
+}
+
+func (e xattrEntry) remove(name string) error {
+	if e.follow {
+		return unix.Removexattr(e.path, name)
+	}
+	return unix.Lremovexattr(e.path, name)
+}
+
+func (e xattrEntry) list(buf []byte) (int, error) {
+	if e.follow {
+		return unix.Listxattr(e.path, buf)
+	}
+	return unix.Llistxattr(e.path, buf)
+}
+
+func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	size, errno := n.getxattr(attr, dest)
+	return size, n.fsys.op(errno)
+}
+
+func (n *node) getxattr(attr string, dest []byte) (uint32, syscall.Errno) {
+	f := n.fsys
+	if attr == capability {
+		return 0, syscall.EOPNOTSUPP
+	}
+	stored, errno := f.storedXattr(attr)
+	if errno != 0 {
+		return 0, errno
+	}
+	e, errno := n.xattrEntry()
+	if errno != 0 {
+		return 0, errno
+	}
+	defer e.dir.close()
+	buf := make([]byte, xattrBufMax)
+	sz, err := e.get(stored, buf)
+	if err != nil {
+		return 0, fs2errno(err)
+	}
+	value := buf[:sz]
+	if !isACL(attr) {
+		if value, err = f.enc.DecryptXattrValue(value); err != nil {
+			f.log.Printf("vfs: %s: attribute %q: %v", n.cipherPath(), stored, err)
+			return 0, syscall.EIO
+		}
+	}
+	if len(dest) < len(value) {
+		return uint32(len(value)), syscall.ERANGE
+	}
+	return uint32(copy(dest, value)), 0
+}
+
+func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	f := n.fsys
+	stored, errno := f.storedXattr(attr)
+	if errno != 0 {
+		return f.op(errno)
+	}
+	value := data
+	if !isACL(attr) {
+		value = f.enc.EncryptXattrValue(data)
+	}
+	e, errno := n.xattrEntry()
+	if errno != 0 {
+		return f.op(errno)
+	}
+	defer e.dir.close()
+	return f.op(fs2errno(e.set(stored, value, int(flags))))
+}
+
+func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	f := n.fsys
+	stored, errno := f.storedXattr(attr)
+	if errno != 0 {
+		return f.op(errno)
+	}
+	e, errno := n.xattrEntry()
+	if errno != 0 {
+		return f.op(errno)
+	}
+	defer e.dir.close()
+	return f.op(fs2errno(e.remove(stored)))
+}
+
+func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	f := n.fsys
+	e, errno := n.xattrEntry()
+	if errno != 0 {
+		return 0, f.op(errno)
+	}
+	defer e.dir.close()
+	buf := make([]byte, xattrBufMax)
+	sz, err := e.list(buf)
+	if err != nil {
+		return 0, f.op(fs2errno(err))
+	}
+	var out bytes.Buffer
+	for _, stored := range strings.Split(string(buf[:sz]), "\x00") {
+		name, ok := f.plainXattrName(stored)
+		if !ok {
+			if stored != "" && strings.HasPrefix(stored, crypto.XattrPrefix) {
+				f.log.Printf("vfs: %s: attribute %q does not decrypt, hidden", n.cipherPath(), stored)
+			}
+			continue
+		}
+		out.WriteString(name)
+		out.WriteByte(0)
+	}
+	if len(dest) < out.Len() {
+		return uint32(out.Len()), f.op(syscall.ERANGE)
+	}
+	return uint32(copy(dest, out.Bytes())), f.op(0)
+}
+
+// plainXattrName returns the name a stored attribute shows under in the mount; false for
+// attributes that are not part of the view (another program's, or damaged).
+func (f *fsys) plainXattrName(stored string) (string, bool) {
+	if isACL(stored) {
+		return stored, true
+	}
+	c, ok := strings.CutPrefix(stored, crypto.XattrPrefix)
+	if !ok {
+		return "", false
+	}
+	name, err := f.xattrNames.DecryptXattrName(c)
+	if err != nil || isACL(name) { // gocryptfs once encrypted ACLs; they are not valid so
+		return "", false
+	}
+	return name, true
+}

@@ -49,8 +49,13 @@ const daemonStartTimeout = 15 * time.Second
 // Connect connects to the user's daemon, starting it when nothing answers on the socket.
 func Connect(ctx context.Context) (*Client, error) {
 	path := SocketPath()
-	if c, err := dial(ctx, path); err == nil {
+	c, err := dial(ctx, path)
+	if err == nil {
 		return c, nil
+	}
+	var unsafe *unsafeSocketError
+	if errors.As(err, &unsafe) {
+		return nil, err // never start a daemon next to someone else's socket
 	}
 	if err := ensureSocketDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDaemon, err)
@@ -68,6 +73,8 @@ func Connect(ctx context.Context) (*Client, error) {
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
 	if c, err := dial(ctx, path); err == nil {
 		return c, nil
+	} else if errors.As(err, &unsafe) {
+		return nil, err
 	}
 	done, err := startDaemon()
 	if err != nil {
@@ -79,6 +86,9 @@ func Connect(ctx context.Context) (*Client, error) {
 		c, err := dial(ctx, path)
 		if err == nil {
 			return c, nil
+		}
+		if errors.As(err, &unsafe) {
+			return nil, err
 		}
 		lastErr = err
 		select {
@@ -153,8 +163,7 @@ func startDaemon() (<-chan error, error) {
 
 // dial connects and checks that the daemon speaks our protocol version.
 func dial(ctx context.Context, path string) (*Client, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", path)
+	conn, err := dialSocket(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -178,10 +187,9 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 	}
 	if c.conn == nil {
 		// The last call broke the connection (cancelled mid-answer, or the daemon restarted).
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, "unix", c.path)
+		conn, err := dialSocket(ctx, c.path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrDaemon, c.path, err)
+			return nil, fmt.Errorf("%w: %w", ErrDaemon, err)
 		}
 		c.conn, c.r = conn, bufio.NewReaderSize(conn, 64<<10)
 	}
@@ -307,8 +315,7 @@ func (c *Client) Stale(ctx context.Context) ([]StaleMount, error) {
 // Watch calls each with a status snapshot about once a second until ctx is done (then it
 // returns nil) or the daemon goes away.
 func (c *Client) Watch(ctx context.Context, each func([]MountInfo)) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.path)
+	conn, err := dialSocket(ctx, c.path)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrDaemon, err)
 	}

@@ -545,6 +545,8 @@ func TestOtherUIDRefused(t *testing.T) {
 	for _, p := range []string{base, filepath.Dir(filepath.Dir(sock)), filepath.Dir(sock)} {
 		os.Chmod(p, 0o755)
 	}
+	// Clients (the cleanup's stopDaemon) refuse a socket directory others can enter.
+	t.Cleanup(func() { os.Chmod(filepath.Dir(sock), 0o700) })
 	os.Chmod(sock, 0o666)
 	self, err := os.ReadFile(os.Args[0])
 	if err != nil {

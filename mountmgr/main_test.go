@@ -27,7 +27,15 @@ const testDaemonEnv = "VAULTUI_MOUNTMGR_TEST_DAEMON"
 // status request and prints the answer line (TestOtherUIDRefused runs it as another user).
 const testForeignClientEnv = "VAULTUI_MOUNTMGR_TEST_FOREIGN_CLIENT"
 
+// testFakeDaemonEnv makes the test binary an impostor daemon on the socket it names (the
+// attacker tests run it as another user): it answers every request line with success and, on
+// SIGTERM, prints how many bytes it received and what.
+const testFakeDaemonEnv = "VAULTUI_MOUNTMGR_TEST_FAKE_DAEMON"
+
 func TestMain(m *testing.M) {
+	if sock := os.Getenv(testFakeDaemonEnv); sock != "" {
+		os.Exit(runFakeDaemon(sock))
+	}
 	if sock := os.Getenv(testForeignClientEnv); sock != "" {
 		conn, err := net.Dial("unix", sock)
 		if err != nil {

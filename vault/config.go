@@ -97,7 +97,7 @@ func ParseConfig(data []byte) (*Config, error) {
 // is ErrNotFound.
 func LoadConfig(cipherdir string) (*Config, error) {
 	p := filepath.Join(cipherdir, crypto.ConfName)
-	f, err := os.Open(p)
+	f, err := openRegular(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w (no %s)", cipherdir, ErrNotFound, crypto.ConfName)
 	}

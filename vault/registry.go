@@ -337,7 +337,9 @@ func (r *Registry) Resolve(nameOrDir string) (Entry, error) {
 			return e, nil
 		}
 	}
-	if st, err := os.Stat(filepath.Join(dir, registryConfName)); err == nil && st.Mode().IsRegular() {
+	// Lstat: a gocryptfs.conf that is not a regular file (a FIFO, a link) still marks the
+	// directory as meant to be a vault; loading the config then says what is wrong with it.
+	if _, err := os.Lstat(filepath.Join(dir, registryConfName)); err == nil {
 		return Entry{CipherDir: dir}, nil
 	}
 	if looksLikePath {

@@ -196,7 +196,7 @@ func (v *Vault) DirIV(cipherDirPath string) ([]byte, error) {
 // ReadDirIV reads dir/gocryptfs.diriv, which must hold exactly 16 bytes.
 func ReadDirIV(dir string) ([]byte, error) {
 	p := filepath.Join(dir, crypto.DirIVName)
-	f, err := os.Open(p)
+	f, err := openRegular(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w: missing %s", dir, ErrCorrupt, crypto.DirIVName)
 	}

@@ -387,7 +387,7 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			d.watch(conn, req.ID)
 			return
 		}
-		resp := d.handle(&req)
+		resp := d.handleGuarded(&req)
 		resp.ID = req.ID
 		if err := d.send(conn, resp); err != nil {
 			d.giveBackReport(resp.Stale) // not delivered: the next asker gets it

@@ -465,6 +465,11 @@ func TestErrorsCrossTheSocket(t *testing.T) {
 			t.Errorf("%v does not survive the wire: %v", s.err, err)
 		}
 	}
+	// Not enough memory for the KDF: unsupported here (exit 10), and why (the hint).
+	err := fromWire(toWire(fmt.Errorf("/v: %w: %w", vault.ErrUnsupported, crypto.ErrKDFMemory)))
+	if !errors.Is(err, vault.ErrUnsupported) || !errors.Is(err, crypto.ErrKDFMemory) {
+		t.Errorf("KDF memory error across the wire: %v", err)
+	}
 }
 
 func errWrap(err error) error { return &wrapped{err} }

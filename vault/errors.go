@@ -1,6 +1,11 @@
 package vault
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vaultui/vaultui/crypto"
+)
 
 // Sentinel errors, tested with errors.Is. Every error this package returns
 // wraps at most one of them and names the vault or file it is about.
@@ -19,3 +24,13 @@ var (
 	// does not support (FIDO2); the error names the feature.
 	ErrUnsupported = errors.New("unsupported vault feature")
 )
+
+// kdfError wraps an error of crypto's key derivation for the vault (or
+// directory) where: parameters this machine cannot afford are a valid vault
+// vaultui cannot open here, so they also wrap ErrUnsupported (exit code 10).
+func kdfError(where string, err error) error {
+	if errors.Is(err, crypto.ErrKDFMemory) {
+		return fmt.Errorf("%s: %w: %w", where, ErrUnsupported, err)
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}

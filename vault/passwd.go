@@ -43,7 +43,7 @@ func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte
 	}
 	kek, err := kdf.DeriveKey(newPassword)
 	if err != nil {
-		return fmt.Errorf("%s: %w", cipherdir, err)
+		return kdfError(cipherdir, err)
 	}
 	defer crypto.Wipe(kek)
 	sealed, err := crypto.SealMasterKey(kek, mk, c.Has(FlagHKDF))

@@ -37,7 +37,7 @@ func Unlock(cipherdir string, password []byte) (*Vault, error) {
 func (c *Config) openMasterKey(cipherdir string, password []byte) ([]byte, error) {
 	kek, err := c.ScryptObject.DeriveKey(password)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cipherdir, err)
+		return nil, kdfError(cipherdir, err)
 	}
 	defer crypto.Wipe(kek)
 	mk, err := crypto.OpenMasterKey(kek, c.EncryptedKey, c.Has(FlagHKDF))

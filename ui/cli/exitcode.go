@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -141,6 +142,8 @@ func hints(err error) []string {
 			out = append(out, "nothing was changed; check the password (or the --passfile's first line)")
 		case errors.Is(err, vault.ErrNotFound):
 			out = append(out, `run "vaultui list" to see registered vaults, or give the vault's directory`)
+		case errors.Is(err, crypto.ErrKDFMemory):
+			out = append(out, "the vault is fine; open it on a machine with more free memory (gocryptfs needs as much)")
 		case errors.Is(err, vault.ErrUnsupported):
 			out = append(out, "gocryptfs itself can still open this vault")
 		case errors.Is(err, vault.ErrRegistryCorrupt):

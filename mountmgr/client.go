@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
 )
 
 // Client talks to the daemon over its control socket. Its methods are safe for concurrent use;
@@ -206,11 +208,17 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 	conn := c.conn
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	line, err := json.Marshal(req)
+	line, err := marshalRequest(req)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.conn.Write(append(line, '\n')); err != nil {
+	if len(line) > maxLine+1 {
+		crypto.Wipe(line)
+		return nil, fmt.Errorf("mountmgr: request of %d bytes is over the limit of %d (a password that long?)", len(line), maxLine)
+	}
+	_, err = c.conn.Write(line)
+	crypto.Wipe(line)
+	if err != nil {
 		return nil, c.ioError(ctx, err)
 	}
 	for {
@@ -240,7 +248,7 @@ func (c *Client) ioError(ctx context.Context, err error) error {
 }
 
 func readResponse(r *bufio.Reader) (*response, error) {
-	line, err := r.ReadBytes('\n')
+	line, err := readLineBounded(r)
 	if err != nil {
 		return nil, err
 	}

@@ -205,25 +205,15 @@ func (b *realBackend) AddVault(v Vault) error {
 	if _, err := vault.LoadConfig(v.CipherDir); err != nil {
 		return fmt.Errorf("%s is not a vault: %w", v.CipherDir, err)
 	}
-	reg, err := b.registry()
-	if err != nil {
-		return err
-	}
-	if err := reg.Add(vault.Entry{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint, ReadOnly: v.ReadOnly, Idle: v.Idle}); err != nil {
-		return err
-	}
-	return reg.Save()
+	_, err := vault.UpdateRegistry(b.registryPath, func(reg *vault.Registry) error {
+		return reg.Add(vault.Entry{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint, ReadOnly: v.ReadOnly, Idle: v.Idle})
+	})
+	return err
 }
 
 func (b *realBackend) Forget(name string) error {
-	reg, err := b.registry()
-	if err != nil {
-		return err
-	}
-	if err := reg.Remove(name); err != nil {
-		return err
-	}
-	return reg.Save()
+	_, err := vault.UpdateRegistry(b.registryPath, func(reg *vault.Registry) error { return reg.Remove(name) })
+	return err
 }
 
 func (b *realBackend) Info(ctx context.Context, dir string) ([]Field, error) {

@@ -44,6 +44,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	if opts.Logger == nil {
 		opts.Logger = log.New(os.Stderr, "", log.LstdFlags)
 	}
+	opts.Logger = escapingLogger(opts.Logger)
 	dir := filepath.Dir(opts.SocketPath)
 	if err := ensureSocketDir(dir); err != nil {
 		return err

@@ -116,9 +116,10 @@ func (c *codeError) ExitCode() int { return c.code }
 
 // printError writes err as age does: "error: ..." then any "hint: ..." lines.
 func printError(w io.Writer, err error) {
-	fmt.Fprintf(w, "error: %s\n", oneLine(err.Error()))
+	// Messages quote vault-controlled text (names, config fields): escape it for the terminal.
+	fmt.Fprintf(w, "error: %s\n", vault.EscapeControl(oneLine(err.Error())))
 	for _, h := range hints(err) {
-		fmt.Fprintf(w, "hint: %s\n", h)
+		fmt.Fprintf(w, "hint: %s\n", vault.EscapeControl(h))
 	}
 }
 

@@ -379,7 +379,7 @@ func formatProblem(p vault.Problem) string {
 	if p.CipherPath != "" && p.CipherPath != path {
 		fmt.Fprintf(&b, " [encrypted: %s]", p.CipherPath)
 	}
-	return b.String()
+	return vault.EscapeControl(b.String()) // names are the vault's: no raw control characters
 }
 
 var exportCommand = &command{
@@ -470,7 +470,7 @@ func (p *progress) update(f vault.FsckProgress) {
 		return
 	}
 	p.last = time.Now()
-	path := f.Path
+	path := vault.EscapeControl(f.Path)
 	if len(path) > 50 {
 		path = "..." + path[len(path)-47:]
 	}

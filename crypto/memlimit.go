@@ -101,6 +101,12 @@ func cgroupRoom() (room uint64, where string, ok bool) {
 	if err != nil {
 		return 0, "", false
 	}
+	return cgroupRoomAt(data, "/sys/fs/cgroup")
+}
+
+// cgroupRoomAt is cgroupRoom for the /proc/self/cgroup content data and the cgroup file
+// systems mounted under sysRoot.
+func cgroupRoomAt(data []byte, sysRoot string) (room uint64, where string, ok bool) {
 	consider := func(dir, limitFile, usageFile string) {
 		limit, err1 := readUintFile(filepath.Join(dir, limitFile))
 		usage, err2 := readUintFile(filepath.Join(dir, usageFile))
@@ -123,9 +129,9 @@ func cgroupRoom() (room uint64, where string, ok bool) {
 		var root, limitFile, usageFile string
 		switch {
 		case parts[0] == "0" && parts[1] == "":
-			root, limitFile, usageFile = "/sys/fs/cgroup", "memory.max", "memory.current"
+			root, limitFile, usageFile = sysRoot, "memory.max", "memory.current"
 		case strings.Contains(","+parts[1]+",", ",memory,"):
-			root, limitFile, usageFile = "/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes"
+			root, limitFile, usageFile = filepath.Join(sysRoot, "memory"), "memory.limit_in_bytes", "memory.usage_in_bytes"
 		default:
 			continue
 		}

@@ -55,7 +55,7 @@ func checkSocketDirStat(dir string, st *unix.Stat_t) error {
 	case st.Uid != self:
 		return &unsafeSocketError{dir, fmt.Sprintf("the directory belongs to %s, not to you (%s)", describeUID(st.Uid), describeUID(self))}
 	case st.Mode&0o7777 != 0o700:
-		return &unsafeSocketError{dir, fmt.Sprintf("the directory has mode %04o, it must be 0700 so that only you can enter it", st.Mode&0o7777)}
+		return &unsafeSocketError{dir, fmt.Sprintf("the directory (owner %s) has mode %04o, it must be 0700 so that only you can enter it", describeUID(st.Uid), st.Mode&0o7777)}
 	}
 	return nil
 }

@@ -63,3 +63,28 @@ func TestConfigNotARegularFile(t *testing.T) {
 		t.Errorf("ReadDirIV of a FIFO: %v", err)
 	}
 }
+
+// TestLongNameFIFODoesNotHang: a long name's .name file that is a FIFO is refused at once
+// (it used to block the reader: fsck, export, the master-key check of passwd).
+func TestLongNameFIFODoesNotHang(t *testing.T) {
+	dir := t.TempDir()
+	mk, err := Create(dir, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "gocryptfs.longname.Ej1cG7yLdnl2Re0r0Lhrv2cqCIQmSgq2cpGzQW3ojwQ"
+	os.WriteFile(filepath.Join(dir, long), nil, 0o600)
+	if err := syscall.Mkfifo(filepath.Join(dir, long+crypto.LongNameSuffix), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := UnlockWithMasterKey(dir, mk); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a key checked on nothing but a broken long name was accepted")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the master-key check hangs on a FIFO .name file")
+	}
+}

@@ -179,7 +179,7 @@ func (v *Vault) decryptEntryName(dir, name string, iv []byte) (string, error) {
 
 // readSmall reads a file that must not exceed max bytes.
 func readSmall(p string, max int) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := openRegular(p) // a FIFO must not hang fsck, export or the master-key check
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%w: missing %s", ErrCorrupt, filepath.Base(p))

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime/debug"
+	"sync"
 
 	"golang.org/x/crypto/scrypt"
 )
@@ -22,18 +24,21 @@ const (
 	ScryptSaltLen = 32
 	// DefaultScryptLogN is the scrypt cost of new vaults (N = 2^16).
 	DefaultScryptLogN = 16
-	// MinScryptLogN and MaxScryptLogN bound the accepted scrypt cost. Below
-	// 2^10 a password is too cheap to guess; above 2^28 unlocking needs more
-	// than 256 GiB per R, so such a config is corrupt or hostile.
+	// MinScryptLogN and MaxScryptLogN bound the scrypt cost: gocryptfs -init accepts
+	// -scryptn 10 to 28 and nothing else ever writes a config. Below 2^10 a password is too
+	// cheap to guess. At 2^28 scrypt needs 128*N*R bytes = 32 GiB x R, so 256 GiB with
+	// gocryptfs's R=8: legal, but more than most machines have, which is why DeriveKey also
+	// checks the memory available (see CheckScryptMemory).
 	MinScryptLogN = 10
 	MaxScryptLogN = 28
-	// minScryptR, minScryptP and minScryptKeyLen are gocryptfs's minimums.
-	minScryptR      = 8
-	minScryptP      = 1
+	// ScryptR and ScryptP are the only values gocryptfs writes ("always 8", "always 1").
+	// Other values only come from a hand-edited or hostile config: a larger R multiplies
+	// the memory, a larger P the time (P=128 turns seconds into minutes or hours).
+	ScryptR = 8
+	ScryptP = 1
+	// minScryptKeyLen and maxScryptKeyLen bound the output length (gocryptfs writes 32).
 	minScryptKeyLen = 32
-	// maxScryptRP bounds R*P (scrypt requires R*P < 2^30; larger values only
-	// make unlocking pointlessly slow).
-	maxScryptRP = 1 << 10
+	maxScryptKeyLen = 1024
 )
 
 // HKDF info strings of the gocryptfs format.
@@ -46,8 +51,8 @@ const (
 	InfoEMENames     = "EME filename encryption"
 )
 
-// ErrWeakKDF is wrapped by ScryptKDF.Validate for parameters below the
-// accepted minimums (or above the sane maximums).
+// ErrWeakKDF is wrapped by ScryptKDF.Validate for parameters outside what
+// gocryptfs creates (logN 10..28, R=8, P=1, salt and key of at least 32 bytes).
 var ErrWeakKDF = errors.New("scrypt parameters out of range")
 
 // ScryptKDF holds the scrypt parameters stored in gocryptfs.conf as
@@ -69,7 +74,7 @@ func NewScryptKDF(logN int) (ScryptKDF, error) {
 	if logN < MinScryptLogN || logN > MaxScryptLogN {
 		return ScryptKDF{}, fmt.Errorf("crypto: %w: scrypt logN %d is outside %d..%d", ErrWeakKDF, logN, MinScryptLogN, MaxScryptLogN)
 	}
-	s := ScryptKDF{Salt: make([]byte, ScryptSaltLen), N: 1 << logN, R: minScryptR, P: minScryptP, KeyLen: minScryptKeyLen}
+	s := ScryptKDF{Salt: make([]byte, ScryptSaltLen), N: 1 << logN, R: ScryptR, P: ScryptP, KeyLen: minScryptKeyLen}
 	if _, err := rand.Read(s.Salt); err != nil {
 		return ScryptKDF{}, fmt.Errorf("crypto: reading random salt: %w", err)
 	}
@@ -84,42 +89,67 @@ func (s ScryptKDF) LogN() int {
 	return bits.TrailingZeros(uint(s.N))
 }
 
-// Validate checks the parameters against gocryptfs's minimums: N >= 2^10 and
-// a power of two, R >= 8, P >= 1, a salt of at least 32 bytes, KeyLen >= 32.
-// It also refuses absurdly large values that would only make unlocking hang.
+// Validate checks the parameters against what gocryptfs creates: N a power
+// of two from 2^10 to 2^28, R = 8, P = 1, a salt of at least 32 bytes and
+// KeyLen from 32 to 1024. The error names the parameter, its value and the
+// limit. Parameters that pass may still need more memory than the machine
+// has: DeriveKey checks that before it runs scrypt.
 func (s ScryptKDF) Validate() error {
 	logN := s.LogN()
 	switch {
 	case s.N < 1<<MinScryptLogN:
-		return fmt.Errorf("crypto: %w: N=%d is below the minimum %d", ErrWeakKDF, s.N, 1<<MinScryptLogN)
+		return fmt.Errorf("crypto: %w: N=%d is below the minimum 2^%d", ErrWeakKDF, s.N, MinScryptLogN)
 	case logN < 0:
 		return fmt.Errorf("crypto: %w: N=%d is not a power of two", ErrWeakKDF, s.N)
 	case logN > MaxScryptLogN:
 		return fmt.Errorf("crypto: %w: N=2^%d is above the maximum 2^%d", ErrWeakKDF, logN, MaxScryptLogN)
-	case s.R < minScryptR:
-		return fmt.Errorf("crypto: %w: R=%d is below the minimum %d", ErrWeakKDF, s.R, minScryptR)
-	case s.P < minScryptP:
-		return fmt.Errorf("crypto: %w: P=%d is below the minimum %d", ErrWeakKDF, s.P, minScryptP)
-	case s.R > maxScryptRP || s.P > maxScryptRP || s.R*s.P > maxScryptRP:
-		return fmt.Errorf("crypto: %w: R=%d P=%d is above the maximum R*P=%d", ErrWeakKDF, s.R, s.P, maxScryptRP)
+	case s.R != ScryptR:
+		return fmt.Errorf("crypto: %w: R=%d, but gocryptfs only uses R=%d", ErrWeakKDF, s.R, ScryptR)
+	case s.P != ScryptP:
+		return fmt.Errorf("crypto: %w: P=%d, but gocryptfs only uses P=%d", ErrWeakKDF, s.P, ScryptP)
 	case len(s.Salt) < ScryptSaltLen:
 		return fmt.Errorf("crypto: %w: salt is %d bytes, the minimum is %d", ErrWeakKDF, len(s.Salt), ScryptSaltLen)
 	case s.KeyLen < minScryptKeyLen:
 		return fmt.Errorf("crypto: %w: KeyLen=%d is below the minimum %d", ErrWeakKDF, s.KeyLen, minScryptKeyLen)
-	case s.KeyLen > 1024:
-		return fmt.Errorf("crypto: %w: KeyLen=%d is above the maximum 1024", ErrWeakKDF, s.KeyLen)
+	case s.KeyLen > maxScryptKeyLen:
+		return fmt.Errorf("crypto: %w: KeyLen=%d is above the maximum %d", ErrWeakKDF, s.KeyLen, maxScryptKeyLen)
 	}
 	return nil
 }
 
-// DeriveKey runs scrypt on password and returns the key-encryption key.
+// MemoryNeed returns the bytes scrypt allocates for these parameters:
+// 128*N*R for its table V plus 128*R*(P+2) for its buffers.
+func (s ScryptKDF) MemoryNeed() uint64 {
+	return 128*uint64(s.N)*uint64(s.R) + 128*uint64(s.R)*uint64(s.P+2)
+}
+
+// kdfMu runs one derivation at a time per process, so that the memory check
+// of one is not invalidated by another one running beside it (the daemon
+// serves mount requests concurrently).
+var kdfMu sync.Mutex
+
+// DeriveKey runs scrypt on password and returns the key-encryption key. It
+// refuses, before scrypt allocates anything, parameters that Validate
+// rejects (ErrWeakKDF) and ones that need more memory than is available
+// (ErrKDFMemory): Go cannot recover from running out of memory, and the
+// daemon must not die for one vault.
 func (s ScryptKDF) DeriveKey(password []byte) ([]byte, error) {
 	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	kdfMu.Lock()
+	defer kdfMu.Unlock()
+	if err := CheckScryptMemory(s); err != nil {
 		return nil, err
 	}
 	k, err := scrypt.Key(password, s.Salt, s.N, s.R, s.P, s.KeyLen)
 	if err != nil {
 		return nil, fmt.Errorf("crypto: scrypt: %w", err)
+	}
+	if s.MemoryNeed() >= 64<<20 {
+		// Hand the table back to the system now, not at the next GC: the next check (and
+		// the rest of the machine) would otherwise see it as still in use.
+		debug.FreeOSMemory()
 	}
 	return k, nil
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +33,8 @@ func TestScryptValidate(t *testing.T) {
 		"R below 8":    func(s *ScryptKDF) { s.R = 7 },
 		"P below 1":    func(s *ScryptKDF) { s.P = 0 },
 		"R*P huge":     func(s *ScryptKDF) { s.R, s.P = 1024, 1024 },
+		"R above 8":    func(s *ScryptKDF) { s.R = 16 },
+		"P above 1":    func(s *ScryptKDF) { s.P = 2 },
 		"short salt":   func(s *ScryptKDF) { s.Salt = s.Salt[:31] },
 		"short KeyLen": func(s *ScryptKDF) { s.KeyLen = 16 },
 		"negative N":   func(s *ScryptKDF) { s.N = -1024 },
@@ -123,5 +128,87 @@ func TestWipe(t *testing.T) {
 	n.Wipe()
 	if !bytes.Equal(nk, make([]byte, 32)) {
 		t.Fatal("name key not wiped")
+	}
+}
+
+// TestScryptLimits: parameters outside what gocryptfs writes are refused naming the parameter,
+// its value and the limit; legal ones that need more memory than is available are refused
+// before scrypt runs (it would take the process down with a fatal out-of-memory).
+func TestScryptLimits(t *testing.T) {
+	s, _ := NewScryptKDF(10)
+	for _, c := range []struct {
+		mutate func(*ScryptKDF)
+		want   string
+	}{
+		{func(s *ScryptKDF) { s.N = 1 << 29 }, "N=2^29 is above the maximum 2^28"},
+		{func(s *ScryptKDF) { s.R = 1024 }, "R=1024, but gocryptfs only uses R=8"},
+		{func(s *ScryptKDF) { s.R = 9 }, "R=9"},
+		{func(s *ScryptKDF) { s.P = 128 }, "P=128, but gocryptfs only uses P=1"},
+	} {
+		c2 := s
+		c.mutate(&c2)
+		err := c2.Validate()
+		if !errors.Is(err, ErrWeakKDF) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Validate: %v, want %q", err, c.want)
+		}
+	}
+	if got := (ScryptKDF{N: 1 << 28, R: 8, P: 1}).MemoryNeed(); got < 256<<30 || got > 256<<30+1<<20 {
+		t.Errorf("MemoryNeed(2^28, 8) = %d, want 256 GiB", got)
+	}
+	defer func(f func() (uint64, string, error)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (uint64, string, error) { return 100 << 20, "test", nil }
+	big := s
+	big.N = 1 << 16 // 64 MiB: does not fit in 100 MiB less the 64 MiB reserve
+	_, err := big.DeriveKey([]byte("pw"))
+	if !errors.Is(err, ErrKDFMemory) || !strings.Contains(err.Error(), "needs 64 MiB") || !strings.Contains(err.Error(), "36 MiB is available") {
+		t.Errorf("DeriveKey beyond the available memory: %v", err)
+	}
+	if _, err := s.DeriveKey([]byte("pw")); err != nil { // 1 MiB fits
+		t.Errorf("DeriveKey within the available memory: %v", err)
+	}
+	// The real figure: this process can allocate something, and 2^28 x 8 is refused unless
+	// the machine really has 256 GiB to spare.
+	availableMemory = readAvailableMemory
+	avail, source, err := readAvailableMemory()
+	if err != nil || avail == 0 || source == "" {
+		t.Fatalf("readAvailableMemory = %d, %q, %v", avail, source, err)
+	}
+	if avail < 256<<30 {
+		huge := s
+		huge.N = 1 << 28
+		if _, err := huge.DeriveKey([]byte("pw")); !errors.Is(err, ErrKDFMemory) || !strings.Contains(err.Error(), "256 GiB") {
+			t.Errorf("N=2^28: %v", err)
+		}
+	}
+}
+
+// TestCgroupRoom: the room under the tightest memory limit among the process's cgroup and
+// its ancestors counts, for cgroup v2 (memory.max, "max" = none) and v1.
+func TestCgroupRoom(t *testing.T) {
+	root := t.TempDir()
+	write := func(p, s string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, "user.slice", "memory.max"), "1073741824")
+	write(filepath.Join(root, "user.slice", "memory.current"), "536870912")
+	write(filepath.Join(root, "user.slice", "app", "memory.max"), "max")
+	write(filepath.Join(root, "user.slice", "app", "memory.current"), "1000")
+	room, where, ok := cgroupRoomAt([]byte("0::/user.slice/app\n"), root)
+	if !ok || room != 512<<20 || where != filepath.Join(root, "user.slice", "memory.max") {
+		t.Errorf("v2: room %d at %q (%v), want 512 MiB at user.slice", room, where, ok)
+	}
+	write(filepath.Join(root, "memory", "docker", "memory.limit_in_bytes"), "268435456")
+	write(filepath.Join(root, "memory", "docker", "memory.usage_in_bytes"), "300000000")
+	room, _, ok = cgroupRoomAt([]byte("4:memory:/docker\n0::/user.slice/app\n"), root)
+	if !ok || room != 0 {
+		t.Errorf("v1 over its limit: room %d (%v), want 0", room, ok)
+	}
+	if _, _, ok := cgroupRoomAt([]byte("0::/none\n"), t.TempDir()); ok {
+		t.Error("a limit found where there is none")
 	}
 }

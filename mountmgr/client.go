@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
 )
 
 // Client talks to the daemon over its control socket. Its methods are safe for concurrent use;
@@ -49,8 +51,13 @@ const daemonStartTimeout = 15 * time.Second
 // Connect connects to the user's daemon, starting it when nothing answers on the socket.
 func Connect(ctx context.Context) (*Client, error) {
 	path := SocketPath()
-	if c, err := dial(ctx, path); err == nil {
+	c, err := dial(ctx, path)
+	if err == nil {
 		return c, nil
+	}
+	var unsafe *unsafeSocketError
+	if errors.As(err, &unsafe) {
+		return nil, err // never start a daemon next to someone else's socket
 	}
 	if err := ensureSocketDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDaemon, err)
@@ -68,6 +75,8 @@ func Connect(ctx context.Context) (*Client, error) {
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
 	if c, err := dial(ctx, path); err == nil {
 		return c, nil
+	} else if errors.As(err, &unsafe) {
+		return nil, err
 	}
 	done, err := startDaemon()
 	if err != nil {
@@ -79,6 +88,9 @@ func Connect(ctx context.Context) (*Client, error) {
 		c, err := dial(ctx, path)
 		if err == nil {
 			return c, nil
+		}
+		if errors.As(err, &unsafe) {
+			return nil, err
 		}
 		lastErr = err
 		select {
@@ -153,8 +165,7 @@ func startDaemon() (<-chan error, error) {
 
 // dial connects and checks that the daemon speaks our protocol version.
 func dial(ctx context.Context, path string) (*Client, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", path)
+	conn, err := dialSocket(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -178,10 +189,9 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 	}
 	if c.conn == nil {
 		// The last call broke the connection (cancelled mid-answer, or the daemon restarted).
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, "unix", c.path)
+		conn, err := dialSocket(ctx, c.path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrDaemon, c.path, err)
+			return nil, fmt.Errorf("%w: %w", ErrDaemon, err)
 		}
 		c.conn, c.r = conn, bufio.NewReaderSize(conn, 64<<10)
 	}
@@ -198,11 +208,17 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 	conn := c.conn
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	line, err := json.Marshal(req)
+	line, err := marshalRequest(req)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.conn.Write(append(line, '\n')); err != nil {
+	if len(line) > maxLine+1 {
+		crypto.Wipe(line)
+		return nil, fmt.Errorf("mountmgr: request of %d bytes is over the limit of %d (a password that long?)", len(line), maxLine)
+	}
+	_, err = c.conn.Write(line)
+	crypto.Wipe(line)
+	if err != nil {
 		return nil, c.ioError(ctx, err)
 	}
 	for {
@@ -232,7 +248,7 @@ func (c *Client) ioError(ctx context.Context, err error) error {
 }
 
 func readResponse(r *bufio.Reader) (*response, error) {
-	line, err := r.ReadBytes('\n')
+	line, err := readLineBounded(r)
 	if err != nil {
 		return nil, err
 	}
@@ -307,8 +323,7 @@ func (c *Client) Stale(ctx context.Context) ([]StaleMount, error) {
 // Watch calls each with a status snapshot about once a second until ctx is done (then it
 // returns nil) or the daemon goes away.
 func (c *Client) Watch(ctx context.Context, each func([]MountInfo)) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.path)
+	conn, err := dialSocket(ctx, c.path)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrDaemon, err)
 	}

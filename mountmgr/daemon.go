@@ -1,7 +1,6 @@
 package mountmgr
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,6 +71,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 			opts.Logger = log.New(rl, "", log.LstdFlags)
 		}
 	}
+	opts.Logger = escapingLogger(opts.Logger)
 	dir := filepath.Dir(opts.SocketPath)
 	if err := ensureSocketDir(dir); err != nil {
 		return err
@@ -444,17 +444,23 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 		d.send(conn, &response{Error: &wireError{Code: codeGeneric, Msg: err.Error()}})
 		return
 	}
-	r := bufio.NewReaderSize(conn, 64<<10)
+	r := newLineReader(conn)
+	defer r.wipe()
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := r.next()
 		if err != nil {
+			if err == errLineTooLong {
+				d.send(conn, &response{Error: &wireError{Code: codeBadRequest, Msg: "request " + err.Error()}})
+			}
 			if err != io.EOF {
 				d.log.Printf("connection: %v", err)
 			}
 			return
 		}
 		var req request
-		if err := json.Unmarshal(line, &req); err != nil {
+		err = json.Unmarshal(line, &req)
+		crypto.Wipe(line) // a mount request's password lives on only in req, which mount wipes
+		if err != nil {
 			d.send(conn, &response{Error: &wireError{Code: codeBadRequest, Msg: "malformed request: " + err.Error()}})
 			return
 		}
@@ -467,7 +473,7 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			d.watch(conn, req.ID)
 			return
 		}
-		resp := d.handle(&req)
+		resp := d.handleGuarded(&req)
 		resp.ID = req.ID
 		if err := d.send(conn, resp); err != nil {
 			d.giveBackReport(resp.Stale) // not delivered: the next asker gets it

@@ -465,6 +465,11 @@ func TestErrorsCrossTheSocket(t *testing.T) {
 			t.Errorf("%v does not survive the wire: %v", s.err, err)
 		}
 	}
+	// Not enough memory for the KDF: unsupported here (exit 10), and why (the hint).
+	err := fromWire(toWire(fmt.Errorf("/v: %w: %w", vault.ErrUnsupported, crypto.ErrKDFMemory)))
+	if !errors.Is(err, vault.ErrUnsupported) || !errors.Is(err, crypto.ErrKDFMemory) {
+		t.Errorf("KDF memory error across the wire: %v", err)
+	}
 }
 
 func errWrap(err error) error { return &wrapped{err} }
@@ -545,6 +550,8 @@ func TestOtherUIDRefused(t *testing.T) {
 	for _, p := range []string{base, filepath.Dir(filepath.Dir(sock)), filepath.Dir(sock)} {
 		os.Chmod(p, 0o755)
 	}
+	// Clients (the cleanup's stopDaemon) refuse a socket directory others can enter.
+	t.Cleanup(func() { os.Chmod(filepath.Dir(sock), 0o700) })
 	os.Chmod(sock, 0o666)
 	self, err := os.ReadFile(os.Args[0])
 	if err != nil {

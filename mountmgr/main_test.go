@@ -34,8 +34,15 @@ const (
 	testIdleExitEnv = "VAULTUI_MOUNTMGR_TEST_IDLE_EXIT"
 	testLogMaxEnv   = "VAULTUI_MOUNTMGR_TEST_LOG_MAX"
 )
+// testFakeDaemonEnv makes the test binary an impostor daemon on the socket it names (the
+// attacker tests run it as another user): it answers every request line with success and, on
+// SIGTERM, prints how many bytes it received and what.
+const testFakeDaemonEnv = "VAULTUI_MOUNTMGR_TEST_FAKE_DAEMON"
 
 func TestMain(m *testing.M) {
+	if sock := os.Getenv(testFakeDaemonEnv); sock != "" {
+		os.Exit(runFakeDaemon(sock))
+	}
 	if sock := os.Getenv(testForeignClientEnv); sock != "" {
 		conn, err := net.Dial("unix", sock)
 		if err != nil {

@@ -32,27 +32,3 @@ func LogPath() (string, error) {
 	}
 	return filepath.Join(state, "vaultui", "daemon.log"), nil
 }
-
-// ensureSocketDir creates dir with mode 0700 and refuses a directory that another user owns or
-// that others can enter: the socket inside is the only gate to unlocked vaults.
-func ensureSocketDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("mountmgr: creating socket directory %s: %w", dir, err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("mountmgr: socket directory %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("mountmgr: socket directory %s is not a directory", dir)
-	}
-	if uid, ok := fileUID(fi); ok && uid != os.Getuid() {
-		return fmt.Errorf("mountmgr: socket directory %s belongs to uid %d, not %d", dir, uid, os.Getuid())
-	}
-	if fi.Mode().Perm() != 0o700 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("mountmgr: socket directory %s: %w", dir, err)
-		}
-	}
-	return nil
-}

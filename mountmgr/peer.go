@@ -2,9 +2,7 @@ package mountmgr
 
 import (
 	"fmt"
-	"io/fs"
 	"net"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,12 +32,4 @@ func checkPeer(peer, self int) error {
 		return fmt.Errorf("mountmgr: refusing connection from uid %d (daemon runs as uid %d)", peer, self)
 	}
 	return nil
-}
-
-func fileUID(fi fs.FileInfo) (int, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return int(st.Uid), true
 }

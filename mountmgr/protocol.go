@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -130,13 +131,22 @@ const (
 	codeBusy          = "busy"
 	codeNotMounted    = "not_mounted"
 	codeBadRequest    = "bad_request"
+	// codeUnsupported: added without a version bump; an older client shows it as a
+	// generic error, which is what it did before.
+	codeUnsupported = "unsupported"
+	codeKDFMemory   = "kdf_memory"
 )
+
+// kdfMemoryRemote is what a kdf_memory error unwraps to on the client: both the vault being
+// unsupported here (the exit code) and the reason (the hint).
+var kdfMemoryRemote = errors.Join(crypto.ErrKDFMemory, vault.ErrUnsupported)
 
 var codeSentinels = []struct {
 	code string
 	err  error
 }{
 	{codeWrongPassword, vault.ErrWrongPassword},
+	{codeUnsupported, vault.ErrUnsupported},
 	{codeCorrupt, vault.ErrCorrupt},
 	{codeNotFound, vault.ErrNotFound},
 	{codeMountpoint, ErrMountpoint},
@@ -150,6 +160,9 @@ var codeSentinels = []struct {
 func toWire(err error) *wireError {
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, crypto.ErrKDFMemory) {
+		return &wireError{Code: codeKDFMemory, Msg: err.Error()}
 	}
 	for _, s := range codeSentinels {
 		if errors.Is(err, s.err) {
@@ -172,6 +185,9 @@ func (e *remoteError) Unwrap() error { return e.sentinel }
 func fromWire(w *wireError) error {
 	if w == nil {
 		return nil
+	}
+	if w.Code == codeKDFMemory {
+		return &remoteError{msg: w.Msg, sentinel: kdfMemoryRemote}
 	}
 	for _, s := range codeSentinels {
 		if s.code == w.Code {

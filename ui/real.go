@@ -104,7 +104,7 @@ type classified struct {
 	kind, err error
 }
 
-func (c *classified) Error() string   { return c.err.Error() }
+func (c *classified) Error() string   { return vault.EscapeControl(c.err.Error()) }
 func (c *classified) Unwrap() []error { return []error{c.kind, c.err} }
 
 // classify maps library sentinels to the ui ones.
@@ -124,8 +124,15 @@ func classify(err error) error {
 			return &classified{kind: m.ui, err: err}
 		}
 	}
-	return err
+	return &escapedError{err}
 }
+
+// escapedError shows an error with vault-controlled text (names, config fields) escaped for
+// the terminal (vault.EscapeControl); errors.Is and As still see the original.
+type escapedError struct{ err error }
+
+func (e *escapedError) Error() string { return vault.EscapeControl(e.err.Error()) }
+func (e *escapedError) Unwrap() error { return e.err }
 
 func (b *realBackend) registry() (*vault.Registry, error) {
 	return vault.LoadRegistry(b.registryPath)
@@ -205,31 +212,21 @@ func (b *realBackend) AddVault(v Vault) error {
 	if _, err := vault.LoadConfig(v.CipherDir); err != nil {
 		return fmt.Errorf("%s is not a vault: %w", v.CipherDir, err)
 	}
-	reg, err := b.registry()
-	if err != nil {
-		return err
-	}
-	if err := reg.Add(vault.Entry{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint, ReadOnly: v.ReadOnly, Idle: v.Idle}); err != nil {
-		return err
-	}
-	return reg.Save()
+	_, err := vault.UpdateRegistry(b.registryPath, func(reg *vault.Registry) error {
+		return reg.Add(vault.Entry{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint, ReadOnly: v.ReadOnly, Idle: v.Idle})
+	})
+	return err
 }
 
 func (b *realBackend) Forget(name string) error {
-	reg, err := b.registry()
-	if err != nil {
-		return err
-	}
-	if err := reg.Remove(name); err != nil {
-		return err
-	}
-	return reg.Save()
+	_, err := vault.UpdateRegistry(b.registryPath, func(reg *vault.Registry) error { return reg.Remove(name) })
+	return err
 }
 
 func (b *realBackend) Info(ctx context.Context, dir string) ([]Field, error) {
 	info, err := vault.ReadInfo(dir)
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	return infoFields(info), nil
 }
@@ -245,7 +242,7 @@ func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, pro
 	}
 	defer v.Close()
 	problems, err := v.Fsck(ctx, func(p vault.FsckProgress) {
-		progress(FsckProgress{Done: p.Done, Total: p.Total, Path: p.Path})
+		progress(FsckProgress{Done: p.Done, Total: p.Total, Path: vault.EscapeControl(p.Path)})
 	})
 	out := make([]Problem, 0, len(problems))
 	for _, p := range problems {
@@ -261,9 +258,9 @@ func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, pro
 		if path == "" {
 			path = "/" + p.CipherPath
 		}
-		out = append(out, Problem{Path: path, Kind: p.Kind, Detail: detail})
+		out = append(out, Problem{Path: vault.EscapeControl(path), Kind: p.Kind, Detail: vault.EscapeControl(detail)})
 	}
-	return out, err
+	return out, classify(err)
 }
 
 func uiCipher(c crypto.CipherID) Cipher { return Cipher{ID: string(c), Name: c.String()} }
@@ -367,7 +364,7 @@ func infoFields(info vault.Info) []Field {
 	}
 	return []Field{
 		{"Cipher", info.CipherName},
-		{"Format", fmt.Sprintf("gocryptfs config version %d, created by %s", info.Version, info.Creator)},
+		{"Format", fmt.Sprintf("gocryptfs config version %d, created by %s", info.Version, vault.EscapeControl(info.Creator))},
 		{"File names", names},
 		{"Long names", longNames},
 		{"HKDF", yes(info.HKDF)},

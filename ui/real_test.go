@@ -180,7 +180,29 @@ func TestClassify(t *testing.T) {
 		}
 	}
 	plain := errors.New("other")
-	if classify(plain) != plain || classify(nil) != nil {
+	if err := classify(plain); !errors.Is(err, plain) || err.Error() != "other" || classify(nil) != nil {
 		t.Error("classify changed an unrelated error")
+	}
+	// Text from a vault (names, config fields) is shown escaped.
+	evil := classify(fmt.Errorf("/v/[2Jname‮: %w", vault.ErrCorrupt))
+	if !errors.Is(evil, vault.ErrCorrupt) || evil.Error() != `/v/\x1b[2Jname\u202e: `+vault.ErrCorrupt.Error() {
+		t.Errorf("classify shows %q", evil)
+	}
+}
+
+// TestRealBackendInfoEscapes: the info screen shows a hostile config's Creator escaped.
+func TestRealBackendInfoEscapes(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := vault.Create(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10, Creator: "x\x1b]0;owned\x07\u202e"}); err != nil {
+		t.Fatal(err)
+	}
+	fields, err := (&realBackend{}).Info(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fields {
+		if strings.ContainsAny(f.Value, "\x1b\x07\u202e") {
+			t.Errorf("field %s shows raw control characters: %q", f.Label, f.Value)
+		}
 	}
 }

@@ -65,10 +65,10 @@ func configError(format string, args ...any) error {
 
 // ParseConfig parses and validates the content of gocryptfs.conf. It
 // refuses, with an error wrapping ErrCorrupt that names the problem: data
-// that is not JSON or is truncated, a version other than 2, unknown feature
-// flags (named), conflicting or missing flags, scrypt parameters below the
-// minimums, and a missing or malformed encrypted key. FIDO2 vaults are
-// refused with ErrUnsupported.
+// that is not JSON or is truncated, a missing version, conflicting or
+// missing flags, scrypt parameters outside gocryptfs's ranges, and a missing
+// or malformed encrypted key. A version other than 2, unknown feature flags
+// (named) and FIDO2 are refused with ErrUnsupported.
 func ParseConfig(data []byte) (*Config, error) {
 	var c Config
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -97,7 +97,7 @@ func ParseConfig(data []byte) (*Config, error) {
 // is ErrNotFound.
 func LoadConfig(cipherdir string) (*Config, error) {
 	p := filepath.Join(cipherdir, crypto.ConfName)
-	f, err := os.Open(p)
+	f, err := openRegular(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w (no %s)", cipherdir, ErrNotFound, crypto.ConfName)
 	}
@@ -157,12 +157,17 @@ func (c *Config) NameLimit() int {
 
 // Validate checks c the way ParseConfig does.
 func (c *Config) Validate() error {
+	// A version or flag vaultui does not know is a vault it cannot open, not a damaged one
+	// (exit code 10, not 4); only a missing version is damage.
+	if c.Version == 0 {
+		return configError("Version is missing or 0")
+	}
 	if c.Version != ConfigVersion {
-		return configError("unsupported on-disk format version %d (vaultui reads version %d)", c.Version, ConfigVersion)
+		return fmt.Errorf("%w: gocryptfs.conf: on-disk format version %d (vaultui reads version %d; gocryptfs 1.x/2.x and later versions may open it)", ErrUnsupported, c.Version, ConfigVersion)
 	}
 	for _, f := range c.FeatureFlags {
 		if !slices.Contains(KnownFlags, f) {
-			return configError("unknown feature flag %q: this vault needs a newer program", f)
+			return fmt.Errorf("%w: gocryptfs.conf: unknown feature flag %q: this vault needs a newer program", ErrUnsupported, f)
 		}
 	}
 	if c.Has(FlagFIDO2) || c.FIDO2 != nil {

@@ -126,7 +126,7 @@ func Create(cipherdir string, password []byte, opts CreateOptions) (masterKey []
 	}
 	kek, err := kdf.DeriveKey(password)
 	if err != nil {
-		return nil, fmt.Errorf("vault: %w", err)
+		return nil, kdfError("vault: "+cipherdir, err)
 	}
 	sealed, err := crypto.SealMasterKey(kek, masterKey, true)
 	crypto.Wipe(kek)

@@ -88,7 +88,10 @@ func TestCreateFlagsMatchGocryptfs(t *testing.T) {
 			t.Errorf("%s: unlocked %s names=%v", name, v.Content.Cipher(), v.Names != nil)
 		}
 		v.Close()
-		v2, err := UnlockWithMasterKey(dir, mk)
+		if _, err := UnlockWithMasterKey(dir, mk); !errors.Is(err, ErrKeyUnverifiable) {
+			t.Errorf("%s: master key on an empty vault: %v, want ErrKeyUnverifiable", name, err)
+		}
+		v2, err := OpenWithMasterKey(dir, mk)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,8 +211,16 @@ func TestChangePassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	v.Close()
-	// With the master key instead of the old password.
-	if err := ChangePassword(dir, nil, mk, testPassword); err != nil {
+	// With the master key instead of the old password: the vault is empty, so the key cannot
+	// be checked; only ChangePasswordUnverified (after the user confirmed) reseals.
+	before, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName))
+	if err := ChangePassword(dir, nil, mk, testPassword); !errors.Is(err, ErrKeyUnverifiable) {
+		t.Fatalf("unverifiable master key: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName)); !bytes.Equal(before, after) {
+		t.Fatal("config changed with an unverified key")
+	}
+	if err := ChangePasswordUnverified(dir, mk, testPassword); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := Unlock(dir, testPassword); err != nil {

@@ -2,7 +2,9 @@ package vault
 
 import (
 	"errors"
+	"fmt"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -24,3 +26,13 @@ var (
 	// does not support (FIDO2); the error names the feature.
 	ErrUnsupported = errors.New("unsupported vault feature")
 )
+
+// kdfError wraps an error of crypto's key derivation for the vault (or
+// directory) where: parameters this machine cannot afford are a valid vault
+// vaultui cannot open here, so they also wrap ErrUnsupported (exit code 10).
+func kdfError(where string, err error) error {
+	if errors.Is(err, crypto.ErrKDFMemory) {
+		return fmt.Errorf("%s: %w: %w", where, ErrUnsupported, err)
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}

@@ -9,12 +9,27 @@ import (
 
 // ChangePassword re-seals the master key of the vault in cipherdir under
 // newPassword. The master key is either masterKey (when the old password is
-// lost; it is tried on the vault first, see UnlockWithMasterKey) or opened
-// with oldPassword (a wrong one gives ErrWrongPassword).
+// lost; it is tried on the vault first, see UnlockWithMasterKey: a wrong one
+// gives ErrWrongPassword, one that cannot be checked ErrKeyUnverifiable) or
+// opened with oldPassword (a wrong one gives ErrWrongPassword).
 // The scrypt cost stays the same, with a new salt. Only gocryptfs.conf
 // changes, atomically (see writeConfig): a crash leaves the old or the new
 // config.
 func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte) error {
+	return changePassword(cipherdir, oldPassword, masterKey, newPassword, true)
+}
+
+// ChangePasswordUnverified reseals the vault under newPassword with a master
+// key that could not be verified (ErrKeyUnverifiable), once the user has
+// confirmed it. A wrong key makes the vault unreadable for good.
+func ChangePasswordUnverified(cipherdir string, masterKey, newPassword []byte) error {
+	if masterKey == nil {
+		return errors.New("vault: no master key")
+	}
+	return changePassword(cipherdir, nil, masterKey, newPassword, false)
+}
+
+func changePassword(cipherdir string, oldPassword, masterKey, newPassword []byte, verify bool) error {
 	if len(newPassword) == 0 {
 		return errors.New("vault: the new password is empty")
 	}
@@ -28,7 +43,7 @@ func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte
 			return err
 		}
 		defer crypto.Wipe(mk)
-	} else {
+	} else if verify {
 		// Refuse a wrong master key rather than lock the vault for good.
 		v, err := UnlockWithMasterKey(cipherdir, mk)
 		if err != nil {
@@ -43,7 +58,7 @@ func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte
 	}
 	kek, err := kdf.DeriveKey(newPassword)
 	if err != nil {
-		return fmt.Errorf("%s: %w", cipherdir, err)
+		return kdfError(cipherdir, err)
 	}
 	defer crypto.Wipe(kek)
 	sealed, err := crypto.SealMasterKey(kek, mk, c.Has(FlagHKDF))

@@ -175,10 +175,22 @@ func LoadRegistry(path string) (*Registry, error) {
 // fsync, rename over the old file, fsync the directory. A crash leaves
 // either the old or the new file. The directory is created 0700 and the
 // file is 0600: it reveals where a user keeps encrypted data.
+// It holds the registry's lock (see UpdateRegistry) while it compares and
+// renames.
 func (r *Registry) Save() error {
 	if r.Path == "" {
 		return errors.New("saving registry: no path")
 	}
+	unlock, err := lockRegistry(r.Path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return r.save()
+}
+
+// save is Save for a caller that holds the registry's lock.
+func (r *Registry) save() error {
 	vaults := r.Vaults
 	if vaults == nil {
 		vaults = []Entry{}
@@ -337,7 +349,9 @@ func (r *Registry) Resolve(nameOrDir string) (Entry, error) {
 			return e, nil
 		}
 	}
-	if st, err := os.Stat(filepath.Join(dir, registryConfName)); err == nil && st.Mode().IsRegular() {
+	// Lstat: a gocryptfs.conf that is not a regular file (a FIFO, a link) still marks the
+	// directory as meant to be a vault; loading the config then says what is wrong with it.
+	if _, err := os.Lstat(filepath.Join(dir, registryConfName)); err == nil {
 		return Entry{CipherDir: dir}, nil
 	}
 	if looksLikePath {

@@ -80,10 +80,10 @@ func TestRegistryRoundTripAndPermissions(t *testing.T) {
 	if !strings.Contains(string(data), `"idle": "15m0s"`) {
 		t.Errorf("idle not stored as a duration string:\n%s", data)
 	}
-	// No temp files are left behind.
+	// No temp files are left behind (only the lock file beside it).
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 {
-		t.Errorf("directory holds %d entries, want only vaults.json", len(ents))
+	if len(ents) != 2 || ents[0].Name() != RegistryFileName || ents[1].Name() != RegistryFileName+".lock" {
+		t.Errorf("directory holds %v, want only vaults.json and its lock", ents)
 	}
 }
 
@@ -210,8 +210,8 @@ func TestRegistrySaveFailureKeepsOldFile(t *testing.T) {
 		t.Errorf("file changed by a failed save:\n%s", after)
 	}
 	ents, _ := os.ReadDir(filepath.Dir(path))
-	if len(ents) != 1 {
-		t.Errorf("temp file left behind: %d entries", len(ents))
+	if len(ents) != 2 { // vaults.json and vaults.json.lock
+		t.Errorf("temp file left behind: %v", ents)
 	}
 }
 

@@ -3,8 +3,6 @@ package vault
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -42,7 +40,7 @@ func Unlock(cipherdir string, password []byte) (*Vault, error) {
 func (c *Config) openMasterKey(cipherdir string, password []byte) ([]byte, error) {
 	kek, err := c.ScryptObject.DeriveKey(password)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cipherdir, err)
+		return nil, kdfError(cipherdir, err)
 	}
 	defer crypto.Wipe(kek)
 	mk, err := crypto.OpenMasterKey(kek, c.EncryptedKey, c.Has(FlagHKDF))
@@ -61,10 +59,32 @@ func (c *Config) openMasterKey(cipherdir string, password []byte) ([]byte, error
 
 // UnlockWithMasterKey opens the vault with its master key (from Create or
 // gocryptfs -init), for a forgotten password or a damaged EncryptedKey. The
-// config holds nothing to check the key against, so it is tried on a few
-// names and blocks of the root directory: when everything tried fails to
-// decrypt, the error wraps ErrWrongPassword. An empty vault accepts any key.
+// config holds nothing to check the key against, so it is tried on the
+// vault's files (see checkMasterKey): an authenticated content block, or
+// enough names that decrypt, prove it. A key that fails what was tried gives
+// an error wrapping ErrWrongPassword; a vault with too little to check (an
+// empty one) gives ErrKeyUnverifiable, and only OpenWithMasterKey, after the
+// user confirmed, opens it then.
 func UnlockWithMasterKey(cipherdir string, masterKey []byte) (*Vault, error) {
+	v, err := OpenWithMasterKey(cipherdir, masterKey)
+	if err != nil {
+		return nil, err
+	}
+	switch v.checkMasterKey() {
+	case keyWrong:
+		v.Close()
+		return nil, fmt.Errorf("%s: %w: the master key does not decrypt this vault", cipherdir, ErrWrongPassword)
+	case keyUnverifiable:
+		v.Close()
+		return nil, fmt.Errorf("%s: %w: the vault holds no file content and too few names to check it against", cipherdir, ErrKeyUnverifiable)
+	}
+	return v, nil
+}
+
+// OpenWithMasterKey opens the vault with masterKey without checking it: for
+// a key the caller knows is right (it just created the vault) or that the
+// user accepted after UnlockWithMasterKey said it cannot be verified.
+func OpenWithMasterKey(cipherdir string, masterKey []byte) (*Vault, error) {
 	if len(masterKey) != crypto.MasterKeyLen {
 		return nil, fmt.Errorf("vault: master key is %d bytes, want %d", len(masterKey), crypto.MasterKeyLen)
 	}
@@ -72,89 +92,7 @@ func UnlockWithMasterKey(cipherdir string, masterKey []byte) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := open(cipherdir, c, masterKey)
-	if err != nil {
-		return nil, err
-	}
-	if !v.keyFits() {
-		v.Close()
-		return nil, fmt.Errorf("%s: %w: the master key does not decrypt this vault", cipherdir, ErrWrongPassword)
-	}
-	return v, nil
-}
-
-// keyFits tries v's keys on up to eight root entries (their names, and the
-// first block of up to four files). It reports false only when something was
-// tried and nothing decrypted: one damaged entry does not condemn a key.
-func (v *Vault) keyFits() bool {
-	ents, err := os.ReadDir(v.Dir)
-	if err != nil {
-		return true // Walk and Fsck will report it
-	}
-	rootfd, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return true
-	}
-	defer unix.Close(rootfd)
-	var iv []byte
-	if v.Names != nil {
-		if iv, err = v.DirIV(""); err != nil {
-			return true
-		}
-	}
-	tried, files := 0, 0
-	for _, e := range ents {
-		if tried >= 8 {
-			break
-		}
-		name := e.Name()
-		if v.hidden("", name) {
-			continue
-		}
-		if v.Names != nil {
-			tried++
-			if _, err := v.decryptEntryName(rootfd, name, iv); err != nil {
-				continue
-			}
-		}
-		if e.Type().IsRegular() && files < 4 {
-			if ok, checked := v.firstBlockOpens(filepath.Join(v.Dir, name)); checked {
-				if ok {
-					return true
-				}
-				files++
-				if v.Names == nil {
-					tried++
-				}
-				continue
-			}
-		}
-		if v.Names != nil {
-			return true // a whole name decrypted with valid padding
-		}
-	}
-	return tried == 0
-}
-
-// firstBlockOpens reports whether the first block of the cipher file p
-// decrypts (checked is false when the file has no block to check).
-func (v *Vault) firstBlockOpens(p string) (ok, checked bool) {
-	f, err := os.Open(p)
-	if err != nil {
-		return false, false
-	}
-	defer f.Close()
-	buf := make([]byte, crypto.HeaderLen+v.Content.CipherBlockSize())
-	n, _ := io.ReadFull(f, buf)
-	if n <= crypto.HeaderLen+v.Content.BlockOverhead() {
-		return false, false
-	}
-	h, err := crypto.ParseFileHeader(buf)
-	if err != nil {
-		return false, false
-	}
-	_, err = v.Content.DecryptBlocks(nil, buf[crypto.HeaderLen:n], 0, h.ID[:])
-	return err == nil, true
+	return open(cipherdir, c, masterKey)
 }
 
 func open(cipherdir string, c *Config, mk []byte) (*Vault, error) {

@@ -356,7 +356,7 @@ func mountVaultui(backing, mnt string, c crypto.CipherID) (func() error, error) 
 		return nil, err
 	}
 	defer crypto.Wipe(key)
-	v, err := vault.UnlockWithMasterKey(backing, key)
+	v, err := vault.OpenWithMasterKey(backing, key) // just created: nothing to check it on yet
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -115,9 +116,10 @@ func (c *codeError) ExitCode() int { return c.code }
 
 // printError writes err as age does: "error: ..." then any "hint: ..." lines.
 func printError(w io.Writer, err error) {
-	fmt.Fprintf(w, "error: %s\n", oneLine(err.Error()))
+	// Messages quote vault-controlled text (names, config fields): escape it for the terminal.
+	fmt.Fprintf(w, "error: %s\n", vault.EscapeControl(oneLine(err.Error())))
 	for _, h := range hints(err) {
-		fmt.Fprintf(w, "hint: %s\n", h)
+		fmt.Fprintf(w, "hint: %s\n", vault.EscapeControl(h))
 	}
 }
 
@@ -141,6 +143,8 @@ func hints(err error) []string {
 			out = append(out, "nothing was changed; check the password (or the --passfile's first line)")
 		case errors.Is(err, vault.ErrNotFound):
 			out = append(out, `run "vaultui list" to see registered vaults, or give the vault's directory`)
+		case errors.Is(err, crypto.ErrKDFMemory):
+			out = append(out, "the vault is fine; open it on a machine with more free memory (gocryptfs needs as much)")
 		case errors.Is(err, vault.ErrUnsupported):
 			out = append(out, "gocryptfs itself can still open this vault")
 		case errors.Is(err, vault.ErrRegistryCorrupt):

@@ -23,7 +23,8 @@ func printInfoJSON(w io.Writer, e vault.Entry, i vault.Info) error {
 
 func printInfo(w io.Writer, e vault.Entry, i vault.Info) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row := func(label, value string) { fmt.Fprintf(tw, "%s:\t%s\n", label, value) }
+	// Values come from the config, which whoever can write the cipherdir controls.
+	row := func(label, value string) { fmt.Fprintf(tw, "%s:\t%s\n", label, vault.EscapeControl(value)) }
 	if e.Name != "" {
 		row("Name", e.Name)
 	}

@@ -69,6 +69,9 @@ examples:
 				Idle:       entry.Idle,
 			}
 			if flagSet(fs, "idle") {
+				if *idle < 0 {
+					return e.usage("--idle %s: want a duration of 0 (never) or more", *idle)
+				}
 				req.Idle = *idle
 			}
 			// Before the password prompt; the daemon checks again.

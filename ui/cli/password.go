@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"golang.org/x/term"
@@ -173,4 +174,35 @@ func lowerFirst(s string) string {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// confirmUnverifiedKey asks on the terminal whether to reseal a vault with a master key that
+// could not be verified (err wraps vault.ErrKeyUnverifiable); accepted says --unverified-key
+// was given. It returns nil only when the user (or the flag) said yes.
+func (e *env) confirmUnverifiedKey(err error, accepted bool) error {
+	if accepted {
+		return nil
+	}
+	hint := "if you are sure this is the vault's master key, run again with --unverified-key"
+	var tty *os.File
+	var promptTo io.Writer = e.stderr
+	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		tty = f
+	} else {
+		f, oerr := os.OpenFile(testOnlyTTY, os.O_RDWR, 0)
+		if oerr != nil {
+			return withHint(fmt.Errorf("%w; nothing was changed", err), "%s", hint)
+		}
+		defer f.Close()
+		tty, promptTo = f, f
+	}
+	fmt.Fprintf(promptTo, "%s.\nA wrong key would make the vault unreadable for good. Reseal it with this key? Type yes to go on: ", oneLine(err.Error()))
+	answer, rerr := bufio.NewReader(tty).ReadString('\n')
+	if rerr != nil && rerr != io.EOF {
+		return rerr
+	}
+	if strings.TrimSpace(strings.ToLower(answer)) != "yes" {
+		return withHint(fmt.Errorf("%w; nothing was changed", err), "%s", hint)
+	}
+	return nil
 }

@@ -22,6 +22,15 @@ func (e *env) loadRegistry() (*vault.Registry, error) {
 	return vault.LoadRegistry(path)
 }
 
+// updateRegistry changes the user's registry under its lock (vault.UpdateRegistry).
+func (e *env) updateRegistry(change func(r *vault.Registry) error) (*vault.Registry, error) {
+	path, err := vault.DefaultRegistryPath()
+	if err != nil {
+		return nil, err
+	}
+	return vault.UpdateRegistry(path, change)
+}
+
 // resolve turns a VAULT argument (registry name or cipherdir) into an entry.
 // A cipherdir given by path still works when the registry is unreadable, so
 // a corrupt vaults.json never locks anyone out of a vault; a warning says so.
@@ -166,14 +175,10 @@ examples:
 					return err
 				}
 			}
-			reg, err := e.loadRegistry()
+			reg, err := e.updateRegistry(func(reg *vault.Registry) error {
+				return reg.Add(vault.Entry{Name: n, CipherDir: dir, MountPoint: mp})
+			})
 			if err != nil {
-				return err
-			}
-			if err := reg.Add(vault.Entry{Name: n, CipherDir: dir, MountPoint: mp}); err != nil {
-				return err
-			}
-			if err := reg.Save(); err != nil {
 				return err
 			}
 			added := reg.Vaults[len(reg.Vaults)-1]
@@ -198,19 +203,16 @@ example:
 			if len(args) != 1 {
 				return e.usage("expected one NAME argument, got %d", len(args))
 			}
-			reg, err := e.loadRegistry()
+			var entry vault.Entry
+			_, err := e.updateRegistry(func(reg *vault.Registry) error {
+				var ok bool
+				if entry, ok = reg.Lookup(args[0]); !ok {
+					return withHint(fmt.Errorf("vault %q is not in the registry: %w", args[0], vault.ErrNotFound),
+						`run "vaultui list" to see registered names`)
+				}
+				return reg.Remove(entry.Name)
+			})
 			if err != nil {
-				return err
-			}
-			entry, ok := reg.Lookup(args[0])
-			if !ok {
-				return withHint(fmt.Errorf("vault %q is not in the registry: %w", args[0], vault.ErrNotFound),
-					`run "vaultui list" to see registered names`)
-			}
-			if err := reg.Remove(entry.Name); err != nil {
-				return err
-			}
-			if err := reg.Save(); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "Forgot %q; its files in %s are untouched.\n", entry.Name, entry.CipherDir)

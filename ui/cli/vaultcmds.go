@@ -224,7 +224,10 @@ the new password working. The data is not re-encrypted.
 Without --passfile/--new-passfile the passwords are asked on the terminal.
 --masterkey - asks for the master key on the terminal instead of the old
 password; a key given on the command line is visible to other users of this
-machine in the process list, so prefer "-".
+machine in the process list, so prefer "-". The key is checked on the vault's
+files first; when the vault holds too little to check it (no file content,
+fewer than 8 names), passwd asks before resealing (--unverified-key: do not
+ask, for scripts).
 
 examples:
   vaultui passwd work
@@ -234,6 +237,7 @@ examples:
 		passfile := fs.String("passfile", "", "read the current password from `FILE` (- for standard input)")
 		newPassfile := fs.String("new-passfile", "", "read the new password from `FILE` (- for standard input)")
 		masterKey := fs.String("masterkey", "", "use the master key `HEX` (- to ask) instead of the current password")
+		unverified := fs.Bool("unverified-key", false, "with --masterkey: reseal even if the vault holds too little to verify the key (a wrong key locks the vault for good)")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one VAULT argument, got %d", len(args))
@@ -276,7 +280,14 @@ examples:
 				return err
 			}
 			defer crypto.Wipe(newPassword)
-			if err := vault.ChangePassword(entry.CipherDir, oldPassword, key, newPassword); err != nil {
+			err = vault.ChangePassword(entry.CipherDir, oldPassword, key, newPassword)
+			if errors.Is(err, vault.ErrKeyUnverifiable) {
+				err = e.confirmUnverifiedKey(err, *unverified)
+				if err == nil {
+					err = vault.ChangePasswordUnverified(entry.CipherDir, key, newPassword)
+				}
+			}
+			if err != nil {
 				if key != nil && errors.Is(err, vault.ErrWrongPassword) {
 					return withHint(err, "nothing was changed; check the master key against what init printed")
 				}
@@ -368,7 +379,7 @@ func formatProblem(p vault.Problem) string {
 	if p.CipherPath != "" && p.CipherPath != path {
 		fmt.Fprintf(&b, " [encrypted: %s]", p.CipherPath)
 	}
-	return b.String()
+	return vault.EscapeControl(b.String()) // names are the vault's: no raw control characters
 }
 
 var exportCommand = &command{
@@ -459,7 +470,7 @@ func (p *progress) update(f vault.FsckProgress) {
 		return
 	}
 	p.last = time.Now()
-	path := f.Path
+	path := vault.EscapeControl(f.Path)
 	if len(path) > 50 {
 		path = "..." + path[len(path)-47:]
 	}

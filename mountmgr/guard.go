@@ -1,0 +1,27 @@
+package mountmgr
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// handleHook, when set (by tests), runs before each request is handled.
+var handleHook func(req *request)
+
+// handleGuarded serves one request and turns a panic in it into an error answer for that
+// request alone: one bad vault or request must not take down the daemon, and with it every
+// other mounted vault. (Fatal errors such as running out of memory cannot be recovered: the
+// KDF refuses those before it starts, see crypto.CheckScryptMemory.)
+func (d *daemon) handleGuarded(req *request) (resp *response) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.log.Printf("internal error serving %q (recovered, the daemon goes on): %v\n%s", req.Op, r, debug.Stack())
+			resp = &response{Error: &wireError{Code: codeGeneric,
+				Msg: fmt.Sprintf("mountmgr: internal error serving %q: %v (see the daemon log)", req.Op, r)}}
+		}
+	}()
+	if handleHook != nil {
+		handleHook(req)
+	}
+	return d.handle(req)
+}

@@ -1,0 +1,94 @@
+package vault
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// TestMasterKeyEvidence: a master key is accepted only on real evidence. One decrypting name
+// used to be enough (a wrong key passes that about once in 255 tries); now a content block
+// or eight names must decrypt, and too little to check is said, not accepted.
+func TestMasterKeyEvidence(t *testing.T) {
+	wrong := bytes.Repeat([]byte{0x42}, crypto.MasterKeyLen)
+	fill := func(t *testing.T, mk []byte, dir string, files int, content []byte) {
+		v, err := OpenWithMasterKey(dir, mk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer v.Close()
+		for i := range files {
+			writePlainFile(t, v, fmt.Sprintf("file %d", i), content)
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		opts      CreateOptions
+		files     int
+		content   []byte
+		right     error // want for the right key
+		wrongWant error
+	}{
+		{"one empty file", CreateOptions{}, 1, nil, ErrKeyUnverifiable, nil},
+		{"seven empty files", CreateOptions{}, 7, nil, ErrKeyUnverifiable, nil},
+		{"twenty empty files", CreateOptions{}, 20, nil, nil, ErrWrongPassword},
+		{"one file with content", CreateOptions{}, 1, []byte("hello"), nil, ErrWrongPassword},
+		{"plaintext names, content", CreateOptions{PlaintextNames: true}, 1, []byte("hello"), nil, ErrWrongPassword},
+		{"plaintext names, empty", CreateOptions{PlaintextNames: true}, 3, nil, ErrKeyUnverifiable, ErrKeyUnverifiable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, mk := createTest(t, c.opts)
+			fill(t, mk, dir, c.files, c.content)
+			v, err := UnlockWithMasterKey(dir, mk)
+			if !errors.Is(err, c.right) || (c.right == nil && err != nil) {
+				t.Errorf("right key: %v, want %v", err, c.right)
+			}
+			if v != nil {
+				v.Close()
+			}
+			if c.wrongWant == nil {
+				// Too few names to decide: a wrong key is refused or unverifiable, never accepted.
+				if _, err := UnlockWithMasterKey(dir, wrong); err == nil {
+					t.Error("wrong key accepted")
+				}
+				return
+			}
+			if _, err := UnlockWithMasterKey(dir, wrong); !errors.Is(err, c.wrongWant) {
+				t.Errorf("wrong key: %v, want %v", err, c.wrongWant)
+			}
+		})
+	}
+}
+
+// writePlainFile writes one file through v's keys at the root of the vault.
+func writePlainFile(t *testing.T, v *Vault, name string, content []byte) {
+	t.Helper()
+	var cname string
+	if v.Names == nil {
+		cname = name
+	} else {
+		iv, err := v.DirIV("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cname, err = v.Names.EncryptName(name, iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var data []byte
+	if len(content) > 0 {
+		h, err := crypto.NewFileHeader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(h.Bytes(), v.Content.EncryptBlocks(nil, content, 0, h.ID[:])...)
+	}
+	if err := os.WriteFile(filepath.Join(v.Dir, cname), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

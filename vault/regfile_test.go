@@ -1,0 +1,90 @@
+package vault
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// TestConfigNotARegularFile: a gocryptfs.conf that is a FIFO (which used to block LoadConfig
+// forever), a directory, a symbolic link or a link loop is refused at once, as corrupt, with
+// an error saying what it is; Resolve still treats the directory as a vault so that the user
+// gets that message instead of "not a vault".
+func TestConfigNotARegularFile(t *testing.T) {
+	good := t.TempDir()
+	if _, err := Create(good, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		make func(p string) error
+		want string
+	}{
+		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o600) }, "FIFO"},
+		{"dir", func(p string) error { return os.Mkdir(p, 0o700) }, "a directory"},
+		{"symlink", func(p string) error { return os.Symlink(filepath.Join(good, crypto.ConfName), p) }, "symbolic link"},
+		{"loop", func(p string) error { return os.Symlink(p, p) }, "symbolic link"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := c.make(filepath.Join(dir, crypto.ConfName)); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { _, err := LoadConfig(dir); done <- err }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("LoadConfig hangs")
+			}
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("LoadConfig: %v, want ErrCorrupt saying %q", err, c.want)
+			}
+			reg := &Registry{}
+			if e, err := reg.Resolve(dir); err != nil || e.CipherDir != dir {
+				t.Errorf("Resolve: %+v, %v", e, err)
+			}
+		})
+	}
+	// The same for a directory IV.
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, crypto.DirIVName), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadDirIV(dir); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "FIFO") {
+		t.Errorf("ReadDirIV of a FIFO: %v", err)
+	}
+}
+
+// TestLongNameFIFODoesNotHang: a long name's .name file that is a FIFO is refused at once
+// (it used to block the reader: fsck, export, the master-key check of passwd).
+func TestLongNameFIFODoesNotHang(t *testing.T) {
+	dir := t.TempDir()
+	mk, err := Create(dir, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "gocryptfs.longname.Ej1cG7yLdnl2Re0r0Lhrv2cqCIQmSgq2cpGzQW3ojwQ"
+	os.WriteFile(filepath.Join(dir, long), nil, 0o600)
+	if err := syscall.Mkfifo(filepath.Join(dir, long+crypto.LongNameSuffix), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := UnlockWithMasterKey(dir, mk); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a key checked on nothing but a broken long name was accepted")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the master-key check hangs on a FIFO .name file")
+	}
+}

@@ -34,6 +34,7 @@ const (
 	testIdleExitEnv = "VAULTUI_MOUNTMGR_TEST_IDLE_EXIT"
 	testLogMaxEnv   = "VAULTUI_MOUNTMGR_TEST_LOG_MAX"
 )
+
 // testFakeDaemonEnv makes the test binary an impostor daemon on the socket it names (the
 // attacker tests run it as another user): it answers every request line with success and, on
 // SIGTERM, prints how many bytes it received and what.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
+	"golang.org/x/sys/unix"
 )
 
 // fixturesDir holds the vaults made by real gocryptfs (copied there by the vault package).
@@ -311,6 +312,94 @@ func TestWrittenTreeFsckAndExport(t *testing.T) {
 				t.Fatalf("export: %v", err)
 			}
 			diffTrees(t, "export", treeSnapshot(t, dest), want)
+		})
+	}
+}
+
+// TestXattrInterop: extended attributes set through our mount read back through gocryptfs,
+// and the other way round, for every cipher gocryptfs 2.3 has; AEGIS vaults across two of our
+// mounts.
+func TestXattrInterop(t *testing.T) {
+	const gocryptfs = "/usr/bin/gocryptfs"
+	_, noGocryptfs := os.Stat(gocryptfs)
+	base := daemonEnv(t)
+	c := connect(t)
+	variants := []struct {
+		name string
+		opts vault.CreateOptions
+	}{
+		{"aes-gcm", vault.CreateOptions{Cipher: crypto.AESGCM}},
+		{"xchacha", vault.CreateOptions{Cipher: crypto.XChaCha}},
+		{"aes-siv", vault.CreateOptions{Cipher: crypto.AESSIV}},
+		{"plaintextnames", vault.CreateOptions{Cipher: crypto.AESGCM, PlaintextNames: true}},
+		{"aegis", vault.CreateOptions{Cipher: crypto.AEGIS}},
+	}
+	buf := make([]byte, 4096)
+	get := func(t *testing.T, p, name string) string {
+		t.Helper()
+		n, err := unix.Getxattr(p, name, buf)
+		if err != nil {
+			t.Fatalf("getxattr %s %s: %v", p, name, err)
+		}
+		return string(buf[:n])
+	}
+	for _, variant := range variants {
+		t.Run(variant.name, func(t *testing.T) {
+			cipherdir, mp, pw := newVaultWith(t, base, variant.opts)
+			mount := func() {
+				t.Helper()
+				if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: append([]byte(nil), pw...)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mount()
+			os.WriteFile(filepath.Join(mp, "f"), []byte("data"), 0o644)
+			os.Mkdir(filepath.Join(mp, "d"), 0o755)
+			for _, p := range []string{"f", "d"} {
+				if err := unix.Setxattr(filepath.Join(mp, p), "user.ours", []byte("set by vaultui "+p), 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.Unmount(ctx(t), mp, false); err != nil {
+				t.Fatal(err)
+			}
+			if variant.opts.Cipher != crypto.AEGIS {
+				if noGocryptfs != nil {
+					t.Skipf("%s not installed", gocryptfs)
+				}
+				pf := filepath.Join(base, "pw-x-"+variant.name)
+				os.WriteFile(pf, pw, 0o600)
+				gmp := filepath.Join(base, "gx-"+variant.name)
+				os.Mkdir(gmp, 0o700)
+				if out, err := exec.Command(gocryptfs, "-q", "-passfile", pf, cipherdir, gmp).CombinedOutput(); err != nil {
+					t.Fatalf("gocryptfs mount: %v: %s", err, out)
+				}
+				for _, p := range []string{"f", "d"} {
+					if got := get(t, filepath.Join(gmp, p), "user.ours"); got != "set by vaultui "+p {
+						t.Errorf("gocryptfs reads %s's user.ours as %q", p, got)
+					}
+				}
+				if err := unix.Setxattr(filepath.Join(gmp, "f"), "user.theirs", []byte("set by gocryptfs"), 0); err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; exec.Command("fusermount3", "-u", gmp).Run() != nil; i++ {
+					if i == 50 {
+						syscall.Unmount(gmp, syscall.MNT_DETACH)
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+			mount()
+			defer c.Unmount(ctx(t), mp, false)
+			if got := get(t, filepath.Join(mp, "d"), "user.ours"); got != "set by vaultui d" {
+				t.Errorf("remounted: d's user.ours is %q", got)
+			}
+			if variant.opts.Cipher != crypto.AEGIS {
+				if got := get(t, filepath.Join(mp, "f"), "user.theirs"); got != "set by gocryptfs" {
+					t.Errorf("vaultui reads user.theirs as %q", got)
+				}
+			}
 		})
 	}
 }

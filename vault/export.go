@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -76,6 +77,9 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 		default:
 			add(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("not exported: file type %v", t)))
 		}
+		if err == nil {
+			err = v.exportOwnerAndXattrs(n, out, add)
+		}
 		if err != nil && ctx.Err() == nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) && pe.Path == out || errors.Is(err, syscall.ENOSPC) {
@@ -140,6 +144,30 @@ func (v *Vault) exportFile(ctx context.Context, n Node, out string, problem func
 		return werr
 	}
 	return finishAttrs(out, n.Info)
+}
+
+// exportOwnerAndXattrs gives the exported entry out its user.* extended attributes and, when
+// run as root, its owner. A chown drops setuid/setgid, so the mode is set again after it.
+func (v *Vault) exportOwnerAndXattrs(n Node, out string, problem func(Problem)) error {
+	for name, value := range v.readXattrs(n, problem) {
+		if !strings.HasPrefix(name, "user.") {
+			continue // trusted.* and security.* need privileges and mean nothing elsewhere
+		}
+		if err := unix.Lsetxattr(out, name, value, 0); err != nil {
+			problem(newProblem(n.Path, n.CipherPath, KindIO, fmt.Sprintf("attribute %q not exported: %v", name, err)))
+		}
+	}
+	st, ok := n.Info.Sys().(*syscall.Stat_t)
+	if !ok || os.Geteuid() != 0 {
+		return nil
+	}
+	if err := os.Lchown(out, int(st.Uid), int(st.Gid)); err != nil {
+		return err
+	}
+	if m := n.Info.Mode(); m&(fs.ModeSetuid|fs.ModeSetgid) != 0 && m.Type() != fs.ModeSymlink {
+		return os.Chmod(out, m&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+	}
+	return nil
 }
 
 func isZero(b []byte) bool {

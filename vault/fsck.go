@@ -36,6 +36,7 @@ func (v *Vault) Fsck(ctx context.Context, progress func(FsckProgress)) ([]Proble
 		default:
 			add(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("unexpected file type %v", t)))
 		}
+		v.readXattrs(n, add)
 		done++
 		if progress != nil {
 			progress(FsckProgress{Done: done, Total: max(total, done), Path: n.Path})

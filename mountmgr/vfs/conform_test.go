@@ -606,10 +606,49 @@ func TestXattrs(t *testing.T) {
 			t.Errorf("cipher file holds attribute %q", name)
 		}
 	}
-	// Renaming and hard links keep attributes (they belong to the inode).
+	// Renaming keeps attributes (they belong to the inode).
 	os.Rename(f, f+"2")
 	if sz, err := unix.Getxattr(f+"2", "user.empty", buf); err != nil || sz != 0 {
 		t.Errorf("after rename: %d, %v", sz, err)
+	}
+
+	// fsck checks them, export restores the user.* ones.
+	fsckClean(t, v)
+	out := filepath.Join(t.TempDir(), "export")
+	if err := v.Export(context.Background(), out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if sz, err := unix.Lgetxattr(filepath.Join(out, "f2"), "user.big", buf); err != nil || sz != 3000 {
+		t.Errorf("exported user.big: %d bytes, %v", sz, err)
+	}
+	if sz, err := unix.Lgetxattr(filepath.Join(out, "d"), "user.empty", buf); err != nil || sz != 0 {
+		t.Errorf("exported directory's user.empty: %d, %v", sz, err)
+	}
+	// A value that no longer authenticates is a problem fsck names (the file was renamed,
+	// so its cipher name changed).
+	ents, _ = os.ReadDir(v.Dir)
+	for _, e := range ents {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), "gocryptfs.") {
+			cipherFile = filepath.Join(v.Dir, e.Name())
+		}
+	}
+	sz, _ = unix.Llistxattr(cipherFile, buf)
+	var stored string
+	vb := make([]byte, 4096)
+	vn := 0
+	for _, name := range strings.Split(strings.TrimRight(string(buf[:sz]), "\x00"), "\x00") {
+		if vn, _ = unix.Lgetxattr(cipherFile, name, vb); vn > 0 {
+			stored = name
+			break
+		}
+	}
+	vb[vn-1] ^= 1
+	if err := unix.Lsetxattr(cipherFile, stored, vb[:vn], 0); err != nil {
+		t.Fatal(err)
+	}
+	problems, _ := v.Fsck(context.Background(), nil)
+	if len(problems) != 1 || problems[0].Kind != vault.KindXattr {
+		t.Errorf("fsck after a flipped attribute byte: %v; want one %q problem", problems, vault.KindXattr)
 	}
 }
 

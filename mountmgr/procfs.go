@@ -160,3 +160,18 @@ func detach(mountPoint string) error {
 	}
 	return nil
 }
+
+// MountedAt returns where the vault in cipherDir is mounted (by any vaultui daemon), or "".
+// Offline changes to a mounted cipherdir would go behind the mount's back.
+func MountedAt(cipherDir string) string {
+	entries, err := readMountInfo()
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if e.FSType == FSType && e.Source == cipherDir {
+			return e.MountPoint
+		}
+	}
+	return ""
+}

@@ -29,7 +29,11 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 	}
 	total := v.countEntries()
 	var problems []Problem
-	add := func(p Problem) { problems = append(problems, p) }
+	add := func(p Problem) {
+		if p.Damage() { // conflict copies are exported under their names; foreign files are not ours
+			problems = append(problems, p)
+		}
+	}
 	type dirAttr struct {
 		path string
 		info fs.FileInfo
@@ -41,6 +45,7 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 		out := filepath.Join(dest, filepath.FromSlash(n.Path))
 		mode := n.Info.Mode()
 		var err error
+		skipped := false // nothing was made at out
 		switch t := mode.Type(); {
 		case t.IsDir():
 			err = os.Mkdir(out, 0o700) // made accessible until its content is in
@@ -60,6 +65,7 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 			target, terr := v.readSymlink(n)
 			if terr != nil {
 				add(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(terr)))
+				skipped = true
 				break
 			}
 			if err = os.Symlink(target, out); err == nil {
@@ -76,8 +82,9 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 			}
 		default:
 			add(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("not exported: file type %v", t)))
+			skipped = true
 		}
-		if err == nil {
+		if err == nil && !skipped {
 			err = v.exportOwnerAndXattrs(n, out, add)
 		}
 		if err != nil && ctx.Err() == nil {

@@ -24,6 +24,9 @@ func (v *Vault) Fsck(ctx context.Context, progress func(FsckProgress)) ([]Proble
 	add := func(p Problem) { problems = append(problems, p) }
 	done := 0
 	err := v.Walk(ctx, func(n Node) error {
+		if c := n.Conflict; c != nil {
+			add(newProblem(n.Path, n.CipherPath, KindConflict, conflictDetail(c)))
+		}
 		switch t := n.Info.Mode().Type(); {
 		case t.IsRegular():
 			v.decryptFile(ctx, n, nil, add)
@@ -101,4 +104,13 @@ const KindConfig = "config"
 
 func isUnsupported(err error) bool {
 	return errors.Is(err, ErrUnsupported) || errors.Is(err, ErrNotFound)
+}
+
+// conflictDetail describes a conflict copy for fsck.
+func conflictDetail(c *Conflict) string {
+	s := fmt.Sprintf("%s's conflict copy of /%s", c.Tool, c.Of)
+	if c.Date != "" {
+		s += " from " + c.Date
+	}
+	return s + "; keep one or both with \"vaultui conflicts\" or through the mount"
 }

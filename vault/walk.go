@@ -27,7 +27,51 @@ const (
 	KindSymlink  = "symlink"  // a symlink target does not decrypt
 	KindType     = "type"     // an entry of a type a vault cannot hold (irregular files)
 	KindIO       = "io"       // the cipherdir could not be read
+
+	// Notes, not damage (Problem.Damage is false): the vault reads fine.
+	KindConflict = "conflict" // a sync tool's conflict copy
+	KindForeign  = "foreign"  // a file whose name is not of the vault's format
 )
+
+// Damage reports whether p is damage (fsck's exit code 4) rather than a note about a
+// conflict copy or a foreign file.
+func (p Problem) Damage() bool { return p.Kind != KindConflict && p.Kind != KindForeign }
+
+// Conflict is a sync tool's conflict copy of the entry at plaintext path Of.
+type Conflict struct {
+	Of string
+	layout.Conflict
+}
+
+// conflictOfFormatFile describes a conflict copy of the vault's own files in directory cdir.
+func conflictOfFormatFile(c layout.Conflict, cdir string) string {
+	what := fmt.Sprintf("%s's conflict copy of %s", c.Tool, c.Base)
+	if c.Date != "" {
+		what += " from " + c.Date
+	}
+	switch {
+	case c.Base == crypto.ConfName:
+		return what + "; the vault uses " + crypto.ConfName + " (if the password was changed on two machines, the other password opens the copy)"
+	case c.Base == crypto.DirIVName:
+		return what + "; entries written with the copy's IV do not decrypt and stay hidden until the directory is reconciled"
+	}
+	return what + " (a long name's .name file; harmless)"
+}
+
+// looksEncrypted reports whether name could be an encrypted name of the format: the format's
+// own files, or base64url of a multiple of 16 bytes.
+func looksEncrypted(name string) bool {
+	if strings.HasPrefix(name, crypto.LongNamePrefix) || strings.HasPrefix(name, "gocryptfs.") {
+		return true
+	}
+	n := len(strings.TrimRight(name, "="))
+	for _, r := range name[:n] {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return n*6/8%16 == 0 && n > 0
+}
 
 // Problem is one defect found in a vault. Path is the plaintext path
 // (slash-separated, relative to the vault root; for an entry whose name does
@@ -71,6 +115,8 @@ type Node struct {
 	Path       string      // plaintext path, slash-separated, relative to the root
 	CipherPath string      // path in the cipherdir, slash-separated (a label: it may exceed PATH_MAX)
 	Info       fs.FileInfo // Lstat of the cipher entry
+	// Conflict is set for a sync tool's conflict copy; Path is then the name it shows under.
+	Conflict *Conflict
 
 	// dirfd and name reach the cipher entry during the walk's call for it (see package
 	// layout: no string paths into the cipherdir).
@@ -117,28 +163,49 @@ func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn fu
 		}
 	}
 	nodes := make([]Node, 0, len(names))
+	var failed []string
+	var failedErr []error
 	for _, name := range names {
-		cpath := path.Join(cdir, name)
 		if v.hidden(cdir, name) {
 			continue
 		}
 		plain := name
 		if v.Names != nil {
 			if plain, err = v.decryptEntryName(dirfd, name, iv); err != nil {
+				failed, failedErr = append(failed, name), append(failedErr, err)
+				continue
+			}
+		}
+		nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, plain, nil, problem)
+	}
+	if len(failed) > 0 {
+		// Sync tools' conflict copies show under a readable name beside their original (as in
+		// the mount); names that are not even base64 are foreign files, not damage.
+		taken := make(map[string]bool, len(nodes))
+		for _, n := range nodes {
+			taken[path.Base(n.Path)] = true
+		}
+		for i, name := range failed {
+			cpath := path.Join(cdir, name)
+			c, plain, _, ok := layout.ConflictCopy(dirfd, name, iv, v.Names, cdir == "")
+			switch {
+			case ok && plain == "":
+				problem(newProblem(pdir, cpath, KindConflict, conflictOfFormatFile(c, cdir)))
+			case ok:
+				shown := layout.ConflictName(plain, c, func(s string) bool { return taken[s] })
+				taken[shown] = true
+				conflict := &Conflict{Of: path.Join(pdir, plain), Conflict: c}
+				nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, shown, conflict, problem)
+			case !looksEncrypted(name):
+				problem(newProblem(pdir, cpath, KindForeign, "not a name of the vault's format (a file put into the cipherdir by hand or by a sync tool); the mount hides it"))
+			default:
 				kind := KindName
 				if crypto.IsLongName(name) {
 					kind = KindLongName
 				}
-				problem(newProblem(pdir, cpath, kind, errDetail(err)))
-				continue
+				problem(newProblem(pdir, cpath, kind, errDetail(failedErr[i])))
 			}
 		}
-		info, err := lstatAt(dirfd, name)
-		if err != nil {
-			problem(newProblem(path.Join(pdir, plain), cpath, KindIO, err.Error()))
-			continue
-		}
-		nodes = append(nodes, Node{Path: path.Join(pdir, plain), CipherPath: cpath, Info: info, dirfd: dirfd, name: name})
 	}
 	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Path, b.Path) })
 	for _, n := range nodes {
@@ -159,6 +226,17 @@ func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn fu
 		}
 	}
 	return nil
+}
+
+// appendNode stats the entry name in dirfd (shown as plain) and appends it to nodes.
+func (v *Vault) appendNode(nodes []Node, dirfd int, cdir, pdir, name, plain string, c *Conflict, problem func(Problem)) []Node {
+	cpath := path.Join(cdir, name)
+	info, err := lstatAt(dirfd, name)
+	if err != nil {
+		problem(newProblem(path.Join(pdir, plain), cpath, KindIO, err.Error()))
+		return nodes
+	}
+	return append(nodes, Node{Path: path.Join(pdir, plain), CipherPath: cpath, Info: info, Conflict: c, dirfd: dirfd, name: name})
 }
 
 // readDirNames lists the directory open at dirfd (without "." and "..").

@@ -220,6 +220,9 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	}
 	n.namesMu.Lock()
 	e, ok := n.names[plain]
+	if !ok {
+		e, ok = n.conflicts[plain]
+	}
 	n.namesMu.Unlock()
 	if ok {
 		return e, 0
@@ -251,7 +254,7 @@ func (n *node) cacheName(plain string, e storedEntry) {
 // a new directory with a new IV.
 func (n *node) forgetNames() {
 	n.namesMu.Lock()
-	n.names = nil
+	n.names, n.conflicts = nil, nil
 	n.namesMu.Unlock()
 }
 

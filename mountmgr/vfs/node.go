@@ -29,6 +29,10 @@ type node struct {
 	// the plain name and the directory's IV, which never changes, so entries never go stale.
 	namesMu sync.Mutex
 	names   map[string]storedEntry
+	// conflicts maps the names sync tools' conflict copies show under (layout.ConflictName)
+	// to their entries; they cannot be computed from the name, so they are kept until the
+	// copy is renamed or removed (there are few).
+	conflicts map[string]storedEntry
 
 	// mu serialises writers and truncation of a file against each other and against readers.
 	mu sync.RWMutex
@@ -191,7 +195,17 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	}
 	defer d.close()
 	var st unix.Stat_t
-	if err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err == unix.ENOENT && n.fsys.names != nil && strings.Contains(name, " (conflict ") {
+		// A conflict copy looked up before its directory was listed (after a remount): list
+		// it to learn the copies' names.
+		if _, errno := n.Readdir(ctx); errno == 0 {
+			if stored, errno = n.storedName(name); errno == 0 {
+				err = unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW)
+			}
+		}
+	}
+	if err != nil {
 		return nil, n.fsys.op(fs2errno(err))
 	}
 	return n.newChild(ctx, &st, d.fd, stored, out), n.fsys.op(0)
@@ -390,6 +404,7 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 		}
 	}
 	var entries []fuse.DirEntry
+	var failed []failedEntry
 	for stream.HasNext() {
 		e, errno := stream.Next()
 		if errno != 0 {
@@ -412,13 +427,13 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 		encoded := e.Name
 		if crypto.IsLongName(e.Name) {
 			if encoded, err = layout.ReadLongName(d.fd, e.Name, n.fsys.names); err != nil {
-				n.fsys.log.Printf("vfs: directory inode %d: long name %q hidden: %v", n.StableAttr().Ino, e.Name, err)
+				failed = append(failed, failedEntry{e, err})
 				continue
 			}
 		}
 		plain, err := n.fsys.names.DecryptName(encoded, iv)
 		if err != nil {
-			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, err)
+			failed = append(failed, failedEntry{e, err})
 			continue
 		}
 		// "ls -l" looks every entry up next: remember the stored names.
@@ -426,7 +441,55 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 		e.Name = plain
 		entries = append(entries, e)
 	}
+	if len(failed) > 0 {
+		entries = n.addConflicts(d.fd, iv, entries, failed)
+	} else if n.fsys.names != nil {
+		n.namesMu.Lock()
+		n.conflicts = nil
+		n.namesMu.Unlock()
+	}
 	return fs.NewListDirStream(entries), n.fsys.op(0)
+}
+
+type failedEntry struct {
+	fuse.DirEntry
+	err error
+}
+
+// addConflicts shows the sync tools' conflict copies among the entries whose names did not
+// decrypt, under a readable name (layout.ConflictName); the others stay hidden and logged.
+func (n *node) addConflicts(dirfd int, iv []byte, entries []fuse.DirEntry, failed []failedEntry) []fuse.DirEntry {
+	taken := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		taken[e.Name] = true
+	}
+	conflicts := map[string]storedEntry{}
+	for _, e := range failed {
+		c, plain, nameFile, ok := layout.ConflictCopy(dirfd, e.Name, iv, n.fsys.names, n.IsRoot())
+		if !ok {
+			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
+			continue
+		}
+		if plain == "" {
+			continue // a copy of the format's own files: fsck and "vaultui conflicts" report it
+		}
+		shown := layout.ConflictName(plain, c, func(s string) bool { return taken[s] })
+		taken[shown] = true
+		conflicts[shown] = storedEntry{stored: e.Name, long: nameFile}
+		e.Name = shown
+		entries = append(entries, e.DirEntry)
+	}
+	n.namesMu.Lock()
+	n.conflicts = conflicts
+	n.namesMu.Unlock()
+	return entries
+}
+
+// forgetConflict drops a conflict copy that was renamed or removed.
+func (n *node) forgetConflict(plain string) {
+	n.namesMu.Lock()
+	delete(n.conflicts, plain)
+	n.namesMu.Unlock()
 }
 
 // makeEntry creates the cipher entry for the plaintext name with mk(dirfd, stored). A long
@@ -649,6 +712,7 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 		return n.fsys.op(fs2errno(err))
 	}
 	removeLongName(d.fd, e)
+	n.forgetConflict(name)
 	return n.fsys.op(0)
 }
 
@@ -666,6 +730,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 		return n.fsys.op(errno)
 	}
 	removeLongName(d.fd, e)
+	n.forgetConflict(name)
 	return n.fsys.op(0)
 }
 
@@ -775,6 +840,8 @@ func (n *node) rename(name string, np *node, newName string, flags uint32) sysca
 	// With RENAME_EXCHANGE both entries still exist under their names, .name files included.
 	if flags&unix.RENAME_EXCHANGE == 0 {
 		removeLongName(sd.fd, src)
+		n.forgetConflict(name)
+		np.forgetConflict(newName) // a copy replaced by the rename
 	}
 	return 0
 }

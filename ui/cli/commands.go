@@ -34,6 +34,7 @@ var commands = []*command{
 	passwdCommand,
 	fsckCommand,
 	exportCommand,
+	conflictsCommand,
 	listCommand,
 	addCommand,
 	forgetCommand,

@@ -316,8 +316,10 @@ var fsckCommand = &command{
 	summary: "Check that every name, symlink and block of a vault decrypts",
 	args:    "[--passfile F] VAULT",
 	help: `Each problem is printed on its own line with the file's path (and the block
-range for damaged contents). Exit code 0 means clean, 4 means problems were
-found (or the vault's config is damaged). Progress is shown on a terminal.
+range for damaged contents). Sync tools' conflict copies and foreign files
+(names not of the vault's format, e.g. desktop.ini) are listed as notes, not
+damage. Exit code 0 means no damage, 4 means damage was found (or the
+vault's config is damaged). Progress is shown on a terminal.
 The vault is only read.
 
 examples:

@@ -189,13 +189,19 @@ func writeAll(fd int, b []byte) error {
 // gocryptfs.longname.HASH name) in dirfd: the content of its .name file, which must hash to
 // stored.
 func ReadLongName(dirfd int, stored string, names *crypto.NameTransform) (string, error) {
-	b, err := readSmall(dirfd, stored+crypto.LongNameSuffix, crypto.MaxLongNameFile)
+	return ReadLongNameFile(dirfd, stored+crypto.LongNameSuffix, stored, names)
+}
+
+// ReadLongNameFile is ReadLongName with the .name file under another name (a sync tool's
+// conflict copy of it).
+func ReadLongNameFile(dirfd int, file, stored string, names *crypto.NameTransform) (string, error) {
+	b, err := readSmall(dirfd, file, crypto.MaxLongNameFile)
 	if err != nil {
 		return "", err
 	}
 	encoded := string(b)
 	if names.HashLongName(encoded) != stored {
-		return "", fmt.Errorf("%w: %s%s does not match its entry's hash", ErrCorrupt, stored, crypto.LongNameSuffix)
+		return "", fmt.Errorf("%w: %s does not match its entry's hash", ErrCorrupt, file)
 	}
 	return encoded, nil
 }

@@ -712,3 +712,168 @@ func logWriterFunc(fn func([]byte)) *log.Logger {
 type writerFunc func([]byte)
 
 func (w writerFunc) Write(p []byte) (int, error) { w(p); return len(p), nil }
+
+// cipherName returns the on-disk name of plaintext path name (its last component) and the
+// cipher directory holding it.
+func cipherName(t testing.TB, v *vault.Vault, name string) (dir, stored string) {
+	t.Helper()
+	dir = v.Dir
+	parts := strings.Split(name, "/")
+	for i, part := range parts {
+		iv, err := vault.ReadDirIV(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored, _, _, err = v.Names.StoredName(part, iv); err != nil {
+			t.Fatal(err)
+		}
+		if i < len(parts)-1 {
+			dir = filepath.Join(dir, stored)
+		}
+	}
+	return dir, stored
+}
+
+// Conflict copies made the way sync tools make them show up beside their originals, can be
+// read, written, renamed and settled, and fsck calls them (and foreign files) notes.
+func TestConflictCopies(t *testing.T) {
+	v := realVault(t, "", crypto.AESGCM)
+	vol := volumeOf(v)
+	mp, m := mountTest(t, vol, Options{})
+	longName := strings.Repeat("long", 50) + ".txt"
+	for name, data := range map[string]string{"report.odt": "original", "notes": "notes v1", longName: "long v1", "other": "other version"} {
+		if err := os.WriteFile(filepath.Join(mp, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(filepath.Join(mp, "d"), 0o755)
+	os.WriteFile(filepath.Join(mp, "d", "x.txt"), []byte("x v1"), 0o644)
+	if err := m.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	// The sync tools at work, on the cipherdir.
+	root := v.Dir
+	_, report := cipherName(t, v, "report.odt")
+	_, other := cipherName(t, v, "other")
+	_, notes := cipherName(t, v, "notes")
+	_, long := cipherName(t, v, longName)
+	ddir, x := cipherName(t, v, "d/x.txt")
+	copyFile := func(from, to string) {
+		t.Helper()
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Rename(filepath.Join(root, other), filepath.Join(root, report+".sync-conflict-20261130-101010-ABCDEF7"))
+	copyFile(filepath.Join(root, notes), filepath.Join(root, notes+" (Ann's conflicted copy 2026-11-30)"))
+	hash := strings.TrimPrefix(long, crypto.LongNamePrefix)
+	copyFile(filepath.Join(root, long), filepath.Join(root, "gocryptfs.longname.sync-conflict-20261201-090000-ZZZZZZZ."+hash))
+	copyFile(filepath.Join(ddir, x), filepath.Join(ddir, x+"-LAPTOP"))
+	copyFile(filepath.Join(root, crypto.DirIVName), filepath.Join(root, "gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv"))
+	os.WriteFile(filepath.Join(root, "desktop.ini"), []byte("[.ShellClassInfo]"), 0o644)
+	os.WriteFile(filepath.Join(root, "Icon\r"), nil, 0o644)
+
+	m2, err := Mount(mp, vol, Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	*m = *m2
+	// Looked up before its directory is listed (the kernel has nothing cached after a mount).
+	if b, err := os.ReadFile(filepath.Join(mp, "d", "x (conflict OneDrive LAPTOP).txt")); err != nil || string(b) != "x v1" {
+		t.Fatalf("the OneDrive copy reads %q, %v", b, err)
+	}
+	want := map[string]string{
+		"report.odt": "original", "report (conflict 2026-11-30 Syncthing).odt": "other version",
+		"notes": "notes v1", "notes (conflict 2026-11-30 Dropbox)": "notes v1",
+		longName: "long v1", strings.TrimSuffix(longName, ".txt") + " (conflict 2026-12-01 Syncthing).txt": "long v1",
+	}
+	ents, err := os.ReadDir(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range ents {
+		seen[e.Name()] = true
+	}
+	for name, data := range want {
+		if !seen[name] {
+			t.Errorf("listing lacks %q (has %v)", name, seen)
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(mp, name)); err != nil || string(b) != data {
+			t.Errorf("%s reads %q, %v; want %q", name, b, err, data)
+		}
+	}
+	if len(ents) != len(want)+1 { // + d
+		t.Errorf("listing has %d entries, want %d: %v", len(ents), len(want)+1, seen)
+	}
+	// Writing to a copy writes the copy; renaming it to a normal name settles it.
+	copyName := filepath.Join(mp, "report (conflict 2026-11-30 Syncthing).odt")
+	f, err := os.OpenFile(copyName, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(" + edit")
+	f.Close()
+	if err := os.Rename(copyName, filepath.Join(mp, "report-mine.odt")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mp, "report-mine.odt")); string(b) != "other version + edit" {
+		t.Errorf("the settled copy reads %q", b)
+	}
+
+	// Offline: notes, not damage; listed by Conflicts; settled by ResolveConflict.
+	problems, err := v.Fsck(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, p := range problems {
+		kinds[p.Kind]++
+		if p.Damage() {
+			t.Errorf("fsck: damage: %s", p)
+		}
+	}
+	if kinds[vault.KindConflict] != 4 || kinds[vault.KindForeign] != 2 {
+		t.Errorf("fsck notes: %v; want 4 conflict (3 copies, 1 diriv copy) and 2 foreign", kinds)
+	}
+	list, err := v.Conflicts(context.Background())
+	if err != nil || len(list) != 3 {
+		t.Fatalf("Conflicts = %+v, %v; want 3", list, err)
+	}
+	if err := m.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := v.ResolveConflict(ctx, "notes (conflict 2026-11-30 Dropbox)", vault.KeepOriginal); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.ResolveConflict(ctx, "d/x (conflict OneDrive LAPTOP).txt", vault.KeepBoth); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.ResolveConflict(ctx, strings.TrimSuffix(longName, ".txt")+" (conflict 2026-12-01 Syncthing).txt", vault.KeepCopy); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.ResolveConflict(ctx, "notes", vault.KeepBoth); !errors.Is(err, vault.ErrNoConflict) {
+		t.Errorf("settling a normal file: %v, want ErrNoConflict", err)
+	}
+	if list, _ := v.Conflicts(ctx); len(list) != 0 {
+		t.Errorf("after settling, Conflicts = %+v", list)
+	}
+	out := filepath.Join(t.TempDir(), "export")
+	if err := v.Export(ctx, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"notes": "notes v1", "d/x (conflict OneDrive LAPTOP).txt": "x v1", "d/x.txt": "x v1", longName: "long v1", "report-mine.odt": "other version + edit"} {
+		if b, err := os.ReadFile(filepath.Join(out, name)); err != nil || string(b) != data {
+			t.Errorf("exported %s: %q, %v; want %q", name, b, err, data)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "notes (conflict 2026-11-30 Dropbox)")); !os.IsNotExist(err) {
+		t.Errorf("the deleted copy was exported: %v", err)
+	}
+}

@@ -219,9 +219,9 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 		return storedEntry{stored: plain}, 0
 	}
 	n.namesMu.Lock()
-	e, ok := n.names[plain]
+	e, ok := n.conflicts[plain] // first: the name cache may hold what the name encrypts to
 	if !ok {
-		e, ok = n.conflicts[plain]
+		e, ok = n.names[plain]
 	}
 	n.namesMu.Unlock()
 	if ok {

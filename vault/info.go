@@ -1,9 +1,11 @@
 package vault
 
 import (
+	"os"
 	"slices"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // Info describes a vault from its config alone, without the password and
@@ -28,6 +30,9 @@ type Info struct {
 	ScryptKeyLen       int             `json:"scrypt_keylen"`
 	ScryptSaltLen      int             `json:"scrypt_salt_len"`
 	EncryptedKeyLen    int             `json:"encrypted_key_len"`
+	// ConfigConflicts lists sync tools' conflict copies of gocryptfs.conf beside it (after a
+	// password change on two machines, say); the vault uses gocryptfs.conf.
+	ConfigConflicts []string `json:"config_conflicts,omitempty"`
 }
 
 // ReadInfo reads and validates cipherdir's config and describes it.
@@ -36,7 +41,24 @@ func ReadInfo(cipherdir string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	return c.Info(cipherdir), nil
+	i := c.Info(cipherdir)
+	i.ConfigConflicts = configConflicts(cipherdir)
+	return i, nil
+}
+
+// configConflicts lists the conflict copies of gocryptfs.conf in cipherdir.
+func configConflicts(cipherdir string) []string {
+	ents, err := os.ReadDir(cipherdir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if _, ok := layout.ParseConflict(e.Name(), func(base string) bool { return base == crypto.ConfName }); ok {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // Info describes c (for the vault in dir).

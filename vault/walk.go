@@ -53,7 +53,7 @@ func conflictOfFormatFile(c layout.Conflict, cdir string) string {
 	case c.Base == crypto.ConfName:
 		return what + "; the vault uses " + crypto.ConfName + " (if the password was changed on two machines, the other password opens the copy)"
 	case c.Base == crypto.DirIVName:
-		return what + "; entries written with the copy's IV do not decrypt and stay hidden until the directory is reconciled"
+		return what + " (the directory was made on two machines); entries made under the copy's IV show as its conflict copies"
 	}
 	return what + " (a long name's .name file; harmless)"
 }
@@ -179,33 +179,7 @@ func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn fu
 		nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, plain, nil, problem)
 	}
 	if len(failed) > 0 {
-		// Sync tools' conflict copies show under a readable name beside their original (as in
-		// the mount); names that are not even base64 are foreign files, not damage.
-		taken := make(map[string]bool, len(nodes))
-		for _, n := range nodes {
-			taken[path.Base(n.Path)] = true
-		}
-		for i, name := range failed {
-			cpath := path.Join(cdir, name)
-			c, plain, _, ok := layout.ConflictCopy(dirfd, name, iv, v.Names, cdir == "")
-			switch {
-			case ok && plain == "":
-				problem(newProblem(pdir, cpath, KindConflict, conflictOfFormatFile(c, cdir)))
-			case ok:
-				shown := layout.ConflictName(plain, c, func(s string) bool { return taken[s] })
-				taken[shown] = true
-				conflict := &Conflict{Of: path.Join(pdir, plain), Conflict: c}
-				nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, shown, conflict, problem)
-			case !looksEncrypted(name):
-				problem(newProblem(pdir, cpath, KindForeign, "not a name of the vault's format (a file put into the cipherdir by hand or by a sync tool); the mount hides it"))
-			default:
-				kind := KindName
-				if crypto.IsLongName(name) {
-					kind = KindLongName
-				}
-				problem(newProblem(pdir, cpath, kind, errDetail(failedErr[i])))
-			}
-		}
+		nodes = v.addConflicts(dirfd, cdir, pdir, iv, nodes, failed, failedErr, problem)
 	}
 	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Path, b.Path) })
 	for _, n := range nodes {
@@ -226,6 +200,62 @@ func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn fu
 		}
 	}
 	return nil
+}
+
+// addConflicts places the entries whose names did not decrypt: sync tools' conflict copies show
+// under a readable name beside their original (as in the mount), entries made under the IV of
+// a conflict copy of gocryptfs.diriv likewise; names that are not even base64 are foreign
+// files (notes, not damage); the rest are damaged names.
+func (v *Vault) addConflicts(dirfd int, cdir, pdir string, iv []byte, nodes []Node, failed []string, failedErr []error, problem func(Problem)) []Node {
+	taken := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		taken[path.Base(n.Path)] = true
+	}
+	var others []layout.OtherIV
+	var rest []int
+	for i, name := range failed {
+		cpath := path.Join(cdir, name)
+		c, plain, _, ok := layout.ConflictCopy(dirfd, name, iv, v.Names, cdir == "")
+		switch {
+		case ok && c.Base == crypto.DirIVName:
+			problem(newProblem(pdir, cpath, KindConflict, conflictOfFormatFile(c, cdir)))
+			if other, err := layout.ReadDirIVFile(dirfd, name); err == nil {
+				others = append(others, layout.OtherIV{IV: other, Conflict: c})
+			}
+		case ok && plain == "":
+			problem(newProblem(pdir, cpath, KindConflict, conflictOfFormatFile(c, cdir)))
+		case ok:
+			shown := layout.ConflictName(plain, c, func(s string) bool { return taken[s] })
+			taken[shown] = true
+			nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, shown, &Conflict{Of: path.Join(pdir, plain), Conflict: c}, problem)
+		default:
+			rest = append(rest, i)
+		}
+	}
+entries:
+	for _, i := range rest {
+		name := failed[i]
+		cpath := path.Join(cdir, name)
+		for _, o := range others {
+			if plain, err := layout.EntryUnderIV(dirfd, name, o.IV, v.Names); err == nil {
+				shown := layout.ConflictName(plain, o.Conflict, func(s string) bool { return taken[s] })
+				taken[shown] = true
+				nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, shown, &Conflict{Of: path.Join(pdir, plain), Conflict: o.Conflict}, problem)
+				continue entries
+			}
+		}
+		switch {
+		case !looksEncrypted(name):
+			problem(newProblem(pdir, cpath, KindForeign, "not a name of the vault's format (a file put into the cipherdir by hand or by a sync tool); the mount hides it"))
+		default:
+			kind := KindName
+			if crypto.IsLongName(name) {
+				kind = KindLongName
+			}
+			problem(newProblem(pdir, cpath, kind, errDetail(failedErr[i])))
+		}
+	}
+	return nodes
 }
 
 // appendNode stats the entry name in dirfd (shown as plain) and appends it to nodes.

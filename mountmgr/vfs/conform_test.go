@@ -877,3 +877,53 @@ func TestConflictCopies(t *testing.T) {
 		t.Errorf("the deleted copy was exported: %v", err)
 	}
 }
+
+// A directory made on two machines: the sync tool keeps one gocryptfs.diriv and renames the
+// other, and the entries made under the losing IV would vanish. They show as conflict copies.
+func TestDirIVConflict(t *testing.T) {
+	v := realVault(t, "", crypto.AESGCM)
+	vol := volumeOf(v)
+	mp, m := mountTest(t, vol, Options{})
+	os.Mkdir(filepath.Join(mp, "shared"), 0o755)
+	os.WriteFile(filepath.Join(mp, "shared", "a.txt"), []byte("made on A"), 0o644)
+	if err := m.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	_, sharedC := cipherName(t, v, "shared")
+	dir := filepath.Join(v.Dir, sharedC)
+	os.Rename(filepath.Join(dir, crypto.DirIVName), filepath.Join(dir, "gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv"))
+	other := make([]byte, 16)
+	other[0] = 1
+	if err := os.WriteFile(filepath.Join(dir, crypto.DirIVName), other, 0o440); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Mount(mp, vol, Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	*m = *m2
+	os.WriteFile(filepath.Join(mp, "shared", "b.txt"), []byte("made on B"), 0o644)
+	shown := filepath.Join(mp, "shared", "a (conflict 2026-11-30 Syncthing).txt")
+	if b, err := os.ReadFile(shown); err != nil || string(b) != "made on A" {
+		t.Fatalf("the entry under the other IV: %q, %v", b, err)
+	}
+	problems, _ := v.Fsck(context.Background(), nil)
+	for _, p := range problems {
+		if p.Damage() {
+			t.Errorf("fsck: %s", p)
+		}
+	}
+	if list, _ := v.Conflicts(context.Background()); len(list) != 1 || list[0].Of != "shared/a.txt" {
+		t.Errorf("Conflicts = %+v; want shared/a.txt's copy", list)
+	}
+	// Renaming it re-encrypts its name under the directory's IV: settled.
+	if err := os.Rename(shown, filepath.Join(mp, "shared", "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := v.Conflicts(context.Background()); len(list) != 0 {
+		t.Errorf("after the rename, Conflicts = %+v", list)
+	}
+	if b, err := os.ReadFile(filepath.Join(mp, "shared", "a.txt")); err != nil || string(b) != "made on A" {
+		t.Errorf("a.txt: %q, %v", b, err)
+	}
+}

@@ -457,27 +457,50 @@ type failedEntry struct {
 }
 
 // addConflicts shows the sync tools' conflict copies among the entries whose names did not
-// decrypt, under a readable name (layout.ConflictName); the others stay hidden and logged.
+// decrypt, under a readable name (layout.ConflictName), and the entries made under the IV of
+// a conflict copy of the directory's gocryptfs.diriv; the others stay hidden and logged.
 func (n *node) addConflicts(dirfd int, iv []byte, entries []fuse.DirEntry, failed []failedEntry) []fuse.DirEntry {
 	taken := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		taken[e.Name] = true
 	}
 	conflicts := map[string]storedEntry{}
-	for _, e := range failed {
-		c, plain, nameFile, ok := layout.ConflictCopy(dirfd, e.Name, iv, n.fsys.names, n.IsRoot())
-		if !ok {
-			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
-			continue
-		}
-		if plain == "" {
-			continue // a copy of the format's own files: fsck and "vaultui conflicts" report it
-		}
+	show := func(e fuse.DirEntry, plain string, c layout.Conflict, long bool) {
 		shown := layout.ConflictName(plain, c, func(s string) bool { return taken[s] })
 		taken[shown] = true
-		conflicts[shown] = storedEntry{stored: e.Name, long: nameFile}
+		conflicts[shown] = storedEntry{stored: e.Name, long: long}
 		e.Name = shown
-		entries = append(entries, e.DirEntry)
+		entries = append(entries, e)
+	}
+	var others []layout.OtherIV
+	var rest []failedEntry
+	for _, e := range failed {
+		c, plain, nameFile, ok := layout.ConflictCopy(dirfd, e.Name, iv, n.fsys.names, n.IsRoot())
+		switch {
+		case !ok:
+			rest = append(rest, e)
+		case c.Base == crypto.DirIVName:
+			if other, err := layout.ReadDirIVFile(dirfd, e.Name); err == nil {
+				others = append(others, layout.OtherIV{IV: other, Conflict: c})
+			}
+		case plain != "":
+			show(e.DirEntry, plain, c, nameFile)
+		}
+		// Other copies of the format's own files stay hidden: fsck and "vaultui conflicts"
+		// report them.
+	}
+	for _, e := range rest {
+		shown := false
+		for _, o := range others {
+			if plain, err := layout.EntryUnderIV(dirfd, e.Name, o.IV, n.fsys.names); err == nil {
+				show(e.DirEntry, plain, o.Conflict, false)
+				shown = true
+				break
+			}
+		}
+		if !shown {
+			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
+		}
 	}
 	n.namesMu.Lock()
 	n.conflicts = conflicts

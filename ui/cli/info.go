@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -48,5 +49,8 @@ func printInfo(w io.Writer, e vault.Entry, i vault.Info) {
 	row("Scrypt", fmt.Sprintf("N=2^%d R=%d P=%d KeyLen=%d", i.ScryptLogN, i.ScryptR, i.ScryptP, i.ScryptKeyLen))
 	row("Format", fmt.Sprintf("gocryptfs v%d", i.Version))
 	row("Creator", i.Creator)
+	for _, c := range i.ConfigConflicts {
+		row("Config conflict", c+" (a sync tool's copy; this vault uses "+crypto.ConfName+")")
+	}
 	tw.Flush()
 }

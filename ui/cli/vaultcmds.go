@@ -345,8 +345,18 @@ examples:
 			if err != nil {
 				return err
 			}
+			damage := 0
+			for _, p := range problems {
+				if p.Damage() {
+					damage++
+				}
+			}
+			if damage > 0 {
+				return problemsFound(damage)
+			}
 			if len(problems) > 0 {
-				return problemsFound(len(problems))
+				fmt.Fprintf(e.stdout, "%s: no damage found (%d entries checked); the notes above are conflict copies or foreign files.\n", displayName(entry), prog.total)
+				return nil
 			}
 			fmt.Fprintf(e.stdout, "%s: no problems found (%d entries checked).\n", displayName(entry), prog.total)
 			return nil

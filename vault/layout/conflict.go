@@ -183,3 +183,23 @@ func ConflictCopy(dirfd int, name string, iv []byte, names *crypto.NameTransform
 	}
 	return c, plain, decoratedNameFile, ok
 }
+
+// OtherIV is the IV of a sync tool's conflict copy of a directory's gocryptfs.diriv: when
+// two machines made the same directory, entries made on one are encrypted under the IV that
+// lost, and would vanish. They decrypt under it and show as that copy's conflict entries.
+type OtherIV struct {
+	IV []byte
+	Conflict
+}
+
+// EntryUnderIV decrypts the entry name in dirfd (a plain or long name) under iv.
+func EntryUnderIV(dirfd int, name string, iv []byte, names *crypto.NameTransform) (string, error) {
+	encoded := name
+	if crypto.IsLongName(name) {
+		var err error
+		if encoded, err = ReadLongName(dirfd, name, names); err != nil {
+			return "", err
+		}
+	}
+	return names.DecryptName(encoded, iv)
+}

@@ -123,12 +123,17 @@ func typeName(mode uint32) string {
 
 // ReadDirIV reads the gocryptfs.diriv of the directory open at dirfd: exactly 16 bytes.
 func ReadDirIV(dirfd int) ([]byte, error) {
-	b, err := readSmall(dirfd, crypto.DirIVName, crypto.DirIVLen)
+	return ReadDirIVFile(dirfd, crypto.DirIVName)
+}
+
+// ReadDirIVFile is ReadDirIV for a diriv under another name (a sync tool's conflict copy).
+func ReadDirIVFile(dirfd int, file string) ([]byte, error) {
+	b, err := readSmall(dirfd, file, crypto.DirIVLen)
 	if err != nil {
 		return nil, err
 	}
 	if len(b) != crypto.DirIVLen {
-		return nil, fmt.Errorf("%w: %s is %d bytes, want %d", ErrCorrupt, crypto.DirIVName, len(b), crypto.DirIVLen)
+		return nil, fmt.Errorf("%w: %s is %d bytes, want %d", ErrCorrupt, file, len(b), crypto.DirIVLen)
 	}
 	return b, nil
 }

@@ -11,10 +11,10 @@ import (
 // reference the assembly is compared with.
 //
 // The AES round uses lookup tables (the classic T-table formulation). It is
-// fast and simple but not constant time: on a machine without AES
-// instructions, an attacker sharing the CPU cache could learn key-dependent
-// state through cache timing. Every amd64 and arm64 machine vaultui targets has
-// AES instructions, so the portable path is a fallback, not the main path.
+// fast and simple but not constant time: an attacker sharing the CPU cache
+// could learn key-dependent state through cache timing. It is the only path
+// on architectures without assembly kernels (arm64 among them) and on amd64
+// CPUs without AES-NI and AVX, not merely a fallback for rare machines.
 
 // block is a 16-byte AES block as four big-endian column words.
 type block [4]uint32

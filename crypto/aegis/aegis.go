@@ -39,7 +39,8 @@ type Batcher interface {
 	// SealBatch seals msgs[i] with nonces[i] and ads[i] into dsts[i]. Each
 	// dsts[i] must have room for len(msgs[i])+Overhead bytes (its length is
 	// ignored, its capacity is used); dsts[i] may start exactly at msgs[i]
-	// (in-place), any other overlap panics. The ciphertext||tag of message i
+	// (in-place), any other overlap with msgs[i] or any overlap with ads[i]
+	// panics. The ciphertext||tag of message i
 	// is written to dsts[i][:len(msgs[i])+Overhead].
 	SealBatch(dsts, nonces, msgs, ads [][]byte)
 	// OpenBatch opens ciphertexts[i] into dsts[i] (room for
@@ -158,9 +159,7 @@ func (a *aead) Overhead() int  { return a.tagSize }
 func (a *aead) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	a.checkSeal(nonce, plaintext, additionalData)
 	ret, out := sliceForAppend(dst, len(plaintext)+a.tagSize)
-	if inexactOverlap(out, plaintext) {
-		panic("aegis: invalid buffer overlap")
-	}
+	checkAliasing(out, plaintext, additionalData)
 	a.seal(out, nonce, plaintext, additionalData)
 	return ret
 }
@@ -183,9 +182,7 @@ func (a *aead) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, erro
 		return nil, ErrOpen
 	}
 	ret, out := sliceForAppend(dst, len(ciphertext)-a.tagSize)
-	if inexactOverlap(out, ciphertext) {
-		panic("aegis: invalid buffer overlap")
-	}
+	checkAliasing(out, ciphertext, additionalData)
 	if !a.open(out, nonce, ciphertext, additionalData) {
 		return nil, ErrOpen
 	}
@@ -214,9 +211,7 @@ func (a *aead) SealBatch(dsts, nonces, msgs, ads [][]byte) {
 		if cap(dsts[i]) < len(msgs[i])+a.tagSize {
 			panic("aegis: SealBatch destination too small")
 		}
-		if inexactOverlap(dsts[i][:len(msgs[i])+a.tagSize], msgs[i]) {
-			panic("aegis: invalid buffer overlap")
-		}
+		checkAliasing(dsts[i][:len(msgs[i])+a.tagSize], msgs[i], ads[i])
 	}
 	a.sealBatch(dsts, nonces, msgs, ads)
 }
@@ -237,9 +232,7 @@ func (a *aead) OpenBatch(dsts, nonces, ciphertexts, ads [][]byte) (int, error) {
 		if cap(dsts[i]) < len(ciphertexts[i])-a.tagSize {
 			panic("aegis: OpenBatch destination too small")
 		}
-		if inexactOverlap(dsts[i][:len(ciphertexts[i])-a.tagSize], ciphertexts[i]) {
-			panic("aegis: invalid buffer overlap")
-		}
+		checkAliasing(dsts[i][:len(ciphertexts[i])-a.tagSize], ciphertexts[i], ads[i])
 	}
 	return a.openBatch(dsts, nonces, ciphertexts, ads)
 }
@@ -284,6 +277,19 @@ func sliceForAppend(in []byte, n int) (head, tail []byte) {
 	}
 	tail = head[len(in):]
 	return
+}
+
+// checkAliasing panics unless out is either exactly in place over in or
+// disjoint from it, and disjoint from the additional data: the AD is read
+// while the output is written (in lane groups, after part of it is written),
+// so an output over the AD would change the message it authenticates.
+func checkAliasing(out, in, ad []byte) {
+	if inexactOverlap(out, in) {
+		panic("aegis: invalid buffer overlap")
+	}
+	if anyOverlap(out, ad) {
+		panic("aegis: output overlaps the additional data")
+	}
 }
 
 // anyOverlap reports whether x and y share memory at any (not necessarily

@@ -32,7 +32,7 @@ const narrowEnv = "AEGIS_TEST_NARROWING"
 // machines (no AES instructions; AES-NI only; AES-NI and VAES without
 // AVX-512; each with and without three-input logic), where the X2 and X4
 // variants run their lanes in groups on narrower kernels, and compares them
-// with the portable code, the batch paths included. Each feature set runs in
+// with the portable code, the batch paths and aliasing rules included. Each feature set runs in
 // a child process of the test binary started with GODEBUG=cpu.*=off, so the
 // production code has no test hook.
 func TestLaneGroupFallbacks(t *testing.T) {
@@ -90,6 +90,7 @@ func checkNarrowing(t *testing.T, name string) {
 				}
 				compareWithGeneric(t, c.v, a, key, 400)
 				checkBatch(t, a)
+				checkAliasingRules(t, a)
 			})
 		}
 	}

@@ -137,17 +137,20 @@ func (a *aead) seal(out, nonce, plaintext, ad []byte) {
 		a.sealRest(&s, out, plaintext, 0, len(ad))
 		return
 	}
-	// Lane groups: each group makes one pass over the interleaved data.
+	// Lane groups: each group makes one pass over the interleaved data. All
+	// groups read the nonce and absorb the AD before the first output byte is
+	// written, so no pass reads what an earlier one wrote.
 	k, rate := a.impl.k, a.v.rate()
 	full := len(plaintext) / rate * rate
 	var last [128]byte // zero-padded last partial chunk, encrypted in place
 	copy(last[:], plaintext[full:])
+	var ss [4]state
+	for g := range a.impl.groups {
+		a.start(&ss[g], g*k.width(), nonce, ad)
+	}
 	var tag, t [32]byte
 	for g := range a.impl.groups {
-		off := g * k.width()
-		var st state
-		s := &st
-		a.start(s, off, nonce, ad)
+		off, s := g*k.width(), &ss[g]
 		if full > 0 {
 			kEnc(k, s, &out[off], &plaintext[off], full/rate, rate)
 		}
@@ -196,12 +199,13 @@ func (a *aead) open(out, nonce, ciphertext, ad []byte) bool {
 	r := ctLen - full
 	var last [128]byte
 	copy(last[:], ciphertext[full:ctLen])
+	var ss [4]state // as in seal: every group starts before any output
+	for g := range a.impl.groups {
+		a.start(&ss[g], g*k.width(), nonce, ad)
+	}
 	var tag, t [32]byte
 	for g := range a.impl.groups {
-		off := g * k.width()
-		var st state
-		s := &st
-		a.start(s, off, nonce, ad)
+		off, s := g*k.width(), &ss[g]
 		if full > 0 {
 			kDec(k, s, &out[off], &ciphertext[off], full/rate, rate)
 		}

@@ -32,8 +32,9 @@
 //
 // Each constructor returns a [crypto/cipher.AEAD]: Seal and Open follow the
 // standard library's rules (a dst slice is appended to; exact in-place
-// operation is allowed, any other overlap of input and output panics; a wrong
-// nonce length panics). Open compares tags in constant time and, on failure,
+// operation is allowed, any other overlap of input and output panics, and so
+// does an output that overlaps the additional data; a wrong nonce length
+// panics). Open compares tags in constant time and, on failure,
 // returns [ErrOpen] and zeroes the plaintext it wrote, so no unauthenticated
 // data is released.
 //

@@ -62,11 +62,10 @@
 // variants run their lanes in groups on the narrower registers (AEGIS-256X2
 // on an AES-NI-only CPU is two AES-NI passes), which is slower but still fast.
 // Without AES instructions at all, and on other architectures, the portable
-// Go code runs: it implements the AES round with lookup tables, is correct
-// everywhere but more than a hundred times slower, and is not constant time
-// (cache timing can leak key-dependent state to an attacker sharing the CPU).
-// The purego build tag forces the portable code on every platform, which is
-// how both paths are tested:
+// Go code runs: a constant-time AES round (a bitsliced S-box, no lookup
+// tables, no data-dependent branches), correct everywhere but several hundred
+// times slower than the assembly. The purego build tag forces the portable
+// code on every platform, which is how both paths are tested:
 //
 //	go test ./crypto/aegis/
 //	go test -tags purego ./crypto/aegis/

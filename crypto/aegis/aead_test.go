@@ -535,3 +535,22 @@ func checkAliasingRules(t *testing.T, a cipher.AEAD) {
 		}
 	}
 }
+
+// TestImplementation checks Accelerated and Implementation against the path
+// each variant takes, and that other AEADs are not claimed.
+func TestImplementation(t *testing.T) {
+	for _, c := range constructors {
+		a, err := c.new(make([]byte, c.v.keySize()), 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		impl := Implementation(a)
+		if Accelerated(a) != hasAsm(c.v) || (impl == portableName) == hasAsm(c.v) || impl == "" {
+			t.Errorf("%s: Accelerated %v, Implementation %q, assembly %v", c.v.name, Accelerated(a), impl, hasAsm(c.v))
+		}
+		t.Logf("%s: %s", c.v.name, impl)
+	}
+	if Implementation(nil) != "" || Accelerated(nil) {
+		t.Error("a nil AEAD has an implementation")
+	}
+}

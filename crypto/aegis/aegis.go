@@ -153,6 +153,31 @@ func Wipe(a cipher.AEAD) {
 	}
 }
 
+// portableName is what Implementation reports for the portable code.
+const portableName = "portable, constant time"
+
+// Implementation describes the code that runs a, an AEAD from this package,
+// on this machine: the AES instructions its kernels use ("VAES-512",
+// "VAES-256", "AES-NI (AVX)", "AES-NI (SSE)", "ARMv8 AES"), with how many
+// passes the lanes take where the registers are narrower than the variant
+// and what its batches run on where that differs, or "portable, constant
+// time". It returns "" for AEADs from other packages.
+func Implementation(a cipher.AEAD) string {
+	x, ok := a.(*aead)
+	if !ok {
+		return ""
+	}
+	return x.implementation()
+}
+
+// Accelerated reports whether a, an AEAD from this package, runs on AES
+// instructions rather than the portable code, which is constant time but
+// several hundred times slower.
+func Accelerated(a cipher.AEAD) bool {
+	x, ok := a.(*aead)
+	return ok && hasAsm(x.v)
+}
+
 func (a *aead) NonceSize() int { return a.v.keySize() }
 func (a *aead) Overhead() int  { return a.tagSize }
 

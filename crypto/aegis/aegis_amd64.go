@@ -5,6 +5,8 @@
 package aegis
 
 import (
+	"strconv"
+
 	"golang.org/x/sys/cpu"
 )
 
@@ -63,6 +65,21 @@ func kernelFor(v *variant, f features) (k kernel, groups int) {
 	}
 	k = findKernel(v.wide, width, enc)
 	return k, v.lanes * 16 / width
+}
+
+func (a *aead) implementation() string {
+	k := a.impl.k
+	if k == kNone {
+		return portableName
+	}
+	s := kernelSpecs[k].impl
+	if g := a.impl.groups; g > 1 {
+		s += ", " + strconv.Itoa(g) + " passes"
+	}
+	if _, ok := a.pairing(); ok {
+		s += "; batches " + kernelSpecs[k].pairImpl
+	}
+	return s
 }
 
 // Batches run two messages at a time through the pair kernels where that

@@ -48,7 +48,8 @@ func TestLaneGroupFallbacks(t *testing.T) {
 			if (n.f.aesni && !useAESNI) || (n.f.vaes && !useVAES) || (n.f.tern && !useTern) {
 				t.Skip("this CPU lacks the features to narrow from")
 			}
-			cmd := exec.Command(os.Args[0], "-test.run=^TestLaneGroupFallbacks$", "-test.v")
+			// The child also checks the implementation names it reports.
+			cmd := exec.Command(os.Args[0], "-test.run=^(TestLaneGroupFallbacks|TestImplementationNames)$", "-test.v")
 			cmd.Env = append(os.Environ(), narrowEnv+"="+n.name, "GODEBUG="+n.godebug)
 			out, err := cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "--- PASS: TestLaneGroupFallbacks") {
@@ -88,6 +89,12 @@ func checkNarrowing(t *testing.T, name string) {
 				if wantDual := c.v == v256X2 && n.f.vaes && !n.f.tern; a.(*aead).dual() != wantDual {
 					t.Fatalf("dual batch kernels selected: %v, want %v", !wantDual, wantDual)
 				}
+				if Accelerated(a) != n.f.aesni {
+					t.Fatalf("Accelerated = %v with AES-NI %v", Accelerated(a), n.f.aesni)
+				}
+				if impl := Implementation(a); (impl == portableName) == n.f.aesni {
+					t.Fatalf("Implementation = %q with AES-NI %v", impl, n.f.aesni)
+				}
 				compareWithGeneric(t, c.v, a, key, 400)
 				checkBatch(t, a)
 				checkAliasingRules(t, a)
@@ -113,5 +120,35 @@ func TestKernelChoice(t *testing.T) {
 			t.Errorf("%s: kernel width %d x %d groups for %d lanes", c.v.name, k.width(), groups, c.v.lanes)
 		}
 		t.Logf("%s: %s, %d-byte registers, %d lane group(s), three-input logic %v", c.v.name, spec.impl, k.width(), groups, spec.enc != encVEX)
+	}
+}
+
+// TestImplementationNames checks what Implementation reports on this
+// machine's kernels.
+func TestImplementationNames(t *testing.T) {
+	want := map[*variant]string{}
+	switch {
+	case cpuFeatures == features{aesni: true, vaes: true, vaes512: true, tern: true}:
+		want = map[*variant]string{
+			v128L: "AES-NI (AVX); batches VAES-256", v256: "AES-NI (AVX); batches VAES-256",
+			v128X2: "VAES-256; batches VAES-512", v256X2: "VAES-256; batches VAES-512",
+			v128X4: "VAES-512", v256X4: "VAES-512",
+		}
+	case cpuFeatures == features{aesni: true}:
+		want = map[*variant]string{
+			v128L: "AES-NI (AVX)", v256: "AES-NI (AVX)", v128X2: "AES-NI (AVX), 2 passes",
+			v256X2: "AES-NI (AVX), 2 passes", v128X4: "AES-NI (AVX), 4 passes", v256X4: "AES-NI (AVX), 4 passes",
+		}
+	default:
+		t.Skip("no expectations for this CPU's features")
+	}
+	for _, c := range constructors {
+		a, err := c.new(make([]byte, c.v.keySize()), 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Implementation(a); got != want[c.v] {
+			t.Errorf("%s: Implementation = %q, want %q", c.v.name, got, want[c.v])
+		}
 	}
 }

@@ -41,6 +41,7 @@ type kernelSpec struct {
 	// AEGIS-256X2 batch kernels with two pairs, or two messages in separate
 	// registers of this width.
 	pairWidth  int
+	pairImpl   string // what Implementation reports for the pair kernels
 	quad, dual bool
 }
 

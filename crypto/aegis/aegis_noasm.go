@@ -8,6 +8,8 @@ type asmKey struct{}
 func (*asmKey) setup(*variant, []byte) {}
 func (*asmKey) wipe()                  {}
 
+func (a *aead) implementation() string { return portableName }
+
 // hasAsm reports whether the variant runs on an assembly path.
 func hasAsm(*variant) bool { return false }
 

@@ -235,16 +235,16 @@ const (
 
 // kernelSpecs describes every kernel, indexed by kernel.
 var kernelSpecs = [...]kernelSpec{
-	k128X:  {wide: false, width: 16, enc: encVEX, impl: "AES-NI (AVX)", pairWidth: 32, quad: false, dual: false},
-	k128XT: {wide: false, width: 16, enc: encTern, impl: "AES-NI (AVX)", pairWidth: 32, quad: false, dual: false},
-	k128Y:  {wide: false, width: 32, enc: encVEX, impl: "VAES-256", pairWidth: 64, quad: false, dual: false},
-	k128YT: {wide: false, width: 32, enc: encTern, impl: "VAES-256", pairWidth: 64, quad: false, dual: false},
-	k128Z:  {wide: false, width: 64, enc: encEVEX, impl: "VAES-512", pairWidth: 0, quad: false, dual: false},
-	k256X:  {wide: true, width: 16, enc: encVEX, impl: "AES-NI (AVX)", pairWidth: 32, quad: false, dual: false},
-	k256XT: {wide: true, width: 16, enc: encTern, impl: "AES-NI (AVX)", pairWidth: 32, quad: false, dual: false},
-	k256Y:  {wide: true, width: 32, enc: encVEX, impl: "VAES-256", pairWidth: 64, quad: true, dual: true},
-	k256YT: {wide: true, width: 32, enc: encTern, impl: "VAES-256", pairWidth: 64, quad: true, dual: false},
-	k256Z:  {wide: true, width: 64, enc: encEVEX, impl: "VAES-512", pairWidth: 0, quad: false, dual: false},
+	k128X:  {wide: false, width: 16, enc: encVEX, impl: "AES-NI (AVX)", pairWidth: 32, pairImpl: "VAES-256", quad: false, dual: false},
+	k128XT: {wide: false, width: 16, enc: encTern, impl: "AES-NI (AVX)", pairWidth: 32, pairImpl: "VAES-256", quad: false, dual: false},
+	k128Y:  {wide: false, width: 32, enc: encVEX, impl: "VAES-256", pairWidth: 64, pairImpl: "VAES-512", quad: false, dual: false},
+	k128YT: {wide: false, width: 32, enc: encTern, impl: "VAES-256", pairWidth: 64, pairImpl: "VAES-512", quad: false, dual: false},
+	k128Z:  {wide: false, width: 64, enc: encEVEX, impl: "VAES-512", pairWidth: 0, pairImpl: "", quad: false, dual: false},
+	k256X:  {wide: true, width: 16, enc: encVEX, impl: "AES-NI (AVX)", pairWidth: 32, pairImpl: "VAES-256", quad: false, dual: false},
+	k256XT: {wide: true, width: 16, enc: encTern, impl: "AES-NI (AVX)", pairWidth: 32, pairImpl: "VAES-256", quad: false, dual: false},
+	k256Y:  {wide: true, width: 32, enc: encVEX, impl: "VAES-256", pairWidth: 64, pairImpl: "VAES-512", quad: true, dual: true},
+	k256YT: {wide: true, width: 32, enc: encTern, impl: "VAES-256", pairWidth: 64, pairImpl: "VAES-512", quad: true, dual: false},
+	k256Z:  {wide: true, width: 64, enc: encEVEX, impl: "VAES-512", pairWidth: 0, pairImpl: "", quad: false, dual: false},
 }
 
 func kInit(k kernel, s *state, c, nonce *byte) {

@@ -833,6 +833,7 @@ type kernelSet struct {
 	// dual (two messages in separate registers of this width).
 	pair, pairEnc string // suffixes of the pair init/absorb and enc/dec kernels
 	pairWidth     int
+	pairImpl      string // what Implementation reports for batches
 	quad, dual    bool
 }
 
@@ -853,13 +854,13 @@ func kernelSets() []kernelSet {
 			switch w.reg {
 			case "X":
 				k.impl, k.plain = "AES-NI (AVX)", "X"
-				k.pair, k.pairEnc, k.pairWidth = "YP", "YP", 32
+				k.pair, k.pairEnc, k.pairWidth, k.pairImpl = "YP", "YP", 32, "VAES-256"
 				if w.tern {
 					k.pairEnc = "YTP"
 				}
 			case "Y":
 				k.impl, k.plain = "VAES-256", "Y"
-				k.pair, k.pairEnc, k.pairWidth = "ZP", "ZP", 64
+				k.pair, k.pairEnc, k.pairWidth, k.pairImpl = "ZP", "ZP", 64, "VAES-512"
 				k.quad = f.wide
 				k.dual = f.wide && !w.tern
 			}
@@ -888,8 +889,8 @@ func dispatch() string {
 	p("// kernelSpecs describes every kernel, indexed by kernel.")
 	p("var kernelSpecs = [...]kernelSpec{")
 	for _, k := range ks {
-		p("\t%s: {wide: %v, width: %d, enc: %s, impl: %q, pairWidth: %d, quad: %v, dual: %v},",
-			k.constName(), k.fam.wide, k.w.bytes, k.enc, k.impl, k.pairWidth, k.quad, k.dual)
+		p("\t%s: {wide: %v, width: %d, enc: %s, impl: %q, pairWidth: %d, pairImpl: %q, quad: %v, dual: %v},",
+			k.constName(), k.fam.wide, k.w.bytes, k.enc, k.impl, k.pairWidth, k.pairImpl, k.quad, k.dual)
 	}
 	p("}\n")
 	// op writes one dispatch function: fn(k, args) calls name+suffix(args)

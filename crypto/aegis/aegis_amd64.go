@@ -1,7 +1,5 @@
 //go:build amd64 && gc && !purego
 
-//go:generate go run ./_asm/gen.go
-
 package aegis
 
 import (

@@ -8,13 +8,15 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// Feature flags, set once at start-up. The X kernels use the VEX forms of
+// Feature flags, set once at start-up. The S kernels use AES-NI in its
+// legacy SSE encoding, for CPUs without AVX. The X kernels use the VEX forms of
 // AES-NI (AES + AVX); the Y kernels need VAES on 256-bit registers (AVX2 +
 // VAES); the Z kernels need AVX-512F and VAES. With AVX-512VL, the X and Y
 // kernels use three-input logic (VPTERNLOGQ) for the keystream, which
 // shortens the decryption chain. The tests narrow these with GODEBUG
 // (cpu.avx2=off, ...), which x/sys/cpu applies before they are read.
 var (
+	useAESSSE  = cpu.X86.HasAES // the legacy-encoded S kernels
 	useAESNI   = cpu.X86.HasAES && cpu.X86.HasAVX
 	useVAES    = useAESNI && cpu.X86.HasAVX2 && cpuidECX7()&(1<<9) != 0
 	useVAES512 = useVAES && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VAES
@@ -28,14 +30,15 @@ const (
 	encVEX  encoding = iota // AVX (VEX) forms of AES-NI and VAES
 	encTern                 // as encVEX, with AVX-512VL three-input logic
 	encEVEX                 // AVX-512 (Z registers, always three-input logic)
+	encSSE                  // legacy SSE forms of AES-NI, without AVX
 )
 
 // features are the CPU features a key may use.
 type features struct {
-	aesni, vaes, vaes512, tern bool
+	aes, aesni, vaes, vaes512, tern bool
 }
 
-var cpuFeatures = features{useAESNI, useVAES, useVAES512, useTern}
+var cpuFeatures = features{useAESSSE, useAESNI, useVAES, useVAES512, useTern}
 
 // kernelFor picks the widest kernel the CPU supports that is no wider than
 // the variant. A narrower kernel runs the variant's lanes in groups: the
@@ -51,6 +54,8 @@ func kernelFor(v *variant, f features) (k kernel, groups int) {
 		width = 32
 	case f.aesni:
 		width = 16
+	case f.aes:
+		return findKernel(v.wide, 16, encSSE), v.lanes
 	default:
 		return kNone, 0
 	}

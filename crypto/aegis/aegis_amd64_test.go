@@ -10,16 +10,17 @@ import (
 // one with GODEBUG options that x/sys/cpu honours. groups is the number of
 // lane groups for variants of 1, 2 and 4 lanes.
 var narrowings = []narrowing{
-	{"aesni", "cpu.avx2=off,cpu.avx512f=off", features{aesni: true}, [3]int{1, 2, 4}},
-	{"aesni-tern", "cpu.avx2=off", features{aesni: true, tern: true}, [3]int{1, 2, 4}},
-	{"vaes256", "cpu.avx512f=off", features{aesni: true, vaes: true}, [3]int{1, 1, 2}},
-	{"vaes256-tern", "cpu.avx512vaes=off", features{aesni: true, vaes: true, tern: true}, [3]int{1, 1, 2}},
+	{"sse", "cpu.avx=off", features{aes: true}, [3]int{1, 2, 4}},
+	{"aesni", "cpu.avx2=off,cpu.avx512f=off", features{aes: true, aesni: true}, [3]int{1, 2, 4}},
+	{"aesni-tern", "cpu.avx2=off", features{aes: true, aesni: true, tern: true}, [3]int{1, 2, 4}},
+	{"vaes256", "cpu.avx512f=off", features{aes: true, aesni: true, vaes: true}, [3]int{1, 1, 2}},
+	{"vaes256-tern", "cpu.avx512vaes=off", features{aes: true, aesni: true, vaes: true, tern: true}, [3]int{1, 1, 2}},
 	{"none", "cpu.aes=off", features{}, [3]int{0, 0, 0}},
 }
 
 // canNarrow reports whether this CPU has the features n keeps.
 func canNarrow(n narrowing) bool {
-	return (!n.f.aesni || useAESNI) && (!n.f.vaes || useVAES) && (!n.f.tern || useTern)
+	return (!n.f.aes || useAESSSE) && (!n.f.aesni || useAESNI) && (!n.f.vaes || useVAES) && (!n.f.tern || useTern)
 }
 
 // checkArch checks what is particular to amd64 under a narrowing: which
@@ -55,16 +56,21 @@ func TestKernelChoice(t *testing.T) {
 func TestImplementationNames(t *testing.T) {
 	want := map[*variant]string{}
 	switch {
-	case cpuFeatures == features{aesni: true, vaes: true, vaes512: true, tern: true}:
+	case cpuFeatures == features{aes: true, aesni: true, vaes: true, vaes512: true, tern: true}:
 		want = map[*variant]string{
 			v128L: "AES-NI (AVX); batches VAES-256", v256: "AES-NI (AVX); batches VAES-256",
 			v128X2: "VAES-256; batches VAES-512", v256X2: "VAES-256; batches VAES-512",
 			v128X4: "VAES-512", v256X4: "VAES-512",
 		}
-	case cpuFeatures == features{aesni: true}:
+	case cpuFeatures == features{aes: true, aesni: true}:
 		want = map[*variant]string{
 			v128L: "AES-NI (AVX)", v256: "AES-NI (AVX)", v128X2: "AES-NI (AVX), 2 passes",
 			v256X2: "AES-NI (AVX), 2 passes", v128X4: "AES-NI (AVX), 4 passes", v256X4: "AES-NI (AVX), 4 passes",
+		}
+	case cpuFeatures == features{aes: true}:
+		want = map[*variant]string{
+			v128L: "AES-NI (SSE)", v256: "AES-NI (SSE)", v128X2: "AES-NI (SSE), 2 passes",
+			v256X2: "AES-NI (SSE), 2 passes", v128X4: "AES-NI (SSE), 4 passes", v256X4: "AES-NI (SSE), 4 passes",
 		}
 	default:
 		t.Skip("no expectations for this CPU's features")

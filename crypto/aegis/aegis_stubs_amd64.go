@@ -137,6 +137,42 @@ func decLast256Z(s *byte, buf *byte, mask *byte, stride int)
 func final256Z(s *byte, tag *byte, u *[16]byte, tagSize int)
 
 //go:noescape
+func init128S(s *byte, c *byte, nonce *byte)
+
+//go:noescape
+func absorb128S(s *byte, src *byte, n int, stride int)
+
+//go:noescape
+func enc128S(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func dec128S(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func decLast128S(s *byte, buf *byte, mask *byte, stride int)
+
+//go:noescape
+func final128S(s *byte, tag *byte, u *[16]byte, tagSize int)
+
+//go:noescape
+func init256S(s *byte, c *byte, nonce *byte)
+
+//go:noescape
+func absorb256S(s *byte, src *byte, n int, stride int)
+
+//go:noescape
+func enc256S(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func dec256S(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func decLast256S(s *byte, buf *byte, mask *byte, stride int)
+
+//go:noescape
+func final256S(s *byte, tag *byte, u *[16]byte, tagSize int)
+
+//go:noescape
 func init128YP(s *byte, c *byte, nonceA, nonceB *byte)
 
 //go:noescape
@@ -226,11 +262,13 @@ const (
 	k128Y
 	k128YT
 	k128Z
+	k128S
 	k256X
 	k256XT
 	k256Y
 	k256YT
 	k256Z
+	k256S
 )
 
 // kernelSpecs describes every kernel, indexed by kernel.
@@ -240,11 +278,13 @@ var kernelSpecs = [...]kernelSpec{
 	k128Y:  {wide: false, width: 32, enc: encVEX, impl: "VAES-256", pairWidth: 64, pairImpl: "VAES-512", quad: false, dual: false},
 	k128YT: {wide: false, width: 32, enc: encTern, impl: "VAES-256", pairWidth: 64, pairImpl: "VAES-512", quad: false, dual: false},
 	k128Z:  {wide: false, width: 64, enc: encEVEX, impl: "VAES-512", pairWidth: 0, pairImpl: "", quad: false, dual: false},
+	k128S:  {wide: false, width: 16, enc: encSSE, impl: "AES-NI (SSE)", pairWidth: 0, pairImpl: "", quad: false, dual: false},
 	k256X:  {wide: true, width: 16, enc: encVEX, impl: "AES-NI (AVX)", pairWidth: 32, pairImpl: "VAES-256", quad: false, dual: false},
 	k256XT: {wide: true, width: 16, enc: encTern, impl: "AES-NI (AVX)", pairWidth: 32, pairImpl: "VAES-256", quad: false, dual: false},
 	k256Y:  {wide: true, width: 32, enc: encVEX, impl: "VAES-256", pairWidth: 64, pairImpl: "VAES-512", quad: true, dual: true},
 	k256YT: {wide: true, width: 32, enc: encTern, impl: "VAES-256", pairWidth: 64, pairImpl: "VAES-512", quad: true, dual: false},
 	k256Z:  {wide: true, width: 64, enc: encEVEX, impl: "VAES-512", pairWidth: 0, pairImpl: "", quad: false, dual: false},
+	k256S:  {wide: true, width: 16, enc: encSSE, impl: "AES-NI (SSE)", pairWidth: 0, pairImpl: "", quad: false, dual: false},
 }
 
 func kInit(k kernel, s *state, c, nonce *byte) {
@@ -255,12 +295,16 @@ func kInit(k kernel, s *state, c, nonce *byte) {
 		init128Y(&s[0], c, nonce)
 	case k128Z:
 		init128Z(&s[0], c, nonce)
+	case k128S:
+		init128S(&s[0], c, nonce)
 	case k256X, k256XT:
 		init256X(&s[0], c, nonce)
 	case k256Y, k256YT:
 		init256Y(&s[0], c, nonce)
 	case k256Z:
 		init256Z(&s[0], c, nonce)
+	case k256S:
+		init256S(&s[0], c, nonce)
 	}
 }
 
@@ -272,12 +316,16 @@ func kAbsorb(k kernel, s *state, src *byte, n, stride int) {
 		absorb128Y(&s[0], src, n, stride)
 	case k128Z:
 		absorb128Z(&s[0], src, n, stride)
+	case k128S:
+		absorb128S(&s[0], src, n, stride)
 	case k256X, k256XT:
 		absorb256X(&s[0], src, n, stride)
 	case k256Y, k256YT:
 		absorb256Y(&s[0], src, n, stride)
 	case k256Z:
 		absorb256Z(&s[0], src, n, stride)
+	case k256S:
+		absorb256S(&s[0], src, n, stride)
 	}
 }
 
@@ -293,6 +341,8 @@ func kEnc(k kernel, s *state, dst, src *byte, n, stride int) {
 		enc128YT(&s[0], dst, src, n, stride)
 	case k128Z:
 		enc128Z(&s[0], dst, src, n, stride)
+	case k128S:
+		enc128S(&s[0], dst, src, n, stride)
 	case k256X:
 		enc256X(&s[0], dst, src, n, stride)
 	case k256XT:
@@ -303,6 +353,8 @@ func kEnc(k kernel, s *state, dst, src *byte, n, stride int) {
 		enc256YT(&s[0], dst, src, n, stride)
 	case k256Z:
 		enc256Z(&s[0], dst, src, n, stride)
+	case k256S:
+		enc256S(&s[0], dst, src, n, stride)
 	}
 }
 
@@ -318,6 +370,8 @@ func kDec(k kernel, s *state, dst, src *byte, n, stride int) {
 		dec128YT(&s[0], dst, src, n, stride)
 	case k128Z:
 		dec128Z(&s[0], dst, src, n, stride)
+	case k128S:
+		dec128S(&s[0], dst, src, n, stride)
 	case k256X:
 		dec256X(&s[0], dst, src, n, stride)
 	case k256XT:
@@ -328,6 +382,8 @@ func kDec(k kernel, s *state, dst, src *byte, n, stride int) {
 		dec256YT(&s[0], dst, src, n, stride)
 	case k256Z:
 		dec256Z(&s[0], dst, src, n, stride)
+	case k256S:
+		dec256S(&s[0], dst, src, n, stride)
 	}
 }
 
@@ -339,12 +395,16 @@ func kDecLast(k kernel, s *state, buf, mask *byte, stride int) {
 		decLast128Y(&s[0], buf, mask, stride)
 	case k128Z:
 		decLast128Z(&s[0], buf, mask, stride)
+	case k128S:
+		decLast128S(&s[0], buf, mask, stride)
 	case k256X, k256XT:
 		decLast256X(&s[0], buf, mask, stride)
 	case k256Y, k256YT:
 		decLast256Y(&s[0], buf, mask, stride)
 	case k256Z:
 		decLast256Z(&s[0], buf, mask, stride)
+	case k256S:
+		decLast256S(&s[0], buf, mask, stride)
 	}
 }
 
@@ -356,12 +416,16 @@ func kFinal(k kernel, s *state, tag *byte, u *[16]byte, tagSize int) {
 		final128Y(&s[0], tag, u, tagSize)
 	case k128Z:
 		final128Z(&s[0], tag, u, tagSize)
+	case k128S:
+		final128S(&s[0], tag, u, tagSize)
 	case k256X, k256XT:
 		final256X(&s[0], tag, u, tagSize)
 	case k256Y, k256YT:
 		final256Y(&s[0], tag, u, tagSize)
 	case k256Z:
 		final256Z(&s[0], tag, u, tagSize)
+	case k256S:
+		final256S(&s[0], tag, u, tagSize)
 	}
 }
 

@@ -55,9 +55,10 @@
 // # Implementations
 //
 // On amd64 the package picks at start-up, with golang.org/x/sys/cpu:
-// AES-NI (in its AVX encoding) for AEGIS-128L and AEGIS-256, VAES on 256-bit
-// registers for the X2 variants, VAES on 512-bit registers (AVX-512) for the
-// X4 variants, and AVX-512's three-input logic where it exists (it shortens
+// AES-NI (in its AVX encoding, or the legacy SSE encoding on CPUs without
+// AVX such as Atom-class NAS processors) for AEGIS-128L and AEGIS-256, VAES
+// on 256-bit registers for the X2 variants, VAES on 512-bit registers
+// (AVX-512) for the X4 variants, and AVX-512's three-input logic where it exists (it shortens
 // the decryption chain). When the wider instructions are missing, the X
 // variants run their lanes in groups on the narrower registers (AEGIS-256X2
 // on an AES-NI-only CPU is two AES-NI passes), which is slower but still fast.

@@ -12,7 +12,8 @@
 // The kernels are emitted from one description per AEGIS family (the
 // 128-bit-key family with an eight-vector state and the 256-bit-key family
 // with a six-vector state) at three register widths: X (16 bytes, one lane,
-// AES-NI in its VEX form), Y (32 bytes, two lanes, VAES) and Z (64 bytes, four
+// AES-NI in its VEX form; the S kernels are the same in the legacy SSE
+// encoding, for CPUs with AES-NI but without AVX), Y (32 bytes, two lanes, VAES) and Z (64 bytes, four
 // lanes, VAES with AVX-512). The XT and YT kernels are enc and dec on X and Y
 // registers with AVX-512VL three-input logic (VPTERNLOGQ), which shortens the
 // decryption chain; the Z kernels always use it.
@@ -73,6 +74,9 @@ var (
 	wY  = width{"Y", "Y", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", false, 0, nil}
 	wYT = width{"Y", "YT", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", true, 0, nil}
 	wZ  = width{"Z", "Z", 64, "VMOVDQU64", "VPXORQ", "VPANDQ", "VBROADCASTI32X4", true, 0, nil}
+	// wS is wX emitted in the legacy SSE encoding (see legacy), for CPUs with
+	// AES-NI but without AVX.
+	wS = width{"X", "S", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", false, 0, nil}
 )
 
 // family is the 128-bit-key family (wide=false) or the 256-bit-key family.
@@ -100,8 +104,62 @@ const (
 
 var out strings.Builder
 
-func emit(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...) }
-func label(l string)                  { fmt.Fprintf(&out, "%s:\n", l) }
+// sseMode makes emit translate the VEX instructions of the X kernels into
+// their legacy SSE forms.
+var sseMode bool
+
+func emit(format string, args ...any) {
+	ins := fmt.Sprintf(format, args...)
+	if sseMode {
+		for _, l := range legacy(ins) {
+			fmt.Fprintf(&out, "\t%s\n", l)
+		}
+		return
+	}
+	fmt.Fprintf(&out, "\t%s\n", ins)
+}
+
+// sseScratch is free whenever a translated instruction needs it: it is rT,
+// which holds nothing during a state update.
+const sseScratch = "X10"
+
+// legacy translates one instruction of an X kernel into the legacy SSE
+// encoding. The VEX forms have a separate destination (VPXOR a, b, d is
+// d = b ^ a); the legacy forms overwrite their second operand, so a copy is
+// inserted where the destination is not b: for AESENC, whose operands do
+// not commute, through a scratch register when the destination is a.
+func legacy(ins string) []string {
+	op, args, _ := strings.Cut(ins, " ")
+	if !strings.HasPrefix(op, "V") {
+		return []string{ins} // MOVQ, DECQ, JNZ, ...
+	}
+	ops := strings.Split(args, ", ")
+	if op == "VMOVDQU" {
+		return []string{"MOVOU " + args}
+	}
+	name, ok := map[string]string{"VPXOR": "PXOR", "VPAND": "PAND", "VAESENC": "AESENC"}[op]
+	if !ok || len(ops) != 3 {
+		panic("no legacy SSE form for " + ins)
+	}
+	a, b, d := ops[0], ops[1], ops[2]
+	if strings.Contains(a+b, "(") {
+		panic("legacy SSE needs aligned memory operands: " + ins)
+	}
+	switch {
+	case d == b:
+		return []string{name + " " + a + ", " + d}
+	case d == a && name != "AESENC":
+		return []string{name + " " + b + ", " + d}
+	case d != a:
+		return []string{"MOVOU " + b + ", " + d, name + " " + a + ", " + d}
+	}
+	if a == sseScratch || b == sseScratch {
+		panic("scratch register in use: " + ins)
+	}
+	return []string{"MOVOU " + b + ", " + sseScratch, name + " " + a + ", " + sseScratch, "MOVOU " + sseScratch + ", " + d}
+}
+
+func label(l string) { fmt.Fprintf(&out, "%s:\n", l) }
 
 // Register names: state vectors use registers 0..n-1.
 func (w width) r(i int) string {
@@ -867,6 +925,7 @@ func kernelSets() []kernelSet {
 			}
 			ks = append(ks, k)
 		}
+		ks = append(ks, kernelSet{fam: f, w: wS, enc: "encSSE", impl: "AES-NI (SSE)", plain: "S"})
 	}
 	return ks
 }
@@ -984,6 +1043,14 @@ func main() {
 			f.finalKernel(w)
 		}
 	}
+	// The X kernels again in the legacy SSE encoding.
+	sseMode = true
+	for _, f := range []family{f128, f256} {
+		f.initKernel(wS, wS.name, io{})
+		f.kernels(wS, wS.name, io{})
+		f.finalKernel(wS)
+	}
+	sseMode = false
 	// Pairs: two AEGIS-128L or AEGIS-256 messages in Y registers, two
 	// AEGIS-128X2 or AEGIS-256X2 messages in Z registers.
 	for _, f := range []family{f128, f256} {

@@ -18,13 +18,15 @@ type features struct {
 
 var cpuFeatures = features{cpu.ARM64.HasAES}
 
-// kernelFor picks the one-lane NEON kernel of the variant's family; the X2
-// and X4 variants run their lanes in groups over interleaved data.
+// kernelFor picks the NEON kernel of the variant's family: one lane for
+// AEGIS-128L and AEGIS-256, two lanes for the X variants; the X4 variants
+// run as two lane groups over interleaved data.
 func kernelFor(v *variant, f features) (k kernel, groups int) {
 	if !f.aes {
 		return kNone, 0
 	}
-	return findKernel(v.wide, 16, encNEON), v.lanes
+	width := 16 * min(v.lanes, 2)
+	return findKernel(v.wide, width, encNEON), v.lanes * 16 / width
 }
 
 func (a *aead) implementation() string {

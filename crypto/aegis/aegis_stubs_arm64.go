@@ -23,6 +23,24 @@ func decLast128N(s *byte, buf *byte, mask *byte, stride int)
 func final128N(s *byte, tag *byte, u *[16]byte, tagSize int)
 
 //go:noescape
+func init128N2(s *byte, c *byte, nonce *byte)
+
+//go:noescape
+func absorb128N2(s *byte, src *byte, n int, stride int)
+
+//go:noescape
+func enc128N2(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func dec128N2(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func decLast128N2(s *byte, buf *byte, mask *byte, stride int)
+
+//go:noescape
+func final128N2(s *byte, tag *byte, u *[16]byte, tagSize int)
+
+//go:noescape
 func init256N(s *byte, c *byte, nonce *byte)
 
 //go:noescape
@@ -40,6 +58,24 @@ func decLast256N(s *byte, buf *byte, mask *byte, stride int)
 //go:noescape
 func final256N(s *byte, tag *byte, u *[16]byte, tagSize int)
 
+//go:noescape
+func init256N2(s *byte, c *byte, nonce *byte)
+
+//go:noescape
+func absorb256N2(s *byte, src *byte, n int, stride int)
+
+//go:noescape
+func enc256N2(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func dec256N2(s *byte, dst, src *byte, n int, stride int)
+
+//go:noescape
+func decLast256N2(s *byte, buf *byte, mask *byte, stride int)
+
+//go:noescape
+func final256N2(s *byte, tag *byte, u *[16]byte, tagSize int)
+
 // kernel names an assembly kernel set: a family at one register width and
 // instruction encoding.
 type kernel uint8
@@ -47,21 +83,29 @@ type kernel uint8
 const (
 	kNone kernel = iota
 	k128N
+	k128N2
 	k256N
+	k256N2
 )
 
 // kernelSpecs describes every kernel, indexed by kernel.
 var kernelSpecs = [...]kernelSpec{
-	k128N: {wide: false, width: 16, enc: encNEON, impl: "ARMv8 AES", pairWidth: 0, pairImpl: "", quad: false, dual: false},
-	k256N: {wide: true, width: 16, enc: encNEON, impl: "ARMv8 AES", pairWidth: 0, pairImpl: "", quad: false, dual: false},
+	k128N:  {wide: false, width: 16, enc: encNEON, impl: "ARMv8 AES", pairWidth: 0, pairImpl: "", quad: false, dual: false},
+	k128N2: {wide: false, width: 32, enc: encNEON, impl: "ARMv8 AES", pairWidth: 0, pairImpl: "", quad: false, dual: false},
+	k256N:  {wide: true, width: 16, enc: encNEON, impl: "ARMv8 AES", pairWidth: 0, pairImpl: "", quad: false, dual: false},
+	k256N2: {wide: true, width: 32, enc: encNEON, impl: "ARMv8 AES", pairWidth: 0, pairImpl: "", quad: false, dual: false},
 }
 
 func kInit(k kernel, s *state, c, nonce *byte) {
 	switch k {
 	case k128N:
 		init128N(&s[0], c, nonce)
+	case k128N2:
+		init128N2(&s[0], c, nonce)
 	case k256N:
 		init256N(&s[0], c, nonce)
+	case k256N2:
+		init256N2(&s[0], c, nonce)
 	}
 }
 
@@ -69,8 +113,12 @@ func kAbsorb(k kernel, s *state, src *byte, n, stride int) {
 	switch k {
 	case k128N:
 		absorb128N(&s[0], src, n, stride)
+	case k128N2:
+		absorb128N2(&s[0], src, n, stride)
 	case k256N:
 		absorb256N(&s[0], src, n, stride)
+	case k256N2:
+		absorb256N2(&s[0], src, n, stride)
 	}
 }
 
@@ -78,8 +126,12 @@ func kEnc(k kernel, s *state, dst, src *byte, n, stride int) {
 	switch k {
 	case k128N:
 		enc128N(&s[0], dst, src, n, stride)
+	case k128N2:
+		enc128N2(&s[0], dst, src, n, stride)
 	case k256N:
 		enc256N(&s[0], dst, src, n, stride)
+	case k256N2:
+		enc256N2(&s[0], dst, src, n, stride)
 	}
 }
 
@@ -87,8 +139,12 @@ func kDec(k kernel, s *state, dst, src *byte, n, stride int) {
 	switch k {
 	case k128N:
 		dec128N(&s[0], dst, src, n, stride)
+	case k128N2:
+		dec128N2(&s[0], dst, src, n, stride)
 	case k256N:
 		dec256N(&s[0], dst, src, n, stride)
+	case k256N2:
+		dec256N2(&s[0], dst, src, n, stride)
 	}
 }
 
@@ -96,8 +152,12 @@ func kDecLast(k kernel, s *state, buf, mask *byte, stride int) {
 	switch k {
 	case k128N:
 		decLast128N(&s[0], buf, mask, stride)
+	case k128N2:
+		decLast128N2(&s[0], buf, mask, stride)
 	case k256N:
 		decLast256N(&s[0], buf, mask, stride)
+	case k256N2:
+		decLast256N2(&s[0], buf, mask, stride)
 	}
 }
 
@@ -105,7 +165,11 @@ func kFinal(k kernel, s *state, tag *byte, u *[16]byte, tagSize int) {
 	switch k {
 	case k128N:
 		final128N(&s[0], tag, u, tagSize)
+	case k128N2:
+		final128N2(&s[0], tag, u, tagSize)
 	case k256N:
 		final256N(&s[0], tag, u, tagSize)
+	case k256N2:
+		final256N2(&s[0], tag, u, tagSize)
 	}
 }

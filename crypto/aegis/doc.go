@@ -63,8 +63,9 @@
 // variants run their lanes in groups on the narrower registers (AEGIS-256X2
 // on an AES-NI-only CPU is two AES-NI passes), which is slower but still fast.
 // On arm64 the kernels use the ARMv8 cryptography extension (AESE and AESMC
-// on NEON registers, when x/sys/cpu reports ARM64.HasAES), one lane per
-// pass. Without AES instructions at all, and on other architectures, the
+// on NEON registers, when x/sys/cpu reports ARM64.HasAES): AEGIS-128L and
+// AEGIS-256 in one lane, the X2 variants with both lanes in one pass, the X4
+// variants in two such passes. Without AES instructions at all, and on other architectures, the
 // portable Go code runs: a constant-time AES round (a bitsliced S-box, no lookup
 // tables, no data-dependent branches), correct everywhere but several hundred
 // times slower than the assembly. The purego build tag forces the portable

@@ -184,7 +184,9 @@ func (a *aead) Overhead() int  { return a.tagSize }
 func (a *aead) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	a.checkSeal(nonce, plaintext, additionalData)
 	ret, out := sliceForAppend(dst, len(plaintext)+a.tagSize)
-	checkAliasing(out, plaintext, additionalData)
+	if inexactOverlap(out, plaintext) || anyOverlap(out, additionalData) { // checkAliasing, inlined
+		aliasingPanic(out, plaintext)
+	}
 	a.seal(out, nonce, plaintext, additionalData)
 	return ret
 }
@@ -207,7 +209,9 @@ func (a *aead) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, erro
 		return nil, ErrOpen
 	}
 	ret, out := sliceForAppend(dst, len(ciphertext)-a.tagSize)
-	checkAliasing(out, ciphertext, additionalData)
+	if inexactOverlap(out, ciphertext) || anyOverlap(out, additionalData) { // checkAliasing, inlined
+		aliasingPanic(out, ciphertext)
+	}
 	if !a.open(out, nonce, ciphertext, additionalData) {
 		return nil, ErrOpen
 	}
@@ -309,27 +313,32 @@ func sliceForAppend(in []byte, n int) (head, tail []byte) {
 // while the output is written (in lane groups, after part of it is written),
 // so an output over the AD would change the message it authenticates.
 func checkAliasing(out, in, ad []byte) {
+	if inexactOverlap(out, in) || anyOverlap(out, ad) {
+		aliasingPanic(out, in)
+	}
+}
+
+// aliasingPanic is checkAliasing's failure, out of line so that Seal and
+// Open can inline the check.
+func aliasingPanic(out, in []byte) {
 	if inexactOverlap(out, in) {
 		panic("aegis: invalid buffer overlap")
 	}
-	if anyOverlap(out, ad) {
-		panic("aegis: output overlaps the additional data")
-	}
+	panic("aegis: output overlaps the additional data")
 }
 
 // anyOverlap reports whether x and y share memory at any (not necessarily
 // corresponding) index.
 func anyOverlap(x, y []byte) bool {
-	return len(x) > 0 && len(y) > 0 &&
-		uintptr(unsafe.Pointer(&x[0])) <= uintptr(unsafe.Pointer(&y[len(y)-1])) &&
-		uintptr(unsafe.Pointer(&y[0])) <= uintptr(unsafe.Pointer(&x[len(x)-1]))
+	if len(x) == 0 || len(y) == 0 {
+		return false
+	}
+	xp, yp := uintptr(unsafe.Pointer(unsafe.SliceData(x))), uintptr(unsafe.Pointer(unsafe.SliceData(y)))
+	return xp < yp+uintptr(len(y)) && yp < xp+uintptr(len(x))
 }
 
 // inexactOverlap reports whether x and y share memory at any non-corresponding
 // index: exact in-place operation is allowed, any other overlap is not.
 func inexactOverlap(x, y []byte) bool {
-	if len(x) == 0 || len(y) == 0 || &x[0] == &y[0] {
-		return false
-	}
-	return anyOverlap(x, y)
+	return len(x) > 0 && len(y) > 0 && unsafe.SliceData(x) != unsafe.SliceData(y) && anyOverlap(x, y)
 }

@@ -138,6 +138,12 @@ func (a *aead) seal(out, nonce, plaintext, ad []byte) {
 		a.sealRest(&s, out, plaintext, 0, len(ad))
 		return
 	}
+	a.sealGroups(out, nonce, plaintext, ad)
+}
+
+// sealGroups is seal for a kernel narrower than the variant, out of line so
+// that its states do not enlarge seal's stack frame.
+func (a *aead) sealGroups(out, nonce, plaintext, ad []byte) {
 	// Lane groups: each group makes one pass over the interleaved data. All
 	// groups read the nonce and absorb the AD before the first output byte is
 	// written, so no pass reads what an earlier one wrote.
@@ -194,6 +200,11 @@ func (a *aead) open(out, nonce, ciphertext, ad []byte) bool {
 		a.start(&s, 0, nonce, ad)
 		return a.openRest(&s, out, ciphertext, 0, len(ad))
 	}
+	return a.openGroups(out, nonce, ciphertext, ad)
+}
+
+// openGroups is open for a kernel narrower than the variant (see sealGroups).
+func (a *aead) openGroups(out, nonce, ciphertext, ad []byte) bool {
 	k, rate := a.impl.k, a.v.rate()
 	ctLen := len(ciphertext) - a.tagSize
 	full := ctLen / rate * rate

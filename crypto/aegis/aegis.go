@@ -184,7 +184,7 @@ func (a *aead) Overhead() int  { return a.tagSize }
 func (a *aead) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	a.checkSeal(nonce, plaintext, additionalData)
 	ret, out := sliceForAppend(dst, len(plaintext)+a.tagSize)
-	if inexactOverlap(out, plaintext) || anyOverlap(out, additionalData) { // checkAliasing, inlined
+	if inexactOverlap(out, plaintext) || anyOverlap(out, additionalData) {
 		aliasingPanic(out, plaintext)
 	}
 	a.seal(out, nonce, plaintext, additionalData)
@@ -209,7 +209,7 @@ func (a *aead) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, erro
 		return nil, ErrOpen
 	}
 	ret, out := sliceForAppend(dst, len(ciphertext)-a.tagSize)
-	if inexactOverlap(out, ciphertext) || anyOverlap(out, additionalData) { // checkAliasing, inlined
+	if inexactOverlap(out, ciphertext) || anyOverlap(out, additionalData) {
 		aliasingPanic(out, ciphertext)
 	}
 	if !a.open(out, nonce, ciphertext, additionalData) {
@@ -240,7 +240,9 @@ func (a *aead) SealBatch(dsts, nonces, msgs, ads [][]byte) {
 		if cap(dsts[i]) < len(msgs[i])+a.tagSize {
 			panic("aegis: SealBatch destination too small")
 		}
-		checkAliasing(dsts[i][:len(msgs[i])+a.tagSize], msgs[i], ads[i])
+		if out := dsts[i][:len(msgs[i])+a.tagSize]; inexactOverlap(out, msgs[i]) || anyOverlap(out, ads[i]) {
+			aliasingPanic(out, msgs[i])
+		}
 	}
 	a.sealBatch(dsts, nonces, msgs, ads)
 }
@@ -261,7 +263,9 @@ func (a *aead) OpenBatch(dsts, nonces, ciphertexts, ads [][]byte) (int, error) {
 		if cap(dsts[i]) < len(ciphertexts[i])-a.tagSize {
 			panic("aegis: OpenBatch destination too small")
 		}
-		checkAliasing(dsts[i][:len(ciphertexts[i])-a.tagSize], ciphertexts[i], ads[i])
+		if out := dsts[i][:len(ciphertexts[i])-a.tagSize]; inexactOverlap(out, ciphertexts[i]) || anyOverlap(out, ads[i]) {
+			aliasingPanic(out, ciphertexts[i])
+		}
 	}
 	return a.openBatch(dsts, nonces, ciphertexts, ads)
 }
@@ -308,18 +312,15 @@ func sliceForAppend(in []byte, n int) (head, tail []byte) {
 	return
 }
 
-// checkAliasing panics unless out is either exactly in place over in or
-// disjoint from it, and disjoint from the additional data: the AD is read
-// while the output is written (in lane groups, after part of it is written),
-// so an output over the AD would change the message it authenticates.
-func checkAliasing(out, in, ad []byte) {
-	if inexactOverlap(out, in) || anyOverlap(out, ad) {
-		aliasingPanic(out, in)
-	}
-}
+// The aliasing rule of Seal, Open and the batches: the output must be either
+// exactly in place over the input or disjoint from it, and disjoint from the
+// additional data: the AD is read while the output is written (in lane
+// groups, after part of it is written), so an output over the AD would change
+// the message it authenticates. Each call checks it inline (a function would
+// cost a call per message) and fails through aliasingPanic.
 
-// aliasingPanic is checkAliasing's failure, out of line so that Seal and
-// Open can inline the check.
+// aliasingPanic reports a broken aliasing rule, out of line so that the
+// callers' checks stay small.
 func aliasingPanic(out, in []byte) {
 	if inexactOverlap(out, in) {
 		panic("aegis: invalid buffer overlap")

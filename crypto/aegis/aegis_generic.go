@@ -112,18 +112,16 @@ func subBytes(w *[8]uint64) {
 	transposeBits(w)
 	transposeBytes(w)
 	x := gf(*w)
-	// x^254 is the inverse (0 for 0): x^2, x^3, x^6, x^12, x^15, x^30, x^60,
-	// x^120, x^240, x^252, x^254.
-	x2 := gfSquare(&x)
-	x3 := gfMul(&x2, &x)
-	x6 := gfSquare(&x3)
-	x12 := gfSquare(&x6)
-	y := gfMul(&x12, &x3)
-	for range 4 {
-		y = gfSquare(&y)
-	}
-	y = gfMul(&y, &x12)
-	y = gfMul(&y, &x2)
+	// x^254 is the inverse (0 for 0): x^2, x^3, x^12, x^15, x^240, x^252,
+	// x^254, the powers of two as linear maps.
+	var x2, x3, x12, y gf
+	gfSquare(&x2, &x)
+	gfMul(&x3, &x2, &x)
+	gfPow4(&x12, &x3)
+	gfMul(&y, &x12, &x3)
+	gfPow16(&x, &y)
+	gfMul(&y, &x, &x12)
+	gfMul(&y, &y, &x2)
 	// Affine map: bit i ^= bits i+4, i+5, i+6, i+7 (mod 8), then ^ 0x63.
 	for i := range 8 {
 		w[i] = y[i] ^ y[(i+4)%8] ^ y[(i+5)%8] ^ y[(i+6)%8] ^ y[(i+7)%8]
@@ -167,10 +165,47 @@ func transposeBytes(w *[8]uint64) {
 	}
 }
 
-// gfMul multiplies bitsliced elements modulo the AES polynomial
-// x^8 + x^4 + x^3 + x + 1: the schoolbook product's bits p8..p14 fold back
-// onto p0..p7 as x^8 = x^4 + x^3 + x + 1 dictates.
-func gfMul(a, b *gf) (r gf) {
+// gfSquare sets r = a^2 (r must not be a): squaring is linear in GF(2^8),
+// so each output bit is an XOR of input bits.
+func gfSquare(r, a *gf) {
+	r[0] = a[0] ^ a[4] ^ a[6]
+	r[1] = a[4] ^ a[6] ^ a[7]
+	r[2] = a[1] ^ a[5]
+	r[3] = a[4] ^ a[5] ^ a[6] ^ a[7]
+	r[4] = a[2] ^ a[4] ^ a[7]
+	r[5] = a[5] ^ a[6]
+	r[6] = a[3] ^ a[5]
+	r[7] = a[6] ^ a[7]
+}
+
+// gfPow4 sets r = a^4 (two squarings as one linear map; r must not be a).
+func gfPow4(r, a *gf) {
+	r[0] = a[0] ^ a[2] ^ a[3] ^ a[5] ^ a[6] ^ a[7]
+	r[1] = a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6]
+	r[2] = a[4] ^ a[5] ^ a[7]
+	r[3] = a[2] ^ a[3] ^ a[4]
+	r[4] = a[1] ^ a[2] ^ a[4] ^ a[5] ^ a[6]
+	r[5] = a[3] ^ a[6]
+	r[6] = a[4] ^ a[7]
+	r[7] = a[3] ^ a[5] ^ a[6] ^ a[7]
+}
+
+// gfPow16 sets r = a^16 (four squarings as one linear map; r must not be a).
+func gfPow16(r, a *gf) {
+	r[0] = a[0] ^ a[4] ^ a[5] ^ a[6]
+	r[1] = a[1]
+	r[2] = a[1] ^ a[2] ^ a[4] ^ a[6] ^ a[7]
+	r[3] = a[1] ^ a[3] ^ a[4] ^ a[6] ^ a[7]
+	r[4] = a[1] ^ a[5] ^ a[6]
+	r[5] = a[2] ^ a[3] ^ a[7]
+	r[6] = a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[7]
+	r[7] = a[2] ^ a[3] ^ a[5]
+}
+
+// gfMul sets r = a*b modulo the AES polynomial x^8 + x^4 + x^3 + x + 1: the
+// schoolbook product's bits p8..p14 fold back onto p0..p7 as
+// x^8 = x^4 + x^3 + x + 1 dictates. r may be a or b.
+func gfMul(r, a, b *gf) {
 	a0, a1, a2, a3, a4, a5, a6, a7 := a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
 	b0, b1, b2, b3, b4, b5, b6, b7 := b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
 	p0 := a0 & b0
@@ -196,21 +231,6 @@ func gfMul(a, b *gf) (r gf) {
 	r[5] = p5 ^ p9 ^ p10 ^ p12
 	r[6] = p6 ^ p10 ^ p11 ^ p13
 	r[7] = p7 ^ p11 ^ p12 ^ p14
-	return
-}
-
-// gfSquare squares bitsliced elements: squaring is linear in GF(2^8) (bit i
-// moves to bit 2i, then the same reduction as gfMul).
-func gfSquare(a *gf) (r gf) {
-	r[0] = a[0] ^ a[4] ^ a[6]
-	r[1] = a[4] ^ a[6] ^ a[7]
-	r[2] = a[1] ^ a[5]
-	r[3] = a[4] ^ a[5] ^ a[6] ^ a[7]
-	r[4] = a[2] ^ a[4] ^ a[7]
-	r[5] = a[5] ^ a[6]
-	r[6] = a[3] ^ a[5]
-	r[7] = a[6] ^ a[7]
-	return
 }
 
 // The draft's constants: C0 is the Fibonacci sequence modulo 256, C1 follows it.

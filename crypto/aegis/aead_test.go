@@ -457,3 +457,100 @@ func FuzzBatchMatchesSeal(f *testing.F) {
 		}
 	})
 }
+
+// TestAliasing checks the overlap rules of Seal, Open, SealBatch and
+// OpenBatch for every variant: an output over the additional data panics,
+// an output next to it or over the nonce gives the same result as separate
+// buffers.
+func TestAliasing(t *testing.T) {
+	forEachAEAD(t, func(t *testing.T, v *variant, a cipher.AEAD, key []byte) {
+		checkAliasingRules(t, a)
+	})
+}
+
+func checkAliasingRules(t *testing.T, a cipher.AEAD) {
+	r := newRand(t)
+	b := a.(Batcher)
+	ts := a.Overhead()
+	for _, n := range []int{0, 1, 31, 64, 100, 300} {
+		nonce := randBytes(r, a.NonceSize())
+		msg := randBytes(r, n)
+		const adLen = 40
+		ad := randBytes(r, adLen)
+		ct := a.Seal(nil, nonce, msg, ad)
+
+		// buf holds the AD at adOff; outputs start at the given offsets.
+		for _, start := range []int{0, 5, adLen - 1} {
+			buf := make([]byte, adLen+n+ts+64)
+			copy(buf, ad)
+			adIn := buf[:adLen]
+			mustPanic(t, fmt.Sprintf("Seal with output at AD byte %d", start), func() {
+				a.Seal(buf[start:start], nonce, msg, adIn)
+			})
+			mustPanic(t, fmt.Sprintf("SealBatch with output at AD byte %d", start), func() {
+				b.SealBatch([][]byte{make([]byte, 0, n+ts), buf[start:start]}, [][]byte{nonce, nonce},
+					[][]byte{msg, msg}, [][]byte{ad, adIn})
+			})
+			if n > 0 { // an empty plaintext overlaps nothing
+				mustPanic(t, fmt.Sprintf("Open with output at AD byte %d", start), func() {
+					a.Open(buf[start:start], nonce, ct, adIn)
+				})
+				mustPanic(t, fmt.Sprintf("OpenBatch with output at AD byte %d", start), func() {
+					b.OpenBatch([][]byte{make([]byte, n), buf[start:start]}, [][]byte{nonce, nonce},
+						[][]byte{ct, ct}, [][]byte{ad, adIn})
+				})
+			}
+		}
+		// The AD may also start where the output starts, inside the message.
+		if n > 0 {
+			buf := append(bytes.Clone(msg), make([]byte, ts)...)
+			mustPanic(t, "in-place Seal with the AD over the message", func() {
+				a.Seal(buf[:0], nonce, buf[:n], buf[:min(n, adLen)])
+			})
+		}
+
+		// Output right after the AD, and output over the nonce: allowed, and
+		// the same as separate buffers.
+		buf := make([]byte, adLen+n+ts)
+		copy(buf, ad)
+		if got := a.Seal(buf[adLen:adLen], nonce, msg, buf[:adLen]); !bytes.Equal(got, ct) {
+			t.Fatalf("n=%d: Seal with output after the AD differs", n)
+		}
+		if got, err := a.Open(buf[adLen:adLen], nonce, ct, buf[:adLen]); err != nil || !bytes.Equal(got, msg) {
+			t.Fatalf("n=%d: Open with output after the AD: %v", n, err)
+		}
+		if n+ts >= a.NonceSize() {
+			over := make([]byte, n+ts)
+			copy(over, nonce)
+			if got := a.Seal(over[:0], over[:a.NonceSize()], msg, ad); !bytes.Equal(got, ct) {
+				t.Fatalf("n=%d: Seal with output over the nonce differs", n)
+			}
+			if n >= a.NonceSize() {
+				out := make([]byte, n)
+				copy(out, nonce)
+				if got, err := a.Open(out[:0], out[:a.NonceSize()], ct, ad); err != nil || !bytes.Equal(got, msg) {
+					t.Fatalf("n=%d: Open with output over the nonce: %v", n, err)
+				}
+			}
+		}
+	}
+}
+
+// TestImplementation checks Accelerated and Implementation against the path
+// each variant takes, and that other AEADs are not claimed.
+func TestImplementation(t *testing.T) {
+	for _, c := range constructors {
+		a, err := c.new(make([]byte, c.v.keySize()), 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		impl := Implementation(a)
+		if Accelerated(a) != hasAsm(c.v) || (impl == portableName) == hasAsm(c.v) || impl == "" {
+			t.Errorf("%s: Accelerated %v, Implementation %q, assembly %v", c.v.name, Accelerated(a), impl, hasAsm(c.v))
+		}
+		t.Logf("%s: %s", c.v.name, impl)
+	}
+	if Implementation(nil) != "" || Accelerated(nil) {
+		t.Error("a nil AEAD has an implementation")
+	}
+}

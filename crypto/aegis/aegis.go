@@ -39,7 +39,8 @@ type Batcher interface {
 	// SealBatch seals msgs[i] with nonces[i] and ads[i] into dsts[i]. Each
 	// dsts[i] must have room for len(msgs[i])+Overhead bytes (its length is
 	// ignored, its capacity is used); dsts[i] may start exactly at msgs[i]
-	// (in-place), any other overlap panics. The ciphertext||tag of message i
+	// (in-place), any other overlap with msgs[i] or any overlap with ads[i]
+	// panics. The ciphertext||tag of message i
 	// is written to dsts[i][:len(msgs[i])+Overhead].
 	SealBatch(dsts, nonces, msgs, ads [][]byte)
 	// OpenBatch opens ciphertexts[i] into dsts[i] (room for
@@ -152,14 +153,39 @@ func Wipe(a cipher.AEAD) {
 	}
 }
 
+// portableName is what Implementation reports for the portable code.
+const portableName = "portable, constant time"
+
+// Implementation describes the code that runs a, an AEAD from this package,
+// on this machine: the AES instructions its kernels use ("VAES-512",
+// "VAES-256", "AES-NI (AVX)", "AES-NI (SSE)", "ARMv8 AES"), with how many
+// passes the lanes take where the registers are narrower than the variant
+// and what its batches run on where that differs, or "portable, constant
+// time". It returns "" for AEADs from other packages.
+func Implementation(a cipher.AEAD) string {
+	x, ok := a.(*aead)
+	if !ok {
+		return ""
+	}
+	return x.implementation()
+}
+
+// Accelerated reports whether a, an AEAD from this package, runs on AES
+// instructions rather than the portable code, which is constant time but
+// several hundred times slower.
+func Accelerated(a cipher.AEAD) bool {
+	x, ok := a.(*aead)
+	return ok && hasAsm(x.v)
+}
+
 func (a *aead) NonceSize() int { return a.v.keySize() }
 func (a *aead) Overhead() int  { return a.tagSize }
 
 func (a *aead) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	a.checkSeal(nonce, plaintext, additionalData)
 	ret, out := sliceForAppend(dst, len(plaintext)+a.tagSize)
-	if inexactOverlap(out, plaintext) {
-		panic("aegis: invalid buffer overlap")
+	if inexactOverlap(out, plaintext) || anyOverlap(out, additionalData) {
+		aliasingPanic(out, plaintext)
 	}
 	a.seal(out, nonce, plaintext, additionalData)
 	return ret
@@ -183,8 +209,8 @@ func (a *aead) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, erro
 		return nil, ErrOpen
 	}
 	ret, out := sliceForAppend(dst, len(ciphertext)-a.tagSize)
-	if inexactOverlap(out, ciphertext) {
-		panic("aegis: invalid buffer overlap")
+	if inexactOverlap(out, ciphertext) || anyOverlap(out, additionalData) {
+		aliasingPanic(out, ciphertext)
 	}
 	if !a.open(out, nonce, ciphertext, additionalData) {
 		return nil, ErrOpen
@@ -214,8 +240,8 @@ func (a *aead) SealBatch(dsts, nonces, msgs, ads [][]byte) {
 		if cap(dsts[i]) < len(msgs[i])+a.tagSize {
 			panic("aegis: SealBatch destination too small")
 		}
-		if inexactOverlap(dsts[i][:len(msgs[i])+a.tagSize], msgs[i]) {
-			panic("aegis: invalid buffer overlap")
+		if out := dsts[i][:len(msgs[i])+a.tagSize]; inexactOverlap(out, msgs[i]) || anyOverlap(out, ads[i]) {
+			aliasingPanic(out, msgs[i])
 		}
 	}
 	a.sealBatch(dsts, nonces, msgs, ads)
@@ -237,8 +263,8 @@ func (a *aead) OpenBatch(dsts, nonces, ciphertexts, ads [][]byte) (int, error) {
 		if cap(dsts[i]) < len(ciphertexts[i])-a.tagSize {
 			panic("aegis: OpenBatch destination too small")
 		}
-		if inexactOverlap(dsts[i][:len(ciphertexts[i])-a.tagSize], ciphertexts[i]) {
-			panic("aegis: invalid buffer overlap")
+		if out := dsts[i][:len(ciphertexts[i])-a.tagSize]; inexactOverlap(out, ciphertexts[i]) || anyOverlap(out, ads[i]) {
+			aliasingPanic(out, ciphertexts[i])
 		}
 	}
 	return a.openBatch(dsts, nonces, ciphertexts, ads)
@@ -286,19 +312,34 @@ func sliceForAppend(in []byte, n int) (head, tail []byte) {
 	return
 }
 
+// The aliasing rule of Seal, Open and the batches: the output must be either
+// exactly in place over the input or disjoint from it, and disjoint from the
+// additional data: the AD is read while the output is written (in lane
+// groups, after part of it is written), so an output over the AD would change
+// the message it authenticates. Each call checks it inline (a function would
+// cost a call per message) and fails through aliasingPanic.
+
+// aliasingPanic reports a broken aliasing rule, out of line so that the
+// callers' checks stay small.
+func aliasingPanic(out, in []byte) {
+	if inexactOverlap(out, in) {
+		panic("aegis: invalid buffer overlap")
+	}
+	panic("aegis: output overlaps the additional data")
+}
+
 // anyOverlap reports whether x and y share memory at any (not necessarily
 // corresponding) index.
 func anyOverlap(x, y []byte) bool {
-	return len(x) > 0 && len(y) > 0 &&
-		uintptr(unsafe.Pointer(&x[0])) <= uintptr(unsafe.Pointer(&y[len(y)-1])) &&
-		uintptr(unsafe.Pointer(&y[0])) <= uintptr(unsafe.Pointer(&x[len(x)-1]))
+	if len(x) == 0 || len(y) == 0 {
+		return false
+	}
+	xp, yp := uintptr(unsafe.Pointer(unsafe.SliceData(x))), uintptr(unsafe.Pointer(unsafe.SliceData(y)))
+	return xp < yp+uintptr(len(y)) && yp < xp+uintptr(len(x))
 }
 
 // inexactOverlap reports whether x and y share memory at any non-corresponding
 // index: exact in-place operation is allowed, any other overlap is not.
 func inexactOverlap(x, y []byte) bool {
-	if len(x) == 0 || len(y) == 0 || &x[0] == &y[0] {
-		return false
-	}
-	return anyOverlap(x, y)
+	return len(x) > 0 && len(y) > 0 && unsafe.SliceData(x) != unsafe.SliceData(y) && anyOverlap(x, y)
 }

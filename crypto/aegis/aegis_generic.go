@@ -6,15 +6,19 @@ import (
 )
 
 // This file is the portable implementation: the AES round in software and the
-// AEGIS state machine for any number of lanes. It is used when the CPU has no
-// AES instructions, with the purego build tag, and by the tests as the
-// reference the assembly is compared with.
+// AEGIS state machine for any number of lanes. It is the only path on
+// architectures without assembly kernels and on CPUs without AES
+// instructions, it runs with the purego build tag, and the tests compare the
+// assembly with it.
 //
-// The AES round uses lookup tables (the classic T-table formulation). It is
-// fast and simple but not constant time: on a machine without AES
-// instructions, an attacker sharing the CPU cache could learn key-dependent
-// state through cache timing. Every amd64 and arm64 machine vaultui targets has
-// AES instructions, so the portable path is a fallback, not the main path.
+// The AES round is constant time: no table lookups and no branches that
+// depend on the key or the data, so an attacker sharing the CPU (cache
+// timing, branch prediction) learns nothing from it. SubBytes is bitsliced:
+// 64 bytes (four blocks) are transposed into eight 64-bit words, one per bit
+// position, and the S-box is computed with AND and XOR on those words as the
+// inverse in GF(2^8) (x^254) followed by the affine map. ShiftRows and
+// MixColumns are shifts and XORs on the columns. One AEGIS update runs all
+// its rounds (6 or 8 per lane) through SubBytes together.
 
 // block is a 16-byte AES block as four big-endian column words.
 type block [4]uint32
@@ -38,55 +42,195 @@ func (x block) store(b []byte) {
 func xor(x, y block) block { return block{x[0] ^ y[0], x[1] ^ y[1], x[2] ^ y[2], x[3] ^ y[3]} }
 func and(x, y block) block { return block{x[0] & y[0], x[1] & y[1], x[2] & y[2], x[3] & y[3]} }
 
-// sbox and te are the AES S-box and the combined SubBytes+MixColumns tables
-// (te[0][b] is the column produced by byte b in row 0, te[r] its rotation for
-// row r), computed once at start-up from the field arithmetic rather than
-// typed in.
-var (
-	sbox [256]byte
-	te   [4][256]uint32
-)
-
-func init() {
-	// Walk the multiplicative group with generator 3 to build log/exp tables,
-	// then invert and apply the affine map.
-	var exp, log [256]byte
-	x := byte(1)
-	for i := range 255 {
-		exp[i] = x
-		log[x] = byte(i)
-		x ^= xtime(x) // x *= 3
-	}
-	for i := range 256 {
-		var inv byte
-		if i != 0 {
-			inv = exp[(255-int(log[i]))%255]
-		}
-		s := inv ^ bits.RotateLeft8(inv, 1) ^ bits.RotateLeft8(inv, 2) ^
-			bits.RotateLeft8(inv, 3) ^ bits.RotateLeft8(inv, 4) ^ 0x63
-		sbox[i] = s
-		s2 := xtime(s)
-		col := uint32(s2)<<24 | uint32(s)<<16 | uint32(s)<<8 | uint32(s2^s)
-		for r := range 4 {
-			te[r][i] = bits.RotateLeft32(col, -8*r)
-		}
-	}
-}
-
-func xtime(x byte) byte {
-	return x<<1 ^ (x>>7)*0x1b
-}
-
 // aesRound is one AES encryption round without the key schedule:
 // MixColumns(ShiftRows(SubBytes(in))) ^ rk, the AESENC instruction.
 func aesRound(in, rk block) block {
-	t0, t1, t2, t3 := &te[0], &te[1], &te[2], &te[3]
-	return block{
-		t0[in[0]>>24] ^ t1[in[1]>>16&0xff] ^ t2[in[2]>>8&0xff] ^ t3[in[3]&0xff] ^ rk[0],
-		t0[in[1]>>24] ^ t1[in[2]>>16&0xff] ^ t2[in[3]>>8&0xff] ^ t3[in[0]&0xff] ^ rk[1],
-		t0[in[2]>>24] ^ t1[in[3]>>16&0xff] ^ t2[in[0]>>8&0xff] ^ t3[in[1]&0xff] ^ rk[2],
-		t0[in[3]>>24] ^ t1[in[0]>>16&0xff] ^ t2[in[1]>>8&0xff] ^ t3[in[2]&0xff] ^ rk[3],
+	x := [4]block{in}
+	aesRound4(&x)
+	return xor(x[0], rk)
+}
+
+// aesRounds replaces each block x[i] with MixColumns(ShiftRows(SubBytes(x[i]))),
+// four blocks at a time.
+func aesRounds(x []block) {
+	for len(x) >= 4 {
+		aesRound4((*[4]block)(x))
+		x = x[4:]
 	}
+	if len(x) > 0 {
+		var t [4]block
+		copy(t[:], x)
+		aesRound4(&t)
+		copy(x, t[:])
+	}
+}
+
+// aesRound4 is aesRounds on four blocks.
+func aesRound4(x *[4]block) {
+	// ShiftRows first (it commutes with SubBytes): column c takes row r from
+	// column c+r. Then two columns per word for the bitsliced SubBytes.
+	var w [8]uint64
+	for b := range x {
+		c := shiftRows(x[b])
+		w[2*b] = uint64(c[0])<<32 | uint64(c[1])
+		w[2*b+1] = uint64(c[2])<<32 | uint64(c[3])
+	}
+	subBytes(&w)
+	for b := range x {
+		x[b] = block{
+			mixColumn(uint32(w[2*b] >> 32)), mixColumn(uint32(w[2*b])),
+			mixColumn(uint32(w[2*b+1] >> 32)), mixColumn(uint32(w[2*b+1])),
+		}
+	}
+}
+
+func shiftRows(x block) block {
+	const r0, r1, r2, r3 = 0xff000000, 0x00ff0000, 0x0000ff00, 0x000000ff
+	return block{
+		x[0]&r0 | x[1]&r1 | x[2]&r2 | x[3]&r3,
+		x[1]&r0 | x[2]&r1 | x[3]&r2 | x[0]&r3,
+		x[2]&r0 | x[3]&r1 | x[0]&r2 | x[1]&r3,
+		x[3]&r0 | x[0]&r1 | x[1]&r2 | x[2]&r3,
+	}
+}
+
+// mixColumn multiplies a column (row 0 in the high byte) by the MixColumns
+// matrix: row r becomes 2*(a_r ^ a_r+1) ^ a_r+1 ^ a_r+2 ^ a_r+3.
+func mixColumn(x uint32) uint32 {
+	r1 := bits.RotateLeft32(x, 8) // row r holds a_r+1
+	t := x ^ r1
+	t = (t&0x7f7f7f7f)<<1 ^ (t>>7&0x01010101)*0x1b // xtime on each byte
+	return t ^ r1 ^ bits.RotateLeft32(x, 16) ^ bits.RotateLeft32(x, 24)
+}
+
+// gf is 64 elements of GF(2^8) bitsliced: bit k of gf[j] is bit j of element k.
+type gf [8]uint64
+
+// subBytes applies the AES S-box to each of the 64 bytes of w.
+func subBytes(w *[8]uint64) {
+	// Transpose: afterwards w[j] holds bit j of every byte.
+	transposeBits(w)
+	transposeBytes(w)
+	x := gf(*w)
+	// x^254 is the inverse (0 for 0): x^2, x^3, x^12, x^15, x^240, x^252,
+	// x^254, the powers of two as linear maps.
+	var x2, x3, x12, y gf
+	gfSquare(&x2, &x)
+	gfMul(&x3, &x2, &x)
+	gfPow4(&x12, &x3)
+	gfMul(&y, &x12, &x3)
+	gfPow16(&x, &y)
+	gfMul(&y, &x, &x12)
+	gfMul(&y, &y, &x2)
+	// Affine map: bit i ^= bits i+4, i+5, i+6, i+7 (mod 8), then ^ 0x63.
+	for i := range 8 {
+		w[i] = y[i] ^ y[(i+4)%8] ^ y[(i+5)%8] ^ y[(i+6)%8] ^ y[(i+7)%8]
+	}
+	w[0], w[1], w[5], w[6] = ^w[0], ^w[1], ^w[5], ^w[6]
+	// Back: the inverse of the transposition, the steps in reverse order.
+	transposeBytes(w)
+	transposeBits(w)
+}
+
+// transposeBits transposes each word's 8x8 bit matrix (bit c of byte r
+// becomes bit r of byte c).
+func transposeBits(w *[8]uint64) {
+	for i, x := range w {
+		t := (x ^ x>>7) & 0x00aa00aa00aa00aa
+		x ^= t ^ t<<7
+		t = (x ^ x>>14) & 0x0000cccc0000cccc
+		x ^= t ^ t<<14
+		t = (x ^ x>>28) & 0x00000000f0f0f0f0
+		w[i] = x ^ t ^ t<<28
+	}
+}
+
+// transposeBytes transposes the 8x8 byte matrix of the eight words (byte k of
+// word i becomes byte i of word k), swapping ever larger blocks.
+func transposeBytes(w *[8]uint64) {
+	for i := 0; i < 8; i += 2 {
+		t := (w[i]>>8 ^ w[i+1]) & 0x00ff00ff00ff00ff
+		w[i+1] ^= t
+		w[i] ^= t << 8
+	}
+	for _, i := range [4]int{0, 1, 4, 5} {
+		t := (w[i]>>16 ^ w[i+2]) & 0x0000ffff0000ffff
+		w[i+2] ^= t
+		w[i] ^= t << 16
+	}
+	for i := range 4 {
+		t := (w[i]>>32 ^ w[i+4]) & 0x00000000ffffffff
+		w[i+4] ^= t
+		w[i] ^= t << 32
+	}
+}
+
+// gfSquare sets r = a^2 (r must not be a): squaring is linear in GF(2^8),
+// so each output bit is an XOR of input bits.
+func gfSquare(r, a *gf) {
+	r[0] = a[0] ^ a[4] ^ a[6]
+	r[1] = a[4] ^ a[6] ^ a[7]
+	r[2] = a[1] ^ a[5]
+	r[3] = a[4] ^ a[5] ^ a[6] ^ a[7]
+	r[4] = a[2] ^ a[4] ^ a[7]
+	r[5] = a[5] ^ a[6]
+	r[6] = a[3] ^ a[5]
+	r[7] = a[6] ^ a[7]
+}
+
+// gfPow4 sets r = a^4 (two squarings as one linear map; r must not be a).
+func gfPow4(r, a *gf) {
+	r[0] = a[0] ^ a[2] ^ a[3] ^ a[5] ^ a[6] ^ a[7]
+	r[1] = a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6]
+	r[2] = a[4] ^ a[5] ^ a[7]
+	r[3] = a[2] ^ a[3] ^ a[4]
+	r[4] = a[1] ^ a[2] ^ a[4] ^ a[5] ^ a[6]
+	r[5] = a[3] ^ a[6]
+	r[6] = a[4] ^ a[7]
+	r[7] = a[3] ^ a[5] ^ a[6] ^ a[7]
+}
+
+// gfPow16 sets r = a^16 (four squarings as one linear map; r must not be a).
+func gfPow16(r, a *gf) {
+	r[0] = a[0] ^ a[4] ^ a[5] ^ a[6]
+	r[1] = a[1]
+	r[2] = a[1] ^ a[2] ^ a[4] ^ a[6] ^ a[7]
+	r[3] = a[1] ^ a[3] ^ a[4] ^ a[6] ^ a[7]
+	r[4] = a[1] ^ a[5] ^ a[6]
+	r[5] = a[2] ^ a[3] ^ a[7]
+	r[6] = a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[7]
+	r[7] = a[2] ^ a[3] ^ a[5]
+}
+
+// gfMul sets r = a*b modulo the AES polynomial x^8 + x^4 + x^3 + x + 1: the
+// schoolbook product's bits p8..p14 fold back onto p0..p7 as
+// x^8 = x^4 + x^3 + x + 1 dictates. r may be a or b.
+func gfMul(r, a, b *gf) {
+	a0, a1, a2, a3, a4, a5, a6, a7 := a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+	b0, b1, b2, b3, b4, b5, b6, b7 := b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
+	p0 := a0 & b0
+	p1 := a0&b1 ^ a1&b0
+	p2 := a0&b2 ^ a1&b1 ^ a2&b0
+	p3 := a0&b3 ^ a1&b2 ^ a2&b1 ^ a3&b0
+	p4 := a0&b4 ^ a1&b3 ^ a2&b2 ^ a3&b1 ^ a4&b0
+	p5 := a0&b5 ^ a1&b4 ^ a2&b3 ^ a3&b2 ^ a4&b1 ^ a5&b0
+	p6 := a0&b6 ^ a1&b5 ^ a2&b4 ^ a3&b3 ^ a4&b2 ^ a5&b1 ^ a6&b0
+	p7 := a0&b7 ^ a1&b6 ^ a2&b5 ^ a3&b4 ^ a4&b3 ^ a5&b2 ^ a6&b1 ^ a7&b0
+	p8 := a1&b7 ^ a2&b6 ^ a3&b5 ^ a4&b4 ^ a5&b3 ^ a6&b2 ^ a7&b1
+	p9 := a2&b7 ^ a3&b6 ^ a4&b5 ^ a5&b4 ^ a6&b3 ^ a7&b2
+	p10 := a3&b7 ^ a4&b6 ^ a5&b5 ^ a6&b4 ^ a7&b3
+	p11 := a4&b7 ^ a5&b6 ^ a6&b5 ^ a7&b4
+	p12 := a5&b7 ^ a6&b6 ^ a7&b5
+	p13 := a6&b7 ^ a7&b6
+	p14 := a7 & b7
+	r[0] = p0 ^ p8 ^ p12 ^ p13
+	r[1] = p1 ^ p8 ^ p9 ^ p12 ^ p14
+	r[2] = p2 ^ p9 ^ p10 ^ p13
+	r[3] = p3 ^ p8 ^ p10 ^ p11 ^ p12 ^ p13 ^ p14
+	r[4] = p4 ^ p8 ^ p9 ^ p11 ^ p14
+	r[5] = p5 ^ p9 ^ p10 ^ p12
+	r[6] = p6 ^ p10 ^ p11 ^ p13
+	r[7] = p7 ^ p11 ^ p12 ^ p14
 }
 
 // The draft's constants: C0 is the Fibonacci sequence modulo 256, C1 follows it.
@@ -107,40 +251,36 @@ type genericState struct {
 	s [8]vec
 }
 
-// update is the state update function, run on each lane; m1 is ignored by the
-// 256 family.
+// update is the state update function on every lane; m1 is ignored by the
+// 256 family. Each new block is AESRound(old previous block, old block), with
+// the message XORed into the round key of blocks 0 (and 4); all the rounds go
+// through the AES code at once.
 func (st *genericState) update(m0, m1 *vec) {
-	if st.v.wide {
-		for j := range st.v.lanes {
-			update256(&st.s, j, m0[j])
+	v, s := st.v, &st.s
+	n := v.stateBlocks()
+	var x [8 * maxLanes]block
+	c := 0
+	for j := range v.lanes {
+		for i := range n {
+			x[c] = s[(i+n-1)%n][j]
+			c++
 		}
-		return
 	}
-	for j := range st.v.lanes {
-		update128(&st.s, j, m0[j], m1[j])
+	aesRounds(x[:c])
+	c = 0
+	for j := range v.lanes {
+		for i := range n {
+			rk := s[i][j]
+			switch {
+			case i == 0:
+				rk = xor(rk, m0[j])
+			case i == 4 && !v.wide:
+				rk = xor(rk, m1[j])
+			}
+			s[i][j] = xor(x[c], rk)
+			c++
+		}
 	}
-}
-
-func update256(s *[8]vec, j int, m block) {
-	s0, s1, s2, s3, s4, s5 := s[0][j], s[1][j], s[2][j], s[3][j], s[4][j], s[5][j]
-	s[0][j] = aesRound(s5, xor(s0, m))
-	s[1][j] = aesRound(s0, s1)
-	s[2][j] = aesRound(s1, s2)
-	s[3][j] = aesRound(s2, s3)
-	s[4][j] = aesRound(s3, s4)
-	s[5][j] = aesRound(s4, s5)
-}
-
-func update128(s *[8]vec, j int, m0, m1 block) {
-	s0, s1, s2, s3, s4, s5, s6, s7 := s[0][j], s[1][j], s[2][j], s[3][j], s[4][j], s[5][j], s[6][j], s[7][j]
-	s[0][j] = aesRound(s7, xor(s0, m0))
-	s[1][j] = aesRound(s0, s1)
-	s[2][j] = aesRound(s1, s2)
-	s[3][j] = aesRound(s2, s3)
-	s[4][j] = aesRound(s3, xor(s4, m1))
-	s[5][j] = aesRound(s4, s5)
-	s[6][j] = aesRound(s5, s6)
-	s[7][j] = aesRound(s6, s7)
 }
 
 // laneContext is ctx_j = Byte(j) || Byte(D-1) || zeros, which makes the lanes'

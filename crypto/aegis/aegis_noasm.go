@@ -1,4 +1,4 @@
-//go:build !amd64 || purego
+//go:build !(amd64 || arm64) || !gc || purego
 
 package aegis
 
@@ -7,6 +7,8 @@ type asmKey struct{}
 
 func (*asmKey) setup(*variant, []byte) {}
 func (*asmKey) wipe()                  {}
+
+func (a *aead) implementation() string { return portableName }
 
 // hasAsm reports whether the variant runs on an assembly path.
 func hasAsm(*variant) bool { return false }

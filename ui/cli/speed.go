@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/crypto/aegis"
 )
 
 var speedCommand = &command{
@@ -51,15 +52,33 @@ func formatSpeed(r crypto.SpeedResult) string {
 	if r.Err != nil {
 		return fmt.Sprintf("%-20s unavailable: %s", r.Cipher, oneLine(r.Err.Error()))
 	}
-	return fmt.Sprintf("%-20s %8.0f MB/s", r.Cipher, r.MBps)
+	line := fmt.Sprintf("%-20s %8.0f MB/s", r.Cipher, r.MBps)
+	if impl := implementation(r.Cipher); impl != "" {
+		line += "  (" + impl + ")"
+	}
+	return line
+}
+
+// implementation names the code that runs a cipher on this CPU, where it
+// varies: AEGIS has hardware kernels or a much slower portable path.
+func implementation(c crypto.CipherID) string {
+	if c != crypto.AEGIS {
+		return ""
+	}
+	a, err := aegis.New256X2(make([]byte, aegis.KeySize256), aegis.TagSize16)
+	if err != nil {
+		return ""
+	}
+	return aegis.Implementation(a)
 }
 
 // The shape of "speed --json": stable for scripts.
 type speedResultJSON struct {
-	Cipher string  `json:"cipher"` // crypto.CipherID, e.g. "aegis"
-	Name   string  `json:"name"`   // e.g. "AEGIS-256X2"
-	MBps   float64 `json:"mbps"`
-	Error  string  `json:"error,omitempty"`
+	Cipher         string  `json:"cipher"` // crypto.CipherID, e.g. "aegis"
+	Name           string  `json:"name"`   // e.g. "AEGIS-256X2"
+	MBps           float64 `json:"mbps"`
+	Implementation string  `json:"implementation,omitempty"` // AEGIS: e.g. "VAES-512"
+	Error          string  `json:"error,omitempty"`
 }
 
 type speedReportJSON struct {
@@ -76,7 +95,8 @@ type speedReportJSON struct {
 func speedJSON(results []crypto.SpeedResult, rec crypto.Recommendation) speedReportJSON {
 	out := speedReportJSON{AESInstructions: crypto.HasAESInstructions(), Results: []speedResultJSON{}}
 	for _, r := range results {
-		j := speedResultJSON{Cipher: string(r.Cipher), Name: r.Cipher.String(), MBps: r.MBps}
+		j := speedResultJSON{Cipher: string(r.Cipher), Name: r.Cipher.String(), MBps: r.MBps,
+			Implementation: implementation(r.Cipher)}
 		if r.Err != nil {
 			j.Error = r.Err.Error()
 		}

@@ -1,16 +1,19 @@
-// Command gen writes aegis_amd64.s, the amd64 kernels of package aegis.
+// Command gen writes the assembly kernels of package aegis and their Go
+// side: aegis_amd64.s and aegis_arm64.s, and in aegis_stubs_amd64.go and
+// aegis_stubs_arm64.go the declarations and the dispatch that calls them.
+// This file emits the amd64 kernels, neon.go the arm64 ones.
 //
-// Regenerate from crypto/aegis with:
+// Regenerate from crypto/aegis with go generate, or:
 //
-//	go run ./_asm/gen.go
+//	go run ./_asm
 //
-// which writes aegis_amd64.s and the Go declarations in aegis_stubs_amd64.go
-// (-o dir writes them elsewhere; a test checks they are up to date).
+// (-o dir writes the files elsewhere; a test checks they are up to date).
 //
 // The kernels are emitted from one description per AEGIS family (the
 // 128-bit-key family with an eight-vector state and the 256-bit-key family
 // with a six-vector state) at three register widths: X (16 bytes, one lane,
-// AES-NI in its VEX form), Y (32 bytes, two lanes, VAES) and Z (64 bytes, four
+// AES-NI in its VEX form; the S kernels are the same in the legacy SSE
+// encoding, for CPUs with AES-NI but without AVX), Y (32 bytes, two lanes, VAES) and Z (64 bytes, four
 // lanes, VAES with AVX-512). The XT and YT kernels are enc and dec on X and Y
 // registers with AVX-512VL three-input logic (VPTERNLOGQ), which shortens the
 // decryption chain; the Z kernels always use it.
@@ -26,12 +29,14 @@
 //
 // Every kernel works on a state in memory (state vector i at i*width bytes)
 // so that the Go side keeps all length and buffer checks; see aegis_amd64.go
-// for the Go side and the layout of the constants.
+// for the choice of kernels and aegis_asm.go for the Go side and the layout
+// of the constants.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"go/format"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +74,9 @@ var (
 	wY  = width{"Y", "Y", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", false, 0, nil}
 	wYT = width{"Y", "YT", 32, "VMOVDQU", "VPXOR", "VPAND", "VBROADCASTI128", true, 0, nil}
 	wZ  = width{"Z", "Z", 64, "VMOVDQU64", "VPXORQ", "VPANDQ", "VBROADCASTI32X4", true, 0, nil}
+	// wS is wX emitted in the legacy SSE encoding (see legacy), for CPUs with
+	// AES-NI but without AVX.
+	wS = width{"X", "S", 16, "VMOVDQU", "VPXOR", "VPAND", "VMOVDQU", false, 0, nil}
 )
 
 // family is the 128-bit-key family (wide=false) or the 256-bit-key family.
@@ -83,7 +91,7 @@ var (
 	f256 = family{"256", true, 6}
 )
 
-// Offsets of the per-key constant vectors (64 bytes each, see aegis_amd64.go).
+// Offsets of the per-key constant vectors (64 bytes each, see asmKey in aegis_asm.go).
 const (
 	cK0  = iota * 64 // key (128) or first key half (256), replicated
 	cK1              // second key half (256)
@@ -96,8 +104,62 @@ const (
 
 var out strings.Builder
 
-func emit(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...) }
-func label(l string)                  { fmt.Fprintf(&out, "%s:\n", l) }
+// sseMode makes emit translate the VEX instructions of the X kernels into
+// their legacy SSE forms.
+var sseMode bool
+
+func emit(format string, args ...any) {
+	ins := fmt.Sprintf(format, args...)
+	if sseMode {
+		for _, l := range legacy(ins) {
+			fmt.Fprintf(&out, "\t%s\n", l)
+		}
+		return
+	}
+	fmt.Fprintf(&out, "\t%s\n", ins)
+}
+
+// sseScratch is free whenever a translated instruction needs it: it is rT,
+// which holds nothing during a state update.
+const sseScratch = "X10"
+
+// legacy translates one instruction of an X kernel into the legacy SSE
+// encoding. The VEX forms have a separate destination (VPXOR a, b, d is
+// d = b ^ a); the legacy forms overwrite their second operand, so a copy is
+// inserted where the destination is not b: for AESENC, whose operands do
+// not commute, through a scratch register when the destination is a.
+func legacy(ins string) []string {
+	op, args, _ := strings.Cut(ins, " ")
+	if !strings.HasPrefix(op, "V") {
+		return []string{ins} // MOVQ, DECQ, JNZ, ...
+	}
+	ops := strings.Split(args, ", ")
+	if op == "VMOVDQU" {
+		return []string{"MOVOU " + args}
+	}
+	name, ok := map[string]string{"VPXOR": "PXOR", "VPAND": "PAND", "VAESENC": "AESENC"}[op]
+	if !ok || len(ops) != 3 {
+		panic("no legacy SSE form for " + ins)
+	}
+	a, b, d := ops[0], ops[1], ops[2]
+	if strings.Contains(a+b, "(") {
+		panic("legacy SSE needs aligned memory operands: " + ins)
+	}
+	switch {
+	case d == b:
+		return []string{name + " " + a + ", " + d}
+	case d == a && name != "AESENC":
+		return []string{name + " " + b + ", " + d}
+	case d != a:
+		return []string{"MOVOU " + b + ", " + d, name + " " + a + ", " + d}
+	}
+	if a == sseScratch || b == sseScratch {
+		panic("scratch register in use: " + ins)
+	}
+	return []string{"MOVOU " + b + ", " + sseScratch, name + " " + a + ", " + sseScratch, "MOVOU " + sseScratch + ", " + d}
+}
+
+func label(l string) { fmt.Fprintf(&out, "%s:\n", l) }
 
 // Register names: state vectors use registers 0..n-1.
 func (w width) r(i int) string {
@@ -232,7 +294,7 @@ func (p io) halfOps(w width) (insert, extract, low string) {
 // single is the address of message vector k of a single-message chunk:
 // vector 0 at the pointer, vector 1 (128 family) at the pointer plus R10, half
 // the stride. With a stride wider than the register, a kernel processes a
-// group of lanes of a wider variant (see aegis_amd64.go).
+// group of lanes of a wider variant (see aegis_asm.go).
 func single(k int, base string) string {
 	if k == 0 {
 		return "(" + base + ")"
@@ -817,11 +879,159 @@ func (f family) finalKernel(w width) {
 	ret(w)
 }
 
+// kernelSet is one entry of the generated dispatch: a family at one register
+// width and encoding, and the assembly functions that implement it.
+type kernelSet struct {
+	fam   family
+	w     width
+	enc   string // Go name of the encoding constant
+	impl  string // what Implementation reports
+	plain string // suffix of the kernels init, absorb, decLast and final come from
+	// Batch kernels: pair (two messages of this kernel in registers twice as
+	// wide; pairWidth is the register width they need), quad (two pairs) and
+	// dual (two messages in separate registers of this width).
+	pair, pairEnc string // suffixes of the pair init/absorb and enc/dec kernels
+	pairWidth     int
+	pairImpl      string // what Implementation reports for batches
+	quad, dual    bool
+}
+
+func (k kernelSet) constName() string { return "k" + k.fam.name + k.w.name }
+
+// kernelSets lists the kernels main emits, in the order of the kernel enum.
+func kernelSets() []kernelSet {
+	var ks []kernelSet
+	for _, f := range []family{f128, f256} {
+		for _, w := range []width{wX, wXT, wY, wYT, wZ} {
+			k := kernelSet{fam: f, w: w, enc: "encVEX", plain: w.name}
+			switch {
+			case w.reg == "Z":
+				k.enc, k.impl = "encEVEX", "VAES-512"
+			case w.tern:
+				k.enc = "encTern"
+			}
+			switch w.reg {
+			case "X":
+				k.impl, k.plain = "AES-NI (AVX)", "X"
+				k.pair, k.pairEnc, k.pairWidth, k.pairImpl = "YP", "YP", 32, "VAES-256"
+				if w.tern {
+					k.pairEnc = "YTP"
+				}
+			case "Y":
+				k.impl, k.plain = "VAES-256", "Y"
+				k.pair, k.pairEnc, k.pairWidth, k.pairImpl = "ZP", "ZP", 64, "VAES-512"
+				k.quad = f.wide
+				k.dual = f.wide && !w.tern
+			}
+			ks = append(ks, k)
+		}
+		ks = append(ks, kernelSet{fam: f, w: wS, enc: "encSSE", impl: "AES-NI (SSE)", plain: "S"})
+	}
+	return ks
+}
+
+// dispatch writes the Go side of the kernels: the kernel enum, a table of
+// what each kernel is, and one switch per operation that calls the kernel's
+// assembly function. The Go code consults it once per call, never per block.
+func dispatch(ks []kernelSet) string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	p("// kernel names an assembly kernel set: a family at one register width and")
+	p("// instruction encoding.")
+	p("type kernel uint8\n")
+	p("const (")
+	p("\tkNone kernel = iota")
+	for _, k := range ks {
+		p("\t%s", k.constName())
+	}
+	p(")\n")
+	p("// kernelSpecs describes every kernel, indexed by kernel.")
+	p("var kernelSpecs = [...]kernelSpec{")
+	for _, k := range ks {
+		p("\t%s: {wide: %v, width: %d, enc: %s, impl: %q, pairWidth: %d, pairImpl: %q, quad: %v, dual: %v},",
+			k.constName(), k.fam.wide, k.w.bytes, k.enc, k.impl, k.pairWidth, k.pairImpl, k.quad, k.dual)
+	}
+	p("}\n")
+	// op writes one dispatch function: fn(k, args) calls name+suffix(args)
+	// for every kernel whose suffix (picked by sfx) exists.
+	op := func(sig, call string, sfx func(k kernelSet) string) {
+		byFunc := map[string][]string{}
+		var order []string
+		for _, k := range ks {
+			s := sfx(k)
+			if s == "" {
+				continue
+			}
+			fn := fmt.Sprintf(call, k.fam.name+s)
+			if _, ok := byFunc[fn]; !ok {
+				order = append(order, fn)
+			}
+			byFunc[fn] = append(byFunc[fn], k.constName())
+		}
+		if len(order) == 0 {
+			return // no kernel of this architecture has the operation
+		}
+		p("func %s {", sig)
+		p("\tswitch k {")
+		for _, fn := range order {
+			p("\tcase %s:", strings.Join(byFunc[fn], ", "))
+			p("\t\t%s", fn)
+		}
+		p("\t}")
+		p("}\n")
+	}
+	plain := func(k kernelSet) string { return k.plain }
+	own := func(k kernelSet) string { return k.w.name }
+	op("kInit(k kernel, s *state, c, nonce *byte)", "init%s(&s[0], c, nonce)", plain)
+	op("kAbsorb(k kernel, s *state, src *byte, n, stride int)", "absorb%s(&s[0], src, n, stride)", plain)
+	op("kEnc(k kernel, s *state, dst, src *byte, n, stride int)", "enc%s(&s[0], dst, src, n, stride)", own)
+	op("kDec(k kernel, s *state, dst, src *byte, n, stride int)", "dec%s(&s[0], dst, src, n, stride)", own)
+	op("kDecLast(k kernel, s *state, buf, mask *byte, stride int)", "decLast%s(&s[0], buf, mask, stride)", plain)
+	op("kFinal(k kernel, s *state, tag *byte, u *[16]byte, tagSize int)", "final%s(&s[0], tag, u, tagSize)", plain)
+	pair := func(k kernelSet) string { return k.pair }
+	pairEnc := func(k kernelSet) string { return k.pairEnc }
+	op("pInit(k kernel, s *state, c, nonceA, nonceB *byte)", "init%s(&s[0], c, nonceA, nonceB)", pair)
+	op("pAbsorb(k kernel, s *state, srcA, srcB *byte, n int)", "absorb%s(&s[0], srcA, srcB, n)", pair)
+	op("pEnc(k kernel, s *state, dstA, srcA, dstB, srcB *byte, n int)", "enc%s(&s[0], dstA, srcA, dstB, srcB, n)", pairEnc)
+	op("pDec(k kernel, s *state, dstA, srcA, dstB, srcB *byte, n int)", "dec%s(&s[0], dstA, srcA, dstB, srcB, n)", pairEnc)
+	quad := func(k kernelSet) string {
+		if k.quad {
+			return "ZQ"
+		}
+		return ""
+	}
+	op("qInit(k kernel, s1, s2 *state, c, nonceA, nonceB, nonceC, nonceD *byte)",
+		"init%s(&s1[0], &s2[0], c, nonceA, nonceB, nonceC, nonceD)", quad)
+	for _, o := range []string{"Enc", "Dec"} {
+		op("q"+o+"(k kernel, s1, s2 *state, dstA, srcA, dstB, srcB, dstC, srcC, dstD, srcD *byte, n int)",
+			strings.ToLower(o)+"%s(&s1[0], &s2[0], dstA, srcA, dstB, srcB, dstC, srcC, dstD, srcD, n)", quad)
+	}
+	op("qFinal(k kernel, s1, s2 *state, tags *byte, u *[16]byte, tagSize int)", "final%s(&s1[0], &s2[0], tags, u, tagSize)", quad)
+	dual := func(k kernelSet) string {
+		if k.dual {
+			return "YD"
+		}
+		return ""
+	}
+	for _, o := range []string{"Enc", "Dec"} {
+		op("d"+o+"(k kernel, sA, sB *state, dstA, srcA, dstB, srcB *byte, n int)",
+			strings.ToLower(o)+"%s(&sA[0], &sB[0], dstA, srcA, dstB, srcB, n)", dual)
+	}
+	return b.String()
+}
+
+// The generated files' first line and build constraints: the kernels are Go
+// assembler (gc toolchain) code, and purego asks for the portable code.
+const (
+	generatedBy = "// Code generated by go run ./_asm. DO NOT EDIT.\n\n"
+	buildTag    = "//go:build amd64 && gc && !purego"
+	armBuildTag = "//go:build arm64 && gc && !purego"
+)
+
 func main() {
 	dir := flag.String("o", ".", "output `directory`")
 	flag.Parse()
-	out.WriteString("// Code generated by go run ./_asm/gen.go. DO NOT EDIT.\n\n")
-	out.WriteString("//go:build amd64 && !purego\n\n#include \"textflag.h\"\n")
+	out.WriteString(generatedBy + buildTag + "\n\n#include \"textflag.h\"\n")
 	for _, f := range []family{f128, f256} {
 		for _, w := range []width{wX, wXT, wY, wYT, wZ} {
 			if w.tern && w.reg != "Z" {
@@ -833,6 +1043,14 @@ func main() {
 			f.finalKernel(w)
 		}
 	}
+	// The X kernels again in the legacy SSE encoding.
+	sseMode = true
+	for _, f := range []family{f128, f256} {
+		f.initKernel(wS, wS.name, io{})
+		f.kernels(wS, wS.name, io{})
+		f.finalKernel(wS)
+	}
+	sseMode = false
 	// Pairs: two AEGIS-128L or AEGIS-256 messages in Y registers, two
 	// AEGIS-128X2 or AEGIS-256X2 messages in Z registers.
 	for _, f := range []family{f128, f256} {
@@ -858,12 +1076,27 @@ func main() {
 	emit("CPUID")
 	emit("MOVL CX, ret+0(FP)")
 	emit("RET")
-	goFile := "// Code generated by go run ./_asm/gen.go. DO NOT EDIT.\n\n" +
-		"//go:build amd64 && !purego\n\npackage aegis\n" + stubs.String()
-	for name, text := range map[string]string{"aegis_amd64.s": out.String(), "aegis_stubs_amd64.go": goFile} {
+	armAsm, armGo := neon()
+	files := map[string]string{
+		"aegis_amd64.s":        out.String(),
+		"aegis_stubs_amd64.go": goSource(buildTag, stubs.String()+"\n"+dispatch(kernelSets())),
+		"aegis_arm64.s":        armAsm,
+		"aegis_stubs_arm64.go": goSource(armBuildTag, armGo),
+	}
+	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(*dir, name), []byte(text), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}
+}
+
+// goSource returns a generated Go file of package aegis, gofmt'ed.
+func goSource(tag, body string) string {
+	src, err := format.Source([]byte(generatedBy + tag + "\n\npackage aegis\n" + body))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen: formatting the Go declarations:", err)
+		os.Exit(1)
+	}
+	return string(src)
 }

@@ -10,6 +10,9 @@ import (
 type SpeedResult struct {
 	Cipher CipherID
 	MBps   float64 // 10^6 bytes of plaintext per second
+	// Implementation names the code that ran, where it varies (AEGIS: "VAES-512", "ARMv8
+	// AES", "portable, constant time").
+	Implementation string
 	Err    error   // set when the cipher could not be measured
 }
 
@@ -39,10 +42,11 @@ func SpeedTest(ctx context.Context, report func(SpeedResult)) ([]SpeedResult, Re
 	results := make([]SpeedResult, 0, len(Ciphers))
 	for _, c := range Ciphers {
 		r := SpeedResult{Cipher: c}
+		r.Implementation, _ = Implementation(c)
 		if err := ctx.Err(); err != nil {
 			r.Err = err
 		} else {
-			r.MBps, r.Err = measure(ctx, c, per)
+			r.MBps, r.Err = Measure(ctx, c, per)
 		}
 		results = append(results, r)
 		if report != nil {
@@ -52,8 +56,8 @@ func SpeedTest(ctx context.Context, report func(SpeedResult)) ([]SpeedResult, Re
 	return results, Recommend(results, HasAESInstructions())
 }
 
-// measure runs EncryptBlocks with cipher c for about d and returns MB/s.
-func measure(ctx context.Context, c CipherID, d time.Duration) (float64, error) {
+// Measure returns cipher c's encryption throughput on this CPU in MB/s, measured for about d.
+func Measure(ctx context.Context, c CipherID, d time.Duration) (float64, error) {
 	key := make([]byte, MasterKeyLen)
 	for i := range key {
 		key[i] = byte(i) // throughput does not depend on the key

@@ -641,6 +641,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 			ReadOnly:   r.ReadOnly,
 			Since:      now,
 			Idle:       r.Idle,
+			Notice:     v.notice,
 		},
 		v:       v,
 		fs:      mnt,
@@ -654,6 +655,9 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	d.mu.Unlock()
 	ok = true
 	d.log.Printf("mounted %s (%s) at %s", cipherDir, m.info.Cipher, mountPoint)
+	if v.notice != "" {
+		d.log.Printf("%s: %s", cipherDir, v.notice)
+	}
 	// If the file system goes away behind our back (fusermount -u by hand), forget it.
 	// A detached one is forgotten, and its keys wiped, once its last user is gone.
 	go func() {

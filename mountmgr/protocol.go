@@ -61,6 +61,9 @@ type MountInfo struct {
 	// before are still served until closed; until Until, when the daemon is stopping.
 	Detached bool      `json:",omitempty"`
 	Until    time.Time `json:",omitzero"`
+	// Notice is a note for the user about how the vault runs here (an AEGIS vault on a CPU
+	// without the instructions its fast code needs), or "".
+	Notice string `json:",omitempty"`
 }
 
 // StaleMount reports a mount left behind by a daemon that died without unmounting (its FUSE

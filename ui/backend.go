@@ -78,6 +78,9 @@ type SpeedResult struct {
 	Cipher Cipher
 	MBps   float64
 	Err    error
+	// Implementation names the code that ran where it varies (AEGIS: "VAES-512",
+	// "portable, constant time"); "" otherwise.
+	Implementation string
 }
 
 // Recommendation is the speed test's verdict; Ratio is against AES-256-GCM.

@@ -275,7 +275,7 @@ func (b *realBackend) Ciphers() []Cipher {
 
 func (b *realBackend) SpeedTest(ctx context.Context, report func(SpeedResult)) ([]SpeedResult, Recommendation) {
 	conv := func(r crypto.SpeedResult) SpeedResult {
-		return SpeedResult{Cipher: uiCipher(r.Cipher), MBps: r.MBps, Err: r.Err}
+		return SpeedResult{Cipher: uiCipher(r.Cipher), MBps: r.MBps, Err: r.Err, Implementation: r.Implementation}
 	}
 	results, rec := crypto.SpeedTest(ctx, func(r crypto.SpeedResult) { report(conv(r)) })
 	out := make([]SpeedResult, 0, len(results))

@@ -139,6 +139,11 @@ func (s *speedScreen) View() string {
 		}
 		b.WriteString(line + "\n")
 	}
+	for _, cph := range rows {
+		if r, ok := sp.result(cph.ID); ok && r.Implementation != "" {
+			b.WriteString(st.Subtle.Render(truncate(cph.Name+" runs on: "+r.Implementation, w)) + "\n")
+		}
+	}
 	if sp.rec != nil {
 		b.WriteString("\n" + st.Title.Render("Recommended: "+sp.rec.Cipher.Name) + "\n")
 		b.WriteString(lipgloss.NewStyle().Width(w).Render(sp.rec.Reason) + "\n")

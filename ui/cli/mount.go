@@ -107,6 +107,9 @@ examples:
 				mode += fmt.Sprintf(", unmounts after %s idle", info.Idle)
 			}
 			fmt.Fprintf(e.stdout, "Mounted %s (%s%s) at %s\n", displayName(entry), info.Cipher, mode, info.MountPoint)
+			if info.Notice != "" {
+				fmt.Fprintf(e.stderr, "note: %s\n", info.Notice)
+			}
 			return nil
 		}
 	},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/crypto/aegis"
 )
 
 var speedCommand = &command{
@@ -53,24 +52,12 @@ func formatSpeed(r crypto.SpeedResult) string {
 		return fmt.Sprintf("%-20s unavailable: %s", r.Cipher, oneLine(r.Err.Error()))
 	}
 	line := fmt.Sprintf("%-20s %8.0f MB/s", r.Cipher, r.MBps)
-	if impl := implementation(r.Cipher); impl != "" {
+	if impl := r.Implementation; impl != "" {
 		line += "  (" + impl + ")"
 	}
 	return line
 }
 
-// implementation names the code that runs a cipher on this CPU, where it
-// varies: AEGIS has hardware kernels or a much slower portable path.
-func implementation(c crypto.CipherID) string {
-	if c != crypto.AEGIS {
-		return ""
-	}
-	a, err := aegis.New256X2(make([]byte, aegis.KeySize256), aegis.TagSize16)
-	if err != nil {
-		return ""
-	}
-	return aegis.Implementation(a)
-}
 
 // The shape of "speed --json": stable for scripts.
 type speedResultJSON struct {
@@ -96,7 +83,7 @@ func speedJSON(results []crypto.SpeedResult, rec crypto.Recommendation) speedRep
 	out := speedReportJSON{AESInstructions: crypto.HasAESInstructions(), Results: []speedResultJSON{}}
 	for _, r := range results {
 		j := speedResultJSON{Cipher: string(r.Cipher), Name: r.Cipher.String(), MBps: r.MBps,
-			Implementation: implementation(r.Cipher)}
+			Implementation: r.Implementation}
 		if r.Err != nil {
 			j.Error = r.Err.Error()
 		}

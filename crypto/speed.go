@@ -13,7 +13,7 @@ type SpeedResult struct {
 	// Implementation names the code that ran, where it varies (AEGIS: "VAES-512", "ARMv8
 	// AES", "portable, constant time").
 	Implementation string
-	Err    error   // set when the cipher could not be measured
+	Err            error // set when the cipher could not be measured
 }
 
 // Recommendation is the cipher SpeedTest suggests for new vaults.

@@ -58,7 +58,6 @@ func formatSpeed(r crypto.SpeedResult) string {
 	return line
 }
 
-
 // The shape of "speed --json": stable for scripts.
 type speedResultJSON struct {
 	Cipher         string  `json:"cipher"` // crypto.CipherID, e.g. "aegis"

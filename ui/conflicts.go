@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -61,7 +62,8 @@ type conflictsScreen struct {
 	form       *form
 
 	opening, working bool
-	sess             ConflictSession
+	job              int // tells this screen's session from a left one's
+	sess             *sessionGuard
 	copies           []ConflictCopy
 	cursor, offset   int
 	confirm          *Keep // asking before deleting or replacing
@@ -73,6 +75,7 @@ type conflictsScreen struct {
 }
 
 type conflictsOpened struct {
+	job    int
 	sess   ConflictSession
 	copies []ConflictCopy
 	err    error
@@ -119,30 +122,72 @@ func (s *conflictsScreen) Init() tea.Cmd {
 	return s.form.setFocus(0)
 }
 
-// open starts a session. A session that arrives after the screen was left
-// is closed at once, so no key stays in memory.
+// open starts a session. One that arrives after the screen was left is
+// closed by the root model (closeStaleSession), so no key stays in memory.
 func (s *conflictsScreen) open(pw []byte) tea.Cmd {
 	s.opening, s.err, s.status = true, "", ""
-	b, ctx, dir, mp := s.c.backend, s.ctx, s.v.CipherDir, s.mountPoint
+	s.c.jobs++
+	s.job = s.c.jobs
+	b, ctx, dir, mp, job := s.c.backend, s.ctx, s.v.CipherDir, s.mountPoint, s.job
 	return func() tea.Msg {
 		sess, err := b.OpenConflicts(ctx, dir, mp, pw)
 		wipe(pw)
 		if err != nil {
-			return conflictsOpened{err: err}
+			return conflictsOpened{job: job, err: err}
 		}
 		copies, err := sess.List(ctx)
-		if ctx.Err() != nil {
-			sess.Close()
-			return nil
-		}
-		return conflictsOpened{sess: sess, copies: copies, err: err}
+		return conflictsOpened{job: job, sess: sess, copies: copies, err: err}
+	}
+}
+
+// takes reports whether msg is the session this screen waits for.
+func (s *conflictsScreen) takes(msg conflictsOpened) bool { return s.opening && msg.job == s.job }
+
+// sessionGuard closes a session once no call uses it: leaving the screen
+// while a copy is being settled must not wipe the key under the walk.
+type sessionGuard struct {
+	mu      sync.Mutex
+	s       ConflictSession
+	inUse   int
+	closing bool
+}
+
+// use reserves the session; false once it is closing.
+func (g *sessionGuard) use() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closing {
+		return false
+	}
+	g.inUse++
+	return true
+}
+
+func (g *sessionGuard) done() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inUse--
+	if g.inUse == 0 && g.closing {
+		g.s.Close()
+	}
+}
+
+func (g *sessionGuard) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closing {
+		return
+	}
+	g.closing = true
+	if g.inUse == 0 {
+		g.s.Close()
 	}
 }
 
 func (s *conflictsScreen) leave() tea.Cmd {
 	s.cancel()
 	if s.sess != nil {
-		s.sess.Close()
+		s.sess.close()
 		s.sess = nil
 	}
 	status := ""
@@ -178,7 +223,7 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 			}
 			return nil
 		}
-		s.sess, s.copies = msg.sess, msg.copies
+		s.sess, s.copies = &sessionGuard{s: msg.sess}, msg.copies
 		if msg.err != nil {
 			s.err = "Cannot list the copies: " + msg.err.Error()
 		}
@@ -277,14 +322,18 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 func (s *conflictsScreen) settle(keep Keep) tea.Cmd {
 	cp := s.copies[s.cursor]
 	s.working, s.status, s.err = true, "", ""
-	sess, ctx := s.sess, s.ctx
+	g, ctx := s.sess, s.ctx
 	shown := cp.Path
 	if keep == KeepCopy {
 		shown = cp.Of
 	}
 	return func() tea.Msg {
-		err := sess.Settle(ctx, cp.Path, keep)
-		copies, lsErr := sess.List(ctx)
+		if !g.use() {
+			return nil
+		}
+		defer g.done()
+		err := g.s.Settle(ctx, cp.Path, keep)
+		copies, lsErr := g.s.List(ctx)
 		return conflictSettled{path: shown, keep: keep, err: err, copies: copies, lsErr: lsErr}
 	}
 }

@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 func workConflicts(fb *fakeBackend) {
@@ -171,4 +174,61 @@ func TestConflictsRefusedOnStaleMount(t *testing.T) {
 		t.Fatalf("c opened %T on a stale mount", tm.current)
 	}
 	wantView(t, tm, "stale: press u to clean it up first")
+}
+
+// TestConflictsLateSessionIsClosed: a session that opens after its screen
+// was left (or for an earlier opening of the screen) is closed, not kept.
+func TestConflictsLateSessionIsClosed(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	workConflicts(fb)
+	tm := newTestModel(t, fb)
+	tm.keys("c")
+	first := tm.current.(*conflictsScreen)
+	tm.keys("hunter22")
+	// Enter starts the unlock; leave before its answer is handled.
+	cmd := first.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	tm.keys("esc", "c")
+	second := tm.current.(*conflictsScreen)
+	tm.run(cmd) // the first screen's session arrives at the second screen
+	if fb.sessions != 0 {
+		t.Fatalf("%d sessions open after the first screen was left", fb.sessions)
+	}
+	if second.sess != nil || !second.typing() {
+		t.Fatal("the second screen took the first one's session without a password")
+	}
+	tm.keys("hunter22", "enter")
+	if fb.sessions != 1 || second.sess == nil {
+		t.Fatalf("the second screen's own session: %d open", fb.sessions)
+	}
+	tm.keys("esc")
+	if fb.sessions != 0 {
+		t.Fatal("leaving did not close the session")
+	}
+}
+
+// TestSessionGuard: leaving while a copy is being settled closes the session
+// only after the settle is done with it.
+func TestSessionGuard(t *testing.T) {
+	fb := newFake()
+	s, _ := fb.OpenConflicts(context.Background(), "/d", "/mnt", nil)
+	g := &sessionGuard{s: s}
+	if !g.use() {
+		t.Fatal("a fresh session refused use")
+	}
+	g.close()
+	if fb.sessions != 1 {
+		t.Fatal("closed while in use")
+	}
+	if g.use() {
+		t.Fatal("a closing session was handed out")
+	}
+	g.done()
+	if fb.sessions != 0 {
+		t.Fatal("not closed once the last use ended")
+	}
+	g.close()
+	if fb.sessions != 0 {
+		t.Fatal("closed twice")
+	}
 }

@@ -250,3 +250,29 @@ func TestRealBackendConflictsMounted(t *testing.T) {
 		t.Fatalf("the ordinary file: %q, %v", b, err)
 	}
 }
+
+func TestParseShown(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want ConflictCopy
+		ok   bool
+	}{
+		{"a/report (conflict 2026-11-30 Syncthing).odt", ConflictCopy{Of: "a/report.odt", Tool: "Syncthing", Date: "2026-11-30"}, true},
+		{"report (conflict 2026-11-30 Syncthing 2).odt", ConflictCopy{Of: "report.odt", Tool: "Syncthing", Date: "2026-11-30"}, true},
+		{"notes (conflict Google Drive)", ConflictCopy{Of: "notes", Tool: "Google Drive"}, true},
+		{"x (conflict OneDrive LAPTOP).txt", ConflictCopy{Of: "x.txt", Tool: "OneDrive", Host: "LAPTOP"}, true},
+		{"x (conflict OneDrive LAPTOP 3).txt", ConflictCopy{Of: "x.txt", Tool: "OneDrive", Host: "LAPTOP 3"}, true},
+		// The mount's marker is the last one: a name may hold an older one.
+		{"r (conflict 2026-01-01 Dropbox) (conflict 2026-11-30 Nextcloud).odt", ConflictCopy{Of: "r (conflict 2026-01-01 Dropbox).odt", Tool: "Nextcloud", Date: "2026-11-30"}, true},
+		{"report (conflict of interest).odt", ConflictCopy{}, false},
+		{"report.odt", ConflictCopy{}, false},
+	} {
+		got, ok := parseShown(c.in)
+		if ok && c.ok {
+			c.want.Path = c.in
+		}
+		if ok != c.ok || got != c.want {
+			t.Errorf("parseShown(%q) = %+v, %v; want %+v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}

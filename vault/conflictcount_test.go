@@ -154,3 +154,29 @@ func TestCountConflictsPlaintextNames(t *testing.T) {
 		t.Fatal("a folder without a config was counted")
 	}
 }
+
+// BenchmarkCountConflicts measures a scan that reaches the entry limit, the worst case of
+// the terminal app's recount on every registry refresh.
+func BenchmarkCountConflicts(b *testing.B) {
+	dir := b.TempDir()
+	if _, err := Create(dir, []byte("pw"), CreateOptions{ScryptLogN: 10}); err != nil {
+		b.Fatal(err)
+	}
+	for d := range 10 {
+		sub := filepath.Join(dir, "AAAAAAAAAAAAAAAAAAAAA"+strconv.Itoa(d))
+		os.Mkdir(sub, 0o700)
+		for i := range ConflictScanLimit / 10 {
+			f, err := os.Create(filepath.Join(sub, "BBBBBBBBBBBBBBBBBBBBB"+strconv.Itoa(i)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := CountConflicts(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -24,12 +24,13 @@ func (b *realBackend) CountConflicts(dir string) (ConflictCount, error) {
 }
 
 func (b *realBackend) OpenConflicts(ctx context.Context, dir, mountPoint string, password []byte) (ConflictSession, error) {
-	if mountPoint != "" {
-		mp := mountmgr.MountedAt(dir)
-		if mp == "" {
-			return nil, fmt.Errorf("%s is no longer mounted at %s", dir, mountPoint)
-		}
+	// Whatever the screen thought, a mounted vault is changed only through
+	// its mount: the mount caches names.
+	if mp := mountmgr.MountedAt(dir); mp != "" {
 		return &mountConflicts{cipherDir: dir, mountPoint: mp}, nil
+	}
+	if mountPoint != "" {
+		return nil, fmt.Errorf("%s is no longer mounted at %s", dir, mountPoint)
 	}
 	v, err := vault.Unlock(dir, password)
 	if err != nil {
@@ -59,7 +60,7 @@ func (s *lockedConflicts) Settle(ctx context.Context, p string, keep Keep) error
 	// Mounted meanwhile (from the command line): the mount caches names, so
 	// change nothing under it.
 	if mp := mountmgr.MountedAt(s.v.Dir); mp != "" {
-		return fmt.Errorf("%s was mounted at %s meanwhile: leave this screen and press c again to settle through the mount", s.v.Dir, mp)
+		return fmt.Errorf("%s was mounted at %s meanwhile: press esc and c again to settle through the mount", s.v.Dir, mp)
 	}
 	how := map[Keep]vault.Keep{KeepBoth: vault.KeepBoth, KeepOriginal: vault.KeepOriginal, KeepCopy: vault.KeepCopy}[keep]
 	return classify(s.v.ResolveConflict(ctx, p, how))

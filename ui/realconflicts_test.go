@@ -222,6 +222,12 @@ func TestRealBackendConflictsMounted(t *testing.T) {
 	if _, err := b.OpenConflicts(ctx, dir, "/not/mounted/here", nil); err != nil {
 		t.Fatalf("the mount is found by its cipherdir: %v", err)
 	}
+	// Mounted, the vault is settled through the mount even when asked with a password.
+	if s, err := b.OpenConflicts(ctx, dir, "", []byte("pw")); err != nil {
+		t.Fatal(err)
+	} else if _, ok := s.(*mountConflicts); !ok {
+		t.Fatalf("a mounted vault opened as %T", s)
+	}
 	s, err := b.OpenConflicts(ctx, dir, mp, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,15 @@ type ConflictCount struct {
 	// Complete is false when counting stopped early (a huge vault): N is
 	// then a lower bound.
 	Complete bool
+	// SplitDirs counts folders made on two computers: what was made in
+	// them on the other one shows as conflict copies, which only the
+	// password can count.
+	SplitDirs int
 }
+
+// ErrPartialList: List found copies it cannot show without the password
+// (the error says which); the copies it returns are still right.
+var ErrPartialList = errors.New("not every conflict copy is listed")
 
 // Keep says how a conflict copy is settled.
 type Keep int
@@ -69,6 +77,7 @@ type conflictsScreen struct {
 	confirm          *Keep // asking before deleting or replacing
 	changed          bool  // something was settled: the list recounts
 	status, err      string
+	note             string // what the list leaves out
 
 	ctx    context.Context // ends when the screen is left
 	cancel context.CancelFunc
@@ -224,9 +233,7 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		s.sess, s.copies = &sessionGuard{s: msg.sess}, msg.copies
-		if msg.err != nil {
-			s.err = "Cannot list the copies: " + msg.err.Error()
-		}
+		s.listErr(msg.err)
 		s.clamp()
 		return nil
 	case conflictSettled:
@@ -237,10 +244,11 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 			s.changed = true
 			s.status = settledText(msg.keep, msg.path)
 		}
-		if msg.lsErr != nil {
-			s.err = "Cannot list the copies again: " + msg.lsErr.Error()
-		} else {
+		if msg.lsErr == nil || errors.Is(msg.lsErr, ErrPartialList) {
 			s.copies = msg.copies
+		}
+		if msg.err == nil {
+			s.listErr(msg.lsErr)
 		}
 		s.clamp()
 		return nil
@@ -251,6 +259,16 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 		return s.form.Update(msg)
 	}
 	return nil
+}
+
+// listErr shows why a listing failed or is partial.
+func (s *conflictsScreen) listErr(err error) {
+	switch {
+	case errors.Is(err, ErrPartialList):
+		s.note = err.Error()
+	case err != nil:
+		s.err = "Cannot list the copies: " + err.Error()
+	}
 }
 
 func settledText(k Keep, path string) string {
@@ -387,6 +405,9 @@ func (s *conflictsScreen) View() string {
 	}
 	if s.err != "" {
 		foot = append(foot, st.Error.Render(truncate(s.err, w)))
+	}
+	if s.note != "" && s.sess != nil {
+		foot = append(foot, st.Warning.Render(lipgloss.NewStyle().Width(w).Render(s.note)))
 	}
 	if len(foot) > 0 {
 		b.WriteString("\n\n" + strings.Join(foot, "\n"))

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -37,6 +38,18 @@ func TestConflictCountInListAndInfo(t *testing.T) {
 	}
 	if got := conflictInfo(ConflictCount{N: 7}); got != "at least 7 sync-conflict copies (counting stopped in a big vault) (c in the list settles them)" {
 		t.Fatalf("info of an incomplete count: %q", got)
+	}
+	// A folder made on two computers holds copies only the password can count.
+	tm.c.conflicts["/data/work.crypt"] = ConflictCount{N: 2, Complete: true, SplitDirs: 1}
+	if got := tm.c.conflictNote("/data/work.crypt"); got != "2+ conflicts" {
+		t.Fatalf("count with a split folder shown as %q", got)
+	}
+	tm.c.conflicts["/data/work.crypt"] = ConflictCount{Complete: true, SplitDirs: 1}
+	if got := tm.c.conflictNote("/data/work.crypt"); got != "conflicts (a folder made twice)" {
+		t.Fatalf("a split folder alone shown as %q", got)
+	}
+	if got := conflictInfo(ConflictCount{Complete: true, SplitDirs: 1}); got != "sync-conflict copies; 1 folder(s) made on two computers, whose copies only the password can count (c in the list settles them)" {
+		t.Fatalf("info of a split folder: %q", got)
 	}
 }
 
@@ -152,7 +165,7 @@ func TestConflictsMountedVault(t *testing.T) {
 		t.Fatalf("mounted vault: mount point %q, asks for a password: %v", s.mountPoint, s.typing())
 	}
 	wantView(t, tm, "3 conflict copies in the mount at /home/u/Vaults/work:")
-	notInView(t, tm, "Password")
+	notInView(t, tm, "Password", "Cannot list")
 	// q quits here: no text field has the keyboard.
 	tm.keys("?")
 	wantView(t, tm, "b", "keep both", "o", "keep original", "k", "keep copy", "↑", "↓/j")
@@ -231,4 +244,20 @@ func TestSessionGuard(t *testing.T) {
 	if fb.sessions != 0 {
 		t.Fatal("closed twice")
 	}
+}
+
+// TestConflictsPartialList: copies the mount cannot tell apart are reported
+// beside the list, not as a failure.
+func TestConflictsPartialList(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	workConflicts(fb)
+	fb.listNote = fmt.Errorf("%w: 1 folder(s) were made on two computers; the copies in them are listed when the vault is not mounted", ErrPartialList)
+	tm := newTestModel(t, fb)
+	tm.send(mountsMsg(mountWork(fb, 0, 0)))
+	tm.keys("c")
+	wantView(t, tm, "3 conflict copies in the mount", "were made on two computers")
+	notInView(t, tm, "Cannot list")
+	tm.keys("b")
+	wantView(t, tm, "Kept both", "2 conflict copies", "were made on two computers")
 }

@@ -55,7 +55,8 @@ type fakeBackend struct {
 	conflicts map[string][]ConflictCopy
 	settled   []string
 	settleErr error
-	sessions  int // open conflict sessions
+	listNote  error // List returns it with the copies (ErrPartialList)
+	sessions  int   // open conflict sessions
 }
 
 func newFake() *fakeBackend {
@@ -331,7 +332,7 @@ type fakeConflicts struct {
 func (s *fakeConflicts) List(ctx context.Context) ([]ConflictCopy, error) {
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
-	return append([]ConflictCopy(nil), s.f.conflicts[s.dir]...), nil
+	return append([]ConflictCopy(nil), s.f.conflicts[s.dir]...), s.f.listNote
 }
 
 func (s *fakeConflicts) Settle(ctx context.Context, p string, keep Keep) error {

@@ -103,12 +103,17 @@ func conflictInfo(n ConflictCount) string {
 	switch {
 	case !n.Complete:
 		s = fmt.Sprintf("at least %d sync-conflict copies (counting stopped in a big vault)", n.N)
-	case n.N == 0:
+	case n.N == 0 && n.SplitDirs == 0:
 		return "no sync-conflict copies"
+	case n.N == 0:
+		s = "sync-conflict copies"
 	case n.N == 1:
 		s = "1 sync-conflict copy"
 	default:
 		s = fmt.Sprintf("%d sync-conflict copies", n.N)
+	}
+	if n.SplitDirs > 0 {
+		s += fmt.Sprintf("; %d folder(s) made on two computers, whose copies only the password can count", n.SplitDirs)
 	}
 	return s + " (c in the list settles them)"
 }

@@ -171,9 +171,11 @@ func (l *listScreen) countConflicts() tea.Cmd {
 func (c *common) conflictNote(cipherDir string) string {
 	n, ok := c.conflicts[cipherDir]
 	switch {
-	case !ok || n.N == 0:
+	case !ok || n.N == 0 && n.SplitDirs == 0:
 		return ""
-	case !n.Complete:
+	case n.N == 0:
+		return "conflicts (a folder made twice)"
+	case !n.Complete || n.SplitDirs > 0:
 		return fmt.Sprintf("%d+ conflicts", n.N)
 	case n.N == 1:
 		return "1 conflict"

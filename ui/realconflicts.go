@@ -20,7 +20,7 @@ import (
 
 func (b *realBackend) CountConflicts(dir string) (ConflictCount, error) {
 	t, err := vault.CountConflicts(dir)
-	return ConflictCount{N: t.Count, Complete: t.Complete}, classify(err)
+	return ConflictCount{N: t.Count, Complete: t.Complete, SplitDirs: t.SplitDirs}, classify(err)
 }
 
 func (b *realBackend) OpenConflicts(ctx context.Context, dir, mountPoint string, password []byte) (ConflictSession, error) {
@@ -153,6 +153,11 @@ func (s *mountConflicts) List(ctx context.Context) ([]ConflictCopy, error) {
 	if err != nil {
 		return out, fmt.Errorf("listing %s: %w", s.mountPoint, err)
 	}
+	if tally.SplitDirs > 0 {
+		// What was made under a diriv copy's IV has ordinary encrypted names: only the key
+		// tells it from a settled file with the same shown name.
+		return out, fmt.Errorf("%w: %d folder(s) were made on two computers; the copies in them are listed when the vault is not mounted", ErrPartialList, tally.SplitDirs)
+	}
 	return out, nil
 }
 
@@ -173,6 +178,7 @@ func (s *mountConflicts) Settle(ctx context.Context, p string, keep Keep) error 
 		return classify(err)
 	}
 	if st, isUnix := info.Sys().(*syscall.Stat_t); !ok || !isUnix || !tally.Inodes[st.Ino] {
+		// Copies in a folder made twice are not told from settled files without the key.
 		return fmt.Errorf("%s is no longer a conflict copy", vault.EscapeControl(p))
 	}
 	switch keep {

@@ -255,6 +255,26 @@ func TestRealBackendConflictsMounted(t *testing.T) {
 	if b, err := os.ReadFile(decoy); err != nil || string(b) != "mine" {
 		t.Fatalf("the ordinary file: %q, %v", b, err)
 	}
+
+	// A folder made on two computers: a tool's copy of its gocryptfs.diriv. What was made in
+	// it under the copy's IV cannot be told from settled files without the key.
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			d := filepath.Join(dir, e.Name())
+			iv, err := os.ReadFile(filepath.Join(d, "gocryptfs.diriv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(d, "gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv"), iv, 0o400)
+		}
+	}
+	if n, err := b.CountConflicts(dir); err != nil || n != (ConflictCount{Complete: true, SplitDirs: 1}) {
+		t.Fatalf("count with a split folder: %+v, %v", n, err)
+	}
+	if list, err := s.List(ctx); !errors.Is(err, ErrPartialList) || len(list) != 0 {
+		t.Fatalf("listing through the mount with a split folder: %v, %v", paths(list), err)
+	}
 }
 
 func TestParseShown(t *testing.T) {

@@ -29,6 +29,13 @@ type ConflictTally struct {
 	// in the mount from a file that merely has " (conflict " in its name (a copy settled
 	// with "keep both" keeps the name it showed under).
 	Inodes map[uint64]bool
+	// SplitDirs counts directories made on two machines: a tool kept a copy of their
+	// gocryptfs.diriv, and what was made in them under the copy's IV shows as conflict
+	// copies once decrypted. Those entries have ordinary encrypted names, so they are not in
+	// Count: without the key nothing tells them apart. SplitDirInodes holds the directories'
+	// inode numbers (the cipherdir's device only), as the mount shows them.
+	SplitDirs      int
+	SplitDirInodes map[uint64]bool
 }
 
 // CountConflicts counts the sync tools' conflict copies in the vault at cipherDir without
@@ -43,7 +50,7 @@ type ConflictTally struct {
 // list them). A vault with plaintext names has no copies to count: the tools' renamed names
 // are ordinary names there.
 func CountConflicts(cipherDir string) (ConflictTally, error) {
-	t := ConflictTally{Complete: true, Inodes: map[uint64]bool{}}
+	t := ConflictTally{Complete: true, Inodes: map[uint64]bool{}, SplitDirInodes: map[uint64]bool{}}
 	cfg, err := LoadConfig(cipherDir)
 	if err != nil {
 		return t, err
@@ -70,13 +77,18 @@ func CountConflicts(cipherDir string) (ConflictTally, error) {
 			if e.IsDir() {
 				queue = append(queue, filepath.Join(dir, name))
 			}
-			if !keylessConflict(name) {
-				return true
-			}
-			t.Count++
 			var st syscall.Stat_t
-			if syscall.Lstat(filepath.Join(dir, name), &st) == nil && uint64(st.Dev) == uint64(root.Dev) {
-				t.Inodes[st.Ino] = true
+			switch keylessConflict(name) {
+			case copyOfEntry:
+				t.Count++
+				if syscall.Lstat(filepath.Join(dir, name), &st) == nil && uint64(st.Dev) == uint64(root.Dev) {
+					t.Inodes[st.Ino] = true
+				}
+			case copyOfDirIV:
+				t.SplitDirs++
+				if syscall.Stat(dir, &st) == nil && uint64(st.Dev) == uint64(root.Dev) {
+					t.SplitDirInodes[st.Ino] = true
+				}
 			}
 			return true
 		})
@@ -114,19 +126,37 @@ func scanConflictDir(dir string, each func(os.DirEntry) bool) error {
 	}
 }
 
-// keylessConflict reports whether a cipherdir entry name is a conflict copy of an encrypted
-// entry, judging by its shape alone.
-func keylessConflict(name string) bool {
-	if looksLikeCipherName(name) || strings.HasPrefix(name, "gocryptfs.") && !strings.HasPrefix(name, crypto.LongNamePrefix) {
-		return false // an entry of the format, or a copy of its own files
+// keylessKind is what a cipherdir entry is, judging by its name alone.
+type keylessKind int
+
+const (
+	notACopy    keylessKind = iota
+	copyOfEntry             // a tool's conflict copy of an encrypted entry
+	copyOfDirIV             // a tool's copy of the directory's gocryptfs.diriv
+)
+
+func keylessConflict(name string) keylessKind {
+	if looksLikeCipherName(name) {
+		return notACopy
+	}
+	if strings.HasPrefix(name, "gocryptfs.") && !strings.HasPrefix(name, crypto.LongNamePrefix) {
+		// The format's own files, or a tool's copy of one; only a diriv copy matters here.
+		c, ok := layout.ParseConflict(name, func(base string) bool { return base == crypto.DirIVName })
+		if ok && c.Tool != "OneDrive" {
+			return copyOfDirIV
+		}
+		return notACopy
 	}
 	if strings.HasPrefix(name, crypto.LongNamePrefix) && strings.HasSuffix(name, crypto.LongNameSuffix) {
-		return false // a .name file, or a tool's copy of one: it goes with its entry
+		return notACopy // a .name file, or a tool's copy of one: it goes with its entry
 	}
 	c, ok := layout.ParseConflict(name, func(base string) bool {
 		return looksLikeCipherName(base) || crypto.IsLongName(base)
 	})
-	return ok && c.Tool != "OneDrive"
+	if ok && c.Tool != "OneDrive" {
+		return copyOfEntry
+	}
+	return notACopy
 }
 
 // looksLikeCipherName reports whether name is base64url (unpadded) of a whole number of

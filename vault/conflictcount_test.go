@@ -74,11 +74,13 @@ func TestCountConflictsKeyless(t *testing.T) {
 	copyCipherFile(t, at("d/x.txt"), at("d/x.txt")+" (Ann's conflicted copy 2026-11-30)")
 	hash := strings.TrimPrefix(filepath.Base(cipher[long]), crypto.LongNamePrefix)
 	copyCipherFile(t, at(long), filepath.Join(root, crypto.LongNamePrefix+"sync-conflict-20261201-090000-ZZZZZZZ."+hash))
-	// Not counted: OneDrive's form (not told from base64url without the key), a copy of the
-	// format's own files, a tool's copy of a .name file, foreign files.
+	// Not counted: OneDrive's form (not told from base64url without the key), copies of the
+	// format's own files (a diriv copy counts as a split directory), a tool's copy of a .name
+	// file, foreign files.
 	copyCipherFile(t, at("d/y.txt"), at("d/y.txt")+"-LAPTOP")
 	copyCipherFile(t, filepath.Join(root, crypto.DirIVName), filepath.Join(root, "gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv"))
 	copyCipherFile(t, at(long)+crypto.LongNameSuffix, at(long)+".sync-conflict-20261201-090000-ZZZZZZZ"+crypto.LongNameSuffix)
+	copyCipherFile(t, filepath.Join(root, crypto.ConfName), filepath.Join(root, "gocryptfs (conflicted copy 2026-11-30).conf"))
 	for _, foreign := range []string{"desktop.ini", ".DS_Store", "photo (1).jpg", "notes.sync-conflict-20261130-101010-ABCDEF7.txt"} {
 		os.WriteFile(filepath.Join(root, foreign), nil, 0o600)
 	}
@@ -90,7 +92,13 @@ func TestCountConflictsKeyless(t *testing.T) {
 	if tally.Count != 3 || !tally.Complete {
 		t.Fatalf("CountConflicts = %+v, want 3 copies, complete", tally)
 	}
+	if tally.SplitDirs != 1 || len(tally.SplitDirInodes) != 1 {
+		t.Fatalf("the root's diriv copy: %+v", tally)
+	}
 	var st syscall.Stat_t
+	if err := syscall.Stat(root, &st); err != nil || !tally.SplitDirInodes[st.Ino] {
+		t.Fatalf("split directories %v lack the root's inode (%v)", tally.SplitDirInodes, err)
+	}
 	if err := syscall.Lstat(syncthing, &st); err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,13 @@ type Backend interface {
 	// Watch calls each with the daemon's mounts about once a second until
 	// ctx is done or the daemon goes away.
 	Watch(ctx context.Context, each func([]Mount)) error
+	// CountConflicts counts a vault's sync-conflict copies without its
+	// password (cheap: it runs for every vault when the list loads).
+	CountConflicts(cipherDir string) (ConflictCount, error)
+	// OpenConflicts opens a vault's conflict copies for listing and
+	// settling: through its mount when mountPoint is set (no password),
+	// else by unlocking the cipherdir with password.
+	OpenConflicts(ctx context.Context, cipherDir, mountPoint string, password []byte) (ConflictSession, error)
 }
 
 // Errors a Backend wraps (errors.Is) so the screens can react to them: keep

@@ -23,6 +23,9 @@ type common struct {
 
 	vaults []Vault // the registry, as last read by the list
 	mounts []Mount
+	// conflicts counts each vault's sync-conflict copies (by cipherdir),
+	// recounted whenever the list re-reads the registry.
+	conflicts map[string]ConflictCount
 
 	// switchTo and backTo ask the root model to change screens right after
 	// the current Update, before the next key is read, so keys typed

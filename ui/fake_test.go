@@ -50,6 +50,13 @@ type fakeBackend struct {
 	speedCalls   int
 	forgotten    []string
 	watch        chan []Mount // Watch forwards these until ctx is done
+	// conflicts are the conflict copies by cipherdir; settled records
+	// "path keep" for each Settle, settleErr fails the next one.
+	conflicts map[string][]ConflictCopy
+	settled   []string
+	settleErr error
+	listNote  error // List returns it with the copies (ErrPartialList)
+	sessions  int   // open conflict sessions
 }
 
 func newFake() *fakeBackend {
@@ -299,4 +306,55 @@ func (tm *testModel) run(cmd tea.Cmd) {
 		return
 	}
 	tm.send(msg)
+}
+
+func (f *fakeBackend) CountConflicts(dir string) (ConflictCount, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return ConflictCount{N: len(f.conflicts[dir]), Complete: true}, nil
+}
+
+func (f *fakeBackend) OpenConflicts(ctx context.Context, dir, mountPoint string, pw []byte) (ConflictSession, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if mountPoint == "" && string(pw) != f.password {
+		return nil, fmt.Errorf("%s: %w", dir, ErrWrongPassword)
+	}
+	f.sessions++
+	return &fakeConflicts{f: f, dir: dir}, nil
+}
+
+type fakeConflicts struct {
+	f   *fakeBackend
+	dir string
+}
+
+func (s *fakeConflicts) List(ctx context.Context) ([]ConflictCopy, error) {
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	return append([]ConflictCopy(nil), s.f.conflicts[s.dir]...), s.f.listNote
+}
+
+func (s *fakeConflicts) Settle(ctx context.Context, p string, keep Keep) error {
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	if err := s.f.settleErr; err != nil {
+		s.f.settleErr = nil
+		return err
+	}
+	s.f.settled = append(s.f.settled, fmt.Sprintf("%s %d", p, keep))
+	list := s.f.conflicts[s.dir]
+	for i, c := range list {
+		if c.Path == p {
+			s.f.conflicts[s.dir] = append(list[:i:i], list[i+1:]...)
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: not a conflict copy", p)
+}
+
+func (s *fakeConflicts) Close() {
+	s.f.mu.Lock()
+	s.f.sessions--
+	s.f.mu.Unlock()
 }

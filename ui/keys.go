@@ -10,13 +10,17 @@ type KeyMap struct {
 	ForceQuit key.Binding
 
 	// List actions.
-	Filter, New, Add, Speed, Mount, Unmount, Info, Passwd, Fsck, Forget key.Binding
+	Filter, New, Add, Speed, Mount, Unmount, Info, Passwd, Fsck, Forget, Conflicts key.Binding
 
 	// Forms.
 	NextField, PrevField, Toggle, Submit key.Binding
 
 	// Confirmations and screen-specific actions.
 	Yes, No, Rerun, Lazy, UseCipher key.Binding
+
+	// The conflicts screen: k keeps the copy there, so only the arrows and
+	// j move.
+	KeepBoth, KeepOriginal, KeepCopy, ListUp, ListDown key.Binding
 }
 
 // DefaultKeyMap returns the bindings described in the README.
@@ -42,6 +46,8 @@ func DefaultKeyMap() *KeyMap {
 		Fsck:    key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "fsck")),
 		Forget:  key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "forget")),
 
+		Conflicts: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "conflicts")),
+
 		NextField: key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab/↓", "next field")),
 		PrevField: key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab/↑", "previous field")),
 		Toggle:    key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "toggle")),
@@ -52,5 +58,11 @@ func DefaultKeyMap() *KeyMap {
 		Rerun:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "run again")),
 		Lazy:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "lazy unmount")),
 		UseCipher: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new vault with it")),
+
+		KeepBoth:     key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "keep both")),
+		KeepOriginal: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "keep original")),
+		KeepCopy:     key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "keep copy")),
+		ListUp:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "up")),
+		ListDown:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 	}
 }

@@ -30,7 +30,12 @@ type listScreen struct {
 	busyVault *Vault
 	busyErr   string          // what the daemon says holds it
 	pending   map[string]bool // unmounts in flight, by mount point
+	counting  bool            // conflict copies are being counted
 }
+
+// conflictCounts is a round of counting every listed vault's conflict
+// copies; a vault that could not be counted is left out.
+type conflictCounts map[string]ConflictCount
 
 type unmountDone struct {
 	v      Vault
@@ -59,7 +64,7 @@ func (l *listScreen) keys() []key.Binding {
 		return []key.Binding{k.Submit, k.Back}
 	}
 	enter := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
-	return []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Forget, k.Filter, k.Up, k.Down}
+	return []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Conflicts, k.Forget, k.Filter, k.Up, k.Down}
 }
 
 func (l *listScreen) Init() tea.Cmd { return l.load() }
@@ -132,12 +137,62 @@ func (l *listScreen) unmount(v Vault, lazy bool) tea.Cmd {
 	}
 }
 
+// countConflicts counts every listed vault's conflict copies in the
+// background, without passwords, and without touching the mounts (reading
+// a mount would keep it from ever being idle).
+func (l *listScreen) countConflicts() tea.Cmd {
+	if l.counting {
+		return nil
+	}
+	var dirs []string
+	for _, v := range l.items() {
+		if v.Problem == "" {
+			dirs = append(dirs, v.CipherDir)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	l.counting = true
+	b := l.c.backend
+	return func() tea.Msg {
+		out := conflictCounts{}
+		for _, d := range dirs {
+			if n, err := b.CountConflicts(d); err == nil {
+				out[d] = n
+			}
+		}
+		return out
+	}
+}
+
+// conflictNote is how many conflict copies a vault has, for its row and
+// its info ("" when none or not counted).
+func (c *common) conflictNote(cipherDir string) string {
+	n, ok := c.conflicts[cipherDir]
+	switch {
+	case !ok || n.N == 0 && n.SplitDirs == 0:
+		return ""
+	case n.N == 0:
+		return "conflicts (a folder made twice)"
+	case !n.Complete || n.SplitDirs > 0:
+		return fmt.Sprintf("%d+ conflicts", n.N)
+	case n.N == 1:
+		return "1 conflict"
+	}
+	return fmt.Sprintf("%d conflicts", n.N)
+}
+
 func (l *listScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case vaultsMsg:
 		l.loaded = true
 		l.c.vaults, l.loadErr = msg.vaults, msg.err
 		l.clamp()
+		return l.countConflicts()
+	case conflictCounts:
+		l.counting = false
+		l.c.conflicts = msg
 		return nil
 	case mountsMsg:
 		l.watchErr = nil
@@ -267,6 +322,12 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return l.c.open(newPasswdScreen(l.c, v))
 	case key.Matches(msg, k.Fsck):
 		return l.c.open(newFsckScreen(l.c, v))
+	case key.Matches(msg, k.Conflicts):
+		if mounted && mount.Stale {
+			l.setStatus("The mount of "+v.Name+" is stale: press u to clean it up first.", true)
+			return nil
+		}
+		return l.c.open(newConflictsScreen(l.c, v))
 	case key.Matches(msg, k.Forget):
 		if !l.registered(v) {
 			l.setStatus(v.Name+" is not in the registry.", true)
@@ -386,6 +447,9 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		cipher = "?"
 	}
 	line1 := marker + name
+	if note := l.c.conflictNote(v.CipherDir); note != "" {
+		line1 += "  " + s.Warning.Render("⚑ "+note)
+	}
 	line1 += strings.Repeat(" ", max(1, w-lipgloss.Width(line1)-lipgloss.Width(cipher))) + s.Subtle.Render(cipher)
 
 	var state, speed string

@@ -244,6 +244,15 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.c.speed.rec = &rec
 		}
 		return m.screen().Update(msg)
+	case conflictsOpened:
+		if cs, ok := m.current.(*conflictsScreen); ok && cs.takes(msg) {
+			return cs.Update(msg)
+		}
+		// Its screen was left meanwhile: forget the key.
+		if msg.sess != nil {
+			msg.sess.Close()
+		}
+		return nil
 	case backMsg:
 		m.current = nil
 		m.fullHelp = false

@@ -1,0 +1,476 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/vault"
+)
+
+// ConflictCount is a vault's number of sync-conflict copies as counted
+// without its password.
+type ConflictCount struct {
+	N int
+	// Complete is false when counting stopped early (a huge vault): N is
+	// then a lower bound.
+	Complete bool
+	// SplitDirs counts folders made on two computers: what was made in
+	// them on the other one shows as conflict copies, which only the
+	// password can count.
+	SplitDirs int
+}
+
+// ErrPartialList: List found copies it cannot show without the password
+// (the error says which); the copies it returns are still right.
+var ErrPartialList = errors.New("not every conflict copy is listed")
+
+// Keep says how a conflict copy is settled.
+type Keep int
+
+const (
+	KeepBoth     Keep = iota // the copy gets a name of its own (the one it shows under)
+	KeepOriginal             // the copy is deleted
+	KeepCopy                 // the copy replaces the original
+)
+
+// ConflictCopy is one sync tool's conflict copy. Path is the name it shows
+// under in a mount, Of the file it copies; Newer is "copy", "original",
+// "same" or "" (the original is gone).
+type ConflictCopy struct {
+	Path, Of, Tool, Date, Host string
+	Size                       int64
+	Dir                        bool
+	Newer                      string
+}
+
+// ConflictSession lists and settles one vault's conflict copies; Close
+// forgets the key (or the mount point).
+type ConflictSession interface {
+	List(ctx context.Context) ([]ConflictCopy, error)
+	Settle(ctx context.Context, path string, keep Keep) error
+	Close()
+}
+
+// conflictsScreen lists a vault's conflict copies and settles them one at a
+// time: keep both, keep the original (deletes the copy) or keep the copy
+// (replaces the original). Deleting or replacing asks first. A mounted
+// vault is read and changed through its mount; a locked one is unlocked
+// with its password for as long as the screen is open.
+type conflictsScreen struct {
+	c          *common
+	v          Vault
+	mountPoint string // set when the vault is mounted
+	form       *form
+
+	opening, working bool
+	job              int // tells this screen's session from a left one's
+	sess             *sessionGuard
+	copies           []ConflictCopy
+	cursor, offset   int
+	confirm          *Keep // asking before deleting or replacing
+	changed          bool  // something was settled: the list recounts
+	status, err      string
+	note             string // what the list leaves out
+
+	ctx    context.Context // ends when the screen is left
+	cancel context.CancelFunc
+}
+
+type conflictsOpened struct {
+	job    int
+	sess   ConflictSession
+	copies []ConflictCopy
+	err    error
+}
+
+type conflictSettled struct {
+	path   string
+	keep   Keep
+	err    error
+	copies []ConflictCopy
+	lsErr  error
+}
+
+func newConflictsScreen(c *common, v Vault) *conflictsScreen {
+	s := &conflictsScreen{c: c, v: v, form: newForm(c, passwordField("Password"))}
+	if m, ok := c.mountFor(v.CipherDir); ok && !m.Stale {
+		s.mountPoint = m.MountPoint
+	}
+	s.ctx, s.cancel = context.WithCancel(c.ctx)
+	return s
+}
+
+func (s *conflictsScreen) title() string { return "conflicts · " + s.v.Name }
+func (s *conflictsScreen) typing() bool  { return s.sess == nil && s.mountPoint == "" && !s.opening }
+func (s *conflictsScreen) busy() bool    { return s.opening || s.working }
+
+func (s *conflictsScreen) keys() []key.Binding {
+	k := s.c.keys
+	switch {
+	case s.confirm != nil:
+		return []key.Binding{k.Yes, k.No}
+	case s.sess != nil:
+		return []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back, k.ListUp, k.ListDown}
+	case s.opening:
+		return []key.Binding{k.Back}
+	}
+	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "unlock")), k.Back}
+}
+
+func (s *conflictsScreen) Init() tea.Cmd {
+	if s.mountPoint != "" {
+		return s.open(nil)
+	}
+	return s.form.setFocus(0)
+}
+
+// open starts a session. One that arrives after the screen was left is
+// closed by the root model (closeStaleSession), so no key stays in memory.
+func (s *conflictsScreen) open(pw []byte) tea.Cmd {
+	s.opening, s.err, s.status = true, "", ""
+	s.c.jobs++
+	s.job = s.c.jobs
+	b, ctx, dir, mp, job := s.c.backend, s.ctx, s.v.CipherDir, s.mountPoint, s.job
+	return func() tea.Msg {
+		sess, err := b.OpenConflicts(ctx, dir, mp, pw)
+		wipe(pw)
+		if err != nil {
+			return conflictsOpened{job: job, err: err}
+		}
+		copies, err := sess.List(ctx)
+		return conflictsOpened{job: job, sess: sess, copies: copies, err: err}
+	}
+}
+
+// takes reports whether msg is the session this screen waits for.
+func (s *conflictsScreen) takes(msg conflictsOpened) bool { return s.opening && msg.job == s.job }
+
+// sessionGuard closes a session once no call uses it: leaving the screen
+// while a copy is being settled must not wipe the key under the walk.
+type sessionGuard struct {
+	mu      sync.Mutex
+	s       ConflictSession
+	inUse   int
+	closing bool
+}
+
+// use reserves the session; false once it is closing.
+func (g *sessionGuard) use() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closing {
+		return false
+	}
+	g.inUse++
+	return true
+}
+
+func (g *sessionGuard) done() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inUse--
+	if g.inUse == 0 && g.closing {
+		g.s.Close()
+	}
+}
+
+func (g *sessionGuard) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closing {
+		return
+	}
+	g.closing = true
+	if g.inUse == 0 {
+		g.s.Close()
+	}
+}
+
+func (s *conflictsScreen) leave() tea.Cmd {
+	s.cancel()
+	if s.sess != nil {
+		s.sess.close()
+		s.sess = nil
+	}
+	status := ""
+	if s.changed {
+		status = fmt.Sprintf("%s: %s", s.v.Name, s.remaining())
+	}
+	return s.c.back(status, s.changed)
+}
+
+func (s *conflictsScreen) remaining() string {
+	switch len(s.copies) {
+	case 0:
+		return "no conflict copies left."
+	case 1:
+		return "1 conflict copy left."
+	}
+	return fmt.Sprintf("%d conflict copies left.", len(s.copies))
+}
+
+func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case conflictsOpened:
+		s.opening = false
+		if msg.sess == nil {
+			if errors.Is(msg.err, ErrWrongPassword) {
+				s.err = "Wrong password. Try again."
+			} else if msg.err != nil {
+				s.err = msg.err.Error()
+			}
+			if s.mountPoint == "" {
+				s.form.fields[0].input.Reset()
+				return s.form.setFocus(0)
+			}
+			return nil
+		}
+		s.sess, s.copies = &sessionGuard{s: msg.sess}, msg.copies
+		s.listErr(msg.err)
+		s.clamp()
+		return nil
+	case conflictSettled:
+		s.working = false
+		if msg.err != nil {
+			s.err = msg.err.Error()
+		} else {
+			s.changed = true
+			s.status = settledText(msg.keep, msg.path)
+		}
+		if msg.lsErr == nil || errors.Is(msg.lsErr, ErrPartialList) {
+			s.copies = msg.copies
+		}
+		if msg.err == nil {
+			s.listErr(msg.lsErr)
+		}
+		s.clamp()
+		return nil
+	case tea.KeyMsg:
+		return s.handleKey(msg)
+	}
+	if s.typing() {
+		return s.form.Update(msg)
+	}
+	return nil
+}
+
+// listErr shows why a listing failed or is partial.
+func (s *conflictsScreen) listErr(err error) {
+	switch {
+	case errors.Is(err, ErrPartialList):
+		s.note = err.Error()
+	case err != nil:
+		s.err = "Cannot list the copies: " + err.Error()
+	}
+}
+
+func settledText(k Keep, path string) string {
+	path = vault.EscapeControl(path)
+	switch k {
+	case KeepOriginal:
+		return "Deleted the copy " + path + "; the original stays."
+	case KeepCopy:
+		return "The copy replaced the original; it is now " + path + "."
+	}
+	return "Kept both: the copy stays as " + path + "."
+}
+
+func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
+	k := s.c.keys
+	if s.confirm != nil {
+		keep := *s.confirm
+		switch {
+		case key.Matches(msg, k.Yes):
+			s.confirm = nil
+			return s.settle(keep)
+		case key.Matches(msg, k.No):
+			s.confirm = nil
+			s.status = "Nothing changed."
+		}
+		return nil
+	}
+	if key.Matches(msg, k.Back) {
+		return s.leave()
+	}
+	if s.opening || s.working {
+		return nil
+	}
+	if s.sess == nil {
+		if s.mountPoint == "" && key.Matches(msg, k.Submit) {
+			pw := []byte(s.form.value(0))
+			if len(pw) == 0 {
+				s.err = "Type the vault's password."
+				return nil
+			}
+			s.form.fields[0].input.Reset()
+			return s.open(pw)
+		}
+		if s.typing() {
+			return s.form.Update(msg)
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.ListUp):
+		s.cursor--
+		s.clamp()
+	case key.Matches(msg, k.ListDown):
+		s.cursor++
+		s.clamp()
+	case len(s.copies) == 0:
+	case key.Matches(msg, k.KeepBoth):
+		return s.settle(KeepBoth)
+	case key.Matches(msg, k.KeepOriginal):
+		keep := KeepOriginal
+		s.confirm, s.status, s.err = &keep, "", ""
+	case key.Matches(msg, k.KeepCopy):
+		keep := KeepCopy
+		s.confirm, s.status, s.err = &keep, "", ""
+	}
+	return nil
+}
+
+func (s *conflictsScreen) settle(keep Keep) tea.Cmd {
+	cp := s.copies[s.cursor]
+	s.working, s.status, s.err = true, "", ""
+	g, ctx := s.sess, s.ctx
+	shown := cp.Path
+	if keep == KeepCopy {
+		shown = cp.Of
+	}
+	return func() tea.Msg {
+		if !g.use() {
+			return nil
+		}
+		defer g.done()
+		err := g.s.Settle(ctx, cp.Path, keep)
+		copies, lsErr := g.s.List(ctx)
+		return conflictSettled{path: shown, keep: keep, err: err, copies: copies, lsErr: lsErr}
+	}
+}
+
+// perCopy is the lines one copy takes in the list.
+const perCopy = 2
+
+// fit is how many copies fit between the intro and the status lines.
+func (s *conflictsScreen) fit() int { return max(1, (s.c.height-12)/perCopy) }
+
+func (s *conflictsScreen) clamp() {
+	n := len(s.copies)
+	s.cursor = max(0, min(s.cursor, n-1))
+	if s.cursor < s.offset {
+		s.offset = s.cursor
+	}
+	if s.cursor >= s.offset+s.fit() {
+		s.offset = s.cursor - s.fit() + 1
+	}
+}
+
+func (s *conflictsScreen) View() string {
+	st := s.c.styles
+	w := s.c.contentWidth()
+	var b strings.Builder
+	b.WriteString(lipgloss.NewStyle().Width(w).Render("When a file changes on two computers, sync tools keep both versions. Keep both, keep the original (deletes the copy) or keep the copy (replaces the original).") + "\n\n")
+	switch {
+	case s.sess != nil:
+		b.WriteString(s.list(w))
+	case s.opening && s.mountPoint != "":
+		b.WriteString(s.c.spinner.View() + " Reading " + truncateLeft(tildePath(s.mountPoint), w-12) + "…")
+	case s.opening:
+		b.WriteString(s.c.spinner.View() + " Unlocking (scrypt) and reading the vault…")
+	case s.mountPoint == "":
+		b.WriteString(st.Subtle.Render("The vault is locked: its password shows the copies' names.") + "\n\n")
+		b.WriteString(s.form.View())
+	}
+	var foot []string
+	switch {
+	case s.confirm != nil:
+		cp := s.copies[s.cursor]
+		q := "Delete the copy " + vault.EscapeControl(cp.Path) + " and keep the original? y/n"
+		if *s.confirm == KeepCopy {
+			q = "Replace " + vault.EscapeControl(cp.Of) + " with the copy (the original's content is lost)? y/n"
+		}
+		foot = append(foot, st.Warning.Render(truncateLeft(q, w)))
+	case s.working:
+		foot = append(foot, s.c.spinner.View()+" Settling…")
+	case s.status != "":
+		foot = append(foot, st.Success.Render(truncate(s.status, w)))
+	}
+	if s.err != "" {
+		foot = append(foot, st.Error.Render(truncate(s.err, w)))
+	}
+	if s.note != "" && s.sess != nil {
+		foot = append(foot, st.Warning.Render(lipgloss.NewStyle().Width(w).Render(s.note)))
+	}
+	if len(foot) > 0 {
+		b.WriteString("\n\n" + strings.Join(foot, "\n"))
+	}
+	return b.String()
+}
+
+func (s *conflictsScreen) list(w int) string {
+	st := s.c.styles
+	var b strings.Builder
+	where := "in " + tildePath(s.v.CipherDir)
+	if s.mountPoint != "" {
+		where = "in the mount at " + tildePath(s.mountPoint)
+	}
+	if len(s.copies) == 0 {
+		return st.Success.Render(truncate("No conflict copies "+where+".", w))
+	}
+	noun := "conflict copies"
+	if len(s.copies) == 1 {
+		noun = "conflict copy"
+	}
+	b.WriteString(truncate(fmt.Sprintf("%d %s %s:", len(s.copies), noun, where), w) + "\n\n")
+	end := min(len(s.copies), s.offset+s.fit())
+	for i := s.offset; i < end; i++ {
+		cp := s.copies[i]
+		marker, name := "  ", truncateLeft(vault.EscapeControl(cp.Path), w-2)
+		if i == s.cursor {
+			marker, name = st.Cursor.Render("› "), st.Selected.Render(name)
+		}
+		b.WriteString(marker + name + "\n")
+		b.WriteString("    " + st.Subtle.Render(truncate(copyDetails(cp), w-4)) + "\n")
+	}
+	if end < len(s.copies) || s.offset > 0 {
+		b.WriteString(st.Subtle.Render(fmt.Sprintf("%d–%d of %d (↑/↓ to scroll)", s.offset+1, end, len(s.copies))))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// copyDetails is a copy's second line: what it copies, who made it, when,
+// how big, and which version is newer.
+func copyDetails(cp ConflictCopy) string {
+	parts := []string{"of " + vault.EscapeControl(cp.Of), cp.Tool}
+	// Syncthing's "host" is a device ID, which tells people nothing.
+	if cp.Host != "" && cp.Tool != "Syncthing" {
+		parts[1] += " (" + vault.EscapeControl(cp.Host) + ")"
+	}
+	if cp.Date != "" {
+		parts = append(parts, cp.Date)
+	}
+	if cp.Dir {
+		parts = append(parts, "folder")
+	} else {
+		parts = append(parts, size(float64(cp.Size)))
+	}
+	switch cp.Newer {
+	case "copy":
+		parts = append(parts, "copy is newer")
+	case "original":
+		parts = append(parts, "original is newer")
+	case "same":
+		parts = append(parts, "same age")
+	default:
+		parts = append(parts, "original is gone")
+	}
+	return strings.Join(parts, " · ")
+}

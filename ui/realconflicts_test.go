@@ -1,0 +1,304 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vaultui/vaultui/mountmgr/vfs"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// syncedVault makes a real vault (vault.Create, password "pw") holding report.odt, notes and
+// d/x.txt, and gives each a conflict copy the way a sync tool makes one: another cipher file
+// (so the copy's content differs) renamed with the tool's marker, a newer modification time
+// on the report's copy. It returns the cipherdir.
+func syncedVault(t *testing.T) string {
+	t.Helper()
+	src := t.TempDir()
+	os.Mkdir(filepath.Join(src, "d"), 0o755)
+	for p, data := range map[string]string{
+		"report.odt": "original", "report copy": "the copy",
+		"notes": "notes v1", "notes copy": "notes v2",
+		"d/x.txt": "x v1", "d/x copy": "x v2",
+	} {
+		if err := os.WriteFile(filepath.Join(src, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "v.crypt")
+	if _, err := vault.Create(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.Unlock(dir, []byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if err := v.Import(context.Background(), src, nil); err != nil {
+		t.Fatal(err)
+	}
+	cipher := map[string]string{}
+	v.Walk(context.Background(), func(n vault.Node) error {
+		cipher[n.Path] = filepath.Join(dir, filepath.FromSlash(n.CipherPath))
+		return nil
+	}, nil)
+	for _, c := range []struct{ of, from, marker string }{
+		{"report.odt", "report copy", ".sync-conflict-20261130-101010-ABCDEF7"}, // Syncthing
+		{"notes", "notes copy", " (Ann's conflicted copy 2026-11-29)"},          // Dropbox
+		{"d/x.txt", "d/x copy", "_conflict-20261128-090000"},                    // ownCloud
+	} {
+		if err := os.Rename(cipher[c.from], cipher[c.of]+c.marker); err != nil {
+			t.Fatal(err)
+		}
+	}
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(cipher["report.odt"]+".sync-conflict-20261130-101010-ABCDEF7", later, later)
+	return dir
+}
+
+func paths(list []ConflictCopy) []string {
+	var out []string
+	for _, c := range list {
+		out = append(out, c.Path+" <- "+c.Of)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// plainFiles reads every file of the vault offline: path → content.
+func plainFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "out")
+	v, err := vault.Unlock(dir, []byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if err := v.Export(context.Background(), dst, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	filepath.WalkDir(dst, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(dst, p)
+			out[filepath.ToSlash(rel)] = string(b)
+		}
+		return nil
+	})
+	return out
+}
+
+var wantCopies = []string{
+	"d/x (conflict 2026-11-28 ownCloud).txt <- d/x.txt",
+	"notes (conflict 2026-11-29 Dropbox) <- notes",
+	"report (conflict 2026-11-30 Syncthing).odt <- report.odt",
+}
+
+func find(t *testing.T, list []ConflictCopy, of string) ConflictCopy {
+	t.Helper()
+	for _, c := range list {
+		if c.Of == of {
+			return c
+		}
+	}
+	t.Fatalf("no copy of %s in %v", of, paths(list))
+	return ConflictCopy{}
+}
+
+// settleEachWay keeps both versions of report.odt, the original of notes and the copy of
+// d/x.txt through s, and checks the vault's files after each.
+func settleEachWay(t *testing.T, b *realBackend, dir string, s ConflictSession, files func() map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(list); !reflect.DeepEqual(got, wantCopies) {
+		t.Fatalf("copies %q, want %q", got, wantCopies)
+	}
+	report := find(t, list, "report.odt")
+	if report.Tool != "Syncthing" || report.Date != "2026-11-30" || report.Size != int64(len("the copy")) || report.Newer != "copy" || report.Dir {
+		t.Fatalf("report's copy: %+v", report)
+	}
+	if c := find(t, list, "notes"); c.Tool != "Dropbox" || c.Date != "2026-11-29" {
+		t.Fatalf("notes' copy: %+v", c)
+	}
+
+	if err := s.Settle(ctx, report.Path, KeepBoth); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(ctx, find(t, list, "notes").Path, KeepOriginal); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(ctx, find(t, list, "d/x.txt").Path, KeepCopy); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := s.List(ctx); err != nil || len(list) != 0 {
+		t.Fatalf("after settling all: %v, %v", paths(list), err)
+	}
+	if n, err := b.CountConflicts(dir); err != nil || n.N != 0 {
+		t.Fatalf("count after settling: %+v, %v", n, err)
+	}
+	want := map[string]string{
+		"report.odt": "original", "report (conflict 2026-11-30 Syncthing).odt": "the copy",
+		"notes":   "notes v1",
+		"d/x.txt": "x v2",
+	}
+	if got := files(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("files after settling: %q, want %q", got, want)
+	}
+	if err := s.Settle(ctx, report.Path, KeepOriginal); err == nil {
+		t.Fatal("a settled copy (an ordinary file now) could be settled again")
+	}
+	if got := files(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("settling a settled copy changed files: %q", got)
+	}
+}
+
+// TestRealBackendConflictsLocked settles one copy each way in a vault that is not mounted.
+func TestRealBackendConflictsLocked(t *testing.T) {
+	dir := syncedVault(t)
+	b := &realBackend{}
+	ctx := context.Background()
+	if n, err := b.CountConflicts(dir); err != nil || n != (ConflictCount{N: 3, Complete: true}) {
+		t.Fatalf("CountConflicts = %+v, %v", n, err)
+	}
+	if _, err := b.OpenConflicts(ctx, dir, "", []byte("wrong")); !errors.Is(err, ErrWrongPassword) {
+		t.Fatalf("wrong password: %v", err)
+	}
+	s, err := b.OpenConflicts(ctx, dir, "", []byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	settleEachWay(t, b, dir, s, func() map[string]string { return plainFiles(t, dir) })
+}
+
+// TestRealBackendConflictsMounted lists and settles through a real FUSE mount, without the
+// password; a file that merely has the marker in its name is not a copy.
+func TestRealBackendConflictsMounted(t *testing.T) {
+	if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil {
+		t.Skipf("needs a usable /dev/fuse: %v", err)
+	} else {
+		f.Close()
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("mounts in-process with DirectMount, which needs root")
+	}
+	dir := syncedVault(t)
+	v, err := vault.Unlock(dir, []byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := t.TempDir()
+	m, err := vfs.Mount(mp, vfs.Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, DirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}, vfs.Options{})
+	if err != nil {
+		v.Close()
+		t.Skipf("FUSE mount impossible here: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := m.Unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+			syscall.Unmount(mp, syscall.MNT_DETACH)
+		}
+		v.Close()
+	})
+	// An ordinary file whose name has the marker, as a copy settled with "keep both" has.
+	decoy := filepath.Join(mp, "old (conflict 2026-01-01 Dropbox).txt")
+	if err := os.WriteFile(decoy, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := &realBackend{}
+	ctx := context.Background()
+	if _, err := b.OpenConflicts(ctx, dir, "/not/mounted/here", nil); err != nil {
+		t.Fatalf("the mount is found by its cipherdir: %v", err)
+	}
+	// Mounted, the vault is settled through the mount even when asked with a password.
+	if s, err := b.OpenConflicts(ctx, dir, "", []byte("pw")); err != nil {
+		t.Fatal(err)
+	} else if _, ok := s.(*mountConflicts); !ok {
+		t.Fatalf("a mounted vault opened as %T", s)
+	}
+	s, err := b.OpenConflicts(ctx, dir, mp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Settle(ctx, "old (conflict 2026-01-01 Dropbox).txt", KeepOriginal); err == nil {
+		t.Fatal("an ordinary file with a marker in its name was deleted as a copy")
+	}
+	if err := s.Settle(ctx, "../outside (conflict 2026-01-01 Dropbox).txt", KeepOriginal); err == nil {
+		t.Fatal("a path outside the mount was accepted")
+	}
+	files := func() map[string]string {
+		out := map[string]string{}
+		filepath.WalkDir(mp, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() && p != decoy {
+				b, _ := os.ReadFile(p)
+				rel, _ := filepath.Rel(mp, p)
+				out[filepath.ToSlash(rel)] = string(b)
+			}
+			return nil
+		})
+		return out
+	}
+	settleEachWay(t, b, dir, s, files)
+	if b, err := os.ReadFile(decoy); err != nil || string(b) != "mine" {
+		t.Fatalf("the ordinary file: %q, %v", b, err)
+	}
+
+	// A folder made on two computers: a tool's copy of its gocryptfs.diriv. What was made in
+	// it under the copy's IV cannot be told from settled files without the key.
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			d := filepath.Join(dir, e.Name())
+			iv, err := os.ReadFile(filepath.Join(d, "gocryptfs.diriv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(d, "gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv"), iv, 0o400)
+		}
+	}
+	if n, err := b.CountConflicts(dir); err != nil || n != (ConflictCount{Complete: true, SplitDirs: 1}) {
+		t.Fatalf("count with a split folder: %+v, %v", n, err)
+	}
+	if list, err := s.List(ctx); !errors.Is(err, ErrPartialList) || len(list) != 0 {
+		t.Fatalf("listing through the mount with a split folder: %v, %v", paths(list), err)
+	}
+}
+
+func TestParseShown(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want ConflictCopy
+		ok   bool
+	}{
+		{"a/report (conflict 2026-11-30 Syncthing).odt", ConflictCopy{Of: "a/report.odt", Tool: "Syncthing", Date: "2026-11-30"}, true},
+		{"report (conflict 2026-11-30 Syncthing 2).odt", ConflictCopy{Of: "report.odt", Tool: "Syncthing", Date: "2026-11-30"}, true},
+		{"notes (conflict Google Drive)", ConflictCopy{Of: "notes", Tool: "Google Drive"}, true},
+		{"x (conflict OneDrive LAPTOP).txt", ConflictCopy{Of: "x.txt", Tool: "OneDrive", Host: "LAPTOP"}, true},
+		{"x (conflict OneDrive LAPTOP 3).txt", ConflictCopy{Of: "x.txt", Tool: "OneDrive", Host: "LAPTOP 3"}, true},
+		// The mount's marker is the last one: a name may hold an older one.
+		{"r (conflict 2026-01-01 Dropbox) (conflict 2026-11-30 Nextcloud).odt", ConflictCopy{Of: "r (conflict 2026-01-01 Dropbox).odt", Tool: "Nextcloud", Date: "2026-11-30"}, true},
+		{"report (conflict of interest).odt", ConflictCopy{}, false},
+		{"report.odt", ConflictCopy{}, false},
+	} {
+		got, ok := parseShown(c.in)
+		if ok && c.ok {
+			c.want.Path = c.in
+		}
+		if ok != c.ok || got != c.want {
+			t.Errorf("parseShown(%q) = %+v, %v; want %+v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}

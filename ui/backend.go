@@ -137,4 +137,8 @@ type FsckProgress struct {
 }
 
 // Problem is one thing fsck found wrong.
-type Problem struct{ Path, Kind, Detail string }
+type Problem struct {
+	Path, Kind, Detail string
+	// Note marks a finding that is not damage: a sync tool's conflict copy, a foreign file.
+	Note bool
+}

@@ -168,11 +168,19 @@ func (s *fsckScreen) results(w int) string {
 		return st.Success.Render(fmt.Sprintf("No problems found in %d files and directories.", s.prog.Total))
 	}
 	var b strings.Builder
-	noun := "problems"
-	if len(s.problems) == 1 {
-		noun = "problem"
+	damage := 0
+	for _, p := range s.problems {
+		if !p.Note {
+			damage++
+		}
 	}
-	b.WriteString(st.Error.Render(fmt.Sprintf("%d %s found:", len(s.problems), noun)) + "\n\n")
+	switch {
+	case damage == 0:
+		notes := plural(len(s.problems), "note", "notes")
+		b.WriteString(st.Success.Render(fmt.Sprintf("No damage found; %s (conflict copies, foreign files):", notes)) + "\n\n")
+	default:
+		b.WriteString(st.Error.Render(fmt.Sprintf("%s found:", plural(damage, "problem", "problems"))) + "\n\n")
+	}
 	// Each problem takes two lines; show what fits above the help bar.
 	fit := max(1, (s.c.height-10)/2)
 	end := min(len(s.problems), s.offset+fit)
@@ -184,4 +192,12 @@ func (s *fsckScreen) results(w int) string {
 		b.WriteString(st.Subtle.Render(fmt.Sprintf("%d–%d of %d (↑/↓ to scroll)", s.offset+1, end, len(s.problems))))
 	}
 	return b.String()
+}
+
+// plural says "1 note" or "3 notes".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

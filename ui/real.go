@@ -258,7 +258,7 @@ func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, pro
 		if path == "" {
 			path = "/" + p.CipherPath
 		}
-		out = append(out, Problem{Path: vault.EscapeControl(path), Kind: p.Kind, Detail: vault.EscapeControl(detail)})
+		out = append(out, Problem{Path: vault.EscapeControl(path), Kind: p.Kind, Detail: vault.EscapeControl(detail), Note: !p.Damage()})
 	}
 	return out, classify(err)
 }

@@ -458,6 +458,14 @@ func TestFsck(t *testing.T) {
 	tm.keys("r", "hunter22", "enter")
 	wantView(t, tm, "2 problems found", "docs/report.odt", "authentication failed", "missing .name file")
 	golden(t, tm, "problems")
+
+	// Conflict copies and foreign files alone are notes, not damage.
+	fb.problems = []Problem{
+		{Path: "report (conflict 2026-11-30 Syncthing).odt", Kind: "conflict", Detail: "Syncthing's conflict copy of /report.odt", Note: true},
+		{Path: "desktop.ini", Kind: "foreign", Detail: "not a name of the vault's format", Note: true},
+	}
+	tm.keys("r", "hunter22", "enter")
+	wantView(t, tm, "No damage found; 2 notes", "report (conflict 2026-11-30 Syncthing).odt", "desktop.ini")
 }
 
 func TestAddAndForget(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,4 +60,33 @@ func writeLedger(path string, owned map[string]bool) error {
 		return fmt.Errorf("mountmgr: writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// pruneLedger keeps in the ledger only what may still need cleaning up: live mounts and stale
+// ones not cleaned yet. The caller holds d.mu.
+func (d *daemon) pruneLedger() {
+	owned := map[string]bool{}
+	for mp, m := range d.mounts {
+		if m != nil && d.owned[mp] {
+			owned[mp] = true
+		}
+	}
+	for _, s := range d.stale {
+		owned[s.MountPoint] = true
+	}
+	if !maps.Equal(owned, d.owned) {
+		d.owned = owned
+		d.saveLedger()
+	}
+}
+
+// saveLedger writes d.owned to the ledger; a failure is logged (a crash would then leave that
+// mount for the user to clean up). The caller holds d.mu.
+func (d *daemon) saveLedger() {
+	if d.ledger == "" {
+		return
+	}
+	if err := writeLedger(d.ledger, d.owned); err != nil {
+		d.log.Printf("%v", err)
+	}
 }

@@ -1,0 +1,189 @@
+package mountmgr
+
+// The daemon's side of the control socket: accepting clients, reading their requests and
+// answering them.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// accept serves connections until ln is closed.
+func (d *daemon) accept(ln *net.UnixListener) {
+	for {
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			d.log.Printf("accept: %v", err)
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		d.mu.Lock()
+		if d.exiting {
+			// Idle exit decided: the client finds no daemon and starts a new one.
+			d.mu.Unlock()
+			conn.Close()
+			continue
+		}
+		d.active++
+		d.mu.Unlock()
+		d.conns.Add(1)
+		go func() {
+			defer d.conns.Done()
+			d.serveConn(conn)
+			d.mu.Lock()
+			d.active--
+			d.lastUsed = time.Now()
+			d.mu.Unlock()
+		}()
+	}
+}
+
+func (d *daemon) serveConn(conn *net.UnixConn) {
+	defer conn.Close()
+	uid, err := peerUID(conn)
+	if err == nil {
+		err = checkPeer(uid, d.uid)
+	}
+	if err != nil {
+		d.log.Printf("connection refused: %v", err)
+		d.send(conn, &response{Error: &wireError{Code: codeGeneric, Msg: err.Error()}})
+		return
+	}
+	r := newLineReader(conn)
+	defer r.wipe()
+	for {
+		line, err := r.next()
+		if err != nil {
+			if err == errLineTooLong {
+				d.send(conn, &response{Error: &wireError{Code: codeBadRequest, Msg: "request " + err.Error()}})
+			}
+			if err != io.EOF {
+				d.log.Printf("connection: %v", err)
+			}
+			return
+		}
+		var req request
+		err = json.Unmarshal(line, &req)
+		crypto.Wipe(line) // a mount request's password lives on only in req, which mount wipes
+		if err != nil {
+			d.send(conn, &response{Error: &wireError{Code: codeBadRequest, Msg: "malformed request: " + err.Error()}})
+			return
+		}
+		if req.V != ProtocolVersion {
+			d.send(conn, &response{ID: req.ID, Error: &wireError{Code: codeVersion,
+				Msg: fmt.Sprintf("mountmgr: client speaks protocol version %d, daemon %d", req.V, ProtocolVersion)}})
+			return
+		}
+		if req.Op == opWatch {
+			d.watch(conn, req.ID)
+			return
+		}
+		resp := d.handleGuarded(&req)
+		resp.ID = req.ID
+		if err := d.send(conn, resp); err != nil {
+			d.giveBackReport(resp.Stale) // not delivered: the next asker gets it
+			return
+		}
+	}
+}
+
+func (d *daemon) send(conn net.Conn, resp *response) error {
+	resp.V = ProtocolVersion
+	resp.OK = resp.Error == nil
+	line, err := json.Marshal(resp)
+	if err != nil {
+		return err
+	}
+	_, err = conn.Write(append(line, '\n'))
+	return err
+}
+
+func (d *daemon) watch(conn net.Conn, id uint64) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		if err := d.send(conn, &response{ID: id, Mounts: d.status()}); err != nil {
+			return
+		}
+		select {
+		case <-d.quit:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (d *daemon) handle(req *request) *response {
+	switch req.Op {
+	case opPing:
+		return &response{PID: os.Getpid()}
+	case opStatus:
+		resp := &response{Mounts: d.status()}
+		if req.StaleReport {
+			resp.Stale = d.takeReport()
+		}
+		return resp
+	case opMount:
+		if req.Mount == nil {
+			return &response{Error: &wireError{Code: codeBadRequest, Msg: "mount request without parameters"}}
+		}
+		info, err := d.mount(req.Mount)
+		if err != nil {
+			d.log.Printf("mount %s at %s: %v", req.Mount.CipherDir, req.Mount.MountPoint, err)
+			return &response{Error: toWire(err)}
+		}
+		return &response{Info: &info}
+	case opUnmount:
+		if err := d.unmountTarget(req.Target, req.Lazy); err != nil {
+			d.log.Printf("unmount %s: %s", req.Target, logSafe(err))
+			return &response{Error: toWire(err)}
+		}
+		return &response{}
+	case opUnmountAll:
+		if err := d.unmountAll(); err != nil {
+			d.log.Printf("unmount all: %s", logSafe(err))
+			return &response{Error: toWire(err)}
+		}
+		return &response{}
+	}
+	return &response{Error: &wireError{Code: codeBadRequest, Msg: fmt.Sprintf("unknown op %q", req.Op)}}
+}
+
+func (d *daemon) status() []MountInfo {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]MountInfo, 0, len(d.mounts)+len(d.stale))
+	for _, m := range d.mounts {
+		if m.fs == nil {
+			continue
+		}
+		info := m.info
+		info.Stats = m.sampler.stats()
+		out = append(out, info)
+	}
+	for _, m := range d.detached {
+		info := m.info
+		info.Stats = m.sampler.stats()
+		info.Detached, info.Until = true, d.drainUntil
+		out = append(out, info)
+	}
+	for _, s := range d.stale {
+		out = append(out, MountInfo{CipherDir: s.CipherDir, MountPoint: s.MountPoint, Stale: true})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].MountPoint < out[j].MountPoint })
+	return out
+}

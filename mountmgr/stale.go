@@ -1,0 +1,129 @@
+package mountmgr
+
+// Stale mounts (left by a daemon that died): finding and detaching them, and the report that
+// tells the user about them once.
+
+import "time"
+
+func (d *daemon) staleSnapshot() []StaleMount {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]StaleMount(nil), d.stale...)
+}
+
+// cleanStale finds mounts left by a daemon that died and detaches them. Each new one, and each
+// earlier failure that now succeeds, goes into the report for the user (d.unreported).
+func (d *daemon) cleanStale() {
+	d.cleanMu.Lock()
+	defer d.cleanMu.Unlock()
+	find, detach := findStale, detach
+	if d.findStaleFn != nil {
+		find, detach = d.findStaleFn, d.detachStaleFn
+	}
+	found, err := find(d.uid, func(mp string) bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		_, ours := d.mounts[mp]
+		return ours || !d.owned[mp]
+	})
+	if err != nil {
+		d.log.Printf("looking for stale mounts: %v", err)
+		return
+	}
+	prev := map[string]StaleMount{}
+	for _, s := range d.staleSnapshot() {
+		prev[s.MountPoint] = s
+	}
+	now := time.Now()
+	var left, news []StaleMount
+	for _, e := range found {
+		s, known := prev[e.MountPoint]
+		delete(prev, e.MountPoint)
+		if !known {
+			s = StaleMount{MountPoint: e.MountPoint, CipherDir: e.Source, Found: now}
+		}
+		if err := detach(e.MountPoint); err != nil {
+			s.Error = err.Error()
+			left = append(left, s)
+			if !known { // not again every second
+				d.log.Printf("stale mount %s (from %s): cleanup failed: %v; retrying every second", e.MountPoint, e.Source, err)
+				news = append(news, s)
+			}
+			continue
+		}
+		s.Cleaned, s.Error = true, ""
+		d.log.Printf("stale mount %s (from %s, transport endpoint not connected): unmounted", e.MountPoint, e.Source)
+		news = append(news, s)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stale = left
+	d.pruneLedger()
+	for _, s := range news {
+		d.addReport(s)
+	}
+	// Earlier failures that are gone now (unmounted by hand or by "vaultui unmount"): a report
+	// not yet delivered must not claim they are still there.
+	for _, s := range prev {
+		for i := range d.unreported {
+			if d.unreported[i].MountPoint == s.MountPoint {
+				d.unreported[i].Cleaned, d.unreported[i].Error = true, ""
+			}
+		}
+	}
+}
+
+// addReport adds s to the undelivered report, replacing an entry for the same mount point
+// (a failure that a retry has since cleaned). The caller holds d.mu.
+func (d *daemon) addReport(s StaleMount) {
+	for i := range d.unreported {
+		if d.unreported[i].MountPoint == s.MountPoint {
+			d.unreported[i] = s
+			return
+		}
+	}
+	d.unreported = append(d.unreported, s)
+}
+
+// takeReport hands out the undelivered stale mount report and forgets it; giveBackReport
+// returns it when the answer could not be sent.
+func (d *daemon) takeReport() []StaleMount {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := d.unreported
+	d.unreported = nil
+	return r
+}
+
+func (d *daemon) giveBackReport(r []StaleMount) {
+	if len(r) == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// Entries added meanwhile are newer news about the same mounts; they win.
+	for _, s := range r {
+		dup := false
+		for _, u := range d.unreported {
+			dup = dup || u.MountPoint == s.MountPoint
+		}
+		if !dup {
+			d.unreported = append(d.unreported, s)
+		}
+	}
+}
+
+// detachStale detaches the stale mount at mp unless a retry of tick got there first.
+func (d *daemon) detachStale(mp string) error {
+	d.cleanMu.Lock()
+	defer d.cleanMu.Unlock()
+	for _, s := range d.staleSnapshot() {
+		if s.MountPoint == mp {
+			if d.detachStaleFn != nil {
+				return d.detachStaleFn(mp)
+			}
+			return detach(mp)
+		}
+	}
+	return nil
+}

@@ -3,86 +3,97 @@ package vault
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/vaultui/vaultui/crypto"
 )
 
-// testOnlyConfigWrite, when set by tests, is called during writeConfig at
-// each stage ("partial": half of the new config is in the temporary file;
-// "synced": the temporary file is complete and synced, before the rename).
-// An error it returns aborts the write as a crash would.
-var testOnlyConfigWrite func(stage string) error
-
-func configWriteHook(stage string) error {
-	if testOnlyConfigWrite == nil {
-		return nil
-	}
-	return testOnlyConfigWrite(stage)
+// fileSystem is the part of the operating system that replaceFile uses. The vault's files go
+// through osFiles; tests pass one that fails an operation, to show that a full disk or a failed
+// rename leaves the old file.
+type fileSystem interface {
+	OpenFile(name string, flag int, perm os.FileMode) (writeFile, error)
+	Rename(oldpath, newpath string) error
+	Remove(name string) error
+	// SyncDir makes a rename or create in dir durable.
+	SyncDir(dir string) error
 }
 
-// writeConfig replaces cipherdir/gocryptfs.conf atomically: the new content
-// goes to gocryptfs.conf.tmp (mode 0400, as gocryptfs), is synced, renamed
-// over the old file, and the directory is synced. A crash at any point
-// leaves the old or the new config, never neither; on error the temporary
-// file is removed.
-func writeConfig(cipherdir string, c *Config) (err error) {
+// writeFile is an open file as replaceFile writes it.
+type writeFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// osFiles is the real file system.
+type osFiles struct{}
+
+func (osFiles) OpenFile(name string, flag int, perm os.FileMode) (writeFile, error) {
+	return os.OpenFile(name, flag, perm)
+}
+func (osFiles) Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+func (osFiles) Remove(name string) error             { return os.Remove(name) }
+
+func (osFiles) SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("syncing directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// replaceFile replaces path with data atomically: data goes to tmp (beside path, created with
+// mode perm), is synced and renamed over path; the caller then syncs the directory
+// (fsys.SyncDir) to make the rename durable. A crash at any point leaves the old or the new
+// content, never neither; on error tmp is removed and path is unchanged. A tmp that an
+// earlier crash left was never the file, so it is removed first: the caller makes sure no one
+// else writes tmp at the same time (a lock, or a file only one process changes at a time).
+func replaceFile(fsys fileSystem, path, tmp string, data []byte, perm os.FileMode) (err error) {
+	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			fsys.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", tmp, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", tmp, err)
+	}
+	return fsys.Rename(tmp, path)
+}
+
+// writeConfig replaces cipherdir/gocryptfs.conf atomically (see replaceFile) through
+// gocryptfs.conf.tmp, mode 0400, as gocryptfs does.
+func writeConfig(fsys fileSystem, cipherdir string, c *Config) error {
 	data, err := c.Marshal()
 	if err != nil {
 		return err
 	}
 	final := filepath.Join(cipherdir, crypto.ConfName)
-	tmp := final + ".tmp"
-	// A stale temporary file is what an earlier crash left; it was never
-	// the config.
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := replaceFile(fsys, final, final+".tmp", data, 0o400); err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o400)
-	if err != nil {
+	if err := fsys.SyncDir(cipherdir); err != nil {
 		return fmt.Errorf("vault: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	half := len(data) / 2
-	if _, err = f.Write(data[:half]); err != nil {
-		return fmt.Errorf("vault: writing %s: %w", tmp, err)
-	}
-	if err = configWriteHook("partial"); err != nil {
-		return err
-	}
-	if _, err = f.Write(data[half:]); err != nil {
-		return fmt.Errorf("vault: writing %s: %w", tmp, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("vault: syncing %s: %w", tmp, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("vault: closing %s: %w", tmp, err)
-	}
-	if err = configWriteHook("synced"); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, final); err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	return syncDir(cipherdir)
-}
-
-// syncDir makes a rename or create in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("vault: syncing directory %s: %w", dir, err)
 	}
 	return nil
 }

@@ -89,6 +89,11 @@ func (o *CreateOptions) check() error {
 // deterministic, the root gocryptfs.diriv: exactly what gocryptfs -init
 // writes. On failure it leaves nothing behind.
 func Create(cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+	return create(osFiles{}, cipherdir, password, opts)
+}
+
+// create is Create writing the config through fsys.
+func create(fsys fileSystem, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
@@ -148,7 +153,7 @@ func Create(cipherdir string, password []byte, opts CreateOptions) (masterKey []
 		}
 	}
 	wrote = append(wrote, filepath.Join(cipherdir, crypto.ConfName))
-	if err = writeConfig(cipherdir, c); err != nil {
+	if err = writeConfig(fsys, cipherdir, c); err != nil {
 		return nil, fmt.Errorf("%s: %w", cipherdir, err)
 	}
 	return masterKey, nil

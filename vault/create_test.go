@@ -132,10 +132,9 @@ func TestCreateRefusals(t *testing.T) {
 		t.Error("empty password accepted")
 	}
 	// A failure while writing the config leaves nothing behind.
-	testOnlyConfigWrite = func(stage string) error { return errors.New("injected crash") }
-	defer func() { testOnlyConfigWrite = nil }()
+	crash := failingFiles{at: "write", err: errors.New("injected crash")}
 	dir := filepath.Join(base, "crash")
-	if _, err := Create(dir, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
+	if _, err := create(crash, dir, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
 		t.Fatal("injected failure ignored")
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
@@ -143,7 +142,7 @@ func TestCreateRefusals(t *testing.T) {
 	}
 	empty := filepath.Join(base, "empty")
 	os.Mkdir(empty, 0o755)
-	if _, err := Create(empty, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
+	if _, err := create(crash, empty, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
 		t.Fatal("injected failure ignored")
 	}
 	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
@@ -238,21 +237,15 @@ func TestChangePassword(t *testing.T) {
 	}
 }
 
-// TestChangePasswordCrash fails the config write in the middle and right
-// before the rename: the old config must be intact and the old password
-// must still work.
+// TestChangePasswordCrash fails the config write in the middle and, with the
+// new config complete and synced, the rename: the old config must be intact
+// and the old password must still work.
 func TestChangePasswordCrash(t *testing.T) {
 	dir, _ := createTest(t, CreateOptions{})
 	before, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName))
-	for _, stage := range []string{"partial", "synced"} {
-		testOnlyConfigWrite = func(s string) error {
-			if s == stage {
-				return errors.New("injected crash at " + s)
-			}
-			return nil
-		}
-		err := ChangePassword(dir, testPassword, nil, []byte("new"))
-		testOnlyConfigWrite = nil
+	for _, stage := range []string{"write", "rename"} {
+		crash := failingFiles{at: stage, err: errors.New("injected crash at " + stage)}
+		err := changePassword(crash, dir, testPassword, nil, []byte("new"), true)
 		if err == nil || !strings.Contains(err.Error(), "injected crash") {
 			t.Fatalf("%s: %v", stage, err)
 		}

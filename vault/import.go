@@ -18,6 +18,9 @@ import (
 // does (long names with .name files, mode 0400; all-zero full blocks as
 // holes). The vault root must not hold any entries yet. Other file types are
 // refused. progress (if not nil) is called after each entry.
+//
+// No command uses it: tests in this package and in ui make vaults of known
+// content with it, which is why it is exported rather than in a _test.go file.
 func (v *Vault) Import(ctx context.Context, src string, progress func(FsckProgress)) error {
 	ents, err := os.ReadDir(v.Dir)
 	if err != nil {

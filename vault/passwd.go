@@ -16,7 +16,7 @@ import (
 // changes, atomically (see writeConfig): a crash leaves the old or the new
 // config.
 func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte) error {
-	return changePassword(cipherdir, oldPassword, masterKey, newPassword, true)
+	return changePassword(osFiles{}, cipherdir, oldPassword, masterKey, newPassword, true)
 }
 
 // ChangePasswordUnverified reseals the vault under newPassword with a master
@@ -26,10 +26,11 @@ func ChangePasswordUnverified(cipherdir string, masterKey, newPassword []byte) e
 	if masterKey == nil {
 		return errors.New("vault: no master key")
 	}
-	return changePassword(cipherdir, nil, masterKey, newPassword, false)
+	return changePassword(osFiles{}, cipherdir, nil, masterKey, newPassword, false)
 }
 
-func changePassword(cipherdir string, oldPassword, masterKey, newPassword []byte, verify bool) error {
+// changePassword writes the new config through fsys.
+func changePassword(fsys fileSystem, cipherdir string, oldPassword, masterKey, newPassword []byte, verify bool) error {
 	if len(newPassword) == 0 {
 		return errors.New("vault: the new password is empty")
 	}
@@ -68,7 +69,7 @@ func changePassword(cipherdir string, oldPassword, masterKey, newPassword []byte
 	nc := *c
 	nc.ScryptObject = kdf
 	nc.EncryptedKey = sealed
-	if err := writeConfig(cipherdir, &nc); err != nil {
+	if err := writeConfig(fsys, cipherdir, &nc); err != nil {
 		return fmt.Errorf("%s: %w", cipherdir, err)
 	}
 	return nil

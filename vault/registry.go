@@ -105,6 +105,8 @@ type Registry struct {
 	// loaded is the file's content when it was read (nil: no file), so
 	// Save can refuse to overwrite a change another process made since.
 	loaded []byte
+	// files is the file system Save writes through; nil is the real one (tests fail it).
+	files fileSystem
 }
 
 type registryFileJSON struct {
@@ -215,55 +217,20 @@ func (r *Registry) save() error {
 	if !bytes.Equal(current.loaded, r.loaded) {
 		return fmt.Errorf("saving registry %s: %w", r.Path, ErrRegistryChanged)
 	}
-	tmp, err := os.CreateTemp(dir, "."+RegistryFileName+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("saving registry: %w", err)
+	files := r.files
+	if files == nil {
+		files = osFiles{}
 	}
-	tmpName := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
+	// The lock held keeps other processes from writing the same temporary file.
+	tmp := filepath.Join(dir, "."+RegistryFileName+".tmp")
+	if err := replaceFile(files, r.Path, tmp, data, 0o600); err != nil {
 		return fmt.Errorf("saving registry %s: %w", r.Path, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("saving registry %s: %w", r.Path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("saving registry %s: %w", r.Path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("saving registry %s: %w", r.Path, err)
-	}
-	if err := testOnlyRegistryBeforeRename(tmpName); err != nil {
-		return fmt.Errorf("saving registry %s: %w", r.Path, err)
-	}
-	if err := os.Rename(tmpName, r.Path); err != nil {
-		return fmt.Errorf("saving registry: %w", err)
-	}
-	ok = true
 	r.loaded = data
-	if err := registrySyncDir(dir); err != nil {
+	if err := files.SyncDir(dir); err != nil {
 		return fmt.Errorf("saving registry %s: %w", r.Path, err)
 	}
 	return nil
-}
-
-// testOnlyRegistryBeforeRename lets tests fail a save between writing the temp file
-// and renaming it, to show the old file survives.
-var testOnlyRegistryBeforeRename = func(tmpName string) error { return nil }
-
-func registrySyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // DefaultMountPoint is where a vault called name is mounted unless the user

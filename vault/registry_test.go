@@ -191,15 +191,13 @@ func TestRegistrySaveFailureKeepsOldFile(t *testing.T) {
 	before, _ := os.ReadFile(path)
 
 	injected := errors.New("injected crash before rename")
-	testOnlyRegistryBeforeRename = func(tmp string) error {
+	r.files = failingFiles{at: "rename", err: injected, check: func(tmp string) {
 		// The temp file is complete and in the same directory.
 		data, err := os.ReadFile(tmp)
 		if err != nil || !json.Valid(data) || filepath.Dir(tmp) != filepath.Dir(path) {
 			t.Errorf("temp file %s not complete in the target dir: %v", tmp, err)
 		}
-		return injected
-	}
-	t.Cleanup(func() { testOnlyRegistryBeforeRename = func(string) error { return nil } })
+	}}
 
 	r.Add(Entry{Name: "new", CipherDir: "/new"})
 	if err := r.Save(); !errors.Is(err, injected) {

@@ -163,9 +163,8 @@ type daemon struct {
 
 	// cleanMu serialises the cleanup of stale mounts (start, the retries of tick, unmount).
 	cleanMu sync.Mutex
-	// findStaleFn and detachStaleFn replace findStale and detach in tests of the cleanup.
-	findStaleFn   func(uid int, skip func(mountPoint string) bool) ([]mountEntry, error)
-	detachStaleFn func(mountPoint string) error
+	// mtab is where stale mounts are found and detached; nil is procMounts.
+	mtab mountTable
 
 	mu       sync.Mutex
 	quitting bool              // set at shutdown; no new mounts after it

@@ -363,7 +363,7 @@ func TestStaleCleanupRetries(t *testing.T) {
 	fail := map[string]bool{"/m/a": true, "/m/b": true}
 	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
 		owned: map[string]bool{"/m/a": true, "/m/b": true}}
-	d.findStaleFn = func(uid int, skip func(string) bool) ([]mountEntry, error) {
+	find := func(uid int, skip func(string) bool) ([]mountEntry, error) {
 		var out []mountEntry
 		for _, mp := range []string{"/m/a", "/m/b"} {
 			if stale[mp] && !skip(mp) {
@@ -372,13 +372,13 @@ func TestStaleCleanupRetries(t *testing.T) {
 		}
 		return out, nil
 	}
-	d.detachStaleFn = func(mp string) error {
+	d.mtab = fakeMounts{find: find, detachFn: func(mp string) error {
 		if fail[mp] {
 			return syscall.EBUSY
 		}
 		stale[mp] = false
 		return nil
-	}
+	}}
 	d.cleanStale()
 	if st := d.status(); len(st) != 2 || !st[0].Stale || st[0].MountPoint != "/m/a" || st[1].CipherDir != "/c/b" {
 		t.Fatalf("status after failed cleanups: %+v", st)
@@ -588,7 +588,7 @@ func TestStaleOnlyFromOwnLedger(t *testing.T) {
 	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
 		ledger: ledger, owned: owned}
 	var detached []string
-	d.findStaleFn = func(uid int, skip func(string) bool) ([]mountEntry, error) {
+	find := func(uid int, skip func(string) bool) ([]mountEntry, error) {
 		var out []mountEntry
 		for _, mp := range []string{"/m/a", "/m/b"} { // /m/b: another daemon's
 			if !skip(mp) {
@@ -597,7 +597,7 @@ func TestStaleOnlyFromOwnLedger(t *testing.T) {
 		}
 		return out, nil
 	}
-	d.detachStaleFn = func(mp string) error { detached = append(detached, mp); return nil }
+	d.mtab = fakeMounts{find: find, detachFn: func(mp string) error { detached = append(detached, mp); return nil }}
 	d.cleanStale()
 	if !slices.Equal(detached, []string{"/m/a"}) {
 		t.Errorf("detached %v, want only /m/a (the ledger's)", detached)

@@ -5,9 +5,6 @@ import (
 	"runtime/debug"
 )
 
-// handleHook, when set (by tests), runs before each request is handled.
-var handleHook func(req *request)
-
 // handleGuarded serves one request and turns a panic in it into an error answer for that
 // request alone: one bad vault or request must not take down the daemon, and with it every
 // other mounted vault. (Fatal errors such as running out of memory cannot be recovered: the
@@ -20,8 +17,5 @@ func (d *daemon) handleGuarded(req *request) (resp *response) {
 				Msg: fmt.Sprintf("mountmgr: internal error serving %q: %v (see the daemon log)", req.Op, r)}}
 		}
 	}()
-	if handleHook != nil {
-		handleHook(req)
-	}
 	return d.handle(req)
 }

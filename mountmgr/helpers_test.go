@@ -50,3 +50,14 @@ func socketPair(t *testing.T) (net.Conn, *net.UnixConn) {
 	t.Cleanup(func() { ca.Close(); cb.Close() })
 	return ca, cb.(*net.UnixConn)
 }
+
+// fakeMounts is a mount table of a test's making.
+type fakeMounts struct {
+	find     func(uid int, skip func(string) bool) ([]mountEntry, error)
+	detachFn func(mountPoint string) error
+}
+
+func (f fakeMounts) findStale(uid int, skip func(string) bool) ([]mountEntry, error) {
+	return f.find(uid, skip)
+}
+func (f fakeMounts) detach(mountPoint string) error { return f.detachFn(mountPoint) }

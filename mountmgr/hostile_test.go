@@ -140,14 +140,11 @@ func TestHostileConfigSparesOtherMounts(t *testing.T) {
 // TestPanicAnswersOneRequest: a panic while serving a request becomes an error answer for
 // that request; the connection and the daemon go on.
 func TestPanicAnswersOneRequest(t *testing.T) {
-	handleHook = func(req *request) {
-		if req.Op == opUnmount {
-			panic("boom")
-		}
-	}
-	defer func() { handleHook = nil }()
 	a, b := socketPair(t)
-	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
+	// Unmounting the stale mount /x panics in the mount table.
+	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
+		stale: []StaleMount{{MountPoint: "/x", CipherDir: "/c"}},
+		mtab:  fakeMounts{detachFn: func(string) error { panic("boom") }}}
 	go d.serveConn(b)
 	r := bufio.NewReader(a)
 	for i, op := range []string{opUnmount, opPing} {

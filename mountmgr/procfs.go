@@ -104,6 +104,21 @@ func isMountPoint(path string) bool {
 	return false
 }
 
+// mountTable is the kernel's mount table as the stale-mount cleanup uses it: the daemon's is
+// procMounts; tests of the cleanup give it a table of their own.
+type mountTable interface {
+	findStale(uid int, skip func(mountPoint string) bool) ([]mountEntry, error)
+	detach(mountPoint string) error
+}
+
+// procMounts is the real mount table: /proc/self/mountinfo, statfs and umount.
+type procMounts struct{}
+
+func (procMounts) findStale(uid int, skip func(string) bool) ([]mountEntry, error) {
+	return findStale(uid, skip)
+}
+func (procMounts) detach(mountPoint string) error { return detach(mountPoint) }
+
 // findStale returns this user's vaultui mounts whose FUSE server is gone: statfs on them fails
 // with ENOTCONN ("transport endpoint is not connected"). statfs, unlike stat, is never answered
 // from the kernel's attribute cache.

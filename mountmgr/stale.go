@@ -5,6 +5,13 @@ package mountmgr
 
 import "time"
 
+func (d *daemon) mountTable() mountTable {
+	if d.mtab == nil {
+		return procMounts{}
+	}
+	return d.mtab
+}
+
 func (d *daemon) staleSnapshot() []StaleMount {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -16,11 +23,7 @@ func (d *daemon) staleSnapshot() []StaleMount {
 func (d *daemon) cleanStale() {
 	d.cleanMu.Lock()
 	defer d.cleanMu.Unlock()
-	find, detach := findStale, detach
-	if d.findStaleFn != nil {
-		find, detach = d.findStaleFn, d.detachStaleFn
-	}
-	found, err := find(d.uid, func(mp string) bool {
+	found, err := d.mountTable().findStale(d.uid, func(mp string) bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		_, ours := d.mounts[mp]
@@ -42,7 +45,7 @@ func (d *daemon) cleanStale() {
 		if !known {
 			s = StaleMount{MountPoint: e.MountPoint, CipherDir: e.Source, Found: now}
 		}
-		if err := detach(e.MountPoint); err != nil {
+		if err := d.mountTable().detach(e.MountPoint); err != nil {
 			s.Error = err.Error()
 			left = append(left, s)
 			if !known { // not again every second
@@ -119,10 +122,7 @@ func (d *daemon) detachStale(mp string) error {
 	defer d.cleanMu.Unlock()
 	for _, s := range d.staleSnapshot() {
 		if s.MountPoint == mp {
-			if d.detachStaleFn != nil {
-				return d.detachStaleFn(mp)
-			}
-			return detach(mp)
+			return d.mountTable().detach(mp)
 		}
 	}
 	return nil

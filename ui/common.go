@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -19,6 +20,7 @@ type common struct {
 	backend       Backend
 	ctx           context.Context
 	now           func() time.Time
+	cursorMode    cursor.Mode // of every text input; tests use one that doesn't blink
 	spinner       spinner.Model
 
 	vaults []Vault // the registry, as last read by the list

@@ -17,10 +17,9 @@ import (
 )
 
 func init() {
-	// Deterministic views: no colour codes, no blinking cursor.
+	// Deterministic views: no colour codes (the cursor: see newModel).
 	lipgloss.SetColorProfile(termenv.Ascii)
 	time.Local = time.UTC // views print local times
-	testOnlyCursorMode = cursor.CursorStatic
 }
 
 // testNow is the fake clock of every test.
@@ -225,8 +224,7 @@ func newTestModel(t *testing.T, fb *fakeBackend) *testModel {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	m := New(ctx, fb)
-	m.c.now = func() time.Time { return testNow }
+	m := newModel(ctx, fb, func() time.Time { return testNow }, cursor.CursorStatic)
 	tm := &testModel{t: t, Model: m, fb: fb}
 	tm.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	tm.run(m.list.Init())

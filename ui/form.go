@@ -3,7 +3,6 @@ package ui
 import (
 	"strings"
 
-	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
@@ -18,18 +17,8 @@ type field struct {
 	hint   string // shown after the field, e.g. a password's strength
 }
 
-// testOnlyCursorMode lets tests use a cursor that doesn't blink, so views
-// are deterministic and no blink timers run.
-var testOnlyCursorMode = cursor.CursorBlink
-
-func newInput() textinput.Model {
-	in := textinput.New()
-	in.Cursor.SetMode(testOnlyCursorMode)
-	return in
-}
-
 func textField(label, value, placeholder string) *field {
-	in := newInput()
+	in := textinput.New()
 	in.Prompt = ""
 	in.Placeholder = placeholder
 	in.SetValue(value)
@@ -58,6 +47,9 @@ type form struct {
 }
 
 func newForm(c *common, fields ...*field) *form {
+	for _, fl := range fields {
+		fl.input.Cursor.SetMode(c.cursorMode)
+	}
 	f := &form{c: c, fields: fields}
 	f.setFocus(0)
 	return f

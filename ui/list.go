@@ -45,7 +45,8 @@ type unmountDone struct {
 }
 
 func newListScreen(c *common) *listScreen {
-	f := newInput()
+	f := textinput.New()
+	f.Cursor.SetMode(c.cursorMode)
 	f.Prompt = "/ "
 	f.Placeholder = "name or path"
 	return &listScreen{c: c, filter: f, pending: map[string]bool{}}

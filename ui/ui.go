@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
@@ -60,15 +61,22 @@ type Model struct {
 // New returns the app on top of a backend. ctx bounds every background job
 // (cancel it after the program ends).
 func New(ctx context.Context, b Backend) *Model {
+	return newModel(ctx, b, time.Now, cursor.CursorBlink)
+}
+
+// newModel is New with the clock and the text cursor given: tests fix the one and stop the
+// other blinking, so views are deterministic and no blink timers run.
+func newModel(ctx context.Context, b Backend, now func() time.Time, cursorMode cursor.Mode) *Model {
 	c := &common{
-		width:   80,
-		height:  24,
-		styles:  DefaultStyles(),
-		keys:    DefaultKeyMap(),
-		backend: b,
-		ctx:     ctx,
-		now:     time.Now,
-		history: map[string]*history{},
+		width:      80,
+		height:     24,
+		styles:     DefaultStyles(),
+		keys:       DefaultKeyMap(),
+		backend:    b,
+		ctx:        ctx,
+		now:        now,
+		cursorMode: cursorMode,
+		history:    map[string]*history{},
 	}
 	c.spinner = spinner.New(spinner.WithSpinner(spinner.Dot))
 	return &Model{c: c, list: newListScreen(c), help: help.New()}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -589,8 +590,7 @@ func TestProgram(t *testing.T) {
 	fb := newFake()
 	twoVaults(fb)
 	fb.watch = make(chan []Mount, 1)
-	m := New(t.Context(), fb)
-	m.c.now = func() time.Time { return testNow }
+	m := newModel(t.Context(), fb, func() time.Time { return testNow }, cursor.CursorStatic)
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
 	waitFor := func(s string) {
 		t.Helper()

@@ -42,6 +42,8 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	cmd    *command // the running command, for usage errors
+	// tty is the terminal device asked for passwords when stdin is not a terminal ("": none).
+	tty string
 }
 
 // usage reports a mistake in the running command's arguments (exit code 2).
@@ -54,7 +56,7 @@ func (e *env) usage(format string, args ...any) error {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := interruptContext(stderr)
 	defer stop()
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, tty: "/dev/tty"}
 	err := dispatch(e, args)
 	if err == nil {
 		return exitOK

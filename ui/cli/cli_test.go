@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 )
 
 // fixturesDir holds the gocryptfs fixtures (one directory per vault with
@@ -25,11 +26,19 @@ import (
 const fixturesDir = "../../vault/testdata/fixtures"
 
 // TestMain lets testscript run "vaultui" in a child process of the test
-// binary, through the real Main, with no terminal to ask passwords on.
+// binary, through the real Main, with no terminal to ask passwords on: the
+// child leaves the test's session, and with it its controlling terminal, so
+// opening /dev/tty fails as it does under cron or systemd.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"vaultui": func() {
-			testOnlyTTY = "/nonexistent/vaultui-test-tty"
+			// A daemon the command starts is already a session leader of its own.
+			if sid, _ := unix.Getsid(0); sid != os.Getpid() {
+				if _, err := unix.Setsid(); err != nil {
+					fmt.Fprintf(os.Stderr, "test setup: leaving the terminal's session: %v\n", err)
+					os.Exit(99)
+				}
+			}
 			os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
@@ -302,10 +311,7 @@ func TestReadPassfile(t *testing.T) {
 }
 
 func TestNoTerminalAsksForPassfile(t *testing.T) {
-	old := testOnlyTTY
-	testOnlyTTY = filepath.Join(t.TempDir(), "no-tty")
-	t.Cleanup(func() { testOnlyTTY = old })
-	e := &env{stdin: strings.NewReader(""), stderr: io.Discard}
+	e := &env{stdin: strings.NewReader(""), stderr: io.Discard, tty: filepath.Join(t.TempDir(), "no-tty")}
 	_, err := e.readPassword("", "Password: ")
 	if !errors.Is(err, errNoTerminal) {
 		t.Fatalf("got %v", err)

@@ -19,11 +19,6 @@ import (
 // takes any length, but a multi-megabyte "password" is a mistake.
 const maxPasswordLen = 4096
 
-// testOnlyTTY is the terminal device asked for passwords when stdin is not a
-// terminal. Tests point it at a missing file so they never block on a real
-// terminal.
-var testOnlyTTY = "/dev/tty"
-
 // errNoTerminal means a password was needed but there is no terminal to ask.
 var errNoTerminal = errors.New("no terminal to ask for the password")
 
@@ -79,20 +74,29 @@ func (e *env) readPassfile(path string) ([]byte, error) {
 	return pw, nil
 }
 
-// askTerminal prompts on stdin when it is a terminal, else on /dev/tty.
-func (e *env) askTerminal(prompt string, confirm bool) ([]byte, error) {
-	var tty *os.File
-	var promptTo io.Writer = e.stderr
+// terminal returns the terminal to ask the user on: stdin when it is one (prompts then go to
+// stderr), else the device e.tty (prompts go there too). done closes what terminal opened.
+func (e *env) terminal() (tty *os.File, promptTo io.Writer, done func(), err error) {
 	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		tty = f
-	} else {
-		f, err := os.OpenFile(testOnlyTTY, os.O_RDWR, 0)
-		if err != nil {
-			return nil, withHint(errNoTerminal, "give the password in a file with --passfile FILE (its first line is used)")
-		}
-		defer f.Close()
-		tty, promptTo = f, f
+		return f, e.stderr, func() {}, nil
 	}
+	if e.tty == "" {
+		return nil, nil, nil, errNoTerminal
+	}
+	f, err := os.OpenFile(e.tty, os.O_RDWR, 0)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return f, f, func() { f.Close() }, nil
+}
+
+// askTerminal prompts on stdin when it is a terminal, else on e.tty.
+func (e *env) askTerminal(prompt string, confirm bool) ([]byte, error) {
+	tty, promptTo, done, err := e.terminal()
+	if err != nil {
+		return nil, withHint(errNoTerminal, "give the password in a file with --passfile FILE (its first line is used)")
+	}
+	defer done()
 	pw, err := readNoEcho(tty, promptTo, prompt)
 	if err != nil {
 		return nil, err
@@ -184,18 +188,11 @@ func (e *env) confirmUnverifiedKey(err error, accepted bool) error {
 		return nil
 	}
 	hint := "if you are sure this is the vault's master key, run again with --unverified-key"
-	var tty *os.File
-	var promptTo io.Writer = e.stderr
-	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		tty = f
-	} else {
-		f, oerr := os.OpenFile(testOnlyTTY, os.O_RDWR, 0)
-		if oerr != nil {
-			return withHint(fmt.Errorf("%w; nothing was changed", err), "%s", hint)
-		}
-		defer f.Close()
-		tty, promptTo = f, f
+	tty, promptTo, done, terr := e.terminal()
+	if terr != nil {
+		return withHint(fmt.Errorf("%w; nothing was changed", err), "%s", hint)
 	}
+	defer done()
 	fmt.Fprintf(promptTo, "%s.\nA wrong key would make the vault unreadable for good. Reseal it with this key? Type yes to go on: ", oneLine(err.Error()))
 	answer, rerr := bufio.NewReader(tty).ReadString('\n')
 	if rerr != nil && rerr != io.EOF {

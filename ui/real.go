@@ -177,33 +177,26 @@ func (b *realBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	reg, err := b.registry()
-	if err != nil {
-		return nil, fmt.Errorf("nothing was created: %w", err)
-	}
-	// Add checks the name and duplicates before anything is written; the
-	// registry is saved once the vault exists.
-	if err := reg.Add(vault.Entry{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint}); err != nil {
+	key, err := vault.CreateRegistered(b.registryPath,
+		vault.Entry{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint},
+		req.Password, vault.CreateOptions{
+			Cipher:             c,
+			ScryptLogN:         req.ScryptLogN,
+			PlaintextNames:     req.PlaintextNames,
+			DeterministicNames: req.DeterministicNames,
+			LongNameMax:        req.LongNameMax,
+			Creator:            "vaultui",
+		})
+	var inc *vault.IncompleteError
+	switch {
+	case errors.As(err, &inc):
+		crypto.Wipe(key)
+		if inc.Register != nil {
+			return nil, fmt.Errorf("%w (add it with a)", err)
+		}
 		return nil, err
-	}
-	key, err := vault.Create(req.CipherDir, req.Password, vault.CreateOptions{
-		Cipher:             c,
-		ScryptLogN:         req.ScryptLogN,
-		PlaintextNames:     req.PlaintextNames,
-		DeterministicNames: req.DeterministicNames,
-		LongNameMax:        req.LongNameMax,
-		Creator:            "vaultui",
-	})
-	if err != nil {
+	case err != nil:
 		return nil, classify(err)
-	}
-	if err := os.MkdirAll(req.MountPoint, 0o700); err != nil {
-		crypto.Wipe(key)
-		return nil, fmt.Errorf("the vault was created but its mount point was not: %w", err)
-	}
-	if err := reg.Save(); err != nil {
-		crypto.Wipe(key)
-		return nil, fmt.Errorf("the vault was created but not registered (add it with a): %w", err)
 	}
 	return key, nil
 }

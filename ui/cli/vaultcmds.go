@@ -106,18 +106,17 @@ func runInit(e *env, dirArg, name, mountPoint, passfile string, auto bool, opts 
 			return err
 		}
 	}
-	reg, err := e.loadRegistry()
+	regPath, err := vault.DefaultRegistryPath()
 	if err != nil {
 		return withHint(err, "nothing was created")
 	}
-	// Add only updates the in-memory list; it is saved once the vault exists.
-	if err := reg.Add(vault.Entry{Name: name, CipherDir: dir, MountPoint: mountPoint}); err != nil {
-		if errors.Is(err, vault.ErrDuplicate) {
-			return withHint(err, "choose another name with --name, or forget the old entry with \"vaultui forget\"")
-		}
-		return err
+	entry, err := vault.CheckNewEntry(regPath, vault.Entry{Name: name, CipherDir: dir, MountPoint: mountPoint})
+	if errors.Is(err, vault.ErrDuplicate) {
+		return withHint(err, "choose another name with --name, or forget the old entry with \"vaultui forget\"")
 	}
-	entry := reg.Vaults[len(reg.Vaults)-1]
+	if err != nil {
+		return withHint(err, "nothing was created")
+	}
 
 	password, err := e.readNewPassword(passfile, "Password for the new vault: ")
 	if err != nil {
@@ -138,19 +137,20 @@ func runInit(e *env, dirArg, name, mountPoint, passfile string, auto bool, opts 
 	if opts.ScryptLogN >= 20 {
 		fmt.Fprintln(e.stderr, "Deriving the key with scrypt; this takes a moment...")
 	}
-	masterKey, err := vault.Create(dir, password, opts)
-	if err != nil {
+	masterKey, err := vault.CreateRegistered(regPath, entry, password, opts)
+	if masterKey == nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "Created vault %q in %s (%s).\n\n", name, dir, opts.Cipher)
 	printMasterKey(e.stdout, masterKey)
 	crypto.Wipe(masterKey)
 
-	if err := os.MkdirAll(entry.MountPoint, 0o700); err != nil {
-		fmt.Fprintf(e.stderr, "warning: could not create the mount point: %v\n", err)
+	var inc *vault.IncompleteError
+	if errors.As(err, &inc) && inc.MountPoint != nil {
+		fmt.Fprintf(e.stderr, "warning: could not create the mount point: %v\n", inc.MountPoint)
 	}
-	if err := reg.Save(); err != nil {
-		return withHint(fmt.Errorf("the vault was created but not registered: %w", err),
+	if inc != nil && inc.Register != nil {
+		return withHint(fmt.Errorf("the vault was created but not registered: %w", inc.Register),
 			"register it later with: vaultui add --name %s %s", name, dir)
 	}
 	fmt.Fprintf(e.stdout, "\nRegistered as %q; mount point %s.\n", name, entry.MountPoint)

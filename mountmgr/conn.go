@@ -60,7 +60,7 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 	}
 	if err != nil {
 		d.log.Printf("connection refused: %v", err)
-		d.send(conn, &response{Error: &wireError{Code: codeGeneric, Msg: err.Error()}})
+		d.send(conn, &response{Error: &wireError{Code: KindOther, Msg: err.Error()}})
 		return
 	}
 	r := newLineReader(conn)
@@ -84,7 +84,7 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			return
 		}
 		if req.V != ProtocolVersion {
-			d.send(conn, &response{ID: req.ID, Error: &wireError{Code: codeVersion,
+			d.send(conn, &response{ID: req.ID, Error: &wireError{Code: KindDaemon,
 				Msg: fmt.Sprintf("mountmgr: client speaks protocol version %d, daemon %d", req.V, ProtocolVersion)}})
 			return
 		}

@@ -459,7 +459,7 @@ func TestStaleFromOldDaemon(t *testing.T) {
 }
 
 func TestErrorsCrossTheSocket(t *testing.T) {
-	for _, s := range codeSentinels {
+	for _, s := range kinds {
 		err := fromWire(toWire(errWrap(s.err)))
 		if !errors.Is(err, s.err) {
 			t.Errorf("%v does not survive the wire: %v", s.err, err)

@@ -13,7 +13,7 @@ func (d *daemon) handleGuarded(req *request) (resp *response) {
 	defer func() {
 		if r := recover(); r != nil {
 			d.log.Printf("internal error serving %q (recovered, the daemon goes on): %v\n%s", req.Op, r, debug.Stack())
-			resp = &response{Error: &wireError{Code: codeGeneric,
+			resp = &response{Error: &wireError{Code: KindOther,
 				Msg: fmt.Sprintf("mountmgr: internal error serving %q: %v (see the daemon log)", req.Op, r)}}
 		}
 	}()

@@ -1,32 +1,14 @@
 package mountmgr
 
 import (
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault"
 )
 
 // ProtocolVersion is the version of the control-socket protocol. A daemon answers requests of
 // any other version with the error code "version". Optional fields added later (the stale
 // mount report of status) are ignored by peers that predate them, so they need no new version.
 const ProtocolVersion = 1
-
-// Sentinel errors; ui/cli maps them to exit codes.
-var (
-	// ErrMountpoint: the mount point is missing, not a directory or not empty.
-	ErrMountpoint = errors.New("bad mount point")
-	// ErrAlreadyMounted: the vault or the mount point is already mounted.
-	ErrAlreadyMounted = errors.New("already mounted")
-	// ErrBusy: the mount is in use; the error message names what holds it.
-	ErrBusy = errors.New("mount is busy")
-	// ErrDaemon: the daemon cannot be reached or speaks another protocol version.
-	ErrDaemon = errors.New("mount daemon unreachable")
-	// ErrNotMounted: nothing is mounted at the given cipherdir or mount point.
-	ErrNotMounted = errors.New("not mounted")
-)
 
 // MountRequest asks the daemon to unlock and mount a vault.
 type MountRequest struct {
@@ -119,60 +101,20 @@ type response struct {
 
 // wireError carries an error across the socket; Code keeps errors.Is working on the client.
 type wireError struct {
-	Code string `json:"code"`
+	Code Kind   `json:"code"`
 	Msg  string `json:"msg"`
 }
 
-const (
-	codeGeneric       = "error"
-	codeVersion       = "version"
-	codeWrongPassword = "wrong_password"
-	codeCorrupt       = "corrupt"
-	codeNotFound      = "not_found"
-	codeMountpoint    = "mountpoint"
-	codeAlready       = "already_mounted"
-	codeBusy          = "busy"
-	codeNotMounted    = "not_mounted"
-	codeBadRequest    = "bad_request"
-	// codeUnsupported: added without a version bump; an older client shows it as a
-	// generic error, which is what it did before.
-	codeUnsupported = "unsupported"
-	codeKDFMemory   = "kdf_memory"
-)
+// codeBadRequest is the wire code of a request the daemon could not make sense of; it is no
+// Kind, since clients only send what they can make sense of.
+const codeBadRequest Kind = "bad_request"
 
-// kdfMemoryRemote is what a kdf_memory error unwraps to on the client: both the vault being
-// unsupported here (the exit code) and the reason (the hint).
-var kdfMemoryRemote = errors.Join(crypto.ErrKDFMemory, vault.ErrUnsupported)
-
-var codeSentinels = []struct {
-	code string
-	err  error
-}{
-	{codeWrongPassword, vault.ErrWrongPassword},
-	{codeUnsupported, vault.ErrUnsupported},
-	{codeCorrupt, vault.ErrCorrupt},
-	{codeNotFound, vault.ErrNotFound},
-	{codeMountpoint, ErrMountpoint},
-	{codeAlready, ErrAlreadyMounted},
-	{codeBusy, ErrBusy},
-	{codeNotMounted, ErrNotMounted},
-	{codeVersion, ErrDaemon},
-}
-
-// toWire encodes err with the code of the first sentinel it wraps.
+// toWire encodes err with its kind.
 func toWire(err error) *wireError {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, crypto.ErrKDFMemory) {
-		return &wireError{Code: codeKDFMemory, Msg: err.Error()}
-	}
-	for _, s := range codeSentinels {
-		if errors.Is(err, s.err) {
-			return &wireError{Code: s.code, Msg: err.Error()}
-		}
-	}
-	return &wireError{Code: codeGeneric, Msg: err.Error()}
+	return &wireError{Code: KindOf(err), Msg: err.Error()}
 }
 
 // remoteError is an error reported by the daemon. It unwraps to the sentinel named by its code,
@@ -189,12 +131,12 @@ func fromWire(w *wireError) error {
 	if w == nil {
 		return nil
 	}
-	if w.Code == codeKDFMemory {
+	if w.Code == KindKDFMemory {
 		return &remoteError{msg: w.Msg, sentinel: kdfMemoryRemote}
 	}
-	for _, s := range codeSentinels {
-		if s.code == w.Code {
-			return &remoteError{msg: w.Msg, sentinel: s.err}
+	for _, k := range kinds {
+		if k.kind == w.Code {
+			return &remoteError{msg: w.Msg, sentinel: k.err}
 		}
 	}
 	if w.Code == codeBadRequest {

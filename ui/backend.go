@@ -2,8 +2,10 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"time"
+
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // Backend is everything the terminal app asks of the rest of vaultui. The
@@ -54,15 +56,16 @@ type Backend interface {
 	OpenConflicts(ctx context.Context, cipherDir, mountPoint string, password []byte) (ConflictSession, error)
 }
 
-// Errors a Backend wraps (errors.Is) so the screens can react to them: keep
-// a prompt open, offer a lazy unmount, point at the mount point.
+// Errors a Backend wraps (errors.Is) so the screens can react to them: keep a prompt open,
+// offer a lazy unmount, point at the mount point. They are the libraries' own sentinels (see
+// mountmgr.Kind), named here so the screens need no other package.
 var (
-	ErrWrongPassword  = errors.New("wrong password")
-	ErrBusy           = errors.New("mount is busy")
-	ErrMountpoint     = errors.New("mount point unusable")
-	ErrAlreadyMounted = errors.New("already mounted")
-	ErrNotEmpty       = errors.New("directory is not empty")
-	ErrDaemon         = errors.New("daemon unreachable")
+	ErrWrongPassword  = vault.ErrWrongPassword
+	ErrBusy           = mountmgr.ErrBusy
+	ErrMountpoint     = mountmgr.ErrMountpoint
+	ErrAlreadyMounted = mountmgr.ErrAlreadyMounted
+	ErrNotEmpty       = vault.ErrNotEmpty
+	ErrDaemon         = mountmgr.ErrDaemon
 )
 
 // Vault is one registered vault.

@@ -78,7 +78,7 @@ func (b *realBackend) conn(ctx context.Context) (*mountmgr.Client, error) {
 	}
 	c, err := mountmgr.Connect(ctx)
 	if err != nil {
-		return nil, classify(err)
+		return nil, escaped(err)
 	}
 	b.client = c
 	return c, nil
@@ -98,31 +98,11 @@ func (b *realBackend) dropConn(c *mountmgr.Client, err error) {
 	}
 }
 
-// classified keeps the library's error and message and adds the ui
-// sentinel the screens test with errors.Is.
-type classified struct {
-	kind, err error
-}
-
-func (c *classified) Error() string   { return vault.EscapeControl(c.err.Error()) }
-func (c *classified) Unwrap() []error { return []error{c.kind, c.err} }
-
-// classify maps library sentinels to the ui ones.
-func classify(err error) error {
+// escaped returns err with vault-controlled text (names, config fields) escaped for the
+// terminal; errors.Is and As still see the original.
+func escaped(err error) error {
 	if err == nil {
 		return nil
-	}
-	for _, m := range []struct{ lib, ui error }{
-		{vault.ErrWrongPassword, ErrWrongPassword},
-		{mountmgr.ErrBusy, ErrBusy},
-		{mountmgr.ErrMountpoint, ErrMountpoint},
-		{mountmgr.ErrAlreadyMounted, ErrAlreadyMounted},
-		{mountmgr.ErrDaemon, ErrDaemon},
-		{vault.ErrNotEmpty, ErrNotEmpty},
-	} {
-		if errors.Is(err, m.lib) {
-			return &classified{kind: m.ui, err: err}
-		}
 	}
 	return &escapedError{err}
 }
@@ -167,7 +147,7 @@ func (b *realBackend) DefaultMountPoint(name string) string {
 func (b *realBackend) CheckNewCipherDir(dir string) error {
 	err := vault.CheckNewCipherDir(dir)
 	if errors.Is(err, vault.ErrNotEmpty) {
-		return classify(fmt.Errorf("%w (to register an existing vault, use a)", err))
+		return escaped(fmt.Errorf("%w (to register an existing vault, use a)", err))
 	}
 	return err
 }
@@ -196,7 +176,7 @@ func (b *realBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byt
 		}
 		return nil, err
 	case err != nil:
-		return nil, classify(err)
+		return nil, escaped(err)
 	}
 	return key, nil
 }
@@ -219,19 +199,19 @@ func (b *realBackend) Forget(name string) error {
 func (b *realBackend) Info(ctx context.Context, dir string) ([]Field, error) {
 	info, err := vault.ReadInfo(dir)
 	if err != nil {
-		return nil, classify(err)
+		return nil, escaped(err)
 	}
 	return infoFields(info), nil
 }
 
 func (b *realBackend) ChangePassword(ctx context.Context, dir string, oldPassword, newPassword []byte) error {
-	return classify(vault.ChangePassword(dir, oldPassword, nil, newPassword))
+	return escaped(vault.ChangePassword(dir, oldPassword, nil, newPassword))
 }
 
 func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, progress func(FsckProgress)) ([]Problem, error) {
 	v, err := vault.Unlock(dir, password)
 	if err != nil {
-		return nil, classify(err)
+		return nil, escaped(err)
 	}
 	defer v.Close()
 	problems, err := v.Fsck(ctx, func(p vault.FsckProgress) {
@@ -253,7 +233,7 @@ func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, pro
 		}
 		out = append(out, Problem{Path: vault.EscapeControl(path), Kind: p.Kind, Detail: vault.EscapeControl(detail), Note: !p.Damage()})
 	}
-	return out, classify(err)
+	return out, escaped(err)
 }
 
 func uiCipher(c crypto.CipherID) Cipher { return Cipher{ID: string(c), Name: c.String()} }
@@ -296,7 +276,7 @@ func (b *realBackend) Mount(ctx context.Context, req MountRequest) (Mount, error
 	// exists must still be an empty directory (the daemon checks).
 	if _, err := os.Stat(req.MountPoint); errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(req.MountPoint, 0o700); err != nil {
-			return Mount{}, classify(fmt.Errorf("%w: %w", mountmgr.ErrMountpoint, err))
+			return Mount{}, escaped(fmt.Errorf("%w: %w", mountmgr.ErrMountpoint, err))
 		}
 	}
 	info, err := c.Mount(ctx, mountmgr.MountRequest{
@@ -305,7 +285,7 @@ func (b *realBackend) Mount(ctx context.Context, req MountRequest) (Mount, error
 	})
 	if err != nil {
 		b.dropConn(c, err)
-		return Mount{}, classify(err)
+		return Mount{}, escaped(err)
 	}
 	return uiMount(info), nil
 }
@@ -317,7 +297,7 @@ func (b *realBackend) Unmount(ctx context.Context, target string, lazy bool) err
 	}
 	err = c.Unmount(ctx, target, lazy)
 	b.dropConn(c, err)
-	return classify(err)
+	return escaped(err)
 }
 
 func (b *realBackend) Watch(ctx context.Context, each func([]Mount)) error {
@@ -333,7 +313,7 @@ func (b *realBackend) Watch(ctx context.Context, each func([]Mount)) error {
 		each(out)
 	})
 	b.dropConn(c, err)
-	return classify(err)
+	return escaped(err)
 }
 
 // infoFields lists a vault's on-disk facts for the info screen.

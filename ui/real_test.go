@@ -163,7 +163,7 @@ func TestRealBackendCiphers(t *testing.T) {
 	}
 }
 
-func TestClassify(t *testing.T) {
+func TestEscapedKeepsSentinels(t *testing.T) {
 	for _, c := range []struct{ lib, ui error }{
 		{vault.ErrWrongPassword, ErrWrongPassword},
 		{mountmgr.ErrBusy, ErrBusy},
@@ -171,22 +171,22 @@ func TestClassify(t *testing.T) {
 		{mountmgr.ErrAlreadyMounted, ErrAlreadyMounted},
 		{mountmgr.ErrDaemon, ErrDaemon},
 	} {
-		err := classify(fmt.Errorf("/some/path: %w", c.lib))
+		err := escaped(fmt.Errorf("/some/path: %w", c.lib))
 		if !errors.Is(err, c.ui) || !errors.Is(err, c.lib) {
-			t.Errorf("classify(%v) loses a sentinel", c.lib)
+			t.Errorf("escaped(%v) loses a sentinel", c.lib)
 		}
 		if err.Error() != "/some/path: "+c.lib.Error() {
-			t.Errorf("classify changed the message to %q", err)
+			t.Errorf("escaped changed the message to %q", err)
 		}
 	}
 	plain := errors.New("other")
-	if err := classify(plain); !errors.Is(err, plain) || err.Error() != "other" || classify(nil) != nil {
-		t.Error("classify changed an unrelated error")
+	if err := escaped(plain); !errors.Is(err, plain) || err.Error() != "other" || escaped(nil) != nil {
+		t.Error("escaped changed an unrelated error")
 	}
 	// Text from a vault (names, config fields) is shown escaped.
-	evil := classify(fmt.Errorf("/v/[2Jname‮: %w", vault.ErrCorrupt))
+	evil := escaped(fmt.Errorf("/v/[2Jname‮: %w", vault.ErrCorrupt))
 	if !errors.Is(evil, vault.ErrCorrupt) || evil.Error() != `/v/\x1b[2Jname\u202e: `+vault.ErrCorrupt.Error() {
-		t.Errorf("classify shows %q", evil)
+		t.Errorf("escaped shows %q", evil)
 	}
 }
 

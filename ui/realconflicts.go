@@ -20,7 +20,7 @@ import (
 
 func (b *realBackend) CountConflicts(dir string) (ConflictCount, error) {
 	t, err := vault.CountConflicts(dir)
-	return ConflictCount{N: t.Count, Complete: t.Complete, SplitDirs: t.SplitDirs}, classify(err)
+	return ConflictCount{N: t.Count, Complete: t.Complete, SplitDirs: t.SplitDirs}, escaped(err)
 }
 
 func (b *realBackend) OpenConflicts(ctx context.Context, dir, mountPoint string, password []byte) (ConflictSession, error) {
@@ -34,7 +34,7 @@ func (b *realBackend) OpenConflicts(ctx context.Context, dir, mountPoint string,
 	}
 	v, err := vault.Unlock(dir, password)
 	if err != nil {
-		return nil, classify(err)
+		return nil, escaped(err)
 	}
 	return &lockedConflicts{v: v}, nil
 }
@@ -53,7 +53,7 @@ func (s *lockedConflicts) List(ctx context.Context) ([]ConflictCopy, error) {
 		}
 		out = append(out, cp)
 	}
-	return out, classify(err)
+	return out, escaped(err)
 }
 
 func (s *lockedConflicts) Settle(ctx context.Context, p string, keep Keep) error {
@@ -63,7 +63,7 @@ func (s *lockedConflicts) Settle(ctx context.Context, p string, keep Keep) error
 		return fmt.Errorf("%s was mounted at %s meanwhile: press esc and c again to settle through the mount", s.v.Dir, mp)
 	}
 	how := map[Keep]vault.Keep{KeepBoth: vault.KeepBoth, KeepOriginal: vault.KeepOriginal, KeepCopy: vault.KeepCopy}[keep]
-	return classify(s.v.ResolveConflict(ctx, p, how))
+	return escaped(s.v.ResolveConflict(ctx, p, how))
 }
 
 func (s *lockedConflicts) Close() { s.v.Close() }
@@ -105,7 +105,7 @@ func parseShown(p string) (ConflictCopy, bool) {
 func (s *mountConflicts) List(ctx context.Context) ([]ConflictCopy, error) {
 	tally, err := vault.CountConflicts(s.cipherDir)
 	if err != nil {
-		return nil, classify(err)
+		return nil, escaped(err)
 	}
 	var out []ConflictCopy
 	found := 0
@@ -175,7 +175,7 @@ func (s *mountConflicts) Settle(ctx context.Context, p string, keep Keep) error 
 	}
 	tally, err := vault.CountConflicts(s.cipherDir)
 	if err != nil {
-		return classify(err)
+		return escaped(err)
 	}
 	if st, isUnix := info.Sys().(*syscall.Stat_t); !ok || !isUnix || !tally.Inodes[st.Ino] {
 		// Copies in a folder made twice are not told from settled files without the key.

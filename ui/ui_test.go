@@ -579,7 +579,7 @@ func TestWatchErrorIsShownAndRetried(t *testing.T) {
 	if cmd == nil {
 		t.Fatal("no retry scheduled")
 	}
-	wantView(t, tm, "Daemon: daemon unreachable: connection refused (retrying)")
+	wantView(t, tm, "Daemon: mount daemon unreachable: connection refused (retrying)")
 	tm.send(mountsMsg(nil))
 	notInView(t, tm, "Daemon:")
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -29,26 +30,18 @@ const (
 	exitInterrupted = 130
 )
 
-// sentinelExitCodes maps the libraries' sentinel errors to exit codes. The
-// first match (errors.Is) wins. The mount commands add mountmgr's sentinels
-// with addExitCode so this file does not have to import mountmgr.
-var sentinelExitCodes = []struct {
-	err  error
-	code int
-}{
-	{vault.ErrWrongPassword, exitWrongPassword},
-	{vault.ErrUnsupported, exitUnsupported},
-	{vault.ErrCorrupt, exitCorrupt},
-	{vault.ErrNotFound, exitNoSuchVault},
-}
-
-// addExitCode maps err (checked with errors.Is) to code. Call it from an
-// init function next to the commands that can return err.
-func addExitCode(err error, code int) {
-	sentinelExitCodes = append(sentinelExitCodes, struct {
-		err  error
-		code int
-	}{err, code})
+// exitCodes gives each kind of error (mountmgr.KindOf) its exit code; other kinds exit with
+// exitError.
+var exitCodes = map[mountmgr.Kind]int{
+	mountmgr.KindWrongPassword:  exitWrongPassword,
+	mountmgr.KindKDFMemory:      exitUnsupported,
+	mountmgr.KindUnsupported:    exitUnsupported,
+	mountmgr.KindCorrupt:        exitCorrupt,
+	mountmgr.KindNotFound:       exitNoSuchVault,
+	mountmgr.KindMountpoint:     exitMountpoint,
+	mountmgr.KindAlreadyMounted: exitAlreadyMounted,
+	mountmgr.KindBusy:           exitBusy,
+	mountmgr.KindDaemon:         exitDaemon,
 }
 
 // exitCoder is an error that knows its exit code.
@@ -63,10 +56,8 @@ func exitCode(err error) int {
 	if errors.As(err, &ec) {
 		return ec.ExitCode()
 	}
-	for _, s := range sentinelExitCodes {
-		if errors.Is(err, s.err) {
-			return s.code
-		}
+	if code, ok := exitCodes[mountmgr.KindOf(err)]; ok {
+		return code
 	}
 	return exitError
 }

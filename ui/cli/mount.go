@@ -15,10 +15,6 @@ import (
 func init() {
 	registerCommand(mountCommand)
 	registerCommand(unmountCommand)
-	addExitCode(mountmgr.ErrMountpoint, exitMountpoint)
-	addExitCode(mountmgr.ErrAlreadyMounted, exitAlreadyMounted)
-	addExitCode(mountmgr.ErrBusy, exitBusy)
-	addExitCode(mountmgr.ErrDaemon, exitDaemon)
 }
 
 var mountCommand = &command{

@@ -1,0 +1,78 @@
+package mountmgr
+
+import (
+	"errors"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// Sentinel errors of the mounts (see Kind).
+var (
+	// ErrMountpoint: the mount point is missing, not a directory or not empty.
+	ErrMountpoint = errors.New("bad mount point")
+	// ErrAlreadyMounted: the vault or the mount point is already mounted.
+	ErrAlreadyMounted = errors.New("already mounted")
+	// ErrBusy: the mount is in use; the error message names what holds it.
+	ErrBusy = errors.New("mount is busy")
+	// ErrDaemon: the daemon cannot be reached or speaks another protocol version.
+	ErrDaemon = errors.New("mount daemon unreachable")
+	// ErrNotMounted: nothing is mounted at the given cipherdir or mount point.
+	ErrNotMounted = errors.New("not mounted")
+)
+
+// Kind names a kind of failure that callers tell apart. It is the one list of them: an error
+// crosses the control socket as its kind (and unwraps to the kind's sentinel on the client),
+// ui/cli gives each kind its exit code, and the TUI reacts to the sentinels.
+type Kind string
+
+// The kinds; the strings are the protocol's error codes.
+const (
+	KindOther          Kind = "error"
+	KindKDFMemory      Kind = "kdf_memory"
+	KindWrongPassword  Kind = "wrong_password"
+	KindUnsupported    Kind = "unsupported"
+	KindCorrupt        Kind = "corrupt"
+	KindNotFound       Kind = "not_found"
+	KindMountpoint     Kind = "mountpoint"
+	KindAlreadyMounted Kind = "already_mounted"
+	KindBusy           Kind = "busy"
+	KindNotMounted     Kind = "not_mounted"
+	// KindDaemon is "version" on the wire: the only daemon error a daemon itself can send is
+	// that it speaks another protocol version.
+	KindDaemon Kind = "version"
+)
+
+// kinds gives each kind its sentinel, in order of precedence: an error is of the first kind
+// whose sentinel it wraps. Not enough memory for the KDF comes first: such a vault is also
+// unsupported here (vault wraps both), and the kind keeps the reason for the hint.
+var kinds = []struct {
+	kind Kind
+	err  error
+}{
+	{KindKDFMemory, crypto.ErrKDFMemory},
+	{KindWrongPassword, vault.ErrWrongPassword},
+	{KindUnsupported, vault.ErrUnsupported},
+	{KindCorrupt, vault.ErrCorrupt},
+	{KindNotFound, vault.ErrNotFound},
+	{KindMountpoint, ErrMountpoint},
+	{KindAlreadyMounted, ErrAlreadyMounted},
+	{KindBusy, ErrBusy},
+	{KindNotMounted, ErrNotMounted},
+	{KindDaemon, ErrDaemon},
+}
+
+// kdfMemoryRemote is what a kdf_memory error unwraps to on the client: both the vault being
+// unsupported here (the exit code) and the reason (the hint).
+var kdfMemoryRemote = errors.Join(crypto.ErrKDFMemory, vault.ErrUnsupported)
+
+// KindOf returns the kind of err: that of the first sentinel in kinds it wraps, else
+// KindOther.
+func KindOf(err error) Kind {
+	for _, k := range kinds {
+		if errors.Is(err, k.err) {
+			return k.kind
+		}
+	}
+	return KindOther
+}

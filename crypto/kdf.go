@@ -72,7 +72,7 @@ func NewScryptKDF(logN int) (ScryptKDF, error) {
 		logN = DefaultScryptLogN
 	}
 	if logN < MinScryptLogN || logN > MaxScryptLogN {
-		return ScryptKDF{}, fmt.Errorf("crypto: %w: scrypt logN %d is outside %d..%d", ErrWeakKDF, logN, MinScryptLogN, MaxScryptLogN)
+		return ScryptKDF{}, fmt.Errorf("%w: logN %d is outside %d..%d", ErrWeakKDF, logN, MinScryptLogN, MaxScryptLogN)
 	}
 	s := ScryptKDF{Salt: make([]byte, ScryptSaltLen), N: 1 << logN, R: ScryptR, P: ScryptP, KeyLen: minScryptKeyLen}
 	if _, err := rand.Read(s.Salt); err != nil {
@@ -98,21 +98,21 @@ func (s ScryptKDF) Validate() error {
 	logN := s.LogN()
 	switch {
 	case s.N < 1<<MinScryptLogN:
-		return fmt.Errorf("crypto: %w: N=%d is below the minimum 2^%d", ErrWeakKDF, s.N, MinScryptLogN)
+		return fmt.Errorf("%w: N=%d is below the minimum 2^%d", ErrWeakKDF, s.N, MinScryptLogN)
 	case logN < 0:
-		return fmt.Errorf("crypto: %w: N=%d is not a power of two", ErrWeakKDF, s.N)
+		return fmt.Errorf("%w: N=%d is not a power of two", ErrWeakKDF, s.N)
 	case logN > MaxScryptLogN:
-		return fmt.Errorf("crypto: %w: N=2^%d is above the maximum 2^%d", ErrWeakKDF, logN, MaxScryptLogN)
+		return fmt.Errorf("%w: N=2^%d is above the maximum 2^%d", ErrWeakKDF, logN, MaxScryptLogN)
 	case s.R != ScryptR:
-		return fmt.Errorf("crypto: %w: R=%d, but gocryptfs only uses R=%d", ErrWeakKDF, s.R, ScryptR)
+		return fmt.Errorf("%w: R=%d, but gocryptfs only uses R=%d", ErrWeakKDF, s.R, ScryptR)
 	case s.P != ScryptP:
-		return fmt.Errorf("crypto: %w: P=%d, but gocryptfs only uses P=%d", ErrWeakKDF, s.P, ScryptP)
+		return fmt.Errorf("%w: P=%d, but gocryptfs only uses P=%d", ErrWeakKDF, s.P, ScryptP)
 	case len(s.Salt) < ScryptSaltLen:
-		return fmt.Errorf("crypto: %w: salt is %d bytes, the minimum is %d", ErrWeakKDF, len(s.Salt), ScryptSaltLen)
+		return fmt.Errorf("%w: salt is %d bytes, the minimum is %d", ErrWeakKDF, len(s.Salt), ScryptSaltLen)
 	case s.KeyLen < minScryptKeyLen:
-		return fmt.Errorf("crypto: %w: KeyLen=%d is below the minimum %d", ErrWeakKDF, s.KeyLen, minScryptKeyLen)
+		return fmt.Errorf("%w: KeyLen=%d is below the minimum %d", ErrWeakKDF, s.KeyLen, minScryptKeyLen)
 	case s.KeyLen > maxScryptKeyLen:
-		return fmt.Errorf("crypto: %w: KeyLen=%d is above the maximum %d", ErrWeakKDF, s.KeyLen, maxScryptKeyLen)
+		return fmt.Errorf("%w: KeyLen=%d is above the maximum %d", ErrWeakKDF, s.KeyLen, maxScryptKeyLen)
 	}
 	return nil
 }

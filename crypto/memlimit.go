@@ -41,7 +41,7 @@ func CheckScryptMemory(s ScryptKDF) error {
 		avail = 0
 	}
 	if need > avail {
-		return fmt.Errorf("crypto: %w: scrypt with N=2^%d, R=%d needs %s of memory, only %s is available (%s)",
+		return fmt.Errorf("%w: scrypt with N=2^%d, R=%d needs %s of memory, only %s is available (%s)",
 			ErrKDFMemory, s.LogN(), s.R, FormatBytes(need), FormatBytes(avail), source)
 	}
 	return nil

@@ -214,7 +214,7 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 	}
 	if len(line) > maxLine+1 {
 		crypto.Wipe(line)
-		return nil, fmt.Errorf("mountmgr: request of %d bytes is over the limit of %d (a password that long?)", len(line), maxLine)
+		return nil, fmt.Errorf("request of %d bytes is over the limit of %d (a password that long?)", len(line), maxLine)
 	}
 	_, err = c.conn.Write(line)
 	crypto.Wipe(line)

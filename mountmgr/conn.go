@@ -85,7 +85,7 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 		}
 		if req.V != ProtocolVersion {
 			d.send(conn, &response{ID: req.ID, Error: &wireError{Code: KindDaemon,
-				Msg: fmt.Sprintf("mountmgr: client speaks protocol version %d, daemon %d", req.V, ProtocolVersion)}})
+				Msg: fmt.Sprintf("client speaks protocol version %d, daemon %d", req.V, ProtocolVersion)}})
 			return
 		}
 		if req.Op == opWatch {

@@ -76,7 +76,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	lockPath := filepath.Join(dir, "daemon.lock")
 	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return fmt.Errorf("mountmgr: %w", err)
+		return err
 	}
 	defer lock.Close()
 	for try := 0; ; try++ {
@@ -86,7 +86,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		}
 		if try == 20 {
 			pid, _ := os.ReadFile(lockPath)
-			return fmt.Errorf("mountmgr: another daemon is running (pid %s, lock %s)", strings.TrimSpace(string(pid)), lockPath)
+			return fmt.Errorf("another daemon is running (pid %s, lock %s)", strings.TrimSpace(string(pid)), lockPath)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -115,12 +115,12 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	os.Remove(opts.SocketPath) // a leftover from a dead daemon; we hold the lock
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: opts.SocketPath, Net: "unix"})
 	if err != nil {
-		return fmt.Errorf("mountmgr: listening on %s: %w", opts.SocketPath, err)
+		return fmt.Errorf("listening on %s: %w", opts.SocketPath, err)
 	}
 	ln.SetUnlinkOnClose(true)
 	if err := os.Chmod(opts.SocketPath, 0o600); err != nil {
 		ln.Close()
-		return fmt.Errorf("mountmgr: %w", err)
+		return err
 	}
 	var sockSt syscall.Stat_t
 	if syscall.Stat(opts.SocketPath, &sockSt) == nil {

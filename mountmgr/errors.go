@@ -2,6 +2,7 @@ package mountmgr
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
@@ -75,4 +76,21 @@ func KindOf(err error) Kind {
 		}
 	}
 	return KindOther
+}
+
+// kindError is an error whose message already says what its sentinel would ("mount point /m
+// is not empty" is a bad mount point): errors.Is finds the sentinel, the message does not
+// repeat it.
+type kindError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.sentinel }
+
+// errorOf returns an error with the formatted message that wraps sentinel without showing it.
+// Causes go in with %v: the sentinel is what callers test.
+func errorOf(sentinel error, format string, args ...any) error {
+	return &kindError{msg: fmt.Sprintf(format, args...), sentinel: sentinel}
 }

@@ -14,7 +14,7 @@ func (d *daemon) handleGuarded(req *request) (resp *response) {
 		if r := recover(); r != nil {
 			d.log.Printf("internal error serving %q (recovered, the daemon goes on): %v\n%s", req.Op, r, debug.Stack())
 			resp = &response{Error: &wireError{Code: KindOther,
-				Msg: fmt.Sprintf("mountmgr: internal error serving %q: %v (see the daemon log)", req.Op, r)}}
+				Msg: fmt.Sprintf("internal error serving %q: %v (see the daemon log)", req.Op, r)}}
 		}
 	}()
 	return d.handle(req)

@@ -92,13 +92,13 @@ type busyError struct {
 
 func (e *busyError) Error() string {
 	if len(e.holders) == 0 {
-		return fmt.Sprintf("mountmgr: unmounting %s: %v: %v", e.mountPoint, e.cause, ErrBusy)
+		return fmt.Sprintf("unmounting %s: %v: %v", e.mountPoint, e.cause, ErrBusy)
 	}
 	parts := make([]string, len(e.holders))
 	for i, h := range e.holders {
 		parts[i] = fmt.Sprintf("pid %d (%s): %s", h.PID, h.Comm, strings.Join(h.What, ", "))
 	}
-	return fmt.Sprintf("mountmgr: %s is in use by %s: %v", e.mountPoint, strings.Join(parts, "; "), ErrBusy)
+	return fmt.Sprintf("%s is in use by %s", e.mountPoint, strings.Join(parts, "; "))
 }
 
 func (e *busyError) Unwrap() error { return ErrBusy }

@@ -26,7 +26,7 @@ func readLedger(path string) (map[string]bool, error) {
 		return map[string]bool{}, nil
 	}
 	if err != nil {
-		return map[string]bool{}, fmt.Errorf("mountmgr: reading %s: %w", path, err)
+		return map[string]bool{}, fmt.Errorf("reading %s: %w", path, err)
 	}
 	owned := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -53,11 +53,11 @@ func writeLedger(path string, owned map[string]bool) error {
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
-		return fmt.Errorf("mountmgr: writing %s: %w", tmp, err)
+		return fmt.Errorf("writing %s: %w", tmp, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("mountmgr: writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -113,7 +113,7 @@ func marshalRequest(req request) ([]byte, error) {
 	key := []byte(`"Password":""`)
 	i := bytes.Index(skel, key)
 	if i < 0 {
-		return nil, errors.New("mountmgr: encoding a mount request: no password field")
+		return nil, errors.New("encoding a mount request: no password field")
 	}
 	at := i + len(key) - 1 // the closing quote
 	n := base64.StdEncoding.EncodedLen(len(pw))

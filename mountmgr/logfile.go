@@ -28,7 +28,7 @@ type rotatingLog struct {
 func openRotatingLog(path string, max int64, fds ...int) (*rotatingLog, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("mountmgr: opening the log: %w", err)
+		return nil, fmt.Errorf("opening the log: %w", err)
 	}
 	return &rotatingLog{path: path, max: max, f: f, fds: fds}, nil
 }

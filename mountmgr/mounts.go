@@ -23,24 +23,24 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	d.mu.Lock()
 	if d.quitting {
 		d.mu.Unlock()
-		return MountInfo{}, fmt.Errorf("mountmgr: the daemon is shutting down")
+		return MountInfo{}, errors.New("the mount manager is shutting down")
 	}
 	d.inflight.Add(1)
 	d.mu.Unlock()
 	defer d.inflight.Done()
 	if !filepath.IsAbs(r.CipherDir) || !filepath.IsAbs(r.MountPoint) {
-		return MountInfo{}, fmt.Errorf("mountmgr: cipherdir and mount point must be absolute paths")
+		return MountInfo{}, errors.New("cipherdir and mount point must be absolute paths")
 	}
 	cipherDir, mountPoint := filepath.Clean(r.CipherDir), filepath.Clean(r.MountPoint)
 	d.mu.Lock()
 	for mp, m := range d.mounts {
 		if mp == mountPoint {
 			d.mu.Unlock()
-			return MountInfo{}, fmt.Errorf("mountmgr: %s: %w", mountPoint, ErrAlreadyMounted)
+			return MountInfo{}, errorOf(ErrAlreadyMounted, "%s is already mounted", mountPoint)
 		}
 		if m.info.CipherDir == cipherDir {
 			d.mu.Unlock()
-			return MountInfo{}, fmt.Errorf("mountmgr: vault %s is already mounted at %s: %w", cipherDir, mp, ErrAlreadyMounted)
+			return MountInfo{}, errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, mp)
 		}
 	}
 	d.mounts[mountPoint] = &mount{info: MountInfo{CipherDir: cipherDir, MountPoint: mountPoint}}
@@ -71,7 +71,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	})
 	if err != nil {
 		v.Close()
-		return MountInfo{}, fmt.Errorf("mountmgr: mounting %s at %s: %w", cipherDir, mountPoint, err)
+		return MountInfo{}, fmt.Errorf("mounting %s at %s: %w", cipherDir, mountPoint, err)
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(mountPoint, &st); err != nil {
@@ -131,27 +131,27 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 func checkMountPoint(mp string) error {
 	fi, err := os.Stat(mp)
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("mountmgr: mount point %s does not exist: %w", mp, ErrMountpoint)
+		return errorOf(ErrMountpoint, "mount point %s does not exist", mp)
 	}
 	if err != nil {
 		if errors.Is(err, syscall.ENOTCONN) {
-			return fmt.Errorf("mountmgr: %s is a stale mount (transport endpoint is not connected): %w", mp, ErrAlreadyMounted)
+			return errorOf(ErrAlreadyMounted, "%s is a stale mount (transport endpoint is not connected)", mp)
 		}
-		return fmt.Errorf("mountmgr: mount point %s: %v: %w", mp, err, ErrMountpoint)
+		return errorOf(ErrMountpoint, "mount point %s: %v", mp, err)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("mountmgr: mount point %s is not a directory: %w", mp, ErrMountpoint)
+		return errorOf(ErrMountpoint, "mount point %s is not a directory", mp)
 	}
 	if isMountPoint(mp) {
-		return fmt.Errorf("mountmgr: %s is already a mount point: %w", mp, ErrAlreadyMounted)
+		return errorOf(ErrAlreadyMounted, "%s is already a mount point", mp)
 	}
 	f, err := os.Open(mp)
 	if err != nil {
-		return fmt.Errorf("mountmgr: mount point %s: %v: %w", mp, err, ErrMountpoint)
+		return errorOf(ErrMountpoint, "mount point %s: %v", mp, err)
 	}
 	defer f.Close()
 	if names, _ := f.Readdirnames(1); len(names) > 0 {
-		return fmt.Errorf("mountmgr: mount point %s is not empty: %w", mp, ErrMountpoint)
+		return errorOf(ErrMountpoint, "mount point %s is not empty", mp)
 	}
 	return nil
 }
@@ -172,13 +172,13 @@ func (d *daemon) unmountTarget(target string, lazy bool) error {
 		for _, s := range d.staleSnapshot() {
 			if s.MountPoint == target || s.CipherDir == target {
 				if err := d.detachStale(s.MountPoint); err != nil {
-					return fmt.Errorf("mountmgr: stale mount %s: %w", s.MountPoint, err)
+					return fmt.Errorf("stale mount %s: %w", s.MountPoint, err)
 				}
 				d.cleanStale()
 				return nil
 			}
 		}
-		return fmt.Errorf("mountmgr: %s: %w", target, ErrNotMounted)
+		return errorOf(ErrNotMounted, "%s is not mounted", target)
 	}
 	return d.unmount(mp, lazy)
 }
@@ -191,13 +191,13 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 	m := d.mounts[mp]
 	d.mu.Unlock()
 	if m == nil || m.fs == nil {
-		return fmt.Errorf("mountmgr: %s: %w", mp, ErrNotMounted)
+		return errorOf(ErrNotMounted, "%s is not mounted", mp)
 	}
 	m.closing.Store(true)
 	if lazy {
 		if err := detach(mp); err != nil {
 			m.closing.Store(false)
-			return fmt.Errorf("mountmgr: unmounting %s: %w", mp, err)
+			return fmt.Errorf("unmounting %s: %w", mp, err)
 		}
 		if d.toDetached(mp, m) {
 			d.log.Printf("detached %s (%s); serving the files still open on it until they are closed", mp, m.info.CipherDir)
@@ -212,7 +212,7 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 		if !finished {
 			if isMountPoint(mp) {
 				m.closing.Store(false)
-				return fmt.Errorf("mountmgr: unmounting %s: it did not finish in time", mp)
+				return fmt.Errorf("unmounting %s: it did not finish in time", mp)
 			}
 			// Gone from here, but the kernel keeps the file system: a copy of the mount in
 			// another mount namespace. It is served as long as that copy lives.

@@ -13,6 +13,9 @@ import (
 // of the mount never ends. gocryptfs refuses it too.
 var ErrNested = errors.New("mount point and cipherdir nested")
 
+// errNestedMountpoint is what CheckNesting's errors wrap: both sentinels.
+var errNestedMountpoint = errors.Join(ErrNested, ErrMountpoint)
+
 // CheckNesting refuses a mount point that is the cipherdir, lies inside it or contains it,
 // comparing real paths (symlinks resolved), so a symlink cannot hide the nesting. A path
 // that cannot be resolved (missing) passes: the checks of the mount point and of the vault
@@ -33,11 +36,11 @@ func CheckNesting(cipherDir, mountPoint string) error {
 	}
 	switch {
 	case c == m:
-		return fmt.Errorf("mountmgr: mount point %s is the vault's cipherdir %s%s: %w: %w", mountPoint, cipherDir, real, ErrNested, ErrMountpoint)
+		return errorOf(errNestedMountpoint, "mount point %s is the vault's cipherdir %s%s", mountPoint, cipherDir, real)
 	case within(m, c):
-		return fmt.Errorf("mountmgr: mount point %s is inside the vault's cipherdir %s%s: %w: %w", mountPoint, cipherDir, real, ErrNested, ErrMountpoint)
+		return errorOf(errNestedMountpoint, "mount point %s is inside the vault's cipherdir %s%s", mountPoint, cipherDir, real)
 	case within(c, m):
-		return fmt.Errorf("mountmgr: the vault's cipherdir %s is inside mount point %s%s: %w: %w", cipherDir, mountPoint, real, ErrNested, ErrMountpoint)
+		return errorOf(errNestedMountpoint, "the vault's cipherdir %s is inside mount point %s%s", cipherDir, mountPoint, real)
 	}
 	return nil
 }

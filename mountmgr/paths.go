@@ -26,7 +26,7 @@ func LogPath() (string, error) {
 	if state == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("mountmgr: locating the daemon log: %w", err)
+			return "", fmt.Errorf("locating the daemon log: %w", err)
 		}
 		state = filepath.Join(home, ".local", "state")
 	}

@@ -29,7 +29,7 @@ func peerUID(c *net.UnixConn) (int, error) {
 // checkPeer allows a connection only from the daemon's own uid.
 func checkPeer(peer, self int) error {
 	if peer != self {
-		return fmt.Errorf("mountmgr: refusing connection from uid %d (daemon runs as uid %d)", peer, self)
+		return fmt.Errorf("refusing connection from uid %d (daemon runs as uid %d)", peer, self)
 	}
 	return nil
 }

@@ -151,7 +151,7 @@ func (d *daemon) shutdown() error {
 					m.info.MountPoint, d.grace, pids(holders(m.dev, 5)))
 				mps = append(mps, m.info.MountPoint)
 			}
-			errs = append(errs, fmt.Errorf("mountmgr: left in use at exit: %s", strings.Join(mps, ", ")))
+			errs = append(errs, fmt.Errorf("left in use at exit: %s", strings.Join(mps, ", ")))
 			break
 		}
 		select {

@@ -28,7 +28,7 @@ type unsafeSocketError struct {
 }
 
 func (e *unsafeSocketError) Error() string {
-	return fmt.Sprintf("mountmgr: refusing the control socket at %s: %s; another user may be impersonating the daemon. "+
+	return fmt.Sprintf("refusing the control socket at %s: %s; another user may be impersonating the daemon. "+
 		"If the directory is yours, remove it; otherwise set XDG_RUNTIME_DIR to a private directory (normally /run/user/%d)",
 		e.path, e.problem, os.Getuid())
 }
@@ -66,7 +66,7 @@ func checkSocketDirStat(dir string, st *unix.Stat_t) error {
 func openSocketDir(dir string) (*os.File, error) {
 	var st unix.Stat_t
 	if err := unix.Lstat(dir, &st); err != nil {
-		return nil, fmt.Errorf("mountmgr: socket directory %s: %w", dir, err)
+		return nil, fmt.Errorf("socket directory %s: %w", dir, err)
 	}
 	if err := checkSocketDirStat(dir, &st); err != nil {
 		return nil, err
@@ -76,12 +76,12 @@ func openSocketDir(dir string) (*os.File, error) {
 		return nil, &unsafeSocketError{dir, "the directory was replaced while it was checked"}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("mountmgr: socket directory %s: %w", dir, err)
+		return nil, fmt.Errorf("socket directory %s: %w", dir, err)
 	}
 	var fst unix.Stat_t
 	if err := unix.Fstat(fd, &fst); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("mountmgr: socket directory %s: %w", dir, err)
+		return nil, fmt.Errorf("socket directory %s: %w", dir, err)
 	}
 	if err := checkSocketDirStat(dir, &fst); err != nil {
 		unix.Close(fd)
@@ -98,16 +98,16 @@ func openSocketDir(dir string) (*os.File, error) {
 // existing directory is never repaired (chmod) silently: it is refused with the reason.
 func ensureSocketDir(dir string) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return fmt.Errorf("mountmgr: creating %s: %w", filepath.Dir(dir), err)
+		return fmt.Errorf("creating %s: %w", filepath.Dir(dir), err)
 	}
 	err := unix.Mkdir(dir, 0o700)
 	if err == nil {
 		// Ours and new: only the umask can have narrowed the mode.
 		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("mountmgr: socket directory %s: %w", dir, err)
+			return fmt.Errorf("socket directory %s: %w", dir, err)
 		}
 	} else if !errors.Is(err, unix.EEXIST) {
-		return fmt.Errorf("mountmgr: creating socket directory %s: %w", dir, err)
+		return fmt.Errorf("creating socket directory %s: %w", dir, err)
 	}
 	f, err := openSocketDir(dir)
 	if err != nil {
@@ -129,13 +129,13 @@ func dialSocket(ctx context.Context, path string) (*net.UnixConn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", via)
 	if err != nil {
-		return nil, fmt.Errorf("mountmgr: %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	conn := c.(*net.UnixConn)
 	uid, err := peerUID(conn)
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("mountmgr: %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if uid != os.Getuid() {
 		conn.Close()

@@ -90,10 +90,7 @@ func writeConfig(fsys fileSystem, cipherdir string, c *Config) error {
 	}
 	final := filepath.Join(cipherdir, crypto.ConfName)
 	if err := replaceFile(fsys, final, final+".tmp", data, 0o400); err != nil {
-		return fmt.Errorf("vault: %w", err)
+		return err
 	}
-	if err := fsys.SyncDir(cipherdir); err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	return nil
+	return fsys.SyncDir(cipherdir)
 }

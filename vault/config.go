@@ -102,12 +102,12 @@ func LoadConfig(cipherdir string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w (no %s)", cipherdir, ErrNotFound, crypto.ConfName)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("vault: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, configMax+1))
 	if err != nil {
-		return nil, fmt.Errorf("vault: reading %s: %w", p, err)
+		return nil, fmt.Errorf("reading %s: %w", p, err)
 	}
 	if len(data) > configMax {
 		return nil, fmt.Errorf("%s: %w", p, configError("larger than %d bytes", configMax))
@@ -174,7 +174,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: FIDO2: this vault is unlocked with a FIDO2 security key, which vaultui does not support; use gocryptfs -fido2", ErrUnsupported)
 	}
 	if err := c.ScryptObject.Validate(); err != nil {
-		return configError("ScryptObject: %v", err)
+		return configError("%v", err)
 	}
 	// Content cipher.
 	has := c.Has
@@ -234,7 +234,7 @@ func (c *Config) Validate() error {
 func (c *Config) Marshal() ([]byte, error) {
 	b, err := json.MarshalIndent(c, "", "\t")
 	if err != nil {
-		return nil, fmt.Errorf("vault: encoding config: %w", err)
+		return nil, fmt.Errorf("encoding config: %w", err)
 	}
 	return append(b, '\n'), nil
 }

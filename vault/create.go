@@ -63,17 +63,17 @@ func (o *CreateOptions) check() error {
 		o.Cipher = crypto.AESGCM
 	}
 	if !o.Cipher.Valid() {
-		return fmt.Errorf("vault: %w %q", crypto.ErrUnknownCipher, string(o.Cipher))
+		return fmt.Errorf("%w %q", crypto.ErrUnknownCipher, string(o.Cipher))
 	}
 	if o.PlaintextNames && o.DeterministicNames {
-		return errors.New("vault: plaintext names and deterministic names exclude each other")
+		return errors.New("plaintext names and deterministic names exclude each other")
 	}
 	if o.LongNameMax != 0 {
 		if o.PlaintextNames {
-			return errors.New("vault: a long name limit needs encrypted names")
+			return errors.New("a long name limit needs encrypted names")
 		}
 		if o.LongNameMax < crypto.MinLongNameMax || o.LongNameMax > crypto.DefaultLongNameMax {
-			return fmt.Errorf("vault: long name limit %d is outside %d..%d", o.LongNameMax, crypto.MinLongNameMax, crypto.DefaultLongNameMax)
+			return fmt.Errorf("long name limit %d is outside %d..%d", o.LongNameMax, crypto.MinLongNameMax, crypto.DefaultLongNameMax)
 		}
 	}
 	if o.Creator == "" {
@@ -98,7 +98,7 @@ func create(fsys fileSystem, cipherdir string, password []byte, opts CreateOptio
 		return nil, err
 	}
 	if len(password) == 0 {
-		return nil, errors.New("vault: the password is empty")
+		return nil, errors.New("the password is empty")
 	}
 	created, err := prepareEmptyDir(cipherdir)
 	if err != nil {
@@ -123,15 +123,15 @@ func create(fsys fileSystem, cipherdir string, password []byte, opts CreateOptio
 
 	masterKey = make([]byte, crypto.MasterKeyLen)
 	if _, err = rand.Read(masterKey); err != nil {
-		return nil, fmt.Errorf("vault: reading random master key: %w", err)
+		return nil, fmt.Errorf("reading random master key: %w", err)
 	}
 	kdf, err := crypto.NewScryptKDF(opts.ScryptLogN)
 	if err != nil {
-		return nil, fmt.Errorf("vault: %w", err)
+		return nil, fmt.Errorf("%s: %w", cipherdir, err)
 	}
 	kek, err := kdf.DeriveKey(password)
 	if err != nil {
-		return nil, kdfError("vault: "+cipherdir, err)
+		return nil, kdfError(cipherdir, err)
 	}
 	sealed, err := crypto.SealMasterKey(kek, masterKey, true)
 	crypto.Wipe(kek)
@@ -143,7 +143,7 @@ func create(fsys fileSystem, cipherdir string, password []byte, opts CreateOptio
 		c.LongNameMax = uint8(opts.LongNameMax)
 	}
 	if err = c.Validate(); err != nil {
-		return nil, fmt.Errorf("vault: new config does not validate: %w", err)
+		return nil, fmt.Errorf("new config does not validate: %w", err)
 	}
 
 	if !opts.PlaintextNames && !opts.DeterministicNames {
@@ -174,20 +174,20 @@ func CheckNewCipherDir(dir string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("vault: %w", err)
+		return err
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("vault: %s is not a directory", dir)
+		return fmt.Errorf("%s is not a directory", dir)
 	}
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("vault: %w", err)
+		return err
 	}
 	defer d.Close()
 	if names, err := d.Readdirnames(1); len(names) > 0 {
 		return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
 	} else if err != nil && err != io.EOF {
-		return fmt.Errorf("vault: reading %s: %w", dir, err)
+		return fmt.Errorf("reading %s: %w", dir, err)
 	}
 	return nil
 }
@@ -196,7 +196,7 @@ func CheckNewCipherDir(dir string) error {
 type missingParentError struct{ dir, parent string }
 
 func (e missingParentError) Error() string {
-	return fmt.Sprintf("vault: %s: parent directory %s does not exist", e.dir, e.parent)
+	return fmt.Sprintf("%s: parent directory %s does not exist", e.dir, e.parent)
 }
 
 func (e missingParentError) Is(target error) bool { return target == os.ErrNotExist }
@@ -210,7 +210,7 @@ func prepareEmptyDir(dir string) (created bool, err error) {
 	if err := os.Mkdir(dir, 0o700); errors.Is(err, os.ErrExist) {
 		return false, nil
 	} else if err != nil {
-		return false, fmt.Errorf("vault: %w", err)
+		return false, err
 	}
 	return true, nil
 }
@@ -219,11 +219,11 @@ func prepareEmptyDir(dir string) (created bool, err error) {
 func writeDirIV(dir string) error {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("vault: %s: %w", dir, err)
+		return fmt.Errorf("%s: %w", dir, err)
 	}
 	defer unix.Close(fd)
 	if _, err := layout.WriteDirIV(fd); err != nil {
-		return fmt.Errorf("vault: %s: %w", dir, err)
+		return fmt.Errorf("%s: %w", dir, err)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte
 // confirmed it. A wrong key makes the vault unreadable for good.
 func ChangePasswordUnverified(cipherdir string, masterKey, newPassword []byte) error {
 	if masterKey == nil {
-		return errors.New("vault: no master key")
+		return errors.New("no master key")
 	}
 	return changePassword(osFiles{}, cipherdir, nil, masterKey, newPassword, false)
 }
@@ -32,7 +32,7 @@ func ChangePasswordUnverified(cipherdir string, masterKey, newPassword []byte) e
 // changePassword writes the new config through fsys.
 func changePassword(fsys fileSystem, cipherdir string, oldPassword, masterKey, newPassword []byte, verify bool) error {
 	if len(newPassword) == 0 {
-		return errors.New("vault: the new password is empty")
+		return errors.New("the new password is empty")
 	}
 	c, err := LoadConfig(cipherdir)
 	if err != nil {

@@ -32,7 +32,7 @@ func openRegular(p string) (*os.File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("vault: %w", err)
+		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()

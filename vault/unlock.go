@@ -86,7 +86,7 @@ func UnlockWithMasterKey(cipherdir string, masterKey []byte) (*Vault, error) {
 // user accepted after UnlockWithMasterKey said it cannot be verified.
 func OpenWithMasterKey(cipherdir string, masterKey []byte) (*Vault, error) {
 	if len(masterKey) != crypto.MasterKeyLen {
-		return nil, fmt.Errorf("vault: master key is %d bytes, want %d", len(masterKey), crypto.MasterKeyLen)
+		return nil, fmt.Errorf("master key is %d bytes, want %d", len(masterKey), crypto.MasterKeyLen)
 	}
 	c, err := LoadConfig(cipherdir)
 	if err != nil {
@@ -149,7 +149,7 @@ func ReadDirIV(dir string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w: missing %s", dir, ErrCorrupt, crypto.DirIVName)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("vault: %s: %w", dir, err)
+		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	defer unix.Close(fd)
 	iv, err := layout.ReadDirIV(fd)

@@ -92,7 +92,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		},
 		v:       v,
 		fs:      mnt,
-		sampler: newSampler(mnt.Stats, now),
+		sampler: newSampler(mnt.Counters, now),
 		idle:    r.Idle,
 	}
 	d.mu.Lock()

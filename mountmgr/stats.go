@@ -17,12 +17,12 @@ type sample struct {
 // sampler turns a mount's lock-free counters into rates. Only the daemon's 1 Hz ticker calls
 // add; snapshot is called under the daemon's lock.
 type sampler struct {
-	counters   *vfs.Stats
+	counters   *vfs.Counters
 	samples    []sample // oldest first, at most rateWindow+1
 	lastChange time.Time
 }
 
-func newSampler(c *vfs.Stats, now time.Time) *sampler {
+func newSampler(c *vfs.Counters, now time.Time) *sampler {
 	s := &sampler{counters: c, lastChange: now}
 	s.add(now)
 	return s

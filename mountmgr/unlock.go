@@ -32,7 +32,7 @@ func unlock(cipherDir string, password []byte) (*unlocked, error) {
 			Dir:        v.Dir,
 			Content:    v.Content,
 			Names:      v.Names,
-			DirIV:      v.Config.Has("DirIV"),
+			PerDirIV:   v.Config.Has(vault.FlagDirIV),
 			XattrNames: v.XattrNames,
 		},
 		cipher: v.Content.Cipher().String(),

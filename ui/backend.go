@@ -111,13 +111,9 @@ type CreateRequest struct {
 	LongNameMax                 int
 }
 
-// MountRequest asks the daemon to unlock and mount a vault.
-type MountRequest struct {
-	CipherDir, MountPoint string
-	Password              []byte
-	ReadOnly              bool
-	Idle                  time.Duration
-}
+// MountRequest asks the daemon to unlock and mount a vault: the daemon's own request, so the
+// name means one thing (the app leaves AllowOther off).
+type MountRequest = mountmgr.MountRequest
 
 // Mount is one live mount as the daemon reports it.
 type Mount struct {

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -140,7 +141,7 @@ func (s *conflictsScreen) open(pw []byte) tea.Cmd {
 	b, ctx, dir, mp, job := s.c.backend, s.ctx, s.v.CipherDir, s.mountPoint, s.job
 	return func() tea.Msg {
 		sess, err := b.OpenConflicts(ctx, dir, mp, pw)
-		wipe(pw)
+		crypto.Wipe(pw)
 		if err != nil {
 			return conflictsOpened{job: job, err: err}
 		}

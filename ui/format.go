@@ -169,10 +169,3 @@ func truncateLeft(s string, w int) string {
 	}
 	return "…" + string(r[len(r)-w+1:])
 }
-
-// wipe overwrites a secret we held (best effort: Go may have copied it).
-func wipe(b []byte) {
-	for i := range b {
-		b[i] = 0
-	}
-}

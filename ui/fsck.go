@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/vaultui/vaultui/crypto"
 )
 
 // fsckScreen unlocks a vault and checks every file, with a progress bar and
@@ -129,7 +130,7 @@ func (s *fsckScreen) start() tea.Cmd {
 	ctx, cancel := context.WithCancel(s.c.ctx)
 	s.cancel = cancel
 	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
-		defer wipe(pw)
+		defer crypto.Wipe(pw)
 		problems, err := b.Fsck(ctx, dir, pw, func(p FsckProgress) { emit(fsckProgressMsg{job: job, p: p}) })
 		return fsckDone{job: job, problems: problems, err: err}
 	})

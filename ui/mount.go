@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/vaultui/vaultui/crypto"
 )
 
 // mountScreen asks for the password and mount options, then mounts through
@@ -115,7 +116,7 @@ func (s *mountScreen) submit() tea.Cmd {
 	b, ctx := s.c.backend, s.c.ctx
 	return func() tea.Msg {
 		m, err := b.Mount(ctx, req)
-		wipe(req.Password)
+		crypto.Wipe(req.Password)
 		return mounted{m: m, err: err}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/vaultui/vaultui/crypto"
 )
 
 // passwdScreen changes a vault's password; the config is rewritten
@@ -93,8 +94,8 @@ func (s *passwdScreen) submit() tea.Cmd {
 	oldB, newB := []byte(old), []byte(pw)
 	return func() tea.Msg {
 		err := b.ChangePassword(ctx, dir, oldB, newB)
-		wipe(oldB)
-		wipe(newB)
+		crypto.Wipe(oldB)
+		crypto.Wipe(newB)
 		return passwdChanged{err: err}
 	}
 }

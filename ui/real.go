@@ -279,10 +279,7 @@ func (b *realBackend) Mount(ctx context.Context, req MountRequest) (Mount, error
 			return Mount{}, escaped(fmt.Errorf("%w: %w", mountmgr.ErrMountpoint, err))
 		}
 	}
-	info, err := c.Mount(ctx, mountmgr.MountRequest{
-		CipherDir: req.CipherDir, MountPoint: req.MountPoint, Password: req.Password,
-		ReadOnly: req.ReadOnly, Idle: req.Idle,
-	})
+	info, err := c.Mount(ctx, req)
 	if err != nil {
 		b.dropConn(c, err)
 		return Mount{}, escaped(err)

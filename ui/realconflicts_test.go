@@ -200,7 +200,7 @@ func TestRealBackendConflictsMounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	mp := t.TempDir()
-	m, err := vfs.Mount(mp, vfs.Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, DirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}, vfs.Options{})
+	m, err := vfs.Mount(mp, vfs.Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, PerDirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}, vfs.Options{})
 	if err != nil {
 		v.Close()
 		t.Skipf("FUSE mount impossible here: %v", err)

@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -217,7 +218,7 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case stepMasterKey:
 		if key.Matches(msg, k.Yes) {
-			wipe(w.masterKey)
+			crypto.Wipe(w.masterKey)
 			w.masterKey = nil
 			return w.c.back(fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name), true)
 		}
@@ -345,7 +346,7 @@ func (w *wizardScreen) submit() tea.Cmd {
 		b, ctx := w.c.backend, w.c.ctx
 		return func() tea.Msg {
 			key, err := b.CreateVault(ctx, req)
-			wipe(req.Password)
+			crypto.Wipe(req.Password)
 			return vaultCreated{key: key, err: err}
 		}
 	}

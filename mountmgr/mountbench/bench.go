@@ -360,7 +360,7 @@ func mountVaultui(backing, mnt string, c crypto.CipherID) (func() error, error) 
 	if err != nil {
 		return nil, err
 	}
-	m, err := vfs.Mount(mnt, vfs.Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, DirIV: v.Config.Has(vault.FlagDirIV)}, vfs.Options{})
+	m, err := vfs.Mount(mnt, vfs.Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, PerDirIV: v.Config.Has(vault.FlagDirIV)}, vfs.Options{})
 	if err != nil {
 		v.Close()
 		return nil, err

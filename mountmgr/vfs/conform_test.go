@@ -45,7 +45,7 @@ func realVault(t testing.TB, dir string, c crypto.CipherID) *vault.Vault {
 }
 
 func volumeOf(v *vault.Vault) Volume {
-	return Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, DirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}
+	return Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, PerDirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}
 }
 
 // fsckClean fails the test unless the offline fsck finds nothing.

@@ -168,7 +168,7 @@ func (n *node) parentFd() (dirRef, string, syscall.Errno) {
 
 // iv returns the directory IV of directory node n, reading gocryptfs.diriv once.
 func (n *node) iv() ([]byte, syscall.Errno) {
-	if !n.fsys.dirIVs {
+	if !n.fsys.perDirIV {
 		return n.fsys.zeroIV, 0
 	}
 	if iv := n.dirIV.Load(); iv != nil {

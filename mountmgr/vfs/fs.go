@@ -47,8 +47,9 @@ type Options struct {
 	Debug bool
 }
 
-// Stats are a mount's live counters, updated atomically on the hot path.
-type Stats struct {
+// Counters are a mount's live statistics, updated atomically on the hot path (mountmgr turns
+// them into rates).
+type Counters struct {
 	BytesRead, BytesWritten, Ops, Errors atomic.Uint64
 }
 
@@ -60,9 +61,9 @@ type Volume struct {
 	Content *crypto.ContentEnc
 	// Names is nil with PlaintextNames.
 	Names *crypto.NameTransform
-	// DirIV: names are encrypted with per-directory IVs from gocryptfs.diriv files (feature
+	// PerDirIV: names are encrypted with per-directory IVs from gocryptfs.diriv files (feature
 	// flag DirIV); false with deterministic names (all-zero IV, no diriv files).
-	DirIV bool
+	PerDirIV bool
 	// XattrNames encrypts extended attribute names (with plaintext names too); nil turns
 	// extended attributes off.
 	XattrNames *crypto.NameTransform
@@ -70,9 +71,9 @@ type Volume struct {
 
 // Mounted is a live mount.
 type Mounted struct {
-	Server *fuse.Server
-	Stats  *Stats
-	root   *node
+	Server   *fuse.Server
+	Counters *Counters
+	root     *node
 }
 
 // Unmount unmounts the file system; it fails (EBUSY) while the mount is in use.
@@ -147,12 +148,12 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	if err := RaiseReadahead(mountPoint); err != nil {
 		root.fsys.log.Printf("vfs: %s: reads stay at the kernel's default readahead (128 KiB requests): %v", mountPoint, err)
 	}
-	return &Mounted{Server: server, Stats: root.fsys.stats, root: root}, nil
+	return &Mounted{Server: server, Counters: root.fsys.stats, root: root}, nil
 }
 
 // NewRoot returns the root node of the file system for v and its counters, for callers that
 // mount with fs.Mount themselves.
-func NewRoot(v Volume, opts Options) (fs.InodeEmbedder, *Stats, error) {
+func NewRoot(v Volume, opts Options) (fs.InodeEmbedder, *Counters, error) {
 	n, err := newRoot(v, opts)
 	if err != nil {
 		return nil, nil, err
@@ -186,10 +187,10 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		enc:        v.Content,
 		names:      v.Names,
 		xattrNames: v.XattrNames,
-		dirIVs:     v.Names != nil && v.DirIV,
+		perDirIV:   v.Names != nil && v.PerDirIV,
 		ro:         opts.ReadOnly,
 		log:        lg,
-		stats:      &Stats{},
+		stats:      &Counters{},
 		cbs:        v.Content.CipherBlockSize(),
 		asRoot:     syscall.Geteuid() == 0,
 		zeroIV:     make([]byte, crypto.DirIVLen),
@@ -235,10 +236,10 @@ type fsys struct {
 	names *crypto.NameTransform // nil with PlaintextNames
 	// xattrNames encrypts extended attribute names; nil when they are off.
 	xattrNames *crypto.NameTransform
-	dirIVs     bool // per-directory IVs (false: deterministic names, zero IV)
+	perDirIV   bool // per-directory IVs (false: deterministic names, zero IV)
 	ro         bool
 	log        *log.Logger
-	stats      *Stats
+	stats      *Counters
 	cbs        int
 	asRoot     bool
 	zeroIV     []byte

@@ -570,7 +570,7 @@ func (n *node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		}
 		cfd, err := layout.OpenDir(dirfd, stored)
 		if err == nil {
-			if n.fsys.dirIVs {
+			if n.fsys.perDirIV {
 				if iv, err = layout.WriteDirIV(cfd); err != nil {
 					n.fsys.log.Printf("vfs: mkdir in directory inode %d: %v", n.StableAttr().Ino, err)
 				}

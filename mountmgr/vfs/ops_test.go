@@ -267,7 +267,7 @@ func TestFlippedByte(t *testing.T) {
 	if _, err := os.ReadFile(filepath.Join(mp, "f")); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("whole file: %v, want EIO", err)
 	}
-	if m.Stats.Errors.Load() == 0 {
+	if m.Counters.Errors.Load() == 0 {
 		t.Error("EIO not counted as an error")
 	}
 }

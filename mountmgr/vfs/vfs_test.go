@@ -29,7 +29,7 @@ func testVolume(t testing.TB, c crypto.CipherID, names bool) Volume {
 		if v.Names, err = crypto.NewNameTransform(key, true, true, 0); err != nil {
 			t.Fatal(err)
 		}
-		v.DirIV = true
+		v.PerDirIV = true
 		fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
 		if err != nil {
 			t.Fatal(err)

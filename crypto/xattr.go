@@ -7,7 +7,7 @@ import (
 )
 
 // Extended attributes in the gocryptfs format: every attribute except POSIX ACLs is stored as
-// XattrPrefix + the name encrypted like a file name under the fixed XattrNameIV, and its value
+// XattrPrefix + the name encrypted like a file name under a fixed IV (xattrNameIV), and its value
 // encrypted like a symlink target (block 0, no file ID), raw rather than base64. Vaults with
 // plaintext names encrypt attribute names too.
 

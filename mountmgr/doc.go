@@ -17,7 +17,8 @@
 // # Protocol
 //
 // One JSON object per line. A request carries the protocol version, an id and an op; every
-// response repeats the id. A `watch` request is answered with a stream of status snapshots
+// response repeats the id. An error answer carries its [Kind] as the code, so errors.Is finds
+// the same sentinel on the client. A `watch` request is answered with a stream of status snapshots
 // about once a second. A daemon that does not speak the client's version answers with the
 // error code "version"; the client reports it as [ErrDaemon]. Fields added later are optional
 // and ignored by older peers, so they keep the version: a status request with "stale_report"

@@ -8,8 +8,11 @@ import (
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
-// Sentinel errors, tested with errors.Is. Every error this package returns
-// wraps at most one of them and names the vault or file it is about.
+// Sentinel errors about a vault, tested with errors.Is. An error wraps at most
+// one of them (a KDF that needs more memory than there is also wraps
+// crypto.ErrKDFMemory, the reason) and names the vault or file it is about.
+// The registry's sentinels are in registry.go, ErrKeyUnverifiable in
+// keycheck.go.
 var (
 	// ErrWrongPassword: the password (or master key) does not open the vault.
 	ErrWrongPassword = errors.New("wrong password")
@@ -22,8 +25,10 @@ var (
 	ErrNotFound = errors.New("no vault found")
 	// ErrNotEmpty: Create or Export refuses a directory that is not empty.
 	ErrNotEmpty = errors.New("directory is not empty")
-	// ErrUnsupported: a valid gocryptfs vault that uses a feature vaultui
-	// does not support (FIDO2); the error names the feature.
+	// ErrUnsupported: a valid gocryptfs vault that vaultui cannot open: one
+	// that uses a feature vaultui does not support (FIDO2, another format
+	// version, an unknown feature flag; the error names it), or whose scrypt
+	// cost needs more memory than this machine has (see kdfError).
 	ErrUnsupported = errors.New("unsupported vault feature")
 )
 

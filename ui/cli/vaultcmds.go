@@ -299,7 +299,7 @@ examples:
 	},
 }
 
-// errProblemsFound ends fsck with exit code 4 after the problems were listed.
+// problemsFound ends fsck with exit code 4 after the problems were listed.
 type problemsFound int
 
 func (p problemsFound) Error() string {

@@ -61,7 +61,7 @@ func (v *Vault) countEntries() int {
 }
 
 func (v *Vault) countIn(dirfd int, cdir string) int {
-	names, err := readDirNames(dirfd)
+	names, err := layout.ReadDirNames(dirfd)
 	if err != nil {
 		return 0
 	}

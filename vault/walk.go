@@ -149,7 +149,7 @@ func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn fu
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	names, err := readDirNames(dirfd)
+	names, err := layout.ReadDirNames(dirfd)
 	if err != nil {
 		problem(newProblem(pdir, cdir, KindIO, err.Error()))
 		return nil
@@ -267,27 +267,6 @@ func (v *Vault) appendNode(nodes []Node, dirfd int, cdir, pdir, name, plain stri
 		return nodes
 	}
 	return append(nodes, Node{Path: path.Join(pdir, plain), CipherPath: cpath, Info: info, Conflict: c, dirfd: dirfd, name: name})
-}
-
-// readDirNames lists the directory open at dirfd (without "." and "..").
-func readDirNames(dirfd int) ([]string, error) {
-	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	var names []string
-	buf := make([]byte, 8192)
-	for {
-		n, err := unix.ReadDirent(fd, buf)
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return names, nil
-		}
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
-	}
 }
 
 // dirIVAt returns the name IV of the directory open at dirfd.

@@ -775,24 +775,17 @@ func (n *node) rmdirIfEmpty(dirfd int, stored, plain string) syscall.Errno {
 		return fs2errno(err)
 	}
 	defer unix.Close(cfd)
+	names, err := layout.ReadDirNames(cfd)
+	if err != nil {
+		return fs2errno(err)
+	}
 	var iv []byte
-	buf := make([]byte, 4096)
-	for {
-		nb, err := unix.ReadDirent(cfd, buf)
-		if err != nil {
-			return fs2errno(err)
+	for _, nm := range names {
+		if nm != crypto.DirIVName {
+			return syscall.ENOTEMPTY
 		}
-		if nb == 0 {
-			break
-		}
-		_, _, names := unix.ParseDirent(buf[:nb], -1, nil)
-		for _, nm := range names {
-			if nm != crypto.DirIVName {
-				return syscall.ENOTEMPTY
-			}
-			if iv, err = layout.ReadDirIV(cfd); err != nil {
-				iv = nil // a damaged diriv is removed with its directory
-			}
+		if iv, err = layout.ReadDirIV(cfd); err != nil {
+			iv = nil // a damaged diriv is removed with its directory
 		}
 	}
 	if n.fsys.names != nil {

@@ -50,6 +50,31 @@ func OpenDirPath(dirfd int, name string) (int, error) {
 	return openat(dirfd, name, dirPathFlags, 0)
 }
 
+// ReadDirNames lists the directory open at dirfd (any descriptor of it, O_PATH too), without
+// "." and "..".
+func ReadDirNames(dirfd int) ([]string, error) {
+	fd, err := OpenDir(dirfd, ".")
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var names []string
+	buf := make([]byte, 8192)
+	for {
+		n, err := unix.ReadDirent(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
+}
+
 // openat retries on EINTR, which FUSE-backed and network file systems can return.
 func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 	for {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +155,27 @@ func TestOpenDirNoFollow(t *testing.T) {
 			t.Fatalf("%s(real): %v", name, err)
 		}
 		unix.Close(cfd)
+	}
+}
+
+func TestReadDirNames(t *testing.T) {
+	dir := t.TempDir()
+	want := []string{"a", "b.dir", strings.Repeat("n", 255)}
+	os.WriteFile(filepath.Join(dir, want[0]), nil, 0o600)
+	os.Mkdir(filepath.Join(dir, want[1]), 0o700)
+	os.WriteFile(filepath.Join(dir, want[2]), nil, 0o600)
+	// An O_PATH descriptor, as the walk holds, lists too; "." and ".." are left out.
+	fd, err := OpenDirPath(unix.AT_FDCWD, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	got, err := ReadDirNames(fd)
+	slices.Sort(got)
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("ReadDirNames = %q, %v; want %q", got, err, want)
+	}
+	if _, err := ReadDirNames(-1); err == nil {
+		t.Error("a bad descriptor listed")
 	}
 }

@@ -32,7 +32,11 @@ type writeFile interface {
 type osFiles struct{}
 
 func (osFiles) OpenFile(name string, flag int, perm os.FileMode) (writeFile, error) {
-	return os.OpenFile(name, flag, perm)
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err // not a nil *os.File in a non-nil interface
+	}
+	return f, nil
 }
 func (osFiles) Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
 func (osFiles) Remove(name string) error             { return os.Remove(name) }

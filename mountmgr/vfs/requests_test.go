@@ -1,0 +1,109 @@
+package vfs
+
+import (
+	"bufio"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// requestLog collects go-fuse's debug output and counts requests per opcode.
+type requestLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *requestLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.lines = append(l.lines, string(p))
+	l.mu.Unlock()
+	return len(p), nil
+}
+
+var rxOpcode = regexp.MustCompile(`rx \d+: ([A-Z_]+)`)
+
+// count returns the requests per opcode logged since the last call.
+func (l *requestLog) count() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]int{}
+	for _, line := range l.lines {
+		if m := rxOpcode.FindStringSubmatch(line); m != nil {
+			out[m[1]]++
+		}
+	}
+	l.lines = nil
+	return out
+}
+
+// TestCreateUnlinkRequests: creating and deleting files costs no GETATTR of their directory per
+// file. Each create or unlink invalidates the directory's attributes, and with the kernel's
+// permission checks on it would fetch them again before the next one.
+func TestCreateUnlinkRequests(t *testing.T) {
+	reqs := &requestLog{}
+	mp, _ := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{Debug: true, Logger: log.New(reqs, "", 0)})
+	dir := filepath.Join(mp, "d")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	reqs.count()
+	for i := 0; i < n; i++ {
+		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprint("f", i)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	created := reqs.count()
+	for i := 0; i < n; i++ {
+		if err := os.Remove(filepath.Join(dir, fmt.Sprint("f", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed := reqs.count()
+	if created["CREATE"] != n || removed["UNLINK"] != n {
+		t.Fatalf("requests not logged as expected: %v, %v", created, removed)
+	}
+	if created["GETATTR"] > 2 || removed["GETATTR"] > 2 {
+		t.Errorf("GETATTR per file: %d on %d creates (%v), %d on %d unlinks (%v)",
+			created["GETATTR"], n, created, removed["GETATTR"], n, removed)
+	}
+}
+
+// TestDefaultPermissionsWithAllowOther: a mount other users may enter keeps the kernel's
+// permission checks; a private one leaves them to the cipherdir.
+func TestDefaultPermissionsWithAllowOther(t *testing.T) {
+	for _, allowOther := range []bool{false, true} {
+		mp, _ := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{AllowOther: allowOther})
+		opts := superOptions(t, mp)
+		if got := strings.Contains(opts, "default_permissions"); got != allowOther {
+			t.Errorf("allow_other %v: mount options %q", allowOther, opts)
+		}
+	}
+}
+
+// superOptions returns the super options /proc/self/mountinfo lists for mount point mp.
+func superOptions(t *testing.T, mp string) string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 && fields[4] == mp {
+			return fields[len(fields)-1]
+		}
+	}
+	t.Fatalf("%s not in mountinfo", mp)
+	return ""
+}

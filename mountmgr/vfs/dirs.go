@@ -255,8 +255,11 @@ func (n *node) forgetNames() {
 	n.namesMu.Unlock()
 }
 
-// nameCacheMax bounds each directory's name cache; a full cache starts over.
-const nameCacheMax = 4096
+// nameCacheMax bounds each directory's name cache; a full cache starts over. Readdir fills it
+// for the lookups of "ls -l" that follow, in the same order, so a listing larger than the
+// cache would miss on nearly every lookup and encrypt each name again: 32768 entries (a few
+// MB at most per directory) keep a 10,000-file listing whole.
+const nameCacheMax = 1 << 15
 
 type storedEntry struct {
 	stored, encoded string

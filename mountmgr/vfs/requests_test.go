@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -106,4 +107,38 @@ func superOptions(t *testing.T, mp string) string {
 	}
 	t.Fatalf("%s not in mountinfo", mp)
 	return ""
+}
+
+// TestListingStaysCached: after listing a directory of 10,000 files, every name is in its name
+// cache, so the lookups of "ls -l" that follow need no name encryption.
+func TestListingStaysCached(t *testing.T) {
+	mp, m := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{})
+	dir := filepath.Join(mp, "d")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10000
+	for i := 0; i < n; i++ {
+		fd, err := syscall.Open(filepath.Join(dir, fmt.Sprint("file-", i)), syscall.O_CREAT|syscall.O_EXCL|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		syscall.Close(fd)
+	}
+	d := m.root.GetChild("d")
+	if d == nil {
+		t.Fatal("no inode for d")
+	}
+	dn := d.Operations().(*node)
+	dn.forgetNames()
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != n {
+		t.Fatalf("ReadDir: %d entries, %v", len(ents), err)
+	}
+	dn.namesMu.Lock()
+	cached := len(dn.names)
+	dn.namesMu.Unlock()
+	if cached != n {
+		t.Errorf("%d of %d listed names cached", cached, n)
+	}
 }

@@ -142,3 +142,42 @@ func TestListingStaysCached(t *testing.T) {
 		t.Errorf("%d of %d listed names cached", cached, n)
 	}
 }
+
+// TestNameCacheOverflow: a directory listing larger than the name cache leaves the cache full
+// with the latest name in it, instead of starting over, and lookup misses in a full cache evict
+// nothing; so the lookups that follow in listing order still find the cache's share of names.
+func TestNameCacheOverflow(t *testing.T) {
+	v := testVolume(t, crypto.AESGCM, true)
+	n := &node{fsys: &fsys{names: v.Names, dirIVs: true}}
+	var iv [crypto.DirIVLen]byte
+	n.dirIV.Store(&iv)
+	const total = 3 * nameCacheMax
+	name := func(i int) string { return fmt.Sprint("file-", i) }
+	for i := 0; i < total; i++ { // Readdir
+		n.cacheName(name(i), storedEntry{stored: "s" + name(i)})
+	}
+	if len(n.names) != nameCacheMax {
+		t.Fatalf("%d names cached, want %d", len(n.names), nameCacheMax)
+	}
+	if e := n.names[name(total-1)]; e.stored != "s"+name(total-1) {
+		t.Errorf("latest name not cached: %+v", e)
+	}
+	hits := 0
+	for i := 0; i < total; i++ { // the lookups of "ls -l"
+		e, errno := n.storedEntry(name(i))
+		if errno != 0 {
+			t.Fatal(errno)
+		}
+		if e.stored == "s"+name(i) {
+			hits++
+		}
+	}
+	if hits != nameCacheMax {
+		t.Errorf("lookups of %d listed names: %d hits, want %d", total, hits, nameCacheMax)
+	}
+	// A miss still caches its name while there is room.
+	n.forgetNames()
+	if _, errno := n.storedEntry("new"); errno != 0 || len(n.names) != 1 {
+		t.Errorf("miss in an empty cache: %v, %d cached", errno, len(n.names))
+	}
+}

@@ -82,7 +82,10 @@ type Result struct {
 	// PeakRSS is the serving process's peak resident memory (VmHWM) in bytes, read after the
 	// workload; 0 when it could not be read.
 	PeakRSS uint64
-	Err     error `json:",omitempty"`
+	// ServerCPUSeconds is the CPU time (user + system) the serving process used over the
+	// whole workload, mounting included: less disturbed by other load than the timings.
+	ServerCPUSeconds float64
+	Err              error `json:",omitempty"`
 }
 
 // Report is the outcome of a run.
@@ -295,7 +298,34 @@ func runOne(ctx context.Context, cfg Config, tg target) Result {
 	}()
 	r.Err = measure(ctx, cfg, mnt, &r)
 	r.PeakRSS = peakRSS(srv.pid)
+	r.ServerCPUSeconds = cpuSeconds(srv.pid)
 	return r
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every Linux port.
+const clockTicks = 100
+
+// cpuSeconds reads the user and system time of process pid; 0 when it cannot.
+func cpuSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces; fields count from after it.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return float64(utime+stime) / clockTicks
 }
 
 // peakRSS reads VmHWM of process pid, in bytes; 0 when it cannot.
@@ -472,6 +502,7 @@ func median(runs []Result) Result {
 	out.DeleteSeconds = pick(func(r Result) float64 { return r.DeleteSeconds })
 	out.UntarSeconds = pick(func(r Result) float64 { return r.UntarSeconds })
 	out.PeakRSS = uint64(pick(func(r Result) float64 { return float64(r.PeakRSS) }))
+	out.ServerCPUSeconds = pick(func(r Result) float64 { return r.ServerCPUSeconds })
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
@@ -88,6 +89,9 @@ func TestRunSmall(t *testing.T) {
 			if r.PeakRSS < 1<<20 {
 				t.Errorf("%s: peak RSS %d bytes: its server's memory was not read", r.Target, r.PeakRSS)
 			}
+			if r.ServerCPUSeconds <= 0 {
+				t.Errorf("%s: server CPU %v s: its server's times were not read", r.Target, r.ServerCPUSeconds)
+			}
 		}
 	}
 	for _, ratio := range rep.Ratios("vaultui "+crypto.AESGCM.String(), "loopback (no crypto)") {
@@ -152,5 +156,20 @@ func TestGocryptfsVersion(t *testing.T) {
 	}
 	if _, err := GocryptfsVersion(filepath.Join(dir, "missing")); err == nil {
 		t.Error("missing binary accepted")
+	}
+}
+
+// TestCPUSeconds reads this process's own times: positive after some work, and 0 for a
+// process that does not exist.
+func TestCPUSeconds(t *testing.T) {
+	x := 0
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+		x++
+	}
+	if s := cpuSeconds(os.Getpid()); s <= 0 {
+		t.Errorf("cpuSeconds of this process: %v (after %d loops)", s, x)
+	}
+	if s := cpuSeconds(1 << 30); s != 0 {
+		t.Errorf("cpuSeconds of no process: %v", s)
 	}
 }

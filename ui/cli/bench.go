@@ -34,9 +34,9 @@ passthrough mount (FUSE without crypto: the ceiling) and on gocryptfs
 Every target is served by a process of its own: vaultui mounts by a daemon
 started for the bench with private runtime, config and state dirs (your own
 daemon and vaults are not touched), the passthrough by a child process,
-gocryptfs in the foreground; the report gives each one's peak memory. --runs
-N runs N rounds of every target in turn; the ratios are medians of each
-round's ratio, so use 5 or more on a machine with other load.
+gocryptfs in the foreground; the report gives each one's CPU time and peak
+memory. --runs N runs N rounds of every target in turn; the ratios are
+medians of each round's ratio, so use 5 or more on a machine with other load.
 
 examples:
   vaultui bench
@@ -171,7 +171,7 @@ func printResults(w io.Writer, rs []mountbench.Result) {
 		if r.UntarSeconds > 0 {
 			fmt.Fprintf(w, "  untar %5.2f s", r.UntarSeconds)
 		}
-		fmt.Fprintf(w, "  peak RSS %3.0f MB\n", float64(r.PeakRSS)/1e6)
+		fmt.Fprintf(w, "  server CPU %5.1f s  peak RSS %3.0f MB\n", r.ServerCPUSeconds, float64(r.PeakRSS)/1e6)
 	}
 }
 

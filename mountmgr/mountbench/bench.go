@@ -545,8 +545,9 @@ func loopbackOptions(backing string) *fs.Options {
 }
 
 // ServeLoopbackChild mounts the passthrough that LoopbackEnv names, writes "ready" to ready
-// once it is usable and serves it until it is unmounted.
-func ServeLoopbackChild(ready io.Writer) error {
+// once it is usable and serves it until it is unmounted or ctx is done (the bench died: the
+// child gets SIGTERM), when it unmounts it itself.
+func ServeLoopbackChild(ctx context.Context, ready io.Writer) error {
 	backing, mnt := os.Getenv(LoopbackEnv), os.Getenv(LoopbackMountEnv)
 	if backing == "" || mnt == "" {
 		return fmt.Errorf("mountbench: %s and %s must name the backing dir and the mount point", LoopbackEnv, LoopbackMountEnv)
@@ -561,6 +562,12 @@ func ServeLoopbackChild(ready io.Writer) error {
 	}
 	vfs.RaiseReadahead(mnt) // the same large reads as vaultui mounts get
 	fmt.Fprintln(ready, "ready")
+	stop := context.AfterFunc(ctx, func() {
+		if server.Unmount() != nil {
+			syscall.Unmount(mnt, syscall.MNT_DETACH)
+		}
+	})
+	defer stop()
 	server.Wait()
 	return nil
 }

@@ -1,9 +1,11 @@
 package mountbench
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -19,7 +21,10 @@ import (
 // LoopbackEnv serves the passthrough, as main does.
 func TestMain(m *testing.M) {
 	if os.Getenv(LoopbackEnv) != "" {
-		if err := ServeLoopbackChild(os.Stdout); err != nil {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		err := ServeLoopbackChild(ctx, os.Stdout)
+		stop()
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -171,5 +176,50 @@ func TestCPUSeconds(t *testing.T) {
 	}
 	if s := cpuSeconds(1 << 30); s != 0 {
 		t.Errorf("cpuSeconds of no process: %v", s)
+	}
+}
+
+// TestLoopbackChildStopsWithBench: a passthrough child whose bench died (SIGTERM, as
+// Pdeathsig sends) unmounts and exits instead of serving an orphaned mount.
+func TestLoopbackChildStopsWithBench(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs /dev/fuse and root")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	backing, mnt := t.TempDir(), t.TempDir()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), LoopbackEnv+"="+backing, LoopbackMountEnv+"="+mnt)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		cmd.Process.Kill()
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	if !isMounted(mnt) {
+		t.Fatal("child ready but nothing mounted")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("child exited with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("child still serving 10 s after SIGTERM")
+	}
+	if isMounted(mnt) {
+		t.Error("still mounted after the child exited")
 	}
 }

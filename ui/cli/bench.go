@@ -55,7 +55,7 @@ examples:
 		return func(e *env, args []string) error {
 			if os.Getenv(mountbench.LoopbackEnv) != "" {
 				// This process is a running bench's passthrough server, not a user's command.
-				return mountbench.ServeLoopbackChild(e.stdout)
+				return mountbench.ServeLoopbackChild(e.ctx, e.stdout)
 			}
 			if len(args) != 0 {
 				return e.usage("takes no arguments, got %d", len(args))

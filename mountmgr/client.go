@@ -163,6 +163,16 @@ func startDaemon() (<-chan error, error) {
 	return done, nil
 }
 
+// Dial connects to the daemon listening on the socket at path, without starting one: for
+// callers that run a daemon of their own (the bench, with private XDG dirs).
+func Dial(ctx context.Context, path string) (*Client, error) {
+	c, err := dial(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrDaemon, err)
+	}
+	return c, nil
+}
+
 // dial connects and checks that the daemon speaks our protocol version.
 func dial(ctx context.Context, path string) (*Client, error) {
 	conn, err := dialSocket(ctx, path)

@@ -3,6 +3,7 @@ package mountmgr
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -607,5 +608,19 @@ func TestStaleOnlyFromOwnLedger(t *testing.T) {
 	}
 	if owned, _ := readLedger(ledger); len(owned) != 0 {
 		t.Errorf("ledger after cleanup = %v, want empty", owned)
+	}
+}
+
+// TestDialStartsNoDaemon: Dial is for callers that run their own daemon; with nothing on the
+// socket it fails with ErrDaemon instead of starting one.
+func TestDialStartsNoDaemon(t *testing.T) {
+	dir := t.TempDir()
+	os.Chmod(dir, 0o700)
+	sock := filepath.Join(dir, "ctl.sock")
+	if _, err := Dial(context.Background(), sock); !errors.Is(err, ErrDaemon) {
+		t.Fatalf("Dial with no daemon: %v, want ErrDaemon", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("Dial left %v behind", ents)
 	}
 }

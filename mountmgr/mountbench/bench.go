@@ -1,23 +1,32 @@
 // Package mountbench measures mounted vaults: sequential write and read with 1 MiB requests,
-// random 4 KiB reads, creating empty files and listing them with their attributes. It runs
-// the same workload on a vaultui mount per cipher, on a plain go-fuse passthrough mount (the
-// ceiling: FUSE without crypto) and, when installed, on gocryptfs, all backed by the same
-// directory (tmpfs by default) so the ratios come out of one run.
+// random 4 KiB reads, creating empty files, listing them with their attributes, deleting them
+// and untarring a source tree. It runs the same workload on a vaultui mount per cipher, on a
+// plain go-fuse passthrough mount (the ceiling: FUSE without crypto) and, when given, on
+// gocryptfs, all backed by the same directory (tmpfs by default) so the ratios come out of one
+// run.
+//
+// Every target is served by a process of its own, as in real use: vaultui by its daemon
+// (started per target with private XDG dirs, so the user's own daemon is never touched), the
+// passthrough by a child process and gocryptfs in the foreground. So no file system shares the
+// bench's process, and each server's peak memory (VmHWM) is measured.
 //
 // It backs "vaultui bench"; it prints nothing itself.
 package mountbench
 
 import (
+	"bufio"
 	"context"
 	crand "crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,6 +35,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/mountmgr/vfs"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -39,22 +49,25 @@ type Config struct {
 	Size int64
 	// RandomReads is how many random 4 KiB reads to time (default 20000).
 	RandomReads int
-	// Files is how many empty files to create and list (default 10000).
+	// Files is how many empty files to create, list and delete (default 10000).
 	Files int
 	// Ciphers to mount vaultui vaults with (default: every cipher this build has).
 	Ciphers []crypto.CipherID
+	// Exe is the vaultui executable: it serves vaultui mounts ("Exe daemon") and the
+	// passthrough ("Exe bench" with LoopbackEnv set, see ServeLoopbackChild). Required.
+	Exe string
 	// Gocryptfs is the gocryptfs binary; "" skips it.
 	Gocryptfs string
 	// NoLoopback skips the passthrough ceiling.
 	NoLoopback bool
-	// Runs repeats each target and reports the median of each figure (default 1).
+	// Runs is how many rounds to run; every round measures every target (default 1).
 	Runs int
 	// UntarFrom, if set, is a directory (e.g. Go's source tree) tarred once and untarred into
 	// each mount with tar(1), timed.
 	UntarFrom string
 }
 
-// Result holds one target's figures.
+// Result holds one target's figures of one round (or, in Report.Medians, their medians).
 type Result struct {
 	Target        string  // e.g. "vaultui AEGIS-256X2", "gocryptfs AES-256-GCM", "loopback"
 	WriteMBps     float64 // sequential write, 1 MiB requests
@@ -64,8 +77,84 @@ type Result struct {
 	ListPerSec    float64 // readdir + lstat of each ("ls -l"), entries per second
 	CreateSeconds float64
 	ListSeconds   float64
+	DeleteSeconds float64 // rm -rf of the created files
 	UntarSeconds  float64 // 0 when not measured
-	Err           error
+	// PeakRSS is the serving process's peak resident memory (VmHWM) in bytes, read after the
+	// workload; 0 when it could not be read.
+	PeakRSS uint64
+	// ServerCPUSeconds is the CPU time (user + system) the serving process used over the
+	// whole workload, mounting included: less disturbed by other load than the timings.
+	ServerCPUSeconds float64
+	Err              error `json:",omitempty"`
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	// Gocryptfs is what "gocryptfs -version" printed (first line), "" without gocryptfs.
+	Gocryptfs string `json:",omitempty"`
+	// Rounds holds every round's results, [round][target], targets in Targets' order.
+	Rounds  [][]Result
+	Targets []string
+	// Medians is each target's median of every figure over the rounds.
+	Medians []Result
+}
+
+// Metric is one figure of a Result.
+type Metric struct {
+	Name string
+	// Get returns the figure; HigherIsBetter says whether a larger value means faster.
+	Get            func(Result) float64
+	HigherIsBetter bool
+}
+
+// Metrics are the workloads in the order they run.
+var Metrics = []Metric{
+	{"write", func(r Result) float64 { return r.WriteMBps }, true},
+	{"read", func(r Result) float64 { return r.ReadMBps }, true},
+	{"4K reads", func(r Result) float64 { return r.RandReadIOPS }, true},
+	{"create", func(r Result) float64 { return r.CreateSeconds }, false},
+	{"ls -l", func(r Result) float64 { return r.ListSeconds }, false},
+	{"rm -rf", func(r Result) float64 { return r.DeleteSeconds }, false},
+	{"untar", func(r Result) float64 { return r.UntarSeconds }, false},
+}
+
+// Ratios returns, per metric, the median over rounds of target's speed relative to base's in
+// the same round (>1: target is faster). Ratios of one round share that round's machine load,
+// so their median is steadier than a ratio of medians. A metric either side lacks is 0.
+func (rep Report) Ratios(target, base string) []float64 {
+	ti, bi := rep.index(target), rep.index(base)
+	out := make([]float64, len(Metrics))
+	if ti < 0 || bi < 0 {
+		return out
+	}
+	for m, metric := range Metrics {
+		var v []float64
+		for _, round := range rep.Rounds {
+			if ti >= len(round) || bi >= len(round) || round[ti].Err != nil || round[bi].Err != nil {
+				continue
+			}
+			t, b := metric.Get(round[ti]), metric.Get(round[bi])
+			if t <= 0 || b <= 0 {
+				continue
+			}
+			if metric.HigherIsBetter {
+				v = append(v, t/b)
+			} else {
+				v = append(v, b/t)
+			}
+		}
+		out[m] = medianOf(v)
+	}
+	return out
+}
+
+func (rep Report) index(target string) int {
+	for i, t := range rep.Targets {
+		if t == target {
+			return i
+		}
+	}
+	return -1
 }
 
 const (
@@ -73,8 +162,19 @@ const (
 	pageSize = 4096
 )
 
-// Run measures every target, calling report as each one finishes.
-func Run(ctx context.Context, cfg Config, report func(Result)) []Result {
+// server is one mounted target: its serving process and how to unmount it.
+type server struct {
+	pid     int
+	unmount func() error
+}
+
+type target struct {
+	name  string
+	mount func(ctx context.Context, work, backing, mnt string) (*server, error)
+}
+
+// Run measures every target, calling report with each round's results as the round ends.
+func Run(ctx context.Context, cfg Config, report func(round int, r []Result)) (Report, error) {
 	if cfg.Dir == "" {
 		cfg.Dir = "/dev/shm"
 	}
@@ -94,53 +194,89 @@ func Run(ctx context.Context, cfg Config, report func(Result)) []Result {
 	if len(cfg.Ciphers) == 0 {
 		cfg.Ciphers = []crypto.CipherID{crypto.AEGIS, crypto.AESGCM, crypto.XChaCha, crypto.AESSIV}
 	}
-	type target struct {
-		name  string
-		mount func(backing, mnt string) (unmount func() error, err error)
+	var rep Report
+	if cfg.Exe == "" {
+		return rep, errors.New("mountbench: no vaultui executable to serve the mounts")
 	}
 	var targets []target
 	if !cfg.NoLoopback {
-		targets = append(targets, target{"loopback (no crypto)", mountLoopback})
+		targets = append(targets, target{"loopback (no crypto)", func(ctx context.Context, work, b, m string) (*server, error) {
+			return mountLoopbackChild(ctx, cfg.Exe, work, b, m)
+		}})
 	}
 	for _, c := range cfg.Ciphers {
-		targets = append(targets, target{"vaultui " + c.String(), func(b, m string) (func() error, error) { return mountVaultui(b, m, c) }})
+		targets = append(targets, target{"vaultui " + c.String(), func(ctx context.Context, work, b, m string) (*server, error) {
+			return mountVaultui(ctx, cfg.Exe, work, b, m, c)
+		}})
 	}
 	if cfg.Gocryptfs != "" {
-		targets = append(targets, target{"gocryptfs " + crypto.AESGCM.String(), func(b, m string) (func() error, error) { return mountGocryptfs(cfg.Gocryptfs, b, m) }})
+		v, err := GocryptfsVersion(cfg.Gocryptfs)
+		if err != nil {
+			return rep, err
+		}
+		rep.Gocryptfs = v
+		targets = append(targets, target{"gocryptfs " + crypto.AESGCM.String(), func(ctx context.Context, work, b, m string) (*server, error) {
+			return mountGocryptfs(ctx, cfg.Gocryptfs, b, m)
+		}})
+	}
+	for _, t := range targets {
+		rep.Targets = append(rep.Targets, t.name)
 	}
 	if cfg.UntarFrom != "" {
 		tarball, err := makeTarball(cfg.Dir, cfg.UntarFrom)
 		if err != nil {
-			return []Result{{Target: "untar source", Err: err}}
+			return rep, err
 		}
 		defer os.Remove(tarball)
 		cfg.UntarFrom = tarball
 	}
-	// Rounds go over every target in turn, rather than repeating one target before the next, so
-	// a slow drift of the machine (other load, heap growth, caches) lands on every target alike
-	// and the medians stay comparable.
-	runs := make([][]Result, len(targets))
-	var results []Result
+	// Every round goes over every target, rather than repeating one target before the next,
+	// so a slow drift of the machine (other load, caches) lands on every target alike. The
+	// starting target rotates so none always runs right after the same neighbour.
 	for round := 0; round < cfg.Runs && ctx.Err() == nil; round++ {
-		for i, tg := range targets {
+		results := make([]Result, len(targets))
+		for k := range targets {
+			i := (round + k) % len(targets)
 			if ctx.Err() != nil {
 				break
 			}
-			runs[i] = append(runs[i], runOne(ctx, cfg, tg.name, tg.mount))
-			if round == cfg.Runs-1 {
-				r := median(runs[i])
-				results = append(results, r)
-				if report != nil {
-					report(r)
-				}
-			}
+			results[i] = runOne(ctx, cfg, targets[i])
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		rep.Rounds = append(rep.Rounds, results)
+		if report != nil {
+			report(round, results)
 		}
 	}
-	return results
+	for i := range targets {
+		var runs []Result
+		for _, round := range rep.Rounds {
+			runs = append(runs, round[i])
+		}
+		if len(runs) > 0 {
+			rep.Medians = append(rep.Medians, median(runs))
+		}
+	}
+	return rep, ctx.Err()
 }
 
-func runOne(ctx context.Context, cfg Config, name string, mount func(backing, mnt string) (func() error, error)) Result {
-	r := Result{Target: name}
+// GocryptfsVersion runs "bin -version" and returns the first line of what it prints.
+func GocryptfsVersion(bin string) (string, error) {
+	out, err := exec.Command(bin, "-version").Output()
+	if err != nil {
+		return "", fmt.Errorf("mountbench: %s -version: %w", bin, err)
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if !strings.HasPrefix(line, "gocryptfs") {
+		return "", fmt.Errorf("mountbench: %s -version printed %q, not a gocryptfs version", bin, line)
+	}
+	return line, nil
+}
+
+func runOne(ctx context.Context, cfg Config, tg target) Result {
+	r := Result{Target: tg.name}
 	work, err := os.MkdirTemp(cfg.Dir, "vaultui-bench-")
 	if err != nil {
 		r.Err = err
@@ -150,18 +286,64 @@ func runOne(ctx context.Context, cfg Config, name string, mount func(backing, mn
 	backing, mnt := filepath.Join(work, "backing"), filepath.Join(work, "mnt")
 	os.Mkdir(backing, 0o700)
 	os.Mkdir(mnt, 0o700)
-	unmount, err := mount(backing, mnt)
+	srv, err := tg.mount(ctx, work, backing, mnt)
 	if err != nil {
-		r.Err = err
+		r.Err = fmt.Errorf("%s: %w", tg.name, err)
 		return r
 	}
 	defer func() {
-		if err := unmount(); err != nil {
+		if err := srv.unmount(); err != nil {
 			syscall.Unmount(mnt, syscall.MNT_DETACH)
 		}
 	}()
 	r.Err = measure(ctx, cfg, mnt, &r)
+	r.PeakRSS = peakRSS(srv.pid)
+	r.ServerCPUSeconds = cpuSeconds(srv.pid)
 	return r
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every Linux port.
+const clockTicks = 100
+
+// cpuSeconds reads the user and system time of process pid; 0 when it cannot.
+func cpuSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces; fields count from after it.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return float64(utime+stime) / clockTicks
+}
+
+// peakRSS reads VmHWM of process pid, in bytes; 0 when it cannot.
+func peakRSS(pid int) uint64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb * 1024
+		}
+	}
+	return 0
 }
 
 func measure(ctx context.Context, cfg Config, mnt string, r *Result) error {
@@ -258,6 +440,14 @@ func measure(ctx context.Context, cfg Config, mnt string, r *Result) error {
 	}
 	r.ListSeconds, r.ListPerSec = d.Seconds(), float64(len(ents))/d.Seconds()
 
+	// "rm -rf" of the files just listed, with the caches expired again as a user's would be.
+	time.Sleep(1100 * time.Millisecond)
+	start = time.Now()
+	if out, err := exec.CommandContext(ctx, "rm", "-rf", dir).CombinedOutput(); err != nil {
+		return fmt.Errorf("rm -rf: %w: %s", err, out)
+	}
+	r.DeleteSeconds = time.Since(start).Seconds()
+
 	if cfg.UntarFrom != "" {
 		dest := filepath.Join(mnt, "untar")
 		if err := os.Mkdir(dest, 0o700); err != nil {
@@ -300,11 +490,7 @@ func median(runs []Result) Result {
 		for i, r := range runs {
 			v[i] = get(r)
 		}
-		sort.Float64s(v)
-		if len(v)%2 == 1 {
-			return v[len(v)/2]
-		}
-		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+		return medianOf(v)
 	}
 	out.WriteMBps = pick(func(r Result) float64 { return r.WriteMBps })
 	out.ReadMBps = pick(func(r Result) float64 { return r.ReadMBps })
@@ -313,13 +499,36 @@ func median(runs []Result) Result {
 	out.ListPerSec = pick(func(r Result) float64 { return r.ListPerSec })
 	out.CreateSeconds = pick(func(r Result) float64 { return r.CreateSeconds })
 	out.ListSeconds = pick(func(r Result) float64 { return r.ListSeconds })
+	out.DeleteSeconds = pick(func(r Result) float64 { return r.DeleteSeconds })
 	out.UntarSeconds = pick(func(r Result) float64 { return r.UntarSeconds })
+	out.PeakRSS = uint64(pick(func(r Result) float64 { return float64(r.PeakRSS) }))
+	out.ServerCPUSeconds = pick(func(r Result) float64 { return r.ServerCPUSeconds })
 	return out
+}
+
+// medianOf returns the median of v (0 for none); it sorts v.
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 func mbps(n int64, d time.Duration) float64 { return float64(n) / 1e6 / d.Seconds() }
 
-// mountOptions are the FUSE options vaultui uses, so the ceiling is comparable.
+// LoopbackEnv, set in the environment of the vaultui executable, makes it serve the bench's
+// passthrough mount of the directory it names at LoopbackMountEnv: the bench starts
+// "Exe bench" so, and that command calls ServeLoopbackChild when it finds LoopbackEnv set.
+const (
+	LoopbackEnv      = "VAULTUI_BENCH_LOOPBACK"
+	LoopbackMountEnv = "VAULTUI_BENCH_LOOPBACK_MOUNTPOINT"
+)
+
+// loopbackOptions are the FUSE options vaultui uses, so the ceiling is comparable.
 func loopbackOptions(backing string) *fs.Options {
 	timeout := time.Second
 	return &fs.Options{
@@ -335,46 +544,181 @@ func loopbackOptions(backing string) *fs.Options {
 	}
 }
 
-func mountLoopback(backing, mnt string) (func() error, error) {
+// ServeLoopbackChild mounts the passthrough that LoopbackEnv names, writes "ready" to ready
+// once it is usable and serves it until it is unmounted or ctx is done (the bench died: the
+// child gets SIGTERM), when it unmounts it itself.
+func ServeLoopbackChild(ctx context.Context, ready io.Writer) error {
+	backing, mnt := os.Getenv(LoopbackEnv), os.Getenv(LoopbackMountEnv)
+	if backing == "" || mnt == "" {
+		return fmt.Errorf("mountbench: %s and %s must name the backing dir and the mount point", LoopbackEnv, LoopbackMountEnv)
+	}
 	root, err := fs.NewLoopbackRoot(backing)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("mountbench: passthrough of %s: %w", backing, err)
 	}
 	server, err := fs.Mount(mnt, root, loopbackOptions(backing))
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("mountbench: mounting the passthrough at %s: %w", mnt, err)
 	}
 	vfs.RaiseReadahead(mnt) // the same large reads as vaultui mounts get
-	return server.Unmount, nil
+	fmt.Fprintln(ready, "ready")
+	stop := context.AfterFunc(ctx, func() {
+		if server.Unmount() != nil {
+			syscall.Unmount(mnt, syscall.MNT_DETACH)
+		}
+	})
+	defer stop()
+	server.Wait()
+	return nil
+}
+
+// startChild starts cmd with its output going to logPath, and kills it should the bench die.
+func startChild(cmd *exec.Cmd, logPath string) (*os.File, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = logf
+	if cmd.Stdout == nil {
+		cmd.Stdout = logf
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	return logf, nil
+}
+
+// childError adds the tail of a child's log to err.
+func childError(err error, logPath string) error {
+	data, _ := os.ReadFile(logPath)
+	if len(data) > 2000 {
+		data = data[len(data)-2000:]
+	}
+	if s := strings.TrimSpace(string(data)); s != "" {
+		return fmt.Errorf("%w; its log: %s", err, s)
+	}
+	return err
+}
+
+// unmountAndWait unmounts mnt and waits for the process serving it to exit.
+func unmountAndWait(mnt string, cmd *exec.Cmd, done <-chan error) error {
+	var err error
+	for i := 0; i < 50; i++ {
+		if err = syscall.Unmount(mnt, 0); err == nil || errors.Is(err, syscall.EINVAL) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		if err == nil {
+			err = fmt.Errorf("%s did not exit after the unmount", cmd.Path)
+		}
+	}
+	return err
+}
+
+func mountLoopbackChild(ctx context.Context, exe, work, backing, mnt string) (*server, error) {
+	cmd := exec.Command(exe, "bench")
+	cmd.Env = append(os.Environ(), LoopbackEnv+"="+backing, LoopbackMountEnv+"="+mnt)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(work, "loopback.log")
+	logf, err := startChild(cmd, logPath)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); logf.Close() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "ready" {
+		<-done
+		return nil, childError(fmt.Errorf("the passthrough did not start: %v", err), logPath)
+	}
+	return &server{pid: cmd.Process.Pid, unmount: func() error { return unmountAndWait(mnt, cmd, done) }}, nil
 }
 
 var benchPassword = []byte("vaultui bench password")
 
-func mountVaultui(backing, mnt string, c crypto.CipherID) (func() error, error) {
+// mountVaultui creates a vault and mounts it through a daemon of its own: private runtime,
+// config and state dirs under work, so the user's daemon and registry stay untouched.
+func mountVaultui(ctx context.Context, exe, work, backing, mnt string, c crypto.CipherID) (*server, error) {
 	key, err := vault.Create(backing, benchPassword, vault.CreateOptions{Cipher: c, ScryptLogN: crypto.MinScryptLogN})
 	if err != nil {
 		return nil, err
 	}
-	defer crypto.Wipe(key)
-	v, err := vault.OpenWithMasterKey(backing, key) // just created: nothing to check it on yet
-	if err != nil {
-		return nil, err
-	}
-	m, err := vfs.Mount(mnt, vfs.Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, PerDirIV: v.Config.Has(vault.FlagDirIV)}, vfs.Options{})
-	if err != nil {
-		v.Close()
-		return nil, err
-	}
-	return func() error {
-		err := m.Unmount()
-		if err == nil {
-			v.Close()
+	crypto.Wipe(key)
+	xdg := filepath.Join(work, "xdg")
+	run, config, state := filepath.Join(xdg, "run"), filepath.Join(xdg, "config"), filepath.Join(xdg, "state")
+	for _, d := range []string{run, config, state} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
 		}
-		return err
-	}, nil
+	}
+	cmd := exec.Command(exe, "daemon", "--idle-exit", "0")
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+run, "XDG_CONFIG_HOME="+config, "XDG_STATE_HOME="+state)
+	cmd.Dir = "/"
+	logPath := filepath.Join(work, "daemon.log")
+	logf, err := startChild(cmd, logPath)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); logf.Close() }()
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	sock := filepath.Join(run, "vaultui", "ctl.sock")
+	var client *mountmgr.Client
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		if client, err = mountmgr.Dial(ctx, sock); err == nil {
+			break
+		}
+		select {
+		case exitErr := <-done:
+			done <- exitErr
+			return nil, childError(fmt.Errorf("the daemon exited at start: %v", exitErr), logPath)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			stop()
+			return nil, childError(fmt.Errorf("the daemon did not answer: %w", err), logPath)
+		}
+	}
+	defer client.Close()
+	if _, err := client.Mount(ctx, mountmgr.MountRequest{CipherDir: backing, MountPoint: mnt, Password: append([]byte(nil), benchPassword...)}); err != nil {
+		stop()
+		return nil, childError(err, logPath)
+	}
+	return &server{pid: cmd.Process.Pid, unmount: func() error {
+		defer stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := mountmgr.Dial(ctx, sock)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return c.Unmount(ctx, mnt, false)
+	}}, nil
 }
 
-func mountGocryptfs(bin, backing, mnt string) (func() error, error) {
+// mountGocryptfs creates a gocryptfs vault and mounts it with gocryptfs in the foreground, as
+// a child of the bench, so its memory can be read.
+func mountGocryptfs(ctx context.Context, bin, backing, mnt string) (*server, error) {
 	pf := backing + ".pw"
 	if err := os.WriteFile(pf, benchPassword, 0o600); err != nil {
 		return nil, err
@@ -383,19 +727,34 @@ func mountGocryptfs(bin, backing, mnt string) (func() error, error) {
 	if out, err := exec.Command(bin, "-init", "-q", "-scryptn", "10", "-passfile", pf, backing).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("gocryptfs -init: %w: %s", err, out)
 	}
-	if out, err := exec.Command(bin, "-q", "-passfile", pf, backing, mnt).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("gocryptfs mount: %w: %s", err, out)
+	cmd := exec.Command(bin, "-f", "-q", "-passfile", pf, backing, mnt)
+	logPath := backing + ".log"
+	logf, err := startChild(cmd, logPath)
+	if err != nil {
+		return nil, err
 	}
-	return func() error {
-		var err error
-		for i := 0; i < 50; i++ {
-			var out []byte
-			if out, err = exec.Command("fusermount3", "-u", mnt).CombinedOutput(); err == nil {
-				return nil
-			}
-			err = errors.New(string(out))
-			time.Sleep(100 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); logf.Close() }()
+	for deadline := time.Now().Add(15 * time.Second); !isMounted(mnt); {
+		select {
+		case exitErr := <-done:
+			return nil, childError(fmt.Errorf("gocryptfs exited: %v", exitErr), logPath)
+		case <-time.After(20 * time.Millisecond):
 		}
-		return err
-	}, nil
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			cmd.Process.Kill()
+			<-done
+			return nil, childError(errors.New("gocryptfs did not mount in time"), logPath)
+		}
+	}
+	return &server{pid: cmd.Process.Pid, unmount: func() error { return unmountAndWait(mnt, cmd, done) }}, nil
+}
+
+// isMounted says whether a file system other than its parent's is mounted at dir.
+func isMounted(dir string) bool {
+	var st, parent syscall.Stat_t
+	if syscall.Stat(dir, &st) != nil || syscall.Stat(filepath.Dir(dir), &parent) != nil {
+		return false
+	}
+	return st.Dev != parent.Dev
 }

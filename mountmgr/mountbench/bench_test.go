@@ -1,35 +1,225 @@
 package mountbench
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr"
 )
 
-// TestRunSmall runs the bench on tiny sizes: every figure must come out positive.
+// The test binary stands in for the vaultui executable: "daemon" runs the mount daemon and
+// LoopbackEnv serves the passthrough, as main does.
+func TestMain(m *testing.M) {
+	if os.Getenv(LoopbackEnv) != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		err := ServeLoopbackChild(ctx, os.Stdout)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "daemon" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		err := mountmgr.Serve(ctx, mountmgr.ServeOptions{})
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "daemon:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestRunSmall runs the bench on tiny sizes over two rounds: every figure of every round must
+// come out positive, every target served by a process whose memory was read, and the user's
+// own daemon dir must stay untouched.
 func TestRunSmall(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
 		t.Skip("needs /dev/fuse and root")
 	}
+	userRun := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", userRun)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	src := t.TempDir()
 	os.WriteFile(src+"/a", []byte("untar me"), 0o644)
-	cfg := Config{Dir: t.TempDir(), Size: 4 << 20, RandomReads: 200, Files: 100, Ciphers: []crypto.CipherID{crypto.AESGCM}, UntarFrom: src}
-	if _, err := os.Stat("/usr/bin/gocryptfs"); err == nil {
+	cfg := Config{Dir: t.TempDir(), Size: 4 << 20, RandomReads: 200, Files: 100, Runs: 2,
+		Ciphers: []crypto.CipherID{crypto.AESGCM}, UntarFrom: src, Exe: exe}
+	if bin := os.Getenv("GOCRYPTFS"); bin != "" {
+		cfg.Gocryptfs = bin
+	} else if _, err := os.Stat("/usr/bin/gocryptfs"); err == nil {
 		cfg.Gocryptfs = "/usr/bin/gocryptfs"
 	}
-	results := Run(context.Background(), cfg, nil)
-	if len(results) < 2 {
-		t.Fatalf("%d results", len(results))
+	var rounds int
+	rep, err := Run(context.Background(), cfg, func(int, []Result) { rounds++ })
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, r := range results {
-		if r.Err != nil {
-			t.Errorf("%s: %v", r.Target, r.Err)
-			continue
+	want := 2
+	if cfg.Gocryptfs != "" {
+		want = 3
+		if !strings.HasPrefix(rep.Gocryptfs, "gocryptfs ") { // "gocryptfs v2.6.1-43-g1a03e99; ..." or Debian's "gocryptfs 2.3; ..."
+			t.Errorf("gocryptfs version %q", rep.Gocryptfs)
 		}
-		if r.WriteMBps <= 0 || r.ReadMBps <= 0 || r.RandReadIOPS <= 0 || r.CreatePerSec <= 0 || r.ListPerSec <= 0 || r.UntarSeconds <= 0 {
-			t.Errorf("%s: %+v", r.Target, r)
+	}
+	if rounds != 2 || len(rep.Rounds) != 2 || len(rep.Targets) != want || len(rep.Medians) != want {
+		t.Fatalf("%d rounds reported, %d kept, targets %q, %d medians", rounds, len(rep.Rounds), rep.Targets, len(rep.Medians))
+	}
+	for _, round := range rep.Rounds {
+		for _, r := range round {
+			if r.Err != nil {
+				t.Errorf("%s: %v", r.Target, r.Err)
+				continue
+			}
+			for _, m := range Metrics {
+				if m.Get(r) <= 0 {
+					t.Errorf("%s: %s is %v", r.Target, m.Name, m.Get(r))
+				}
+			}
+			if r.PeakRSS < 1<<20 {
+				t.Errorf("%s: peak RSS %d bytes: its server's memory was not read", r.Target, r.PeakRSS)
+			}
+			if r.ServerCPUSeconds <= 0 {
+				t.Errorf("%s: server CPU %v s: its server's times were not read", r.Target, r.ServerCPUSeconds)
+			}
 		}
+	}
+	for _, ratio := range rep.Ratios("vaultui "+crypto.AESGCM.String(), "loopback (no crypto)") {
+		if ratio <= 0 {
+			t.Errorf("ratios to the passthrough: %v", rep.Ratios("vaultui "+crypto.AESGCM.String(), "loopback (no crypto)"))
+			break
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Join(userRun, "vaultui")); len(ents) != 0 {
+		t.Errorf("the bench touched the user's daemon dir: %v", ents)
+	}
+	if ents, _ := os.ReadDir(cfg.Dir); len(ents) != 0 {
+		t.Errorf("left behind in %s: %v", cfg.Dir, ents)
+	}
+}
+
+// TestRatiosArePerRound: the ratio is the median of each round's ratio, which differs from
+// the ratio of the medians when the load moves both targets together.
+func TestRatiosArePerRound(t *testing.T) {
+	rep := Report{Targets: []string{"a", "b"}}
+	// Round speeds of a: 100, 200, 300; of b: 50, 400, 150. Per-round ratios a/b: 2, 0.5, 2
+	// (median 2); ratio of medians 200/150 = 1.33. Times (lower is better) the same way.
+	for _, p := range [][2]float64{{100, 50}, {200, 400}, {300, 150}} {
+		rep.Rounds = append(rep.Rounds, []Result{
+			{Target: "a", WriteMBps: p[0], CreateSeconds: 1 / p[0]},
+			{Target: "b", WriteMBps: p[1], CreateSeconds: 1 / p[1]},
+		})
+	}
+	got := rep.Ratios("a", "b")
+	for i, m := range Metrics {
+		want := 0.0 // not measured
+		if m.Name == "write" || m.Name == "create" {
+			want = 2
+		}
+		if d := got[i] - want; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s: ratio %v, want %v", m.Name, got[i], want)
+		}
+	}
+	// A failed round is left out rather than counted as zero.
+	rep.Rounds[1][0].Err = fmt.Errorf("boom")
+	if got := rep.Ratios("a", "b")[0]; got != 2 {
+		t.Errorf("with a failed round: %v, want 2", got)
+	}
+	if got := rep.Ratios("a", "nope"); got[0] != 0 {
+		t.Errorf("unknown base: %v", got)
+	}
+}
+
+// TestGocryptfsVersion: the report names the binary's version, and something that is not
+// gocryptfs is refused.
+func TestGocryptfsVersion(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good"), filepath.Join(dir, "bad")
+	os.WriteFile(good, []byte("#!/bin/sh\necho 'gocryptfs v2.6.1-43-g1a03e99; go-fuse v2.9.0; 2026-12-01 go1.26.8 linux/amd64'\necho second\n"), 0o755)
+	os.WriteFile(bad, []byte("#!/bin/sh\necho hello\n"), 0o755)
+	v, err := GocryptfsVersion(good)
+	if err != nil || v != "gocryptfs v2.6.1-43-g1a03e99; go-fuse v2.9.0; 2026-12-01 go1.26.8 linux/amd64" {
+		t.Errorf("good: %q, %v", v, err)
+	}
+	if _, err := GocryptfsVersion(bad); err == nil || !strings.Contains(err.Error(), "not a gocryptfs") {
+		t.Errorf("bad: %v", err)
+	}
+	if _, err := GocryptfsVersion(filepath.Join(dir, "missing")); err == nil {
+		t.Error("missing binary accepted")
+	}
+}
+
+// TestCPUSeconds reads this process's own times: positive after some work, and 0 for a
+// process that does not exist.
+func TestCPUSeconds(t *testing.T) {
+	x := 0
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+		x++
+	}
+	if s := cpuSeconds(os.Getpid()); s <= 0 {
+		t.Errorf("cpuSeconds of this process: %v (after %d loops)", s, x)
+	}
+	if s := cpuSeconds(1 << 30); s != 0 {
+		t.Errorf("cpuSeconds of no process: %v", s)
+	}
+}
+
+// TestLoopbackChildStopsWithBench: a passthrough child whose bench died (SIGTERM, as
+// Pdeathsig sends) unmounts and exits instead of serving an orphaned mount.
+func TestLoopbackChildStopsWithBench(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs /dev/fuse and root")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	backing, mnt := t.TempDir(), t.TempDir()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), LoopbackEnv+"="+backing, LoopbackMountEnv+"="+mnt)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		cmd.Process.Kill()
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	if !isMounted(mnt) {
+		t.Fatal("child ready but nothing mounted")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("child exited with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("child still serving 10 s after SIGTERM")
+	}
+	if isMounted(mnt) {
+		t.Error("still mounted after the child exited")
 	}
 }

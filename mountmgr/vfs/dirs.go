@@ -237,14 +237,31 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 		return storedEntry{}, syscall.EINVAL
 	}
 	e = storedEntry{stored: stored, encoded: encoded, long: long}
-	n.cacheName(plain, e)
+	n.namesMu.Lock()
+	// A miss in a full cache evicts nothing: in a pass of lookups over a listing larger than
+	// the cache, it would evict the names still to come.
+	if n.names == nil {
+		n.names = make(map[string]storedEntry)
+	}
+	if len(n.names) < nameCacheMax {
+		n.names[plain] = e
+	}
+	n.namesMu.Unlock()
 	return e, 0
 }
 
 func (n *node) cacheName(plain string, e storedEntry) {
 	n.namesMu.Lock()
-	if n.names == nil || len(n.names) >= nameCacheMax {
+	if n.names == nil {
 		n.names = make(map[string]storedEntry)
+	} else if _, ok := n.names[plain]; !ok && len(n.names) >= nameCacheMax {
+		// Evict one entry at random (map order) rather than start over: the lookups after
+		// a listing larger than the cache, in listing order, then still find the cache's
+		// share of it, where starting over would leave only the listing's tail.
+		for k := range n.names {
+			delete(n.names, k)
+			break
+		}
 	}
 	n.names[plain] = e
 	n.namesMu.Unlock()
@@ -258,8 +275,11 @@ func (n *node) forgetNames() {
 	n.namesMu.Unlock()
 }
 
-// nameCacheMax bounds each directory's name cache; a full cache starts over.
-const nameCacheMax = 4096
+// nameCacheMax bounds each directory's name cache; a full cache evicts at random. Readdir fills it
+// for the lookups of "ls -l" that follow, in the same order, so a listing larger than the
+// cache would miss on nearly every lookup and encrypt each name again: 32768 entries (a few
+// MB at most per directory) keep a 10,000-file listing whole.
+const nameCacheMax = 1 << 15
 
 type storedEntry struct {
 	stored, encoded string

@@ -125,8 +125,15 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2,
 		Debug:             opts.Debug,
 		Logger:            root.fsys.log,
-		Options:           []string{"default_permissions"},
 		MaxBackground:     64,
+	}
+	// The kernel's own permission checks (default_permissions) only matter when other users
+	// come in. Without allow_other the kernel lets only the mount's owner in, and the daemon
+	// runs as that owner, so the cipherdir applies the same checks to our syscalls. Asking the
+	// kernel to check costs a GETATTR of the parent directory per create and per unlink (each
+	// one invalidates the directory's cached attributes). gocryptfs does the same.
+	if opts.AllowOther {
+		mo.Options = append(mo.Options, "default_permissions")
 	}
 	if opts.ReadOnly {
 		mo.Options = append(mo.Options, "ro")

@@ -21,29 +21,42 @@ var benchCommand = &command{
 	name:    "bench",
 	group:   groupMounts,
 	summary: "Measure mounted vaults against a FUSE passthrough and gocryptfs",
-	args:    "[--size SIZE] [--files N] [--reads N] [--runs N] [--untar DIR] [--ciphers LIST] [--dir DIR] [--no-gocryptfs] [--json]",
+	args:    "[--size SIZE] [--files N] [--reads N] [--runs N] [--untar DIR] [--ciphers LIST] [--dir DIR] [--gocryptfs PATH | --no-gocryptfs] [--json]",
 	help: `Mounts a fresh vault per cipher on a tmpfs-backed temp dir (--dir, default
 /dev/shm) and measures sequential write and read with 1 MiB requests (page
-cache dropped before reading), random 4 KiB reads, creating N empty files and
-listing them with their attributes ("ls -l"). --runs N repeats each target
-and prints the medians (the machine's other load makes single runs noisy). The same run on a plain go-fuse
-passthrough mount (FUSE without crypto) is the ceiling, and on gocryptfs
-(AES-256-GCM) when /usr/bin/gocryptfs exists; ratios are against both.
+cache dropped before reading), random 4 KiB reads, creating N empty files,
+listing them with their attributes ("ls -l"), deleting them ("rm -rf") and
+untarring a source tree. The same workload runs on a plain go-fuse
+passthrough mount (FUSE without crypto: the ceiling) and on gocryptfs
+(AES-256-GCM): the binary --gocryptfs names, else $GOCRYPTFS, else
+/usr/bin/gocryptfs when it exists; the report names its version.
+
+Every target is served by a process of its own: vaultui mounts by a daemon
+started for the bench with private runtime, config and state dirs (your own
+daemon and vaults are not touched), the passthrough by a child process,
+gocryptfs in the foreground; the report gives each one's CPU time and peak
+memory. --runs N runs N rounds of every target in turn; the ratios are
+medians of each round's ratio, so use 5 or more on a machine with other load.
 
 examples:
   vaultui bench
-  vaultui bench --size 256MiB --ciphers aegis,gcm`,
+  vaultui bench --runs 5 --size 512MiB --ciphers aegis,gcm --gocryptfs ~/src/gocryptfs/gocryptfs`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		size := fs.String("size", "1GiB", "size of the sequential file (`SIZE`: bytes, or with KiB, MiB, GiB)")
-		files := fs.Int("files", 10000, "create and list `N` empty files")
+		files := fs.Int("files", 10000, "create, list and delete `N` empty files")
 		reads := fs.Int("reads", 20000, "time `N` random 4 KiB reads")
 		ciphers := fs.String("ciphers", "aegis,gcm,xchacha,siv", "comma-separated `LIST` of ciphers")
 		dir := fs.String("dir", "/dev/shm", "put the backing directories in `DIR`")
 		untar := fs.String("untar", defaultUntarSource(), "tar `DIR` once and time untarring it into each mount (\"\" skips; default: Go's source tree)")
-		runs := fs.Int("runs", 1, "repeat each target `N` times and print the medians")
+		runs := fs.Int("runs", 1, "run `N` rounds of every target and print medians")
+		gocryptfs := fs.String("gocryptfs", "", "compare with the gocryptfs binary at `PATH` (default $GOCRYPTFS, else /usr/bin/gocryptfs)")
 		noGocryptfs := fs.Bool("no-gocryptfs", false, "skip gocryptfs")
 		asJSON := fs.Bool("json", false, "print JSON")
 		return func(e *env, args []string) error {
+			if os.Getenv(mountbench.LoopbackEnv) != "" {
+				// This process is a running bench's passthrough server, not a user's command.
+				return mountbench.ServeLoopbackChild(e.ctx, e.stdout)
+			}
 			if len(args) != 0 {
 				return e.usage("takes no arguments, got %d", len(args))
 			}
@@ -51,7 +64,14 @@ examples:
 			if err != nil {
 				return e.usage("--size: %v", err)
 			}
-			cfg := mountbench.Config{Dir: *dir, Size: n, Files: *files, RandomReads: *reads, Runs: *runs, UntarFrom: *untar}
+			if *files <= 0 || *reads <= 0 || *runs <= 0 {
+				return e.usage("--files, --reads and --runs must be positive")
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("bench: locating vaultui to run its daemon: %w", err)
+			}
+			cfg := mountbench.Config{Dir: *dir, Size: n, Files: *files, RandomReads: *reads, Runs: *runs, UntarFrom: *untar, Exe: exe}
 			for _, name := range strings.Split(*ciphers, ",") {
 				c, err := crypto.ParseCipher(strings.TrimSpace(name))
 				if err != nil {
@@ -59,67 +79,188 @@ examples:
 				}
 				cfg.Ciphers = append(cfg.Ciphers, c)
 			}
-			if !*noGocryptfs {
-				if _, err := os.Stat("/usr/bin/gocryptfs"); err == nil {
-					cfg.Gocryptfs = "/usr/bin/gocryptfs"
-				}
+			if cfg.Gocryptfs, err = gocryptfsBinary(*gocryptfs, *noGocryptfs); err != nil {
+				return e.usage("%v", err)
 			}
-			var report func(mountbench.Result)
+			var report func(int, []mountbench.Result)
 			if !*asJSON {
-				fmt.Fprintf(e.stdout, "%s sequential file, %d random 4 KiB reads, %d files, in %s\n\n", *size, cfg.RandomReads, cfg.Files, cfg.Dir)
-				report = func(r mountbench.Result) {
-					if r.Err != nil {
-						fmt.Fprintf(e.stdout, "%-26s failed: %s\n", r.Target, oneLine(r.Err.Error()))
-						return
+				fmt.Fprintf(e.stdout, "%s sequential file, %d random 4 KiB reads, %d files, in %s, %d round(s); load average %s\n",
+					*size, cfg.RandomReads, cfg.Files, cfg.Dir, cfg.Runs, loadAverage())
+				if cfg.Gocryptfs != "" {
+					if v, err := mountbench.GocryptfsVersion(cfg.Gocryptfs); err == nil {
+						fmt.Fprintf(e.stdout, "against %s (%s)\n", v, cfg.Gocryptfs)
 					}
-					fmt.Fprintf(e.stdout, "%-26s write %6.0f MB/s  read %6.0f MB/s  4K reads %7.0f IOPS  create %6.2f s  ls -l %6.2f s",
-						r.Target, r.WriteMBps, r.ReadMBps, r.RandReadIOPS, r.CreateSeconds, r.ListSeconds)
-					if r.UntarSeconds > 0 {
-						fmt.Fprintf(e.stdout, "  untar %6.2f s", r.UntarSeconds)
-					}
-					fmt.Fprintln(e.stdout)
+				}
+				report = func(round int, rs []mountbench.Result) {
+					fmt.Fprintf(e.stdout, "\nround %d of %d:\n", round+1, cfg.Runs)
+					printResults(e.stdout, rs)
 				}
 			}
-			results := mountbench.Run(e.ctx, cfg, report)
-			if err := e.ctx.Err(); err != nil {
-				return fmt.Errorf("bench interrupted: %w", err)
+			rep, err := mountbench.Run(e.ctx, cfg, report)
+			if e.ctx.Err() != nil {
+				return fmt.Errorf("bench interrupted: %w", e.ctx.Err())
+			}
+			if err != nil {
+				return fmt.Errorf("bench: %w", err)
 			}
 			if *asJSON {
-				return writeJSON(e.stdout, results)
+				return writeJSON(e.stdout, benchJSON(rep))
 			}
-			printRatios(e.stdout, results)
+			fmt.Fprintf(e.stdout, "\nmedians of %d round(s); load average now %s:\n", len(rep.Rounds), loadAverage())
+			printResults(e.stdout, rep.Medians)
+			printRatios(e.stdout, rep)
+			for _, r := range rep.Medians {
+				if r.Err != nil {
+					return fmt.Errorf("bench: %w", r.Err)
+				}
+			}
 			return nil
 		}
 	},
 }
 
-// printRatios prints each vaultui result relative to gocryptfs and to the passthrough.
-func printRatios(w io.Writer, results []mountbench.Result) {
-	find := func(prefix string) *mountbench.Result {
-		for i := range results {
-			if strings.HasPrefix(results[i].Target, prefix) && results[i].Err == nil {
-				return &results[i]
-			}
+// gocryptfsBinary picks the gocryptfs to compare with: flag, then $GOCRYPTFS, then the
+// distribution's, if any. One that was asked for by name must exist.
+func gocryptfsBinary(flagValue string, skip bool) (string, error) {
+	if skip {
+		if flagValue != "" {
+			return "", fmt.Errorf("--gocryptfs and --no-gocryptfs contradict each other")
 		}
-		return nil
+		return "", nil
 	}
-	for _, base := range []*mountbench.Result{find("gocryptfs"), find("loopback")} {
-		if base == nil {
+	for _, p := range []struct{ path, from string }{{flagValue, "--gocryptfs"}, {os.Getenv("GOCRYPTFS"), "$GOCRYPTFS"}} {
+		if p.path == "" {
 			continue
 		}
-		fmt.Fprintf(w, "\nRatio to %s (higher is better):\n", base.Target)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "TARGET\tWRITE\tREAD\t4K READS\tCREATE\tLS -L\tUNTAR")
-		for _, r := range results {
-			if r.Err != nil || !strings.HasPrefix(r.Target, "vaultui") {
+		st, err := os.Stat(p.path)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", p.from, err)
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("%s: %s is not an executable file", p.from, p.path)
+		}
+		return p.path, nil
+	}
+	if _, err := os.Stat("/usr/bin/gocryptfs"); err == nil {
+		return "/usr/bin/gocryptfs", nil
+	}
+	return "", nil
+}
+
+// loadAverage is the first three fields of /proc/loadavg, to put the figures in context.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func printResults(w io.Writer, rs []mountbench.Result) {
+	for _, r := range rs {
+		if r.Err != nil {
+			fmt.Fprintf(w, "%-26s failed: %s\n", r.Target, oneLine(r.Err.Error()))
+			continue
+		}
+		fmt.Fprintf(w, "%-26s write %5.0f MB/s  read %5.0f MB/s  4K reads %6.0f IOPS  create %5.2f s  ls -l %5.2f s  rm -rf %5.2f s",
+			r.Target, r.WriteMBps, r.ReadMBps, r.RandReadIOPS, r.CreateSeconds, r.ListSeconds, r.DeleteSeconds)
+		if r.UntarSeconds > 0 {
+			fmt.Fprintf(w, "  untar %5.2f s", r.UntarSeconds)
+		}
+		fmt.Fprintf(w, "  server CPU %5.1f s  peak RSS %3.0f MB\n", r.ServerCPUSeconds, float64(r.PeakRSS)/1e6)
+	}
+}
+
+// benchJSON is the bench's JSON output: the report with errors as text.
+func benchJSON(rep mountbench.Report) any {
+	type result struct {
+		mountbench.Result
+		Err string `json:",omitempty"`
+	}
+	conv := func(rs []mountbench.Result) []result {
+		out := make([]result, len(rs))
+		for i, r := range rs {
+			out[i].Result = r
+			if r.Err != nil {
+				out[i].Err = r.Err.Error()
+			}
+		}
+		return out
+	}
+	type ratios struct {
+		Target, Base string
+		Ratios       map[string]float64
+	}
+	out := struct {
+		Gocryptfs string `json:",omitempty"`
+		Targets   []string
+		Rounds    [][]result
+		Medians   []result
+		Ratios    []ratios
+	}{Gocryptfs: rep.Gocryptfs, Targets: rep.Targets, Medians: conv(rep.Medians)}
+	for _, round := range rep.Rounds {
+		out.Rounds = append(out.Rounds, conv(round))
+	}
+	for _, base := range ratioBases(rep) {
+		for _, t := range rep.Targets {
+			if t == base {
 				continue
 			}
-			untar := "-"
-			if r.UntarSeconds > 0 && base.UntarSeconds > 0 {
-				untar = fmt.Sprintf("%.2fx", base.UntarSeconds/r.UntarSeconds)
+			m := map[string]float64{}
+			for i, v := range rep.Ratios(t, base) {
+				m[mountbench.Metrics[i].Name] = v
 			}
-			fmt.Fprintf(tw, "%s\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t%s\n", r.Target, r.WriteMBps/base.WriteMBps, r.ReadMBps/base.ReadMBps,
-				r.RandReadIOPS/base.RandReadIOPS, r.CreatePerSec/base.CreatePerSec, r.ListPerSec/base.ListPerSec, untar)
+			out.Ratios = append(out.Ratios, ratios{t, base, m})
+		}
+	}
+	return out
+}
+
+// ratioBases are the targets the others are compared with: gocryptfs, then the passthrough.
+func ratioBases(rep mountbench.Report) []string {
+	var bases []string
+	for _, prefix := range []string{"gocryptfs", "loopback"} {
+		for _, t := range rep.Targets {
+			if strings.HasPrefix(t, prefix) {
+				bases = append(bases, t)
+			}
+		}
+	}
+	return bases
+}
+
+// printRatios prints every target relative to gocryptfs and to the passthrough: medians of
+// per-round ratios.
+func printRatios(w io.Writer, rep mountbench.Report) {
+	for _, base := range ratioBases(rep) {
+		title := base
+		if strings.HasPrefix(base, "gocryptfs") && rep.Gocryptfs != "" {
+			title = rep.Gocryptfs
+		}
+		fmt.Fprintf(w, "\nRatio to %s, median of %d per-round ratios (higher is better):\n", title, len(rep.Rounds))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprint(tw, "TARGET")
+		for _, m := range mountbench.Metrics {
+			fmt.Fprintf(tw, "\t%s", strings.ToUpper(m.Name))
+		}
+		fmt.Fprintln(tw)
+		for _, t := range rep.Targets {
+			if t == base {
+				continue
+			}
+			fmt.Fprint(tw, t)
+			for _, v := range rep.Ratios(t, base) {
+				if v > 0 {
+					fmt.Fprintf(tw, "\t%.2fx", v)
+				} else {
+					fmt.Fprint(tw, "\t-")
+				}
+			}
+			fmt.Fprintln(tw)
 		}
 		tw.Flush()
 	}

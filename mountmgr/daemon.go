@@ -624,7 +624,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	})
 	if err != nil {
 		v.Close()
-		return MountInfo{}, fmt.Errorf("mountmgr: mounting %s at %s: %w", cipherDir, mountPoint, err)
+		return MountInfo{}, fmt.Errorf("mountmgr: mounting %s at %s: %w", cipherDir, mountPoint, explainFuseFailure(err, fuseDevice))
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(mountPoint, &st); err != nil {

@@ -138,6 +138,8 @@ const (
 	// generic error, which is what it did before.
 	codeUnsupported = "unsupported"
 	codeKDFMemory   = "kdf_memory"
+	// codeFuseDevice: /dev/fuse cannot be opened; older clients show a generic error.
+	codeFuseDevice = "fuse_device"
 )
 
 // kdfMemoryRemote is what a kdf_memory error unwraps to on the client: both the vault being
@@ -157,6 +159,7 @@ var codeSentinels = []struct {
 	{codeBusy, ErrBusy},
 	{codeNotMounted, ErrNotMounted},
 	{codeVersion, ErrDaemon},
+	{codeFuseDevice, ErrFuseDevice},
 }
 
 // toWire encodes err with the code of the first sentinel it wraps.

@@ -147,6 +147,8 @@ func mountHint(err error, mp string) error {
 		return withHint(err, "create an empty directory for it (mkdir -p %s) or give another MOUNTPOINT", mp)
 	case errors.Is(err, mountmgr.ErrAlreadyMounted):
 		return withHint(err, `"vaultui status" lists the mounts; "vaultui unmount" one first`)
+	case errors.Is(err, mountmgr.ErrFuseDevice):
+		return withHint(err, "install fuse3 (it provides fusermount3 and /dev/fuse), check that /dev/fuse is readable and writable by you (ls -l /dev/fuse: crw-rw-rw- is usual), and where the distribution has a fuse group, join it (usermod -aG fuse $USER) and log in again")
 	case errors.Is(err, mountmgr.ErrDaemon):
 		if p, perr := mountmgr.LogPath(); perr == nil {
 			return withHint(err, "the daemon's log is %s", p)
@@ -193,7 +195,7 @@ examples:
 			}
 			defer client.Close()
 			if *all {
-				return client.UnmountAll(e.ctx)
+				return unmountAll(e, client)
 			}
 			target := args[0]
 			if reg, rerr := e.loadRegistry(); rerr == nil {
@@ -227,4 +229,49 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// unmountAll unmounts everything and says what that was: the mounts listed
+// before and gone after, by registered name where there is one.
+func unmountAll(e *env, client *mountmgr.Client) error {
+	before, err := client.Status(e.ctx)
+	if err != nil {
+		return err
+	}
+	err = client.UnmountAll(e.ctx)
+	after, aerr := client.Status(e.ctx)
+	if aerr != nil {
+		after = nil
+	}
+	still := map[string]bool{}
+	for _, m := range after {
+		if !m.Detached {
+			still[m.MountPoint] = true
+		}
+	}
+	names := map[string]string{}
+	if reg, rerr := e.loadRegistry(); rerr == nil {
+		for _, v := range reg.Vaults {
+			names[v.CipherDir] = v.Name
+		}
+	}
+	n := 0
+	for _, m := range before {
+		if m.Stale || m.Detached || still[m.MountPoint] {
+			continue
+		}
+		n++
+		if name := names[m.CipherDir]; name != "" {
+			fmt.Fprintf(e.stdout, "Unmounted %s from %s\n", name, m.MountPoint)
+		} else {
+			fmt.Fprintf(e.stdout, "Unmounted %s from %s\n", m.CipherDir, m.MountPoint)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		fmt.Fprintln(e.stdout, "Nothing was mounted.")
+	}
+	return nil
 }

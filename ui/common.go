@@ -33,6 +33,8 @@ type common struct {
 	jobs    int                 // numbers background jobs whose late messages must be told apart
 	history map[string]*history // by mount point
 	speed   speedState
+	// speedCache keeps the speed test across runs; nil keeps it in memory only.
+	speedCache *speedCache
 }
 
 // speedState is the last speed test, remembered for the create wizard.
@@ -41,6 +43,8 @@ type speedState struct {
 	running bool
 	results []SpeedResult
 	rec     *Recommendation
+	// measured is when the results were taken (a cached test is older than the app).
+	measured time.Time
 }
 
 func (s *speedState) result(id string) (SpeedResult, bool) {

@@ -154,7 +154,7 @@ func (s *fsckScreen) View() string {
 		b.WriteString(s.form.View())
 	}
 	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(truncate(s.err, w)))
+		b.WriteString("\n\n" + st.Error.Render(wrap(s.err, w)))
 	}
 	return b.String()
 }
@@ -165,7 +165,7 @@ func (s *fsckScreen) results(w int) string {
 		if s.err != "" {
 			return st.Error.Render("The check did not finish.")
 		}
-		return st.Success.Render(fmt.Sprintf("No problems found in %d files and directories.", s.prog.Total))
+		return st.Success.Render("No problems found in " + plural(s.prog.Total, "file or directory", "files and directories") + ".")
 	}
 	var b strings.Builder
 	noun := "problems"

@@ -6,6 +6,8 @@ import "github.com/charmbracelet/bubbles/key"
 // the bindings that apply to them for the help bar; `?` shows them all.
 type KeyMap struct {
 	Up, Down, Enter, Back, Quit, Help key.Binding
+	// FormHelp shows every key even while typing, where `?` is text.
+	FormHelp key.Binding
 	// ForceQuit quits even while typing in a field.
 	ForceQuit key.Binding
 
@@ -29,6 +31,7 @@ func DefaultKeyMap() *KeyMap {
 		Quit:  key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Help:  key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "all keys")),
 
+		FormHelp:  key.NewBinding(key.WithKeys("f1"), key.WithHelp("F1", "all keys")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 
 		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),

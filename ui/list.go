@@ -352,15 +352,15 @@ func (l *listScreen) statusLine(w int) string {
 	s := l.c.styles
 	switch {
 	case l.busyVault != nil:
-		return s.Warning.Render(truncate(l.busyVault.Name+" is busy: files are open in it.", w)) + "\n" +
+		return s.Warning.Render(wrap(l.busyVault.Name+" is busy: files are open in it.", w)) + "\n" +
 			s.Subtle.Render(truncate(l.busyErr, w)) + "\n" +
-			s.Warning.Render(truncate("Lazy unmount (detach now, finish when they close)? y/n", w))
+			s.Warning.Render(wrap("Lazy unmount (detach now, finish when they close)? y/n", w))
 	case l.status != "" && l.statusErr:
-		return s.Error.Render(truncate(l.status, w))
+		return s.Error.Render(wrap(l.status, w))
 	case l.status != "":
-		return s.Success.Render(truncate(l.status, w))
+		return s.Success.Render(wrap(l.status, w))
 	case l.watchErr != nil:
-		return s.Warning.Render(truncate("Daemon: "+l.watchErr.Error()+" (retrying)", w))
+		return s.Warning.Render(wrap("Daemon: "+l.watchErr.Error()+" (retrying)", w))
 	}
 	items := l.items()
 	n := 0
@@ -372,7 +372,7 @@ func (l *listScreen) statusLine(w int) string {
 	if len(items) == 0 {
 		return ""
 	}
-	return s.Subtle.Render(fmt.Sprintf("%d vaults, %d mounted", len(items), n))
+	return s.Subtle.Render(fmt.Sprintf("%s, %d mounted", plural(len(items), "vault", "vaults"), n))
 }
 
 func (l *listScreen) row(v Vault, sel bool, w int) string {

@@ -26,6 +26,9 @@ func Run() error {
 	}
 	defer b.Close()
 	m := New(ctx, b)
+	if sc, err := defaultSpeedCache(); err == nil {
+		m.c.speedCache = sc
+	}
 	final, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx)).Run()
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return fmt.Errorf("terminal app: %w", err)

@@ -1,0 +1,152 @@
+package ui
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// TestWizardEnterTakesSuggestion: enter on an empty field with a suggestion
+// takes it, as the field shows it; a typed value still wins.
+func TestWizardEnterTakesSuggestion(t *testing.T) {
+	fb := newFake()
+	tm := newTestModel(t, fb)
+	tm.keys("n")
+	w := tm.current.(*wizardScreen)
+	wantView(t, tm, "~/Private.crypt", "Enter on an empty field takes the suggestion")
+	golden(t, tm, "folder_step")
+	tm.keys("enter")
+	wantView(t, tm, "step 2 of 6")
+	if got, want := w.dir.value(0), expandPath("~/Private.crypt"); got != want {
+		t.Fatalf("folder is %q, want the suggestion %q", got, want)
+	}
+	// The name was derived from the folder; clearing it and pressing enter
+	// takes the name field's own suggestion.
+	tm.keys("ctrl+u", "enter")
+	wantView(t, tm, "step 3 of 6")
+	if got := w.name.value(0); got != "private" {
+		t.Fatalf("name is %q, want the suggestion", got)
+	}
+	// A typed value wins over the suggestion.
+	tm.keys("esc", "esc", "ctrl+u", "/data/mine", "enter")
+	wantView(t, tm, "step 2 of 6")
+	if got := w.dir.value(0); got != "/data/mine" {
+		t.Fatalf("folder is %q, want the typed one", got)
+	}
+}
+
+// TestF1HelpFromForms: in a text field `?` is text, F1 opens the full help,
+// and the bar says so.
+func TestF1HelpFromForms(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.keys("m")
+	s := tm.current.(*mountScreen)
+	wantView(t, tm, "F1 all keys", "ctrl+c quit")
+	notInView(t, tm, "? all keys")
+	tm.keys("?")
+	if s.form.value(0) != "?" || tm.fullHelp {
+		t.Fatalf("? in the password field: value %q, full help %v", s.form.value(0), tm.fullHelp)
+	}
+	tm.send(tea.KeyMsg{Type: tea.KeyF1})
+	if !tm.fullHelp {
+		t.Fatal("F1 did not open the full help")
+	}
+	wantView(t, tm, "next field", "F1")
+	tm.send(tea.KeyMsg{Type: tea.KeyF1})
+	if tm.fullHelp {
+		t.Fatal("F1 did not close the full help")
+	}
+	// Outside fields the bar keeps offering ?.
+	tm.keys("esc")
+	wantView(t, tm, "? all keys")
+}
+
+// TestSpeedResultIsCached: a finished test is written to the cache; a new
+// app on the same CPU and build shows it with its age instead of measuring,
+// and r measures again. Another CPU or build ignores it.
+func TestSpeedResultIsCached(t *testing.T) {
+	dir := t.TempDir()
+	cache := &speedCache{path: filepath.Join(dir, "vaultui", "speed.json"), cpu: "amd64 Test CPU", version: "v1"}
+
+	fb := newFake()
+	tm := newTestModel(t, fb)
+	tm.c.speedCache = cache
+	tm.keys("s")
+	wantView(t, tm, "Recommended: AEGIS-256X2")
+	if _, err := os.Stat(cache.path); err != nil {
+		t.Fatalf("the result was not cached: %v", err)
+	}
+
+	fb2 := newFake()
+	tm2 := newTestModel(t, fb2)
+	tm2.c.speedCache = cache
+	tm2.c.now = func() time.Time { return testNow.Add(50 * time.Hour) }
+	tm2.run(tm2.loadSpeed())
+	tm2.keys("s")
+	if fb2.speedCalls != 0 {
+		t.Fatalf("the cached test was measured again (%d runs)", fb2.speedCalls)
+	}
+	wantView(t, tm2, "Recommended: AEGIS-256X2", "7400 MB/s", "measured 2d ago", "r runs it again")
+	golden(t, tm2, "cached")
+	tm2.keys("r")
+	if fb2.speedCalls != 1 {
+		t.Fatalf("r ran %d tests, want 1", fb2.speedCalls)
+	}
+
+	for _, other := range []*speedCache{
+		{path: cache.path, cpu: "arm64 Other", version: "v1"},
+		{path: cache.path, cpu: cache.cpu, version: "v2"},
+	} {
+		if _, ok := other.load(); ok {
+			t.Errorf("cache for %q %q read a result measured on %q %q", other.cpu, other.version, cache.cpu, cache.version)
+		}
+	}
+	// An error survives as its message.
+	failed := []SpeedResult{{Cipher: siv, Err: errors.New("no AES instructions")}, fakeSpeeds[0]}
+	if err := cache.save(failed, fakeRec, testNow); err != nil {
+		t.Fatal(err)
+	}
+	l, ok := cache.load()
+	if !ok || len(l.results) != 2 || l.results[0].Err == nil || l.results[0].Err.Error() != "no AES instructions" ||
+		l.results[1] != fakeSpeeds[0] || l.rec != fakeRec || !l.measured.Equal(testNow) {
+		t.Errorf("cache round trip: %+v (ok %v)", l, ok)
+	}
+	// A broken cache file is no cache.
+	if err := os.WriteFile(cache.path, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cache.load(); ok {
+		t.Error("a broken cache file loaded")
+	}
+}
+
+// TestNarrowWrapsAndPluralises: at 60 columns sentences wrap instead of
+// being cut, and one vault is "1 vault".
+func TestNarrowWrapsAndPluralises(t *testing.T) {
+	fb := newFake()
+	fb.vaults = []Vault{{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Cipher: "AES-256-GCM"}}
+	tm := newTestModel(t, fb)
+	tm.send(tea.WindowSizeMsg{Width: 60, Height: 24})
+	wantView(t, tm, "1 vault, 0 mounted")
+	msg := "Could not do the thing because the daemon said something long that must be read to the end."
+	tm.send(backMsg{status: msg})
+	v := tm.View()
+	checkFits(t, v, 60, 24)
+	flat := strings.Join(strings.Fields(v), " ")
+	if !strings.Contains(flat, msg) {
+		t.Errorf("status cut at 60 columns:\n%s", v)
+	}
+	if got := plural(1, "file or directory", "files and directories"); got != "1 file or directory" {
+		t.Errorf("plural(1) = %q", got)
+	}
+	if got := plural(3, "vault", "vaults"); got != "3 vaults" {
+		t.Errorf("plural(3) = %q", got)
+	}
+}

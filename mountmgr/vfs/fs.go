@@ -45,6 +45,10 @@ type Options struct {
 	Logger *log.Logger
 	// Debug logs every FUSE request.
 	Debug bool
+	// AuthFailed, if set, is called (besides the log line) when a block fails
+	// authentication, with the file's path inside the cipherdir (encrypted names) and the
+	// block number. It runs on the request's goroutine: it must return quickly.
+	AuthFailed func(cipherPath string, block uint64)
 }
 
 // Stats are a mount's live counters, updated atomically on the hot path.
@@ -189,6 +193,7 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		dirIVs:     v.Names != nil && v.DirIV,
 		ro:         opts.ReadOnly,
 		log:        lg,
+		authFailed: opts.AuthFailed,
 		stats:      &Stats{},
 		cbs:        v.Content.CipherBlockSize(),
 		asRoot:     syscall.Geteuid() == 0,
@@ -238,12 +243,26 @@ type fsys struct {
 	dirIVs     bool // per-directory IVs (false: deterministic names, zero IV)
 	ro         bool
 	log        *log.Logger
+	authFailed func(cipherPath string, block uint64) // Options.AuthFailed, may be nil
 	stats      *Stats
 	cbs        int
 	asRoot     bool
 	zeroIV     []byte
 
 	cipherPool, plainPool sync.Pool
+}
+
+// reportAuthFailure hands a block that failed authentication to Options.AuthFailed.
+// cipherPath is as node.cipherPath gives it for log lines (quoted); the callback gets the
+// path itself, and escapes it wherever it shows it.
+func (f *fsys) reportAuthFailure(cipherPath string, block uint64) {
+	if f.authFailed == nil {
+		return
+	}
+	if p, err := strconv.Unquote(cipherPath); err == nil {
+		cipherPath = p
+	}
+	f.authFailed(cipherPath, block)
 }
 
 // op counts one operation and, when it failed unexpectedly, one error.

@@ -41,6 +41,10 @@ type ServeOptions struct {
 	ShutdownGrace time.Duration
 	// Ready, if set, is called once the socket accepts connections.
 	Ready func()
+	// EventsPath is the event log's file; "" means EventsPath(). EventsMax bounds the log
+	// (0: DefaultEventsMax).
+	EventsPath string
+	EventsMax  int
 }
 
 // Serve runs the mount daemon until ctx is done (or it has been idle for IdleExit), then
@@ -113,6 +117,10 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		lastUsed:    time.Now(),
 		stop:        stop,
 	}
+	if opts.EventsPath == "" {
+		opts.EventsPath, _ = EventsPath()
+	}
+	d.events = openEventLog(opts.EventsPath, opts.EventsMax, d.log)
 	if d.owned, err = readLedger(d.ledger); err != nil {
 		d.log.Printf("%v; stale mounts of an earlier daemon will not be cleaned up", err)
 	}
@@ -188,10 +196,11 @@ func (d *daemon) accept(ln *net.UnixListener) {
 }
 
 type daemon struct {
-	log   *log.Logger
-	uid   int
-	quit  chan struct{}
-	conns sync.WaitGroup
+	log    *log.Logger
+	events *eventLog
+	uid    int
+	quit   chan struct{}
+	conns  sync.WaitGroup
 	// inflight counts mount requests being served, so shutdown waits for them.
 	inflight sync.WaitGroup
 	// stop ends Serve (idle exit).
@@ -277,7 +286,7 @@ func (d *daemon) tick() {
 				d.stop()
 			}
 			for _, mp := range idle {
-				if err := d.unmount(mp, false); err != nil {
+				if err := d.unmountFor(mp, false, ReasonIdle); err != nil {
 					// Busy: try again after another idle period rather than every second.
 					d.log.Printf("idle unmount: %s; trying again later", logSafe(err))
 					d.mu.Lock()
@@ -352,6 +361,7 @@ func (d *daemon) cleanStale() {
 	d.pruneLedger()
 	for _, s := range news {
 		d.addReport(s)
+		d.eventStale(s)
 	}
 	// Earlier failures that are gone now (unmounted by hand or by "vaultui unmount"): a report
 	// not yet delivered must not claim they are still there.
@@ -473,6 +483,10 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			d.watch(conn, req.ID)
 			return
 		}
+		if req.Op == opEvents && req.Follow {
+			d.followEvents(conn, req.ID, req.After)
+			return
+		}
 		resp := d.handleGuarded(&req)
 		resp.ID = req.ID
 		if err := d.send(conn, resp); err != nil {
@@ -525,15 +539,19 @@ func (d *daemon) handle(req *request) *response {
 		info, err := d.mount(req.Mount)
 		if err != nil {
 			d.log.Printf("mount %s at %s: %v", req.Mount.CipherDir, req.Mount.MountPoint, err)
+			d.eventMountFailed(req.Mount, err)
 			return &response{Error: toWire(err)}
 		}
 		return &response{Info: &info}
 	case opUnmount:
-		if err := d.unmountTarget(req.Target, req.Lazy); err != nil {
+		if err := d.unmountTargetFor(req.Target, req.Lazy); err != nil {
 			d.log.Printf("unmount %s: %s", req.Target, logSafe(err))
 			return &response{Error: toWire(err)}
 		}
 		return &response{}
+	case opEvents:
+		evs, _ := d.events.since(req.After)
+		return &response{Events: evs}
 	case opUnmountAll:
 		if err := d.unmountAll(); err != nil {
 			d.log.Printf("unmount all: %s", logSafe(err))
@@ -621,6 +639,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		ReadOnly:   r.ReadOnly,
 		AllowOther: r.AllowOther,
 		Logger:     d.log,
+		AuthFailed: d.authFailedHook(cipherDir, mountPoint),
 	})
 	if err != nil {
 		v.Close()
@@ -655,6 +674,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	d.mu.Unlock()
 	ok = true
 	d.log.Printf("mounted %s (%s) at %s", cipherDir, m.info.Cipher, mountPoint)
+	d.eventMounted(cipherDir, mountPoint)
 	if v.notice != "" {
 		d.log.Printf("%s: %s", cipherDir, v.notice)
 	}
@@ -672,9 +692,11 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		d.mu.Unlock()
 		if external {
 			d.log.Printf("%s was unmounted externally", mountPoint)
+			d.eventUnmounted(cipherDir, mountPoint, ReasonExternal)
 		}
 		if wasDetached {
 			d.log.Printf("%s (detached): its last user is gone; file system closed", mountPoint)
+			d.eventUnmounted(cipherDir, mountPoint, ReasonReleased)
 		}
 		v.Close()
 	}()
@@ -804,7 +826,7 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 func (d *daemon) unmountAll() error {
 	var errs []error
 	for _, mp := range d.mountPoints() {
-		if err := d.unmount(mp, false); err != nil {
+		if err := d.unmountFor(mp, false, ReasonUser); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -45,6 +45,9 @@ type Backend interface {
 	// Watch calls each with the daemon's mounts about once a second until
 	// ctx is done or the daemon goes away.
 	Watch(ctx context.Context, each func([]Mount)) error
+	// WatchEvents calls each with the daemon's events numbered after after,
+	// then with every new one, until ctx is done or the daemon goes away.
+	WatchEvents(ctx context.Context, after uint64, each func([]Event)) error
 }
 
 // Errors a Backend wraps (errors.Is) so the screens can react to them: keep

@@ -23,6 +23,7 @@ type common struct {
 
 	vaults []Vault // the registry, as last read by the list
 	mounts []Mount
+	events []Event // the daemon's event log, oldest first, at most eventsKept
 
 	// switchTo and backTo ask the root model to change screens right after
 	// the current Update, before the next key is read, so keys typed

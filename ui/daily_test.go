@@ -150,3 +150,60 @@ func TestNarrowWrapsAndPluralises(t *testing.T) {
 		t.Errorf("plural(3) = %q", got)
 	}
 }
+
+func fakeEvents() []Event {
+	at := func(min int) time.Time { return testNow.Add(time.Duration(-min) * time.Minute) }
+	return []Event{
+		{Seq: 1, Time: at(50), Kind: "mounted", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Summary: "mounted at /home/u/Vaults/work"},
+		{Seq: 2, Time: at(40), Kind: "auth_failed", CipherDir: "/data/work.crypt", Summary: `block failed authentication in /gM\x1b[2Jst (block 1)`},
+		{Seq: 3, Time: at(30), Kind: "unmounted", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Summary: "unmounted (idle)"},
+		{Seq: 4, Time: at(20), Kind: "mount_failed", CipherDir: "/tmp/adhoc.crypt", Summary: "mount failed: bad mount point"},
+	}
+}
+
+// TestEventsScreenAndRows: e opens the event log, newest first; each vault's
+// row shows its newest event with its age.
+func TestEventsScreenAndRows(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.send(eventsMsg(fakeEvents()))
+	wantView(t, tm, "unmounted (idle) · 30m ago")
+	golden(t, tm, "list")
+	tm.keys("e")
+	if _, ok := tm.current.(*eventsScreen); !ok {
+		t.Fatalf("e opened %T", tm.current)
+	}
+	v := tm.View()
+	iIdle, iMounted := strings.Index(v, "unmounted (idle)"), strings.Index(v, "mounted at")
+	if iIdle < 0 || iMounted < 0 || iIdle > iMounted {
+		t.Errorf("events not newest first:\n%s", v)
+	}
+	wantView(t, tm, "work", "/tmp/adhoc.crypt", `\x1b[2J`)
+	golden(t, tm, "events")
+	// A repeated event (a reconnect) is not shown twice; new ones arrive live.
+	tm.send(eventsMsg([]Event{fakeEvents()[3], {Seq: 5, Time: testNow, Kind: "mounted", CipherDir: "/data/photos.crypt", Summary: "mounted at /home/u/Vaults/photos"}}))
+	if n := len(tm.c.events); n != 5 {
+		t.Fatalf("app holds %d events, want 5", n)
+	}
+	wantView(t, tm, "photos")
+	tm.keys("esc")
+	if tm.current != nil {
+		t.Fatalf("esc left %T open", tm.current)
+	}
+	// The app keeps a bounded number.
+	var many []Event
+	for i := 0; i < eventsKept+50; i++ {
+		many = append(many, Event{Seq: uint64(10 + i), Time: testNow, Kind: "mounted", Summary: "x"})
+	}
+	tm.send(eventsMsg(many))
+	if n := len(tm.c.events); n != eventsKept || tm.c.events[n-1].Seq != uint64(10+eventsKept+49) {
+		t.Fatalf("app holds %d events, want the newest %d", n, eventsKept)
+	}
+}
+
+func TestEventsScreenEmpty(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	tm.keys("e")
+	wantView(t, tm, "No events yet.")
+}

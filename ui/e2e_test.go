@@ -215,6 +215,13 @@ func TestEndToEndTmux(t *testing.T) {
 	keys("u")
 	see("secret unmounted.")
 	see("○ locked")
+	// The row shows the newest event; e lists them all, from the daemon.
+	see("unmounted (user)")
+	keys("e")
+	see("secret  mounted at")
+	see("mount failed")
+	keys("Escape")
+	see("○ locked")
 
 	keys("q")
 	see("EXITED 0")

@@ -300,3 +300,9 @@ func (tm *testModel) run(cmd tea.Cmd) {
 	}
 	tm.send(msg)
 }
+
+// WatchEvents waits: tests deliver events as eventsMsg.
+func (f *fakeBackend) WatchEvents(ctx context.Context, after uint64, each func([]Event)) error {
+	<-ctx.Done()
+	return nil
+}

@@ -12,7 +12,7 @@ type KeyMap struct {
 	ForceQuit key.Binding
 
 	// List actions.
-	Filter, New, Add, Speed, Mount, Unmount, Info, Passwd, Fsck, Forget key.Binding
+	Filter, New, Add, Speed, Mount, Unmount, Info, Passwd, Fsck, Forget, Events key.Binding
 
 	// Forms.
 	NextField, PrevField, Toggle, Submit key.Binding
@@ -44,6 +44,7 @@ func DefaultKeyMap() *KeyMap {
 		Passwd:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "password")),
 		Fsck:    key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "fsck")),
 		Forget:  key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "forget")),
+		Events:  key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
 
 		NextField: key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab/↓", "next field")),
 		PrevField: key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab/↑", "previous field")),

@@ -59,7 +59,7 @@ func (l *listScreen) keys() []key.Binding {
 		return []key.Binding{k.Submit, k.Back}
 	}
 	enter := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
-	return []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Forget, k.Filter, k.Up, k.Down}
+	return []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Forget, k.Events, k.Filter, k.Up, k.Down}
 }
 
 func (l *listScreen) Init() tea.Cmd { return l.load() }
@@ -238,6 +238,8 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return l.c.open(newAddScreen(l.c))
 	case key.Matches(msg, k.Speed):
 		return l.c.open(newSpeedScreen(l.c))
+	case key.Matches(msg, k.Events):
+		return l.c.open(newEventsScreen(l.c))
 	case !ok:
 		return nil
 	case key.Matches(msg, k.Enter):
@@ -386,6 +388,13 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		cipher = "?"
 	}
 	line1 := marker + name
+	if ev, ok := l.c.lastEvent(v.CipherDir); ok {
+		// The newest event, between the name and the cipher where it fits.
+		avail := w - lipgloss.Width(line1) - lipgloss.Width(cipher) - 6
+		if text := ev.Summary + " · " + ago(l.c.now(), ev.Time); avail >= 12 {
+			line1 += "  " + s.Subtle.Render(truncate(text, avail))
+		}
+	}
 	line1 += strings.Repeat(" ", max(1, w-lipgloss.Width(line1)-lipgloss.Width(cipher))) + s.Subtle.Render(cipher)
 
 	var state, speed string

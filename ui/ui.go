@@ -53,8 +53,9 @@ type Model struct {
 	fullHelp bool
 	spinning bool
 	quitting bool
-	// watchFails counts failed watch attempts in a row, for the retry backoff.
-	watchFails int
+	// watchFails counts failed watch attempts in a row, for the retry backoff;
+	// eventFails the same for the event stream.
+	watchFails, eventFails int
 }
 
 // New returns the app on top of a backend. ctx bounds every background job
@@ -93,7 +94,7 @@ func (m *Model) goodbye() string {
 }
 
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.list.Init(), m.startWatch(), refreshLater(), m.loadSpeed())
+	return tea.Batch(m.list.Init(), m.startWatch(), m.startEvents(), refreshLater(), m.loadSpeed())
 }
 
 // loadSpeed reads the last speed test from the cache, if there is one.
@@ -231,6 +232,19 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return tea.Batch(cmd, tea.Tick(watchBackoff(m.watchFails), func(time.Time) tea.Msg { return watchRetry{} }))
 	case watchRetry:
 		return m.startWatch()
+	case eventsMsg:
+		m.eventFails = 0
+		m.c.addEvents(msg)
+		return m.screen().Update(msg)
+	case eventsEnded:
+		// The watch stream reports the daemon's trouble; this one only retries.
+		if m.c.ctx.Err() != nil {
+			return nil
+		}
+		m.eventFails++
+		return tea.Tick(watchBackoff(m.eventFails), func(time.Time) tea.Msg { return eventsRetry{} })
+	case eventsRetry:
+		return m.startEvents()
 	case refreshRegistry:
 		return tea.Batch(m.list.load(), refreshLater())
 	case vaultsMsg:

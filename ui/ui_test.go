@@ -506,7 +506,7 @@ func TestHelpListsEveryKey(t *testing.T) {
 	tm := newTestModel(t, fb)
 	tm.keys("?")
 	k := tm.c.keys
-	for _, b := range []key.Binding{k.Up, k.Down, k.Back, k.Quit, k.Help, k.FormHelp, k.Filter, k.New, k.Add, k.Speed, k.Mount, k.Unmount, k.Info, k.Passwd, k.Fsck, k.Forget} {
+	for _, b := range []key.Binding{k.Up, k.Down, k.Back, k.Quit, k.Help, k.FormHelp, k.Filter, k.New, k.Add, k.Speed, k.Mount, k.Unmount, k.Info, k.Passwd, k.Fsck, k.Forget, k.Events} {
 		h := b.Help()
 		wantView(t, tm, h.Key, h.Desc)
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
 )
 
@@ -25,7 +24,7 @@ var mountCommand = &command{
 	name:    "mount",
 	group:   groupMounts,
 	summary: "Unlock a vault and mount it (it stays mounted in the background)",
-	args:    "[--passfile F] [--ro] [--idle DUR] [--allow-other] VAULT [MOUNTPOINT]",
+	args:    "[--passfile F] [--remember] [--ro] [--idle DUR] [--allow-other] VAULT [MOUNTPOINT]",
 	help: `VAULT is a registered name or a cipherdir. MOUNTPOINT defaults to the
 registry's; it must exist, be a directory and be empty. The mount is owned by
 the background manager ("vaultui daemon", started on demand), so it keeps
@@ -33,16 +32,23 @@ working after this command returns, which happens once the mount is usable.
 --ro and --idle default to the registry entry's options. --idle unmounts the
 vault after no file activity for that long (e.g. 30m). --allow-other lets
 other users (root included) into the mount.
+When the desktop keyring (Secret Service) holds the vault's password, it is
+used instead of asking (unless --passfile is given); --remember stores the
+password there once the mount worked. A stored password that no longer
+works is reported and asked for once, and the one typed replaces it.
+"vaultui forget-password VAULT" removes it.
 
 examples:
   vaultui mount work
   vaultui mount --passfile pw.txt --ro ~/Private.enc /mnt/private
-  vaultui mount --idle 15m work`,
+  vaultui mount --idle 15m work
+  vaultui mount --remember work`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
 		ro := fs.Bool("ro", false, "mount read-only")
 		idle := fs.Duration("idle", 0, "unmount after no file activity for `DURATION` (0: never)")
 		allowOther := fs.Bool("allow-other", false, "let other users into the mount")
+		remember := fs.Bool("remember", false, "store the password in the desktop keyring once mounted")
 		return func(e *env, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return e.usage("expected VAULT [MOUNTPOINT], got %d arguments", len(args))
@@ -89,13 +95,7 @@ examples:
 			if report, err := client.Stale(e.ctx); err == nil && len(report) > 0 {
 				fmt.Fprintln(e.stderr, staleNote(report))
 			}
-			pw, err := e.readPassword(*passfile, fmt.Sprintf("Password for %s: ", displayName(entry)))
-			if err != nil {
-				return err
-			}
-			req.Password = pw
-			info, err := client.Mount(e.ctx, req)
-			crypto.Wipe(pw)
+			info, err := mountWithKeyring(e, client, req, entry, *passfile, *remember)
 			if err != nil {
 				return mountHint(err, mp)
 			}

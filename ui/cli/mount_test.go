@@ -18,9 +18,18 @@ import (
 // real daemon (this test binary started as "vaultui daemon"). Each script gets its own
 // runtime dir, so its own daemon, which is stopped when the script ends.
 func TestMountScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/mount",
+	testscript.Run(t, mountScriptParams(t, "testdata/mount", nil))
+}
+
+// mountScriptParams runs the scripts in dir with their own daemon each; extra, if set, adds
+// to each script's environment.
+func mountScriptParams(t *testing.T, dir string, extra func(env *testscript.Env)) testscript.Params {
+	return testscript.Params{
+		Dir: dir,
 		Setup: func(env *testscript.Env) error {
+			if extra != nil {
+				extra(env)
+			}
 			// A unix socket path must fit in 108 bytes; $WORK can be long.
 			run, err := os.MkdirTemp("", "vcli")
 			if err != nil {
@@ -54,7 +63,7 @@ func TestMountScripts(t *testing.T) {
 			"exits":      cmdExits,
 			"killdaemon": cmdKillDaemon,
 		},
-	})
+	}
 }
 
 // stopTestDaemon sends SIGTERM to the daemon of runtime dir run (its pid is in the lock file)
@@ -128,7 +137,7 @@ func TestReadmeDocumentsMountCommands(t *testing.T) {
 			t.Errorf("README.md lacks %q", usage)
 		}
 	}
-	if n != 6 {
-		t.Errorf("%d mount commands registered, want mount, unmount, status, events, daemon, bench", n)
+	if n != 7 {
+		t.Errorf("%d mount commands registered, want mount, unmount, status, events, forget-password, daemon, bench", n)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr/vfs"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // ServeOptions configures [Serve].
@@ -45,6 +46,11 @@ type ServeOptions struct {
 	// (0: DefaultEventsMax).
 	EventsPath string
 	EventsMax  int
+	// Automount mounts the registry's automount vaults with their keyring passwords once
+	// the socket is up, once per login (see automount). RegistryPath is the registry; ""
+	// means vault.DefaultRegistryPath().
+	Automount    bool
+	RegistryPath string
 }
 
 // Serve runs the mount daemon until ctx is done (or it has been idle for IdleExit), then
@@ -143,6 +149,12 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	d.log.Printf("daemon pid %d listening on %s (protocol %d)", os.Getpid(), opts.SocketPath, ProtocolVersion)
 	if opts.Ready != nil {
 		opts.Ready()
+	}
+	if opts.Automount {
+		if opts.RegistryPath == "" {
+			opts.RegistryPath, _ = vault.DefaultRegistryPath()
+		}
+		go d.automount(ctx, dir, opts.RegistryPath)
 	}
 
 	var wg sync.WaitGroup

@@ -137,7 +137,7 @@ func TestReadmeDocumentsMountCommands(t *testing.T) {
 			t.Errorf("README.md lacks %q", usage)
 		}
 	}
-	if n != 7 {
-		t.Errorf("%d mount commands registered, want mount, unmount, status, events, forget-password, daemon, bench", n)
+	if n != 8 {
+		t.Errorf("%d mount commands registered, want mount, unmount, status, events, forget-password, autostart, daemon, bench", n)
 	}
 }

@@ -29,6 +29,8 @@ type Backend interface {
 	AddVault(v Vault) error
 	// Forget removes a vault from the registry. It never touches its files.
 	Forget(name string) error
+	// SetAutomount turns a registered vault's automount option on or off.
+	SetAutomount(name string, on bool) error
 	// Info describes a vault's on-disk configuration as labelled lines.
 	Info(ctx context.Context, cipherDir string) ([]Field, error)
 	ChangePassword(ctx context.Context, cipherDir string, oldPassword, newPassword []byte) error
@@ -66,6 +68,10 @@ type Vault struct {
 	Name, CipherDir, MountPoint string
 	ReadOnly                    bool
 	Idle                        time.Duration
+	// Automount: mounted at login with the keyring's password; Lock is the
+	// lock policy (vault.LockNever, ...).
+	Automount bool
+	Lock      string
 	// Cipher is the display name of the content cipher ("AES-256-GCM").
 	Cipher string
 	// Problem says why the vault's config could not be read, if it couldn't.

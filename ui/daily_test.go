@@ -207,3 +207,22 @@ func TestEventsScreenEmpty(t *testing.T) {
 	tm.keys("e")
 	wantView(t, tm, "No events yet.")
 }
+
+// TestAutomountToggle: A flips the selected vault's automount option in the
+// registry, and the row shows it.
+func TestAutomountToggle(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.keys("A")
+	if !fb.vaults[0].Automount {
+		t.Fatal("A did not turn automount on")
+	}
+	wantView(t, tm, "work: automount on", "automount")
+	golden(t, tm, "on")
+	tm.keys("A")
+	if fb.vaults[0].Automount {
+		t.Fatal("A again did not turn it off")
+	}
+	wantView(t, tm, "work: automount off.")
+}

@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // Event is one entry of the daemon's event log, as the TUI shows it. The
@@ -171,3 +172,40 @@ func (s *eventsScreen) View() string {
 }
 
 func lenRunes(s string) int { return len([]rune(s)) }
+
+// automountSet reports the result of toggling a vault's automount option.
+type automountSet struct {
+	v   Vault
+	on  bool
+	err error
+}
+
+// toggleAutomount flips the selected vault's automount option in the registry.
+func (l *listScreen) toggleAutomount(v Vault) tea.Cmd {
+	b := l.c.backend
+	on := !v.Automount
+	return func() tea.Msg { return automountSet{v: v, on: on, err: b.SetAutomount(v.Name, on)} }
+}
+
+// automountDone shows the result and reloads the registry.
+func (l *listScreen) automountDone(msg automountSet) tea.Cmd {
+	switch {
+	case msg.err != nil:
+		l.setStatus("Could not change "+msg.v.Name+": "+msg.err.Error(), true)
+		return nil
+	case msg.on:
+		l.setStatus(msg.v.Name+": automount on. It mounts at login with the password stored by mount --remember (vaultui autostart enable).", false)
+	default:
+		l.setStatus(msg.v.Name+": automount off.", false)
+	}
+	return l.load()
+}
+
+// SetAutomount changes the registry entry under the registry's lock.
+func (b *realBackend) SetAutomount(name string, on bool) error {
+	_, err := vault.UpdateRegistry(b.registryPath, func(reg *vault.Registry) error {
+		_, err := reg.Update(name, func(e *vault.Entry) error { e.MountAtStart = on; return nil })
+		return err
+	})
+	return err
+}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -305,4 +306,16 @@ func (tm *testModel) run(cmd tea.Cmd) {
 func (f *fakeBackend) WatchEvents(ctx context.Context, after uint64, each func([]Event)) error {
 	<-ctx.Done()
 	return nil
+}
+
+func (f *fakeBackend) SetAutomount(name string, on bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.vaults {
+		if f.vaults[i].Name == name {
+			f.vaults[i].Automount = on
+			return nil
+		}
+	}
+	return errors.New("no such vault")
 }

@@ -12,7 +12,7 @@ type KeyMap struct {
 	ForceQuit key.Binding
 
 	// List actions.
-	Filter, New, Add, Speed, Mount, Unmount, Info, Passwd, Fsck, Forget, Events key.Binding
+	Filter, New, Add, Speed, Mount, Unmount, Info, Passwd, Fsck, Forget, Events, Automount key.Binding
 
 	// Forms.
 	NextField, PrevField, Toggle, Submit key.Binding
@@ -34,17 +34,18 @@ func DefaultKeyMap() *KeyMap {
 		FormHelp:  key.NewBinding(key.WithKeys("f1"), key.WithHelp("F1", "all keys")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 
-		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		New:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new vault")),
-		Add:     key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "add existing")),
-		Speed:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "speed test")),
-		Mount:   key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "mount")),
-		Unmount: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unmount")),
-		Info:    key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "info")),
-		Passwd:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "password")),
-		Fsck:    key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "fsck")),
-		Forget:  key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "forget")),
-		Events:  key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
+		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		New:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new vault")),
+		Add:       key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "add existing")),
+		Speed:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "speed test")),
+		Mount:     key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "mount")),
+		Unmount:   key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unmount")),
+		Info:      key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "info")),
+		Passwd:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "password")),
+		Fsck:      key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "fsck")),
+		Forget:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "forget")),
+		Events:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
+		Automount: key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "automount on/off")),
 
 		NextField: key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab/↓", "next field")),
 		PrevField: key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab/↑", "previous field")),

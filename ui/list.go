@@ -59,7 +59,7 @@ func (l *listScreen) keys() []key.Binding {
 		return []key.Binding{k.Submit, k.Back}
 	}
 	enter := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
-	return []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Forget, k.Events, k.Filter, k.Up, k.Down}
+	return []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Forget, k.Events, k.Automount, k.Filter, k.Up, k.Down}
 }
 
 func (l *listScreen) Init() tea.Cmd { return l.load() }
@@ -171,6 +171,8 @@ func (l *listScreen) Update(msg tea.Msg) tea.Cmd {
 			l.setStatus(msg.err.Error(), true)
 		}
 		return nil
+	case automountSet:
+		return l.automountDone(msg)
 	case tea.KeyMsg:
 		return l.handleKey(msg)
 	}
@@ -269,6 +271,12 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return l.c.open(newPasswdScreen(l.c, v))
 	case key.Matches(msg, k.Fsck):
 		return l.c.open(newFsckScreen(l.c, v))
+	case key.Matches(msg, k.Automount):
+		if !l.registered(v) {
+			l.setStatus(v.Name+" is not in the registry.", true)
+			return nil
+		}
+		return l.toggleAutomount(v)
 	case key.Matches(msg, k.Forget):
 		if !l.registered(v) {
 			l.setStatus(v.Name+" is not in the registry.", true)
@@ -416,6 +424,9 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		state = s.Error.Render(truncate("! "+v.Problem, w-2))
 	default:
 		state = s.StateLocked.Render("○ locked · " + truncateLeft(tildePath(v.CipherDir), w-13))
+	}
+	if v.Automount && speed == "" {
+		speed = s.Subtle.Render("automount")
 	}
 	line2 := "  " + state
 	if speed != "" {

@@ -148,7 +148,8 @@ func (b *realBackend) Vaults() ([]Vault, error) {
 	}
 	out := make([]Vault, 0, len(reg.Vaults))
 	for _, e := range reg.Vaults {
-		v := Vault{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint, ReadOnly: e.ReadOnly, Idle: e.Idle}
+		v := Vault{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint, ReadOnly: e.ReadOnly, Idle: e.Idle,
+			Automount: e.MountAtStart, Lock: e.LockPolicy()}
 		if cfg, err := vault.LoadConfig(e.CipherDir); err != nil {
 			v.Problem = err.Error()
 		} else {

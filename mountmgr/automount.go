@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/vaultui/vaultui/mountmgr/keyring"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -52,35 +51,5 @@ func (d *daemon) automount(ctx context.Context, sockDir, registryPath string) {
 	if len(todo) == 0 {
 		return
 	}
-	failed := func(v vault.Entry, err error) {
-		d.log.Printf("automount %s (%s): %v", v.Name, v.CipherDir, err)
-		d.events.add(Event{Kind: EventMountFailed, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
-			Reason: ReasonAutomount, Detail: err.Error()})
-	}
-	kr, err := keyring.Open(ctx, keyring.Options{})
-	if err != nil {
-		for _, v := range todo {
-			failed(v, err)
-		}
-		return
-	}
-	defer kr.Close()
-	for _, v := range todo {
-		if v.MountPoint == "" {
-			failed(v, errors.New("no mount point registered"))
-			continue
-		}
-		pw, err := kr.Get(ctx, v.CipherDir)
-		if err != nil {
-			if errors.Is(err, keyring.ErrNotFound) {
-				err = fmt.Errorf("no password in the keyring (store one with: vaultui mount --remember %s)", v.Name)
-			}
-			failed(v, err)
-			continue
-		}
-		if _, err := d.mount(&MountRequest{CipherDir: v.CipherDir, MountPoint: v.MountPoint, Password: pw,
-			ReadOnly: v.ReadOnly, Idle: v.Idle}); err != nil {
-			failed(v, err)
-		}
-	}
+	d.mountFromKeyring(ctx, todo, ReasonAutomount)
 }

@@ -150,12 +150,13 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	if opts.Ready != nil {
 		opts.Ready()
 	}
+	if opts.RegistryPath == "" {
+		opts.RegistryPath, _ = vault.DefaultRegistryPath()
+	}
 	if opts.Automount {
-		if opts.RegistryPath == "" {
-			opts.RegistryPath, _ = vault.DefaultRegistryPath()
-		}
 		go d.automount(ctx, dir, opts.RegistryPath)
 	}
+	go d.watchSession(ctx, opts.RegistryPath)
 
 	var wg sync.WaitGroup
 	wg.Add(2)

@@ -31,6 +31,9 @@ type Backend interface {
 	Forget(name string) error
 	// SetAutomount turns a registered vault's automount option on or off.
 	SetAutomount(name string, on bool) error
+	// StoredPassword reports whether the desktop keyring holds a password for
+	// cipherDir; err says why it cannot tell (no keyring).
+	StoredPassword(ctx context.Context, cipherDir string) (bool, error)
 	// Info describes a vault's on-disk configuration as labelled lines.
 	Info(ctx context.Context, cipherDir string) ([]Field, error)
 	ChangePassword(ctx context.Context, cipherDir string, oldPassword, newPassword []byte) error
@@ -116,10 +119,19 @@ type MountRequest struct {
 	Password              []byte
 	ReadOnly              bool
 	Idle                  time.Duration
+	// FromKeyring mounts with the password stored in the desktop keyring
+	// (Password is empty); Remember stores Password there once the mount
+	// worked, labelled with Name.
+	FromKeyring, Remember bool
+	Name                  string
 }
 
 // Mount is one live mount as the daemon reports it.
 type Mount struct {
+	// KeyringNote, in Mount's answer only, says what became of a password to
+	// remember ("stored in the keyring", or why not).
+	KeyringNote string
+
 	CipherDir, MountPoint, Cipher      string
 	ReadOnly                           bool
 	Since                              time.Time

@@ -226,3 +226,48 @@ func TestAutomountToggle(t *testing.T) {
 	}
 	wantView(t, tm, "work: automount off.")
 }
+
+// TestMountRemembersPassword: the mount screen's checkbox stores the
+// password; the next mount uses it on enter; a stored password that stopped
+// working is reported and asked once, and the typed one replaces it.
+func TestMountRemembersPassword(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.keys("m")
+	wantView(t, tm, "Keyring", "[ ]")
+	tm.keys("hunter22", "tab", "tab", "tab", " ")
+	wantView(t, tm, "remember the password in the desktop keyring")
+	golden(t, tm, "remember")
+	tm.keys("enter")
+	if got := fb.stored["/data/work.crypt"]; got != "hunter22" {
+		t.Fatalf("stored %q", got)
+	}
+	wantView(t, tm, "work mounted at /home/u/Vaults/work. Password stored in the keyring.")
+
+	fb.mounts, tm.c.mounts = nil, nil
+	tm.keys("m")
+	wantView(t, tm, "stored in the keyring: enter mounts with it", "[x]")
+	golden(t, tm, "stored")
+	tm.keys("enter")
+	if last := fb.mountReqs[len(fb.mountReqs)-1]; !last.FromKeyring || len(last.Password) != 0 {
+		t.Fatalf("mount request %+v, want one from the keyring", last)
+	}
+	wantView(t, tm, "work mounted at")
+
+	// The password changed elsewhere.
+	fb.mounts, tm.c.mounts = nil, nil
+	fb.password = "new password"
+	tm.keys("m", "enter")
+	wantView(t, tm, "The password stored in the keyring does not unlock work")
+	n := len(fb.mountReqs)
+	tm.keys("enter") // an empty field no longer means the keyring: no second try
+	if len(fb.mountReqs) != n {
+		t.Fatal("enter retried the stored password")
+	}
+	wantView(t, tm, "Type the vault's password.")
+	tm.keys("new password", "enter")
+	if got := fb.stored["/data/work.crypt"]; got != "new password" {
+		t.Fatalf("the typed password did not replace the stored one: %q", got)
+	}
+}

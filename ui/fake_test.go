@@ -49,6 +49,7 @@ type fakeBackend struct {
 	mountErr     error // the next mount fails with it
 	problems     []Problem
 	speedCalls   int
+	stored       map[string]string // the fake keyring: cipherdir -> password
 	forgotten    []string
 	watch        chan []Mount // Watch forwards these until ctx is done
 }
@@ -170,10 +171,20 @@ func (f *fakeBackend) Mount(ctx context.Context, req MountRequest) (Mount, error
 		f.mountErr = nil
 		return Mount{}, err
 	}
+	if req.FromKeyring {
+		req.Password = []byte(f.stored[req.CipherDir])
+	}
 	if string(req.Password) != f.password {
 		return Mount{}, fmt.Errorf("%s: %w", req.CipherDir, ErrWrongPassword)
 	}
 	m := Mount{CipherDir: req.CipherDir, MountPoint: req.MountPoint, Cipher: "AEGIS-256X2", ReadOnly: req.ReadOnly, Since: testNow.Add(-5 * time.Minute)}
+	if req.Remember && !req.FromKeyring {
+		if f.stored == nil {
+			f.stored = map[string]string{}
+		}
+		f.stored[req.CipherDir] = string(req.Password)
+		m.KeyringNote = "Password stored in the keyring."
+	}
 	f.mounts = append(f.mounts, m)
 	return m, nil
 }
@@ -318,4 +329,12 @@ func (f *fakeBackend) SetAutomount(name string, on bool) error {
 		}
 	}
 	return errors.New("no such vault")
+}
+
+// StoredPassword answers from f.stored, the fake keyring (cipherdir -> password).
+func (f *fakeBackend) StoredPassword(ctx context.Context, cipherDir string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.stored[cipherDir]
+	return ok, nil
 }

@@ -310,6 +310,14 @@ func (b *realBackend) Mount(ctx context.Context, req MountRequest) (Mount, error
 			return Mount{}, classify(fmt.Errorf("%w: %w", mountmgr.ErrMountpoint, err))
 		}
 	}
+	if req.FromKeyring {
+		pw, err := storedPassword(ctx, req.CipherDir)
+		if err != nil {
+			return Mount{}, err
+		}
+		defer wipe(pw)
+		req.Password = pw
+	}
 	info, err := c.Mount(ctx, mountmgr.MountRequest{
 		CipherDir: req.CipherDir, MountPoint: req.MountPoint, Password: req.Password,
 		ReadOnly: req.ReadOnly, Idle: req.Idle,
@@ -318,7 +326,11 @@ func (b *realBackend) Mount(ctx context.Context, req MountRequest) (Mount, error
 		b.dropConn(c, err)
 		return Mount{}, classify(err)
 	}
-	return uiMount(info), nil
+	m := uiMount(info)
+	if req.Remember && !req.FromKeyring {
+		m.KeyringNote = rememberPassword(ctx, req)
+	}
+	return m, nil
 }
 
 func (b *realBackend) Unmount(ctx context.Context, target string, lazy bool) error {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -139,11 +138,11 @@ func (w *sessionWatch) handle(ctx context.Context, s *dbus.Signal) {
 			return
 		}
 		w.takeInhibitor(ctx)
-		w.remount(ctx, vault.LockSleep) // sleep+screenlock ones wait for the unlock
+		w.remount(ctx, vault.LockSleep, "remount after sleep") // sleep+screenlock ones wait for the unlock
 	case logindSession + ".Lock":
 		w.lock(func(p string) bool { return p == vault.LockScreen }, ReasonLock)
 	case logindSession + ".Unlock":
-		w.remount(ctx, vault.LockScreen)
+		w.remount(ctx, vault.LockScreen, "remount after unlock")
 	}
 }
 
@@ -240,8 +239,9 @@ func (d *daemon) cutOff(mp string, m *mount, why string) error {
 	return nil
 }
 
-// remount mounts again the automount vaults of the given policy that a lock unmounted.
-func (w *sessionWatch) remount(ctx context.Context, policy string) {
+// remount mounts again the automount vaults of the given policy that a lock unmounted; why
+// is the reason of the events of those it cannot mount.
+func (w *sessionWatch) remount(ctx context.Context, policy, why string) {
 	w.mu.Lock()
 	var todo, keep []vault.Entry
 	for _, e := range w.locked {
@@ -254,7 +254,7 @@ func (w *sessionWatch) remount(ctx context.Context, policy string) {
 	w.locked = keep
 	w.mu.Unlock()
 	if len(todo) > 0 {
-		w.d.mountFromKeyring(ctx, todo, "remount after "+strings.ReplaceAll(policy, "sleep+screenlock", "unlock"))
+		w.d.mountFromKeyring(ctx, todo, why)
 	}
 }
 

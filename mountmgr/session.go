@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -231,12 +233,46 @@ func (d *daemon) cutOff(mp string, m *mount, why string) error {
 	if unix.Major(m.dev) == 0 {
 		conn = fmt.Sprint(unix.Minor(m.dev))
 	}
-	if err := os.WriteFile("/sys/fs/fuse/connections/"+conn+"/abort", []byte("1"), 0); err != nil {
+	if err := abortFuseConn(conn); err != nil {
 		detail = "in use by " + who + ": detached; its open files are served until closed (cannot abort the FUSE connection: " + err.Error() + ")"
 	}
 	d.log.Printf("%s: %s %s", why, mp, detail)
 	d.events.add(Event{Kind: EventUnmounted, CipherDir: m.info.CipherDir, MountPoint: mp, Reason: why, Detail: detail})
 	return nil
+}
+
+// abortFuseConn aborts the FUSE connection conn through fusectl: at /sys/fs/fuse/connections
+// where it is mounted (systemd does), else, as root, by mounting fusectl in a private mount
+// namespace of a throw-away thread, so the machine's mount table is not touched.
+func abortFuseConn(conn string) error {
+	err := os.WriteFile(filepath.Join("/sys/fs/fuse/connections", conn, "abort"), []byte("1"), 0)
+	if err == nil || os.Geteuid() != 0 {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread, and its mount namespace, end with this goroutine.
+		runtime.LockOSThread()
+		done <- func() error {
+			if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+				return fmt.Errorf("unshare: %w", err)
+			}
+			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+				return fmt.Errorf("making mounts private: %w", err)
+			}
+			dir, err := os.MkdirTemp("", "vaultui-fusectl")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(dir)
+			if err := unix.Mount("fusectl", dir, "fusectl", 0, ""); err != nil {
+				return fmt.Errorf("mounting fusectl: %w", err)
+			}
+			defer unix.Unmount(dir, 0)
+			return os.WriteFile(filepath.Join(dir, conn, "abort"), []byte("1"), 0)
+		}()
+	}()
+	return <-done
 }
 
 // remount mounts again the automount vaults of the given policy that a lock unmounted; why

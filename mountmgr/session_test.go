@@ -1,10 +1,12 @@
 package mountmgr
 
 import (
+	"errors"
 	"io"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,10 +170,9 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 	if !mounted(sleepMP) || !mounted(neverMP) {
 		t.Fatal("a screen lock unmounted a vault whose policy does not say so")
 	}
-	if _, err := f.Write([]byte("after the lock")); err == nil {
-		if err := f.Sync(); err == nil {
-			t.Log("note: the open file still works: fusectl is not available here")
-		}
+	_, werr := f.Write([]byte("after the lock"))
+	if werr == nil {
+		werr = f.Sync()
 	}
 
 	evs, err := c.Events(ctx(t), 0)
@@ -185,6 +186,13 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 			// The open file made it busy: the event names who was cut off and how.
 			cut = strings.Contains(e.Detail, "in use by") && strings.Contains(e.Detail, "detached")
 			t.Logf("lock event: %s", e.Detail)
+			// Cut off (fusectl reachable: always as root): the open file fails from now on.
+			if strings.Contains(e.Detail, "cut off") && !errors.Is(werr, syscall.ENOTCONN) {
+				t.Errorf("writing to a file opened before the lock: %v, want ENOTCONN", werr)
+			}
+			if os.Geteuid() == 0 && !strings.Contains(e.Detail, "cut off") {
+				t.Errorf("as root the connection must be aborted: %s", e.Detail)
+			}
 		}
 		if e.Kind == EventUnmounted {
 			got = append(got, map[string]string{sleepDir: "s", screenDir: "l", neverDir: "n"}[e.CipherDir]+"/"+e.Reason)

@@ -45,8 +45,9 @@ func (f *fakeLogind) Inhibit(what, who, why, mode string) (dbus.UnixFD, *dbus.Er
 		r.Close()
 		f.released <- mountsUnder(f.base)
 	}()
+	fd := dbus.UnixFD(w.Fd())
 	go func() { time.Sleep(time.Second); w.Close() }() // ours, after the reply carried it
-	return dbus.UnixFD(w.Fd()), nil
+	return fd, nil
 }
 
 func (f *fakeLogind) inhibitors() int {

@@ -8,6 +8,7 @@ require (
 	github.com/charmbracelet/bubbletea v1.3.10
 	github.com/charmbracelet/lipgloss v1.1.0
 	github.com/charmbracelet/x/exp/teatest v0.0.0-20251215102626-e0db08df7383
+	github.com/godbus/dbus/v5 v5.2.4
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/muesli/termenv v0.16.0
 	github.com/rfjakob/eme v1.2.0

@@ -88,6 +88,10 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 				Msg: fmt.Sprintf("client speaks protocol version %d, daemon %d", req.V, ProtocolVersion)}})
 			return
 		}
+		if req.Op == opEvents && req.Follow {
+			d.followEvents(conn, req.ID, req.After)
+			return
+		}
 		if req.Op == opWatch {
 			d.watch(conn, req.ID)
 			return
@@ -131,6 +135,9 @@ func (d *daemon) handle(req *request) *response {
 	switch req.Op {
 	case opPing:
 		return &response{PID: os.Getpid()}
+	case opEvents:
+		evs, _ := d.events.since(req.After)
+		return &response{Events: evs}
 	case opStatus:
 		resp := &response{Mounts: d.status()}
 		if req.StaleReport {
@@ -144,11 +151,12 @@ func (d *daemon) handle(req *request) *response {
 		info, err := d.mount(req.Mount)
 		if err != nil {
 			d.log.Printf("mount %s at %s: %v", req.Mount.CipherDir, req.Mount.MountPoint, err)
+			d.eventMountFailed(req.Mount, err)
 			return &response{Error: toWire(err)}
 		}
 		return &response{Info: &info}
 	case opUnmount:
-		if err := d.unmountTarget(req.Target, req.Lazy); err != nil {
+		if err := d.unmountTargetFor(req.Target, req.Lazy); err != nil {
 			d.log.Printf("unmount %s: %s", req.Target, logSafe(err))
 			return &response{Error: toWire(err)}
 		}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/mountmgr/vfs"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // ServeOptions configures [Serve].
@@ -35,6 +36,15 @@ type ServeOptions struct {
 	ShutdownGrace time.Duration
 	// Ready, if set, is called once the socket accepts connections.
 	Ready func()
+	// EventsPath is the event log's file; "" means EventsPath(). EventsMax bounds the log
+	// (0: DefaultEventsMax).
+	EventsPath string
+	EventsMax  int
+	// Automount mounts the registry's automount vaults with their keyring passwords once
+	// the socket is up, once per login (see automount). RegistryPath is the registry; ""
+	// means vault.DefaultRegistryPath().
+	Automount    bool
+	RegistryPath string
 }
 
 // Serve runs the mount daemon until ctx is done (or it has been idle for IdleExit), then
@@ -107,6 +117,10 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		lastUsed:    time.Now(),
 		stop:        stop,
 	}
+	if opts.EventsPath == "" {
+		opts.EventsPath, _ = EventsPath()
+	}
+	d.events = openEventLog(opts.EventsPath, opts.EventsMax, d.log)
 	if d.owned, err = readLedger(d.ledger); err != nil {
 		d.log.Printf("%v; stale mounts of an earlier daemon will not be cleaned up", err)
 	}
@@ -130,6 +144,13 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	if opts.Ready != nil {
 		opts.Ready()
 	}
+	if opts.RegistryPath == "" {
+		opts.RegistryPath, _ = vault.DefaultRegistryPath()
+	}
+	if opts.Automount {
+		go d.automount(ctx, dir, opts.RegistryPath)
+	}
+	go d.watchSession(ctx, opts.RegistryPath)
 
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -146,10 +167,11 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 }
 
 type daemon struct {
-	log   *log.Logger
-	uid   int
-	quit  chan struct{}
-	conns sync.WaitGroup
+	log    *log.Logger
+	events *eventLog
+	uid    int
+	quit   chan struct{}
+	conns  sync.WaitGroup
 	// inflight counts mount requests being served, so shutdown waits for them.
 	inflight sync.WaitGroup
 	// stop ends Serve (idle exit).
@@ -234,7 +256,7 @@ func (d *daemon) tick() {
 				d.stop()
 			}
 			for _, mp := range idle {
-				if err := d.unmount(mp, false); err != nil {
+				if err := d.unmountFor(mp, false, ReasonIdle); err != nil {
 					// Busy: try again after another idle period rather than every second.
 					d.log.Printf("idle unmount: %s; trying again later", logSafe(err))
 					d.mu.Lock()

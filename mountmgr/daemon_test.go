@@ -224,6 +224,17 @@ func TestIdleUnmount(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// The event log says why it went (recorded just after the unmount finished).
+	for {
+		evs, err := c.Events(ctx(t), 0)
+		if err == nil && len(evs) > 0 && evs[len(evs)-1].Kind == EventUnmounted && evs[len(evs)-1].Reason == ReasonIdle {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events after an idle unmount: %+v, %v", evs, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func TestWatchStreams(t *testing.T) {

@@ -42,6 +42,8 @@ const (
 	// KindDaemon is "version" on the wire: the only daemon error a daemon itself can send is
 	// that it speaks another protocol version.
 	KindDaemon Kind = "version"
+	// KindFuseDevice: /dev/fuse cannot be opened; older clients show a generic error.
+	KindFuseDevice Kind = "fuse_device"
 )
 
 // kinds gives each kind its sentinel, in order of precedence: an error is of the first kind
@@ -61,6 +63,7 @@ var kinds = []struct {
 	{KindBusy, ErrBusy},
 	{KindNotMounted, ErrNotMounted},
 	{KindDaemon, ErrDaemon},
+	{KindFuseDevice, ErrFuseDevice},
 }
 
 // kdfMemoryRemote is what a kdf_memory error unwraps to on the client: both the vault being

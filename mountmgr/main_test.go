@@ -68,6 +68,7 @@ func TestMain(m *testing.M) {
 		if v := os.Getenv(testLogMaxEnv); v != "" {
 			opts.LogMax, _ = strconv.ParseInt(v, 10, 64)
 		}
+		opts.Automount = os.Getenv(testAutomountEnv) == "1"
 		err := Serve(ctx, opts)
 		stop()
 		if err != nil {

@@ -68,10 +68,11 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		ReadOnly:   r.ReadOnly,
 		AllowOther: r.AllowOther,
 		Logger:     d.log,
+		AuthFailed: d.authFailedHook(cipherDir, mountPoint),
 	})
 	if err != nil {
 		v.Close()
-		return MountInfo{}, fmt.Errorf("mounting %s at %s: %w", cipherDir, mountPoint, err)
+		return MountInfo{}, fmt.Errorf("mounting %s at %s: %w", cipherDir, mountPoint, explainFuseFailure(err, fuseDevice))
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(mountPoint, &st); err != nil {
@@ -102,6 +103,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	d.mu.Unlock()
 	ok = true
 	d.log.Printf("mounted %s (%s) at %s", cipherDir, m.info.Cipher, mountPoint)
+	d.eventMounted(cipherDir, mountPoint)
 	if v.notice != "" {
 		d.log.Printf("%s: %s", cipherDir, v.notice)
 	}
@@ -119,9 +121,11 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		d.mu.Unlock()
 		if external {
 			d.log.Printf("%s was unmounted externally", mountPoint)
+			d.eventUnmounted(cipherDir, mountPoint, ReasonExternal)
 		}
 		if wasDetached {
 			d.log.Printf("%s (detached): its last user is gone; file system closed", mountPoint)
+			d.eventUnmounted(cipherDir, mountPoint, ReasonReleased)
 		}
 		v.Close()
 	}()
@@ -236,7 +240,7 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 func (d *daemon) unmountAll() error {
 	var errs []error
 	for _, mp := range d.mountPoints() {
-		if err := d.unmount(mp, false); err != nil {
+		if err := d.unmountFor(mp, false, ReasonUser); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -71,6 +71,9 @@ const (
 	opUnmountAll = "unmount_all"
 	opStatus     = "status"
 	opWatch      = "watch"
+	// opEvents returns the event log after request.After; with Follow it streams it like
+	// watch. A daemon that predates it answers bad_request.
+	opEvents = "events"
 )
 
 // request is one line from a client.
@@ -84,6 +87,10 @@ type request struct {
 	// StaleReport (status only): the client shows the stale mount report to the user, so the
 	// daemon includes it and counts it as delivered.
 	StaleReport bool `json:"stale_report,omitempty"`
+	// After and Follow (events only): the events numbered after After; Follow keeps the
+	// connection streaming new ones.
+	After  uint64 `json:"after,omitempty"`
+	Follow bool   `json:"follow,omitempty"`
 }
 
 // response is one line from the daemon.
@@ -97,6 +104,8 @@ type response struct {
 	PID    int         `json:"pid,omitempty"`
 	// Stale is the stale mount report, in answer to a status request with StaleReport.
 	Stale []StaleMount `json:"stale,omitempty"`
+	// Events answers an events request.
+	Events []Event `json:"events,omitempty"`
 }
 
 // wireError carries an error across the socket; Code keeps errors.Is working on the client.

@@ -125,11 +125,11 @@ func (d *daemon) shutdown() error {
 	d.mu.Unlock()
 	var errs []error
 	for _, mp := range d.mountPoints() {
-		err := d.unmount(mp, false)
+		err := d.unmountFor(mp, false, ReasonShutdown)
 		if errors.Is(err, ErrBusy) {
 			d.log.Printf("shutdown: %s; detaching it and serving its open files until they are closed, until %s at the latest",
 				logSafe(err), deadline.Format(time.TimeOnly))
-			err = d.unmount(mp, true)
+			err = d.unmountFor(mp, true, ReasonShutdown)
 		}
 		if err != nil {
 			d.log.Printf("shutdown: %s", logSafe(err))

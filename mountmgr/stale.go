@@ -64,6 +64,7 @@ func (d *daemon) cleanStale() {
 	d.pruneLedger()
 	for _, s := range news {
 		d.addReport(s)
+		d.eventStale(s)
 	}
 	// Earlier failures that are gone now (unmounted by hand or by "vaultui unmount"): a report
 	// not yet delivered must not claim they are still there.

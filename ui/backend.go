@@ -31,6 +31,11 @@ type Backend interface {
 	AddVault(v Vault) error
 	// Forget removes a vault from the registry. It never touches its files.
 	Forget(name string) error
+	// SetAutomount turns a registered vault's automount option on or off.
+	SetAutomount(name string, on bool) error
+	// StoredPassword reports whether the desktop keyring holds a password for
+	// cipherDir; err says why it cannot tell (no keyring).
+	StoredPassword(ctx context.Context, cipherDir string) (bool, error)
 	// Info describes a vault's on-disk configuration as labelled lines.
 	Info(ctx context.Context, cipherDir string) ([]Field, error)
 	ChangePassword(ctx context.Context, cipherDir string, oldPassword, newPassword []byte) error
@@ -54,6 +59,9 @@ type Backend interface {
 	// settling: through its mount when mountPoint is set (no password),
 	// else by unlocking the cipherdir with password.
 	OpenConflicts(ctx context.Context, cipherDir, mountPoint string, password []byte) (ConflictSession, error)
+	// WatchEvents calls each with the daemon's events numbered after after,
+	// then with every new one, until ctx is done or the daemon goes away.
+	WatchEvents(ctx context.Context, after uint64, each func([]Event)) error
 }
 
 // Errors a Backend wraps (errors.Is) so the screens can react to them: keep a prompt open,
@@ -73,6 +81,10 @@ type Vault struct {
 	Name, CipherDir, MountPoint string
 	ReadOnly                    bool
 	Idle                        time.Duration
+	// Automount: mounted at login with the keyring's password; Lock is the
+	// lock policy (vault.LockNever, ...).
+	Automount bool
+	Lock      string
 	// Cipher is the display name of the content cipher ("AES-256-GCM").
 	Cipher string
 	// Problem says why the vault's config could not be read, if it couldn't.
@@ -111,12 +123,25 @@ type CreateRequest struct {
 	LongNameMax                 int
 }
 
-// MountRequest asks the daemon to unlock and mount a vault: the daemon's own request, so the
-// name means one thing (the app leaves AllowOther off).
-type MountRequest = mountmgr.MountRequest
+// MountRequest asks the daemon to unlock and mount a vault.
+type MountRequest struct {
+	CipherDir, MountPoint string
+	Password              []byte
+	ReadOnly              bool
+	Idle                  time.Duration
+	// FromKeyring mounts with the password stored in the desktop keyring
+	// (Password is empty); Remember stores Password there once the mount
+	// worked, labelled with Name.
+	FromKeyring, Remember bool
+	Name                  string
+}
 
 // Mount is one live mount as the daemon reports it.
 type Mount struct {
+	// KeyringNote, in Mount's answer only, says what became of a password to
+	// remember ("stored in the keyring", or why not).
+	KeyringNote string
+
 	CipherDir, MountPoint, Cipher      string
 	ReadOnly                           bool
 	Since                              time.Time

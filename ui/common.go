@@ -28,6 +28,7 @@ type common struct {
 	// conflicts counts each vault's sync-conflict copies (by cipherdir),
 	// recounted whenever the list re-reads the registry.
 	conflicts map[string]ConflictCount
+	events    []Event // the daemon's event log, oldest first, at most eventsKept
 
 	// switchTo and backTo ask the root model to change screens right after
 	// the current Update, before the next key is read, so keys typed
@@ -38,6 +39,8 @@ type common struct {
 	jobs    int                 // numbers background jobs whose late messages must be told apart
 	history map[string]*history // by mount point
 	speed   speedState
+	// speedCache keeps the speed test across runs; nil keeps it in memory only.
+	speedCache *speedCache
 }
 
 // speedState is the last speed test, remembered for the create wizard.
@@ -46,6 +49,8 @@ type speedState struct {
 	running bool
 	results []SpeedResult
 	rec     *Recommendation
+	// measured is when the results were taken (a cached test is older than the app).
+	measured time.Time
 }
 
 func (s *speedState) result(id string) (SpeedResult, bool) {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
 )
 
 // TestEndToEndTmux drives the real binary in a tmux pane at 80x24, as a
@@ -55,6 +57,17 @@ func TestEndToEndTmux(t *testing.T) {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A real keyring on a private session bus, when installed (.ci/run installs it), for
+	// the remember-password part; the rest runs without.
+	haveKeyring := true
+	for _, b := range []string{"dbus-daemon", "gnome-keyring-daemon"} {
+		if _, err := exec.LookPath(b); err != nil {
+			haveKeyring = false
+		}
+	}
+	if haveKeyring {
+		keyringtest.Start(t)
 	}
 	env := append(os.Environ(),
 		"HOME="+home,
@@ -187,8 +200,14 @@ func TestEndToEndTmux(t *testing.T) {
 	keys("Enter")
 	see("Wrong password")
 	typeText(password)
+	if haveKeyring {
+		keys("Tab", "Tab", "Tab", "Space") // Keyring: remember it
+	}
 	keys("Enter")
 	see("● mounted at")
+	if haveKeyring {
+		see("Password stored in the keyring.")
+	}
 
 	// Write into the mount until the list shows the write throughput.
 	stop := make(chan struct{})
@@ -215,6 +234,23 @@ func TestEndToEndTmux(t *testing.T) {
 	keys("u")
 	see("secret unmounted.")
 	see("○ locked")
+	// The row shows the newest event; e lists them all, from the daemon.
+	see("unmounted (user)")
+	keys("e")
+	see("secret  mounted at")
+	see("mount failed")
+	keys("Escape")
+	see("○ locked")
+
+	if haveKeyring {
+		// Mounted again without typing: the keyring's password.
+		keys("m")
+		see("stored in the keyring: enter mounts with it")
+		keys("Enter")
+		see("● mounted at")
+		keys("u")
+		see("secret unmounted.")
+	}
 
 	keys("q")
 	see("EXITED 0")

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -47,6 +48,7 @@ type fakeBackend struct {
 	mountErr     error // the next mount fails with it
 	problems     []Problem
 	speedCalls   int
+	stored       map[string]string // the fake keyring: cipherdir -> password
 	forgotten    []string
 	watch        chan []Mount // Watch forwards these until ctx is done
 	// conflicts are the conflict copies by cipherdir; settled records
@@ -175,10 +177,20 @@ func (f *fakeBackend) Mount(ctx context.Context, req MountRequest) (Mount, error
 		f.mountErr = nil
 		return Mount{}, err
 	}
+	if req.FromKeyring {
+		req.Password = []byte(f.stored[req.CipherDir])
+	}
 	if string(req.Password) != f.password {
 		return Mount{}, fmt.Errorf("%s: %w", req.CipherDir, ErrWrongPassword)
 	}
 	m := Mount{CipherDir: req.CipherDir, MountPoint: req.MountPoint, Cipher: "AEGIS-256X2", ReadOnly: req.ReadOnly, Since: testNow.Add(-5 * time.Minute)}
+	if req.Remember && !req.FromKeyring {
+		if f.stored == nil {
+			f.stored = map[string]string{}
+		}
+		f.stored[req.CipherDir] = string(req.Password)
+		m.KeyringNote = "Password stored in the keyring."
+	}
 	f.mounts = append(f.mounts, m)
 	return m, nil
 }
@@ -355,4 +367,30 @@ func (s *fakeConflicts) Close() {
 	s.f.mu.Lock()
 	s.f.sessions--
 	s.f.mu.Unlock()
+}
+
+// WatchEvents waits: tests deliver events as eventsMsg.
+func (f *fakeBackend) WatchEvents(ctx context.Context, after uint64, each func([]Event)) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (f *fakeBackend) SetAutomount(name string, on bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.vaults {
+		if f.vaults[i].Name == name {
+			f.vaults[i].Automount = on
+			return nil
+		}
+	}
+	return errors.New("no such vault")
+}
+
+// StoredPassword answers from f.stored, the fake keyring (cipherdir -> password).
+func (f *fakeBackend) StoredPassword(ctx context.Context, cipherDir string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.stored[cipherDir]
+	return ok, nil
 }

@@ -15,6 +15,9 @@ type field struct {
 	toggle bool
 	on     bool
 	hint   string // shown after the field, e.g. a password's strength
+	// suggested marks the placeholder as a value enter accepts, not a
+	// description of what to type.
+	suggested bool
 }
 
 func textField(label, value, placeholder string) *field {
@@ -24,6 +27,14 @@ func textField(label, value, placeholder string) *field {
 	in.SetValue(value)
 	in.CharLimit = 4096
 	return &field{label: label, input: in}
+}
+
+// suggestField is a text field whose placeholder is a suggestion: enter on
+// the empty field takes it (see form.acceptSuggestion).
+func suggestField(label, suggestion string) *field {
+	f := textField(label, "", suggestion)
+	f.suggested = true
+	return f
 }
 
 func passwordField(label string) *field {
@@ -77,6 +88,19 @@ func (f *form) focused() *field { return f.fields[f.focus] }
 func (f *form) typing() bool { return len(f.fields) > 0 && !f.focused().toggle }
 
 func (f *form) value(i int) string { return f.fields[i].input.Value() }
+
+// acceptSuggestion fills the focused field with its suggestion when it is
+// empty, so enter takes what the field shows instead of doing nothing.
+func (f *form) acceptSuggestion() {
+	if len(f.fields) == 0 {
+		return
+	}
+	fl := f.focused()
+	if fl.suggested && !fl.toggle && fl.input.Value() == "" {
+		fl.input.SetValue(fl.input.Placeholder)
+		fl.input.CursorEnd()
+	}
+}
 
 // newPasswordHints shows a strength hint under the new password field pw and
 // "does not match" under its confirmation field once what is typed there

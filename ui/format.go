@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"github.com/charmbracelet/lipgloss"
+
 	"fmt"
 	"math"
 	"os"
@@ -156,6 +158,23 @@ func truncate(s string, w int) string {
 		return s
 	}
 	return string(r[:w-1]) + "…"
+}
+
+// wrap breaks s into lines of at most w cells at spaces (long words are
+// broken too), for sentences that must be read whole on a narrow terminal.
+func wrap(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	return lipgloss.NewStyle().Width(w).Render(s)
+}
+
+// plural is "1 vault" or "2 vaults": n with the noun's singular or plural.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // truncateLeft keeps the end of s (the interesting part of a path).

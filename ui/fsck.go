@@ -155,7 +155,7 @@ func (s *fsckScreen) View() string {
 		b.WriteString(s.form.View())
 	}
 	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(truncate(s.err, w)))
+		b.WriteString("\n\n" + st.Error.Render(wrap(s.err, w)))
 	}
 	return b.String()
 }
@@ -166,7 +166,7 @@ func (s *fsckScreen) results(w int) string {
 		if s.err != "" {
 			return st.Error.Render("The check did not finish.")
 		}
-		return st.Success.Render(fmt.Sprintf("No problems found in %d files and directories.", s.prog.Total))
+		return st.Success.Render("No problems found in " + plural(s.prog.Total, "file or directory", "files and directories") + ".")
 	}
 	var b strings.Builder
 	damage := 0
@@ -193,12 +193,4 @@ func (s *fsckScreen) results(w int) string {
 		b.WriteString(st.Subtle.Render(fmt.Sprintf("%d–%d of %d (↑/↓ to scroll)", s.offset+1, end, len(s.problems))))
 	}
 	return b.String()
-}
-
-// plural says "1 note" or "3 notes".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

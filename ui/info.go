@@ -92,7 +92,7 @@ func (s *infoScreen) View() string {
 	case !s.loaded:
 		b.WriteString("\n" + s.c.spinner.View() + " Reading the vault's config…")
 	case s.err != nil:
-		b.WriteString("\n" + st.Error.Render(truncate("Cannot read the config: "+s.err.Error(), w)))
+		b.WriteString("\n" + st.Error.Render(wrap("Cannot read the config: "+s.err.Error(), w)))
 	}
 	return b.String()
 }

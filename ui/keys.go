@@ -6,11 +6,13 @@ import "github.com/charmbracelet/bubbles/key"
 // the bindings that apply to them for the help bar; `?` shows them all.
 type KeyMap struct {
 	Up, Down, Enter, Back, Quit, Help key.Binding
+	// FormHelp shows every key even while typing, where `?` is text.
+	FormHelp key.Binding
 	// ForceQuit quits even while typing in a field.
 	ForceQuit key.Binding
 
 	// List actions.
-	Filter, New, Add, Speed, Mount, Unmount, Info, Passwd, Fsck, Forget, Conflicts key.Binding
+	Filter, New, Add, Speed, Mount, Unmount, Info, Passwd, Fsck, Forget, Conflicts, Events, Automount key.Binding
 
 	// Forms.
 	NextField, PrevField, Toggle, Submit key.Binding
@@ -33,18 +35,21 @@ func DefaultKeyMap() *KeyMap {
 		Quit:  key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Help:  key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "all keys")),
 
+		FormHelp:  key.NewBinding(key.WithKeys("f1"), key.WithHelp("F1", "all keys")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 
-		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		New:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new vault")),
-		Add:     key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "add existing")),
-		Speed:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "speed test")),
-		Mount:   key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "mount")),
-		Unmount: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unmount")),
-		Info:    key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "info")),
-		Passwd:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "password")),
-		Fsck:    key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "fsck")),
-		Forget:  key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "forget")),
+		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		New:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new vault")),
+		Add:       key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "add existing")),
+		Speed:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "speed test")),
+		Mount:     key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "mount")),
+		Unmount:   key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unmount")),
+		Info:      key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "info")),
+		Passwd:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "password")),
+		Fsck:      key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "fsck")),
+		Forget:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "forget")),
+		Events:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
+		Automount: key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "automount on/off")),
 
 		Conflicts: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "conflicts")),
 

@@ -65,7 +65,7 @@ func (l *listScreen) keys() []key.Binding {
 		return []key.Binding{k.Submit, k.Back}
 	}
 	enter := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
-	return []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Conflicts, k.Forget, k.Filter, k.Up, k.Down}
+	return []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Conflicts, k.Forget, k.Events, k.Automount, k.Filter, k.Up, k.Down}
 }
 
 func (l *listScreen) Init() tea.Cmd { return l.load() }
@@ -227,6 +227,8 @@ func (l *listScreen) Update(msg tea.Msg) tea.Cmd {
 			l.setStatus(msg.err.Error(), true)
 		}
 		return nil
+	case automountSet:
+		return l.automountDone(msg)
 	case tea.KeyMsg:
 		return l.handleKey(msg)
 	}
@@ -294,6 +296,8 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return l.c.open(newAddScreen(l.c))
 	case key.Matches(msg, k.Speed):
 		return l.c.open(newSpeedScreen(l.c))
+	case key.Matches(msg, k.Events):
+		return l.c.open(newEventsScreen(l.c))
 	case !ok:
 		return nil
 	case key.Matches(msg, k.Enter):
@@ -329,6 +333,12 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		return l.c.open(newConflictsScreen(l.c, v))
+	case key.Matches(msg, k.Automount):
+		if !l.registered(v) {
+			l.setStatus(v.Name+" is not in the registry.", true)
+			return nil
+		}
+		return l.toggleAutomount(v)
 	case key.Matches(msg, k.Forget):
 		if !l.registered(v) {
 			l.setStatus(v.Name+" is not in the registry.", true)
@@ -414,15 +424,15 @@ func (l *listScreen) statusLine(w int) string {
 	s := l.c.styles
 	switch {
 	case l.busyVault != nil:
-		return s.Warning.Render(truncate(l.busyVault.Name+" is busy: files are open in it.", w)) + "\n" +
+		return s.Warning.Render(wrap(l.busyVault.Name+" is busy: files are open in it.", w)) + "\n" +
 			s.Subtle.Render(truncate(l.busyErr, w)) + "\n" +
-			s.Warning.Render(truncate("Lazy unmount (detach now, finish when they close)? y/n", w))
+			s.Warning.Render(wrap("Lazy unmount (detach now, finish when they close)? y/n", w))
 	case l.status != "" && l.statusErr:
-		return s.Error.Render(truncate(l.status, w))
+		return s.Error.Render(wrap(l.status, w))
 	case l.status != "":
-		return s.Success.Render(truncate(l.status, w))
+		return s.Success.Render(wrap(l.status, w))
 	case l.watchErr != nil:
-		return s.Warning.Render(truncate("Daemon: "+l.watchErr.Error()+" (retrying)", w))
+		return s.Warning.Render(wrap("Daemon: "+l.watchErr.Error()+" (retrying)", w))
 	}
 	items := l.items()
 	n := 0
@@ -434,7 +444,7 @@ func (l *listScreen) statusLine(w int) string {
 	if len(items) == 0 {
 		return ""
 	}
-	return s.Subtle.Render(fmt.Sprintf("%d vaults, %d mounted", len(items), n))
+	return s.Subtle.Render(fmt.Sprintf("%s, %d mounted", plural(len(items), "vault", "vaults"), n))
 }
 
 func (l *listScreen) row(v Vault, sel bool, w int) string {
@@ -450,6 +460,13 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 	line1 := marker + name
 	if note := l.c.conflictNote(v.CipherDir); note != "" {
 		line1 += "  " + s.Warning.Render("⚑ "+note)
+	}
+	if ev, ok := l.c.lastEvent(v.CipherDir); ok {
+		// The newest event, between the name and the cipher where it fits.
+		avail := w - lipgloss.Width(line1) - lipgloss.Width(cipher) - 6
+		if text := ev.Summary + " · " + ago(l.c.now(), ev.Time); avail >= 12 {
+			line1 += "  " + s.Subtle.Render(truncate(text, avail))
+		}
 	}
 	line1 += strings.Repeat(" ", max(1, w-lipgloss.Width(line1)-lipgloss.Width(cipher))) + s.Subtle.Render(cipher)
 
@@ -472,6 +489,9 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		state = s.Error.Render(truncate("! "+v.Problem, w-2))
 	default:
 		state = s.StateLocked.Render("○ locked · " + truncateLeft(tildePath(v.CipherDir), w-13))
+	}
+	if v.Automount && speed == "" {
+		speed = s.Subtle.Render("automount")
 	}
 	line2 := "  " + state
 	if speed != "" {

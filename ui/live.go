@@ -80,13 +80,23 @@ func (s *liveScreen) View() string {
 	if h := s.c.history[m.MountPoint]; h != nil {
 		rd, wr = h.read, h.write
 	}
-	cw := min(historyLen, w-2)
-	// Both charts share a scale so their heights compare.
+	// Both charts share a scale so their heights compare; the y axis is
+	// labelled at the top and the middle row, right of the chart.
 	top := max(peak(rd), peak(wr), 1)
+	labels := map[int]string{0: rate(top), chartHeight / 2: rate(top / 2)}
+	labelW := 0
+	for _, l := range labels {
+		labelW = max(labelW, len(l)+1)
+	}
+	cw := min(historyLen, w-2-labelW)
 	draw := func(name string, cur float64, samples []float64, style func(...string) string) {
 		b.WriteString(style(fmt.Sprintf("%-6s now %-11s peak %s", name, rate(cur), rate(peak(samples)))) + "\n")
-		for _, line := range chart(samples, cw, chartHeight, top) {
-			b.WriteString(style(line) + "│\n")
+		for i, line := range chart(samples, cw, chartHeight, top) {
+			tick, label := "│", ""
+			if l, ok := labels[i]; ok {
+				tick, label = "┤", " "+st.Subtle.Render(l)
+			}
+			b.WriteString(style(line) + tick + label + "\n")
 		}
 	}
 	draw("read", m.ReadBps, rd, st.Read.Render)

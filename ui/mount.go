@@ -19,6 +19,14 @@ type mountScreen struct {
 	form     *form
 	mounting bool
 	err      string
+	// stored: the keyring holds a password for the vault, which an empty
+	// password field uses; storedFailed: it did not unlock the vault.
+	stored, storedFailed, fromKeyring bool
+}
+
+type storedChecked struct {
+	has bool
+	err error
 }
 
 type mounted struct {
@@ -34,13 +42,20 @@ func newMountScreen(c *common, v Vault) *mountScreen {
 		passwordField("Password"),
 		toggleField("Read-only", v.ReadOnly),
 		textField("Idle timeout", formatIdle(v.Idle), "minutes, empty for none"),
+		toggleField("Keyring", false),
 	)}
 }
 
 func (s *mountScreen) title() string { return "mount " + s.v.Name }
 func (s *mountScreen) typing() bool  { return s.form.typing() }
 func (s *mountScreen) busy() bool    { return s.mounting }
-func (s *mountScreen) Init() tea.Cmd { return s.form.setFocus(0) }
+func (s *mountScreen) Init() tea.Cmd {
+	b, ctx, dir := s.c.backend, s.c.ctx, s.v.CipherDir
+	return tea.Batch(s.form.setFocus(0), func() tea.Msg {
+		has, err := b.StoredPassword(ctx, dir)
+		return storedChecked{has: has, err: err}
+	})
+}
 
 func (s *mountScreen) keys() []key.Binding {
 	k := s.c.keys
@@ -50,6 +65,13 @@ func (s *mountScreen) keys() []key.Binding {
 
 func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
+	case storedChecked:
+		if msg.has && s.form.value(0) == "" {
+			s.stored = true
+			s.form.fields[3].on = true
+			s.form.fields[0].hint = s.c.styles.Subtle.Render("stored in the keyring: enter mounts with it")
+		}
+		return nil
 	case mounted:
 		s.mounting = false
 		if msg.err == nil {
@@ -57,9 +79,24 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 			if _, ok := s.c.mountFor(msg.m.CipherDir); !ok {
 				s.c.mounts = append(s.c.mounts, msg.m)
 			}
-			return s.c.back(fmt.Sprintf("%s mounted at %s.", s.v.Name, tildePath(msg.m.MountPoint)), false)
+			status := fmt.Sprintf("%s mounted at %s.", s.v.Name, tildePath(msg.m.MountPoint))
+			if msg.m.KeyringNote != "" {
+				status += " " + msg.m.KeyringNote
+			}
+			return s.c.back(status, false)
 		}
 		s.err = mountError(s.v, msg.err)
+		if s.fromKeyring {
+			// Asked once more, never in a loop: an empty field no longer means the keyring.
+			s.stored, s.storedFailed, s.fromKeyring = false, true, false
+			s.form.fields[0].hint = ""
+			if errors.Is(msg.err, ErrWrongPassword) {
+				s.err = "The password stored in the keyring does not unlock " + s.v.Name + " (changed since?). Type it; with Remember on it replaces the stored one."
+			} else {
+				s.err = "The keyring's password could not be used: " + msg.err.Error() + ". Type the password."
+			}
+			return s.form.setFocus(0)
+		}
 		if errors.Is(msg.err, ErrWrongPassword) {
 			s.form.fields[0].input.Reset()
 			return s.form.setFocus(0)
@@ -97,7 +134,8 @@ func mountError(v Vault, err error) string {
 
 func (s *mountScreen) submit() tea.Cmd {
 	pw := s.form.value(0)
-	if pw == "" {
+	s.fromKeyring = pw == "" && s.stored
+	if pw == "" && !s.fromKeyring {
 		s.err = "Type the vault's password."
 		return s.form.setFocus(0)
 	}
@@ -112,7 +150,8 @@ func (s *mountScreen) submit() tea.Cmd {
 	}
 	s.err = ""
 	s.mounting = true
-	req := MountRequest{CipherDir: s.v.CipherDir, MountPoint: s.v.MountPoint, Password: []byte(pw), ReadOnly: s.form.fields[1].on, Idle: idle}
+	req := MountRequest{CipherDir: s.v.CipherDir, MountPoint: s.v.MountPoint, Password: []byte(pw), ReadOnly: s.form.fields[1].on, Idle: idle,
+		FromKeyring: s.fromKeyring, Remember: s.form.fields[3].on, Name: s.v.Name}
 	b, ctx := s.c.backend, s.c.ctx
 	return func() tea.Msg {
 		m, err := b.Mount(ctx, req)
@@ -134,6 +173,9 @@ func (s *mountScreen) View() string {
 		lbl("Cipher", s.v.Cipher)
 	}
 	b.WriteString("\n" + s.form.View())
+	if s.form.focus == 3 {
+		b.WriteString("\n" + st.Subtle.Render(truncate("space: remember the password in the desktop keyring for the next mounts", s.c.contentWidth())))
+	}
 	if s.mounting {
 		b.WriteString("\n\n" + s.c.spinner.View() + " Unlocking and mounting…")
 	}

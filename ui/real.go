@@ -26,6 +26,9 @@ func Run() error {
 	}
 	defer b.Close()
 	m := New(ctx, b)
+	if sc, err := defaultSpeedCache(); err == nil {
+		m.c.speedCache = sc
+	}
 	final, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx)).Run()
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return fmt.Errorf("terminal app: %w", err)
@@ -125,7 +128,8 @@ func (b *realBackend) Vaults() ([]Vault, error) {
 	}
 	out := make([]Vault, 0, len(reg.Vaults))
 	for _, e := range reg.Vaults {
-		v := Vault{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint, ReadOnly: e.ReadOnly, Idle: e.Idle}
+		v := Vault{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint, ReadOnly: e.ReadOnly, Idle: e.Idle,
+			Automount: e.MountAtStart, Lock: e.LockPolicy()}
 		if cfg, err := vault.LoadConfig(e.CipherDir); err != nil {
 			v.Problem = err.Error()
 		} else {
@@ -279,12 +283,27 @@ func (b *realBackend) Mount(ctx context.Context, req MountRequest) (Mount, error
 			return Mount{}, escaped(fmt.Errorf("%w: %w", mountmgr.ErrMountpoint, err))
 		}
 	}
-	info, err := c.Mount(ctx, req)
+	if req.FromKeyring {
+		pw, err := storedPassword(ctx, req.CipherDir)
+		if err != nil {
+			return Mount{}, err
+		}
+		defer crypto.Wipe(pw)
+		req.Password = pw
+	}
+	info, err := c.Mount(ctx, mountmgr.MountRequest{
+		CipherDir: req.CipherDir, MountPoint: req.MountPoint, Password: req.Password,
+		ReadOnly: req.ReadOnly, Idle: req.Idle,
+	})
 	if err != nil {
 		b.dropConn(c, err)
 		return Mount{}, escaped(err)
 	}
-	return uiMount(info), nil
+	m := uiMount(info)
+	if req.Remember && !req.FromKeyring {
+		m.KeyringNote = rememberPassword(ctx, req)
+	}
+	return m, nil
 }
 
 func (b *realBackend) Unmount(ctx context.Context, target string, lazy bool) error {

@@ -90,7 +90,11 @@ func (s *speedScreen) View() string {
 	case sp.rec == nil:
 		b.WriteString("Starting…\n\n")
 	default:
-		b.WriteString("Encryption throughput on this CPU (one core):\n\n")
+		b.WriteString("Encryption throughput on this CPU (one core):\n")
+		if !sp.measured.IsZero() {
+			b.WriteString(st.Subtle.Render("measured "+ago(s.c.now(), sp.measured)+" · r runs it again") + "\n")
+		}
+		b.WriteString("\n")
 	}
 
 	rows := speedRows(s.c)
@@ -141,7 +145,7 @@ func (s *speedScreen) View() string {
 	}
 	for _, cph := range rows {
 		if r, ok := sp.result(cph.ID); ok && r.Implementation != "" {
-			b.WriteString(st.Subtle.Render(truncate(cph.Name+" runs on: "+r.Implementation, w)) + "\n")
+			b.WriteString(st.Subtle.Render(wrap(cph.Name+" runs on: "+r.Implementation, w)) + "\n")
 		}
 	}
 	if sp.rec != nil {

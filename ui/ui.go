@@ -54,8 +54,9 @@ type Model struct {
 	fullHelp bool
 	spinning bool
 	quitting bool
-	// watchFails counts failed watch attempts in a row, for the retry backoff.
-	watchFails int
+	// watchFails counts failed watch attempts in a row, for the retry backoff;
+	// eventFails the same for the event stream.
+	watchFails, eventFails int
 }
 
 // New returns the app on top of a backend. ctx bounds every background job
@@ -101,7 +102,21 @@ func (m *Model) goodbye() string {
 }
 
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.list.Init(), m.startWatch(), refreshLater())
+	return tea.Batch(m.list.Init(), m.startWatch(), m.startEvents(), refreshLater(), m.loadSpeed())
+}
+
+// loadSpeed reads the last speed test from the cache, if there is one.
+func (m *Model) loadSpeed() tea.Cmd {
+	sc := m.c.speedCache
+	if sc == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		if l, ok := sc.load(); ok {
+			return l
+		}
+		return nil
+	}
 }
 
 // registryRefresh is how often the list re-reads the registry, so vaults
@@ -225,6 +240,19 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return tea.Batch(cmd, tea.Tick(watchBackoff(m.watchFails), func(time.Time) tea.Msg { return watchRetry{} }))
 	case watchRetry:
 		return m.startWatch()
+	case eventsMsg:
+		m.eventFails = 0
+		m.c.addEvents(msg)
+		return m.screen().Update(msg)
+	case eventsEnded:
+		// The watch stream reports the daemon's trouble; this one only retries.
+		if m.c.ctx.Err() != nil {
+			return nil
+		}
+		m.eventFails++
+		return tea.Tick(watchBackoff(m.eventFails), func(time.Time) tea.Msg { return eventsRetry{} })
+	case eventsRetry:
+		return m.startEvents()
 	case refreshRegistry:
 		return tea.Batch(m.list.load(), refreshLater())
 	case vaultsMsg:
@@ -245,11 +273,25 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return m.screen().Update(msg)
 	case speedDone:
+		var save tea.Cmd
 		if msg.run == m.c.speed.run {
 			m.c.speed.running = false
 			m.c.speed.results = msg.results
 			rec := msg.rec
 			m.c.speed.rec = &rec
+			m.c.speed.measured = m.c.now()
+			if sc := m.c.speedCache; sc != nil && m.c.ctx.Err() == nil {
+				measured := m.c.speed.measured
+				// Only a cache: a failure to write it costs a re-run, nothing more.
+				save = func() tea.Msg { _ = sc.save(msg.results, rec, measured); return nil }
+			}
+		}
+		return tea.Batch(save, m.screen().Update(msg))
+	case speedLoaded:
+		// A test run in this session is newer than the cache.
+		if !m.c.speed.running && m.c.speed.rec == nil {
+			rec := msg.rec
+			m.c.speed.results, m.c.speed.rec, m.c.speed.measured = msg.results, &rec, msg.measured
 		}
 		return m.screen().Update(msg)
 	case conflictsOpened:
@@ -273,6 +315,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if key.Matches(msg, m.c.keys.ForceQuit) {
 			m.quitting = true
 			return tea.Quit
+		}
+		if key.Matches(msg, m.c.keys.FormHelp) {
+			m.fullHelp = !m.fullHelp
+			return nil
 		}
 		if !m.screen().typing() {
 			switch {
@@ -307,7 +353,13 @@ func (m *Model) View() string {
 		helpView = m.help.FullHelpView(columns(append(sc.keys(), m.globalKeys()...), 5))
 	} else {
 		// The screen's keys come most important first; the bar keeps what fits.
-		helpView = m.help.ShortHelpView(append([]key.Binding{m.c.keys.Help, m.c.keys.Quit}, sc.keys()...))
+		// While a field has the keyboard `?` and `q` are text: the bar
+		// offers F1 and ctrl+c, which work there.
+		first := []key.Binding{m.c.keys.Help, m.c.keys.Quit}
+		if sc.typing() {
+			first = []key.Binding{m.c.keys.FormHelp, m.c.keys.ForceQuit}
+		}
+		helpView = m.help.ShortHelpView(append(first, sc.keys()...))
 	}
 	body := sc.View()
 	bodyH := m.c.height - 2 - lipgloss.Height(helpView)
@@ -345,7 +397,7 @@ func (m *Model) mountSummary() string {
 // globalKeys are listed in the full help of every screen.
 func (m *Model) globalKeys() []key.Binding {
 	k := m.c.keys
-	return []key.Binding{k.Back, k.Help, k.Quit}
+	return []key.Binding{k.Back, k.Help, k.FormHelp, k.Quit}
 }
 
 // columns splits bindings into help columns of at most n rows.

@@ -276,9 +276,7 @@ func TestWizardValidates(t *testing.T) {
 	fb := newFake()
 	fb.vaults = []Vault{{Name: "taken", CipherDir: "/data/taken.crypt"}}
 	tm := newTestModel(t, fb)
-	tm.keys("n", "enter")
-	wantView(t, tm, "Type the folder")
-	tm.keys("/data/full", "enter")
+	tm.keys("n", "/data/full", "enter")
 	wantView(t, tm, "step 1 of 6", "not empty")
 	tm.keys("ctrl+u", "/data/taken2", "enter", "ctrl+u", "taken", "enter")
 	wantView(t, tm, "step 2 of 6", `"taken" is already registered`)
@@ -400,6 +398,10 @@ func TestLiveView(t *testing.T) {
 	}
 	wantView(t, tm, "AEGIS-256X2 · mounted at /home/u/Vaults/work", "5m ago", "write  now 9.0 MB/s", "peak 19 MB/s",
 		"read 12 MB · written 34 MB · 1234 ops (56/s)", "-60s", "█")
+	// The y axis is labelled at the top and the middle of both charts.
+	if v := tm.View(); strings.Count(v, "┤ 19 MB/s") != 2 || strings.Count(v, "┤ 9.5 MB/s") != 2 {
+		t.Errorf("chart axis labels missing:\n%s", v)
+	}
 	golden(t, tm, "live")
 	tm.keys("u")
 	if tm.current != nil || len(fb.unmounts) != 1 {
@@ -513,7 +515,7 @@ func TestHelpListsEveryKey(t *testing.T) {
 	tm := newTestModel(t, fb)
 	tm.keys("?")
 	k := tm.c.keys
-	for _, b := range []key.Binding{k.Up, k.Down, k.Back, k.Quit, k.Help, k.Filter, k.New, k.Add, k.Speed, k.Mount, k.Unmount, k.Info, k.Passwd, k.Fsck, k.Conflicts, k.Forget} {
+	for _, b := range []key.Binding{k.Up, k.Down, k.Back, k.Quit, k.Help, k.FormHelp, k.Filter, k.New, k.Add, k.Speed, k.Mount, k.Unmount, k.Info, k.Passwd, k.Fsck, k.Conflicts, k.Forget, k.Events} {
 		h := b.Help()
 		wantView(t, tm, h.Key, h.Desc)
 	}

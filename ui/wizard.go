@@ -83,9 +83,9 @@ type vaultCreated struct {
 
 func newWizard(c *common) *wizardScreen {
 	w := &wizardScreen{c: c, ciphers: c.backend.Ciphers()}
-	w.dir = newForm(c, textField("Folder", "", "~/Private.crypt"))
-	w.name = newForm(c, textField("Name", "", "private"))
-	w.mountPoint = newForm(c, textField("Mount point", "", "~/Private"))
+	w.dir = newForm(c, suggestField("Folder", "~/Private.crypt"))
+	w.name = newForm(c, suggestField("Name", "private"))
+	w.mountPoint = newForm(c, suggestField("Mount point", "~/Private"))
 	w.password = newForm(c, passwordField("Password"), passwordField("Confirm"))
 	w.advanced = newForm(c,
 		textField("scrypt cost (log2 N)", strconv.Itoa(defaultScryptLogN), ""),
@@ -181,6 +181,7 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		w.dir.fields[0].input.SetValue(msg.dir)
+		w.dir.fields[0].input.CursorEnd() // the expanded path may be longer
 		if w.name.value(0) == "" {
 			w.name.fields[0].input.SetValue(defaultName(msg.dir))
 		}
@@ -250,6 +251,7 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if key.Matches(msg, k.Submit) {
+		w.form().acceptSuggestion()
 		return w.submit()
 	}
 	cmd := w.form().Update(msg)
@@ -316,6 +318,7 @@ func (w *wizardScreen) submit() tea.Cmd {
 			return nil
 		}
 		w.mountPoint.fields[0].input.SetValue(mp)
+		w.mountPoint.fields[0].input.CursorEnd()
 		return w.goTo(stepCipher)
 	case stepPassword:
 		pw, confirm := w.password.value(0), w.password.value(1)
@@ -410,7 +413,7 @@ func (w *wizardScreen) View() string {
 	var b strings.Builder
 	switch w.step {
 	case stepDir:
-		b.WriteString(para.Render("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync.") + "\n\n")
+		b.WriteString(para.Render("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it.") + "\n\n")
 		b.WriteString(w.dir.View())
 		if w.checking {
 			b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")

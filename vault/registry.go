@@ -45,6 +45,16 @@ var ErrDuplicate = errors.New("already registered")
 // ErrInvalidName is returned for a vault name that cannot be used.
 var ErrInvalidName = errors.New("invalid vault name")
 
+// Lock policies: when the daemon unmounts a vault on its own to protect it.
+const (
+	LockNever  = "never"
+	LockSleep  = "sleep"            // before the machine suspends or hibernates
+	LockScreen = "sleep+screenlock" // and when the screen locks
+)
+
+// LockPolicies lists the lock policies in order of strictness.
+var LockPolicies = []string{LockNever, LockSleep, LockScreen}
+
 // Entry is one known vault.
 type Entry struct {
 	Name       string `json:"name"`
@@ -52,8 +62,30 @@ type Entry struct {
 	MountPoint string `json:"mountpoint"` // absolute, cleaned; may be empty
 	ReadOnly   bool   `json:"readonly,omitempty"`
 	// Idle unmounts the vault after this long without file activity; 0 = never.
-	Idle         time.Duration `json:"-"`
-	MountAtStart bool          `json:"mount_at_start,omitempty"`
+	Idle time.Duration `json:"-"`
+	// MountAtStart (the automount option) mounts the vault when the daemon starts at login,
+	// with the password stored in the keyring.
+	MountAtStart bool `json:"mount_at_start,omitempty"`
+	// Lock is the lock policy as stored: "" in entries written before lock policies
+	// existed, which means LockNever (see LockPolicy). Registry.Add gives new vaults
+	// LockSleep.
+	Lock string `json:"lock,omitempty"`
+
+	// extra holds the fields of the entry this version does not know (written by a newer
+	// vaultui), written back unchanged so they survive this version's saves.
+	extra map[string]json.RawMessage
+}
+
+// LockPolicy is the entry's effective lock policy: LockNever for an entry from before lock
+// policies, the strictest (LockScreen) for a value this version does not know.
+func (e Entry) LockPolicy() string {
+	switch e.Lock {
+	case "":
+		return LockNever
+	case LockNever, LockSleep, LockScreen:
+		return e.Lock
+	}
+	return LockScreen
 }
 
 // entryJSON is Entry on disk: Idle as a Go duration string ("15m0s"), which
@@ -65,16 +97,40 @@ type entryJSON struct {
 	ReadOnly     bool   `json:"readonly,omitempty"`
 	Idle         string `json:"idle,omitempty"`
 	MountAtStart bool   `json:"mount_at_start,omitempty"`
+	Lock         string `json:"lock,omitempty"`
 }
 
-// MarshalJSON writes Idle as a duration string.
+// entryKeys are entryJSON's keys: everything else in an entry is kept in Entry.extra.
+var entryKeys = map[string]bool{"name": true, "cipherdir": true, "mountpoint": true, "readonly": true,
+	"idle": true, "mount_at_start": true, "lock": true}
+
+// MarshalJSON writes Idle as a duration string, and the fields this version does not know
+// as they were read.
 func (e Entry) MarshalJSON() ([]byte, error) {
 	j := entryJSON{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint,
-		ReadOnly: e.ReadOnly, MountAtStart: e.MountAtStart}
+		ReadOnly: e.ReadOnly, MountAtStart: e.MountAtStart, Lock: e.Lock}
 	if e.Idle != 0 {
 		j.Idle = e.Idle.String()
 	}
-	return json.Marshal(j)
+	known, err := json.Marshal(j)
+	if err != nil || len(e.extra) == 0 {
+		return known, err
+	}
+	return mergeExtra(known, e.extra)
+}
+
+// mergeExtra adds the fields of extra (unknown to this version) to the JSON object known.
+func mergeExtra(known []byte, extra map[string]json.RawMessage) ([]byte, error) {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(known, &all); err != nil {
+		return nil, err
+	}
+	for k, v := range extra {
+		if _, ok := all[k]; !ok {
+			all[k] = v
+		}
+	}
+	return json.Marshal(all)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -91,8 +147,21 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		}
 		idle = d
 	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	var extra map[string]json.RawMessage
+	for k, v := range all {
+		if !entryKeys[k] {
+			if extra == nil {
+				extra = map[string]json.RawMessage{}
+			}
+			extra[k] = v
+		}
+	}
 	*e = Entry{Name: j.Name, CipherDir: j.CipherDir, MountPoint: j.MountPoint,
-		ReadOnly: j.ReadOnly, Idle: idle, MountAtStart: j.MountAtStart}
+		ReadOnly: j.ReadOnly, Idle: idle, MountAtStart: j.MountAtStart, Lock: j.Lock, extra: extra}
 	return nil
 }
 
@@ -107,6 +176,8 @@ type Registry struct {
 	loaded []byte
 	// files is the file system Save writes through; nil is the real one (tests fail it).
 	files fileSystem
+	// extra holds top-level fields this version does not know, written back unchanged.
+	extra map[string]json.RawMessage
 }
 
 type registryFileJSON struct {
@@ -148,14 +219,31 @@ func LoadRegistry(path string) (*Registry, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, corrupt("file is empty")
 	}
+	// Fields this version does not know, at the top or in an entry, are kept and written
+	// back: a newer vaultui may add options, and saving here must not lose them.
 	var f registryFileJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
 		return nil, corrupt("%v", err)
 	}
 	if dec.More() {
 		return nil, corrupt("trailing data after the JSON object")
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, corrupt("%v", err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return nil, corrupt("%v", err)
+	}
+	for k, v := range top {
+		if k != "version" && k != "vaults" {
+			if r.extra == nil {
+				r.extra = map[string]json.RawMessage{}
+			}
+			r.extra[k] = v
+		}
 	}
 	if f.Version != registryVersion {
 		return nil, corrupt("unsupported version %d (this vaultui reads version %d)", f.Version, registryVersion)
@@ -197,7 +285,15 @@ func (r *Registry) save() error {
 	if vaults == nil {
 		vaults = []Entry{}
 	}
-	data, err := json.MarshalIndent(registryFileJSON{Version: registryVersion, Vaults: vaults}, "", "  ")
+	data, err := json.Marshal(registryFileJSON{Version: registryVersion, Vaults: vaults})
+	if err == nil && len(r.extra) > 0 {
+		data, err = mergeExtra(data, r.extra)
+	}
+	var indented bytes.Buffer
+	if err == nil {
+		err = json.Indent(&indented, data, "", "  ")
+		data = indented.Bytes()
+	}
 	if err != nil {
 		return fmt.Errorf("saving registry %s: %w", r.Path, err)
 	}
@@ -259,7 +355,13 @@ func (r *Registry) Add(e Entry) error {
 			return err
 		}
 	}
+	if e.Lock == "" {
+		e.Lock = LockSleep // new vaults lock on sleep; older entries keep "" (never)
+	}
 	if err := validateRegistryEntry(e); err != nil {
+		return err
+	}
+	if err := ValidateLockPolicy(e.Lock); err != nil {
 		return err
 	}
 	if err := checkRegistryDuplicate(r.Vaults, e); err != nil {
@@ -267,6 +369,50 @@ func (r *Registry) Add(e Entry) error {
 	}
 	r.Vaults = append(r.Vaults, e)
 	return nil
+}
+
+// ValidateLockPolicy accepts the lock policies this version knows.
+func ValidateLockPolicy(p string) error {
+	for _, k := range LockPolicies {
+		if p == k {
+			return nil
+		}
+	}
+	return fmt.Errorf("lock policy %q: want one of %s", p, strings.Join(LockPolicies, ", "))
+}
+
+// Update replaces the entry called name with what change makes of it, checked like Add.
+// Fields this version does not know stay as they were.
+func (r *Registry) Update(name string, change func(e *Entry) error) (Entry, error) {
+	for i, e := range r.Vaults {
+		if e.Name != name {
+			continue
+		}
+		if err := change(&e); err != nil {
+			return Entry{}, err
+		}
+		var err error
+		if e.MountPoint != "" {
+			if e.MountPoint, err = registryAbs(e.MountPoint); err != nil {
+				return Entry{}, err
+			}
+		}
+		if err := validateRegistryEntry(e); err != nil {
+			return Entry{}, err
+		}
+		if e.Lock != "" {
+			if err := ValidateLockPolicy(e.Lock); err != nil {
+				return Entry{}, err
+			}
+		}
+		others := append(append([]Entry(nil), r.Vaults[:i]...), r.Vaults[i+1:]...)
+		if err := checkRegistryDuplicate(others, e); err != nil {
+			return Entry{}, err
+		}
+		r.Vaults[i] = e
+		return e, nil
+	}
+	return Entry{}, fmt.Errorf("vault %q: %w", name, ErrNotFound)
 }
 
 // Remove forgets the vault called name. It never touches the vault's files.

@@ -1,10 +1,12 @@
 package vault
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -45,10 +47,11 @@ func TestRegistryRoundTripAndPermissions(t *testing.T) {
 		{Name: "work", CipherDir: "/data/work.enc", MountPoint: "/home/u/Vaults/work", ReadOnly: true, Idle: 15 * time.Minute, MountAtStart: true},
 		{Name: "photos ☀", CipherDir: "/data/photos"},
 	}
-	for _, e := range want {
+	for i, e := range want {
 		if err := r.Add(e); err != nil {
 			t.Fatal(err)
 		}
+		want[i].Lock = LockSleep // new vaults lock on sleep
 	}
 	if err := r.Save(); err != nil {
 		t.Fatal(err)
@@ -71,7 +74,7 @@ func TestRegistryRoundTripAndPermissions(t *testing.T) {
 		t.Fatalf("loaded %d vaults, want %d", len(r2.Vaults), len(want))
 	}
 	for i := range want {
-		if r2.Vaults[i] != want[i] {
+		if !reflect.DeepEqual(r2.Vaults[i], want[i]) {
 			t.Errorf("vault %d: got %+v, want %+v", i, r2.Vaults[i], want[i])
 		}
 	}
@@ -148,7 +151,6 @@ func TestRegistryCorruptIsReportedAndNeverOverwritten(t *testing.T) {
 		"truncated":       `{"version":1,"vaults":[{"name":"a","ciph`,
 		"empty":           "",
 		"wrong version":   `{"version":7,"vaults":[]}`,
-		"unknown field":   `{"version":1,"vaults":[],"extra":true}`,
 		"relative dir":    `{"version":1,"vaults":[{"name":"a","cipherdir":"rel"}]}`,
 		"bad name":        `{"version":1,"vaults":[{"name":"-x","cipherdir":"/a"}]}`,
 		"duplicate name":  `{"version":1,"vaults":[{"name":"a","cipherdir":"/a"},{"name":"a","cipherdir":"/b"}]}`,
@@ -288,4 +290,71 @@ func TestRegistrySaveRefusesToUndoAnotherChange(t *testing.T) {
 	if err != nil || len(c.Vaults) != 2 {
 		t.Fatalf("after saves: %+v, %v", c, err)
 	}
+}
+
+// TestRegistryKeepsUnknownFields: fields a newer vaultui writes, at the top or in an entry,
+// survive this version's load, change and save; entries from before lock policies keep
+// "never", new ones get "sleep".
+func TestRegistryKeepsUnknownFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vaults.json")
+	old := `{"version":1,"future_top":{"a":[1,2]},"vaults":[` +
+		`{"name":"old","cipherdir":"/data/old","mountpoint":"/m/old","future":"x","nested":{"k":true}}]}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := LoadRegistry(path)
+	if err != nil {
+		t.Fatalf("a registry with unknown fields: %v", err)
+	}
+	if p := r.Vaults[0].LockPolicy(); p != LockNever {
+		t.Errorf("an entry from before lock policies has policy %q, want never", p)
+	}
+	if err := r.Add(Entry{Name: "new", CipherDir: "/data/new"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Update("old", func(e *Entry) error { e.MountAtStart = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Save(); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := LoadRegistry(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	var f struct {
+		FutureTop json.RawMessage              `json:"future_top"`
+		Vaults    []map[string]json.RawMessage `json:"vaults"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	if string(compactJSON(t, f.FutureTop)) != `{"a":[1,2]}` {
+		t.Errorf("top-level unknown field became %s", f.FutureTop)
+	}
+	if string(f.Vaults[0]["future"]) != `"x"` || string(compactJSON(t, f.Vaults[0]["nested"])) != `{"k":true}` {
+		t.Errorf("entry's unknown fields lost: %s", data)
+	}
+	if !r2.Vaults[0].MountAtStart || r2.Vaults[0].LockPolicy() != LockNever || r2.Vaults[1].LockPolicy() != LockSleep {
+		t.Errorf("after the round trip: %+v", r2.Vaults)
+	}
+	// A policy this version does not know counts as the strictest.
+	if p := (Entry{Lock: "on-logout"}).LockPolicy(); p != LockScreen {
+		t.Errorf("unknown policy reads as %q", p)
+	}
+	if _, err := r2.Update("new", func(e *Entry) error { e.Lock = "sometimes"; return nil }); err == nil {
+		t.Error("Update accepted an unknown lock policy")
+	}
+	if _, err := r2.Update("missing", func(e *Entry) error { return nil }); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Update of a missing vault: %v", err)
+	}
+}
+
+func compactJSON(t *testing.T, b []byte) []byte {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return out.Bytes()
 }

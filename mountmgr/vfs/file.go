@@ -200,8 +200,10 @@ func (f *file) read(dest []byte, off int64) (int, syscall.Errno) {
 	if err != nil {
 		var be *crypto.BlockError
 		if errors.As(err, &be) {
+			cp := f.node.cipherPath()
 			fsys.log.Printf("vfs: %s: block %d (plaintext bytes %d-%d) fails authentication; read of %d bytes at %d refused: %v",
-				f.node.cipherPath(), be.Block, be.Block*bs, (be.Block+1)*bs-1, len(dest), off, be.Err)
+				cp, be.Block, be.Block*bs, (be.Block+1)*bs-1, len(dest), off, be.Err)
+			fsys.reportAuthFailure(cp, be.Block)
 		} else {
 			fsys.log.Printf("vfs: %s: reading %d bytes at %d: %v", f.node.cipherPath(), len(dest), off, err)
 		}
@@ -433,7 +435,9 @@ func (f *file) readBlock(b uint64, id []byte, dst []byte) syscall.Errno {
 	defer fsys.putPlainBuf(pb)
 	plain, err := fsys.enc.DecryptBlocks((*pb)[:0], c[:n], b, id)
 	if err != nil {
-		fsys.log.Printf("vfs: %s: block %d fails authentication; refusing to rewrite it: %v", f.node.cipherPath(), b, err)
+		cp := f.node.cipherPath()
+		fsys.log.Printf("vfs: %s: block %d fails authentication; refusing to rewrite it: %v", cp, b, err)
+		fsys.reportAuthFailure(cp, b)
 		return syscall.EIO
 	}
 	copy(dst, plain)

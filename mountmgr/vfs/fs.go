@@ -45,6 +45,10 @@ type Options struct {
 	Logger *log.Logger
 	// Debug logs every FUSE request.
 	Debug bool
+	// AuthFailed, if set, is called (besides the log line) when a block fails
+	// authentication, with the file's path inside the cipherdir (encrypted names) and the
+	// block number. It runs on the request's goroutine: it must return quickly.
+	AuthFailed func(cipherPath string, block uint64)
 }
 
 // Counters are a mount's live statistics, updated atomically on the hot path (mountmgr turns
@@ -197,6 +201,7 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		perDirIV:   v.Names != nil && v.PerDirIV,
 		ro:         opts.ReadOnly,
 		log:        lg,
+		authFailed: opts.AuthFailed,
 		stats:      &Counters{},
 		cbs:        v.Content.CipherBlockSize(),
 		asRoot:     syscall.Geteuid() == 0,
@@ -246,12 +251,26 @@ type fsys struct {
 	perDirIV   bool // per-directory IVs (false: deterministic names, zero IV)
 	ro         bool
 	log        *log.Logger
+	authFailed func(cipherPath string, block uint64) // Options.AuthFailed, may be nil
 	stats      *Counters
 	cbs        int
 	asRoot     bool
 	zeroIV     []byte
 
 	cipherPool, plainPool sync.Pool
+}
+
+// reportAuthFailure hands a block that failed authentication to Options.AuthFailed.
+// cipherPath is as node.cipherPath gives it for log lines (quoted); the callback gets the
+// path itself, and escapes it wherever it shows it.
+func (f *fsys) reportAuthFailure(cipherPath string, block uint64) {
+	if f.authFailed == nil {
+		return
+	}
+	if p, err := strconv.Unquote(cipherPath); err == nil {
+		cipherPath = p
+	}
+	f.authFailed(cipherPath, block)
 }
 
 // op counts one operation and, when it failed unexpectedly, one error.

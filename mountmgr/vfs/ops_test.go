@@ -201,7 +201,13 @@ func TestRandomOps(t *testing.T) {
 	if err := m.Unmount(); err != nil {
 		t.Fatal(err)
 	}
-	m2, err := Mount(mp, v, Options{Logger: testLogger(t)})
+	var reportMu sync.Mutex
+	reported := map[string][]uint64{}
+	m2, err := Mount(mp, v, Options{Logger: testLogger(t), AuthFailed: func(cipherPath string, block uint64) {
+		reportMu.Lock()
+		defer reportMu.Unlock()
+		reported[cipherPath] = append(reported[cipherPath], block)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +247,13 @@ func TestFlippedByte(t *testing.T) {
 	if err := os.WriteFile(cipherFile, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m2, err := Mount(mp, v, Options{Logger: testLogger(t)})
+	var reportMu sync.Mutex
+	reported := map[string][]uint64{}
+	m2, err := Mount(mp, v, Options{Logger: testLogger(t), AuthFailed: func(cipherPath string, block uint64) {
+		reportMu.Lock()
+		defer reportMu.Unlock()
+		reported[cipherPath] = append(reported[cipherPath], block)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,6 +281,18 @@ func TestFlippedByte(t *testing.T) {
 	}
 	if m.Counters.Errors.Load() == 0 {
 		t.Error("EIO not counted as an error")
+	}
+	// Options.AuthFailed heard of block 2, under the file's name in the cipherdir.
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	blocks := reported["/"+filepath.Base(cipherFile)]
+	if len(reported) != 1 || len(blocks) == 0 {
+		t.Fatalf("AuthFailed reports %v, want block 2 of %q", reported, "/"+filepath.Base(cipherFile))
+	}
+	for _, b := range blocks {
+		if b != 2 {
+			t.Errorf("AuthFailed reported block %d, only 2 is corrupt", b)
+		}
 	}
 }
 

@@ -15,7 +15,7 @@ var daemonCommand = &command{
 	name:    "daemon",
 	group:   groupMounts,
 	summary: "Run the mount manager in the foreground (clients start it on demand)",
-	args:    "[--idle-exit DUR] [--grace DUR]",
+	args:    "[--idle-exit DUR] [--grace DUR] [--autostart]",
 	help: `The mount manager owns every mount and every unlocked key. "vaultui mount"
 and the terminal app start it when it is not running, detached, logging to
 $XDG_STATE_HOME/vaultui/daemon.log; run it by hand only to watch its log.
@@ -29,10 +29,14 @@ files still open on it are served until they are closed, for at most --grace
 nothing mounted and no client connected for --idle-exit, it exits (clients
 start it again when needed). Its log file is rotated at 1 MiB (daemon.log.1 keeps
 the previous one) and holds no file names from inside a vault. One daemon
-runs per user; a second one exits with an error.`,
+runs per user; a second one exits with an error. --autostart is how
+"vaultui autostart" starts it at login: it never exits when idle, and once
+per login it mounts the vaults with the automount option whose password is
+in the keyring (reported in "vaultui events" when it cannot).`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		idleExit := fs.Duration("idle-exit", mountmgr.DefaultIdleExit, "exit after `DURATION` with nothing mounted and no client (0: never)")
 		grace := fs.Duration("grace", mountmgr.DefaultShutdownGrace, "on SIGTERM, serve files still open on busy vaults for at most `DURATION`")
+		autostart := fs.Bool("autostart", false, "started at login: automount, and no idle exit")
 		return func(e *env, args []string) error {
 			if len(args) != 0 {
 				return e.usage("takes no arguments, got %d", len(args))
@@ -41,6 +45,9 @@ runs per user; a second one exits with an error.`,
 				return e.usage("--idle-exit must not be negative and --grace must be positive")
 			}
 			opts := mountmgr.ServeOptions{IdleExit: *idleExit, ShutdownGrace: *grace}
+			if *autostart {
+				opts.IdleExit, opts.Automount = 0, true
+			}
 			// With the process's own stderr, Serve finds out whether that is the log file
 			// (started by a client), which it then rotates, or a terminal.
 			if e.stderr != io.Writer(os.Stderr) {

@@ -22,7 +22,9 @@ func printInfoJSON(w io.Writer, e vault.Entry, i vault.Info) error {
 	return writeJSON(w, infoJSON{Name: e.Name, MountPoint: e.MountPoint, Info: i})
 }
 
-func printInfo(w io.Writer, e vault.Entry, i vault.Info) {
+// printInfo prints the vault's facts; keyring, when not "", says whether its password is in
+// the desktop keyring.
+func printInfo(w io.Writer, e vault.Entry, i vault.Info, keyring string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	// Values come from the config, which whoever can write the cipherdir controls.
 	row := func(label, value string) { fmt.Fprintf(tw, "%s:\t%s\n", label, vault.EscapeControl(value)) }
@@ -51,6 +53,9 @@ func printInfo(w io.Writer, e vault.Entry, i vault.Info) {
 	row("Creator", i.Creator)
 	for _, c := range i.ConfigConflicts {
 		row("Config conflict", c+" (a sync tool's copy; this vault uses "+crypto.ConfName+")")
+	}
+	if keyring != "" {
+		row("Keyring", keyring)
 	}
 	tw.Flush()
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
 )
 
@@ -21,7 +20,7 @@ var mountCommand = &command{
 	name:    "mount",
 	group:   groupMounts,
 	summary: "Unlock a vault and mount it (it stays mounted in the background)",
-	args:    "[--passfile F] [--ro] [--idle DUR] [--allow-other] VAULT [MOUNTPOINT]",
+	args:    "[--passfile F] [--remember] [--ro] [--idle DUR] [--allow-other] VAULT [MOUNTPOINT]",
 	help: `VAULT is a registered name or a cipherdir. MOUNTPOINT defaults to the
 registry's; it must exist, be a directory and be empty. The mount is owned by
 the background manager ("vaultui daemon", started on demand), so it keeps
@@ -29,16 +28,23 @@ working after this command returns, which happens once the mount is usable.
 --ro and --idle default to the registry entry's options. --idle unmounts the
 vault after no file activity for that long (e.g. 30m). --allow-other lets
 other users (root included) into the mount.
+When the desktop keyring (Secret Service) holds the vault's password, it is
+used instead of asking (unless --passfile is given); --remember stores the
+password there once the mount worked. A stored password that no longer
+works is reported and asked for once, and the one typed replaces it.
+"vaultui forget-password VAULT" removes it.
 
 examples:
   vaultui mount work
   vaultui mount --passfile pw.txt --ro ~/Private.enc /mnt/private
-  vaultui mount --idle 15m work`,
+  vaultui mount --idle 15m work
+  vaultui mount --remember work`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
 		ro := fs.Bool("ro", false, "mount read-only")
 		idle := fs.Duration("idle", 0, "unmount after no file activity for `DURATION` (0: never)")
 		allowOther := fs.Bool("allow-other", false, "let other users into the mount")
+		remember := fs.Bool("remember", false, "store the password in the desktop keyring once mounted")
 		return func(e *env, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return e.usage("expected VAULT [MOUNTPOINT], got %d arguments", len(args))
@@ -85,13 +91,7 @@ examples:
 			if report, err := client.Stale(e.ctx); err == nil && len(report) > 0 {
 				fmt.Fprintln(e.stderr, staleNote(report))
 			}
-			pw, err := e.readPassword(*passfile, fmt.Sprintf("Password for %s: ", displayName(entry)))
-			if err != nil {
-				return err
-			}
-			req.Password = pw
-			info, err := client.Mount(e.ctx, req)
-			crypto.Wipe(pw)
+			info, err := mountWithKeyring(e, client, req, entry, *passfile, *remember)
 			if err != nil {
 				return mountHint(err, mp)
 			}
@@ -143,6 +143,8 @@ func mountHint(err error, mp string) error {
 		return withHint(err, "create an empty directory for it (mkdir -p %s) or give another MOUNTPOINT", mp)
 	case errors.Is(err, mountmgr.ErrAlreadyMounted):
 		return withHint(err, `"vaultui status" lists the mounts; "vaultui unmount" one first`)
+	case errors.Is(err, mountmgr.ErrFuseDevice):
+		return withHint(err, "install fuse3 (it provides fusermount3 and /dev/fuse), check that /dev/fuse is readable and writable by you (ls -l /dev/fuse: crw-rw-rw- is usual), and where the distribution has a fuse group, join it (usermod -aG fuse $USER) and log in again")
 	case errors.Is(err, mountmgr.ErrDaemon):
 		if p, perr := mountmgr.LogPath(); perr == nil {
 			return withHint(err, "the daemon's log is %s", p)
@@ -189,7 +191,7 @@ examples:
 			}
 			defer client.Close()
 			if *all {
-				return client.UnmountAll(e.ctx)
+				return unmountAll(e, client)
 			}
 			target := args[0]
 			if reg, rerr := e.loadRegistry(); rerr == nil {
@@ -223,4 +225,49 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// unmountAll unmounts everything and says what that was: the mounts listed
+// before and gone after, by registered name where there is one.
+func unmountAll(e *env, client *mountmgr.Client) error {
+	before, err := client.Status(e.ctx)
+	if err != nil {
+		return err
+	}
+	err = client.UnmountAll(e.ctx)
+	after, aerr := client.Status(e.ctx)
+	if aerr != nil {
+		after = nil
+	}
+	still := map[string]bool{}
+	for _, m := range after {
+		if !m.Detached {
+			still[m.MountPoint] = true
+		}
+	}
+	names := map[string]string{}
+	if reg, rerr := e.loadRegistry(); rerr == nil {
+		for _, v := range reg.Vaults {
+			names[v.CipherDir] = v.Name
+		}
+	}
+	n := 0
+	for _, m := range before {
+		if m.Stale || m.Detached || still[m.MountPoint] {
+			continue
+		}
+		n++
+		if name := names[m.CipherDir]; name != "" {
+			fmt.Fprintf(e.stdout, "Unmounted %s from %s\n", name, m.MountPoint)
+		} else {
+			fmt.Fprintf(e.stdout, "Unmounted %s from %s\n", m.CipherDir, m.MountPoint)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		fmt.Fprintln(e.stdout, "Nothing was mounted.")
+	}
+	return nil
 }

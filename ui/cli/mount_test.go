@@ -18,9 +18,18 @@ import (
 // real daemon (this test binary started as "vaultui daemon"). Each script gets its own
 // runtime dir, so its own daemon, which is stopped when the script ends.
 func TestMountScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/mount",
+	testscript.Run(t, mountScriptParams(t, "testdata/mount", nil))
+}
+
+// mountScriptParams runs the scripts in dir with their own daemon each; extra, if set, adds
+// to each script's environment.
+func mountScriptParams(t *testing.T, dir string, extra func(env *testscript.Env)) testscript.Params {
+	return testscript.Params{
+		Dir: dir,
 		Setup: func(env *testscript.Env) error {
+			if extra != nil {
+				extra(env)
+			}
 			// A unix socket path must fit in 108 bytes; $WORK can be long.
 			run, err := os.MkdirTemp("", "vcli")
 			if err != nil {
@@ -54,7 +63,7 @@ func TestMountScripts(t *testing.T) {
 			"exits":      cmdExits,
 			"killdaemon": cmdKillDaemon,
 		},
-	})
+	}
 }
 
 // stopTestDaemon sends SIGTERM to the daemon of runtime dir run (its pid is in the lock file)
@@ -84,14 +93,18 @@ func stopTestDaemon(t *testing.T, run string) {
 // killdaemon: kill -9 the script's mount daemon, as a crash would, and wait until it is dead:
 // its mounts are then stale ("transport endpoint is not connected").
 func cmdKillDaemon(ts *testscript.TestScript, neg bool, args []string) {
+	sig := syscall.SIGKILL
+	if len(args) == 1 && args[0] == "-TERM" {
+		sig, args = syscall.SIGTERM, nil // a clean stop: the daemon unmounts first
+	}
 	if neg || len(args) != 0 {
-		ts.Fatalf("usage: killdaemon")
+		ts.Fatalf("usage: killdaemon [-TERM]")
 	}
 	b, err := os.ReadFile(filepath.Join(ts.Getenv("XDG_RUNTIME_DIR"), "vaultui", "daemon.lock"))
 	ts.Check(err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	ts.Check(err)
-	ts.Check(syscall.Kill(pid, syscall.SIGKILL))
+	ts.Check(syscall.Kill(pid, sig))
 	// The daemon is not our child (it was started by a "vaultui" command), so it may linger as
 	// a zombie; by then its files, /dev/fuse among them, are closed.
 	for i := 0; i < 500; i++ {
@@ -104,7 +117,7 @@ func cmdKillDaemon(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	ts.Fatalf("daemon %d still alive after SIGKILL", pid)
+	ts.Fatalf("daemon %d still alive after %v", pid, sig)
 }
 
 // TestReadmeDocumentsMountCommands keeps README.md's Mounting section true to the commands.
@@ -124,7 +137,7 @@ func TestReadmeDocumentsMountCommands(t *testing.T) {
 			t.Errorf("README.md lacks %q", usage)
 		}
 	}
-	if n != 5 {
-		t.Errorf("%d mount commands registered, want mount, unmount, status, daemon, bench", n)
+	if n != 8 {
+		t.Errorf("%d mount commands registered, want mount, unmount, status, events, forget-password, autostart, daemon, bench", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/vaultui/vaultui/vault"
@@ -108,6 +109,7 @@ type listEntryJSON struct {
 	ReadOnly     bool   `json:"readonly"`
 	Idle         string `json:"idle"` // Go duration, "" = never
 	MountAtStart bool   `json:"mount_at_start"`
+	Lock         string `json:"lock"`             // effective lock policy
 	Cipher       string `json:"cipher,omitempty"` // crypto.CipherID, e.g. "aes-gcm"
 	Error        string `json:"error,omitempty"`  // why the config could not be read
 }
@@ -116,7 +118,7 @@ func printListJSON(w io.Writer, vaults []vault.Entry) error {
 	out := make([]listEntryJSON, 0, len(vaults))
 	for _, v := range vaults {
 		j := listEntryJSON{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
-			ReadOnly: v.ReadOnly, MountAtStart: v.MountAtStart}
+			ReadOnly: v.ReadOnly, MountAtStart: v.MountAtStart, Lock: v.LockPolicy()}
 		if v.Idle != 0 {
 			j.Idle = v.Idle.String()
 		}
@@ -140,9 +142,10 @@ var addCommand = &command{
 	name:    "add",
 	group:   groupRegistry,
 	summary: "Register an existing vault (made by vaultui or gocryptfs)",
-	args:    "[--name N] [--mountpoint M] CIPHERDIR",
+	args:    "[--name N] [--mountpoint M] [--automount] [--lock POLICY] CIPHERDIR",
 	help: `Checks that CIPHERDIR holds a gocryptfs.conf vaultui can use; no password is
-needed and nothing in CIPHERDIR is changed.
+needed and nothing in CIPHERDIR is changed. --automount and --lock are
+explained in "vaultui edit --help"; the lock policy defaults to sleep.
 
 examples:
   vaultui add ~/Private.enc
@@ -150,9 +153,14 @@ examples:
 	setup: func(fs *flag.FlagSet) runFunc {
 		name := fs.String("name", "", "`NAME` in the registry (default: the directory's base name)")
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
+		automount := fs.Bool("automount", false, "mount at login with the keyring's password")
+		lock := fs.String("lock", vault.LockSleep, "lock `POLICY`: "+strings.Join(vault.LockPolicies, ", "))
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
+			}
+			if err := vault.ValidateLockPolicy(*lock); err != nil {
+				return e.usage("--lock: %v", err)
 			}
 			dir, err := filepath.Abs(args[0])
 			if err != nil {
@@ -176,7 +184,7 @@ examples:
 				}
 			}
 			reg, err := e.updateRegistry(func(reg *vault.Registry) error {
-				return reg.Add(vault.Entry{Name: n, CipherDir: dir, MountPoint: mp})
+				return reg.Add(vault.Entry{Name: n, CipherDir: dir, MountPoint: mp, MountAtStart: *automount, Lock: *lock})
 			})
 			if err != nil {
 				return err

@@ -186,7 +186,9 @@ var infoCommand = &command{
 	group:   groupVaults,
 	summary: "Show a vault's cipher, feature flags, scrypt cost and creator",
 	args:    "[--json] VAULT",
-	help: `Reads only gocryptfs.conf; no password is needed.
+	help: `Reads only gocryptfs.conf; no password is needed. The last line says
+whether the desktop keyring holds the vault's password (vaultui mount
+--remember).
 
 examples:
   vaultui info work
@@ -208,7 +210,7 @@ examples:
 			if *asJSON {
 				return printInfoJSON(e.stdout, entry, info)
 			}
-			printInfo(e.stdout, entry, info)
+			printInfo(e.stdout, entry, info, keyringStatus(e.ctx, entry.CipherDir))
 			return nil
 		}
 	},

@@ -1,0 +1,141 @@
+package mountmgr
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr/keyring"
+	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// testAutomountEnv makes the test daemon run automount at start.
+const testAutomountEnv = "VAULTUI_TEST_AUTOMOUNT"
+
+// TestAutomountWithKeyring: a daemon started for a login mounts the automount vaults whose
+// password is in a real keyring, reports the others, and a later daemon of the same login
+// mounts nothing again.
+func TestAutomountWithKeyring(t *testing.T) {
+	base := daemonEnv(t)
+	keyringtest.Start(t)
+	t.Setenv(testAutomountEnv, "1")
+
+	okDir, okMP, okPW := newVault(t, base, crypto.AESGCM)
+	noPWDir, noPWMP, _ := newVault(t, base, crypto.AESGCM)
+	badDir, badMP, _ := newVault(t, base, crypto.AESGCM)
+	manualDir, manualMP, manualPW := newVault(t, base, crypto.AESGCM)
+	regPath, err := vault.DefaultRegistryPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := vault.LoadRegistry(regPath)
+	for _, e := range []vault.Entry{
+		{Name: "ok", CipherDir: okDir, MountPoint: okMP, MountAtStart: true, ReadOnly: true},
+		{Name: "nopw", CipherDir: noPWDir, MountPoint: noPWMP, MountAtStart: true},
+		{Name: "bad", CipherDir: badDir, MountPoint: badMP, MountAtStart: true},
+		{Name: "manual", CipherDir: manualDir, MountPoint: manualMP},
+	} {
+		if err := reg.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reg.Save(); err != nil {
+		t.Fatal(err)
+	}
+	kr, err := keyring.Open(ctx(t), keyring.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, pw := range map[string][]byte{okDir: okPW, badDir: []byte("not the password"), manualDir: manualPW} {
+		if err := kr.Set(ctx(t), dir, "test", pw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kr.Close()
+
+	c := connect(t) // starts the daemon, which automounts in the background
+	var evs []Event
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		evs, err = c.Events(ctx(t), 0)
+		if err == nil && len(evs) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("automount events after 20 s: %+v, %v", evs, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	byDir := map[string]Event{}
+	for _, e := range evs {
+		byDir[e.CipherDir] = e
+	}
+	if e := byDir[okDir]; e.Kind != EventMounted {
+		t.Errorf("ok vault: %+v, want mounted", e)
+	}
+	if e := byDir[noPWDir]; e.Kind != EventMountFailed || e.Reason != ReasonAutomount || !strings.Contains(e.Detail, "vaultui mount --remember nopw") {
+		t.Errorf("vault without a stored password: %+v", e)
+	}
+	if e := byDir[badDir]; e.Kind != EventMountFailed || !strings.Contains(e.Detail, "password") {
+		t.Errorf("vault with a wrong stored password: %+v", e)
+	}
+	if _, ok := byDir[manualDir]; ok {
+		t.Errorf("a vault without automount was touched: %+v", byDir[manualDir])
+	}
+	mounts, err := c.Status(ctx(t))
+	if err != nil || len(mounts) != 1 || mounts[0].MountPoint != okMP || !mounts[0].ReadOnly {
+		t.Fatalf("status after automount: %+v, %v", mounts, err)
+	}
+
+	// The user unmounts it; a daemon restarted in the same login leaves it alone.
+	if err := c.Unmount(ctx(t), okMP, false); err != nil {
+		t.Fatal(err)
+	}
+	pid := daemonPID(t)
+	syscall.Kill(pid, syscall.SIGTERM)
+	waitGone(t, pid)
+	c2 := connect(t)
+	time.Sleep(time.Second)
+	if mounts, err := c2.Status(ctx(t)); err != nil || len(mounts) != 0 {
+		t.Fatalf("a second daemon of the same login mounted again: %+v, %v", mounts, err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "run", "vaultui", automountMarker)); err != nil {
+		t.Errorf("no once-per-login marker: %v", err)
+	}
+}
+
+// TestAutomountWithoutKeyring: no session bus means each automount vault is reported.
+func TestAutomountWithoutKeyring(t *testing.T) {
+	base := daemonEnv(t)
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(base, "nobus"))
+	t.Setenv(testAutomountEnv, "1")
+	dir, mp, _ := newVault(t, base, crypto.AESGCM)
+	regPath, _ := vault.DefaultRegistryPath()
+	reg, _ := vault.LoadRegistry(regPath)
+	if err := reg.Add(vault.Entry{Name: "a", CipherDir: dir, MountPoint: mp, MountAtStart: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Save(); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		evs, err := c.Events(ctx(t), 0)
+		if err == nil && len(evs) > 0 {
+			if e := evs[0]; e.Kind != EventMountFailed || !strings.Contains(e.Detail, "no keyring") {
+				t.Fatalf("event %+v, want a failed automount saying there is no keyring", e)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no automount event: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,69 @@
+package mountmgr
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// errNoEvents explains a daemon that predates the event log.
+const errNoEvents = "this daemon has no event log (it is older than this client); restart it: vaultui unmount --all, then stop the daemon"
+
+// Events returns the daemon's event log after event number after (0: all of it), oldest first.
+func (c *Client) Events(ctx context.Context, after uint64) ([]Event, error) {
+	resp, err := c.call(ctx, request{Op: opEvents, After: after})
+	if err != nil {
+		var re *remoteError
+		if errors.As(err, &re) && re.sentinel == nil && isUnknownOp(re.msg) {
+			return nil, fmt.Errorf("%w: %s", ErrDaemon, errNoEvents)
+		}
+		return nil, err
+	}
+	return resp.Events, nil
+}
+
+// FollowEvents calls each with the events after event number after, then with every new one as
+// it happens, until ctx is done (then it returns nil) or the daemon goes away.
+func (c *Client) FollowEvents(ctx context.Context, after uint64, each func([]Event)) error {
+	conn, err := dialSocket(ctx, c.path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrDaemon, err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	line, _ := json.Marshal(request{V: ProtocolVersion, ID: 1, Op: opEvents, After: after, Follow: true})
+	if _, err := conn.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("%w: %w", ErrDaemon, err)
+	}
+	r := bufio.NewReaderSize(conn, 64<<10)
+	first := true
+	for {
+		resp, err := readResponse(r)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrDaemon, err)
+		}
+		if resp.Error != nil {
+			if resp.Error.Code == codeBadRequest && isUnknownOp(resp.Error.Msg) {
+				return fmt.Errorf("%w: %s", ErrDaemon, errNoEvents)
+			}
+			return fromWire(resp.Error)
+		}
+		// The first answer is the backlog, even when empty; later empty ones keep the
+		// connection checked.
+		if len(resp.Events) > 0 || first {
+			each(resp.Events)
+		}
+		first = false
+	}
+}
+
+func isUnknownOp(msg string) bool {
+	return strings.Contains(msg, `unknown op "events"`)
+}

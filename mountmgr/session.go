@@ -1,0 +1,331 @@
+package mountmgr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/mountmgr/keyring"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// Why a vault was unmounted by its lock policy (Event.Reason).
+const (
+	ReasonSleep = "sleep"
+	ReasonLock  = "lock"
+)
+
+const (
+	logindName         = "org.freedesktop.login1"
+	logindPath         = dbus.ObjectPath("/org/freedesktop/login1")
+	logindManager      = "org.freedesktop.login1.Manager"
+	logindSession      = "org.freedesktop.login1.Session"
+	logindSessionsPath = dbus.ObjectPath("/org/freedesktop/login1/session")
+	sessionCallTimeout = 5 * time.Second
+)
+
+// sessionWatch carries out the vaults' lock policies on logind's signals from the system bus
+// (DBUS_SYSTEM_BUS_ADDRESS, else the default socket): before the machine sleeps
+// (PrepareForSleep(true)) it unmounts the vaults whose policy is sleep or sleep+screenlock,
+// holding a delay inhibitor lock so the machine waits for that; when the screen locks (a
+// session's Lock signal) it unmounts the sleep+screenlock ones. After resume (sleep policy)
+// or unlock (sleep+screenlock) it mounts again those of them with the automount option and
+// a keyring password.
+type sessionWatch struct {
+	d            *daemon
+	conn         *dbus.Conn
+	registryPath string
+
+	mu      sync.Mutex
+	inhibit *os.File      // the delay lock; nil while not held
+	locked  []vault.Entry // unmounted by a policy, to mount again
+}
+
+// connectBus connects to the bus at addr (the system bus when ""), bounded by timeout.
+func connectBus(ctx context.Context, timeout time.Duration) (*dbus.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		conn *dbus.Conn
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		conn, err := dbus.SystemBusPrivate()
+		if err == nil {
+			if err = conn.Auth(nil); err == nil {
+				err = conn.Hello()
+			}
+			if err != nil {
+				conn.Close()
+			}
+		}
+		done <- result{conn, err}
+	}()
+	select {
+	case r := <-done:
+		return r.conn, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.conn != nil {
+				r.conn.Close()
+			}
+		}()
+		return nil, fmt.Errorf("no answer within %v", timeout)
+	}
+}
+
+// watchSession runs until ctx is done. Without a system bus or logind (containers, CI) it
+// logs that lock on sleep and screen lock are unavailable and returns: a state, not an error.
+func (d *daemon) watchSession(ctx context.Context, registryPath string) {
+	conn, err := connectBus(ctx, sessionCallTimeout)
+	if err != nil {
+		d.log.Printf("lock on sleep and screen lock unavailable: no system bus (%v)", err)
+		return
+	}
+	defer conn.Close()
+	var has bool
+	cctx, cancel := context.WithTimeout(ctx, sessionCallTimeout)
+	err = conn.BusObject().CallWithContext(cctx, "org.freedesktop.DBus.NameHasOwner", 0, logindName).Store(&has)
+	cancel()
+	if err != nil || !has {
+		d.log.Printf("lock on sleep and screen lock unavailable: logind is not running (%v)", err)
+		return
+	}
+	w := &sessionWatch{d: d, conn: conn, registryPath: registryPath}
+	for _, m := range [][]dbus.MatchOption{
+		{dbus.WithMatchObjectPath(logindPath), dbus.WithMatchInterface(logindManager), dbus.WithMatchMember("PrepareForSleep")},
+		{dbus.WithMatchPathNamespace(logindSessionsPath), dbus.WithMatchInterface(logindSession), dbus.WithMatchMember("Lock")},
+		{dbus.WithMatchPathNamespace(logindSessionsPath), dbus.WithMatchInterface(logindSession), dbus.WithMatchMember("Unlock")},
+	} {
+		if err := conn.AddMatchSignal(m...); err != nil {
+			d.log.Printf("lock on sleep and screen lock unavailable: %v", err)
+			return
+		}
+	}
+	ch := make(chan *dbus.Signal, 16)
+	conn.Signal(ch)
+	w.takeInhibitor(ctx)
+	d.log.Printf("watching logind: vaults are unmounted by their lock policy")
+	defer w.releaseInhibitor()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case s, ok := <-ch:
+			if !ok {
+				d.log.Printf("system bus connection lost: lock on sleep and screen lock stop")
+				return
+			}
+			w.handle(ctx, s)
+		}
+	}
+}
+
+func (w *sessionWatch) handle(ctx context.Context, s *dbus.Signal) {
+	switch s.Name {
+	case logindManager + ".PrepareForSleep":
+		start, _ := s.Body[0].(bool)
+		if start {
+			w.lock(func(p string) bool { return p == vault.LockSleep || p == vault.LockScreen }, ReasonSleep)
+			w.releaseInhibitor() // now the machine may sleep
+			return
+		}
+		w.takeInhibitor(ctx)
+		w.remount(ctx, vault.LockSleep, "remount after sleep") // sleep+screenlock ones wait for the unlock
+	case logindSession + ".Lock":
+		w.lock(func(p string) bool { return p == vault.LockScreen }, ReasonLock)
+	case logindSession + ".Unlock":
+		w.remount(ctx, vault.LockScreen, "remount after unlock")
+	}
+}
+
+// takeInhibitor takes logind's delay lock for sleep, so PrepareForSleep(true) gives us time
+// (logind's InhibitDelayMaxSec, 5 s by default) to unmount before the machine sleeps.
+func (w *sessionWatch) takeInhibitor(ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.inhibit != nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, sessionCallTimeout)
+	defer cancel()
+	var fd dbus.UnixFD
+	err := w.conn.Object(logindName, logindPath).CallWithContext(cctx, logindManager+".Inhibit", 0,
+		"sleep", "vaultui", "Unmounting vaults before sleep", "delay").Store(&fd)
+	if err != nil {
+		w.d.log.Printf("logind: no delay lock (%v): vaults may still be mounted when the machine sleeps", err)
+		return
+	}
+	w.inhibit = os.NewFile(uintptr(fd), "logind-inhibit")
+}
+
+func (w *sessionWatch) releaseInhibitor() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.inhibit != nil {
+		w.inhibit.Close()
+		w.inhibit = nil
+	}
+}
+
+// lock unmounts the live mounts whose registry entry's policy matches. A busy mount is cut
+// off (see cutOff): a lock cannot wait for its users.
+func (w *sessionWatch) lock(match func(policy string) bool, why string) {
+	reg, err := vault.LoadRegistry(w.registryPath)
+	if err != nil {
+		w.d.log.Printf("%s: %v; unmounting nothing", why, err)
+		return
+	}
+	for _, mp := range w.d.mountPoints() {
+		w.d.mu.Lock()
+		m := w.d.mounts[mp]
+		w.d.mu.Unlock()
+		if m == nil {
+			continue
+		}
+		var entry *vault.Entry
+		for i, e := range reg.Vaults {
+			if e.CipherDir == m.info.CipherDir {
+				entry = &reg.Vaults[i]
+			}
+		}
+		if entry == nil || !match(entry.LockPolicy()) {
+			continue
+		}
+		err := w.d.unmountFor(mp, false, why)
+		if errors.Is(err, ErrBusy) {
+			err = w.d.cutOff(mp, m, why)
+		}
+		if err != nil {
+			w.d.log.Printf("%s: unmounting %s: %s", why, mp, logSafe(err))
+			continue
+		}
+		w.d.log.Printf("%s: unmounted %s (lock policy %s)", why, mp, entry.LockPolicy())
+		if entry.MountAtStart {
+			w.mu.Lock()
+			w.locked = append(w.locked, *entry)
+			w.mu.Unlock()
+		}
+	}
+}
+
+// cutOff unmounts a busy mount at once: it is detached (no one reaches it by path) and its
+// FUSE connection is aborted through fusectl, so the processes that had files open get
+// ENOTCONN from then on, the file system closes and its keys are wiped. Where fusectl is not
+// mounted (/sys/fs/fuse/connections), those files keep being served until they are closed;
+// the event says which.
+func (d *daemon) cutOff(mp string, m *mount, why string) error {
+	who := pids(holders(m.dev, 5))
+	if err := d.unmount(mp, true); err != nil {
+		return err
+	}
+	detail := "in use by " + who + ": detached and cut off (open files now fail)"
+	conn := fmt.Sprint(m.dev)
+	if unix.Major(m.dev) == 0 {
+		conn = fmt.Sprint(unix.Minor(m.dev))
+	}
+	if err := abortFuseConn(conn); err != nil {
+		detail = "in use by " + who + ": detached; its open files are served until closed (cannot abort the FUSE connection: " + err.Error() + ")"
+	}
+	d.log.Printf("%s: %s %s", why, mp, detail)
+	d.events.add(Event{Kind: EventUnmounted, CipherDir: m.info.CipherDir, MountPoint: mp, Reason: why, Detail: detail})
+	return nil
+}
+
+// abortFuseConn aborts the FUSE connection conn through fusectl: at /sys/fs/fuse/connections
+// where it is mounted (systemd does), else, as root, by mounting fusectl in a private mount
+// namespace of a throw-away thread, so the machine's mount table is not touched.
+func abortFuseConn(conn string) error {
+	err := os.WriteFile(filepath.Join("/sys/fs/fuse/connections", conn, "abort"), []byte("1"), 0)
+	if err == nil || os.Geteuid() != 0 {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread, and its mount namespace, end with this goroutine.
+		runtime.LockOSThread()
+		done <- func() error {
+			if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+				return fmt.Errorf("unshare: %w", err)
+			}
+			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+				return fmt.Errorf("making mounts private: %w", err)
+			}
+			dir, err := os.MkdirTemp("", "vaultui-fusectl")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(dir)
+			if err := unix.Mount("fusectl", dir, "fusectl", 0, ""); err != nil {
+				return fmt.Errorf("mounting fusectl: %w", err)
+			}
+			defer unix.Unmount(dir, 0)
+			return os.WriteFile(filepath.Join(dir, conn, "abort"), []byte("1"), 0)
+		}()
+	}()
+	return <-done
+}
+
+// remount mounts again the automount vaults of the given policy that a lock unmounted; why
+// is the reason of the events of those it cannot mount.
+func (w *sessionWatch) remount(ctx context.Context, policy, why string) {
+	w.mu.Lock()
+	var todo, keep []vault.Entry
+	for _, e := range w.locked {
+		if e.LockPolicy() == policy {
+			todo = append(todo, e)
+		} else {
+			keep = append(keep, e)
+		}
+	}
+	w.locked = keep
+	w.mu.Unlock()
+	if len(todo) > 0 {
+		w.d.mountFromKeyring(ctx, todo, why)
+	}
+}
+
+// mountFromKeyring mounts each entry with its keyring password; each failure is an event
+// (mount_failed with reason why) and a log line.
+func (d *daemon) mountFromKeyring(ctx context.Context, todo []vault.Entry, why string) {
+	failed := func(v vault.Entry, err error) {
+		d.log.Printf("%s %s (%s): %v", why, v.Name, v.CipherDir, err)
+		d.events.add(Event{Kind: EventMountFailed, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
+			Reason: why, Detail: err.Error()})
+	}
+	kr, err := keyring.Open(ctx, keyring.Options{})
+	if err != nil {
+		for _, v := range todo {
+			failed(v, err)
+		}
+		return
+	}
+	defer kr.Close()
+	for _, v := range todo {
+		if v.MountPoint == "" {
+			failed(v, errors.New("no mount point registered"))
+			continue
+		}
+		pw, err := kr.Get(ctx, v.CipherDir)
+		if err != nil {
+			if errors.Is(err, keyring.ErrNotFound) {
+				err = fmt.Errorf("no password in the keyring (store one with: vaultui mount --remember %s)", v.Name)
+			}
+			failed(v, err)
+			continue
+		}
+		if _, err := d.mount(&MountRequest{CipherDir: v.CipherDir, MountPoint: v.MountPoint, Password: pw,
+			ReadOnly: v.ReadOnly, Idle: v.Idle}); err != nil {
+			failed(v, err)
+		}
+	}
+}

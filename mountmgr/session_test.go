@@ -1,0 +1,230 @@
+package mountmgr
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr/keyring"
+	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// fakeLogind owns org.freedesktop.login1 on a private bus: Inhibit hands out the write end of
+// a pipe and reports when every copy of it is closed (the lock released); the test emits
+// PrepareForSleep, Lock and Unlock.
+type fakeLogind struct {
+	conn     *dbus.Conn
+	mu       sync.Mutex
+	taken    int
+	released chan []mountEntry // the mounts under base when a lock was released
+	base     string
+}
+
+func (f *fakeLogind) Inhibit(what, who, why, mode string) (dbus.UnixFD, *dbus.Error) {
+	if what != "sleep" || mode != "delay" {
+		return 0, dbus.MakeFailedError(os.ErrInvalid)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, dbus.MakeFailedError(err)
+	}
+	f.mu.Lock()
+	f.taken++
+	f.mu.Unlock()
+	go func() {
+		io.Copy(io.Discard, r) // EOF once the daemon closed its copy
+		r.Close()
+		f.released <- mountsUnder(f.base)
+	}()
+	fd := dbus.UnixFD(w.Fd())
+	go func() { time.Sleep(time.Second); w.Close() }() // ours, after the reply carried it
+	return fd, nil
+}
+
+func (f *fakeLogind) inhibitors() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.taken
+}
+
+func startFakeLogind(t *testing.T, base string) *fakeLogind {
+	addr := keyringtest.StartBus(t)
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	f := &fakeLogind{conn: conn, released: make(chan []mountEntry, 4), base: base}
+	if err := conn.Export(f, logindPath, logindManager); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := conn.RequestName(logindName, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("owning %s: %v %v", logindName, reply, err)
+	}
+	t.Setenv("DBUS_SYSTEM_BUS_ADDRESS", addr)
+	return f
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestLockOnSleepAndScreenLock drives the daemon with a fake logind: sleep unmounts the
+// sleep and sleep+screenlock vaults before the delay lock is released, resume mounts the
+// sleep one again from the keyring, unlock the sleep+screenlock one, and a screen lock
+// unmounts only the sleep+screenlock one; a never vault stays throughout.
+func TestLockOnSleepAndScreenLock(t *testing.T) {
+	base := daemonEnv(t)
+	logind := startFakeLogind(t, base)
+	keyringtest.Start(t)
+
+	sleepDir, sleepMP, sleepPW := newVault(t, base, crypto.AESGCM)
+	screenDir, screenMP, screenPW := newVault(t, base, crypto.AESGCM)
+	neverDir, neverMP, neverPW := newVault(t, base, crypto.AESGCM)
+	regPath, _ := vault.DefaultRegistryPath()
+	reg, _ := vault.LoadRegistry(regPath)
+	for _, e := range []vault.Entry{
+		{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, MountAtStart: true, Lock: vault.LockSleep},
+		{Name: "l", CipherDir: screenDir, MountPoint: screenMP, MountAtStart: true, Lock: vault.LockScreen},
+		{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: vault.LockNever},
+	} {
+		if err := reg.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reg.Save(); err != nil {
+		t.Fatal(err)
+	}
+	kr, err := keyring.Open(ctx(t), keyring.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr.Set(ctx(t), sleepDir, "s", sleepPW)
+	kr.Set(ctx(t), screenDir, "l", screenPW)
+	kr.Close()
+
+	c := connect(t)
+	for dir, mp := range map[string]string{sleepDir: sleepMP, screenDir: screenMP, neverDir: neverMP} {
+		pw := map[string][]byte{sleepDir: sleepPW, screenDir: screenPW, neverDir: neverPW}[dir]
+		if _, err := c.Mount(ctx(t), MountRequest{CipherDir: dir, MountPoint: mp, Password: append([]byte(nil), pw...)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, "the delay lock", func() bool { return logind.inhibitors() == 1 })
+	mounted := func(mp string) bool {
+		for _, e := range mountsUnder(base) {
+			if e.MountPoint == mp {
+				return true
+			}
+		}
+		return false
+	}
+
+	// Sleep: both locking vaults are gone by the time the lock is released.
+	if err := logind.conn.Emit(logindPath, logindManager+".PrepareForSleep", true); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case left := <-logind.released:
+		if len(left) != 1 || left[0].MountPoint != neverMP {
+			t.Fatalf("mounts when the delay lock was released: %+v, want only the never vault", left)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the delay lock was not released after PrepareForSleep(true)")
+	}
+
+	// Resume: the lock is taken again, the sleep vault comes back, the screenlock one waits.
+	logind.conn.Emit(logindPath, logindManager+".PrepareForSleep", false)
+	waitUntil(t, "the sleep vault mounted again", func() bool { return mounted(sleepMP) })
+	waitUntil(t, "a new delay lock", func() bool { return logind.inhibitors() == 2 })
+	if mounted(screenMP) {
+		t.Fatal("the sleep+screenlock vault came back before the unlock")
+	}
+	session := dbus.ObjectPath("/org/freedesktop/login1/session/_31")
+	logind.conn.Emit(session, logindSession+".Unlock")
+	waitUntil(t, "the screenlock vault mounted after unlock", func() bool { return mounted(screenMP) })
+
+	// A screen lock takes only the sleep+screenlock vault, even while a file is open in it.
+	f, err := os.Create(screenMP + "/open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	logind.conn.Emit(session, logindSession+".Lock")
+	waitUntil(t, "the screenlock vault unmounted on lock", func() bool { return !mounted(screenMP) })
+	if !mounted(sleepMP) || !mounted(neverMP) {
+		t.Fatal("a screen lock unmounted a vault whose policy does not say so")
+	}
+	_, werr := f.Write([]byte("after the lock"))
+	if werr == nil {
+		werr = f.Sync()
+	}
+
+	evs, err := c.Events(ctx(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	cut := false
+	for _, e := range evs {
+		if e.Kind == EventUnmounted && e.Reason == ReasonLock && e.CipherDir == screenDir {
+			// The open file made it busy: the event names who was cut off and how.
+			cut = strings.Contains(e.Detail, "in use by") && strings.Contains(e.Detail, "detached")
+			t.Logf("lock event: %s", e.Detail)
+			// Cut off (fusectl reachable: always as root): the open file fails from now on.
+			if strings.Contains(e.Detail, "cut off") && !errors.Is(werr, syscall.ENOTCONN) {
+				t.Errorf("writing to a file opened before the lock: %v, want ENOTCONN", werr)
+			}
+			if os.Geteuid() == 0 && !strings.Contains(e.Detail, "cut off") {
+				t.Errorf("as root the connection must be aborted: %s", e.Detail)
+			}
+		}
+		if e.Kind == EventUnmounted {
+			got = append(got, map[string]string{sleepDir: "s", screenDir: "l", neverDir: "n"}[e.CipherDir]+"/"+e.Reason)
+		}
+	}
+	sort := strings.Join(got, " ")
+	for _, want := range []string{"s/sleep", "l/sleep", "l/lock"} {
+		if !strings.Contains(sort, want) {
+			t.Errorf("unmount events %s lack %s", sort, want)
+		}
+	}
+	if !cut {
+		t.Error("the busy vault's lock event does not say who was cut off")
+	}
+	if strings.Contains(sort, "n/") {
+		t.Errorf("the never vault was unmounted: %s", sort)
+	}
+}
+
+// TestNoLogind: without logind on the system bus the daemon says the feature is unavailable
+// and works as before.
+func TestNoLogind(t *testing.T) {
+	base := daemonEnv(t)
+	t.Setenv("DBUS_SYSTEM_BUS_ADDRESS", keyringtest.StartBus(t))
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the log line", func() bool {
+		log, _ := os.ReadFile(base + "/state/vaultui/daemon.log")
+		return strings.Contains(string(log), "lock on sleep and screen lock unavailable: logind is not running")
+	})
+}

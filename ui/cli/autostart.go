@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+func init() { registerCommand(autostartCommand) }
+
+var autostartCommand = &command{
+	name:    "autostart",
+	group:   groupMounts,
+	summary: "Start the mount manager at login, which mounts the automount vaults",
+	args:    "[--method systemd|xdg] enable|disable|status",
+	help: `enable installs a systemd user unit (~/.config/systemd/user/vaultui.service,
+enabled for default.target) that runs "vaultui daemon --autostart" at login;
+where systemd is not the init system, an XDG autostart entry
+(~/.config/autostart/vaultui.desktop) does the same for the desktop session.
+--method chooses instead of detecting. The manager started that way never
+exits when idle, and once per login mounts every vault with the automount
+option ("vaultui edit --automount NAME") whose password is in the keyring
+("vaultui mount --remember NAME"); "vaultui events" shows any it could not
+mount and why. disable removes what enable installed; status says what is
+installed.
+
+examples:
+  vaultui autostart enable
+  vaultui autostart status`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		method := fs.String("method", "", "`systemd` or `xdg` (default: systemd where it is the init system)")
+		return func(e *env, args []string) error {
+			if len(args) != 1 {
+				return e.usage("expected enable, disable or status")
+			}
+			m := *method
+			switch m {
+			case "":
+				m = "xdg"
+				if fi, err := os.Stat("/run/systemd/system"); err == nil && fi.IsDir() {
+					m = "systemd"
+				}
+			case "systemd", "xdg":
+			default:
+				return e.usage("--method %q: want systemd or xdg", m)
+			}
+			paths, err := autostartPaths()
+			if err != nil {
+				return err
+			}
+			switch args[0] {
+			case "enable":
+				return autostartEnable(e, paths, m)
+			case "disable":
+				return autostartDisable(e, paths)
+			case "status":
+				autostartStatus(e, paths)
+				return nil
+			}
+			return e.usage("unknown action %q: want enable, disable or status", args[0])
+		}
+	},
+}
+
+type autostartFiles struct {
+	unit, wants, desktop string
+}
+
+func autostartPaths() (autostartFiles, error) {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return autostartFiles{}, fmt.Errorf("autostart: %w", err)
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	user := filepath.Join(dir, "systemd", "user")
+	return autostartFiles{
+		unit:    filepath.Join(user, "vaultui.service"),
+		wants:   filepath.Join(user, "default.target.wants", "vaultui.service"),
+		desktop: filepath.Join(dir, "autostart", "vaultui.desktop"),
+	}, nil
+}
+
+// systemdUnit runs the daemon for the user's session; systemd stops it (SIGTERM: every vault
+// is unmounted) at logout.
+func systemdUnit(exe string) string {
+	return `[Unit]
+Description=vaultui mount manager (mounts automount vaults at login)
+
+[Service]
+Type=simple
+ExecStart=` + quoteExec(exe) + ` daemon --autostart
+Restart=on-failure
+RestartSec=5
+
+[Install]
+WantedBy=default.target
+`
+}
+
+func desktopEntry(exe string) string {
+	return `[Desktop Entry]
+Type=Application
+Name=vaultui mount manager
+Comment=Mounts the vaults marked automount with their keyring passwords
+Exec=` + quoteExec(exe) + ` daemon --autostart
+Terminal=false
+NoDisplay=true
+X-GNOME-Autostart-enabled=true
+`
+}
+
+// quoteExec quotes a program path for ExecStart= and Exec= (both take double quotes with
+// backslash escapes) when it needs it.
+func quoteExec(p string) string {
+	if !strings.ContainsAny(p, " \t\"\\'$%") {
+		return p
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`, `%`, `%%`)
+	return `"` + r.Replace(p) + `"`
+}
+
+func autostartEnable(e *env, p autostartFiles, method string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("autostart: finding this program: %w", err)
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return fmt.Errorf("autostart: %w", err)
+	}
+	if method == "xdg" {
+		if err := writeFileAtomic(p.desktop, desktopEntry(exe)); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Installed %s: the mount manager starts with the desktop session.\n", p.desktop)
+		return nil
+	}
+	if err := writeFileAtomic(p.unit, systemdUnit(exe)); err != nil {
+		return err
+	}
+	// What "systemctl --user enable" does, without needing a running user manager.
+	if err := os.MkdirAll(filepath.Dir(p.wants), 0o755); err != nil {
+		return fmt.Errorf("autostart: %w", err)
+	}
+	os.Remove(p.wants)
+	if err := os.Symlink(p.unit, p.wants); err != nil {
+		return fmt.Errorf("autostart: %w", err)
+	}
+	fmt.Fprintf(e.stdout, "Installed and enabled %s: the mount manager starts at login.\n", p.unit)
+	if err := systemctlUser(e.ctx, "daemon-reload"); err != nil {
+		fmt.Fprintf(e.stderr, "note: systemctl --user daemon-reload: %v; systemd reads the unit at the next login\n", err)
+	}
+	return nil
+}
+
+func autostartDisable(e *env, p autostartFiles) error {
+	removed := 0
+	for _, f := range []string{p.wants, p.unit, p.desktop} {
+		err := os.Remove(f)
+		if err == nil {
+			removed++
+			fmt.Fprintf(e.stdout, "Removed %s\n", f)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("autostart: %w", err)
+		}
+	}
+	if removed == 0 {
+		fmt.Fprintln(e.stdout, "Autostart was not enabled.")
+		return nil
+	}
+	if err := systemctlUser(e.ctx, "daemon-reload"); err != nil && fileExists(filepath.Dir(p.unit)) {
+		fmt.Fprintf(e.stderr, "note: systemctl --user daemon-reload: %v\n", err)
+	}
+	return nil
+}
+
+func autostartStatus(e *env, p autostartFiles) {
+	switch {
+	case fileExists(p.wants) && fileExists(p.unit):
+		fmt.Fprintf(e.stdout, "enabled: systemd user unit %s\n", p.unit)
+	case fileExists(p.unit):
+		fmt.Fprintf(e.stdout, "installed but not enabled: systemd user unit %s (vaultui autostart enable)\n", p.unit)
+	case fileExists(p.desktop):
+		fmt.Fprintf(e.stdout, "enabled: XDG autostart entry %s\n", p.desktop)
+	default:
+		fmt.Fprintln(e.stdout, "disabled")
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// systemctlUser runs "systemctl --user ARGS", bounded: without a user manager it fails fast.
+func systemctlUser(ctx context.Context, args ...string) error {
+	if _, err := exec.LookPath("systemctl"); err != nil {
+		return errors.New("systemctl not found")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "systemctl", append([]string{"--user"}, args...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// writeFileAtomic writes content to path (0644, directories 0755) through a temp file.
+func writeFileAtomic(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("autostart: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		return fmt.Errorf("autostart: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("autostart: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/vaultui/vaultui/vault"
+)
+
+func init() { registerCommand(editCommand) }
+
+var editCommand = &command{
+	name:    "edit",
+	group:   groupRegistry,
+	summary: "Change a registered vault's options (automount, lock policy, mount point, ...)",
+	args:    "[--automount[=false]] [--lock POLICY] [--mountpoint DIR] [--ro[=false]] [--idle DUR] NAME",
+	help: `Changes only the options given; the vault's files are not touched.
+--automount: the mount manager mounts the vault when it starts at login
+("vaultui autostart enable"), with the password stored in the keyring
+("vaultui mount --remember"). --lock: when the manager unmounts the vault on
+its own: never, sleep (before the machine suspends; the default for new
+vaults) or sleep+screenlock (also when the screen locks). Vaults registered
+before lock policies existed keep "never" until changed here.
+
+examples:
+  vaultui edit --automount work
+  vaultui edit --lock sleep+screenlock work
+  vaultui edit --automount=false --idle 30m work`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		automount := fs.Bool("automount", false, "mount at login with the keyring's password")
+		lock := fs.String("lock", "", "lock `POLICY`: "+strings.Join(vault.LockPolicies, ", "))
+		mountPoint := fs.String("mountpoint", "", "mount point `DIR`")
+		ro := fs.Bool("ro", false, "mount read-only")
+		idle := fs.Duration("idle", 0, "unmount after no file activity for `DURATION` (0: never)")
+		return func(e *env, args []string) error {
+			if len(args) != 1 {
+				return e.usage("expected one NAME argument, got %d", len(args))
+			}
+			if fs.NFlag() == 0 {
+				return e.usage("nothing to change: give at least one option")
+			}
+			if flagSet(fs, "lock") {
+				if err := vault.ValidateLockPolicy(*lock); err != nil {
+					return e.usage("--lock: %v", err)
+				}
+			}
+			if *idle < 0 {
+				return e.usage("--idle %s: want a duration of 0 (never) or more", *idle)
+			}
+			var updated vault.Entry
+			_, err := e.updateRegistry(func(reg *vault.Registry) error {
+				entry, ok := reg.Lookup(args[0])
+				if !ok {
+					return withHint(fmt.Errorf("vault %q is not in the registry: %w", args[0], vault.ErrNotFound),
+						`run "vaultui list" to see registered names`)
+				}
+				var err error
+				updated, err = reg.Update(entry.Name, func(v *vault.Entry) error {
+					if flagSet(fs, "automount") {
+						v.MountAtStart = *automount
+					}
+					if flagSet(fs, "lock") {
+						v.Lock = *lock
+					}
+					if flagSet(fs, "mountpoint") {
+						mp, err := filepath.Abs(*mountPoint)
+						if err != nil {
+							return err
+						}
+						v.MountPoint = mp
+					}
+					if flagSet(fs, "ro") {
+						v.ReadOnly = *ro
+					}
+					if flagSet(fs, "idle") {
+						v.Idle = *idle
+					}
+					return nil
+				})
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			printEntryOptions(e, updated)
+			return nil
+		}
+	},
+}
+
+// printEntryOptions says what a vault's options are now, on one line.
+func printEntryOptions(e *env, v vault.Entry) {
+	idle := "never"
+	if v.Idle > 0 {
+		idle = v.Idle.String()
+	}
+	fmt.Fprintf(e.stdout, "%s: mount point %s, read-only %s, idle unmount %s, automount %s, lock %s\n",
+		v.Name, v.MountPoint, yesNo(v.ReadOnly), idle, yesNo(v.MountAtStart), v.LockPolicy())
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

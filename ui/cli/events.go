@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/vaultui/vaultui/mountmgr"
+)
+
+func init() { registerCommand(eventsCommand) }
+
+var eventsCommand = &command{
+	name:    "events",
+	group:   groupMounts,
+	summary: "Show what happened to the mounts (mounted, unmounted and why, errors)",
+	args:    "[--json] [--follow [--count N]]",
+	help: `Prints the mount manager's event log, oldest first: vaults mounted, mounts
+that failed, unmounts with their reason (user, lazy, idle, SIGTERM, external,
+released: a detached mount's last file was closed), stale mounts cleaned up
+after a crash, and files with a block that failed authentication (by their
+path in the cipherdir: encrypted names). The log keeps the last 500 events in
+$XDG_STATE_HOME/vaultui/events.jsonl, so it survives a restart of the manager.
+--follow prints new events as they happen until interrupted, or until N events
+were printed with --count. --json prints one JSON object per line.
+
+examples:
+  vaultui events
+  vaultui events --follow
+  vaultui events --json`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		asJSON := fs.Bool("json", false, "print one JSON object per event")
+		follow := fs.Bool("follow", false, "keep printing new events")
+		count := fs.Int("count", 0, "with --follow: stop after `N` events (0: until interrupted)")
+		return func(e *env, args []string) error {
+			if len(args) != 0 {
+				return e.usage("takes no arguments, got %d", len(args))
+			}
+			if *count < 0 || (*count > 0 && !*follow) {
+				return e.usage("--count takes a positive number of events and needs --follow")
+			}
+			client, err := mountmgr.Connect(e.ctx)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			names := map[string]string{}
+			if reg, rerr := e.loadRegistry(); rerr == nil {
+				for _, v := range reg.Vaults {
+					names[v.CipherDir] = v.Name
+				}
+			}
+			printed := 0
+			show := func(ev mountmgr.Event) error {
+				printed++
+				if *asJSON {
+					return json.NewEncoder(e.stdout).Encode(eventJSON{Event: ev, Name: names[ev.CipherDir]})
+				}
+				printEvent(e.stdout, ev, names)
+				return nil
+			}
+			if !*follow {
+				evs, err := client.Events(e.ctx, 0)
+				if err != nil {
+					return err
+				}
+				if len(evs) == 0 && !*asJSON {
+					fmt.Fprintln(e.stdout, "No events yet.")
+				}
+				for _, ev := range evs {
+					if err := show(ev); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			ctx, stop := context.WithCancel(e.ctx)
+			defer stop()
+			var showErr error
+			err = client.FollowEvents(ctx, 0, func(evs []mountmgr.Event) {
+				for _, ev := range evs {
+					if showErr == nil && (*count == 0 || printed < *count) {
+						showErr = show(ev)
+					}
+				}
+				if showErr != nil || (*count > 0 && printed >= *count) {
+					stop()
+				}
+			})
+			if err == nil {
+				err = showErr
+			}
+			return err
+		}
+	},
+}
+
+// eventJSON is one line of "events --json": the daemon's event and the vault's registered
+// name, if it has one.
+type eventJSON struct {
+	mountmgr.Event
+	Name string `json:"name,omitempty"`
+}
+
+// printEvent prints one event on one line: local time, vault, what happened. The daemon
+// escaped its text already.
+func printEvent(w io.Writer, ev mountmgr.Event, names map[string]string) {
+	vault := names[ev.CipherDir]
+	if vault == "" {
+		vault = ev.CipherDir
+	}
+	if vault == "" {
+		vault = "-"
+	}
+	fmt.Fprintf(w, "%s  %s  %s\n", ev.Time.Local().Format("2006-01-02 15:04:05"), vault, ev.Summary())
+}

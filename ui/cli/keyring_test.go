@@ -1,0 +1,19 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
+)
+
+// TestKeyringScripts runs testdata/keyring/*.txtar against a real gnome-keyring on a private
+// session bus: remember a password, mount without a prompt, a stored password that stopped
+// working, forget it, and no keyring at all.
+func TestKeyringScripts(t *testing.T) {
+	addr := keyringtest.Start(t)
+	testscript.Run(t, mountScriptParams(t, "testdata/keyring", func(env *testscript.Env) {
+		env.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
+	}))
+}

@@ -1,0 +1,273 @@
+package ui
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// TestWizardEnterTakesSuggestion: enter on an empty field with a suggestion
+// takes it, as the field shows it; a typed value still wins.
+func TestWizardEnterTakesSuggestion(t *testing.T) {
+	fb := newFake()
+	tm := newTestModel(t, fb)
+	tm.keys("n")
+	w := tm.current.(*wizardScreen)
+	wantView(t, tm, "~/Private.crypt", "Enter on an empty field takes the suggestion")
+	golden(t, tm, "folder_step")
+	tm.keys("enter")
+	wantView(t, tm, "step 2 of 6")
+	if got, want := w.dir.value(0), expandPath("~/Private.crypt"); got != want {
+		t.Fatalf("folder is %q, want the suggestion %q", got, want)
+	}
+	// The name was derived from the folder; clearing it and pressing enter
+	// takes the name field's own suggestion.
+	tm.keys("ctrl+u", "enter")
+	wantView(t, tm, "step 3 of 6")
+	if got := w.name.value(0); got != "private" {
+		t.Fatalf("name is %q, want the suggestion", got)
+	}
+	// A typed value wins over the suggestion.
+	tm.keys("esc", "esc", "ctrl+u", "/data/mine", "enter")
+	wantView(t, tm, "step 2 of 6")
+	if got := w.dir.value(0); got != "/data/mine" {
+		t.Fatalf("folder is %q, want the typed one", got)
+	}
+}
+
+// TestF1HelpFromForms: in a text field `?` is text, F1 opens the full help,
+// and the bar says so.
+func TestF1HelpFromForms(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.keys("m")
+	s := tm.current.(*mountScreen)
+	wantView(t, tm, "F1 all keys", "ctrl+c quit")
+	notInView(t, tm, "? all keys")
+	tm.keys("?")
+	if s.form.value(0) != "?" || tm.fullHelp {
+		t.Fatalf("? in the password field: value %q, full help %v", s.form.value(0), tm.fullHelp)
+	}
+	tm.send(tea.KeyMsg{Type: tea.KeyF1})
+	if !tm.fullHelp {
+		t.Fatal("F1 did not open the full help")
+	}
+	wantView(t, tm, "next field", "F1")
+	tm.send(tea.KeyMsg{Type: tea.KeyF1})
+	if tm.fullHelp {
+		t.Fatal("F1 did not close the full help")
+	}
+	// Outside fields the bar keeps offering ?.
+	tm.keys("esc")
+	wantView(t, tm, "? all keys")
+}
+
+// TestSpeedResultIsCached: a finished test is written to the cache; a new
+// app on the same CPU and build shows it with its age instead of measuring,
+// and r measures again. Another CPU or build ignores it.
+func TestSpeedResultIsCached(t *testing.T) {
+	dir := t.TempDir()
+	cache := &speedCache{path: filepath.Join(dir, "vaultui", "speed.json"), cpu: "amd64 Test CPU", version: "v1"}
+
+	fb := newFake()
+	tm := newTestModel(t, fb)
+	tm.c.speedCache = cache
+	tm.keys("s")
+	wantView(t, tm, "Recommended: AEGIS-256X2")
+	if _, err := os.Stat(cache.path); err != nil {
+		t.Fatalf("the result was not cached: %v", err)
+	}
+
+	fb2 := newFake()
+	tm2 := newTestModel(t, fb2)
+	tm2.c.speedCache = cache
+	tm2.c.now = func() time.Time { return testNow.Add(50 * time.Hour) }
+	tm2.run(tm2.loadSpeed())
+	tm2.keys("s")
+	if fb2.speedCalls != 0 {
+		t.Fatalf("the cached test was measured again (%d runs)", fb2.speedCalls)
+	}
+	wantView(t, tm2, "Recommended: AEGIS-256X2", "7400 MB/s", "measured 2d ago", "r runs it again")
+	golden(t, tm2, "cached")
+	tm2.keys("r")
+	if fb2.speedCalls != 1 {
+		t.Fatalf("r ran %d tests, want 1", fb2.speedCalls)
+	}
+
+	for _, other := range []*speedCache{
+		{path: cache.path, cpu: "arm64 Other", version: "v1"},
+		{path: cache.path, cpu: cache.cpu, version: "v2"},
+	} {
+		if _, ok := other.load(); ok {
+			t.Errorf("cache for %q %q read a result measured on %q %q", other.cpu, other.version, cache.cpu, cache.version)
+		}
+	}
+	// An error survives as its message.
+	failed := []SpeedResult{{Cipher: siv, Err: errors.New("no AES instructions")}, fakeSpeeds[0]}
+	if err := cache.save(failed, fakeRec, testNow); err != nil {
+		t.Fatal(err)
+	}
+	l, ok := cache.load()
+	if !ok || len(l.results) != 2 || l.results[0].Err == nil || l.results[0].Err.Error() != "no AES instructions" ||
+		l.results[1] != fakeSpeeds[0] || l.rec != fakeRec || !l.measured.Equal(testNow) {
+		t.Errorf("cache round trip: %+v (ok %v)", l, ok)
+	}
+	// A broken cache file is no cache.
+	if err := os.WriteFile(cache.path, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cache.load(); ok {
+		t.Error("a broken cache file loaded")
+	}
+}
+
+// TestNarrowWrapsAndPluralises: at 60 columns sentences wrap instead of
+// being cut, and one vault is "1 vault".
+func TestNarrowWrapsAndPluralises(t *testing.T) {
+	fb := newFake()
+	fb.vaults = []Vault{{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Cipher: "AES-256-GCM"}}
+	tm := newTestModel(t, fb)
+	tm.send(tea.WindowSizeMsg{Width: 60, Height: 24})
+	wantView(t, tm, "1 vault, 0 mounted")
+	msg := "Could not do the thing because the daemon said something long that must be read to the end."
+	tm.send(backMsg{status: msg})
+	v := tm.View()
+	checkFits(t, v, 60, 24)
+	flat := strings.Join(strings.Fields(v), " ")
+	if !strings.Contains(flat, msg) {
+		t.Errorf("status cut at 60 columns:\n%s", v)
+	}
+	if got := plural(1, "file or directory", "files and directories"); got != "1 file or directory" {
+		t.Errorf("plural(1) = %q", got)
+	}
+	if got := plural(3, "vault", "vaults"); got != "3 vaults" {
+		t.Errorf("plural(3) = %q", got)
+	}
+}
+
+func fakeEvents() []Event {
+	at := func(min int) time.Time { return testNow.Add(time.Duration(-min) * time.Minute) }
+	return []Event{
+		{Seq: 1, Time: at(50), Kind: "mounted", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Summary: "mounted at /home/u/Vaults/work"},
+		{Seq: 2, Time: at(40), Kind: "auth_failed", CipherDir: "/data/work.crypt", Summary: `block failed authentication in /gM\x1b[2Jst (block 1)`},
+		{Seq: 3, Time: at(30), Kind: "unmounted", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Summary: "unmounted (idle)"},
+		{Seq: 4, Time: at(20), Kind: "mount_failed", CipherDir: "/tmp/adhoc.crypt", Summary: "mount failed: bad mount point"},
+	}
+}
+
+// TestEventsScreenAndRows: e opens the event log, newest first; each vault's
+// row shows its newest event with its age.
+func TestEventsScreenAndRows(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.send(eventsMsg(fakeEvents()))
+	wantView(t, tm, "unmounted (idle) · 30m ago")
+	golden(t, tm, "list")
+	tm.keys("e")
+	if _, ok := tm.current.(*eventsScreen); !ok {
+		t.Fatalf("e opened %T", tm.current)
+	}
+	v := tm.View()
+	iIdle, iMounted := strings.Index(v, "unmounted (idle)"), strings.Index(v, "mounted at")
+	if iIdle < 0 || iMounted < 0 || iIdle > iMounted {
+		t.Errorf("events not newest first:\n%s", v)
+	}
+	wantView(t, tm, "work", "/tmp/adhoc.crypt", `\x1b[2J`)
+	golden(t, tm, "events")
+	// A repeated event (a reconnect) is not shown twice; new ones arrive live.
+	tm.send(eventsMsg([]Event{fakeEvents()[3], {Seq: 5, Time: testNow, Kind: "mounted", CipherDir: "/data/photos.crypt", Summary: "mounted at /home/u/Vaults/photos"}}))
+	if n := len(tm.c.events); n != 5 {
+		t.Fatalf("app holds %d events, want 5", n)
+	}
+	wantView(t, tm, "photos")
+	tm.keys("esc")
+	if tm.current != nil {
+		t.Fatalf("esc left %T open", tm.current)
+	}
+	// The app keeps a bounded number.
+	var many []Event
+	for i := 0; i < eventsKept+50; i++ {
+		many = append(many, Event{Seq: uint64(10 + i), Time: testNow, Kind: "mounted", Summary: "x"})
+	}
+	tm.send(eventsMsg(many))
+	if n := len(tm.c.events); n != eventsKept || tm.c.events[n-1].Seq != uint64(10+eventsKept+49) {
+		t.Fatalf("app holds %d events, want the newest %d", n, eventsKept)
+	}
+}
+
+func TestEventsScreenEmpty(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	tm.keys("e")
+	wantView(t, tm, "No events yet.")
+}
+
+// TestAutomountToggle: A flips the selected vault's automount option in the
+// registry, and the row shows it.
+func TestAutomountToggle(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.keys("A")
+	if !fb.vaults[0].Automount {
+		t.Fatal("A did not turn automount on")
+	}
+	wantView(t, tm, "work: automount on", "automount")
+	golden(t, tm, "on")
+	tm.keys("A")
+	if fb.vaults[0].Automount {
+		t.Fatal("A again did not turn it off")
+	}
+	wantView(t, tm, "work: automount off.")
+}
+
+// TestMountRemembersPassword: the mount screen's checkbox stores the
+// password; the next mount uses it on enter; a stored password that stopped
+// working is reported and asked once, and the typed one replaces it.
+func TestMountRemembersPassword(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.keys("m")
+	wantView(t, tm, "Keyring", "[ ]")
+	tm.keys("hunter22", "tab", "tab", "tab", " ")
+	wantView(t, tm, "remember the password in the desktop keyring")
+	golden(t, tm, "remember")
+	tm.keys("enter")
+	if got := fb.stored["/data/work.crypt"]; got != "hunter22" {
+		t.Fatalf("stored %q", got)
+	}
+	wantView(t, tm, "work mounted at /home/u/Vaults/work. Password stored in the keyring.")
+
+	fb.mounts, tm.c.mounts = nil, nil
+	tm.keys("m")
+	wantView(t, tm, "stored in the keyring: enter mounts with it", "[x]")
+	golden(t, tm, "stored")
+	tm.keys("enter")
+	if last := fb.mountReqs[len(fb.mountReqs)-1]; !last.FromKeyring || len(last.Password) != 0 {
+		t.Fatalf("mount request %+v, want one from the keyring", last)
+	}
+	wantView(t, tm, "work mounted at")
+
+	// The password changed elsewhere.
+	fb.mounts, tm.c.mounts = nil, nil
+	fb.password = "new password"
+	tm.keys("m", "enter")
+	wantView(t, tm, "The password stored in the keyring does not unlock work")
+	n := len(fb.mountReqs)
+	tm.keys("enter") // an empty field no longer means the keyring: no second try
+	if len(fb.mountReqs) != n {
+		t.Fatal("enter retried the stored password")
+	}
+	wantView(t, tm, "Type the vault's password.")
+	tm.keys("new password", "enter")
+	if got := fb.stored["/data/work.crypt"]; got != "new password" {
+		t.Fatalf("the typed password did not replace the stored one: %q", got)
+	}
+}

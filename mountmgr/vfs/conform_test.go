@@ -927,3 +927,86 @@ func TestDirIVConflict(t *testing.T) {
 		t.Errorf("a.txt: %q, %v", b, err)
 	}
 }
+
+// Without allow_other the mount has no default_permissions, so the kernel leaves permission
+// checks to the server, access(2) included (go-fuse answers ACCESS from the attributes): a
+// mount served by an ordinary user must answer access(W_OK) on a read-only file with EACCES,
+// as the user's own file system would. The mount runs in a child process as nobody (mounting
+// through fusermount3), since root passes every check.
+func TestAccessWithoutAllowOther(t *testing.T) {
+	if dir := os.Getenv("VAULTUI_TEST_ACCESS_CHILD"); dir != "" {
+		accessChild(dir)
+		return
+	}
+	needRoot(t)
+	if why := canMount(); why != "" {
+		t.Skip("FUSE: " + why)
+	}
+	if _, err := os.Stat("/usr/bin/fusermount3"); err != nil {
+		t.Skip("no fusermount3 for a mount by an ordinary user")
+	}
+	dir, err := os.MkdirTemp("", "vaultui-access")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	os.Chown(dir, 65534, 65534)
+	// The test binary sits in a private build directory: nobody runs a copy.
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "vfs.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// /dev/fuse is root's alone here: in a private mount namespace, a device node open to
+	// everyone is bound over it, so the machine's own stays as it is.
+	for _, tool := range []string{"unshare", "setpriv", "mknod"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s(1) to run the mount as an ordinary user", tool)
+		}
+	}
+	script := `set -e; mknod "$D/fuse" c 10 229; chmod 666 "$D/fuse"; mount --bind "$D/fuse" /dev/fuse;
+		exec setpriv --reuid 65534 --regid 65534 --clear-groups env VAULTUI_TEST_ACCESS_CHILD="$D" "$D/vfs.test" -test.run '^TestAccessWithoutAllowOther$' -test.v`
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "D="+dir)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "SKIP:") {
+		t.Skipf("the child could not mount: %s", out)
+	}
+	if err != nil || !strings.Contains(string(out), "ACCESS OK") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+// accessChild runs as nobody: it mounts a fresh vault in dir and checks access(2).
+func accessChild(dir string) {
+	fail := func(f string, a ...any) { fmt.Printf("FAIL: "+f+"\n", a...); os.Exit(1) }
+	key := make([]byte, 32)
+	enc, _ := crypto.NewContentEnc(crypto.AESGCM, key, true)
+	cipher, mp := filepath.Join(dir, "c"), filepath.Join(dir, "m")
+	os.Mkdir(cipher, 0o700)
+	os.Mkdir(mp, 0o700)
+	m, err := Mount(mp, Volume{Dir: cipher, Content: enc}, Options{})
+	if err != nil {
+		fmt.Printf("SKIP: mount as nobody: %v\n", err)
+		return
+	}
+	defer m.Unmount()
+	ro, rw := filepath.Join(mp, "ro"), filepath.Join(mp, "rw")
+	os.WriteFile(ro, []byte("x"), 0o444)
+	os.WriteFile(rw, []byte("x"), 0o644)
+	if err := unix.Access(ro, unix.W_OK); !errors.Is(err, unix.EACCES) {
+		fail("access(W_OK) of a 0444 file: %v, want EACCES", err)
+	}
+	if err := unix.Access(rw, unix.W_OK); err != nil {
+		fail("access(W_OK) of a 0644 file: %v", err)
+	}
+	if err := unix.Access(ro, unix.R_OK); err != nil {
+		fail("access(R_OK) of a 0444 file: %v", err)
+	}
+	fmt.Println("ACCESS OK")
+}

@@ -49,44 +49,10 @@ type sessionWatch struct {
 	locked  []vault.Entry // unmounted by a policy, to mount again
 }
 
-// connectBus connects to the bus at addr (the system bus when ""), bounded by timeout.
-func connectBus(ctx context.Context, timeout time.Duration) (*dbus.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	type result struct {
-		conn *dbus.Conn
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		conn, err := dbus.SystemBusPrivate()
-		if err == nil {
-			if err = conn.Auth(nil); err == nil {
-				err = conn.Hello()
-			}
-			if err != nil {
-				conn.Close()
-			}
-		}
-		done <- result{conn, err}
-	}()
-	select {
-	case r := <-done:
-		return r.conn, r.err
-	case <-ctx.Done():
-		go func() {
-			if r := <-done; r.conn != nil {
-				r.conn.Close()
-			}
-		}()
-		return nil, fmt.Errorf("no answer within %v", timeout)
-	}
-}
-
 // watchSession runs until ctx is done. Without a system bus or logind (containers, CI) it
 // logs that lock on sleep and screen lock are unavailable and returns: a state, not an error.
 func (d *daemon) watchSession(ctx context.Context, registryPath string) {
-	conn, err := connectBus(ctx, sessionCallTimeout)
+	conn, err := keyring.DialBus(ctx, sessionCallTimeout, dbus.SystemBusPrivate)
 	if err != nil {
 		d.log.Printf("lock on sleep and screen lock unavailable: no system bus (%v)", err)
 		return

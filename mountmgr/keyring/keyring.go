@@ -86,7 +86,7 @@ func Open(ctx context.Context, opts Options) (*Keyring, error) {
 	if opts.PromptTimeout <= 0 {
 		opts.PromptTimeout = 60 * time.Second
 	}
-	conn, err := connect(ctx, opts.CallTimeout)
+	conn, err := DialBus(ctx, opts.CallTimeout, dbus.SessionBusPrivateNoAutoStartup)
 	if err != nil {
 		return nil, fmt.Errorf("%w: D-Bus session bus: %w", ErrUnavailable, err)
 	}
@@ -118,9 +118,11 @@ func Open(ctx context.Context, opts Options) (*Keyring, error) {
 	return k, nil
 }
 
-// connect dials the session bus and authenticates, giving up after timeout: a bus socket that
-// accepts but never answers must not hang the caller.
-func connect(ctx context.Context, timeout time.Duration) (*dbus.Conn, error) {
+// DialBus opens a private connection with open (dbus.SessionBusPrivateNoAutoStartup,
+// dbus.SystemBusPrivate) and authenticates, giving up after timeout: a bus socket that accepts
+// but never answers must not hang the caller. The keyring and the daemon's logind watch share
+// it.
+func DialBus(ctx context.Context, timeout time.Duration, open func(...dbus.ConnOption) (*dbus.Conn, error)) (*dbus.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type result struct {
@@ -129,7 +131,7 @@ func connect(ctx context.Context, timeout time.Duration) (*dbus.Conn, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		conn, err := dbus.SessionBusPrivateNoAutoStartup()
+		conn, err := open()
 		if err == nil {
 			if err = conn.Auth(nil); err == nil {
 				err = conn.Hello()

@@ -171,14 +171,24 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 	if !mounted(sleepMP) || !mounted(neverMP) {
 		t.Fatal("a screen lock unmounted a vault whose policy does not say so")
 	}
+	// The mount disappears (detached) a moment before it is cut off and that is recorded:
+	// wait for the record, then try the file opened before.
+	var evs []Event
+	waitUntil(t, "the lock's unmount event", func() bool {
+		var err error
+		if evs, err = c.Events(ctx(t), 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.Kind == EventUnmounted && e.Reason == ReasonLock && e.CipherDir == screenDir {
+				return true
+			}
+		}
+		return false
+	})
 	_, werr := f.Write([]byte("after the lock"))
 	if werr == nil {
 		werr = f.Sync()
-	}
-
-	evs, err := c.Events(ctx(t), 0)
-	if err != nil {
-		t.Fatal(err)
 	}
 	var got []string
 	cut := false

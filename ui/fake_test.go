@@ -166,7 +166,7 @@ func (f *fakeBackend) SpeedTest(ctx context.Context, report func(SpeedResult)) (
 	for _, r := range fakeSpeeds {
 		report(r)
 	}
-	return fakeSpeeds, fakeRec
+	return append([]SpeedResult(nil), fakeSpeeds...), fakeRec // a copy: screens may reorder what they get
 }
 
 func (f *fakeBackend) Mount(ctx context.Context, req MountRequest) (Mount, error) {

@@ -173,7 +173,7 @@ func TestSpeedBarsGrowAsResultsArrive(t *testing.T) {
 	wantView(t, tm, "7400 MB/s 3.08x")
 	tm.send(speedResult{run: 7, r: SpeedResult{Cipher: siv, Err: errors.New("not available")}})
 	wantView(t, tm, "failed: not available")
-	tm.send(speedDone{run: 7, results: fakeSpeeds, rec: fakeRec})
+	tm.send(speedDone{run: 7, results: append([]SpeedResult(nil), fakeSpeeds...), rec: fakeRec})
 	wantView(t, tm, "Recommended: AEGIS-256X2", "3.1x faster than AES-256-GCM", "★")
 	golden(t, tm, "speed")
 }

@@ -333,6 +333,18 @@ func (c *Client) Stale(ctx context.Context) ([]StaleMount, error) {
 // Watch calls each with a status snapshot about once a second until ctx is done (then it
 // returns nil) or the daemon goes away.
 func (c *Client) Watch(ctx context.Context, each func([]MountInfo)) error {
+	return c.stream(ctx, request{V: ProtocolVersion, ID: 1, Op: opWatch}, func(resp *response) error {
+		if resp.Error != nil {
+			return fromWire(resp.Error)
+		}
+		each(resp.Mounts)
+		return nil
+	})
+}
+
+// stream sends req on a connection of its own and hands each response to each until ctx is
+// done (then it returns nil), the daemon goes away or answers an error, or each fails.
+func (c *Client) stream(ctx context.Context, req request, each func(*response) error) error {
 	conn, err := dialSocket(ctx, c.path)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrDaemon, err)
@@ -340,7 +352,7 @@ func (c *Client) Watch(ctx context.Context, each func([]MountInfo)) error {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	line, _ := json.Marshal(request{V: ProtocolVersion, ID: 1, Op: opWatch})
+	line, _ := json.Marshal(req)
 	if _, err := conn.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("%w: %w", ErrDaemon, err)
 	}
@@ -353,10 +365,9 @@ func (c *Client) Watch(ctx context.Context, each func([]MountInfo)) error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrDaemon, err)
 		}
-		if resp.Error != nil {
-			return fromWire(resp.Error)
+		if err := each(resp); err != nil {
+			return err
 		}
-		each(resp.Mounts)
 	}
 }
 

@@ -565,14 +565,7 @@ func TestOtherUIDRefused(t *testing.T) {
 	// Clients (the cleanup's stopDaemon) refuse a socket directory others can enter.
 	t.Cleanup(func() { os.Chmod(filepath.Dir(sock), 0o700) })
 	os.Chmod(sock, 0o666)
-	self, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(base, "client.test")
-	if err := os.WriteFile(bin, self, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := copyTestBinary(t, base, "client.test")
 	cmd := osexec.Command(bin)
 	cmd.Env = append(os.Environ(), testForeignClientEnv+"="+sock)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

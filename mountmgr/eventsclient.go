@@ -1,9 +1,7 @@
 package mountmgr
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,27 +26,8 @@ func (c *Client) Events(ctx context.Context, after uint64) ([]Event, error) {
 // FollowEvents calls each with the events after event number after, then with every new one as
 // it happens, until ctx is done (then it returns nil) or the daemon goes away.
 func (c *Client) FollowEvents(ctx context.Context, after uint64, each func([]Event)) error {
-	conn, err := dialSocket(ctx, c.path)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrDaemon, err)
-	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	line, _ := json.Marshal(request{V: ProtocolVersion, ID: 1, Op: opEvents, After: after, Follow: true})
-	if _, err := conn.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("%w: %w", ErrDaemon, err)
-	}
-	r := bufio.NewReaderSize(conn, 64<<10)
 	first := true
-	for {
-		resp, err := readResponse(r)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrDaemon, err)
-		}
+	return c.stream(ctx, request{V: ProtocolVersion, ID: 1, Op: opEvents, After: after, Follow: true}, func(resp *response) error {
 		if resp.Error != nil {
 			if resp.Error.Code == codeBadRequest && isUnknownOp(resp.Error.Msg) {
 				return fmt.Errorf("%w: %s", ErrDaemon, errNoEvents)
@@ -61,7 +40,8 @@ func (c *Client) FollowEvents(ctx context.Context, after uint64, each func([]Eve
 			each(resp.Events)
 		}
 		first = false
-	}
+		return nil
+	})
 }
 
 func isUnknownOp(msg string) bool {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,3 +62,18 @@ func (f fakeMounts) findStale(uid int, skip func(string) bool) ([]mountEntry, er
 	return f.find(uid, skip)
 }
 func (f fakeMounts) detach(mountPoint string) error { return f.detachFn(mountPoint) }
+
+// copyTestBinary copies the running test binary to dir/name, mode 0755, for a child process of
+// another user (the build directory is private).
+func copyTestBinary(t *testing.T, dir, name string) string {
+	t.Helper()
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}

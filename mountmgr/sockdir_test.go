@@ -68,14 +68,7 @@ func runFakeDaemon(sock string) int {
 // received.
 func startImpostor(t *testing.T, base, sock string) (stop func() string) {
 	t.Helper()
-	self, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(base, "impostor.test")
-	if err := os.WriteFile(bin, self, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := copyTestBinary(t, base, "impostor.test")
 	cmd := osexec.Command(bin)
 	cmd.Env = append(os.Environ(), testFakeDaemonEnv+"="+sock)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}, Pdeathsig: syscall.SIGKILL}

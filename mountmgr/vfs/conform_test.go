@@ -206,8 +206,9 @@ func TestCreateModes(t *testing.T) {
 	// The caller (a shell) has umask 0; this test process, the server, keeps its own.
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
-	sh := exec.Command("sh", "-c", "umask 0 && : > f && mkdir d && mkfifo p && mkdir -m 1777 sticky")
-	sh.Dir = mp
+	// The shell changes into the mount itself: a child that does it between fork and exec
+	// can deadlock against this process, which serves the mount (the same below).
+	sh := exec.Command("sh", "-c", `cd "$1" && umask 0 && : > f && mkdir d && mkfifo p && mkdir -m 1777 sticky`, "sh", mp)
 	if out, err := sh.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -262,8 +263,7 @@ func TestSetuidCleared(t *testing.T) {
 				}
 			}
 			setSuid()
-			cmd := exec.Command("sh", "-c", c.cmd)
-			cmd.Dir = mp
+			cmd := exec.Command("sh", "-c", `cd "$1" && `+c.cmd, "sh", mp)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65533, Gid: 65533}}
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("%s as uid 65533: %v: %s", c.cmd, err, out)

@@ -574,6 +574,17 @@ func TestXattrs(t *testing.T) {
 		if _, err := unix.Getxattr(p, "user.tag", make([]byte, 1)); !errors.Is(err, unix.ERANGE) {
 			t.Errorf("%s: a short buffer: %v, want ERANGE", p, err)
 		}
+		// A value larger than the first read asks for (see xattrEntry.read): its size, an
+		// exact buffer, and one too short by a byte.
+		if sz, err := unix.Getxattr(p, "user.big", nil); err != nil || sz != len(big) {
+			t.Errorf("%s: size query of user.big = %d, %v; want %d", p, sz, err, len(big))
+		}
+		if sz, err := unix.Getxattr(p, "user.big", buf[:len(big)]); err != nil || !bytes.Equal(buf[:sz], big) {
+			t.Errorf("%s: user.big into a buffer of its size: %d bytes, %v", p, sz, err)
+		}
+		if _, err := unix.Getxattr(p, "user.big", make([]byte, len(big)-1)); !errors.Is(err, unix.ERANGE) {
+			t.Errorf("%s: user.big into a buffer a byte short: %v, want ERANGE", p, err)
+		}
 		sz, err := unix.Listxattr(p, buf)
 		if err != nil {
 			t.Fatal(err)

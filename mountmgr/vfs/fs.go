@@ -247,15 +247,16 @@ type fsys struct {
 	enc   *crypto.ContentEnc
 	names *crypto.NameTransform // nil with PlaintextNames
 	// xattrNames encrypts extended attribute names; nil when they are off.
-	xattrNames *crypto.NameTransform
-	perDirIV   bool // per-directory IVs (false: deterministic names, zero IV)
-	ro         bool
-	log        *log.Logger
-	authFailed func(cipherPath string, block uint64) // Options.AuthFailed, may be nil
-	stats      *Counters
-	cbs        int
-	asRoot     bool
-	zeroIV     []byte
+	xattrNames  *crypto.NameTransform
+	xattrStored xattrNameCache
+	perDirIV    bool // per-directory IVs (false: deterministic names, zero IV)
+	ro          bool
+	log         *log.Logger
+	authFailed  func(cipherPath string, block uint64) // Options.AuthFailed, may be nil
+	stats       *Counters
+	cbs         int
+	asRoot      bool
+	zeroIV      []byte
 
 	cipherPool, plainPool sync.Pool
 }

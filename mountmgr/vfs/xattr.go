@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -35,16 +36,49 @@ const (
 
 func isACL(name string) bool { return name == aclAccess || name == aclDefault }
 
+// xattrBufs holds the buffers stored values are read into before they are decrypted. "ls -l"
+// asks for two attributes of every file it lists; a fresh 64 KiB buffer per request made the
+// garbage collector's work, not the file system's, the cost of a listing.
+var xattrBufs = sync.Pool{New: func() any { b := make([]byte, xattrBufMax); return &b }}
+
+// xattrNameCacheMax bounds the cache of stored attribute names. Programs use a handful of
+// names ("ls -l" alone asks for security.selinux and system.posix_acl_access on every file);
+// once full, further names are encrypted on every call, so no caller can grow it without end.
+const xattrNameCacheMax = 256
+
+// xattrNameCache maps attribute names to their stored names. Attribute names are encrypted
+// with a fixed IV, so a stored name never goes stale.
+type xattrNameCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
 // storedXattr returns the name an attribute is stored under in the cipherdir.
 func (f *fsys) storedXattr(name string) (string, syscall.Errno) {
 	if isACL(name) {
 		return name, 0
 	}
-	c, err := f.xattrNames.EncryptXattrName(name)
+	c := &f.xattrStored
+	c.mu.Lock()
+	stored, ok := c.m[name]
+	c.mu.Unlock()
+	if ok {
+		return stored, 0
+	}
+	enc, err := f.xattrNames.EncryptXattrName(name)
 	if err != nil {
 		return "", syscall.EINVAL
 	}
-	return crypto.XattrPrefix + c, 0
+	stored = crypto.XattrPrefix + enc
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[string]string)
+	}
+	if len(c.m) < xattrNameCacheMax {
+		c.m[name] = stored
+	}
+	c.mu.Unlock()
+	return stored, 0
 }
 
 // xattrEntry reaches n's cipher entry for the xattr system calls: a /proc path through the
@@ -71,6 +105,24 @@ func (e xattrEntry) get(name string, buf []byte) (int, error) {
 		return unix.Getxattr(e.path, name, buf)
 	}
 	return unix.Lgetxattr(e.path, name, buf)
+}
+
+// xattrOverheadMax is the most encryption adds to a value (nonce and tag of any cipher).
+const xattrOverheadMax = 64
+
+// read reads attribute name into buf (of xattrBufMax bytes), asking first for only guess
+// bytes: the kernel allocates as much as it is asked for, and most values are small (most
+// lookups find nothing at all). Only a value larger than guess costs a second call.
+func (e xattrEntry) read(name string, buf []byte, guess int) ([]byte, error) {
+	guess = min(max(guess, 256), len(buf))
+	n, err := e.get(name, buf[:guess])
+	if err == unix.ERANGE {
+		n, err = e.get(name, buf)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return buf[:n], nil
 }
 
 func (e xattrEntry) set(name string, value []byte, flags int) error {
@@ -113,12 +165,12 @@ func (n *node) getxattr(attr string, dest []byte) (uint32, syscall.Errno) {
 		return 0, errno
 	}
 	defer e.dir.close()
-	buf := make([]byte, xattrBufMax)
-	sz, err := e.get(stored, buf)
+	bp := xattrBufs.Get().(*[]byte)
+	defer xattrBufs.Put(bp)
+	value, err := e.read(stored, *bp, len(dest)+xattrOverheadMax)
 	if err != nil {
 		return 0, fs2errno(err)
 	}
-	value := buf[:sz]
 	if !isACL(attr) {
 		if value, err = f.enc.DecryptXattrValue(value); err != nil {
 			f.log.Printf("vfs: %s: attribute %q: %v", n.cipherPath(), stored, err)
@@ -170,13 +222,14 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errn
 		return 0, f.op(errno)
 	}
 	defer e.dir.close()
-	buf := make([]byte, xattrBufMax)
-	sz, err := e.list(buf)
+	bp := xattrBufs.Get().(*[]byte)
+	defer xattrBufs.Put(bp)
+	sz, err := e.list(*bp)
 	if err != nil {
 		return 0, f.op(fs2errno(err))
 	}
 	var out bytes.Buffer
-	for _, stored := range strings.Split(string(buf[:sz]), "\x00") {
+	for _, stored := range strings.Split(string((*bp)[:sz]), "\x00") {
 		name, ok := f.plainXattrName(stored)
 		if !ok {
 			if stored != "" && strings.HasPrefix(stored, crypto.XattrPrefix) {

@@ -171,7 +171,7 @@ func (n *node) iv() ([]byte, syscall.Errno) {
 	if !n.fsys.perDirIV {
 		return n.fsys.zeroIV, 0
 	}
-	if iv := n.dirIV.Load(); iv != nil {
+	if iv := n.ext().dirIV.Load(); iv != nil {
 		return iv[:], 0
 	}
 	d, errno := n.dirFd()
@@ -191,12 +191,12 @@ func (n *node) iv() ([]byte, syscall.Errno) {
 // setIV caches a directory's IV (nil forgets it).
 func (n *node) setIV(b []byte) {
 	if b == nil {
-		n.dirIV.Store(nil)
+		n.ext().dirIV.Store(nil)
 		return
 	}
 	var iv [crypto.DirIVLen]byte
 	copy(iv[:], b)
-	n.dirIV.Store(&iv)
+	n.ext().dirIV.Store(&iv)
 }
 
 // storedName returns the on-disk name of child plain of directory n.
@@ -218,12 +218,13 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 		}
 		return storedEntry{stored: plain}, 0
 	}
-	n.namesMu.Lock()
-	e, ok := n.conflicts[plain] // first: the name cache may hold what the name encrypts to
+	x := n.ext()
+	x.namesMu.Lock()
+	e, ok := x.conflicts[plain] // first: the name cache may hold what the name encrypts to
 	if !ok {
-		e, ok = n.names[plain]
+		e, ok = x.names[plain]
 	}
-	n.namesMu.Unlock()
+	x.namesMu.Unlock()
 	if ok {
 		return e, 0
 	}
@@ -237,42 +238,44 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 		return storedEntry{}, syscall.EINVAL
 	}
 	e = storedEntry{stored: stored, encoded: encoded, long: long}
-	n.namesMu.Lock()
+	x.namesMu.Lock()
 	// A miss in a full cache evicts nothing: in a pass of lookups over a listing larger than
 	// the cache, it would evict the names still to come.
-	if n.names == nil {
-		n.names = make(map[string]storedEntry)
+	if x.names == nil {
+		x.names = make(map[string]storedEntry)
 	}
-	if len(n.names) < nameCacheMax {
-		n.names[plain] = e
+	if len(x.names) < nameCacheMax {
+		x.names[plain] = e
 	}
-	n.namesMu.Unlock()
+	x.namesMu.Unlock()
 	return e, 0
 }
 
 func (n *node) cacheName(plain string, e storedEntry) {
-	n.namesMu.Lock()
-	if n.names == nil {
-		n.names = make(map[string]storedEntry)
-	} else if _, ok := n.names[plain]; !ok && len(n.names) >= nameCacheMax {
+	x := n.ext()
+	x.namesMu.Lock()
+	if x.names == nil {
+		x.names = make(map[string]storedEntry)
+	} else if _, ok := x.names[plain]; !ok && len(x.names) >= nameCacheMax {
 		// Evict one entry at random (map order) rather than start over: the lookups after
 		// a listing larger than the cache, in listing order, then still find the cache's
 		// share of it, where starting over would leave only the listing's tail.
-		for k := range n.names {
-			delete(n.names, k)
+		for k := range x.names {
+			delete(x.names, k)
 			break
 		}
 	}
-	n.names[plain] = e
-	n.namesMu.Unlock()
+	x.names[plain] = e
+	x.namesMu.Unlock()
 }
 
 // forgetNames empties a directory's name cache, for a node whose inode number now belongs to
 // a new directory with a new IV.
 func (n *node) forgetNames() {
-	n.namesMu.Lock()
-	n.names, n.conflicts = nil, nil
-	n.namesMu.Unlock()
+	x := n.ext()
+	x.namesMu.Lock()
+	x.names, x.conflicts = nil, nil
+	x.namesMu.Unlock()
 }
 
 // nameCacheMax bounds each directory's name cache; a full cache evicts at random. Readdir fills it

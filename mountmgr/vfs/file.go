@@ -92,7 +92,7 @@ func pwrite(fd int, buf []byte, off int64) error {
 // fileID returns the file ID from the header, reading it once per inode. empty reports an
 // empty cipher file (no header yet). The caller holds the node lock (shared is enough).
 func (f *file) fileID() (id []byte, empty bool, errno syscall.Errno) {
-	if p := f.node.fileID.Load(); p != nil {
+	if p := f.node.ext().fileID.Load(); p != nil {
 		return p[:], false, 0
 	}
 	var buf [crypto.HeaderLen]byte
@@ -109,7 +109,7 @@ func (f *file) fileID() (id []byte, empty bool, errno syscall.Errno) {
 		return nil, false, syscall.EIO
 	}
 	id2 := h.ID
-	f.node.fileID.Store(&id2)
+	f.node.ext().fileID.Store(&id2)
 	return id2[:], false, 0
 }
 
@@ -142,15 +142,15 @@ func (f *file) ensureHeader(cipherSize uint64) ([]byte, syscall.Errno) {
 		return nil, fs2errno(err)
 	}
 	id := h.ID
-	f.node.fileID.Store(&id)
+	f.node.ext().fileID.Store(&id)
 	return id[:], 0
 }
 
 func (f *file) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	fsys := f.node.fsys
-	f.node.mu.RLock()
+	f.node.ext().mu.RLock()
 	n, errno := f.read(dest, off)
-	f.node.mu.RUnlock()
+	f.node.ext().mu.RUnlock()
 	if errno != 0 {
 		return nil, fsys.op(errno)
 	}
@@ -224,9 +224,9 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 	if off < 0 {
 		return 0, fsys.op(syscall.EINVAL)
 	}
-	f.node.mu.Lock()
+	f.node.ext().mu.Lock()
 	errno := f.write(data, uint64(off), unprivileged(ctx))
-	f.node.mu.Unlock()
+	f.node.ext().mu.Unlock()
 	if errno != 0 {
 		return 0, fsys.op(errno)
 	}
@@ -359,7 +359,7 @@ func (g tailGuard) restore(errno syscall.Errno) syscall.Errno {
 		f.node.fsys.log.Printf("vfs: %s: restoring the size after a failed write: %v", f.node.cipherPath(), err)
 	}
 	if g.cipherSize == 0 {
-		f.node.fileID.Store(nil)
+		f.node.ext().fileID.Store(nil)
 	}
 	return errno
 }
@@ -447,8 +447,8 @@ func (f *file) readBlock(b uint64, id []byte, dst []byte) syscall.Errno {
 // truncate sets the plaintext size. Growing leaves holes (sparse cipher file) and writes only
 // the partial last block; shrinking re-encrypts the new partial last block.
 func (f *file) truncate(newSize uint64) syscall.Errno {
-	f.node.mu.Lock()
-	defer f.node.mu.Unlock()
+	f.node.ext().mu.Lock()
+	defer f.node.ext().mu.Unlock()
 	return f.truncateLocked(newSize)
 }
 
@@ -466,7 +466,7 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 		if err := unix.Ftruncate(f.fd, 0); err != nil {
 			return fs2errno(err)
 		}
-		f.node.fileID.Store(nil)
+		f.node.ext().fileID.Store(nil)
 		return 0
 	case newSize < size && newSize%bs == 0:
 		// Cutting whole blocks rewrites nothing.
@@ -535,8 +535,8 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 		// Punching holes or zeroing ranges would need re-encryption of partial blocks.
 		return fsys.op(syscall.EOPNOTSUPP)
 	}
-	f.node.mu.Lock()
-	defer f.node.mu.Unlock()
+	f.node.ext().mu.Lock()
+	defer f.node.ext().mu.Unlock()
 	_, plainSize, errno := f.sizes()
 	if errno != 0 {
 		return fsys.op(errno)

@@ -19,10 +19,19 @@ import (
 
 // node is a file, directory or symlink of the plaintext view. go-fuse keeps one node per
 // inode number, so hard links share a node and with it the content lock.
+//
+// A mount holds a node for every entry the kernel knows, most of them only ever looked up
+// or listed; so a node is go-fuse's inode plus two pointers, and what a directory or an
+// open file needs lives in a nodeExt made on first use.
 type node struct {
 	fs.Inode
 	fsys *fsys
+	x    atomic.Pointer[nodeExt]
+}
 
+// nodeExt is the state of a node that is used as a directory or has its contents read or
+// written.
+type nodeExt struct {
 	// dirIV caches a directory's IV (directories only).
 	dirIV atomic.Pointer[[crypto.DirIVLen]byte]
 	// names caches the stored names of a directory's children. A stored name depends only on
@@ -38,6 +47,15 @@ type node struct {
 	mu sync.RWMutex
 	// fileID caches the file ID from the file header; nil means "read it from the file".
 	fileID atomic.Pointer[[crypto.FileIDLen]byte]
+}
+
+// ext returns n's nodeExt, making it on first use.
+func (n *node) ext() *nodeExt {
+	if x := n.x.Load(); x != nil {
+		return x
+	}
+	n.x.CompareAndSwap(nil, new(nodeExt))
+	return n.x.Load()
 }
 
 var (
@@ -163,9 +181,16 @@ func (n *node) cipherPath() string {
 func (n *node) newChild(ctx context.Context, st *unix.Stat_t, dirfd int, name string, out *fuse.EntryOut) *fs.Inode {
 	n.fsys.plainAttr(st, dirfd, name, &out.Attr)
 	ch := n.NewInode(ctx, &node{fsys: n.fsys}, fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: out.Attr.Ino})
-	// The inode number may have been reused for a different file: forget a cached file ID.
-	ch.Operations().(*node).fileID.Store(nil)
+	ch.Operations().(*node).forgetFileID()
 	return ch
+}
+
+// forgetFileID drops a cached file ID: a lookup may find the inode number reused for a
+// different file.
+func (n *node) forgetFileID() {
+	if x := n.x.Load(); x != nil {
+		x.fileID.Store(nil)
+	}
 }
 
 // preserveOwner gives a new entry to the caller when the daemon runs as root, as a local file
@@ -199,7 +224,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	if err == unix.ENOENT && n.fsys.names != nil && strings.Contains(name, " (conflict ") {
 		// A conflict copy looked up before its directory was listed (after a remount): list
 		// it to learn the copies' names.
-		if _, errno := n.Readdir(ctx); errno == 0 {
+		if n.learnConflicts() == 0 {
 			if stored, errno = n.storedName(name); errno == 0 {
 				err = unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW)
 			}
@@ -207,6 +232,16 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	}
 	if err != nil {
 		return nil, n.fsys.op(fs2errno(err))
+	}
+	// The kernel looks up again what it let expire while go-fuse still holds the inode (every
+	// entry of "ls -l" after the timeout, READDIRPLUS): reuse that node rather than allocate
+	// one for go-fuse to throw away.
+	if ch := n.GetChild(name); ch != nil {
+		if sa := ch.StableAttr(); sa.Ino == n.fsys.ino(&st) && sa.Mode == st.Mode&syscall.S_IFMT {
+			n.fsys.plainAttr(&st, d.fd, stored, &out.Attr)
+			ch.Operations().(*node).forgetFileID()
+			return ch, n.fsys.op(0)
+		}
 	}
 	return n.newChild(ctx, &st, d.fd, stored, out), n.fsys.op(0)
 }
@@ -381,138 +416,12 @@ func (n *node) truncateEntry(f *file, e entry, size uint64) syscall.Errno {
 	return tmp.truncate(size)
 }
 
-func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
-	d, errno := n.dirFd()
-	if errno != 0 {
-		return nil, n.fsys.op(errno)
-	}
-	defer d.close()
-	rfd, err := layout.OpenDir(d.fd, ".")
-	if err != nil {
-		return nil, n.fsys.op(fs2errno(err))
-	}
-	stream, errno := fs.NewLoopbackDirStreamFd(rfd)
-	if errno != 0 {
-		unix.Close(rfd)
-		return nil, n.fsys.op(errno)
-	}
-	defer stream.Close()
-	var iv []byte
-	if n.fsys.names != nil {
-		if iv, errno = n.iv(); errno != 0 {
-			return nil, n.fsys.op(errno)
-		}
-	}
-	var entries []fuse.DirEntry
-	var failed []failedEntry
-	for stream.HasNext() {
-		e, errno := stream.Next()
-		if errno != 0 {
-			return nil, n.fsys.op(errno)
-		}
-		if e.Name == "." || e.Name == ".." {
-			entries = append(entries, e)
-			continue
-		}
-		if n.IsRoot() && e.Name == crypto.ConfName {
-			continue
-		}
-		if n.fsys.names == nil {
-			entries = append(entries, e)
-			continue
-		}
-		if e.Name == crypto.DirIVName || crypto.IsLongNameFile(e.Name) {
-			continue
-		}
-		encoded := e.Name
-		if crypto.IsLongName(e.Name) {
-			if encoded, err = layout.ReadLongName(d.fd, e.Name, n.fsys.names); err != nil {
-				failed = append(failed, failedEntry{e, err})
-				continue
-			}
-		}
-		plain, err := n.fsys.names.DecryptName(encoded, iv)
-		if err != nil {
-			failed = append(failed, failedEntry{e, err})
-			continue
-		}
-		// "ls -l" looks every entry up next: remember the stored names.
-		n.cacheName(plain, storedEntry{stored: e.Name, encoded: encoded, long: e.Name != encoded})
-		e.Name = plain
-		entries = append(entries, e)
-	}
-	if len(failed) > 0 {
-		entries = n.addConflicts(d.fd, iv, entries, failed)
-	} else if n.fsys.names != nil {
-		n.namesMu.Lock()
-		n.conflicts = nil
-		n.namesMu.Unlock()
-	}
-	return fs.NewListDirStream(entries), n.fsys.op(0)
-}
-
-type failedEntry struct {
-	fuse.DirEntry
-	err error
-}
-
-// addConflicts shows the sync tools' conflict copies among the entries whose names did not
-// decrypt, under a readable name (layout.ConflictName), and the entries made under the IV of
-// a conflict copy of the directory's gocryptfs.diriv; the others stay hidden and logged.
-func (n *node) addConflicts(dirfd int, iv []byte, entries []fuse.DirEntry, failed []failedEntry) []fuse.DirEntry {
-	taken := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		taken[e.Name] = true
-	}
-	conflicts := map[string]storedEntry{}
-	show := func(e fuse.DirEntry, plain string, c layout.Conflict, long bool) {
-		shown := layout.ConflictName(plain, c, func(s string) bool { return taken[s] })
-		taken[shown] = true
-		conflicts[shown] = storedEntry{stored: e.Name, long: long}
-		e.Name = shown
-		entries = append(entries, e)
-	}
-	var others []layout.OtherIV
-	var rest []failedEntry
-	for _, e := range failed {
-		c, plain, nameFile, ok := layout.ConflictCopy(dirfd, e.Name, iv, n.fsys.names, n.IsRoot())
-		switch {
-		case !ok:
-			rest = append(rest, e)
-		case c.Base == crypto.DirIVName:
-			if other, err := layout.ReadDirIVFile(dirfd, e.Name); err == nil {
-				others = append(others, layout.OtherIV{IV: other, Conflict: c})
-			}
-		case plain != "":
-			show(e.DirEntry, plain, c, nameFile)
-		}
-		// Other copies of the format's own files stay hidden: fsck and "vaultui conflicts"
-		// report them.
-	}
-	for _, e := range rest {
-		shown := false
-		for _, o := range others {
-			if plain, err := layout.EntryUnderIV(dirfd, e.Name, o.IV, n.fsys.names); err == nil {
-				show(e.DirEntry, plain, o.Conflict, false)
-				shown = true
-				break
-			}
-		}
-		if !shown {
-			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
-		}
-	}
-	n.namesMu.Lock()
-	n.conflicts = conflicts
-	n.namesMu.Unlock()
-	return entries
-}
-
 // forgetConflict drops a conflict copy that was renamed or removed.
 func (n *node) forgetConflict(plain string) {
-	n.namesMu.Lock()
-	delete(n.conflicts, plain)
-	n.namesMu.Unlock()
+	x := n.ext()
+	x.namesMu.Lock()
+	delete(x.conflicts, plain)
+	x.namesMu.Unlock()
 }
 
 // makeEntry creates the cipher entry for the plaintext name with mk(dirfd, stored). A long
@@ -660,15 +569,15 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
 	trunc := flags&syscall.O_TRUNC != 0
 	if trunc {
-		n.mu.Lock()
-		defer n.mu.Unlock()
+		n.ext().mu.Lock()
+		defer n.ext().mu.Unlock()
 	}
 	fd, err := unix.Openat(d.fd, stored, openFlags(flags, write), 0)
 	if err != nil {
 		return nil, 0, n.fsys.op(fs2errno(err))
 	}
 	if trunc {
-		n.fileID.Store(nil) // the cipher file is empty now; the next write makes a header
+		n.ext().fileID.Store(nil) // the cipher file is empty now; the next write makes a header
 		// The kernel sends O_TRUNC with OPEN instead of a SETATTR (CAP_ATOMIC_O_TRUNC), and
 		// with it the duty to drop setuid/setgid as truncate(2) would.
 		if errno := (entry{fd: fd}).killSuid(ctx); errno != 0 {

@@ -135,9 +135,9 @@ func TestListingStaysCached(t *testing.T) {
 	if err != nil || len(ents) != n {
 		t.Fatalf("ReadDir: %d entries, %v", len(ents), err)
 	}
-	dn.namesMu.Lock()
-	cached := len(dn.names)
-	dn.namesMu.Unlock()
+	dn.ext().namesMu.Lock()
+	cached := len(dn.ext().names)
+	dn.ext().namesMu.Unlock()
 	if cached != n {
 		t.Errorf("%d of %d listed names cached", cached, n)
 	}
@@ -150,16 +150,16 @@ func TestNameCacheOverflow(t *testing.T) {
 	v := testVolume(t, crypto.AESGCM, true)
 	n := &node{fsys: &fsys{names: v.Names, perDirIV: true}}
 	var iv [crypto.DirIVLen]byte
-	n.dirIV.Store(&iv)
+	n.ext().dirIV.Store(&iv)
 	const total = 3 * nameCacheMax
 	name := func(i int) string { return fmt.Sprint("file-", i) }
 	for i := 0; i < total; i++ { // Readdir
 		n.cacheName(name(i), storedEntry{stored: "s" + name(i)})
 	}
-	if len(n.names) != nameCacheMax {
-		t.Fatalf("%d names cached, want %d", len(n.names), nameCacheMax)
+	if len(n.ext().names) != nameCacheMax {
+		t.Fatalf("%d names cached, want %d", len(n.ext().names), nameCacheMax)
 	}
-	if e := n.names[name(total-1)]; e.stored != "s"+name(total-1) {
+	if e := n.ext().names[name(total-1)]; e.stored != "s"+name(total-1) {
 		t.Errorf("latest name not cached: %+v", e)
 	}
 	hits := 0
@@ -177,7 +177,7 @@ func TestNameCacheOverflow(t *testing.T) {
 	}
 	// A miss still caches its name while there is room.
 	n.forgetNames()
-	if _, errno := n.storedEntry("new"); errno != 0 || len(n.names) != 1 {
-		t.Errorf("miss in an empty cache: %v, %d cached", errno, len(n.names))
+	if _, errno := n.storedEntry("new"); errno != 0 || len(n.ext().names) != 1 {
+		t.Errorf("miss in an empty cache: %v, %d cached", errno, len(n.ext().names))
 	}
 }

@@ -1,0 +1,285 @@
+package vfs
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
+)
+
+var (
+	_ = (fs.DirStream)((*dirStream)(nil))
+	_ = (fs.FileSeekdirer)((*dirStream)(nil))
+)
+
+// Readdir lists the directory as a stream that decrypts each name when the kernel asks for
+// it, as gocryptfs does: a listing of 100,000 files holds a few entries in memory, not
+// 100,000 (the daemon's memory grows with every byte it holds, twice over with the garbage
+// collector's headroom).
+func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
+	s, errno := n.openDirStream()
+	return s, n.fsys.op(errno)
+}
+
+// dirStream is a listing in progress. Entries are numbered in the order they are handed out
+// (DirEntry.Off); the cipher entries come first, then the sync tools' conflict copies among
+// those whose names did not decrypt (see finish), which can only be told once every entry
+// has been seen.
+type dirStream struct {
+	n     *node
+	dirfd int          // the cipher directory, for long names and conflict copies
+	raw   fs.DirStream // its entries
+	iv    []byte       // nil with PlaintextNames
+
+	handed uint64         // entries handed out so far
+	peeked *fuse.DirEntry // the entry HasNext found, not handed out yet
+	err    syscall.Errno  // a failure to hand out instead of the next entry
+
+	failed   []failedEntry   // cipher entries that did not decrypt
+	tail     []fuse.DirEntry // conflict copies, handed out after the cipher entries
+	finished bool            // tail is computed
+}
+
+type failedEntry struct {
+	fuse.DirEntry
+	err error
+}
+
+func (n *node) openDirStream() (*dirStream, syscall.Errno) {
+	d, errno := n.dirFd()
+	if errno != 0 {
+		return nil, errno
+	}
+	defer d.close()
+	dirfd, err := layout.OpenDir(d.fd, ".")
+	if err != nil {
+		return nil, fs2errno(err)
+	}
+	s := &dirStream{n: n, dirfd: dirfd}
+	if n.fsys.names != nil {
+		if s.iv, errno = n.iv(); errno != 0 {
+			unix.Close(dirfd)
+			return nil, errno
+		}
+	}
+	// The raw stream reads a descriptor of its own, so its offset is its own.
+	rfd, err := layout.OpenDir(dirfd, ".")
+	if err != nil {
+		unix.Close(dirfd)
+		return nil, fs2errno(err)
+	}
+	if s.raw, errno = fs.NewLoopbackDirStreamFd(rfd); errno != 0 {
+		unix.Close(rfd)
+		unix.Close(dirfd)
+		return nil, errno
+	}
+	return s, 0
+}
+
+// learnConflicts lists the directory to the end, which records its conflict copies' names.
+func (n *node) learnConflicts() syscall.Errno {
+	s, errno := n.openDirStream()
+	if errno != 0 {
+		return errno
+	}
+	defer s.Close()
+	for s.HasNext() {
+		if _, errno := s.Next(); errno != 0 {
+			return errno
+		}
+	}
+	return 0
+}
+
+func (s *dirStream) HasNext() bool {
+	if s.peeked != nil || s.err != 0 {
+		return true
+	}
+	for s.raw.HasNext() {
+		e, errno := s.raw.Next()
+		if errno != 0 {
+			s.err = errno
+			return true
+		}
+		if s.admit(&e) {
+			s.peeked = &e
+			return true
+		}
+	}
+	if !s.finished {
+		s.finish()
+	}
+	if len(s.tail) > 0 {
+		s.peeked = &s.tail[0]
+		s.tail = s.tail[1:]
+		return true
+	}
+	return false
+}
+
+func (s *dirStream) Next() (fuse.DirEntry, syscall.Errno) {
+	if !s.HasNext() {
+		return fuse.DirEntry{}, syscall.EBADF // go-fuse asks only after HasNext said yes
+	}
+	if errno := s.err; errno != 0 {
+		s.err = 0
+		return fuse.DirEntry{}, errno
+	}
+	e := *s.peeked
+	s.peeked = nil
+	s.handed++
+	e.Off = s.handed
+	return e, 0
+}
+
+// Seekdir goes to the entry after the first off handed out: back means listing again from
+// the start (names decrypt to the same entries in the same order while the directory does
+// not change, which is all a directory offset promises anywhere).
+func (s *dirStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if off < s.handed || off == 0 {
+		sd, ok := s.raw.(fs.FileSeekdirer)
+		if !ok {
+			return syscall.ENOTSUP
+		}
+		if errno := sd.Seekdir(ctx, 0); errno != 0 {
+			return errno
+		}
+		s.handed, s.peeked, s.err = 0, nil, 0
+		s.failed, s.tail, s.finished = nil, nil, false
+	}
+	for s.handed < off && s.HasNext() {
+		if _, errno := s.Next(); errno != 0 {
+			return errno
+		}
+	}
+	return 0
+}
+
+func (s *dirStream) Close() {
+	s.raw.Close()
+	if s.dirfd >= 0 {
+		unix.Close(s.dirfd)
+		s.dirfd = -1
+	}
+}
+
+// admit turns cipher entry e into the entry the mount shows, in place; false hides it (the
+// format's own files, and names that do not decrypt, which finish looks at once more).
+func (s *dirStream) admit(e *fuse.DirEntry) bool {
+	n := s.n
+	if e.Name == "." || e.Name == ".." {
+		return true
+	}
+	if n.IsRoot() && e.Name == crypto.ConfName {
+		return false
+	}
+	if n.fsys.names == nil {
+		return true
+	}
+	if e.Name == crypto.DirIVName || crypto.IsLongNameFile(e.Name) {
+		return false
+	}
+	encoded := e.Name
+	if crypto.IsLongName(e.Name) {
+		var err error
+		if encoded, err = layout.ReadLongName(s.dirfd, e.Name, n.fsys.names); err != nil {
+			s.failed = append(s.failed, failedEntry{*e, err})
+			return false
+		}
+	}
+	plain, err := n.fsys.names.DecryptName(encoded, s.iv)
+	if err != nil {
+		s.failed = append(s.failed, failedEntry{*e, err})
+		return false
+	}
+	// "ls -l" looks every entry up next: remember the stored names.
+	n.cacheName(plain, storedEntry{stored: e.Name, encoded: encoded, long: e.Name != encoded})
+	e.Name = plain
+	return true
+}
+
+// finish decides, once every cipher entry has been seen, which of those that did not decrypt
+// are sync tools' conflict copies (shown under a readable name, layout.ConflictName) or
+// entries made under the IV of a conflict copy of the directory's gocryptfs.diriv; the others
+// stay hidden and logged. It records the copies' names for lookups.
+func (s *dirStream) finish() {
+	s.finished = true
+	n := s.n
+	if n.fsys.names == nil {
+		return
+	}
+	conflicts := map[string]storedEntry{}
+	if len(s.failed) > 0 {
+		s.tail = s.conflictEntries(conflicts)
+		s.failed = nil
+	}
+	if len(conflicts) == 0 {
+		conflicts = nil
+	}
+	x := n.ext()
+	x.namesMu.Lock()
+	x.conflicts = conflicts
+	x.namesMu.Unlock()
+}
+
+// conflictEntries returns the entries that show the failed entries which are conflict
+// copies, and records them in conflicts.
+func (s *dirStream) conflictEntries(conflicts map[string]storedEntry) []fuse.DirEntry {
+	n, dirfd, iv := s.n, s.dirfd, s.iv
+	var out []fuse.DirEntry
+	// A shown name must not hide a real entry nor another copy. A real entry of that name
+	// exists exactly when the name's encryption does: names encrypt deterministically.
+	taken := func(name string) bool {
+		if _, ok := conflicts[name]; ok {
+			return true
+		}
+		stored, _, _, err := n.fsys.names.StoredName(name, iv)
+		if err != nil {
+			return true
+		}
+		var st unix.Stat_t
+		return unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	}
+	show := func(e fuse.DirEntry, plain string, c layout.Conflict, long bool) {
+		shown := layout.ConflictName(plain, c, taken)
+		conflicts[shown] = storedEntry{stored: e.Name, long: long}
+		e.Name = shown
+		out = append(out, e)
+	}
+	var others []layout.OtherIV
+	var rest []failedEntry
+	for _, e := range s.failed {
+		c, plain, nameFile, ok := layout.ConflictCopy(dirfd, e.Name, iv, n.fsys.names, n.IsRoot())
+		switch {
+		case !ok:
+			rest = append(rest, e)
+		case c.Base == crypto.DirIVName:
+			if other, err := layout.ReadDirIVFile(dirfd, e.Name); err == nil {
+				others = append(others, layout.OtherIV{IV: other, Conflict: c})
+			}
+		case plain != "":
+			show(e.DirEntry, plain, c, nameFile)
+		}
+		// Other copies of the format's own files stay hidden: fsck and "vaultui conflicts"
+		// report them.
+	}
+	for _, e := range rest {
+		shown := false
+		for _, o := range others {
+			if plain, err := layout.EntryUnderIV(dirfd, e.Name, o.IV, n.fsys.names); err == nil {
+				show(e.DirEntry, plain, o.Conflict, false)
+				shown = true
+				break
+			}
+		}
+		if !shown {
+			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
+		}
+	}
+	return out
+}

@@ -115,3 +115,61 @@ func joinNUL(s []string) string {
 	}
 	return string(b)
 }
+
+// TestListingWhileChanging: listings that run while other entries come and go still show
+// every entry that stays, exactly once. (An entry removed and made again during a listing
+// may show twice, as on any file system: it is a new entry.)
+func TestListingWhileChanging(t *testing.T) {
+	v := realVault(t, "", crypto.AEGIS)
+	mp, _ := mountTest(t, volumeOf(v), Options{})
+	stable := map[string]bool{}
+	for i := range 60 {
+		name := fmt.Sprintf("stays-%02d", i)
+		if err := os.WriteFile(filepath.Join(mp, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stable[name] = true
+	}
+	done := make(chan struct{})
+	churned := make(chan error, 1)
+	go func() {
+		defer close(churned)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			p := filepath.Join(mp, fmt.Sprintf("comes-and-goes-%d", i%40))
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				churned <- err
+				return
+			}
+			if i%3 == 0 {
+				if err := os.Remove(p); err != nil {
+					churned <- err
+					return
+				}
+			}
+		}
+	}()
+	for round := range 30 {
+		ents, err := os.ReadDir(mp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for _, e := range ents {
+			seen[e.Name()]++
+		}
+		for name := range stable {
+			if seen[name] != 1 {
+				t.Errorf("round %d: %q listed %d times, want once", round, name, seen[name])
+			}
+		}
+	}
+	close(done)
+	if err := <-churned; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"syscall"
@@ -258,6 +259,8 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 	// Writing past the end: a partial last block must become a full one first, because only
 	// the last block of a file may be short. The blocks in between stay holes.
 	pad := off > size && size%bs != 0 && off/bs > size/bs
+	ahead := f.sealAhead(data, off, cs, size, pad)
+	defer ahead.release()
 	if errno := f.reserve(&st, size, off, end); errno != 0 {
 		return errno
 	}
@@ -275,12 +278,12 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 		return errno
 	}
 	if pad {
-		if errno := f.writeRange(make([]byte, roundUp(size)-size), size, size, id); errno != 0 {
+		if errno := f.writeRange(make([]byte, roundUp(size)-size), size, size, id, nil); errno != 0 {
 			return g.restore(errno)
 		}
 		size = roundUp(size)
 	}
-	if errno := f.writeRange(data, off, size, id); errno != 0 {
+	if errno := f.writeRange(data, off, size, id, ahead); errno != 0 {
 		return g.restore(errno)
 	}
 	return 0
@@ -364,9 +367,65 @@ func (g tailGuard) restore(errno syscall.Errno) syscall.Errno {
 	return errno
 }
 
+// sealAheadMin is the smallest write encrypted on another goroutine (see sealAhead): below
+// it, waking another core costs more than it saves.
+const sealAheadMin = 256 << 10
+
+// aheadSeal is the ciphertext of a write's data, sealed on another goroutine while the write
+// reserves space and checks the file. The kernel waits for each write request to be answered,
+// so that work and the encryption would otherwise run one after the other, with a core idle.
+type aheadSeal struct {
+	fsys *fsys
+	id   []byte
+	done chan struct{}
+	cb   *[]byte
+	ct   []byte
+}
+
+// sealAhead starts encrypting data, to be written at off into a file of the given cipher and
+// plaintext sizes, when the write is large and nothing old merges into its blocks: it starts
+// at a block boundary and ends at one or at the end of the file (pad: it first fills the old
+// partial last block). It needs the file ID, so only files with a header cached qualify. nil
+// when the write does not qualify; release must be called either way.
+func (f *file) sealAhead(data []byte, off, cipherSize, size uint64, pad bool) *aheadSeal {
+	end := off + uint64(len(data))
+	p := f.node.ext().fileID.Load()
+	if len(data) < sealAheadMin || p == nil || cipherSize == 0 || pad || off%bs != 0 || end%bs != 0 && end < size {
+		return nil
+	}
+	fsys := f.node.fsys
+	a := &aheadSeal{fsys: fsys, id: p[:], done: make(chan struct{}), cb: fsys.getCipherBuf()}
+	go func() {
+		defer close(a.done)
+		a.ct = fsys.enc.EncryptBlocks((*a.cb)[:0], data, off/bs, a.id)
+	}()
+	return a
+}
+
+// sealed returns the ciphertext of data if it was sealed ahead under file ID id.
+func (a *aheadSeal) sealed(id []byte) ([]byte, bool) {
+	if a == nil {
+		return nil, false
+	}
+	<-a.done
+	return a.ct, bytes.Equal(a.id, id)
+}
+
+// release waits for the goroutine (data and the buffer stay in use until it is done) and
+// returns the buffer.
+func (a *aheadSeal) release() {
+	if a == nil {
+		return
+	}
+	<-a.done
+	*a.cb = a.ct[:0]
+	a.fsys.putCipherBuf(a.cb)
+}
+
 // writeRange encrypts data at off as whole blocks in one batch, merging the old contents of
-// partially covered first and last blocks (size is the current plaintext size).
-func (f *file) writeRange(data []byte, off, size uint64, id []byte) syscall.Errno {
+// partially covered first and last blocks (size is the current plaintext size). ahead, if not
+// nil, may hold data's ciphertext already.
+func (f *file) writeRange(data []byte, off, size uint64, id []byte, ahead *aheadSeal) syscall.Errno {
 	fsys := f.node.fsys
 	end := off + uint64(len(data))
 	first, last := off/bs, (end-1)/bs
@@ -377,6 +436,9 @@ func (f *file) writeRange(data []byte, off, size uint64, id []byte) syscall.Errn
 	var buf []byte
 	if off == base && extEnd == end {
 		// Nothing old to merge (the usual large aligned write): encrypt data as it is.
+		if ct, ok := ahead.sealed(id); ok {
+			return fs2errno(pwrite(f.fd, ct, int64(crypto.HeaderLen)+int64(first)*int64(fsys.cbs)))
+		}
 		buf = data
 	} else {
 		pb := fsys.getPlainBuf()
@@ -508,7 +570,7 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 	}
 	if size%bs != 0 {
 		fill := min(roundUp(size), newSize) - size
-		if errno := f.writeRange(make([]byte, fill), size, size, id); errno != 0 {
+		if errno := f.writeRange(make([]byte, fill), size, size, id, nil); errno != 0 {
 			return g.restore(errno)
 		}
 		size += fill
@@ -523,7 +585,7 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 		return 0
 	}
 	lastBase := newSize / bs * bs
-	if errno := f.writeRange(make([]byte, newSize-lastBase), lastBase, size, id); errno != 0 {
+	if errno := f.writeRange(make([]byte, newSize-lastBase), lastBase, size, id, nil); errno != 0 {
 		return g.restore(errno)
 	}
 	return 0

@@ -18,12 +18,18 @@ import (
 
 // dirRef is a directory descriptor borrowed for one operation; close gives it back.
 type dirRef struct {
-	fd    int
-	owned bool // false for the root's descriptor, which lives as long as the mount
+	fd int
+	// shared is the cache entry fd belongs to; nil for the root's descriptor, which lives as
+	// long as the mount, and for descriptors the operation owns alone (owned).
+	shared *cachedDir
+	owned  bool
 }
 
 func (d dirRef) close() {
-	if d.owned {
+	switch {
+	case d.shared != nil:
+		d.shared.release()
+	case d.owned:
 		unix.Close(d.fd)
 	}
 }
@@ -35,77 +41,103 @@ const (
 	dirCacheTTL  = time.Second
 )
 
-// dirCache maps directory nodes to open O_PATH descriptors. It hands out duplicates, so an
-// entry can be evicted while an operation still uses its copy.
+// dirCache maps directory nodes to open O_PATH descriptors. Operations borrow a cached
+// descriptor itself, counted, rather than a duplicate of it (two system calls less for
+// every operation); one evicted while borrowed is closed when its last user gives it back.
 type dirCache struct {
 	mu      sync.Mutex
-	entries [dirCacheSize]dirCacheEntry
+	entries [dirCacheSize]*cachedDir
 	next    int
 }
 
-type dirCacheEntry struct {
-	n  *node
-	fd int
-	at time.Time
+// cachedDir is one cached descriptor. Its fields are guarded by the cache's mutex.
+type cachedDir struct {
+	c       *dirCache
+	n       *node
+	fd      int
+	at      time.Time
+	users   int  // operations holding fd
+	evicted bool // out of the cache: close fd once users is 0
 }
 
-// get returns a duplicate of n's cached descriptor, or -1.
-func (c *dirCache) get(n *node) int {
+// release gives back a borrowed descriptor.
+func (e *cachedDir) release() {
+	e.c.mu.Lock()
+	e.users--
+	closeNow := e.evicted && e.users == 0
+	e.c.mu.Unlock()
+	if closeNow {
+		unix.Close(e.fd)
+	}
+}
+
+// get borrows n's cached descriptor; false if there is none (or it is too old).
+func (c *dirCache) get(n *node) (dirRef, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i := range c.entries {
-		e := &c.entries[i]
-		if e.n != n {
+	for i, e := range c.entries {
+		if e == nil || e.n != n {
 			continue
 		}
 		if time.Since(e.at) > dirCacheTTL {
-			c.evict(e)
-			return -1
+			c.evict(i)
+			return dirRef{}, false
 		}
-		fd, err := unix.FcntlInt(uintptr(e.fd), unix.F_DUPFD_CLOEXEC, 0)
-		if err != nil {
-			return -1
-		}
-		return fd
+		e.users++
+		return dirRef{fd: e.fd, shared: e}, true
 	}
-	return -1
+	return dirRef{}, false
 }
 
-// put caches a duplicate of fd as n's descriptor.
-func (c *dirCache) put(n *node, fd int) {
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return
-	}
+// put caches fd, which the caller opened and hands over, as n's descriptor, and returns it
+// borrowed.
+func (c *dirCache) put(n *node, fd int) dirRef {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i := range c.entries {
-		if c.entries[i].n == n {
-			c.evict(&c.entries[i])
+	for i, e := range c.entries {
+		if e != nil && e.n == n {
+			c.evict(i)
 		}
 	}
-	e := &c.entries[c.next]
+	i := c.next
 	c.next = (c.next + 1) % dirCacheSize
-	c.evict(e)
-	*e = dirCacheEntry{n: n, fd: dup, at: time.Now()}
+	c.evict(i)
+	e := &cachedDir{c: c, n: n, fd: fd, at: time.Now(), users: 1}
+	c.entries[i] = e
+	return dirRef{fd: fd, shared: e}
 }
 
 // drop forgets n's descriptor: n was removed, or its inode number now names a new directory.
 func (c *dirCache) drop(n *node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i := range c.entries {
-		if c.entries[i].n == n {
-			c.evict(&c.entries[i])
+	for i, e := range c.entries {
+		if e != nil && e.n == n {
+			c.evict(i)
 		}
 	}
 }
 
-func (c *dirCache) evict(e *dirCacheEntry) {
-	if e.n != nil {
+// dropAll empties the cache (the mount is gone).
+func (c *dirCache) dropAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.entries {
+		c.evict(i)
+	}
+}
+
+// evict takes entry i out of the cache; c.mu is held.
+func (c *dirCache) evict(i int) {
+	e := c.entries[i]
+	if e == nil {
+		return
+	}
+	c.entries[i] = nil
+	e.evicted = true
+	if e.users == 0 {
 		unix.Close(e.fd)
 	}
-	*e = dirCacheEntry{}
 }
 
 // dirFd returns a descriptor of directory node n.
@@ -114,8 +146,8 @@ func (n *node) dirFd() (dirRef, syscall.Errno) {
 	if n.IsRoot() {
 		return dirRef{fd: f.rootFd}, 0
 	}
-	if fd := f.dirs.get(n); fd >= 0 {
-		return dirRef{fd: fd, owned: true}, 0
+	if d, ok := f.dirs.get(n); ok {
+		return d, 0
 	}
 	// Collect the stored names up to the root or a cached ancestor, then open them downwards.
 	var path []string
@@ -131,8 +163,8 @@ func (n *node) dirFd() (dirRef, syscall.Errno) {
 			return dirRef{}, errno
 		}
 		path = append(path, stored)
-		if fd := f.dirs.get(pn); fd >= 0 {
-			base = dirRef{fd: fd, owned: true}
+		if d, ok := f.dirs.get(pn); ok {
+			base = d
 			break
 		}
 		cur = pn
@@ -146,8 +178,7 @@ func (n *node) dirFd() (dirRef, syscall.Errno) {
 		}
 		d = dirRef{fd: fd, owned: true}
 	}
-	f.dirs.put(n, d.fd)
-	return d, 0
+	return f.dirs.put(n, d.fd), 0
 }
 
 // parentFd returns a descriptor of n's parent directory and n's stored name in it. For a

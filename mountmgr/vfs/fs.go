@@ -288,11 +288,7 @@ func (f *fsys) op(errno syscall.Errno) syscall.Errno {
 // close releases the mount's descriptors once it is unmounted; later calls do nothing.
 func (f *fsys) close() {
 	f.closeOnce.Do(func() {
-		f.dirs.mu.Lock()
-		for i := range f.dirs.entries {
-			f.dirs.evict(&f.dirs.entries[i])
-		}
-		f.dirs.mu.Unlock()
+		f.dirs.dropAll()
 		unix.Close(f.rootFd)
 	})
 }

@@ -1,5 +1,5 @@
 // Package mountbench measures mounted vaults: sequential write and read with 1 MiB requests,
-// random 4 KiB reads, creating empty files, listing them with their attributes, deleting them
+// random 4 KiB reads, creating empty files, listing them with ls -l, deleting them
 // and untarring a source tree. It runs the same workload on a vaultui mount per cipher, on a
 // plain go-fuse passthrough mount (the ceiling: FUSE without crypto) and, when given, on
 // gocryptfs, all backed by the same directory (tmpfs by default) so the ratios come out of one

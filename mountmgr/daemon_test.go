@@ -287,7 +287,7 @@ func TestPeerCheck(t *testing.T) {
 	// A daemon that believes it runs as another uid refuses this process.
 	a, b := socketPair(t)
 	d := &daemon{log: testLogger(t), uid: os.Getuid() + 1, mounts: map[string]*mount{}, quit: make(chan struct{})}
-	go d.serveConn(b)
+	serveTest(t, d, b)
 	line, _ := json.Marshal(request{V: ProtocolVersion, ID: 1, Op: opStatus})
 	a.Write(append(line, '\n'))
 	resp, err := readResponse(bufio.NewReader(a))
@@ -300,7 +300,7 @@ func TestProtocolVersionMismatch(t *testing.T) {
 	// A newer daemon refuses an old client's request ...
 	a, b := socketPair(t)
 	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
-	go d.serveConn(b)
+	serveTest(t, d, b)
 	a.Write([]byte(`{"v":0,"id":7,"op":"status"}` + "\n"))
 	resp, err := readResponse(bufio.NewReader(a))
 	if err != nil || resp.Error == nil || !errors.Is(fromWire(resp.Error), ErrDaemon) {
@@ -337,7 +337,7 @@ func TestStaleReportOnce(t *testing.T) {
 	d.stale = []StaleMount{{MountPoint: "/m/b", CipherDir: "/c/b", Found: found, Error: "EBUSY"}}
 	d.unreported = []StaleMount{{MountPoint: "/m/a", CipherDir: "/c/a", Found: found, Cleaned: true}, d.stale[0]}
 	a, b := socketPair(t)
-	go d.serveConn(b)
+	serveTest(t, d, b)
 	r := bufio.NewReader(a)
 	ask := func(line string) *response {
 		t.Helper()

@@ -52,6 +52,20 @@ func socketPair(t *testing.T) (net.Conn, *net.UnixConn) {
 	return ca, cb.(*net.UnixConn)
 }
 
+// serveTest serves conn with d for the rest of the test. When the test ends, it closes conn
+// and waits for d to stop serving it: a daemon still logging to a finished test is a race.
+func serveTest(t *testing.T, d *daemon, conn *net.UnixConn) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.serveConn(conn)
+	}()
+	t.Cleanup(func() {
+		conn.Close()
+		<-done
+	})
+}
+
 // fakeMounts is a mount table of a test's making.
 type fakeMounts struct {
 	find     func(uid int, skip func(string) bool) ([]mountEntry, error)

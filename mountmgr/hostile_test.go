@@ -145,7 +145,7 @@ func TestPanicAnswersOneRequest(t *testing.T) {
 	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
 		stale: []StaleMount{{MountPoint: "/x", CipherDir: "/c"}},
 		mtab:  fakeMounts{detachFn: func(string) error { panic("boom") }}}
-	go d.serveConn(b)
+	serveTest(t, d, b)
 	r := bufio.NewReader(a)
 	for i, op := range []string{opUnmount, opPing} {
 		line, _ := json.Marshal(request{V: ProtocolVersion, ID: uint64(i + 1), Op: op, Target: "/x"})

@@ -21,8 +21,8 @@ func TestLongLineClosesOnlyThatConnection(t *testing.T) {
 	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
 	a, b := socketPair(t)
 	c, e := socketPair(t)
-	go d.serveConn(b)
-	go d.serveConn(e)
+	serveTest(t, d, b)
+	serveTest(t, d, e)
 	a.SetDeadline(time.Now().Add(10 * time.Second))
 	go a.Write(bytes.Repeat([]byte("x"), maxLine+100)) // no newline, ever
 	r := bufio.NewReader(a)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"syscall"
 	"time"
@@ -116,18 +117,30 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		if d.mounts[mountPoint] == m {
 			delete(d.mounts, mountPoint)
 		}
-		wasDetached := d.dropDetached(m)
-		close(m.done)
+		detached := slices.Contains(d.detached, m)
 		d.mu.Unlock()
 		if external {
 			d.log.Printf("%s was unmounted externally", mountPoint)
 			d.eventUnmounted(cipherDir, mountPoint, ReasonExternal)
 		}
-		if wasDetached {
+		released := func() {
 			d.log.Printf("%s (detached): its last user is gone; file system closed", mountPoint)
 			d.eventUnmounted(cipherDir, mountPoint, ReasonReleased)
 		}
+		if detached {
+			released()
+		}
 		v.Close()
+		// Only now is the mount done: a shutdown waiting for its detached mounts exits once
+		// this one is logged and its keys are wiped, not before.
+		d.mu.Lock()
+		late := !detached && slices.Contains(d.detached, m) // detached while we logged
+		d.dropDetached(m)
+		close(m.done)
+		d.mu.Unlock()
+		if late {
+			released()
+		}
 	}()
 	return m.info, nil
 }

@@ -59,14 +59,11 @@ func (d *daemon) toDetached(mp string, m *mount) bool {
 	return true
 }
 
-// dropDetached forgets m if it is detached and reports whether it was. The caller holds d.mu.
-func (d *daemon) dropDetached(m *mount) bool {
-	i := slices.Index(d.detached, m)
-	if i < 0 {
-		return false
+// dropDetached forgets m if it is detached. The caller holds d.mu.
+func (d *daemon) dropDetached(m *mount) {
+	if i := slices.Index(d.detached, m); i >= 0 {
+		d.detached = slices.Delete(d.detached, i, i+1)
 	}
-	d.detached = slices.Delete(d.detached, i, i+1)
-	return true
 }
 
 // idleExitDue reports, once, that the daemon has had nothing mounted and no client for

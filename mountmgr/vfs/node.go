@@ -177,16 +177,23 @@ func (n *node) cipherPath() string {
 	return strconv.Quote(b.String())
 }
 
-// newChild turns a looked-up or created cipher entry (name in dirfd) into an inode.
-func (n *node) newChild(ctx context.Context, st *unix.Stat_t, dirfd int, name string, out *fuse.EntryOut) *fs.Inode {
-	n.fsys.plainAttr(st, dirfd, name, &out.Attr)
-	ch := n.NewInode(ctx, &node{fsys: n.fsys}, fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: out.Attr.Ino})
+// newChild turns a looked-up or created cipher entry (stored in dirfd, plain in the view)
+// into an inode. The kernel looks up again what it let expire while go-fuse still holds the
+// inode (every entry of "ls -l" after the timeout, READDIRPLUS): that child is reused rather
+// than a node allocated for go-fuse to throw away (NewInode would return the same inode).
+func (n *node) newChild(ctx context.Context, plain string, st *unix.Stat_t, dirfd int, stored string, out *fuse.EntryOut) *fs.Inode {
+	n.fsys.plainAttr(st, dirfd, stored, &out.Attr)
+	sa := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
+	ch := n.GetChild(plain)
+	if ch == nil || ch.StableAttr().Ino != sa.Ino || ch.StableAttr().Mode != sa.Mode {
+		ch = n.NewInode(ctx, &node{fsys: n.fsys}, sa)
+	}
+	// The inode number may have been reused for a different file: forget a cached file ID.
 	ch.Operations().(*node).forgetFileID()
 	return ch
 }
 
-// forgetFileID drops a cached file ID: a lookup may find the inode number reused for a
-// different file.
+// forgetFileID drops n's cached file ID, if any.
 func (n *node) forgetFileID() {
 	if x := n.x.Load(); x != nil {
 		x.fileID.Store(nil)
@@ -233,17 +240,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	if err != nil {
 		return nil, n.fsys.op(fs2errno(err))
 	}
-	// The kernel looks up again what it let expire while go-fuse still holds the inode (every
-	// entry of "ls -l" after the timeout, READDIRPLUS): reuse that node rather than allocate
-	// one for go-fuse to throw away.
-	if ch := n.GetChild(name); ch != nil {
-		if sa := ch.StableAttr(); sa.Ino == n.fsys.ino(&st) && sa.Mode == st.Mode&syscall.S_IFMT {
-			n.fsys.plainAttr(&st, d.fd, stored, &out.Attr)
-			ch.Operations().(*node).forgetFileID()
-			return ch, n.fsys.op(0)
-		}
-	}
-	return n.newChild(ctx, &st, d.fd, stored, out), n.fsys.op(0)
+	return n.newChild(ctx, name, &st, d.fd, stored, out), n.fsys.op(0)
 }
 
 func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -453,7 +450,7 @@ func (n *node) makeEntry(name string, mk func(dirfd int, stored string) error) (
 }
 
 // newEntry gives a freshly made entry (stored in dirfd) to the caller and returns its inode.
-func (n *node) newEntry(ctx context.Context, dirfd int, stored string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+func (n *node) newEntry(ctx context.Context, name string, dirfd int, stored string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if errno := n.preserveOwner(ctx, dirfd, stored); errno != 0 {
 		return nil, errno
 	}
@@ -461,7 +458,7 @@ func (n *node) newEntry(ctx context.Context, dirfd int, stored string, out *fuse
 	if err := unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, fs2errno(err)
 	}
-	return n.newChild(ctx, &st, dirfd, stored, out), 0
+	return n.newChild(ctx, name, &st, dirfd, stored, out), 0
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -501,7 +498,7 @@ func (n *node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, errno
 	}
 	defer d.close()
-	ch, errno := n.newEntry(ctx, d.fd, stored, out)
+	ch, errno := n.newEntry(ctx, name, d.fd, stored, out)
 	if errno != 0 {
 		return nil, errno
 	}
@@ -539,7 +536,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		unix.Close(fd)
 		return nil, nil, 0, n.fsys.op(fs2errno(err))
 	}
-	ch := n.newChild(ctx, &st, -1, "", out)
+	ch := n.newChild(ctx, name, &st, -1, "", out)
 	cn := ch.Operations().(*node)
 	return ch, &file{node: cn, fd: fd, writable: true}, 0, n.fsys.op(0)
 }
@@ -781,7 +778,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 		return nil, n.fsys.op(errno)
 	}
 	defer d.close()
-	ch, errno := n.newEntry(ctx, d.fd, cname, out)
+	ch, errno := n.newEntry(ctx, name, d.fd, cname, out)
 	return ch, n.fsys.op(errno)
 }
 
@@ -848,7 +845,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 		return nil, n.fsys.op(errno)
 	}
 	defer d.close()
-	ch, errno := n.newEntry(ctx, d.fd, stored, out)
+	ch, errno := n.newEntry(ctx, name, d.fd, stored, out)
 	return ch, n.fsys.op(errno)
 }
 

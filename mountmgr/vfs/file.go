@@ -367,6 +367,13 @@ func (g tailGuard) restore(errno syscall.Errno) syscall.Errno {
 	return errno
 }
 
+// mergesNothing reports whether writing plaintext [off, end) into a file of the given size
+// replaces whole blocks only: it starts on a block boundary and ends on one or at or past the
+// end of the file, so no old content has to be read and merged into its blocks.
+func mergesNothing(off, end, size uint64) bool {
+	return off%bs == 0 && (end%bs == 0 || end >= size)
+}
+
 // sealAheadMin is the smallest write encrypted on another goroutine (see sealAhead): below
 // it, waking another core costs more than it saves.
 const sealAheadMin = 256 << 10
@@ -383,14 +390,13 @@ type aheadSeal struct {
 }
 
 // sealAhead starts encrypting data, to be written at off into a file of the given cipher and
-// plaintext sizes, when the write is large and nothing old merges into its blocks: it starts
-// at a block boundary and ends at one or at the end of the file (pad: it first fills the old
-// partial last block). It needs the file ID, so only files with a header cached qualify. nil
-// when the write does not qualify; release must be called either way.
+// plaintext sizes, when the write is large and merges nothing old (mergesNothing, and no pad:
+// filling the old partial last block first). It needs the file ID, so only files with a
+// header cached qualify. nil when the write does not qualify; release must be called either
+// way.
 func (f *file) sealAhead(data []byte, off, cipherSize, size uint64, pad bool) *aheadSeal {
-	end := off + uint64(len(data))
 	p := f.node.ext().fileID.Load()
-	if len(data) < sealAheadMin || p == nil || cipherSize == 0 || pad || off%bs != 0 || end%bs != 0 && end < size {
+	if len(data) < sealAheadMin || p == nil || cipherSize == 0 || pad || !mergesNothing(off, off+uint64(len(data)), size) {
 		return nil
 	}
 	fsys := f.node.fsys
@@ -434,8 +440,8 @@ func (f *file) writeRange(data []byte, off, size uint64, id []byte, ahead *ahead
 	l := int(extEnd - base)
 
 	var buf []byte
-	if off == base && extEnd == end {
-		// Nothing old to merge (the usual large aligned write): encrypt data as it is.
+	if mergesNothing(off, end, size) {
+		// The usual large aligned write: encrypt data as it is.
 		if ct, ok := ahead.sealed(id); ok {
 			return fs2errno(pwrite(f.fd, ct, int64(crypto.HeaderLen)+int64(first)*int64(fsys.cbs)))
 		}

@@ -253,7 +253,7 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	x.namesMu.Lock()
 	e, ok := x.conflicts[plain] // first: the name cache may hold what the name encrypts to
 	if !ok {
-		e, ok = x.names[plain]
+		e, ok = x.names.get(plain)
 	}
 	x.namesMu.Unlock()
 	if ok {
@@ -272,12 +272,7 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	x.namesMu.Lock()
 	// A miss in a full cache evicts nothing: in a pass of lookups over a listing larger than
 	// the cache, it would evict the names still to come.
-	if x.names == nil {
-		x.names = make(map[string]storedEntry)
-	}
-	if len(x.names) < nameCacheMax {
-		x.names[plain] = e
-	}
+	x.names.add(plain, e, nameCacheMax)
 	x.namesMu.Unlock()
 	return e, 0
 }
@@ -285,18 +280,10 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 func (n *node) cacheName(plain string, e storedEntry) {
 	x := n.ext()
 	x.namesMu.Lock()
-	if x.names == nil {
-		x.names = make(map[string]storedEntry)
-	} else if _, ok := x.names[plain]; !ok && len(x.names) >= nameCacheMax {
-		// Evict one entry at random (map order) rather than start over: the lookups after
-		// a listing larger than the cache, in listing order, then still find the cache's
-		// share of it, where starting over would leave only the listing's tail.
-		for k := range x.names {
-			delete(x.names, k)
-			break
-		}
-	}
-	x.names[plain] = e
+	// A full cache evicts one entry at random rather than start over: the lookups after a
+	// listing larger than the cache, in listing order, then still find the cache's share of
+	// it, where starting over would leave only the listing's tail.
+	x.names.put(plain, e, nameCacheMax)
 	x.namesMu.Unlock()
 }
 
@@ -305,7 +292,7 @@ func (n *node) cacheName(plain string, e storedEntry) {
 func (n *node) forgetNames() {
 	x := n.ext()
 	x.namesMu.Lock()
-	x.names, x.conflicts = nil, nil
+	x.names, x.conflicts = boundedMap[storedEntry]{}, nil
 	x.namesMu.Unlock()
 }
 

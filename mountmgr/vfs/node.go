@@ -37,7 +37,7 @@ type nodeExt struct {
 	// names caches the stored names of a directory's children. A stored name depends only on
 	// the plain name and the directory's IV, which never changes, so entries never go stale.
 	namesMu sync.Mutex
-	names   map[string]storedEntry
+	names   boundedMap[storedEntry]
 	// conflicts maps the names sync tools' conflict copies show under (layout.ConflictName)
 	// to their entries; they cannot be computed from the name, so they are kept until the
 	// copy is renamed or removed (there are few).

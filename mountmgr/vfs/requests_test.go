@@ -136,7 +136,7 @@ func TestListingStaysCached(t *testing.T) {
 		t.Fatalf("ReadDir: %d entries, %v", len(ents), err)
 	}
 	dn.ext().namesMu.Lock()
-	cached := len(dn.ext().names)
+	cached := len(dn.ext().names.m)
 	dn.ext().namesMu.Unlock()
 	if cached != n {
 		t.Errorf("%d of %d listed names cached", cached, n)
@@ -156,10 +156,10 @@ func TestNameCacheOverflow(t *testing.T) {
 	for i := 0; i < total; i++ { // Readdir
 		n.cacheName(name(i), storedEntry{stored: "s" + name(i)})
 	}
-	if len(n.ext().names) != nameCacheMax {
-		t.Fatalf("%d names cached, want %d", len(n.ext().names), nameCacheMax)
+	if len(n.ext().names.m) != nameCacheMax {
+		t.Fatalf("%d names cached, want %d", len(n.ext().names.m), nameCacheMax)
 	}
-	if e := n.ext().names[name(total-1)]; e.stored != "s"+name(total-1) {
+	if e := n.ext().names.m[name(total-1)]; e.stored != "s"+name(total-1) {
 		t.Errorf("latest name not cached: %+v", e)
 	}
 	hits := 0
@@ -177,7 +177,7 @@ func TestNameCacheOverflow(t *testing.T) {
 	}
 	// A miss still caches its name while there is room.
 	n.forgetNames()
-	if _, errno := n.storedEntry("new"); errno != 0 || len(n.ext().names) != 1 {
-		t.Errorf("miss in an empty cache: %v, %d cached", errno, len(n.ext().names))
+	if _, errno := n.storedEntry("new"); errno != 0 || len(n.ext().names.m) != 1 {
+		t.Errorf("miss in an empty cache: %v, %d cached", errno, len(n.ext().names.m))
 	}
 }

@@ -1,0 +1,36 @@
+package vfs
+
+// boundedMap is a map of at most max entries (each call says max), for the caches of stored
+// names (a directory's children, attribute names): a stored name never goes stale, so the only
+// question is how many to keep. The caller locks.
+type boundedMap[V any] struct {
+	m map[string]V
+}
+
+func (b *boundedMap[V]) get(k string) (V, bool) {
+	v, ok := b.m[k]
+	return v, ok
+}
+
+// add stores v under k unless the map is full; then it evicts nothing.
+func (b *boundedMap[V]) add(k string, v V, max int) {
+	if b.m == nil {
+		b.m = make(map[string]V)
+	}
+	if len(b.m) < max {
+		b.m[k] = v
+	}
+}
+
+// put stores v under k, evicting one entry at random (map order) first when the map is full.
+func (b *boundedMap[V]) put(k string, v V, max int) {
+	if b.m == nil {
+		b.m = make(map[string]V)
+	} else if _, ok := b.m[k]; !ok && len(b.m) >= max {
+		for old := range b.m {
+			delete(b.m, old)
+			break
+		}
+	}
+	b.m[k] = v
+}

@@ -103,9 +103,6 @@ func (e xattrEntry) get(name string, buf []byte) (int, error) {
 	return unix.Lgetxattr(e.path, name, buf)
 }
 
-// xattrOverheadMax is the most encryption adds to a value (nonce and tag of any cipher).
-const xattrOverheadMax = 64
-
 // read reads attribute name into buf (of xattrBufMax bytes), asking first for only guess
 // bytes: the kernel allocates as much as it is asked for, and most values are small (most
 // lookups find nothing at all). Only a value larger than guess costs a second call.
@@ -163,7 +160,7 @@ func (n *node) getxattr(attr string, dest []byte) (uint32, syscall.Errno) {
 	defer e.dir.close()
 	bp := xattrBufs.Get().(*[]byte)
 	defer xattrBufs.Put(bp)
-	value, err := e.read(stored, *bp, len(dest)+xattrOverheadMax)
+	value, err := e.read(stored, *bp, len(dest)+f.enc.BlockOverhead())
 	if err != nil {
 		return 0, fs2errno(err)
 	}

@@ -31,10 +31,10 @@ func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 // those whose names did not decrypt (see finish), which can only be told once every entry
 // has been seen.
 type dirStream struct {
-	n     *node
-	dirfd int          // the cipher directory, for long names and conflict copies
-	raw   fs.DirStream // its entries
-	iv    []byte       // nil with PlaintextNames
+	n   *node
+	dir dirRef       // the cipher directory (borrowed while listing), for long names and conflict copies
+	raw fs.DirStream // its entries
+	iv  []byte       // nil with PlaintextNames
 
 	handed uint64         // entries handed out so far
 	peeked *fuse.DirEntry // the entry HasNext found, not handed out yet
@@ -55,27 +55,22 @@ func (n *node) openDirStream() (*dirStream, syscall.Errno) {
 	if errno != 0 {
 		return nil, errno
 	}
-	defer d.close()
-	dirfd, err := layout.OpenDir(d.fd, ".")
-	if err != nil {
-		return nil, fs2errno(err)
-	}
-	s := &dirStream{n: n, dirfd: dirfd}
+	s := &dirStream{n: n, dir: d}
 	if n.fsys.names != nil {
 		if s.iv, errno = n.iv(); errno != 0 {
-			unix.Close(dirfd)
+			d.close()
 			return nil, errno
 		}
 	}
-	// The raw stream reads a descriptor of its own, so its offset is its own.
-	rfd, err := layout.OpenDir(dirfd, ".")
+	// The raw stream reads a descriptor of its own, with its own offset.
+	rfd, err := layout.OpenDir(d.fd, ".")
 	if err != nil {
-		unix.Close(dirfd)
+		d.close()
 		return nil, fs2errno(err)
 	}
 	if s.raw, errno = fs.NewLoopbackDirStreamFd(rfd); errno != 0 {
 		unix.Close(rfd)
-		unix.Close(dirfd)
+		d.close()
 		return nil, errno
 	}
 	return s, 0
@@ -162,10 +157,8 @@ func (s *dirStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 
 func (s *dirStream) Close() {
 	s.raw.Close()
-	if s.dirfd >= 0 {
-		unix.Close(s.dirfd)
-		s.dirfd = -1
-	}
+	s.dir.close()
+	s.dir = dirRef{}
 }
 
 // admit turns cipher entry e into the entry the mount shows, in place; false hides it (the
@@ -187,7 +180,7 @@ func (s *dirStream) admit(e *fuse.DirEntry) bool {
 	encoded := e.Name
 	if crypto.IsLongName(e.Name) {
 		var err error
-		if encoded, err = layout.ReadLongName(s.dirfd, e.Name, n.fsys.names); err != nil {
+		if encoded, err = layout.ReadLongName(s.dir.fd, e.Name, n.fsys.names); err != nil {
 			s.failed = append(s.failed, failedEntry{*e, err})
 			return false
 		}
@@ -230,7 +223,7 @@ func (s *dirStream) finish() {
 // conflictEntries returns the entries that show the failed entries which are conflict
 // copies, and records them in conflicts.
 func (s *dirStream) conflictEntries(conflicts map[string]storedEntry) []fuse.DirEntry {
-	n, dirfd, iv := s.n, s.dirfd, s.iv
+	n, dirfd, iv := s.n, s.dir.fd, s.iv
 	var out []fuse.DirEntry
 	// A shown name must not hide a real entry nor another copy. A real entry of that name
 	// exists exactly when the name's encryption does: names encrypt deterministically.

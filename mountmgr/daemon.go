@@ -222,8 +222,10 @@ type mount struct {
 	idle    time.Duration
 	// dev is the file system's device number, to find the processes that use it.
 	dev uint64
-	// done is closed once the file system is gone (its server has ended).
-	done chan struct{}
+	// ended is set (under d.mu) once the file system's server has ended; done is closed
+	// after that, once the end is logged and the keys are wiped.
+	ended bool
+	done  chan struct{}
 	// closing is set once the daemon itself unmounts, so the exit is not reported as external.
 	closing atomic.Bool
 }

@@ -118,29 +118,23 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 			delete(d.mounts, mountPoint)
 		}
 		detached := slices.Contains(d.detached, m)
+		m.ended = true // from now on it cannot be detached
 		d.mu.Unlock()
 		if external {
 			d.log.Printf("%s was unmounted externally", mountPoint)
 			d.eventUnmounted(cipherDir, mountPoint, ReasonExternal)
 		}
-		released := func() {
+		if detached {
 			d.log.Printf("%s (detached): its last user is gone; file system closed", mountPoint)
 			d.eventUnmounted(cipherDir, mountPoint, ReasonReleased)
-		}
-		if detached {
-			released()
 		}
 		v.Close()
 		// Only now is the mount done: a shutdown waiting for its detached mounts exits once
 		// this one is logged and its keys are wiped, not before.
 		d.mu.Lock()
-		late := !detached && slices.Contains(d.detached, m) // detached while we logged
 		d.dropDetached(m)
 		close(m.done)
 		d.mu.Unlock()
-		if late {
-			released()
-		}
 	}()
 	return m.info, nil
 }

@@ -50,10 +50,8 @@ func (d *daemon) toDetached(mp string, m *mount) bool {
 	if d.mounts[mp] == m {
 		delete(d.mounts, mp)
 	}
-	select {
-	case <-m.done:
+	if m.ended {
 		return false
-	default:
 	}
 	d.detached = append(d.detached, m)
 	return true

@@ -539,7 +539,7 @@ func loopbackOptions(backing string) *fs.Options {
 			// Extended attributes on, as in vaultui and gocryptfs: a mount without them
 			// answers no GETXATTR and so skips two round trips per file of "ls -l". And the
 			// capabilities vaultui asks for, so writes send no GETXATTR either.
-			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2,
+			ExtraCapabilities: vfs.Capabilities,
 			// No default_permissions, as vaultui and gocryptfs without allow_other: the
 			// kernel's own checks cost a GETATTR of the directory per create and unlink.
 		},

@@ -99,6 +99,13 @@ func (m *Mounted) Wait() {
 // through this file system, which tells the kernel about them, so caching is safe.
 const cacheTimeout = time.Second
 
+// Capabilities are the FUSE capabilities a mount asks for beyond go-fuse's own. O_TRUNC comes
+// with OPEN (handled there) instead of a separate SETATTR round trip. HANDLE_KILLPRIV_V2: we
+// drop setuid/setgid on writes ourselves (killSuid), and in exchange the kernel marks the
+// mount SB_NOSEC, so it stops asking for security.capability with a GETXATTR before every
+// write.
+const Capabilities = fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2
+
 // requestMax is the largest read or write request we ask the kernel for.
 const requestMax = 1 << 20
 
@@ -120,13 +127,9 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		DisableXAttrs: v.XattrNames == nil,
 		// Reads return decrypted data from memory, never a descriptor: splice cannot work,
 		// and go-fuse would log its failed attempt once per request.
-		DisableSplice: true,
-		EnableLocks:   true,
-		// O_TRUNC comes with OPEN (handled there) instead of a separate SETATTR round trip.
-		// HANDLE_KILLPRIV_V2: we drop setuid/setgid on writes ourselves (killSuid), and in
-		// exchange the kernel marks the mount SB_NOSEC, so it stops asking for
-		// security.capability with a GETXATTR before every write.
-		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2,
+		DisableSplice:     true,
+		EnableLocks:       true,
+		ExtraCapabilities: Capabilities,
 		Debug:             opts.Debug,
 		Logger:            root.fsys.log,
 		MaxBackground:     64,

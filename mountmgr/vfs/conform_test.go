@@ -316,9 +316,9 @@ func TestSymlinkTimes(t *testing.T) {
 	}
 }
 
-// Writing until the disk is full, from several writers, then appending to files that existed
-// before, leaves every file readable and fsck clean: a write that cannot be stored fails with
-// ENOSPC and changes nothing.
+// Writing until the disk is full, from several writers, then appending to and rewriting files
+// that existed before, leaves every file readable and fsck clean: a write that cannot be
+// stored fails with ENOSPC and changes nothing.
 func TestDiskFull(t *testing.T) {
 	needRoot(t)
 	if why := canMount(); why != "" {
@@ -379,6 +379,21 @@ func TestDiskFull(t *testing.T) {
 				}
 				f.Close()
 				old[name] = append(want, extra[:n]...)
+			}
+			// And rewrite each from the start with more than it holds: whole blocks of old
+			// content would be replaced, so the disk must refuse it before any changes.
+			for name, want := range old {
+				f, err := os.OpenFile(filepath.Join(mp, name), os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				over := bytes.Repeat([]byte("R"), len(want)+200000)
+				if _, err := f.WriteAt(over, 0); err == nil {
+					old[name] = over
+				} else if !errors.Is(err, syscall.ENOSPC) {
+					t.Errorf("%s: rewrite: %v, want success or ENOSPC", name, err)
+				}
+				f.Close()
 			}
 			// Every file reads back in full: the old ones as they were (plus what was accepted),
 			// the fillers with no block that fails authentication.

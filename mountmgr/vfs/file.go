@@ -383,23 +383,15 @@ func mergesNothing(off, end, size uint64) bool {
 // it, waking another core costs more than it saves.
 const sealAheadMin = 256 << 10
 
-// sealChunk is the step of a write sealed ahead: the request's goroutine writes one chunk's
-// ciphertext while the other goroutine encrypts the next.
-const sealChunk = 128 << 10
-
-// aheadSeal is the ciphertext of a write's data, sealed on another goroutine chunk by chunk
-// while the request's goroutine checks the file and writes what is ready. The kernel waits for
-// each write request to be answered, so encrypting and writing would otherwise run one after
-// the other, with a core idle.
+// aheadSeal is the ciphertext of a write's data, sealed on another goroutine while the write
+// reserves space and checks the file. The kernel waits for each write request to be answered,
+// so that work and the encryption would otherwise run one after the other, with a core idle.
 type aheadSeal struct {
 	fsys *fsys
 	id   []byte
+	done chan struct{}
 	cb   *[]byte
-	// buf is the whole ciphertext's buffer (fixed before the goroutine starts); ready receives
-	// the length sealed into it so far after each chunk and is closed after the last.
-	buf   []byte
-	ready chan int
-	done  chan struct{}
+	ct   []byte
 }
 
 // sealAhead starts encrypting data, to be written at off into a file of the given cipher and
@@ -413,41 +405,21 @@ func (f *file) sealAhead(data []byte, off, cipherSize, size uint64, pad bool) *a
 		return nil
 	}
 	fsys := f.node.fsys
-	chunks := (len(data) + sealChunk - 1) / sealChunk
-	a := &aheadSeal{fsys: fsys, id: p[:], cb: fsys.getCipherBuf(), ready: make(chan int, chunks), done: make(chan struct{})}
-	// Every chunk is sealed in place into one buffer large enough for all of them, so what
-	// the writer reads of it is never moved by a later append.
-	if need := (len(data) + bs - 1) / bs * fsys.cbs; cap(*a.cb) < need {
-		*a.cb = make([]byte, 0, need)
-	}
-	a.buf = (*a.cb)[:cap(*a.cb)]
+	a := &aheadSeal{fsys: fsys, id: p[:], done: make(chan struct{}), cb: fsys.getCipherBuf()}
 	go func() {
 		defer close(a.done)
-		defer close(a.ready)
-		ct := a.buf[:0]
-		for i := 0; i < len(data); i += sealChunk {
-			j := min(i+sealChunk, len(data))
-			ct = fsys.enc.EncryptBlocks(ct, data[i:j], (off+uint64(i))/bs, a.id)
-			a.ready <- len(ct)
-		}
+		a.ct = fsys.enc.EncryptBlocks((*a.cb)[:0], data, off/bs, a.id)
 	}()
 	return a
 }
 
-// write writes the sealed ciphertext at cipher offset cOff, each chunk as soon as it is
-// sealed; false if it was sealed under another file ID than id (nothing is written then).
-func (a *aheadSeal) write(fd int, cOff int64, id []byte) (bool, syscall.Errno) {
-	if a == nil || !bytes.Equal(a.id, id) {
-		return false, 0
+// sealed returns the ciphertext of data if it was sealed ahead under file ID id.
+func (a *aheadSeal) sealed(id []byte) ([]byte, bool) {
+	if a == nil {
+		return nil, false
 	}
-	done := 0
-	for n := range a.ready {
-		if err := pwrite(fd, a.buf[done:n], cOff+int64(done)); err != nil {
-			return true, fs2errno(err)
-		}
-		done = n
-	}
-	return true, 0
+	<-a.done
+	return a.ct, bytes.Equal(a.id, id)
 }
 
 // release waits for the goroutine (data and the buffer stay in use until it is done) and
@@ -457,7 +429,7 @@ func (a *aheadSeal) release() {
 		return
 	}
 	<-a.done
-	*a.cb = a.buf[:0]
+	*a.cb = a.ct[:0]
 	a.fsys.putCipherBuf(a.cb)
 }
 
@@ -475,8 +447,8 @@ func (f *file) writeRange(data []byte, off, size uint64, id []byte, ahead *ahead
 	var buf []byte
 	if mergesNothing(off, end, size) {
 		// The usual large aligned write: encrypt data as it is.
-		if ok, errno := ahead.write(f.fd, int64(crypto.HeaderLen)+int64(first)*int64(fsys.cbs), id); ok {
-			return errno
+		if ct, ok := ahead.sealed(id); ok {
+			return fs2errno(pwrite(f.fd, ct, int64(crypto.HeaderLen)+int64(first)*int64(fsys.cbs)))
 		}
 		buf = data
 	} else {

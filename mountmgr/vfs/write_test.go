@@ -10,10 +10,9 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 )
 
-// TestLargeWrites: writes large enough to be encrypted on another goroutine, chunk by chunk
-// while the chunks before are written (sealAhead), in every shape that qualifies (several
-// chunks, a short last one) and some that do not, read back as a model of the file says, and
-// leave a file the offline fsck finds clean.
+// TestLargeWrites: writes large enough to be encrypted on another goroutine while the write
+// reserves space (sealAhead), in every shape that qualifies and some that do not, read back
+// as a model of the file says, and leave a file the offline fsck finds clean.
 func TestLargeWrites(t *testing.T) {
 	for _, c := range []crypto.CipherID{crypto.AEGIS, crypto.AESGCM} {
 		t.Run(c.String(), func(t *testing.T) {

@@ -238,10 +238,9 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 // write writes data at off; a write by an unprivileged caller drops setuid/setgid. The
 // caller holds the node lock exclusively.
 //
-// A failed write leaves the file as it was. Whatever it wrote past the old end of the file is
-// cut off again and the old partial last block put back (tailGuard); a write that replaces
-// whole blocks inside the file reserves its cipher space first (reserve), so a full disk fails
-// it before any of those blocks changes.
+// A failed write leaves the file as it was: the cipher space is reserved before anything is
+// written, so a full disk fails the write up front, and whatever still goes wrong (an I/O
+// error, a file system that cannot reserve) is rolled back to the old size and old last block.
 func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 	if len(data) == 0 {
 		return 0
@@ -294,15 +293,11 @@ func roundUp(n uint64) uint64 { return (n + bs - 1) / bs * bs }
 
 // reserve allocates the cipher bytes that writing plaintext [off, end) will occupy (size is
 // the current plaintext size), so that a full disk refuses the write with ENOSPC before any
-// block changes. In a file without holes it has nothing to do for two kinds of write:
-// overwriting allocated blocks needs no new space, and a write that starts in the partial
-// last block or past it (appending, the common case) changes nothing that the rollback cannot
-// restore exactly. On tmpfs reserving costs a third as much as the write itself (fallocate
-// zeroes every page that the write then overwrites).
+// block changes. Overwriting allocated blocks needs nothing new and skips the system call.
 func (f *file) reserve(st *unix.Stat_t, size, off, end uint64) syscall.Errno {
 	enc := f.node.fsys.enc
 	sparse := st.Blocks*512 < st.Size
-	if !sparse && (end <= size || off >= size/bs*bs) {
+	if end <= size && !sparse {
 		return 0
 	}
 	cOff := uint64(0)

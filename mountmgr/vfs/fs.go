@@ -210,7 +210,8 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		asRoot:     syscall.Geteuid() == 0,
 		zeroIV:     make([]byte, crypto.DirIVLen),
 	}
-	f.cipherPool.New = func() any { b := make([]byte, 0, (requestMax/crypto.BlockSize+2)*f.cbs); return &b }
+	// Room for a request's blocks, two more for unaligned ends, and a page for pageAlignedWith.
+	f.cipherPool.New = func() any { b := make([]byte, 0, (requestMax/crypto.BlockSize+2)*f.cbs+4096); return &b }
 	f.plainPool.New = func() any { b := make([]byte, 0, requestMax+2*crypto.BlockSize); return &b }
 	return &node{fsys: f}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/vaultui/vaultui/crypto"
 )
@@ -60,5 +61,33 @@ func TestLargeWrites(t *testing.T) {
 			}
 			fsckClean(t, v)
 		})
+	}
+}
+
+// TestPageAlignedWith: ciphertext for file offset off starts at off's offset within a page,
+// with a request's worth of room left, in the buffers the write path uses.
+func TestPageAlignedWith(t *testing.T) {
+	v := testVolume(t, crypto.AEGIS, true)
+	f, err := newRoot(v, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.fsys.close()
+	cbs := f.fsys.cbs
+	for _, b := range []int64{0, 1, 255, 256, 257, 1000} {
+		off := int64(crypto.HeaderLen) + b*int64(cbs)
+		cb := f.fsys.getCipherBuf()
+		got := pageAlignedWith(*cb, off)
+		addr := int64(uintptr(unsafe.Pointer(unsafe.SliceData(got[:1]))))
+		if addr%4096 != off%4096 {
+			t.Errorf("block %d: slice at page offset %d, file offset at %d", b, addr%4096, off%4096)
+		}
+		if need := (requestMax/crypto.BlockSize + 2) * cbs; cap(got) < need {
+			t.Errorf("block %d: room for %d bytes, a request needs %d", b, cap(got), need)
+		}
+		f.fsys.putCipherBuf(cb)
+	}
+	if got := pageAlignedWith(make([]byte, 0, 10), 18); cap(got) != 10 {
+		t.Errorf("a small buffer was shifted: cap %d", cap(got))
 	}
 }

@@ -297,6 +297,9 @@ func (f *fsys) close() {
 	})
 }
 
+// blockOff is the offset of cipher block b in a cipher file: after the header, blocks of cbs.
+func (f *fsys) blockOff(b uint64) int64 { return int64(crypto.HeaderLen) + int64(b)*int64(f.cbs) }
+
 func (f *fsys) getCipherBuf() *[]byte { return f.cipherPool.Get().(*[]byte) }
 func (f *fsys) getPlainBuf() *[]byte  { return f.plainPool.Get().(*[]byte) }
 func (f *fsys) putCipherBuf(b *[]byte) {

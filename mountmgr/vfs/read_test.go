@@ -23,7 +23,8 @@ func TestLargeReads(t *testing.T) {
 	}
 	for _, c := range []crypto.CipherID{crypto.AEGIS, crypto.AESGCM} {
 		t.Run(c.String(), func(t *testing.T) {
-			v := volumeOf(realVault(t, "", c))
+			vlt := realVault(t, "", c)
+			v := volumeOf(vlt)
 			mp, m := mountTest(t, v, Options{})
 			p := filepath.Join(mp, "f")
 			rng := rand.New(rand.NewPCG(5, 6))
@@ -56,7 +57,8 @@ func TestLargeReads(t *testing.T) {
 
 			// Block 100 lies in the middle of the first 1 MiB request.
 			const bad = 100
-			cipherFile := onlyCipherFile(t, v.Dir)
+			dir, stored := cipherName(t, vlt, "f")
+			cipherFile := filepath.Join(dir, stored)
 			raw, err := os.ReadFile(cipherFile)
 			if err != nil {
 				t.Fatal(err)
@@ -109,24 +111,4 @@ func TestLargeReads(t *testing.T) {
 			}
 		})
 	}
-}
-
-// onlyCipherFile returns the path of the one regular file in cipherdir dir's root besides
-// gocryptfs's own.
-func onlyCipherFile(t *testing.T, dir string) string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	for _, e := range ents {
-		if e.Type().IsRegular() && e.Name() != crypto.DirIVName && e.Name() != crypto.ConfName {
-			found = append(found, filepath.Join(dir, e.Name()))
-		}
-	}
-	if len(found) != 1 {
-		t.Fatalf("cipherdir holds %d files, want 1", len(found))
-	}
-	return found[0]
 }

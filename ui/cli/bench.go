@@ -26,9 +26,9 @@ var benchCommand = &command{
 /dev/shm) and measures sequential write and read with 1 MiB requests (page
 cache dropped before reading), random 4 KiB reads, creating N empty files,
 listing them with GNU ls -l (a stat and two extended attributes per file),
-deleting them ("rm -rf") and untarring a source tree. The same workload runs on a plain go-fuse
-passthrough mount (FUSE without crypto: the ceiling) and on gocryptfs
-(AES-256-GCM): the binary --gocryptfs names, else $GOCRYPTFS, else
+deleting them ("rm -rf") and untarring a source tree. The same workload runs
+on a plain go-fuse passthrough mount (FUSE without crypto: the ceiling) and on
+gocryptfs (AES-256-GCM): the binary --gocryptfs names, else $GOCRYPTFS, else
 /usr/bin/gocryptfs when it exists; the report names its version.
 
 Every target is served by a process of its own: vaultui mounts by a daemon

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
 )
@@ -180,4 +183,97 @@ func TestNameCacheOverflow(t *testing.T) {
 	if _, errno := n.storedEntry("new"); errno != 0 || len(n.ext().names.m) != 1 {
 		t.Errorf("miss in an empty cache: %v, %d cached", errno, len(n.ext().names.m))
 	}
+}
+
+// TestRequestBudget: the small-file workloads of "vaultui bench" (create, ls -l, rm -rf) are
+// bound by FUSE round trips, so their speed is the number of requests per file. These are the
+// kernel's minimum, and one fewer per create than gocryptfs v2.6 sends (it answers FLUSH, so
+// the kernel sends one on every close):
+//   - create: LOOKUP (the kernel looks a new name up before CREATE), CREATE, RELEASE;
+//   - ls -l: a READDIRPLUS entry, then GNU ls's lstat (answered from that entry) and two
+//     getxattrs (security.selinux, system.posix_acl_access);
+//   - rm -rf: UNLINK (the name is known from the listing).
+func TestRequestBudget(t *testing.T) {
+	reqs := &requestLog{}
+	v := volumeOf(realVault(t, "", crypto.AESGCM))
+	mp, _ := mountTest(t, v, Options{Debug: true, Logger: log.New(reqs, "", 0)})
+	dir := filepath.Join(mp, "d")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	roundTrips := func(c map[string]int) int {
+		total := 0
+		for op, k := range c {
+			if op != "FORGET" && op != "BATCH_FORGET" && op != "INTERRUPT" { // no reply
+				total += k
+			}
+		}
+		return total
+	}
+	check := func(what string, c map[string]int, want map[string]int, perFile, slack int) {
+		t.Helper()
+		for op, k := range want {
+			if c[op] != k {
+				t.Errorf("%s: %d %s requests for %d files, want %d (all: %v)", what, c[op], op, n, k, c)
+			}
+		}
+		if got := roundTrips(c); got > perFile*n+slack {
+			t.Errorf("%s: %d round trips for %d files, want at most %d per file (+%d): %v", what, got, n, perFile, slack, c)
+		}
+	}
+
+	reqs.count()
+	for i := 0; i < n; i++ {
+		fd, err := syscall.Open(filepath.Join(dir, fmt.Sprint("file-", i)), syscall.O_CREAT|syscall.O_EXCL|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		syscall.Close(fd)
+	}
+	created := reqs.count()
+	// RELEASE is sent after close returns, so the last ones may count with the next phase.
+	check("create", created, map[string]int{"CREATE": n}, 3, 4)
+	if created["FLUSH"] > 1 {
+		t.Errorf("create: %d FLUSH requests; after the first ENOSYS the kernel should send none", created["FLUSH"])
+	}
+
+	// ls -l comes after the create's cached entries and attributes have expired, as in the
+	// bench, so the listing has to bring them back.
+	time.Sleep(cacheTimeout + 100*time.Millisecond)
+	reqs.count()
+	listStart := time.Now()
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != n {
+		t.Fatalf("ReadDir: %d entries, %v", len(ents), err)
+	}
+	buf := make([]byte, 256)
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		for _, attr := range []string{"security.selinux", "system.posix_acl_access"} {
+			if _, err := unix.Lgetxattr(p, attr, buf); err != unix.ENODATA {
+				t.Fatalf("lgetxattr %s %s: %v, want ENODATA", p, attr, err)
+			}
+		}
+	}
+	listed := reqs.count()
+	for _, e := range ents {
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed := reqs.count()
+	// Entries the listing brought in expire after cacheTimeout; on a machine so loaded that
+	// listing and removing took that long, the kernel rightly looks names up again.
+	if d := time.Since(listStart); d > cacheTimeout/2 {
+		t.Logf("listing and removing took %v: too slow to hold the kernel to its cache", d)
+	} else {
+		check("ls -l", listed, map[string]int{"GETXATTR": 2 * n}, 3, 6)
+		check("rm", removed, map[string]int{"UNLINK": n}, 1, 4)
+	}
+	t.Logf("requests for %d files: create %v; ls -l %v; rm %v", n, created, listed, removed)
 }

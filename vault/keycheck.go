@@ -94,13 +94,18 @@ func (v *Vault) checkMasterKey() keyVerdict {
 	namesProve := namesOK >= keyCheckNamesOK && 4*namesOK >= 3*namesTried
 	// With the right key nearly every name decrypts; with a wrong one nearly none does.
 	namesFail := namesTried > 0 && 4*namesOK < namesTried
+	// A block that fails authentication under the right key means a damaged file; one name
+	// passes under a wrong key once in 255 tries. So failed blocks decide against the key
+	// unless at least two names, and most of those tried, speak for it (a wrong key passes
+	// that about once in 65,000 tries, and then the user is asked rather than told).
+	namesSuggest := namesOK >= 2 && 4*namesOK >= 3*namesTried
 	switch {
 	case blocksOK > 0 || namesProve:
 		return keyRight
 	case namesFail:
 		return keyWrong
-	case blocksBad > 0 && namesTried == 0:
-		return keyWrong // plaintext names: the blocks are all there is
+	case blocksBad > 0 && !namesSuggest:
+		return keyWrong
 	}
 	return keyUnverifiable
 }

@@ -76,7 +76,7 @@ func UnlockWithMasterKey(cipherdir string, masterKey []byte) (*Vault, error) {
 		return nil, fmt.Errorf("%s: %w: the master key does not decrypt this vault", cipherdir, ErrWrongPassword)
 	case keyUnverifiable:
 		v.Close()
-		return nil, fmt.Errorf("%s: %w: the vault holds no file content and too few names to check it against", cipherdir, ErrKeyUnverifiable)
+		return nil, fmt.Errorf("%s: %w: no file content in the vault authenticates and too few names decrypt to tell", cipherdir, ErrKeyUnverifiable)
 	}
 	return v, nil
 }

@@ -128,12 +128,9 @@ func (n *NameTransform) DecryptName(encoded string, iv []byte) (string, error) {
 	if err := checkIV(iv); err != nil {
 		return "", err
 	}
-	bin, err := n.b64.DecodeString(encoded)
+	bin, err := n.decode(encoded)
 	if err != nil {
-		return "", fmt.Errorf("crypto: %w: %q is not base64url: %v", ErrBadName, encoded, err)
-	}
-	if len(bin) == 0 || len(bin)%aes.BlockSize != 0 || len(bin) > emeMaxLen {
-		return "", fmt.Errorf("crypto: %w: %q decodes to %d bytes, not a multiple of 16", ErrBadName, encoded, len(bin))
+		return "", err
 	}
 	plain, err := unpad16(n.eme.Decrypt(iv, bin))
 	if err != nil {
@@ -143,6 +140,26 @@ func (n *NameTransform) DecryptName(encoded string, iv []byte) (string, error) {
 		return "", fmt.Errorf("crypto: %q decrypts to an invalid name: %w", encoded, err)
 	}
 	return string(plain), nil
+}
+
+// decode turns an encoded name into EME ciphertext, checking the shape every encrypted name
+// has whatever the key: base64url of a non-empty multiple of 16 bytes.
+func (n *NameTransform) decode(encoded string) ([]byte, error) {
+	bin, err := n.b64.DecodeString(encoded)
+	if err != nil {
+		return nil, fmt.Errorf("crypto: %w: %q is not base64url: %v", ErrBadName, encoded, err)
+	}
+	if len(bin) == 0 || len(bin)%aes.BlockSize != 0 || len(bin) > emeMaxLen {
+		return nil, fmt.Errorf("crypto: %w: %q decodes to %d bytes, not a multiple of 16", ErrBadName, encoded, len(bin))
+	}
+	return bin, nil
+}
+
+// WellFormed reports whether encoded has the shape of an encrypted name, which does not
+// depend on the key: a name without it was never written through any key.
+func (n *NameTransform) WellFormed(encoded string) bool {
+	_, err := n.decode(encoded)
+	return err == nil
 }
 
 // Wipe clears the EME key (best effort) and makes n unusable.

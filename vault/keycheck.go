@@ -69,6 +69,11 @@ func (v *Vault) checkMasterKey() keyVerdict {
 			if v.hidden(rel, name) {
 				continue
 			}
+			// A file not named as any key would name it (something a person or another
+			// program put there) says nothing about the key, its content included.
+			if namesHere && !crypto.IsLongName(name) && !v.Names.WellFormed(name) {
+				continue
+			}
 			if namesHere && namesTried < keyCheckNames {
 				namesTried++
 				if _, err := v.decryptEntryName(dirfd, name, iv); err == nil {

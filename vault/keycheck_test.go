@@ -96,6 +96,34 @@ func TestMasterKeyLuckyName(t *testing.T) {
 	}
 }
 
+// TestMasterKeyStrangerFile: a file not named as the vault names files (here one copied in
+// from another vault under a plain name) is no evidence either way, so its content failing to
+// authenticate does not make the right key wrong.
+func TestMasterKeyStrangerFile(t *testing.T) {
+	dir, mk := createTest(t, CreateOptions{})
+	v, err := OpenWithMasterKey(dir, mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePlainFile(t, v, "empty", nil)
+	v.Close()
+	h, err := crypto.NewFileHeader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := append(h.Bytes(), bytes.Repeat([]byte{0xa5}, 200)...)
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := UnlockWithMasterKey(dir, mk); !errors.Is(err, ErrKeyUnverifiable) {
+		t.Errorf("right key, one empty file and a stranger: %v, want %v", err, ErrKeyUnverifiable)
+	}
+	wrong := bytes.Repeat([]byte{0x42}, crypto.MasterKeyLen)
+	if _, err := UnlockWithMasterKey(dir, wrong); err == nil {
+		t.Error("wrong key accepted")
+	}
+}
+
 // writePlainFile writes one file through v's keys at the root of the vault.
 func writePlainFile(t *testing.T, v *Vault, name string, content []byte) {
 	t.Helper()

@@ -536,6 +536,8 @@ func loopbackOptions(backing string) *fs.Options {
 			// go-fuse's loopback would hand reads and writes to the kernel (FUSE passthrough),
 			// which no encrypting file system can; the ceiling is FUSE round trips.
 			DisabledCapabilities: fuse.CAP_PASSTHROUGH, DisableSplice: true,
+			// Reads in requests of vaultui's size.
+			Options: []string{vfs.ReadMaxOption},
 			// Extended attributes on, as in vaultui and gocryptfs: a mount without them
 			// answers no GETXATTR and so skips two round trips per file of "ls -l". And the
 			// capabilities vaultui asks for, so writes send no GETXATTR either.

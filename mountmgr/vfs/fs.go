@@ -106,8 +106,19 @@ const cacheTimeout = time.Second
 // write.
 const Capabilities = fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2
 
-// requestMax is the largest read or write request we ask the kernel for.
+// requestMax is the largest write request we ask the kernel for, and the readahead window.
 const requestMax = 1 << 20
+
+// ReadMax is the largest read request. Smaller than requestMax so that a read's ciphertext,
+// its plaintext and the reply copy stay in a core's L2 cache (512 KiB on this project's test
+// machine) between the pread, the decryption and the copy into FUSE's pages; the 1 MiB
+// readahead window keeps four such requests in flight. dd of 512 MiB, 16 interleaved
+// rounds: 1085 MB/s with 1 MiB reads, 1201 with 256 KiB, and 8% less daemon CPU.
+const ReadMax = 256 << 10
+
+// ReadMaxOption is the mount option that caps read requests at ReadMax (go-fuse puts
+// max_read=MaxWrite first; the kernel takes the last one given).
+var ReadMaxOption = fmt.Sprintf("max_read=%d", ReadMax)
 
 // Mount mounts v at mountPoint and returns once the mount is usable. The caller keeps the keys
 // alive until the file system is unmounted (Wait returns), then wipes them.
@@ -142,6 +153,7 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	if opts.AllowOther {
 		mo.Options = append(mo.Options, "default_permissions")
 	}
+	mo.Options = append(mo.Options, ReadMaxOption)
 	if opts.ReadOnly {
 		mo.Options = append(mo.Options, "ro")
 	}
@@ -311,8 +323,9 @@ func (f *fsys) putPlainBuf(b *[]byte) {
 	f.plainPool.Put(b)
 }
 
-// RaiseReadahead lets the kernel send reads of up to requestMax: FUSE caps a mount's readahead
-// at the default 128 KiB whatever max_readahead says, and each request costs a round trip.
+// RaiseReadahead lets the kernel keep requestMax of reads in flight: FUSE caps a mount's
+// readahead at the default 128 KiB whatever max_readahead says, and each request costs a round
+// trip.
 // Only root may write the mount's bdi setting; others keep the default.
 func RaiseReadahead(mountPoint string) error {
 	var st syscall.Stat_t

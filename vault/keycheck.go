@@ -96,20 +96,20 @@ func (v *Vault) checkMasterKey() keyVerdict {
 		}
 		unix.Close(dirfd)
 	}
-	namesProve := namesOK >= keyCheckNamesOK && 4*namesOK >= 3*namesTried
+	// namesFor: at least n names, and three in four of those tried, decrypt.
+	namesFor := func(n int) bool { return namesOK >= n && 4*namesOK >= 3*namesTried }
 	// With the right key nearly every name decrypts; with a wrong one nearly none does.
 	namesFail := namesTried > 0 && 4*namesOK < namesTried
-	// A block that fails authentication under the right key means a damaged file; one name
-	// passes under a wrong key once in 255 tries. So failed blocks decide against the key
-	// unless at least two names, and most of those tried, speak for it (a wrong key passes
-	// that about once in 65,000 tries, and then the user is asked rather than told).
-	namesSuggest := namesOK >= 2 && 4*namesOK >= 3*namesTried
 	switch {
-	case blocksOK > 0 || namesProve:
+	case blocksOK > 0 || namesFor(keyCheckNamesOK):
 		return keyRight
 	case namesFail:
 		return keyWrong
-	case blocksBad > 0 && !namesSuggest:
+	// A block that fails authentication under the right key means a damaged file; one name
+	// passes under a wrong key once in 255 tries. So failed blocks decide against the key
+	// unless two names speak for it (a wrong key manages that about once in 65,000 tries,
+	// and then the user is asked rather than told).
+	case blocksBad > 0 && !namesFor(2):
 		return keyWrong
 	}
 	return keyUnverifiable

@@ -13,13 +13,13 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 )
 
-// TestLargeReads: 1 MiB read requests return the file as written, across a hole and up to an
-// end in the middle of a request; and a corrupt block in the middle of a request fails the
-// whole request with EIO (no plaintext of it is released), is reported, and leaves the
-// blocks around it readable one by one.
+// TestLargeReads: full-size read requests (ReadMax, several per 1 MiB read) return the file
+// as written, across a hole and up to an end in the middle of a request; and a corrupt block
+// in the middle of a request fails the whole request with EIO (no plaintext of it is
+// released), is reported, and leaves the blocks around it readable one by one.
 func TestLargeReads(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("reads reach the file system in 1 MiB requests only with the readahead raised, which needs root")
+		t.Skip("reads reach the file system in full-size requests only with the readahead raised, which needs root")
 	}
 	for _, c := range []crypto.CipherID{crypto.AEGIS, crypto.AESGCM} {
 		t.Run(c.String(), func(t *testing.T) {
@@ -55,7 +55,7 @@ func TestLargeReads(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			// Block 100 lies in the middle of the first 1 MiB request.
+			// Block 100 lies in the middle of a request (ReadMax is 64 blocks: 64-127).
 			const bad = 100
 			dir, stored := cipherName(t, vlt, "f")
 			cipherFile := filepath.Join(dir, stored)

@@ -555,13 +555,65 @@ func TestSymlinkSwap(t *testing.T) {
 }
 
 // Extended attributes: stored encrypted under user.gocryptfs.*, with the create/replace flags,
-// listing, removal and size queries of a local file system.
+// listing, removal and size queries of a local file system; through the *xattrat calls and
+// through /proc paths (kernels before 6.13).
 func TestXattrs(t *testing.T) {
+	t.Run("xattrat", func(t *testing.T) {
+		if !probeXattrAt(unix.AT_FDCWD) {
+			t.Skip("this kernel has no getxattrat (Linux 6.13); the /proc paths are tested below")
+		}
+		testXattrs(t)
+	})
+	t.Run("proc paths", func(t *testing.T) {
+		xattrAtDisabled.Store(true)
+		defer xattrAtDisabled.Store(false)
+		testXattrs(t)
+	})
+}
+
+// The probe finds the *xattrat calls where the kernel has them, or every mount would quietly
+// take the slower path.
+func TestXattrAtProbe(t *testing.T) {
+	var u unix.Utsname
+	unix.Uname(&u)
+	var major, minor int
+	fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor)
+	if major < 6 || major == 6 && minor < 13 {
+		t.Skipf("kernel %d.%d has no getxattrat (Linux 6.13)", major, minor)
+	}
+	if !probeXattrAt(unix.AT_FDCWD) {
+		t.Fatalf("kernel %d.%d: probeXattrAt found no getxattrat", major, minor)
+	}
+}
+
+func testXattrs(t *testing.T) {
 	v := realVault(t, "", crypto.AEGIS)
 	mp, _ := mountTest(t, volumeOf(v), Options{})
 	f := filepath.Join(mp, "f")
 	os.WriteFile(f, []byte("data"), 0o644)
 	os.Mkdir(filepath.Join(mp, "d"), 0o755)
+	// A symlink's attributes are its own: the mount must not follow the cipher symlink. (Its
+	// target is an encrypted string, so following it fails with ENOENT. A security.* name,
+	// because the kernel itself answers user.* on symlinks with ENODATA.)
+	link := filepath.Join(mp, "link")
+	os.Symlink("f", link)
+	if _, err := unix.Lgetxattr(link, "security.vaultui-test", make([]byte, 64)); !errors.Is(err, unix.ENODATA) {
+		t.Errorf("lgetxattr of a symlink: %v, want ENODATA", err)
+	}
+	if _, err := unix.Llistxattr(link, make([]byte, 64)); err != nil {
+		t.Errorf("llistxattr of a symlink: %v", err)
+	}
+	// (Removing answers EPERM: the stored name is a user.* one, which symlinks cannot have.)
+	if err := unix.Lremovexattr(link, "security.vaultui-test"); !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.EPERM) {
+		t.Errorf("lremovexattr of a symlink: %v, want ENODATA or EPERM", err)
+	}
+	if err := unix.Setxattr(f, "user.mark", []byte("target"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if sz, err := unix.Getxattr(link, "user.mark", make([]byte, 64)); err != nil || sz != 6 {
+		t.Errorf("getxattr through a symlink: %d, %v; want the target's 6 bytes", sz, err)
+	}
+	unix.Removexattr(f, "user.mark")
 	for _, p := range []string{f, filepath.Join(mp, "d"), mp} {
 		if err := unix.Setxattr(p, "user.tag", []byte("red"), unix.XATTR_CREATE); err != nil {
 			t.Fatalf("%s: setxattr: %v", p, err)

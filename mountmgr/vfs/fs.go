@@ -213,6 +213,7 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		enc:        v.Content,
 		names:      v.Names,
 		xattrNames: v.XattrNames,
+		xattrAt:    v.XattrNames != nil && probeXattrAt(rootFd),
 		perDirIV:   v.Names != nil && v.PerDirIV,
 		ro:         opts.ReadOnly,
 		log:        lg,
@@ -265,6 +266,7 @@ type fsys struct {
 	// xattrNames encrypts extended attribute names; nil when they are off.
 	xattrNames  *crypto.NameTransform
 	xattrStored xattrNameCache
+	xattrAt     bool // the kernel has the *xattrat calls (see xattrat.go)
 	perDirIV    bool // per-directory IVs (false: deterministic names, zero IV)
 	ro          bool
 	log         *log.Logger

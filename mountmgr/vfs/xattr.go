@@ -77,30 +77,55 @@ func (f *fsys) storedXattr(name string) (string, syscall.Errno) {
 	return stored, 0
 }
 
-// xattrEntry reaches n's cipher entry for the xattr system calls: a /proc path through the
-// parent's descriptor (the l* calls do not follow a final symlink), or the root's descriptor.
+// xattrEntry reaches n's cipher entry for the xattr system calls: by the parent's descriptor
+// and the entry's name with the *xattrat calls, else by a /proc path through that descriptor
+// (the l* calls do not follow a final symlink). The root is reached through its own
+// descriptor.
 type xattrEntry struct {
-	path   string
-	follow bool // the root: its descriptor's /proc link must be followed
-	dir    dirRef
+	at   bool   // use the *xattrat calls
+	fd   int    // the parent directory, or the root itself
+	name string // the cipher name in fd; "" for the root
+	dir  dirRef
 }
 
 func (n *node) xattrEntry() (xattrEntry, syscall.Errno) {
 	if n.IsRoot() {
-		return xattrEntry{path: procFdPath(n.fsys.rootFd), follow: true}, 0
+		return xattrEntry{at: n.fsys.xattrAt, fd: n.fsys.rootFd}, 0
 	}
 	d, stored, errno := n.parentFd()
 	if errno != 0 {
 		return xattrEntry{}, errno
 	}
-	return xattrEntry{path: procFdPath(d.fd) + "/" + stored, dir: d}, 0
+	return xattrEntry{at: n.fsys.xattrAt, fd: d.fd, name: stored, dir: d}, 0
+}
+
+// atFlags are the *xattrat flags for e: the descriptor itself for the root, else the entry
+// without following it.
+func (e xattrEntry) atFlags() int {
+	if e.name == "" {
+		return unix.AT_EMPTY_PATH
+	}
+	return unix.AT_SYMLINK_NOFOLLOW
+}
+
+// procPath is e's path for the older calls; follow says whether they must follow it (the
+// root's descriptor link).
+func (e xattrEntry) procPath() (path string, follow bool) {
+	if e.name == "" {
+		return procFdPath(e.fd), true
+	}
+	return procFdPath(e.fd) + "/" + e.name, false
 }
 
 func (e xattrEntry) get(name string, buf []byte) (int, error) {
-	if e.follow {
-		return unix.Getxattr(e.path, name, buf)
+	if e.at {
+		return getxattrat(e.fd, e.name, e.atFlags(), name, buf)
 	}
-	return unix.Lgetxattr(e.path, name, buf)
+	p, follow := e.procPath()
+	if follow {
+		return unix.Getxattr(p, name, buf)
+	}
+	return unix.Lgetxattr(p, name, buf)
 }
 
 // read reads attribute name into buf (of xattrBufMax bytes), asking first for only guess
@@ -119,24 +144,36 @@ func (e xattrEntry) read(name string, buf []byte, guess int) ([]byte, error) {
 }
 
 func (e xattrEntry) set(name string, value []byte, flags int) error {
-	if e.follow {
-		return unix.Setxattr(e.path, name, value, flags)
+	if e.at {
+		return setxattrat(e.fd, e.name, e.atFlags(), name, value, flags)
 	}
-	return unix.Lsetxattr(e.path, name, value, flags)
+	p, follow := e.procPath()
+	if follow {
+		return unix.Setxattr(p, name, value, flags)
+	}
+	return unix.Lsetxattr(p, name, value, flags)
 }
 
 func (e xattrEntry) remove(name string) error {
-	if e.follow {
-		return unix.Removexattr(e.path, name)
+	if e.at {
+		return removexattrat(e.fd, e.name, e.atFlags(), name)
 	}
-	return unix.Lremovexattr(e.path, name)
+	p, follow := e.procPath()
+	if follow {
+		return unix.Removexattr(p, name)
+	}
+	return unix.Lremovexattr(p, name)
 }
 
 func (e xattrEntry) list(buf []byte) (int, error) {
-	if e.follow {
-		return unix.Listxattr(e.path, buf)
+	if e.at {
+		return listxattrat(e.fd, e.name, e.atFlags(), buf)
 	}
-	return unix.Llistxattr(e.path, buf)
+	p, follow := e.procPath()
+	if follow {
+		return unix.Listxattr(p, buf)
+	}
+	return unix.Llistxattr(p, buf)
 }
 
 func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {

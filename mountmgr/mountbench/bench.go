@@ -600,13 +600,20 @@ func (n *ceilingNode) stableAttr(st *syscall.Stat_t, btime *unix.StatxTimestamp)
 
 func statFromStatx(x *unix.Statx_t) syscall.Stat_t {
 	ts := func(t unix.StatxTimestamp) syscall.Timespec { return syscall.Timespec{Sec: t.Sec, Nsec: int64(t.Nsec)} }
-	return syscall.Stat_t{
-		Dev: unix.Mkdev(x.Dev_major, x.Dev_minor), Ino: x.Ino, Nlink: uint64(x.Nlink),
+	st := syscall.Stat_t{
+		Dev: unix.Mkdev(x.Dev_major, x.Dev_minor), Ino: x.Ino,
 		Mode: uint32(x.Mode), Uid: x.Uid, Gid: x.Gid, Rdev: unix.Mkdev(x.Rdev_major, x.Rdev_minor),
-		Size: int64(x.Size), Blksize: int64(x.Blksize), Blocks: int64(x.Blocks),
+		Size: int64(x.Size), Blocks: int64(x.Blocks),
 		Atim: ts(x.Atime), Mtim: ts(x.Mtime), Ctim: ts(x.Ctime),
 	}
+	// Their widths differ between architectures (32 bits on arm64).
+	setInt(&st.Nlink, x.Nlink)
+	setInt(&st.Blksize, x.Blksize)
+	return st
 }
+
+// setInt stores v in *dst, converting to whatever integer type the field has here.
+func setInt[T ~int32 | ~int64 | ~uint32 | ~uint64, V ~uint32 | ~uint64](dst *T, v V) { *dst = T(v) }
 
 func (n *ceilingNode) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	return syscall.ENOSYS

@@ -1088,3 +1088,40 @@ func accessChild(dir string) {
 	}
 	fmt.Println("ACCESS OK")
 }
+
+// chmod by name (as "tar x" does after closing each file) changes files, directories and
+// fifos, including in the cipherdir, and refuses symlinks as Linux file systems do.
+func TestChmodByName(t *testing.T) {
+	v := realVault(t, "", crypto.AEGIS)
+	mp, _ := mountTest(t, volumeOf(v), Options{})
+	f, d, fifo, link := filepath.Join(mp, "f"), filepath.Join(mp, "d"), filepath.Join(mp, "fifo"), filepath.Join(mp, "link")
+	os.WriteFile(f, []byte("x"), 0o644)
+	os.Mkdir(d, 0o755)
+	unix.Mkfifo(fifo, 0o644)
+	os.Symlink("f", link)
+	for p, mode := range map[string]uint32{f: 0o600, d: 0o700, fifo: 0o640} {
+		if err := unix.Fchmodat(unix.AT_FDCWD, p, mode, 0); err != nil {
+			t.Fatalf("chmod %s: %v", p, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil || st.Mode&0o7777 != mode {
+			t.Errorf("%s: mode %o after chmod %o (%v)", p, st.Mode&0o7777, mode, err)
+		}
+	}
+	if err := unix.Fchmodat(unix.AT_FDCWD, link, 0o600, unix.AT_SYMLINK_NOFOLLOW); !errors.Is(err, unix.EOPNOTSUPP) {
+		t.Errorf("chmod of the symlink itself: %v, want EOPNOTSUPP", err)
+	}
+	var st unix.Stat_t
+	if unix.Stat(f, &st); st.Mode&0o7777 != 0o600 {
+		t.Errorf("the symlink's target changed to %o", st.Mode&0o7777)
+	}
+	// The cipher file carries the mode.
+	ents, _ := os.ReadDir(v.Dir)
+	for _, e := range ents {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), "gocryptfs.") {
+			if info, _ := e.Info(); info.Mode().Perm() != 0o600 {
+				t.Errorf("cipher file mode %o, want 600", info.Mode().Perm())
+			}
+		}
+	}
+}

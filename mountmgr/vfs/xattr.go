@@ -80,8 +80,7 @@ func (f *fsys) storedXattr(name string) (string, syscall.Errno) {
 // xattrEntry reaches n's cipher entry for the xattr system calls: by the parent's descriptor
 // and the entry's name with the *xattrat calls, else by a /proc path through that descriptor
 // (the l* calls do not follow a final symlink). The root is reached through its own
-// descriptor. A call that answers ENOSYS (a filter that lets only some of the four through;
-// no file system answers it) takes the /proc path too.
+// descriptor.
 type xattrEntry struct {
 	at   bool   // use the *xattrat calls
 	fd   int    // the parent directory, or the root itself
@@ -120,9 +119,7 @@ func (e xattrEntry) procPath() (path string, follow bool) {
 
 func (e xattrEntry) get(name string, buf []byte) (int, error) {
 	if e.at {
-		if n, err := getxattrat(e.fd, e.name, e.atFlags(), name, buf); err != unix.ENOSYS {
-			return n, err
-		}
+		return getxattrat(e.fd, e.name, e.atFlags(), name, buf)
 	}
 	p, follow := e.procPath()
 	if follow {
@@ -148,9 +145,7 @@ func (e xattrEntry) read(name string, buf []byte, guess int) ([]byte, error) {
 
 func (e xattrEntry) set(name string, value []byte, flags int) error {
 	if e.at {
-		if err := setxattrat(e.fd, e.name, e.atFlags(), name, value, flags); err != unix.ENOSYS {
-			return err
-		}
+		return setxattrat(e.fd, e.name, e.atFlags(), name, value, flags)
 	}
 	p, follow := e.procPath()
 	if follow {
@@ -161,9 +156,7 @@ func (e xattrEntry) set(name string, value []byte, flags int) error {
 
 func (e xattrEntry) remove(name string) error {
 	if e.at {
-		if err := removexattrat(e.fd, e.name, e.atFlags(), name); err != unix.ENOSYS {
-			return err
-		}
+		return removexattrat(e.fd, e.name, e.atFlags(), name)
 	}
 	p, follow := e.procPath()
 	if follow {
@@ -174,9 +167,7 @@ func (e xattrEntry) remove(name string) error {
 
 func (e xattrEntry) list(buf []byte) (int, error) {
 	if e.at {
-		if n, err := listxattrat(e.fd, e.name, e.atFlags(), buf); err != unix.ENOSYS {
-			return n, err
-		}
+		return listxattrat(e.fd, e.name, e.atFlags(), buf)
 	}
 	p, follow := e.procPath()
 	if follow {

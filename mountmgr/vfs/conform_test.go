@@ -1116,12 +1116,12 @@ func TestChmodByName(t *testing.T) {
 		t.Errorf("the symlink's target changed to %o", st.Mode&0o7777)
 	}
 	// The cipher file carries the mode.
-	ents, _ := os.ReadDir(v.Dir)
-	for _, e := range ents {
-		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), "gocryptfs.") {
-			if info, _ := e.Info(); info.Mode().Perm() != 0o600 {
-				t.Errorf("cipher file mode %o, want 600", info.Mode().Perm())
-			}
-		}
+	dir, stored := cipherName(t, v, "f")
+	info, err := os.Lstat(filepath.Join(dir, stored))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("cipher file mode %o, want 600", info.Mode().Perm())
 	}
 }

@@ -48,7 +48,7 @@ func (s *addScreen) Update(msg tea.Msg) tea.Cmd {
 			s.err = msg.err.Error()
 			return nil
 		}
-		return s.c.back(fmt.Sprintf("Added %s. Press m to mount it.", msg.v.Name), true)
+		return s.c.backToVault(fmt.Sprintf("Added %s. Press m to mount it.", msg.v.Name), msg.v.CipherDir)
 	case tea.KeyMsg:
 		if s.working {
 			return nil

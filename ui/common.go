@@ -110,10 +110,14 @@ func appendCapped(s []float64, v float64) []float64 {
 
 // Messages shared between screens and the root model.
 type (
-	// backMsg returns to the vault list; status is shown there.
+	// backMsg returns to the vault list; status is shown there. With
+	// selectDir the list moves its cursor to that vault (by cipherdir) once
+	// it shows it: the vault a screen just added or created is the one the
+	// next key acts on.
 	backMsg struct {
-		status string
-		reload bool
+		status    string
+		reload    bool
+		selectDir string
 	}
 	vaultsMsg struct {
 		vaults []Vault
@@ -146,6 +150,13 @@ func (c *common) open(s screen) tea.Cmd {
 // registry if reload is set.
 func (c *common) back(status string, reload bool) tea.Cmd {
 	c.backTo = &backMsg{status: status, reload: reload}
+	return nil
+}
+
+// backToVault returns to the list with the vault at cipherDir selected, once the
+// re-read registry shows it.
+func (c *common) backToVault(status, cipherDir string) tea.Cmd {
+	c.backTo = &backMsg{status: status, reload: true, selectDir: cipherDir}
 	return nil
 }
 

@@ -31,6 +31,9 @@ type listScreen struct {
 	busyErr   string          // what the daemon says holds it
 	pending   map[string]bool // unmounts in flight, by mount point
 	counting  bool            // conflict copies are being counted
+	// selectDir is a vault (by cipherdir) to select as soon as the list
+	// shows it: one just added or created, until the user moves.
+	selectDir string
 }
 
 // conflictCounts is a round of counting every listed vault's conflict
@@ -189,6 +192,7 @@ func (l *listScreen) Update(msg tea.Msg) tea.Cmd {
 	case vaultsMsg:
 		l.loaded = true
 		l.c.vaults, l.loadErr = msg.vaults, msg.err
+		l.selectPending()
 		l.clamp()
 		return l.countConflicts()
 	case conflictCounts:
@@ -205,6 +209,10 @@ func (l *listScreen) Update(msg tea.Msg) tea.Cmd {
 	case backMsg:
 		if msg.status != "" {
 			l.setStatus(msg.status, false)
+		}
+		if msg.selectDir != "" {
+			l.selectDir = msg.selectDir
+			l.selectPending()
 		}
 		if msg.reload {
 			return l.load()
@@ -277,9 +285,11 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Up):
 		l.cursor--
+		l.selectDir = ""
 		l.clamp()
 	case key.Matches(msg, k.Down):
 		l.cursor++
+		l.selectDir = ""
 		l.clamp()
 	case key.Matches(msg, k.Filter):
 		l.filtering = true
@@ -351,6 +361,38 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return l.c.open(newForgetScreen(l.c, v))
 	}
 	return nil
+}
+
+// selectPending moves the cursor to the vault waiting to be selected, once
+// the list shows it; a filter that hides it is cleared.
+func (l *listScreen) selectPending() {
+	if l.selectDir == "" {
+		return
+	}
+	find := func() int {
+		for i, v := range l.items() {
+			if samePath(v.CipherDir, l.selectDir) {
+				return i
+			}
+		}
+		return -1
+	}
+	i := find()
+	if i < 0 && l.filter.Value() != "" {
+		known := false
+		for _, v := range l.c.vaults {
+			known = known || samePath(v.CipherDir, l.selectDir)
+		}
+		if known {
+			l.filter.Reset()
+			i = find()
+		}
+	}
+	if i < 0 {
+		return // not read yet: the reload brings it
+	}
+	l.cursor, l.selectDir = i, ""
+	l.clamp()
 }
 
 func (l *listScreen) clamp() {

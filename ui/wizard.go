@@ -221,7 +221,7 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if key.Matches(msg, k.Yes) {
 			crypto.Wipe(w.masterKey)
 			w.masterKey = nil
-			return w.c.back(fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name), true)
+			return w.c.backToVault(fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name), w.created.CipherDir)
 		}
 		return nil
 	}

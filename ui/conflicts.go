@@ -28,6 +28,56 @@ type ConflictCount struct {
 	SplitDirs int
 }
 
+// The row, info and the conflicts screen describe a count with the three
+// functions below, so they say the same thing in different lengths.
+
+// rowNote is the list row's flag: "3 conflicts", "2+ conflicts" (counting
+// stopped early), "folder made twice"; "" when nothing was found.
+func (n ConflictCount) rowNote() string {
+	var parts []string
+	switch {
+	case n.N == 0:
+	case !n.Complete:
+		parts = append(parts, fmt.Sprintf("%d+ conflicts", n.N))
+	default:
+		parts = append(parts, plural(n.N, "conflict", "conflicts"))
+	}
+	switch {
+	case n.SplitDirs == 1:
+		parts = append(parts, "folder made twice")
+	case n.SplitDirs > 1:
+		parts = append(parts, fmt.Sprintf("%d folders made twice", n.SplitDirs))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// infoText is the info screen's line.
+func (n ConflictCount) infoText() string {
+	var s string
+	switch {
+	case !n.Complete:
+		s = fmt.Sprintf("at least %s (counting stopped in a big vault)", plural(n.N, "sync-conflict copy", "sync-conflict copies"))
+	case n.N == 0 && n.SplitDirs == 0:
+		s = "no sync-conflict copies"
+	case n.N == 0:
+		s = "no sync-conflict copies of files"
+	default:
+		s = plural(n.N, "sync-conflict copy", "sync-conflict copies")
+	}
+	if n.SplitDirs > 0 {
+		s += "; " + n.splitText()
+	}
+	if n.N == 0 && n.SplitDirs == 0 && n.Complete {
+		return s
+	}
+	return s + " (c in the list settles them)"
+}
+
+// splitText says what a folder made twice is.
+func (n ConflictCount) splitText() string {
+	return plural(n.SplitDirs, "folder", "folders") + " made on two computers (a sync tool kept a second gocryptfs.diriv)"
+}
+
 // ErrPartialList: List found copies it cannot show without the password
 // (the error says which); the copies it returns are still right.
 var ErrPartialList = errors.New("not every conflict copy is listed")
@@ -409,6 +459,10 @@ func (s *conflictsScreen) View() string {
 	}
 	if s.note != "" && s.sess != nil {
 		foot = append(foot, st.Warning.Render(lipgloss.NewStyle().Width(w).Render(s.note)))
+	} else if n := s.c.conflicts[s.v.CipherDir]; s.sess != nil && n.SplitDirs > 0 {
+		// What the row calls "folder made twice", explained where it is settled.
+		foot = append(foot, st.Warning.Render(lipgloss.NewStyle().Width(w).Render("Also "+n.splitText()+
+			": files made in it on the other computer are listed as conflict copies; the folder itself reads as usual.")))
 	}
 	if len(foot) > 0 {
 		b.WriteString("\n\n" + strings.Join(foot, "\n"))
@@ -424,7 +478,11 @@ func (s *conflictsScreen) list(w int) string {
 		where = "in the mount at " + tildePath(s.mountPoint)
 	}
 	if len(s.copies) == 0 {
-		return st.Success.Render(truncate("No conflict copies "+where+".", w))
+		what := "No conflict copies "
+		if s.c.conflicts[s.v.CipherDir].SplitDirs > 0 {
+			what = "No conflict copies of files "
+		}
+		return st.Success.Render(truncate(what+where+".", w))
 	}
 	noun := "conflict copies"
 	if len(s.copies) == 1 {

@@ -36,19 +36,19 @@ func TestConflictCountInListAndInfo(t *testing.T) {
 	if got := tm.c.conflictNote("/data/work.crypt"); got != "7+ conflicts" {
 		t.Fatalf("incomplete count shown as %q", got)
 	}
-	if got := conflictInfo(ConflictCount{N: 7}); got != "at least 7 sync-conflict copies (counting stopped in a big vault) (c in the list settles them)" {
+	if got := (ConflictCount{N: 7}).infoText(); got != "at least 7 sync-conflict copies (counting stopped in a big vault) (c in the list settles them)" {
 		t.Fatalf("info of an incomplete count: %q", got)
 	}
-	// A folder made on two computers holds copies only the password can count.
+	// A folder made on two computers is named as such, beside the copies.
 	tm.c.conflicts["/data/work.crypt"] = ConflictCount{N: 2, Complete: true, SplitDirs: 1}
-	if got := tm.c.conflictNote("/data/work.crypt"); got != "2+ conflicts" {
+	if got := tm.c.conflictNote("/data/work.crypt"); got != "2 conflicts · folder made twice" {
 		t.Fatalf("count with a split folder shown as %q", got)
 	}
 	tm.c.conflicts["/data/work.crypt"] = ConflictCount{Complete: true, SplitDirs: 1}
-	if got := tm.c.conflictNote("/data/work.crypt"); got != "conflicts (a folder made twice)" {
+	if got := tm.c.conflictNote("/data/work.crypt"); got != "folder made twice" {
 		t.Fatalf("a split folder alone shown as %q", got)
 	}
-	if got := conflictInfo(ConflictCount{Complete: true, SplitDirs: 1}); got != "sync-conflict copies; 1 folder(s) made on two computers, whose copies only the password can count (c in the list settles them)" {
+	if got := (ConflictCount{Complete: true, SplitDirs: 1}).infoText(); got != "no sync-conflict copies of files; 1 folder made on two computers (a sync tool kept a second gocryptfs.diriv) (c in the list settles them)" {
 		t.Fatalf("info of a split folder: %q", got)
 	}
 }

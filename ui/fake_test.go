@@ -57,6 +57,8 @@ type fakeBackend struct {
 	settled   []string
 	settleErr error
 	listNote  error // List returns it with the copies (ErrPartialList)
+	splitDirs map[string]int // CountConflicts's SplitDirs by cipherdir
+	counts    int            // CountConflicts calls
 	sessions  int   // open conflict sessions
 }
 
@@ -321,7 +323,8 @@ func (tm *testModel) run(cmd tea.Cmd) {
 func (f *fakeBackend) CountConflicts(dir string) (ConflictCount, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return ConflictCount{N: len(f.conflicts[dir]), Complete: true}, nil
+	f.counts++
+	return ConflictCount{N: len(f.conflicts[dir]), Complete: true, SplitDirs: f.splitDirs[dir]}, nil
 }
 
 func (f *fakeBackend) OpenConflicts(ctx context.Context, dir, mountPoint string, pw []byte) (ConflictSession, error) {

@@ -42,3 +42,42 @@ func TestCreateSelectsTheNewVault(t *testing.T) {
 		t.Fatalf("m after creating new opened %T", tm.current)
 	}
 }
+
+// TestConflictCountsReachTheListFromAnyScreen: a round of counting that ends while another
+// screen is open still reaches the list, so the marker is current and counting goes on.
+func TestConflictCountsReachTheListFromAnyScreen(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	notInView(t, tm, "⚑")
+	tm.keys("i") // another screen is open while the next round runs
+	workConflicts(fb)
+	tm.send(refreshRegistry{})
+	if tm.list.counting {
+		t.Fatal("the list is still counting after the round ended behind another screen")
+	}
+	tm.keys("esc")
+	wantView(t, tm, "work  ⚑ 3 conflicts")
+	// And the next round runs: counting did not stop for good.
+	before := fb.counts
+	tm.send(refreshRegistry{})
+	if fb.counts == before {
+		t.Fatal("no new round of counting after a refresh")
+	}
+}
+
+// TestFolderMadeTwiceSaidAlike: a folder made on two computers (a diriv conflict copy) is
+// named the same way in the row, in info and in c, which no longer says "No conflict copies"
+// under a row flagged with conflicts.
+func TestFolderMadeTwiceSaidAlike(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	fb.splitDirs = map[string]int{"/data/work.crypt": 1}
+	tm := newTestModel(t, fb)
+	wantView(t, tm, "work  ⚑ folder made twice")
+	tm.keys("i")
+	wantView(t, tm, "1 folder made on two")
+	tm.keys("esc", "c", "hunter22", "enter")
+	wantView(t, tm, "No conflict copies of files in /data/work.crypt.", "Also 1 folder made on two computers")
+	notInView(t, tm, "No conflict copies in")
+}

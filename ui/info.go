@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -74,7 +73,7 @@ func (s *infoScreen) View() string {
 	}
 	rows = append(rows, Field{"State", state})
 	if n, ok := s.c.conflicts[s.v.CipherDir]; ok {
-		rows = append(rows, Field{"Conflicts", conflictInfo(n)})
+		rows = append(rows, Field{"Conflicts", n.infoText()})
 	}
 	rows = append(rows, s.fields...)
 
@@ -97,23 +96,3 @@ func (s *infoScreen) View() string {
 	return b.String()
 }
 
-// conflictInfo describes a vault's conflict copies for the info screen.
-func conflictInfo(n ConflictCount) string {
-	var s string
-	switch {
-	case !n.Complete:
-		s = fmt.Sprintf("at least %d sync-conflict copies (counting stopped in a big vault)", n.N)
-	case n.N == 0 && n.SplitDirs == 0:
-		return "no sync-conflict copies"
-	case n.N == 0:
-		s = "sync-conflict copies"
-	case n.N == 1:
-		s = "1 sync-conflict copy"
-	default:
-		s = fmt.Sprintf("%d sync-conflict copies", n.N)
-	}
-	if n.SplitDirs > 0 {
-		s += fmt.Sprintf("; %d folder(s) made on two computers, whose copies only the password can count", n.SplitDirs)
-	}
-	return s + " (c in the list settles them)"
-}

@@ -170,21 +170,14 @@ func (l *listScreen) countConflicts() tea.Cmd {
 	}
 }
 
-// conflictNote is how many conflict copies a vault has, for its row and
-// its info ("" when none or not counted).
+// conflictNote is what a vault's row says of its conflict copies ("" when
+// none or not counted).
 func (c *common) conflictNote(cipherDir string) string {
 	n, ok := c.conflicts[cipherDir]
-	switch {
-	case !ok || n.N == 0 && n.SplitDirs == 0:
+	if !ok {
 		return ""
-	case n.N == 0:
-		return "conflicts (a folder made twice)"
-	case !n.Complete || n.SplitDirs > 0:
-		return fmt.Sprintf("%d+ conflicts", n.N)
-	case n.N == 1:
-		return "1 conflict"
 	}
-	return fmt.Sprintf("%d conflicts", n.N)
+	return n.rowNote()
 }
 
 func (l *listScreen) Update(msg tea.Msg) tea.Cmd {
@@ -196,6 +189,8 @@ func (l *listScreen) Update(msg tea.Msg) tea.Cmd {
 		l.clamp()
 		return l.countConflicts()
 	case conflictCounts:
+		// The root model routes this here whatever screen is open: a round
+		// that never arrived would stop counting for good.
 		l.counting = false
 		l.c.conflicts = msg
 		return nil

@@ -255,8 +255,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.startEvents()
 	case refreshRegistry:
 		return tea.Batch(m.list.load(), refreshLater())
-	case vaultsMsg:
-		// The registry belongs to the list whatever screen is showing.
+	case vaultsMsg, conflictCounts:
+		// The registry and its conflict counts belong to the list whatever
+		// screen is showing.
 		return m.list.Update(msg)
 	case unmountDone:
 		// So do unmount results (with the lazy offer); an unmount from the

@@ -56,10 +56,10 @@ type fakeBackend struct {
 	conflicts map[string][]ConflictCopy
 	settled   []string
 	settleErr error
-	listNote  error // List returns it with the copies (ErrPartialList)
+	listNote  error          // List returns it with the copies (ErrPartialList)
 	splitDirs map[string]int // CountConflicts's SplitDirs by cipherdir
 	counts    int            // CountConflicts calls
-	sessions  int   // open conflict sessions
+	sessions  int            // open conflict sessions
 }
 
 func newFake() *fakeBackend {

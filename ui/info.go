@@ -95,4 +95,3 @@ func (s *infoScreen) View() string {
 	}
 	return b.String()
 }
-

@@ -149,7 +149,14 @@ type Mount struct {
 	BytesRead, BytesWritten, Ops, Errs uint64
 	ReadBps, WriteBps, OpsPerSec       float64
 	Stale                              bool
+	// Detached: no longer at its mount point (a lazy unmount), but the files
+	// opened before are still served until they are closed.
+	Detached bool
 }
+
+// live reports whether the mount is in place at its mount point: neither a
+// stale leftover nor detached.
+func (m Mount) live() bool { return !m.Stale && !m.Detached }
 
 // Field is one labelled line of vault information.
 type Field struct{ Label, Value string }

@@ -65,14 +65,19 @@ func (s *speedState) result(id string) (SpeedResult, bool) {
 // contentWidth is the width inside the app's padding.
 func (c *common) contentWidth() int { return max(20, c.width-2) }
 
-// mountFor returns the live mount of a cipherdir, if any.
+// mountFor returns the mount of a cipherdir, if any: the one in place
+// before a detached or stale one (a detached vault can be mounted again).
 func (c *common) mountFor(cipherDir string) (Mount, bool) {
-	for _, m := range c.mounts {
-		if samePath(m.CipherDir, cipherDir) {
-			return m, true
+	var found *Mount
+	for i, m := range c.mounts {
+		if samePath(m.CipherDir, cipherDir) && (found == nil || m.live() && !found.live()) {
+			found = &c.mounts[i]
 		}
 	}
-	return Mount{}, false
+	if found == nil {
+		return Mount{}, false
+	}
+	return *found, true
 }
 
 // dropMount forgets a mount we just unmounted, so the list doesn't show it

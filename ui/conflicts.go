@@ -151,7 +151,7 @@ type conflictSettled struct {
 
 func newConflictsScreen(c *common, v Vault) *conflictsScreen {
 	s := &conflictsScreen{c: c, v: v, form: newForm(c, passwordField("Password"))}
-	if m, ok := c.mountFor(v.CipherDir); ok && !m.Stale {
+	if m, ok := c.mountFor(v.CipherDir); ok && m.live() {
 		s.mountPoint = m.MountPoint
 	}
 	s.ctx, s.cancel = context.WithCancel(c.ctx)

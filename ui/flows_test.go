@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/vaultui/vaultui/mountmgr"
 	"testing"
 )
 
@@ -80,4 +81,39 @@ func TestFolderMadeTwiceSaidAlike(t *testing.T) {
 	tm.keys("esc", "c", "hunter22", "enter")
 	wantView(t, tm, "No conflict copies of files in /data/work.crypt.", "Also 1 folder made on two computers")
 	notInView(t, tm, "No conflict copies in")
+}
+
+// TestDetachedMountLooksDetached: after a lazy unmount the daemon still reports the mount,
+// detached; the row, the header, info and the live view say so instead of "mounted at".
+func TestDetachedMountLooksDetached(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	ms := mountWork(fb, 0, 2e6)
+	ms[0].Detached = true
+	tm.send(mountsMsg(ms))
+	wantView(t, tm, "◌ detached, open files still served", "write 2.0 MB/s", "2 vaults, 0 mounted")
+	notInView(t, tm, "● mounted at", "● 1 mounted")
+	tm.keys("u")
+	wantView(t, tm, "work is already detached")
+	if len(fb.unmounts)+len(fb.lazyUnmounts) != 0 {
+		t.Fatalf("u on a detached mount unmounted %v %v", fb.unmounts, fb.lazyUnmounts)
+	}
+	tm.keys("i")
+	wantView(t, tm, "detached from /home/u/Vaults/work")
+	tm.keys("esc", "enter")
+	wantView(t, tm, "detached from /home/u/Vaults/work", "files opened before are served")
+	tm.keys("esc")
+	// It can be mounted again meanwhile: m opens the prompt.
+	tm.keys("m")
+	if _, ok := tm.current.(*mountScreen); !ok {
+		t.Fatalf("m on a detached vault opened %T", tm.current)
+	}
+}
+
+// TestRealMountKeepsDetached: the real backend passes the daemon's Detached on.
+func TestRealMountKeepsDetached(t *testing.T) {
+	if m := uiMount(mountmgr.MountInfo{CipherDir: "/c", MountPoint: "/m", Detached: true}); !m.Detached {
+		t.Fatal("uiMount dropped Detached")
+	}
 }

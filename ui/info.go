@@ -67,8 +67,11 @@ func (s *infoScreen) View() string {
 	state := "locked"
 	if m, ok := s.c.mountFor(s.v.CipherDir); ok {
 		state = "mounted at " + tildePath(m.MountPoint) + " since " + m.Since.Local().Format("2006-01-02 15:04")
-		if m.Stale {
+		switch {
+		case m.Stale:
 			state = "stale mount at " + tildePath(m.MountPoint)
+		case m.Detached:
+			state = "detached from " + tildePath(m.MountPoint) + ": unmounts when its last open file is closed"
 		}
 	}
 	rows = append(rows, Field{"State", state})

@@ -315,7 +315,7 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return l.c.open(newMountScreen(l.c, v))
 		}
 	case key.Matches(msg, k.Mount):
-		if mounted {
+		if mounted && !mount.Detached {
 			l.setStatus(fmt.Sprintf("%s is already mounted at %s.", v.Name, tildePath(mount.MountPoint)), false)
 			return nil
 		}
@@ -323,6 +323,10 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Unmount):
 		if !mounted {
 			l.setStatus(v.Name+" is not mounted.", false)
+			return nil
+		}
+		if mount.Detached {
+			l.setStatus(v.Name+" is already detached: it unmounts when its last open file is closed.", false)
 			return nil
 		}
 		return l.unmount(v, false)
@@ -337,6 +341,10 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			l.setStatus("The mount of "+v.Name+" is stale: press u to clean it up first.", true)
 			return nil
 		}
+		if mounted && mount.Detached {
+			l.setStatus(v.Name+" is detached but still serves open files: settle its conflicts once they are closed.", true)
+			return nil
+		}
 		return l.c.open(newConflictsScreen(l.c, v))
 	case key.Matches(msg, k.Automount):
 		if !l.registered(v) {
@@ -347,6 +355,10 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Forget):
 		if !l.registered(v) {
 			l.setStatus(v.Name+" is not in the registry.", true)
+			return nil
+		}
+		if mounted && mount.Detached {
+			l.setStatus(v.Name+" is detached but still serves open files: forget it once they are closed.", true)
 			return nil
 		}
 		if mounted && !mount.Stale {
@@ -474,7 +486,7 @@ func (l *listScreen) statusLine(w int) string {
 	items := l.items()
 	n := 0
 	for _, v := range items {
-		if _, ok := l.c.mountFor(v.CipherDir); ok {
+		if m, ok := l.c.mountFor(v.CipherDir); ok && !m.Detached {
 			n++
 		}
 	}
@@ -514,6 +526,10 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		state = l.c.spinner.View() + " unmounting…"
 	case mounted && m.Stale:
 		state = s.StateStale.Render("✗ stale mount at " + tildePath(m.MountPoint) + " (u cleans up)")
+	case mounted && m.Detached:
+		speed = s.Read.Render("read "+rate(m.ReadBps)) + "  " + s.Write.Render("write "+rate(m.WriteBps))
+		avail := w - 2 - lipgloss.Width(speed) - 4
+		state = s.Warning.Render("◌ detached, open files still served · " + truncateLeft(tildePath(m.MountPoint), avail-36))
 	case mounted:
 		ro := ""
 		if m.ReadOnly {

@@ -38,8 +38,8 @@ func (s *liveScreen) Update(msg tea.Msg) tea.Cmd {
 			return s.c.back("", false)
 		case key.Matches(msg, k.Unmount) && !s.pending:
 			m, ok := s.c.mountFor(s.v.CipherDir)
-			if !ok {
-				return nil
+			if !ok || m.Detached {
+				return nil // a detached mount ends when its files are closed
 			}
 			s.pending = true
 			b, ctx, v := s.c.backend, s.c.ctx, s.v
@@ -65,14 +65,21 @@ func (s *liveScreen) View() string {
 	if m.ReadOnly {
 		ro = " · read-only"
 	}
-	head := fmt.Sprintf("%s · mounted at %s%s", m.Cipher, tildePath(m.MountPoint), ro)
+	where := "mounted at"
+	if m.Detached {
+		where = "detached from"
+	}
+	head := fmt.Sprintf("%s · %s %s%s", m.Cipher, where, tildePath(m.MountPoint), ro)
 	b.WriteString(truncate(head, w) + "\n")
 	since := "since " + m.Since.Local().Format("15:04:05") + " (" + ago(s.c.now(), m.Since) + ")"
 	if m.Idle > 0 {
 		since += " · unmounts after " + m.Idle.String() + " unused"
 	}
-	if m.Stale {
+	switch {
+	case m.Stale:
 		since = st.StateStale.Render("stale: the file system stopped answering; press u to clean up")
+	case m.Detached:
+		since = st.Warning.Render("detached: files opened before are served until they are closed")
 	}
 	b.WriteString(st.Subtle.Render(since) + "\n\n")
 

@@ -265,7 +265,7 @@ func (b *realBackend) SpeedTest(ctx context.Context, report func(SpeedResult)) (
 func uiMount(m mountmgr.MountInfo) Mount {
 	return Mount{
 		CipherDir: m.CipherDir, MountPoint: m.MountPoint, Cipher: m.Cipher, ReadOnly: m.ReadOnly,
-		Since: m.Since, Idle: m.Idle, Stale: m.Stale,
+		Since: m.Since, Idle: m.Idle, Stale: m.Stale, Detached: m.Detached,
 		BytesRead: m.Stats.BytesRead, BytesWritten: m.Stats.BytesWritten, Ops: m.Stats.Ops, Errs: m.Stats.Errors,
 		ReadBps: m.Stats.ReadBps, WriteBps: m.Stats.WriteBps, OpsPerSec: m.Stats.OpsPerSec,
 	}

@@ -87,7 +87,7 @@ func newModel(ctx context.Context, b Backend, now func() time.Time, cursorMode c
 func (m *Model) goodbye() string {
 	n := 0
 	for _, mt := range m.c.mounts {
-		if !mt.Stale {
+		if mt.live() {
 			n++
 		}
 	}
@@ -385,7 +385,7 @@ func watchBackoff(n int) time.Duration {
 func (m *Model) mountSummary() string {
 	n := 0
 	for _, mt := range m.c.mounts {
-		if !mt.Stale {
+		if mt.live() {
 			n++
 		}
 	}

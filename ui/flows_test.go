@@ -117,3 +117,39 @@ func TestRealMountKeepsDetached(t *testing.T) {
 		t.Fatal("uiMount dropped Detached")
 	}
 }
+
+// TestMasterKeyAsksBeforeLeaving: q and esc on the master key (shown once) ask first; n
+// stays, y leaves (q quits the app, esc goes back to the list), and the key is wiped.
+func TestMasterKeyAsksBeforeLeaving(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	w := wizardTo(t, tm)
+	tm.keys("enter", "pw", "enter", "pw", "enter", "enter")
+	wantView(t, tm, "master key", "Press y")
+	tm.keys("q")
+	if tm.quitting {
+		t.Fatal("q on the master key quit at once")
+	}
+	wantView(t, tm, "Quit vaultui without storing the master key? It is not shown again. y/n")
+	tm.keys("n")
+	wantView(t, tm, "Press y once you have stored it.")
+	tm.keys("esc")
+	if tm.current != w {
+		t.Fatal("esc on the master key left at once")
+	}
+	wantView(t, tm, "Back to the list without storing the master key?")
+	tm.keys("esc") // esc answers no
+	wantView(t, tm, "Press y once you have stored it.")
+	tm.keys("esc", "y")
+	if tm.current != nil || w.masterKey != nil {
+		t.Fatalf("esc, y: screen %T, key held %v", tm.current, w.masterKey != nil)
+	}
+	wantView(t, tm, "Created new.")
+
+	// q, y quits the app.
+	tm2 := newTestModel(t, newFake())
+	w2 := wizardTo(t, tm2)
+	tm2.keys("enter", "pw", "enter", "pw", "enter", "enter", "q", "y")
+	if !tm2.quitting || w2.masterKey != nil {
+		t.Fatalf("q, y: quitting %v, key held %v", tm2.quitting, w2.masterKey != nil)
+	}
+}

@@ -45,6 +45,13 @@ type screen interface {
 	keys() []key.Binding
 }
 
+// quitGuard is a screen that must ask before q quits: it gets the key and
+// sends quitMsg once the user confirms.
+type quitGuard interface{ guardsQuit() bool }
+
+// quitMsg quits the app after a screen asked (see quitGuard).
+type quitMsg struct{}
+
 // Model is the root model.
 type Model struct {
 	c        *common
@@ -304,6 +311,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			msg.sess.Close()
 		}
 		return nil
+	case quitMsg:
+		m.quitting = true
+		return tea.Quit
 	case backMsg:
 		m.current = nil
 		m.fullHelp = false
@@ -321,7 +331,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.fullHelp = !m.fullHelp
 			return nil
 		}
-		if !m.screen().typing() {
+		g, guarded := m.screen().(quitGuard)
+		if !m.screen().typing() && !(guarded && g.guardsQuit()) {
 			switch {
 			case key.Matches(msg, m.c.keys.Quit):
 				m.quitting = true

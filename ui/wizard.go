@@ -69,6 +69,9 @@ type wizardScreen struct {
 	checking  bool // cipherdir validation in flight
 	masterKey []byte
 	created   CreateRequest
+	// leaving is set while asking whether to leave the master key unstored:
+	// by q (quit the app) or esc (back to the list).
+	leaving *tea.KeyMsg
 }
 
 type dirChecked struct {
@@ -145,6 +148,9 @@ func (w *wizardScreen) keys() []key.Binding {
 	case stepCreating:
 		return nil
 	case stepMasterKey:
+		if w.leaving != nil {
+			return []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "leave without it")), key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "stay"))}
+		}
 		return []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "I have stored it"))}
 	}
 	return []key.Binding{next, k.Back}
@@ -218,12 +224,7 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case stepCreating:
 		return nil
 	case stepMasterKey:
-		if key.Matches(msg, k.Yes) {
-			crypto.Wipe(w.masterKey)
-			w.masterKey = nil
-			return w.c.backToVault(fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name), w.created.CipherDir)
-		}
-		return nil
+		return w.masterKeyKey(msg)
 	}
 	if key.Matches(msg, k.Back) {
 		if w.step == stepDir {
@@ -259,6 +260,41 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		w.password.newPasswordHints(0, 1)
 	}
 	return cmd
+}
+
+// guardsQuit: q on the master key asks first, the key is shown only once.
+func (w *wizardScreen) guardsQuit() bool { return w.step == stepMasterKey }
+
+// masterKeyKey handles a key on the master key: y once it is stored; q and
+// esc ask first, since it is not shown again.
+func (w *wizardScreen) masterKeyKey(msg tea.KeyMsg) tea.Cmd {
+	k := w.c.keys
+	done := fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name)
+	if w.leaving != nil {
+		switch {
+		case key.Matches(msg, k.Yes):
+			quit := key.Matches(*w.leaving, k.Quit)
+			w.leaving = nil
+			crypto.Wipe(w.masterKey)
+			w.masterKey = nil
+			if quit {
+				return func() tea.Msg { return quitMsg{} }
+			}
+			return w.c.backToVault(done, w.created.CipherDir)
+		case key.Matches(msg, k.No):
+			w.leaving = nil
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Yes):
+		crypto.Wipe(w.masterKey)
+		w.masterKey = nil
+		return w.c.backToVault(done, w.created.CipherDir)
+	case key.Matches(msg, k.Quit), key.Matches(msg, k.Back):
+		w.leaving = &msg
+	}
+	return nil
 }
 
 func strengthHint(s *Styles, pw string) string {
@@ -440,7 +476,15 @@ func (w *wizardScreen) View() string {
 		b.WriteString(s.Success.Render("Created "+w.created.Name+".") + "\n\n")
 		b.WriteString(para.Render("This is the vault's master key. Write it down and keep it somewhere safe: with it you can recover the files if you forget the password. It is shown only now.") + "\n\n")
 		b.WriteString(s.Box.Render(strings.Join(vault.FormatMasterKey(w.masterKey), "\n")) + "\n\n")
-		b.WriteString("Press " + s.Key.Render("y") + " once you have stored it.")
+		if w.leaving != nil {
+			what := "Back to the list"
+			if key.Matches(*w.leaving, w.c.keys.Quit) {
+				what = "Quit vaultui"
+			}
+			b.WriteString(s.Warning.Render(para.Render(what + " without storing the master key? It is not shown again. y/n")))
+		} else {
+			b.WriteString("Press " + s.Key.Render("y") + " once you have stored it.")
+		}
 	}
 	if w.err != "" {
 		b.WriteString("\n\n" + s.Error.Render(para.Render(w.err)))

@@ -29,7 +29,7 @@ func TestWizardEnterTakesSuggestion(t *testing.T) {
 	// takes the name field's own suggestion.
 	tm.keys("ctrl+u", "enter")
 	wantView(t, tm, "step 3 of 6")
-	if got := w.name.value(0); got != "private" {
+	if got := w.name.value(0); got != "Private" {
 		t.Fatalf("name is %q, want the suggestion", got)
 	}
 	// A typed value wins over the suggestion.
@@ -37,6 +37,10 @@ func TestWizardEnterTakesSuggestion(t *testing.T) {
 	wantView(t, tm, "step 2 of 6")
 	if got := w.dir.value(0); got != "/data/mine" {
 		t.Fatalf("folder is %q, want the typed one", got)
+	}
+	// The name taken from the old suggestion follows the new folder.
+	if got := w.name.value(0); got != "mine" {
+		t.Fatalf("name is %q after the folder changed, want mine", got)
 	}
 }
 

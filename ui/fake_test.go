@@ -56,10 +56,11 @@ type fakeBackend struct {
 	conflicts map[string][]ConflictCopy
 	settled   []string
 	settleErr error
-	listNote  error          // List returns it with the copies (ErrPartialList)
-	splitDirs map[string]int // CountConflicts's SplitDirs by cipherdir
-	counts    int            // CountConflicts calls
-	sessions  int            // open conflict sessions
+	listNote  error           // List returns it with the copies (ErrPartialList)
+	splitDirs map[string]int  // CountConflicts's SplitDirs by cipherdir
+	nonEmpty  map[string]bool // folders CheckNewCipherDir finds not empty
+	counts    int             // CountConflicts calls
+	sessions  int             // open conflict sessions
 }
 
 func newFake() *fakeBackend {
@@ -75,7 +76,7 @@ func (f *fakeBackend) Vaults() ([]Vault, error) {
 func (f *fakeBackend) DefaultMountPoint(name string) string { return "/home/u/Vaults/" + name }
 
 func (f *fakeBackend) CheckNewCipherDir(dir string) error {
-	if filepath.Base(dir) == "full" {
+	if filepath.Base(dir) == "full" || f.nonEmpty[dir] {
 		return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
 	}
 	return nil

@@ -153,3 +153,68 @@ func TestMasterKeyAsksBeforeLeaving(t *testing.T) {
 		t.Fatalf("q, y: quitting %v, key held %v", tm2.quitting, w2.masterKey != nil)
 	}
 }
+
+func TestDefaultNameDropsTheExtension(t *testing.T) {
+	for dir, want := range map[string]string{
+		"/home/u/Sync/work.enc": "work", "/data/Private.crypt": "Private", "/data/.secret": "secret",
+		"/data/photos": "photos", "/data/my.vault.crypt": "my.vault", "/": "vault",
+	} {
+		if got := defaultName(dir); got != want {
+			t.Errorf("defaultName(%q) = %q, want %q", dir, got, want)
+		}
+	}
+}
+
+// TestWizardSuggestionsFollowTheAnswers: the name and mount point are recomputed from the
+// folder and name until the user types them; cleared fields show the current suggestion.
+func TestWizardSuggestionsFollowTheAnswers(t *testing.T) {
+	fb := newFake()
+	fb.vaults = []Vault{{Name: "work", CipherDir: "/data/work.crypt"}}
+	tm := newTestModel(t, fb)
+	tm.keys("n")
+	w := tm.current.(*wizardScreen)
+	tm.keys("/home/u/Sync/work.enc", "enter")
+	// "work" is taken: the suggestion is the next free name.
+	if got := w.name.fields[0].input.Placeholder; got != "work2" {
+		t.Fatalf("name suggested for work.enc: %q", got)
+	}
+	tm.keys("ctrl+u", "job", "enter")
+	wantView(t, tm, "step 3 of 6", "/home/u/Vaults/job")
+	tm.keys("enter") // take it
+	// Fixing the name moves the mount point taken from the suggestion.
+	tm.keys("esc", "esc", "ctrl+u", "office", "enter")
+	if got := w.mountPoint.value(0); got != "/home/u/Vaults/office" {
+		t.Fatalf("mount point after renaming to office: %q", got)
+	}
+	// A cleared field shows the suggestion of the current answers.
+	tm.keys("ctrl+u")
+	wantView(t, tm, "/home/u/Vaults/office")
+	// A mount point the user typed stays.
+	tm.keys("/mnt/mine", "enter", "esc", "esc", "ctrl+u", "desk", "enter")
+	if got := w.mountPoint.value(0); got != "/mnt/mine" {
+		t.Fatalf("typed mount point replaced by %q", got)
+	}
+	// A new folder changes a name taken from the suggestion, not a typed one.
+	tm.keys("esc", "esc", "ctrl+u", "/data/other.crypt", "enter")
+	if got := w.name.value(0); got != "desk" {
+		t.Fatalf("typed name replaced by %q", got)
+	}
+	tm.keys("ctrl+u")
+	wantView(t, tm, "other")
+	tm.keys("enter")
+	if got := w.name.value(0); got != "other" {
+		t.Fatalf("name after clearing: %q", got)
+	}
+}
+
+// TestWizardSuggestsAFreeFolder: the folder suggestion skips folders that exist and are not
+// empty, so taking it never fails with "directory is not empty".
+func TestWizardSuggestsAFreeFolder(t *testing.T) {
+	fb := newFake()
+	fb.nonEmpty = map[string]bool{expandPath("~/Private.crypt"): true, expandPath("~/Private2.crypt"): true}
+	tm := newTestModel(t, fb)
+	tm.keys("n")
+	wantView(t, tm, "~/Private3.crypt")
+	tm.keys("enter")
+	wantView(t, tm, "step 2 of 6", "Private3")
+}

@@ -18,6 +18,39 @@ type field struct {
 	// suggested marks the placeholder as a value enter accepts, not a
 	// description of what to type.
 	suggested bool
+	// auto is the value the field took from its suggestion: while the value
+	// is still that, the user has not edited it and a new suggestion
+	// replaces it.
+	auto string
+}
+
+// edited reports whether the user typed the field's value (rather than
+// taking the suggestion).
+func (fl *field) edited() bool {
+	v := fl.input.Value()
+	return v != "" && v != fl.auto
+}
+
+// suggest makes s the field's suggestion; a value the user did not type
+// follows it.
+func (fl *field) suggest(s string) {
+	fl.input.Placeholder = s
+	if fl.input.Value() != "" && !fl.edited() {
+		fl.input.SetValue(s)
+		fl.input.CursorEnd()
+		fl.auto = s
+	}
+}
+
+// normalize replaces the value by its normal form (an expanded path), which
+// stays a suggestion's if the value was one.
+func (fl *field) normalize(v string) {
+	auto := !fl.edited()
+	fl.input.SetValue(v)
+	fl.input.CursorEnd()
+	if auto {
+		fl.auto = v
+	}
 }
 
 func textField(label, value, placeholder string) *field {
@@ -99,6 +132,7 @@ func (f *form) acceptSuggestion() {
 	if fl.suggested && !fl.toggle && fl.input.Value() == "" {
 		fl.input.SetValue(fl.input.Placeholder)
 		fl.input.CursorEnd()
+		fl.auto = fl.input.Value()
 	}
 }
 

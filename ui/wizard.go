@@ -79,6 +79,16 @@ type dirChecked struct {
 	err error
 }
 
+// folderSuggested is a folder free for a new vault, found in the background.
+type folderSuggested struct{ dir string }
+
+// suggestedFolder is where the wizard suggests the first vault; later ones
+// get a number ("~/Private2.crypt") until the folder is free.
+const suggestedFolder = "~/Private"
+
+// maxSuggestions bounds the search for a free folder or name.
+const maxSuggestions = 100
+
 type vaultCreated struct {
 	key []byte
 	err error
@@ -86,9 +96,11 @@ type vaultCreated struct {
 
 func newWizard(c *common) *wizardScreen {
 	w := &wizardScreen{c: c, ciphers: c.backend.Ciphers()}
-	w.dir = newForm(c, suggestField("Folder", "~/Private.crypt"))
-	w.name = newForm(c, suggestField("Name", "private"))
-	w.mountPoint = newForm(c, suggestField("Mount point", "~/Private"))
+	// The suggestions follow the answers before them (see suggest); the
+	// folder's is checked to be free in the background (Init).
+	w.dir = newForm(c, suggestField("Folder", ""))
+	w.name = newForm(c, suggestField("Name", ""))
+	w.mountPoint = newForm(c, suggestField("Mount point", ""))
 	w.password = newForm(c, passwordField("Password"), passwordField("Confirm"))
 	w.advanced = newForm(c,
 		textField("scrypt cost (log2 N)", strconv.Itoa(defaultScryptLogN), ""),
@@ -157,12 +169,49 @@ func (w *wizardScreen) keys() []key.Binding {
 }
 
 func (w *wizardScreen) Init() tea.Cmd {
-	cmds := []tea.Cmd{w.dir.setFocus(0)}
+	b := w.c.backend
+	cmds := []tea.Cmd{w.dir.setFocus(0), func() tea.Msg { return folderSuggested{dir: freeFolder(b)} }}
 	if w.c.speed.rec == nil && !w.c.speed.running {
 		// Measure while the user types, so the cipher step can show speeds.
 		cmds = append(cmds, func() tea.Msg { return runSpeedMsg{} })
 	}
 	return tea.Batch(cmds...)
+}
+
+// suggest recomputes the name and mount point suggestions from the folder
+// and name as they are now; values the user did not type follow them.
+func (w *wizardScreen) suggest() {
+	dir := expandPath(w.dir.value(0))
+	if dir == "" {
+		return
+	}
+	name := defaultName(dir)
+	for i := 2; w.nameTaken(name) && i < maxSuggestions; i++ {
+		name = fmt.Sprintf("%s%d", defaultName(dir), i)
+	}
+	w.name.fields[0].suggest(name)
+	if typed := strings.TrimSpace(w.name.value(0)); typed != "" {
+		name = typed
+	}
+	if mp := w.c.backend.DefaultMountPoint(name); mp != "" {
+		w.mountPoint.fields[0].suggest(tildePath(mp))
+	}
+}
+
+// freeFolder finds a folder a new vault can use (missing or empty), so the
+// suggestion never leads to "directory is not empty". It blocks: call it in a
+// tea.Cmd.
+func freeFolder(b Backend) string {
+	for i := 1; i < maxSuggestions; i++ {
+		dir := suggestedFolder + ".crypt"
+		if i > 1 {
+			dir = fmt.Sprintf("%s%d.crypt", suggestedFolder, i)
+		}
+		if b.CheckNewCipherDir(expandPath(dir)) == nil {
+			return dir
+		}
+	}
+	return ""
 }
 
 // preselect puts the cursor on the recommended cipher until the user picks.
@@ -186,12 +235,11 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 			w.err = msg.err.Error()
 			return nil
 		}
-		w.dir.fields[0].input.SetValue(msg.dir)
-		w.dir.fields[0].input.CursorEnd() // the expanded path may be longer
-		if w.name.value(0) == "" {
-			w.name.fields[0].input.SetValue(defaultName(msg.dir))
-		}
+		w.dir.fields[0].normalize(msg.dir) // the expanded path
 		return w.goTo(stepName)
+	case folderSuggested:
+		w.dir.fields[0].suggest(msg.dir)
+		return nil
 	case vaultCreated:
 		if msg.err != nil {
 			w.err = "Could not create the vault: " + msg.err.Error()
@@ -212,6 +260,7 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 
 func (w *wizardScreen) goTo(s wizardStep) tea.Cmd {
 	w.step, w.err = s, ""
+	w.suggest()
 	if f := w.form(); f != nil {
 		return f.setFocus(0)
 	}
@@ -338,9 +387,6 @@ func (w *wizardScreen) submit() tea.Cmd {
 		if w.err != "" {
 			return nil
 		}
-		if w.mountPoint.value(0) == "" {
-			w.mountPoint.fields[0].input.SetValue(w.c.backend.DefaultMountPoint(name))
-		}
 		return w.goTo(stepMountPoint)
 	case stepMountPoint:
 		mp, dir := expandPath(w.mountPoint.value(0)), expandPath(w.dir.value(0))
@@ -353,8 +399,7 @@ func (w *wizardScreen) submit() tea.Cmd {
 		if w.err != "" {
 			return nil
 		}
-		w.mountPoint.fields[0].input.SetValue(mp)
-		w.mountPoint.fields[0].input.CursorEnd()
+		w.mountPoint.fields[0].normalize(mp)
 		return w.goTo(stepCipher)
 	case stepPassword:
 		pw, confirm := w.password.value(0), w.password.value(1)
@@ -431,12 +476,15 @@ func (w *wizardScreen) request() (CreateRequest, error) {
 	}, nil
 }
 
-// defaultName derives a vault name from its folder: "Private.crypt" -> "Private".
+// defaultName derives a vault name from its folder without the extension
+// that marks it encrypted: "Private.crypt" -> "Private", "work.enc" -> "work",
+// ".secret" -> "secret".
 func defaultName(dir string) string {
-	base := filepath.Base(dir)
-	base = strings.TrimSuffix(base, ".crypt")
-	base = strings.TrimPrefix(base, ".")
-	if base == "" || base == "/" {
+	base := strings.TrimLeft(filepath.Base(dir), ".-")
+	if ext := filepath.Ext(base); ext != base {
+		base = strings.TrimSuffix(base, ext)
+	}
+	if base == "" || strings.ContainsAny(base, "/") {
 		return "vault"
 	}
 	return base

@@ -22,7 +22,7 @@ type MountRequest struct {
 }
 
 // Stats are the live statistics of one mount. Counters are totals since the mount; rates are
-// averaged over the last few seconds.
+// over about the last second (see rateSpan).
 type Stats struct {
 	BytesRead, BytesWritten, Ops, Errors uint64
 	ReadBps, WriteBps, OpsPerSec         float64

@@ -161,10 +161,14 @@ func (m Mount) live() bool { return !m.Stale && !m.Detached }
 // Field is one labelled line of vault information.
 type Field struct{ Label, Value string }
 
-// FsckProgress reports how far a check has come.
+// FsckProgress reports how far a check has come: Bytes of TotalBytes of file
+// content and Done of Total entries; Counting while the vault is being
+// counted (the totals grow). See vault.FsckProgress.
 type FsckProgress struct {
-	Done, Total int
-	Path        string
+	Done, Total       int
+	Bytes, TotalBytes int64
+	Path              string
+	Counting          bool
 }
 
 // Problem is one thing fsck found wrong.

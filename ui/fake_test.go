@@ -144,8 +144,9 @@ func (f *fakeBackend) Fsck(ctx context.Context, dir string, pw []byte, progress 
 	if string(pw) != f.password {
 		return nil, fmt.Errorf("%s: %w", dir, ErrWrongPassword)
 	}
+	progress(FsckProgress{Counting: true})
 	for i := 1; i <= 4; i++ {
-		progress(FsckProgress{Done: i, Total: 4, Path: fmt.Sprintf("dir/file%d", i)})
+		progress(FsckProgress{Done: i, Total: 4, Bytes: int64(i) * 1e6, TotalBytes: 4e6, Path: fmt.Sprintf("dir/file%d", i)})
 	}
 	return f.problems, nil
 }

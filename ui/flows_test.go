@@ -218,3 +218,21 @@ func TestWizardSuggestsAFreeFolder(t *testing.T) {
 	tm.keys("enter")
 	wantView(t, tm, "step 2 of 6", "Private3")
 }
+
+// TestFsckProgressFromTheFirstMoment: the check says what it does at once (unlocking, then
+// counting), and its bar follows bytes of content: one big file is not "0% 0/1" until it
+// is done.
+func TestFsckProgressFromTheFirstMoment(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.keys("f")
+	f := tm.current.(*fsckScreen)
+	f.running, f.started = true, false // as right after enter
+	wantView(t, tm, "Unlocking the vault (scrypt)…")
+	tm.send(fsckProgressMsg{job: f.job, p: FsckProgress{Counting: true, Total: 1000, TotalBytes: 3e9}})
+	wantView(t, tm, "Counting what to check: 1000 entries, 3.0 GB so far…")
+	tm.send(fsckProgressMsg{job: f.job, p: FsckProgress{Done: 0, Total: 6, Bytes: 1.5e9, TotalBytes: 3e9, Path: "movies/big.mkv"}})
+	wantView(t, tm, " 50%", "1.5 GB of 3.0 GB · 0 of 6 entries", "movies/big.mkv")
+	golden(t, tm, "fsck_bytes")
+}

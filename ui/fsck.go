@@ -20,6 +20,7 @@ type fsckScreen struct {
 	running  bool
 	done     bool
 	prog     FsckProgress
+	started  bool // a progress report arrived: the vault is unlocked
 	problems []Problem
 	err      string
 	offset   int // scroll position in the problem list
@@ -66,7 +67,7 @@ func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case fsckProgressMsg:
 		if msg.job == s.job {
-			s.prog = msg.p
+			s.prog, s.started = msg.p, true
 		}
 		return nil
 	case fsckDone:
@@ -122,7 +123,7 @@ func (s *fsckScreen) start() tea.Cmd {
 		return nil
 	}
 	s.form.fields[0].input.Reset()
-	s.err, s.running, s.prog = "", true, FsckProgress{}
+	s.err, s.running, s.prog, s.started = "", true, FsckProgress{}, false
 	b, dir := s.c.backend, s.v.CipherDir
 	s.c.jobs++
 	s.job = s.c.jobs
@@ -143,12 +144,7 @@ func (s *fsckScreen) View() string {
 	b.WriteString("Decrypts every file and name in " + truncateLeft(tildePath(s.v.CipherDir), w-40) + " and reports what fails.\n\n")
 	switch {
 	case s.running:
-		pct := 0.0
-		if s.prog.Total > 0 {
-			pct = float64(s.prog.Done) / float64(s.prog.Total)
-		}
-		b.WriteString(st.Bar.Render(progressBar(pct, w-16)) + fmt.Sprintf(" %3.0f%% %d/%d\n", pct*100, s.prog.Done, s.prog.Total))
-		b.WriteString(s.c.spinner.View() + " " + st.Subtle.Render(truncateLeft(s.prog.Path, w-2)))
+		b.WriteString(s.progress(w))
 	case s.done:
 		b.WriteString(s.results(w))
 	default:
@@ -157,6 +153,30 @@ func (s *fsckScreen) View() string {
 	if s.err != "" {
 		b.WriteString("\n\n" + st.Error.Render(wrap(s.err, w)))
 	}
+	return b.String()
+}
+
+// progress is what a running check shows, from its first moment: unlocking,
+// counting, then a bar by bytes of content with the entries beside.
+func (s *fsckScreen) progress(w int) string {
+	st, p := s.c.styles, s.prog
+	switch {
+	case !s.started:
+		return s.c.spinner.View() + " Unlocking the vault (scrypt)…"
+	case p.Counting:
+		return s.c.spinner.View() + " Counting what to check: " + plural(p.Total, "entry", "entries") + ", " + size(float64(p.TotalBytes)) + " so far…"
+	}
+	pct := 0.0
+	switch {
+	case p.TotalBytes > 0:
+		pct = float64(p.Bytes) / float64(p.TotalBytes)
+	case p.Total > 0:
+		pct = float64(p.Done) / float64(p.Total)
+	}
+	var b strings.Builder
+	b.WriteString(st.Bar.Render(progressBar(pct, w-6)) + fmt.Sprintf(" %3.0f%%\n", pct*100))
+	b.WriteString(truncate(fmt.Sprintf("%s of %s · %d of %s", size(float64(p.Bytes)), size(float64(p.TotalBytes)), p.Done, plural(p.Total, "entry", "entries")), w) + "\n")
+	b.WriteString(s.c.spinner.View() + " " + st.Subtle.Render(truncateLeft(p.Path, w-2)))
 	return b.String()
 }
 

@@ -450,8 +450,8 @@ func TestFsck(t *testing.T) {
 	wantView(t, tm, "No problems found in 4 files")
 
 	// Progress is drawn while the check runs.
-	f.done, f.running, f.prog = false, true, FsckProgress{Done: 1, Total: 4, Path: "dir/file1"}
-	wantView(t, tm, "25% 1/4", "dir/file1")
+	f.done, f.running, f.prog = false, true, FsckProgress{Done: 1, Total: 4, Bytes: 1e6, TotalBytes: 4e6, Path: "dir/file1"}
+	wantView(t, tm, "25%", "1.0 MB of 4.0 MB · 1 of 4 entries", "dir/file1")
 
 	fb.problems = []Problem{
 		{Path: "docs/report.odt", Kind: "content", Detail: "block 3: authentication failed"},

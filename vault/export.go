@@ -22,12 +22,12 @@ import (
 // holes, so sparse files stay sparse. Damage does not stop it: blocks that do
 // not decrypt become zeros, entries that do not decrypt are skipped, and at
 // the end the error wraps ErrCorrupt and counts the problems (run Fsck for
-// the list). progress (if not nil) is called after each entry.
+// the list). progress (if not nil) is called as for Fsck.
 func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgress)) error {
 	if _, err := prepareEmptyDir(dest); err != nil {
 		return err
 	}
-	total := v.countEntries()
+	m := newMeter(v, progress)
 	var problems []Problem
 	add := func(p Problem) {
 		if p.Damage() { // conflict copies are exported under their names; foreign files are not ours
@@ -40,7 +40,6 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 	}
 	var dirs []dirAttr
 	links := map[[2]uint64]string{} // (dev, inode) of multiply linked files -> exported path
-	done := 0
 	err := v.Walk(ctx, func(n Node) error {
 		out := filepath.Join(dest, filepath.FromSlash(n.Path))
 		mode := n.Info.Mode()
@@ -60,7 +59,7 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 				}
 				links[key] = out
 			}
-			err = v.exportFile(ctx, n, out, add)
+			err = v.exportFile(ctx, n, out, add, m)
 		case t == fs.ModeSymlink:
 			target, terr := v.readSymlink(n)
 			if terr != nil {
@@ -94,10 +93,7 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 			}
 			add(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
 		}
-		done++
-		if progress != nil {
-			progress(FsckProgress{Done: done, Total: max(total, done), Path: n.Path})
-		}
+		m.entry(n.Path, contentSize(n.Info))
 		return ctx.Err()
 	}, add)
 	// Directory modes and times last, deepest first, so read-only
@@ -118,7 +114,7 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 }
 
 // exportFile decrypts one file into out, leaving holes for zero blocks.
-func (v *Vault) exportFile(ctx context.Context, n Node, out string, problem func(Problem)) error {
+func (v *Vault) exportFile(ctx context.Context, n Node, out string, problem func(Problem), m *meter) error {
 	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
@@ -136,7 +132,7 @@ func (v *Vault) exportFile(ctx context.Context, n Node, out string, problem func
 			}
 		}
 		return nil
-	}, problem)
+	}, problem, m)
 	if werr != nil {
 		f.Close()
 		return werr

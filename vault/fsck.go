@@ -16,20 +16,20 @@ import (
 
 // Fsck decrypts every name, symlink target and content block of the vault
 // and returns every problem found (nil when the vault is clean); it never
-// stops at the first. progress (if not nil) is called after each entry. The
-// error is only for what ends the check early: a cancelled ctx.
+// stops at the first. progress (if not nil) is called at once and then as
+// the check goes (see FsckProgress). The error is only for what ends the
+// check early: a cancelled ctx.
 func (v *Vault) Fsck(ctx context.Context, progress func(FsckProgress)) ([]Problem, error) {
-	total := v.countEntries()
+	m := newMeter(v, progress)
 	var problems []Problem
 	add := func(p Problem) { problems = append(problems, p) }
-	done := 0
 	err := v.Walk(ctx, func(n Node) error {
 		if c := n.Conflict; c != nil {
 			add(newProblem(n.Path, n.CipherPath, KindConflict, conflictDetail(c)))
 		}
 		switch t := n.Info.Mode().Type(); {
 		case t.IsRegular():
-			v.decryptFile(ctx, n, nil, add)
+			v.decryptFile(ctx, n, nil, add, m)
 		case t == fs.ModeSymlink:
 			if _, err := v.readSymlink(n); err != nil {
 				add(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(err)))
@@ -40,43 +40,38 @@ func (v *Vault) Fsck(ctx context.Context, progress func(FsckProgress)) ([]Proble
 			add(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("unexpected file type %v", t)))
 		}
 		v.readXattrs(n, add)
-		done++
-		if progress != nil {
-			progress(FsckProgress{Done: done, Total: max(total, done), Path: n.Path})
-		}
+		m.entry(n.Path, contentSize(n.Info))
 		return ctx.Err()
 	}, add)
 	return problems, err
 }
 
-// countEntries counts the cipherdir's entries the walk will visit, for
-// progress totals (an estimate: undecryptable entries are counted too).
-func (v *Vault) countEntries() int {
-	fd, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0
-	}
-	defer unix.Close(fd)
-	return v.countIn(fd, "")
-}
-
-func (v *Vault) countIn(dirfd int, cdir string) int {
+// countIn counts the entries below the cipher directory open at dirfd (cdir)
+// that the walk will visit, and their content, into m's totals (an estimate:
+// undecryptable entries are counted too).
+func (v *Vault) countIn(dirfd int, cdir string, m *meter) {
 	names, err := layout.ReadDirNames(dirfd)
 	if err != nil {
-		return 0
+		return
 	}
-	n := 0
 	for _, name := range names {
 		if v.hidden(cdir, name) {
 			continue
 		}
-		n++
+		info, err := lstatAt(dirfd, name)
+		if err != nil {
+			m.counted(0)
+			continue
+		}
+		m.counted(contentSize(info))
+		if !info.IsDir() {
+			continue
+		}
 		if cfd, err := layout.OpenDir(dirfd, name); err == nil {
-			n += v.countIn(cfd, path.Join(cdir, name))
+			v.countIn(cfd, path.Join(cdir, name), m)
 			unix.Close(cfd)
 		}
 	}
-	return n
 }
 
 // FsckDir checks the vault in cipherdir with its password, like Unlock

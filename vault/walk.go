@@ -103,11 +103,91 @@ func newProblem(p, cp, kind, detail string) Problem {
 	return Problem{Path: p, CipherPath: cp, Kind: kind, Detail: detail, FirstBlock: -1, LastBlock: -1}
 }
 
-// FsckProgress reports how far Fsck or Export is: Done of Total entries,
-// Path the plaintext path being processed.
+// FsckProgress reports how far Fsck or Export is: Bytes of TotalBytes of file content
+// (the cipher files' sizes, which is what takes the time), Done of Total entries, Path the
+// plaintext path being processed. The first report comes at once, with Counting set while
+// the cipherdir is counted (Total and TotalBytes grow); then after each entry and every
+// progressStep bytes within a file.
 type FsckProgress struct {
-	Done, Total int
-	Path        string
+	Done, Total       int
+	Bytes, TotalBytes int64
+	Path              string
+	Counting          bool
+}
+
+// progressStep is how much file content is read between two reports within a file, so a
+// big file moves the progress instead of holding it for minutes.
+const progressStep = 8 << 20
+
+// countReportEvery is how many entries the count goes through between two reports.
+const countReportEvery = 1000
+
+// meter measures a walk's progress (Fsck, Export) and reports it (see FsckProgress).
+type meter struct {
+	report func(FsckProgress) // may be nil
+	p      FsckProgress
+	start  int64 // Bytes when the current entry began
+	next   int64 // Bytes at which the next report within a file is due
+}
+
+// newMeter reports at once, counts what the walk will visit (reporting as it goes), and
+// reports the totals.
+func newMeter(v *Vault, report func(FsckProgress)) *meter {
+	m := &meter{report: report, p: FsckProgress{Counting: true}}
+	m.send()
+	if fd, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		v.countIn(fd, "", m)
+		unix.Close(fd)
+	}
+	m.p.Counting = false
+	m.send()
+	return m
+}
+
+func (m *meter) send() {
+	if m.report != nil {
+		m.report(m.p)
+	}
+}
+
+// counted adds an entry of size bytes (0 but for regular files) to the totals.
+func (m *meter) counted(size int64) {
+	m.p.Total++
+	m.p.TotalBytes += size
+	if m.p.Total%countReportEvery == 0 {
+		m.send()
+	}
+}
+
+// read adds n bytes of the file at path to the progress.
+func (m *meter) read(path string, n int64) {
+	m.p.Bytes += n
+	m.p.Path = path
+	m.p.TotalBytes = max(m.p.TotalBytes, m.p.Bytes)
+	if m.p.Bytes >= m.next {
+		m.next = m.p.Bytes + progressStep
+		m.send()
+	}
+}
+
+// entry counts the entry at path done; size is its content (a regular file's size, whether
+// or not all of it could be read).
+func (m *meter) entry(path string, size int64) {
+	m.p.Done++
+	m.p.Path = path
+	m.p.Bytes = m.start + size
+	m.start = m.p.Bytes
+	m.p.Total = max(m.p.Total, m.p.Done)
+	m.p.TotalBytes = max(m.p.TotalBytes, m.p.Bytes)
+	m.send()
+}
+
+// contentSize is what an entry adds to FsckProgress.Bytes.
+func contentSize(info fs.FileInfo) int64 {
+	if info.Mode().IsRegular() {
+		return info.Size()
+	}
+	return 0
 }
 
 // Node is one entry of the decrypted tree.
@@ -349,7 +429,9 @@ const readChunkBlocks = 32
 // authenticate are reported as problems and given to data as zeros. It
 // returns the plaintext size and whether the file was readable at all (a
 // bad header or I/O error makes it unreadable).
-func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b []byte) error, problem func(Problem)) (int64, error) {
+//
+// m (if not nil) is told of every run of cipher data read.
+func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b []byte) error, problem func(Problem), m *meter) (int64, error) {
 	fd, err := unix.Openat(n.dirfd, n.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
@@ -404,6 +486,9 @@ func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b 
 		if _, err := f.ReadAt(chunk, off); err != nil {
 			problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
 			return 0, err
+		}
+		if m != nil {
+			m.read(n.Path, clen)
 		}
 		// Decrypt the chunk, skipping over bad blocks (zeros in their place).
 		pbuf = pbuf[:0]

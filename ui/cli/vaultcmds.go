@@ -478,18 +478,37 @@ func newProgress(w io.Writer, verb string) *progress {
 	return &progress{w: w, verb: verb, on: isTerminal(w)}
 }
 
+// update draws f, the first report at once (it comes before any work: see
+// vault.FsckProgress), later ones at most ten times a second.
 func (p *progress) update(f vault.FsckProgress) {
 	p.total, p.doneN = f.Total, f.Done
-	if !p.on || time.Since(p.last) < 100*time.Millisecond {
+	if !p.on || p.drawn && time.Since(p.last) < 100*time.Millisecond {
 		return
 	}
 	p.last = time.Now()
-	path := vault.EscapeControl(f.Path)
-	if len(path) > 50 {
-		path = "..." + path[len(path)-47:]
-	}
-	fmt.Fprintf(p.w, "\r\x1b[K%s %d/%d %s", p.verb, f.Done, f.Total, path)
+	fmt.Fprint(p.w, "\r\x1b[K"+p.line(f))
 	p.drawn = true
+}
+
+// line is the status line of f: what is counted, then the share of the
+// content done in bytes, with the entries and the path beside.
+func (p *progress) line(f vault.FsckProgress) string {
+	if f.Counting {
+		return fmt.Sprintf("%s: counting… %d entries, %s", p.verb, f.Total, formatBytes(float64(f.TotalBytes)))
+	}
+	pct := 0.0
+	switch {
+	case f.TotalBytes > 0:
+		pct = 100 * float64(f.Bytes) / float64(f.TotalBytes)
+	case f.Total > 0:
+		pct = 100 * float64(f.Done) / float64(f.Total)
+	}
+	path := vault.EscapeControl(f.Path)
+	if len(path) > 40 {
+		path = "..." + path[len(path)-37:]
+	}
+	return fmt.Sprintf("%s %3.0f%% %s of %s, %d/%d entries %s", p.verb, pct,
+		formatBytes(float64(f.Bytes)), formatBytes(float64(f.TotalBytes)), f.Done, f.Total, path)
 }
 
 func (p *progress) done() {

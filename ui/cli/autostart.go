@@ -28,7 +28,8 @@ exits when idle, and once per login mounts every vault with the automount
 option ("vaultui edit --automount NAME") whose password is in the keyring
 ("vaultui mount --remember NAME"); "vaultui events" shows any it could not
 mount and why. disable removes what enable installed; status says what is
-installed.
+installed. enable refuses a vaultui built by "go run" (the go tool deletes
+it): run it from "go build" or "go install".
 
 examples:
   vaultui autostart enable
@@ -135,6 +136,45 @@ func autostartEnable(e *env, p autostartFiles, method string) error {
 	}
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return fmt.Errorf("autostart: %w", err)
+	}
+	return installAutostart(e, p, method, exe)
+}
+
+// errBuildCache: the program runs from Go's build cache or the go tool's temporary work
+// directory ("go run ."), which the go tool cleans: an autostart entry would outlive it.
+var errBuildCache = errors.New("this vaultui is a temporary build of \"go run\"")
+
+// inGoBuildCache reports whether exe is a build of "go run" or "go test": in the go tool's
+// temporary work directory ($GOTMPDIR or the system temp dir, go-buildNNN) or in the build
+// cache (gocache: $GOCACHE, default ~/.cache/go-build; "" to take it from the environment).
+func inGoBuildCache(exe, gocache string) bool {
+	if gocache == "" {
+		gocache = os.Getenv("GOCACHE")
+		if gocache == "" {
+			if d, err := os.UserCacheDir(); err == nil {
+				gocache = filepath.Join(d, "go-build")
+			}
+		}
+	}
+	if gocache != "" && gocache != "off" {
+		if rel, err := filepath.Rel(gocache, exe); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return true
+		}
+	}
+	// The work directory is os.MkdirTemp(dir, "go-build"): the prefix and random digits.
+	for _, part := range strings.Split(filepath.Dir(exe), string(filepath.Separator)) {
+		if digits, ok := strings.CutPrefix(part, "go-build"); ok && digits != "" && strings.Trim(digits, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// installAutostart writes the entry that runs exe at login, unless exe would not last.
+func installAutostart(e *env, p autostartFiles, method, exe string) error {
+	if inGoBuildCache(exe, "") {
+		return withHint(fmt.Errorf("autostart: %w (%s): the go tool deletes it, and the login entry would run nothing", errBuildCache, exe),
+			`build the program and run its enable from there: "go build -o ~/bin/vaultui . && ~/bin/vaultui autostart enable", or "go install" and "$(go env GOPATH)/bin/vaultui autostart enable"`)
 	}
 	if method == "xdg" {
 		if err := writeFileAtomic(p.desktop, desktopEntry(exe)); err != nil {

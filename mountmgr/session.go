@@ -52,20 +52,12 @@ type sessionWatch struct {
 // watchSession runs until ctx is done. Without a system bus or logind (containers, CI) it
 // logs that lock on sleep and screen lock are unavailable and returns: a state, not an error.
 func (d *daemon) watchSession(ctx context.Context, registryPath string) {
-	conn, err := keyring.DialBus(ctx, sessionCallTimeout, dbus.SystemBusPrivate)
+	conn, err := dialLogind(ctx)
 	if err != nil {
-		d.log.Printf("lock on sleep and screen lock unavailable: no system bus (%v)", err)
+		d.log.Printf("%v", err)
 		return
 	}
 	defer conn.Close()
-	var has bool
-	cctx, cancel := context.WithTimeout(ctx, sessionCallTimeout)
-	err = conn.BusObject().CallWithContext(cctx, "org.freedesktop.DBus.NameHasOwner", 0, logindName).Store(&has)
-	cancel()
-	if err != nil || !has {
-		d.log.Printf("lock on sleep and screen lock unavailable: logind is not running (%v)", err)
-		return
-	}
 	w := &sessionWatch{d: d, conn: conn, registryPath: registryPath}
 	for _, m := range [][]dbus.MatchOption{
 		{dbus.WithMatchObjectPath(logindPath), dbus.WithMatchInterface(logindManager), dbus.WithMatchMember("PrepareForSleep")},

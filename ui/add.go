@@ -84,7 +84,7 @@ func (s *addScreen) submit() tea.Cmd {
 		mp = s.c.backend.DefaultMountPoint(name)
 	}
 	s.err, s.working = "", true
-	v := Vault{Name: name, CipherDir: dir, MountPoint: mp}
+	v := Vault{Name: name, CipherDir: dir, MountPoint: mp, Lock: s.c.defaultLock()}
 	b := s.c.backend
 	return func() tea.Msg { return vaultAdded{v: v, err: b.AddVault(v)} }
 }

@@ -33,6 +33,9 @@ type Backend interface {
 	Forget(name string) error
 	// SetAutomount turns a registered vault's automount option on or off.
 	SetAutomount(name string, on bool) error
+	// LockPolicyWorks reports whether the lock policies (sleep,
+	// sleep+screenlock) can work on this machine: nil, or why not (no logind).
+	LockPolicyWorks(ctx context.Context) error
 	// StoredPassword reports whether the desktop keyring holds a password for
 	// cipherDir; err says why it cannot tell (no keyring).
 	StoredPassword(ctx context.Context, cipherDir string) (bool, error)
@@ -121,6 +124,7 @@ type CreateRequest struct {
 	PlaintextNames              bool
 	DeterministicNames          bool
 	LongNameMax                 int
+	Lock                        string // lock policy (vault.LockNever, ...)
 }
 
 // MountRequest asks the daemon to unlock and mount a vault.

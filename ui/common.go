@@ -7,6 +7,8 @@ import (
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 // common is shared by the root model and every screen (as in soft-serve):
@@ -36,11 +38,53 @@ type common struct {
 	switchTo screen
 	backTo   *backMsg
 
+	// lock says whether lock policies can work here (see Backend.LockPolicyWorks),
+	// once the check at start has answered.
+	lock lockState
+
 	jobs    int                 // numbers background jobs whose late messages must be told apart
 	history map[string]*history // by mount point
 	speed   speedState
 	// speedCache keeps the speed test across runs; nil keeps it in memory only.
 	speedCache *speedCache
+}
+
+// lockState is what the app knows of the lock policies here.
+type lockState struct {
+	known bool
+	err   error // why they cannot work, or nil
+}
+
+// lockChecked answers the check at start.
+type lockChecked struct{ err error }
+
+// defaultLock is the policy a new vault gets: sleep where it works, never
+// where it cannot (mountmgr.DefaultLockPolicy), so none is promised a lock
+// that will not happen.
+func (c *common) defaultLock() string {
+	if c.lock.known && c.lock.err != nil {
+		return vault.LockNever
+	}
+	return vault.LockSleep
+}
+
+// lockProblem is why policy cannot work here, or "" (it can, or it is never).
+func (c *common) lockProblem(policy string) string {
+	if policy == "" || policy == vault.LockNever || !c.lock.known || c.lock.err == nil {
+		return ""
+	}
+	return c.lock.err.Error()
+}
+
+// lockText describes a lock policy in words.
+func lockText(policy string) string {
+	switch policy {
+	case vault.LockSleep:
+		return "sleep: unmounted before the machine sleeps"
+	case vault.LockScreen:
+		return "sleep+screenlock: unmounted before the machine sleeps and when the screen locks"
+	}
+	return "never: stays mounted through sleep and screen lock"
 }
 
 // speedState is the last speed test, remembered for the create wizard.

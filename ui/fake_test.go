@@ -59,6 +59,7 @@ type fakeBackend struct {
 	listNote  error           // List returns it with the copies (ErrPartialList)
 	splitDirs map[string]int  // CountConflicts's SplitDirs by cipherdir
 	nonEmpty  map[string]bool // folders CheckNewCipherDir finds not empty
+	lockErr   error           // LockPolicyWorks's answer (no logind)
 	counts    int             // CountConflicts calls
 	sessions  int             // open conflict sessions
 }
@@ -94,7 +95,7 @@ func (f *fakeBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byt
 			name = c.Name
 		}
 	}
-	f.vaults = append(f.vaults, Vault{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint, Cipher: name})
+	f.vaults = append(f.vaults, Vault{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint, Cipher: name, Lock: req.Lock})
 	key := make([]byte, 32)
 	for i := range key {
 		key[i] = byte(i * 7)
@@ -391,6 +392,8 @@ func (f *fakeBackend) SetAutomount(name string, on bool) error {
 	}
 	return errors.New("no such vault")
 }
+
+func (f *fakeBackend) LockPolicyWorks(ctx context.Context) error { return f.lockErr }
 
 // StoredPassword answers from f.stored, the fake keyring (cipherdir -> password).
 func (f *fakeBackend) StoredPassword(ctx context.Context, cipherDir string) (bool, error) {

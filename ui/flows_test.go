@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"errors"
 	"github.com/vaultui/vaultui/mountmgr"
+	"strings"
 	"testing"
 )
 
@@ -235,4 +237,49 @@ func TestFsckProgressFromTheFirstMoment(t *testing.T) {
 	tm.send(fsckProgressMsg{job: f.job, p: FsckProgress{Done: 0, Total: 6, Bytes: 1.5e9, TotalBytes: 3e9, Path: "movies/big.mkv"}})
 	wantView(t, tm, " 50%", "1.5 GB of 3.0 GB · 0 of 6 entries", "movies/big.mkv")
 	golden(t, tm, "fsck_bytes")
+}
+
+// TestLockPolicyThatCannotWork: without logind, a vault whose policy locks on sleep says in
+// its row and in info that it cannot here; new vaults (wizard, add) get never, and choosing
+// sleep in the wizard says it cannot work.
+func TestLockPolicyThatCannotWork(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	fb.vaults[0].Lock, fb.vaults[1].Lock = "sleep", "never"
+	fb.lockErr = errors.New("lock on sleep and screen lock unavailable: logind is not running")
+	tm := newTestModel(t, fb)
+	tm.run(tm.checkLock())
+	if v := tm.View(); strings.Count(v, "⚠ no lock on sleep here") != 1 {
+		t.Fatalf("want the warning in work's row only:\n%s", v)
+	}
+	tm.keys("i")
+	wantView(t, tm, "Lock", "sleep: unmounted before the machine sleeps. Cannot work", "logind is not")
+	tm.keys("esc")
+
+	// The wizard proposes never, and says so when sleep is chosen anyway.
+	wizardTo(t, tm)
+	tm.keys("enter", "pw", "enter", "pw", "enter")
+	wantView(t, tm, "step 6 of 6", "Lock", "‹ never ›")
+	notInView(t, tm, "cannot work here")
+	tm.keys("tab", "tab", "tab", "tab", " ")
+	wantView(t, tm, "‹ sleep ›", "cannot work here: lock on sleep and screen lock", "logind is not running")
+	tm.keys(" ", " ") // back to never
+	tm.keys("enter")
+	if len(fb.created) != 1 || fb.created[0].Lock != "never" {
+		t.Fatalf("created %+v, want lock never", fb.created)
+	}
+	tm.keys("y", "a", "/data/gc.crypt", "enter")
+	if got := fb.vaults[len(fb.vaults)-1]; got.Name != "gc" || got.Lock != "never" {
+		t.Fatalf("added %+v, want lock never", got)
+	}
+
+	// Where logind runs, new vaults lock on sleep and nothing warns.
+	fb2 := newFake()
+	tm2 := newTestModel(t, fb2)
+	tm2.run(tm2.checkLock())
+	tm2.keys("a", "/data/gc.crypt", "enter")
+	if got := fb2.vaults[0]; got.Lock != "sleep" {
+		t.Fatalf("added %+v, want lock sleep", got)
+	}
+	notInView(t, tm2, "⚠")
 }

@@ -6,14 +6,19 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 )
 
-// field is one line of a form: a text input or, with toggle set, a checkbox.
+// field is one line of a form: a text input or, with toggle set, a checkbox
+// (or, with choices, a choice that space moves on).
 type field struct {
-	label  string
-	input  textinput.Model
-	toggle bool
-	on     bool
+	label   string
+	input   textinput.Model
+	toggle  bool
+	on      bool
+	choices []string
+	choice  int  // index in choices
+	picked  bool // the user changed the choice: keep it
 	hint   string // shown after the field, e.g. a password's strength
 	// suggested marks the placeholder as a value enter accepts, not a
 	// description of what to type.
@@ -79,6 +84,23 @@ func passwordField(label string) *field {
 
 func toggleField(label string, on bool) *field {
 	return &field{label: label, toggle: true, on: on}
+}
+
+// choiceField offers one of choices; space takes the next.
+func choiceField(label string, choices []string, i int) *field {
+	return &field{label: label, toggle: true, choices: choices, choice: i}
+}
+
+// chosen is a choice field's value.
+func (fl *field) chosen() string { return fl.choices[fl.choice] }
+
+// choose selects the choice c, if it is one.
+func (fl *field) choose(c string) {
+	for i, o := range fl.choices {
+		if o == c {
+			fl.choice = i
+		}
+	}
 }
 
 // form is a column of fields with one focused; tab/shift+tab (and the
@@ -156,7 +178,13 @@ func (f *form) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(km, f.c.keys.PrevField):
 			return f.setFocus(f.focus - 1)
 		case f.focused().toggle && key.Matches(km, f.c.keys.Toggle):
-			f.focused().on = !f.focused().on
+			fl := f.focused()
+			if len(fl.choices) > 0 {
+				fl.choice = (fl.choice + 1) % len(fl.choices)
+				fl.picked = true
+			} else {
+				fl.on = !fl.on
+			}
 			return nil
 		}
 	}
@@ -184,19 +212,32 @@ func (f *form) View() string {
 			label = s.Selected.Render(padRight(fl.label, labelW))
 		}
 		var v string
-		if fl.toggle {
+		switch {
+		case len(fl.choices) > 0:
+			v = "‹ " + fl.chosen() + " ›"
+		case fl.toggle:
 			box := "[ ]"
 			if fl.on {
 				box = "[x]"
 			}
 			v = box
-		} else {
+		default:
 			fl.input.Width = inputW
 			v = fl.input.View()
 		}
 		b.WriteString(marker + label + "  " + v)
 		if fl.hint != "" {
-			b.WriteString("\n" + strings.Repeat(" ", labelW+4) + fl.hint)
+			// A long hint wraps under itself.
+			indent := strings.Repeat(" ", labelW+4)
+			hint := fl.hint
+			if avail := max(10, f.c.contentWidth()-labelW-4); lipgloss.Width(hint) > avail {
+				lines := strings.Split(lipgloss.NewStyle().Width(avail).Render(hint), "\n")
+				for i, l := range lines {
+					lines[i] = strings.TrimRight(l, " ")
+				}
+				hint = strings.Join(lines, "\n"+indent)
+			}
+			b.WriteString("\n" + indent + hint)
 		}
 		if i < len(f.fields)-1 {
 			b.WriteString("\n")

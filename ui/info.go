@@ -75,6 +75,11 @@ func (s *infoScreen) View() string {
 		}
 	}
 	rows = append(rows, Field{"State", state})
+	lock := lockText(s.v.Lock)
+	if why := s.c.lockProblem(s.v.Lock); why != "" {
+		lock += ". Cannot work here: " + why + " (vaultui edit --lock never " + s.v.Name + ")"
+	}
+	rows = append(rows, Field{"Lock", lock})
 	if n, ok := s.c.conflicts[s.v.CipherDir]; ok {
 		rows = append(rows, Field{"Conflicts", n.infoText()})
 	}

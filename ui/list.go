@@ -543,8 +543,16 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 	default:
 		state = s.StateLocked.Render("○ locked · " + truncateLeft(tildePath(v.CipherDir), w-13))
 	}
-	if v.Automount && speed == "" {
-		speed = s.Subtle.Render("automount")
+	if speed == "" {
+		var notes []string
+		if v.Automount {
+			notes = append(notes, s.Subtle.Render("automount"))
+		}
+		if l.c.lockProblem(v.Lock) != "" {
+			// The policy the user chose cannot work here: say so where they look.
+			notes = append(notes, s.Warning.Render("⚠ no lock on sleep here"))
+		}
+		speed = strings.Join(notes, s.Subtle.Render(" · "))
 	}
 	line2 := "  " + state
 	if speed != "" {

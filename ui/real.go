@@ -162,7 +162,7 @@ func (b *realBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byt
 		return nil, err
 	}
 	key, err := vault.CreateRegistered(b.registryPath,
-		vault.Entry{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint},
+		vault.Entry{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint, Lock: req.Lock},
 		req.Password, vault.CreateOptions{
 			Cipher:             c,
 			ScryptLogN:         req.ScryptLogN,
@@ -190,9 +190,13 @@ func (b *realBackend) AddVault(v Vault) error {
 		return fmt.Errorf("%s is not a vault: %w", v.CipherDir, err)
 	}
 	_, err := vault.UpdateRegistry(b.registryPath, func(reg *vault.Registry) error {
-		return reg.Add(vault.Entry{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint, ReadOnly: v.ReadOnly, Idle: v.Idle})
+		return reg.Add(vault.Entry{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint, ReadOnly: v.ReadOnly, Idle: v.Idle, Lock: v.Lock})
 	})
 	return err
+}
+
+func (b *realBackend) LockPolicyWorks(ctx context.Context) error {
+	return mountmgr.LockPolicyWorks(ctx)
 }
 
 func (b *realBackend) Forget(name string) error {

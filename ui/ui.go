@@ -109,7 +109,13 @@ func (m *Model) goodbye() string {
 }
 
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.list.Init(), m.startWatch(), m.startEvents(), refreshLater(), m.loadSpeed())
+	return tea.Batch(m.list.Init(), m.startWatch(), m.startEvents(), refreshLater(), m.loadSpeed(), m.checkLock())
+}
+
+// checkLock asks once whether lock policies can work here (logind).
+func (m *Model) checkLock() tea.Cmd {
+	b, ctx := m.c.backend, m.c.ctx
+	return func() tea.Msg { return lockChecked{err: b.LockPolicyWorks(ctx)} }
 }
 
 // loadSpeed reads the last speed test from the cache, if there is one.
@@ -273,6 +279,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.c.back("", false)
 		}
 		return m.list.Update(msg)
+	case lockChecked:
+		m.c.lock = lockState{known: true, err: msg.err}
+		return m.screen().Update(msg)
 	case runSpeedMsg:
 		return m.startSpeed()
 	case speedResult:

@@ -237,7 +237,7 @@ func TestWizardCreatesVault(t *testing.T) {
 		t.Fatalf("created %d vaults, want 1", len(fb.created))
 	}
 	want := CreateRequest{Name: "new", CipherDir: "/data/new.crypt", MountPoint: "/home/u/Vaults/new",
-		Password: []byte("correct horse battery"), Cipher: "aes-gcm", ScryptLogN: 12, DeterministicNames: true, LongNameMax: 200}
+		Password: []byte("correct horse battery"), Cipher: "aes-gcm", ScryptLogN: 12, DeterministicNames: true, LongNameMax: 200, Lock: "sleep"}
 	if got := fb.created[0]; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("create request\n got %+v\nwant %+v", got, want)
 	}

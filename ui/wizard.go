@@ -29,6 +29,9 @@ const (
 	stepMasterKey
 )
 
+// advLock is the lock policy's field in the advanced step.
+const advLock = 4
+
 // inputSteps is how many steps ask for something (for "step 2 of 6").
 const inputSteps = int(stepAdvanced) + 1
 
@@ -107,7 +110,9 @@ func newWizard(c *common) *wizardScreen {
 		toggleField("Plaintext names", false),
 		toggleField("Deterministic names", false),
 		textField("Long-name limit", strconv.Itoa(defaultLongNameMax), ""),
+		choiceField("Lock", vault.LockPolicies, 0),
 	)
+	w.advanced.fields[advLock].choose(c.defaultLock())
 	w.preselect()
 	return w
 }
@@ -229,6 +234,12 @@ func (w *wizardScreen) preselect() {
 func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 	w.preselect()
 	switch msg := msg.(type) {
+	case lockChecked:
+		if fl := w.advanced.fields[advLock]; !fl.picked {
+			fl.choose(w.c.defaultLock())
+		}
+		w.lockHint()
+		return nil
 	case dirChecked:
 		w.checking = false
 		if msg.err != nil {
@@ -261,6 +272,7 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 func (w *wizardScreen) goTo(s wizardStep) tea.Cmd {
 	w.step, w.err = s, ""
 	w.suggest()
+	w.lockHint()
 	if f := w.form(); f != nil {
 		return f.setFocus(0)
 	}
@@ -305,10 +317,22 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return w.submit()
 	}
 	cmd := w.form().Update(msg)
-	if w.step == stepPassword {
+	switch w.step {
+	case stepPassword:
 		w.password.newPasswordHints(0, 1)
+	case stepAdvanced:
+		w.lockHint()
 	}
 	return cmd
+}
+
+// lockHint says under the lock field when the chosen policy cannot work here.
+func (w *wizardScreen) lockHint() {
+	fl := w.advanced.fields[advLock]
+	fl.hint = ""
+	if why := w.c.lockProblem(fl.chosen()); why != "" {
+		fl.hint = w.c.styles.Warning.Render("cannot work here: " + why)
+	}
 }
 
 // guardsQuit: q on the master key asks first, the key is shown only once.
@@ -473,6 +497,7 @@ func (w *wizardScreen) request() (CreateRequest, error) {
 		PlaintextNames:     plain,
 		DeterministicNames: det,
 		LongNameMax:        longMax,
+		Lock:               w.advanced.fields[advLock].chosen(),
 	}, nil
 }
 
@@ -516,7 +541,7 @@ func (w *wizardScreen) View() string {
 	case stepAdvanced:
 		b.WriteString(w.summary() + "\n\n")
 		b.WriteString(w.advanced.View() + "\n\n")
-		b.WriteString(s.Subtle.Render(para.Render("scrypt cost: higher is slower to guess and to unlock (16 ≈ 0.1 s). Plaintext names leave file names readable. Deterministic names drop the per-directory IV (gocryptfs -deterministic-names).")))
+		b.WriteString(s.Subtle.Render(para.Render("scrypt cost: higher is slower to guess and to unlock (16 ≈ 0.1 s). Plaintext names leave file names readable. Deterministic names drop the per-directory IV (gocryptfs -deterministic-names). Lock: when the daemon unmounts the vault (space changes it).")))
 	case stepCreating:
 		b.WriteString(w.c.spinner.View() + " Creating " + w.created.Name + " in " + tildePath(w.created.CipherDir) + "…\n\n")
 		b.WriteString(s.Subtle.Render("Deriving the key with scrypt takes a moment."))

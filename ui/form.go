@@ -17,9 +17,9 @@ type field struct {
 	toggle  bool
 	on      bool
 	choices []string
-	choice  int  // index in choices
-	picked  bool // the user changed the choice: keep it
-	hint   string // shown after the field, e.g. a password's strength
+	choice  int    // index in choices
+	picked  bool   // the user changed the choice: keep it
+	hint    string // shown after the field, e.g. a password's strength
 	// suggested marks the placeholder as a value enter accepts, not a
 	// description of what to type.
 	suggested bool

@@ -57,6 +57,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/config")
 			env.Setenv("FIXTURES", fixtures)
+			// No system bus, so no logind: lock policies cannot work, on every machine alike.
+			env.Setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path="+env.WorkDir+"/no-system-bus")
 			return os.MkdirAll(env.WorkDir+"/home", 0o700)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

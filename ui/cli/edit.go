@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -85,9 +86,33 @@ examples:
 				return err
 			}
 			printEntryOptions(e, updated)
+			if flagSet(fs, "lock") {
+				e.lockNote(updated.LockPolicy())
+			}
 			return nil
 		}
 	},
+}
+
+// newVaultLock is the lock policy a new vault gets: sleep where it can work, never where it
+// cannot, with a note saying why (mountmgr.DefaultLockPolicy).
+func (e *env) newVaultLock() string {
+	works := mountmgr.LockPolicyWorks(e.ctx)
+	p := mountmgr.DefaultLockPolicy(works)
+	if works != nil {
+		fmt.Fprintf(e.stderr, "note: lock policy %s: %v\n", p, works)
+	}
+	return p
+}
+
+// lockNote warns when the lock policy a user chose cannot work here.
+func (e *env) lockNote(policy string) {
+	if policy == vault.LockNever {
+		return
+	}
+	if err := mountmgr.LockPolicyWorks(e.ctx); err != nil {
+		fmt.Fprintf(e.stderr, "note: lock policy %s does nothing here: %v\n", policy, err)
+	}
 }
 
 // printEntryOptions says what a vault's options are now, on one line.

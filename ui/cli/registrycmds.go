@@ -145,7 +145,8 @@ var addCommand = &command{
 	args:    "[--name N] [--mountpoint M] [--automount] [--lock POLICY] CIPHERDIR",
 	help: `Checks that CIPHERDIR holds a gocryptfs.conf vaultui can use; no password is
 needed and nothing in CIPHERDIR is changed. --automount and --lock are
-explained in "vaultui edit --help"; the lock policy defaults to sleep.
+explained in "vaultui edit --help"; the lock policy defaults to sleep, or to
+never where it cannot work (no logind).
 
 examples:
   vaultui add ~/Private.enc
@@ -154,13 +155,15 @@ examples:
 		name := fs.String("name", "", "`NAME` in the registry (default: the directory's base name)")
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
 		automount := fs.Bool("automount", false, "mount at login with the keyring's password")
-		lock := fs.String("lock", vault.LockSleep, "lock `POLICY`: "+strings.Join(vault.LockPolicies, ", "))
+		lock := fs.String("lock", "", "lock `POLICY`: "+strings.Join(vault.LockPolicies, ", ")+" (default sleep where it can work)")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
 			}
-			if err := vault.ValidateLockPolicy(*lock); err != nil {
-				return e.usage("--lock: %v", err)
+			if flagSet(fs, "lock") {
+				if err := vault.ValidateLockPolicy(*lock); err != nil {
+					return e.usage("--lock: %v", err)
+				}
 			}
 			dir, err := filepath.Abs(args[0])
 			if err != nil {
@@ -176,6 +179,11 @@ examples:
 				if err := vault.ValidateName(n); err != nil {
 					return withHint(err, "choose a name with --name")
 				}
+			}
+			if flagSet(fs, "lock") {
+				e.lockNote(*lock)
+			} else {
+				*lock = e.newVaultLock()
 			}
 			mp := *mountPoint
 			if mp == "" {

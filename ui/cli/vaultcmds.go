@@ -137,6 +137,7 @@ func runInit(e *env, dirArg, name, mountPoint, passfile string, auto bool, opts 
 	if opts.ScryptLogN >= 20 {
 		fmt.Fprintln(e.stderr, "Deriving the key with scrypt; this takes a moment...")
 	}
+	entry.Lock = e.newVaultLock()
 	masterKey, err := vault.CreateRegistered(regPath, entry, password, opts)
 	if masterKey == nil {
 		return err

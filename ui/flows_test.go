@@ -283,3 +283,29 @@ func TestLockPolicyThatCannotWork(t *testing.T) {
 	}
 	notInView(t, tm2, "⚠")
 }
+
+// TestQuitWhileCreatingWaitsForTheKey: q while scrypt runs does not lose the master key: it
+// is shown, with the question, once the vault exists.
+func TestQuitWhileCreatingWaitsForTheKey(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	w := wizardTo(t, tm)
+	tm.keys("enter", "pw", "enter", "pw", "enter")
+	cmd := w.submit() // create, as enter does, but hold the result
+	tm.keys("q")
+	if tm.quitting {
+		t.Fatal("q while creating quit before the master key was shown")
+	}
+	tm.run(cmd)
+	wantView(t, tm, "master key", "Quit vaultui without storing the master key? It is not shown again. y/n")
+	tm.keys("y")
+	if !tm.quitting {
+		t.Fatal("y did not quit")
+	}
+}
+
+// TestEmptyListOffersWhatWorks: without vaults the help bar offers no vault actions.
+func TestEmptyListOffersWhatWorks(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	wantView(t, tm, "n new vault", "a add existing")
+	notInView(t, tm, "m mount", "u unmount", "enter open")
+}

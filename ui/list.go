@@ -67,6 +67,13 @@ func (l *listScreen) keys() []key.Binding {
 	if l.filtering {
 		return []key.Binding{k.Submit, k.Back}
 	}
+	if len(l.items()) == 0 {
+		// Only what works without a vault.
+		if l.filter.Value() != "" {
+			return []key.Binding{k.Filter, k.Back, k.New, k.Add}
+		}
+		return []key.Binding{k.New, k.Add, k.Speed, k.Events}
+	}
 	enter := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
 	return []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Conflicts, k.Forget, k.Events, k.Automount, k.Filter, k.Up, k.Down}
 }

@@ -254,7 +254,7 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 	case vaultCreated:
 		if msg.err != nil {
 			w.err = "Could not create the vault: " + msg.err.Error()
-			w.step = stepAdvanced
+			w.step, w.leaving = stepAdvanced, nil
 			return nil
 		}
 		w.masterKey = msg.key
@@ -283,6 +283,9 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	k := w.c.keys
 	switch w.step {
 	case stepCreating:
+		if key.Matches(msg, k.Quit) {
+			w.leaving = &msg // asked once the key is shown
+		}
 		return nil
 	case stepMasterKey:
 		return w.masterKeyKey(msg)
@@ -330,13 +333,18 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 func (w *wizardScreen) lockHint() {
 	fl := w.advanced.fields[advLock]
 	fl.hint = ""
-	if why := w.c.lockProblem(fl.chosen()); why != "" {
+	switch why := w.c.lockProblem(fl.chosen()); {
+	case why != "":
 		fl.hint = w.c.styles.Warning.Render("cannot work here: " + why)
+	case w.c.lock.err != nil:
+		// Why never is proposed.
+		fl.hint = w.c.styles.Subtle.Render(w.c.lock.err.Error())
 	}
 }
 
-// guardsQuit: q on the master key asks first, the key is shown only once.
-func (w *wizardScreen) guardsQuit() bool { return w.step == stepMasterKey }
+// guardsQuit: q on the master key asks first, the key is shown only once; q
+// while the vault is being created waits for the key and asks then.
+func (w *wizardScreen) guardsQuit() bool { return w.step == stepCreating || w.step == stepMasterKey }
 
 // masterKeyKey handles a key on the master key: y once it is stored; q and
 // esc ask first, since it is not shown again.
@@ -545,6 +553,9 @@ func (w *wizardScreen) View() string {
 	case stepCreating:
 		b.WriteString(w.c.spinner.View() + " Creating " + w.created.Name + " in " + tildePath(w.created.CipherDir) + "…\n\n")
 		b.WriteString(s.Subtle.Render("Deriving the key with scrypt takes a moment."))
+		if w.leaving != nil {
+			b.WriteString("\n\n" + s.Warning.Render(para.Render("The master key is shown before you quit: it is the only way back in without the password.")))
+		}
 	case stepMasterKey:
 		b.WriteString(s.Success.Render("Created "+w.created.Name+".") + "\n\n")
 		b.WriteString(para.Render("This is the vault's master key. Write it down and keep it somewhere safe: with it you can recover the files if you forget the password. It is shown only now.") + "\n\n")

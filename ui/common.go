@@ -82,9 +82,9 @@ func lockText(policy string) string {
 	case vault.LockSleep:
 		return "sleep: unmounted before the machine sleeps"
 	case vault.LockScreen:
-		return "sleep+screenlock: unmounted before the machine sleeps and when the screen locks"
+		return "sleep+screenlock: unmounted before sleep and on screen lock"
 	}
-	return "never: stays mounted through sleep and screen lock"
+	return "never"
 }
 
 // speedState is the last speed test, remembered for the create wizard.

@@ -41,12 +41,36 @@ func TestRateIsTheLastSecond(t *testing.T) {
 		t.Errorf("rate as dd ends: %.0f B/s, want 375e6", got)
 	}
 	tick(4000, 525e6)
+	// A second ago is after dd's end, which the reading at 3.4 s saw.
 	if got := rate(4600, 525e6); got != 0 {
 		t.Errorf("rate 1.2 s after dd ended: %.0f B/s, want 0", got)
 	}
 	tick(5000, 525e6)
 	if got := rate(5100, 525e6); got != 0 {
 		t.Errorf("rate 1.7 s after dd ended: %.0f B/s, want 0", got)
+	}
+}
+
+// TestRateMissesNoBurst: readers asking once a second see every byte: a 1 MiB write that
+// falls between two ticks shows in the readings after it, and they add up to it.
+func TestRateMissesNoBurst(t *testing.T) {
+	var c vfs.Counters
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
+	s := newSampler(&c, t0)
+	s.now = func() time.Time { return now }
+	// Ticks at whole seconds; the write lands at 2.9 s, readings at .1 past each second.
+	total := 0.0
+	for ms := 1000; ms <= 6000; ms += 1000 {
+		if ms == 3000 {
+			c.BytesWritten.Store(1 << 20) // written at 2.9 s
+		}
+		s.add(t0.Add(time.Duration(ms) * time.Millisecond))
+		now = t0.Add(time.Duration(ms+100) * time.Millisecond)
+		total += s.stats().WriteBps // each reading covers one second
+	}
+	if total < (1<<20)-1 || total > (1<<20)+1 {
+		t.Fatalf("readings add up to %.0f bytes, want %d", total, 1<<20)
 	}
 }
 

@@ -128,11 +128,12 @@ type Settled struct {
 	DirIVCopies []string
 }
 
-// MovedEntry is an entry that was made under a diriv copy's IV and now is in the folder under
-// To. Renamed is set when the folder already held its name: To then carries a conflict marker.
+// MovedEntry is an entry that was made under a diriv copy's IV (listed as Path, made as Of)
+// and now is in the folder under To. Renamed is set when the folder already held Of: To then
+// carries a conflict marker.
 type MovedEntry struct {
-	Path, To string
-	Renamed  bool
+	Path, Of, To string
+	Renamed      bool
 }
 
 // ResolveConflict settles the conflict at plaintext path p (ConflictEntry.Path; "/" or "" for
@@ -386,7 +387,7 @@ func (v *Vault) mergeFolder(ctx context.Context, f splitFolder, keep Keep) (Sett
 		if ownNameFile != "" {
 			unix.Unlinkat(n.dirfd, ownNameFile, 0)
 		}
-		done.Moved = append(done.Moved, MovedEntry{Path: n.Path, To: path.Join(f.path, to), Renamed: renamed})
+		done.Moved = append(done.Moved, MovedEntry{Path: n.Path, Of: n.Conflict.Of, To: path.Join(f.path, to), Renamed: renamed})
 	}
 	// The copies go only once nothing is left under their IVs, and after the moves are durable.
 	if err := unix.Fsync(f.dirfd); err != nil {

@@ -649,6 +649,15 @@ func removeContents(dirfd int) error {
 // little space (syscall.ENOSPC). On any error before the swap the old vault is unchanged and
 // the half-built tree is removed; a later run also removes what a crash left.
 func Convert(ctx context.Context, cipherdir string, password []byte, opts ConvertOptions) (res *ConvertResult, err error) {
+	if dir, err := realDir(cipherdir); err == nil {
+		if _, err := readConvertState(dir + convertWorkSuffix); errors.Is(err, os.ErrNotExist) {
+			// A work directory without a state file is what a run killed at its very start
+			// or end leaves: only the work directory itself goes.
+			if _, _, err := recoverConvert(dir); err != nil {
+				return nil, err
+			}
+		}
+	}
 	plan, err := PlanConvert(cipherdir, opts)
 	if err != nil {
 		return nil, err
@@ -687,13 +696,13 @@ func Convert(ctx context.Context, cipherdir string, password []byte, opts Conver
 	}
 
 	res = &ConvertResult{Dir: dir, From: plan.From, To: opts.To, OldDir: plan.KeepOld}
-	if plan.Interrupted == InterruptedBuilding {
-		r, _, err := recoverConvert(dir)
-		if err != nil {
-			return nil, err
-		}
-		res.Cleaned = r.Cleaned
+	// What an interrupted run left before the swap (a half-built tree, or only the start
+	// of a work directory) goes first.
+	r, _, err := recoverConvert(dir)
+	if err != nil {
+		return nil, err
 	}
+	res.Cleaned = r.Cleaned
 	work := plan.Work
 	if err := os.Mkdir(work, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the work directory: %w", err)

@@ -289,7 +289,7 @@ func PlanConvert(cipherdir string, opts ConvertOptions) (*ConvertPlan, error) {
 	}
 	if p.NeedBytes > p.FreeBytes {
 		return p, fmt.Errorf("%s: %w: converting needs %s for the new vault beside the old one, and %s has %s free",
-			cipherdir, syscall.ENOSPC, FormatBytes(p.NeedBytes), filepath.Dir(dir), FormatBytes(p.FreeBytes))
+			cipherdir, syscall.ENOSPC, megabytes(p.NeedBytes), filepath.Dir(dir), megabytes(p.FreeBytes))
 	}
 	return p, nil
 }
@@ -408,19 +408,8 @@ func treeBytes(dir string) uint64 {
 	return n
 }
 
-// FormatBytes writes n as people read sizes: "3.2 GiB".
-func FormatBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+// megabytes writes n for an error message; front ends format sizes their own way.
+func megabytes(n uint64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
 // readConvertState reads WORK/state.json; a missing work directory or state file wraps
 // os.ErrNotExist.

@@ -396,6 +396,7 @@ wait:
 // settleWait bounds how long unmount --all waits for mounts being set up (an unlock's KDF
 // takes a second or so; a mount point on a hung file system would take forever).
 const settleWait = 30 * time.Second
+
 // mountPoints lists the mount points of the live mounts.
 func (d *daemon) mountPoints() []string {
 	d.mu.Lock()

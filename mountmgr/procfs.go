@@ -295,3 +295,21 @@ func idTimeout(path string, d time.Duration) (vault.ID, error) {
 		return vault.ID{}, fmt.Errorf("%s: no answer within %v", path, d)
 	}
 }
+
+// VaultuiMounts lists this user's vaultui mounts as the kernel shows them, whichever daemon
+// (runtime directory) owns them: for saying what "unmount --all" of one daemon left to others.
+// CipherDir is the mount's source.
+func VaultuiMounts() ([]MountInfo, error) {
+	entries, err := readMountInfo()
+	if err != nil {
+		return nil, err
+	}
+	uid := os.Getuid()
+	var out []MountInfo
+	for _, e := range entries {
+		if e.FSType == FSType && (e.UserID < 0 || e.UserID == uid) {
+			out = append(out, MountInfo{MountPoint: e.MountPoint, CipherDir: e.Source})
+		}
+	}
+	return out, nil
+}

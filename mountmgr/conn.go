@@ -172,6 +172,7 @@ func (d *daemon) handle(req *request) *response {
 }
 
 func (d *daemon) status() []MountInfo {
+	d.refreshMountPoints()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := make([]MountInfo, 0, len(d.mounts)+len(d.stale))

@@ -109,6 +109,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		log:         opts.Logger,
 		uid:         os.Getuid(),
 		mounts:      map[string]*mount{},
+		settling:    map[chan struct{}]bool{},
 		quit:        make(chan struct{}),
 		ledger:      ledgerPath(dir),
 		idleExit:    opts.IdleExit,
@@ -211,7 +212,10 @@ type daemon struct {
 	// ledger is the file listing the mount points this socket directory's daemons mounted
 	// (ledger.go); owned is its content: the only stale mounts cleanStale touches.
 	ledger string
-	owned  map[string]bool
+	owned  map[string]mountID
+	// settling holds a channel per mount request being served, closed when it is done: what
+	// "unmount --all" waits for, so a mount being set up is not left behind.
+	settling map[chan struct{}]bool
 }
 
 type mount struct {
@@ -222,6 +226,11 @@ type mount struct {
 	idle    time.Duration
 	// dev is the file system's device number, to find the processes that use it.
 	dev uint64
+	// The identities this mount is known by (see vault.ID and mountID), never its spelling:
+	// vid the vault's cipherdir, dir the mount point directory under the mount (set while
+	// pending), root the mounted file system's root, mnt the mount itself.
+	vid, dir, root vault.ID
+	mnt            mountID
 	// ended is set (under d.mu) once the file system's server has ended; done is closed
 	// after that, once the end is logged and the keys are wiped.
 	ended bool
@@ -239,6 +248,7 @@ func (d *daemon) tick() {
 		case <-d.quit:
 			return
 		case now := <-t.C:
+			d.refreshMountPoints()
 			var idle []string
 			d.mu.Lock()
 			for mp, m := range d.mounts {

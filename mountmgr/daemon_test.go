@@ -374,12 +374,13 @@ func TestStaleCleanupRetries(t *testing.T) {
 	stale := map[string]bool{"/m/a": true, "/m/b": true}
 	fail := map[string]bool{"/m/a": true, "/m/b": true}
 	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
-		owned: map[string]bool{"/m/a": true, "/m/b": true}}
-	find := func(uid int, skip func(string) bool) ([]mountEntry, error) {
+		owned: map[string]mountID{"/m/a": {}, "/m/b": {}}}
+	find := func(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 		var out []mountEntry
 		for _, mp := range []string{"/m/a", "/m/b"} {
-			if stale[mp] && !skip(mp) {
-				out = append(out, mountEntry{MountPoint: mp, FSType: FSType, Source: "/c" + mp[2:]})
+			e := mountEntry{MountPoint: mp, FSType: FSType, Source: "/c" + mp[2:]}
+			if stale[mp] && !skip(e) {
+				out = append(out, e)
 			}
 		}
 		return out, nil
@@ -422,7 +423,7 @@ func TestStaleCleanupRetries(t *testing.T) {
 		t.Fatalf("second report: %+v", second)
 	}
 	// Undelivered news of a failure is corrected, not duplicated, when the mount goes away.
-	d.owned["/m/a"] = true // mounted again (Mount adds it to the ledger), then stale again
+	d.owned["/m/a"] = mountID{} // mounted again (Mount adds it to the ledger), then stale again
 	stale["/m/a"], fail["/m/a"] = true, true
 	d.cleanStale()
 	stale["/m/a"] = false
@@ -583,21 +584,24 @@ func TestOtherUIDRefused(t *testing.T) {
 // to clean and report; the ledger then keeps only what is still to clean.
 func TestStaleOnlyFromOwnLedger(t *testing.T) {
 	ledger := filepath.Join(t.TempDir(), "mounts")
-	if err := writeLedger(ledger, map[string]bool{"/m/a": true, "/m/gone": true}); err != nil {
+	if err := writeLedger(ledger, map[string]mountID{"/m/a": {}, "/m/gone": {}}); err != nil {
 		t.Fatal(err)
 	}
 	owned, err := readLedger(ledger)
-	if err != nil || !owned["/m/a"] || !owned["/m/gone"] || len(owned) != 2 {
+	_, a := owned["/m/a"]
+	_, gone := owned["/m/gone"]
+	if err != nil || !a || !gone || len(owned) != 2 {
 		t.Fatalf("readLedger = %v, %v", owned, err)
 	}
 	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
 		ledger: ledger, owned: owned}
 	var detached []string
-	find := func(uid int, skip func(string) bool) ([]mountEntry, error) {
+	find := func(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 		var out []mountEntry
 		for _, mp := range []string{"/m/a", "/m/b"} { // /m/b: another daemon's
-			if !skip(mp) {
-				out = append(out, mountEntry{MountPoint: mp, FSType: FSType, Source: "/c" + mp[2:]})
+			e := mountEntry{MountPoint: mp, FSType: FSType, Source: "/c" + mp[2:]}
+			if !skip(e) {
+				out = append(out, e)
 			}
 		}
 		return out, nil

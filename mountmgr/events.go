@@ -294,14 +294,14 @@ func (d *daemon) authFailedHook(cipherDir, mountPoint string) func(string, uint6
 // unmountFor unmounts mp (see unmount) and records why when it worked.
 func (d *daemon) unmountFor(mp string, lazy bool, why string) error {
 	d.mu.Lock()
-	cipherDir := ""
+	cipherDir, where := "", mp
 	if m := d.mounts[mp]; m != nil {
-		cipherDir = m.info.CipherDir
+		cipherDir, where = m.info.CipherDir, m.info.MountPoint
 	}
 	d.mu.Unlock()
 	err := d.unmount(mp, lazy)
 	if err == nil {
-		d.eventUnmounted(cipherDir, mp, why)
+		d.eventUnmounted(cipherDir, where, why)
 	}
 	return err
 }
@@ -312,21 +312,10 @@ func (d *daemon) unmountTargetFor(target string, lazy bool) error {
 	if lazy {
 		why = ReasonLazy
 	}
-	target = filepath.Clean(target)
-	d.mu.Lock()
-	mp, cipherDir := "", ""
-	for p, m := range d.mounts {
-		if m.fs != nil && (p == target || m.info.CipherDir == target) {
-			mp, cipherDir = p, m.info.CipherDir
-			break
-		}
+	if mp := d.findTarget(target); mp != "" {
+		return d.unmountFor(mp, lazy, why)
 	}
-	d.mu.Unlock()
-	err := d.unmountTarget(target, lazy)
-	if err == nil && mp != "" {
-		d.eventUnmounted(cipherDir, mp, why)
-	}
-	return err
+	return d.unmountTarget(target, lazy) // a stale mount, or nothing
 }
 
 // eventKeepalive is how often a follower with nothing new gets an empty answer, so the

@@ -61,6 +61,8 @@ type StaleMount struct {
 	// second, and status lists the mount as a MountInfo with Stale set until it is gone.
 	Cleaned bool
 	Error   string `json:",omitempty"`
+	// id is the mount's identity, for the ledger (the daemon's own).
+	id mountID
 }
 
 // Wire operations.

@@ -158,9 +158,11 @@ func (w *sessionWatch) lock(match func(policy string) bool, why string) {
 		if m == nil {
 			continue
 		}
+		// The registry entry of this vault by identity: mounted through another path (a
+		// symlink), it still gets its policy.
 		var entry *vault.Entry
 		for i, e := range reg.Vaults {
-			if e.CipherDir == m.info.CipherDir {
+			if id, err := vault.IDOf(e.CipherDir); err == nil && id == m.vid {
 				entry = &reg.Vaults[i]
 			}
 		}

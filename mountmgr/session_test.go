@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -97,12 +98,20 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 	sleepDir, sleepMP, sleepPW := newVault(t, base, crypto.AESGCM)
 	screenDir, screenMP, screenPW := newVault(t, base, crypto.AESGCM)
 	neverDir, neverMP, neverPW := newVault(t, base, crypto.AESGCM)
+	// Registered through a symlink, mounted by its real path: still the same vault, and its
+	// policy applies.
+	linkedDir, linkedMP, linkedPW := newVault(t, base, crypto.AESGCM)
+	linkedLink := filepath.Join(base, "linked")
+	if err := os.Symlink(linkedDir, linkedLink); err != nil {
+		t.Fatal(err)
+	}
 	regPath, _ := vault.DefaultRegistryPath()
 	reg, _ := vault.LoadRegistry(regPath)
 	for _, e := range []vault.Entry{
 		{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, MountAtStart: true, Lock: vault.LockSleep},
 		{Name: "l", CipherDir: screenDir, MountPoint: screenMP, MountAtStart: true, Lock: vault.LockScreen},
 		{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: vault.LockNever},
+		{Name: "y", CipherDir: linkedLink, MountPoint: linkedMP, Lock: vault.LockSleep},
 	} {
 		if err := reg.Add(e); err != nil {
 			t.Fatal(err)
@@ -120,8 +129,8 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 	kr.Close()
 
 	c := connect(t)
-	for dir, mp := range map[string]string{sleepDir: sleepMP, screenDir: screenMP, neverDir: neverMP} {
-		pw := map[string][]byte{sleepDir: sleepPW, screenDir: screenPW, neverDir: neverPW}[dir]
+	for dir, mp := range map[string]string{sleepDir: sleepMP, screenDir: screenMP, neverDir: neverMP, linkedDir: linkedMP} {
+		pw := map[string][]byte{sleepDir: sleepPW, screenDir: screenPW, neverDir: neverPW, linkedDir: linkedPW}[dir]
 		if _, err := c.Mount(ctx(t), MountRequest{CipherDir: dir, MountPoint: mp, Password: append([]byte(nil), pw...)}); err != nil {
 			t.Fatal(err)
 		}

@@ -24,6 +24,9 @@ import (
 // the end the error wraps ErrCorrupt and counts the problems (run Fsck for
 // the list). progress (if not nil) is called after each entry.
 func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgress)) error {
+	if err := v.checkOutside(dest); err != nil {
+		return err
+	}
 	if _, err := prepareEmptyDir(dest); err != nil {
 		return err
 	}
@@ -113,6 +116,33 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 	if len(problems) > 0 {
 		return fmt.Errorf("%s: %w: export skipped or zeroed %d damaged item(s), first: %s (run fsck for the full list)",
 			v.Dir, ErrCorrupt, len(problems), problems[0])
+	}
+	return nil
+}
+
+// ErrInsideVault: a destination for plaintext (Export's) is the vault's cipherdir or lies
+// inside it, where the plaintext would sit beside the cipher files (and go wherever the sync
+// tool takes them).
+var ErrInsideVault = errors.New("inside the vault's cipherdir")
+
+// checkOutside refuses a destination dest for plaintext that is the vault's cipherdir or
+// lies inside it, by identity (see Inside): a symlink or a second spelling does not hide it.
+func (v *Vault) checkOutside(dest string) error {
+	abs, err := filepath.Abs(dest)
+	if err != nil {
+		return err
+	}
+	id, err := IDOf(v.Dir)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	inside, err := Inside(abs, id)
+	if err != nil {
+		return fmt.Errorf("vault: export to %s: %w", dest, err)
+	}
+	if inside {
+		return fmt.Errorf("vault: export to %s: %w %s: the plaintext would be written among the cipher files",
+			dest, ErrInsideVault, v.Dir)
 	}
 	return nil
 }

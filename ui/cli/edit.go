@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -68,6 +69,10 @@ examples:
 						mp, err := filepath.Abs(*mountPoint)
 						if err != nil {
 							return err
+						}
+						// The rule mount applies, now rather than at the first mount.
+						if err := mountmgr.CheckNesting(v.CipherDir, mp); err != nil {
+							return mountHint(err, mp)
 						}
 						v.MountPoint = mp
 					}

@@ -2,6 +2,7 @@ package mountmgr
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -222,9 +223,9 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(line) > maxLine+1 {
+	if len(line) > maxRequestLine+1 {
 		crypto.Wipe(line)
-		return nil, fmt.Errorf("request of %d bytes is over the limit of %d (a password that long?)", len(line), maxLine)
+		return nil, fmt.Errorf("request of %d bytes is over the limit of %d (a password that long?)", len(line), maxRequestLine)
 	}
 	_, err = c.conn.Write(line)
 	crypto.Wipe(line)
@@ -232,7 +233,7 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 		return nil, c.ioError(ctx, err)
 	}
 	for {
-		resp, err := readResponse(c.r)
+		resp, err := readReply(c.r)
 		if err != nil {
 			return nil, c.ioError(ctx, err)
 		}
@@ -254,22 +255,21 @@ func (c *Client) ioError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return fmt.Errorf("%w: %s: %w", ErrDaemon, c.path, err)
+	return daemonIOError(c.path, err)
 }
 
-func readResponse(r *bufio.Reader) (*response, error) {
-	line, err := readLineBounded(r)
-	if err != nil {
-		return nil, err
+// daemonIOError is err from the daemon at socket path, with advice for a daemon of another
+// version: it is stopped by a signal, since this vaultui cannot talk to it.
+func daemonIOError(path string, err error) error {
+	var ve *versionError
+	if errors.As(err, &ve) {
+		pid := "its pid"
+		if b, rerr := os.ReadFile(filepath.Join(filepath.Dir(path), "daemon.lock")); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
+			pid = string(bytes.TrimSpace(b))
+		}
+		return fmt.Errorf("%w: %s: %w; stop it with kill %s (SIGTERM unmounts its vaults), and this vaultui starts its own", ErrDaemon, path, err, pid)
 	}
-	var resp response
-	if err := json.Unmarshal(line, &resp); err != nil {
-		return nil, fmt.Errorf("bad response from daemon: %w", err)
-	}
-	if resp.V != ProtocolVersion {
-		return nil, fmt.Errorf("daemon speaks protocol version %d, this client %d; restart the daemon (vaultui unmount --all, then kill it)", resp.V, ProtocolVersion)
-	}
-	return &resp, nil
+	return fmt.Errorf("%w: %s: %w", ErrDaemon, path, err)
 }
 
 // Mount unlocks the vault in the daemon and mounts it. It returns once the mount is usable.
@@ -358,12 +358,12 @@ func (c *Client) stream(ctx context.Context, req request, each func(*response) e
 	}
 	r := bufio.NewReaderSize(conn, 64<<10)
 	for {
-		resp, err := readResponse(r)
+		resp, err := readReply(r)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrDaemon, err)
+			return daemonIOError(c.path, err)
 		}
 		if err := each(resp); err != nil {
 			return err

@@ -105,14 +105,15 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 	}
 }
 
+// send writes resp as one reply, paged into lines of bounded length (replyLines).
 func (d *daemon) send(conn net.Conn, resp *response) error {
 	resp.V = ProtocolVersion
 	resp.OK = resp.Error == nil
-	line, err := json.Marshal(resp)
+	lines, err := replyLines(resp)
 	if err != nil {
 		return err
 	}
-	_, err = conn.Write(append(line, '\n'))
+	_, err = (*net.Buffers)(&lines).WriteTo(conn)
 	return err
 }
 

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -79,10 +81,11 @@ func Connect(ctx context.Context) (*Client, error) {
 	} else if errors.As(err, &unsafe) {
 		return nil, err
 	}
-	done, err := startDaemon()
+	started, err := startDaemon()
 	if err != nil {
 		return nil, fmt.Errorf("%w: starting the daemon: %w", ErrDaemon, err)
 	}
+	defer started.stderr.Close()
 	deadline := time.Now().Add(daemonStartTimeout)
 	var lastErr error
 	for time.Now().Before(deadline) {
@@ -97,9 +100,8 @@ func Connect(ctx context.Context) (*Client, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case exitErr := <-done:
-			logPath, _ := LogPath()
-			return nil, fmt.Errorf("%w: the daemon exited at start (%v); see %s", ErrDaemon, exitErr, logPath)
+		case exitErr := <-started.done:
+			return nil, started.failure(exitErr)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -123,33 +125,37 @@ func flockContext(ctx context.Context, f *os.File) error {
 	}
 }
 
-// startDaemon runs the daemon in a new session with its output going to the log file. The
-// returned channel reports its exit, which only matters while Connect waits for it.
-func startDaemon() (<-chan error, error) {
+// startedDaemon is a daemon Connect started and waits for.
+type startedDaemon struct {
+	done <-chan error // its exit
+	// stderr is the read end of its stderr until it is ready; said is what it wrote there,
+	// delivered once it closes it (ready, or gone).
+	stderr *os.File
+	said   <-chan string
+}
+
+// startDaemon runs the daemon in a new session, in /, with stdin and stdout on /dev/null and
+// stderr on a pipe until it is ready (see detachedEnv): what it says there before it can
+// answer is why it could not start, which the client tells the user.
+func startDaemon() (*startedDaemon, error) {
 	cmd, err := DaemonCommand()
 	if err != nil {
 		return nil, err
 	}
-	logPath, err := LogPath()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
-		return nil, err
-	}
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	devnull, err := os.Open(os.DevNull)
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer devnull.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer pw.Close()
 	cmd.Stdin = devnull
-	cmd.Stdout = logf
-	cmd.Stderr = logf
+	cmd.Stdout = devnull
+	cmd.Stderr = pw
+	cmd.Env = append(cmd.Environ(), detachedEnv+"=1")
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -157,11 +163,32 @@ func startDaemon() (<-chan error, error) {
 	// Not the client's working directory: the daemon would keep it busy (perhaps a mount).
 	cmd.Dir = "/"
 	if err := cmd.Start(); err != nil {
+		pr.Close()
 		return nil, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	return done, nil
+	said := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(pr, 16<<10))
+		said <- string(b)
+	}()
+	return &startedDaemon{done: done, stderr: pr, said: said}, nil
+}
+
+// failure is the error for a daemon that exited (exitErr) before it answered: what it said on
+// stderr, or where to look.
+func (s *startedDaemon) failure(exitErr error) error {
+	var said string
+	select {
+	case said = <-s.said:
+	case <-time.After(time.Second): // a child of the daemon holds the pipe
+	}
+	if said = strings.TrimSpace(said); said != "" {
+		return fmt.Errorf("%w: the daemon could not start (%v): %s", ErrDaemon, exitErr, said)
+	}
+	logPath, _ := LogPath()
+	return fmt.Errorf("%w: the daemon exited at start (%v); see %s", ErrDaemon, exitErr, logPath)
 }
 
 // Dial connects to the daemon listening on the socket at path, without starting one: for
@@ -369,6 +396,19 @@ func (c *Client) stream(ctx context.Context, req request, each func(*response) e
 			return err
 		}
 	}
+}
+
+// Daemon says how the daemon runs: its pid, where it logs, and whether its log file or its
+// event log cannot be written (then it logs to stderr and keeps events in memory only).
+func (c *Client) Daemon(ctx context.Context) (DaemonInfo, error) {
+	resp, err := c.call(ctx, request{Op: opPing})
+	if err != nil {
+		return DaemonInfo{}, err
+	}
+	if resp.Daemon == nil {
+		return DaemonInfo{PID: resp.PID}, nil
+	}
+	return *resp.Daemon, nil
 }
 
 // Close closes the connection. Mounts stay with the daemon.

@@ -66,6 +66,20 @@ type StaleMount struct {
 	Error   string `json:",omitempty"`
 }
 
+// DaemonInfo says how the daemon runs; see [Client.Daemon].
+type DaemonInfo struct {
+	PID int
+	// Log is the daemon's log file, or "" when it logs to its stderr: the terminal or the
+	// journal when run by hand or by systemd, /dev/null when a client started it (StderrNull).
+	Log        string
+	StderrNull bool `json:",omitempty"`
+	// LogError is why the log file could not be used (an unusable XDG_STATE_HOME), or "".
+	LogError string `json:",omitempty"`
+	// EventsError is why the event log cannot be saved, so that it is kept in memory only
+	// and lost when the daemon stops, or "".
+	EventsError string `json:",omitempty"`
+}
+
 // Wire operations.
 const (
 	opPing       = "ping"
@@ -105,6 +119,8 @@ type response struct {
 	Info   *MountInfo  `json:"info,omitempty"`
 	Mounts []MountInfo `json:"mounts,omitempty"`
 	PID    int         `json:"pid,omitempty"`
+	// Daemon answers a ping.
+	Daemon *DaemonInfo `json:"daemon,omitempty"`
 	// Stale is the stale mount report, in answer to a status request with StaleReport.
 	Stale []StaleMount `json:"stale,omitempty"`
 	// Events answers an events request.

@@ -146,8 +146,8 @@ func TestProtocolVersion1Peers(t *testing.T) {
 const manyMountsEnv = "VAULTUI_TEST_MOUNTS"
 
 // TestManyMountsAndEvents: the case of issue 24 through the real daemon and real FUSE mounts:
-// vaults mounted at 200-character paths, and 1,000 events; status, events (a reply and a
-// follower's backlog) and unmount --all (which is status, unmount_all, status) work.
+// vaults mounted at 200-character paths, and 1,000 events; status, watch, events (a reply
+// and a follower's backlog) and unmount --all (which is status, unmount_all, status) work.
 
 func TestManyMountsAndEvents(t *testing.T) {
 	base := daemonEnv(t)
@@ -212,6 +212,13 @@ func TestManyMountsAndEvents(t *testing.T) {
 	err = c.FollowEvents(fctx, 0, func(evs []Event) { followed = evs; cancel() })
 	if err != nil || len(followed) != DefaultEventsMax {
 		t.Fatalf("followed %d events: %v", len(followed), err)
+	}
+	// So does a watcher (the terminal app's list and status --watch).
+	wctx, wcancel := context.WithCancel(ctx(t))
+	watched := -1
+	err = c.Watch(wctx, func(ms []MountInfo) { watched = len(ms); wcancel() })
+	if err != nil || watched != n {
+		t.Fatalf("watch saw %d mounts: %v", watched, err)
 	}
 	if err := c.UnmountAll(ctx(t)); err != nil {
 		t.Fatalf("unmount all: %v", err)

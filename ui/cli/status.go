@@ -27,8 +27,8 @@ not connected") and status reports each once; one it could not clean up is
 listed as stale until it is gone. When the mount manager cannot write its log
 file or event log (an unusable XDG_STATE_HOME), a note on stderr says so and
 where it logs instead. --watch refreshes every second until
-interrupted, or for N snapshots with --count (with --json: one JSON array
-per line).
+interrupted, or for N snapshots with --count (N at least 1) (with --json:
+one JSON array per line).
 
 examples:
   vaultui status
@@ -37,13 +37,16 @@ examples:
 	setup: func(fs *flag.FlagSet) runFunc {
 		asJSON := fs.Bool("json", false, "print JSON")
 		watch := fs.Bool("watch", false, "refresh every second")
-		count := fs.Int("count", 0, "with --watch: stop after `N` snapshots (0: until interrupted)")
+		count := fs.Int("count", 0, "with --watch: stop after `N` snapshots (N >= 1)")
 		return func(e *env, args []string) error {
 			if len(args) != 0 {
 				return e.usage("takes no arguments, got %d", len(args))
 			}
-			if *count < 0 || (*count > 0 && !*watch) {
-				return e.usage("--count takes a positive number of snapshots and needs --watch")
+			// As for events --follow: leaving --count out is "until interrupted".
+			counted := false
+			fs.Visit(func(f *flag.Flag) { counted = counted || f.Name == "count" })
+			if counted && (*count < 1 || !*watch) {
+				return e.usage("--count takes a number of snapshots of at least 1 and needs --watch (without --count, --watch runs until interrupted)")
 			}
 			client, err := mountmgr.Connect(e.ctx)
 			if err != nil {

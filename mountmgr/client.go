@@ -59,8 +59,11 @@ func Connect(ctx context.Context) (*Client, error) {
 		return c, nil
 	}
 	var unsafe *unsafeSocketError
-	if errors.As(err, &unsafe) {
-		return nil, err // never start a daemon next to someone else's socket
+	var version *versionError
+	if errors.As(err, &unsafe) || errors.As(err, &version) {
+		// Never start a daemon next to someone else's socket, nor beside one of another
+		// version, which holds the lock (the error says how to stop it).
+		return nil, err
 	}
 	if err := ensureSocketDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDaemon, err)
@@ -78,7 +81,7 @@ func Connect(ctx context.Context) (*Client, error) {
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
 	if c, err := dial(ctx, path); err == nil {
 		return c, nil
-	} else if errors.As(err, &unsafe) {
+	} else if errors.As(err, &unsafe) || errors.As(err, &version) {
 		return nil, err
 	}
 	started, err := startDaemon()

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // longPath is a path of exactly 200 characters ending in name.
@@ -113,26 +115,41 @@ func TestProtocolVersion1Peers(t *testing.T) {
 		t.Fatalf("a version 1 ping got %s (%v)", line, err)
 	}
 
-	dir := t.TempDir()
-	os.Chmod(dir, 0o700) // the client trusts only a private socket directory
-	sock := filepath.Join(dir, "s")
-	os.WriteFile(filepath.Join(dir, "daemon.lock"), []byte("4242\n"), 0o600)
-	ln, err := net.Listen("unix", sock)
+	// A version 1 daemon: it holds the lock (with its pid) and answers a request of another
+	// version with an error line of its own version.
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	dir := SocketDir()
+	if err := ensureSocketDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "daemon.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	lock.WriteString("4242\n")
+	ln, err := net.Listen("unix", SocketPath())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
 	go func() {
-		conn, err := ln.Accept()
-		if err != nil {
-			return
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			bufio.NewReader(conn).ReadBytes('\n')
+			conn.Write([]byte(`{"v":1,"id":1,"ok":false,"error":{"code":"daemon","msg":"client speaks protocol version 2, daemon 1"}}` + "\n"))
+			conn.Close()
 		}
-		defer conn.Close()
-		// What a version 1 daemon answers a request of another version.
-		bufio.NewReader(conn).ReadBytes('\n')
-		conn.Write([]byte(`{"v":1,"id":1,"ok":false,"error":{"code":"daemon","msg":"client speaks protocol version 2, daemon 1"}}` + "\n"))
 	}()
-	_, err = dial(ctx(t), sock)
+	// Connect says so, and starts no daemon of its own beside it (which would only find the
+	// lock taken).
+	_, err = Connect(ctx(t))
 	if !errors.Is(err, ErrDaemon) || !strings.Contains(err.Error(), "protocol version 1, this vaultui 2") ||
 		!strings.Contains(err.Error(), "kill 4242") {
 		t.Fatalf("a version 1 daemon: %v", err)

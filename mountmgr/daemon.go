@@ -23,8 +23,8 @@ import (
 type ServeOptions struct {
 	// SocketPath defaults to SocketPath().
 	SocketPath string
-	// Logger receives the daemon's log; nil logs to stderr. When stderr is the log file
-	// (LogPath, as Connect starts the daemon), the daemon rotates it at LogMax.
+	// Logger receives the daemon's log; nil: see openLogSink (the log file LogPath,
+	// rotated at LogMax, or stderr).
 	Logger *log.Logger
 	// LogMax is the log file's rotation size; 0 means DefaultLogMax.
 	LogMax int64
@@ -50,7 +50,7 @@ type ServeOptions struct {
 // Serve runs the mount daemon until ctx is done (or it has been idle for IdleExit), then
 // unmounts every vault and returns; see [daemon.shutdown] for busy mounts. Only one daemon
 // runs per socket directory: a second one fails at start.
-func Serve(ctx context.Context, opts ServeOptions) error {
+func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	if opts.SocketPath == "" {
 		opts.SocketPath = SocketPath()
 	}
@@ -60,22 +60,10 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = DefaultShutdownGrace
 	}
-	if opts.Logger == nil {
-		opts.Logger = log.New(os.Stderr, "", log.LstdFlags)
-		if p, err := LogPath(); err == nil && isFile(2, p) {
-			fds := []int{2}
-			if isFile(1, p) {
-				fds = append(fds, 1)
-			}
-			rl, err := openRotatingLog(p, opts.LogMax, fds...)
-			if err != nil {
-				return err
-			}
-			defer rl.Close()
-			opts.Logger = log.New(rl, "", log.LstdFlags)
-		}
-	}
-	opts.Logger = escapingLogger(opts.Logger)
+	dlog := openLogSink(opts)
+	defer dlog.Close()
+	defer func() { dlog.startFailed(err) }()
+	opts.Logger = dlog.logger
 	dir := filepath.Dir(opts.SocketPath)
 	if err := ensureSocketDir(dir); err != nil {
 		return err
@@ -117,6 +105,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		unmountWait: defaultUnmountWait,
 		lastUsed:    time.Now(),
 		stop:        stop,
+		dlog:        dlog,
 	}
 	if opts.EventsPath == "" {
 		opts.EventsPath, _ = EventsPath()
@@ -142,6 +131,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		d.sockPath, d.sockIno = opts.SocketPath, sockSt.Ino
 	}
 	d.log.Printf("daemon pid %d listening on %s (protocol %d)", os.Getpid(), opts.SocketPath, ProtocolVersion)
+	dlog.ready()
 	if opts.Ready != nil {
 		opts.Ready()
 	}
@@ -169,6 +159,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 
 type daemon struct {
 	log    *log.Logger
+	dlog   *logSink // where log goes, for DaemonInfo
 	events *eventLog
 	uid    int
 	quit   chan struct{}

@@ -349,18 +349,18 @@ func TestStaleReportOnce(t *testing.T) {
 		return resp
 	}
 	// A status request from a client that predates the report.
-	resp := ask(`{"v":1,"id":1,"op":"status"}`)
+	resp := ask(`{"v":2,"id":1,"op":"status"}`)
 	if len(resp.Stale) != 0 || len(resp.Mounts) != 1 || !resp.Mounts[0].Stale || resp.Mounts[0].MountPoint != "/m/b" {
 		t.Fatalf("plain status: %+v", resp)
 	}
-	resp = ask(`{"v":1,"id":2,"op":"status","stale_report":true}`)
+	resp = ask(`{"v":2,"id":2,"op":"status","stale_report":true}`)
 	if len(resp.Stale) != 2 || resp.Stale[0].MountPoint != "/m/a" || !resp.Stale[0].Cleaned ||
 		resp.Stale[1].Error != "EBUSY" || !resp.Stale[1].Found.Equal(found) {
 		t.Fatalf("report: %+v", resp.Stale)
 	}
 	// The mount whose cleanup failed stays listed as stale until it is gone; the report is not
 	// given again.
-	resp = ask(`{"v":1,"id":3,"op":"status","stale_report":true}`)
+	resp = ask(`{"v":2,"id":3,"op":"status","stale_report":true}`)
 	if len(resp.Stale) != 0 || len(resp.Mounts) != 1 || !resp.Mounts[0].Stale {
 		t.Fatalf("after the report: %+v", resp)
 	}
@@ -433,8 +433,9 @@ func TestStaleCleanupRetries(t *testing.T) {
 	}
 }
 
-// TestStaleFromOldDaemon: a daemon that predates the report ignores the request's field and
-// answers without one; the client reports nothing rather than an error.
+// TestStaleFromOldDaemon: a daemon that answers a report request without the report (the field
+// is optional, as it was for daemons that predate it) gives the client nothing to report, not an
+// error.
 func TestStaleFromOldDaemon(t *testing.T) {
 	dir, _ := os.MkdirTemp("", "vmmo")
 	defer os.RemoveAll(dir)
@@ -458,7 +459,7 @@ func TestStaleFromOldDaemon(t *testing.T) {
 			}
 			var req struct{ ID uint64 }
 			json.Unmarshal(line, &req)
-			fmt.Fprintf(conn, `{"v":1,"id":%d,"ok":true,"mounts":[{"MountPoint":"/m"}]}`+"\n", req.ID)
+			fmt.Fprintf(conn, `{"v":2,"id":%d,"ok":true,"mounts":[{"MountPoint":"/m"}]}`+"\n", req.ID)
 		}
 	}()
 	c, err := dial(ctx(t), sock)

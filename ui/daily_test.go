@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,6 +207,24 @@ func TestEventsScreenEmpty(t *testing.T) {
 	tm := newTestModel(t, newFake())
 	tm.keys("e")
 	wantView(t, tm, "No events yet.")
+}
+
+// TestEventsScreenError: an event log that cannot be read shows why, not "No events yet"
+// (issue 24: a reply over the old line bound looked like an empty log); once the stream works
+// again, the error goes.
+func TestEventsScreenError(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	tm.keys("e")
+	tm.Update(eventsEnded{err: fmt.Errorf("%w: ctl.sock: line longer than 65536 bytes", ErrDaemon)})
+	v := tm.View()
+	if !strings.Contains(v, "Could not read the event log") || !strings.Contains(v, "65536 bytes") ||
+		strings.Contains(v, "No events yet") {
+		t.Fatalf("events screen after a failed read:\n%s", v)
+	}
+	tm.send(eventsMsg(fakeEvents()))
+	if v := tm.View(); strings.Contains(v, "Could not read") || !strings.Contains(v, "unmounted (idle)") {
+		t.Fatalf("events screen once the log is read:\n%s", v)
+	}
 }
 
 // TestAutomountToggle: A flips the selected vault's automount option in the

@@ -124,7 +124,7 @@ func openEventLog(path string, max int, lg *log.Logger) *eventLog {
 	if path == "" {
 		return l
 	}
-	f, err := os.Open(path)
+	f, err := vault.OpenUserFile(path) // a FIFO put there would hang the daemon's start
 	if err != nil {
 		if !os.IsNotExist(err) {
 			lg.Printf("event log %s: %v; starting empty", path, err)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 // The ledger is the list of mount points that daemons of one socket directory have mounted,
@@ -17,11 +19,14 @@ import (
 // side by side, each with its own XDG_RUNTIME_DIR) are theirs to clean and report. A mount
 // point leaves the ledger when a daemon starts and finds it neither mounted nor stale.
 
+// maxLedger bounds the ledger read: thousands of mount points of the longest paths.
+const maxLedger = 16 << 20
+
 func ledgerPath(socketDir string) string { return filepath.Join(socketDir, "mounts") }
 
 // readLedger returns the mount points in the ledger at path; a missing ledger is empty.
 func readLedger(path string) (map[string]bool, error) {
-	data, err := os.ReadFile(path)
+	data, err := vault.ReadUserFile(path, maxLedger)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]bool{}, nil
 	}

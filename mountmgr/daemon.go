@@ -83,7 +83,10 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 			break
 		}
 		if try == 20 {
-			pid, _ := os.ReadFile(lockPath)
+			// From the open lock, not the path: reopening what is there could block on a FIFO.
+			pid := make([]byte, 32)
+			n, _ := lock.ReadAt(pid, 0)
+			pid = pid[:n]
 			return fmt.Errorf("another daemon is running (pid %s, lock %s)", strings.TrimSpace(string(pid)), lockPath)
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -130,7 +130,7 @@ func openEventLog(path string, max int, lg *log.Logger) *eventLog {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		l.saveFailed(err)
 	}
-	f, err := os.Open(path)
+	f, err := vault.OpenUserFile(path) // a FIFO put there would hang the daemon's start
 	if err != nil {
 		if !os.IsNotExist(err) {
 			lg.Printf("event log %s: %v; starting empty", path, err)

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 // The ledger is the list of mounts that daemons of one socket directory have mounted, kept in
@@ -25,12 +27,15 @@ import (
 // since (a parent directory renamed) is still found by its identity. A line of a path alone
 // (ledgers of older versions) names the mount at that path.
 
+// maxLedger bounds the ledger read: thousands of mount points of the longest paths.
+const maxLedger = 16 << 20
+
 func ledgerPath(socketDir string) string { return filepath.Join(socketDir, "mounts") }
 
 // readLedger returns the ledger at path: mount point -> identity (zero for a line of a path
 // alone); a missing ledger is empty.
 func readLedger(path string) (map[string]mountID, error) {
-	data, err := os.ReadFile(path)
+	data, err := vault.ReadUserFile(path, maxLedger)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]mountID{}, nil
 	}

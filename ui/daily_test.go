@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -288,5 +289,25 @@ func TestMountRemembersPassword(t *testing.T) {
 	tm.keys("new password", "enter")
 	if got := fb.stored["/data/work.crypt"]; got != "new password" {
 		t.Fatalf("the typed password did not replace the stored one: %q", got)
+	}
+}
+
+// TestSpeedCacheFIFO: a speed cache that is a FIFO reads as nothing cached, at once (it used
+// to hang the app's start).
+func TestSpeedCacheFIFO(t *testing.T) {
+	dir := t.TempDir()
+	cache := &speedCache{path: filepath.Join(dir, "speed.json"), cpu: "amd64 Test CPU", version: "v1"}
+	if err := syscall.Mkfifo(cache.path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool, 1)
+	go func() { _, ok := cache.load(); done <- ok }()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("a FIFO read as a cached test")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("loading a speed cache that is a FIFO hangs")
 	}
 }

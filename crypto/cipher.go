@@ -84,3 +84,14 @@ func HasAESInstructions() bool {
 	}
 	return false
 }
+
+// BlockOverhead returns the on-disk overhead of one content block of cipher c
+// (nonce and tag), or 0 for an unknown cipher. It needs no key: sizes of a
+// vault with another cipher can be planned before it is unlocked.
+func (c CipherID) BlockOverhead() int {
+	b, err := backendFor(c)
+	if err != nil {
+		return 0
+	}
+	return b.nonceLen + TagLen
+}

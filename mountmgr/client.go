@@ -2,14 +2,17 @@ package mountmgr
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -56,8 +59,11 @@ func Connect(ctx context.Context) (*Client, error) {
 		return c, nil
 	}
 	var unsafe *unsafeSocketError
-	if errors.As(err, &unsafe) {
-		return nil, err // never start a daemon next to someone else's socket
+	var version *versionError
+	if errors.As(err, &unsafe) || errors.As(err, &version) {
+		// Never start a daemon next to someone else's socket, nor beside one of another
+		// version, which holds the lock (the error says how to stop it).
+		return nil, err
 	}
 	if err := ensureSocketDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDaemon, err)
@@ -75,13 +81,14 @@ func Connect(ctx context.Context) (*Client, error) {
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
 	if c, err := dial(ctx, path); err == nil {
 		return c, nil
-	} else if errors.As(err, &unsafe) {
+	} else if errors.As(err, &unsafe) || errors.As(err, &version) {
 		return nil, err
 	}
-	done, err := startDaemon()
+	started, err := startDaemon()
 	if err != nil {
 		return nil, fmt.Errorf("%w: starting the daemon: %w", ErrDaemon, err)
 	}
+	defer started.stderr.Close()
 	deadline := time.Now().Add(daemonStartTimeout)
 	var lastErr error
 	for time.Now().Before(deadline) {
@@ -96,9 +103,8 @@ func Connect(ctx context.Context) (*Client, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case exitErr := <-done:
-			logPath, _ := LogPath()
-			return nil, fmt.Errorf("%w: the daemon exited at start (%v); see %s", ErrDaemon, exitErr, logPath)
+		case exitErr := <-started.done:
+			return nil, started.failure(exitErr)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -122,33 +128,37 @@ func flockContext(ctx context.Context, f *os.File) error {
 	}
 }
 
-// startDaemon runs the daemon in a new session with its output going to the log file. The
-// returned channel reports its exit, which only matters while Connect waits for it.
-func startDaemon() (<-chan error, error) {
+// startedDaemon is a daemon Connect started and waits for.
+type startedDaemon struct {
+	done <-chan error // its exit
+	// stderr is the read end of its stderr until it is ready; said is what it wrote there,
+	// delivered once it closes it (ready, or gone).
+	stderr *os.File
+	said   <-chan string
+}
+
+// startDaemon runs the daemon in a new session, in /, with stdin and stdout on /dev/null and
+// stderr on a pipe until it is ready (see detachedEnv): what it says there before it can
+// answer is why it could not start, which the client tells the user.
+func startDaemon() (*startedDaemon, error) {
 	cmd, err := DaemonCommand()
 	if err != nil {
 		return nil, err
 	}
-	logPath, err := LogPath()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
-		return nil, err
-	}
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	devnull, err := os.Open(os.DevNull)
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer devnull.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer pw.Close()
 	cmd.Stdin = devnull
-	cmd.Stdout = logf
-	cmd.Stderr = logf
+	cmd.Stdout = devnull
+	cmd.Stderr = pw
+	cmd.Env = append(cmd.Environ(), detachedEnv+"=1")
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -156,11 +166,32 @@ func startDaemon() (<-chan error, error) {
 	// Not the client's working directory: the daemon would keep it busy (perhaps a mount).
 	cmd.Dir = "/"
 	if err := cmd.Start(); err != nil {
+		pr.Close()
 		return nil, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	return done, nil
+	said := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(pr, 16<<10))
+		said <- string(b)
+	}()
+	return &startedDaemon{done: done, stderr: pr, said: said}, nil
+}
+
+// failure is the error for a daemon that exited (exitErr) before it answered: what it said on
+// stderr, or where to look.
+func (s *startedDaemon) failure(exitErr error) error {
+	var said string
+	select {
+	case said = <-s.said:
+	case <-time.After(time.Second): // a child of the daemon holds the pipe
+	}
+	if said = strings.TrimSpace(said); said != "" {
+		return fmt.Errorf("%w: the daemon could not start (%v): %s", ErrDaemon, exitErr, said)
+	}
+	logPath, _ := LogPath()
+	return fmt.Errorf("%w: the daemon exited at start (%v); see %s", ErrDaemon, exitErr, logPath)
 }
 
 // Dial connects to the daemon listening on the socket at path, without starting one: for
@@ -222,9 +253,9 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(line) > maxLine+1 {
+	if len(line) > maxRequestLine+1 {
 		crypto.Wipe(line)
-		return nil, fmt.Errorf("request of %d bytes is over the limit of %d (a password that long?)", len(line), maxLine)
+		return nil, fmt.Errorf("request of %d bytes is over the limit of %d (a password that long?)", len(line), maxRequestLine)
 	}
 	_, err = c.conn.Write(line)
 	crypto.Wipe(line)
@@ -232,7 +263,7 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 		return nil, c.ioError(ctx, err)
 	}
 	for {
-		resp, err := readResponse(c.r)
+		resp, err := readReply(c.r)
 		if err != nil {
 			return nil, c.ioError(ctx, err)
 		}
@@ -254,22 +285,21 @@ func (c *Client) ioError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return fmt.Errorf("%w: %s: %w", ErrDaemon, c.path, err)
+	return daemonIOError(c.path, err)
 }
 
-func readResponse(r *bufio.Reader) (*response, error) {
-	line, err := readLineBounded(r)
-	if err != nil {
-		return nil, err
+// daemonIOError is err from the daemon at socket path, with advice for a daemon of another
+// version: it is stopped by a signal, since this vaultui cannot talk to it.
+func daemonIOError(path string, err error) error {
+	var ve *versionError
+	if errors.As(err, &ve) {
+		pid := "its pid"
+		if b, rerr := os.ReadFile(filepath.Join(filepath.Dir(path), "daemon.lock")); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
+			pid = string(bytes.TrimSpace(b))
+		}
+		return fmt.Errorf("%w: %s: %w; stop it with kill %s (SIGTERM unmounts its vaults), and this vaultui starts its own", ErrDaemon, path, err, pid)
 	}
-	var resp response
-	if err := json.Unmarshal(line, &resp); err != nil {
-		return nil, fmt.Errorf("bad response from daemon: %w", err)
-	}
-	if resp.V != ProtocolVersion {
-		return nil, fmt.Errorf("daemon speaks protocol version %d, this client %d; restart the daemon (vaultui unmount --all, then kill it)", resp.V, ProtocolVersion)
-	}
-	return &resp, nil
+	return fmt.Errorf("%w: %s: %w", ErrDaemon, path, err)
 }
 
 // Mount unlocks the vault in the daemon and mounts it. It returns once the mount is usable.
@@ -358,17 +388,30 @@ func (c *Client) stream(ctx context.Context, req request, each func(*response) e
 	}
 	r := bufio.NewReaderSize(conn, 64<<10)
 	for {
-		resp, err := readResponse(r)
+		resp, err := readReply(r)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrDaemon, err)
+			return daemonIOError(c.path, err)
 		}
 		if err := each(resp); err != nil {
 			return err
 		}
 	}
+}
+
+// Daemon says how the daemon runs: its pid, where it logs, and whether its log file or its
+// event log cannot be written (then it logs to stderr and keeps events in memory only).
+func (c *Client) Daemon(ctx context.Context) (DaemonInfo, error) {
+	resp, err := c.call(ctx, request{Op: opPing})
+	if err != nil {
+		return DaemonInfo{}, err
+	}
+	if resp.Daemon == nil {
+		return DaemonInfo{PID: resp.PID}, nil
+	}
+	return *resp.Daemon, nil
 }
 
 // Close closes the connection. Mounts stay with the daemon.

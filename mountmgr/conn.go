@@ -105,14 +105,15 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 	}
 }
 
+// send writes resp as one reply, paged into lines of bounded length (replyLines).
 func (d *daemon) send(conn net.Conn, resp *response) error {
 	resp.V = ProtocolVersion
 	resp.OK = resp.Error == nil
-	line, err := json.Marshal(resp)
+	lines, err := replyLines(resp)
 	if err != nil {
 		return err
 	}
-	_, err = conn.Write(append(line, '\n'))
+	_, err = (*net.Buffers)(&lines).WriteTo(conn)
 	return err
 }
 
@@ -134,7 +135,7 @@ func (d *daemon) watch(conn net.Conn, id uint64) {
 func (d *daemon) handle(req *request) *response {
 	switch req.Op {
 	case opPing:
-		return &response{PID: os.Getpid()}
+		return &response{PID: os.Getpid(), Daemon: d.info()}
 	case opEvents:
 		evs, _ := d.events.since(req.After)
 		return &response{Events: evs}
@@ -172,6 +173,7 @@ func (d *daemon) handle(req *request) *response {
 }
 
 func (d *daemon) status() []MountInfo {
+	d.refreshMountPoints()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := make([]MountInfo, 0, len(d.mounts)+len(d.stale))
@@ -194,4 +196,16 @@ func (d *daemon) status() []MountInfo {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].MountPoint < out[j].MountPoint })
 	return out
+}
+
+// info describes how the daemon runs (DaemonInfo).
+func (d *daemon) info() *DaemonInfo {
+	info := &DaemonInfo{PID: os.Getpid(), EventsError: d.events.problem()}
+	if d.dlog != nil {
+		info.Log, info.StderrNull = d.dlog.file, d.dlog.stderrNull()
+		if d.dlog.fileErr != nil {
+			info.LogError = d.dlog.fileErr.Error()
+		}
+	}
+	return info
 }

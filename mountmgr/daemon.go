@@ -23,8 +23,8 @@ import (
 type ServeOptions struct {
 	// SocketPath defaults to SocketPath().
 	SocketPath string
-	// Logger receives the daemon's log; nil logs to stderr. When stderr is the log file
-	// (LogPath, as Connect starts the daemon), the daemon rotates it at LogMax.
+	// Logger receives the daemon's log; nil: see openLogSink (the log file LogPath,
+	// rotated at LogMax, or stderr).
 	Logger *log.Logger
 	// LogMax is the log file's rotation size; 0 means DefaultLogMax.
 	LogMax int64
@@ -50,7 +50,7 @@ type ServeOptions struct {
 // Serve runs the mount daemon until ctx is done (or it has been idle for IdleExit), then
 // unmounts every vault and returns; see [daemon.shutdown] for busy mounts. Only one daemon
 // runs per socket directory: a second one fails at start.
-func Serve(ctx context.Context, opts ServeOptions) error {
+func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	if opts.SocketPath == "" {
 		opts.SocketPath = SocketPath()
 	}
@@ -60,22 +60,10 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = DefaultShutdownGrace
 	}
-	if opts.Logger == nil {
-		opts.Logger = log.New(os.Stderr, "", log.LstdFlags)
-		if p, err := LogPath(); err == nil && isFile(2, p) {
-			fds := []int{2}
-			if isFile(1, p) {
-				fds = append(fds, 1)
-			}
-			rl, err := openRotatingLog(p, opts.LogMax, fds...)
-			if err != nil {
-				return err
-			}
-			defer rl.Close()
-			opts.Logger = log.New(rl, "", log.LstdFlags)
-		}
-	}
-	opts.Logger = escapingLogger(opts.Logger)
+	dlog := openLogSink(opts)
+	defer dlog.Close()
+	defer func() { dlog.startFailed(err) }()
+	opts.Logger = dlog.logger
 	dir := filepath.Dir(opts.SocketPath)
 	if err := ensureSocketDir(dir); err != nil {
 		return err
@@ -95,7 +83,10 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 			break
 		}
 		if try == 20 {
-			pid, _ := os.ReadFile(lockPath)
+			// From the open lock, not the path: reopening what is there could block on a FIFO.
+			pid := make([]byte, 32)
+			n, _ := lock.ReadAt(pid, 0)
+			pid = pid[:n]
 			return fmt.Errorf("another daemon is running (pid %s, lock %s)", strings.TrimSpace(string(pid)), lockPath)
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -109,6 +100,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		log:         opts.Logger,
 		uid:         os.Getuid(),
 		mounts:      map[string]*mount{},
+		settling:    map[chan struct{}]bool{},
 		quit:        make(chan struct{}),
 		ledger:      ledgerPath(dir),
 		idleExit:    opts.IdleExit,
@@ -116,6 +108,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		unmountWait: defaultUnmountWait,
 		lastUsed:    time.Now(),
 		stop:        stop,
+		dlog:        dlog,
 	}
 	if opts.EventsPath == "" {
 		opts.EventsPath, _ = EventsPath()
@@ -141,6 +134,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		d.sockPath, d.sockIno = opts.SocketPath, sockSt.Ino
 	}
 	d.log.Printf("daemon pid %d listening on %s (protocol %d)", os.Getpid(), opts.SocketPath, ProtocolVersion)
+	dlog.ready()
 	if opts.Ready != nil {
 		opts.Ready()
 	}
@@ -168,6 +162,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 
 type daemon struct {
 	log    *log.Logger
+	dlog   *logSink // where log goes, for DaemonInfo
 	events *eventLog
 	uid    int
 	quit   chan struct{}
@@ -211,7 +206,10 @@ type daemon struct {
 	// ledger is the file listing the mount points this socket directory's daemons mounted
 	// (ledger.go); owned is its content: the only stale mounts cleanStale touches.
 	ledger string
-	owned  map[string]bool
+	owned  map[string]mountID
+	// settling holds a channel per mount request being served, closed when it is done: what
+	// "unmount --all" waits for, so a mount being set up is not left behind.
+	settling map[chan struct{}]bool
 }
 
 type mount struct {
@@ -222,6 +220,11 @@ type mount struct {
 	idle    time.Duration
 	// dev is the file system's device number, to find the processes that use it.
 	dev uint64
+	// The identities this mount is known by (see vault.ID and mountID), never its spelling:
+	// vid the vault's cipherdir, dir the mount point directory under the mount (set while
+	// pending), root the mounted file system's root, mnt the mount itself.
+	vid, dir, root vault.ID
+	mnt            mountID
 	// ended is set (under d.mu) once the file system's server has ended; done is closed
 	// after that, once the end is logged and the keys are wiped.
 	ended bool
@@ -239,6 +242,7 @@ func (d *daemon) tick() {
 		case <-d.quit:
 			return
 		case now := <-t.C:
+			d.refreshMountPoints()
 			var idle []string
 			d.mu.Lock()
 			for mp, m := range d.mounts {

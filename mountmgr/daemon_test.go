@@ -352,18 +352,18 @@ func TestStaleReportOnce(t *testing.T) {
 		return resp
 	}
 	// A status request from a client that predates the report.
-	resp := ask(`{"v":1,"id":1,"op":"status"}`)
+	resp := ask(`{"v":2,"id":1,"op":"status"}`)
 	if len(resp.Stale) != 0 || len(resp.Mounts) != 1 || !resp.Mounts[0].Stale || resp.Mounts[0].MountPoint != "/m/b" {
 		t.Fatalf("plain status: %+v", resp)
 	}
-	resp = ask(`{"v":1,"id":2,"op":"status","stale_report":true}`)
+	resp = ask(`{"v":2,"id":2,"op":"status","stale_report":true}`)
 	if len(resp.Stale) != 2 || resp.Stale[0].MountPoint != "/m/a" || !resp.Stale[0].Cleaned ||
 		resp.Stale[1].Error != "EBUSY" || !resp.Stale[1].Found.Equal(found) {
 		t.Fatalf("report: %+v", resp.Stale)
 	}
 	// The mount whose cleanup failed stays listed as stale until it is gone; the report is not
 	// given again.
-	resp = ask(`{"v":1,"id":3,"op":"status","stale_report":true}`)
+	resp = ask(`{"v":2,"id":3,"op":"status","stale_report":true}`)
 	if len(resp.Stale) != 0 || len(resp.Mounts) != 1 || !resp.Mounts[0].Stale {
 		t.Fatalf("after the report: %+v", resp)
 	}
@@ -377,12 +377,13 @@ func TestStaleCleanupRetries(t *testing.T) {
 	stale := map[string]bool{"/m/a": true, "/m/b": true}
 	fail := map[string]bool{"/m/a": true, "/m/b": true}
 	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
-		owned: map[string]bool{"/m/a": true, "/m/b": true}}
-	find := func(uid int, skip func(string) bool) ([]mountEntry, error) {
+		owned: map[string]mountID{"/m/a": {}, "/m/b": {}}}
+	find := func(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 		var out []mountEntry
 		for _, mp := range []string{"/m/a", "/m/b"} {
-			if stale[mp] && !skip(mp) {
-				out = append(out, mountEntry{MountPoint: mp, FSType: FSType, Source: "/c" + mp[2:]})
+			e := mountEntry{MountPoint: mp, FSType: FSType, Source: "/c" + mp[2:]}
+			if stale[mp] && !skip(e) {
+				out = append(out, e)
 			}
 		}
 		return out, nil
@@ -425,7 +426,7 @@ func TestStaleCleanupRetries(t *testing.T) {
 		t.Fatalf("second report: %+v", second)
 	}
 	// Undelivered news of a failure is corrected, not duplicated, when the mount goes away.
-	d.owned["/m/a"] = true // mounted again (Mount adds it to the ledger), then stale again
+	d.owned["/m/a"] = mountID{} // mounted again (Mount adds it to the ledger), then stale again
 	stale["/m/a"], fail["/m/a"] = true, true
 	d.cleanStale()
 	stale["/m/a"] = false
@@ -435,8 +436,9 @@ func TestStaleCleanupRetries(t *testing.T) {
 	}
 }
 
-// TestStaleFromOldDaemon: a daemon that predates the report ignores the request's field and
-// answers without one; the client reports nothing rather than an error.
+// TestStaleFromOldDaemon: a daemon that answers a report request without the report (the field
+// is optional, as it was for daemons that predate it) gives the client nothing to report, not an
+// error.
 func TestStaleFromOldDaemon(t *testing.T) {
 	dir, _ := os.MkdirTemp("", "vmmo")
 	defer os.RemoveAll(dir)
@@ -460,7 +462,7 @@ func TestStaleFromOldDaemon(t *testing.T) {
 			}
 			var req struct{ ID uint64 }
 			json.Unmarshal(line, &req)
-			fmt.Fprintf(conn, `{"v":1,"id":%d,"ok":true,"mounts":[{"MountPoint":"/m"}]}`+"\n", req.ID)
+			fmt.Fprintf(conn, `{"v":2,"id":%d,"ok":true,"mounts":[{"MountPoint":"/m"}]}`+"\n", req.ID)
 		}
 	}()
 	c, err := dial(ctx(t), sock)
@@ -586,21 +588,24 @@ func TestOtherUIDRefused(t *testing.T) {
 // to clean and report; the ledger then keeps only what is still to clean.
 func TestStaleOnlyFromOwnLedger(t *testing.T) {
 	ledger := filepath.Join(t.TempDir(), "mounts")
-	if err := writeLedger(ledger, map[string]bool{"/m/a": true, "/m/gone": true}); err != nil {
+	if err := writeLedger(ledger, map[string]mountID{"/m/a": {}, "/m/gone": {}}); err != nil {
 		t.Fatal(err)
 	}
 	owned, err := readLedger(ledger)
-	if err != nil || !owned["/m/a"] || !owned["/m/gone"] || len(owned) != 2 {
+	_, a := owned["/m/a"]
+	_, gone := owned["/m/gone"]
+	if err != nil || !a || !gone || len(owned) != 2 {
 		t.Fatalf("readLedger = %v, %v", owned, err)
 	}
 	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
 		ledger: ledger, owned: owned}
 	var detached []string
-	find := func(uid int, skip func(string) bool) ([]mountEntry, error) {
+	find := func(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 		var out []mountEntry
 		for _, mp := range []string{"/m/a", "/m/b"} { // /m/b: another daemon's
-			if !skip(mp) {
-				out = append(out, mountEntry{MountPoint: mp, FSType: FSType, Source: "/c" + mp[2:]})
+			e := mountEntry{MountPoint: mp, FSType: FSType, Source: "/c" + mp[2:]}
+			if !skip(e) {
+				out = append(out, e)
 			}
 		}
 		return out, nil

@@ -106,6 +106,9 @@ type eventLog struct {
 	changed chan struct{}
 	log     *log.Logger
 	now     func() time.Time
+	// saveErr is why the file cannot be written (the log is then kept in memory only), logged
+	// once rather than per event; nil once a write works again.
+	saveErr error
 	// authSeen rate-limits EventAuthFailed: one per cipher path and mount a minute, so a
 	// program retrying a corrupt file does not push everything else out.
 	authSeen map[string]time.Time
@@ -124,7 +127,10 @@ func openEventLog(path string, max int, lg *log.Logger) *eventLog {
 	if path == "" {
 		return l
 	}
-	f, err := os.Open(path)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		l.saveFailed(err)
+	}
+	f, err := vault.OpenUserFile(path) // a FIFO put there would hang the daemon's start
 	if err != nil {
 		if !os.IsNotExist(err) {
 			lg.Printf("event log %s: %v; starting empty", path, err)
@@ -205,14 +211,25 @@ func (l *eventLog) add(e Event) {
 }
 
 // persist appends e to the file, or rewrites the file with the ring when it has grown to
-// twice max lines. The caller holds l.mu. Failures are logged: the in-memory log goes on.
+// twice max lines. The caller holds l.mu. A failure keeps the log in memory only (see
+// saveFailed) until a later write works.
 func (l *eventLog) persist(e Event) {
 	if l.path == "" {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
-		l.log.Printf("event log: %v", err)
+	if err := l.write(e); err != nil {
+		l.saveFailed(err)
 		return
+	}
+	if l.saveErr != nil {
+		l.log.Printf("event log %s: saved again", l.path)
+		l.saveErr = nil
+	}
+}
+
+func (l *eventLog) write(e Event) error {
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return err
 	}
 	if l.lines+1 >= 2*l.max {
 		var buf bytes.Buffer
@@ -222,29 +239,48 @@ func (l *eventLog) persist(e Event) {
 		}
 		tmp := l.path + ".tmp"
 		if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
-			l.log.Printf("event log: %v", err)
-			return
+			return err
 		}
 		if err := os.Rename(tmp, l.path); err != nil {
 			os.Remove(tmp)
-			l.log.Printf("event log: %v", err)
-			return
+			return err
 		}
 		l.lines = len(l.events)
-		return
+		return nil
 	}
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		l.log.Printf("event log: %v", err)
-		return
+		return err
 	}
 	defer f.Close()
 	line, _ := json.Marshal(e)
 	if _, err := f.Write(append(line, '\n')); err != nil {
-		l.log.Printf("event log %s: %v", l.path, err)
-		return
+		return fmt.Errorf("%s: %w", l.path, err)
 	}
 	l.lines++
+	return nil
+}
+
+// saveFailed records that the file cannot be written: the log goes on in memory, and the
+// daemon's log says so once (and again only when the reason changes).
+func (l *eventLog) saveFailed(err error) {
+	if l.saveErr == nil || l.saveErr.Error() != err.Error() {
+		l.log.Printf("event log: cannot save %s: %v; keeping events in memory only", l.path, err)
+	}
+	l.saveErr = err
+}
+
+// problem is why the event log is not being saved, or "".
+func (l *eventLog) problem() string {
+	if l == nil {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.saveErr == nil {
+		return ""
+	}
+	return l.saveErr.Error()
 }
 
 // since returns the events numbered after seq and a channel closed at the next event.
@@ -294,14 +330,14 @@ func (d *daemon) authFailedHook(cipherDir, mountPoint string) func(string, uint6
 // unmountFor unmounts mp (see unmount) and records why when it worked.
 func (d *daemon) unmountFor(mp string, lazy bool, why string) error {
 	d.mu.Lock()
-	cipherDir := ""
+	cipherDir, where := "", mp
 	if m := d.mounts[mp]; m != nil {
-		cipherDir = m.info.CipherDir
+		cipherDir, where = m.info.CipherDir, m.info.MountPoint
 	}
 	d.mu.Unlock()
 	err := d.unmount(mp, lazy)
 	if err == nil {
-		d.eventUnmounted(cipherDir, mp, why)
+		d.eventUnmounted(cipherDir, where, why)
 	}
 	return err
 }
@@ -312,21 +348,10 @@ func (d *daemon) unmountTargetFor(target string, lazy bool) error {
 	if lazy {
 		why = ReasonLazy
 	}
-	target = filepath.Clean(target)
-	d.mu.Lock()
-	mp, cipherDir := "", ""
-	for p, m := range d.mounts {
-		if m.fs != nil && (p == target || m.info.CipherDir == target) {
-			mp, cipherDir = p, m.info.CipherDir
-			break
-		}
+	if mp := d.findTarget(target); mp != "" {
+		return d.unmountFor(mp, lazy, why)
 	}
-	d.mu.Unlock()
-	err := d.unmountTarget(target, lazy)
-	if err == nil && mp != "" {
-		d.eventUnmounted(cipherDir, mp, why)
-	}
-	return err
+	return d.unmountTarget(target, lazy) // a stale mount, or nothing
 }
 
 // eventKeepalive is how often a follower with nothing new gets an empty answer, so the

@@ -3,6 +3,7 @@ package mountmgr
 import (
 	"bytes"
 	"errors"
+	"log"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,38 @@ func TestEventLogIsBoundedAndSurvivesReopen(t *testing.T) {
 	l2.add(Event{Kind: EventUnmounted, MountPoint: "/x", Reason: ReasonUser})
 	if evs3, _ := l2.since(23); len(evs3) != 1 || evs3[0].Seq != 24 {
 		t.Fatalf("numbering does not continue after a restart: %+v", evs3)
+	}
+}
+
+// TestEventLogUnsavable: an event log whose directory cannot be made goes on in memory, says
+// so once in the daemon's log (not once per event) and in problem(), and is saved again once
+// it can be.
+func TestEventLogUnsavable(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.WriteFile(state, nil, 0o600); err != nil { // a file where the directory goes
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	l := openEventLog(filepath.Join(state, "vaultui", "events.jsonl"), 5, log.New(&logged, "", 0))
+	if l.problem() == "" {
+		t.Error("no problem reported before the first event")
+	}
+	for range 10 {
+		l.add(Event{Kind: EventMounted, MountPoint: "/m"})
+	}
+	if evs, _ := l.since(0); len(evs) != 5 || evs[4].Seq != 10 {
+		t.Fatalf("in memory: %+v", evs)
+	}
+	if n := strings.Count(logged.String(), "cannot save"); n != 1 || !strings.Contains(l.problem(), "not a directory") {
+		t.Errorf("logged %d times, problem %q:\n%s", n, l.problem(), logged.String())
+	}
+	os.Remove(state)
+	l.add(Event{Kind: EventUnmounted, MountPoint: "/m"})
+	if l.problem() != "" || !strings.Contains(logged.String(), "saved again") {
+		t.Errorf("after the directory came back: problem %q, log:\n%s", l.problem(), logged.String())
+	}
+	if data, err := os.ReadFile(filepath.Join(state, "vaultui", "events.jsonl")); err != nil || !bytes.Contains(data, []byte(`"seq":11`)) {
+		t.Errorf("not saved again: %s, %v", data, err)
 	}
 }
 

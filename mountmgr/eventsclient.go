@@ -2,22 +2,12 @@ package mountmgr
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 )
-
-// errNoEvents explains a daemon that predates the event log.
-const errNoEvents = "this daemon has no event log (it is older than this client); restart it: vaultui unmount --all, then stop the daemon"
 
 // Events returns the daemon's event log after event number after (0: all of it), oldest first.
 func (c *Client) Events(ctx context.Context, after uint64) ([]Event, error) {
 	resp, err := c.call(ctx, request{Op: opEvents, After: after})
 	if err != nil {
-		var re *remoteError
-		if errors.As(err, &re) && re.sentinel == nil && isUnknownOp(re.msg) {
-			return nil, fmt.Errorf("%w: %s", ErrDaemon, errNoEvents)
-		}
 		return nil, err
 	}
 	return resp.Events, nil
@@ -29,9 +19,6 @@ func (c *Client) FollowEvents(ctx context.Context, after uint64, each func([]Eve
 	first := true
 	return c.stream(ctx, request{V: ProtocolVersion, ID: 1, Op: opEvents, After: after, Follow: true}, func(resp *response) error {
 		if resp.Error != nil {
-			if resp.Error.Code == codeBadRequest && isUnknownOp(resp.Error.Msg) {
-				return fmt.Errorf("%w: %s", ErrDaemon, errNoEvents)
-			}
 			return fromWire(resp.Error)
 		}
 		// The first answer is the backlog, even when empty; later empty ones keep the
@@ -42,8 +29,4 @@ func (c *Client) FollowEvents(ctx context.Context, after uint64, each func([]Eve
 		first = false
 		return nil
 	})
-}
-
-func isUnknownOp(msg string) bool {
-	return strings.Contains(msg, `unknown op "events"`)
 }

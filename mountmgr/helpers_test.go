@@ -68,11 +68,11 @@ func serveTest(t *testing.T, d *daemon, conn *net.UnixConn) {
 
 // fakeMounts is a mount table of a test's making.
 type fakeMounts struct {
-	find     func(uid int, skip func(string) bool) ([]mountEntry, error)
+	find     func(uid int, skip func(mountEntry) bool) ([]mountEntry, error)
 	detachFn func(mountPoint string) error
 }
 
-func (f fakeMounts) findStale(uid int, skip func(string) bool) ([]mountEntry, error) {
+func (f fakeMounts) findStale(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 	return f.find(uid, skip)
 }
 func (f fakeMounts) detach(mountPoint string) error { return f.detachFn(mountPoint) }

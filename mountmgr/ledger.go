@@ -9,45 +9,72 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
-// The ledger is the list of mount points that daemons of one socket directory have mounted,
-// kept in that directory (file "mounts"). A starting daemon cleans up only the stale mounts its
-// ledger names: the fuse.vaultui mounts of other daemons of the same user (tests run several
-// side by side, each with its own XDG_RUNTIME_DIR) are theirs to clean and report. A mount
-// point leaves the ledger when a daemon starts and finds it neither mounted nor stale.
+// The ledger is the list of mounts that daemons of one socket directory have mounted, kept in
+// that directory (file "mounts"). A starting daemon cleans up only the stale mounts its ledger
+// names: the fuse.vaultui mounts of other daemons of the same user (tests run several side by
+// side, each with its own XDG_RUNTIME_DIR) are theirs to clean and report. A mount leaves the
+// ledger when a daemon starts and finds it neither mounted nor stale.
+//
+// Each line names a mount by its identity (mount ID and device, see mountID) and, last, the
+// mount point it had when mounted: "ID MAJOR:MINOR PATH". A mount whose mount point was moved
+// since (a parent directory renamed) is still found by its identity. A line of a path alone
+// (ledgers of older versions) names the mount at that path.
+
+// maxLedger bounds the ledger read: thousands of mount points of the longest paths.
+const maxLedger = 16 << 20
 
 func ledgerPath(socketDir string) string { return filepath.Join(socketDir, "mounts") }
 
-// readLedger returns the mount points in the ledger at path; a missing ledger is empty.
-func readLedger(path string) (map[string]bool, error) {
-	data, err := os.ReadFile(path)
+// readLedger returns the ledger at path: mount point -> identity (zero for a line of a path
+// alone); a missing ledger is empty.
+func readLedger(path string) (map[string]mountID, error) {
+	data, err := vault.ReadUserFile(path, maxLedger)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[string]bool{}, nil
+		return map[string]mountID{}, nil
 	}
 	if err != nil {
-		return map[string]bool{}, fmt.Errorf("reading %s: %w", path, err)
+		return map[string]mountID{}, fmt.Errorf("reading %s: %w", path, err)
 	}
-	owned := map[string]bool{}
+	owned := map[string]mountID{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
-		if mp := sc.Text(); filepath.IsAbs(mp) {
-			owned[mp] = true
+		line := sc.Text()
+		if filepath.IsAbs(line) {
+			owned[line] = mountID{}
+			continue
+		}
+		var id mountID
+		var major, minor uint32
+		var mp string
+		if n, _ := fmt.Sscanf(line, "%d %d:%d ", &id.ID, &major, &minor); n == 3 {
+			if _, rest, ok := strings.Cut(line, " "); ok {
+				_, mp, _ = strings.Cut(rest, " ")
+			}
+		}
+		if filepath.IsAbs(mp) {
+			id.Dev = unix.Mkdev(major, minor)
+			owned[mp] = id
 		}
 	}
 	return owned, nil
 }
 
-// writeLedger replaces the ledger at path with the mount points in owned, atomically (temp
-// file and rename), so a daemon killed mid-write leaves the old list or the new one.
-func writeLedger(path string, owned map[string]bool) error {
-	mps := make([]string, 0, len(owned))
-	for mp := range owned {
-		mps = append(mps, mp)
-	}
-	slices.Sort(mps)
+// writeLedger replaces the ledger at path with owned, atomically (temp file and rename), so a
+// daemon killed mid-write leaves the old list or the new one.
+func writeLedger(path string, owned map[string]mountID) error {
+	mps := slices.Sorted(maps.Keys(owned))
 	var buf bytes.Buffer
 	for _, mp := range mps {
+		if id := owned[mp]; id.known() {
+			fmt.Fprintf(&buf, "%d %d:%d ", id.ID, unix.Major(id.Dev), unix.Minor(id.Dev))
+		}
 		buf.WriteString(mp)
 		buf.WriteByte('\n')
 	}
@@ -62,17 +89,28 @@ func writeLedger(path string, owned map[string]bool) error {
 	return nil
 }
 
+// owns reports whether the ledger names the mount e: by identity, or, for a line of a path
+// alone, by its mount point. The caller holds d.mu.
+func (d *daemon) owns(e mountEntry) bool {
+	for mp, id := range d.owned {
+		if id.known() && id == e.identity() || !id.known() && mp == e.MountPoint {
+			return true
+		}
+	}
+	return false
+}
+
 // pruneLedger keeps in the ledger only what may still need cleaning up: live mounts and stale
 // ones not cleaned yet. The caller holds d.mu.
 func (d *daemon) pruneLedger() {
-	owned := map[string]bool{}
+	owned := map[string]mountID{}
 	for mp, m := range d.mounts {
-		if m != nil && d.owned[mp] {
-			owned[mp] = true
+		if id, ok := d.owned[mp]; m != nil && ok {
+			owned[mp] = id
 		}
 	}
 	for _, s := range d.stale {
-		owned[s.MountPoint] = true
+		owned[s.MountPoint] = s.id
 	}
 	if !maps.Equal(owned, d.owned) {
 		d.owned = owned

@@ -10,22 +10,35 @@ import (
 	"io"
 )
 
-// maxLine bounds one request or response line on the control socket, in both directions: a
-// peer that sends more without a newline loses its connection, not the daemon its memory.
-// Real lines are under 1 KiB; a status listing fits about 150 mounts.
-const maxLine = 64 << 10
+// Line bounds on the control socket. A request is one line of at most maxRequestLine (real
+// ones are under 1 KiB): a client that sends more without a newline loses its connection, not
+// the daemon its memory. A reply is as long as its lists (status of many mounts, the event
+// log), so the daemon pages it (replyLines): lines of about replyPage, which the client joins
+// (readReply). The client still bounds each line, at maxReplyLine, which leaves room for a
+// single list entry far longer than any real one, and a whole reply at maxReply.
+const (
+	maxRequestLine = 64 << 10
+	replyPage      = 32 << 10
+	maxReplyLine   = 1 << 20
+	maxReply       = 64 << 20
+)
 
-// errLineTooLong is returned for a line longer than maxLine.
-var errLineTooLong = fmt.Errorf("line longer than %d bytes", maxLine)
+// lineTooLong is the error for a line over max bytes.
+type lineTooLong int
 
-// readLineBounded reads one line (with its newline) from r, refusing lines over maxLine. The
-// client reads responses with it; they carry no secrets.
-func readLineBounded(r *bufio.Reader) ([]byte, error) {
+func (e lineTooLong) Error() string { return fmt.Sprintf("line longer than %d bytes", int(e)) }
+
+// errLineTooLong is the error for a request line over maxRequestLine.
+var errLineTooLong error = lineTooLong(maxRequestLine)
+
+// readLineBounded reads one line (with its newline) from r, refusing lines over max. The
+// client reads replies with it; they carry no secrets.
+func readLineBounded(r *bufio.Reader, max int) ([]byte, error) {
 	var line []byte
 	for {
 		frag, err := r.ReadSlice('\n')
-		if len(line)+len(frag) > maxLine+1 {
-			return nil, errLineTooLong
+		if len(line)+len(frag) > max+1 {
+			return nil, lineTooLong(max)
 		}
 		line = append(line, frag...)
 		if err != bufio.ErrBufferFull {
@@ -48,8 +61,8 @@ func newLineReader(r io.Reader) *lineReader {
 }
 
 // next returns the next line without its newline. The slice points into the reader's buffer:
-// it is valid until the next call, and wiping it wipes the buffer. A line over maxLine is
-// errLineTooLong; the stream is then out of step and must be closed.
+// it is valid until the next call, and wiping it wipes the buffer. A line over the bound is
+// errLineTooLong (over maxRequestLine); the stream is then out of step and must be closed.
 func (l *lineReader) next() ([]byte, error) {
 	scanned := 0
 	for {
@@ -59,7 +72,7 @@ func (l *lineReader) next() ([]byte, error) {
 			return line, nil
 		}
 		scanned = l.end - l.start
-		if scanned > maxLine {
+		if scanned > maxRequestLine {
 			return nil, errLineTooLong
 		}
 		if l.end == len(l.buf) {
@@ -69,7 +82,7 @@ func (l *lineReader) next() ([]byte, error) {
 				clear(l.buf[n:l.end])
 				l.start, l.end = 0, n
 			} else {
-				bigger := make([]byte, min(2*len(l.buf), maxLine+2))
+				bigger := make([]byte, min(2*len(l.buf), maxRequestLine+2))
 				copy(bigger, l.buf[:l.end])
 				clear(l.buf)
 				l.buf = bigger
@@ -123,4 +136,118 @@ func marshalRequest(req request) ([]byte, error) {
 	base64.StdEncoding.Encode(line[at:], pw)
 	line = append(line, skel[at:]...)
 	return append(line, '\n'), nil
+}
+
+// replyLines encodes resp as the lines of one reply. A reply that fits in replyPage is one
+// line. A longer one is split: its lists (Mounts, Events, Stale) go out in pieces of about
+// replyPage each, on lines marked More, and the last line carries the rest of the reply.
+// The client joins them (readReply), so no amount of mounts or events makes a line too long.
+func replyLines(resp *response) ([][]byte, error) {
+	line, err := json.Marshal(resp)
+	if err != nil {
+		return nil, err
+	}
+	if len(line) <= replyPage {
+		return [][]byte{append(line, '\n')}, nil
+	}
+	var out [][]byte
+	emit := func(part *response) error {
+		part.V, part.ID, part.OK = resp.V, resp.ID, resp.OK
+		line, err := json.Marshal(part)
+		if err != nil {
+			return err
+		}
+		out = append(out, append(line, '\n'))
+		return nil
+	}
+	for _, p := range pages(resp.Mounts) {
+		if err := emit(&response{More: true, Mounts: p}); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range pages(resp.Events) {
+		if err := emit(&response{More: true, Events: p}); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range pages(resp.Stale) {
+		if err := emit(&response{More: true, Stale: p}); err != nil {
+			return nil, err
+		}
+	}
+	last := *resp
+	last.More, last.Mounts, last.Events, last.Stale = false, nil, nil, nil
+	if err := emit(&last); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// pages splits items into runs whose JSON takes about replyPage bytes at most (an item
+// longer than that alone is a run of its own).
+func pages[T any](items []T) [][]T {
+	var out [][]T
+	start, size := 0, 0
+	for i, it := range items {
+		b, _ := json.Marshal(it)
+		if i > start && size+len(b)+1 > replyPage-1024 { // 1 KiB for the line's other fields
+			out = append(out, items[start:i])
+			start, size = i, 0
+		}
+		size += len(b) + 1
+	}
+	if start < len(items) {
+		out = append(out, items[start:])
+	}
+	return out
+}
+
+// readReply reads one reply: a line, and the lines that follow while they are marked More,
+// joined into one response.
+func readReply(r *bufio.Reader) (*response, error) {
+	resp, total, err := readResponseLine(r)
+	for err == nil && resp.More {
+		var next *response
+		var n int
+		if next, n, err = readResponseLine(r); err != nil {
+			break
+		}
+		if next.ID != resp.ID {
+			return nil, fmt.Errorf("bad response from daemon: reply %d cut by reply %d", resp.ID, next.ID)
+		}
+		if total += n; total > maxReply {
+			return nil, fmt.Errorf("bad response from daemon: a reply over %d bytes", maxReply)
+		}
+		next.Mounts = append(resp.Mounts, next.Mounts...)
+		next.Events = append(resp.Events, next.Events...)
+		next.Stale = append(resp.Stale, next.Stale...)
+		resp = next
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// readResponse reads and decodes one line of a reply.
+func readResponse(r *bufio.Reader) (*response, error) {
+	resp, _, err := readResponseLine(r)
+	return resp, err
+}
+
+// readResponseLine is readResponse that also returns the line's length.
+func readResponseLine(r *bufio.Reader) (*response, int, error) {
+	line, err := readLineBounded(r, maxReplyLine)
+	if err != nil {
+		return nil, 0, err
+	}
+	var resp response
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return nil, 0, fmt.Errorf("bad response from daemon: %w", err)
+	}
+	if resp.V != ProtocolVersion {
+		// Checked on every line: a daemon of another version frames its replies its own way.
+		return nil, 0, &versionError{daemon: resp.V}
+	}
+	return &resp, len(line), nil
 }

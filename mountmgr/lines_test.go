@@ -24,7 +24,7 @@ func TestLongLineClosesOnlyThatConnection(t *testing.T) {
 	serveTest(t, d, b)
 	serveTest(t, d, e)
 	a.SetDeadline(time.Now().Add(10 * time.Second))
-	go a.Write(bytes.Repeat([]byte("x"), maxLine+100)) // no newline, ever
+	go a.Write(bytes.Repeat([]byte("x"), maxRequestLine+100)) // no newline, ever
 	r := bufio.NewReader(a)
 	resp, err := readResponse(r)
 	if err != nil || resp.Error == nil || !strings.Contains(resp.Error.Msg, "longer than") {
@@ -41,8 +41,8 @@ func TestLongLineClosesOnlyThatConnection(t *testing.T) {
 		t.Errorf("the other connection: %+v, %v", resp, err)
 	}
 	// The client side: a daemon (or impostor) answering with an endless line.
-	long := append(bytes.Repeat([]byte(" "), maxLine+10), '\n')
-	if _, err := readResponse(bufio.NewReaderSize(bytes.NewReader(long), 4096)); !errors.Is(err, errLineTooLong) {
+	long := append(bytes.Repeat([]byte(" "), maxReplyLine+10), '\n')
+	if _, err := readResponse(bufio.NewReaderSize(bytes.NewReader(long), 4096)); !errors.Is(err, lineTooLong(maxReplyLine)) {
 		t.Errorf("client reading a long response: %v", err)
 	}
 }
@@ -79,7 +79,7 @@ func TestLineReaderWipes(t *testing.T) {
 	if bytes.ContainsFunc(l.buf, func(r rune) bool { return r != 0 }) {
 		t.Error("wipe left bytes behind")
 	}
-	long := newLineReader(bytes.NewReader(bytes.Repeat([]byte("y"), 3*maxLine)))
+	long := newLineReader(bytes.NewReader(bytes.Repeat([]byte("y"), 3*maxRequestLine)))
 	if _, err := long.next(); !errors.Is(err, errLineTooLong) {
 		t.Errorf("long line: %v", err)
 	}

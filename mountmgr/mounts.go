@@ -14,11 +14,15 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr/vfs"
+	"github.com/vaultui/vaultui/vault"
 	"golang.org/x/sys/unix"
 )
 
-// mount unlocks and mounts one vault. The mount point is reserved in d.mounts while the
-// (slow: scrypt) unlock runs so two requests cannot race for it.
+// mount unlocks and mounts one vault. The vault and the mount point are compared with the
+// other mounts by identity (vault.ID): a second path to a mounted vault, or to a mount point
+// in use, is refused, as is a vault that gocryptfs or another daemon has mounted. The mount
+// point is reserved in d.mounts while the (slow: scrypt) unlock runs so two requests cannot
+// race for it.
 func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	defer crypto.Wipe(r.Password)
 	d.mu.Lock()
@@ -27,24 +31,38 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		return MountInfo{}, errors.New("the mount manager is shutting down")
 	}
 	d.inflight.Add(1)
+	settled := make(chan struct{})
+	if d.settling == nil {
+		d.settling = map[chan struct{}]bool{}
+	}
+	d.settling[settled] = true
 	d.mu.Unlock()
-	defer d.inflight.Done()
+	defer func() {
+		d.mu.Lock()
+		delete(d.settling, settled)
+		close(settled)
+		d.mu.Unlock()
+		d.inflight.Done()
+	}()
 	if !filepath.IsAbs(r.CipherDir) || !filepath.IsAbs(r.MountPoint) {
 		return MountInfo{}, errors.New("cipherdir and mount point must be absolute paths")
 	}
 	cipherDir, mountPoint := filepath.Clean(r.CipherDir), filepath.Clean(r.MountPoint)
+	// What cannot be stat'ed is reported by the checks below (missing vault or mount point).
+	vid, _ := vault.IDOf(cipherDir)
+	dir, _ := vault.IDOf(mountPoint)
 	d.mu.Lock()
 	for mp, m := range d.mounts {
-		if mp == mountPoint {
+		if mp == mountPoint || !dir.IsZero() && (m.dir == dir || m.root == dir) {
 			d.mu.Unlock()
-			return MountInfo{}, errorOf(ErrAlreadyMounted, "%s is already mounted", mountPoint)
+			return MountInfo{}, errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
 		}
-		if m.info.CipherDir == cipherDir {
+		if !vid.IsZero() && m.vid == vid {
 			d.mu.Unlock()
-			return MountInfo{}, errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, mp)
+			return MountInfo{}, errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, d.whereNow(m))
 		}
 	}
-	d.mounts[mountPoint] = &mount{info: MountInfo{CipherDir: cipherDir, MountPoint: mountPoint}}
+	d.mounts[mountPoint] = &mount{info: MountInfo{CipherDir: cipherDir, MountPoint: mountPoint}, vid: vid, dir: dir}
 	d.mu.Unlock()
 	ok := false
 	defer func() {
@@ -54,6 +72,14 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 			d.mu.Unlock()
 		}
 	}()
+	// Mounted by someone else: gocryptfs, another vaultui daemon, any file system whose
+	// source is this cipherdir. Two servers of one vault corrupt each other's blocks.
+	if !vid.IsZero() {
+		for _, e := range mountsOf(vid) {
+			return MountInfo{}, errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s (%s, from %s)",
+				cipherDir, e.MountPoint, e.FSType, e.Source)
+		}
+	}
 
 	if err := CheckNesting(cipherDir, mountPoint); err != nil {
 		return MountInfo{}, err
@@ -79,9 +105,18 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	if err := unix.Stat(mountPoint, &st); err != nil {
 		d.log.Printf("mounted %s but cannot stat it: %v; its users cannot be named", mountPoint, err)
 	}
+	// The mount's identity, by which it is unmounted and cleaned up wherever its mount point
+	// moves. Without it (a kernel before 5.8) the mount point's spelling is all there is.
+	id, err := mountAt(mountPoint)
+	if err != nil {
+		d.log.Printf("mounted %s but cannot identify the mount: %v; it is unmounted by its path", mountPoint, err)
+	}
 	now := time.Now()
 	m := &mount{
 		dev:  st.Dev,
+		vid:  vid,
+		root: vault.ID{Dev: st.Dev, Ino: st.Ino},
+		mnt:  id,
 		done: make(chan struct{}),
 		info: MountInfo{
 			CipherDir:  cipherDir,
@@ -97,14 +132,17 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		sampler: newSampler(mnt.Counters, now),
 		idle:    r.Idle,
 	}
+	if e, found, _ := findMount(id); found {
+		m.info.MountPoint = e.MountPoint // where the kernel put it: symlinks resolved
+	}
 	d.mu.Lock()
 	d.mounts[mountPoint] = m
-	d.owned[mountPoint] = true
+	d.owned[mountPoint] = id
 	d.saveLedger()
 	d.mu.Unlock()
 	ok = true
-	d.log.Printf("mounted %s (%s) at %s", cipherDir, m.info.Cipher, mountPoint)
-	d.eventMounted(cipherDir, mountPoint)
+	d.log.Printf("mounted %s (%s) at %s", cipherDir, m.info.Cipher, m.info.MountPoint)
+	d.eventMounted(cipherDir, m.info.MountPoint)
 	if v.notice != "" {
 		d.log.Printf("%s: %s", cipherDir, v.notice)
 	}
@@ -113,6 +151,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	go func() {
 		mnt.Wait()
 		d.mu.Lock()
+		where := m.info.MountPoint
 		external := d.mounts[mountPoint] == m && !m.closing.Load()
 		if d.mounts[mountPoint] == m {
 			delete(d.mounts, mountPoint)
@@ -121,12 +160,12 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		m.ended = true // from now on it cannot be detached
 		d.mu.Unlock()
 		if external {
-			d.log.Printf("%s was unmounted externally", mountPoint)
-			d.eventUnmounted(cipherDir, mountPoint, ReasonExternal)
+			d.log.Printf("%s was unmounted externally", where)
+			d.eventUnmounted(cipherDir, where, ReasonExternal)
 		}
 		if detached {
-			d.log.Printf("%s (detached): its last user is gone; file system closed", mountPoint)
-			d.eventUnmounted(cipherDir, mountPoint, ReasonReleased)
+			d.log.Printf("%s (detached): its last user is gone; file system closed", where)
+			d.eventUnmounted(cipherDir, where, ReasonReleased)
 		}
 		v.Close()
 		// Only now is the mount done: a shutdown waiting for its detached mounts exits once
@@ -137,6 +176,17 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		d.mu.Unlock()
 	}()
 	return m.info, nil
+}
+
+// whereNow is where m is mounted now: its mount point as the kernel lists it today (moved
+// with a renamed parent), else the one it was mounted at.
+func (d *daemon) whereNow(m *mount) string {
+	if m.mnt.known() {
+		if e, found, err := findMount(m.mnt); err == nil && found {
+			return e.MountPoint
+		}
+	}
+	return m.info.MountPoint
 }
 
 func checkMountPoint(mp string) error {
@@ -167,21 +217,19 @@ func checkMountPoint(mp string) error {
 	return nil
 }
 
-// unmountTarget unmounts by mount point or cipherdir; a stale mount is detached.
+// unmountTarget unmounts by mount point or cipherdir, compared by identity: any path to the
+// mount point or to the vault will do. A stale mount (its server gone, so nothing can be
+// stat'ed in it) is found by its mount point's real path or its source's identity; it is
+// detached.
 func (d *daemon) unmountTarget(target string, lazy bool) error {
-	target = filepath.Clean(target)
-	d.mu.Lock()
-	mp := ""
-	for p, m := range d.mounts {
-		if m.fs != nil && (p == target || m.info.CipherDir == target) {
-			mp = p
-			break
-		}
-	}
-	d.mu.Unlock()
+	mp := d.findTarget(target)
 	if mp == "" {
+		// One spelling is one place; other spellings are compared by identity.
+		tid, _ := idTimeout(target, time.Second)
+		real := realPath(target)
 		for _, s := range d.staleSnapshot() {
-			if s.MountPoint == target || s.CipherDir == target {
+			sid, _ := idTimeout(s.CipherDir, time.Second)
+			if s.MountPoint == real || s.CipherDir == filepath.Clean(target) || !tid.IsZero() && sid == tid {
 				if err := d.detachStale(s.MountPoint); err != nil {
 					return fmt.Errorf("stale mount %s: %w", s.MountPoint, err)
 				}
@@ -194,9 +242,40 @@ func (d *daemon) unmountTarget(target string, lazy bool) error {
 	return d.unmount(mp, lazy)
 }
 
-// unmount unmounts the vault at mp. A busy mount fails with a busyError (ErrBusy) unless lazy,
-// which detaches it now: its users keep their open files, the daemon serves them until the
-// last one is closed, then wipes the keys. No wait here is unbounded: see unmountFS.
+// findTarget returns the key in d.mounts of the live mount that target names: the root of
+// the mounted file system or the vault's cipherdir, by identity; "" if none.
+func (d *daemon) findTarget(target string) string {
+	// Bounded: target may be anywhere, a hung file system included.
+	tid, err := idTimeout(target, time.Second)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for p, m := range d.mounts {
+		if m.fs == nil {
+			continue
+		}
+		if err == nil && (tid == m.root || tid == m.vid) {
+			return p
+		}
+	}
+	return ""
+}
+
+// realPath is path with the symlinks of its directory resolved (the last element is kept: it
+// may be a mount point that cannot be stat'ed); path itself when that fails.
+func realPath(path string) string {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(dir, filepath.Base(path))
+}
+
+// unmount unmounts the vault registered at mp (a key of d.mounts), wherever its mount point
+// is now: the kernel is asked by the mount's identity (see locate), not by the path it was
+// mounted at, which a renamed parent or a re-pointed symlink may have moved. A busy mount
+// fails with a busyError (ErrBusy) unless lazy, which detaches it now: its users keep their
+// open files, the daemon serves them until the last one is closed, then wipes the keys. No
+// wait here is unbounded: see unmountFS.
 func (d *daemon) unmount(mp string, lazy bool) error {
 	d.mu.Lock()
 	m := d.mounts[mp]
@@ -205,31 +284,40 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 		return errorOf(ErrNotMounted, "%s is not mounted", mp)
 	}
 	m.closing.Store(true)
+	where, here := d.locate(m)
+	if !here {
+		// Not in this mount namespace any more (detached by hand, a copy elsewhere): serve
+		// whoever still uses it until they let go.
+		if d.toDetached(mp, m) {
+			d.log.Printf("%s (%s) is no longer mounted here; serving its file system until it is released", mp, m.info.CipherDir)
+		}
+		return nil
+	}
 	if lazy {
-		if err := detach(mp); err != nil {
+		if err := detach(where); err != nil {
 			m.closing.Store(false)
-			return fmt.Errorf("unmounting %s: %w", mp, err)
+			return fmt.Errorf("unmounting %s: %w", where, err)
 		}
 		if d.toDetached(mp, m) {
-			d.log.Printf("detached %s (%s); serving the files still open on it until they are closed", mp, m.info.CipherDir)
+			d.log.Printf("detached %s (%s); serving the files still open on it until they are closed", where, m.info.CipherDir)
 			return nil
 		}
 	} else {
-		finished, err := d.unmountFS(m)
+		finished, err := d.unmountFS(m, where)
 		if err != nil {
 			m.closing.Store(false)
-			return &busyError{mountPoint: mp, holders: holders(m.dev, 5), cause: err}
+			return &busyError{mountPoint: where, holders: holders(m.dev, 5), cause: err}
 		}
 		if !finished {
-			if isMountPoint(mp) {
+			if _, still := d.locate(m); still {
 				m.closing.Store(false)
-				return fmt.Errorf("unmounting %s: it did not finish in time", mp)
+				return fmt.Errorf("unmounting %s: it did not finish in time", where)
 			}
 			// Gone from here, but the kernel keeps the file system: a copy of the mount in
 			// another mount namespace. It is served as long as that copy lives.
 			if d.toDetached(mp, m) {
 				d.log.Printf("unmounted %s (%s) here, but its file system stays in use (%s; a copy in another mount namespace?); serving it until it is released",
-					mp, m.info.CipherDir, pids(holders(m.dev, 5)))
+					where, m.info.CipherDir, pids(holders(m.dev, 5)))
 				return nil
 			}
 		}
@@ -239,13 +327,64 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 		delete(d.mounts, mp)
 	}
 	d.mu.Unlock()
-	d.log.Printf("unmounted %s (%s)", mp, m.info.CipherDir)
+	d.log.Printf("unmounted %s (%s)", where, m.info.CipherDir)
 	return nil
 }
 
-// unmountAll unmounts every vault; busy ones are reported.
+// refreshMountPoints brings the live mounts' MountInfo.MountPoint up to where the kernel
+// lists them now (a parent directory renamed since), from one read of the mount table.
+func (d *daemon) refreshMountPoints() {
+	entries, err := readMountInfo()
+	if err != nil {
+		return
+	}
+	now := make(map[mountID]string, len(entries))
+	for _, e := range entries {
+		now[e.identity()] = e.MountPoint
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, m := range d.mounts {
+		if p, ok := now[m.mnt]; ok && m.fs != nil && m.mnt.known() {
+			m.info.MountPoint = p
+		}
+	}
+}
+
+// locate returns where the mount m is now, by its identity, and whether it is still mounted
+// in this mount namespace. A mount without an identity (see mount) is where it was mounted.
+func (d *daemon) locate(m *mount) (string, bool) {
+	if !m.mnt.known() {
+		return m.info.MountPoint, isMountPoint(m.info.MountPoint)
+	}
+	e, found, err := findMount(m.mnt)
+	if err != nil {
+		d.log.Printf("locating %s: %v; trying its first mount point", m.info.MountPoint, err)
+		return m.info.MountPoint, true
+	}
+	return e.MountPoint, found
+}
+
+// unmountAll unmounts every vault; busy ones are reported. Mounts being set up when it is
+// asked are waited for (at most settleWait) and unmounted too: "all" means those as well.
 func (d *daemon) unmountAll() error {
+	d.mu.Lock()
+	var pending []chan struct{}
+	for ch := range d.settling {
+		pending = append(pending, ch)
+	}
+	d.mu.Unlock()
+	limit := time.After(settleWait)
 	var errs []error
+wait:
+	for _, ch := range pending {
+		select {
+		case <-ch:
+		case <-limit:
+			errs = append(errs, fmt.Errorf("a mount still being set up after %v was not waited for", settleWait))
+			break wait
+		}
+	}
 	for _, mp := range d.mountPoints() {
 		if err := d.unmountFor(mp, false, ReasonUser); err != nil {
 			errs = append(errs, err)
@@ -253,6 +392,10 @@ func (d *daemon) unmountAll() error {
 	}
 	return errors.Join(errs...)
 }
+
+// settleWait bounds how long unmount --all waits for mounts being set up (an unlock's KDF
+// takes a second or so; a mount point on a hung file system would take forever).
+const settleWait = 30 * time.Second
 
 // mountPoints lists the mount points of the live mounts.
 func (d *daemon) mountPoints() []string {

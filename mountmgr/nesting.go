@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 // ErrNested: the mount point is the vault's cipherdir, lies inside it, or contains it. It
@@ -16,39 +17,35 @@ var ErrNested = errors.New("mount point and cipherdir nested")
 // errNestedMountpoint is what CheckNesting's errors wrap: both sentinels.
 var errNestedMountpoint = errors.Join(ErrNested, ErrMountpoint)
 
-// CheckNesting refuses a mount point that is the cipherdir, lies inside it or contains it,
-// comparing real paths (symlinks resolved), so a symlink cannot hide the nesting. A path
-// that cannot be resolved (missing) passes: the checks of the mount point and of the vault
-// report that with their own errors.
+// CheckNesting refuses a mount point that is the cipherdir, lies inside it or contains it.
+// It decides by identity (vault.Inside: device and inode, walking up through ".."), so no
+// symlink, bind mount or spelling hides the nesting. A mount point that does not exist yet is
+// judged by where it would be made; a cipherdir that does not exist passes: the checks of the
+// vault report that with their own errors. It is the one rule for every place that takes a
+// mount point: mount (client and daemon), add and edit.
 func CheckNesting(cipherDir, mountPoint string) error {
-	c, err := filepath.EvalSymlinks(cipherDir)
+	cid, err := vault.IDOf(cipherDir)
 	if err != nil {
 		return nil
 	}
-	m, err := filepath.EvalSymlinks(mountPoint)
-	if err != nil {
-		return nil
-	}
-	c, m = filepath.Clean(c), filepath.Clean(m)
+	mpID, mpErr := vault.IDOf(mountPoint)
 	real := ""
-	if c != filepath.Clean(cipherDir) || m != filepath.Clean(mountPoint) {
-		real = fmt.Sprintf(" (real paths %s and %s)", m, c)
+	if c, err := filepath.EvalSymlinks(cipherDir); err == nil {
+		if m, err := filepath.EvalSymlinks(mountPoint); err == nil &&
+			(c != filepath.Clean(cipherDir) || m != filepath.Clean(mountPoint)) {
+			real = fmt.Sprintf(" (real paths %s and %s)", m, c)
+		}
 	}
-	switch {
-	case c == m:
+	if mpErr == nil && mpID == cid {
 		return errorOf(errNestedMountpoint, "mount point %s is the vault's cipherdir %s%s", mountPoint, cipherDir, real)
-	case within(m, c):
+	}
+	if in, err := vault.Inside(mountPoint, cid); err == nil && in {
 		return errorOf(errNestedMountpoint, "mount point %s is inside the vault's cipherdir %s%s", mountPoint, cipherDir, real)
-	case within(c, m):
-		return errorOf(errNestedMountpoint, "the vault's cipherdir %s is inside mount point %s%s", cipherDir, mountPoint, real)
+	}
+	if mpErr == nil {
+		if in, err := vault.Inside(cipherDir, mpID); err == nil && in {
+			return errorOf(errNestedMountpoint, "the vault's cipherdir %s is inside mount point %s%s", cipherDir, mountPoint, real)
+		}
 	}
 	return nil
-}
-
-// within reports whether path lies strictly below dir; both are clean absolute paths.
-func within(path, dir string) bool {
-	if dir == "/" {
-		return path != "/"
-	}
-	return strings.HasPrefix(path, dir+"/")
 }

@@ -8,10 +8,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 // FSType is the file system type vaultui mounts show in /proc/mounts ("fuse." + subtype).
@@ -19,10 +24,54 @@ const FSType = "fuse.vaultui"
 
 // mountEntry is one line of /proc/self/mountinfo.
 type mountEntry struct {
+	ID         int    // the mount ID (field 1)
+	Dev        uint64 // the file system's device number (field 3, major:minor)
 	MountPoint string
 	FSType     string
 	Source     string
 	UserID     int // from the user_id= super option of FUSE mounts; -1 if absent
+}
+
+// mountID identifies a mount, wherever its mount point has moved since (a parent renamed, a
+// symlink to it re-pointed): its mount ID, and the device number of its file system, since
+// the kernel reuses the ID of an unmounted mount. The zero mountID is "not known".
+type mountID struct {
+	ID  int
+	Dev uint64
+}
+
+func (id mountID) known() bool { return id != mountID{} }
+
+func (e mountEntry) identity() mountID { return mountID{ID: e.ID, Dev: e.Dev} }
+
+// mountAt returns the identity of the mount whose root is at path (the topmost one, if
+// mounts are stacked there), as statx reports it: no mountinfo line is matched by spelling.
+func mountAt(path string) (mountID, error) {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_NO_AUTOMOUNT, unix.STATX_MNT_ID|unix.STATX_INO, &st); err != nil {
+		return mountID{}, &os.PathError{Op: "statx", Path: path, Err: err}
+	}
+	if st.Mask&unix.STATX_MNT_ID == 0 {
+		return mountID{}, fmt.Errorf("statx %s: the kernel gives no mount ID (Linux 5.8 or later needed)", path)
+	}
+	if st.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && st.Attributes&unix.STATX_ATTR_MOUNT_ROOT == 0 {
+		return mountID{}, fmt.Errorf("%s is not a mount point", path)
+	}
+	return mountID{ID: int(st.Mnt_id), Dev: unix.Mkdev(st.Dev_major, st.Dev_minor)}, nil
+}
+
+// findMount returns the mountinfo line of the mount id: where it is now.
+func findMount(id mountID) (mountEntry, bool, error) {
+	entries, err := readMountInfo()
+	if err != nil {
+		return mountEntry{}, false, err
+	}
+	for _, e := range entries {
+		if e.identity() == id {
+			return e, true, nil
+		}
+	}
+	return mountEntry{}, false, nil
 }
 
 // parseMountInfo parses the mountinfo format (proc(5)).
@@ -42,7 +91,17 @@ func parseMountInfo(r io.Reader) ([]mountEntry, error) {
 		if sep < 0 || len(fields) < sep+3 || len(fields) < 5 {
 			return nil, fmt.Errorf("malformed mountinfo line %q", sc.Text())
 		}
+		id, err := strconv.Atoi(fields[0])
+		if err != nil {
+			return nil, fmt.Errorf("malformed mountinfo line %q: %w", sc.Text(), err)
+		}
+		var major, minor uint32
+		if _, err := fmt.Sscanf(fields[2], "%d:%d", &major, &minor); err != nil {
+			return nil, fmt.Errorf("malformed mountinfo line %q: %w", sc.Text(), err)
+		}
 		e := mountEntry{
+			ID:         id,
+			Dev:        unix.Mkdev(major, minor),
 			MountPoint: unescapeMountField(fields[4]),
 			FSType:     fields[sep+1],
 			Source:     unescapeMountField(fields[sep+2]),
@@ -107,14 +166,14 @@ func isMountPoint(path string) bool {
 // mountTable is the kernel's mount table as the stale-mount cleanup uses it: the daemon's is
 // procMounts; tests of the cleanup give it a table of their own.
 type mountTable interface {
-	findStale(uid int, skip func(mountPoint string) bool) ([]mountEntry, error)
+	findStale(uid int, skip func(mountEntry) bool) ([]mountEntry, error)
 	detach(mountPoint string) error
 }
 
 // procMounts is the real mount table: /proc/self/mountinfo, statfs and umount.
 type procMounts struct{}
 
-func (procMounts) findStale(uid int, skip func(string) bool) ([]mountEntry, error) {
+func (procMounts) findStale(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 	return findStale(uid, skip)
 }
 func (procMounts) detach(mountPoint string) error { return detach(mountPoint) }
@@ -122,14 +181,14 @@ func (procMounts) detach(mountPoint string) error { return detach(mountPoint) }
 // findStale returns this user's vaultui mounts whose FUSE server is gone: statfs on them fails
 // with ENOTCONN ("transport endpoint is not connected"). statfs, unlike stat, is never answered
 // from the kernel's attribute cache.
-func findStale(uid int, skip func(mountPoint string) bool) ([]mountEntry, error) {
+func findStale(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 	entries, err := readMountInfo()
 	if err != nil {
 		return nil, err
 	}
 	var stale []mountEntry
 	for _, e := range entries {
-		if e.FSType != FSType || (e.UserID >= 0 && e.UserID != uid) || skip(e.MountPoint) {
+		if e.FSType != FSType || (e.UserID >= 0 && e.UserID != uid) || skip(e) {
 			continue
 		}
 		if errors.Is(statfsTimeout(e.MountPoint, time.Second), syscall.ENOTCONN) {
@@ -176,17 +235,81 @@ func detach(mountPoint string) error {
 	return nil
 }
 
-// MountedAt returns where the vault in cipherDir is mounted (by any vaultui daemon), or "".
-// Offline changes to a mounted cipherdir would go behind the mount's back.
+// MountedAt returns where the vault in cipherDir is mounted, by vaultui (any daemon),
+// gocryptfs or any other file system whose source is that directory, or "". The vault is
+// compared by identity (see mountsOf). Offline changes to a mounted cipherdir would go behind
+// the mount's back.
 func MountedAt(cipherDir string) string {
-	entries, err := readMountInfo()
+	id, err := vault.IDOf(cipherDir)
 	if err != nil {
 		return ""
 	}
-	for _, e := range entries {
-		if e.FSType == FSType && e.Source == cipherDir {
-			return e.MountPoint
-		}
+	if ms := mountsOf(id); len(ms) > 0 {
+		return ms[0].MountPoint
 	}
 	return ""
+}
+
+// mountsOf lists the mounts whose source is the directory id: vaultui's (fuse.vaultui),
+// gocryptfs's (fuse.gocryptfs) and any other whose source is a path to it, however spelled.
+// A source that is no absolute path (tmpfs, proc) is skipped; the others are stat'ed, each
+// with a bound, since a source may lie on a hung file system.
+func mountsOf(id vault.ID) []mountEntry {
+	entries, err := readMountInfo()
+	if err != nil {
+		return nil
+	}
+	var out []mountEntry
+	seen := map[string]vault.ID{}
+	for _, e := range entries {
+		if !filepath.IsAbs(e.Source) || strings.HasPrefix(e.Source, "/dev/") {
+			continue
+		}
+		sid, ok := seen[e.Source]
+		if !ok {
+			sid, _ = idTimeout(e.Source, time.Second)
+			seen[e.Source] = sid
+		}
+		if sid == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// idTimeout is vault.IDOf that gives up after d (see statfsTimeout).
+func idTimeout(path string, d time.Duration) (vault.ID, error) {
+	type res struct {
+		id  vault.ID
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		id, err := vault.IDOf(path)
+		done <- res{id, err}
+	}()
+	select {
+	case r := <-done:
+		return r.id, r.err
+	case <-time.After(d):
+		return vault.ID{}, fmt.Errorf("%s: no answer within %v", path, d)
+	}
+}
+
+// VaultuiMounts lists this user's vaultui mounts as the kernel shows them, whichever daemon
+// (runtime directory) owns them: for saying what "unmount --all" of one daemon left to others.
+// CipherDir is the mount's source.
+func VaultuiMounts() ([]MountInfo, error) {
+	entries, err := readMountInfo()
+	if err != nil {
+		return nil, err
+	}
+	uid := os.Getuid()
+	var out []MountInfo
+	for _, e := range entries {
+		if e.FSType == FSType && (e.UserID < 0 || e.UserID == uid) {
+			out = append(out, MountInfo{MountPoint: e.MountPoint, CipherDir: e.Source})
+		}
+	}
+	return out, nil
 }

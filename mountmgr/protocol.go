@@ -5,10 +5,13 @@ import (
 	"time"
 )
 
-// ProtocolVersion is the version of the control-socket protocol. A daemon answers requests of
-// any other version with the error code "version". Optional fields added later (the stale
-// mount report of status) are ignored by peers that predate them, so they need no new version.
-const ProtocolVersion = 1
+// ProtocolVersion is the version of the control-socket protocol. A daemon answers a request of
+// any other version with an error, and a client refuses every reply line of another version, so
+// either side of a mismatch gets a clear error rather than a reply it misreads. Optional fields
+// added later are ignored by peers that predate them, so they need no new version; a change in
+// framing does. Version 2: replies are paged (replyLines), which a version 1 client would take
+// for a short reply.
+const ProtocolVersion = 2
 
 // MountRequest asks the daemon to unlock and mount a vault.
 type MountRequest struct {
@@ -61,6 +64,22 @@ type StaleMount struct {
 	// second, and status lists the mount as a MountInfo with Stale set until it is gone.
 	Cleaned bool
 	Error   string `json:",omitempty"`
+	// id is the mount's identity, for the ledger (the daemon's own).
+	id mountID
+}
+
+// DaemonInfo says how the daemon runs; see [Client.Daemon].
+type DaemonInfo struct {
+	PID int
+	// Log is the daemon's log file, or "" when it logs to its stderr: the terminal or the
+	// journal when run by hand or by systemd, /dev/null when a client started it (StderrNull).
+	Log        string
+	StderrNull bool `json:",omitempty"`
+	// LogError is why the log file could not be used (an unusable XDG_STATE_HOME), or "".
+	LogError string `json:",omitempty"`
+	// EventsError is why the event log cannot be saved, so that it is kept in memory only
+	// and lost when the daemon stops, or "".
+	EventsError string `json:",omitempty"`
 }
 
 // Wire operations.
@@ -102,10 +121,15 @@ type response struct {
 	Info   *MountInfo  `json:"info,omitempty"`
 	Mounts []MountInfo `json:"mounts,omitempty"`
 	PID    int         `json:"pid,omitempty"`
+	// Daemon answers a ping.
+	Daemon *DaemonInfo `json:"daemon,omitempty"`
 	// Stale is the stale mount report, in answer to a status request with StaleReport.
 	Stale []StaleMount `json:"stale,omitempty"`
 	// Events answers an events request.
 	Events []Event `json:"events,omitempty"`
+	// More: this line is not the last of the reply; the next one (same ID) continues its
+	// lists (see replyLines).
+	More bool `json:"more,omitempty"`
 }
 
 // wireError carries an error across the socket; Code keeps errors.Is working on the client.
@@ -124,6 +148,13 @@ func toWire(err error) *wireError {
 		return nil
 	}
 	return &wireError{Code: KindOf(err), Msg: err.Error()}
+}
+
+// versionError is a reply line of another protocol version than the client's.
+type versionError struct{ daemon int }
+
+func (e *versionError) Error() string {
+	return fmt.Sprintf("the daemon speaks protocol version %d, this vaultui %d: it is from another version of vaultui", e.daemon, ProtocolVersion)
 }
 
 // remoteError is an error reported by the daemon. It unwraps to the sentinel named by its code,

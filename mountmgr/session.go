@@ -136,12 +136,14 @@ func (w *sessionWatch) releaseInhibitor() {
 }
 
 // lock unmounts the live mounts whose registry entry's policy matches. A busy mount is cut
-// off (see cutOff): a lock cannot wait for its users.
+// off (see cutOff): a lock cannot wait for its users. When the registry cannot be read, no
+// mount's policy can be known and the lock fails closed: every mount is taken as having the
+// strictest policy (as an entry with a policy this version does not know is), because
+// leaving mounted a vault the user asked to lock is the one outcome a lock must not have.
 func (w *sessionWatch) lock(match func(policy string) bool, why string) {
 	reg, err := vault.LoadRegistry(w.registryPath)
 	if err != nil {
-		w.d.log.Printf("%s: %v; unmounting nothing", why, err)
-		return
+		w.d.log.Printf("%s: %v; lock policies unknown: unmounting every vault", why, err)
 	}
 	for _, mp := range w.d.mountPoints() {
 		w.d.mu.Lock()
@@ -150,13 +152,22 @@ func (w *sessionWatch) lock(match func(policy string) bool, why string) {
 		if m == nil {
 			continue
 		}
+		// The registry entry of this vault by identity: mounted through another path (a
+		// symlink), it still gets its policy.
 		var entry *vault.Entry
-		for i, e := range reg.Vaults {
-			if e.CipherDir == m.info.CipherDir {
-				entry = &reg.Vaults[i]
+		policy := vault.LockScreen // the strictest, for a registry that cannot be read
+		if reg != nil {
+			for i, e := range reg.Vaults {
+				if id, err := vault.IDOf(e.CipherDir); err == nil && id == m.vid {
+					entry = &reg.Vaults[i]
+				}
 			}
+			if entry == nil {
+				continue
+			}
+			policy = entry.LockPolicy()
 		}
-		if entry == nil || !match(entry.LockPolicy()) {
+		if !match(policy) {
 			continue
 		}
 		err := w.d.unmountFor(mp, false, why)
@@ -167,7 +178,11 @@ func (w *sessionWatch) lock(match func(policy string) bool, why string) {
 			w.d.log.Printf("%s: unmounting %s: %s", why, mp, logSafe(err))
 			continue
 		}
-		w.d.log.Printf("%s: unmounted %s (lock policy %s)", why, mp, entry.LockPolicy())
+		if entry == nil {
+			w.d.log.Printf("%s: unmounted %s (lock policy unknown: the registry cannot be read)", why, mp)
+			continue
+		}
+		w.d.log.Printf("%s: unmounted %s (lock policy %s)", why, mp, policy)
 		if entry.MountAtStart {
 			w.mu.Lock()
 			w.locked = append(w.locked, *entry)

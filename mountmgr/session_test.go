@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -97,12 +98,20 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 	sleepDir, sleepMP, sleepPW := newVault(t, base, crypto.AESGCM)
 	screenDir, screenMP, screenPW := newVault(t, base, crypto.AESGCM)
 	neverDir, neverMP, neverPW := newVault(t, base, crypto.AESGCM)
+	// Registered through a symlink, mounted by its real path: still the same vault, and its
+	// policy applies.
+	linkedDir, linkedMP, linkedPW := newVault(t, base, crypto.AESGCM)
+	linkedLink := filepath.Join(base, "linked")
+	if err := os.Symlink(linkedDir, linkedLink); err != nil {
+		t.Fatal(err)
+	}
 	regPath, _ := vault.DefaultRegistryPath()
 	reg, _ := vault.LoadRegistry(regPath)
 	for _, e := range []vault.Entry{
 		{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, MountAtStart: true, Lock: vault.LockSleep},
 		{Name: "l", CipherDir: screenDir, MountPoint: screenMP, MountAtStart: true, Lock: vault.LockScreen},
 		{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: vault.LockNever},
+		{Name: "y", CipherDir: linkedLink, MountPoint: linkedMP, Lock: vault.LockSleep},
 	} {
 		if err := reg.Add(e); err != nil {
 			t.Fatal(err)
@@ -120,8 +129,8 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 	kr.Close()
 
 	c := connect(t)
-	for dir, mp := range map[string]string{sleepDir: sleepMP, screenDir: screenMP, neverDir: neverMP} {
-		pw := map[string][]byte{sleepDir: sleepPW, screenDir: screenPW, neverDir: neverPW}[dir]
+	for dir, mp := range map[string]string{sleepDir: sleepMP, screenDir: screenMP, neverDir: neverMP, linkedDir: linkedMP} {
+		pw := map[string][]byte{sleepDir: sleepPW, screenDir: screenPW, neverDir: neverPW, linkedDir: linkedPW}[dir]
 		if _, err := c.Mount(ctx(t), MountRequest{CipherDir: dir, MountPoint: mp, Password: append([]byte(nil), pw...)}); err != nil {
 			t.Fatal(err)
 		}
@@ -237,4 +246,48 @@ func TestNoLogind(t *testing.T) {
 		log, _ := os.ReadFile(base + "/state/vaultui/daemon.log")
 		return strings.Contains(string(log), "lock on sleep and screen lock unavailable: logind is not running")
 	})
+}
+
+// TestLockOnSleepUnreadableRegistry: when the registry cannot be read at sleep, no vault's
+// lock policy can be known, and the lock fails closed: every vault is unmounted before the
+// delay lock is released (a sleep vault used to stay mounted), and the log says why.
+func TestLockOnSleepUnreadableRegistry(t *testing.T) {
+	base := daemonEnv(t)
+	logind := startFakeLogind(t, base)
+	sleepDir, sleepMP, sleepPW := newVault(t, base, crypto.AESGCM)
+	neverDir, neverMP, neverPW := newVault(t, base, crypto.AESGCM)
+	regPath, _ := vault.DefaultRegistryPath()
+	reg, _ := vault.LoadRegistry(regPath)
+	reg.Add(vault.Entry{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, Lock: vault.LockSleep})
+	reg.Add(vault.Entry{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: vault.LockNever})
+	if err := reg.Save(); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t)
+	for dir, pw := range map[string][]byte{sleepDir: sleepPW, neverDir: neverPW} {
+		mp := map[string]string{sleepDir: sleepMP, neverDir: neverMP}[dir]
+		if _, err := c.Mount(ctx(t), MountRequest{CipherDir: dir, MountPoint: mp, Password: pw}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, "the delay lock", func() bool { return logind.inhibitors() == 1 })
+	// Cut short, as a crash of an editor or a full disk might leave it.
+	if err := os.WriteFile(regPath, []byte(`{"version":1,"vaults":[{"name":"s",`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := logind.conn.Emit(logindPath, logindManager+".PrepareForSleep", true); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case left := <-logind.released:
+		if len(left) != 0 {
+			t.Fatalf("mounts when the delay lock was released with an unreadable registry: %+v, want none", left)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the delay lock was not released after PrepareForSleep(true)")
+	}
+	log, _ := os.ReadFile(base + "/state/vaultui/daemon.log")
+	if !strings.Contains(string(log), "lock policies unknown: unmounting every vault") {
+		t.Errorf("the log does not say why every vault was unmounted:\n%s", log)
+	}
 }

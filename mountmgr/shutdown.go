@@ -1,8 +1,11 @@
 package mountmgr
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -22,10 +25,10 @@ const DefaultIdleExit = 10 * time.Minute
 // another mount namespace; then it would wait as long as that copy lives.
 const defaultUnmountWait = 5 * time.Second
 
-// unmountFS unmounts m's file system and waits, at most d.unmountWait (less when a stopping
-// daemon's grace runs out sooner), for its server to end. finished is false when that wait
-// ran out; the unmount goes on in the background.
-func (d *daemon) unmountFS(m *mount) (finished bool, err error) {
+// unmountFS unmounts m's file system, now at where, and waits, at most d.unmountWait (less
+// when a stopping daemon's grace runs out sooner), for its server to end and its keys to be
+// wiped. finished is false when that wait ran out; the unmount goes on in the background.
+func (d *daemon) unmountFS(m *mount, where string) (finished bool, err error) {
 	wait := d.unmountWait
 	d.mu.Lock()
 	if !d.drainUntil.IsZero() {
@@ -33,13 +36,65 @@ func (d *daemon) unmountFS(m *mount) (finished bool, err error) {
 	}
 	d.mu.Unlock()
 	res := make(chan error, 1)
-	go func() { res <- m.fs.Unmount() }()
+	go func() { res <- unmountPath(where, m.mnt) }()
+	timeout := time.After(wait)
 	select {
 	case err := <-res:
-		return true, err
-	case <-time.After(wait):
+		if err != nil {
+			return true, err
+		}
+	case <-timeout:
 		return false, nil
 	}
+	select {
+	case <-m.done:
+		return true, nil
+	case <-timeout:
+		return false, nil
+	}
+}
+
+// unmountPath unmounts the mount id at path: umount(2) as root, fusermount3 -u otherwise. It
+// first checks that the mount at path is id, so a mount stacked on top by someone else is
+// not taken for ours. A file closed just before may keep the mount busy for a moment, so a
+// failure is tried again a few times, briefly.
+func unmountPath(path string, id mountID) error {
+	if id.known() {
+		if top, err := mountAt(path); err == nil && top != id {
+			return fmt.Errorf("%s: another file system is mounted over it (mount %d)", path, top.ID)
+		}
+	}
+	var err error
+	delay := 5 * time.Millisecond
+	for try := 0; try < 5; try++ {
+		if err = umount(path); err == nil {
+			return nil
+		}
+		time.Sleep(delay)
+		delay *= 2
+	}
+	return err
+}
+
+// umount unmounts path once: umount(2) as root, else (or when that is refused) fusermount3.
+func umount(path string) error {
+	if os.Geteuid() == 0 {
+		err := syscall.Unmount(path, 0)
+		if err == nil || errors.Is(err, syscall.EBUSY) {
+			return err
+		}
+	}
+	bin := "fusermount3"
+	if _, err := exec.LookPath(bin); err != nil {
+		bin = "fusermount"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "-u", path).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s -u %s: %w: %s", bin, path, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // toDetached moves m, no longer mounted at mp, to the detached mounts, unless its server has

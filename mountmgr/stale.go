@@ -23,11 +23,15 @@ func (d *daemon) staleSnapshot() []StaleMount {
 func (d *daemon) cleanStale() {
 	d.cleanMu.Lock()
 	defer d.cleanMu.Unlock()
-	found, err := d.mountTable().findStale(d.uid, func(mp string) bool {
+	found, err := d.mountTable().findStale(d.uid, func(e mountEntry) bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		_, ours := d.mounts[mp]
-		return ours || !d.owned[mp]
+		_, ours := d.mounts[e.MountPoint] // being set up there
+		for _, m := range d.mounts {
+			ours = ours || m.mnt.known() && m.mnt == e.identity()
+		}
+		// Found by identity: a mount whose parent was renamed is still ours to clean.
+		return ours || !d.owns(e)
 	})
 	if err != nil {
 		d.log.Printf("looking for stale mounts: %v", err)
@@ -45,6 +49,7 @@ func (d *daemon) cleanStale() {
 		if !known {
 			s = StaleMount{MountPoint: e.MountPoint, CipherDir: e.Source, Found: now}
 		}
+		s.id = e.identity()
 		if err := d.mountTable().detach(e.MountPoint); err != nil {
 			s.Error = err.Error()
 			left = append(left, s)

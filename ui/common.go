@@ -31,6 +31,8 @@ type common struct {
 	// recounted whenever the list re-reads the registry.
 	conflicts map[string]ConflictCount
 	events    []Event // the daemon's event log, oldest first, at most eventsKept
+	// eventsErr is why the event log could not be read (the app retries), until it can.
+	eventsErr error
 
 	// switchTo and backTo ask the root model to change screens right after
 	// the current Update, before the next key is read, so keys typed

@@ -2,9 +2,11 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -212,6 +214,24 @@ func TestEventsScreenEmpty(t *testing.T) {
 	wantView(t, tm, "No events yet.")
 }
 
+// TestEventsScreenError: an event log that cannot be read shows why, not "No events yet"
+// (issue 24: a reply over the old line bound looked like an empty log); once the stream works
+// again, the error goes.
+func TestEventsScreenError(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	tm.keys("e")
+	tm.Update(eventsEnded{err: fmt.Errorf("%w: ctl.sock: line longer than 65536 bytes", ErrDaemon)})
+	v := tm.View()
+	if !strings.Contains(v, "Could not read the event log") || !strings.Contains(v, "65536 bytes") ||
+		strings.Contains(v, "No events yet") {
+		t.Fatalf("events screen after a failed read:\n%s", v)
+	}
+	tm.send(eventsMsg(fakeEvents()))
+	if v := tm.View(); strings.Contains(v, "Could not read") || !strings.Contains(v, "unmounted (idle)") {
+		t.Fatalf("events screen once the log is read:\n%s", v)
+	}
+}
+
 // TestAutomountToggle: A flips the selected vault's automount option in the
 // registry, and the row shows it.
 func TestAutomountToggle(t *testing.T) {
@@ -273,5 +293,25 @@ func TestMountRemembersPassword(t *testing.T) {
 	tm.keys("new password", "enter")
 	if got := fb.stored["/data/work.crypt"]; got != "new password" {
 		t.Fatalf("the typed password did not replace the stored one: %q", got)
+	}
+}
+
+// TestSpeedCacheFIFO: a speed cache that is a FIFO reads as nothing cached, at once (it used
+// to hang the app's start).
+func TestSpeedCacheFIFO(t *testing.T) {
+	dir := t.TempDir()
+	cache := &speedCache{path: filepath.Join(dir, "speed.json"), cpu: "amd64 Test CPU", version: "v1"}
+	if err := syscall.Mkfifo(cache.path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool, 1)
+	go func() { _, ok := cache.load(); done <- ok }()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("a FIFO read as a cached test")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("loading a speed cache that is a FIFO hangs")
 	}
 }

@@ -142,10 +142,16 @@ func (s *eventsScreen) View() string {
 	st := s.c.styles
 	w := s.c.contentWidth()
 	evs := s.c.events
+	var b strings.Builder
+	if err := s.c.eventsErr; err != nil {
+		b.WriteString(st.Error.Render(wrap("Could not read the event log: "+err.Error()+" (retrying)", w)) + "\n")
+		if len(evs) == 0 {
+			return b.String()
+		}
+	}
 	if len(evs) == 0 {
 		return st.Subtle.Render(wrap("No events yet. Mounts, unmounts and their reasons, and read errors will show here.", w))
 	}
-	var b strings.Builder
 	end := min(len(evs), s.offset+s.rows())
 	nameW := 0
 	for i := s.offset; i < end; i++ {

@@ -11,7 +11,12 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/vaultui/vaultui/vault"
 )
+
+// maxSpeedCache bounds the cache file read: a few results, far under it.
+const maxSpeedCache = 1 << 20
 
 // speedCache keeps the last speed test on disk, so the app does not forget
 // it when it quits. A result only holds for the CPU it was measured on and
@@ -67,7 +72,7 @@ func defaultSpeedCache() (*speedCache, error) {
 // load returns the cached test, or ok false when there is none for this CPU
 // and build (or the file is unreadable: it is only a cache).
 func (c *speedCache) load() (speedLoaded, bool) {
-	data, err := os.ReadFile(c.path)
+	data, err := vault.ReadUserFile(c.path, maxSpeedCache)
 	if err != nil {
 		return speedLoaded{}, false
 	}

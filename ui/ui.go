@@ -254,13 +254,17 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case watchRetry:
 		return m.startWatch()
 	case eventsMsg:
-		m.eventFails = 0
+		m.eventFails, m.c.eventsErr = 0, nil
 		m.c.addEvents(msg)
 		return m.screen().Update(msg)
 	case eventsEnded:
-		// The watch stream reports the daemon's trouble; this one only retries.
+		// The watch stream reports the daemon's trouble on the list; the events screen shows
+		// this one's, so that an event log that cannot be read is not taken for an empty one.
 		if m.c.ctx.Err() != nil {
 			return nil
+		}
+		if msg.err != nil {
+			m.c.eventsErr = msg.err
 		}
 		m.eventFails++
 		return tea.Tick(watchBackoff(m.eventFails), func(time.Time) tea.Msg { return eventsRetry{} })

@@ -110,18 +110,24 @@ func TestCountConflictsKeyless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oneDrive := 0
+	oneDrive, folders := 0, 0
 	for _, c := range list {
-		if c.Tool == "OneDrive" {
+		switch {
+		case c.Kind == ConflictFolderMadeTwice:
+			folders++
+		case c.Tool == "OneDrive":
 			oneDrive++
 		}
 	}
-	if len(list)-oneDrive != tally.Count || oneDrive != 1 {
-		t.Fatalf("Conflicts lists %d (%d OneDrive), the keyless count %d: %+v", len(list), oneDrive, tally.Count, list)
+	if len(list)-oneDrive-folders != tally.Count || oneDrive != 1 || folders != tally.SplitDirs {
+		t.Fatalf("Conflicts lists %d (%d OneDrive, %d folders made twice), the keyless count %+v: %+v", len(list), oneDrive, folders, tally, list)
+	}
+	if list[0].Kind != ConflictFolderMadeTwice || list[0].Path != "" {
+		t.Fatalf("the root made twice is not listed first: %+v", list[0])
 	}
 
 	// Settled copies are no longer counted.
-	if err := v.ResolveConflict(context.Background(), list[0].Path, KeepBoth); err != nil {
+	if err := v.ResolveConflict(context.Background(), list[1].Path, KeepBoth); err != nil {
 		t.Fatal(err)
 	}
 	if tally, _ := CountConflicts(root); tally.Count != 2 {

@@ -24,6 +24,9 @@ import (
 // the end the error wraps ErrCorrupt and counts the problems (run Fsck for
 // the list). progress (if not nil) is called as for Fsck.
 func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgress)) error {
+	if err := v.checkOutside(dest); err != nil {
+		return err
+	}
 	if _, err := prepareEmptyDir(dest); err != nil {
 		return err
 	}
@@ -113,6 +116,33 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 	return nil
 }
 
+// ErrInsideVault: a destination for plaintext (Export's) is the vault's cipherdir or lies
+// inside it, where the plaintext would sit beside the cipher files (and go wherever the sync
+// tool takes them).
+var ErrInsideVault = errors.New("inside the vault's cipherdir")
+
+// checkOutside refuses a destination dest for plaintext that is the vault's cipherdir or
+// lies inside it, by identity (see Inside): a symlink or a second spelling does not hide it.
+func (v *Vault) checkOutside(dest string) error {
+	abs, err := filepath.Abs(dest)
+	if err != nil {
+		return err
+	}
+	id, err := IDOf(v.Dir)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	inside, err := Inside(abs, id)
+	if err != nil {
+		return fmt.Errorf("vault: export to %s: %w", dest, err)
+	}
+	if inside {
+		return fmt.Errorf("vault: export to %s: %w %s: the plaintext would be written among the cipher files",
+			dest, ErrInsideVault, v.Dir)
+	}
+	return nil
+}
+
 // exportFile decrypts one file into out, leaving holes for zero blocks.
 func (v *Vault) exportFile(ctx context.Context, n Node, out string, problem func(Problem), m *meter) error {
 	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -120,7 +150,7 @@ func (v *Vault) exportFile(ctx context.Context, n Node, out string, problem func
 		return err
 	}
 	var werr error
-	size, rerr := v.decryptFile(ctx, n, func(off int64, b []byte) error {
+	size, rerr := v.decryptFileMetered(ctx, n, func(off int64, b []byte) error {
 		for i := 0; i < len(b); i += crypto.BlockSize {
 			blk := b[i:min(i+crypto.BlockSize, len(b))]
 			if isZero(blk) {

@@ -188,3 +188,46 @@ func TestExportCancelled(t *testing.T) {
 		t.Fatalf("cancelled export: %v", err)
 	}
 }
+
+// TestExportRefusesCipherDir: export into the vault's own cipherdir, or anywhere inside it,
+// would write the plaintext among the cipher files (and into the sync tool's folder). It is
+// refused however the destination is spelled (through a symlink, with ".."), and nothing is
+// made there.
+func TestExportRefusesCipherDir(t *testing.T) {
+	f, v := unlockFixture(t, "gcm-default")
+	tmp := t.TempDir()
+	link := filepath.Join(tmp, "link")
+	if err := os.Symlink(f.dir, link); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(f.dir, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, dest := range []string{
+		filepath.Join(f.dir, "out"),
+		filepath.Join(f.dir, "new", "deeper"),
+		sub,
+		filepath.Join(link, "out"),
+		filepath.Join(link, "sub"),
+		link + "/sub/../out",
+	} {
+		err := v.Export(context.Background(), dest, nil)
+		if !errors.Is(err, ErrInsideVault) {
+			t.Errorf("export to %s: %v, want ErrInsideVault", dest, err)
+		}
+	}
+	for _, name := range []string{"out", "new"} {
+		if _, err := os.Lstat(filepath.Join(f.dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s was made in the cipherdir: %v", name, err)
+		}
+	}
+	if entries, _ := os.ReadDir(sub); len(entries) > 0 {
+		t.Errorf("export wrote into the cipherdir's sub: %v", entries)
+	}
+	// Beside the cipherdir is fine, even with a name that starts like it.
+	if err := v.Export(context.Background(), f.dir+"-plain", nil); err != nil {
+		t.Errorf("export beside the cipherdir: %v", err)
+	}
+	os.RemoveAll(f.dir + "-plain")
+}

@@ -27,23 +27,35 @@ func (v *Vault) Fsck(ctx context.Context, progress func(FsckProgress)) ([]Proble
 		if c := n.Conflict; c != nil {
 			add(newProblem(n.Path, n.CipherPath, KindConflict, conflictDetail(c)))
 		}
-		switch t := n.Info.Mode().Type(); {
-		case t.IsRegular():
-			v.decryptFile(ctx, n, nil, add, m)
-		case t == fs.ModeSymlink:
-			if _, err := v.readSymlink(n); err != nil {
-				add(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(err)))
-			}
-		case t.IsDir(), isSpecial(t):
-			// Nothing encrypted beyond the name, which the walk has decrypted.
-		default:
-			add(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("unexpected file type %v", t)))
-		}
-		v.readXattrs(n, add)
+		v.checkEntryMetered(ctx, n, add, m)
 		m.entry(n.Path, contentSize(n.Info))
 		return ctx.Err()
 	}, add)
 	return problems, err
+}
+
+// checkEntry decrypts what the entry n holds beyond its name (which the walk has decrypted):
+// every block and the header of a file, a symlink's target, the extended attributes, and
+// reports what does not authenticate. A directory's own names are checked when it is walked.
+func (v *Vault) checkEntry(ctx context.Context, n Node, problem func(Problem)) {
+	v.checkEntryMetered(ctx, n, problem, nil)
+}
+
+// checkEntryMetered is checkEntry telling m (if not nil) of the file content read.
+func (v *Vault) checkEntryMetered(ctx context.Context, n Node, problem func(Problem), m *meter) {
+	switch t := n.Info.Mode().Type(); {
+	case t.IsRegular():
+		v.decryptFileMetered(ctx, n, nil, problem, m)
+	case t == fs.ModeSymlink:
+		if _, err := v.readSymlink(n); err != nil {
+			problem(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(err)))
+		}
+	case t.IsDir(), isSpecial(t):
+		// Nothing encrypted beyond the name.
+	default:
+		problem(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("unexpected file type %v", t)))
+	}
+	v.readXattrs(n, problem)
 }
 
 // countIn counts the entries below the cipher directory open at dirfd (cdir)
@@ -103,6 +115,10 @@ func isUnsupported(err error) bool {
 
 // conflictDetail describes a conflict copy for fsck.
 func conflictDetail(c *Conflict) string {
+	if c.Kind == ConflictMadeInSecondFolder {
+		s := fmt.Sprintf("made as /%s in a folder made on two computers, under the IV of %s's copy of %s", c.Of, c.Tool, c.Base)
+		return s + "; gocryptfs does not show it: merge the folder with \"vaultui conflicts --keep both VAULT " + FolderArg(path.Dir(c.Of)) + "\""
+	}
 	s := fmt.Sprintf("%s's conflict copy of /%s", c.Tool, c.Of)
 	if c.Date != "" {
 		s += " from " + c.Date

@@ -6,6 +6,11 @@ package vault
 // mount point and mount options are stored, so it is written atomically and a
 // file that does not parse is reported, never replaced: losing it silently
 // would make a user's vaults vanish from the list.
+//
+// The file is read like every file vaultui takes from the user's directories (OpenUserFile):
+// a symbolic link is followed (a dotfiles manager may keep it elsewhere) and a save replaces
+// the link's target, never the link; a FIFO, a device or another user's file is refused, and
+// so is a directory other users may write in; at most MaxRegistrySize bytes are read.
 
 import (
 	"bytes"
@@ -22,6 +27,10 @@ import (
 
 // RegistryFileName is the registry's file name inside its directory.
 const RegistryFileName = "vaults.json"
+
+// MaxRegistrySize bounds the registry file: about 60,000 vaults of ordinary paths. A larger
+// file is refused rather than read into memory (a link to a huge or endless file).
+const MaxRegistrySize = 16 << 20
 
 // registryVersion is written into the file so that a future format change
 // can be detected instead of misread.
@@ -205,7 +214,13 @@ func DefaultRegistryPath() (string, error) {
 // wrapping ErrRegistryCorrupt that names the path.
 func LoadRegistry(path string) (*Registry, error) {
 	r := &Registry{Path: path}
-	data, err := os.ReadFile(path)
+	if err := checkRegistryDirs(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return r, nil
+		}
+		return nil, fmt.Errorf("reading registry: %w", err)
+	}
+	data, err := ReadUserFile(path, MaxRegistrySize)
 	if errors.Is(err, os.ErrNotExist) {
 		return r, nil
 	}
@@ -248,11 +263,12 @@ func LoadRegistry(path string) (*Registry, error) {
 	if f.Version != registryVersion {
 		return nil, corrupt("unsupported version %d (this vaultui reads version %d)", f.Version, registryVersion)
 	}
+	seen := newVaultIndex(len(f.Vaults))
 	for i, e := range f.Vaults {
 		if err := validateRegistryEntry(e); err != nil {
 			return nil, corrupt("entry %d: %v", i+1, err)
 		}
-		if err := checkRegistryDuplicate(f.Vaults[:i], e); err != nil {
+		if err := seen.add(e); err != nil {
 			return nil, corrupt("entry %d: %v", i+1, err)
 		}
 	}
@@ -263,7 +279,8 @@ func LoadRegistry(path string) (*Registry, error) {
 
 // Save writes the registry atomically: a temp file in the same directory,
 // fsync, rename over the old file, fsync the directory. A crash leaves
-// either the old or the new file. The directory is created 0700 and the
+// either the old or the new file. When the registry is a symbolic link, all of
+// that happens beside the link's target, which is replaced: the link stays. The directory is created 0700 and the
 // file is 0600: it reveals where a user keeps encrypted data.
 // It holds the registry's lock (see UpdateRegistry) while it compares and
 // renames.
@@ -298,8 +315,15 @@ func (r *Registry) save() error {
 		return fmt.Errorf("saving registry %s: %w", r.Path, err)
 	}
 	data = append(data, '\n')
-	dir := filepath.Dir(r.Path)
+	target, err := registryTarget(r.Path)
+	if err != nil {
+		return fmt.Errorf("saving registry: %w", err)
+	}
+	dir := filepath.Dir(target)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("saving registry: %w", err)
+	}
+	if err := checkRegistryDirs(r.Path); err != nil {
 		return fmt.Errorf("saving registry: %w", err)
 	}
 	// Never replace a file we could not have read: if the current file is
@@ -318,8 +342,8 @@ func (r *Registry) save() error {
 		files = osFiles{}
 	}
 	// The lock held keeps other processes from writing the same temporary file.
-	tmp := filepath.Join(dir, "."+RegistryFileName+".tmp")
-	if err := replaceFile(files, r.Path, tmp, data, 0o600); err != nil {
+	tmp := filepath.Join(dir, "."+filepath.Base(target)+".tmp")
+	if err := replaceFile(files, target, tmp, data, 0o600); err != nil {
 		return fmt.Errorf("saving registry %s: %w", r.Path, err)
 	}
 	r.loaded = data
@@ -526,14 +550,85 @@ func validateRegistryEntry(e Entry) error {
 	return nil
 }
 
+// checkRegistryDuplicate refuses e when its name or cipherdir is already in existing.
 func checkRegistryDuplicate(existing []Entry, e Entry) error {
+	x := newVaultIndex(len(existing) + 1)
 	for _, o := range existing {
-		if o.Name == e.Name {
-			return fmt.Errorf("vault name %q: %w", e.Name, ErrDuplicate)
+		x.add(o)
+	}
+	return x.add(e)
+}
+
+// vaultIndex finds registered names and cipherdirs in constant time: loading checks each
+// entry against all before it, which a list made quadratic (20,000 vaults took 17 s).
+type vaultIndex struct {
+	names map[string]bool
+	dirs  map[string]string // cleaned cipherdir → name
+}
+
+func newVaultIndex(n int) *vaultIndex {
+	return &vaultIndex{names: make(map[string]bool, n), dirs: make(map[string]string, n)}
+}
+
+// add records e, or refuses it with ErrDuplicate when its name or cipherdir is recorded.
+func (x *vaultIndex) add(e Entry) error {
+	if x.names[e.Name] {
+		return fmt.Errorf("vault name %q: %w", e.Name, ErrDuplicate)
+	}
+	dir := filepath.Clean(e.CipherDir)
+	if other, ok := x.dirs[dir]; ok {
+		return fmt.Errorf("cipherdir %s: %w as %q", e.CipherDir, ErrDuplicate, other)
+	}
+	x.names[e.Name] = true
+	x.dirs[dir] = e.Name
+	return nil
+}
+
+// registryTarget is the file a save replaces: path, or when path is a symbolic link the file
+// at the end of its links (which may not exist yet).
+func registryTarget(path string) (string, error) {
+	p := path
+	for range 40 { // the kernel's own limit on links in a path
+		fi, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return p, nil
 		}
-		if filepath.Clean(o.CipherDir) == filepath.Clean(e.CipherDir) {
-			return fmt.Errorf("cipherdir %s: %w as %q", e.CipherDir, ErrDuplicate, o.Name)
+		if err != nil {
+			return "", err
 		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			return p, nil
+		}
+		link, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(link) {
+			// Relative to the link's directory as the kernel sees it, symbolic links and all.
+			d, err := filepath.EvalSymlinks(filepath.Dir(p))
+			if err != nil {
+				return "", err
+			}
+			link = filepath.Join(d, link)
+		}
+		p = link
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+}
+
+// checkRegistryDirs refuses the registry when the directory it is in, or the directory of the
+// file its link points to, lets someone else replace it (CheckUserDir). A missing directory
+// wraps fs.ErrNotExist.
+func checkRegistryDirs(path string) error {
+	if err := CheckUserDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	target, err := registryTarget(path)
+	if err != nil {
+		return err
+	}
+	if target != path {
+		return CheckUserDir(filepath.Dir(target))
 	}
 	return nil
 }

@@ -23,6 +23,10 @@ func lockRegistry(path string) (unlock func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("locking registry: %w", err)
 	}
+	// Not even a lock file in a directory someone else could swap files in.
+	if err := CheckUserDir(dir); err != nil {
+		return nil, fmt.Errorf("locking registry: %w", err)
+	}
 	lockPath := path + ".lock"
 	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o600)
 	if err != nil {

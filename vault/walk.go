@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/layout"
@@ -37,11 +38,32 @@ const (
 // conflict copy or a foreign file.
 func (p Problem) Damage() bool { return p.Kind != KindConflict && p.Kind != KindForeign }
 
-// Conflict is a sync tool's conflict copy of the entry at plaintext path Of.
+// Conflict is what a sync tool's conflict left: see Kind. Of is the plaintext path of the
+// entry it concerns.
 type Conflict struct {
-	Of string
+	Kind ConflictKind
+	Of   string
 	layout.Conflict
 }
+
+// ConflictKind says what a conflict is, and so how it can be settled.
+type ConflictKind string
+
+const (
+	// ConflictCopyOfEntry is a tool's conflict copy of the entry Of (its Base is that entry's
+	// stored name): the copy's content or tree is a second version of Of.
+	ConflictCopyOfEntry ConflictKind = "copy"
+	// ConflictFolderMadeTwice is a folder made on two computers: the tool kept the second
+	// computer's gocryptfs.diriv as a conflict copy (Base is gocryptfs.diriv), and what was made
+	// in the folder there is encrypted under the copy's IV. It is settled as a whole, by moving
+	// those entries under the folder's own IV.
+	ConflictFolderMadeTwice ConflictKind = "folder made twice"
+	// ConflictMadeInSecondFolder is an entry made in a folder made twice, on the computer whose
+	// gocryptfs.diriv the tool kept as a copy: its name is encrypted under the copy's IV, so
+	// gocryptfs does not show it. Of is the name it has there, which the folder may also hold;
+	// it is not a copy of a file and its Base (gocryptfs.diriv) is never a name to settle onto.
+	ConflictMadeInSecondFolder ConflictKind = "made in second folder"
+)
 
 // conflictOfFormatFile describes a conflict copy of the vault's own files in directory cdir.
 func conflictOfFormatFile(c layout.Conflict, cdir string) string {
@@ -53,7 +75,7 @@ func conflictOfFormatFile(c layout.Conflict, cdir string) string {
 	case c.Base == crypto.ConfName:
 		return what + "; the vault uses " + crypto.ConfName + " (if the password was changed on two machines, the other password opens the copy)"
 	case c.Base == crypto.DirIVName:
-		return what + " (the directory was made on two machines); entries made under the copy's IV show as its conflict copies"
+		return what + " (the folder was made on two computers); what was made in it on the other computer is encrypted under the copy's IV and shows as conflict copies: merge it into the folder with \"vaultui conflicts --keep both VAULT FOLDER\""
 	}
 	return what + " (a long name's .name file; harmless)"
 }
@@ -212,6 +234,30 @@ type Node struct {
 // may be nil) and are skipped; the walk goes on. An error from fn or ctx ends
 // it and is returned.
 func (v *Vault) Walk(ctx context.Context, fn func(Node) error, problem func(Problem)) error {
+	return v.walk(ctx, fn, problem, nil)
+}
+
+// splitFolder is a folder made on two computers, as the walk found it (see
+// ConflictFolderMadeTwice): its directory, the tool's copies of its gocryptfs.diriv and the
+// entries made under them. dirfd is valid during the callback only.
+type splitFolder struct {
+	path, cipherPath string // the folder's plaintext and cipher paths
+	copies           []dirIVCopy
+	entries          []Node // Kind ConflictMadeInSecondFolder
+	dirfd            int
+}
+
+// dirIVCopy is a sync tool's conflict copy of a directory's gocryptfs.diriv.
+type dirIVCopy struct {
+	name string
+	iv   []byte // nil when the copy is not 16 bytes: then no entry is placed under it
+	info fs.FileInfo
+	layout.Conflict
+}
+
+// walk is Walk that also calls folder (if not nil) for each folder made on two computers,
+// after the folder's own node and before its entries.
+func (v *Vault) walk(ctx context.Context, fn func(Node) error, problem func(Problem), folder func(splitFolder) error) error {
 	if problem == nil {
 		problem = func(Problem) {}
 	}
@@ -221,47 +267,23 @@ func (v *Vault) Walk(ctx context.Context, fn func(Node) error, problem func(Prob
 		return nil
 	}
 	defer unix.Close(fd)
-	return v.walkDir(ctx, fd, "", "", fn, problem)
+	return v.walkDir(ctx, fd, "", "", fn, problem, folder)
 }
 
 // walkDir walks the directory open at dirfd, whose cipher and plaintext paths are cdir and pdir.
-func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn func(Node) error, problem func(Problem)) error {
+func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn func(Node) error, problem func(Problem), folder func(splitFolder) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	names, err := layout.ReadDirNames(dirfd)
-	if err != nil {
-		problem(newProblem(pdir, cdir, KindIO, err.Error()))
+	nodes, split, ok := v.readDir(dirfd, cdir, pdir, problem)
+	if !ok {
 		return nil
 	}
-	var iv []byte
-	if v.Names != nil {
-		if iv, err = v.dirIVAt(dirfd); err != nil {
-			problem(newProblem(pdir, path.Join(cdir, crypto.DirIVName), KindDirIV,
-				"cannot decrypt the names in this directory: "+errDetail(err)))
-			return nil
+	if split != nil && folder != nil {
+		if err := folder(*split); err != nil {
+			return err
 		}
 	}
-	nodes := make([]Node, 0, len(names))
-	var failed []string
-	var failedErr []error
-	for _, name := range names {
-		if v.hidden(cdir, name) {
-			continue
-		}
-		plain := name
-		if v.Names != nil {
-			if plain, err = v.decryptEntryName(dirfd, name, iv); err != nil {
-				failed, failedErr = append(failed, name), append(failedErr, err)
-				continue
-			}
-		}
-		nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, plain, nil, problem)
-	}
-	if len(failed) > 0 {
-		nodes = v.addConflicts(dirfd, cdir, pdir, iv, nodes, failed, failedErr, problem)
-	}
-	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Path, b.Path) })
 	for _, n := range nodes {
 		if err := fn(n); err != nil {
 			return err
@@ -272,7 +294,7 @@ func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn fu
 				problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
 				continue
 			}
-			err = v.walkDir(ctx, cfd, n.CipherPath, n.Path, fn, problem)
+			err = v.walkDir(ctx, cfd, n.CipherPath, n.Path, fn, problem, folder)
 			unix.Close(cfd)
 			if err != nil {
 				return err
@@ -282,49 +304,142 @@ func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn fu
 	return nil
 }
 
-// addConflicts places the entries whose names did not decrypt: sync tools' conflict copies show
-// under a readable name beside their original (as in the mount), entries made under the IV of
-// a conflict copy of gocryptfs.diriv likewise; names that are not even base64 are foreign
-// files (notes, not damage); the rest are damaged names.
-func (v *Vault) addConflicts(dirfd int, cdir, pdir string, iv []byte, nodes []Node, failed []string, failedErr []error, problem func(Problem)) []Node {
+// readDir lists the directory open at dirfd (cipher and plaintext paths cdir and pdir) in
+// plaintext name order, with its conflict copies; split is set when the folder was made on
+// two computers. ok is false when its names cannot be read at all (reported to problem).
+func (v *Vault) readDir(dirfd int, cdir, pdir string, problem func(Problem)) (nodes []Node, split *splitFolder, ok bool) {
+	names, err := layout.ReadDirNames(dirfd)
+	if err != nil {
+		problem(newProblem(pdir, cdir, KindIO, err.Error()))
+		return nil, nil, false
+	}
+	var iv []byte
+	if v.Names != nil {
+		if iv, err = v.dirIVAt(dirfd); err != nil {
+			problem(newProblem(pdir, path.Join(cdir, crypto.DirIVName), KindDirIV,
+				"cannot decrypt the names in this directory: "+errDetail(err)))
+			return nil, nil, false
+		}
+	}
+	copies := v.dirIVCopies(dirfd, cdir, pdir, names, problem)
+	nodes = make([]Node, 0, len(names))
+	var failed []string
+	var failedErr []error
+	var second []secondEntry
+names:
+	for _, name := range names {
+		if v.hidden(cdir, name) {
+			continue
+		}
+		plain := name
+		if v.Names != nil {
+			for _, c := range copies {
+				if name == c.name {
+					continue names
+				}
+			}
+			plain, err = v.decryptEntryName(dirfd, name, iv)
+			if e, ok := v.madeUnderCopy(dirfd, name, plain, err == nil, copies); ok {
+				second = append(second, e)
+				continue
+			}
+			if err != nil {
+				failed, failedErr = append(failed, name), append(failedErr, err)
+				continue
+			}
+		}
+		nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, plain, nil, problem)
+	}
 	taken := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
 		taken[path.Base(n.Path)] = true
 	}
-	var others []layout.OtherIV
-	var rest []int
+	if len(failed) > 0 {
+		nodes = v.addConflicts(dirfd, cdir, pdir, iv, nodes, taken, failed, failedErr, problem)
+	}
+	if len(copies) > 0 {
+		split = &splitFolder{path: pdir, cipherPath: cdir, copies: copies, dirfd: dirfd}
+		for _, e := range second {
+			shown := layout.ConflictName(e.plain, e.c, func(s string) bool { return taken[s] })
+			taken[shown] = true
+			before := len(nodes)
+			nodes = v.appendNode(nodes, dirfd, cdir, pdir, e.name, shown,
+				&Conflict{Kind: ConflictMadeInSecondFolder, Of: path.Join(pdir, e.plain), Conflict: e.c}, problem)
+			if len(nodes) > before {
+				split.entries = append(split.entries, nodes[len(nodes)-1])
+			}
+		}
+	}
+	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Path, b.Path) })
+	return nodes, split, true
+}
+
+// dirIVCopies finds the sync tools' conflict copies of the directory's gocryptfs.diriv among
+// names (a folder made on two computers) and notes each for fsck.
+func (v *Vault) dirIVCopies(dirfd int, cdir, pdir string, names []string, problem func(Problem)) []dirIVCopy {
+	if v.Names == nil || v.Config.DeterministicNames() {
+		return nil // no gocryptfs.diriv files, so no copies of one
+	}
+	var out []dirIVCopy
+	for _, name := range names {
+		c, ok := layout.ParseConflict(name, func(base string) bool { return base == crypto.DirIVName })
+		if !ok {
+			continue
+		}
+		problem(newProblem(pdir, path.Join(cdir, name), KindConflict, conflictOfFormatFile(c, cdir)))
+		info, err := lstatAt(dirfd, name)
+		if err != nil {
+			problem(newProblem(pdir, path.Join(cdir, name), KindIO, err.Error()))
+			continue
+		}
+		iv, _ := layout.ReadDirIVFile(dirfd, name)
+		out = append(out, dirIVCopy{name: name, iv: iv, info: info, Conflict: c})
+	}
+	return out
+}
+
+// secondEntry is an entry whose name is encrypted under the IV of a diriv copy.
+type secondEntry struct {
+	name, plain string
+	c           layout.Conflict
+}
+
+// madeUnderCopy reports whether the entry name was made under the IV of one of the diriv
+// copies. Under a wrong IV a name still decrypts about once in 300 (its padding happens to
+// check), so a name that decrypts under both IVs goes by which gives valid UTF-8, as every
+// name a person types is; when that does not tell them apart, the folder's own IV wins (plain
+// and realOK are what it gives). Guessing wrong would give the entry a garbled name for good
+// once the folder is merged.
+func (v *Vault) madeUnderCopy(dirfd int, name, plain string, realOK bool, copies []dirIVCopy) (secondEntry, bool) {
+	if realOK && utf8.ValidString(plain) {
+		return secondEntry{}, false
+	}
+	for _, c := range copies {
+		if c.iv == nil {
+			continue
+		}
+		if p, err := layout.EntryUnderIV(dirfd, name, c.iv, v.Names); err == nil && (!realOK || utf8.ValidString(p)) {
+			return secondEntry{name: name, plain: p, c: c.Conflict}, true
+		}
+	}
+	return secondEntry{}, false
+}
+
+// addConflicts places the entries whose names did not decrypt: sync tools' conflict copies show
+// under a readable name beside their original (as in the mount); names that are not even
+// base64 are foreign files (notes, not damage); the rest are damaged names. taken holds the
+// names already shown in the directory.
+func (v *Vault) addConflicts(dirfd int, cdir, pdir string, iv []byte, nodes []Node, taken map[string]bool, failed []string, failedErr []error, problem func(Problem)) []Node {
 	for i, name := range failed {
 		cpath := path.Join(cdir, name)
 		c, plain, _, ok := layout.ConflictCopy(dirfd, name, iv, v.Names, cdir == "")
 		switch {
-		case ok && c.Base == crypto.DirIVName:
-			problem(newProblem(pdir, cpath, KindConflict, conflictOfFormatFile(c, cdir)))
-			if other, err := layout.ReadDirIVFile(dirfd, name); err == nil {
-				others = append(others, layout.OtherIV{IV: other, Conflict: c})
-			}
 		case ok && plain == "":
 			problem(newProblem(pdir, cpath, KindConflict, conflictOfFormatFile(c, cdir)))
 		case ok:
 			shown := layout.ConflictName(plain, c, func(s string) bool { return taken[s] })
 			taken[shown] = true
-			nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, shown, &Conflict{Of: path.Join(pdir, plain), Conflict: c}, problem)
-		default:
-			rest = append(rest, i)
-		}
-	}
-entries:
-	for _, i := range rest {
-		name := failed[i]
-		cpath := path.Join(cdir, name)
-		for _, o := range others {
-			if plain, err := layout.EntryUnderIV(dirfd, name, o.IV, v.Names); err == nil {
-				shown := layout.ConflictName(plain, o.Conflict, func(s string) bool { return taken[s] })
-				taken[shown] = true
-				nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, shown, &Conflict{Of: path.Join(pdir, plain), Conflict: o.Conflict}, problem)
-				continue entries
-			}
-		}
-		switch {
+			nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, shown, &Conflict{Kind: ConflictCopyOfEntry, Of: path.Join(pdir, plain), Conflict: c}, problem)
 		case !looksEncrypted(name):
 			problem(newProblem(pdir, cpath, KindForeign, "not a name of the vault's format (a file put into the cipherdir by hand or by a sync tool); the mount hides it"))
 		default:
@@ -429,9 +544,12 @@ const readChunkBlocks = 32
 // authenticate are reported as problems and given to data as zeros. It
 // returns the plaintext size and whether the file was readable at all (a
 // bad header or I/O error makes it unreadable).
-//
-// m (if not nil) is told of every run of cipher data read.
-func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b []byte) error, problem func(Problem), m *meter) (int64, error) {
+func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b []byte) error, problem func(Problem)) (int64, error) {
+	return v.decryptFileMetered(ctx, n, data, problem, nil)
+}
+
+// decryptFileMetered is decryptFile telling m (if not nil) of every run of cipher data read.
+func (v *Vault) decryptFileMetered(ctx context.Context, n Node, data func(off int64, b []byte) error, problem func(Problem), m *meter) (int64, error) {
 	fd, err := unix.Openat(n.dirfd, n.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))

@@ -920,8 +920,8 @@ func TestConflictCopies(t *testing.T) {
 		t.Errorf("fsck notes: %v; want 4 conflict (3 copies, 1 diriv copy) and 2 foreign", kinds)
 	}
 	list, err := v.Conflicts(context.Background())
-	if err != nil || len(list) != 3 {
-		t.Fatalf("Conflicts = %+v, %v; want 3", list, err)
+	if err != nil || len(list) != 4 || list[0].Kind != vault.ConflictFolderMadeTwice {
+		t.Fatalf("Conflicts = %+v, %v; want the root made twice and 3 copies", list, err)
 	}
 	if err := m.Unmount(); err != nil {
 		t.Fatal(err)
@@ -938,6 +938,9 @@ func TestConflictCopies(t *testing.T) {
 	}
 	if err := v.ResolveConflict(ctx, "notes", vault.KeepBoth); !errors.Is(err, vault.ErrNoConflict) {
 		t.Errorf("settling a normal file: %v, want ErrNoConflict", err)
+	}
+	if err := v.ResolveConflict(ctx, "/", vault.KeepBoth); err != nil {
+		t.Fatal(err)
 	}
 	if list, _ := v.Conflicts(ctx); len(list) != 0 {
 		t.Errorf("after settling, Conflicts = %+v", list)
@@ -991,14 +994,16 @@ func TestDirIVConflict(t *testing.T) {
 			t.Errorf("fsck: %s", p)
 		}
 	}
-	if list, _ := v.Conflicts(context.Background()); len(list) != 1 || list[0].Of != "shared/a.txt" {
-		t.Errorf("Conflicts = %+v; want shared/a.txt's copy", list)
+	if list, _ := v.Conflicts(context.Background()); len(list) != 2 || list[0].Kind != vault.ConflictFolderMadeTwice || list[0].Entries != 1 ||
+		list[1].Kind != vault.ConflictMadeInSecondFolder || list[1].Of != "shared/a.txt" {
+		t.Errorf("Conflicts = %+v; want the folder made twice and shared/a.txt made in it", list)
 	}
 	// Renaming it re-encrypts its name under the directory's IV: settled.
 	if err := os.Rename(shown, filepath.Join(mp, "shared", "a.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if list, _ := v.Conflicts(context.Background()); len(list) != 0 {
+	// The diriv copy stays, with nothing under it, until it is settled.
+	if list, _ := v.Conflicts(context.Background()); len(list) != 1 || list[0].Entries != 0 {
 		t.Errorf("after the rename, Conflicts = %+v", list)
 	}
 	if b, err := os.ReadFile(filepath.Join(mp, "shared", "a.txt")); err != nil || string(b) != "made on A" {

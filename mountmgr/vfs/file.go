@@ -91,8 +91,9 @@ func pwrite(fd int, buf []byte, off int64) error {
 	return nil
 }
 
-// fileID returns the file ID from the header, reading it once per inode. empty reports an
-// empty cipher file (no header yet). The caller holds the node lock (shared is enough).
+// fileID returns the file ID from the header, read once and cached in the node while the file
+// is open (see newFile). empty reports an empty cipher file (no header yet). The caller holds
+// the node lock (shared is enough).
 func (f *file) fileID() (id []byte, empty bool, errno syscall.Errno) {
 	if p := f.node.ext().fileID.Load(); p != nil {
 		return p[:], false, 0
@@ -650,5 +651,5 @@ func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 }
 
 func (f *file) Release(ctx context.Context) syscall.Errno {
-	return fs2errno(syscall.Close(f.fd))
+	return f.close()
 }

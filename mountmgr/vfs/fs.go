@@ -8,7 +8,9 @@
 // inode tree to the root and opening each encrypted name with O_NOFOLLOW, each name encrypted
 // with its directory's IV (cached in the directory's node, since a directory keeps its
 // gocryptfs.diriv when renamed). Open files are [file] handles that keep a file descriptor on
-// the cipher file. The daemon log gets cipher names and inode numbers, never plaintext names.
+// the cipher file; a handle is always on its node's own file, even when a rename replaced
+// the file under the node's name between the kernel's lookup and its open (node.openEntry).
+// The daemon log gets cipher names and inode numbers, never plaintext names.
 //
 // # Contents
 //

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,11 @@ type nodeExt struct {
 	// mu serialises writers and truncation of a file against each other and against readers.
 	mu sync.RWMutex
 	// fileID caches the file ID from the file header; nil means "read it from the file".
+	// It is only kept while files is not empty (see newFile).
 	fileID atomic.Pointer[[crypto.FileIDLen]byte]
+	// files are the handles open on the node's cipher file, and those of truncations by name.
+	filesMu sync.Mutex
+	files   []*file
 }
 
 // ext returns n's nodeExt, making it on first use.
@@ -188,16 +193,82 @@ func (n *node) newChild(ctx context.Context, plain string, st *unix.Stat_t, dirf
 	if ch == nil || ch.StableAttr().Ino != sa.Ino || ch.StableAttr().Mode != sa.Mode {
 		ch = n.NewInode(ctx, &node{fsys: n.fsys}, sa)
 	}
-	// The inode number may have been reused for a different file: forget a cached file ID.
-	ch.Operations().(*node).forgetFileID()
 	return ch
 }
 
-// forgetFileID drops n's cached file ID, if any.
-func (n *node) forgetFileID() {
-	if x := n.x.Load(); x != nil {
-		x.fileID.Store(nil)
+// newFile makes a handle of n from fd, a descriptor of n's cipher file (see openEntry).
+//
+// The handle's descriptor keeps the cipher inode alive, so while n has a handle its inode
+// number names that one file and the file ID cached in n is that file's. Once the last
+// handle is gone, the file may be deleted and the number given to a new file (tmpfs and
+// ext4 hand it out again at once), which the kernel may reach through the same node: so the
+// cache goes with the last handle, and the next handle reads the ID from its own descriptor.
+func (n *node) newFile(fd int, writable bool) *file {
+	f := &file{node: n, fd: fd, writable: writable}
+	x := n.ext()
+	x.filesMu.Lock()
+	x.files = append(x.files, f)
+	x.filesMu.Unlock()
+	return f
+}
+
+// close ends handle f. The cached file ID is dropped before the descriptor is closed: once
+// it is closed, the inode number may name another file.
+func (f *file) close() syscall.Errno {
+	x := f.node.ext()
+	x.filesMu.Lock()
+	if i := slices.Index(x.files, f); i >= 0 {
+		x.files = slices.Delete(x.files, i, i+1)
 	}
+	if len(x.files) == 0 {
+		x.fileID.Store(nil)
+		x.files = nil
+	}
+	x.filesMu.Unlock()
+	return fs2errno(unix.Close(f.fd))
+}
+
+// reopen opens n's cipher file again through a handle open on it, for an open that cannot
+// reach it by name any more (see openEntry). The kernel found n before the rename or unlink
+// that took its name, so the file that was there then is the one to open, as on a local
+// file system; without a handle on it, it is gone, and the open fails with ESTALE.
+func (n *node) reopen(flags int) (int, syscall.Errno) {
+	x := n.ext()
+	x.filesMu.Lock()
+	defer x.filesMu.Unlock() // the handle's descriptor stays open until the reopen is done
+	if len(x.files) == 0 {
+		return -1, syscall.ESTALE
+	}
+	// The /proc link is a symlink by nature: following it is the point.
+	fd, err := unix.Open(procFdPath(x.files[0].fd), flags&^unix.O_NOFOLLOW, 0)
+	return fd, fs2errno(err)
+}
+
+// openEntry opens n's cipher file, stored in dirfd, with flags; it must be n's own file. The
+// kernel looks a name up and then opens the node it found; in between, a rename can put
+// another file under that name or take n's away (an editor saving by renaming a new file
+// over the old one). A handle on another file than its node's would use the node's lock and
+// cached file ID for a file they do not belong to: so n's file is reopened through one of
+// its handles instead, and without one the open fails with ESTALE; the kernel then looks
+// the path up again and retries the open once, and gets the file now under the name.
+func (n *node) openEntry(dirfd int, stored string, flags int) (int, syscall.Errno) {
+	fd, err := unix.Openat(dirfd, stored, flags, 0)
+	if err == unix.ENOENT {
+		return n.reopen(flags)
+	}
+	if err != nil {
+		return -1, fs2errno(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, fs2errno(err)
+	}
+	if sa := n.StableAttr(); n.fsys.ino(&st) != sa.Ino || st.Mode&syscall.S_IFMT != sa.Mode {
+		unix.Close(fd)
+		return n.reopen(flags)
+	}
+	return fd, 0
 }
 
 // preserveOwner gives a new entry to the caller when the daemon runs as root, as a local file
@@ -407,17 +478,19 @@ func (n *node) truncateEntry(f *file, e entry, size uint64) syscall.Errno {
 		return f.truncate(size)
 	}
 	var fd int
-	var err error
+	var errno syscall.Errno
 	if e.fd >= 0 {
+		var err error
 		fd, err = unix.Open(procFdPath(e.fd), unix.O_RDWR|unix.O_CLOEXEC, 0)
+		errno = fs2errno(err)
 	} else {
-		fd, err = unix.Openat(e.dirfd, e.name, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		fd, errno = n.openEntry(e.dirfd, e.name, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW)
 	}
-	if err != nil {
-		return fs2errno(err)
+	if errno != 0 {
+		return errno
 	}
-	defer unix.Close(fd)
-	tmp := &file{node: n, fd: fd, writable: true}
+	tmp := n.newFile(fd, true)
+	defer tmp.close()
 	return tmp.truncate(size)
 }
 
@@ -545,8 +618,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, n.fsys.op(fs2errno(err))
 	}
 	ch := n.newChild(ctx, name, &st, -1, "", out)
-	cn := ch.Operations().(*node)
-	return ch, &file{node: cn, fd: fd, writable: true}, 0, n.fsys.op(0)
+	return ch, ch.Operations().(*node).newFile(fd, true), 0, n.fsys.op(0)
 }
 
 // openFlags turns the kernel's open flags into the flags for the cipher file: always readable
@@ -566,33 +638,53 @@ func openFlags(flags uint32, write bool) int {
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	// O_TRUNC needs write permission whatever the access mode, as writing does.
+	trunc := flags&syscall.O_TRUNC != 0
+	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY || trunc
+	// Truncation waits until the file is known to be n's (openEntry), and then takes n's lock.
+	oflags := openFlags(flags&^syscall.O_TRUNC, write)
+	var fd int
 	d, stored, errno := n.parentFd()
+	switch errno {
+	case 0:
+		fd, errno = n.openEntry(d.fd, stored, oflags)
+		d.close()
+	case syscall.ENOENT: // n was renamed over or deleted since the kernel looked it up
+		fd, errno = n.reopen(oflags)
+	}
 	if errno != 0 {
 		return nil, 0, n.fsys.op(errno)
 	}
-	defer d.close()
-	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
-	trunc := flags&syscall.O_TRUNC != 0
+	f := n.newFile(fd, write)
 	if trunc {
-		n.ext().mu.Lock()
-		defer n.ext().mu.Unlock()
-	}
-	fd, err := unix.Openat(d.fd, stored, openFlags(flags, write), 0)
-	if err != nil {
-		return nil, 0, n.fsys.op(fs2errno(err))
-	}
-	if trunc {
-		n.ext().fileID.Store(nil) // the cipher file is empty now; the next write makes a header
 		// The kernel sends O_TRUNC with OPEN instead of a SETATTR (CAP_ATOMIC_O_TRUNC), and
 		// with it the duty to drop setuid/setgid as truncate(2) would.
-		if errno := (entry{fd: fd}).killSuid(ctx); errno != 0 {
-			unix.Close(fd)
+		errno := f.truncateToZero()
+		if errno == 0 {
+			errno = (entry{fd: fd}).killSuid(ctx)
+		}
+		if errno != 0 {
+			f.close()
 			return nil, 0, n.fsys.op(errno)
 		}
 	}
 	// Every change comes through this mount, so the kernel may keep the file's pages across
 	// opens (it still drops them when size or mtime change, AUTO_INVAL_DATA).
-	return &file{node: n, fd: fd, writable: write}, fuse.FOPEN_KEEP_CACHE, n.fsys.op(0)
+	return f, fuse.FOPEN_KEEP_CACHE, n.fsys.op(0)
+}
+
+// truncateToZero empties the cipher file for a truncating open; the next write makes a new
+// header. Unlike truncate, it changes the times even when the file is empty already, as
+// O_TRUNC does.
+func (f *file) truncateToZero() syscall.Errno {
+	x := f.node.ext()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := unix.Ftruncate(f.fd, 0); err != nil {
+		return fs2errno(err)
+	}
+	x.fileID.Store(nil)
+	return 0
 }
 
 // unprivileged reports whether the caller lacks CAP_FSETID, as far as a FUSE server can tell:

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 )
 
 func init() { registerCommand(autostartCommand) }
@@ -92,41 +93,83 @@ func autostartPaths() (autostartFiles, error) {
 
 // systemdUnit runs the daemon for the user's session; systemd stops it (SIGTERM: every vault
 // is unmounted) at logout.
-func systemdUnit(exe string) string {
+func systemdUnit(exe string) (string, error) {
+	path, err := systemdExecPath(exe)
+	if err != nil {
+		return "", err
+	}
 	return `[Unit]
 Description=vaultui mount manager (mounts automount vaults at login)
 
 [Service]
 Type=simple
-ExecStart=` + quoteExec(exe) + ` daemon --autostart
+ExecStart=` + path + ` daemon --autostart
 Restart=on-failure
 RestartSec=5
 
 [Install]
 WantedBy=default.target
-`
+`, nil
 }
 
-func desktopEntry(exe string) string {
+func desktopEntry(exe string) (string, error) {
+	path, err := desktopExecArg(exe)
+	if err != nil {
+		return "", err
+	}
 	return `[Desktop Entry]
 Type=Application
 Name=vaultui mount manager
 Comment=Mounts the vaults marked automount with their keyring passwords
-Exec=` + quoteExec(exe) + ` daemon --autostart
+Exec=` + path + ` daemon --autostart
 Terminal=false
 NoDisplay=true
 X-GNOME-Autostart-enabled=true
-`
+`, nil
 }
 
-// quoteExec quotes a program path for ExecStart= and Exec= (both take double quotes with
-// backslash escapes) when it needs it.
-func quoteExec(p string) string {
-	if !strings.ContainsAny(p, " \t\"\\'$%") {
-		return p
+// The two files quote a program's path by different rules, so each has its own quoter.
+
+// systemdExecPath writes the program's path as the executable of an ExecStart= line
+// (systemd.service(5) "Command lines", systemd.syntax(7) "Quoting"). The line is split at
+// spaces, so a path with a space is double-quoted; `%` starts a specifier even in the
+// executable's name, so it is doubled. `$` is written as is: variables are expanded in the
+// arguments only, never in the executable's name, where `$$` stays two dollars and `\$` is an
+// unknown escape that makes the unit fail (both measured with systemd-analyze verify). systemd
+// refuses outright an executable whose name holds a quote, a backslash or a control
+// character ("Executable name contains special characters"), so such a path is an error here
+// rather than a unit that never starts.
+func systemdExecPath(p string) (string, error) {
+	if strings.ContainsAny(p, `"'\`) || hasControl(p) {
+		return "", fmt.Errorf("autostart: systemd cannot start a program whose path contains a quote, a backslash or a control character: %q (move vaultui, or use --method xdg)", p)
 	}
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`, `%`, `%%`)
-	return `"` + r.Replace(p) + `"`
+	p = strings.ReplaceAll(p, "%", "%%")
+	if strings.Contains(p, " ") {
+		return `"` + p + `"`, nil
+	}
+	return p, nil
+}
+
+// desktopExecArg writes the program's path as the program of a desktop entry's Exec= key
+// (Desktop Entry Specification, "The Exec key"). A path with a reserved character is
+// double-quoted, and inside the quotes `"`, "`", `$` and `\` take a backslash; `%` is doubled
+// (field codes). Exec is also a string value, whose own escapes ("\\" for a backslash) are
+// undone before the quoting is, so every backslash of the quoted path is then doubled: a `$`
+// is written `\\$`. The spec forbids `=` in the program's path, and a control character would
+// need an escape that launchers do not all undo: those paths are errors.
+func desktopExecArg(p string) (string, error) {
+	if strings.Contains(p, "=") || hasControl(p) {
+		return "", fmt.Errorf("autostart: a desktop entry cannot run a program whose path contains '=' or a control character: %q (move vaultui, or use --method systemd)", p)
+	}
+	if strings.ContainsAny(p, " \t\n\"'\\><~|&;$*?#()`") {
+		p = `"` + strings.NewReplacer(`"`, `\"`, "`", "\\`", `$`, `\$`, `\`, `\\`).Replace(p) + `"`
+	}
+	p = strings.ReplaceAll(p, "%", "%%")
+	return strings.ReplaceAll(p, `\`, `\\`), nil // the string value's escape
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
 }
 
 func autostartEnable(e *env, p autostartFiles, method string) error {
@@ -177,13 +220,21 @@ func installAutostart(e *env, p autostartFiles, method, exe string) error {
 			`build the program and run its enable from there: "go build -o ~/bin/vaultui . && ~/bin/vaultui autostart enable", or "go install" and "$(go env GOPATH)/bin/vaultui autostart enable"`)
 	}
 	if method == "xdg" {
-		if err := writeFileAtomic(p.desktop, desktopEntry(exe)); err != nil {
+		entry, err := desktopEntry(exe)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(p.desktop, entry); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "Installed %s: the mount manager starts with the desktop session.\n", p.desktop)
 		return nil
 	}
-	if err := writeFileAtomic(p.unit, systemdUnit(exe)); err != nil {
+	unit, err := systemdUnit(exe)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(p.unit, unit); err != nil {
 		return err
 	}
 	// What "systemctl --user enable" does, without needing a running user manager.

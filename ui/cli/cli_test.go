@@ -62,12 +62,15 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(env.WorkDir+"/home", 0o700)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"untar":     cmdUntar,
-			"flipbyte":  cmdFlipByte,
-			"sparse":    cmdSparse,
-			"exits":     cmdExits,
-			"masterkey": cmdMasterKey,
-			"sha256":    cmdSHA256,
+			"untar":       cmdUntar,
+			"flipbyte":    cmdFlipByte,
+			"sparse":      cmdSparse,
+			"exits":       cmdExits,
+			"masterkey":   cmdMasterKey,
+			"sha256":      cmdSHA256,
+			"importtree":  cmdImportTree,
+			"splitfolder": cmdSplitFolder,
+			"badcopy":     cmdBadCopy,
 		},
 	})
 }

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"path"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/vaultui/vaultui/mountmgr"
@@ -23,8 +26,15 @@ them: path, the file it copies, tool, date, size and which is newer.
 
 --keep settles the copy at PATH (as listed): "both" gives it a name of its own
 (the one it shows under), "original" deletes the copy, "copy" puts it in place
-of the original. Nothing else is ever deleted. The vault must not be mounted;
+of the original. A copy that does not decrypt is refused (exit code 4) unless
+it is deleted. Nothing else is ever deleted. The vault must not be mounted;
 in a mounted vault, rename or delete the copy through the mount instead.
+
+A folder made on two computers is listed below the copies: what was made in it
+on the second computer is encrypted under that computer's folder key, which
+the sync tool kept as a copy of gocryptfs.diriv. "--keep both VAULT FOLDER"
+merges it: each such entry moves into the folder (with a conflict marker if
+the folder has its name), then the copy of gocryptfs.diriv goes.
 
 examples:
   vaultui conflicts work
@@ -58,10 +68,28 @@ examples:
 					return withHint(fmt.Errorf("%s is mounted at %s", displayName(entry), mp),
 						"rename or delete the copy through the mount, or unmount the vault first")
 				}
-				if err := v.ResolveConflict(e.ctx, args[1], how); err != nil {
+				done, err := v.SettleConflict(e.ctx, args[1], how)
+				switch {
+				case errors.Is(err, vault.ErrFolderKeepsBoth):
+					return withHint(&codeError{err: err, code: exitUsage},
+						"merge it with --keep both, then delete what you do not want; or settle its entries one by one")
+				case errors.Is(err, vault.ErrCorrupt):
+					return withHint(err, "the original is untouched; --keep original deletes the copy")
+				case err != nil:
 					return err
 				}
-				fmt.Fprintf(e.stdout, "Settled %s (kept %s).\n", vault.EscapeControl(args[1]), *keep)
+				if done.DirIVCopies == nil && done.Moved == nil {
+					fmt.Fprintf(e.stdout, "Settled %s (kept %s).\n", vault.EscapeControl(args[1]), *keep)
+					return nil
+				}
+				fmt.Fprintf(e.stdout, "Merged the folder %s: moved %d entries made on the other computer into it, removed %d copy(ies) of gocryptfs.diriv.\n",
+					vault.EscapeControl(vault.FolderArg(strings.Trim(args[1], "/"))), len(done.Moved), len(done.DirIVCopies))
+				for _, m := range done.Moved {
+					if m.Renamed {
+						fmt.Fprintf(e.stdout, "  the folder had %s: the other computer's is now %s\n",
+							vault.EscapeControl(path.Base(m.Of)), vault.EscapeControl(m.To))
+					}
+				}
 				return nil
 			}
 			list, err := v.Conflicts(e.ctx)
@@ -80,20 +108,61 @@ examples:
 				fmt.Fprintf(e.stdout, "%s: no conflict copies.\n", displayName(entry))
 				return nil
 			}
+			var folders []vault.ConflictEntry
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "COPY\tOF\tTOOL\tDATE\tSIZE\tNEWER")
+			header := false
 			for _, c := range list {
+				if c.Kind == vault.ConflictFolderMadeTwice {
+					folders = append(folders, c)
+					continue
+				}
+				if !header {
+					fmt.Fprintln(tw, "COPY\tOF\tTOOL\tDATE\tSIZE\tNEWER")
+					header = true
+				}
 				date := c.Date
 				if date == "" {
 					date = "-"
 				}
 				newer := c.Newer
-				if newer == "" {
+				switch {
+				case newer == "" && c.Kind == vault.ConflictMadeInSecondFolder:
+					newer = "(only there)"
+				case newer == "":
 					newer = "(original gone)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", vault.EscapeControl(c.Path), vault.EscapeControl(c.Of), c.Tool, date, c.Size, newer)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for i, f := range folders {
+				if header || i > 0 {
+					fmt.Fprintln(e.stdout)
+				}
+				folder := vault.EscapeControl(vault.FolderArg(f.Path))
+				when := ""
+				if f.Date != "" {
+					when = " (" + f.Date + ")"
+				}
+				fmt.Fprintf(e.stdout, "Folder %s was made on two computers: %s kept the second one's gocryptfs.diriv as a conflict copy%s.\n", folder, f.Tool, when)
+				if f.Entries > 0 {
+					fmt.Fprintf(e.stdout, "%d entries made in it there are encrypted under that copy, so gocryptfs does not show them; they are listed above.\n", f.Entries)
+				} else {
+					fmt.Fprintln(e.stdout, "Nothing in it is encrypted under that copy any more.")
+				}
+				fmt.Fprintf(e.stdout, "To merge them into the folder and remove the copy: vaultui conflicts --keep both %s %s\n", shellWord(args[0]), shellWord(folder))
+				fmt.Fprintln(e.stdout, "(an entry whose name the folder already has gets a conflict marker; nothing is deleted)")
+			}
+			return nil
 		}
 	},
+}
+
+// shellWord quotes s for a command line the user can copy, when it needs quoting.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

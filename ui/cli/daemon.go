@@ -19,6 +19,9 @@ var daemonCommand = &command{
 	help: `The mount manager owns every mount and every unlocked key. "vaultui mount"
 and the terminal app start it when it is not running, detached, logging to
 $XDG_STATE_HOME/vaultui/daemon.log; run it by hand only to watch its log.
+Run by hand (or by systemd), it logs to stderr. When the state directory is
+unusable, a daemon started by a client logs to its stderr too, which is then
+/dev/null, and keeps the event log in memory ("vaultui status" says so).
 It listens on $XDG_RUNTIME_DIR/vaultui/ctl.sock (socket 0600 in a 0700
 directory, connections from other users refused). At start it cleans up
 mounts left by a daemon of the same runtime dir that crashed, and the next

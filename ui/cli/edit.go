@@ -70,6 +70,10 @@ examples:
 						if err != nil {
 							return err
 						}
+						// The rule mount applies, now rather than at the first mount.
+						if err := mountmgr.CheckNesting(v.CipherDir, mp); err != nil {
+							return mountHint(err, mp)
+						}
 						v.MountPoint = mp
 					}
 					if flagSet(fs, "ro") {

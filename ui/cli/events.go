@@ -24,7 +24,8 @@ after a crash, and files with a block that failed authentication (by their
 path in the cipherdir: encrypted names). The log keeps the last 500 events in
 $XDG_STATE_HOME/vaultui/events.jsonl, so it survives a restart of the manager.
 --follow prints new events as they happen until interrupted, or until N events
-were printed with --count. --json prints one JSON object per line.
+were printed with --count (N at least 1; leave it out to follow until
+interrupted). --json prints one JSON object per line.
 
 examples:
   vaultui events
@@ -33,13 +34,17 @@ examples:
 	setup: func(fs *flag.FlagSet) runFunc {
 		asJSON := fs.Bool("json", false, "print one JSON object per event")
 		follow := fs.Bool("follow", false, "keep printing new events")
-		count := fs.Int("count", 0, "with --follow: stop after `N` events (0: until interrupted)")
+		count := fs.Int("count", 0, "with --follow: stop after `N` events (N >= 1)")
 		return func(e *env, args []string) error {
 			if len(args) != 0 {
 				return e.usage("takes no arguments, got %d", len(args))
 			}
-			if *count < 0 || (*count > 0 && !*follow) {
-				return e.usage("--count takes a positive number of events and needs --follow")
+			// --count 0 once meant "until interrupted", which leaving it out says; any count
+			// given must be one to stop at.
+			counted := false
+			fs.Visit(func(f *flag.Flag) { counted = counted || f.Name == "count" })
+			if counted && (*count < 1 || !*follow) {
+				return e.usage("--count takes a number of events of at least 1 and needs --follow (without --count, --follow runs until interrupted)")
 			}
 			client, err := mountmgr.Connect(e.ctx)
 			if err != nil {

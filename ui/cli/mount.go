@@ -4,11 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
 )
 
 func init() {
@@ -193,18 +195,24 @@ examples:
 			if *all {
 				return unmountAll(e, client)
 			}
-			target := args[0]
+			target, registered := args[0], false
 			if reg, rerr := e.loadRegistry(); rerr == nil {
 				if entry, ok := reg.Lookup(target); ok {
-					target = entry.CipherDir
+					target, registered = entry.CipherDir, true
 				}
+			}
+			if _, serr := os.Lstat(target); !registered && errors.Is(serr, os.ErrNotExist) {
+				return withHint(fmt.Errorf("%q is neither a registered vault nor a mount point: %w", args[0], vault.ErrNotFound),
+					`"vaultui list" lists the vaults, "vaultui status" what is mounted`)
 			}
 			if err := client.Unmount(e.ctx, target, *lazy); err != nil {
 				if errors.Is(err, mountmgr.ErrBusy) {
 					return withHint(err, "close those files (or leave that directory), or use --lazy")
 				}
 				if errors.Is(err, mountmgr.ErrNotMounted) {
-					return withHint(err, `"vaultui status" lists what is mounted`)
+					// Named as the user named it, not as the daemon resolved it.
+					return withHint(fmt.Errorf("%s is not mounted: %w", vault.EscapeControl(args[0]), mountmgr.ErrNotMounted),
+						`"vaultui status" lists what is mounted`)
 				}
 				return err
 			}
@@ -266,8 +274,23 @@ func unmountAll(e *env, client *mountmgr.Client) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 {
+	// Mounts of daemons of other runtime directories are not this one's to unmount; say they
+	// are there rather than that nothing was.
+	var others []string
+	if all, verr := mountmgr.VaultuiMounts(); verr == nil {
+		for _, m := range all {
+			if !still[m.MountPoint] {
+				others = append(others, fmt.Sprintf("%s (vault %s)", m.MountPoint, m.CipherDir))
+			}
+		}
+	}
+	if n == 0 && len(others) == 0 {
 		fmt.Fprintln(e.stdout, "Nothing was mounted.")
+	} else if n == 0 {
+		fmt.Fprintln(e.stdout, "Nothing was mounted by this mount manager.")
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(e.stderr, "note: still mounted by another mount manager (another XDG_RUNTIME_DIR): %s\n", strings.Join(others, ", "))
 	}
 	return nil
 }

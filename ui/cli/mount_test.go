@@ -38,10 +38,20 @@ func mountScriptParams(t *testing.T, dir string, extra func(env *testscript.Env)
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/config")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
+			// A second runtime dir, so a second daemon, for scripts that need one ($RUN2;
+			// $RUN is the first).
+			run2, err := os.MkdirTemp("", "vcli")
+			if err != nil {
+				return err
+			}
 			env.Setenv("XDG_RUNTIME_DIR", run)
+			env.Setenv("RUN", run)
+			env.Setenv("RUN2", run2)
 			env.Defer(func() {
 				stopTestDaemon(t, run)
+				stopTestDaemon(t, run2)
 				os.RemoveAll(run)
+				os.RemoveAll(run2)
 				if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), env.WorkDir) {
 					t.Errorf("mounts left under %s", env.WorkDir)
 				}

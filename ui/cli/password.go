@@ -3,16 +3,21 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // maxPasswordLen bounds what we read from a passfile or terminal; scrypt
@@ -41,24 +46,45 @@ func (e *env) readNewPassword(passfile, prompt string) ([]byte, error) {
 	return e.askTerminal(prompt, true)
 }
 
+// readPassfile reads the password from a passfile: "-" is standard input; anything else
+// must be a regular file the user owns (see vault.OpenUserFile) or a pipe, as `<(pass show
+// x)` gives (/dev/fd/N). Reading a pipe, named or not, waits for a writer but can be
+// interrupted: a named FIFO that nothing writes to used to hang the command past SIGTERM.
 func (e *env) readPassfile(path string) ([]byte, error) {
 	var r io.Reader
 	name := path
 	if path == "-" {
 		r, name = e.stdin, "standard input"
 	} else {
-		f, err := os.Open(path)
+		f, err := vault.OpenUserPipeOrFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("reading password: %w", err)
 		}
 		defer f.Close()
 		r = f
+		if fi, err := f.Stat(); err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
+			ctx := e.ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			pr := &pipeReader{ctx: ctx, f: f, waiting: func() {
+				if e.stderr != nil {
+					fmt.Fprintf(e.stderr, "Waiting for the password to be written to %s (Ctrl+C to stop)...\n", path)
+				}
+			}}
+			defer pr.close()
+			r = pr
+		}
 	}
 	// Like gocryptfs's -passfile: the first line, without its newline.
 	// Keeping the same rule keeps vaults made with gocryptfs openable with
 	// the same file.
 	br := bufio.NewReaderSize(io.LimitReader(r, maxPasswordLen+2), maxPasswordLen+2)
 	line, err := br.ReadBytes('\n')
+	if errors.Is(err, context.Canceled) {
+		crypto.Wipe(line)
+		return nil, fmt.Errorf("waiting for the password from %s: %w", name, err)
+	}
 	if err != nil && err != io.EOF {
 		crypto.Wipe(line)
 		return nil, fmt.Errorf("reading password from %s: %w", name, err)
@@ -72,6 +98,64 @@ func (e *env) readPassfile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("password from %s is longer than %d bytes", name, maxPasswordLen)
 	}
 	return pw, nil
+}
+
+// pipeReader reads a pipe opened non-blocking (vault.OpenUserPipeOrFile) until ctx is done.
+// A named FIFO that no writer has opened yet reads as end of file, so each read first waits,
+// in Go's poller, until the pipe has data or a writer that has come and gone: ctx's end
+// interrupts that wait (the deadline wakes the poller), which a blocking open or read could
+// not be.
+type pipeReader struct {
+	ctx     context.Context
+	f       *os.File
+	waiting func() // called once, the first time the pipe has nothing to read
+	said    bool
+	stop    func() bool
+}
+
+func (p *pipeReader) Read(b []byte) (int, error) {
+	if p.stop == nil {
+		p.stop = context.AfterFunc(p.ctx, func() { p.f.SetReadDeadline(time.Unix(1, 0)) })
+	}
+	rc, err := p.f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		// Readable means data, or a writer that has closed (POLLHUP): then read's 0 is the
+		// end. A FIFO never opened for writing reports neither, and the poller waits.
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if k, _ := unix.Poll(pfd, 0); k == 0 {
+			if !p.said {
+				p.said = true
+				p.waiting()
+			}
+			return false
+		}
+		n, rerr = unix.Read(int(fd), b)
+		return rerr != unix.EAGAIN
+	})
+	if p.ctx.Err() != nil {
+		return 0, p.ctx.Err()
+	}
+	if err != nil {
+		return 0, err
+	}
+	if rerr != nil {
+		return 0, rerr
+	}
+	if n == 0 && len(b) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (p *pipeReader) close() {
+	if p.stop != nil {
+		p.stop()
+	}
 }
 
 // terminal returns the terminal to ask the user on: stdin when it is one (prompts then go to

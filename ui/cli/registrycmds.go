@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -190,6 +191,12 @@ examples:
 				if mp, err = vault.DefaultMountPoint(n); err != nil {
 					return err
 				}
+			}
+			if mp, err = filepath.Abs(mp); err != nil {
+				return err
+			}
+			if err := mountmgr.CheckNesting(dir, mp); err != nil {
+				return mountHint(err, mp)
 			}
 			reg, err := e.updateRegistry(func(reg *vault.Registry) error {
 				return reg.Add(vault.Entry{Name: n, CipherDir: dir, MountPoint: mp, MountAtStart: *automount, Lock: *lock})

@@ -24,9 +24,11 @@ read and written, and the current read and write rates (averaged over the
 last 3 seconds). When a mount manager stopped without unmounting (crash,
 kill -9), the next one cleans up the mounts it left ("transport endpoint is
 not connected") and status reports each once; one it could not clean up is
-listed as stale until it is gone. --watch refreshes every second until
-interrupted, or for N snapshots with --count (with --json: one JSON array
-per line).
+listed as stale until it is gone. When the mount manager cannot write its log
+file or event log (an unusable XDG_STATE_HOME), a note on stderr says so and
+where it logs instead. --watch refreshes every second until
+interrupted, or for N snapshots with --count (N at least 1) (with --json:
+one JSON array per line).
 
 examples:
   vaultui status
@@ -35,13 +37,16 @@ examples:
 	setup: func(fs *flag.FlagSet) runFunc {
 		asJSON := fs.Bool("json", false, "print JSON")
 		watch := fs.Bool("watch", false, "refresh every second")
-		count := fs.Int("count", 0, "with --watch: stop after `N` snapshots (0: until interrupted)")
+		count := fs.Int("count", 0, "with --watch: stop after `N` snapshots (N >= 1)")
 		return func(e *env, args []string) error {
 			if len(args) != 0 {
 				return e.usage("takes no arguments, got %d", len(args))
 			}
-			if *count < 0 || (*count > 0 && !*watch) {
-				return e.usage("--count takes a positive number of snapshots and needs --watch")
+			// As for events --follow: leaving --count out is "until interrupted".
+			counted := false
+			fs.Visit(func(f *flag.Flag) { counted = counted || f.Name == "count" })
+			if counted && (*count < 1 || !*watch) {
+				return e.usage("--count takes a number of snapshots of at least 1 and needs --watch (without --count, --watch runs until interrupted)")
 			}
 			client, err := mountmgr.Connect(e.ctx)
 			if err != nil {
@@ -72,6 +77,9 @@ examples:
 					fmt.Fprintln(e.stdout)
 				}
 				return nil
+			}
+			if info, err := client.Daemon(e.ctx); err == nil {
+				printDaemonNotes(e.stderr, info)
 			}
 			if !*watch {
 				mounts, err := client.Status(e.ctx)
@@ -106,6 +114,21 @@ examples:
 			return err
 		}
 	},
+}
+
+// printDaemonNotes tells, on stderr, what does not work as it should in how the mount manager
+// runs: a log file or event log it cannot write (an unusable XDG_STATE_HOME).
+func printDaemonNotes(w io.Writer, info mountmgr.DaemonInfo) {
+	if info.LogError != "" {
+		where := "its stderr"
+		if info.StderrNull {
+			where = "its stderr, which is /dev/null since a client started it (run \"vaultui daemon\" in a terminal, or under systemd with \"vaultui autostart enable\", to see it)"
+		}
+		fmt.Fprintf(w, "note: the mount manager (pid %d) cannot write its log file: %s; it logs to %s.\n", info.PID, info.LogError, where)
+	}
+	if info.EventsError != "" {
+		fmt.Fprintf(w, "note: the mount manager cannot save its event log: %s; events are kept in memory only, until it stops.\n", info.EventsError)
+	}
 }
 
 // printStaleReport tells what the daemon found left behind by one that stopped without

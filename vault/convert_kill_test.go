@@ -1,0 +1,138 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// Environment of the re-executed test binary that runs one conversion (TestConvertKilled).
+const (
+	childConvertDir = "VAULTUI_TEST_CONVERT_DIR"
+	childConvertTo  = "VAULTUI_TEST_CONVERT_TO"
+)
+
+// TestMain runs a conversion instead of the tests when the environment asks for it: the
+// child that TestConvertKilled kills under strace.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(childConvertDir); dir != "" {
+		// strace counts system calls per thread: keep this goroutine's calls on one thread so
+		// "the Nth renameat" means the same call in every run.
+		runtime.LockOSThread()
+		_, err := Convert(context.Background(), dir, testPassword, ConvertOptions{To: crypto.CipherID(os.Getenv(childConvertTo))})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runConvertChild converts dir to cipher to in a child process run under strace with the
+// fault injections injects (strace -e inject=... expressions); it returns the child's error.
+func runConvertChild(t *testing.T, dir string, to crypto.CipherID, injects ...string) error {
+	t.Helper()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is not installed (apt-get install strace): cannot kill the conversion at chosen system calls")
+	}
+	args := []string{"-f", "-qq", "-o", "/dev/null"}
+	for _, in := range injects {
+		args = append(args, "-e", "inject="+in)
+	}
+	args = append(args, os.Args[0], "-test.run=^$")
+	cmd := exec.Command(strace, args...)
+	cmd.Env = append(os.Environ(), childConvertDir+"="+dir, childConvertTo+"="+string(to))
+	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(string(out), "ptrace") {
+		t.Skipf("strace cannot trace here: %s", out)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, out)
+	}
+	return nil
+}
+
+// TestConvertKilled kills a conversion (AEGIS to AES-GCM, in a child process under strace)
+// at system calls across its run: while it sets up, copies, writes the config, syncs,
+// exchanges, moves the old vault away and cleans up; also on a file system without
+// RENAME_EXCHANGE (injected EINVAL) between its two renames, and a second run killed while
+// it removes what the first left. After each kill the old vault is intact byte for byte
+// (in its place before the swap, in the work directory or its keeping place after it), and
+// a new run completes: the vault has the new cipher and the same content, the old vault is
+// kept unchanged and nothing else is left.
+func TestConvertKilled(t *testing.T) {
+	src := makeTree(t)
+	want := readTree(t, src)
+	const from, to = crypto.AEGIS, crypto.AESGCM
+	for _, tc := range []struct {
+		name    string
+		injects [][]string // one strace run per element
+		done    bool       // the kill came after the conversion was complete
+	}{
+		{"before the work directory", [][]string{{"mkdirat:signal=KILL:when=1"}}, false},
+		{"before the new tree", [][]string{{"mkdirat:signal=KILL:when=2"}}, false},
+		{"before the state file is in place", [][]string{{"renameat:signal=KILL:when=1"}}, false},
+		{"while copying", [][]string{{"pwrite64:signal=KILL:when=5"}}, false},
+		{"before the new config", [][]string{{"renameat:signal=KILL:when=2"}}, false},
+		{"after the check, at syncfs", [][]string{{"syncfs:signal=KILL:when=1"}}, false},
+		{"at the exchange", [][]string{{"renameat2:signal=KILL:when=1"}}, false},
+		{"after the exchange", [][]string{{"renameat:signal=KILL:when=3"}}, false},
+		{"while cleaning up", [][]string{{"unlinkat:signal=KILL:when=7"}}, false},
+		{"before removing the work directory", [][]string{{"unlinkat:signal=KILL:when=9"}}, true},
+		{"no exchange: before the first rename", [][]string{{"renameat2:error=EINVAL", "renameat:signal=KILL:when=3"}}, false},
+		{"no exchange: between the renames", [][]string{{"renameat2:error=EINVAL", "renameat:signal=KILL:when=4"}}, false},
+		{"copying, then removing the half-built tree", [][]string{{"pwrite64:signal=KILL:when=5"}, {"unlinkat:signal=KILL:when=6"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := makeConvertVault(t, CreateOptions{Cipher: from}, src)
+			dir := v.Dir
+			xattrs, names := vaultXattrs(t, v), nameFiles(t, dir)
+			before := cipherSnapshot(t, dir)
+			for _, injects := range tc.injects {
+				err := runConvertChild(t, dir, to, injects...)
+				if err == nil || !strings.Contains(err.Error(), "killed") {
+					t.Fatalf("the child was not killed (%v): the injection %v missed", err, injects)
+				}
+				// The old vault is intact wherever the crash left it.
+				old := dir
+				if configCipher(dir) != from {
+					old = filepath.Join(dir+convertWorkSuffix, convertNewDir)
+					if configCipher(old) != from {
+						old = dir + ".old-" + string(from)
+					}
+				}
+				sameSnapshot(t, "old vault after the kill", before, cipherSnapshot(t, old))
+			}
+			res, err := Convert(context.Background(), dir, testPassword, ConvertOptions{To: to})
+			switch {
+			case tc.done && (err == nil || !strings.Contains(err.Error(), "already uses")):
+				t.Fatalf("re-run after a complete conversion: %v, want \"already uses\"", err)
+			case tc.done:
+				res = &ConvertResult{OldDir: dir + ".old-" + string(from)}
+			case err != nil:
+				t.Fatalf("re-run: %v", err)
+			}
+			checkConvertedVault(t, dir, to, want, xattrs, names)
+			if res.OldDir != dir+".old-"+string(from) {
+				t.Errorf("old vault kept at %q", res.OldDir)
+			}
+			sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, res.OldDir))
+			if _, err := os.Lstat(dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("work directory left: %v", err)
+			}
+			if _, err := os.Lstat(dir + ".old-" + string(from) + "-2"); err == nil {
+				t.Errorf("a second old vault was made")
+			}
+		})
+	}
+}

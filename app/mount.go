@@ -34,10 +34,7 @@ type Mounted struct {
 // (an existing one must be an empty directory: the daemon checks); one inside the cipherdir
 // is refused before any password is asked for.
 func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
-	if r.MountPoint == "" {
-		return Mounted{}, fmt.Errorf("%w: no mount point for %s", mountmgr.ErrMountpoint, r.Vault.display())
-	}
-	if err := mountmgr.CheckNesting(r.Vault.CipherDir, r.MountPoint); err != nil {
+	if err := CheckMountPoint(r.Vault, r.MountPoint); err != nil {
 		return Mounted{}, err
 	}
 	if _, err := os.Lstat(r.MountPoint); errors.Is(err, os.ErrNotExist) {
@@ -60,6 +57,17 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 		return Mounted{}, err
 	}
 	return Mounted{MountInfo: info, Keyring: change}, nil
+}
+
+// CheckMountPoint refuses, before any password is asked for or any daemon started, a mount
+// point that cannot be the vault's: none, or one nested with its cipherdir (the daemon checks
+// again). Mount checks it first; a front end that reads a password before calling Mount
+// calls it before that.
+func CheckMountPoint(v Vault, mountPoint string) error {
+	if mountPoint == "" {
+		return fmt.Errorf("%w: no mount point for %s", mountmgr.ErrMountpoint, v.display())
+	}
+	return mountmgr.CheckNesting(v.CipherDir, mountPoint)
 }
 
 // Unmount unmounts the vault mounted from or at target (a cipherdir or a mount point); lazy

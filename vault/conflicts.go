@@ -39,6 +39,7 @@ type ConflictEntry struct {
 	Date       string // YYYY-MM-DD, if the tool's marker has one
 	Host       string // the computer, device or user the marker names, if any
 	Size       int64  // plaintext size
+	Dir        bool   `json:",omitempty"` // the copy is a folder
 	ModTime    time.Time
 	// Newer is "copy" or "original" by modification time, "same", or "" when the original
 	// is gone (and for a folder made twice).
@@ -91,7 +92,7 @@ func (v *Vault) conflictEntry(n Node) ConflictEntry {
 	}
 	c := n.Conflict
 	return ConflictEntry{Kind: c.Kind, Path: n.Path, Of: c.Of, CipherPath: n.CipherPath,
-		Tool: c.Tool, Date: c.Date, Host: c.Host, Size: size, ModTime: n.Info.ModTime()}
+		Tool: c.Tool, Date: c.Date, Host: c.Host, Size: size, Dir: n.Info.IsDir(), ModTime: n.Info.ModTime()}
 }
 
 // folderEntry describes the folder made twice f.

@@ -162,6 +162,8 @@ func (d *daemon) handle(req *request) *response {
 			return &response{Error: toWire(err)}
 		}
 		return &response{}
+	case opConflicts, opSettleConflict:
+		return d.handleConflicts(req)
 	case opUnmountAll:
 		if err := d.unmountAll(); err != nil {
 			d.log.Printf("unmount all: %s", logSafe(err))

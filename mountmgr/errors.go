@@ -44,6 +44,10 @@ const (
 	KindDaemon Kind = "version"
 	// KindFuseDevice: /dev/fuse cannot be opened; older clients show a generic error.
 	KindFuseDevice Kind = "fuse_device"
+	// KindNoConflict and KindFolderKeepsBoth: settling a mounted vault's conflict was refused
+	// (vault.ErrNoConflict, vault.ErrFolderKeepsBoth).
+	KindNoConflict      Kind = "no_conflict"
+	KindFolderKeepsBoth Kind = "folder_keeps_both"
 )
 
 // kinds gives each kind its sentinel, in order of precedence: an error is of the first kind
@@ -64,6 +68,8 @@ var kinds = []struct {
 	{KindNotMounted, ErrNotMounted},
 	{KindDaemon, ErrDaemon},
 	{KindFuseDevice, ErrFuseDevice},
+	{KindNoConflict, vault.ErrNoConflict},
+	{KindFolderKeepsBoth, vault.ErrFolderKeepsBoth},
 }
 
 // kdfMemoryRemote is what a kdf_memory error unwraps to on the client: both the vault being

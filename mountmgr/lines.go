@@ -175,8 +175,13 @@ func replyLines(resp *response) ([][]byte, error) {
 			return nil, err
 		}
 	}
+	for _, p := range pages(resp.Conflicts) {
+		if err := emit(&response{More: true, Conflicts: p}); err != nil {
+			return nil, err
+		}
+	}
 	last := *resp
-	last.More, last.Mounts, last.Events, last.Stale = false, nil, nil, nil
+	last.More, last.Mounts, last.Events, last.Stale, last.Conflicts = false, nil, nil, nil, nil
 	if err := emit(&last); err != nil {
 		return nil, err
 	}
@@ -221,6 +226,7 @@ func readReply(r *bufio.Reader) (*response, error) {
 		next.Mounts = append(resp.Mounts, next.Mounts...)
 		next.Events = append(resp.Events, next.Events...)
 		next.Stale = append(resp.Stale, next.Stale...)
+		next.Conflicts = append(resp.Conflicts, next.Conflicts...)
 		resp = next
 	}
 	if err != nil {

@@ -3,6 +3,8 @@ package mountmgr
 import (
 	"fmt"
 	"time"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 // ProtocolVersion is the version of the control-socket protocol. A daemon answers a request of
@@ -93,7 +95,19 @@ const (
 	// opEvents returns the event log after request.After; with Follow it streams it like
 	// watch. A daemon that predates it answers bad_request.
 	opEvents = "events"
+	// opConflicts lists the sync tools' conflicts of the vault mounted from or at Target,
+	// with the key the daemon holds; opSettleConflict settles one (Settle) through the mount.
+	// A daemon that predates them answers bad_request.
+	opConflicts      = "conflicts"
+	opSettleConflict = "settle_conflict"
 )
+
+// SettleRequest names a conflict of a mounted vault by its path as listed
+// (vault.ConflictEntry.Path) and says how to settle it.
+type SettleRequest struct {
+	Path string
+	Keep vault.Keep
+}
 
 // request is one line from a client.
 type request struct {
@@ -110,6 +124,8 @@ type request struct {
 	// connection streaming new ones.
 	After  uint64 `json:"after,omitempty"`
 	Follow bool   `json:"follow,omitempty"`
+	// Settle (settle_conflict only) names the conflict and how to settle it.
+	Settle *SettleRequest `json:"settle,omitempty"`
 }
 
 // response is one line from the daemon.
@@ -130,6 +146,9 @@ type response struct {
 	// More: this line is not the last of the reply; the next one (same ID) continues its
 	// lists (see replyLines).
 	More bool `json:"more,omitempty"`
+	// Conflicts answers a conflicts request (never nil then), Settled a settle_conflict one.
+	Conflicts []vault.ConflictEntry `json:"conflicts,omitempty"`
+	Settled   *vault.Settled        `json:"settled,omitempty"`
 }
 
 // wireError carries an error across the socket; Code keeps errors.Is working on the client.

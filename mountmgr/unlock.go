@@ -16,7 +16,10 @@ type unlocked struct {
 	cipher string
 	// notice is a one-line note for the user about how this vault runs here, or "".
 	notice string
-	close  func()
+	// vault is the unlocked vault itself, for what the daemon does with the key besides
+	// serving the mount (listing and checking conflicts).
+	vault *vault.Vault
+	close func()
 }
 
 // Close wipes the keys (best effort: Go may have copied them).
@@ -37,6 +40,7 @@ func unlock(cipherDir string, password []byte) (*unlocked, error) {
 		},
 		cipher: v.Content.Cipher().String(),
 		notice: slowCipherNotice(v.Content.Cipher()),
+		vault:  v,
 		close:  v.Close,
 	}, nil
 }

@@ -82,24 +82,18 @@ func (n ConflictCount) splitText() string {
 // (the error says which); the copies it returns are still right.
 var ErrPartialList = errors.New("not every conflict copy is listed")
 
-// Keep says how a conflict copy is settled.
-type Keep int
+// Keep says how a conflict copy is settled (vault.Keep).
+type Keep = vault.Keep
 
 const (
-	KeepBoth     Keep = iota // the copy gets a name of its own (the one it shows under)
-	KeepOriginal             // the copy is deleted
-	KeepCopy                 // the copy replaces the original
+	KeepBoth     = vault.KeepBoth     // the copy gets a name of its own (the one it shows under)
+	KeepOriginal = vault.KeepOriginal // the copy is deleted
+	KeepCopy     = vault.KeepCopy     // the copy replaces the original
 )
 
-// ConflictCopy is one sync tool's conflict copy. Path is the name it shows
-// under in a mount, Of the file it copies; Newer is "copy", "original",
-// "same" or "" (the original is gone).
-type ConflictCopy struct {
-	Path, Of, Tool, Date, Host string
-	Size                       int64
-	Dir                        bool
-	Newer                      string
-}
+// ConflictCopy is one sync tool's conflict, as the layout identifies it (vault.ConflictEntry):
+// Path is the name it shows under in a mount, Of the entry it concerns.
+type ConflictCopy = vault.ConflictEntry
 
 // ConflictSession lists and settles one vault's conflict copies; Close
 // forgets the key (or the mount point).
@@ -175,11 +169,13 @@ func (s *conflictsScreen) keys() []key.Binding {
 	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "unlock")), k.Back}
 }
 
+// Init opens the conflicts at once: a mounted vault's through the daemon, a locked one's
+// with the keyring's password; the prompt shows only if the core needs a password.
 func (s *conflictsScreen) Init() tea.Cmd {
 	if s.mountPoint != "" {
 		return s.open(nil)
 	}
-	return s.form.setFocus(0)
+	return tea.Batch(s.form.setFocus(0), s.open(nil))
 }
 
 // open starts a session. One that arrives after the screen was left is
@@ -272,6 +268,10 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 	case conflictsOpened:
 		s.opening = false
 		if msg.sess == nil {
+			if note, needed := passwordNeeded(msg.err); needed {
+				s.err, s.mountPoint = note, ""
+				return s.form.setFocus(0)
+			}
 			if errors.Is(msg.err, ErrWrongPassword) {
 				s.err = "Wrong password. Try again."
 			} else if msg.err != nil {

@@ -283,7 +283,7 @@ func TestMountRemembersPassword(t *testing.T) {
 	fb.mounts, tm.c.mounts = nil, nil
 	fb.password = "new password"
 	tm.keys("m", "enter")
-	wantView(t, tm, "The password stored in the keyring does not unlock work")
+	wantView(t, tm, "The password stored in the keyring does not unlock this vault")
 	n := len(fb.mountReqs)
 	tm.keys("enter") // an empty field no longer means the keyring: no second try
 	if len(fb.mountReqs) != n {

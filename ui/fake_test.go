@@ -15,6 +15,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+
+	"github.com/vaultui/vaultui/app"
 )
 
 func init() {
@@ -138,12 +140,37 @@ func (f *fakeBackend) ChangePassword(ctx context.Context, dir string, old, pw []
 		return fmt.Errorf("%s: %w", dir, ErrWrongPassword)
 	}
 	f.password = string(pw)
+	if _, ok := f.stored[dir]; ok {
+		f.stored[dir] = string(pw) // as app.ChangePassword
+	}
+	return nil
+}
+
+// unlock answers as app.Unlock does: without a password (nil) the fake keyring's, else
+// pw. The caller holds f.mu.
+func (f *fakeBackend) unlock(dir string, pw []byte) error {
+	if pw == nil {
+		stored, ok := f.stored[dir]
+		switch {
+		case !ok:
+			return &app.PasswordNeededError{Vault: app.Vault{CipherDir: dir}, Reason: app.NoneStored}
+		case stored != f.password:
+			return &app.PasswordNeededError{Vault: app.Vault{CipherDir: dir}, Reason: app.StoredFailed, Err: ErrWrongPassword}
+		}
+		return nil
+	}
+	if string(pw) != f.password {
+		return fmt.Errorf("%s: %w", dir, ErrWrongPassword)
+	}
 	return nil
 }
 
 func (f *fakeBackend) Fsck(ctx context.Context, dir string, pw []byte, progress func(FsckProgress)) ([]Problem, error) {
-	if string(pw) != f.password {
-		return nil, fmt.Errorf("%s: %w", dir, ErrWrongPassword)
+	f.mu.Lock()
+	err := f.unlock(dir, pw)
+	f.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
 	progress(FsckProgress{Counting: true})
 	for i := 1; i <= 4; i++ {
@@ -182,14 +209,20 @@ func (f *fakeBackend) Mount(ctx context.Context, req MountRequest) (Mount, error
 		f.mountErr = nil
 		return Mount{}, err
 	}
+	pw := req.Password
 	if req.FromKeyring {
-		req.Password = []byte(f.stored[req.CipherDir])
+		pw = nil
 	}
-	if string(req.Password) != f.password {
-		return Mount{}, fmt.Errorf("%s: %w", req.CipherDir, ErrWrongPassword)
+	if err := f.unlock(req.CipherDir, pw); err != nil {
+		return Mount{}, err
 	}
 	m := Mount{CipherDir: req.CipherDir, MountPoint: req.MountPoint, Cipher: "AEGIS-256X2", ReadOnly: req.ReadOnly, Since: testNow.Add(-5 * time.Minute)}
-	if req.Remember && !req.FromKeyring {
+	// As app.Mount: a typed password that worked replaces a stored one that differs, and
+	// with Remember a missing one is stored.
+	if stored, ok := f.stored[req.CipherDir]; !req.FromKeyring && ok && stored != string(req.Password) {
+		f.stored[req.CipherDir] = string(req.Password)
+		m.KeyringNote = "The keyring's password was updated."
+	} else if req.Remember && !req.FromKeyring && !ok {
 		if f.stored == nil {
 			f.stored = map[string]string{}
 		}
@@ -333,8 +366,10 @@ func (f *fakeBackend) CountConflicts(dir string) (ConflictCount, error) {
 func (f *fakeBackend) OpenConflicts(ctx context.Context, dir, mountPoint string, pw []byte) (ConflictSession, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if mountPoint == "" && string(pw) != f.password {
-		return nil, fmt.Errorf("%s: %w", dir, ErrWrongPassword)
+	if mountPoint == "" {
+		if err := f.unlock(dir, pw); err != nil {
+			return nil, err
+		}
 	}
 	f.sessions++
 	return &fakeConflicts{f: f, dir: dir}, nil

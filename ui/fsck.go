@@ -50,7 +50,7 @@ func newFsckScreen(c *common, v Vault) *fsckScreen {
 func (s *fsckScreen) title() string { return "fsck · " + s.v.Name }
 func (s *fsckScreen) typing() bool  { return !s.running && !s.done && s.form.typing() }
 func (s *fsckScreen) busy() bool    { return s.running }
-func (s *fsckScreen) Init() tea.Cmd { return s.form.setFocus(0) }
+func (s *fsckScreen) Init() tea.Cmd { return tea.Batch(s.form.setFocus(0), s.run(nil)) }
 
 func (s *fsckScreen) keys() []key.Binding {
 	k := s.c.keys
@@ -75,6 +75,11 @@ func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		s.running = false
+		if note, needed := passwordNeeded(msg.err); needed {
+			// The keyring's password was tried first; now the prompt.
+			s.err = note
+			return s.form.setFocus(0)
+		}
 		if errors.Is(msg.err, ErrWrongPassword) {
 			s.err = "Wrong password. Try again."
 			s.form.fields[0].input.Reset()
@@ -123,6 +128,11 @@ func (s *fsckScreen) start() tea.Cmd {
 		return nil
 	}
 	s.form.fields[0].input.Reset()
+	return s.run(pw)
+}
+
+// run checks the vault with pw, or without a password (nil) with the keyring's.
+func (s *fsckScreen) run(pw []byte) tea.Cmd {
 	s.err, s.running, s.prog, s.started = "", true, FsckProgress{}, false
 	b, dir := s.c.backend, s.v.CipherDir
 	s.c.jobs++

@@ -90,9 +90,9 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 			// Asked once more, never in a loop: an empty field no longer means the keyring.
 			s.stored, s.storedFailed, s.fromKeyring = false, true, false
 			s.form.fields[0].hint = ""
-			if errors.Is(msg.err, ErrWrongPassword) {
-				s.err = "The password stored in the keyring does not unlock " + s.v.Name + " (changed since?). Type it; with Remember on it replaces the stored one."
-			} else {
+			if note, needed := passwordNeeded(msg.err); needed && note != "" {
+				s.err = note
+			} else if !needed {
 				s.err = "The keyring's password could not be used: " + msg.err.Error() + ". Type the password."
 			}
 			return s.form.setFocus(0)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
@@ -46,6 +46,9 @@ func Run() error {
 // through the mountmgr daemon (started on demand by Connect).
 type realBackend struct {
 	registryPath string
+	// app is the product core: the use cases with their policies (passwords and the
+	// keyring, conflicts); this backend only adapts its answers to the screens.
+	app *app.App
 
 	mu     sync.Mutex
 	client *mountmgr.Client
@@ -56,11 +59,12 @@ func newRealBackend() (*realBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &realBackend{registryPath: p}, nil
+	return &realBackend{registryPath: p, app: app.New(app.Options{})}, nil
 }
 
 // Close drops the daemon connection; mounts stay with the daemon.
 func (b *realBackend) Close() error {
+	b.app.Close()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.client == nil {
@@ -119,6 +123,22 @@ func (e *escapedError) Unwrap() error { return e.err }
 
 func (b *realBackend) registry() (*vault.Registry, error) {
 	return vault.LoadRegistry(b.registryPath)
+}
+
+// vaultOf names the vault at cipherDir for the core, by its registry name when it has one
+// (the keyring's label shows it).
+func (b *realBackend) vaultOf(cipherDir string) app.Vault {
+	if reg, err := b.registry(); err == nil {
+		if e, ok := reg.Lookup(cipherDir); ok {
+			return app.VaultOf(e)
+		}
+	}
+	return app.Vault{CipherDir: cipherDir}
+}
+
+// StoredPassword asks the keyring whether it holds the vault's password.
+func (b *realBackend) StoredPassword(ctx context.Context, cipherDir string) (bool, error) {
+	return b.app.HasStoredPassword(ctx, app.Vault{CipherDir: cipherDir})
 }
 
 func (b *realBackend) Vaults() ([]Vault, error) {
@@ -213,11 +233,12 @@ func (b *realBackend) Info(ctx context.Context, dir string) ([]Field, error) {
 }
 
 func (b *realBackend) ChangePassword(ctx context.Context, dir string, oldPassword, newPassword []byte) error {
-	return escaped(vault.ChangePassword(dir, oldPassword, nil, newPassword))
+	_, err := b.app.ChangePassword(ctx, app.ChangePasswordRequest{Vault: b.vaultOf(dir), OldPassword: oldPassword, NewPassword: newPassword})
+	return escaped(err)
 }
 
 func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, progress func(FsckProgress)) ([]Problem, error) {
-	v, err := vault.Unlock(dir, password)
+	v, _, err := b.app.Unlock(ctx, b.vaultOf(dir), password)
 	if err != nil {
 		return nil, escaped(err)
 	}
@@ -277,38 +298,35 @@ func uiMount(m mountmgr.MountInfo) Mount {
 }
 
 func (b *realBackend) Mount(ctx context.Context, req MountRequest) (Mount, error) {
-	c, err := b.conn(ctx)
-	if err != nil {
-		return Mount{}, err
-	}
-	// A missing mount point is created, as the create wizard does; one that
-	// exists must still be an empty directory (the daemon checks).
-	if _, err := os.Stat(req.MountPoint); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(req.MountPoint, 0o700); err != nil {
-			return Mount{}, escaped(fmt.Errorf("%w: %w", mountmgr.ErrMountpoint, err))
-		}
-	}
+	pw := req.Password
 	if req.FromKeyring {
-		pw, err := storedPassword(ctx, req.CipherDir)
-		if err != nil {
-			return Mount{}, err
-		}
-		defer crypto.Wipe(pw)
-		req.Password = pw
+		pw = nil
+	} else if pw == nil {
+		pw = []byte{}
 	}
-	info, err := c.Mount(ctx, mountmgr.MountRequest{
-		CipherDir: req.CipherDir, MountPoint: req.MountPoint, Password: req.Password,
-		ReadOnly: req.ReadOnly, Idle: req.Idle,
+	m, err := b.app.Mount(ctx, app.MountRequest{
+		Vault: app.Vault{Name: req.Name, CipherDir: req.CipherDir}, MountPoint: req.MountPoint,
+		Password: pw, Remember: req.Remember, ReadOnly: req.ReadOnly, Idle: req.Idle,
 	})
 	if err != nil {
-		b.dropConn(c, err)
 		return Mount{}, escaped(err)
 	}
-	m := uiMount(info)
-	if req.Remember && !req.FromKeyring {
-		m.KeyringNote = rememberPassword(ctx, req)
+	out := uiMount(m.MountInfo)
+	out.KeyringNote = keyringNote(m.Keyring)
+	return out, nil
+}
+
+// keyringNote says what became of the keyring entry after a mount, or "".
+func keyringNote(c app.KeyringChange) string {
+	switch c.Action {
+	case app.KeyringStored:
+		return "Password stored in the keyring."
+	case app.KeyringReplaced:
+		return "The keyring's password was updated."
+	case app.KeyringFailed:
+		return "The password was not remembered: " + vault.EscapeControl(c.Err.Error())
 	}
-	return m, nil
+	return ""
 }
 
 func (b *realBackend) Unmount(ctx context.Context, target string, lazy bool) error {

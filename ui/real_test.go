@@ -154,7 +154,7 @@ func TestRealBackendCreateOptions(t *testing.T) {
 }
 
 func TestRealBackendCiphers(t *testing.T) {
-	b := &realBackend{}
+	b := testBackend()
 	got := fmt.Sprint(b.Ciphers())
 	for _, want := range []string{"AES-256-GCM", "AEGIS-256X2", "XChaCha20-Poly1305", "AES-SIV-512"} {
 		if !strings.Contains(got, want) {
@@ -196,7 +196,7 @@ func TestRealBackendInfoEscapes(t *testing.T) {
 	if _, err := vault.Create(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10, Creator: "x\x1b]0;owned\x07\u202e"}); err != nil {
 		t.Fatal(err)
 	}
-	fields, err := (&realBackend{}).Info(context.Background(), dir)
+	fields, err := testBackend().Info(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

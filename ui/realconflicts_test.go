@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/vaultui/vaultui/mountmgr/vfs"
+	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/mountmgr/keyring"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -167,7 +167,7 @@ func settleEachWay(t *testing.T, b *realBackend, dir string, s ConflictSession, 
 // TestRealBackendConflictsLocked settles one copy each way in a vault that is not mounted.
 func TestRealBackendConflictsLocked(t *testing.T) {
 	dir := syncedVault(t)
-	b := &realBackend{}
+	b := testBackend()
 	ctx := context.Background()
 	if n, err := b.CountConflicts(dir); err != nil || n != (ConflictCount{N: 3, Complete: true}) {
 		t.Fatalf("CountConflicts = %+v, %v", n, err)
@@ -183,122 +183,9 @@ func TestRealBackendConflictsLocked(t *testing.T) {
 	settleEachWay(t, b, dir, s, func() map[string]string { return plainFiles(t, dir) })
 }
 
-// TestRealBackendConflictsMounted lists and settles through a real FUSE mount, without the
-// password; a file that merely has the marker in its name is not a copy.
-func TestRealBackendConflictsMounted(t *testing.T) {
-	if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil {
-		t.Skipf("needs a usable /dev/fuse: %v", err)
-	} else {
-		f.Close()
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("mounts in-process with DirectMount, which needs root")
-	}
-	dir := syncedVault(t)
-	v, err := vault.Unlock(dir, []byte("pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mp := t.TempDir()
-	m, err := vfs.Mount(mp, vfs.Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, PerDirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}, vfs.Options{})
-	if err != nil {
-		v.Close()
-		t.Skipf("FUSE mount impossible here: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := m.Unmount(); err != nil {
-			t.Errorf("unmount: %v", err)
-			syscall.Unmount(mp, syscall.MNT_DETACH)
-		}
-		v.Close()
-	})
-	// An ordinary file whose name has the marker, as a copy settled with "keep both" has.
-	decoy := filepath.Join(mp, "old (conflict 2026-01-01 Dropbox).txt")
-	if err := os.WriteFile(decoy, []byte("mine"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b := &realBackend{}
-	ctx := context.Background()
-	if _, err := b.OpenConflicts(ctx, dir, "/not/mounted/here", nil); err != nil {
-		t.Fatalf("the mount is found by its cipherdir: %v", err)
-	}
-	// Mounted, the vault is settled through the mount even when asked with a password.
-	if s, err := b.OpenConflicts(ctx, dir, "", []byte("pw")); err != nil {
-		t.Fatal(err)
-	} else if _, ok := s.(*mountConflicts); !ok {
-		t.Fatalf("a mounted vault opened as %T", s)
-	}
-	s, err := b.OpenConflicts(ctx, dir, mp, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Settle(ctx, "old (conflict 2026-01-01 Dropbox).txt", KeepOriginal); err == nil {
-		t.Fatal("an ordinary file with a marker in its name was deleted as a copy")
-	}
-	if err := s.Settle(ctx, "../outside (conflict 2026-01-01 Dropbox).txt", KeepOriginal); err == nil {
-		t.Fatal("a path outside the mount was accepted")
-	}
-	files := func() map[string]string {
-		out := map[string]string{}
-		filepath.WalkDir(mp, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() && p != decoy {
-				b, _ := os.ReadFile(p)
-				rel, _ := filepath.Rel(mp, p)
-				out[filepath.ToSlash(rel)] = string(b)
-			}
-			return nil
-		})
-		return out
-	}
-	settleEachWay(t, b, dir, s, files)
-	if b, err := os.ReadFile(decoy); err != nil || string(b) != "mine" {
-		t.Fatalf("the ordinary file: %q, %v", b, err)
-	}
-
-	// A folder made on two computers: a tool's copy of its gocryptfs.diriv. What was made in
-	// it under the copy's IV cannot be told from settled files without the key.
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if e.IsDir() {
-			d := filepath.Join(dir, e.Name())
-			iv, err := os.ReadFile(filepath.Join(d, "gocryptfs.diriv"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			os.WriteFile(filepath.Join(d, "gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv"), iv, 0o400)
-		}
-	}
-	if n, err := b.CountConflicts(dir); err != nil || n != (ConflictCount{Complete: true, SplitDirs: 1}) {
-		t.Fatalf("count with a split folder: %+v, %v", n, err)
-	}
-	if list, err := s.List(ctx); !errors.Is(err, ErrPartialList) || len(list) != 0 {
-		t.Fatalf("listing through the mount with a split folder: %v, %v", paths(list), err)
-	}
-}
-
-func TestParseShown(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want ConflictCopy
-		ok   bool
-	}{
-		{"a/report (conflict 2026-11-30 Syncthing).odt", ConflictCopy{Of: "a/report.odt", Tool: "Syncthing", Date: "2026-11-30"}, true},
-		{"report (conflict 2026-11-30 Syncthing 2).odt", ConflictCopy{Of: "report.odt", Tool: "Syncthing", Date: "2026-11-30"}, true},
-		{"notes (conflict Google Drive)", ConflictCopy{Of: "notes", Tool: "Google Drive"}, true},
-		{"x (conflict OneDrive LAPTOP).txt", ConflictCopy{Of: "x.txt", Tool: "OneDrive", Host: "LAPTOP"}, true},
-		{"x (conflict OneDrive LAPTOP 3).txt", ConflictCopy{Of: "x.txt", Tool: "OneDrive", Host: "LAPTOP 3"}, true},
-		// The mount's marker is the last one: a name may hold an older one.
-		{"r (conflict 2026-01-01 Dropbox) (conflict 2026-11-30 Nextcloud).odt", ConflictCopy{Of: "r (conflict 2026-01-01 Dropbox).odt", Tool: "Nextcloud", Date: "2026-11-30"}, true},
-		{"report (conflict of interest).odt", ConflictCopy{}, false},
-		{"report.odt", ConflictCopy{}, false},
-	} {
-		got, ok := parseShown(c.in)
-		if ok && c.ok {
-			c.want.Path = c.in
-		}
-		if ok != c.ok || got != c.want {
-			t.Errorf("parseShown(%q) = %+v, %v; want %+v, %v", c.in, got, ok, c.want, c.ok)
-		}
-	}
+// testBackend is the real backend with no keyring: tests give passwords.
+func testBackend() *realBackend {
+	return &realBackend{app: app.New(app.Options{Keyring: func(context.Context) (app.Keyring, error) {
+		return nil, keyring.ErrUnavailable
+	}})}
 }

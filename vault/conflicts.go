@@ -39,6 +39,7 @@ type ConflictEntry struct {
 	Date       string // YYYY-MM-DD, if the tool's marker has one
 	Host       string // the computer, device or user the marker names, if any
 	Size       int64  // plaintext size
+	Dir        bool   `json:",omitempty"` // the copy is a folder
 	ModTime    time.Time
 	// Newer is "copy" or "original" by modification time, "same", or "" when the original
 	// is gone (and for a folder made twice).
@@ -58,23 +59,10 @@ func (v *Vault) Conflicts(ctx context.Context) ([]ConflictEntry, error) {
 			mtimes[n.Path] = n.Info.ModTime()
 			return nil
 		}
-		size := n.Info.Size()
-		if n.Info.Mode().IsRegular() {
-			ps, err := v.Content.PlainSize(uint64(size))
-			if err != nil {
-				ps = 0
-			}
-			size = int64(ps)
-		}
-		c := n.Conflict
-		out = append(out, ConflictEntry{Kind: c.Kind, Path: n.Path, Of: c.Of, CipherPath: n.CipherPath,
-			Tool: c.Tool, Date: c.Date, Host: c.Host, Size: size, ModTime: n.Info.ModTime()})
+		out = append(out, v.conflictEntry(n))
 		return nil
 	}, nil, func(f splitFolder) error {
-		c := f.copies[0]
-		out = append(out, ConflictEntry{Kind: ConflictFolderMadeTwice, Path: f.path, Of: f.path,
-			CipherPath: path.Join(f.cipherPath, c.name), Tool: c.Tool, Date: c.Date, Host: c.Host,
-			ModTime: c.info.ModTime(), Entries: len(f.entries)})
+		out = append(out, folderEntry(f))
 		return nil
 	})
 	for i := range out {
@@ -90,6 +78,29 @@ func (v *Vault) Conflicts(ctx context.Context) ([]ConflictEntry, error) {
 		}
 	}
 	return out, err
+}
+
+// conflictEntry describes the conflict entry n (n.Conflict is set).
+func (v *Vault) conflictEntry(n Node) ConflictEntry {
+	size := n.Info.Size()
+	if n.Info.Mode().IsRegular() {
+		ps, err := v.Content.PlainSize(uint64(size))
+		if err != nil {
+			ps = 0
+		}
+		size = int64(ps)
+	}
+	c := n.Conflict
+	return ConflictEntry{Kind: c.Kind, Path: n.Path, Of: c.Of, CipherPath: n.CipherPath,
+		Tool: c.Tool, Date: c.Date, Host: c.Host, Size: size, Dir: n.Info.IsDir(), ModTime: n.Info.ModTime()}
+}
+
+// folderEntry describes the folder made twice f.
+func folderEntry(f splitFolder) ConflictEntry {
+	c := f.copies[0]
+	return ConflictEntry{Kind: ConflictFolderMadeTwice, Path: f.path, Of: f.path,
+		CipherPath: path.Join(f.cipherPath, c.name), Tool: c.Tool, Date: c.Date, Host: c.Host,
+		ModTime: c.info.ModTime(), Entries: len(f.entries)}
 }
 
 // FolderArg is how a folder's plaintext path is given to ResolveConflict and shown: "/" for
@@ -111,6 +122,42 @@ const (
 	KeepOriginal      // the copy is deleted
 	KeepCopy          // the copy replaces the original
 )
+
+// keepNames are the words for Keep on the command line and on the daemon's socket.
+var keepNames = [...]string{KeepBoth: "both", KeepOriginal: "original", KeepCopy: "copy"}
+
+func (k Keep) String() string {
+	if int(k) >= 0 && int(k) < len(keepNames) {
+		return keepNames[k]
+	}
+	return fmt.Sprintf("Keep(%d)", int(k))
+}
+
+// ParseKeep reads "both", "original" or "copy".
+func ParseKeep(s string) (Keep, error) {
+	for k, name := range keepNames {
+		if s == name {
+			return Keep(k), nil
+		}
+	}
+	return 0, fmt.Errorf("%q: want both, original or copy", s)
+}
+
+func (k Keep) MarshalText() ([]byte, error) {
+	if int(k) < 0 || int(k) >= len(keepNames) {
+		return nil, fmt.Errorf("vault: no such Keep %d", int(k))
+	}
+	return []byte(keepNames[k]), nil
+}
+
+func (k *Keep) UnmarshalText(b []byte) error {
+	v, err := ParseKeep(string(b))
+	if err != nil {
+		return fmt.Errorf("vault: keep %w", err)
+	}
+	*k = v
+	return nil
+}
 
 var (
 	// ErrNoConflict: ResolveConflict was given a path that is not a conflict.
@@ -177,6 +224,58 @@ func (v *Vault) SettleConflict(ctx context.Context, p string, keep Keep) (Settle
 		return Settled{}, fmt.Errorf("%s: /%s: %w", v.Dir, p, ErrNoConflict)
 	}
 	return done, nil
+}
+
+// CheckSettle makes the checks SettleConflict makes before it changes anything, and changes
+// nothing: it finds the conflict at plaintext path p and, unless keep deletes it, decrypts it
+// whole (ErrCorrupt if any of it does not authenticate); a folder made twice must be kept
+// both (ErrFolderKeepsBoth) and every entry made in it must authenticate. It returns the
+// conflict and, for a folder made twice, the entries made in it. A mounted vault is settled
+// through its mount after these checks (the daemon does: see mountmgr), so the kernel's view
+// of it stays right.
+func (v *Vault) CheckSettle(ctx context.Context, p string, keep Keep) (ConflictEntry, []ConflictEntry, error) {
+	p = strings.Trim(p, "/")
+	var found *ConflictEntry
+	var entries []ConflictEntry
+	err := v.walk(ctx, func(n Node) error {
+		if n.Path != p || n.Conflict == nil {
+			return nil
+		}
+		e := v.conflictEntry(n)
+		found = &e
+		switch {
+		case keep == KeepOriginal && n.Info.IsDir():
+			return fmt.Errorf("vault: %s is a directory: look inside and remove it through the mount", n.Path)
+		case keep != KeepOriginal:
+			if err := v.authenticate(ctx, n); err != nil {
+				return err
+			}
+		}
+		return errStop
+	}, nil, func(f splitFolder) error {
+		if f.path != p {
+			return nil
+		}
+		e := folderEntry(f)
+		found = &e
+		if keep != KeepBoth {
+			return fmt.Errorf("%s: %s: %w", v.Dir, FolderArg(f.path), ErrFolderKeepsBoth)
+		}
+		for _, n := range f.entries {
+			if err := v.authenticate(ctx, n); err != nil {
+				return err
+			}
+			entries = append(entries, v.conflictEntry(n))
+		}
+		return errStop
+	})
+	if err != nil && err != errStop {
+		return ConflictEntry{}, nil, err
+	}
+	if found == nil {
+		return ConflictEntry{}, nil, fmt.Errorf("%s: /%s: %w", v.Dir, p, ErrNoConflict)
+	}
+	return *found, entries, nil
 }
 
 // errStop ends a walk early once its work is done.

@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/godbus/dbus/v5"
@@ -249,8 +250,23 @@ func (k *Keyring) prompt(ctx context.Context, p dbus.ObjectPath) error {
 	}
 }
 
+// attrs are the attributes of a vault's item. The vault is its cipherdir as an absolute,
+// clean path: the one spelling every caller (the commands, the TUI, the daemon's automount)
+// looks it up by, however it was given.
 func attrs(cipherDir string) map[string]string {
+	if abs, err := filepath.Abs(cipherDir); err == nil {
+		cipherDir = abs
+	}
 	return map[string]string{attrApp: appName, attrCipherDir: cipherDir}
+}
+
+// Label is what keyring managers list for the password of the vault called name (its
+// registry name, or its path when it has none) at cipherDir.
+func Label(name, cipherDir string) string {
+	if name == "" {
+		name = filepath.Base(cipherDir)
+	}
+	return fmt.Sprintf("vaultui: %s (%s)", name, cipherDir)
 }
 
 // find returns the items stored for cipherDir, unlocking them if needed.

@@ -32,6 +32,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/vaultui/vaultui/app"
 )
 
 // env is what a running command may use instead of globals: its streams and
@@ -44,6 +46,8 @@ type env struct {
 	cmd    *command // the running command, for usage errors
 	// tty is the terminal device asked for passwords when stdin is not a terminal ("": none).
 	tty string
+	// app is the product core the commands present.
+	app *app.App
 }
 
 // usage reports a mistake in the running command's arguments (exit code 2).
@@ -56,7 +60,8 @@ func (e *env) usage(format string, args ...any) error {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := interruptContext(stderr)
 	defer stop()
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, tty: "/dev/tty"}
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, tty: "/dev/tty", app: app.New(app.Options{})}
+	defer e.app.Close()
 	err := dispatch(e, args)
 	if err == nil {
 		return exitOK

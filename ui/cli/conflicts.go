@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -27,8 +27,9 @@ them: path, the file it copies, tool, date, size and which is newer.
 --keep settles the copy at PATH (as listed): "both" gives it a name of its own
 (the one it shows under), "original" deletes the copy, "copy" puts it in place
 of the original. A copy that does not decrypt is refused (exit code 4) unless
-it is deleted. Nothing else is ever deleted. The vault must not be mounted;
-in a mounted vault, rename or delete the copy through the mount instead.
+it is deleted. Nothing else is ever deleted. A mounted vault needs no password:
+the mount manager holds its key, lists its conflicts and settles them through
+the mount.
 
 A folder made on two computers is listed below the copies: what was made in it
 on the second computer is encrypted under that computer's folder key, which
@@ -45,30 +46,38 @@ examples:
 		keep := fs.String("keep", "", "settle the copy at PATH: `both`, original or copy")
 		return func(e *env, args []string) error {
 			var how vault.Keep
-			switch *keep {
-			case "":
+			if *keep == "" {
 				if len(args) != 1 {
 					return e.usage("expected one VAULT argument, got %d", len(args))
 				}
-			case "both", "original", "copy":
+			} else {
+				var err error
+				if how, err = vault.ParseKeep(*keep); err != nil {
+					return e.usage("--keep %v", err)
+				}
 				if len(args) != 2 {
 					return e.usage("--keep needs VAULT and PATH arguments, got %d argument(s)", len(args))
 				}
-				how = map[string]vault.Keep{"both": vault.KeepBoth, "original": vault.KeepOriginal, "copy": vault.KeepCopy}[*keep]
-			default:
-				return e.usage("--keep %q: want both, original or copy", *keep)
 			}
-			v, entry, err := e.unlock(args[0], *passfile)
+			entry, err := e.resolve(args[0])
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			// A mounted vault's conflicts are the daemon's to list and settle (through the
+			// mount): no password then.
+			var sess *app.Conflicts
+			err = e.withPassword(entry, *passfile, func(pw []byte) (app.KeyringChange, error) {
+				var change app.KeyringChange
+				var err error
+				sess, change, err = e.app.OpenConflicts(e.ctx, app.VaultOf(entry), pw)
+				return change, err
+			})
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
 			if *keep != "" {
-				if mp := mountmgr.MountedAt(v.Dir); mp != "" {
-					return withHint(fmt.Errorf("%s is mounted at %s", displayName(entry), mp),
-						"rename or delete the copy through the mount, or unmount the vault first")
-				}
-				done, err := v.SettleConflict(e.ctx, args[1], how)
+				done, err := sess.Settle(e.ctx, args[1], how)
 				switch {
 				case errors.Is(err, vault.ErrFolderKeepsBoth):
 					return withHint(&codeError{err: err, code: exitUsage},
@@ -92,7 +101,7 @@ examples:
 				}
 				return nil
 			}
-			list, err := v.Conflicts(e.ctx)
+			list, err := sess.List(e.ctx)
 			if err != nil {
 				return err
 			}

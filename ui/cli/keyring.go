@@ -7,29 +7,19 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/mountmgr/keyring"
 	"github.com/vaultui/vaultui/vault"
 )
 
 func init() { registerCommand(forgetPasswordCommand) }
 
-// keyringLabel is what keyring managers list for a vault's password.
-func keyringLabel(entry vault.Entry) string {
-	return fmt.Sprintf("vaultui: %s (%s)", displayName(entry), entry.CipherDir)
-}
-
 // keyringStatus says in a few words whether a password is stored for the vault, for info.
-func keyringStatus(ctx context.Context, cipherDir string) string {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+func keyringStatus(e *env, entry vault.Entry) string {
+	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
 	defer cancel()
-	k, err := keyring.Open(ctx, keyring.Options{CallTimeout: 2 * time.Second})
-	if err != nil {
-		return "unavailable (" + err.Error() + ")"
-	}
-	defer k.Close()
-	has, err := k.Has(ctx, cipherDir)
+	has, err := e.app.HasStoredPassword(ctx, app.VaultOf(entry))
 	switch {
 	case err != nil:
 		return "unavailable (" + err.Error() + ")"
@@ -39,62 +29,50 @@ func keyringStatus(ctx context.Context, cipherDir string) string {
 	return "no password stored"
 }
 
-// mountWithKeyring gets the password and mounts: from the keyring when one is stored there
-// (unless a passfile is given), else from the passfile or the terminal. A stored password
-// that no longer works is reported and asked for once; the one typed then replaces it. With
-// remember, a password that mounted is stored. The keyring being unavailable costs a note
-// (with remember) and nothing else.
-func mountWithKeyring(e *env, client *mountmgr.Client, req mountmgr.MountRequest, entry vault.Entry, passfile string, remember bool) (mountmgr.MountInfo, error) {
+// withPassword runs a use case that needs the vault's password (see package app): with the
+// passfile's when one is given; else first with none (the core tries the keyring's), then,
+// when the core says why that is not enough, with one asked on the terminal, once. It says
+// what became of the keyring entry.
+func (e *env) withPassword(entry vault.Entry, passfile string, run func(pw []byte) (app.KeyringChange, error)) error {
 	name := displayName(entry)
-	var kr *keyring.Keyring
-	var krErr error
-	if passfile == "" || remember {
-		kr, krErr = keyring.Open(e.ctx, keyring.Options{})
-		if kr != nil {
-			defer kr.Close()
+	if passfile == "" {
+		change, err := run(nil)
+		var need *app.PasswordNeededError
+		if !errors.As(err, &need) {
+			e.keyringNote(name, change)
+			return err
 		}
-	}
-	if krErr != nil && remember {
-		fmt.Fprintf(e.stderr, "note: %v: the password will not be remembered\n", krErr)
-	}
-	replace := false
-	if passfile == "" && kr != nil {
-		pw, err := kr.Get(e.ctx, entry.CipherDir)
 		switch {
-		case err == nil:
-			req.Password = pw
-			info, err := client.Mount(e.ctx, req)
-			crypto.Wipe(pw)
-			if err == nil || !errors.Is(err, vault.ErrWrongPassword) {
-				return info, err
-			}
+		case need.Reason == app.StoredFailed:
 			fmt.Fprintf(e.stderr, "The password stored in the keyring for %s does not unlock it (changed since?).\n", name)
-			replace = true
-		case errors.Is(err, keyring.ErrNotFound):
-		default:
-			fmt.Fprintf(e.stderr, "note: %v; asking for the password instead\n", err)
+		case need.Reason == app.KeyringUnavailable && !errors.Is(need.Err, keyring.ErrUnavailable):
+			// A keyring that is there but stayed locked is news; none at all is not.
+			fmt.Fprintf(e.stderr, "note: %v; asking for the password instead\n", need.Err)
 		}
 	}
 	pw, err := e.readPassword(passfile, fmt.Sprintf("Password for %s: ", name))
 	if err != nil {
-		return mountmgr.MountInfo{}, err
+		return err
 	}
 	defer crypto.Wipe(pw)
-	req.Password = pw
-	info, err := client.Mount(e.ctx, req)
-	if err != nil {
-		return info, err
+	if pw == nil {
+		pw = []byte{} // typed, though empty: not "use the keyring's"
 	}
-	if kr != nil && (remember || replace) {
-		if err := kr.Set(e.ctx, entry.CipherDir, keyringLabel(entry), pw); err != nil {
-			fmt.Fprintf(e.stderr, "note: the password was not stored: %v\n", err)
-		} else if replace {
-			fmt.Fprintf(e.stderr, "Updated the password in the keyring for %s.\n", name)
-		} else {
-			fmt.Fprintf(e.stderr, "Stored the password in the keyring for %s.\n", name)
-		}
+	change, err := run(pw)
+	e.keyringNote(name, change)
+	return err
+}
+
+// keyringNote tells what became of the vault's keyring entry.
+func (e *env) keyringNote(name string, c app.KeyringChange) {
+	switch c.Action {
+	case app.KeyringStored:
+		fmt.Fprintf(e.stderr, "Stored the password in the keyring for %s.\n", name)
+	case app.KeyringReplaced:
+		fmt.Fprintf(e.stderr, "Updated the password in the keyring for %s.\n", name)
+	case app.KeyringFailed:
+		fmt.Fprintf(e.stderr, "note: %v: the password was not stored in the keyring\n", c.Err)
 	}
-	return info, nil
 }
 
 var forgetPasswordCommand = &command{
@@ -118,15 +96,13 @@ examples:
 			if err != nil {
 				return err
 			}
-			k, err := keyring.Open(e.ctx, keyring.Options{})
-			if err != nil {
+			err = e.app.ForgetPassword(e.ctx, app.VaultOf(entry))
+			switch {
+			case errors.Is(err, keyring.ErrNotFound):
+				return fmt.Errorf("no password stored in the keyring for %s", displayName(entry))
+			case errors.Is(err, keyring.ErrUnavailable):
 				return withHint(err, "the keyring is reached over the D-Bus session bus of a desktop login; from ssh or a container there is none")
-			}
-			defer k.Close()
-			if err := k.Delete(e.ctx, entry.CipherDir); err != nil {
-				if errors.Is(err, keyring.ErrNotFound) {
-					return fmt.Errorf("no password stored in the keyring for %s", displayName(entry))
-				}
+			case err != nil:
 				return err
 			}
 			fmt.Fprintf(e.stdout, "Removed the password of %s from the keyring.\n", displayName(entry))

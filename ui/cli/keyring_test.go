@@ -15,5 +15,6 @@ func TestKeyringScripts(t *testing.T) {
 	addr := keyringtest.Start(t)
 	testscript.Run(t, mountScriptParams(t, "testdata/keyring", func(env *testscript.Env) {
 		env.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
+		env.Setenv("KEYRING_BUS", addr)
 	}))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -24,7 +25,7 @@ var mountCommand = &command{
 	summary: "Unlock a vault and mount it (it stays mounted in the background)",
 	args:    "[--passfile F] [--remember] [--ro] [--idle DUR] [--allow-other] VAULT [MOUNTPOINT]",
 	help: `VAULT is a registered name or a cipherdir. MOUNTPOINT defaults to the
-registry's; it must exist, be a directory and be empty. The mount is owned by
+registry's; it is created if missing, else it must be an empty directory. The mount is owned by
 the background manager ("vaultui daemon", started on demand), so it keeps
 working after this command returns, which happens once the mount is usable.
 --ro and --idle default to the registry entry's options. --idle unmounts the
@@ -65,9 +66,10 @@ examples:
 				return withHint(e.usage("no mount point given and none registered for %s", displayName(entry)),
 					`give MOUNTPOINT, or register one with "vaultui add --mountpoint DIR"`)
 			}
-			req := mountmgr.MountRequest{
-				CipherDir:  entry.CipherDir,
+			req := app.MountRequest{
+				Vault:      app.VaultOf(entry),
 				MountPoint: mp,
+				Remember:   *remember,
 				ReadOnly:   *ro || entry.ReadOnly,
 				AllowOther: *allowOther,
 				Idle:       entry.Idle,
@@ -78,22 +80,23 @@ examples:
 				}
 				req.Idle = *idle
 			}
-			// Before the password prompt; the daemon checks again.
-			if err := mountmgr.CheckNesting(entry.CipherDir, mp); err != nil {
+			// Before the passfile is read or the daemon started.
+			if err := app.CheckMountPoint(req.Vault, mp); err != nil {
 				return mountHint(err, mp)
 			}
-			client, err := mountmgr.Connect(e.ctx)
-			if err != nil {
-				return err
-			}
-			defer client.Close()
 			// A daemon just started may have cleaned up after one that crashed; say so now,
 			// whatever becomes of this mount. The report is handed out once, so an error
 			// here only means there is nothing to say (the mount call reports real trouble).
-			if report, err := client.Stale(e.ctx); err == nil && len(report) > 0 {
+			if report, err := e.app.Stale(e.ctx); err == nil && len(report) > 0 {
 				fmt.Fprintln(e.stderr, staleNote(report))
 			}
-			info, err := mountWithKeyring(e, client, req, entry, *passfile, *remember)
+			var info mountmgr.MountInfo
+			err = e.withPassword(entry, *passfile, func(pw []byte) (app.KeyringChange, error) {
+				req.Password = pw
+				m, err := e.app.Mount(e.ctx, req)
+				info = m.MountInfo
+				return m.Keyring, err
+			})
 			if err != nil {
 				return mountHint(err, mp)
 			}

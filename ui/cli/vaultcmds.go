@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -211,7 +212,7 @@ examples:
 			if *asJSON {
 				return printInfoJSON(e.stdout, entry, info)
 			}
-			printInfo(e.stdout, entry, info, keyringStatus(e.ctx, entry.CipherDir))
+			printInfo(e.stdout, entry, info, keyringStatus(e, entry))
 			return nil
 		}
 	},
@@ -283,11 +284,13 @@ examples:
 				return err
 			}
 			defer crypto.Wipe(newPassword)
-			err = vault.ChangePassword(entry.CipherDir, oldPassword, key, newPassword)
+			req := app.ChangePasswordRequest{Vault: app.VaultOf(entry), OldPassword: oldPassword, MasterKey: key, NewPassword: newPassword}
+			change, err := e.app.ChangePassword(e.ctx, req)
 			if errors.Is(err, vault.ErrKeyUnverifiable) {
 				err = e.confirmUnverifiedKey(err, *unverified)
 				if err == nil {
-					err = vault.ChangePasswordUnverified(entry.CipherDir, key, newPassword)
+					req.Unverified = true
+					change, err = e.app.ChangePassword(e.ctx, req)
 				}
 			}
 			if err != nil {
@@ -296,6 +299,7 @@ examples:
 				}
 				return err
 			}
+			e.keyringNote(displayName(entry), change)
 			fmt.Fprintf(e.stdout, "Password changed for %s.\n", displayName(entry))
 			return nil
 		}
@@ -437,18 +441,20 @@ examples:
 	},
 }
 
-// unlock resolves arg, reads the password and unlocks the vault.
+// unlock resolves arg and unlocks the vault: with the passfile's password, else with the
+// keyring's, else with one asked on the terminal (see withPassword).
 func (e *env) unlock(arg, passfile string) (*vault.Vault, vault.Entry, error) {
 	entry, err := e.resolve(arg)
 	if err != nil {
 		return nil, entry, err
 	}
-	password, err := e.readPassword(passfile, fmt.Sprintf("Password for %s: ", displayName(entry)))
-	if err != nil {
-		return nil, entry, err
-	}
-	defer crypto.Wipe(password)
-	v, err := vault.Unlock(entry.CipherDir, password)
+	var v *vault.Vault
+	err = e.withPassword(entry, passfile, func(pw []byte) (app.KeyringChange, error) {
+		var change app.KeyringChange
+		var err error
+		v, change, err = e.app.Unlock(e.ctx, app.VaultOf(entry), pw)
+		return change, err
+	})
 	if err != nil {
 		return nil, entry, err
 	}

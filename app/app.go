@@ -1,0 +1,133 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/mountmgr/keyring"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// App is vaultui's use cases over the desktop keyring and the mount daemon. Its methods are
+// safe for concurrent use and may block (scrypt, FUSE, D-Bus, the socket): the TUI calls them
+// from its commands.
+type App struct {
+	openKeyring func(context.Context) (Keyring, error)
+	connect     func(context.Context) (Daemon, error)
+
+	mu     sync.Mutex
+	daemon Daemon
+}
+
+// Keyring is the desktop keyring as the use cases need it: *keyring.Keyring, or a fake in
+// tests. Errors wrap keyring.ErrNotFound and keyring.ErrUnavailable as that package's do.
+type Keyring interface {
+	Get(ctx context.Context, cipherDir string) ([]byte, error)
+	Has(ctx context.Context, cipherDir string) (bool, error)
+	Set(ctx context.Context, cipherDir, label string, password []byte) error
+	Delete(ctx context.Context, cipherDir string) error
+	Close() error
+}
+
+// Daemon is the mount manager as the use cases need it: *mountmgr.Client, or a fake in tests.
+type Daemon interface {
+	Mount(ctx context.Context, r mountmgr.MountRequest) (mountmgr.MountInfo, error)
+	Unmount(ctx context.Context, target string, lazy bool) error
+	Status(ctx context.Context) ([]mountmgr.MountInfo, error)
+	Stale(ctx context.Context) ([]mountmgr.StaleMount, error)
+	Conflicts(ctx context.Context, target string) ([]vault.ConflictEntry, error)
+	SettleConflict(ctx context.Context, target, path string, keep vault.Keep) (vault.Settled, error)
+	Close() error
+}
+
+var (
+	_ Keyring = (*keyring.Keyring)(nil)
+	_ Daemon  = (*mountmgr.Client)(nil)
+)
+
+// Options replace the real keyring and daemon; the zero value uses both.
+type Options struct {
+	// Keyring opens the keyring; nil: the Secret Service on the session bus.
+	Keyring func(context.Context) (Keyring, error)
+	// Connect reaches the daemon, starting it when none answers; nil: mountmgr.Connect.
+	Connect func(context.Context) (Daemon, error)
+}
+
+// New returns the use cases over the keyring and daemon of opts.
+func New(opts Options) *App {
+	a := &App{openKeyring: opts.Keyring, connect: opts.Connect}
+	if a.openKeyring == nil {
+		a.openKeyring = func(ctx context.Context) (Keyring, error) {
+			k, err := keyring.Open(ctx, keyring.Options{})
+			if err != nil {
+				return nil, err
+			}
+			return k, nil
+		}
+	}
+	if a.connect == nil {
+		a.connect = func(ctx context.Context) (Daemon, error) {
+			c, err := mountmgr.Connect(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
+	}
+	return a
+}
+
+// Close drops the daemon connection; mounts stay with the daemon.
+func (a *App) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.daemon == nil {
+		return nil
+	}
+	err := a.daemon.Close()
+	a.daemon = nil
+	return err
+}
+
+// Daemon returns the daemon's client, connecting (and starting the daemon) on first use.
+func (a *App) Daemon(ctx context.Context) (Daemon, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.daemon != nil {
+		return a.daemon, nil
+	}
+	d, err := a.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.daemon = d
+	return d, nil
+}
+
+// daemonCall runs call with the daemon's client and forgets a client whose daemon went away,
+// so the next call reconnects (and starts the daemon again).
+func (a *App) daemonCall(ctx context.Context, call func(Daemon) error) error {
+	d, err := a.Daemon(ctx)
+	if err != nil {
+		return err
+	}
+	err = call(d)
+	if errors.Is(err, mountmgr.ErrDaemon) {
+		a.mu.Lock()
+		if a.daemon == d {
+			d.Close()
+			a.daemon = nil
+		}
+		a.mu.Unlock()
+	}
+	return err
+}
+
+// Vault names a vault for the use cases: its cipherdir, and the name it is registered under
+// ("" when it is not), which labels its keyring entry.
+type Vault struct{ Name, CipherDir string }
+
+// VaultOf names a registered vault.
+func VaultOf(e vault.Entry) Vault { return Vault{Name: e.Name, CipherDir: e.CipherDir} }

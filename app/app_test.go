@@ -1,0 +1,187 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/mountmgr/keyring"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// fakeKeyring is a keyring in memory; down makes it unreachable.
+type fakeKeyring struct {
+	entries map[string]string
+	labels  map[string]string
+	down    bool
+}
+
+func (k *fakeKeyring) open(context.Context) (Keyring, error) {
+	if k.down {
+		return nil, fmt.Errorf("%w: no bus", keyring.ErrUnavailable)
+	}
+	return k, nil
+}
+func (k *fakeKeyring) Get(_ context.Context, dir string) ([]byte, error) {
+	pw, ok := k.entries[dir]
+	if !ok {
+		return nil, keyring.ErrNotFound
+	}
+	return []byte(pw), nil
+}
+func (k *fakeKeyring) Has(_ context.Context, dir string) (bool, error) {
+	_, ok := k.entries[dir]
+	return ok, nil
+}
+func (k *fakeKeyring) Set(_ context.Context, dir, label string, pw []byte) error {
+	k.entries[dir], k.labels[dir] = string(pw), label
+	return nil
+}
+func (k *fakeKeyring) Delete(_ context.Context, dir string) error {
+	delete(k.entries, dir)
+	return nil
+}
+func (k *fakeKeyring) Close() error { return nil }
+
+// fakeDaemon mounts when given the vault's password; tries counts the mount requests.
+type fakeDaemon struct {
+	password string
+	tries    int
+}
+
+func (d *fakeDaemon) Mount(_ context.Context, r mountmgr.MountRequest) (mountmgr.MountInfo, error) {
+	d.tries++
+	if string(r.Password) != d.password {
+		return mountmgr.MountInfo{}, fmt.Errorf("%s: %w", r.CipherDir, vault.ErrWrongPassword)
+	}
+	return mountmgr.MountInfo{CipherDir: r.CipherDir, MountPoint: r.MountPoint}, nil
+}
+func (d *fakeDaemon) Unmount(context.Context, string, bool) error          { return nil }
+func (d *fakeDaemon) Status(context.Context) ([]mountmgr.MountInfo, error) { return nil, nil }
+func (d *fakeDaemon) Stale(context.Context) ([]mountmgr.StaleMount, error) { return nil, nil }
+func (d *fakeDaemon) Conflicts(context.Context, string) ([]vault.ConflictEntry, error) {
+	return nil, nil
+}
+func (d *fakeDaemon) SettleConflict(context.Context, string, string, vault.Keep) (vault.Settled, error) {
+	return vault.Settled{}, nil
+}
+func (d *fakeDaemon) Close() error { return nil }
+
+func newTestApp(k *fakeKeyring, d *fakeDaemon) *App {
+	return New(Options{Keyring: k.open, Connect: func(context.Context) (Daemon, error) { return d, nil }})
+}
+
+func reason(t *testing.T, err error) NeedReason {
+	t.Helper()
+	var need *PasswordNeededError
+	if !errors.As(err, &need) || !errors.Is(err, ErrPasswordNeeded) {
+		t.Fatalf("got %v, want a PasswordNeededError", err)
+	}
+	if errors.Is(err, vault.ErrWrongPassword) {
+		t.Fatal("a password needed is not the user's wrong password")
+	}
+	return need.Reason
+}
+
+// TestMountPasswordSources walks the stateless mount: none stored, stored, stored but stale
+// (asked once; the typed one replaces it), remember, and no keyring at all.
+func TestMountPasswordSources(t *testing.T) {
+	ctx := context.Background()
+	k := &fakeKeyring{entries: map[string]string{}, labels: map[string]string{}}
+	d := &fakeDaemon{password: "pw"}
+	a := newTestApp(k, d)
+	v := Vault{Name: "work", CipherDir: "/data/work.crypt"}
+	req := MountRequest{Vault: v, MountPoint: t.TempDir()}
+
+	if _, err := a.Mount(ctx, req); reason(t, err) != NoneStored || d.tries != 0 {
+		t.Fatalf("none stored: reason %v, %d mount tries", reason(t, err), d.tries)
+	}
+	req.Password, req.Remember = []byte("pw"), true
+	m, err := a.Mount(ctx, req)
+	if err != nil || m.Keyring.Action != KeyringStored || k.entries[v.CipherDir] != "pw" {
+		t.Fatalf("remember: %+v, %v, keyring %q", m.Keyring, err, k.entries)
+	}
+	if k.labels[v.CipherDir] != keyring.Label("work", "/data/work.crypt") {
+		t.Fatalf("label %q", k.labels[v.CipherDir])
+	}
+	req.Password, req.Remember = nil, false
+	if m, err := a.Mount(ctx, req); err != nil || m.Keyring.Action != KeyringUntouched {
+		t.Fatalf("from the keyring: %+v, %v", m.Keyring, err)
+	}
+
+	d.password = "changed"
+	if _, err := a.Mount(ctx, req); reason(t, err) != StoredFailed {
+		t.Fatal("a stale stored password must be reported as such")
+	}
+	req.Password = []byte("wrong")
+	if _, err := a.Mount(ctx, req); !errors.Is(err, vault.ErrWrongPassword) || k.entries[v.CipherDir] != "pw" {
+		t.Fatalf("a wrong typed password: %v; keyring %q must stay", err, k.entries)
+	}
+	req.Password = []byte("changed")
+	if m, err := a.Mount(ctx, req); err != nil || m.Keyring.Action != KeyringReplaced || k.entries[v.CipherDir] != "changed" {
+		t.Fatalf("the typed password must replace the stale one: %+v, %v, %q", m.Keyring, err, k.entries)
+	}
+	if m, err := a.Mount(ctx, req); err != nil || m.Keyring.Action != KeyringUntouched {
+		t.Fatalf("typing the stored password changes nothing: %+v, %v", m.Keyring, err)
+	}
+
+	k.down = true
+	req.Password = nil
+	if _, err := a.Mount(ctx, req); reason(t, err) != KeyringUnavailable {
+		t.Fatal("no keyring must be reported as such")
+	}
+	req.Password, req.Remember = []byte("changed"), true
+	if m, err := a.Mount(ctx, req); err != nil || m.Keyring.Action != KeyringFailed || !errors.Is(m.Keyring.Err, keyring.ErrUnavailable) {
+		t.Fatalf("remember without a keyring mounts and says why it was not stored: %+v, %v", m.Keyring, err)
+	}
+	req.Remember = false
+	if m, err := a.Mount(ctx, req); err != nil || m.Keyring.Action != KeyringUntouched {
+		t.Fatalf("no keyring and no remember is no news: %+v, %v", m.Keyring, err)
+	}
+}
+
+// TestMountRefusesNestingFirst: a mount point inside the cipherdir is refused before the
+// keyring or the daemon is asked.
+func TestMountRefusesNestingFirst(t *testing.T) {
+	k := &fakeKeyring{entries: map[string]string{}, labels: map[string]string{}, down: true}
+	d := &fakeDaemon{password: "pw"}
+	dir := t.TempDir()
+	_, err := newTestApp(k, d).Mount(context.Background(), MountRequest{Vault: Vault{CipherDir: dir}, MountPoint: filepath.Join(dir, "in")})
+	if !errors.Is(err, mountmgr.ErrNested) || d.tries != 0 {
+		t.Fatalf("got %v after %d tries, want ErrNested first", err, d.tries)
+	}
+}
+
+// TestChangePasswordUpdatesKeyring: the keyring follows passwd in the same step, and a vault
+// with no entry gets none.
+func TestChangePasswordUpdatesKeyring(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "v")
+	if _, err := vault.Create(dir, []byte("old"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+		t.Fatal(err)
+	}
+	k := &fakeKeyring{entries: map[string]string{}, labels: map[string]string{}}
+	a := newTestApp(k, &fakeDaemon{})
+	v := Vault{Name: "v", CipherDir: dir}
+	c, err := a.ChangePassword(ctx, ChangePasswordRequest{Vault: v, OldPassword: []byte("old"), NewPassword: []byte("new")})
+	if err != nil || c.Action != KeyringUntouched || len(k.entries) != 0 {
+		t.Fatalf("no entry: %+v, %v, %q", c, err, k.entries)
+	}
+	k.entries[dir] = "new"
+	c, err = a.ChangePassword(ctx, ChangePasswordRequest{Vault: v, OldPassword: []byte("new"), NewPassword: []byte("newer")})
+	if err != nil || c.Action != KeyringReplaced || k.entries[dir] != "newer" {
+		t.Fatalf("stored entry: %+v, %v, %q", c, err, k.entries)
+	}
+	// Then Unlock (fsck, export, conflicts) takes it without asking.
+	u, _, err := a.Unlock(ctx, v, nil)
+	if err != nil {
+		t.Fatalf("unlock with the keyring's password: %v", err)
+	}
+	u.Close()
+	if _, err := a.ChangePassword(ctx, ChangePasswordRequest{Vault: v, OldPassword: []byte("wrong"), NewPassword: []byte("x")}); !errors.Is(err, vault.ErrWrongPassword) || k.entries[dir] != "newer" {
+		t.Fatalf("a failed passwd must leave the keyring: %v, %q", err, k.entries)
+	}
+}

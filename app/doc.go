@@ -1,0 +1,26 @@
+// Package app holds what vaultui does for its user, each use case written once under both
+// front ends (the TUI in ui, the CLI in ui/cli).
+//
+// The front ends present: they read flags or keys, ask for a password when told to, and
+// show what happened. Every rule about what to do lives here, once: where a mount's
+// password comes from, when the keyring's entry is replaced, how a vault is unlocked for a
+// check, and whether a conflict is settled in the cipherdir or through the mount.
+//
+// # Passwords without a dialogue
+//
+// A use case that needs a vault's password (Mount, Unlock, OpenConflicts) is stateless, so a
+// blocking command line and an asynchronous TUI drive it alike. Called without a password it
+// tries the desktop keyring's; when there is none, or it no longer works, or the keyring
+// cannot be reached, it returns a *PasswordNeededError saying which. The front end asks the
+// user and calls again with the typed password; once that works, a keyring entry for the
+// vault that differs is replaced (the stored one was stale: a vault has one password), and
+// with Remember a missing one is stored. What became of the keyring is part of the result
+// (KeyringChange), for the front end to show.
+//
+// # Below the core
+//
+// The daemon (mountmgr) cannot import this package, which uses its client: what both need
+// of the keyring (how a vault is looked up there, how its entry is labelled) lives in
+// mountmgr/keyring. A mounted vault's key stays in the daemon: its conflicts are listed and
+// settled by the daemon, through the mount (see mountmgr.Client.Conflicts).
+package app

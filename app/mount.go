@@ -1,0 +1,99 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/vaultui/vaultui/mountmgr"
+)
+
+// MountRequest mounts a vault. Without Password the keyring's is used, or a
+// *PasswordNeededError says why there is none that works.
+type MountRequest struct {
+	Vault      Vault
+	MountPoint string
+	Password   []byte
+	// Remember stores the password in the keyring once it mounted.
+	Remember   bool
+	ReadOnly   bool
+	AllowOther bool
+	// Idle unmounts the vault after no file activity for that long; 0 never.
+	Idle time.Duration
+}
+
+// Mounted is a mount that worked, and what became of the keyring entry.
+type Mounted struct {
+	mountmgr.MountInfo
+	Keyring KeyringChange
+}
+
+// Mount unlocks the vault in the daemon and mounts it. A missing mount point is created
+// (an existing one must be an empty directory: the daemon checks); one inside the cipherdir
+// is refused before any password is asked for.
+func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
+	if err := CheckMountPoint(r.Vault, r.MountPoint); err != nil {
+		return Mounted{}, err
+	}
+	if _, err := os.Lstat(r.MountPoint); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(r.MountPoint, 0o700); err != nil {
+			return Mounted{}, fmt.Errorf("%w: %w", mountmgr.ErrMountpoint, err)
+		}
+	}
+	var info mountmgr.MountInfo
+	change, err := a.withPassword(ctx, r.Vault, r.Password, r.Remember, func(pw []byte) error {
+		return a.daemonCall(ctx, func(d Daemon) error {
+			var err error
+			info, err = d.Mount(ctx, mountmgr.MountRequest{
+				CipherDir: r.Vault.CipherDir, MountPoint: r.MountPoint, Password: pw,
+				ReadOnly: r.ReadOnly, AllowOther: r.AllowOther, Idle: r.Idle,
+			})
+			return err
+		})
+	})
+	if err != nil {
+		return Mounted{}, err
+	}
+	return Mounted{MountInfo: info, Keyring: change}, nil
+}
+
+// CheckMountPoint refuses, before any password is asked for or any daemon started, a mount
+// point that cannot be the vault's: none, or one nested with its cipherdir (the daemon checks
+// again). Mount checks it first; a front end that reads a password before calling Mount
+// calls it before that.
+func CheckMountPoint(v Vault, mountPoint string) error {
+	if mountPoint == "" {
+		return fmt.Errorf("%w: no mount point for %s", mountmgr.ErrMountpoint, v.display())
+	}
+	return mountmgr.CheckNesting(v.CipherDir, mountPoint)
+}
+
+// Unmount unmounts the vault mounted from or at target (a cipherdir or a mount point); lazy
+// detaches a mount in use (see mountmgr.Client.Unmount).
+func (a *App) Unmount(ctx context.Context, target string, lazy bool) error {
+	return a.daemonCall(ctx, func(d Daemon) error { return d.Unmount(ctx, target, lazy) })
+}
+
+// Status lists the daemon's mounts, detached and stale ones included.
+func (a *App) Status(ctx context.Context) ([]mountmgr.MountInfo, error) {
+	var out []mountmgr.MountInfo
+	err := a.daemonCall(ctx, func(d Daemon) error {
+		var err error
+		out, err = d.Status(ctx)
+		return err
+	})
+	return out, err
+}
+
+// Stale is the daemon's report of mounts a crashed daemon left (see mountmgr.Client.Stale).
+func (a *App) Stale(ctx context.Context) ([]mountmgr.StaleMount, error) {
+	var out []mountmgr.StaleMount
+	err := a.daemonCall(ctx, func(d Daemon) error {
+		var err error
+		out, err = d.Stale(ctx)
+		return err
+	})
+	return out, err
+}

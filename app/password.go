@@ -1,0 +1,205 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr/keyring"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// ErrPasswordNeeded: the use case needs the vault's password from the user (see
+// PasswordNeededError for why).
+var ErrPasswordNeeded = errors.New("password needed")
+
+// NeedReason says why a password is needed.
+type NeedReason int
+
+const (
+	// NoneStored: the keyring holds no password for the vault.
+	NoneStored NeedReason = iota
+	// StoredFailed: the keyring's password no longer unlocks the vault (changed elsewhere).
+	// The password typed next replaces it.
+	StoredFailed
+	// KeyringUnavailable: the keyring could not be reached or stayed locked (no session
+	// bus, a dismissed unlock prompt): a normal state of a headless machine.
+	KeyringUnavailable
+)
+
+// PasswordNeededError is returned by a use case called without a password when the keyring
+// cannot give one that works. errors.Is(err, ErrPasswordNeeded) holds; Err is the keyring's
+// or the vault's error behind it (nil for NoneStored).
+type PasswordNeededError struct {
+	Vault  Vault
+	Reason NeedReason
+	Err    error
+}
+
+func (e *PasswordNeededError) Error() string {
+	switch e.Reason {
+	case StoredFailed:
+		return fmt.Sprintf("the password stored in the keyring for %s does not unlock it", e.Vault.display())
+	case KeyringUnavailable:
+		return fmt.Sprintf("password needed for %s: %v", e.Vault.display(), e.Err)
+	}
+	return fmt.Sprintf("password needed for %s: none stored in the keyring", e.Vault.display())
+}
+
+// Is makes errors.Is(err, ErrPasswordNeeded) hold. It does not unwrap to Err: a stored
+// password that failed is not the user's wrong password.
+func (e *PasswordNeededError) Is(target error) bool { return target == ErrPasswordNeeded }
+
+func (v Vault) display() string {
+	if v.Name != "" {
+		return v.Name
+	}
+	return v.CipherDir
+}
+
+// KeyringAction is what a use case did to the vault's keyring entry.
+type KeyringAction int
+
+const (
+	KeyringUntouched KeyringAction = iota // nothing to do (or nothing asked)
+	KeyringStored                         // Remember: the password was stored
+	KeyringReplaced                       // the entry held another password; now this one
+	KeyringFailed                         // it should have been stored or replaced: Err says why not
+)
+
+// KeyringChange reports what became of the keyring entry of a vault whose password worked.
+type KeyringChange struct {
+	Action KeyringAction
+	Err    error
+}
+
+// withPassword runs try with the vault's password: password if given, else the keyring's
+// (see the package doc). With a given password that worked, the keyring entry follows it.
+func (a *App) withPassword(ctx context.Context, v Vault, password []byte, remember bool, try func(pw []byte) error) (KeyringChange, error) {
+	if password == nil {
+		k, err := a.openKeyring(ctx)
+		if err != nil {
+			return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: KeyringUnavailable, Err: err}
+		}
+		defer k.Close()
+		pw, err := k.Get(ctx, v.CipherDir)
+		switch {
+		case errors.Is(err, keyring.ErrNotFound):
+			return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: NoneStored}
+		case err != nil:
+			return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: KeyringUnavailable, Err: err}
+		}
+		defer crypto.Wipe(pw)
+		err = try(pw)
+		if errors.Is(err, vault.ErrWrongPassword) {
+			return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: StoredFailed, Err: err}
+		}
+		return KeyringChange{}, err
+	}
+	if err := try(password); err != nil {
+		return KeyringChange{}, err
+	}
+	return a.keyringFollows(ctx, v, password, remember), nil
+}
+
+// keyringFollows makes the vault's keyring entry hold password, a password that works: an
+// entry with another password is replaced (a vault has one password, so that one was stale),
+// and with remember a missing entry is stored. Without remember, a keyring that cannot be
+// reached is no news.
+func (a *App) keyringFollows(ctx context.Context, v Vault, password []byte, remember bool) KeyringChange {
+	failed := func(err error) KeyringChange {
+		if !remember {
+			return KeyringChange{}
+		}
+		return KeyringChange{Action: KeyringFailed, Err: err}
+	}
+	k, err := a.openKeyring(ctx)
+	if err != nil {
+		return failed(err)
+	}
+	defer k.Close()
+	has, err := k.Has(ctx, v.CipherDir)
+	if err != nil {
+		return failed(err)
+	}
+	action := KeyringStored
+	if has {
+		// Read without a prompt of our own: a keyring locked now asks its own.
+		if old, err := k.Get(ctx, v.CipherDir); err == nil {
+			same := bytes.Equal(old, password)
+			crypto.Wipe(old)
+			if same {
+				return KeyringChange{}
+			}
+		}
+		action = KeyringReplaced
+	} else if !remember {
+		return KeyringChange{}
+	}
+	if err := k.Set(ctx, v.CipherDir, keyring.Label(v.Name, v.CipherDir), password); err != nil {
+		return KeyringChange{Action: KeyringFailed, Err: err}
+	}
+	return KeyringChange{Action: action}
+}
+
+// HasStoredPassword reports whether the keyring holds a password for the vault, without
+// reading it or unlocking the keyring; err says why it cannot tell.
+func (a *App) HasStoredPassword(ctx context.Context, v Vault) (bool, error) {
+	k, err := a.openKeyring(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer k.Close()
+	return k.Has(ctx, v.CipherDir)
+}
+
+// ForgetPassword removes the vault's password from the keyring (keyring.ErrNotFound when
+// there is none).
+func (a *App) ForgetPassword(ctx context.Context, v Vault) error {
+	k, err := a.openKeyring(ctx)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	return k.Delete(ctx, v.CipherDir)
+}
+
+// Unlock unlocks the vault for offline work (fsck, export, conflicts of a locked vault) with
+// password, or without one with the keyring's (see the package doc). The caller closes it.
+func (a *App) Unlock(ctx context.Context, v Vault, password []byte) (*vault.Vault, KeyringChange, error) {
+	var out *vault.Vault
+	change, err := a.withPassword(ctx, v, password, false, func(pw []byte) error {
+		var err error
+		out, err = vault.Unlock(v.CipherDir, pw)
+		return err
+	})
+	return out, change, err
+}
+
+// ChangePasswordRequest changes a vault's password, proven by the old password or by the
+// master key.
+type ChangePasswordRequest struct {
+	Vault                  Vault
+	OldPassword, MasterKey []byte
+	NewPassword            []byte
+	// Unverified reseals with a master key the vault holds too little to verify (see
+	// vault.ErrKeyUnverifiable); the front end asks the user first.
+	Unverified bool
+}
+
+// ChangePassword changes the vault's password and, in the same step, the keyring's entry
+// for it if there is one: the next mount must not try the old password.
+func (a *App) ChangePassword(ctx context.Context, r ChangePasswordRequest) (KeyringChange, error) {
+	var err error
+	if r.Unverified && r.MasterKey != nil {
+		err = vault.ChangePasswordUnverified(r.Vault.CipherDir, r.MasterKey, r.NewPassword)
+	} else {
+		err = vault.ChangePassword(r.Vault.CipherDir, r.OldPassword, r.MasterKey, r.NewPassword)
+	}
+	if err != nil {
+		return KeyringChange{}, err
+	}
+	return a.keyringFollows(ctx, r.Vault, r.NewPassword, false), nil
+}

@@ -62,7 +62,6 @@ var (
 	_ = (fs.NodeLookuper)((*node)(nil))
 	_ = (fs.NodeGetattrer)((*node)(nil))
 	_ = (fs.NodeSetattrer)((*node)(nil))
-	_ = (fs.NodeReaddirer)((*node)(nil))
 	_ = (fs.NodeMkdirer)((*node)(nil))
 	_ = (fs.NodeCreater)((*node)(nil))
 	_ = (fs.NodeOpener)((*node)(nil))

@@ -31,11 +31,14 @@ const (
 	// Notes, not damage (Problem.Damage is false): the vault reads fine.
 	KindConflict = "conflict" // a sync tool's conflict copy
 	KindForeign  = "foreign"  // a file whose name is not of the vault's format
+	KindTemp     = "temp"     // a directory a crash left half made or half removed (layout.IsTemp)
 )
 
 // Damage reports whether p is damage (fsck's exit code 4) rather than a note about a
 // conflict copy or a foreign file.
-func (p Problem) Damage() bool { return p.Kind != KindConflict && p.Kind != KindForeign }
+func (p Problem) Damage() bool {
+	return p.Kind != KindConflict && p.Kind != KindForeign && p.Kind != KindTemp
+}
 
 // Conflict is a sync tool's conflict copy of the entry at plaintext path Of.
 type Conflict struct {
@@ -245,6 +248,8 @@ entries:
 			}
 		}
 		switch {
+		case layout.IsTemp(name):
+			problem(newProblem(pdir, cpath, KindTemp, "a directory the mount was making or removing when it stopped; it holds none of the vault's content and the mount hides it (safe to delete)"))
 		case !looksEncrypted(name):
 			problem(newProblem(pdir, cpath, KindForeign, "not a name of the vault's format (a file put into the cipherdir by hand or by a sync tool); the mount hides it"))
 		default:

@@ -248,8 +248,8 @@ func (s *dirStream) admit(e *fuse.DirEntry) bool {
 	if n.fsys.names == nil {
 		return true
 	}
-	if e.Name == crypto.DirIVName || crypto.IsLongNameFile(e.Name) {
-		return false
+	if e.Name == crypto.DirIVName || crypto.IsLongNameFile(e.Name) || layout.IsTemp(e.Name) {
+		return false // the format's files, and a directory half made or removed (layout.MakeDir)
 	}
 	encoded := e.Name
 	if crypto.IsLongName(e.Name) {

@@ -502,7 +502,7 @@ func TestCrashConsistency(t *testing.T) {
 						}
 					}
 					for k, l := range missed {
-						t.Logf("strace could not single out %s (%s): its state is the one after the call before it", k, l)
+						t.Logf("not reached: %s (%s): another thread made its call of that name first in every run (strace counts per thread)", k, l)
 						unreached = append(unreached, fmt.Sprintf("%s %s: %s", c, op.name, k))
 					}
 				})

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 func (f *fixture) cipherPath(t *testing.T, plain string) string {
@@ -224,6 +225,29 @@ func TestFsckIgnoresConfigLeftovers(t *testing.T) {
 	}
 	if last.Done != len(f.manifest.Entries) || last.Total != last.Done {
 		t.Errorf("progress %+v, want %d entries", last, len(f.manifest.Entries))
+	}
+}
+
+// TestFsckTempDirIsANote: a temporary directory that a crash left in the middle of a mount's
+// mkdir or rmdir (layout.MakeDir) holds no content: fsck notes it, it is not damage.
+func TestFsckTempDirIsANote(t *testing.T) {
+	f, v := unlockFixture(t, "gcm-default")
+	tmp := filepath.Join(f.dir, "gocryptfs.vaultui-tmp.0123456789abcdef")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(tmp, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = layout.WriteDirIV(fd)
+	unix.Close(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, err := v.Fsck(context.Background(), nil)
+	if err != nil || len(problems) != 1 || problems[0].Kind != KindTemp || problems[0].Damage() {
+		t.Fatalf("fsck: %v, problems %+v", err, problems)
 	}
 }
 

@@ -32,11 +32,14 @@ const (
 	// Notes, not damage (Problem.Damage is false): the vault reads fine.
 	KindConflict = "conflict" // a sync tool's conflict copy
 	KindForeign  = "foreign"  // a file whose name is not of the vault's format
+	KindTemp     = "temp"     // a directory a crash left half made or half removed (layout.IsTemp)
 )
 
 // Damage reports whether p is damage (fsck's exit code 4) rather than a note about a
 // conflict copy or a foreign file.
-func (p Problem) Damage() bool { return p.Kind != KindConflict && p.Kind != KindForeign }
+func (p Problem) Damage() bool {
+	return p.Kind != KindConflict && p.Kind != KindForeign && p.Kind != KindTemp
+}
 
 // Conflict is what a sync tool's conflict left: see Kind. Of is the plaintext path of the
 // entry it concerns.
@@ -440,6 +443,8 @@ func (v *Vault) addConflicts(dirfd int, cdir, pdir string, iv []byte, nodes []No
 			shown := layout.ConflictName(plain, c, func(s string) bool { return taken[s] })
 			taken[shown] = true
 			nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, shown, &Conflict{Kind: ConflictCopyOfEntry, Of: path.Join(pdir, plain), Conflict: c}, problem)
+		case layout.IsTemp(name):
+			problem(newProblem(pdir, cpath, KindTemp, "a directory the mount was making or removing when it stopped; it holds none of the vault's content and the mount hides it (safe to delete)"))
 		case !looksEncrypted(name):
 			problem(newProblem(pdir, cpath, KindForeign, "not a name of the vault's format (a file put into the cipherdir by hand or by a sync tool); the mount hides it"))
 		default:

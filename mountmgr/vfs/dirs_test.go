@@ -1,10 +1,15 @@
 package vfs
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
 )
 
 func openPath(t *testing.T) int {
@@ -85,4 +90,32 @@ func TestDirCacheBorrowing(t *testing.T) {
 			t.Errorf("descriptor %d open after dropAll", fd)
 		}
 	}
+}
+
+// TestTempDirLeftover: a temporary directory that a crash left in a directory (layout.MakeDir)
+// is not listed, and does not keep the directory from being removed: it was never content.
+func TestTempDirLeftover(t *testing.T) {
+	v := realVault(t, "", crypto.AESGCM)
+	mp, _ := mountTest(t, volumeOf(v), Options{})
+	if err := os.Mkdir(filepath.Join(mp, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, stored := cipherName(t, v, "d")
+	tmp := filepath.Join(dir, stored, "gocryptfs.vaultui-tmp.0123456789abcdef")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, crypto.DirIVName), make([]byte, crypto.DirIVLen), 0o440); err != nil {
+		t.Fatal(err)
+	}
+	if ents, err := os.ReadDir(filepath.Join(mp, "d")); err != nil || len(ents) != 0 {
+		t.Fatalf("listing: %v %v", ents, err)
+	}
+	if err := os.Remove(filepath.Join(mp, "d")); err != nil {
+		t.Fatalf("rmdir: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, stored)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("cipher directory still there: %v", err)
+	}
+	fsckClean(t, v)
 }

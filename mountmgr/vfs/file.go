@@ -337,7 +337,10 @@ func (f *file) reserve(st *unix.Stat_t, size, off, end uint64) syscall.Errno {
 }
 
 // tailGuard remembers what a write can damage beyond repair: the file's cipher size and the
-// ciphertext of its old partial last block, which the write merges into a new block.
+// ciphertext of its old partial last block, which the write merges into a new block. It rolls
+// back failures the daemon sees (an error returned by a system call); a crash leaves no one
+// to roll back, so what a crash may leave is kept safe by the order of the system calls
+// instead (see truncate).
 type tailGuard struct {
 	f          *file
 	cipherSize uint64
@@ -530,7 +533,22 @@ func (f *file) readBlock(b uint64, id []byte, dst []byte) syscall.Errno {
 }
 
 // truncate sets the plaintext size. Growing leaves holes (sparse cipher file) and writes only
-// the partial last block; shrinking re-encrypts the new partial last block.
+// the partial last blocks; shrinking inside a block re-encrypts the new partial last block.
+//
+// What a crash (the daemon killed, the machine stopping) at any system call leaves: never a
+// block that fails authentication, and every byte the file then holds is the old or the new
+// file's byte at that offset. Exactly:
+//   - cutting whole blocks, emptying, or growing within the last block: one system call, so
+//     the old file or the new one;
+//   - shrinking inside block b: the old file, the new one, or the new one cut back to block
+//     b's start (the kept part of block b, at most 4095 bytes, lost). The new short block
+//     occupies the cipher bytes of the old block's start, so in place one of them must go
+//     before the other is written; cutting first, as gocryptfs does, loses only bytes that
+//     were being cut back anyway, where writing first (the old order) tore block b;
+//   - growing past the last block: the old file, the new one, or the old one with its partial
+//     last block zero-filled to the block's end (a prefix of the new file).
+//
+// Errors inside the process (a full disk, an I/O error) are rolled back by a tailGuard.
 func (f *file) truncate(newSize uint64) syscall.Errno {
 	f.node.ext().mu.Lock()
 	defer f.node.ext().mu.Unlock()
@@ -557,29 +575,7 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 		// Cutting whole blocks rewrites nothing.
 		return fs2errno(unix.Ftruncate(f.fd, int64(fsys.enc.CipherSize(newSize))))
 	case newSize < size:
-		// Cutting inside block b: re-encrypt its kept part in place, then cut. The old block
-		// stays intact until the new one is written, and is put back if that fails.
-		b := newSize / bs
-		id, _, errno := f.fileID()
-		if errno != 0 {
-			return errno
-		}
-		keep := make([]byte, newSize-b*bs)
-		if errno := f.readBlock(b, id, keep); errno != 0 {
-			return errno
-		}
-		g, errno := f.saveBlock(cs, b)
-		if errno != 0 {
-			return errno
-		}
-		ct := fsys.enc.EncryptBlocks(nil, keep, b, id)
-		if err := pwrite(f.fd, ct, g.tailOff); err != nil {
-			return g.restore(fs2errno(err))
-		}
-		if err := unix.Ftruncate(f.fd, g.tailOff+int64(len(ct))); err != nil {
-			return g.restore(fs2errno(err))
-		}
-		return 0
+		return f.shrinkInBlock(cs, newSize)
 	}
 	// Growing: the old partial last block is written out in full, the new last block is
 	// written if partial, and everything in between stays a hole.
@@ -610,6 +606,36 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 	lastBase := newSize / bs * bs
 	if errno := f.writeRange(make([]byte, newSize-lastBase), lastBase, size, id, nil); errno != 0 {
 		return g.restore(errno)
+	}
+	return 0
+}
+
+// shrinkInBlock cuts a file of cipher size cs to newSize, which falls inside block b: the
+// file is cut at block b's start, then the kept part of block b is appended, re-encrypted
+// (see truncate for what a crash leaves). If the append fails, block b's old ciphertext is
+// put back: the file then holds its old content up to block b's end, every byte readable.
+func (f *file) shrinkInBlock(cs, newSize uint64) syscall.Errno {
+	fsys := f.node.fsys
+	b := newSize / bs
+	id, _, errno := f.fileID()
+	if errno != 0 {
+		return errno
+	}
+	keep := make([]byte, newSize-b*bs)
+	if errno := f.readBlock(b, id, keep); errno != 0 {
+		return errno
+	}
+	g, errno := f.saveBlock(cs, b)
+	if errno != 0 {
+		return errno
+	}
+	g.cipherSize = uint64(g.tailOff) + uint64(len(g.tail)) // the blocks after b go either way
+	if err := unix.Ftruncate(f.fd, g.tailOff); err != nil {
+		return fs2errno(err)
+	}
+	ct := fsys.enc.EncryptBlocks(nil, keep, b, id)
+	if err := pwrite(f.fd, ct, g.tailOff); err != nil {
+		return g.restore(fs2errno(err))
 	}
 	return 0
 }

@@ -67,7 +67,6 @@ var (
 	_ = (fs.NodeLookuper)((*node)(nil))
 	_ = (fs.NodeGetattrer)((*node)(nil))
 	_ = (fs.NodeSetattrer)((*node)(nil))
-	_ = (fs.NodeReaddirer)((*node)(nil))
 	_ = (fs.NodeMkdirer)((*node)(nil))
 	_ = (fs.NodeCreater)((*node)(nil))
 	_ = (fs.NodeOpener)((*node)(nil))
@@ -549,29 +548,12 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 
 func (n *node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	var iv []byte
-	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) error {
-		// Create it owner-writable so the diriv can go in, then give it its real mode. The
-		// kernel holds the parent locked, so nobody looks inside before the diriv is there.
-		if err := unix.Mkdirat(dirfd, stored, 0o700); err != nil {
-			return err
-		}
-		cfd, err := layout.OpenDir(dirfd, stored)
-		if err == nil {
-			if n.fsys.perDirIV {
-				if iv, err = layout.WriteDirIV(cfd); err != nil {
-					n.fsys.log.Printf("vfs: mkdir in directory inode %d: %v", n.StableAttr().Ino, err)
-				}
-			}
-			if err == nil {
-				err = unix.Fchmod(cfd, mode&07777)
-			}
-			if err != nil && iv != nil {
-				unix.Unlinkat(cfd, crypto.DirIVName, 0)
-			}
-			unix.Close(cfd)
-		}
-		if err != nil {
-			unix.Unlinkat(dirfd, stored, unix.AT_REMOVEDIR)
+	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) (err error) {
+		// Built out of sight and renamed into place, so that a crash never leaves it without
+		// its diriv. The kernel holds the parent locked, so nobody creates the name meanwhile.
+		iv, err = layout.MakeDir(dirfd, stored, mode&07777, n.fsys.perDirIV)
+		if err != nil && n.fsys.perDirIV {
+			n.fsys.log.Printf("vfs: mkdir in directory inode %d: %v", n.StableAttr().Ino, err)
 		}
 		return err
 	})
@@ -764,7 +746,8 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 }
 
 // rmdirIfEmpty removes the cipher directory stored in dirfd if it holds nothing but its diriv
-// (its .name file stays); plain is its plaintext name, to forget its cached descriptor.
+// (its .name file stays; layout.RemoveDir says what a crash leaves); plain is its plaintext
+// name, to forget its cached descriptor.
 func (n *node) rmdirIfEmpty(dirfd int, stored, plain string) syscall.Errno {
 	cfd, err := layout.OpenDir(dirfd, stored)
 	if err == unix.EACCES {
@@ -785,24 +768,7 @@ func (n *node) rmdirIfEmpty(dirfd int, stored, plain string) syscall.Errno {
 	if err != nil {
 		return fs2errno(err)
 	}
-	var iv []byte
-	for _, nm := range names {
-		if nm != crypto.DirIVName {
-			return syscall.ENOTEMPTY
-		}
-		if iv, err = layout.ReadDirIV(cfd); err != nil {
-			iv = nil // a damaged diriv is removed with its directory
-		}
-	}
-	if n.fsys.names != nil {
-		if err := unix.Unlinkat(cfd, crypto.DirIVName, 0); err != nil && err != unix.ENOENT {
-			return fs2errno(err)
-		}
-	}
-	if err := unix.Unlinkat(dirfd, stored, unix.AT_REMOVEDIR); err != nil {
-		if iv != nil { // put the IV back so the directory stays readable
-			layout.RestoreDirIV(cfd, iv)
-		}
+	if err := layout.RemoveDir(dirfd, cfd, stored, names, n.fsys.perDirIV); err != nil {
 		return fs2errno(err)
 	}
 	if ch := n.GetChild(plain); ch != nil {

@@ -15,15 +15,89 @@ import (
 var (
 	_ = (fs.DirStream)((*dirStream)(nil))
 	_ = (fs.FileSeekdirer)((*dirStream)(nil))
+
+	_ = (fs.NodeOpendirHandler)((*node)(nil))
+	_ = (fs.FileReaddirenter)((*dirHandle)(nil))
+	_ = (fs.FileSeekdirer)((*dirHandle)(nil))
+	_ = (fs.FileReleasedirer)((*dirHandle)(nil))
+	_ = (fs.FileFsyncdirer)((*dirHandle)(nil))
 )
 
-// Readdir lists the directory as a stream that decrypts each name when the kernel asks for
-// it, as gocryptfs does: a listing of 100,000 files holds a few entries in memory, not
-// 100,000 (the daemon's memory grows with every byte it holds, twice over with the garbage
-// collector's headroom).
-func (n *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
-	s, errno := n.openDirStream()
-	return s, n.fsys.op(errno)
+// dirHandle is an open directory. Its listing is a stream made on the first read (an opendir
+// that only syncs, as "sync DIR" does, lists nothing) that decrypts each name when the kernel
+// asks for it, as gocryptfs does: a listing of 100,000 files holds a few entries in memory,
+// not 100,000 (the daemon's memory grows with every byte it holds, twice over with the
+// garbage collector's headroom). It answers FSYNCDIR, which go-fuse's own handle for a
+// NodeReaddirer refuses with EOPNOTSUPP.
+type dirHandle struct {
+	n  *node
+	ds *dirStream
+}
+
+// OpendirHandle opens a directory for listing and syncing.
+func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return &dirHandle{n: n}, 0, n.fsys.op(0)
+}
+
+func (h *dirHandle) stream() syscall.Errno {
+	if h.ds != nil {
+		return 0
+	}
+	ds, errno := h.n.openDirStream()
+	if errno != 0 {
+		return h.n.fsys.op(errno)
+	}
+	h.ds = ds
+	return 0
+}
+
+// Readdirent hands out the next entry; nil at the end. go-fuse serialises the calls on one
+// handle.
+func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if errno := h.stream(); errno != 0 {
+		return nil, errno
+	}
+	if !h.ds.HasNext() {
+		return nil, 0
+	}
+	e, errno := h.ds.Next()
+	return &e, errno
+}
+
+func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if errno := h.stream(); errno != 0 {
+		return errno
+	}
+	return h.ds.Seekdir(ctx, off)
+}
+
+func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) {
+	if h.ds != nil {
+		h.ds.Close()
+	}
+}
+
+// Fsyncdir makes the cipher directory's entries durable: what fsync of a directory promises
+// (POSIX; ext4 and gocryptfs do the same). Creates, renames and removals are not synced one
+// by one, as on a local file system: a program that needs them on disk syncs the directory.
+func (h *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
+	return h.n.fsys.op(h.n.syncDir())
+}
+
+// syncDir fsyncs directory node n's cipher directory (through a descriptor that can be
+// synced: the cached ones are O_PATH).
+func (n *node) syncDir() syscall.Errno {
+	d, errno := n.dirFd()
+	if errno != 0 {
+		return errno
+	}
+	defer d.close()
+	fd, err := layout.OpenDir(d.fd, ".")
+	if err != nil {
+		return fs2errno(err)
+	}
+	defer unix.Close(fd)
+	return fs2errno(unix.Fsync(fd))
 }
 
 // dirStream is a listing in progress. Entries are numbered in the order they are handed out
@@ -174,8 +248,8 @@ func (s *dirStream) admit(e *fuse.DirEntry) bool {
 	if n.fsys.names == nil {
 		return true
 	}
-	if e.Name == crypto.DirIVName || crypto.IsLongNameFile(e.Name) {
-		return false
+	if e.Name == crypto.DirIVName || crypto.IsLongNameFile(e.Name) || layout.IsTemp(e.Name) {
+		return false // the format's files, and a directory half made or removed (layout.MakeDir)
 	}
 	encoded := e.Name
 	if crypto.IsLongName(e.Name) {

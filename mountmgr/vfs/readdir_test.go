@@ -173,3 +173,38 @@ func TestListingWhileChanging(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFsyncDir: fsync of a directory (coreutils "sync DIR", databases after a create or
+// rename) succeeds, for the root and a subdirectory, listed or not, and the handle still
+// lists. It failed with EOPNOTSUPP: go-fuse's handle for a Readdir-only node has no FSYNCDIR.
+func TestFsyncDir(t *testing.T) {
+	for _, names := range []bool{true, false} {
+		t.Run(fmt.Sprintf("names=%v", names), func(t *testing.T) {
+			v := testVolume(t, crypto.AESGCM, names)
+			mp, _ := mountTest(t, v, Options{})
+			sub := filepath.Join(mp, "sub")
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(sub, "f"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, dir := range []string{mp, sub} {
+				d, err := os.Open(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := d.Sync(); err != nil {
+					t.Errorf("fsync %s before listing: %v", dir, err)
+				}
+				if ents, err := d.ReadDir(-1); err != nil || len(ents) != 1 {
+					t.Errorf("listing %s: %v %v", dir, ents, err)
+				}
+				if err := unix.Fdatasync(int(d.Fd())); err != nil {
+					t.Errorf("fdatasync %s after listing: %v", dir, err)
+				}
+				d.Close()
+			}
+		})
+	}
+}

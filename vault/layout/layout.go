@@ -15,8 +15,10 @@ package layout
 
 import (
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -237,11 +239,13 @@ func ReadLongNameFile(dirfd int, file, stored string, names *crypto.NameTransfor
 }
 
 // WriteLongName writes the .name file of long-name entry stored in dirfd before the entry
-// itself appears, as gocryptfs does. It reports whether it created the file, so that a caller
-// whose entry then fails to appear can remove it again. An existing .name file is kept: its
-// content is what stored is the hash of.
+// itself appears, as gocryptfs does, and syncs its content, so that once the entry is on disk
+// its name is too (a file system may otherwise commit the entry before the .name file's
+// data after a power cut, leaving the entry without a name). It reports whether it created
+// the file, so that a caller whose entry then fails to appear can remove it again. An
+// existing .name file is kept: its content is what stored is the hash of.
 func WriteLongName(dirfd int, stored, encoded string) (created bool, err error) {
-	err = writeNew(dirfd, stored+crypto.LongNameSuffix, []byte(encoded), 0o400, false)
+	err = writeNew(dirfd, stored+crypto.LongNameSuffix, []byte(encoded), 0o400, true)
 	if errors.Is(err, unix.EEXIST) {
 		return false, nil
 	}
@@ -251,6 +255,159 @@ func WriteLongName(dirfd int, stored, encoded string) (created bool, err error) 
 // RemoveLongName removes the .name file of the long-name entry stored in dirfd.
 func RemoveLongName(dirfd int, stored string) error {
 	return unix.Unlinkat(dirfd, stored+crypto.LongNameSuffix, 0)
+}
+
+// tempPrefix begins the names of the directories MakeDir and RemoveDir build and tear down
+// out of sight. It is not a name of the format (no encrypted name starts with "gocryptfs."),
+// so gocryptfs skips such a directory as a name that does not decrypt.
+const tempPrefix = "gocryptfs.vaultui-tmp."
+
+// IsTemp reports whether name is one of the temporary directories of MakeDir and RemoveDir:
+// found in a cipherdir, it is what a crash left, it holds nothing of the vault's content and
+// can be removed (RemoveTemp).
+func IsTemp(name string) bool { return strings.HasPrefix(name, tempPrefix) }
+
+func tempName() (string, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return tempPrefix + hex.EncodeToString(b), nil
+}
+
+// MakeDir creates directory name in dirfd with mode perm and, with perDirIV, its
+// gocryptfs.diriv, and returns the IV. A directory with names in it cannot be made with its
+// diriv in one system call, and one without its diriv under its name is damage (nothing can
+// be created or listed in it); so it is made under a temporary name (IsTemp), its diriv
+// synced and its own entries synced, and renamed into place: a crash at any point leaves no
+// directory, or the whole one, or a temporary directory. On error nothing is left.
+func MakeDir(dirfd int, name string, perm uint32, perDirIV bool) (iv []byte, err error) {
+	if !perDirIV {
+		// mkdirat makes it whole; it applies the daemon's umask, so the mode is set after (a
+		// crash between leaves it with mode 0700).
+		if err := unix.Mkdirat(dirfd, name, 0o700); err != nil {
+			return nil, err
+		}
+		cfd, err := OpenDir(dirfd, name)
+		if err == nil {
+			err = unix.Fchmod(cfd, perm)
+			unix.Close(cfd)
+		}
+		if err != nil {
+			unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+			return nil, err
+		}
+		return nil, nil
+	}
+	tmp, err := tempName()
+	if err != nil {
+		return nil, err
+	}
+	// Owner-writable until the diriv is in.
+	if err := unix.Mkdirat(dirfd, tmp, 0o700); err != nil {
+		return nil, err
+	}
+	cfd, err := OpenDir(dirfd, tmp)
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, unix.AT_REMOVEDIR)
+		return nil, err
+	}
+	defer unix.Close(cfd)
+	if iv, err = WriteDirIV(cfd); err == nil {
+		if err = unix.Fchmod(cfd, perm); err == nil {
+			err = unix.Fsync(cfd)
+		}
+		if err == nil {
+			err = renameNoReplace(dirfd, tmp, name)
+		}
+		if err != nil {
+			unix.Unlinkat(cfd, crypto.DirIVName, 0)
+		}
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, unix.AT_REMOVEDIR)
+		return nil, err
+	}
+	return iv, nil
+}
+
+// renameNoReplace renames old to new in dirfd unless new exists (EEXIST); on a file system
+// without RENAME_NOREPLACE, a plain rename (the caller has checked that new does not exist).
+func renameNoReplace(dirfd int, old, new string) error {
+	err := unix.Renameat2(dirfd, old, dirfd, new, unix.RENAME_NOREPLACE)
+	if err == unix.EINVAL {
+		err = unix.Renameat(dirfd, old, dirfd, new)
+	}
+	return err
+}
+
+// RemoveDir removes directory name in dirfd, open at cfd, whose entries are given: with
+// perDirIV it must hold nothing but its gocryptfs.diriv and temporary directories (IsTemp);
+// without, nothing. Its diriv cannot go in the same system call as the directory, and the directory
+// without it under its name is damage; so it is renamed to a temporary name first: a crash
+// leaves the directory, or nothing, or a temporary directory. If the removal fails (something
+// was put into it meanwhile), the directory is put back as it was.
+func RemoveDir(dirfd, cfd int, name string, entries []string, perDirIV bool) error {
+	if !perDirIV {
+		return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+	}
+	var temps []string
+	hasIV := false
+	for _, e := range entries {
+		switch {
+		case e == crypto.DirIVName:
+			hasIV = true
+		case IsTemp(e):
+			temps = append(temps, e)
+		default:
+			return unix.ENOTEMPTY
+		}
+	}
+	for _, t := range temps {
+		if err := RemoveTemp(cfd, t); err != nil {
+			return unix.ENOTEMPTY
+		}
+	}
+	if !hasIV {
+		return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+	}
+	iv, ivErr := ReadDirIV(cfd) // a damaged diriv is removed with its directory
+	tmp, err := tempName()
+	if err != nil {
+		return err
+	}
+	if err := unix.Renameat(dirfd, name, dirfd, tmp); err != nil {
+		return err
+	}
+	if err := unix.Unlinkat(cfd, crypto.DirIVName, 0); err != nil && err != unix.ENOENT {
+		renameNoReplace(dirfd, tmp, name)
+		return err
+	}
+	err = unix.Unlinkat(dirfd, tmp, unix.AT_REMOVEDIR)
+	if err != nil {
+		if ivErr == nil { // put the IV back so the directory stays readable
+			RestoreDirIV(cfd, iv)
+		}
+		renameNoReplace(dirfd, tmp, name)
+	}
+	return err
+}
+
+// RemoveTemp removes the temporary directory name (IsTemp) in dirfd that a crash during
+// MakeDir or RemoveDir left: empty or holding only a diriv.
+func RemoveTemp(dirfd int, name string) error {
+	if !IsTemp(name) {
+		return fmt.Errorf("%s is not a temporary directory", name)
+	}
+	cfd, err := OpenDir(dirfd, name)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(cfd)
+	if err := unix.Unlinkat(cfd, crypto.DirIVName, 0); err != nil && err != unix.ENOENT {
+		return err
+	}
+	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 }
 
 // Errno returns the errno an error from this package stands for, for FUSE: EIO for a corrupt

@@ -300,3 +300,110 @@ func TestReverseViewIsStable(t *testing.T) {
 		t.Errorf("after changing one file, %d entries changed: %q", len(changed), changed)
 	}
 }
+
+// TestReverseExcludedEntriesAreInvisible: excluded entries are in no listing and no lookup
+// finds them, under their encrypted names or their .name files; a "!" rule re-includes a file
+// below an excluded folder, which then shows only that file (gocryptfs #927).
+func TestReverseExcludedEntriesAreInvisible(t *testing.T) {
+	dir := t.TempDir()
+	plainTree(t, dir)
+	os.MkdirAll(filepath.Join(dir, "private", "keep"), 0o700)
+	os.WriteFile(filepath.Join(dir, "private", "secret"), []byte("s"), 0o600)
+	os.WriteFile(filepath.Join(dir, "private", "keep", "this.txt"), []byte("k"), 0o600)
+	os.WriteFile(filepath.Join(dir, "x.log"), []byte("l"), 0o600)
+	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10, PlaintextNames: true}); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("l", 176)
+	rules := []string{"/private", "!/private/keep/this.txt", "*.log", "/" + long, "/dir/sub/"}
+	mp := mountReverseTest(t, dir, "pw", rules)
+	got := treeSnapshot(t, mp)
+	for _, p := range []string{"private", "private/keep", "private/keep/this.txt", "small", "dir", "dir/abslink", "gocryptfs.conf"} {
+		if _, ok := got[p]; !ok {
+			t.Errorf("%q is missing", p)
+		}
+	}
+	for _, p := range []string{"private/secret", "x.log", long, "dir/sub", "dir/sub/file"} {
+		if _, ok := got[p]; ok {
+			t.Errorf("%q is listed", p)
+		}
+		if _, err := os.Lstat(filepath.Join(mp, p)); !os.IsNotExist(err) {
+			t.Errorf("lookup of %q: %v, want ENOENT", p, err)
+		}
+	}
+
+	// With encrypted names: an excluded long name leaves no .name file behind.
+	dir2 := t.TempDir()
+	os.WriteFile(filepath.Join(dir2, long), []byte("x"), 0o600)
+	os.WriteFile(filepath.Join(dir2, "kept"), []byte("x"), 0o600)
+	if _, err := vault.CreateReverse(dir2, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+		t.Fatal(err)
+	}
+	all := treeSnapshot(t, mountReverseTest(t, dir2, "pw", nil))
+	mp2 := mountReverseTest(t, dir2, "pw", []string{"/" + long})
+	some := treeSnapshot(t, mp2)
+	var gone []string
+	for p := range all {
+		if _, ok := some[p]; !ok {
+			gone = append(gone, p)
+			if _, err := os.Lstat(filepath.Join(mp2, p)); !os.IsNotExist(err) {
+				t.Errorf("lookup of excluded %q: %v, want ENOENT", p, err)
+			}
+		}
+	}
+	slices.Sort(gone)
+	if len(gone) != 2 || !strings.HasPrefix(gone[0], "gocryptfs.longname.") || gone[1] != gone[0]+".name" {
+		t.Errorf("excluding the long name removed %q, want its entry and its .name file", gone)
+	}
+}
+
+// TestReverseRsyncIsIncremental backs a reverse view up with rsync, changes one file, and
+// checks that the second rsync transfers that file only: everything else encrypts to the same
+// bytes with the same size and time, so rsync skips it.
+func TestReverseRsyncIsIncremental(t *testing.T) {
+	rsync, err := exec.LookPath("rsync")
+	if err != nil {
+		t.Skip("rsync is not installed (apt-get install rsync)")
+	}
+	dir := t.TempDir()
+	plainTree(t, dir)
+	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+		t.Fatal(err)
+	}
+	view := mountReverseTest(t, dir, "pw", nil)
+	backup := t.TempDir()
+	run := func() string {
+		out, err := exec.Command(rsync, "-a", "--delete", "--stats", "--itemize-changes", view+"/", backup+"/").CombinedOutput()
+		if err != nil {
+			t.Fatalf("rsync: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	run()
+	time.Sleep(10 * time.Millisecond)
+	if err := os.WriteFile(filepath.Join(dir, "dir", "sub", "file"), []byte("changed"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(cacheTimeout + 100*time.Millisecond) // the kernel's attribute cache
+	out := run()
+	if !strings.Contains(out, "Number of regular files transferred: 1\n") {
+		t.Errorf("the second rsync did not transfer exactly one file:\n%s", out)
+	}
+	var sent []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, ">f") {
+			sent = append(sent, l)
+		}
+	}
+	if len(sent) != 1 {
+		t.Errorf("files sent: %q, want the changed one only", sent)
+	}
+	// The backup is the view: it mounts forward and holds the change.
+	v, err := vault.Unlock(backup, []byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Close)
+	mp, _ := mountTest(t, Volume{Dir: backup, Content: v.Content, Names: v.Names, PerDirIV: true}, Options{ReadOnly: true})
+	compareViews(t, "the backup mounted forward", treeSnapshot(t, mp), treeSnapshot(t, dir, vault.ReverseConfName))
+}

@@ -130,7 +130,7 @@ examples:
 				mode = ", encrypted view"
 			}
 			if info.ReadOnly {
-				mode = ", read-only"
+				mode += ", read-only"
 			}
 			if info.Idle > 0 {
 				mode += fmt.Sprintf(", unmounts after %s idle", info.Idle)

@@ -22,6 +22,10 @@ type MountRequest struct {
 	AllowOther bool
 	// Idle unmounts the vault after no file activity for that long; 0 never.
 	Idle time.Duration
+	// Reverse serves the read-only encrypted view of a plaintext folder (Vault.CipherDir holds
+	// its .gocryptfs.reverse.conf); Exclude are its gitignore-style rules, in order.
+	Reverse bool
+	Exclude []string
 }
 
 // Mounted is a mount that worked, and what became of the keyring entry.
@@ -49,6 +53,7 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 			info, err = d.Mount(ctx, mountmgr.MountRequest{
 				CipherDir: r.Vault.CipherDir, MountPoint: r.MountPoint, Password: pw,
 				ReadOnly: r.ReadOnly, AllowOther: r.AllowOther, Idle: r.Idle,
+				Reverse: r.Reverse, Exclude: r.Exclude,
 			})
 			return err
 		})

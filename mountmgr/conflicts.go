@@ -36,6 +36,9 @@ func (d *daemon) handleConflicts(req *request) *response {
 	if err != nil {
 		return &response{Error: toWire(err)}
 	}
+	if m.v.vault == nil {
+		return &response{Error: toWire(fmt.Errorf("%s is a reverse view: it has no sync conflicts to settle", where))}
+	}
 	if req.Op == opConflicts {
 		list, err := m.v.vault.Conflicts(ctx)
 		if err != nil {

@@ -87,11 +87,14 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	if err := checkMountPoint(mountPoint); err != nil {
 		return MountInfo{}, err
 	}
-	v, err := unlock(cipherDir, r.Password)
+	if r.Reverse {
+		r.ReadOnly = true // the encrypted view has no writes
+	}
+	v, err := unlockRequest(r)
 	if err != nil {
 		return MountInfo{}, err
 	}
-	mnt, err := vfs.Mount(mountPoint, v.volume, vfs.Options{
+	mnt, err := v.mount(mountPoint, vfs.Options{
 		ReadOnly:   r.ReadOnly,
 		AllowOther: r.AllowOther,
 		Logger:     d.log,
@@ -123,6 +126,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 			MountPoint: mountPoint,
 			Cipher:     v.cipher,
 			ReadOnly:   r.ReadOnly,
+			Reverse:    r.Reverse,
 			Since:      now,
 			Idle:       r.Idle,
 			Notice:     v.notice,

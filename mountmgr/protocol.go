@@ -24,6 +24,11 @@ type MountRequest struct {
 	AllowOther bool
 	// Idle unmounts the vault after no file activity for that long; 0 disables.
 	Idle time.Duration
+	// Reverse serves CipherDir, a plaintext folder with a .gocryptfs.reverse.conf, as a
+	// read-only encrypted view (gocryptfs -reverse); ReadOnly is implied.
+	Reverse bool `json:",omitempty"`
+	// Exclude are the reverse view's exclusion rules, gitignore lines in order.
+	Exclude []string `json:",omitempty"`
 }
 
 // Stats are the live statistics of one mount. Counters are totals since the mount; rates are
@@ -40,10 +45,12 @@ type MountInfo struct {
 	MountPoint string
 	Cipher     string
 	ReadOnly   bool
-	Since      time.Time
-	Idle       time.Duration `json:",omitempty"`
-	Stats      Stats
-	Stale      bool `json:",omitempty"`
+	// Reverse: an encrypted view of a plaintext folder (CipherDir), read-only.
+	Reverse bool `json:",omitempty"`
+	Since   time.Time
+	Idle    time.Duration `json:",omitempty"`
+	Stats   Stats
+	Stale   bool `json:",omitempty"`
 	// Detached: no longer mounted (lazy unmount, or the daemon is stopping), but files opened
 	// before are still served until closed; until Until, when the daemon is stopping.
 	Detached bool      `json:",omitempty"`

@@ -2,11 +2,13 @@ package mountmgr
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr/vfs"
+	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -20,6 +22,53 @@ type unlocked struct {
 	// serving the mount (listing and checking conflicts).
 	vault *vault.Vault
 	close func()
+	// reverse: volume is unused and rvolume is served instead.
+	reverse bool
+	rvolume vfs.ReverseVolume
+}
+
+// mount serves the unlocked vault at mountPoint: the plaintext view, or the encrypted view of
+// a reverse vault.
+func (u *unlocked) mount(mountPoint string, opts vfs.Options) (*vfs.Mounted, error) {
+	if u.reverse {
+		return vfs.MountReverse(mountPoint, u.rvolume, opts)
+	}
+	return vfs.Mount(mountPoint, u.volume, opts)
+}
+
+// unlockRequest unlocks what r asks to mount.
+func unlockRequest(r *MountRequest) (*unlocked, error) {
+	if r.Reverse {
+		return unlockReverse(r.CipherDir, r.Password, r.Exclude)
+	}
+	if len(r.Exclude) > 0 {
+		return nil, errors.New("exclusion rules are for reverse mode only")
+	}
+	return unlock(r.CipherDir, r.Password)
+}
+
+// unlockReverse unlocks the reverse config of the plaintext folder dir.
+func unlockReverse(dir string, password []byte, rules []string) (*unlocked, error) {
+	ex, err := exclude.Compile(rules)
+	if err != nil {
+		return nil, fmt.Errorf("reverse view of %s: %w", dir, err)
+	}
+	v, err := vault.UnlockReverse(dir, password)
+	if err != nil {
+		return nil, err
+	}
+	return &unlocked{
+		reverse: true,
+		rvolume: vfs.ReverseVolume{
+			Dir:      v.Dir,
+			Content:  v.Content,
+			Names:    v.Names,
+			PerDirIV: v.Config.Has(vault.FlagDirIV),
+			Exclude:  ex,
+		},
+		cipher: v.Content.Cipher().String(),
+		close:  v.Close,
+	}, nil
 }
 
 // Close wipes the keys (best effort: Go may have copied them).

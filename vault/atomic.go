@@ -88,11 +88,16 @@ func replaceFile(fsys fileSystem, path, tmp string, data []byte, perm os.FileMod
 // writeConfig replaces cipherdir/gocryptfs.conf atomically (see replaceFile) through
 // gocryptfs.conf.tmp, mode 0400, as gocryptfs does.
 func writeConfig(fsys fileSystem, cipherdir string, c *Config) error {
+	return writeConfigNamed(fsys, cipherdir, crypto.ConfName, c)
+}
+
+// writeConfigNamed is writeConfig for the config file name in dir.
+func writeConfigNamed(fsys fileSystem, cipherdir, name string, c *Config) error {
 	data, err := c.Marshal()
 	if err != nil {
 		return err
 	}
-	final := filepath.Join(cipherdir, crypto.ConfName)
+	final := filepath.Join(cipherdir, name)
 	if err := replaceFile(fsys, final, final+".tmp", data, 0o400); err != nil {
 		return err
 	}

@@ -96,10 +96,16 @@ func ParseConfig(data []byte) (*Config, error) {
 // LoadConfig reads and validates cipherdir/gocryptfs.conf. A missing file
 // is ErrNotFound.
 func LoadConfig(cipherdir string) (*Config, error) {
-	p := filepath.Join(cipherdir, crypto.ConfName)
+	return loadConfigNamed(cipherdir, crypto.ConfName)
+}
+
+// loadConfigNamed is LoadConfig for the config file name in dir: gocryptfs.conf, or
+// .gocryptfs.reverse.conf in a folder served in reverse mode.
+func loadConfigNamed(cipherdir, name string) (*Config, error) {
+	p := filepath.Join(cipherdir, name)
 	f, err := openRegular(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w (no %s)", cipherdir, ErrNotFound, crypto.ConfName)
+		return nil, fmt.Errorf("%s: %w (no %s)", cipherdir, ErrNotFound, name)
 	}
 	if err != nil {
 		return nil, err

@@ -121,29 +121,9 @@ func create(fsys fileSystem, cipherdir string, password []byte, opts CreateOptio
 		}
 	}()
 
-	masterKey = make([]byte, crypto.MasterKeyLen)
-	if _, err = rand.Read(masterKey); err != nil {
-		return nil, fmt.Errorf("reading random master key: %w", err)
-	}
-	kdf, err := crypto.NewScryptKDF(opts.ScryptLogN)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cipherdir, err)
-	}
-	kek, err := kdf.DeriveKey(password)
-	if err != nil {
-		return nil, kdfError(cipherdir, err)
-	}
-	sealed, err := crypto.SealMasterKey(kek, masterKey, true)
-	crypto.Wipe(kek)
-	if err != nil {
+	var c *Config
+	if c, masterKey, err = newConfig(cipherdir, password, opts); err != nil {
 		return nil, err
-	}
-	c := &Config{Creator: opts.Creator, EncryptedKey: sealed, ScryptObject: kdf, Version: ConfigVersion, FeatureFlags: opts.Flags()}
-	if c.Has(FlagLongNameMax) {
-		c.LongNameMax = uint8(opts.LongNameMax)
-	}
-	if err = c.Validate(); err != nil {
-		return nil, fmt.Errorf("new config does not validate: %w", err)
 	}
 
 	if !opts.PlaintextNames && !opts.DeterministicNames {
@@ -157,6 +137,42 @@ func create(fsys fileSystem, cipherdir string, password []byte, opts CreateOptio
 		return nil, fmt.Errorf("%s: %w", cipherdir, err)
 	}
 	return masterKey, nil
+}
+
+// newConfig makes a new master key and the config that seals it under password, for the
+// (checked) options. where names the vault in errors.
+func newConfig(where string, password []byte, opts CreateOptions) (c *Config, masterKey []byte, err error) {
+	masterKey = make([]byte, crypto.MasterKeyLen)
+	defer func() {
+		if err != nil {
+			crypto.Wipe(masterKey)
+			masterKey = nil
+		}
+	}()
+	if _, err = rand.Read(masterKey); err != nil {
+		return nil, nil, fmt.Errorf("reading random master key: %w", err)
+	}
+	kdf, err := crypto.NewScryptKDF(opts.ScryptLogN)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", where, err)
+	}
+	kek, err := kdf.DeriveKey(password)
+	if err != nil {
+		return nil, nil, kdfError(where, err)
+	}
+	sealed, err := crypto.SealMasterKey(kek, masterKey, true)
+	crypto.Wipe(kek)
+	if err != nil {
+		return nil, nil, err
+	}
+	c = &Config{Creator: opts.Creator, EncryptedKey: sealed, ScryptObject: kdf, Version: ConfigVersion, FeatureFlags: opts.Flags()}
+	if c.Has(FlagLongNameMax) {
+		c.LongNameMax = uint8(opts.LongNameMax)
+	}
+	if err = c.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("new config does not validate: %w", err)
+	}
+	return c, masterKey, nil
 }
 
 // CheckNewCipherDir reports whether dir can hold a new vault, without

@@ -23,7 +23,8 @@ func CheckNewEntry(regPath string, e Entry) (Entry, error) {
 	return reg.Vaults[len(reg.Vaults)-1], nil
 }
 
-// CreateRegistered creates a vault in e.CipherDir (see Create), makes its mount point
+// CreateRegistered creates a vault in e.CipherDir (see Create; CreateReverse when e.Reverse,
+// for a plaintext folder served as an encrypted view), makes its mount point
 // e.MountPoint (mode 0700, with parents) and registers e in the registry at regPath. The entry
 // is checked first (CheckNewEntry) and added under the registry's lock once the vault exists,
 // so what other processes changed in the list meanwhile is kept.
@@ -34,7 +35,11 @@ func CreateRegistered(regPath string, e Entry, password []byte, opts CreateOptio
 	if e, err = CheckNewEntry(regPath, e); err != nil {
 		return nil, err
 	}
-	if masterKey, err = Create(e.CipherDir, password, opts); err != nil {
+	create := Create
+	if e.Reverse {
+		create = CreateReverse
+	}
+	if masterKey, err = create(e.CipherDir, password, opts); err != nil {
 		return nil, err
 	}
 	inc := &IncompleteError{CipherDir: e.CipherDir}

@@ -79,6 +79,11 @@ type Entry struct {
 	// existed, which means LockNever (see LockPolicy). Registry.Add gives new vaults
 	// LockSleep.
 	Lock string `json:"lock,omitempty"`
+	// Reverse: CipherDir is a plaintext folder with a .gocryptfs.reverse.conf, mounted as its
+	// read-only encrypted view (gocryptfs -reverse), for backups.
+	Reverse bool `json:"reverse,omitempty"`
+	// Exclude are the reverse view's exclusion rules, gitignore lines applied in order.
+	Exclude []string `json:"exclude,omitempty"`
 
 	// extra holds the fields of the entry this version does not know (written by a newer
 	// vaultui), written back unchanged so they survive this version's saves.
@@ -100,24 +105,26 @@ func (e Entry) LockPolicy() string {
 // entryJSON is Entry on disk: Idle as a Go duration string ("15m0s"), which
 // a person editing the file can read.
 type entryJSON struct {
-	Name         string `json:"name"`
-	CipherDir    string `json:"cipherdir"`
-	MountPoint   string `json:"mountpoint,omitempty"`
-	ReadOnly     bool   `json:"readonly,omitempty"`
-	Idle         string `json:"idle,omitempty"`
-	MountAtStart bool   `json:"mount_at_start,omitempty"`
-	Lock         string `json:"lock,omitempty"`
+	Name         string   `json:"name"`
+	CipherDir    string   `json:"cipherdir"`
+	MountPoint   string   `json:"mountpoint,omitempty"`
+	ReadOnly     bool     `json:"readonly,omitempty"`
+	Idle         string   `json:"idle,omitempty"`
+	MountAtStart bool     `json:"mount_at_start,omitempty"`
+	Lock         string   `json:"lock,omitempty"`
+	Reverse      bool     `json:"reverse,omitempty"`
+	Exclude      []string `json:"exclude,omitempty"`
 }
 
 // entryKeys are entryJSON's keys: everything else in an entry is kept in Entry.extra.
 var entryKeys = map[string]bool{"name": true, "cipherdir": true, "mountpoint": true, "readonly": true,
-	"idle": true, "mount_at_start": true, "lock": true}
+	"idle": true, "mount_at_start": true, "lock": true, "reverse": true, "exclude": true}
 
 // MarshalJSON writes Idle as a duration string, and the fields this version does not know
 // as they were read.
 func (e Entry) MarshalJSON() ([]byte, error) {
 	j := entryJSON{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint,
-		ReadOnly: e.ReadOnly, MountAtStart: e.MountAtStart, Lock: e.Lock}
+		ReadOnly: e.ReadOnly, MountAtStart: e.MountAtStart, Lock: e.Lock, Reverse: e.Reverse, Exclude: e.Exclude}
 	if e.Idle != 0 {
 		j.Idle = e.Idle.String()
 	}
@@ -170,7 +177,8 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		}
 	}
 	*e = Entry{Name: j.Name, CipherDir: j.CipherDir, MountPoint: j.MountPoint,
-		ReadOnly: j.ReadOnly, Idle: idle, MountAtStart: j.MountAtStart, Lock: j.Lock, extra: extra}
+		ReadOnly: j.ReadOnly, Idle: idle, MountAtStart: j.MountAtStart, Lock: j.Lock,
+		Reverse: j.Reverse, Exclude: j.Exclude, extra: extra}
 	return nil
 }
 

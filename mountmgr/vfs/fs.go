@@ -79,7 +79,9 @@ type Volume struct {
 type Mounted struct {
 	Server   *fuse.Server
 	Counters *Counters
-	root     *node
+	root     *node // nil for a reverse view
+	// closeFS releases the file system's descriptors once it is unmounted.
+	closeFS func()
 }
 
 // Unmount unmounts the file system; it fails (EBUSY) while the mount is in use.
@@ -94,7 +96,7 @@ func (m *Mounted) Unmount() error {
 // Wait blocks until the file system is unmounted.
 func (m *Mounted) Wait() {
 	m.Server.Wait()
-	m.root.fsys.close()
+	m.closeFS()
 }
 
 // cacheTimeout is how long the kernel may cache entries and attributes. All changes come
@@ -176,7 +178,7 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	if err := RaiseReadahead(mountPoint); err != nil {
 		root.fsys.log.Printf("vfs: %s: reads stay at the kernel's default readahead (128 KiB requests): %v", mountPoint, err)
 	}
-	return &Mounted{Server: server, Counters: root.fsys.stats, root: root}, nil
+	return &Mounted{Server: server, Counters: root.fsys.stats, root: root, closeFS: root.fsys.close}, nil
 }
 
 // NewRoot returns the root node of the file system for v and its counters, for callers that

@@ -143,11 +143,14 @@ var addCommand = &command{
 	name:    "add",
 	group:   groupRegistry,
 	summary: "Register an existing vault (made by vaultui or gocryptfs)",
-	args:    "[--name N] [--mountpoint M] [--automount] [--lock POLICY] CIPHERDIR",
+	args:    "[--name N] [--mountpoint M] [--automount] [--lock POLICY] [--reverse] CIPHERDIR",
 	help: `Checks that CIPHERDIR holds a gocryptfs.conf vaultui can use; no password is
 needed and nothing in CIPHERDIR is changed. --automount and --lock are
 explained in "vaultui edit --help"; the lock policy defaults to sleep, or to
 never where it cannot work (no logind).
+--reverse registers a plaintext folder with a .gocryptfs.reverse.conf (from
+"vaultui init --reverse" or "gocryptfs -init -reverse"): mounting it shows
+its read-only encrypted view.
 
 examples:
   vaultui add ~/Private.enc
@@ -157,6 +160,7 @@ examples:
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
 		automount := fs.Bool("automount", false, "mount at login with the keyring's password")
 		lock := fs.String("lock", "", "lock `POLICY`: "+strings.Join(vault.LockPolicies, ", ")+" (default sleep where it can work)")
+		reverse := fs.Bool("reverse", false, "CIPHERDIR is a plaintext folder prepared for reverse mode")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
@@ -170,7 +174,11 @@ examples:
 			if err != nil {
 				return err
 			}
-			cfg, err := vault.LoadConfig(dir)
+			load := vault.LoadConfig
+			if *reverse {
+				load = vault.LoadReverseConfig
+			}
+			cfg, err := load(dir)
 			if err != nil {
 				return err
 			}
@@ -199,7 +207,7 @@ examples:
 				return mountHint(err, mp)
 			}
 			reg, err := e.updateRegistry(func(reg *vault.Registry) error {
-				return reg.Add(vault.Entry{Name: n, CipherDir: dir, MountPoint: mp, MountAtStart: *automount, Lock: *lock})
+				return reg.Add(vault.Entry{Name: n, CipherDir: dir, MountPoint: mp, MountAtStart: *automount, Lock: *lock, Reverse: *reverse})
 			})
 			if err != nil {
 				return err

@@ -40,9 +40,17 @@ in if the password is lost or gocryptfs.conf is damaged.
 recommends: AEGIS-256X2 where the CPU has AES instructions and AEGIS is
 faster, else AES-256-GCM, or XChaCha20-Poly1305 without AES instructions.
 
+--reverse prepares an existing plaintext folder for reverse mode instead: it
+writes only CIPHERDIR/.gocryptfs.reverse.conf (as gocryptfs -init -reverse),
+and "vaultui mount" then shows the folder's read-only encrypted view, to back
+up with rsync or restic. Reverse mode uses AES-SIV: every nonce is derived
+from the file's path so that an unchanged file encrypts to the same bytes,
+and only AES-SIV stays secure that way.
+
 examples:
   vaultui init ~/Private.enc
-  vaultui init --cipher gcm --name work --passfile pw.txt /data/work.enc`,
+  vaultui init --cipher gcm --name work --passfile pw.txt /data/work.enc
+  vaultui init --reverse --name docs-backup ~/Documents`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		cipherName := fs.String("cipher", "auto", "content `CIPHER`: auto, aegis, gcm, xchacha or siv")
 		logN := fs.Int("scryptn", crypto.DefaultScryptLogN, fmt.Sprintf("scrypt cost N = 2^`LOGN`, LOGN %d to %d: each step doubles the time to unlock and to guess", crypto.MinScryptLogN, crypto.MaxScryptLogN))
@@ -52,9 +60,17 @@ examples:
 		name := fs.String("name", "", "`NAME` in the registry (default: the directory's base name)")
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
 		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		reverse := fs.Bool("reverse", false, "prepare the existing plaintext folder for reverse mode: its encrypted view (AES-SIV) is mounted for backups")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
+			}
+			if *reverse {
+				if flagSet(fs, "cipher") && !strings.EqualFold(*cipherName, "siv") {
+					return withHint(e.usage("--reverse with --cipher %s: %v", *cipherName, vault.ErrReverseCipher),
+						"reverse mode derives every nonce from the file's path so that an unchanged file encrypts to the same bytes (what makes a backup incremental); only AES-SIV stays secure that way: leave out --cipher")
+				}
+				*cipherName = "siv"
 			}
 			opts := vault.CreateOptions{ScryptLogN: *logN, PlaintextNames: *plainNames,
 				DeterministicNames: *detNames, Creator: creator}
@@ -79,19 +95,25 @@ examples:
 			if *plainNames && (*detNames || *longNameMax != maxLongNameMax) {
 				return e.usage("--plaintextnames cannot be combined with --deterministic-names or --longnamemax")
 			}
-			return runInit(e, args[0], *name, *mountPoint, *passfile, auto, opts)
+			return runInit(e, args[0], *name, *mountPoint, *passfile, auto, *reverse, opts)
 		}
 	},
 }
 
-func runInit(e *env, dirArg, name, mountPoint, passfile string, auto bool, opts vault.CreateOptions) error {
+func runInit(e *env, dirArg, name, mountPoint, passfile string, auto, reverse bool, opts vault.CreateOptions) error {
 	dir, err := filepath.Abs(dirArg)
 	if err != nil {
 		return err
 	}
 	// Check everything that can be checked before asking for a password,
 	// so a mistake costs nothing.
-	if err := checkNewCipherDir(dir); err != nil {
+	if reverse {
+		if err := vault.CheckReverseDir(dir); errors.Is(err, os.ErrExist) {
+			return withHint(err, "this folder is already prepared for reverse mode; register it with \"vaultui add --reverse\"")
+		} else if err != nil {
+			return err
+		}
+	} else if err := checkNewCipherDir(dir); err != nil {
 		return err
 	}
 	if name == "" {
@@ -111,7 +133,7 @@ func runInit(e *env, dirArg, name, mountPoint, passfile string, auto bool, opts 
 	if err != nil {
 		return withHint(err, "nothing was created")
 	}
-	entry, err := vault.CheckNewEntry(regPath, vault.Entry{Name: name, CipherDir: dir, MountPoint: mountPoint})
+	entry, err := vault.CheckNewEntry(regPath, vault.Entry{Name: name, CipherDir: dir, MountPoint: mountPoint, Reverse: reverse})
 	if errors.Is(err, vault.ErrDuplicate) {
 		return withHint(err, "choose another name with --name, or forget the old entry with \"vaultui forget\"")
 	}
@@ -143,7 +165,12 @@ func runInit(e *env, dirArg, name, mountPoint, passfile string, auto bool, opts 
 	if masterKey == nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "Created vault %q in %s (%s).\n\n", name, dir, opts.Cipher)
+	if reverse {
+		fmt.Fprintf(e.stdout, "Prepared %s for reverse mode as %q (%s): %s written; \"vaultui mount %s\" shows its encrypted view.\n\n",
+			dir, name, opts.Cipher, vault.ReverseConfName, name)
+	} else {
+		fmt.Fprintf(e.stdout, "Created vault %q in %s (%s).\n\n", name, dir, opts.Cipher)
+	}
 	printMasterKey(e.stdout, masterKey)
 	crypto.Wipe(masterKey)
 

@@ -1,0 +1,116 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// Reverse mode: a plaintext folder served as a read-only encrypted view (gocryptfs -reverse),
+// for backups to storage that must not see the plaintext. The folder holds only its config,
+// ReverseConfName; the view shows it as gocryptfs.conf, so a copy of the view is an ordinary
+// vault that vaultui and gocryptfs mount forward.
+
+// ReverseConfName is the config file of a folder served in reverse mode, as gocryptfs names it.
+const ReverseConfName = ".gocryptfs.reverse.conf"
+
+// ErrReverseCipher: reverse mode was asked for with a content cipher other than AES-SIV.
+var ErrReverseCipher = errors.New("reverse mode needs AES-SIV")
+
+// reverseCipherReason says why only AES-SIV serves a reverse view.
+const reverseCipherReason = "the view derives every nonce from the file's path so that an unchanged file encrypts to the same bytes " +
+	"(what makes a backup incremental); AES-GCM, XChaCha20-Poly1305 and AEGIS lose their security when a nonce repeats " +
+	"for changed content, AES-SIV does not"
+
+// IsReverse reports whether dir holds a reverse-mode config.
+func IsReverse(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, ReverseConfName))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// CreateReverse prepares the existing folder dir for reverse mode: it writes
+// dir/.gocryptfs.reverse.conf (mode 0400, atomically), as gocryptfs -init -reverse does, and
+// returns the new master key (wipe it after showing it). The folder's files are not touched.
+// The cipher must be AES-SIV (the zero value picks it); any other gives ErrReverseCipher with
+// the reason. An existing reverse config is never replaced.
+func CreateReverse(dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+	return createReverse(osFiles{}, dir, password, opts)
+}
+
+func createReverse(fsys fileSystem, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+	if opts.Cipher == "" {
+		opts.Cipher = crypto.AESSIV
+	}
+	if opts.Cipher != crypto.AESSIV {
+		return nil, fmt.Errorf("%w, not %s: %s", ErrReverseCipher, opts.Cipher, reverseCipherReason)
+	}
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	if len(password) == 0 {
+		return nil, errors.New("the password is empty")
+	}
+	if err := CheckReverseDir(dir); err != nil {
+		return nil, err
+	}
+	c, masterKey, err := newConfig(dir, password, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeConfigNamed(fsys, dir, ReverseConfName, c); err != nil {
+		crypto.Wipe(masterKey)
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return masterKey, nil
+}
+
+// CheckReverseDir reports whether dir can be prepared for reverse mode, without changing
+// anything: it must be a directory without a reverse config. ErrExists names the config that
+// is already there.
+func CheckReverseDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	p := filepath.Join(dir, ReverseConfName)
+	if _, err := os.Lstat(p); err == nil {
+		return fmt.Errorf("%s: %w", p, os.ErrExist)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// LoadReverseConfig reads and validates dir/.gocryptfs.reverse.conf. A missing file is
+// ErrNotFound; a config whose cipher is not AES-SIV gives ErrReverseCipher.
+func LoadReverseConfig(dir string) (*Config, error) {
+	c, err := loadConfigNamed(dir, ReverseConfName)
+	if err != nil {
+		return nil, err
+	}
+	if c.Cipher() != crypto.AESSIV {
+		return nil, fmt.Errorf("%s: %w, not %s: %s", filepath.Join(dir, ReverseConfName), ErrReverseCipher, c.Cipher(), reverseCipherReason)
+	}
+	return c, nil
+}
+
+// UnlockReverse opens the reverse-mode config of the plaintext folder dir with its password
+// (made by CreateReverse or gocryptfs -init -reverse). The Vault's Dir is the plaintext folder.
+func UnlockReverse(dir string, password []byte) (*Vault, error) {
+	c, err := LoadReverseConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	mk, err := c.openMasterKey(dir, password)
+	if err != nil {
+		return nil, err
+	}
+	defer crypto.Wipe(mk)
+	return open(dir, c, mk)
+}

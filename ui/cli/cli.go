@@ -32,6 +32,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/vaultui/vaultui/app"
 )
 
 // env is what a running command may use instead of globals: its streams and
@@ -44,6 +46,8 @@ type env struct {
 	cmd    *command // the running command, for usage errors
 	// tty is the terminal device asked for passwords when stdin is not a terminal ("": none).
 	tty string
+	// speed is the speed test with its cache; nil means app.NewSpeed's (tests give their own).
+	speed *app.Speed
 }
 
 // usage reports a mistake in the running command's arguments (exit code 2).

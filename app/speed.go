@@ -13,7 +13,7 @@ import (
 // promises): the ciphers get cipherBudget, the write through the write path writeBudget.
 const (
 	cipherBudget = 1300 * time.Millisecond
-	writeBudget  = 800 * time.Millisecond
+	writeBudget  = 1000 * time.Millisecond
 	// cipherSlice is one cipher's share of a round. Rounds interleave the ciphers, so a
 	// change in clock speed or load touches all of them alike and the ratios stay meaningful.
 	cipherSlice = 20 * time.Millisecond

@@ -23,4 +23,18 @@
 // of the keyring (how a vault is looked up there, how its entry is labelled) lives in
 // mountmgr/keyring. A mounted vault's key stays in the daemon: its conflicts are listed and
 // settled by the daemon, through the mount (see mountmgr.Client.Conflicts).
+//
+// # The speed test
+//
+// Speed measures the content ciphers on this CPU (crypto.Measure is the primitive), repeats
+// until the figures are stable, measures what a mount would gain through vaultui's own write
+// path on a given file system, remembers the result on disk (keyed by CPU model and vaultui
+// build, and by file system for the write), and recommends a cipher with what it costs and
+// gains. The TUI's speed screen and wizard, "vaultui speed" and "vaultui init --cipher auto"
+// all use it, so one cached test serves every front end.
+//
+// # Compatibility
+//
+// OpensIn says which programs open a vault with a given content cipher; the recommendation,
+// the wizard, "info" and "list" all name it from that one table.
 package app

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -46,9 +47,12 @@ type Backend interface {
 	Fsck(ctx context.Context, cipherDir string, password []byte, progress func(FsckProgress)) ([]Problem, error)
 	// Ciphers lists the content ciphers a new vault can use, in display order.
 	Ciphers() []Cipher
-	// SpeedTest measures every cipher on this CPU, reporting each result as
-	// it arrives, and recommends one.
-	SpeedTest(ctx context.Context, report func(SpeedResult)) ([]SpeedResult, Recommendation)
+	// SpeedTest runs the speed test (app.Speed.Run), reporting the figures so
+	// far after each measurement, and remembers the result for every front end.
+	SpeedTest(ctx context.Context, report func(app.SpeedReport)) (app.SpeedReport, error)
+	// CachedSpeed returns the remembered speed test, if there is one for this
+	// CPU and build.
+	CachedSpeed() (app.SpeedReport, bool)
 	Mount(ctx context.Context, req MountRequest) (Mount, error)
 	// Unmount takes a cipherdir or mount point; lazy detaches a busy mount.
 	Unmount(ctx context.Context, target string, lazy bool) error
@@ -97,23 +101,6 @@ type Vault struct {
 // Cipher names a content cipher: ID is what CreateRequest takes, Name is
 // what people read.
 type Cipher struct{ ID, Name string }
-
-// SpeedResult is one cipher's measured throughput.
-type SpeedResult struct {
-	Cipher Cipher
-	MBps   float64
-	Err    error
-	// Implementation names the code that ran where it varies (AEGIS: "VAES-512",
-	// "portable, constant time"); "" otherwise.
-	Implementation string
-}
-
-// Recommendation is the speed test's verdict; Ratio is against AES-256-GCM.
-type Recommendation struct {
-	Cipher Cipher
-	Reason string
-	Ratio  float64
-}
 
 // CreateRequest is what the create wizard collects.
 type CreateRequest struct {

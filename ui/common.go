@@ -8,6 +8,8 @@ import (
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -47,8 +49,6 @@ type common struct {
 	jobs    int                 // numbers background jobs whose late messages must be told apart
 	history map[string]*history // by mount point
 	speed   speedState
-	// speedCache keeps the speed test across runs; nil keeps it in memory only.
-	speedCache *speedCache
 }
 
 // lockState is what the app knows of the lock policies here.
@@ -93,19 +93,15 @@ func lockText(policy string) string {
 type speedState struct {
 	run     int // increments per run; stale stream messages are dropped
 	running bool
-	results []SpeedResult
-	rec     *Recommendation
-	// measured is when the results were taken (a cached test is older than the app).
-	measured time.Time
+	// report holds the figures so far; rec is set once a test finished or was
+	// read from the cache.
+	report app.SpeedReport
+	rec    *app.Recommendation
+	err    error // why the last run ended without a result
 }
 
-func (s *speedState) result(id string) (SpeedResult, bool) {
-	for _, r := range s.results {
-		if r.Cipher.ID == id {
-			return r, true
-		}
-	}
-	return SpeedResult{}, false
+func (s *speedState) result(id string) (app.CipherSpeed, bool) {
+	return s.report.Result(crypto.CipherID(id))
 }
 
 // contentWidth is the width inside the app's padding.
@@ -178,15 +174,18 @@ type (
 	watchEnded  struct{ err error }
 	watchRetry  struct{}
 	runSpeedMsg struct{}
-	speedResult struct {
-		run int
-		r   SpeedResult
+	// speedProgress carries a running test's figures so far.
+	speedProgress struct {
+		run    int
+		report app.SpeedReport
 	}
 	speedDone struct {
-		run     int
-		results []SpeedResult
-		rec     Recommendation
+		run    int
+		report app.SpeedReport
+		err    error
 	}
+	// speedLoaded carries the remembered speed test to the root model.
+	speedLoaded struct{ report app.SpeedReport }
 	// openMsg switches to another screen (the speed test opens the wizard).
 	openMsg struct{ s screen }
 )

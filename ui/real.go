@@ -26,9 +26,6 @@ func Run() error {
 	}
 	defer b.Close()
 	m := New(ctx, b)
-	if sc, err := defaultSpeedCache(); err == nil {
-		m.c.speedCache = sc
-	}
 	final, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx)).Run()
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return fmt.Errorf("terminal app: %w", err)
@@ -48,7 +45,8 @@ type realBackend struct {
 	registryPath string
 	// app is the product core: the use cases with their policies (passwords and the
 	// keyring, conflicts); this backend only adapts its answers to the screens.
-	app *app.App
+	app   *app.App
+	speed *app.Speed
 
 	mu     sync.Mutex
 	client *mountmgr.Client
@@ -59,7 +57,7 @@ func newRealBackend() (*realBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &realBackend{registryPath: p, app: app.New(app.Options{})}, nil
+	return &realBackend{registryPath: p, app: app.New(app.Options{}), speed: app.NewSpeed()}, nil
 }
 
 // Close drops the daemon connection; mounts stay with the daemon.
@@ -276,17 +274,11 @@ func (b *realBackend) Ciphers() []Cipher {
 	return out
 }
 
-func (b *realBackend) SpeedTest(ctx context.Context, report func(SpeedResult)) ([]SpeedResult, Recommendation) {
-	conv := func(r crypto.SpeedResult) SpeedResult {
-		return SpeedResult{Cipher: uiCipher(r.Cipher), MBps: r.MBps, Err: r.Err, Implementation: r.Implementation}
-	}
-	results, rec := crypto.SpeedTest(ctx, func(r crypto.SpeedResult) { report(conv(r)) })
-	out := make([]SpeedResult, 0, len(results))
-	for _, r := range results {
-		out = append(out, conv(r))
-	}
-	return out, Recommendation{Cipher: uiCipher(rec.Cipher), Reason: rec.Reason, Ratio: rec.Ratio}
+func (b *realBackend) SpeedTest(ctx context.Context, report func(app.SpeedReport)) (app.SpeedReport, error) {
+	return b.speed.Run(ctx, "", report)
 }
+
+func (b *realBackend) CachedSpeed() (app.SpeedReport, bool) { return b.speed.Cached("") }
 
 func uiMount(m mountmgr.MountInfo) Mount {
 	return Mount{
@@ -376,7 +368,8 @@ func infoFields(info vault.Info) []Field {
 	}
 	return []Field{
 		{"Cipher", info.CipherName},
-		{"Format", fmt.Sprintf("gocryptfs config version %d, created by %s", info.Version, vault.EscapeControl(info.Creator))},
+		{"Opens in", app.OpensIn(info.Cipher).Detail()},
+		{"Format", app.Format(info.Version, info.Cipher) + ", created by " + vault.EscapeControl(info.Creator)},
 		{"File names", names},
 		{"Long names", longNames},
 		{"HKDF", yes(info.HKDF)},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -204,5 +205,29 @@ func TestRealBackendInfoEscapes(t *testing.T) {
 		if strings.ContainsAny(f.Value, "\x1b\x07\u202e") {
 			t.Errorf("field %s shows raw control characters: %q", f.Label, f.Value)
 		}
+	}
+}
+
+// TestInfoFieldsNameWhoOpensTheVault: the info screen says who opens a vault, and an AEGIS
+// vault's format is not just "gocryptfs".
+func TestInfoFieldsNameWhoOpensTheVault(t *testing.T) {
+	field := func(fs []Field, label string) string {
+		for _, f := range fs {
+			if f.Label == label {
+				return f.Value
+			}
+		}
+		return ""
+	}
+	ae := infoFields(vault.Info{Cipher: crypto.AEGIS, CipherName: "AEGIS-256X2", Version: 2, Creator: "vaultui"})
+	if o := field(ae, "Opens in"); !strings.Contains(o, "vaultui only") || !strings.Contains(o, "AEGIS256X2") {
+		t.Errorf("AEGIS opens in %q", o)
+	}
+	if f := field(ae, "Format"); !strings.Contains(f, "AEGIS256X2") || !strings.Contains(f, "only in vaultui") {
+		t.Errorf("AEGIS format %q", f)
+	}
+	gcm := infoFields(vault.Info{Cipher: crypto.AESGCM, CipherName: "AES-256-GCM", Version: 2, Creator: "gocryptfs v2.4"})
+	if o := field(gcm, "Opens in"); !strings.Contains(o, "gocryptfs") || !strings.Contains(o, "cppcryptfs") {
+		t.Errorf("GCM opens in %q", o)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/crypto"
 )
 
 // speedScreen shows the speed test: one bar per cipher, growing as results
@@ -57,13 +59,13 @@ func (s *speedScreen) Update(msg tea.Msg) tea.Cmd {
 // reported a result.
 func speedRows(c *common) []Cipher {
 	rows := append([]Cipher(nil), c.backend.Ciphers()...)
-	for _, r := range c.speed.results {
+	for _, r := range c.speed.report.Ciphers {
 		found := false
 		for _, x := range rows {
-			found = found || x.ID == r.Cipher.ID
+			found = found || x.ID == string(r.Cipher)
 		}
 		if !found {
-			rows = append(rows, r.Cipher)
+			rows = append(rows, Cipher{ID: string(r.Cipher), Name: r.Cipher.String()})
 		}
 	}
 	return rows
@@ -71,10 +73,8 @@ func speedRows(c *common) []Cipher {
 
 // baseline is AES-256-GCM's speed, the reference for ratios.
 func baseline(c *common) float64 {
-	for _, r := range c.speed.results {
-		if r.Err == nil && r.Cipher.ID == "aes-gcm" {
-			return r.MBps
-		}
+	if r, ok := c.speed.report.Result(crypto.AESGCM); ok && r.Err == nil {
+		return r.MBps
 	}
 	return 0
 }
@@ -85,14 +85,19 @@ func (s *speedScreen) View() string {
 	w := s.c.contentWidth()
 	var b strings.Builder
 	switch {
+	case sp.running && sp.report.Writing:
+		b.WriteString(s.c.spinner.View() + " Measuring a write through vaultui's write path…\n\n")
 	case sp.running:
-		b.WriteString(s.c.spinner.View() + " Measuring each cipher on this CPU…\n\n")
+		b.WriteString(s.c.spinner.View() + " Measuring each cipher on this CPU, in rounds…\n\n")
+	case sp.err != nil:
+		b.WriteString(st.Error.Render(wrap("The speed test stopped: "+sp.err.Error(), w)) + "\n" +
+			st.Subtle.Render("r runs it again") + "\n\n")
 	case sp.rec == nil:
 		b.WriteString("Starting…\n\n")
 	default:
-		b.WriteString("Encryption throughput on this CPU (one core):\n")
-		if !sp.measured.IsZero() {
-			b.WriteString(st.Subtle.Render("measured "+ago(s.c.now(), sp.measured)+" · r runs it again") + "\n")
+		b.WriteString("Encryption throughput on this CPU (one core), median of the rounds:\n")
+		if !sp.report.Measured.IsZero() {
+			b.WriteString(st.Subtle.Render("measured "+ago(s.c.now(), sp.report.Measured)+" · r runs it again") + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -103,7 +108,7 @@ func (s *speedScreen) View() string {
 		nameW = max(nameW, lipgloss.Width(r.Name))
 	}
 	maxMB := 0.0
-	for _, r := range sp.results {
+	for _, r := range sp.report.Ciphers {
 		if r.Err == nil {
 			maxMB = max(maxMB, r.MBps)
 		}
@@ -113,11 +118,11 @@ func (s *speedScreen) View() string {
 	for _, cph := range rows {
 		line := padRight(cph.Name, nameW) + "  "
 		r, ok := sp.result(cph.ID)
-		best := sp.rec != nil && sp.rec.Cipher.ID == cph.ID
+		best := sp.rec != nil && string(sp.rec.Cipher) == cph.ID
 		switch {
 		case ok && r.Err != nil:
 			line += st.Error.Render(truncate("failed: "+r.Err.Error(), barW+21))
-		case ok:
+		case ok && len(r.Samples) > 0:
 			n := 0
 			if maxMB > 0 {
 				n = int(float64(barW)*r.MBps/maxMB + 0.5)
@@ -129,8 +134,8 @@ func (s *speedScreen) View() string {
 				bar = st.Bar.Render(bar)
 			}
 			ratio := "     "
-			if base > 0 {
-				ratio = fmt.Sprintf("%4.2fx", r.MBps/base)
+			if f := sp.report.Ratio(crypto.CipherID(cph.ID)); base > 0 && f.N > 0 {
+				ratio = fmt.Sprintf("%4.2fx", f.Median)
 			}
 			line += bar + fmt.Sprintf(" %7.0f MB/s %s", r.MBps, ratio)
 			if best {
@@ -149,8 +154,10 @@ func (s *speedScreen) View() string {
 		}
 	}
 	if sp.rec != nil {
-		b.WriteString("\n" + st.Title.Render("Recommended: "+sp.rec.Cipher.Name) + "\n")
-		b.WriteString(lipgloss.NewStyle().Width(w).Render(sp.rec.Reason) + "\n")
+		b.WriteString("\n" + st.Title.Render("Recommended: "+sp.rec.Cipher.String()) + "\n")
+		for _, l := range sp.rec.Lines() {
+			b.WriteString(lipgloss.NewStyle().Width(w).Render(l) + "\n")
+		}
 		b.WriteString("\n" + st.Subtle.Render("Press n to create a vault with it; the wizard preselects it.") + "\n")
 	}
 	return b.String()

@@ -28,6 +28,8 @@ import (
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/app"
 )
 
 // screen is one page of the app. Screens are pointers updated in place;
@@ -118,15 +120,12 @@ func (m *Model) checkLock() tea.Cmd {
 	return func() tea.Msg { return lockChecked{err: b.LockPolicyWorks(ctx)} }
 }
 
-// loadSpeed reads the last speed test from the cache, if there is one.
+// loadSpeed reads the remembered speed test, if there is one.
 func (m *Model) loadSpeed() tea.Cmd {
-	sc := m.c.speedCache
-	if sc == nil {
-		return nil
-	}
+	b := m.c.backend
 	return func() tea.Msg {
-		if l, ok := sc.load(); ok {
-			return l
+		if r, ok := b.CachedSpeed(); ok {
+			return speedLoaded{report: r}
 		}
 		return nil
 	}
@@ -163,12 +162,11 @@ func (m *Model) startSpeed() tea.Cmd {
 	}
 	m.c.speed.run++
 	m.c.speed.running = true
-	m.c.speed.results = nil
-	m.c.speed.rec = nil
+	m.c.speed.report, m.c.speed.rec, m.c.speed.err = app.SpeedReport{}, nil, nil
 	run, b, ctx := m.c.speed.run, m.c.backend, m.c.ctx
 	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
-		res, rec := b.SpeedTest(ctx, func(r SpeedResult) { emit(speedResult{run: run, r: r}) })
-		return speedDone{run: run, results: res, rec: rec}
+		r, err := b.SpeedTest(ctx, func(r app.SpeedReport) { emit(speedProgress{run: run, report: r}) })
+		return speedDone{run: run, report: r, err: err}
 	})
 }
 
@@ -288,31 +286,26 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.screen().Update(msg)
 	case runSpeedMsg:
 		return m.startSpeed()
-	case speedResult:
+	case speedProgress:
 		if msg.run == m.c.speed.run {
-			m.c.speed.results = append(m.c.speed.results, msg.r)
+			m.c.speed.report = msg.report
 		}
 		return m.screen().Update(msg)
 	case speedDone:
-		var save tea.Cmd
 		if msg.run == m.c.speed.run {
 			m.c.speed.running = false
-			m.c.speed.results = msg.results
-			rec := msg.rec
-			m.c.speed.rec = &rec
-			m.c.speed.measured = m.c.now()
-			if sc := m.c.speedCache; sc != nil && m.c.ctx.Err() == nil {
-				measured := m.c.speed.measured
-				// Only a cache: a failure to write it costs a re-run, nothing more.
-				save = func() tea.Msg { _ = sc.save(msg.results, rec, measured); return nil }
+			m.c.speed.report, m.c.speed.err = msg.report, msg.err
+			if msg.err == nil {
+				rec := msg.report.Recommend()
+				m.c.speed.rec = &rec
 			}
 		}
-		return tea.Batch(save, m.screen().Update(msg))
+		return m.screen().Update(msg)
 	case speedLoaded:
 		// A test run in this session is newer than the cache.
 		if !m.c.speed.running && m.c.speed.rec == nil {
-			rec := msg.rec
-			m.c.speed.results, m.c.speed.rec, m.c.speed.measured = msg.results, &rec, msg.measured
+			rec := msg.report.Recommend()
+			m.c.speed.report, m.c.speed.rec = msg.report, &rec
 		}
 		return m.screen().Update(msg)
 	case conflictsOpened:

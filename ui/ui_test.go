@@ -12,6 +12,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/crypto"
 )
 
 // golden compares the view with testdata/<test>/<name>.golden (-update
@@ -163,18 +166,35 @@ func TestSpeedBarsGrowAsResultsArrive(t *testing.T) {
 	tm.c.speed = speedState{run: 7, running: true}
 	tm.send(openMsg{s: newSpeedScreen(tm.c)})
 	wantView(t, tm, "Measuring each cipher", "waiting…")
-	tm.send(speedResult{run: 7, r: fakeSpeeds[1]}) // GCM first: the baseline
+	// The first round: GCM first (the baseline), then AEGIS.
+	full := fakeSpeed()
+	r := app.SpeedReport{HasAES: true}
+	for _, c := range full.Ciphers {
+		r.Ciphers = append(r.Ciphers, app.CipherSpeed{Cipher: c.Cipher})
+	}
+	r.Ciphers[1].Samples, r.Ciphers[1].MBps = []float64{2400}, 2400
+	tm.send(speedProgress{run: 7, report: r})
 	wantView(t, tm, "2400 MB/s 1.00x")
 	if strings.Contains(tm.View(), "7400") {
 		t.Fatal("AEGIS shown before its result arrived")
 	}
-	tm.send(speedResult{run: 6, r: SpeedResult{Cipher: aegis, MBps: 1}}) // an old run: ignored
-	tm.send(speedResult{run: 7, r: fakeSpeeds[0]})
+	old := r
+	old.Ciphers = []app.CipherSpeed{{Cipher: crypto.AEGIS, Samples: []float64{1}, MBps: 1}}
+	tm.send(speedProgress{run: 6, report: old}) // an old run: ignored
+	r.Ciphers = append([]app.CipherSpeed(nil), r.Ciphers...)
+	r.Ciphers[0].Samples, r.Ciphers[0].MBps = []float64{7400}, 7400
+	tm.send(speedProgress{run: 7, report: r})
 	wantView(t, tm, "7400 MB/s 3.08x")
-	tm.send(speedResult{run: 7, r: SpeedResult{Cipher: siv, Err: errors.New("not available")}})
+	r.Ciphers[3].Err = errors.New("not available")
+	tm.send(speedProgress{run: 7, report: r})
 	wantView(t, tm, "failed: not available")
-	tm.send(speedDone{run: 7, results: append([]SpeedResult(nil), fakeSpeeds...), rec: fakeRec})
-	wantView(t, tm, "Recommended: AEGIS-256X2", "3.1x faster than AES-256-GCM", "★")
+	r.Writing = true
+	tm.send(speedProgress{run: 7, report: r})
+	wantView(t, tm, "Measuring a write through vaultui's write path")
+	tm.send(speedDone{run: 7, report: full})
+	// The recommendation says what it measured, how stable it was, and what it costs.
+	wantView(t, tm, "Recommended: AEGIS-256X2", "3.1x ±1% (median of 3",
+		"1.10x ±2%", "for the cipher alone: the disk", "CPU per GiB", "opens only in vaultui", "★")
 	golden(t, tm, "speed")
 }
 
@@ -607,7 +627,7 @@ func TestProgram(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
 	tm.Type("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
-	if final.c.speed.rec == nil || final.c.speed.rec.Cipher != aegis {
+	if final.c.speed.rec == nil || final.c.speed.rec.Cipher != crypto.AEGIS {
 		t.Fatalf("speed recommendation %+v", final.c.speed.rec)
 	}
 	if !strings.Contains(final.goodbye(), "stays mounted") {
@@ -630,7 +650,7 @@ func TestWizardPlaintextNamesDropLongNameLimit(t *testing.T) {
 func TestWizardRefusesUnavailableCipher(t *testing.T) {
 	tm := newTestModel(t, newFake())
 	w := wizardTo(t, tm)
-	tm.c.speed.results[0] = SpeedResult{Cipher: aegis, Err: errors.New("no AES instructions")}
+	tm.c.speed.report.Ciphers[0] = app.CipherSpeed{Cipher: crypto.AEGIS, Err: errors.New("no AES instructions")}
 	w.cipherCursor = 0
 	tm.keys("enter")
 	wantView(t, tm, "step 4 of 6", "AEGIS-256X2 can't be used on this computer: no AES instructions")

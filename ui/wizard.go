@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -225,7 +226,7 @@ func (w *wizardScreen) preselect() {
 		return
 	}
 	for i, c := range w.ciphers {
-		if c.ID == w.c.speed.rec.Cipher.ID {
+		if c.ID == string(w.c.speed.rec.Cipher) {
 			w.cipherCursor = i
 		}
 	}
@@ -601,7 +602,12 @@ func (w *wizardScreen) cipherView() string {
 	case sp.running:
 		b.WriteString(w.c.spinner.View() + " Measuring the ciphers on this CPU…\n\n")
 	case sp.rec != nil:
-		b.WriteString(lipgloss.NewStyle().Width(w.c.contentWidth()).Render("Recommended: "+sp.rec.Cipher.Name+". "+sp.rec.Reason) + "\n\n")
+		// What the recommendation gains; what each choice costs follows the cursor below.
+		text := "Recommended: " + sp.rec.Cipher.String() + ". " + sp.rec.Reason
+		if sp.rec.Gain != "" {
+			text += " " + sp.rec.Gain
+		}
+		b.WriteString(lipgloss.NewStyle().Width(w.c.contentWidth()).Render(text) + "\n\n")
 	default:
 		b.WriteString("Content cipher:\n\n")
 	}
@@ -626,10 +632,14 @@ func (w *wizardScreen) cipherView() string {
 				}
 			}
 		}
-		if sp.rec != nil && sp.rec.Cipher.ID == c.ID {
+		if sp.rec != nil && string(sp.rec.Cipher) == c.ID {
 			info += s.Success.Render("  ★ recommended")
 		}
 		b.WriteString(marker + name + "  " + info + "\n")
+	}
+	if len(w.ciphers) > 0 {
+		opens := app.OpensIn(crypto.CipherID(w.ciphers[w.cipherCursor].ID)).Sentence()
+		b.WriteString("\n" + lipgloss.NewStyle().Width(w.c.contentWidth()).Render(opens) + "\n")
 	}
 	return b.String()
 }

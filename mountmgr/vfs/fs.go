@@ -113,6 +113,10 @@ const Capabilities = fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2
 // requestMax is the largest write request we ask the kernel for, and the readahead window.
 const requestMax = 1 << 20
 
+// RequestMax is requestMax for the speed test (package app), which writes in requests of the
+// size a mount receives.
+const RequestMax = requestMax
+
 // ReadMax is the largest read request. Smaller than requestMax so that a read's ciphertext,
 // its plaintext and the reply copy stay in a core's L2 cache (512 KiB on this project's test
 // machine) between the pread, the decryption and the copy into FUSE's pages; the 1 MiB

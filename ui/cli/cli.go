@@ -48,6 +48,8 @@ type env struct {
 	tty string
 	// app is the product core the commands present.
 	app *app.App
+	// speed is the speed test with its cache; nil means app.NewSpeed's (tests give their own).
+	speed *app.Speed
 }
 
 // usage reports a mistake in the running command's arguments (exit code 2).

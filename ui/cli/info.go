@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -16,10 +17,11 @@ type infoJSON struct {
 	Name       string `json:"name,omitempty"`
 	MountPoint string `json:"mountpoint,omitempty"`
 	vault.Info
+	OpensIn []string `json:"opens_in"` // programs that open the vault (app.OpensIn)
 }
 
 func printInfoJSON(w io.Writer, e vault.Entry, i vault.Info) error {
-	return writeJSON(w, infoJSON{Name: e.Name, MountPoint: e.MountPoint, Info: i})
+	return writeJSON(w, infoJSON{Name: e.Name, MountPoint: e.MountPoint, Info: i, OpensIn: app.OpensIn(i.Cipher).Programs})
 }
 
 // printInfo prints the vault's facts; keyring, when not "", says whether its password is in
@@ -36,6 +38,7 @@ func printInfo(w io.Writer, e vault.Entry, i vault.Info, keyring string) {
 		row("Mount point", e.MountPoint)
 	}
 	row("Cipher", i.CipherName)
+	row("Opens in", app.OpensIn(i.Cipher).Detail())
 	names := "encrypted (EME, per-directory IV)"
 	switch {
 	case i.PlaintextNames:
@@ -49,7 +52,7 @@ func printInfo(w io.Writer, e vault.Entry, i vault.Info, keyring string) {
 	}
 	row("Feature flags", strings.Join(i.FeatureFlags, " "))
 	row("Scrypt", fmt.Sprintf("N=2^%d R=%d P=%d KeyLen=%d", i.ScryptLogN, i.ScryptR, i.ScryptP, i.ScryptKeyLen))
-	row("Format", fmt.Sprintf("gocryptfs v%d", i.Version))
+	row("Format", app.Format(i.Version, i.Cipher))
 	row("Creator", i.Creator)
 	for _, c := range i.ConfigConflicts {
 		row("Config conflict", c+" (a sync tool's copy; this vault uses "+crypto.ConfName+")")

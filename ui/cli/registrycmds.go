@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -54,9 +55,12 @@ var listCommand = &command{
 	group:   groupRegistry,
 	summary: "List the registered vaults",
 	args:    "[--json]",
-	help: `Shows each vault's name, cipher, encrypted directory and mount point. The
-cipher is read from the vault's gocryptfs.conf; a vault that cannot be read
-is still listed, with the reason. "vaultui status" shows what is mounted.
+	help: `Shows each vault's name, cipher, which programs open it, encrypted
+directory and mount point. The cipher is read from the vault's
+gocryptfs.conf; a vault that cannot be read is still listed, with the
+reason. A vault with AEGIS-256X2 opens only in vaultui; one with AES-256-GCM
+also in gocryptfs, cppcryptfs, DroidFS and SiriKali. "vaultui status" shows
+what is mounted.
 
 examples:
   vaultui list
@@ -79,40 +83,41 @@ examples:
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tCIPHER\tCIPHERDIR\tMOUNTPOINT")
+			fmt.Fprintln(tw, "NAME\tCIPHER\tOPENS IN\tCIPHERDIR\tMOUNTPOINT")
 			for _, v := range reg.Vaults {
-				cipher, _ := vaultCipher(v.CipherDir)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, cipher, v.CipherDir, v.MountPoint)
+				cipher, opens := vaultCipher(v.CipherDir)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Name, cipher, opens, v.CipherDir, v.MountPoint)
 			}
 			return tw.Flush()
 		}
 	},
 }
 
-// vaultCipher returns the cipher's display name from the vault's config, or
-// a short reason it could not be read.
-func vaultCipher(dir string) (string, error) {
+// vaultCipher returns the cipher's display name from the vault's config and
+// the programs that open it, or a short reason it could not be read.
+func vaultCipher(dir string) (cipher, opensIn string) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return "(missing)", err
+		return "(missing)", "-"
 	}
 	cfg, err := vault.LoadConfig(dir)
 	if err != nil {
-		return "(unreadable)", err
+		return "(unreadable)", "-"
 	}
-	return cfg.Cipher().String(), nil
+	return cfg.Cipher().String(), app.OpensIn(cfg.Cipher()).Short
 }
 
 // listEntryJSON is one vault in "list --json": a stable shape for scripts.
 type listEntryJSON struct {
-	Name         string `json:"name"`
-	CipherDir    string `json:"cipherdir"`
-	MountPoint   string `json:"mountpoint"`
-	ReadOnly     bool   `json:"readonly"`
-	Idle         string `json:"idle"` // Go duration, "" = never
-	MountAtStart bool   `json:"mount_at_start"`
-	Lock         string `json:"lock"`             // effective lock policy
-	Cipher       string `json:"cipher,omitempty"` // crypto.CipherID, e.g. "aes-gcm"
-	Error        string `json:"error,omitempty"`  // why the config could not be read
+	Name         string   `json:"name"`
+	CipherDir    string   `json:"cipherdir"`
+	MountPoint   string   `json:"mountpoint"`
+	ReadOnly     bool     `json:"readonly"`
+	Idle         string   `json:"idle"` // Go duration, "" = never
+	MountAtStart bool     `json:"mount_at_start"`
+	Lock         string   `json:"lock"`               // effective lock policy
+	Cipher       string   `json:"cipher,omitempty"`   // crypto.CipherID, e.g. "aes-gcm"
+	OpensIn      []string `json:"opens_in,omitempty"` // programs that open it (app.OpensIn)
+	Error        string   `json:"error,omitempty"`    // why the config could not be read
 }
 
 func printListJSON(w io.Writer, vaults []vault.Entry) error {
@@ -127,6 +132,7 @@ func printListJSON(w io.Writer, vaults []vault.Entry) error {
 			j.Error = err.Error()
 		} else {
 			j.Cipher = string(cfg.Cipher())
+			j.OpensIn = app.OpensIn(cfg.Cipher()).Programs
 		}
 		out = append(out, j)
 	}

@@ -19,7 +19,8 @@ import (
 )
 
 // node is a file, directory or symlink of the plaintext view. go-fuse keeps one node per
-// inode number, so hard links share a node and with it the content lock.
+// inode number and generation (identity.go), so hard links share a node and with it the
+// content lock, and a new file that got a deleted file's inode number gets a node of its own.
 //
 // A mount holds a node for every entry the kernel knows, most of them only ever looked up
 // or listed; so a node is go-fuse's inode plus two pointers, and what a directory or an
@@ -185,11 +186,11 @@ func (n *node) cipherPath() string {
 // into an inode. The kernel looks up again what it let expire while go-fuse still holds the
 // inode (every entry of "ls -l" after the timeout, READDIRPLUS): that child is reused rather
 // than a node allocated for go-fuse to throw away (NewInode would return the same inode).
-func (n *node) newChild(ctx context.Context, plain string, st *unix.Stat_t, dirfd int, stored string, out *fuse.EntryOut) *fs.Inode {
-	n.fsys.plainAttr(st, dirfd, stored, &out.Attr)
-	sa := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}
+func (n *node) newChild(ctx context.Context, plain string, e *entryID, dirfd int, stored string, out *fuse.EntryOut) *fs.Inode {
+	n.fsys.plainAttr(&e.st, dirfd, stored, &out.Attr)
+	sa := n.fsys.stableAttr(e)
 	ch := n.GetChild(plain)
-	if ch == nil || ch.StableAttr().Ino != sa.Ino || ch.StableAttr().Mode != sa.Mode {
+	if ch == nil || ch.StableAttr() != sa {
 		ch = n.NewInode(ctx, &node{fsys: n.fsys}, sa)
 	}
 	return ch
@@ -258,12 +259,12 @@ func (n *node) openEntry(dirfd int, stored string, flags int) (int, syscall.Errn
 	if err != nil {
 		return -1, fs2errno(err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	e, err := statFd(fd)
+	if err != nil {
 		unix.Close(fd)
 		return -1, fs2errno(err)
 	}
-	if sa := n.StableAttr(); n.fsys.ino(&st) != sa.Ino || st.Mode&syscall.S_IFMT != sa.Mode {
+	if n.fsys.stableAttr(&e) != n.StableAttr() {
 		unix.Close(fd)
 		return n.reopen(flags)
 	}
@@ -296,21 +297,20 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 		return nil, n.fsys.op(errno)
 	}
 	defer d.close()
-	var st unix.Stat_t
-	err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW)
+	e, err := statAt(d.fd, stored)
 	if err == unix.ENOENT && n.fsys.names != nil && strings.Contains(name, " (conflict ") {
 		// A conflict copy looked up before its directory was listed (after a remount): list
 		// it to learn the copies' names.
 		if n.learnConflicts() == 0 {
 			if stored, errno = n.storedName(name); errno == 0 {
-				err = unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW)
+				e, err = statAt(d.fd, stored)
 			}
 		}
 	}
 	if err != nil {
 		return nil, n.fsys.op(fs2errno(err))
 	}
-	return n.newChild(ctx, name, &st, d.fd, stored, out), n.fsys.op(0)
+	return n.newChild(ctx, name, &e, d.fd, stored, out), n.fsys.op(0)
 }
 
 func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -534,11 +534,11 @@ func (n *node) newEntry(ctx context.Context, name string, dirfd int, stored stri
 	if errno := n.preserveOwner(ctx, dirfd, stored); errno != 0 {
 		return nil, errno
 	}
-	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	e, err := statAt(dirfd, stored)
+	if err != nil {
 		return nil, fs2errno(err)
 	}
-	return n.newChild(ctx, name, &st, dirfd, stored, out), 0
+	return n.newChild(ctx, name, &e, dirfd, stored, out), 0
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -565,8 +565,9 @@ func (n *node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if errno != 0 {
 		return nil, errno
 	}
-	// The inode number may belong to a directory that is gone but not yet forgotten by the
-	// kernel: this one has a new IV, so nothing cached for the old one may survive.
+	// Where the node is known by its inode number alone (identity.go), it may be that of a
+	// directory that is gone but not yet forgotten by the kernel: this one has a new IV, so
+	// nothing cached for the old one may survive.
 	cn := ch.Operations().(*node)
 	cn.forgetNames()
 	cn.setIV(iv)
@@ -594,12 +595,12 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		unix.Close(fd)
 		return nil, nil, 0, n.fsys.op(errno)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	e, err := statFd(fd)
+	if err != nil {
 		unix.Close(fd)
 		return nil, nil, 0, n.fsys.op(fs2errno(err))
 	}
-	ch := n.newChild(ctx, name, &st, -1, "", out)
+	ch := n.newChild(ctx, name, &e, -1, "", out)
 	return ch, ch.Operations().(*node).newFile(fd, true), 0, n.fsys.op(0)
 }
 
@@ -651,8 +652,14 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 		}
 	}
 	// Every change comes through this mount, so the kernel may keep the file's pages across
-	// opens (it still drops them when size or mtime change, AUTO_INVAL_DATA).
-	return f, fuse.FOPEN_KEEP_CACHE, n.fsys.op(0)
+	// opens (it still drops them when size or mtime change, AUTO_INVAL_DATA), as long as the
+	// node cannot have stood for another file before: not where it is known by its inode
+	// number alone (see identity.go).
+	var keep uint32
+	if n.StableAttr().Gen != 0 {
+		keep = fuse.FOPEN_KEEP_CACHE
+	}
+	return f, keep, n.fsys.op(0)
 }
 
 // truncateToZero empties the cipher file for a truncating open; the next write makes a new
@@ -875,13 +882,12 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 		return nil, n.fsys.op(errno)
 	}
 	defer d.close()
-	var st unix.Stat_t
-	if err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	e, err := statAt(d.fd, stored)
+	if err != nil {
 		return nil, n.fsys.op(fs2errno(err))
 	}
-	n.fsys.plainAttr(&st, d.fd, stored, &out.Attr)
-	// Same inode number: go-fuse hands back the existing inode, file ID cache included.
-	return n.NewInode(ctx, &node{fsys: n.fsys}, fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: out.Attr.Ino}), n.fsys.op(0)
+	// The same file: go-fuse hands back the target's node, lock and file ID cache included.
+	return n.newChild(ctx, name, &e, d.fd, stored, out), n.fsys.op(0)
 }
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {

@@ -2,7 +2,6 @@ package vault
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -520,31 +519,15 @@ func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b 
 			problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
 			return 0, err
 		}
-		// Decrypt the chunk, skipping over bad blocks (zeros in their place).
-		pbuf = pbuf[:0]
-		for pos := int64(0); pos < clen; {
-			blk := first + pos/cbs
-			out, err := ce.DecryptBlocks(pbuf, chunk[pos:], uint64(blk), h.ID[:])
-			pbuf = out
-			if err == nil {
-				break
-			}
-			var be *crypto.BlockError
-			if !errors.As(err, &be) {
-				return 0, err
-			}
+		// Zeros in place of bad blocks, recorded as ranges.
+		pbuf = ce.DecryptBlocksZeroing(pbuf[:0], chunk, uint64(first), h.ID[:], func(be *crypto.BlockError) {
 			b := int64(be.Block)
 			if k := len(bad); k > 0 && bad[k-1][1] == b-1 {
 				bad[k-1][1] = b
 			} else {
 				bad = append(bad, [2]int64{b, b})
 			}
-			// Zeros for the bad block (its plaintext length), then go on.
-			bstart := (b - first) * cbs
-			blen := min(cbs, clen-bstart) - int64(ce.BlockOverhead())
-			pbuf = append(pbuf, make([]byte, max(0, blen))...)
-			pos = bstart + cbs
-		}
+		})
 		if data != nil {
 			if err := data(first*crypto.BlockSize, pbuf); err != nil {
 				return 0, err

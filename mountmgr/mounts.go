@@ -91,11 +91,17 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	if err != nil {
 		return MountInfo{}, err
 	}
+	badNames := r.BadNames
+	if r.ForceDecode && len(badNames) == 0 {
+		badNames = []string{"*"}
+	}
 	mnt, err := vfs.Mount(mountPoint, v.volume, vfs.Options{
-		ReadOnly:   r.ReadOnly,
-		AllowOther: r.AllowOther,
-		Logger:     d.log,
-		AuthFailed: d.authFailedHook(cipherDir, mountPoint),
+		ReadOnly:    r.ReadOnly || r.ForceDecode,
+		AllowOther:  r.AllowOther,
+		Logger:      d.log,
+		AuthFailed:  d.authFailedHook(cipherDir, mountPoint),
+		ForceDecode: r.ForceDecode,
+		BadNames:    badNames,
 	})
 	if err != nil {
 		v.Close()
@@ -119,13 +125,14 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		mnt:  id,
 		done: make(chan struct{}),
 		info: MountInfo{
-			CipherDir:  cipherDir,
-			MountPoint: mountPoint,
-			Cipher:     v.cipher,
-			ReadOnly:   r.ReadOnly,
-			Since:      now,
-			Idle:       r.Idle,
-			Notice:     v.notice,
+			CipherDir:   cipherDir,
+			MountPoint:  mountPoint,
+			Cipher:      v.cipher,
+			ReadOnly:    r.ReadOnly || r.ForceDecode,
+			ForceDecode: r.ForceDecode,
+			Since:       now,
+			Idle:        r.Idle,
+			Notice:      v.notice,
 		},
 		v:       v,
 		fs:      mnt,

@@ -22,6 +22,13 @@ type MountRequest struct {
 	AllowOther bool
 	// Idle unmounts the vault after no file activity for that long; 0 disables.
 	Idle time.Duration
+	// ForceDecode mounts for recovery (vfs.Options.ForceDecode): blocks that fail
+	// authentication read as zeros, logged; always read-only. A daemon that predates it
+	// ignores it, and its reply says so (MountInfo.ForceDecode false).
+	ForceDecode bool `json:",omitempty"`
+	// BadNames shows entries whose names do not decrypt and match one of these glob patterns
+	// (vfs.Options.BadNames); ForceDecode alone shows them all.
+	BadNames []string `json:",omitempty"`
 }
 
 // Stats are the live statistics of one mount. Counters are totals since the mount; rates are
@@ -49,6 +56,8 @@ type MountInfo struct {
 	// Notice is a note for the user about how the vault runs here (an AEGIS vault on a CPU
 	// without the instructions its fast code needs), or "".
 	Notice string `json:",omitempty"`
+	// ForceDecode: mounted for recovery (MountRequest.ForceDecode).
+	ForceDecode bool `json:",omitempty"`
 }
 
 // StaleMount reports a mount left behind by a daemon that died without unmounting (its FUSE

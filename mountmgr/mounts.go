@@ -148,7 +148,11 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	d.saveLedger()
 	d.mu.Unlock()
 	ok = true
-	d.log.Printf("mounted %s (%s) at %s", cipherDir, m.info.Cipher, m.info.MountPoint)
+	recovery := ""
+	if r.ForceDecode {
+		recovery = ", read-only for recovery: blocks that fail authentication read as zeros, each logged"
+	}
+	d.log.Printf("mounted %s (%s) at %s%s", cipherDir, m.info.Cipher, m.info.MountPoint, recovery)
 	d.eventMounted(cipherDir, m.info.MountPoint)
 	if v.notice != "" {
 		d.log.Printf("%s: %s", cipherDir, v.notice)

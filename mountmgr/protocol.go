@@ -102,7 +102,17 @@ const (
 	// opEvents returns the event log after request.After; with Follow it streams it like
 	// watch. A daemon that predates it answers bad_request.
 	opEvents = "events"
+	// opPaths maps request.Paths of the vault mounted from or at Target between cipher and
+	// plaintext paths (Encrypt: plaintext to cipher). A daemon that predates it answers
+	// bad_request.
+	opPaths = "paths"
 )
+
+// PathResult is one path mapped by the daemon: Path, or Error saying why not.
+type PathResult struct {
+	Path  string `json:"path,omitempty"`
+	Error string `json:"error,omitempty"`
+}
 
 // request is one line from a client.
 type request struct {
@@ -119,6 +129,9 @@ type request struct {
 	// connection streaming new ones.
 	After  uint64 `json:"after,omitempty"`
 	Follow bool   `json:"follow,omitempty"`
+	// Paths and Encrypt (paths only): the paths to map, and which way.
+	Paths   []string `json:"paths,omitempty"`
+	Encrypt bool     `json:"encrypt,omitempty"`
 }
 
 // response is one line from the daemon.
@@ -136,6 +149,8 @@ type response struct {
 	Stale []StaleMount `json:"stale,omitempty"`
 	// Events answers an events request.
 	Events []Event `json:"events,omitempty"`
+	// Paths answers a paths request, one result per path asked for.
+	Paths []PathResult `json:"paths,omitempty"`
 	// More: this line is not the last of the reply; the next one (same ID) continues its
 	// lists (see replyLines).
 	More bool `json:"more,omitempty"`

@@ -3,6 +3,7 @@ package mountmgr
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -17,10 +18,32 @@ type unlocked struct {
 	// notice is a one-line note for the user about how this vault runs here, or "".
 	notice string
 	close  func()
+	// mu keeps the keys from being wiped while a request other than the file system's own
+	// uses them (using: path mapping); closed is set once they are.
+	mu     sync.RWMutex
+	closed bool
 }
 
-// Close wipes the keys (best effort: Go may have copied them).
-func (u *unlocked) Close() { u.close() }
+// Close wipes the keys (best effort: Go may have copied them), once no using call runs.
+func (u *unlocked) Close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.closed {
+		u.closed = true
+		u.close()
+	}
+}
+
+// using runs fn with the vault's volume unless its keys are wiped already (false).
+func (u *unlocked) using(fn func(vfs.Volume)) bool {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	if u.closed {
+		return false
+	}
+	fn(u.volume)
+	return true
+}
 
 func unlock(cipherDir string, password []byte) (*unlocked, error) {
 	v, err := vault.Unlock(cipherDir, password)

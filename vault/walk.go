@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -156,6 +157,12 @@ func (v *Vault) Walk(ctx context.Context, fn func(Node) error, problem func(Prob
 	return v.walk(ctx, fn, problem, nil)
 }
 
+// WalkShowingBadNames is Walk that also visits the entries whose names do not decrypt (still
+// reported to problem), under layout.BadName's name, as export --force writes them.
+func (v *Vault) WalkShowingBadNames(ctx context.Context, fn func(Node) error, problem func(Problem)) error {
+	return v.walkWith(ctx, fn, problem, nil, true)
+}
+
 // splitFolder is a folder made on two computers, as the walk found it (see
 // ConflictFolderMadeTwice): its directory, the tool's copies of its gocryptfs.diriv and the
 // entries made under them. dirfd is valid during the callback only.
@@ -177,6 +184,11 @@ type dirIVCopy struct {
 // walk is Walk that also calls folder (if not nil) for each folder made on two computers,
 // after the folder's own node and before its entries.
 func (v *Vault) walk(ctx context.Context, fn func(Node) error, problem func(Problem), folder func(splitFolder) error) error {
+	return v.walkWith(ctx, fn, problem, folder, false)
+}
+
+// walkWith is walk that, with badNames, visits the entries whose names do not decrypt.
+func (v *Vault) walkWith(ctx context.Context, fn func(Node) error, problem func(Problem), folder func(splitFolder) error, badNames bool) error {
 	if problem == nil {
 		problem = func(Problem) {}
 	}
@@ -186,15 +198,15 @@ func (v *Vault) walk(ctx context.Context, fn func(Node) error, problem func(Prob
 		return nil
 	}
 	defer unix.Close(fd)
-	return v.walkDir(ctx, fd, "", "", fn, problem, folder)
+	return v.walkDir(ctx, fd, "", "", fn, problem, folder, badNames)
 }
 
 // walkDir walks the directory open at dirfd, whose cipher and plaintext paths are cdir and pdir.
-func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn func(Node) error, problem func(Problem), folder func(splitFolder) error) error {
+func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn func(Node) error, problem func(Problem), folder func(splitFolder) error, badNames bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	nodes, split, ok := v.readDir(dirfd, cdir, pdir, problem)
+	nodes, split, ok := v.readDir(dirfd, cdir, pdir, problem, badNames)
 	if !ok {
 		return nil
 	}
@@ -213,7 +225,7 @@ func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn fu
 				problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
 				continue
 			}
-			err = v.walkDir(ctx, cfd, n.CipherPath, n.Path, fn, problem, folder)
+			err = v.walkDir(ctx, cfd, n.CipherPath, n.Path, fn, problem, folder, badNames)
 			unix.Close(cfd)
 			if err != nil {
 				return err
@@ -226,7 +238,8 @@ func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn fu
 // readDir lists the directory open at dirfd (cipher and plaintext paths cdir and pdir) in
 // plaintext name order, with its conflict copies; split is set when the folder was made on
 // two computers. ok is false when its names cannot be read at all (reported to problem).
-func (v *Vault) readDir(dirfd int, cdir, pdir string, problem func(Problem)) (nodes []Node, split *splitFolder, ok bool) {
+// badNames adds the entries whose names do not decrypt (see addConflicts).
+func (v *Vault) readDir(dirfd int, cdir, pdir string, problem func(Problem), badNames bool) (nodes []Node, split *splitFolder, ok bool) {
 	names, err := layout.ReadDirNames(dirfd)
 	if err != nil {
 		problem(newProblem(pdir, cdir, KindIO, err.Error()))
@@ -274,7 +287,7 @@ names:
 		taken[path.Base(n.Path)] = true
 	}
 	if len(failed) > 0 {
-		nodes = v.addConflicts(dirfd, cdir, pdir, iv, nodes, taken, failed, failedErr, problem)
+		nodes = v.addConflicts(dirfd, cdir, pdir, iv, nodes, taken, failed, failedErr, problem, badNames)
 	}
 	if len(copies) > 0 {
 		split = &splitFolder{path: pdir, cipherPath: cdir, copies: copies, dirfd: dirfd}
@@ -347,8 +360,9 @@ func (v *Vault) madeUnderCopy(dirfd int, name, plain string, realOK bool, copies
 // addConflicts places the entries whose names did not decrypt: sync tools' conflict copies show
 // under a readable name beside their original (as in the mount); names that are not even
 // base64 are foreign files (notes, not damage); the rest are damaged names. taken holds the
-// names already shown in the directory.
-func (v *Vault) addConflicts(dirfd int, cdir, pdir string, iv []byte, nodes []Node, taken map[string]bool, failed []string, failedErr []error, problem func(Problem)) []Node {
+// names already shown in the directory. With badNames, damaged names are also visited under
+// layout.BadName's name (reported all the same, with that path).
+func (v *Vault) addConflicts(dirfd int, cdir, pdir string, iv []byte, nodes []Node, taken map[string]bool, failed []string, failedErr []error, problem func(Problem), badNames bool) []Node {
 	for i, name := range failed {
 		cpath := path.Join(cdir, name)
 		c, plain, _, ok := layout.ConflictCopy(dirfd, name, iv, v.Names, cdir == "")
@@ -366,7 +380,14 @@ func (v *Vault) addConflicts(dirfd int, cdir, pdir string, iv []byte, nodes []No
 			if crypto.IsLongName(name) {
 				kind = KindLongName
 			}
-			problem(newProblem(pdir, cpath, kind, errDetail(failedErr[i])))
+			p := newProblem(pdir, cpath, kind, errDetail(failedErr[i]))
+			if shown := layout.BadName(name, iv, v.Names); badNames && !taken[shown] {
+				taken[shown] = true
+				p.Path = path.Join(pdir, shown)
+				p.Detail += "; shown as " + strconv.Quote(shown)
+				nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, shown, nil, problem)
+			}
+			problem(p)
 		}
 	}
 	return nodes

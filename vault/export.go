@@ -64,7 +64,7 @@ func (v *Vault) ExportWith(ctx context.Context, dest string, opts ExportOptions)
 		if opts.Force || len(problems) == 0 {
 			return nil
 		}
-		return fmt.Errorf("%s: %w: %s; export stopped (--force exports what can be read)", v.Dir, ErrCorrupt, problems[0])
+		return fmt.Errorf("%s: %w: %s; export stopped at the first damage", v.Dir, ErrCorrupt, problems[0])
 	}
 	progress := opts.Progress
 	walk := v.Walk

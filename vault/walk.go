@@ -404,6 +404,11 @@ func (v *Vault) appendNode(nodes []Node, dirfd int, cdir, pdir, name, plain stri
 	return append(nodes, Node{Path: path.Join(pdir, plain), CipherPath: cpath, Info: info, Conflict: c, dirfd: dirfd, name: name})
 }
 
+// PathNames maps this vault's paths between the plaintext view and the cipherdir.
+func (v *Vault) PathNames() layout.PathNames {
+	return layout.PathNames{Names: v.Names, PerDirIV: v.Config.Has(FlagDirIV)}
+}
+
 // dirIVAt returns the name IV of the directory open at dirfd.
 func (v *Vault) dirIVAt(dirfd int) ([]byte, error) {
 	if v.Config.DeterministicNames() {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ var mountCommand = &command{
 	name:    "mount",
 	group:   groupMounts,
 	summary: "Unlock a vault and mount it (it stays mounted in the background)",
-	args:    "[--passfile F] [--remember] [--ro] [--idle DUR] [--allow-other] VAULT [MOUNTPOINT]",
+	args:    "[--passfile F] [--remember] [--ro] [--idle DUR] [--allow-other] [--forcedecode] [--badname PATTERN] VAULT [MOUNTPOINT]",
 	help: `VAULT is a registered name or a cipherdir. MOUNTPOINT defaults to the
 registry's; it must exist, be a directory and be empty. The mount is owned by
 the background manager ("vaultui daemon", started on demand), so it keeps
@@ -35,18 +36,30 @@ used instead of asking (unless --passfile is given); --remember stores the
 password there once the mount worked. A stored password that no longer
 works is reported and asked for once, and the one typed replaces it.
 "vaultui forget-password VAULT" removes it.
+Recovery: --forcedecode mounts a damaged vault read-only, with every block
+that fails authentication read as zeros instead of failing the read (EIO);
+the unauthenticated decryption of a block is never returned (gocryptfs's old
+-forcedecode returned it). Each damaged block is logged with its cipher path
+and offsets ("vaultui events"). Entries whose names do not decrypt are shown
+as "NAME GOCRYPTFS_BAD_NAME" (gocryptfs's -badname): all of them with
+--forcedecode, those whose cipher names match a glob PATTERN with --badname
+(repeatable), e.g. --badname '*'.
 
 examples:
   vaultui mount work
   vaultui mount --passfile pw.txt --ro ~/Private.enc /mnt/private
   vaultui mount --idle 15m work
-  vaultui mount --remember work`,
+  vaultui mount --remember work
+  vaultui mount --forcedecode --passfile pw.txt damaged.enc /mnt/rescue`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
 		ro := fs.Bool("ro", false, "mount read-only")
 		idle := fs.Duration("idle", 0, "unmount after no file activity for `DURATION` (0: never)")
 		allowOther := fs.Bool("allow-other", false, "let other users into the mount")
 		remember := fs.Bool("remember", false, "store the password in the desktop keyring once mounted")
+		forceDecode := fs.Bool("forcedecode", false, "recovery: read-only, damaged blocks read as zeros, bad names shown")
+		var badNames stringsFlag
+		fs.Var(&badNames, "badname", "show entries whose names do not decrypt and match the glob `PATTERN` (repeatable)")
 		return func(e *env, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return e.usage("expected VAULT [MOUNTPOINT], got %d arguments", len(args))
@@ -71,6 +84,17 @@ examples:
 				ReadOnly:   *ro || entry.ReadOnly,
 				AllowOther: *allowOther,
 				Idle:       entry.Idle,
+				// Recovery is read-only (the daemon enforces it too).
+				ForceDecode: *forceDecode,
+				BadNames:    badNames,
+			}
+			if *forceDecode {
+				req.ReadOnly = true
+			}
+			for _, p := range badNames {
+				if _, err := path.Match(p, ""); err != nil {
+					return e.usage("--badname %q: %v", p, err)
+				}
 			}
 			if flagSet(fs, "idle") {
 				if *idle < 0 {
@@ -97,8 +121,15 @@ examples:
 			if err != nil {
 				return mountHint(err, mp)
 			}
+			if *forceDecode && !info.ForceDecode {
+				// A daemon from before --forcedecode mounted it as a plain read-only mount.
+				client.Unmount(e.ctx, info.MountPoint, false)
+				return fmt.Errorf("%w: the running daemon predates --forcedecode (its mount was undone): stop it with SIGTERM (its pid is in daemon.lock beside its socket), and this vaultui starts its own", mountmgr.ErrDaemon)
+			}
 			mode := ""
-			if info.ReadOnly {
+			if info.ForceDecode {
+				mode = ", read-only for recovery: damaged blocks read as zeros"
+			} else if info.ReadOnly {
 				mode = ", read-only"
 			}
 			if info.Idle > 0 {
@@ -294,3 +325,9 @@ func unmountAll(e *env, client *mountmgr.Client) error {
 	}
 	return nil
 }
+
+// stringsFlag is a flag that may be given more than once.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }

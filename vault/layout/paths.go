@@ -33,7 +33,7 @@ var ErrBadPath = errors.New("not a path inside the vault")
 func CleanPath(p string) (string, error) {
 	c := path.Clean(strings.TrimLeft(p, "/"))
 	if c == "." || c == ".." || strings.HasPrefix(c, "../") {
-		return "", fmt.Errorf("%q: %w", p, ErrBadPath)
+		return "", ErrBadPath
 	}
 	return c, nil
 }
@@ -56,19 +56,19 @@ func (m PathNames) DecryptPath(rootfd int, cipherPath string) (string, error) {
 		part := parts[i]
 		switch {
 		case part == crypto.DirIVName || i == 0 && part == crypto.ConfName:
-			return "", fmt.Errorf("%s: %w", path.Join(parts[:i+1]...), ErrFormatFile)
+			return "", fmt.Errorf("%s%w", where(parts, i), ErrFormatFile)
 		case crypto.IsLongNameFile(part):
 			what := "the long-name file of an entry that is gone"
 			if p, err := EntryUnderIV(dirfd, strings.TrimSuffix(part, crypto.LongNameSuffix), iv, m.Names); err == nil {
 				what = "the long-name file of " + path.Join(append(plain, p)...)
 			}
-			return "", fmt.Errorf("%s: %w (%s)", path.Join(parts[:i+1]...), ErrFormatFile, what)
+			return "", fmt.Errorf("%s%w (%s)", where(parts, i), ErrFormatFile, what)
 		}
 		p, err := EntryUnderIV(dirfd, part, iv, m.Names)
 		if err != nil {
 			c, cp, _, ok := ConflictCopy(dirfd, part, iv, m.Names, i == 0)
 			if !ok || cp == "" {
-				return "", fmt.Errorf("%s: %w", path.Join(parts[:i+1]...), err)
+				return "", fmt.Errorf("%s%w", where(parts, i), err)
 			}
 			p = ConflictName(cp, c, func(name string) bool { return m.exists(dirfd, name, iv) })
 		}
@@ -97,7 +97,7 @@ func (m PathNames) EncryptPath(rootfd int, plainPath string) (string, error) {
 	err = m.walk(rootfd, parts, func(dirfd int, iv []byte, i int) (string, error) {
 		s, _, _, err := m.Names.StoredName(parts[i], iv)
 		if err != nil {
-			return "", fmt.Errorf("%q: %w", parts[i], err)
+			return "", fmt.Errorf("%s%w", where(parts, i), err)
 		}
 		stored = append(stored, s)
 		return s, nil
@@ -150,6 +150,15 @@ func (m PathNames) exists(dirfd int, plain string, iv []byte) bool {
 	}
 	var st unix.Stat_t
 	return unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// where names element i of parts in an error about it, unless it is the last: the caller
+// names the whole path.
+func where(parts []string, i int) string {
+	if i == len(parts)-1 {
+		return ""
+	}
+	return path.Join(parts[:i+1]...) + ": "
 }
 
 // dirLabel names the directory reached by parts (as given) in an error.

@@ -26,6 +26,10 @@ type MountRequest struct {
 	// its .gocryptfs.reverse.conf); Exclude are its gitignore-style rules, in order.
 	Reverse bool
 	Exclude []string
+	// ForceDecode mounts a damaged vault for recovery (read-only, damaged blocks read as
+	// zeros); BadNames shows entries whose names do not decrypt (see mountmgr.MountRequest).
+	ForceDecode bool
+	BadNames    []string
 }
 
 // Mounted is a mount that worked, and what became of the keyring entry.
@@ -53,13 +57,20 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 			info, err = d.Mount(ctx, mountmgr.MountRequest{
 				CipherDir: r.Vault.CipherDir, MountPoint: r.MountPoint, Password: pw,
 				ReadOnly: r.ReadOnly, AllowOther: r.AllowOther, Idle: r.Idle,
-				Reverse: r.Reverse, Exclude: r.Exclude,
+				Reverse: r.Reverse, Exclude: r.Exclude, ForceDecode: r.ForceDecode, BadNames: r.BadNames,
 			})
 			return err
 		})
 	})
 	if err != nil {
 		return Mounted{}, err
+	}
+	if r.ForceDecode && !info.ForceDecode {
+		// A daemon from before recovery mode ignored the option and mounted a plain
+		// read-only mount: undo it rather than let damaged blocks fail where the user
+		// expects zeros.
+		a.Unmount(ctx, info.MountPoint, false)
+		return Mounted{}, fmt.Errorf("%w: the running daemon predates --forcedecode (its mount was undone): stop it with SIGTERM (its pid is in daemon.lock beside its socket), and this vaultui starts its own", mountmgr.ErrDaemon)
 	}
 	return Mounted{MountInfo: info, Keyring: change}, nil
 }

@@ -268,6 +268,29 @@ func (e *ContentEnc) DecryptBlocks(dst, ciphertext []byte, firstBlock uint64, fi
 	return dst, nil
 }
 
+// DecryptBlocksZeroing is DecryptBlocks for reading what a damaged file still holds
+// (recovery): each block that fails authentication yields zeros of its plaintext length, never
+// its unauthenticated decryption, and is handed to bad (one call per block, in order); the
+// blocks after it are decrypted as usual. The result always has the length of the whole run.
+func (e *ContentEnc) DecryptBlocksZeroing(dst, ciphertext []byte, firstBlock uint64, fileID []byte, bad func(*BlockError)) []byte {
+	cbs := e.cipherBS
+	for len(ciphertext) > 0 {
+		out, err := e.DecryptBlocks(dst, ciphertext, firstBlock, fileID)
+		var be *BlockError
+		if !errors.As(err, &be) {
+			return out // nil: every block opened (DecryptBlocks reports nothing else)
+		}
+		bad(be)
+		// out ends before the bad block, which starts at its index times cbs.
+		i := int(be.Block - firstBlock)
+		blk := ciphertext[i*cbs : min((i+1)*cbs, len(ciphertext))]
+		dst = append(out, make([]byte, max(0, len(blk)-e.overhead))...)
+		ciphertext = ciphertext[min((i+1)*cbs, len(ciphertext)):]
+		firstBlock = be.Block + 1
+	}
+	return dst
+}
+
 // b64 returns the symlink target encoding.
 func (e *ContentEnc) b64() *base64.Encoding {
 	if e.paddedB64 {

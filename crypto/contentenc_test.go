@@ -117,6 +117,47 @@ func TestContentTamper(t *testing.T) {
 	})
 }
 
+// DecryptBlocksZeroing gives zeros for each bad block, reports each one, and decrypts the
+// good blocks after it; nothing of a bad block's unauthenticated decryption gets through, even
+// into a destination whose spare capacity holds old data.
+func TestContentZeroing(t *testing.T) {
+	eachCipher(t, func(t *testing.T, e *ContentEnc) {
+		id := randBytes(FileIDLen)
+		pt := randBytes(5*BlockSize + 100)
+		ct := e.EncryptBlocks(nil, pt, 7, id)
+		cbs := e.CipherBlockSize()
+		for _, badBlocks := range [][]int{{}, {0}, {1, 2}, {1, 3}, {5}, {0, 1, 2, 3, 4, 5}} {
+			bad := bytes.Clone(ct)
+			want := bytes.Clone(pt)
+			for _, b := range badBlocks {
+				bad[b*cbs+e.NonceSize()+1] ^= 0x01
+				clear(want[b*BlockSize : min((b+1)*BlockSize, len(want))])
+			}
+			dst := bytes.Repeat([]byte{0xAA}, 3+len(pt)+BlockSize)[:3] // old data in the capacity
+			var seen []int
+			got := e.DecryptBlocksZeroing(dst, bad, 7, id, func(be *BlockError) {
+				if !errors.Is(be, ErrAuth) {
+					t.Errorf("block %d: %v does not wrap ErrAuth", be.Block, be.Err)
+				}
+				seen = append(seen, int(be.Block)-7)
+			})
+			if !bytes.Equal(got[:3], []byte{0xAA, 0xAA, 0xAA}) || !bytes.Equal(got[3:], want) {
+				t.Fatalf("bad blocks %v: wrong plaintext (%d bytes, want %d)", badBlocks, len(got)-3, len(want))
+			}
+			if fmt.Sprint(seen) != fmt.Sprint(badBlocks) {
+				t.Fatalf("bad blocks %v: reported %v", badBlocks, seen)
+			}
+		}
+		// A last block cut to the overhead or less yields nothing, and is reported.
+		short := ct[:5*cbs+e.BlockOverhead()]
+		n := 0
+		got := e.DecryptBlocksZeroing(nil, short, 7, id, func(*BlockError) { n++ })
+		if n != 1 || !bytes.Equal(got, pt[:5*BlockSize]) {
+			t.Fatalf("cut last block: %d reports, %d bytes", n, len(got))
+		}
+	})
+}
+
 func TestContentHolesAndZeroNonce(t *testing.T) {
 	eachCipher(t, func(t *testing.T, e *ContentEnc) {
 		id := randBytes(FileIDLen)

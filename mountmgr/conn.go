@@ -164,6 +164,12 @@ func (d *daemon) handle(req *request) *response {
 		return &response{}
 	case opConflicts, opSettleConflict:
 		return d.handleConflicts(req)
+	case opPaths:
+		res, err := d.mapPaths(req.Target, req.Encrypt, req.Paths)
+		if err != nil {
+			return &response{Error: toWire(err)} // not logged: it may hold plaintext names
+		}
+		return &response{Paths: res}
 	case opUnmountAll:
 		if err := d.unmountAll(); err != nil {
 			d.log.Printf("unmount all: %s", logSafe(err))

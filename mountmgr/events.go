@@ -25,7 +25,7 @@ const (
 	// cleaned up.
 	EventStale = "stale"
 	// EventAuthFailed: a block of the file at Detail (its path in the cipherdir, cipher names)
-	// failed authentication, so reads of it fail with EIO.
+	// failed authentication, so reads of it fail with EIO (read as zeros in a recovery mount).
 	EventAuthFailed = "auth_failed"
 )
 

@@ -94,11 +94,17 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	if err != nil {
 		return MountInfo{}, err
 	}
+	badNames := r.BadNames
+	if r.ForceDecode && len(badNames) == 0 {
+		badNames = []string{"*"}
+	}
 	mnt, err := v.mount(mountPoint, vfs.Options{
-		ReadOnly:   r.ReadOnly,
-		AllowOther: r.AllowOther,
-		Logger:     d.log,
-		AuthFailed: d.authFailedHook(cipherDir, mountPoint),
+		ReadOnly:    r.ReadOnly || r.ForceDecode,
+		AllowOther:  r.AllowOther,
+		Logger:      d.log,
+		AuthFailed:  d.authFailedHook(cipherDir, mountPoint),
+		ForceDecode: r.ForceDecode,
+		BadNames:    badNames,
 	})
 	if err != nil {
 		v.Close()
@@ -122,14 +128,15 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		mnt:  id,
 		done: make(chan struct{}),
 		info: MountInfo{
-			CipherDir:  cipherDir,
-			MountPoint: mountPoint,
-			Cipher:     v.cipher,
-			ReadOnly:   r.ReadOnly,
-			Reverse:    r.Reverse,
-			Since:      now,
-			Idle:       r.Idle,
-			Notice:     v.notice,
+			CipherDir:   cipherDir,
+			MountPoint:  mountPoint,
+			Cipher:      v.cipher,
+			ReadOnly:    r.ReadOnly || r.ForceDecode,
+			ForceDecode: r.ForceDecode,
+			Reverse:     r.Reverse,
+			Since:       now,
+			Idle:        r.Idle,
+			Notice:      v.notice,
 		},
 		v:       v,
 		fs:      mnt,
@@ -145,7 +152,11 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	d.saveLedger()
 	d.mu.Unlock()
 	ok = true
-	d.log.Printf("mounted %s (%s) at %s", cipherDir, m.info.Cipher, m.info.MountPoint)
+	recovery := ""
+	if r.ForceDecode {
+		recovery = ", read-only for recovery: blocks that fail authentication read as zeros, each logged"
+	}
+	d.log.Printf("mounted %s (%s) at %s%s", cipherDir, m.info.Cipher, m.info.MountPoint, recovery)
 	d.eventMounted(cipherDir, m.info.MountPoint)
 	if v.notice != "" {
 		d.log.Printf("%s: %s", cipherDir, v.notice)

@@ -29,6 +29,13 @@ type MountRequest struct {
 	Reverse bool `json:",omitempty"`
 	// Exclude are the reverse view's exclusion rules, gitignore lines in order.
 	Exclude []string `json:",omitempty"`
+	// ForceDecode mounts for recovery (vfs.Options.ForceDecode): blocks that fail
+	// authentication read as zeros, logged; always read-only. A daemon that predates it
+	// ignores it, and its reply says so (MountInfo.ForceDecode false).
+	ForceDecode bool `json:",omitempty"`
+	// BadNames shows entries whose names do not decrypt and match one of these glob patterns
+	// (vfs.Options.BadNames); ForceDecode alone shows them all.
+	BadNames []string `json:",omitempty"`
 }
 
 // Stats are the live statistics of one mount. Counters are totals since the mount; rates are
@@ -58,6 +65,8 @@ type MountInfo struct {
 	// Notice is a note for the user about how the vault runs here (an AEGIS vault on a CPU
 	// without the instructions its fast code needs), or "".
 	Notice string `json:",omitempty"`
+	// ForceDecode: mounted for recovery (MountRequest.ForceDecode).
+	ForceDecode bool `json:",omitempty"`
 }
 
 // StaleMount reports a mount left behind by a daemon that died without unmounting (its FUSE
@@ -107,7 +116,17 @@ const (
 	// A daemon that predates them answers bad_request.
 	opConflicts      = "conflicts"
 	opSettleConflict = "settle_conflict"
+	// opPaths maps request.Paths of the vault mounted from or at Target between cipher and
+	// plaintext paths (Encrypt: plaintext to cipher). A daemon that predates it answers
+	// bad_request.
+	opPaths = "paths"
 )
+
+// PathResult is one path mapped by the daemon: Path, or Error saying why not.
+type PathResult struct {
+	Path  string `json:"path,omitempty"`
+	Error string `json:"error,omitempty"`
+}
 
 // SettleRequest names a conflict of a mounted vault by its path as listed
 // (vault.ConflictEntry.Path) and says how to settle it.
@@ -133,6 +152,9 @@ type request struct {
 	Follow bool   `json:"follow,omitempty"`
 	// Settle (settle_conflict only) names the conflict and how to settle it.
 	Settle *SettleRequest `json:"settle,omitempty"`
+	// Paths and Encrypt (paths only): the paths to map, and which way.
+	Paths   []string `json:"paths,omitempty"`
+	Encrypt bool     `json:"encrypt,omitempty"`
 }
 
 // response is one line from the daemon.
@@ -150,6 +172,8 @@ type response struct {
 	Stale []StaleMount `json:"stale,omitempty"`
 	// Events answers an events request.
 	Events []Event `json:"events,omitempty"`
+	// Paths answers a paths request, one result per path asked for.
+	Paths []PathResult `json:"paths,omitempty"`
 	// More: this line is not the last of the reply; the next one (same ID) continues its
 	// lists (see replyLines).
 	More bool `json:"more,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -22,6 +23,10 @@ type unlocked struct {
 	// serving the mount (listing and checking conflicts).
 	vault *vault.Vault
 	close func()
+	// mu keeps the keys from being wiped while a request other than the file system's own
+	// uses them (path mapping, conflicts); closed is set once they are.
+	mu     sync.RWMutex
+	closed bool
 	// reverse: volume is unused and rvolume is served instead.
 	reverse bool
 	rvolume vfs.ReverseVolume
@@ -71,8 +76,26 @@ func unlockReverse(dir string, password []byte, rules []string) (*unlocked, erro
 	}, nil
 }
 
-// Close wipes the keys (best effort: Go may have copied them).
-func (u *unlocked) Close() { u.close() }
+// Close wipes the keys (best effort: Go may have copied them), once no using call runs.
+func (u *unlocked) Close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.closed {
+		u.closed = true
+		u.close()
+	}
+}
+
+// using runs fn with the vault's volume unless its keys are wiped already (false).
+func (u *unlocked) using(fn func(vfs.Volume)) bool {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	if u.closed {
+		return false
+	}
+	fn(u.volume)
+	return true
+}
 
 func unlock(cipherDir string, password []byte) (*unlocked, error) {
 	v, err := vault.Unlock(cipherDir, password)

@@ -15,27 +15,60 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 )
 
-// Export writes the decrypted tree of the vault into dest, which must be an
+// ExportOptions configure ExportWith.
+type ExportOptions struct {
+	// Progress (if not nil) is called after each entry.
+	Progress func(FsckProgress)
+	// Force exports what a damaged vault still holds, for recovery: blocks that do not
+	// decrypt are written as zeros (never their unauthenticated decryption), entries whose
+	// names do not decrypt are written under layout.BadName's name, and the export goes on;
+	// Damaged gets each damaged item. Without Force the first damage stops the export.
+	Force   bool
+	Damaged func(Problem)
+}
+
+// Export is ExportWith without Force: a faithful copy of the vault, or an error.
+func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgress)) error {
+	return v.ExportWith(ctx, dest, ExportOptions{Progress: progress})
+}
+
+// ExportWith writes the decrypted tree of the vault into dest, which must be an
 // empty directory or not exist yet (its parent must): directories, files,
 // symlinks, named pipes and hard links, with permission bits (including
 // setuid, setgid, sticky) and modification times. Zero blocks are written as
-// holes, so sparse files stay sparse. Damage does not stop it: blocks that do
-// not decrypt become zeros, entries that do not decrypt are skipped, and at
-// the end the error wraps ErrCorrupt and counts the problems (run Fsck for
-// the list). progress (if not nil) is called as for Fsck.
-func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgress)) error {
+// holes, so sparse files stay sparse. Damage (a block, a name or a symlink
+// that does not decrypt) stops the export with an error that wraps ErrCorrupt
+// and names it, leaving what was written so far; with opts.Force it does not
+// stop (see ExportOptions), and the error at the end wraps ErrCorrupt and
+// counts the damaged items. opts.Progress (if not nil) is called as for Fsck, in bytes.
+func (v *Vault) ExportWith(ctx context.Context, dest string, opts ExportOptions) error {
 	if err := v.checkOutside(dest); err != nil {
 		return err
 	}
 	if _, err := prepareEmptyDir(dest); err != nil {
 		return err
 	}
-	m := newMeter(v, progress)
+	m := newMeter(v, opts.Progress)
 	var problems []Problem
 	add := func(p Problem) {
-		if p.Damage() { // conflict copies are exported under their names; foreign files are not ours
-			problems = append(problems, p)
+		if !p.Damage() { // conflict copies are exported under their names; foreign files are not ours
+			return
 		}
+		problems = append(problems, p)
+		if opts.Damaged != nil && opts.Force {
+			opts.Damaged(p)
+		}
+	}
+	// errDamage stops an export without Force at its first damage.
+	errDamage := func() error {
+		if opts.Force || len(problems) == 0 {
+			return nil
+		}
+		return fmt.Errorf("%s: %w: %s; export stopped at the first damage", v.Dir, ErrCorrupt, problems[0])
+	}
+	walk := v.Walk
+	if opts.Force {
+		walk = v.WalkShowingBadNames
 	}
 	type dirAttr struct {
 		path string
@@ -43,8 +76,12 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 	}
 	var dirs []dirAttr
 	links := map[[2]uint64]string{} // (dev, inode) of multiply linked files -> exported path
-	err := v.Walk(ctx, func(n Node) error {
+	err := walk(ctx, func(n Node) error {
+		if err := errDamage(); err != nil {
+			return err
+		}
 		out := filepath.Join(dest, filepath.FromSlash(n.Path))
+		damaged := len(problems)
 		mode := n.Info.Mode()
 		var err error
 		skipped := false // nothing was made at out
@@ -96,9 +133,18 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 			}
 			add(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
 		}
+		if !opts.Force && len(problems) > damaged && mode.IsRegular() {
+			os.Remove(out) // a file with zeros for its damage is not a copy of it
+		}
 		m.entry(n.Path, contentSize(n.Info))
-		return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return errDamage()
 	}, add)
+	if err == nil {
+		err = errDamage() // damage after the last entry (a name in the last directory)
+	}
 	// Directory modes and times last, deepest first, so read-only
 	// directories could be filled and their times are not disturbed.
 	for i := len(dirs) - 1; i >= 0; i-- {
@@ -110,7 +156,7 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 		return err
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%s: %w: export skipped or zeroed %d damaged item(s), first: %s (run fsck for the full list)",
+		return fmt.Errorf("%s: %w: exported with %d damaged item(s) zeroed or renamed, first: %s",
 			v.Dir, ErrCorrupt, len(problems), problems[0])
 	}
 	return nil

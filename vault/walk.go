@@ -2,13 +2,13 @@ package vault
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -240,6 +240,12 @@ func (v *Vault) Walk(ctx context.Context, fn func(Node) error, problem func(Prob
 	return v.walk(ctx, fn, problem, nil)
 }
 
+// WalkShowingBadNames is Walk that also visits the entries whose names do not decrypt (still
+// reported to problem), under layout.BadName's name, as export --force writes them.
+func (v *Vault) WalkShowingBadNames(ctx context.Context, fn func(Node) error, problem func(Problem)) error {
+	return v.walkWith(ctx, fn, problem, nil, true)
+}
+
 // splitFolder is a folder made on two computers, as the walk found it (see
 // ConflictFolderMadeTwice): its directory, the tool's copies of its gocryptfs.diriv and the
 // entries made under them. dirfd is valid during the callback only.
@@ -261,6 +267,11 @@ type dirIVCopy struct {
 // walk is Walk that also calls folder (if not nil) for each folder made on two computers,
 // after the folder's own node and before its entries.
 func (v *Vault) walk(ctx context.Context, fn func(Node) error, problem func(Problem), folder func(splitFolder) error) error {
+	return v.walkWith(ctx, fn, problem, folder, false)
+}
+
+// walkWith is walk that, with badNames, visits the entries whose names do not decrypt.
+func (v *Vault) walkWith(ctx context.Context, fn func(Node) error, problem func(Problem), folder func(splitFolder) error, badNames bool) error {
 	if problem == nil {
 		problem = func(Problem) {}
 	}
@@ -270,15 +281,15 @@ func (v *Vault) walk(ctx context.Context, fn func(Node) error, problem func(Prob
 		return nil
 	}
 	defer unix.Close(fd)
-	return v.walkDir(ctx, fd, "", "", fn, problem, folder)
+	return v.walkDir(ctx, fd, "", "", fn, problem, folder, badNames)
 }
 
 // walkDir walks the directory open at dirfd, whose cipher and plaintext paths are cdir and pdir.
-func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn func(Node) error, problem func(Problem), folder func(splitFolder) error) error {
+func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn func(Node) error, problem func(Problem), folder func(splitFolder) error, badNames bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	nodes, split, ok := v.readDir(dirfd, cdir, pdir, problem)
+	nodes, split, ok := v.readDir(dirfd, cdir, pdir, problem, badNames)
 	if !ok {
 		return nil
 	}
@@ -297,7 +308,7 @@ func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn fu
 				problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
 				continue
 			}
-			err = v.walkDir(ctx, cfd, n.CipherPath, n.Path, fn, problem, folder)
+			err = v.walkDir(ctx, cfd, n.CipherPath, n.Path, fn, problem, folder, badNames)
 			unix.Close(cfd)
 			if err != nil {
 				return err
@@ -310,7 +321,8 @@ func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn fu
 // readDir lists the directory open at dirfd (cipher and plaintext paths cdir and pdir) in
 // plaintext name order, with its conflict copies; split is set when the folder was made on
 // two computers. ok is false when its names cannot be read at all (reported to problem).
-func (v *Vault) readDir(dirfd int, cdir, pdir string, problem func(Problem)) (nodes []Node, split *splitFolder, ok bool) {
+// badNames adds the entries whose names do not decrypt (see addConflicts).
+func (v *Vault) readDir(dirfd int, cdir, pdir string, problem func(Problem), badNames bool) (nodes []Node, split *splitFolder, ok bool) {
 	names, err := layout.ReadDirNames(dirfd)
 	if err != nil {
 		problem(newProblem(pdir, cdir, KindIO, err.Error()))
@@ -358,7 +370,7 @@ names:
 		taken[path.Base(n.Path)] = true
 	}
 	if len(failed) > 0 {
-		nodes = v.addConflicts(dirfd, cdir, pdir, iv, nodes, taken, failed, failedErr, problem)
+		nodes = v.addConflicts(dirfd, cdir, pdir, iv, nodes, taken, failed, failedErr, problem, badNames)
 	}
 	if len(copies) > 0 {
 		split = &splitFolder{path: pdir, cipherPath: cdir, copies: copies, dirfd: dirfd}
@@ -431,8 +443,9 @@ func (v *Vault) madeUnderCopy(dirfd int, name, plain string, realOK bool, copies
 // addConflicts places the entries whose names did not decrypt: sync tools' conflict copies show
 // under a readable name beside their original (as in the mount); names that are not even
 // base64 are foreign files (notes, not damage); the rest are damaged names. taken holds the
-// names already shown in the directory.
-func (v *Vault) addConflicts(dirfd int, cdir, pdir string, iv []byte, nodes []Node, taken map[string]bool, failed []string, failedErr []error, problem func(Problem)) []Node {
+// names already shown in the directory. With badNames, damaged names are also visited under
+// layout.BadName's name (reported all the same, with that path).
+func (v *Vault) addConflicts(dirfd int, cdir, pdir string, iv []byte, nodes []Node, taken map[string]bool, failed []string, failedErr []error, problem func(Problem), badNames bool) []Node {
 	for i, name := range failed {
 		cpath := path.Join(cdir, name)
 		c, plain, _, ok := layout.ConflictCopy(dirfd, name, iv, v.Names, cdir == "")
@@ -452,7 +465,14 @@ func (v *Vault) addConflicts(dirfd int, cdir, pdir string, iv []byte, nodes []No
 			if crypto.IsLongName(name) {
 				kind = KindLongName
 			}
-			problem(newProblem(pdir, cpath, kind, errDetail(failedErr[i])))
+			p := newProblem(pdir, cpath, kind, errDetail(failedErr[i]))
+			if shown := layout.BadName(name, iv, v.Names); badNames && !taken[shown] {
+				taken[shown] = true
+				p.Path = path.Join(pdir, shown)
+				p.Detail += "; shown as " + strconv.Quote(shown)
+				nodes = v.appendNode(nodes, dirfd, cdir, pdir, name, shown, nil, problem)
+			}
+			problem(p)
 		}
 	}
 	return nodes
@@ -467,6 +487,11 @@ func (v *Vault) appendNode(nodes []Node, dirfd int, cdir, pdir, name, plain stri
 		return nodes
 	}
 	return append(nodes, Node{Path: path.Join(pdir, plain), CipherPath: cpath, Info: info, Conflict: c, dirfd: dirfd, name: name})
+}
+
+// PathNames maps this vault's paths between the plaintext view and the cipherdir.
+func (v *Vault) PathNames() layout.PathNames {
+	return layout.PathNames{Names: v.Names, PerDirIV: v.Config.Has(FlagDirIV)}
 }
 
 // dirIVAt returns the name IV of the directory open at dirfd.
@@ -613,31 +638,15 @@ func (v *Vault) decryptFileMetered(ctx context.Context, n Node, data func(off in
 		if m != nil {
 			m.read(n.Path, clen)
 		}
-		// Decrypt the chunk, skipping over bad blocks (zeros in their place).
-		pbuf = pbuf[:0]
-		for pos := int64(0); pos < clen; {
-			blk := first + pos/cbs
-			out, err := ce.DecryptBlocks(pbuf, chunk[pos:], uint64(blk), h.ID[:])
-			pbuf = out
-			if err == nil {
-				break
-			}
-			var be *crypto.BlockError
-			if !errors.As(err, &be) {
-				return 0, err
-			}
+		// Zeros in place of bad blocks, recorded as ranges.
+		pbuf = ce.DecryptBlocksZeroing(pbuf[:0], chunk, uint64(first), h.ID[:], func(be *crypto.BlockError) {
 			b := int64(be.Block)
 			if k := len(bad); k > 0 && bad[k-1][1] == b-1 {
 				bad[k-1][1] = b
 			} else {
 				bad = append(bad, [2]int64{b, b})
 			}
-			// Zeros for the bad block (its plaintext length), then go on.
-			bstart := (b - first) * cbs
-			blen := min(cbs, clen-bstart) - int64(ce.BlockOverhead())
-			pbuf = append(pbuf, make([]byte, max(0, blen))...)
-			pos = bstart + cbs
-		}
+		})
 		if data != nil {
 			if err := data(first*crypto.BlockSize, pbuf); err != nil {
 				return 0, err

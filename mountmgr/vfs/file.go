@@ -200,6 +200,9 @@ func (f *file) read(dest []byte, off int64) (int, syscall.Errno) {
 		plain = (*pb)[:0]
 	}
 	plain, err = fsys.enc.DecryptBlocks(plain, cbuf[:cn], first, id)
+	if err != nil && fsys.forceDec {
+		plain, err = f.decryptZeroing(plain[:0], cbuf[:cn], first, id), nil
+	}
 	if err != nil {
 		var be *crypto.BlockError
 		if errors.As(err, &be) {
@@ -220,6 +223,19 @@ func (f *file) read(dest []byte, off int64) (int, syscall.Errno) {
 		return copy(dest, plain[skip:end]), 0
 	}
 	return end, 0
+}
+
+// decryptZeroing decrypts ciphertext like DecryptBlocks, with zeros for the blocks that fail
+// authentication (recovery mode, Options.ForceDecode), each logged with the cipher file's path
+// and the block's offsets in it and in the plaintext, and reported.
+func (f *file) decryptZeroing(dst, ciphertext []byte, first uint64, id []byte) []byte {
+	fsys := f.node.fsys
+	return fsys.enc.DecryptBlocksZeroing(dst, ciphertext, first, id, func(be *crypto.BlockError) {
+		cp := f.node.cipherPath()
+		fsys.log.Printf("vfs: %s: block %d (cipher bytes %d-%d, plaintext bytes %d-%d) fails authentication; read as zeros (forcedecode): %v",
+			cp, be.Block, fsys.blockOff(be.Block), fsys.blockOff(be.Block+1)-1, be.Block*bs, (be.Block+1)*bs-1, be.Err)
+		fsys.reportAuthFailure(cp, be.Block)
+	})
 }
 
 func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {

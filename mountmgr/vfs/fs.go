@@ -17,13 +17,15 @@
 // Reads and writes are translated into whole 4 KiB blocks and encrypted or decrypted in one
 // batch per request. A per-inode lock serialises writers (and truncation) against each other
 // and against readers, so a reader never sees a torn block. A block that fails authentication
-// fails the read with EIO and is logged with its path; its plaintext is never returned.
+// fails the read with EIO and is logged with its path; its plaintext is never returned. In
+// recovery mode (Options.ForceDecode, read-only) it reads as zeros instead, logged the same.
 package vfs
 
 import (
 	"fmt"
 	"log"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +53,15 @@ type Options struct {
 	// authentication, with the file's path inside the cipherdir (encrypted names) and the
 	// block number. It runs on the request's goroutine: it must return quickly.
 	AuthFailed func(cipherPath string, block uint64)
+	// ForceDecode serves what a damaged vault still holds (recovery): a block that fails
+	// authentication reads as zeros instead of failing the read with EIO. Each such block is
+	// logged and reported (AuthFailed) all the same. Its unauthenticated decryption is never
+	// returned. Only with ReadOnly: a write would merge the zeros into the file for good.
+	ForceDecode bool
+	// BadNames shows the entries whose names do not decrypt and whose cipher names match one
+	// of these glob patterns (path.Match; "*" for all), as gocryptfs's -badname does, under
+	// layout.BadName's name instead of hiding them.
+	BadNames []string
 }
 
 // Counters are a mount's live statistics, updated atomically on the hot path (mountmgr turns
@@ -199,6 +210,14 @@ func newRoot(v Volume, opts Options) (*node, error) {
 	if v.Content == nil {
 		return nil, fmt.Errorf("vfs: vault is not unlocked")
 	}
+	if opts.ForceDecode && !opts.ReadOnly {
+		return nil, fmt.Errorf("vfs: forced decoding needs a read-only mount")
+	}
+	for _, p := range opts.BadNames {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("vfs: bad-name pattern %q: %w", p, err)
+		}
+	}
 	lg := opts.Logger
 	if lg == nil {
 		lg = log.New(discard{}, "", 0)
@@ -226,6 +245,8 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		ro:         opts.ReadOnly,
 		log:        lg,
 		authFailed: opts.AuthFailed,
+		forceDec:   opts.ForceDecode,
+		badNames:   opts.BadNames,
 		stats:      &Counters{},
 		cbs:        v.Content.CipherBlockSize(),
 		asRoot:     syscall.Geteuid() == 0,
@@ -279,6 +300,8 @@ type fsys struct {
 	ro          bool
 	log         *log.Logger
 	authFailed  func(cipherPath string, block uint64) // Options.AuthFailed, may be nil
+	forceDec    bool                                  // Options.ForceDecode
+	badNames    []string                              // Options.BadNames
 	stats       *Counters
 	cbs         int
 	asRoot      bool
@@ -298,6 +321,17 @@ func (f *fsys) reportAuthFailure(cipherPath string, block uint64) {
 		cipherPath = p
 	}
 	f.authFailed(cipherPath, block)
+}
+
+// showsBadName reports whether an entry whose stored name does not decrypt is shown
+// (Options.BadNames).
+func (f *fsys) showsBadName(stored string) bool {
+	for _, p := range f.badNames {
+		if ok, _ := path.Match(p, stored); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // op counts one operation and, when it failed unexpectedly, one error.

@@ -298,9 +298,9 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	}
 	defer d.close()
 	e, err := statAt(d.fd, stored)
-	if err == unix.ENOENT && n.fsys.names != nil && strings.Contains(name, " (conflict ") {
-		// A conflict copy looked up before its directory was listed (after a remount): list
-		// it to learn the copies' names.
+	if err == unix.ENOENT && n.fsys.names != nil && (strings.Contains(name, " (conflict ") || strings.HasSuffix(name, layout.BadNameSuffix)) {
+		// A conflict copy or a bad name looked up before its directory was listed (after a
+		// remount): list it to learn their names.
 		if n.learnConflicts() == 0 {
 			if stored, errno = n.storedName(name); errno == 0 {
 				e, err = statAt(d.fd, stored)

@@ -272,8 +272,8 @@ func (s *dirStream) admit(e *fuse.DirEntry) bool {
 
 // finish decides, once every cipher entry has been seen, which of those that did not decrypt
 // are sync tools' conflict copies (shown under a readable name, layout.ConflictName) or
-// entries made under the IV of a conflict copy of the directory's gocryptfs.diriv; the others
-// stay hidden and logged. It records the copies' names for lookups.
+// entries made under the IV of a conflict copy of the directory's gocryptfs.diriv, or bad names
+// the mount shows (Options.BadNames, layout.BadName); the others stay hidden and logged. It records the copies' names for lookups.
 func (s *dirStream) finish() {
 	s.finished = true
 	n := s.n
@@ -342,6 +342,16 @@ func (s *dirStream) conflictEntries(conflicts map[string]storedEntry) []fuse.Dir
 				show(e.DirEntry, plain, o.Conflict, false)
 				shown = true
 				break
+			}
+		}
+		if !shown && n.fsys.showsBadName(e.Name) {
+			// Shown as gocryptfs's -badname does; its stored name is all the log gets.
+			if name := layout.BadName(e.Name, iv, n.fsys.names); !taken(name) {
+				n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, shown as a bad name: %v", n.StableAttr().Ino, e.Name, e.err)
+				conflicts[name] = storedEntry{stored: e.Name, long: crypto.IsLongName(e.Name)}
+				e.Name = name
+				out = append(out, e.DirEntry)
+				shown = true
 			}
 		}
 		if !shown {

@@ -223,7 +223,7 @@ Exit codes are listed in README.md.
 
 // helpRank orders commands within a group in "vaultui help".
 func helpRank(name string) int {
-	order := []string{"init", "info", "passwd", "fsck", "export", "convert", "conflicts", "list", "add", "forget",
+	order := []string{"init", "info", "passwd", "fsck", "export", "convert", "conflicts", "path", "list", "add", "forget",
 		"mount", "unmount", "status", "daemon", "bench", "speed"}
 	for i, n := range order {
 		if n == name {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,7 +26,7 @@ var mountCommand = &command{
 	name:    "mount",
 	group:   groupMounts,
 	summary: "Unlock a vault and mount it (it stays mounted in the background)",
-	args:    "[--passfile F] [--remember] [--ro] [--idle DUR] [--allow-other] [--reverse [--exclude P] [--exclude-wildcard P] [--exclude-from F]] VAULT [MOUNTPOINT]",
+	args:    "[--passfile F] [--remember] [--ro] [--idle DUR] [--allow-other] [--forcedecode] [--badname PATTERN] [--reverse [--exclude P] [--exclude-wildcard P] [--exclude-from F]] VAULT [MOUNTPOINT]",
 	help: `VAULT is a registered name or a cipherdir. MOUNTPOINT defaults to the
 registry's; it is created if missing, else it must be an empty directory. The mount is owned by
 the background manager ("vaultui daemon", started on demand), so it keeps
@@ -45,13 +46,22 @@ reverse option does the same). --exclude PATH (from the folder's root),
 view, in gitignore syntax, as gocryptfs's options of the same names; the
 rules apply in the order given (after the registry's), the last match wins,
 and a "!" rule re-includes a path even below an excluded folder.
+Recovery: --forcedecode mounts a damaged vault read-only, with every block
+that fails authentication read as zeros instead of failing the read (EIO);
+the unauthenticated decryption of a block is never returned (gocryptfs's old
+-forcedecode returned it). Each damaged block is logged with its cipher path
+and offsets ("vaultui events"). Entries whose names do not decrypt are shown
+as "NAME GOCRYPTFS_BAD_NAME" (gocryptfs's -badname): all of them with
+--forcedecode, those whose cipher names match a glob PATTERN with --badname
+(repeatable), e.g. --badname '*'.
 
 examples:
   vaultui mount work
   vaultui mount --passfile pw.txt --ro ~/Private.enc /mnt/private
   vaultui mount --idle 15m work
   vaultui mount --remember work
-  vaultui mount --reverse --exclude-wildcard '*.iso' ~/Documents /mnt/docs.enc`,
+  vaultui mount --reverse --exclude-wildcard '*.iso' ~/Documents /mnt/docs.enc
+  vaultui mount --forcedecode --passfile pw.txt damaged.enc /mnt/rescue`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
 		ro := fs.Bool("ro", false, "mount read-only")
@@ -63,6 +73,9 @@ examples:
 		fs.Var(rules.kind("/"), "exclude", "reverse: leave out `PATH` (relative to the folder's root)")
 		fs.Var(rules.kind(""), "exclude-wildcard", "reverse: leave out what gitignore `PATTERN` matches")
 		fs.Var(rules.kind("from"), "exclude-from", "reverse: leave out what the gitignore patterns in `FILE` match")
+		forceDecode := fs.Bool("forcedecode", false, "recovery: read-only, damaged blocks read as zeros, bad names shown")
+		var badNames stringsFlag
+		fs.Var(&badNames, "badname", "show entries whose names do not decrypt and match the glob `PATTERN` (repeatable)")
 		return func(e *env, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return e.usage("expected VAULT [MOUNTPOINT], got %d arguments", len(args))
@@ -89,6 +102,17 @@ examples:
 				AllowOther: *allowOther,
 				Idle:       entry.Idle,
 				Reverse:    *reverse || entry.Reverse,
+				// Recovery is read-only (the daemon enforces it too).
+				ForceDecode: *forceDecode,
+				BadNames:    badNames,
+			}
+			if *forceDecode {
+				req.ReadOnly = true
+			}
+			for _, p := range badNames {
+				if _, err := path.Match(p, ""); err != nil {
+					return e.usage("--badname %q: %v", p, err)
+				}
 			}
 			if len(rules.lines) > 0 && !req.Reverse {
 				return e.usage("--exclude, --exclude-wildcard and --exclude-from are for --reverse")
@@ -132,7 +156,9 @@ examples:
 			if info.Reverse {
 				mode = ", encrypted view"
 			}
-			if info.ReadOnly {
+			if info.ForceDecode {
+				mode += ", read-only for recovery: damaged blocks read as zeros"
+			} else if info.ReadOnly {
 				mode += ", read-only"
 			}
 			if info.Idle > 0 {
@@ -361,3 +387,9 @@ func unmountAll(e *env, client *mountmgr.Client) error {
 	}
 	return nil
 }
+
+// stringsFlag is a flag that may be given more than once.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }

@@ -434,17 +434,25 @@ var exportCommand = &command{
 	name:    "export",
 	group:   groupVaults,
 	summary: "Write a vault's decrypted files to a directory, without FUSE",
-	args:    "[--passfile F] VAULT DESTDIR",
+	args:    "[--passfile F] [--force] VAULT DESTDIR",
 	help: `Recreates the decrypted tree in DESTDIR (new or empty): files, directories,
 symlinks and permission bits; holes in sparse files stay holes. For recovery
 and for machines without FUSE. Nothing unauthenticated is ever written: a
-damaged block stops the export with an error naming the file.
+damaged block or name stops the export with an error naming it (exit code 4),
+leaving what was written before it.
+--force exports what a damaged vault still holds: blocks that fail
+authentication are written as zeros (never their unauthenticated decryption),
+entries whose names do not decrypt are written as "NAME GOCRYPTFS_BAD_NAME",
+and each damaged item is listed on standard output with its path, its cipher
+path and the blocks concerned; exit code 4 when anything was damaged.
 
 examples:
   vaultui export work /mnt/usb/work-copy
-  vaultui export --passfile pw.txt /data/work.enc ./plain`,
+  vaultui export --passfile pw.txt /data/work.enc ./plain
+  vaultui export --force damaged.enc ./rescued > damage-report.txt`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		force := fs.Bool("force", false, "recovery: write damaged blocks as zeros and bad names, list the damage")
 		return func(e *env, args []string) error {
 			if len(args) != 2 {
 				return e.usage("expected VAULT and DESTDIR arguments, got %d argument(s)", len(args))
@@ -459,9 +467,19 @@ examples:
 			}
 			defer v.Close()
 			prog := newProgress(e.stderr, "exporting")
-			err = v.Export(e.ctx, dest, prog.update)
+			err = v.ExportWith(e.ctx, dest, vault.ExportOptions{
+				Progress: prog.update,
+				Force:    *force,
+				Damaged: func(p vault.Problem) {
+					prog.done()
+					fmt.Fprintln(e.stdout, formatProblem(p))
+				},
+			})
 			prog.done()
 			if err != nil {
+				if !*force && errors.Is(err, vault.ErrCorrupt) {
+					return withHint(err, "--force exports what can still be read, with zeros for damaged blocks")
+				}
 				return err
 			}
 			fmt.Fprintf(e.stdout, "Exported %s to %s.\n", displayName(entry), dest)

@@ -140,6 +140,9 @@ func truncateUTF8(s string, n int) string {
 	if n <= 0 {
 		return ""
 	}
+	if n >= len(s) {
+		return s
+	}
 	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
 		n--
 	}

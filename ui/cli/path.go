@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
+)
+
+func init() { registerCommand(pathCommand) }
+
+var pathCommand = &command{
+	name:    "path",
+	group:   groupVaults,
+	summary: "Map cipher paths to plaintext paths and back",
+	args:    "[--passfile F] [-z] decrypt|encrypt VAULT [PATH...]",
+	help: `"path decrypt" tells which file a cipher path is (a sync tool's error names
+cipher paths); "path encrypt" gives the cipher path of a plaintext path, like
+gocryptfs-xray -decrypt-paths and -encrypt-paths. Paths are relative to the
+cipherdir (decrypt) or the vault's root (encrypt); an absolute path inside the
+cipherdir or the mount point works too. Long names (gocryptfs.longname.*),
+deterministic and plaintext names map like any other. The last element need
+not exist when encrypting; the directories above it must (their IV encrypts
+it). Without PATH arguments, paths are read from standard input, one a line
+(NUL-separated with -z, which also ends each output path with NUL instead of
+a newline).
+A mounted vault's paths are mapped by the mount manager, which holds its
+keys: no password is asked. Otherwise the password unlocks the vault here.
+Results go to standard output one a line, in order; a path that cannot be
+mapped is reported on standard error (exit code 1 at the end).
+
+examples:
+  vaultui path decrypt work 3Xq...Rw/gocryptfs.longname.Xyz...
+  vaultui path encrypt work "Documents/report 2026.odt"
+  find /data/work.enc -newer stamp | vaultui path decrypt work`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input); not asked for a mounted vault")
+		nul := fs.Bool("z", false, "paths on standard input and output end with NUL, not newline")
+		return func(e *env, args []string) error {
+			if len(args) < 2 || args[0] != "decrypt" && args[0] != "encrypt" {
+				return e.usage("expected decrypt or encrypt, VAULT and PATHs")
+			}
+			encrypt := args[0] == "encrypt"
+			entry, err := e.resolve(args[1])
+			if err != nil {
+				return err
+			}
+			paths := args[2:]
+			if len(paths) == 0 {
+				if *passfile == "-" {
+					return e.usage("--passfile - and paths on standard input: give the paths as arguments")
+				}
+				if paths, err = readPaths(e.stdin, *nul); err != nil {
+					return err
+				}
+			}
+			results, err := mapPaths(e, entry, encrypt, paths, *passfile)
+			if err != nil {
+				return err
+			}
+			end := "\n"
+			if *nul {
+				end = "\x00"
+			}
+			failed := 0
+			for i, r := range results {
+				if r.Error != "" {
+					failed++
+					fmt.Fprintf(e.stderr, "error: %s: %s\n", vault.EscapeControl(paths[i]), vault.EscapeControl(r.Error))
+					continue
+				}
+				out := r.Path
+				if !*nul {
+					out = vault.EscapeControl(out) // one path a line, and nothing for a terminal to obey
+				}
+				fmt.Fprint(e.stdout, out+end)
+			}
+			if failed > 0 {
+				return &codeError{fmt.Errorf("path: %d of %d path(s) could not be mapped", failed, len(paths)), exitError}
+			}
+			return nil
+		}
+	},
+}
+
+// readPaths reads paths from r, one a line or NUL-terminated; empty ones are skipped.
+func readPaths(r io.Reader, nul bool) ([]string, error) {
+	sep := byte('\n')
+	if nul {
+		sep = 0
+	}
+	var out []string
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes(sep)
+		line = bytes.TrimSuffix(line, []byte{sep})
+		if !nul {
+			line = bytes.TrimSuffix(line, []byte{'\r'})
+		}
+		if len(line) > 0 {
+			out = append(out, string(line))
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading paths: %w", err)
+		}
+	}
+}
+
+// mapPaths maps paths of the vault through the mount manager when the vault is mounted there,
+// else offline with the password.
+func mapPaths(e *env, entry vault.Entry, encrypt bool, paths []string, passfile string) ([]mountmgr.PathResult, error) {
+	// Only a daemon that already runs can hold the vault's keys: none is started for this.
+	if client, err := mountmgr.Dial(e.ctx, mountmgr.SocketPath()); err == nil {
+		defer client.Close()
+		base := entry.CipherDir
+		if encrypt {
+			base = ""
+			if mounts, err := client.Status(e.ctx); err == nil {
+				for _, m := range mounts {
+					if sameDir(m.CipherDir, entry.CipherDir) {
+						base = m.MountPoint
+					}
+				}
+			}
+		}
+		res, err := client.MapPaths(e.ctx, entry.CipherDir, encrypt, relativeTo(base, paths))
+		if err == nil {
+			return res, nil
+		}
+		if !errors.Is(err, mountmgr.ErrNotMounted) {
+			return nil, err
+		}
+	}
+	v, _, err := e.unlock(entry.CipherDir, passfile)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	base := entry.CipherDir
+	if encrypt {
+		base = entry.MountPoint
+	}
+	rootfd, err := unix.Open(v.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("vault %s: %w", v.Dir, err)
+	}
+	defer unix.Close(rootfd)
+	pn := v.PathNames()
+	out := make([]mountmgr.PathResult, 0, len(paths))
+	for _, p := range relativeTo(base, paths) {
+		var r mountmgr.PathResult
+		var err error
+		if encrypt {
+			r.Path, err = pn.EncryptPath(rootfd, p)
+		} else {
+			r.Path, err = pn.DecryptPath(rootfd, p)
+		}
+		if err != nil {
+			r.Error = err.Error()
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// relativeTo makes the absolute paths inside dir relative to it; the others are left as they
+// are (relative to the vault's root, leading slashes or not: see layout.CleanPath).
+func relativeTo(dir string, paths []string) []string {
+	if dir == "" {
+		return paths
+	}
+	dir = filepath.Clean(dir)
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = p
+		if rest, ok := strings.CutPrefix(filepath.Clean(p), dir+"/"); ok && filepath.IsAbs(p) {
+			out[i] = rest
+		}
+	}
+	return out
+}
+
+// sameDir reports whether a and b are one directory (by identity; by spelling when either
+// cannot be stat'ed).
+func sameDir(a, b string) bool {
+	ia, erra := vault.IDOf(a)
+	ib, errb := vault.IDOf(b)
+	if erra != nil || errb != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return ia == ib
+}

@@ -39,6 +39,12 @@ func (d *daemon) handleConflicts(req *request) *response {
 	if m.v.vault == nil {
 		return &response{Error: toWire(fmt.Errorf("%s is a reverse view: it has no sync conflicts to settle", where))}
 	}
+	// The key must outlive the walk: an unmount meanwhile waits for it (unlocked.Close).
+	m.v.mu.RLock()
+	defer m.v.mu.RUnlock()
+	if m.v.closed {
+		return &response{Error: toWire(errorOf(ErrNotMounted, "%s was unmounted meanwhile", m.info.CipherDir))}
+	}
 	if req.Op == opConflicts {
 		list, err := m.v.vault.Conflicts(ctx)
 		if err != nil {

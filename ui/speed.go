@@ -90,7 +90,7 @@ func (s *speedScreen) View() string {
 	case sp.rec == nil:
 		b.WriteString("Starting…\n\n")
 	default:
-		b.WriteString("Encryption throughput on this CPU (one core):\n")
+		b.WriteString(wrap("Encryption throughput on this CPU (one core):", w) + "\n")
 		if !sp.measured.IsZero() {
 			b.WriteString(st.Subtle.Render("measured "+ago(s.c.now(), sp.measured)+" · r runs it again") + "\n")
 		}
@@ -151,7 +151,7 @@ func (s *speedScreen) View() string {
 	if sp.rec != nil {
 		b.WriteString("\n" + st.Title.Render("Recommended: "+sp.rec.Cipher.Name) + "\n")
 		b.WriteString(lipgloss.NewStyle().Width(w).Render(sp.rec.Reason) + "\n")
-		b.WriteString("\n" + st.Subtle.Render("Press n to create a vault with it; the wizard preselects it.") + "\n")
+		b.WriteString("\n" + st.Subtle.Render(wrap("Press n to create a vault with it; the wizard preselects it.", w)) + "\n")
 	}
 	return b.String()
 }

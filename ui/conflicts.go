@@ -167,6 +167,10 @@ func (s *conflictsScreen) keys() []key.Binding {
 	switch {
 	case s.confirm != nil:
 		return []key.Binding{k.Yes, k.No}
+	case s.sess != nil && len(s.copies) == 0:
+		return []key.Binding{k.Back} // nothing left to settle
+	case s.sess != nil && len(s.copies) == 1:
+		return []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back}
 	case s.sess != nil:
 		return []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back, k.ListUp, k.ListDown}
 	case s.opening:

@@ -375,3 +375,37 @@ func TestTildeText(t *testing.T) {
 		}
 	}
 }
+
+// TestConflictKeysFollowTheCopies: the arrows are offered while there is
+// more than one copy, and nothing but esc once none is left.
+func TestConflictKeysFollowTheCopies(t *testing.T) {
+	tm := busyModel(t)
+	tm.fb.conflicts["/data/work.crypt"] = tm.fb.conflicts["/data/work.crypt"][:2]
+	tm.keys("c")
+	if !hasKey(tm.helpKeys(false), "up") {
+		t.Error("two copies and no arrows offered")
+	}
+	tm.keys("b")
+	if hasKey(tm.helpKeys(false), "up") || !hasKey(tm.helpKeys(false), "b") {
+		t.Errorf("one copy: help offers %v", tm.helpKeys(false))
+	}
+	tm.keys("b")
+	wantView(t, tm, "No conflict copies")
+	for _, k := range []string{"b", "o", "k", "up", "down"} {
+		if hasKey(tm.helpKeys(true), k) {
+			t.Errorf("no copy left, yet the bar offers %q", k)
+		}
+	}
+}
+
+// TestRowLeavesOutWhatTheStateSays: a vault mounted since its newest event
+// does not say "mounted at" twice; another event still shows.
+func TestRowLeavesOutWhatTheStateSays(t *testing.T) {
+	tm := busyModel(t)
+	tm.send(eventsMsg([]Event{{Seq: 50, Time: testNow.Add(-time.Minute), Kind: "mounted", CipherDir: "/data/work.crypt",
+		MountPoint: "/home/u/Vaults/work", Summary: "mounted at /home/u/Vaults/work"}}))
+	notInView(t, tm, "mounted at ~/Vaults/work · 1m ago")
+	wantView(t, tm, "● mounted at ~/Vaults/work")
+	tm.send(eventsMsg([]Event{{Seq: 51, Time: testNow, Kind: "auth_failed", CipherDir: "/data/work.crypt", Summary: "block failed authentication in /a"}}))
+	wantView(t, tm, "block failed authentication in /a · 0s ago")
+}

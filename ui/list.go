@@ -10,6 +10,8 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/mountmgr"
 )
 
 // listScreen is the home screen: every registered vault (and any mount the
@@ -533,7 +535,9 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 			line1 += flag
 		}
 	}
-	if ev, ok := l.c.lastEvent(v.CipherDir); ok {
+	m, mounted := l.c.mountFor(v.CipherDir)
+	if ev, ok := l.c.lastEvent(v.CipherDir); ok && !(ev.Kind == mountmgr.EventMounted && mounted && m.live()) {
+		// ("mounted at" says again what the state line says.)
 		// The newest event, between the name and the cipher where it fits.
 		text := tildeText(ev.Summary) + " · " + ago(l.c.now(), ev.Time)
 		if lipgloss.Width(line1)+2+lipgloss.Width(text)+2+lipgloss.Width(cipher) <= w {
@@ -544,7 +548,6 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 
 	// The right side first: the state's path gives way to it.
 	var right string
-	m, mounted := l.c.mountFor(v.CipherDir)
 	busy := l.pending[v.MountPoint] || (mounted && l.pending[m.MountPoint])
 	if mounted && !m.Stale && !busy {
 		right = s.Read.Render("read "+rate(m.ReadBps)) + "  " + s.Write.Render("write "+rate(m.WriteBps))

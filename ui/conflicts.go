@@ -497,7 +497,7 @@ func (s *conflictsScreen) list(w, h int) string {
 		if i == s.cursor {
 			marker, name = st.Cursor.Render("› "), st.Selected.Render(name)
 		}
-		details := lipgloss.NewStyle().PaddingLeft(4).Render(st.Subtle.Render(wrap(copyDetails(cp), w-4)))
+		details := lipgloss.NewStyle().PaddingLeft(4).Render(st.Subtle.Render(wrap(joinWrap(copyDetails(cp), " · ", w-4), w-4)))
 		blocks[i] = marker + name + "\n" + details
 		heights[i] = lipgloss.Height(blocks[i])
 	}
@@ -510,9 +510,9 @@ func (s *conflictsScreen) list(w, h int) string {
 	return out
 }
 
-// copyDetails is a copy's second line: what it copies, who made it, when,
-// how big, and which version is newer.
-func copyDetails(cp ConflictCopy) string {
+// copyDetails is what a copy's second line says: what it copies, who made
+// it, when, how big, and which version is newer (wrapped between these).
+func copyDetails(cp ConflictCopy) []string {
 	parts := []string{"of " + vault.EscapeControl(cp.Of), cp.Tool}
 	// Syncthing's "host" is a device ID, which tells people nothing.
 	if cp.Host != "" && cp.Tool != "Syncthing" {
@@ -536,5 +536,5 @@ func copyDetails(cp ConflictCopy) string {
 	default:
 		parts = append(parts, "original is gone")
 	}
-	return strings.Join(parts, " · ")
+	return parts
 }

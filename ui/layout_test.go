@@ -409,3 +409,15 @@ func TestRowLeavesOutWhatTheStateSays(t *testing.T) {
 	tm.send(eventsMsg([]Event{{Seq: 51, Time: testNow, Kind: "auth_failed", CipherDir: "/data/work.crypt", Summary: "block failed authentication in /a"}}))
 	wantView(t, tm, "block failed authentication in /a · 0s ago")
 }
+
+// TestJoinWrap: lines break between items, never inside one ("copy is
+// newer" stays whole on a narrow line).
+func TestJoinWrap(t *testing.T) {
+	parts := []string{"of big", "Syncthing", "2026-12-02", "315 MB", "copy is newer"}
+	if got, want := joinWrap(parts, " · ", 54), "of big · Syncthing · 2026-12-02 · 315 MB ·\ncopy is newer"; got != want {
+		t.Errorf("joinWrap at 54 = %q, want %q", got, want)
+	}
+	if got, want := joinWrap(parts, " · ", 80), "of big · Syncthing · 2026-12-02 · 315 MB · copy is newer"; got != want {
+		t.Errorf("joinWrap at 80 = %q, want %q", got, want)
+	}
+}

@@ -37,7 +37,7 @@ func (s *addScreen) Init() tea.Cmd { return s.form.setFocus(0) }
 
 func (s *addScreen) keys() []key.Binding {
 	k := s.c.keys
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "add")), k.NextField, k.Back, k.PrevField}
+	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "add")), k.Back, k.NextField, k.PrevField}
 }
 
 func (s *addScreen) Update(msg tea.Msg) tea.Cmd {

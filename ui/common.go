@@ -134,10 +134,12 @@ func (c *common) dropMount(mountPoint string) {
 	c.mounts = kept
 }
 
-// historyLen is how many one-second samples the live chart keeps: a minute.
-const historyLen = 60
+// historyLen is how many one-second samples the live chart keeps: five
+// minutes, more than a chart shows on all but the widest terminals (it
+// shows a sample a column).
+const historyLen = 300
 
-// history is a minute of throughput samples of one mount.
+// history is the last historyLen seconds of throughput samples of one mount.
 type history struct {
 	read, write []float64
 }

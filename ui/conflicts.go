@@ -161,6 +161,10 @@ func (s *conflictsScreen) keys() []key.Binding {
 	switch {
 	case s.confirm != nil:
 		return []key.Binding{k.Yes, k.No}
+	case s.sess != nil && len(s.copies) == 0:
+		return []key.Binding{k.Back} // nothing left to settle
+	case s.sess != nil && len(s.copies) == 1:
+		return []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back}
 	case s.sess != nil:
 		return []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back, k.ListUp, k.ListDown}
 	case s.opening:
@@ -407,39 +411,17 @@ func (s *conflictsScreen) settle(keep Keep) tea.Cmd {
 	}
 }
 
-// perCopy is the lines one copy takes in the list.
-const perCopy = 2
-
-// fit is how many copies fit between the intro and the status lines.
-func (s *conflictsScreen) fit() int { return max(1, (s.c.height-12)/perCopy) }
-
 func (s *conflictsScreen) clamp() {
-	n := len(s.copies)
-	s.cursor = max(0, min(s.cursor, n-1))
-	if s.cursor < s.offset {
-		s.offset = s.cursor
-	}
-	if s.cursor >= s.offset+s.fit() {
-		s.offset = s.cursor - s.fit() + 1
-	}
+	s.cursor = max(0, min(s.cursor, len(s.copies)-1))
 }
 
 func (s *conflictsScreen) View() string {
 	st := s.c.styles
 	w := s.c.contentWidth()
-	var b strings.Builder
-	b.WriteString(lipgloss.NewStyle().Width(w).Render("When a file changes on two computers, sync tools keep both versions. Keep both, keep the original (deletes the copy) or keep the copy (replaces the original).") + "\n\n")
-	switch {
-	case s.sess != nil:
-		b.WriteString(s.list(w))
-	case s.opening && s.mountPoint != "":
-		b.WriteString(s.c.spinner.View() + " Reading " + truncateLeft(tildePath(s.mountPoint), w-12) + "…")
-	case s.opening:
-		b.WriteString(s.c.spinner.View() + " Unlocking (scrypt) and reading the vault…")
-	case s.mountPoint == "":
-		b.WriteString(st.Subtle.Render("The vault is locked: its password shows the copies' names.") + "\n\n")
-		b.WriteString(s.form.View())
-	}
+	para := lipgloss.NewStyle().Width(w)
+	intro := para.Render("When a file changes on two computers, sync tools keep both versions. Keep both, keep the original (deletes the copy) or keep the copy (replaces the original).")
+	// The foot (a question, the result, an error, a note) is drawn first:
+	// the list of copies takes what it leaves.
 	var foot []string
 	switch {
 	case s.confirm != nil:
@@ -448,31 +430,50 @@ func (s *conflictsScreen) View() string {
 		if *s.confirm == KeepCopy {
 			q = "Replace " + vault.EscapeControl(cp.Of) + " with the copy (the original's content is lost)? y/n"
 		}
-		foot = append(foot, st.Warning.Render(truncateLeft(q, w)))
+		foot = append(foot, st.Warning.Render(para.Render(q)))
 	case s.working:
 		foot = append(foot, s.c.spinner.View()+" Settling…")
 	case s.status != "":
-		foot = append(foot, st.Success.Render(truncate(s.status, w)))
+		foot = append(foot, st.Success.Render(para.Render(s.status)))
 	}
 	if s.err != "" {
-		foot = append(foot, st.Error.Render(truncate(s.err, w)))
+		foot = append(foot, st.Error.Render(para.Render(s.err)))
 	}
 	if s.note != "" && s.sess != nil {
-		foot = append(foot, st.Warning.Render(lipgloss.NewStyle().Width(w).Render(s.note)))
+		foot = append(foot, st.Warning.Render(para.Render(s.note)))
 	} else if n := s.c.conflicts[s.v.CipherDir]; s.sess != nil && n.SplitDirs > 0 {
 		// What the row calls "folder made twice", explained where it is settled.
-		foot = append(foot, st.Warning.Render(lipgloss.NewStyle().Width(w).Render("Also "+n.splitText()+
+		foot = append(foot, st.Warning.Render(para.Render("Also "+n.splitText()+
 			": files made in it on the other computer are listed as conflict copies; the folder itself reads as usual.")))
 	}
+	footText := ""
 	if len(foot) > 0 {
-		b.WriteString("\n\n" + strings.Join(foot, "\n"))
+		footText = "\n\n" + strings.Join(foot, "\n")
 	}
-	return b.String()
+
+	var b strings.Builder
+	b.WriteString(intro + "\n\n")
+	switch {
+	case s.sess != nil:
+		// The intro, a blank line, the foot and a blank line above the help bar.
+		h := s.c.bodyHeight() - lipgloss.Height(intro) - 1 - lipgloss.Height(footText) - 1
+		b.WriteString(s.list(w, max(3, h)))
+	case s.opening && s.mountPoint != "":
+		b.WriteString(s.c.spinner.View() + " Reading " + truncateLeft(tildePath(s.mountPoint), w-12) + "…")
+	case s.opening:
+		b.WriteString(s.c.spinner.View() + " Unlocking (scrypt) and reading the vault…")
+	case s.mountPoint == "":
+		b.WriteString(st.Subtle.Render(para.Render("The vault is locked: its password shows the copies' names.")) + "\n\n")
+		b.WriteString(s.form.View())
+	}
+	return b.String() + footText
 }
 
-func (s *conflictsScreen) list(w int) string {
+// list draws the copies that fit in h lines around the cursor: each its
+// name, then what it copies, who made it, when and which is newer, wrapped
+// under it.
+func (s *conflictsScreen) list(w, h int) string {
 	st := s.c.styles
-	var b strings.Builder
 	where := "in " + tildePath(s.v.CipherDir)
 	if s.mountPoint != "" {
 		where = "in the mount at " + tildePath(s.mountPoint)
@@ -482,32 +483,36 @@ func (s *conflictsScreen) list(w int) string {
 		if s.c.conflicts[s.v.CipherDir].SplitDirs > 0 {
 			what = "No conflict copies of files "
 		}
-		return st.Success.Render(truncate(what+where+".", w))
+		return st.Success.Render(wrap(what+where+".", w))
 	}
 	noun := "conflict copies"
 	if len(s.copies) == 1 {
 		noun = "conflict copy"
 	}
-	b.WriteString(truncate(fmt.Sprintf("%d %s %s:", len(s.copies), noun, where), w) + "\n\n")
-	end := min(len(s.copies), s.offset+s.fit())
-	for i := s.offset; i < end; i++ {
-		cp := s.copies[i]
+	head := wrap(fmt.Sprintf("%d %s %s:", len(s.copies), noun, where), w)
+	blocks := make([]string, len(s.copies))
+	heights := make([]int, len(s.copies))
+	for i, cp := range s.copies {
 		marker, name := "  ", truncateLeft(vault.EscapeControl(cp.Path), w-2)
 		if i == s.cursor {
 			marker, name = st.Cursor.Render("› "), st.Selected.Render(name)
 		}
-		b.WriteString(marker + name + "\n")
-		b.WriteString("    " + st.Subtle.Render(truncate(copyDetails(cp), w-4)) + "\n")
+		details := lipgloss.NewStyle().PaddingLeft(4).Render(st.Subtle.Render(wrap(joinWrap(copyDetails(cp), " · ", w-4), w-4)))
+		blocks[i] = marker + name + "\n" + details
+		heights[i] = lipgloss.Height(blocks[i])
 	}
-	if end < len(s.copies) || s.offset > 0 {
-		b.WriteString(st.Subtle.Render(fmt.Sprintf("%d–%d of %d (↑/↓ to scroll)", s.offset+1, end, len(s.copies))))
+	start, end := window(heights, s.cursor, s.offset, h-lipgloss.Height(head)-1, 0)
+	s.offset = start
+	out := head + "\n\n" + strings.Join(blocks[start:end], "\n")
+	if more := moreText(start, len(s.copies)-end); more != "" {
+		out += "\n" + st.Subtle.Render(more)
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return out
 }
 
-// copyDetails is a copy's second line: what it copies, who made it, when,
-// how big, and which version is newer.
-func copyDetails(cp ConflictCopy) string {
+// copyDetails is what a copy's second line says: what it copies, who made
+// it, when, how big, and which version is newer (wrapped between these).
+func copyDetails(cp ConflictCopy) []string {
 	parts := []string{"of " + vault.EscapeControl(cp.Of), cp.Tool}
 	// Syncthing's "host" is a device ID, which tells people nothing.
 	if cp.Host != "" && cp.Tool != "Syncthing" {
@@ -531,5 +536,5 @@ func copyDetails(cp ConflictCopy) string {
 	default:
 		parts = append(parts, "original is gone")
 	}
-	return strings.Join(parts, " · ")
+	return parts
 }

@@ -144,8 +144,12 @@ func TestEventsScreenAndRows(t *testing.T) {
 	if iIdle < 0 || iMounted < 0 || iIdle > iMounted {
 		t.Errorf("events not newest first:\n%s", v)
 	}
-	wantView(t, tm, "work", "/tmp/adhoc.crypt", `\x1b[2J`)
+	wantView(t, tm, "work", "/tmp/adhoc.crypt")
 	golden(t, tm, "events")
+	// The escaped control sequence shows as text, in the row and whole on enter.
+	tm.keys("j", "j", "enter")
+	wantView(t, tm, `block failed authentication in /gM\x1b[2Jst (block 1)`)
+	tm.keys("esc")
 	// A repeated event (a reconnect) is not shown twice; new ones arrive live.
 	tm.send(eventsMsg([]Event{fakeEvents()[3], {Seq: 5, Time: testNow, Kind: "mounted", CipherDir: "/data/photos.crypt", Summary: "mounted at /home/u/Vaults/photos"}}))
 	if n := len(tm.c.events); n != 5 {

@@ -2,12 +2,12 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
@@ -100,10 +100,13 @@ func (c *common) vaultName(cipherDir string) string {
 	return tildePath(cipherDir)
 }
 
-// eventsScreen lists the daemon's events, newest first.
+// eventsScreen lists the daemon's events, newest first, one a line; enter
+// shows the selected one whole (a reason can be longer than the line).
 type eventsScreen struct {
 	c      *common
-	offset int // first shown event, counted from the newest
+	cursor int    // the selected event, counted from the newest
+	offset int    // the first one shown
+	detail *Event // shown whole, until esc
 }
 
 func newEventsScreen(c *common) *eventsScreen { return &eventsScreen{c: c} }
@@ -113,13 +116,22 @@ func (s *eventsScreen) typing() bool  { return false }
 func (s *eventsScreen) busy() bool    { return false }
 func (s *eventsScreen) Init() tea.Cmd { return nil }
 
+// showDetail is enter on an event.
+var showDetail = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details"))
+
 func (s *eventsScreen) keys() []key.Binding {
 	k := s.c.keys
-	return []key.Binding{k.Up, k.Down, k.Back}
+	switch {
+	case s.detail != nil:
+		return []key.Binding{k.Back}
+	case len(s.c.events) == 0:
+		return []key.Binding{k.Back}
+	}
+	return []key.Binding{showDetail, k.Up, k.Down, k.Back}
 }
 
-// rows is how many events fit above the help bar.
-func (s *eventsScreen) rows() int { return max(1, s.c.height-6) }
+// newest returns the i-th event counted from the newest.
+func (s *eventsScreen) newest(i int) Event { return s.c.events[len(s.c.events)-1-i] }
 
 func (s *eventsScreen) Update(msg tea.Msg) tea.Cmd {
 	km, ok := msg.(tea.KeyMsg)
@@ -127,13 +139,23 @@ func (s *eventsScreen) Update(msg tea.Msg) tea.Cmd {
 		return nil
 	}
 	k := s.c.keys
+	if s.detail != nil {
+		if key.Matches(km, k.Back) {
+			s.detail = nil
+		}
+		return nil
+	}
 	switch {
 	case key.Matches(km, k.Back):
 		return s.c.back("", false)
+	case len(s.c.events) == 0:
+	case key.Matches(km, showDetail):
+		e := s.newest(min(s.cursor, len(s.c.events)-1))
+		s.detail = &e
 	case key.Matches(km, k.Up):
-		s.offset = max(0, s.offset-1)
+		s.cursor = max(0, s.cursor-1)
 	case key.Matches(km, k.Down):
-		s.offset = max(0, min(s.offset+1, len(s.c.events)-s.rows()))
+		s.cursor = min(s.cursor+1, len(s.c.events)-1)
 	}
 	return nil
 }
@@ -142,9 +164,15 @@ func (s *eventsScreen) View() string {
 	st := s.c.styles
 	w := s.c.contentWidth()
 	evs := s.c.events
+	if s.detail != nil {
+		return s.detailView(*s.detail, w)
+	}
 	var b strings.Builder
+	h := s.c.bodyHeight() - 1 // a blank line above the help bar
 	if err := s.c.eventsErr; err != nil {
-		b.WriteString(st.Error.Render(wrap("Could not read the event log: "+err.Error()+" (retrying)", w)) + "\n")
+		msg := st.Error.Render(wrap("Could not read the event log: "+err.Error()+" (retrying)", w))
+		b.WriteString(msg + "\n")
+		h -= lipgloss.Height(msg)
 		if len(evs) == 0 {
 			return b.String()
 		}
@@ -152,29 +180,76 @@ func (s *eventsScreen) View() string {
 	if len(evs) == 0 {
 		return st.Subtle.Render(wrap("No events yet. Mounts, unmounts and their reasons, and read errors will show here.", w))
 	}
-	end := min(len(evs), s.offset+s.rows())
+	s.cursor = max(0, min(s.cursor, len(evs)-1))
+	heights := make([]int, len(evs))
+	for i := range heights {
+		heights[i] = 1
+	}
+	start, end := window(heights, s.cursor, s.offset, max(2, h), 0)
+	s.offset = start
+	// The vault column is as wide as the names shown, up to a quarter of the line.
 	nameW := 0
-	for i := s.offset; i < end; i++ {
-		nameW = max(nameW, lenRunes(truncate(s.c.vaultName(evs[len(evs)-1-i].CipherDir), 16)))
+	for i := start; i < end; i++ {
+		nameW = max(nameW, lenRunes(s.c.vaultName(s.newest(i).CipherDir)))
 	}
-	for i := s.offset; i < end; i++ {
-		e := evs[len(evs)-1-i]
+	nameW = min(nameW, max(8, w/4))
+	cut := false
+	for i := start; i < end; i++ {
+		e := s.newest(i)
 		when := e.Time.Local().Format("Jan 02 15:04:05")
-		name := padRight(truncate(s.c.vaultName(e.CipherDir), 16), nameW)
-		text := truncate(e.Summary, max(10, w-len(when)-nameW-4))
-		style := st.Subtle
-		switch e.Kind {
-		case mountmgr.EventAuthFailed, mountmgr.EventMountFailed:
-			style = st.Error
-		case mountmgr.EventStale:
-			style = st.Warning
+		name := padRight(truncate(s.c.vaultName(e.CipherDir), nameW), nameW)
+		full := tildeText(e.Summary)
+		textW := max(10, w-2-len(when)-nameW-4)
+		text := truncate(full, textW)
+		cut = cut || text != full
+		marker := "  "
+		if i == s.cursor {
+			marker = st.Cursor.Render("› ")
+			name = st.Selected.Render(name)
+		} else {
+			name = st.Value.Render(name)
 		}
-		b.WriteString(st.Subtle.Render(when) + "  " + st.Value.Render(name) + "  " + style.Render(text) + "\n")
+		b.WriteString(marker + st.Subtle.Render(when) + "  " + name + "  " + eventStyle(st, e).Render(text) + "\n")
 	}
-	if len(evs) > s.rows() {
-		b.WriteString(st.Subtle.Render(fmt.Sprintf("%d–%d of %d, newest first (↑/↓ to scroll)", s.offset+1, end, len(evs))))
+	var foot []string
+	if more := moreText(start, len(evs)-end); more != "" {
+		foot = append(foot, more)
+	}
+	if cut {
+		foot = append(foot, "enter shows an event whole")
+	}
+	if len(foot) > 0 {
+		b.WriteString(st.Subtle.Render(truncate(strings.Join(foot, " · "), w)))
 	}
 	return b.String()
+}
+
+// eventStyle colours failures red and stale mounts yellow; the words say it too.
+func eventStyle(st *Styles, e Event) lipgloss.Style {
+	switch e.Kind {
+	case mountmgr.EventAuthFailed, mountmgr.EventMountFailed:
+		return st.Error
+	case mountmgr.EventStale:
+		return st.Warning
+	}
+	return st.Subtle
+}
+
+// detailView is one event whole: every field, the text wrapped.
+func (s *eventsScreen) detailView(e Event, w int) string {
+	st := s.c.styles
+	rows := []Field{
+		{"When", e.Time.Local().Format("2006-01-02 15:04:05") + " (" + ago(s.c.now(), e.Time) + ")"},
+		{"Vault", s.c.vaultName(e.CipherDir)},
+	}
+	if e.CipherDir != "" {
+		rows = append(rows, Field{"Folder", tildePath(e.CipherDir)})
+	}
+	if e.MountPoint != "" {
+		rows = append(rows, Field{"Mount point", tildePath(e.MountPoint)})
+	}
+	rows = append(rows, Field{"What", tildeText(e.Summary)})
+	return fieldsView(st, rows, w, map[string]lipgloss.Style{"What": eventStyle(st, e)})
 }
 
 func lenRunes(s string) int { return len([]rune(s)) }

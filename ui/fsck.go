@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/vaultui/vaultui/crypto"
 )
 
@@ -147,11 +148,16 @@ func (s *fsckScreen) run(pw []byte) tea.Cmd {
 	})
 }
 
+// intro says what the check does.
+func (s *fsckScreen) intro(w int) string {
+	return wrap("Decrypts every file and name in "+tildePath(s.v.CipherDir)+" and reports what fails.", w)
+}
+
 func (s *fsckScreen) View() string {
 	st := s.c.styles
 	w := s.c.contentWidth()
 	var b strings.Builder
-	b.WriteString("Decrypts every file and name in " + truncateLeft(tildePath(s.v.CipherDir), w-40) + " and reports what fails.\n\n")
+	b.WriteString(s.intro(w) + "\n\n")
 	switch {
 	case s.running:
 		b.WriteString(s.progress(w))
@@ -212,15 +218,22 @@ func (s *fsckScreen) results(w int) string {
 	default:
 		b.WriteString(st.Error.Render(fmt.Sprintf("%s found:", plural(damage, "problem", "problems"))) + "\n\n")
 	}
-	// Each problem takes two lines; show what fits above the help bar.
-	fit := max(1, (s.c.height-10)/2)
-	end := min(len(s.problems), s.offset+fit)
-	for _, p := range s.problems[s.offset:end] {
-		b.WriteString(st.Warning.Render(padRight(p.Kind, 10)) + " " + truncateLeft(p.Path, w-11) + "\n")
-		b.WriteString("           " + st.Subtle.Render(truncate(p.Detail, w-11)) + "\n")
+	// Each problem: its kind and path, then what is wrong wrapped under the
+	// path. Show what fits above the help bar, from the scroll offset.
+	blocks := make([]string, len(s.problems))
+	heights := make([]int, len(s.problems))
+	for i, p := range s.problems {
+		detail := lipgloss.NewStyle().PaddingLeft(11).Render(st.Subtle.Render(wrap(p.Detail, w-11)))
+		blocks[i] = st.Warning.Render(padRight(p.Kind, 10)) + " " + truncateLeft(p.Path, w-11) + "\n" + detail
+		heights[i] = lipgloss.Height(blocks[i])
 	}
-	if end < len(s.problems) || s.offset > 0 {
-		b.WriteString(st.Subtle.Render(fmt.Sprintf("%d–%d of %d (↑/↓ to scroll)", s.offset+1, end, len(s.problems))))
+	// The intro above (its lines and a blank one), the heading and a blank
+	// line, one above the help bar.
+	h := s.c.bodyHeight() - lipgloss.Height(s.intro(w)) - 1 - 2 - 1
+	start, end := window(heights, s.offset, s.offset, max(3, h), 0)
+	b.WriteString(strings.Join(blocks[start:end], "\n"))
+	if more := moreText(start, len(s.problems)-end); more != "" {
+		b.WriteString("\n" + st.Subtle.Render(more))
 	}
 	return b.String()
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 )
 
 // infoScreen shows what the registry and the vault's config say about it.
@@ -15,6 +14,7 @@ type infoScreen struct {
 	fields []Field
 	err    error
 	loaded bool
+	offset int // the first line shown when the info is taller than the screen
 }
 
 type infoLoaded struct {
@@ -24,10 +24,16 @@ type infoLoaded struct {
 
 func newInfoScreen(c *common, v Vault) *infoScreen { return &infoScreen{c: c, v: v} }
 
-func (s *infoScreen) title() string       { return "info · " + s.v.Name }
-func (s *infoScreen) typing() bool        { return false }
-func (s *infoScreen) busy() bool          { return !s.loaded }
-func (s *infoScreen) keys() []key.Binding { return []key.Binding{s.c.keys.Back} }
+func (s *infoScreen) title() string { return "info · " + s.v.Name }
+func (s *infoScreen) typing() bool  { return false }
+func (s *infoScreen) busy() bool    { return !s.loaded }
+func (s *infoScreen) keys() []key.Binding {
+	k := s.c.keys
+	if len(s.lines()) > s.height() {
+		return []key.Binding{k.Up, k.Down, k.Back}
+	}
+	return []key.Binding{k.Back}
+}
 
 func (s *infoScreen) Init() tea.Cmd {
 	b, ctx, dir := s.c.backend, s.c.ctx, s.v.CipherDir
@@ -42,14 +48,31 @@ func (s *infoScreen) Update(msg tea.Msg) tea.Cmd {
 	case infoLoaded:
 		s.loaded, s.fields, s.err = true, msg.fields, msg.err
 	case tea.KeyMsg:
-		if key.Matches(msg, s.c.keys.Back) {
+		switch k := s.c.keys; {
+		case key.Matches(msg, k.Back):
 			return s.c.back("", false)
+		case key.Matches(msg, k.Up):
+			s.offset = max(0, s.offset-1)
+		case key.Matches(msg, k.Down):
+			s.offset++ // View clamps
 		}
 	}
 	return nil
 }
 
+// height is the lines the info may take: a blank line stays above the help bar.
+func (s *infoScreen) height() int { return s.c.bodyHeight() - 1 }
+
+// View shows the lines that fit; taller than the screen (a narrow one wraps
+// long values), it scrolls and says what is hidden.
 func (s *infoScreen) View() string {
+	var view string
+	view, s.offset = scrollLines(s.lines(), s.offset, s.height(), s.c.styles)
+	return view
+}
+
+// lines is the whole info, wrapped to the width.
+func (s *infoScreen) lines() []string {
 	st := s.c.styles
 	w := s.c.contentWidth()
 	var rows []Field
@@ -85,21 +108,13 @@ func (s *infoScreen) View() string {
 	}
 	rows = append(rows, s.fields...)
 
-	labelW := 0
-	for _, r := range rows {
-		labelW = max(labelW, len([]rune(r.Label)))
-	}
 	var b strings.Builder
-	valueStyle := lipgloss.NewStyle().Width(max(10, w-labelW-2))
-	for _, r := range rows {
-		// Long values wrap under themselves, beside their label.
-		b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, st.Label.Render(padRight(r.Label, labelW))+"  ", valueStyle.Render(r.Value)) + "\n")
-	}
+	b.WriteString(fieldsView(st, rows, w, nil))
 	switch {
 	case !s.loaded:
-		b.WriteString("\n" + s.c.spinner.View() + " Reading the vault's config…")
+		b.WriteString("\n\n" + s.c.spinner.View() + " Reading the vault's config…")
 	case s.err != nil:
-		b.WriteString("\n" + st.Error.Render(wrap("Cannot read the config: "+s.err.Error(), w)))
+		b.WriteString("\n\n" + st.Error.Render(wrap("Cannot read the config: "+s.err.Error(), w)))
 	}
-	return b.String()
+	return strings.Split(b.String(), "\n")
 }

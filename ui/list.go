@@ -10,6 +10,8 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/mountmgr"
 )
 
 // listScreen is the home screen: every registered vault (and any mount the
@@ -70,13 +72,20 @@ func (l *listScreen) keys() []key.Binding {
 	if len(l.items()) == 0 {
 		// Only what works without a vault.
 		if l.filter.Value() != "" {
-			return []key.Binding{k.Filter, k.Back, k.New, k.Add}
+			return []key.Binding{k.Filter, clearFilter, k.New, k.Add}
 		}
 		return []key.Binding{k.New, k.Add, k.Speed, k.Events}
 	}
 	enter := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
-	return []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Conflicts, k.Forget, k.Events, k.Automount, k.Filter, k.Up, k.Down}
+	keys := []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Conflicts, k.Forget, k.Events, k.Automount, k.Filter, k.Up, k.Down}
+	if l.filter.Value() != "" {
+		keys = append(keys, clearFilter)
+	}
+	return keys
 }
+
+// clearFilter is esc on the list: it drops the filter (there is nowhere to go back to).
+var clearFilter = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter"))
 
 func (l *listScreen) Init() tea.Cmd { return l.load() }
 
@@ -412,22 +421,26 @@ func (l *listScreen) selectPending() {
 func (l *listScreen) clamp() {
 	n := len(l.items())
 	l.cursor = max(0, min(l.cursor, n-1))
-	vis := l.visible()
-	if l.cursor < l.offset {
-		l.offset = l.cursor
-	}
-	if l.cursor >= l.offset+vis {
-		l.offset = l.cursor - vis + 1
-	}
 	l.offset = max(0, min(l.offset, n-1))
 }
 
-// rowHeight is two lines per vault and a blank one.
-const rowHeight = 3
-
-// visible is how many vaults fit: the body minus the filter and status lines.
-func (l *listScreen) visible() int {
-	return max(1, (l.c.height-3-3)/rowHeight)
+// rowsView draws the vaults that fit in h lines around the cursor (one blank
+// line between them), with a line saying how many more there are above and
+// below; it keeps the scroll offset for the next frame.
+func (l *listScreen) rowsView(items []Vault, w, h int) string {
+	rows := make([]string, len(items))
+	heights := make([]int, len(items))
+	for i, v := range items {
+		rows[i] = l.row(v, i == l.cursor, w)
+		heights[i] = lipgloss.Height(rows[i])
+	}
+	start, end := window(heights, l.cursor, l.offset, h, 1)
+	l.offset = start
+	out := strings.Join(rows[start:end], "\n\n")
+	if more := moreText(start, len(items)-end); more != "" {
+		out += "\n" + l.c.styles.Subtle.Render(more)
+	}
+	return out
 }
 
 func (l *listScreen) View() string {
@@ -443,12 +456,13 @@ func (l *listScreen) View() string {
 		b.WriteString("\n")
 	}
 
+	status := l.statusLine(w)
 	items := l.items()
 	switch {
 	case !l.loaded:
 		b.WriteString(l.c.spinner.View() + " Reading the registry…\n")
 	case l.loadErr != nil:
-		b.WriteString(s.Error.Render("Cannot read the registry: "+l.loadErr.Error()) + "\n")
+		b.WriteString(s.Error.Render(wrap("Cannot read the registry: "+l.loadErr.Error(), w)) + "\n")
 	case len(items) == 0 && l.filter.Value() != "":
 		b.WriteString(s.Subtle.Render("No vault matches.") + "\n")
 	case len(items) == 0:
@@ -457,19 +471,14 @@ func (l *listScreen) View() string {
 		b.WriteString(para.Render("Press "+s.Key.Render("n")+" to create one, or "+s.Key.Render("a")+" to add an existing gocryptfs vault.") + "\n")
 		b.WriteString(para.Render("Press "+s.Key.Render("s")+" to see which cipher is fastest on this computer.") + "\n")
 	default:
-		end := min(len(items), l.offset+l.visible())
-		for i := l.offset; i < end; i++ {
-			b.WriteString(l.row(items[i], i == l.cursor, w))
-			if i < end-1 {
-				b.WriteString("\n\n")
-			}
-		}
-		b.WriteString("\n")
+		// The rows take what the filter line, the status, the blank line
+		// above it and the one above the help bar leave.
+		h := l.c.bodyHeight() - 3 - lipgloss.Height(status)
+		b.WriteString(l.rowsView(items, w, max(2, h)) + "\n")
 	}
 
 	body := b.String()
-	status := l.statusLine(w)
-	gap := l.c.height - 3 - lipgloss.Height(body) - lipgloss.Height(status)
+	gap := l.c.bodyHeight() - lipgloss.Height(body) - lipgloss.Height(status)
 	if gap > 0 {
 		body += strings.Repeat("\n", gap)
 	}
@@ -493,7 +502,8 @@ func (l *listScreen) statusLine(w int) string {
 	items := l.items()
 	n := 0
 	for _, v := range items {
-		if m, ok := l.c.mountFor(v.CipherDir); ok && !m.Detached {
+		// As the header counts: a stale or detached mount serves nothing new.
+		if m, ok := l.c.mountFor(v.CipherDir); ok && m.live() {
 			n++
 		}
 	}
@@ -503,54 +513,45 @@ func (l *listScreen) statusLine(w int) string {
 	return s.Subtle.Render(fmt.Sprintf("%s, %d mounted", plural(len(items), "vault", "vaults"), n))
 }
 
+// row draws a vault: its name, newest event and cipher, then its state
+// with throughput or notes. What is cut to fit is a path (the start is
+// dropped) or the event (shown whole or not at all: the events screen has
+// it); flags and reasons are never cut, a problem wraps.
 func (l *listScreen) row(v Vault, sel bool, w int) string {
 	s := l.c.styles
-	marker, name := "  ", s.Value.Bold(true).Render(v.Name)
-	if sel {
-		marker, name = s.Cursor.Render("› "), s.Selected.Render(v.Name)
-	}
 	cipher := v.Cipher
 	if cipher == "" {
 		cipher = "?"
 	}
+	nameText := truncate(v.Name, max(8, w-lipgloss.Width(cipher)-5))
+	marker, name := "  ", s.Value.Bold(true).Render(nameText)
+	if sel {
+		marker, name = s.Cursor.Render("› "), s.Selected.Render(nameText)
+	}
 	line1 := marker + name
 	if note := l.c.conflictNote(v.CipherDir); note != "" {
-		line1 += "  " + s.Warning.Render("⚑ "+note)
+		flag := "  " + s.Warning.Render("⚑ "+note)
+		if lipgloss.Width(line1+flag)+lipgloss.Width(cipher)+1 <= w {
+			line1 += flag
+		}
 	}
-	if ev, ok := l.c.lastEvent(v.CipherDir); ok {
+	m, mounted := l.c.mountFor(v.CipherDir)
+	if ev, ok := l.c.lastEvent(v.CipherDir); ok && !(ev.Kind == mountmgr.EventMounted && mounted && m.live()) {
+		// ("mounted at" says again what the state line says.)
 		// The newest event, between the name and the cipher where it fits.
-		avail := w - lipgloss.Width(line1) - lipgloss.Width(cipher) - 6
-		if text := ev.Summary + " · " + ago(l.c.now(), ev.Time); avail >= 12 {
-			line1 += "  " + s.Subtle.Render(truncate(text, avail))
+		text := tildeText(ev.Summary) + " · " + ago(l.c.now(), ev.Time)
+		if lipgloss.Width(line1)+2+lipgloss.Width(text)+2+lipgloss.Width(cipher) <= w {
+			line1 += "  " + s.Subtle.Render(text)
 		}
 	}
 	line1 += strings.Repeat(" ", max(1, w-lipgloss.Width(line1)-lipgloss.Width(cipher))) + s.Subtle.Render(cipher)
 
-	var state, speed string
-	m, mounted := l.c.mountFor(v.CipherDir)
-	switch {
-	case l.pending[v.MountPoint] || (mounted && l.pending[m.MountPoint]):
-		state = l.c.spinner.View() + " unmounting…"
-	case mounted && m.Stale:
-		state = s.StateStale.Render("✗ stale mount at " + tildePath(m.MountPoint) + " (u cleans up)")
-	case mounted && m.Detached:
-		speed = s.Read.Render("read "+rate(m.ReadBps)) + "  " + s.Write.Render("write "+rate(m.WriteBps))
-		avail := w - 2 - lipgloss.Width(speed) - 4
-		state = s.Warning.Render("◌ detached, open files still served · " + truncateLeft(tildePath(m.MountPoint), avail-36))
-	case mounted:
-		ro := ""
-		if m.ReadOnly {
-			ro = ", read-only"
-		}
-		speed = s.Read.Render("read "+rate(m.ReadBps)) + "  " + s.Write.Render("write "+rate(m.WriteBps))
-		avail := w - 2 - lipgloss.Width(speed) - 4
-		state = s.StateMounted.Render("● mounted at " + truncateLeft(tildePath(m.MountPoint)+ro, avail-13))
-	case v.Problem != "":
-		state = s.Error.Render(truncate("! "+v.Problem, w-2))
-	default:
-		state = s.StateLocked.Render("○ locked · " + truncateLeft(tildePath(v.CipherDir), w-13))
-	}
-	if speed == "" {
+	// The right side first: the state's path gives way to it.
+	var right string
+	busy := l.pending[v.MountPoint] || (mounted && l.pending[m.MountPoint])
+	if mounted && !m.Stale && !busy {
+		right = s.Read.Render("read "+rate(m.ReadBps)) + "  " + s.Write.Render("write "+rate(m.WriteBps))
+	} else {
 		var notes []string
 		if v.Automount {
 			notes = append(notes, s.Subtle.Render("automount"))
@@ -559,11 +560,43 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 			// The policy the user chose cannot work here: say so where they look.
 			notes = append(notes, s.Warning.Render("⚠ no lock on sleep here"))
 		}
-		speed = strings.Join(notes, s.Subtle.Render(" · "))
+		right = strings.Join(notes, s.Subtle.Render(" · "))
+	}
+	// The room left for the state's path: the line less the indent, the
+	// right side and two spaces before it.
+	room := func(text string) int {
+		gap := 0
+		if right != "" {
+			gap = lipgloss.Width(right) + 2
+		}
+		return max(8, w-2-gap-lenRunes(text))
+	}
+	var state string
+	switch {
+	case busy:
+		state = l.c.spinner.View() + " unmounting…"
+	case mounted && m.Stale:
+		pre, post := "✗ stale mount at ", " (u cleans up)"
+		state = s.StateStale.Render(pre + truncateLeft(tildePath(m.MountPoint), room(pre+post)) + post)
+	case mounted && m.Detached:
+		pre := "◌ detached, open files still served · "
+		state = s.Warning.Render(pre + truncateLeft(tildePath(m.MountPoint), room(pre)))
+	case mounted:
+		pre, ro := "● mounted at ", ""
+		if m.ReadOnly {
+			ro = ", read-only"
+		}
+		state = s.StateMounted.Render(pre + truncateLeft(tildePath(m.MountPoint), room(pre+ro)) + ro)
+	case v.Problem != "":
+		// Why the vault cannot be used, whole: it wraps under itself.
+		return line1 + "\n" + lipgloss.NewStyle().PaddingLeft(2).Render(s.Error.Render(wrap("! "+v.Problem, w-2)))
+	default:
+		pre := "○ locked · "
+		state = s.StateLocked.Render(pre + truncateLeft(tildePath(v.CipherDir), room(pre)))
 	}
 	line2 := "  " + state
-	if speed != "" {
-		line2 += strings.Repeat(" ", max(1, w-lipgloss.Width(line2)-lipgloss.Width(speed))) + speed
+	if right != "" {
+		line2 += strings.Repeat(" ", max(2, w-lipgloss.Width(line2)-lipgloss.Width(right))) + right
 	}
 	return line1 + "\n" + line2
 }

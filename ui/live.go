@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 )
 
 // liveScreen charts a mounted vault's read and write throughput over the
@@ -51,8 +52,9 @@ func (s *liveScreen) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-const chartHeight = 5
-
+// View draws the mount's state, then a read and a write chart that share
+// the rest of the screen: as wide as it is (a sample a column, newest at
+// the right) and as tall as it leaves, above the totals.
 func (s *liveScreen) View() string {
 	st := s.c.styles
 	w := s.c.contentWidth()
@@ -60,7 +62,6 @@ func (s *liveScreen) View() string {
 	if !ok {
 		return st.Subtle.Render(s.v.Name+" is not mounted any more.") + "\n\nPress esc to go back."
 	}
-	var b strings.Builder
 	ro := ""
 	if m.ReadOnly {
 		ro = " · read-only"
@@ -69,36 +70,44 @@ func (s *liveScreen) View() string {
 	if m.Detached {
 		where = "detached from"
 	}
-	head := fmt.Sprintf("%s · %s %s%s", m.Cipher, where, tildePath(m.MountPoint), ro)
-	b.WriteString(truncate(head, w) + "\n")
+	head := wrap(fmt.Sprintf("%s · %s %s%s", m.Cipher, where, tildePath(m.MountPoint), ro), w)
 	since := "since " + m.Since.Local().Format("15:04:05") + " (" + ago(s.c.now(), m.Since) + ")"
 	if m.Idle > 0 {
 		since += " · unmounts after " + m.Idle.String() + " unused"
 	}
+	since = st.Subtle.Render(wrap(since, w))
 	switch {
 	case m.Stale:
-		since = st.StateStale.Render("stale: the file system stopped answering; press u to clean up")
+		since = st.StateStale.Render(wrap("stale: the file system stopped answering; press u to clean up", w))
 	case m.Detached:
-		since = st.Warning.Render("detached: files opened before are served until they are closed")
+		since = st.Warning.Render(wrap("detached: files opened before are served until they are closed", w))
 	}
-	b.WriteString(st.Subtle.Render(since) + "\n\n")
+	totals := joinWrap([]string{"Totals  read " + size(float64(m.BytesRead)), "written " + size(float64(m.BytesWritten)),
+		fmt.Sprintf("%d ops (%.0f/s)", m.Ops, m.OpsPerSec), plural(int(m.Errs), "error", "errors")}, " · ", w)
 
 	var rd, wr []float64
 	if h := s.c.history[m.MountPoint]; h != nil {
 		rd, wr = h.read, h.write
 	}
+	// Each chart gets half of what the text leaves: the head, since and a
+	// blank line, a title per chart, the time axis, a blank line and the totals.
+	fixed := lipgloss.Height(head) + lipgloss.Height(since) + 1 + 2 + 1 + 1 + lipgloss.Height(totals)
+	ch := max(1, (s.c.bodyHeight()-fixed)/2)
 	// Both charts share a scale so their heights compare; the y axis is
 	// labelled at the top and the middle row, right of the chart.
+	labelW := len(rate(1e9)) + 1 // the widest label ("999 MB/s") and its space
+	cw := max(10, w-1-labelW)
+	rd, wr = tail(rd, cw), tail(wr, cw)
 	top := max(peak(rd), peak(wr), 1)
-	labels := map[int]string{0: rate(top), chartHeight / 2: rate(top / 2)}
-	labelW := 0
-	for _, l := range labels {
-		labelW = max(labelW, len(l)+1)
+	labels := map[int]string{0: rate(top)}
+	if ch > 2 {
+		labels[ch/2] = rate(top / 2)
 	}
-	cw := min(historyLen, w-2-labelW)
+	var b strings.Builder
+	b.WriteString(head + "\n" + since + "\n\n")
 	draw := func(name string, cur float64, samples []float64, style func(...string) string) {
-		b.WriteString(style(fmt.Sprintf("%-6s now %-11s peak %s", name, rate(cur), rate(peak(samples)))) + "\n")
-		for i, line := range chart(samples, cw, chartHeight, top) {
+		b.WriteString(style(truncate(fmt.Sprintf("%-6s now %-11s peak %s", name, rate(cur), rate(peak(samples))), w)) + "\n")
+		for i, line := range chart(samples, cw, ch, top) {
 			tick, label := "│", ""
 			if l, ok := labels[i]; ok {
 				tick, label = "┤", " "+st.Subtle.Render(l)
@@ -108,12 +117,16 @@ func (s *liveScreen) View() string {
 	}
 	draw("read", m.ReadBps, rd, st.Read.Render)
 	draw("write", m.WriteBps, wr, st.Write.Render)
-	axis := "-60s" + strings.Repeat(" ", max(1, cw-7)) + "now"
-	if cw < historyLen {
-		axis = fmt.Sprintf("-%ds", cw) + strings.Repeat(" ", max(1, cw-len(fmt.Sprintf("-%ds", cw))-3)) + "now"
-	}
-	b.WriteString(st.Subtle.Render(axis) + "\n\n")
-	b.WriteString(fmt.Sprintf("Totals  read %s · written %s · %d ops (%.0f/s) · %d errors",
-		size(float64(m.BytesRead)), size(float64(m.BytesWritten)), m.Ops, m.OpsPerSec, m.Errs))
+	start := fmt.Sprintf("-%ds", cw)
+	b.WriteString(st.Subtle.Render(start+strings.Repeat(" ", max(1, cw-len(start)-3))+"now") + "\n\n")
+	b.WriteString(totals)
 	return b.String()
+}
+
+// tail is the last n samples, the ones a chart n columns wide shows.
+func tail(s []float64, n int) []float64 {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }

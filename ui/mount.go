@@ -60,7 +60,7 @@ func (s *mountScreen) Init() tea.Cmd {
 func (s *mountScreen) keys() []key.Binding {
 	k := s.c.keys
 	mount := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "mount"))
-	return []key.Binding{mount, k.NextField, k.Toggle, k.Back, k.PrevField}
+	return []key.Binding{mount, k.Back, k.NextField, k.Toggle, k.PrevField}
 }
 
 func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
@@ -174,7 +174,7 @@ func (s *mountScreen) View() string {
 	}
 	b.WriteString("\n" + s.form.View())
 	if s.form.focus == 3 {
-		b.WriteString("\n" + st.Subtle.Render(truncate("space: remember the password in the desktop keyring for the next mounts", s.c.contentWidth())))
+		b.WriteString("\n" + st.Subtle.Render(wrap("space: remember the password in the desktop keyring for the next mounts", s.c.contentWidth())))
 	}
 	if s.mounting {
 		b.WriteString("\n\n" + s.c.spinner.View() + " Unlocking and mounting…")

@@ -37,7 +37,7 @@ func (s *passwdScreen) Init() tea.Cmd { return s.form.setFocus(0) }
 
 func (s *passwdScreen) keys() []key.Binding {
 	k := s.c.keys
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "next/change")), k.NextField, k.Back, k.PrevField}
+	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "next/change")), k.Back, k.NextField, k.PrevField}
 }
 
 func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {

@@ -95,7 +95,7 @@ func (s *speedScreen) View() string {
 	case sp.rec == nil:
 		b.WriteString("Starting…\n\n")
 	default:
-		b.WriteString("Encryption throughput on this CPU (one core), median of the rounds:\n")
+		b.WriteString(wrap("Encryption throughput on this CPU (one core), median of the rounds:", w) + "\n")
 		if !sp.report.Measured.IsZero() {
 			b.WriteString(st.Subtle.Render("measured "+ago(s.c.now(), sp.report.Measured)+" · r runs it again") + "\n")
 		}
@@ -158,7 +158,6 @@ func (s *speedScreen) View() string {
 		for _, l := range sp.rec.Lines() {
 			b.WriteString(lipgloss.NewStyle().Width(w).Render(l) + "\n")
 		}
-		b.WriteString("\n" + st.Subtle.Render("Press n to create a vault with it; the wizard preselects it.") + "\n")
 	}
 	return b.String()
 }

@@ -213,7 +213,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return tea.Batch(m.update(msg.msg), msg.next)
 	case tea.WindowSizeMsg:
 		m.c.width, m.c.height = msg.Width, msg.Height
-		m.help.Width = msg.Width - 2
 		return m.screen().Update(msg)
 	case spinner.TickMsg:
 		if !m.screen().busy() {
@@ -368,20 +367,14 @@ func (m *Model) View() string {
 
 	var helpView string
 	if m.fullHelp {
-		helpView = m.help.FullHelpView(columns(append(sc.keys(), m.globalKeys()...), 5))
+		helpView = fullHelp(m.help, m.helpKeys(false), m.c.contentWidth())
 	} else {
 		// The screen's keys come most important first; the bar keeps what fits.
-		// While a field has the keyboard `?` and `q` are text: the bar
-		// offers F1 and ctrl+c, which work there.
-		first := []key.Binding{m.c.keys.Help, m.c.keys.Quit}
-		if sc.typing() {
-			first = []key.Binding{m.c.keys.FormHelp, m.c.keys.ForceQuit}
-		}
-		helpView = m.help.ShortHelpView(append(first, sc.keys()...))
+		helpView = shortHelp(m.help, m.helpKeys(true), m.c.contentWidth())
 	}
 	body := sc.View()
 	bodyH := m.c.height - 2 - lipgloss.Height(helpView)
-	body = fitHeight(body, bodyH)
+	body = fitHeight(body, bodyH, s, !m.fullHelp)
 	// MaxWidth cuts what a screen drew too wide rather than let the
 	// terminal wrap it and push the help bar off.
 	return s.App.MaxWidth(m.c.width).Render(header + "\n\n" + body + "\n" + helpView)
@@ -412,10 +405,20 @@ func (m *Model) mountSummary() string {
 	return m.c.styles.StateMounted.Render(fmt.Sprintf("● %d mounted", n))
 }
 
-// globalKeys are listed in the full help of every screen.
-func (m *Model) globalKeys() []key.Binding {
-	k := m.c.keys
-	return []key.Binding{k.Back, k.Help, k.FormHelp, k.Quit}
+// helpKeys are the keys the help shows on the current screen, each once:
+// the screen's, and help and quit as they work there. While a field has the
+// keyboard `?` and `q` are text, so F1 and ctrl+c are offered instead. The
+// bar puts help and quit first, the full help last.
+func (m *Model) helpKeys(bar bool) []key.Binding {
+	k, sc := m.c.keys, m.screen()
+	global := []key.Binding{k.Help, k.Quit}
+	if sc.typing() {
+		global = []key.Binding{k.FormHelp, k.ForceQuit}
+	}
+	if bar {
+		return uniqueKeys(append(global, sc.keys()...))
+	}
+	return uniqueKeys(append(sc.keys(), global...))
 }
 
 // columns splits bindings into help columns of at most n rows.
@@ -430,13 +433,22 @@ func columns(b []key.Binding, n int) [][]key.Binding {
 }
 
 // fitHeight pads or cuts a block of text to exactly h lines, so the help
-// bar stays at the bottom.
-func fitHeight(s string, h int) string {
+// bar stays at the bottom. With sayCut a cut says so on its last line
+// (not under the full help, which the user opened over the screen):
+// screens that can scroll fit themselves, this is the net under the others.
+func fitHeight(s string, h int, st *Styles, sayCut bool) string {
 	if h < 1 {
 		h = 1
 	}
 	lines := strings.Split(s, "\n")
-	if len(lines) > h {
+	for len(lines) > h && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	switch {
+	case len(lines) > h && sayCut:
+		hidden := len(lines) - h + 1
+		lines = append(lines[:h-1], st.Subtle.Render(fmt.Sprintf("↓ %d more lines: a taller window shows them", hidden)))
+	case len(lines) > h:
 		lines = lines[:h]
 	}
 	for len(lines) < h {

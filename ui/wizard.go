@@ -157,12 +157,12 @@ func (w *wizardScreen) keys() []key.Binding {
 	next := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "next"))
 	switch w.step {
 	case stepCipher:
-		return []key.Binding{next, k.Up, k.Down, k.Back}
+		return []key.Binding{next, k.Back, k.Up, k.Down}
 	case stepPassword:
-		return []key.Binding{next, k.NextField, k.Back, k.PrevField}
+		return []key.Binding{next, k.Back, k.NextField, k.PrevField}
 	case stepAdvanced:
 		create := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "create"))
-		return []key.Binding{create, k.NextField, k.Toggle, k.Back, k.PrevField}
+		return []key.Binding{create, k.Back, k.NextField, k.Toggle, k.PrevField}
 	case stepCreating:
 		return nil
 	case stepMasterKey:
@@ -548,9 +548,19 @@ func (w *wizardScreen) View() string {
 		b.WriteString(para.Render("The password unlocks the vault. There is no way to recover it, only the master key shown at the end.") + "\n\n")
 		b.WriteString(w.password.View())
 	case stepAdvanced:
-		b.WriteString(w.summary() + "\n\n")
-		b.WriteString(w.advanced.View() + "\n\n")
-		b.WriteString(s.Subtle.Render(para.Render("scrypt cost: higher is slower to guess and to unlock (16 ≈ 0.1 s). Plaintext names leave file names readable. Deterministic names drop the per-directory IV (gocryptfs -deterministic-names). Lock: when the daemon unmounts the vault (space changes it).")))
+		// The options, the error and what the focused option means; above
+		// them the answers so far where the screen has room (a blank line
+		// stays above the help bar).
+		opts := w.advanced.View()
+		if w.err != "" {
+			opts += "\n\n" + s.Error.Render(para.Render(w.err))
+		}
+		opts += "\n\n" + s.Subtle.Render(para.Render(advancedHints[w.advanced.focus]))
+		if sum := w.summary(); lipgloss.Height(sum)+1+lipgloss.Height(opts) < w.c.bodyHeight() {
+			b.WriteString(sum + "\n\n")
+		}
+		b.WriteString(opts)
+		return b.String()
 	case stepCreating:
 		b.WriteString(w.c.spinner.View() + " Creating " + w.created.Name + " in " + tildePath(w.created.CipherDir) + "…\n\n")
 		b.WriteString(s.Subtle.Render("Deriving the key with scrypt takes a moment."))
@@ -575,6 +585,15 @@ func (w *wizardScreen) View() string {
 		b.WriteString("\n\n" + s.Error.Render(para.Render(w.err)))
 	}
 	return b.String()
+}
+
+// advancedHints say what each advanced option means, by field.
+var advancedHints = []string{
+	"scrypt cost: higher is slower to guess and to unlock (16 ≈ 0.1 s).",
+	"Plaintext names leave file names readable (space changes it).",
+	"Deterministic names drop the per-directory IV, as gocryptfs -deterministic-names (space changes it).",
+	fmt.Sprintf("Long-name limit: longer encrypted names are stored in a file of their own (%d to %d).", minLongNameMax, defaultLongNameMax),
+	"Lock: when the daemon unmounts the vault (space changes it).",
 }
 
 func (w *wizardScreen) summary() string {
@@ -604,7 +623,9 @@ func (w *wizardScreen) cipherView() string {
 	case sp.rec != nil:
 		// What the recommendation gains; what each choice costs follows the cursor below.
 		text := "Recommended: " + sp.rec.Cipher.String() + ". " + sp.rec.Reason
-		if sp.rec.Gain != "" {
+		// On a short screen the ciphers and what each costs come first; the speed screen
+		// (s) shows the gain in full.
+		if sp.rec.Gain != "" && w.c.height >= 24 {
 			text += " " + sp.rec.Gain
 		}
 		b.WriteString(lipgloss.NewStyle().Width(w.c.contentWidth()).Render(text) + "\n\n")

@@ -1,0 +1,212 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// Layout helpers shared by the screens: how much room a screen has, which of
+// its items fit, and the "↓ 3 more" line that says what does not.
+
+// bodyHeight is the lines a screen may draw: the terminal less the header,
+// the blank line under it and the one-line help bar.
+func (c *common) bodyHeight() int { return max(1, c.height-3) }
+
+// moreText says what a scrolled view hides above and below it:
+// "↑ 2 more · ↓ 3 more"; "" when everything shows.
+func moreText(above, below int) string {
+	var parts []string
+	if above > 0 {
+		parts = append(parts, fmt.Sprintf("↑ %d more", above))
+	}
+	if below > 0 {
+		parts = append(parts, fmt.Sprintf("↓ %d more", below))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// window picks the items a scrolled list shows in h lines: whole items from
+// offset on, gap blank lines between them, with offset moved (and returned)
+// so that the item at cursor shows. heights are the items' line counts; one
+// line is kept for the "more" line whenever not everything fits.
+func window(heights []int, cursor, offset, h, gap int) (start, end int) {
+	n := len(heights)
+	if n == 0 {
+		return 0, 0
+	}
+	total := 0
+	for i, ht := range heights {
+		total += ht
+		if i > 0 {
+			total += gap
+		}
+	}
+	if total <= h {
+		return 0, n
+	}
+	h-- // the "more" line
+	// fits reports whether the items from..to (inclusive) fit in h.
+	fits := func(from, to int) bool {
+		used := 0
+		for i := from; i <= to; i++ {
+			used += heights[i]
+			if i > from {
+				used += gap
+			}
+		}
+		return used <= h
+	}
+	cursor = max(0, min(cursor, n-1))
+	start = max(0, min(offset, n-1))
+	if cursor < start {
+		start = cursor
+	}
+	for start < cursor && !fits(start, cursor) {
+		start++
+	}
+	end = start + 1 // the first item shows even when taller than h
+	for end < n && fits(start, end) {
+		end++
+	}
+	// Fill the screen: at the bottom of the list, show earlier items too.
+	for start > 0 && fits(start-1, end-1) {
+		start--
+	}
+	return start, end
+}
+
+// scrollLines shows h lines of a text taller than the screen from offset on,
+// the last line saying what is hidden; offset is clamped and returned.
+func scrollLines(lines []string, offset, h int, st *Styles) (string, int) {
+	if len(lines) <= h {
+		return strings.Join(lines, "\n"), 0
+	}
+	shown := max(1, h-1)
+	offset = max(0, min(offset, len(lines)-shown))
+	out := append(append([]string(nil), lines[offset:offset+shown]...), st.Subtle.Render(moreText(offset, len(lines)-offset-shown)))
+	return strings.Join(out, "\n"), offset
+}
+
+// joinWrap joins parts with sep, breaking the line between parts (never
+// inside one) where the next would pass w.
+func joinWrap(parts []string, sep string, w int) string {
+	var b strings.Builder
+	line := 0
+	for i, p := range parts {
+		pw := lipgloss.Width(p)
+		switch {
+		case i == 0:
+		case line+lipgloss.Width(sep)+pw > w:
+			b.WriteString(strings.TrimRight(sep, " ") + "\n")
+			line = 0
+		default:
+			b.WriteString(sep)
+			line += lipgloss.Width(sep)
+		}
+		b.WriteString(p)
+		line += pw
+	}
+	return b.String()
+}
+
+// tildeText shortens every absolute path under the home directory in a
+// sentence ("mounted at /home/ann/Vaults/work" -> "mounted at ~/Vaults/work");
+// only paths that start a word are touched.
+func tildeText(s string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "/" || home == "" {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		rest := s[i:]
+		startsWord := i == 0 || strings.ContainsRune(" \t:=(\"'", rune(s[i-1]))
+		if startsWord && strings.HasPrefix(rest, home) && (len(rest) == len(home) || strings.IndexByte("/ :),\"'", rest[len(home)]) >= 0) {
+			b.WriteString("~")
+			i += len(home)
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
+// uniqueKeys drops disabled bindings and any binding whose keys an earlier one
+// already has, so help names each key once (the first, most specific, wins).
+func uniqueKeys(bs []key.Binding) []key.Binding {
+	seen := map[string]bool{}
+	var out []key.Binding
+	for _, b := range bs {
+		if !b.Enabled() {
+			continue
+		}
+		dup := false
+		for _, k := range b.Keys() {
+			dup = dup || seen[k]
+		}
+		if dup {
+			continue
+		}
+		for _, k := range b.Keys() {
+			seen[k] = true
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// shortHelp is the help bar: the bindings that fit in width, in order, then
+// "…" when some did not (the full help has them).
+func shortHelp(h help.Model, bs []key.Binding, width int) string {
+	h.Width = 0 // we fit here: help.Model would overflow by a separator
+	tail := " " + h.Ellipsis
+	for n := len(bs); n > 0; n-- {
+		v := h.ShortHelpView(bs[:n])
+		if n < len(bs) {
+			v += tail
+		}
+		if lipgloss.Width(v) <= width {
+			return v
+		}
+	}
+	return ""
+}
+
+// fullHelp lays every binding out in as few rows as fit the width (at least
+// five, or all of them in one column), columns filled top to bottom.
+func fullHelp(h help.Model, bs []key.Binding, width int) string {
+	h.Width = 0
+	var v string
+	for rows := min(5, len(bs)); rows <= len(bs); rows++ {
+		v = h.FullHelpView(columns(bs, rows))
+		if lipgloss.Width(v) <= width {
+			return v
+		}
+	}
+	return v
+}
+
+// fieldsView draws labelled values in two columns; a long value wraps under
+// itself, beside its label. styles colours the values of some labels.
+func fieldsView(st *Styles, rows []Field, w int, styles map[string]lipgloss.Style) string {
+	labelW := 0
+	for _, r := range rows {
+		labelW = max(labelW, lenRunes(r.Label))
+	}
+	valueW := max(10, w-labelW-2)
+	lines := make([]string, 0, len(rows))
+	for _, r := range rows {
+		v := lipgloss.NewStyle().Width(valueW).Render(r.Value)
+		if style, ok := styles[r.Label]; ok {
+			v = style.Render(v)
+		}
+		lines = append(lines, lipgloss.JoinHorizontal(lipgloss.Top, st.Label.Render(padRight(r.Label, labelW))+"  ", v))
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,423 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/teatest"
+)
+
+// The sizes every screen is drawn at: a small split pane, the classic
+// terminal and a wide one.
+var layoutSizes = [][2]int{{60, 16}, {80, 24}, {160, 45}}
+
+// goldenAt is golden at another size than 80x24.
+func goldenAt(t *testing.T, tm *testModel, name string, w, h int) {
+	t.Helper()
+	v := tm.View()
+	checkFits(t, v, w, h)
+	t.Run(name, func(t *testing.T) { teatest.RequireEqualOutput(t, []byte(v)) })
+}
+
+// resize sends a new terminal size.
+func (tm *testModel) resize(w, h int) {
+	tm.t.Helper()
+	tm.send(tea.WindowSizeMsg{Width: w, Height: h})
+}
+
+// fiveVaults is a registry taller than a small terminal: a mounted vault
+// with conflicts, a stale mount with automount, a vault whose lock policy
+// cannot work here, a long name and a deep folder.
+func fiveVaults(fb *fakeBackend) {
+	twoVaults(fb)
+	workConflicts(fb)
+	fb.vaults = append(fb.vaults,
+		Vault{Name: "old", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", Cipher: "AES-256-GCM", Automount: true},
+		Vault{Name: "music", CipherDir: "/home/u/Sync/music.crypt", MountPoint: "/home/u/Vaults/music", Cipher: "XChaCha20-Poly1305", Lock: "sleep"},
+		Vault{Name: "a-rather-long-vault-name", CipherDir: "/home/u/Sync/some/deep/folder/structure/longname.crypt", MountPoint: "/home/u/Vaults/long", Cipher: "AES-256-GCM"})
+	fb.vaults[0].Lock = "sleep"
+	fb.lockErr = errors.New("lock on sleep unavailable: logind is not running")
+}
+
+// staleEvent is an event whose reason (with a pid) is longer than a small line.
+var staleEvent = Event{Seq: 9, Time: testNow.Add(-10 * time.Minute), Kind: "stale", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old",
+	Summary: "stale mount at /home/u/Vaults/old: transport endpoint is not connected (pid 12345 held it)"}
+
+// busyModel is the app with fiveVaults, work mounted with 200 s of
+// throughput history, old's mount stale, and the event log read.
+func busyModel(t *testing.T) *testModel {
+	t.Helper()
+	t.Setenv("HOME", "/home/u")
+	fb := newFake()
+	fiveVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.send(lockChecked{err: fb.lockErr})
+	for i := 0; i < 200; i++ {
+		ms := mountWork(fb, float64((i*7)%13)*0.5e6, float64(i%20)*1e6)
+		ms = append(ms, Mount{CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", Stale: true})
+		tm.send(mountsMsg(ms))
+	}
+	tm.send(eventsMsg(append(fakeEvents(), staleEvent)))
+	return tm
+}
+
+// TestLayouts draws the list, its full help, the live view, the events with
+// one shown whole, the conflicts and the wizard's steps at each size.
+func TestLayouts(t *testing.T) {
+	for _, sz := range layoutSizes {
+		w, h := sz[0], sz[1]
+		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
+			tm := busyModel(t)
+			tm.resize(w, h)
+			goldenAt(t, tm, "list", w, h)
+			tm.keys("?")
+			goldenAt(t, tm, "help", w, h)
+			tm.keys("?", "enter")
+			goldenAt(t, tm, "live", w, h)
+			tm.keys("esc", "e")
+			goldenAt(t, tm, "events", w, h)
+			tm.keys("enter")
+			goldenAt(t, tm, "event", w, h)
+			tm.keys("esc", "esc", "c")
+			goldenAt(t, tm, "conflicts", w, h)
+			tm.keys("esc", "n")
+			goldenAt(t, tm, "wizard_folder", w, h)
+			tm.keys("/data/new.crypt", "enter", "enter", "enter")
+			goldenAt(t, tm, "wizard_cipher", w, h)
+			tm.keys("enter", "pw", "enter", "pw", "enter")
+			goldenAt(t, tm, "wizard_options", w, h)
+		})
+	}
+}
+
+// TestListSaysHowManyMore: a list taller than the screen says how many
+// vaults are above and below, and the selected one always shows.
+func TestListSaysHowManyMore(t *testing.T) {
+	tm := busyModel(t)
+	tm.resize(60, 16)
+	wantView(t, tm, "↓ 2 more")
+	notInView(t, tm, "music", "↑")
+	tm.keys("j", "j", "j", "j")
+	if v, _ := tm.list.selected(); v.Name != "a-rather-long-vault-name" {
+		t.Fatalf("selected %q", v.Name)
+	}
+	wantView(t, tm, "› a-rather-long-vault-name", "↑ 2 more")
+	notInView(t, tm, "↓")
+	checkFits(t, tm.View(), 60, 16)
+	// Where everything fits, nothing is said.
+	tm.resize(80, 24)
+	notInView(t, tm, "more")
+}
+
+// TestListRowsKeepFlagsAndReasons: at 60 columns a row's flags stay whole
+// (the path gives way), an event that does not fit is left to the events
+// screen rather than cut, and a vault's problem wraps whole.
+func TestListRowsKeepFlagsAndReasons(t *testing.T) {
+	tm := busyModel(t)
+	tm.fb.vaults = append(tm.fb.vaults[:2:2], tm.fb.vaults[2], Vault{Name: "broken", CipherDir: "/data/broken.crypt",
+		Problem: "open /data/broken.crypt/gocryptfs.conf: permission denied (the folder belongs to another user)"})
+	tm.send(refreshRegistry{})
+	tm.resize(60, 16)
+	wantView(t, tm, "● mounted at ~/Vaults/work", "⚑ 3 conflicts")
+	if !strings.Contains(tm.View(), "✗ stale mount at ~/Vaults/old (u cleans up)    automount") {
+		t.Errorf("the stale row lost its flag:\n%s", tm.View())
+	}
+	notInView(t, tm, "transport endpoint", "stale mount at /home")
+	tm.keys("j", "j", "j")
+	wantView(t, tm, "! open /data/broken.crypt/gocryptfs.conf: permission", "another user)")
+	lines := strings.Split(tm.View(), "\n")
+	for _, l := range lines[:len(lines)-1] { // the help bar ends with "…" by design
+		if strings.Contains(l, "…") && !strings.Contains(l, "mounted at …") && !strings.Contains(l, "stale mount at …") && !strings.Contains(l, "locked · …") {
+			t.Errorf("a row cuts something other than a path: %q", l)
+		}
+	}
+	// The header and the status line count mounts alike: a stale one is not mounted.
+	wantView(t, tm, "● 1 mounted", "1 mounted")
+	notInView(t, tm, "2 mounted")
+	checkFits(t, tm.View(), 60, 16)
+}
+
+// TestEventsShowHomeAsTildeAndWhole: event rows name paths under the home
+// directory with ~; a reason cut to fit the line shows whole on enter.
+func TestEventsShowHomeAsTildeAndWhole(t *testing.T) {
+	tm := busyModel(t)
+	tm.resize(60, 16)
+	tm.keys("e")
+	notInView(t, tm, "/home/u")
+	wantView(t, tm, "› Nov 30 16:50:00", "stale mount at ~/Vault", "enter shows an event whole")
+	notInView(t, tm, "pid 12345")
+	tm.keys("enter")
+	wantView(t, tm, "Mount point  ~/Vaults/old", "What         stale mount at ~/Vaults/old: transport", "(pid 12345 held it)")
+	checkFits(t, tm.View(), 60, 16)
+	tm.keys("esc")
+	if _, ok := tm.current.(*eventsScreen); !ok {
+		t.Fatalf("esc on an event left the events screen for %T", tm.current)
+	}
+	tm.keys("j", "j", "j", "j", "enter")
+	wantView(t, tm, "What         mounted at ~/Vaults/work")
+	tm.keys("esc", "esc")
+	if tm.current != nil {
+		t.Fatalf("esc on the events left %T open", tm.current)
+	}
+	// The list's row says it the same way.
+	tm.resize(160, 45)
+	wantView(t, tm, "old  stale mount at ~/Vaults/old: transport endpoint is not connected (pid 12345 held it) · 10m ago")
+}
+
+// TestEventsScroll: more events than fit say how many more; the cursor
+// pulls the window along.
+func TestEventsScroll(t *testing.T) {
+	tm := busyModel(t)
+	var many []Event
+	for i := 0; i < 30; i++ {
+		many = append(many, Event{Seq: uint64(100 + i), Time: testNow, Kind: "mounted", CipherDir: "/data/work.crypt", Summary: fmt.Sprintf("event %d", i)})
+	}
+	tm.send(eventsMsg(many))
+	tm.resize(60, 16)
+	tm.keys("e")
+	wantView(t, tm, "› Nov 30 17:00:00  work  event 29", "↓ 24 more")
+	for i := 0; i < 12; i++ {
+		tm.keys("j")
+	}
+	wantView(t, tm, "› Nov 30 17:00:00  work  event 17", "↑ 2 more · ↓ 22 more")
+	checkFits(t, tm.View(), 60, 16)
+}
+
+// TestInfoScrollsWhenTaller: info taller than a small screen (long values
+// wrap) says what is below and the arrows bring it up.
+func TestInfoScrollsWhenTaller(t *testing.T) {
+	tm := busyModel(t)
+	tm.resize(60, 16)
+	tm.keys("i")
+	wantView(t, tm, "↓ ", "more")
+	notInView(t, tm, "Feature flags")
+	h := tm.current.(*infoScreen).keys()
+	if len(h) != 3 {
+		t.Fatalf("info that scrolls offers %d keys, want ↑ ↓ esc", len(h))
+	}
+	for i := 0; i < 20; i++ {
+		tm.keys("j")
+	}
+	wantView(t, tm, "Feature flags  HKDF DirIV EMENames LongNames Raw64", "↑ ")
+	checkFits(t, tm.View(), 60, 16)
+	tm.resize(160, 45)
+	notInView(t, tm, "more")
+	if len(tm.current.(*infoScreen).keys()) != 1 {
+		t.Fatal("info that fits offers the arrows")
+	}
+}
+
+// TestLiveViewUsesTheScreen: the charts are as wide as the terminal (a
+// second a column) and share its height; the totals show even on a small one.
+func TestLiveViewUsesTheScreen(t *testing.T) {
+	tm := busyModel(t)
+	tm.keys("enter")
+	tm.resize(160, 45)
+	wantView(t, tm, "-148s", "Totals  read 12 MB")
+	bars := 0
+	for _, l := range strings.Split(tm.View(), "\n") {
+		if strings.Contains(l, "┤") || strings.Contains(l, "│") {
+			bars++
+			if w := lipgloss.Width(l[:strings.IndexAny(l, "┤│")]); w != 149 {
+				t.Errorf("chart row %d cells wide, want 149: %q", w, l)
+			}
+		}
+	}
+	if bars < 2*12 {
+		t.Errorf("charts are %d rows in all at 160x45, want at least 24", bars)
+	}
+	tm.resize(60, 16)
+	wantView(t, tm, "-48s", "Totals", "errors")
+	checkFits(t, tm.View(), 60, 16)
+}
+
+// TestConflictDetailsWrap: a copy's details (which version is newer) wrap
+// rather than being cut, and the copies that do not fit are counted.
+func TestConflictDetailsWrap(t *testing.T) {
+	tm := busyModel(t)
+	tm.resize(60, 16)
+	tm.keys("c")
+	wantView(t, tm, "copy is newer", "↓ 2 more", "~/Vaults/work")
+	if body, _, _ := strings.Cut(tm.View(), "? all keys"); strings.Contains(body, "…") {
+		t.Errorf("something is cut:\n%s", body)
+	}
+	tm.keys("down", "down")
+	wantView(t, tm, "› photos (conflict Google Drive)", "original is gone", "↑ ")
+	tm.keys("o")
+	wantView(t, tm, "Delete the copy photos (conflict Google Drive) and keep", "the original? y/n")
+	checkFits(t, tm.View(), 60, 16)
+}
+
+// TestWizardOptionErrorShows: an error in the advanced options shows at
+// 60x16 (it came after the long hint and was cut).
+func TestWizardOptionErrorShows(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	tm.resize(60, 16)
+	wizardTo(t, tm)
+	tm.keys("enter", "pw", "enter", "pw", "enter", "ctrl+u", "5", "enter")
+	wantView(t, tm, "scrypt cost must be a number from 10 to 28")
+	checkFits(t, tm.View(), 60, 16)
+}
+
+// TestHelpNamesEachWorkingKeyOnce walks the screens: the help bar and the
+// full help name each key once, `?` and `q` only where they are not text
+// (F1 and ctrl+c there), esc only where it does something, and the full
+// help shows every key it lists even at 60 columns.
+func TestHelpNamesEachWorkingKeyOnce(t *testing.T) {
+	tm := busyModel(t)
+	tm.resize(60, 16)
+	check := func(where string) {
+		t.Helper()
+		for _, bar := range []bool{true, false} {
+			seen := map[string]bool{}
+			for _, b := range tm.helpKeys(bar) {
+				for _, k := range b.Keys() {
+					if seen[k] {
+						t.Errorf("%s: help names %q twice", where, k)
+					}
+					seen[k] = true
+				}
+			}
+			typing := tm.screen().typing()
+			if typing && (seen["?"] || seen["q"]) || !typing && seen["f1"] {
+				t.Errorf("%s (typing %v): help offers a key that is text or needless here: %v", where, typing, seen)
+			}
+		}
+		tm.fullHelp = true
+		v := tm.View()
+		for _, b := range tm.helpKeys(false) {
+			if h := b.Help(); !strings.Contains(v, h.Key) || !strings.Contains(v, h.Desc) {
+				t.Errorf("%s: full help at 60 columns lacks %q %q:\n%s", where, h.Key, h.Desc, v)
+			}
+		}
+		checkFits(t, v, 60, 16)
+		tm.fullHelp = false
+	}
+	check("list")
+	if hasKey(tm.helpKeys(false), "esc") {
+		t.Error("the list offers esc with no filter to clear")
+	}
+	tm.keys("/", "wo", "enter")
+	check("filtered list")
+	if !hasKey(tm.helpKeys(false), "esc") {
+		t.Error("a filtered list does not offer esc to clear it")
+	}
+	tm.keys("esc", "enter")
+	check("live")
+	tm.keys("esc", "e")
+	check("events")
+	tm.keys("enter")
+	check("event")
+	tm.keys("esc", "esc", "c")
+	check("conflicts")
+	tm.keys("esc", "i")
+	check("info")
+	tm.keys("esc", "j", "m")
+	check("mount")
+	tm.keys("esc", "n")
+	check("wizard")
+	tm.keys("/data/new.crypt", "enter", "enter", "enter")
+	check("wizard cipher")
+	tm.keys("enter", "enter")
+	check("wizard password")
+}
+
+func hasKey(bs []key.Binding, k string) bool {
+	for _, b := range bs {
+		for _, bk := range b.Keys() {
+			if bk == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestWindow(t *testing.T) {
+	for _, c := range []struct {
+		heights                []int
+		cursor, offset, h, gap int
+		start, end             int
+	}{
+		{[]int{2, 2, 2}, 0, 0, 8, 1, 0, 3},       // all fit: no "more" line
+		{[]int{2, 2, 2, 2, 2}, 0, 0, 9, 1, 0, 3}, // 8 lines of rows and the "more" line
+		{[]int{2, 2, 2, 2, 2}, 4, 0, 9, 1, 2, 5}, // the cursor pulls the window down
+		{[]int{2, 2, 2, 2, 2}, 2, 2, 9, 1, 2, 5}, // kept, and filled from above only at the end
+		{[]int{2, 2, 2, 2, 2}, 1, 3, 9, 1, 1, 4}, // moving up pulls it up
+		{[]int{9, 1, 1}, 0, 0, 5, 0, 0, 1},       // an item taller than the screen still shows
+		{nil, 0, 0, 5, 0, 0, 0},
+	} {
+		start, end := window(c.heights, c.cursor, c.offset, c.h, c.gap)
+		if start != c.start || end != c.end {
+			t.Errorf("window(%v, cursor %d, offset %d, h %d) = %d..%d, want %d..%d", c.heights, c.cursor, c.offset, c.h, start, end, c.start, c.end)
+		}
+	}
+}
+
+func TestTildeText(t *testing.T) {
+	t.Setenv("HOME", "/home/u")
+	for in, want := range map[string]string{
+		"mounted at /home/u/Vaults/work":           "mounted at ~/Vaults/work",
+		"/home/u":                                  "~",
+		"mount failed: /home/u/x: not empty":       "mount failed: ~/x: not empty",
+		"mounted at /home/user/x":                  "mounted at /home/user/x",
+		"mounted at /mnt/home/u/x":                 "mounted at /mnt/home/u/x",
+		"stale mount at /home/u/a (pid 1) /home/u": "stale mount at ~/a (pid 1) ~",
+	} {
+		if got := tildeText(in); got != want {
+			t.Errorf("tildeText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestConflictKeysFollowTheCopies: the arrows are offered while there is
+// more than one copy, and nothing but esc once none is left.
+func TestConflictKeysFollowTheCopies(t *testing.T) {
+	tm := busyModel(t)
+	tm.fb.conflicts["/data/work.crypt"] = tm.fb.conflicts["/data/work.crypt"][:2]
+	tm.keys("c")
+	if !hasKey(tm.helpKeys(false), "up") {
+		t.Error("two copies and no arrows offered")
+	}
+	tm.keys("b")
+	if hasKey(tm.helpKeys(false), "up") || !hasKey(tm.helpKeys(false), "b") {
+		t.Errorf("one copy: help offers %v", tm.helpKeys(false))
+	}
+	tm.keys("b")
+	wantView(t, tm, "No conflict copies")
+	for _, k := range []string{"b", "o", "k", "up", "down"} {
+		if hasKey(tm.helpKeys(true), k) {
+			t.Errorf("no copy left, yet the bar offers %q", k)
+		}
+	}
+}
+
+// TestRowLeavesOutWhatTheStateSays: a vault mounted since its newest event
+// does not say "mounted at" twice; another event still shows.
+func TestRowLeavesOutWhatTheStateSays(t *testing.T) {
+	tm := busyModel(t)
+	tm.send(eventsMsg([]Event{{Seq: 50, Time: testNow.Add(-time.Minute), Kind: "mounted", CipherDir: "/data/work.crypt",
+		MountPoint: "/home/u/Vaults/work", Summary: "mounted at /home/u/Vaults/work"}}))
+	notInView(t, tm, "mounted at ~/Vaults/work · 1m ago")
+	wantView(t, tm, "● mounted at ~/Vaults/work")
+	tm.send(eventsMsg([]Event{{Seq: 51, Time: testNow, Kind: "auth_failed", CipherDir: "/data/work.crypt", Summary: "block failed authentication in /a"}}))
+	wantView(t, tm, "block failed authentication in /a · 0s ago")
+}
+
+// TestJoinWrap: lines break between items, never inside one ("copy is
+// newer" stays whole on a narrow line).
+func TestJoinWrap(t *testing.T) {
+	parts := []string{"of big", "Syncthing", "2026-12-02", "315 MB", "copy is newer"}
+	if got, want := joinWrap(parts, " · ", 54), "of big · Syncthing · 2026-12-02 · 315 MB ·\ncopy is newer"; got != want {
+		t.Errorf("joinWrap at 54 = %q, want %q", got, want)
+	}
+	if got, want := joinWrap(parts, " · ", 80), "of big · Syncthing · 2026-12-02 · 315 MB · copy is newer"; got != want {
+		t.Errorf("joinWrap at 80 = %q, want %q", got, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -162,8 +163,8 @@ type Mount struct {
 // stale leftover nor detached.
 func (m Mount) live() bool { return !m.Stale && !m.Detached }
 
-// Field is one labelled line of vault information.
-type Field struct{ Label, Value string }
+// Field is one labelled line of vault information (app.Describe's facts).
+type Field = app.Fact
 
 // FsckProgress reports how far a check has come: Bytes of TotalBytes of file
 // content and Done of Total entries; Counting while the vault is being
@@ -175,9 +176,5 @@ type FsckProgress struct {
 	Counting          bool
 }
 
-// Problem is one thing fsck found wrong.
-type Problem struct {
-	Path, Kind, Detail string
-	// Note marks a finding that is not damage: a sync tool's conflict copy, a foreign file.
-	Note bool
-}
+// Problem is one thing fsck found, described once by the core (app.FindingOf).
+type Problem = app.Finding

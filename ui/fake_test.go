@@ -130,7 +130,7 @@ func (f *fakeBackend) Forget(name string) error {
 }
 
 func (f *fakeBackend) Info(ctx context.Context, dir string) ([]Field, error) {
-	return []Field{{"Cipher", "AEGIS-256X2"}, {"Format", "gocryptfs v2"}, {"scrypt", "N=2^16 r=8 p=1"}, {"Feature flags", "HKDF DirIV EMENames LongNames Raw64"}}, nil
+	return []Field{{Label: "Cipher", Value: "AEGIS-256X2"}, {Label: "Format", Value: "gocryptfs v2"}, {Label: "scrypt", Value: "N=2^16 r=8 p=1"}, {Label: "Feature flags", Value: "HKDF DirIV EMENames LongNames Raw64"}}, nil
 }
 
 func (f *fakeBackend) ChangePassword(ctx context.Context, dir string, old, pw []byte) error {

@@ -201,7 +201,7 @@ func (s *fsckScreen) results(w int) string {
 	var b strings.Builder
 	damage := 0
 	for _, p := range s.problems {
-		if !p.Note {
+		if p.Damage {
 			damage++
 		}
 	}
@@ -216,8 +216,8 @@ func (s *fsckScreen) results(w int) string {
 	fit := max(1, (s.c.height-10)/2)
 	end := min(len(s.problems), s.offset+fit)
 	for _, p := range s.problems[s.offset:end] {
-		b.WriteString(st.Warning.Render(padRight(p.Kind, 10)) + " " + truncateLeft(p.Path, w-11) + "\n")
-		b.WriteString("           " + st.Subtle.Render(truncate(p.Detail, w-11)) + "\n")
+		b.WriteString(st.Warning.Render(padRight(p.Kind, 10)) + " " + truncateLeft(p.Where, w-11) + "\n")
+		b.WriteString("           " + st.Subtle.Render(truncate(p.What, w-11)) + "\n")
 	}
 	if end < len(s.problems) || s.offset > 0 {
 		b.WriteString(st.Subtle.Render(fmt.Sprintf("%d–%d of %d (↑/↓ to scroll)", s.offset+1, end, len(s.problems))))

@@ -109,8 +109,9 @@ func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
 			s.offset = max(0, min(s.offset+1, len(s.problems)-1))
 			return nil
 		case s.done && key.Matches(msg, k.Rerun):
+			// As f: the keyring's password first, the prompt only when it does not work.
 			s.done, s.problems, s.err, s.offset = false, nil, "", 0
-			return s.form.setFocus(0)
+			return tea.Batch(s.form.setFocus(0), s.run(nil))
 		case !s.done && key.Matches(msg, k.Submit):
 			return s.start()
 		}

@@ -471,6 +471,20 @@ func TestFsck(t *testing.T) {
 	wantView(t, tm, "No damage found; 2 notes", "report (conflict 2026-11-30 Syncthing).odt", "desktop.ini")
 }
 
+// TestFsckRerunUsesKeyring: r checks again with the keyring's password, as f does, rather
+// than asking.
+func TestFsckRerunUsesKeyring(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	fb.stored = map[string]string{"/data/work.crypt": "hunter22"}
+	tm := newTestModel(t, fb)
+	tm.keys("f")
+	wantView(t, tm, "No problems found in 4 files")
+	fb.problems = []Problem{{Where: "docs/report.odt", Kind: "content", What: "authentication failed", Damage: true}}
+	tm.keys("r")
+	wantView(t, tm, "1 problem found", "docs/report.odt")
+}
+
 func TestAddAndForget(t *testing.T) {
 	fb := newFake()
 	tm := newTestModel(t, fb)

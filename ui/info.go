@@ -27,7 +27,7 @@ func newInfoScreen(c *common, v Vault) *infoScreen { return &infoScreen{c: c, v:
 func (s *infoScreen) title() string       { return "info · " + s.v.Name }
 func (s *infoScreen) typing() bool        { return false }
 func (s *infoScreen) busy() bool          { return !s.loaded }
-func (s *infoScreen) keys() []key.Binding { return []key.Binding{s.c.keys.Back} }
+func (s *infoScreen) keys() []key.Binding { return []key.Binding{convertKey, s.c.keys.Back} }
 
 func (s *infoScreen) Init() tea.Cmd {
 	b, ctx, dir := s.c.backend, s.c.ctx, s.v.CipherDir
@@ -42,8 +42,11 @@ func (s *infoScreen) Update(msg tea.Msg) tea.Cmd {
 	case infoLoaded:
 		s.loaded, s.fields, s.err = true, msg.fields, msg.err
 	case tea.KeyMsg:
-		if key.Matches(msg, s.c.keys.Back) {
+		switch {
+		case key.Matches(msg, s.c.keys.Back):
 			return s.c.back("", false)
+		case key.Matches(msg, convertKey):
+			return s.c.open(newConvertScreen(s.c, s.v))
 		}
 	}
 	return nil

@@ -257,3 +257,21 @@ func (b *realBackend) Watch(ctx context.Context, each func([]Mount)) error {
 	})
 	return escaped(err)
 }
+
+func (b *realBackend) PlanConvert(ctx context.Context, dir, to string) (app.ConvertPlan, error) {
+	c, err := crypto.ParseCipher(to)
+	if err != nil {
+		return app.ConvertPlan{}, err
+	}
+	p, err := b.app.PlanConvert(ctx, app.ConvertRequest{Vault: b.vaultOf(dir), To: c})
+	return p, escaped(err)
+}
+
+func (b *realBackend) Convert(ctx context.Context, dir, to string, password []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error) {
+	c, err := crypto.ParseCipher(to)
+	if err != nil {
+		return nil, err
+	}
+	res, _, err := b.app.Convert(ctx, app.ConvertRequest{Vault: b.vaultOf(dir), To: c, Password: password, Progress: progress})
+	return res, escaped(err)
+}

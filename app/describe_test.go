@@ -40,3 +40,13 @@ func TestFindingOf(t *testing.T) {
 		t.Errorf("no plaintext name: %+v", f)
 	}
 }
+
+// TestChoices: a folder made twice is only merged; other copies have all three choices.
+func TestChoices(t *testing.T) {
+	if c := Choices(vault.ConflictEntry{Kind: vault.ConflictFolderMadeTwice}); len(c) != 1 || c[0] != vault.KeepBoth {
+		t.Fatalf("folder made twice: %v", c)
+	}
+	if c := Choices(vault.ConflictEntry{}); len(c) != 3 {
+		t.Fatalf("a copy: %v", c)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -161,6 +162,8 @@ func (s *conflictsScreen) keys() []key.Binding {
 	switch {
 	case s.confirm != nil:
 		return []key.Binding{k.Yes, k.No}
+	case s.sess != nil && s.folderSelected():
+		return []key.Binding{mergeKey, k.Back, k.ListUp, k.ListDown}
 	case s.sess != nil:
 		return []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back, k.ListUp, k.ListDown}
 	case s.opening:
@@ -376,6 +379,8 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		s.cursor++
 		s.clamp()
 	case len(s.copies) == 0:
+	case s.folderSelected() && (key.Matches(msg, k.KeepOriginal) || key.Matches(msg, k.KeepCopy)):
+		s.status, s.err = "", "A folder made twice is settled by merging: b moves what was made in it on the other computer into the folder."
 	case key.Matches(msg, k.KeepBoth):
 		return s.settle(KeepBoth)
 	case key.Matches(msg, k.KeepOriginal):
@@ -386,6 +391,15 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		s.confirm, s.status, s.err = &keep, "", ""
 	}
 	return nil
+}
+
+// mergeKey is b on a folder made twice, which merges it (app.Choices).
+var mergeKey = key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "merge the folder"))
+
+// folderSelected reports whether the selected conflict is a folder made twice, which only
+// merging settles (app.Choices).
+func (s *conflictsScreen) folderSelected() bool {
+	return s.cursor < len(s.copies) && len(app.Choices(s.copies[s.cursor])) == 1
 }
 
 func (s *conflictsScreen) settle(keep Keep) tea.Cmd {
@@ -508,6 +522,9 @@ func (s *conflictsScreen) list(w int) string {
 // copyDetails is a copy's second line: what it copies, who made it, when,
 // how big, and which version is newer.
 func copyDetails(cp ConflictCopy) string {
+	if cp.Kind == vault.ConflictFolderMadeTwice {
+		return cp.Tool + " · folder made twice · b merges " + plural(cp.Entries, "entry", "entries") + " into it"
+	}
 	parts := []string{"of " + vault.EscapeControl(cp.Of), cp.Tool}
 	// Syncthing's "host" is a device ID, which tells people nothing.
 	if cp.Host != "" && cp.Tool != "Syncthing" {

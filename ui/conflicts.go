@@ -139,6 +139,7 @@ type conflictsOpened struct {
 type conflictSettled struct {
 	path   string
 	keep   Keep
+	folder bool // a folder made twice, merged
 	err    error
 	copies []ConflictCopy
 	lsErr  error
@@ -297,6 +298,9 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 		} else {
 			s.changed = true
 			s.status = settledText(msg.keep, msg.path)
+			if msg.folder {
+				s.status = "Merged the folder " + vault.EscapeControl(msg.path) + " made on two computers."
+			}
 		}
 		if msg.lsErr == nil || errors.Is(msg.lsErr, ErrPartialList) {
 			s.copies = msg.copies
@@ -380,7 +384,7 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		s.clamp()
 	case len(s.copies) == 0:
 	case s.folderSelected() && (key.Matches(msg, k.KeepOriginal) || key.Matches(msg, k.KeepCopy)):
-		s.status, s.err = "", "A folder made twice is settled by merging: b moves what was made in it on the other computer into the folder."
+		s.status, s.err = "", "A folder made twice is only settled by merging it: b."
 	case key.Matches(msg, k.KeepBoth):
 		return s.settle(KeepBoth)
 	case key.Matches(msg, k.KeepOriginal):
@@ -391,6 +395,21 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		s.confirm, s.status, s.err = &keep, "", ""
 	}
 	return nil
+}
+
+// countApplies reports whether the list's count of folders made twice still says something
+// the listed copies do not: not once something was settled here (the count is recounted
+// back in the list), nor when the folders are listed themselves.
+func (s *conflictsScreen) countApplies() bool {
+	if s.changed {
+		return false
+	}
+	for _, cp := range s.copies {
+		if cp.Kind == vault.ConflictFolderMadeTwice {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeKey is b on a folder made twice, which merges it (app.Choices).
@@ -417,7 +436,7 @@ func (s *conflictsScreen) settle(keep Keep) tea.Cmd {
 		defer g.done()
 		err := g.s.Settle(ctx, cp.Path, keep)
 		copies, lsErr := g.s.List(ctx)
-		return conflictSettled{path: shown, keep: keep, err: err, copies: copies, lsErr: lsErr}
+		return conflictSettled{path: shown, keep: keep, folder: cp.Kind == vault.ConflictFolderMadeTwice, err: err, copies: copies, lsErr: lsErr}
 	}
 }
 
@@ -473,7 +492,7 @@ func (s *conflictsScreen) View() string {
 	}
 	if s.note != "" && s.sess != nil {
 		foot = append(foot, st.Warning.Render(lipgloss.NewStyle().Width(w).Render(s.note)))
-	} else if n := s.c.conflicts[s.v.CipherDir]; s.sess != nil && n.SplitDirs > 0 {
+	} else if n := s.c.conflicts[s.v.CipherDir]; s.sess != nil && n.SplitDirs > 0 && s.countApplies() {
 		// What the row calls "folder made twice", explained where it is settled.
 		foot = append(foot, st.Warning.Render(lipgloss.NewStyle().Width(w).Render("Also "+n.splitText()+
 			": files made in it on the other computer are listed as conflict copies; the folder itself reads as usual.")))
@@ -493,7 +512,7 @@ func (s *conflictsScreen) list(w int) string {
 	}
 	if len(s.copies) == 0 {
 		what := "No conflict copies "
-		if s.c.conflicts[s.v.CipherDir].SplitDirs > 0 {
+		if s.c.conflicts[s.v.CipherDir].SplitDirs > 0 && s.countApplies() {
 			what = "No conflict copies of files "
 		}
 		return st.Success.Render(truncate(what+where+".", w))
@@ -523,6 +542,9 @@ func (s *conflictsScreen) list(w int) string {
 // how big, and which version is newer.
 func copyDetails(cp ConflictCopy) string {
 	if cp.Kind == vault.ConflictFolderMadeTwice {
+		if cp.Entries == 0 {
+			return cp.Tool + " · folder made twice · nothing left under the copy: b removes it"
+		}
 		return cp.Tool + " · folder made twice · b merges " + plural(cp.Entries, "entry", "entries") + " into it"
 	}
 	parts := []string{"of " + vault.EscapeControl(cp.Of), cp.Tool}

@@ -279,7 +279,7 @@ func TestConflictsMergeFolderMadeTwice(t *testing.T) {
 	tm.keys("c")
 	wantView(t, tm, "Syncthing · folder made twice · b merges 2 entries into it", "b merge the folder")
 	tm.keys("o")
-	wantView(t, tm, "settled by merging")
+	wantView(t, tm, "only settled by merging it: b.")
 	if s := tm.current.(*conflictsScreen); s.confirm != nil || len(fb.settled) != 0 {
 		t.Fatal("o on a folder made twice asked to delete it")
 	}
@@ -287,4 +287,5 @@ func TestConflictsMergeFolderMadeTwice(t *testing.T) {
 	if strings.Join(fb.settled, ",") != fmt.Sprintf("/docs/ %d", KeepBoth) {
 		t.Fatalf("settled %q", fb.settled)
 	}
+	wantView(t, tm, "Merged the folder /docs/ made on two computers.")
 }

@@ -16,6 +16,10 @@ import (
 type App struct {
 	openKeyring func(context.Context) (Keyring, error)
 	connect     func(context.Context) (Daemon, error)
+	lockWorks   func(context.Context) error
+	// kernelMounts lists every vaultui mount the kernel shows (mountmgr.VaultuiMounts).
+	kernelMounts func() ([]mountmgr.MountInfo, error)
+	registry     string
 
 	mu     sync.Mutex
 	daemon Daemon
@@ -35,7 +39,12 @@ type Keyring interface {
 type Daemon interface {
 	Mount(ctx context.Context, r mountmgr.MountRequest) (mountmgr.MountInfo, error)
 	Unmount(ctx context.Context, target string, lazy bool) error
+	UnmountAll(ctx context.Context) error
 	Status(ctx context.Context) ([]mountmgr.MountInfo, error)
+	Watch(ctx context.Context, each func([]mountmgr.MountInfo)) error
+	Daemon(ctx context.Context) (mountmgr.DaemonInfo, error)
+	Events(ctx context.Context, after uint64) ([]mountmgr.Event, error)
+	FollowEvents(ctx context.Context, after uint64, each func([]mountmgr.Event)) error
 	Stale(ctx context.Context) ([]mountmgr.StaleMount, error)
 	Conflicts(ctx context.Context, target string) ([]vault.ConflictEntry, error)
 	SettleConflict(ctx context.Context, target, path string, keep vault.Keep) (vault.Settled, error)
@@ -53,11 +62,19 @@ type Options struct {
 	Keyring func(context.Context) (Keyring, error)
 	// Connect reaches the daemon, starting it when none answers; nil: mountmgr.Connect.
 	Connect func(context.Context) (Daemon, error)
+	// Registry is the registry file; "": the user's (vault.DefaultRegistryPath).
+	Registry string
+	// LockPolicyWorks says whether lock policies can work here; nil: mountmgr.LockPolicyWorks.
+	LockPolicyWorks func(context.Context) error
 }
 
 // New returns the use cases over the keyring and daemon of opts.
 func New(opts Options) *App {
-	a := &App{openKeyring: opts.Keyring, connect: opts.Connect}
+	a := &App{openKeyring: opts.Keyring, connect: opts.Connect, lockWorks: opts.LockPolicyWorks, registry: opts.Registry}
+	a.kernelMounts = mountmgr.VaultuiMounts
+	if a.lockWorks == nil {
+		a.lockWorks = mountmgr.LockPolicyWorks
+	}
 	if a.openKeyring == nil {
 		a.openKeyring = func(ctx context.Context) (Keyring, error) {
 			k, err := keyring.Open(ctx, keyring.Options{})

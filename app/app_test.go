@@ -50,6 +50,9 @@ func (k *fakeKeyring) Close() error { return nil }
 type fakeDaemon struct {
 	password string
 	tries    int
+	mounts   []mountmgr.MountInfo
+	busy     map[string]bool // mount points UnmountAll cannot unmount
+	events   []mountmgr.Event
 }
 
 func (d *fakeDaemon) Mount(_ context.Context, r mountmgr.MountRequest) (mountmgr.MountInfo, error) {
@@ -59,8 +62,40 @@ func (d *fakeDaemon) Mount(_ context.Context, r mountmgr.MountRequest) (mountmgr
 	}
 	return mountmgr.MountInfo{CipherDir: r.CipherDir, MountPoint: r.MountPoint}, nil
 }
-func (d *fakeDaemon) Unmount(context.Context, string, bool) error          { return nil }
-func (d *fakeDaemon) Status(context.Context) ([]mountmgr.MountInfo, error) { return nil, nil }
+func (d *fakeDaemon) Unmount(_ context.Context, target string, _ bool) error {
+	for i, m := range d.mounts {
+		if m.CipherDir == target || m.MountPoint == target {
+			d.mounts = append(d.mounts[:i], d.mounts[i+1:]...)
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: %w", target, mountmgr.ErrNotMounted)
+}
+func (d *fakeDaemon) UnmountAll(context.Context) error {
+	var kept []mountmgr.MountInfo
+	for _, m := range d.mounts {
+		if d.busy[m.MountPoint] {
+			kept = append(kept, m)
+		}
+	}
+	d.mounts = kept
+	if len(kept) > 0 {
+		return fmt.Errorf("%s: %w", kept[0].MountPoint, mountmgr.ErrBusy)
+	}
+	return nil
+}
+func (d *fakeDaemon) Status(context.Context) ([]mountmgr.MountInfo, error) {
+	return append([]mountmgr.MountInfo(nil), d.mounts...), nil
+}
+func (d *fakeDaemon) Watch(context.Context, func([]mountmgr.MountInfo)) error { return nil }
+func (d *fakeDaemon) Daemon(context.Context) (mountmgr.DaemonInfo, error) {
+	return mountmgr.DaemonInfo{}, nil
+}
+func (d *fakeDaemon) Events(context.Context, uint64) ([]mountmgr.Event, error) { return d.events, nil }
+func (d *fakeDaemon) FollowEvents(_ context.Context, _ uint64, each func([]mountmgr.Event)) error {
+	each(d.events)
+	return nil
+}
 func (d *fakeDaemon) Stale(context.Context) ([]mountmgr.StaleMount, error) { return nil, nil }
 func (d *fakeDaemon) Conflicts(context.Context, string) ([]vault.ConflictEntry, error) {
 	return nil, nil

@@ -78,3 +78,13 @@ func (c *Conflicts) Close() {
 		c.locked = nil
 	}
 }
+
+// Choices lists how a listed conflict can be settled: a folder made twice only by merging
+// (vault.KeepBoth moves what was made under the copy's IV into the folder; vault refuses
+// the others with vault.ErrFolderKeepsBoth), any other copy all three ways.
+func Choices(e vault.ConflictEntry) []vault.Keep {
+	if e.Kind == vault.ConflictFolderMadeTwice {
+		return []vault.Keep{vault.KeepBoth}
+	}
+	return []vault.Keep{vault.KeepBoth, vault.KeepOriginal, vault.KeepCopy}
+}

@@ -86,12 +86,6 @@ func CheckMountPoint(v Vault, mountPoint string) error {
 	return mountmgr.CheckNesting(v.CipherDir, mountPoint)
 }
 
-// Unmount unmounts the vault mounted from or at target (a cipherdir or a mount point); lazy
-// detaches a mount in use (see mountmgr.Client.Unmount).
-func (a *App) Unmount(ctx context.Context, target string, lazy bool) error {
-	return a.daemonCall(ctx, func(d Daemon) error { return d.Unmount(ctx, target, lazy) })
-}
-
 // Status lists the daemon's mounts, detached and stale ones included.
 func (a *App) Status(ctx context.Context) ([]mountmgr.MountInfo, error) {
 	var out []mountmgr.MountInfo

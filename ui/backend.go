@@ -66,6 +66,10 @@ type Backend interface {
 	// settling: through its mount when mountPoint is set (no password),
 	// else by unlocking the cipherdir with password.
 	OpenConflicts(ctx context.Context, cipherDir, mountPoint string, password []byte) (ConflictSession, error)
+	// PlanConvert says what converting the vault to the cipher with ID to will do
+	// (app.PlanConvert); Convert does it with password, or without one with the keyring's.
+	PlanConvert(ctx context.Context, cipherDir, to string) (app.ConvertPlan, error)
+	Convert(ctx context.Context, cipherDir, to string, password []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error)
 	// WatchEvents calls each with the daemon's events numbered after after,
 	// then with every new one, until ctx is done or the daemon goes away.
 	WatchEvents(ctx context.Context, after uint64, each func([]Event)) error
@@ -149,8 +153,8 @@ type Mount struct {
 // stale leftover nor detached.
 func (m Mount) live() bool { return !m.Stale && !m.Detached }
 
-// Field is one labelled line of vault information.
-type Field struct{ Label, Value string }
+// Field is one labelled line of vault information (app.Describe's facts).
+type Field = app.Fact
 
 // FsckProgress reports how far a check has come: Bytes of TotalBytes of file
 // content and Done of Total entries; Counting while the vault is being
@@ -162,9 +166,5 @@ type FsckProgress struct {
 	Counting          bool
 }
 
-// Problem is one thing fsck found wrong.
-type Problem struct {
-	Path, Kind, Detail string
-	// Note marks a finding that is not damage: a sync tool's conflict copy, a foreign file.
-	Note bool
-}
+// Problem is one thing fsck found, described once by the core (app.FindingOf).
+type Problem = app.Finding

@@ -64,15 +64,15 @@ type lockChecked struct{ err error }
 // where it cannot (mountmgr.DefaultLockPolicy), so none is promised a lock
 // that will not happen.
 func (c *common) defaultLock() string {
-	if c.lock.known && c.lock.err != nil {
-		return vault.LockNever
+	if !c.lock.known {
+		return app.DefaultLock(nil)
 	}
-	return vault.LockSleep
+	return app.DefaultLock(c.lock.err)
 }
 
 // lockProblem is why policy cannot work here, or "" (it can, or it is never).
 func (c *common) lockProblem(policy string) string {
-	if policy == "" || policy == vault.LockNever || !c.lock.known || c.lock.err == nil {
+	if !c.lock.known || app.LockProblem(policy, c.lock.err) == nil {
 		return ""
 	}
 	return c.lock.err.Error()

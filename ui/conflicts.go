@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -138,6 +139,7 @@ type conflictsOpened struct {
 type conflictSettled struct {
 	path   string
 	keep   Keep
+	folder bool // a folder made twice, merged
 	err    error
 	copies []ConflictCopy
 	lsErr  error
@@ -163,6 +165,10 @@ func (s *conflictsScreen) keys() []key.Binding {
 		return []key.Binding{k.Yes, k.No}
 	case s.sess != nil && len(s.copies) == 0:
 		return []key.Binding{k.Back} // nothing left to settle
+	case s.sess != nil && s.folderSelected() && len(s.copies) == 1:
+		return []key.Binding{mergeKey, k.Back}
+	case s.sess != nil && s.folderSelected():
+		return []key.Binding{mergeKey, k.Back, k.ListUp, k.ListDown}
 	case s.sess != nil && len(s.copies) == 1:
 		return []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back}
 	case s.sess != nil:
@@ -298,6 +304,9 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 		} else {
 			s.changed = true
 			s.status = settledText(msg.keep, msg.path)
+			if msg.folder {
+				s.status = "Merged the folder " + vault.EscapeControl(msg.path) + " made on two computers."
+			}
 		}
 		if msg.lsErr == nil || errors.Is(msg.lsErr, ErrPartialList) {
 			s.copies = msg.copies
@@ -380,6 +389,8 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		s.cursor++
 		s.clamp()
 	case len(s.copies) == 0:
+	case s.folderSelected() && (key.Matches(msg, k.KeepOriginal) || key.Matches(msg, k.KeepCopy)):
+		s.status, s.err = "", "A folder made twice is only settled by merging it: b."
 	case key.Matches(msg, k.KeepBoth):
 		return s.settle(KeepBoth)
 	case key.Matches(msg, k.KeepOriginal):
@@ -390,6 +401,30 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		s.confirm, s.status, s.err = &keep, "", ""
 	}
 	return nil
+}
+
+// countApplies reports whether the list's count of folders made twice still says something
+// the listed copies do not: not once something was settled here (the count is recounted
+// back in the list), nor when the folders are listed themselves.
+func (s *conflictsScreen) countApplies() bool {
+	if s.changed {
+		return false
+	}
+	for _, cp := range s.copies {
+		if cp.Kind == vault.ConflictFolderMadeTwice {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeKey is b on a folder made twice, which merges it (app.Choices).
+var mergeKey = key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "merge the folder"))
+
+// folderSelected reports whether the selected conflict is a folder made twice, which only
+// merging settles (app.Choices).
+func (s *conflictsScreen) folderSelected() bool {
+	return s.cursor < len(s.copies) && len(app.Choices(s.copies[s.cursor])) == 1
 }
 
 func (s *conflictsScreen) settle(keep Keep) tea.Cmd {
@@ -407,7 +442,7 @@ func (s *conflictsScreen) settle(keep Keep) tea.Cmd {
 		defer g.done()
 		err := g.s.Settle(ctx, cp.Path, keep)
 		copies, lsErr := g.s.List(ctx)
-		return conflictSettled{path: shown, keep: keep, err: err, copies: copies, lsErr: lsErr}
+		return conflictSettled{path: shown, keep: keep, folder: cp.Kind == vault.ConflictFolderMadeTwice, err: err, copies: copies, lsErr: lsErr}
 	}
 }
 
@@ -441,7 +476,7 @@ func (s *conflictsScreen) View() string {
 	}
 	if s.note != "" && s.sess != nil {
 		foot = append(foot, st.Warning.Render(para.Render(s.note)))
-	} else if n := s.c.conflicts[s.v.CipherDir]; s.sess != nil && n.SplitDirs > 0 {
+	} else if n := s.c.conflicts[s.v.CipherDir]; s.sess != nil && n.SplitDirs > 0 && s.countApplies() {
 		// What the row calls "folder made twice", explained where it is settled.
 		foot = append(foot, st.Warning.Render(para.Render("Also "+n.splitText()+
 			": files made in it on the other computer are listed as conflict copies; the folder itself reads as usual.")))
@@ -480,7 +515,7 @@ func (s *conflictsScreen) list(w, h int) string {
 	}
 	if len(s.copies) == 0 {
 		what := "No conflict copies "
-		if s.c.conflicts[s.v.CipherDir].SplitDirs > 0 {
+		if s.c.conflicts[s.v.CipherDir].SplitDirs > 0 && s.countApplies() {
 			what = "No conflict copies of files "
 		}
 		return st.Success.Render(wrap(what+where+".", w))
@@ -513,6 +548,12 @@ func (s *conflictsScreen) list(w, h int) string {
 // copyDetails is what a copy's second line says: what it copies, who made
 // it, when, how big, and which version is newer (wrapped between these).
 func copyDetails(cp ConflictCopy) []string {
+	if cp.Kind == vault.ConflictFolderMadeTwice {
+		if cp.Entries == 0 {
+			return []string{cp.Tool, "folder made twice", "nothing left under the copy: b removes it"}
+		}
+		return []string{cp.Tool, "folder made twice", "b merges " + plural(cp.Entries, "entry", "entries") + " into it"}
+	}
 	parts := []string{"of " + vault.EscapeControl(cp.Of), cp.Tool}
 	// Syncthing's "host" is a device ID, which tells people nothing.
 	if cp.Host != "" && cp.Tool != "Syncthing" {

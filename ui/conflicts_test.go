@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 func workConflicts(fb *fakeBackend) {
@@ -260,4 +263,29 @@ func TestConflictsPartialList(t *testing.T) {
 	notInView(t, tm, "Cannot list")
 	tm.keys("b")
 	wantView(t, tm, "Kept both", "2 conflict copies", "were made on two computers")
+}
+
+// TestConflictsMergeFolderMadeTwice: a folder made on two computers is explained in c and
+// offered only what settles it (merging, b); o and k say why not rather than fail.
+func TestConflictsMergeFolderMadeTwice(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	fb.stored = map[string]string{"/data/work.crypt": "hunter22"}
+	fb.conflicts = map[string][]ConflictCopy{"/data/work.crypt": {
+		{Kind: vault.ConflictFolderMadeTwice, Path: "/docs/", Of: "/docs/", Tool: "Syncthing", Entries: 2, Dir: true},
+		{Kind: vault.ConflictMadeInSecondFolder, Path: "docs/a.txt", Of: "docs/a.txt", Tool: "Syncthing", Size: 10},
+	}}
+	tm := newTestModel(t, fb)
+	tm.keys("c")
+	wantView(t, tm, "Syncthing · folder made twice · b merges 2 entries into it", "b merge the folder")
+	tm.keys("o")
+	wantView(t, tm, "only settled by merging it: b.")
+	if s := tm.current.(*conflictsScreen); s.confirm != nil || len(fb.settled) != 0 {
+		t.Fatal("o on a folder made twice asked to delete it")
+	}
+	tm.keys("b")
+	if strings.Join(fb.settled, ",") != fmt.Sprintf("/docs/ %d", KeepBoth) {
+		t.Fatalf("settled %q", fb.settled)
+	}
+	wantView(t, tm, "Merged the folder /docs/ made on two computers.")
 }

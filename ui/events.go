@@ -9,8 +9,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
-	"github.com/vaultui/vaultui/vault"
 )
 
 // Event is one entry of the daemon's event log, as the TUI shows it. The
@@ -36,18 +36,13 @@ type (
 
 // WatchEvents streams the daemon's event log (see Backend.WatchEvents).
 func (b *realBackend) WatchEvents(ctx context.Context, after uint64, each func([]Event)) error {
-	c, err := b.conn(ctx)
-	if err != nil {
-		return err
-	}
-	err = c.FollowEvents(ctx, after, func(evs []mountmgr.Event) {
+	err := b.app.FollowEvents(ctx, after, func(evs []app.NamedEvent) {
 		out := make([]Event, 0, len(evs))
 		for _, e := range evs {
 			out = append(out, Event{Seq: e.Seq, Time: e.Time, Kind: e.Kind, CipherDir: e.CipherDir, MountPoint: e.MountPoint, Summary: e.Summary()})
 		}
 		each(out)
 	})
-	b.dropConn(c, err)
 	return escaped(err)
 }
 
@@ -239,16 +234,16 @@ func eventStyle(st *Styles, e Event) lipgloss.Style {
 func (s *eventsScreen) detailView(e Event, w int) string {
 	st := s.c.styles
 	rows := []Field{
-		{"When", e.Time.Local().Format("2006-01-02 15:04:05") + " (" + ago(s.c.now(), e.Time) + ")"},
-		{"Vault", s.c.vaultName(e.CipherDir)},
+		{Label: "When", Value: e.Time.Local().Format("2006-01-02 15:04:05") + " (" + ago(s.c.now(), e.Time) + ")"},
+		{Label: "Vault", Value: s.c.vaultName(e.CipherDir)},
 	}
 	if e.CipherDir != "" {
-		rows = append(rows, Field{"Folder", tildePath(e.CipherDir)})
+		rows = append(rows, Field{Label: "Folder", Value: tildePath(e.CipherDir)})
 	}
 	if e.MountPoint != "" {
-		rows = append(rows, Field{"Mount point", tildePath(e.MountPoint)})
+		rows = append(rows, Field{Label: "Mount point", Value: tildePath(e.MountPoint)})
 	}
-	rows = append(rows, Field{"What", tildeText(e.Summary)})
+	rows = append(rows, Field{Label: "What", Value: tildeText(e.Summary)})
 	return fieldsView(st, rows, w, map[string]lipgloss.Style{"What": eventStyle(st, e)})
 }
 
@@ -280,13 +275,4 @@ func (l *listScreen) automountDone(msg automountSet) tea.Cmd {
 		l.setStatus(msg.v.Name+": automount off.", false)
 	}
 	return l.load()
-}
-
-// SetAutomount changes the registry entry under the registry's lock.
-func (b *realBackend) SetAutomount(name string, on bool) error {
-	_, err := vault.UpdateRegistry(b.registryPath, func(reg *vault.Registry) error {
-		_, err := reg.Update(name, func(e *vault.Entry) error { e.MountAtStart = on; return nil })
-		return err
-	})
-	return err
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
 )
 
 func init() {
@@ -66,6 +67,7 @@ type fakeBackend struct {
 	lockErr   error           // LockPolicyWorks's answer (no logind)
 	counts    int             // CountConflicts calls
 	sessions  int             // open conflict sessions
+	converted []string        // "cipherdir cipher" of each conversion
 }
 
 func newFake() *fakeBackend {
@@ -132,7 +134,7 @@ func (f *fakeBackend) Forget(name string) error {
 }
 
 func (f *fakeBackend) Info(ctx context.Context, dir string) ([]Field, error) {
-	return []Field{{"Cipher", "AEGIS-256X2"}, {"Format", "gocryptfs v2"}, {"scrypt", "N=2^16 r=8 p=1"}, {"Feature flags", "HKDF DirIV EMENames LongNames Raw64"}}, nil
+	return []Field{{Label: "Cipher", Value: "AEGIS-256X2"}, {Label: "Format", Value: "gocryptfs v2"}, {Label: "scrypt", Value: "N=2^16 r=8 p=1"}, {Label: "Feature flags", Value: "HKDF DirIV EMENames LongNames Raw64"}}, nil
 }
 
 func (f *fakeBackend) ChangePassword(ctx context.Context, dir string, old, pw []byte) error {
@@ -453,4 +455,35 @@ func (f *fakeBackend) StoredPassword(ctx context.Context, cipherDir string) (boo
 	defer f.mu.Unlock()
 	_, ok := f.stored[cipherDir]
 	return ok, nil
+}
+
+// PlanConvert plans as the core would for a vault of size convertBytes; a mounted vault is
+// refused as app.PlanConvert refuses it.
+func (f *fakeBackend) PlanConvert(ctx context.Context, dir, to string) (app.ConvertPlan, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.mounts {
+		if m.CipherDir == dir {
+			return app.ConvertPlan{}, fmt.Errorf("%s is mounted at %s: %w", dir, m.MountPoint, vault.ErrMounted)
+		}
+	}
+	return app.ConvertPlan{ConvertPlan: &vault.ConvertPlan{Dir: dir, From: "aegis", To: crypto.CipherID(to), Work: dir + ".vaultui-convert",
+		KeepOld: dir + ".old-aegis", PlainBytes: 3e9, Files: 120, NeedBytes: 3.1e9, FreeBytes: 40e9}}, nil
+}
+
+// Convert converts with the keyring's password or pw (as unlock), reporting each phase.
+func (f *fakeBackend) Convert(ctx context.Context, dir, to string, pw []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error) {
+	f.mu.Lock()
+	err := f.unlock(dir, pw)
+	f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	for _, ph := range []string{vault.PhaseCopy, vault.PhaseCheck} {
+		progress(vault.ConvertProgress{Phase: ph, Done: 3e9, Total: 3e9})
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.converted = append(f.converted, dir+" "+to)
+	return &vault.ConvertResult{Dir: dir, OldDir: dir + ".old-aegis", From: "aegis", To: crypto.CipherID(to), Swap: vault.SwapExchange}, nil
 }

@@ -110,8 +110,9 @@ func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
 			s.offset = max(0, min(s.offset+1, len(s.problems)-1))
 			return nil
 		case s.done && key.Matches(msg, k.Rerun):
+			// As f: the keyring's password first, the prompt only when it does not work.
 			s.done, s.problems, s.err, s.offset = false, nil, "", 0
-			return s.form.setFocus(0)
+			return tea.Batch(s.form.setFocus(0), s.run(nil))
 		case !s.done && key.Matches(msg, k.Submit):
 			return s.start()
 		}
@@ -207,7 +208,7 @@ func (s *fsckScreen) results(w int) string {
 	var b strings.Builder
 	damage := 0
 	for _, p := range s.problems {
-		if !p.Note {
+		if p.Damage {
 			damage++
 		}
 	}
@@ -223,8 +224,8 @@ func (s *fsckScreen) results(w int) string {
 	blocks := make([]string, len(s.problems))
 	heights := make([]int, len(s.problems))
 	for i, p := range s.problems {
-		detail := lipgloss.NewStyle().PaddingLeft(11).Render(st.Subtle.Render(wrap(p.Detail, w-11)))
-		blocks[i] = st.Warning.Render(padRight(p.Kind, 10)) + " " + truncateLeft(p.Path, w-11) + "\n" + detail
+		detail := lipgloss.NewStyle().PaddingLeft(11).Render(st.Subtle.Render(wrap(p.What, w-11)))
+		blocks[i] = st.Warning.Render(padRight(p.Kind, 10)) + " " + truncateLeft(p.Where, w-11) + "\n" + detail
 		heights[i] = lipgloss.Height(blocks[i])
 	}
 	// The intro above (its lines and a blank one), the heading and a blank

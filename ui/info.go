@@ -30,9 +30,9 @@ func (s *infoScreen) busy() bool    { return !s.loaded }
 func (s *infoScreen) keys() []key.Binding {
 	k := s.c.keys
 	if len(s.lines()) > s.height() {
-		return []key.Binding{k.Up, k.Down, k.Back}
+		return []key.Binding{k.Up, k.Down, convertKey, k.Back}
 	}
-	return []key.Binding{k.Back}
+	return []key.Binding{convertKey, k.Back}
 }
 
 func (s *infoScreen) Init() tea.Cmd {
@@ -51,6 +51,8 @@ func (s *infoScreen) Update(msg tea.Msg) tea.Cmd {
 		switch k := s.c.keys; {
 		case key.Matches(msg, k.Back):
 			return s.c.back("", false)
+		case key.Matches(msg, convertKey):
+			return s.c.open(newConvertScreen(s.c, s.v))
 		case key.Matches(msg, k.Up):
 			s.offset = max(0, s.offset-1)
 		case key.Matches(msg, k.Down):
@@ -76,7 +78,7 @@ func (s *infoScreen) lines() []string {
 	st := s.c.styles
 	w := s.c.contentWidth()
 	var rows []Field
-	rows = append(rows, Field{"Name", s.v.Name}, Field{"Folder", tildePath(s.v.CipherDir)}, Field{"Mount point", tildePath(s.v.MountPoint)})
+	rows = append(rows, Field{Label: "Name", Value: s.v.Name}, Field{Label: "Folder", Value: tildePath(s.v.CipherDir)}, Field{Label: "Mount point", Value: tildePath(s.v.MountPoint)})
 	opts := []string{}
 	if s.v.ReadOnly {
 		opts = append(opts, "read-only")
@@ -85,7 +87,7 @@ func (s *infoScreen) lines() []string {
 		opts = append(opts, "unmount after "+s.v.Idle.String()+" idle")
 	}
 	if len(opts) > 0 {
-		rows = append(rows, Field{"Options", strings.Join(opts, ", ")})
+		rows = append(rows, Field{Label: "Options", Value: strings.Join(opts, ", ")})
 	}
 	state := "locked"
 	if m, ok := s.c.mountFor(s.v.CipherDir); ok {
@@ -97,14 +99,14 @@ func (s *infoScreen) lines() []string {
 			state = "detached from " + tildePath(m.MountPoint) + ": unmounts when its last open file is closed"
 		}
 	}
-	rows = append(rows, Field{"State", state})
+	rows = append(rows, Field{Label: "State", Value: state})
 	lock := lockText(s.v.Lock)
 	if why := s.c.lockProblem(s.v.Lock); why != "" {
 		lock += ". Cannot work here: " + why + " (vaultui edit --lock never " + s.v.Name + ")"
 	}
-	rows = append(rows, Field{"Lock", lock})
+	rows = append(rows, Field{Label: "Lock", Value: lock})
 	if n, ok := s.c.conflicts[s.v.CipherDir]; ok {
-		rows = append(rows, Field{"Conflicts", n.infoText()})
+		rows = append(rows, Field{Label: "Conflicts", Value: n.infoText()})
 	}
 	rows = append(rows, s.fields...)
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -38,70 +36,19 @@ func Run() error {
 	return nil
 }
 
-// realBackend does what the TUI asks with the same packages the commands
-// use: the registry and on-disk format in vault, ciphers in crypto, mounts
-// through the mountmgr daemon (started on demand by Connect).
+// realBackend does what the TUI asks through the product core (app), which owns the
+// policies and the one daemon client; it only adapts the answers to the screens.
 type realBackend struct {
-	registryPath string
-	// app is the product core: the use cases with their policies (passwords and the
-	// keyring, conflicts); this backend only adapts its answers to the screens.
 	app   *app.App
 	speed *app.Speed
-
-	mu     sync.Mutex
-	client *mountmgr.Client
 }
 
 func newRealBackend() (*realBackend, error) {
-	p, err := vault.DefaultRegistryPath()
-	if err != nil {
-		return nil, err
-	}
-	return &realBackend{registryPath: p, app: app.New(app.Options{}), speed: app.NewSpeed()}, nil
+	return &realBackend{app: app.New(app.Options{}), speed: app.NewSpeed()}, nil
 }
 
 // Close drops the daemon connection; mounts stay with the daemon.
-func (b *realBackend) Close() error {
-	b.app.Close()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.client == nil {
-		return nil
-	}
-	err := b.client.Close()
-	b.client = nil
-	return err
-}
-
-// conn returns the daemon client, connecting (and starting the daemon) on
-// first use.
-func (b *realBackend) conn(ctx context.Context) (*mountmgr.Client, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.client != nil {
-		return b.client, nil
-	}
-	c, err := mountmgr.Connect(ctx)
-	if err != nil {
-		return nil, escaped(err)
-	}
-	b.client = c
-	return c, nil
-}
-
-// dropConn forgets a client whose daemon went away, so the next call
-// reconnects (and restarts the daemon).
-func (b *realBackend) dropConn(c *mountmgr.Client, err error) {
-	if !errors.Is(err, mountmgr.ErrDaemon) {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.client == c {
-		c.Close()
-		b.client = nil
-	}
-}
+func (b *realBackend) Close() error { return b.app.Close() }
 
 // escaped returns err with vault-controlled text (names, config fields) escaped for the
 // terminal; errors.Is and As still see the original.
@@ -119,20 +66,9 @@ type escapedError struct{ err error }
 func (e *escapedError) Error() string { return vault.EscapeControl(e.err.Error()) }
 func (e *escapedError) Unwrap() error { return e.err }
 
-func (b *realBackend) registry() (*vault.Registry, error) {
-	return vault.LoadRegistry(b.registryPath)
-}
-
 // vaultOf names the vault at cipherDir for the core, by its registry name when it has one
 // (the keyring's label shows it).
-func (b *realBackend) vaultOf(cipherDir string) app.Vault {
-	if reg, err := b.registry(); err == nil {
-		if e, ok := reg.Lookup(cipherDir); ok {
-			return app.VaultOf(e)
-		}
-	}
-	return app.Vault{CipherDir: cipherDir}
-}
+func (b *realBackend) vaultOf(cipherDir string) app.Vault { return b.app.VaultAt(cipherDir) }
 
 // StoredPassword asks the keyring whether it holds the vault's password.
 func (b *realBackend) StoredPassword(ctx context.Context, cipherDir string) (bool, error) {
@@ -140,86 +76,76 @@ func (b *realBackend) StoredPassword(ctx context.Context, cipherDir string) (boo
 }
 
 func (b *realBackend) Vaults() ([]Vault, error) {
-	reg, err := b.registry()
+	list, err := b.app.List()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Vault, 0, len(reg.Vaults))
-	for _, e := range reg.Vaults {
+	out := make([]Vault, 0, len(list))
+	for _, e := range list {
 		v := Vault{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint, ReadOnly: e.ReadOnly, Idle: e.Idle,
 			Automount: e.MountAtStart, Lock: e.LockPolicy()}
-		if cfg, err := vault.LoadConfig(e.CipherDir); err != nil {
-			v.Problem = err.Error()
+		if e.Err != nil {
+			v.Problem = e.Err.Error()
 		} else {
-			v.Cipher = cfg.Cipher().String()
+			v.Cipher = e.Cipher.String()
 		}
 		out = append(out, v)
 	}
 	return out, nil
 }
 
-func (b *realBackend) DefaultMountPoint(name string) string {
-	mp, err := vault.DefaultMountPoint(name)
-	if err != nil {
-		return ""
-	}
-	return mp
-}
+func (b *realBackend) DefaultMountPoint(name string) string { return app.DefaultMountPoint(name) }
 
 func (b *realBackend) CheckNewCipherDir(dir string) error {
-	err := vault.CheckNewCipherDir(dir)
+	err := app.CheckNewCipherDir(dir)
 	if errors.Is(err, vault.ErrNotEmpty) {
 		return escaped(fmt.Errorf("%w (to register an existing vault, use a)", err))
 	}
-	return err
+	return escaped(err)
 }
 
+// CreateVault creates through the core. The master key comes back whenever the vault was
+// written; a step that failed after that is reported with it.
 func (b *realBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byte, error) {
 	c, err := crypto.ParseCipher(req.Cipher)
 	if err != nil {
 		return nil, err
 	}
-	key, err := vault.CreateRegistered(b.registryPath,
-		vault.Entry{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint, Lock: req.Lock},
-		req.Password, vault.CreateOptions{
+	created, err := b.app.Create(ctx, app.NewVault{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint, Lock: req.Lock,
+		Options: vault.CreateOptions{
 			Cipher:             c,
 			ScryptLogN:         req.ScryptLogN,
 			PlaintextNames:     req.PlaintextNames,
 			DeterministicNames: req.DeterministicNames,
 			LongNameMax:        req.LongNameMax,
 			Creator:            "vaultui",
-		})
-	var inc *vault.IncompleteError
-	switch {
-	case errors.As(err, &inc):
-		crypto.Wipe(key)
-		if inc.Register != nil {
-			return nil, fmt.Errorf("%w (add it with a)", err)
-		}
-		return nil, err
-	case err != nil:
+		}}, req.Password)
+	if err != nil {
 		return nil, escaped(err)
 	}
-	return key, nil
+	if created.NotRegistered != nil {
+		return created.MasterKey, escaped(fmt.Errorf("the vault was created but not registered: %w (add it with a)", created.NotRegistered))
+	}
+	return created.MasterKey, nil
 }
 
 func (b *realBackend) AddVault(v Vault) error {
-	if _, err := vault.LoadConfig(v.CipherDir); err != nil {
-		return fmt.Errorf("%s is not a vault: %w", v.CipherDir, err)
-	}
-	_, err := vault.UpdateRegistry(b.registryPath, func(reg *vault.Registry) error {
-		return reg.Add(vault.Entry{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint, ReadOnly: v.ReadOnly, Idle: v.Idle, Lock: v.Lock})
-	})
-	return err
+	_, err := b.app.Add(context.Background(), app.NewEntry{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
+		ReadOnly: v.ReadOnly, Idle: v.Idle, Lock: v.Lock})
+	return escaped(err)
 }
 
-func (b *realBackend) LockPolicyWorks(ctx context.Context) error {
-	return mountmgr.LockPolicyWorks(ctx)
-}
+func (b *realBackend) LockPolicyWorks(ctx context.Context) error { return b.app.LockPolicyWorks(ctx) }
 
 func (b *realBackend) Forget(name string) error {
-	_, err := vault.UpdateRegistry(b.registryPath, func(reg *vault.Registry) error { return reg.Remove(name) })
-	return err
+	_, err := b.app.Forget(name)
+	return escaped(err)
+}
+
+// SetAutomount changes the registry entry under the registry's lock.
+func (b *realBackend) SetAutomount(name string, on bool) error {
+	_, err := b.app.Edit(context.Background(), name, app.Edit{Automount: &on})
+	return escaped(err)
 }
 
 func (b *realBackend) Info(ctx context.Context, dir string) ([]Field, error) {
@@ -227,7 +153,7 @@ func (b *realBackend) Info(ctx context.Context, dir string) ([]Field, error) {
 	if err != nil {
 		return nil, escaped(err)
 	}
-	return infoFields(info), nil
+	return app.Describe(info), nil
 }
 
 func (b *realBackend) ChangePassword(ctx context.Context, dir string, oldPassword, newPassword []byte) error {
@@ -247,19 +173,7 @@ func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, pro
 	})
 	out := make([]Problem, 0, len(problems))
 	for _, p := range problems {
-		detail := p.Detail
-		switch {
-		case p.FirstBlock < 0:
-		case p.FirstBlock == p.LastBlock:
-			detail += fmt.Sprintf(" (block %d)", p.FirstBlock)
-		default:
-			detail += fmt.Sprintf(" (blocks %d-%d)", p.FirstBlock, p.LastBlock)
-		}
-		path := p.Path
-		if path == "" {
-			path = "/" + p.CipherPath
-		}
-		out = append(out, Problem{Path: vault.EscapeControl(path), Kind: p.Kind, Detail: vault.EscapeControl(detail), Note: !p.Damage()})
+		out = append(out, app.FindingOf(p))
 	}
 	return out, escaped(err)
 }
@@ -322,58 +236,34 @@ func keyringNote(c app.KeyringChange) string {
 }
 
 func (b *realBackend) Unmount(ctx context.Context, target string, lazy bool) error {
-	c, err := b.conn(ctx)
-	if err != nil {
-		return err
-	}
-	err = c.Unmount(ctx, target, lazy)
-	b.dropConn(c, err)
-	return escaped(err)
+	return escaped(b.app.Unmount(ctx, target, lazy))
 }
 
 func (b *realBackend) Watch(ctx context.Context, each func([]Mount)) error {
-	c, err := b.conn(ctx)
-	if err != nil {
-		return err
-	}
-	err = c.Watch(ctx, func(ms []mountmgr.MountInfo) {
+	err := b.app.Watch(ctx, func(ms []mountmgr.MountInfo) {
 		out := make([]Mount, 0, len(ms))
 		for _, m := range ms {
 			out = append(out, uiMount(m))
 		}
 		each(out)
 	})
-	b.dropConn(c, err)
 	return escaped(err)
 }
 
-// infoFields lists a vault's on-disk facts for the info screen.
-func infoFields(info vault.Info) []Field {
-	yes := func(b bool) string {
-		if b {
-			return "yes"
-		}
-		return "no"
+func (b *realBackend) PlanConvert(ctx context.Context, dir, to string) (app.ConvertPlan, error) {
+	c, err := crypto.ParseCipher(to)
+	if err != nil {
+		return app.ConvertPlan{}, err
 	}
-	names := "encrypted (EME, per-directory IV)"
-	switch {
-	case info.PlaintextNames:
-		names = "plaintext (not encrypted)"
-	case info.DeterministicNames:
-		names = "encrypted (EME, deterministic: no per-directory IV)"
+	p, err := b.app.PlanConvert(ctx, app.ConvertRequest{Vault: b.vaultOf(dir), To: c})
+	return p, escaped(err)
+}
+
+func (b *realBackend) Convert(ctx context.Context, dir, to string, password []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error) {
+	c, err := crypto.ParseCipher(to)
+	if err != nil {
+		return nil, err
 	}
-	longNames := "off"
-	if info.LongNames {
-		longNames = fmt.Sprintf("on, names over %d characters are hashed", info.LongNameMax)
-	}
-	return []Field{
-		{"Cipher", info.CipherName},
-		{"Opens in", app.OpensIn(info.Cipher).Detail()},
-		{"Format", app.Format(info.Version, info.Cipher) + ", created by " + vault.EscapeControl(info.Creator)},
-		{"File names", names},
-		{"Long names", longNames},
-		{"HKDF", yes(info.HKDF)},
-		{"scrypt", fmt.Sprintf("N=2^%d r=%d p=%d (key %d bytes, salt %d bytes)", info.ScryptLogN, info.ScryptR, info.ScryptP, info.ScryptKeyLen, info.ScryptSaltLen)},
-		{"Feature flags", strings.Join(info.FeatureFlags, " ")},
-	}
+	res, _, err := b.app.Convert(ctx, app.ConvertRequest{Vault: b.vaultOf(dir), To: c, Password: password, Progress: progress})
+	return res, escaped(err)
 }

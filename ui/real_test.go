@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
@@ -219,14 +220,14 @@ func TestInfoFieldsNameWhoOpensTheVault(t *testing.T) {
 		}
 		return ""
 	}
-	ae := infoFields(vault.Info{Cipher: crypto.AEGIS, CipherName: "AEGIS-256X2", Version: 2, Creator: "vaultui"})
+	ae := app.Describe(vault.Info{Cipher: crypto.AEGIS, CipherName: "AEGIS-256X2", Version: 2, Creator: "vaultui"})
 	if o := field(ae, "Opens in"); !strings.Contains(o, "vaultui only") || !strings.Contains(o, "AEGIS256X2") {
 		t.Errorf("AEGIS opens in %q", o)
 	}
 	if f := field(ae, "Format"); !strings.Contains(f, "AEGIS256X2") || !strings.Contains(f, "only in vaultui") {
 		t.Errorf("AEGIS format %q", f)
 	}
-	gcm := infoFields(vault.Info{Cipher: crypto.AESGCM, CipherName: "AES-256-GCM", Version: 2, Creator: "gocryptfs v2.4"})
+	gcm := app.Describe(vault.Info{Cipher: crypto.AESGCM, CipherName: "AES-256-GCM", Version: 2, Creator: "gocryptfs v2.4"})
 	if o := field(gcm, "Opens in"); !strings.Contains(o, "gocryptfs") || !strings.Contains(o, "cppcryptfs") {
 		t.Errorf("GCM opens in %q", o)
 	}

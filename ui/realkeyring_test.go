@@ -30,7 +30,7 @@ func TestRealBackendKeyring(t *testing.T) {
 	if err := k.Set(ctx, dir, keyring.Label("v", dir), []byte("old")); err != nil {
 		t.Fatal(err)
 	}
-	b := &realBackend{registryPath: filepath.Join(t.TempDir(), "vaults.json"), app: app.New(app.Options{})}
+	b := &realBackend{app: app.New(app.Options{Registry: filepath.Join(t.TempDir(), "vaults.json")})}
 	defer b.Close()
 
 	if _, err := b.Fsck(ctx, dir, nil, func(FsckProgress) {}); err != nil {

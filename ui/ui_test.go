@@ -474,8 +474,8 @@ func TestFsck(t *testing.T) {
 	wantView(t, tm, "25%", "1.0 MB of 4.0 MB · 1 of 4 entries", "dir/file1")
 
 	fb.problems = []Problem{
-		{Path: "docs/report.odt", Kind: "content", Detail: "block 3: authentication failed"},
-		{Path: "gocryptfs.longname.abc", Kind: "name", Detail: "missing .name file"},
+		{Where: "docs/report.odt", Kind: "content", What: "block 3: authentication failed", Damage: true},
+		{Where: "gocryptfs.longname.abc", Kind: "name", What: "missing .name file", Damage: true},
 	}
 	f.running, f.done = false, true
 	tm.keys("r", "hunter22", "enter")
@@ -484,11 +484,25 @@ func TestFsck(t *testing.T) {
 
 	// Conflict copies and foreign files alone are notes, not damage.
 	fb.problems = []Problem{
-		{Path: "report (conflict 2026-11-30 Syncthing).odt", Kind: "conflict", Detail: "Syncthing's conflict copy of /report.odt", Note: true},
-		{Path: "desktop.ini", Kind: "foreign", Detail: "not a name of the vault's format", Note: true},
+		{Where: "report (conflict 2026-11-30 Syncthing).odt", Kind: "conflict", What: "Syncthing's conflict copy of /report.odt"},
+		{Where: "desktop.ini", Kind: "foreign", What: "not a name of the vault's format"},
 	}
 	tm.keys("r", "hunter22", "enter")
 	wantView(t, tm, "No damage found; 2 notes", "report (conflict 2026-11-30 Syncthing).odt", "desktop.ini")
+}
+
+// TestFsckRerunUsesKeyring: r checks again with the keyring's password, as f does, rather
+// than asking.
+func TestFsckRerunUsesKeyring(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	fb.stored = map[string]string{"/data/work.crypt": "hunter22"}
+	tm := newTestModel(t, fb)
+	tm.keys("f")
+	wantView(t, tm, "No problems found in 4 files")
+	fb.problems = []Problem{{Where: "docs/report.odt", Kind: "content", What: "authentication failed", Damage: true}}
+	tm.keys("r")
+	wantView(t, tm, "1 problem found", "docs/report.odt")
 }
 
 func TestAddAndForget(t *testing.T) {

@@ -253,6 +253,14 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 		w.dir.fields[0].suggest(msg.dir)
 		return nil
 	case vaultCreated:
+		if msg.key != nil {
+			// Written: the key is shown whatever failed after (msg.err says what).
+			w.masterKey, w.step = msg.key, stepMasterKey
+			if msg.err != nil {
+				w.err = msg.err.Error()
+			}
+			return nil
+		}
 		if msg.err != nil {
 			w.err = "Could not create the vault: " + msg.err.Error()
 			w.step, w.leaving = stepAdvanced, nil
@@ -513,16 +521,7 @@ func (w *wizardScreen) request() (CreateRequest, error) {
 // defaultName derives a vault name from its folder without the extension
 // that marks it encrypted: "Private.crypt" -> "Private", "work.enc" -> "work",
 // ".secret" -> "secret".
-func defaultName(dir string) string {
-	base := strings.TrimLeft(filepath.Base(dir), ".-")
-	if ext := filepath.Ext(base); ext != base {
-		base = strings.TrimSuffix(base, ext)
-	}
-	if base == "" || strings.ContainsAny(base, "/") {
-		return "vault"
-	}
-	return base
-}
+func defaultName(dir string) string { return app.DefaultName(dir) }
 
 func (w *wizardScreen) View() string {
 	s := w.c.styles

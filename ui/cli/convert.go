@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -56,32 +56,25 @@ examples:
 			if err != nil {
 				return err
 			}
-			return runConvert(e, entry, vault.ConvertOptions{To: cipher, KeepOld: *keepOld, MountedAt: mountmgr.MountedAt}, *passfile, *yes)
+			return runConvert(e, entry, app.ConvertRequest{Vault: app.VaultOf(entry), To: cipher, KeepOld: *keepOld}, *passfile, *yes)
 		}
 	},
 }
 
 func init() { registerCommand(convertCommand) }
 
-func runConvert(e *env, entry vault.Entry, opts vault.ConvertOptions, passfile string, yes bool) error {
+func runConvert(e *env, entry vault.Entry, req app.ConvertRequest, passfile string, yes bool) error {
 	name := displayName(entry)
-	plan, err := vault.PlanConvert(entry.CipherDir, opts)
+	plan, err := e.app.PlanConvert(e.ctx, req)
+	if plan.Finished != nil {
+		fmt.Fprintf(e.stdout, "An interrupted conversion of %s to %s had already swapped in the new vault; finishing it.\n", name, plan.Finished.To)
+		printConvertResult(e.stdout, name, plan.Finished)
+	}
 	if err != nil {
 		return convertError(err)
 	}
-	if plan.Interrupted == vault.InterruptedSwapped {
-		fmt.Fprintf(e.stdout, "An interrupted conversion of %s to %s had already swapped in the new vault; finishing it.\n", name, plan.InterruptedTo)
-		res, err := vault.FinishConvert(entry.CipherDir)
-		if err != nil {
-			return err
-		}
-		printConvertResult(e.stdout, name, res)
-		if res.To == opts.To {
-			return nil
-		}
-		if plan, err = vault.PlanConvert(entry.CipherDir, opts); err != nil {
-			return convertError(err)
-		}
+	if plan.Done {
+		return nil
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "Convert %s (%s) from %s to %s.\n", name, plan.Dir, plan.From, plan.To)
@@ -98,14 +91,16 @@ func runConvert(e *env, entry vault.Entry, opts vault.ConvertOptions, passfile s
 			return err
 		}
 	}
-	password, err := e.readPassword(passfile, fmt.Sprintf("Password for %s: ", name))
-	if err != nil {
-		return err
-	}
-	defer crypto.Wipe(password)
 	prog := newByteProgress(e.stderr)
-	opts.Progress = prog.update
-	res, err := vault.Convert(e.ctx, entry.CipherDir, password, opts)
+	req.Progress = prog.update
+	var res *vault.ConvertResult
+	err = e.withPassword(entry, passfile, func(pw []byte) (app.KeyringChange, error) {
+		req.Password = pw
+		var change app.KeyringChange
+		var err error
+		res, change, err = e.app.Convert(e.ctx, req)
+		return change, err
+	})
 	prog.done()
 	if err != nil {
 		return convertError(err)

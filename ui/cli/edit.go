@@ -1,12 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"strings"
 
-	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -42,81 +42,42 @@ examples:
 			if fs.NFlag() == 0 {
 				return e.usage("nothing to change: give at least one option")
 			}
+			var ed app.Edit
 			if flagSet(fs, "lock") {
 				if err := vault.ValidateLockPolicy(*lock); err != nil {
 					return e.usage("--lock: %v", err)
 				}
+				ed.Lock = lock
 			}
 			if *idle < 0 {
 				return e.usage("--idle %s: want a duration of 0 (never) or more", *idle)
 			}
-			var updated vault.Entry
-			_, err := e.updateRegistry(func(reg *vault.Registry) error {
-				entry, ok := reg.Lookup(args[0])
-				if !ok {
-					return withHint(fmt.Errorf("vault %q is not in the registry: %w", args[0], vault.ErrNotFound),
-						`run "vaultui list" to see registered names`)
-				}
-				var err error
-				updated, err = reg.Update(entry.Name, func(v *vault.Entry) error {
-					if flagSet(fs, "automount") {
-						v.MountAtStart = *automount
-					}
-					if flagSet(fs, "lock") {
-						v.Lock = *lock
-					}
-					if flagSet(fs, "mountpoint") {
-						mp, err := filepath.Abs(*mountPoint)
-						if err != nil {
-							return err
-						}
-						// The rule mount applies, now rather than at the first mount.
-						if err := mountmgr.CheckNesting(v.CipherDir, mp); err != nil {
-							return mountHint(err, mp)
-						}
-						v.MountPoint = mp
-					}
-					if flagSet(fs, "ro") {
-						v.ReadOnly = *ro
-					}
-					if flagSet(fs, "idle") {
-						v.Idle = *idle
-					}
-					return nil
-				})
-				return err
-			})
-			if err != nil {
-				return err
+			if flagSet(fs, "automount") {
+				ed.Automount = automount
 			}
-			printEntryOptions(e, updated)
-			if flagSet(fs, "lock") {
-				e.lockNote(updated.LockPolicy())
+			if flagSet(fs, "mountpoint") {
+				ed.MountPoint = mountPoint
+			}
+			if flagSet(fs, "ro") {
+				ed.ReadOnly = ro
+			}
+			if flagSet(fs, "idle") {
+				ed.Idle = idle
+			}
+			edited, err := e.app.Edit(e.ctx, args[0], ed)
+			switch {
+			case errors.Is(err, vault.ErrNotFound):
+				return withHint(err, `run "vaultui list" to see registered names`)
+			case err != nil:
+				return mountHint(err, *mountPoint)
+			}
+			printEntryOptions(e, edited.Entry)
+			if edited.LockNote != nil {
+				fmt.Fprintf(e.stderr, "note: %v\n", edited.LockNote)
 			}
 			return nil
 		}
 	},
-}
-
-// newVaultLock is the lock policy a new vault gets: sleep where it can work, never where it
-// cannot, with a note saying why (mountmgr.DefaultLockPolicy).
-func (e *env) newVaultLock() string {
-	works := mountmgr.LockPolicyWorks(e.ctx)
-	p := mountmgr.DefaultLockPolicy(works)
-	if works != nil {
-		fmt.Fprintf(e.stderr, "note: lock policy %s: %v\n", p, works)
-	}
-	return p
-}
-
-// lockNote warns when the lock policy a user chose cannot work here.
-func (e *env) lockNote(policy string) {
-	if policy == vault.LockNever {
-		return
-	}
-	if err := mountmgr.LockPolicyWorks(e.ctx); err != nil {
-		fmt.Fprintf(e.stderr, "note: lock policy %s does nothing here: %v\n", policy, err)
-	}
 }
 
 // printEntryOptions says what a vault's options are now, on one line.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/app"
 )
 
 func init() { registerCommand(eventsCommand) }
@@ -46,28 +46,17 @@ examples:
 			if counted && (*count < 1 || !*follow) {
 				return e.usage("--count takes a number of events of at least 1 and needs --follow (without --count, --follow runs until interrupted)")
 			}
-			client, err := mountmgr.Connect(e.ctx)
-			if err != nil {
-				return err
-			}
-			defer client.Close()
-			names := map[string]string{}
-			if reg, rerr := e.loadRegistry(); rerr == nil {
-				for _, v := range reg.Vaults {
-					names[v.CipherDir] = v.Name
-				}
-			}
 			printed := 0
-			show := func(ev mountmgr.Event) error {
+			show := func(ev app.NamedEvent) error {
 				printed++
 				if *asJSON {
-					return json.NewEncoder(e.stdout).Encode(eventJSON{Event: ev, Name: names[ev.CipherDir]})
+					return json.NewEncoder(e.stdout).Encode(ev)
 				}
-				printEvent(e.stdout, ev, names)
+				printEvent(e.stdout, ev)
 				return nil
 			}
 			if !*follow {
-				evs, err := client.Events(e.ctx, 0)
+				evs, err := e.app.Events(e.ctx, 0)
 				if err != nil {
 					return err
 				}
@@ -84,7 +73,7 @@ examples:
 			ctx, stop := context.WithCancel(e.ctx)
 			defer stop()
 			var showErr error
-			err = client.FollowEvents(ctx, 0, func(evs []mountmgr.Event) {
+			err := e.app.FollowEvents(ctx, 0, func(evs []app.NamedEvent) {
 				for _, ev := range evs {
 					if showErr == nil && (*count == 0 || printed < *count) {
 						showErr = show(ev)
@@ -102,17 +91,10 @@ examples:
 	},
 }
 
-// eventJSON is one line of "events --json": the daemon's event and the vault's registered
-// name, if it has one.
-type eventJSON struct {
-	mountmgr.Event
-	Name string `json:"name,omitempty"`
-}
-
 // printEvent prints one event on one line: local time, vault, what happened. The daemon
 // escaped its text already.
-func printEvent(w io.Writer, ev mountmgr.Event, names map[string]string) {
-	vault := names[ev.CipherDir]
+func printEvent(w io.Writer, ev app.NamedEvent) {
+	vault := ev.Name
 	if vault == "" {
 		vault = ev.CipherDir
 	}

@@ -3,11 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/vaultui/vaultui/app"
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -37,25 +35,8 @@ func printInfo(w io.Writer, e vault.Entry, i vault.Info, keyring string) {
 	if e.MountPoint != "" {
 		row("Mount point", e.MountPoint)
 	}
-	row("Cipher", i.CipherName)
-	row("Opens in", app.OpensIn(i.Cipher).Detail())
-	names := "encrypted (EME, per-directory IV)"
-	switch {
-	case i.PlaintextNames:
-		names = "plaintext"
-	case i.DeterministicNames:
-		names = "encrypted (EME, deterministic: no per-directory IV)"
-	}
-	row("File names", names)
-	if i.LongNames {
-		row("Long names", fmt.Sprintf("stored as long names when over %d bytes encrypted", i.LongNameMax))
-	}
-	row("Feature flags", strings.Join(i.FeatureFlags, " "))
-	row("Scrypt", fmt.Sprintf("N=2^%d R=%d P=%d KeyLen=%d", i.ScryptLogN, i.ScryptR, i.ScryptP, i.ScryptKeyLen))
-	row("Format", app.Format(i.Version, i.Cipher))
-	row("Creator", i.Creator)
-	for _, c := range i.ConfigConflicts {
-		row("Config conflict", c+" (a sync tool's copy; this vault uses "+crypto.ConfName+")")
+	for _, f := range app.Describe(i) {
+		fmt.Fprintf(tw, "%s:\t%s\n", f.Label, f.Value)
 	}
 	if keyring != "" {
 		row("Keyring", keyring)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -94,18 +93,16 @@ examples:
 				return withHint(e.usage("no mount point given and none registered for %s", displayName(entry)),
 					`give MOUNTPOINT, or register one with "vaultui add --mountpoint DIR"`)
 			}
-			req := app.MountRequest{
-				Vault:      app.VaultOf(entry),
-				MountPoint: mp,
-				Remember:   *remember,
-				ReadOnly:   *ro || entry.ReadOnly,
-				AllowOther: *allowOther,
-				Idle:       entry.Idle,
-				Reverse:    *reverse || entry.Reverse,
-				// Recovery is read-only (the daemon enforces it too).
-				ForceDecode: *forceDecode,
-				BadNames:    badNames,
+			req := app.MountFor(entry)
+			req.MountPoint, req.Remember, req.AllowOther = mp, *remember, *allowOther
+			if flagSet(fs, "ro") {
+				req.ReadOnly = *ro
 			}
+			if *reverse {
+				req.Reverse = true
+			}
+			// Recovery is read-only (the daemon enforces it too).
+			req.ForceDecode, req.BadNames = *forceDecode, badNames
 			if *forceDecode {
 				req.ReadOnly = true
 			}
@@ -118,7 +115,7 @@ examples:
 				return e.usage("--exclude, --exclude-wildcard and --exclude-from are for --reverse")
 			}
 			if req.Reverse {
-				req.Exclude = append(slices.Clone(entry.Exclude), rules.lines...)
+				req.Exclude = append(req.Exclude, rules.lines...)
 				if _, err := exclude.Compile(req.Exclude); err != nil {
 					return e.usage("%v", err)
 				}
@@ -280,32 +277,17 @@ examples:
 			if *all != (len(args) == 0) || len(args) > 1 {
 				return e.usage("expected one VAULT or MOUNTPOINT, or --all")
 			}
-			client, err := mountmgr.Connect(e.ctx)
-			if err != nil {
-				return err
-			}
-			defer client.Close()
 			if *all {
-				return unmountAll(e, client)
+				return unmountAll(e)
 			}
-			target, registered := args[0], false
-			if reg, rerr := e.loadRegistry(); rerr == nil {
-				if entry, ok := reg.Lookup(target); ok {
-					target, registered = entry.CipherDir, true
-				}
-			}
-			if _, serr := os.Lstat(target); !registered && errors.Is(serr, os.ErrNotExist) {
-				return withHint(fmt.Errorf("%q is neither a registered vault nor a mount point: %w", args[0], vault.ErrNotFound),
-					`"vaultui list" lists the vaults, "vaultui status" what is mounted`)
-			}
-			if err := client.Unmount(e.ctx, target, *lazy); err != nil {
-				if errors.Is(err, mountmgr.ErrBusy) {
+			if err := e.app.Unmount(e.ctx, args[0], *lazy); err != nil {
+				switch {
+				case errors.Is(err, vault.ErrNotFound):
+					return withHint(err, `"vaultui list" lists the vaults, "vaultui status" what is mounted`)
+				case errors.Is(err, mountmgr.ErrBusy):
 					return withHint(err, "close those files (or leave that directory), or use --lazy")
-				}
-				if errors.Is(err, mountmgr.ErrNotMounted) {
-					// Named as the user named it, not as the daemon resolved it.
-					return withHint(fmt.Errorf("%s is not mounted: %w", vault.EscapeControl(args[0]), mountmgr.ErrNotMounted),
-						`"vaultui status" lists what is mounted`)
+				case errors.Is(err, mountmgr.ErrNotMounted):
+					return withHint(err, `"vaultui status" lists what is mounted`)
 				}
 				return err
 			}
@@ -328,58 +310,26 @@ func formatDuration(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-// unmountAll unmounts everything and says what that was: the mounts listed
-// before and gone after, by registered name where there is one.
-func unmountAll(e *env, client *mountmgr.Client) error {
-	before, err := client.Status(e.ctx)
-	if err != nil {
-		return err
-	}
-	err = client.UnmountAll(e.ctx)
-	after, aerr := client.Status(e.ctx)
-	if aerr != nil {
-		after = nil
-	}
-	still := map[string]bool{}
-	for _, m := range after {
-		if !m.Detached {
-			still[m.MountPoint] = true
+// unmountAll unmounts everything and says what that was (app.UnmountAll).
+func unmountAll(e *env) error {
+	res, err := e.app.UnmountAll(e.ctx)
+	for _, m := range res.Unmounted {
+		name := m.Name
+		if name == "" {
+			name = m.CipherDir
 		}
-	}
-	names := map[string]string{}
-	if reg, rerr := e.loadRegistry(); rerr == nil {
-		for _, v := range reg.Vaults {
-			names[v.CipherDir] = v.Name
-		}
-	}
-	n := 0
-	for _, m := range before {
-		if m.Stale || m.Detached || still[m.MountPoint] {
-			continue
-		}
-		n++
-		if name := names[m.CipherDir]; name != "" {
-			fmt.Fprintf(e.stdout, "Unmounted %s from %s\n", name, m.MountPoint)
-		} else {
-			fmt.Fprintf(e.stdout, "Unmounted %s from %s\n", m.CipherDir, m.MountPoint)
-		}
+		fmt.Fprintf(e.stdout, "Unmounted %s from %s\n", name, m.MountPoint)
 	}
 	if err != nil {
 		return err
 	}
-	// Mounts of daemons of other runtime directories are not this one's to unmount; say they
-	// are there rather than that nothing was.
 	var others []string
-	if all, verr := mountmgr.VaultuiMounts(); verr == nil {
-		for _, m := range all {
-			if !still[m.MountPoint] {
-				others = append(others, fmt.Sprintf("%s (vault %s)", m.MountPoint, m.CipherDir))
-			}
-		}
+	for _, m := range res.Others {
+		others = append(others, fmt.Sprintf("%s (vault %s)", m.MountPoint, m.CipherDir))
 	}
-	if n == 0 && len(others) == 0 {
+	if len(res.Unmounted) == 0 && len(others) == 0 {
 		fmt.Fprintln(e.stdout, "Nothing was mounted.")
-	} else if n == 0 {
+	} else if len(res.Unmounted) == 0 {
 		fmt.Fprintln(e.stdout, "Nothing was mounted by this mount manager.")
 	}
 	if len(others) > 0 {

@@ -6,48 +6,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/vaultui/vaultui/app"
-	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
-// loadRegistry loads the user's registry of known vaults.
-func (e *env) loadRegistry() (*vault.Registry, error) {
-	path, err := vault.DefaultRegistryPath()
-	if err != nil {
-		return nil, err
-	}
-	return vault.LoadRegistry(path)
-}
-
-// updateRegistry changes the user's registry under its lock (vault.UpdateRegistry).
-func (e *env) updateRegistry(change func(r *vault.Registry) error) (*vault.Registry, error) {
-	path, err := vault.DefaultRegistryPath()
-	if err != nil {
-		return nil, err
-	}
-	return vault.UpdateRegistry(path, change)
-}
-
-// resolve turns a VAULT argument (registry name or cipherdir) into an entry.
-// A cipherdir given by path still works when the registry is unreadable, so
-// a corrupt vaults.json never locks anyone out of a vault; a warning says so.
+// resolve turns a VAULT argument (registry name or cipherdir) into an entry (app.Resolve);
+// a registry that could not be read and was ignored is warned about.
 func (e *env) resolve(arg string) (vault.Entry, error) {
-	reg, err := e.loadRegistry()
-	if err != nil {
-		entry, perr := (&vault.Registry{}).Resolve(arg)
-		if perr != nil {
-			return vault.Entry{}, err
-		}
-		fmt.Fprintf(e.stderr, "warning: ignoring the registry: %v\n", oneLine(err.Error()))
-		return entry, nil
+	entry, regErr, err := e.app.Resolve(arg)
+	if err == nil && regErr != nil {
+		fmt.Fprintf(e.stderr, "warning: ignoring the registry: %v\n", oneLine(regErr.Error()))
 	}
-	return reg.Resolve(arg)
+	return entry, err
 }
 
 var listCommand = &command{
@@ -71,39 +44,32 @@ examples:
 			if len(args) != 0 {
 				return e.usage("takes no arguments, got %d", len(args))
 			}
-			reg, err := e.loadRegistry()
+			vaults, err := e.app.List()
 			if err != nil {
 				return err
 			}
 			if *asJSON {
-				return printListJSON(e.stdout, reg.Vaults)
+				return printListJSON(e.stdout, vaults)
 			}
-			if len(reg.Vaults) == 0 {
+			if len(vaults) == 0 {
 				fmt.Fprintln(e.stdout, `No vaults registered. Create one with "vaultui init DIR" or add one with "vaultui add DIR".`)
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tCIPHER\tOPENS IN\tCIPHERDIR\tMOUNTPOINT")
-			for _, v := range reg.Vaults {
-				cipher, opens := vaultCipher(v.CipherDir)
+			for _, v := range vaults {
+				cipher, opens := v.Cipher.String(), app.OpensIn(v.Cipher).Short
+				switch {
+				case v.Missing:
+					cipher, opens = "(missing)", "-"
+				case v.Err != nil:
+					cipher, opens = "(unreadable)", "-"
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Name, cipher, opens, v.CipherDir, v.MountPoint)
 			}
 			return tw.Flush()
 		}
 	},
-}
-
-// vaultCipher returns the cipher's display name from the vault's config and
-// the programs that open it, or a short reason it could not be read.
-func vaultCipher(dir string) (cipher, opensIn string) {
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return "(missing)", "-"
-	}
-	cfg, err := vault.LoadConfig(dir)
-	if err != nil {
-		return "(unreadable)", "-"
-	}
-	return cfg.Cipher().String(), app.OpensIn(cfg.Cipher()).Short
 }
 
 // listEntryJSON is one vault in "list --json": a stable shape for scripts.
@@ -120,7 +86,7 @@ type listEntryJSON struct {
 	Error        string   `json:"error,omitempty"`    // why the config could not be read
 }
 
-func printListJSON(w io.Writer, vaults []vault.Entry) error {
+func printListJSON(w io.Writer, vaults []app.Listed) error {
 	out := make([]listEntryJSON, 0, len(vaults))
 	for _, v := range vaults {
 		j := listEntryJSON{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
@@ -128,11 +94,11 @@ func printListJSON(w io.Writer, vaults []vault.Entry) error {
 		if v.Idle != 0 {
 			j.Idle = v.Idle.String()
 		}
-		if cfg, err := vault.LoadConfig(v.CipherDir); err != nil {
-			j.Error = err.Error()
+		if v.Err != nil {
+			j.Error = v.Err.Error()
 		} else {
-			j.Cipher = string(cfg.Cipher())
-			j.OpensIn = app.OpensIn(cfg.Cipher()).Programs
+			j.Cipher = string(v.Cipher)
+			j.OpensIn = app.OpensIn(v.Cipher).Programs
 		}
 		out = append(out, j)
 	}
@@ -162,7 +128,7 @@ examples:
   vaultui add ~/Private.enc
   vaultui add --name work --mountpoint ~/work /data/work.enc`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		name := fs.String("name", "", "`NAME` in the registry (default: the directory's base name)")
+		name := fs.String("name", "", "`NAME` in the registry (default: the directory's name without its extension)")
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
 		automount := fs.Bool("automount", false, "mount at login with the keyring's password")
 		lock := fs.String("lock", "", "lock `POLICY`: "+strings.Join(vault.LockPolicies, ", ")+" (default sleep where it can work)")
@@ -171,55 +137,24 @@ examples:
 			if len(args) != 1 {
 				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
 			}
+			r := app.NewEntry{Name: *name, CipherDir: args[0], MountPoint: *mountPoint, Automount: *automount, Reverse: *reverse}
 			if flagSet(fs, "lock") {
 				if err := vault.ValidateLockPolicy(*lock); err != nil {
 					return e.usage("--lock: %v", err)
 				}
+				r.Lock = *lock
 			}
-			dir, err := filepath.Abs(args[0])
-			if err != nil {
-				return err
+			added, err := e.app.Add(e.ctx, r)
+			switch {
+			case errors.Is(err, vault.ErrInvalidName) && *name == "":
+				return withHint(err, "choose a name with --name")
+			case err != nil:
+				return mountHint(err, *mountPoint)
 			}
-			load := vault.LoadConfig
-			if *reverse {
-				load = vault.LoadReverseConfig
+			if added.LockNote != nil {
+				fmt.Fprintf(e.stderr, "note: %v\n", added.LockNote)
 			}
-			cfg, err := load(dir)
-			if err != nil {
-				return err
-			}
-			n := *name
-			if n == "" {
-				n = filepath.Base(dir)
-				if err := vault.ValidateName(n); err != nil {
-					return withHint(err, "choose a name with --name")
-				}
-			}
-			if flagSet(fs, "lock") {
-				e.lockNote(*lock)
-			} else {
-				*lock = e.newVaultLock()
-			}
-			mp := *mountPoint
-			if mp == "" {
-				if mp, err = vault.DefaultMountPoint(n); err != nil {
-					return err
-				}
-			}
-			if mp, err = filepath.Abs(mp); err != nil {
-				return err
-			}
-			if err := mountmgr.CheckNesting(dir, mp); err != nil {
-				return mountHint(err, mp)
-			}
-			reg, err := e.updateRegistry(func(reg *vault.Registry) error {
-				return reg.Add(vault.Entry{Name: n, CipherDir: dir, MountPoint: mp, MountAtStart: *automount, Lock: *lock, Reverse: *reverse})
-			})
-			if err != nil {
-				return err
-			}
-			added := reg.Vaults[len(reg.Vaults)-1]
-			fmt.Fprintf(e.stdout, "Added %q (%s): %s, mount point %s.\n", added.Name, cfg.Cipher(), added.CipherDir, added.MountPoint)
+			fmt.Fprintf(e.stdout, "Added %q (%s): %s, mount point %s.\n", added.Entry.Name, added.Cipher, added.Entry.CipherDir, added.Entry.MountPoint)
 			return nil
 		}
 	},
@@ -240,15 +175,10 @@ example:
 			if len(args) != 1 {
 				return e.usage("expected one NAME argument, got %d", len(args))
 			}
-			var entry vault.Entry
-			_, err := e.updateRegistry(func(reg *vault.Registry) error {
-				var ok bool
-				if entry, ok = reg.Lookup(args[0]); !ok {
-					return withHint(fmt.Errorf("vault %q is not in the registry: %w", args[0], vault.ErrNotFound),
-						`run "vaultui list" to see registered names`)
-				}
-				return reg.Remove(entry.Name)
-			})
+			entry, err := e.app.Forget(args[0])
+			if errors.Is(err, vault.ErrNotFound) {
+				return withHint(err, `run "vaultui list" to see registered names`)
+			}
 			if err != nil {
 				return err
 			}

@@ -48,11 +48,6 @@ examples:
 			if counted && (*count < 1 || !*watch) {
 				return e.usage("--count takes a number of snapshots of at least 1 and needs --watch (without --count, --watch runs until interrupted)")
 			}
-			client, err := mountmgr.Connect(e.ctx)
-			if err != nil {
-				return err
-			}
-			defer client.Close()
 			// The daemon hands out its stale mount report once, so it is fetched once, as late
 			// as possible, and shown with the first snapshot (and kept under a refreshing
 			// terminal view).
@@ -78,26 +73,27 @@ examples:
 				}
 				return nil
 			}
-			if info, err := client.Daemon(e.ctx); err == nil {
+			if info, err := e.app.DaemonInfo(e.ctx); err == nil {
 				printDaemonNotes(e.stderr, info)
 			}
 			if !*watch {
-				mounts, err := client.Status(e.ctx)
+				mounts, err := e.app.Status(e.ctx)
 				if err != nil {
 					return err
 				}
-				if report, err = client.Stale(e.ctx); err != nil {
+				if report, err = e.app.Stale(e.ctx); err != nil {
 					return err
 				}
 				return show(mounts)
 			}
-			if report, err = client.Stale(e.ctx); err != nil {
+			var err error
+			if report, err = e.app.Stale(e.ctx); err != nil {
 				return err
 			}
 			ctx, stop := context.WithCancel(e.ctx)
 			defer stop()
 			var showErr error
-			err = client.Watch(ctx, func(m []mountmgr.MountInfo) {
+			err = e.app.Watch(ctx, func(m []mountmgr.MountInfo) {
 				if showErr == nil {
 					showErr = show(m)
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -30,7 +31,7 @@ var initCommand = &command{
 	summary: "Create a new vault in an empty or new directory",
 	args:    "[options] CIPHERDIR",
 	help: `The vault uses the gocryptfs v2 format. It is added to the registry under
---name (default: the directory's base name) with the mount point
+--name (default: the directory's name without its extension) with the mount point
 --mountpoint (default: ~/Vaults/NAME, created empty if missing).
 The password is asked twice on the terminal, or read from --passfile.
 The master key is printed once: store it offline, it is the only way back
@@ -61,7 +62,7 @@ examples:
 		plainNames := fs.Bool("plaintextnames", false, "do not encrypt file names")
 		detNames := fs.Bool("deterministic-names", false, "encrypt names without per-directory IVs (same name, same ciphertext everywhere)")
 		longNameMax := fs.Int("longnamemax", maxLongNameMax, fmt.Sprintf("store encrypted names longer than `N` bytes (%d to %d) as long names", minLongNameMax, maxLongNameMax))
-		name := fs.String("name", "", "`NAME` in the registry (default: the directory's base name)")
+		name := fs.String("name", "", "`NAME` in the registry (default: the directory's name without its extension)")
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
 		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
 		reverse := fs.Bool("reverse", false, "prepare the existing plaintext folder for reverse mode: its encrypted view (AES-SIV) is mounted for backups")
@@ -105,44 +106,14 @@ examples:
 }
 
 func runInit(e *env, dirArg, name, mountPoint, passfile string, auto, reverse bool, opts vault.CreateOptions) error {
-	dir, err := filepath.Abs(dirArg)
-	if err != nil {
-		return err
-	}
-	// Check everything that can be checked before asking for a password,
-	// so a mistake costs nothing.
-	if reverse {
-		if err := vault.CheckReverseDir(dir); errors.Is(err, os.ErrExist) {
-			return withHint(err, "this folder is already prepared for reverse mode; register it with \"vaultui add --reverse\"")
-		} else if err != nil {
-			return err
-		}
-	} else if err := checkNewCipherDir(dir); err != nil {
-		return err
-	}
-	if name == "" {
-		name = filepath.Base(dir)
-		if err := vault.ValidateName(name); err != nil {
-			return withHint(err, "choose a name with --name")
-		}
-	} else if err := vault.ValidateName(name); err != nil {
-		return err
-	}
-	if mountPoint == "" {
-		if mountPoint, err = vault.DefaultMountPoint(name); err != nil {
-			return err
-		}
-	}
-	regPath, err := vault.DefaultRegistryPath()
-	if err != nil {
-		return withHint(err, "nothing was created")
-	}
-	entry, err := vault.CheckNewEntry(regPath, vault.Entry{Name: name, CipherDir: dir, MountPoint: mountPoint, Reverse: reverse})
-	if errors.Is(err, vault.ErrDuplicate) {
-		return withHint(err, "choose another name with --name, or forget the old entry with \"vaultui forget\"")
+	// Check everything that can be checked before asking for a password, so a mistake
+	// costs nothing.
+	entry, lockNote, err := e.app.CheckCreate(e.ctx, app.NewVault{Name: name, CipherDir: dirArg, MountPoint: mountPoint, Reverse: reverse})
+	if errors.Is(err, os.ErrExist) && reverse {
+		return withHint(err, "this folder is already prepared for reverse mode; register it with \"vaultui add --reverse\"")
 	}
 	if err != nil {
-		return withHint(err, "nothing was created")
+		return createHint(err, dirArg, name == "")
 	}
 
 	password, err := e.readNewPassword(passfile, "Password for the new vault: ")
@@ -152,7 +123,7 @@ func runInit(e *env, dirArg, name, mountPoint, passfile string, auto, reverse bo
 	defer crypto.Wipe(password)
 
 	if auto {
-		c, err := e.autoCipher(filepath.Dir(dir))
+		c, err := e.autoCipher(filepath.Dir(entry.CipherDir))
 		if err != nil {
 			return err
 		}
@@ -162,42 +133,52 @@ func runInit(e *env, dirArg, name, mountPoint, passfile string, auto, reverse bo
 	if opts.ScryptLogN >= 20 {
 		fmt.Fprintln(e.stderr, "Deriving the key with scrypt; this takes a moment...")
 	}
-	entry.Lock = e.newVaultLock()
-	masterKey, err := vault.CreateRegistered(regPath, entry, password, opts)
-	if masterKey == nil {
-		return err
+	if lockNote != nil {
+		fmt.Fprintf(e.stderr, "note: %v\n", lockNote)
+	}
+	created, err := e.app.Create(e.ctx, app.NewVault{Name: entry.Name, CipherDir: entry.CipherDir,
+		MountPoint: entry.MountPoint, Lock: entry.Lock, Options: opts, Reverse: reverse}, password)
+	if err != nil {
+		return createHint(err, dirArg, false)
 	}
 	if reverse {
 		fmt.Fprintf(e.stdout, "Prepared %s for reverse mode as %q (%s): %s written; \"vaultui mount %s\" shows its encrypted view.\n\n",
-			dir, name, opts.Cipher, vault.ReverseConfName, name)
+			entry.CipherDir, entry.Name, opts.Cipher, vault.ReverseConfName, entry.Name)
 	} else {
-		fmt.Fprintf(e.stdout, "Created vault %q in %s (%s).\n%s\n\n", name, dir, opts.Cipher, app.OpensIn(opts.Cipher).Sentence())
+		fmt.Fprintf(e.stdout, "Created vault %q in %s (%s).\n%s\n\n", entry.Name, entry.CipherDir, opts.Cipher, app.OpensIn(opts.Cipher).Sentence())
 	}
-	printMasterKey(e.stdout, masterKey)
-	crypto.Wipe(masterKey)
+	printMasterKey(e.stdout, created.MasterKey)
+	crypto.Wipe(created.MasterKey)
 
-	var inc *vault.IncompleteError
-	if errors.As(err, &inc) && inc.MountPoint != nil {
-		fmt.Fprintf(e.stderr, "warning: could not create the mount point: %v\n", inc.MountPoint)
+	if created.MountPointErr != nil {
+		fmt.Fprintf(e.stderr, "warning: could not create the mount point: %v\n", created.MountPointErr)
 	}
-	if inc != nil && inc.Register != nil {
-		return withHint(fmt.Errorf("the vault was created but not registered: %w", inc.Register),
-			"register it later with: vaultui add --name %s %s", name, dir)
+	if created.NotRegistered != nil {
+		return withHint(fmt.Errorf("the vault was created but not registered: %w", created.NotRegistered),
+			"register it later with: vaultui add --name %s %s", entry.Name, entry.CipherDir)
 	}
-	fmt.Fprintf(e.stdout, "\nRegistered as %q; mount point %s.\n", name, entry.MountPoint)
+	fmt.Fprintf(e.stdout, "\nRegistered as %q; mount point %s.\n", entry.Name, entry.MountPoint)
 	return nil
 }
 
-// checkNewCipherDir is vault.CheckNewCipherDir with the hint a user needs.
-func checkNewCipherDir(dir string) error {
-	err := vault.CheckNewCipherDir(dir)
+// createHint adds what to do next to a refused init; defaultName: the name was not given.
+func createHint(err error, dir string, defaultName bool) error {
 	switch {
 	case errors.Is(err, vault.ErrNotEmpty):
 		return withHint(err, "a new vault needs an empty or new directory; to register an existing vault use \"vaultui add\"")
 	case errors.Is(err, os.ErrNotExist):
+		if abs, aerr := filepath.Abs(dir); aerr == nil {
+			dir = abs
+		}
 		return withHint(err, "create it first (mkdir -p %s)", filepath.Dir(dir))
+	case errors.Is(err, vault.ErrInvalidName) && defaultName:
+		return withHint(err, "choose a name with --name")
+	case errors.Is(err, vault.ErrDuplicate):
+		return withHint(err, "choose another name with --name, or forget the old entry with \"vaultui forget\"")
+	case errors.Is(err, mountmgr.ErrNested):
+		return withHint(err, "mount it at an empty directory outside the cipherdir")
 	}
-	return err
+	return withHint(err, "nothing was created")
 }
 
 func printMasterKey(w io.Writer, key []byte) {
@@ -376,7 +357,7 @@ examples:
 			problems, err := v.Fsck(e.ctx, prog.update)
 			prog.done()
 			for _, p := range problems {
-				fmt.Fprintln(e.stdout, formatProblem(p))
+				fmt.Fprintln(e.stdout, app.FindingOf(p))
 			}
 			if err != nil {
 				return err
@@ -398,36 +379,6 @@ examples:
 			return nil
 		}
 	},
-}
-
-// formatProblem prints one fsck finding: "PATH: KIND: DETAIL (blocks A-B)".
-func formatProblem(p vault.Problem) string {
-	path := p.Path
-	if path == "" {
-		path = p.CipherPath
-	}
-	if path == "" {
-		path = "."
-	}
-	var b strings.Builder
-	b.WriteString(path)
-	if p.Kind != "" {
-		b.WriteString(": " + p.Kind)
-	}
-	if p.Detail != "" {
-		b.WriteString(": " + oneLine(p.Detail))
-	}
-	if p.FirstBlock >= 0 && p.LastBlock >= p.FirstBlock {
-		if p.FirstBlock == p.LastBlock {
-			fmt.Fprintf(&b, " (block %d)", p.FirstBlock)
-		} else {
-			fmt.Fprintf(&b, " (blocks %d-%d)", p.FirstBlock, p.LastBlock)
-		}
-	}
-	if p.CipherPath != "" && p.CipherPath != path {
-		fmt.Fprintf(&b, " [encrypted: %s]", p.CipherPath)
-	}
-	return vault.EscapeControl(b.String()) // names are the vault's: no raw control characters
 }
 
 var exportCommand = &command{
@@ -472,7 +423,7 @@ examples:
 				Force:    *force,
 				Damaged: func(p vault.Problem) {
 					prog.done()
-					fmt.Fprintln(e.stdout, formatProblem(p))
+					fmt.Fprintln(e.stdout, app.FindingOf(p))
 				},
 			})
 			prog.done()

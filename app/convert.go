@@ -1,0 +1,71 @@
+package app
+
+import (
+	"context"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// ConvertRequest changes a vault's content cipher (vault.Convert). KeepOld: where the old
+// vault is kept ("" beside it).
+type ConvertRequest struct {
+	Vault   Vault
+	To      crypto.CipherID
+	KeepOld string
+	// Password unlocks the vault; nil: the keyring's (a *PasswordNeededError when it has
+	// none that works).
+	Password []byte
+	Progress func(vault.ConvertProgress)
+}
+
+// ConvertPlan is what converting will do, for the user to confirm: vault.ConvertPlan, after
+// an interrupted run that had already swapped its new vault in was finished (Finished).
+// Done: that run was to the cipher asked for, so nothing is left to do.
+type ConvertPlan struct {
+	*vault.ConvertPlan
+	Finished *vault.ConvertResult
+	Done     bool
+}
+
+func (r ConvertRequest) options() vault.ConvertOptions {
+	// The vault must not be mounted: asked of the kernel's mounts, by identity.
+	return vault.ConvertOptions{To: r.To, KeepOld: r.KeepOld, MountedAt: mountmgr.MountedAt, Progress: r.Progress}
+}
+
+// PlanConvert says what converting r.Vault will do, without its password. An interrupted
+// conversion that had already swapped in its new vault is finished first: the old vault is
+// moved away, which needs no key.
+func (a *App) PlanConvert(ctx context.Context, r ConvertRequest) (ConvertPlan, error) {
+	opts := r.options()
+	plan, err := vault.PlanConvert(r.Vault.CipherDir, opts)
+	if err != nil {
+		return ConvertPlan{}, err
+	}
+	out := ConvertPlan{ConvertPlan: plan}
+	if plan.Interrupted != vault.InterruptedSwapped {
+		return out, nil
+	}
+	if out.Finished, err = vault.FinishConvert(r.Vault.CipherDir); err != nil {
+		return out, err
+	}
+	if out.Finished.To == r.To {
+		out.Done = true
+		return out, nil
+	}
+	out.ConvertPlan, err = vault.PlanConvert(r.Vault.CipherDir, opts)
+	return out, err
+}
+
+// Convert re-encrypts the vault's contents with r.To (see vault.Convert): with r.Password,
+// or without one with the keyring's.
+func (a *App) Convert(ctx context.Context, r ConvertRequest) (*vault.ConvertResult, KeyringChange, error) {
+	var res *vault.ConvertResult
+	change, err := a.withPassword(ctx, r.Vault, r.Password, false, func(pw []byte) error {
+		var err error
+		res, err = vault.Convert(ctx, r.Vault.CipherDir, pw, r.options())
+		return err
+	})
+	return res, change, err
+}

@@ -1,0 +1,164 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// The mounts' use cases besides mount: unmount (one, or all), the live status and the event
+// log, all over the App's one daemon client.
+
+// MountFor is the request that mounts e as registered: its mount point, read-only and idle
+// options are the defaults a front end's choices override.
+func MountFor(e vault.Entry) MountRequest {
+	return MountRequest{Vault: VaultOf(e), MountPoint: e.MountPoint, ReadOnly: e.ReadOnly, Idle: e.Idle,
+		Reverse: e.Reverse, Exclude: slices.Clone(e.Exclude)}
+}
+
+// Unmount unmounts the vault named by arg: a registered name, a cipherdir or a mount point;
+// lazy detaches a mount in use (mountmgr.Client.Unmount). An arg that is neither a
+// registered name nor an existing path wraps vault.ErrNotFound; a vault that is not mounted
+// is named as arg names it, wrapping mountmgr.ErrNotMounted.
+func (a *App) Unmount(ctx context.Context, arg string, lazy bool) error {
+	target, registered := arg, false
+	if reg, err := a.Registry(); err == nil {
+		if e, ok := reg.Lookup(arg); ok {
+			target, registered = e.CipherDir, true
+		}
+	}
+	if _, err := os.Lstat(target); !registered && errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%q is neither a registered vault nor a mount point: %w", arg, vault.ErrNotFound)
+	}
+	err := a.daemonCall(ctx, func(d Daemon) error { return d.Unmount(ctx, target, lazy) })
+	if errors.Is(err, mountmgr.ErrNotMounted) {
+		return fmt.Errorf("%s is not mounted: %w", vault.EscapeControl(arg), mountmgr.ErrNotMounted)
+	}
+	return err
+}
+
+// NamedMount is a mount with the name its vault is registered under ("" when none).
+type NamedMount struct {
+	mountmgr.MountInfo
+	Name string
+}
+
+// UnmountedAll is what UnmountAll did: the mounts that were in place and are gone, and those
+// still mounted by the daemons of other runtime directories (not this one's to unmount).
+type UnmountedAll struct {
+	Unmounted []NamedMount
+	Others    []mountmgr.MountInfo
+}
+
+// UnmountAll unmounts every vault of the daemon and says what that was. A mount that was
+// already detached or stale before is not counted; one still in place after is not either
+// (err says why).
+func (a *App) UnmountAll(ctx context.Context) (UnmountedAll, error) {
+	var out UnmountedAll
+	var before, after []mountmgr.MountInfo
+	err := a.daemonCall(ctx, func(d Daemon) error {
+		var err error
+		if before, err = d.Status(ctx); err != nil {
+			return err
+		}
+		err = d.UnmountAll(ctx)
+		if st, serr := d.Status(ctx); serr == nil {
+			after = st
+		}
+		return err
+	})
+	if before == nil && err != nil {
+		return out, err
+	}
+	still := map[string]bool{}
+	for _, m := range after {
+		if !m.Detached {
+			still[m.MountPoint] = true
+		}
+	}
+	names := a.names()
+	for _, m := range before {
+		if m.Stale || m.Detached || still[m.MountPoint] {
+			continue
+		}
+		out.Unmounted = append(out.Unmounted, NamedMount{MountInfo: m, Name: names[m.CipherDir]})
+	}
+	if err != nil {
+		return out, err
+	}
+	if all, verr := a.kernelMounts(); verr == nil {
+		for _, m := range all {
+			if !still[m.MountPoint] {
+				out.Others = append(out.Others, m)
+			}
+		}
+	}
+	return out, nil
+}
+
+// names maps each registered cipherdir to its name (empty when the registry cannot be read).
+func (a *App) names() map[string]string {
+	names := map[string]string{}
+	if reg, err := a.Registry(); err == nil {
+		for _, v := range reg.Vaults {
+			names[v.CipherDir] = v.Name
+		}
+	}
+	return names
+}
+
+// Watch calls each with the daemon's mounts about once a second until ctx is done (then it
+// returns nil) or the daemon goes away.
+func (a *App) Watch(ctx context.Context, each func([]mountmgr.MountInfo)) error {
+	return a.daemonCall(ctx, func(d Daemon) error { return d.Watch(ctx, each) })
+}
+
+// DaemonInfo says how the daemon runs (its pid, a log it cannot write).
+func (a *App) DaemonInfo(ctx context.Context) (mountmgr.DaemonInfo, error) {
+	var out mountmgr.DaemonInfo
+	err := a.daemonCall(ctx, func(d Daemon) error {
+		var err error
+		out, err = d.Daemon(ctx)
+		return err
+	})
+	return out, err
+}
+
+// NamedEvent is a daemon event with the name its vault is registered under ("" when none).
+type NamedEvent struct {
+	mountmgr.Event
+	Name string `json:"name,omitempty"`
+}
+
+func (a *App) named(evs []mountmgr.Event) []NamedEvent {
+	names := a.names()
+	out := make([]NamedEvent, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, NamedEvent{Event: e, Name: names[e.CipherDir]})
+	}
+	return out
+}
+
+// Events returns the daemon's event log after event number after (0: all), oldest first.
+func (a *App) Events(ctx context.Context, after uint64) ([]NamedEvent, error) {
+	var evs []mountmgr.Event
+	err := a.daemonCall(ctx, func(d Daemon) error {
+		var err error
+		evs, err = d.Events(ctx, after)
+		return err
+	})
+	return a.named(evs), err
+}
+
+// FollowEvents calls each with the events after event number after, then with every new one,
+// until ctx is done (then it returns nil) or the daemon goes away.
+func (a *App) FollowEvents(ctx context.Context, after uint64, each func([]NamedEvent)) error {
+	return a.daemonCall(ctx, func(d Daemon) error {
+		return d.FollowEvents(ctx, after, func(evs []mountmgr.Event) { each(a.named(evs)) })
+	})
+}

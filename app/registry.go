@@ -1,0 +1,468 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// The registry's use cases: create, add, edit and forget a vault, each with its defaults and
+// checks written once.
+
+// registryPath is the registry file of Options.Registry, or the user's.
+func (a *App) registryPath() (string, error) {
+	if a.registry != "" {
+		return a.registry, nil
+	}
+	return vault.DefaultRegistryPath()
+}
+
+// Registry loads the registry of known vaults.
+func (a *App) Registry() (*vault.Registry, error) {
+	p, err := a.registryPath()
+	if err != nil {
+		return nil, err
+	}
+	return vault.LoadRegistry(p)
+}
+
+// Resolve turns a VAULT argument (a registered name or a cipherdir) into its entry. A
+// cipherdir given by path still works when the registry cannot be read, so a corrupt
+// registry locks no one out of a vault; regErr then says why it was ignored.
+func (a *App) Resolve(arg string) (e vault.Entry, regErr, err error) {
+	reg, rerr := a.Registry()
+	if rerr != nil {
+		e, err := (&vault.Registry{}).Resolve(arg)
+		if err != nil {
+			return vault.Entry{}, nil, rerr
+		}
+		return e, rerr, nil
+	}
+	e, err = reg.Resolve(arg)
+	return e, nil, err
+}
+
+// vaultOf names the vault at cipherDir by its registered name when it has one (its keyring
+// entry's label shows it).
+func (a *App) vaultOf(cipherDir string) Vault {
+	if reg, err := a.Registry(); err == nil {
+		if e, ok := reg.Lookup(cipherDir); ok {
+			return VaultOf(e)
+		}
+	}
+	return Vault{CipherDir: cipherDir}
+}
+
+// VaultAt names the vault at cipherDir for the use cases, by its registered name when it
+// has one.
+func (a *App) VaultAt(cipherDir string) Vault { return a.vaultOf(cipherDir) }
+
+// DefaultName is the name a vault in dir gets unless the user chooses one: the folder's
+// name without its extension and leading dots ("~/Sync/work.enc" is "work").
+func DefaultName(dir string) string {
+	base := strings.TrimLeft(filepath.Base(dir), ".-")
+	if ext := filepath.Ext(base); ext != base {
+		base = strings.TrimSuffix(base, ext)
+	}
+	if base == "" || strings.ContainsAny(base, "/") {
+		return "vault"
+	}
+	return base
+}
+
+// DefaultMountPoint is where a vault called name mounts unless the user chooses another
+// place (~/Vaults/NAME); "" when name cannot be one.
+func DefaultMountPoint(name string) string {
+	mp, err := vault.DefaultMountPoint(name)
+	if err != nil {
+		return ""
+	}
+	return mp
+}
+
+// LockPolicyWorks reports whether the lock policies other than never can work on this
+// machine: nil, or why not (no logind).
+func (a *App) LockPolicyWorks(ctx context.Context) error { return a.lockWorks(ctx) }
+
+// DefaultLock is the lock policy of a new vault given LockPolicyWorks's answer: sleep where
+// it can work, never where it cannot, so no vault is promised a lock that will not happen.
+func DefaultLock(works error) string { return mountmgr.DefaultLockPolicy(works) }
+
+// defaultLock is the lock policy of a new vault and, when it is never because the others
+// cannot work here, a note saying so.
+func (a *App) defaultLock(ctx context.Context) (string, error) {
+	works := a.lockWorks(ctx)
+	p := DefaultLock(works)
+	if works != nil {
+		return p, fmt.Errorf("lock policy %s: %w", p, works)
+	}
+	return p, nil
+}
+
+// LockProblem says why policy does nothing here (works is LockPolicyWorks's answer), or nil.
+func LockProblem(policy string, works error) error {
+	if policy == "" || policy == vault.LockNever || works == nil {
+		return nil
+	}
+	return fmt.Errorf("lock policy %s does nothing here: %w", policy, works)
+}
+
+// ErrNotAVault: add was given a folder that holds no vault.
+var ErrNotAVault = errors.New("not a vault")
+
+// CheckNewCipherDir reports whether dir can hold a new vault (missing in an existing parent,
+// or empty). A folder that is already a vault wraps ErrIsVault as well as vault.ErrNotEmpty:
+// the user meant to add it.
+func CheckNewCipherDir(dir string) error {
+	err := vault.CheckNewCipherDir(dir)
+	if errors.Is(err, vault.ErrNotEmpty) {
+		if _, cerr := vault.LoadConfig(dir); cerr == nil {
+			return fmt.Errorf("%w (%w: add it rather than create one)", err, ErrIsVault)
+		}
+	}
+	return err
+}
+
+// ErrIsVault: a new vault was asked for in a folder that holds one.
+var ErrIsVault = errors.New("it is a vault already")
+
+// NewVault is a vault to create. Empty Name, MountPoint and Lock take their defaults
+// (DefaultName, DefaultMountPoint, DefaultLock).
+type NewVault struct {
+	Name, CipherDir, MountPoint string
+	Lock                        string
+	Options                     vault.CreateOptions
+	// Reverse prepares an existing plaintext folder for reverse mode instead: only its
+	// .gocryptfs.reverse.conf is written (vault.CreateReverse).
+	Reverse bool
+}
+
+// CheckCreate checks everything about r that can be checked before a password is asked for,
+// so a mistake costs nothing: the folder, the name and the registry entry. It returns the
+// entry as it will be registered (defaults filled, paths absolute) and, when the lock policy
+// was defaulted to never, a note saying why (else nil).
+func (a *App) CheckCreate(ctx context.Context, r NewVault) (vault.Entry, error, error) {
+	dir, err := filepath.Abs(r.CipherDir)
+	if err != nil {
+		return vault.Entry{}, nil, err
+	}
+	if r.Reverse {
+		if err := vault.CheckReverseDir(dir); err != nil {
+			return vault.Entry{}, nil, err
+		}
+	} else if err := CheckNewCipherDir(dir); err != nil {
+		return vault.Entry{}, nil, err
+	}
+	name := r.Name
+	if name == "" {
+		name = DefaultName(dir)
+	}
+	if err := vault.ValidateName(name); err != nil {
+		return vault.Entry{}, nil, err
+	}
+	mp := r.MountPoint
+	if mp == "" {
+		if mp, err = vault.DefaultMountPoint(name); err != nil {
+			return vault.Entry{}, nil, err
+		}
+	}
+	if mp, err = filepath.Abs(mp); err != nil {
+		return vault.Entry{}, nil, err
+	}
+	if err := checkNewNesting(dir, mp); err != nil {
+		return vault.Entry{}, nil, err
+	}
+	var lockNote error
+	lock := r.Lock
+	if lock == "" {
+		lock, lockNote = a.defaultLock(ctx)
+	} else if err := vault.ValidateLockPolicy(lock); err != nil {
+		return vault.Entry{}, nil, err
+	}
+	regPath, err := a.registryPath()
+	if err != nil {
+		return vault.Entry{}, nil, err
+	}
+	e, err := vault.CheckNewEntry(regPath, vault.Entry{Name: name, CipherDir: dir, MountPoint: mp, Lock: lock, Reverse: r.Reverse})
+	return e, lockNote, err
+}
+
+// checkNewNesting is mountmgr.CheckNesting for a cipherdir that may not exist yet, which
+// that check (by identity) lets pass: such a one is judged by its path.
+func checkNewNesting(dir, mp string) error {
+	if _, err := os.Lstat(dir); err == nil {
+		return mountmgr.CheckNesting(dir, mp)
+	}
+	within := func(inner, outer string) bool {
+		rel, err := filepath.Rel(outer, inner)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	if within(mp, dir) || within(dir, mp) {
+		return fmt.Errorf("mount point %s and the new vault's cipherdir %s are nested: %w", mp, dir, mountmgr.ErrNested)
+	}
+	return nil
+}
+
+// Created is a vault that was written. MasterKey is shown to the user once, then wiped
+// (crypto.Wipe); it is returned whenever the vault exists, even when a later step failed.
+type Created struct {
+	Entry     vault.Entry
+	MasterKey []byte
+	// LockNote says why the lock policy was defaulted to never, else nil.
+	LockNote error
+	// MountPointErr: the mount point could not be made (mount makes it later).
+	MountPointErr error
+	// NotRegistered: the vault exists but the registry was not changed; add it later.
+	NotRegistered error
+}
+
+// Create writes a new vault with password, makes its mount point and registers it, after
+// CheckCreate's checks. An unset cipher is refused: the front end decides (the speed test's
+// recommendation) before the password is typed.
+func (a *App) Create(ctx context.Context, r NewVault, password []byte) (Created, error) {
+	e, lockNote, err := a.CheckCreate(ctx, r)
+	if err != nil {
+		return Created{}, err
+	}
+	if r.Options.Cipher == "" {
+		return Created{}, fmt.Errorf("creating %s: no cipher chosen", e.CipherDir)
+	}
+	regPath, err := a.registryPath()
+	if err != nil {
+		return Created{}, err
+	}
+	key, err := vault.CreateRegistered(regPath, e, password, r.Options)
+	if key == nil {
+		return Created{}, err
+	}
+	out := Created{Entry: e, MasterKey: key, LockNote: lockNote}
+	var inc *vault.IncompleteError
+	if errors.As(err, &inc) {
+		out.MountPointErr, out.NotRegistered = inc.MountPoint, inc.Register
+	} else if err != nil {
+		crypto.Wipe(key)
+		return Created{}, err
+	}
+	return out, nil
+}
+
+// NewEntry is an existing vault to register; empty Name, MountPoint and Lock take their
+// defaults as for a new vault.
+type NewEntry struct {
+	Name, CipherDir, MountPoint string
+	Lock                        string
+	Automount, ReadOnly         bool
+	Idle                        time.Duration
+	// Reverse: CipherDir is a plaintext folder with a .gocryptfs.reverse.conf, mounted as
+	// its read-only encrypted view.
+	Reverse bool
+}
+
+// Added is a vault that was registered, with its cipher and, when the lock policy cannot
+// work here, why (a defaulted one became never; a chosen one is kept but does nothing).
+type Added struct {
+	Entry    vault.Entry
+	Cipher   crypto.CipherID
+	LockNote error
+}
+
+// Add registers the vault in r.CipherDir, which must hold a vault's config; nothing in it
+// changes and no password is needed.
+func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
+	dir, err := filepath.Abs(r.CipherDir)
+	if err != nil {
+		return Added{}, err
+	}
+	load := vault.LoadConfig
+	if r.Reverse {
+		load = vault.LoadReverseConfig
+	}
+	cfg, err := load(dir)
+	if err != nil {
+		return Added{}, fmt.Errorf("%s: %w: %w", dir, ErrNotAVault, err)
+	}
+	name := r.Name
+	if name == "" {
+		name = DefaultName(dir)
+	}
+	if err := vault.ValidateName(name); err != nil {
+		return Added{}, err
+	}
+	out := Added{Cipher: cfg.Cipher()}
+	lock := r.Lock
+	if lock == "" {
+		lock, out.LockNote = a.defaultLock(ctx)
+	} else if err := vault.ValidateLockPolicy(lock); err != nil {
+		return Added{}, err
+	} else {
+		out.LockNote = LockProblem(lock, a.lockWorks(ctx))
+	}
+	mp := r.MountPoint
+	if mp == "" {
+		if mp, err = vault.DefaultMountPoint(name); err != nil {
+			return Added{}, err
+		}
+	}
+	if mp, err = filepath.Abs(mp); err != nil {
+		return Added{}, err
+	}
+	if err := mountmgr.CheckNesting(dir, mp); err != nil {
+		return Added{}, err
+	}
+	regPath, err := a.registryPath()
+	if err != nil {
+		return Added{}, err
+	}
+	reg, err := vault.UpdateRegistry(regPath, func(reg *vault.Registry) error {
+		return reg.Add(vault.Entry{Name: name, CipherDir: dir, MountPoint: mp, MountAtStart: r.Automount,
+			ReadOnly: r.ReadOnly, Idle: r.Idle, Lock: lock, Reverse: r.Reverse})
+	})
+	if err != nil {
+		return Added{}, err
+	}
+	out.Entry = reg.Vaults[len(reg.Vaults)-1]
+	return out, nil
+}
+
+// Edit changes a registered vault's options; nil fields stay as they are.
+type Edit struct {
+	Automount  *bool
+	Lock       *string
+	MountPoint *string
+	ReadOnly   *bool
+	Idle       *time.Duration
+}
+
+// Edited is the entry as it is now and, when its lock policy cannot work here, why.
+type Edited struct {
+	Entry    vault.Entry
+	LockNote error
+}
+
+// Edit changes the options of the vault registered as name, under the registry's lock. A
+// mount point is checked as mount checks it, now rather than at the first mount.
+func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
+	if ed.Lock != nil {
+		if err := vault.ValidateLockPolicy(*ed.Lock); err != nil {
+			return Edited{}, err
+		}
+	}
+	if ed.Idle != nil && *ed.Idle < 0 {
+		return Edited{}, fmt.Errorf("idle unmount %s: want 0 (never) or more", *ed.Idle)
+	}
+	regPath, err := a.registryPath()
+	if err != nil {
+		return Edited{}, err
+	}
+	var out Edited
+	_, err = vault.UpdateRegistry(regPath, func(reg *vault.Registry) error {
+		entry, ok := reg.Lookup(name)
+		if !ok {
+			return notRegistered(name)
+		}
+		var err error
+		out.Entry, err = reg.Update(entry.Name, func(v *vault.Entry) error {
+			if ed.Automount != nil {
+				v.MountAtStart = *ed.Automount
+			}
+			if ed.Lock != nil {
+				v.Lock = *ed.Lock
+			}
+			if ed.MountPoint != nil {
+				mp, err := filepath.Abs(*ed.MountPoint)
+				if err != nil {
+					return err
+				}
+				if err := mountmgr.CheckNesting(v.CipherDir, mp); err != nil {
+					return err
+				}
+				v.MountPoint = mp
+			}
+			if ed.ReadOnly != nil {
+				v.ReadOnly = *ed.ReadOnly
+			}
+			if ed.Idle != nil {
+				v.Idle = *ed.Idle
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return Edited{}, err
+	}
+	if ed.Lock != nil {
+		out.LockNote = LockProblem(out.Entry.LockPolicy(), a.lockWorks(ctx))
+	}
+	return out, nil
+}
+
+// Forget removes the vault registered as name from the registry; its files are not touched.
+// It returns the entry that was removed.
+func (a *App) Forget(name string) (vault.Entry, error) {
+	regPath, err := a.registryPath()
+	if err != nil {
+		return vault.Entry{}, err
+	}
+	var entry vault.Entry
+	_, err = vault.UpdateRegistry(regPath, func(reg *vault.Registry) error {
+		var ok bool
+		if entry, ok = reg.Lookup(name); !ok {
+			return notRegistered(name)
+		}
+		return reg.Remove(entry.Name)
+	})
+	return entry, err
+}
+
+func notRegistered(name string) error {
+	return fmt.Errorf("vault %q is not in the registry: %w", name, vault.ErrNotFound)
+}
+
+// Listed is a registered vault with its cipher, read from its config; Err says why that
+// could not be read (Missing: the cipherdir is gone).
+type Listed struct {
+	vault.Entry
+	Cipher  crypto.CipherID
+	Missing bool
+	Err     error
+}
+
+// configOf reads a registered vault's config: its gocryptfs.conf, or the
+// .gocryptfs.reverse.conf of a reverse vault's plaintext folder.
+func configOf(e vault.Entry) (*vault.Config, error) {
+	if e.Reverse {
+		return vault.LoadReverseConfig(e.CipherDir)
+	}
+	return vault.LoadConfig(e.CipherDir)
+}
+
+// List lists the registered vaults, each with its cipher; a vault whose config cannot be
+// read is listed with the reason.
+func (a *App) List() ([]Listed, error) {
+	reg, err := a.Registry()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Listed, 0, len(reg.Vaults))
+	for _, e := range reg.Vaults {
+		l := Listed{Entry: e}
+		if _, err := os.Stat(e.CipherDir); errors.Is(err, os.ErrNotExist) {
+			l.Err, l.Missing = err, true
+		} else if cfg, err := configOf(e); err != nil {
+			l.Err = err
+		} else {
+			l.Cipher = cfg.Cipher()
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}

@@ -1,0 +1,246 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// convertKey opens the convert screen from info.
+var convertKey = key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "convert cipher"))
+
+// convertScreen changes a vault's content cipher through the core (app.PlanConvert, then
+// app.Convert): pick the cipher, read the plan (space, where the old vault goes, who can
+// open the result, the sync warning), confirm, then watch the progress. The password is
+// the keyring's when it works, else asked.
+type convertScreen struct {
+	c       *common
+	v       Vault
+	ciphers []Cipher // those the vault does not use
+	cursor  int
+	step    convertStep
+	plan    app.ConvertPlan
+	form    *form
+	prog    vault.ConvertProgress
+	result  *vault.ConvertResult
+	err     string
+	cancel  context.CancelFunc
+}
+
+type convertStep int
+
+const (
+	convertPick convertStep = iota
+	convertPlanning
+	convertConfirm
+	convertPassword
+	convertRunning
+	convertDone
+)
+
+type (
+	convertPlanned struct {
+		plan app.ConvertPlan
+		err  error
+	}
+	convertProgressMsg vault.ConvertProgress
+	convertFinished    struct {
+		res *vault.ConvertResult
+		err error
+	}
+)
+
+func newConvertScreen(c *common, v Vault) *convertScreen {
+	s := &convertScreen{c: c, v: v, form: newForm(c, passwordField("Password"))}
+	for _, ci := range c.backend.Ciphers() {
+		if ci.Name != v.Cipher {
+			s.ciphers = append(s.ciphers, ci)
+		}
+	}
+	return s
+}
+
+func (s *convertScreen) title() string { return "convert · " + s.v.Name }
+func (s *convertScreen) typing() bool  { return s.step == convertPassword }
+func (s *convertScreen) busy() bool    { return s.step == convertPlanning || s.step == convertRunning }
+func (s *convertScreen) Init() tea.Cmd { return nil }
+
+func (s *convertScreen) keys() []key.Binding {
+	k := s.c.keys
+	switch s.step {
+	case convertPick:
+		return []key.Binding{k.Up, k.Down, key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "plan")), k.Back}
+	case convertConfirm:
+		return []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "convert now")), k.Back}
+	case convertPassword:
+		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "convert")), k.Back}
+	case convertRunning:
+		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
+	}
+	return []key.Binding{k.Back}
+}
+
+func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case convertPlanned:
+		if msg.err != nil {
+			s.step, s.err = convertPick, msg.err.Error()
+			return nil
+		}
+		s.plan, s.step = msg.plan, convertConfirm
+		if msg.plan.Done {
+			s.step, s.result = convertDone, msg.plan.Finished
+		}
+		return nil
+	case convertProgressMsg:
+		s.prog = vault.ConvertProgress(msg)
+		return nil
+	case convertFinished:
+		if note, needed := passwordNeeded(msg.err); needed {
+			s.step, s.err = convertPassword, note
+			return s.form.setFocus(0)
+		}
+		if errors.Is(msg.err, ErrWrongPassword) {
+			s.step, s.err = convertPassword, "Wrong password. Try again."
+			s.form.fields[0].input.Reset()
+			return s.form.setFocus(0)
+		}
+		s.step, s.result = convertDone, msg.res
+		if msg.err != nil {
+			s.err = msg.err.Error()
+		}
+		return nil
+	case tea.KeyMsg:
+		k := s.c.keys
+		if key.Matches(msg, k.Back) {
+			if s.step == convertRunning && s.cancel != nil {
+				// The old vault stays as it was: an interrupted conversion is undone or
+				// finished by the next run.
+				s.cancel()
+			}
+			status := ""
+			if s.result != nil && s.err == "" {
+				status = fmt.Sprintf("Converted %s to %s.", s.v.Name, s.result.To)
+			}
+			return s.c.back(status, s.result != nil)
+		}
+		switch s.step {
+		case convertPick:
+			switch {
+			case key.Matches(msg, k.Up):
+				s.cursor = max(0, s.cursor-1)
+			case key.Matches(msg, k.Down):
+				s.cursor = min(len(s.ciphers)-1, s.cursor+1)
+			case key.Matches(msg, k.Submit) && len(s.ciphers) > 0:
+				s.step, s.err = convertPlanning, ""
+				b, ctx, dir, to := s.c.backend, s.c.ctx, s.v.CipherDir, s.ciphers[s.cursor].ID
+				return func() tea.Msg {
+					p, err := b.PlanConvert(ctx, dir, to)
+					return convertPlanned{plan: p, err: err}
+				}
+			}
+			return nil
+		case convertConfirm:
+			if key.Matches(msg, k.Yes) {
+				return s.run(nil)
+			}
+			return nil
+		case convertPassword:
+			if key.Matches(msg, k.Submit) {
+				pw := []byte(s.form.value(0))
+				if len(pw) == 0 {
+					s.err = "Type the vault's password."
+					return nil
+				}
+				s.form.fields[0].input.Reset()
+				return s.run(pw)
+			}
+			return s.form.Update(msg)
+		}
+	}
+	if s.step == convertPassword {
+		return s.form.Update(msg)
+	}
+	return nil
+}
+
+// run converts with pw, or without a password (nil) with the keyring's.
+func (s *convertScreen) run(pw []byte) tea.Cmd {
+	s.step, s.err, s.prog = convertRunning, "", vault.ConvertProgress{}
+	b, dir, to := s.c.backend, s.v.CipherDir, s.plan.To
+	ctx, cancel := context.WithCancel(s.c.ctx)
+	s.cancel = cancel
+	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
+		defer crypto.Wipe(pw)
+		res, err := b.Convert(ctx, dir, string(to), pw, func(p vault.ConvertProgress) { emit(convertProgressMsg(p)) })
+		return convertFinished{res: res, err: err}
+	})
+}
+
+func (s *convertScreen) View() string {
+	st := s.c.styles
+	w := s.c.contentWidth()
+	para := lipgloss.NewStyle().Width(w)
+	var b strings.Builder
+	switch s.step {
+	case convertPick:
+		b.WriteString(para.Render("Re-encrypt "+s.v.Name+"'s file contents ("+s.v.Cipher+" now) with another cipher. Names, the password and the master key stay.") + "\n\n")
+		for i, c := range s.ciphers {
+			marker := "  "
+			if i == s.cursor {
+				marker = st.Key.Render("› ")
+			}
+			b.WriteString(marker + c.Name + "\n")
+		}
+	case convertPlanning:
+		b.WriteString(s.c.spinner.View() + " Measuring the vault and the free space…")
+	case convertConfirm:
+		p := s.plan
+		if p.Finished != nil {
+			b.WriteString(para.Render(fmt.Sprintf("An interrupted conversion to %s was finished first.", p.Finished.To)) + "\n\n")
+		}
+		b.WriteString(para.Render(fmt.Sprintf("Convert from %s to %s. The result %s.", p.From, p.To, p.GocryptfsNote())) + "\n\n")
+		b.WriteString(para.Render(fmt.Sprintf("Re-encrypts %s in %s. Needs %s beside the vault (%s free).",
+			size(float64(p.PlainBytes)), plural(p.Files, "file", "files"), size(float64(p.NeedBytes)), size(float64(p.FreeBytes)))) + "\n\n")
+		b.WriteString(para.Render("After a full check the new vault is swapped in; the old one is kept at "+tildePath(p.KeepOld)+" until you delete it.") + "\n\n")
+		if p.Interrupted == vault.InterruptedBuilding {
+			b.WriteString(para.Render("A half-built vault an interrupted run left is removed first.") + "\n\n")
+		}
+		b.WriteString(st.Warning.Render(para.Render("In a synced folder the sync tool uploads the whole vault again, and the old copy while it stays there.")) + "\n\n")
+		b.WriteString("Press " + st.Key.Render("y") + " to convert now.")
+	case convertPassword:
+		b.WriteString(para.Render("The vault's password re-encrypts it.") + "\n\n")
+		b.WriteString(s.form.View())
+	case convertRunning:
+		pct := 0.0
+		if s.prog.Total > 0 {
+			pct = float64(s.prog.Done) / float64(s.prog.Total)
+		}
+		phase := s.prog.Phase
+		if phase == "" {
+			phase = "unlocking (scrypt)"
+		}
+		b.WriteString(st.Bar.Render(progressBar(pct, w-6)) + fmt.Sprintf(" %3.0f%%\n", pct*100))
+		b.WriteString(s.c.spinner.View() + " " + truncate(fmt.Sprintf("%s: %s of %s", phase, size(float64(s.prog.Done)), size(float64(s.prog.Total))), w-2))
+	case convertDone:
+		if r := s.result; r != nil {
+			b.WriteString(st.Success.Render(fmt.Sprintf("Converted %s to %s.", s.v.Name, r.To)) + "\n\n")
+			if r.OldDir != "" {
+				b.WriteString(para.Render("The old vault ("+r.From.String()+") is kept at "+tildePath(r.OldDir)+"; delete it when you no longer need it.") + "\n")
+			}
+		}
+	}
+	if s.err != "" {
+		b.WriteString("\n\n" + st.Error.Render(wrap(s.err, w)))
+	}
+	return b.String()
+}

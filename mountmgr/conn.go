@@ -190,6 +190,9 @@ func (d *daemon) status() []MountInfo {
 			continue
 		}
 		info := m.info
+		if m.movedTo != "" {
+			info.MountPoint = m.movedTo
+		}
 		info.Stats = m.sampler.stats()
 		out = append(out, info)
 	}

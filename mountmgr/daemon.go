@@ -225,6 +225,10 @@ type mount struct {
 	// pending), root the mounted file system's root, mnt the mount itself.
 	vid, dir, root vault.ID
 	mnt            mountID
+	// movedTo (under d.mu) is where the kernel lists the mount now when that differs from
+	// info.MountPoint (a parent directory renamed since), for status; info itself is fixed
+	// once the mount is published, so it is read without the lock.
+	movedTo string
 	// ended is set (under d.mu) once the file system's server has ended; done is closed
 	// after that, once the end is logged and the keys are wiped.
 	ended bool

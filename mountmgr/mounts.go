@@ -346,8 +346,7 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 	return nil
 }
 
-// refreshMountPoints brings the live mounts' MountInfo.MountPoint up to where the kernel
-// lists them now (a parent directory renamed since), from one read of the mount table.
+// refreshMountPoints records where the kernel lists the live mounts now (mount.movedTo) (a parent directory renamed since), from one read of the mount table.
 func (d *daemon) refreshMountPoints() {
 	entries, err := readMountInfo()
 	if err != nil {
@@ -361,7 +360,7 @@ func (d *daemon) refreshMountPoints() {
 	defer d.mu.Unlock()
 	for _, m := range d.mounts {
 		if p, ok := now[m.mnt]; ok && m.fs != nil && m.mnt.known() {
-			m.info.MountPoint = p
+			m.movedTo = p
 		}
 	}
 }

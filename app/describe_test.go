@@ -4,20 +4,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
 // TestDescribe: one description of a vault for both front ends, its text escaped.
 func TestDescribe(t *testing.T) {
-	facts := Describe(vault.Info{CipherName: "AES-256-GCM", Version: 2, Creator: "x\x1b]0;owned\x07", PlaintextNames: true,
+	facts := Describe(vault.Info{Cipher: crypto.AESGCM, CipherName: "AES-256-GCM", Version: 2, Creator: "x\x1b]0;owned\x07", PlaintextNames: true,
 		ScryptLogN: 16, ScryptR: 8, ScryptP: 1, ScryptKeyLen: 32, ScryptSaltLen: 32, ConfigConflicts: []string{"gocryptfs (conflict).conf"}})
 	got := map[string]string{}
 	for _, f := range facts {
 		got[f.Label] = f.Value
 	}
-	if got["Format"] != "gocryptfs, config version 2" || got["File names"] != "plaintext (not encrypted)" || got["Long names"] != "off" ||
+	if got["Format"] != "gocryptfs v2" || !strings.Contains(got["Opens in"], "gocryptfs") || got["File names"] != "plaintext (not encrypted)" || got["Long names"] != "off" ||
 		!strings.HasPrefix(got["Scrypt"], "N=2^16 r=8 p=1") || !strings.Contains(got["Config conflict"], "gocryptfs (conflict).conf") {
 		t.Fatalf("%q", got)
+	}
+	for _, f := range Describe(vault.Info{Cipher: crypto.AEGIS, CipherName: "AEGIS-256X2", Version: 2}) {
+		if f.Label == "Format" && !strings.Contains(f.Value, "opens only in vaultui") {
+			t.Errorf("an AEGIS vault's format says %q", f.Value)
+		}
 	}
 	if strings.ContainsAny(got["Creator"], "\x1b\x07") {
 		t.Fatalf("creator not escaped: %q", got["Creator"])

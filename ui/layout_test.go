@@ -198,8 +198,8 @@ func TestInfoScrollsWhenTaller(t *testing.T) {
 	wantView(t, tm, "↓ ", "more")
 	notInView(t, tm, "Feature flags")
 	h := tm.current.(*infoScreen).keys()
-	if len(h) != 3 {
-		t.Fatalf("info that scrolls offers %d keys, want ↑ ↓ esc", len(h))
+	if len(h) != 4 {
+		t.Fatalf("info that scrolls offers %d keys, want ↑ ↓ C esc", len(h))
 	}
 	for i := 0; i < 20; i++ {
 		tm.keys("j")
@@ -208,7 +208,7 @@ func TestInfoScrollsWhenTaller(t *testing.T) {
 	checkFits(t, tm.View(), 60, 16)
 	tm.resize(160, 45)
 	notInView(t, tm, "more")
-	if len(tm.current.(*infoScreen).keys()) != 1 {
+	if len(tm.current.(*infoScreen).keys()) != 2 { // C and esc
 		t.Fatal("info that fits offers the arrows")
 	}
 }

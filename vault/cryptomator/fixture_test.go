@@ -17,6 +17,19 @@ import (
 // copied from the project's shared fixtures so that a fresh clone tests it.
 const fixtureDir = "testdata/siv-gcm-a"
 
+// rcloneEncoded is the name rclone stores for a local name: its default encoding replaces
+// control characters with their Unicode control pictures (a tab becomes U+2409 "␉"). The
+// manifest lists the names rclone was given; the vault holds the encoded ones, and that is
+// what Cryptomator (and vaultui) show.
+func rcloneEncoded(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 {
+			return 0x2400 + r
+		}
+		return r
+	}, name)
+}
+
 type manifestEntry struct {
 	Path   string `json:"path"`
 	Type   string `json:"type"`

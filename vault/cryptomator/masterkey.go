@@ -101,8 +101,9 @@ func versionMAC(k *Masterkey, version int) []byte {
 
 // passwordBytes is how Cryptomator feeds a password to scrypt: UTF-8 in Unicode
 // Normalization Form C (since vault version 6), so that the same password typed on systems
-// that compose characters differently opens the vault.
-func passwordBytes(password []byte) []byte { return norm.NFC.Bytes(password) }
+// that compose characters differently opens the vault. It is always a copy, which the caller
+// wipes (norm.NFC.Bytes may return its argument itself).
+func passwordBytes(password []byte) []byte { return norm.NFC.Append(nil, password...) }
 
 // UnlockMasterkey opens the content of a masterkey file with password. Errors wrap
 // layout.ErrCorrupt (malformed file, versionMac that does not match), ErrWrongPassword, or

@@ -177,19 +177,28 @@ func (v *Vault) readSmall(rel string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// openRegular opens rel for reading: a regular file, not a symlink (O_NOFOLLOW), not a FIFO
-// that would block (O_NONBLOCK).
+// openRegular opens rel for reading: a regular file, not a symlink, not a FIFO that would
+// block (O_NONBLOCK). os.Root follows symlinks that stay inside the folder, so the file is
+// checked with Lstat first and the opened one must be the same file (a symlink swapped in
+// between is refused too).
 func (v *Vault) openRegular(rel string) (*os.File, error) {
-	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	lst, err := v.root.Lstat(rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, fs.ErrNotExist)
 		}
 		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
 	}
+	if !lst.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w: not a regular file (%s)", v.path(rel), layout.ErrCorrupt, lst.Mode().Type())
+	}
+	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
+	}
 	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%w: not a regular file (%s)", layout.ErrCorrupt, st.Mode().Type())
+	if err == nil && !os.SameFile(lst, st) {
+		err = fmt.Errorf("%w: replaced while being opened", layout.ErrCorrupt)
 	}
 	if err != nil {
 		f.Close()

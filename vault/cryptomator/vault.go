@@ -336,7 +336,7 @@ func (v *Vault) Lookup(d Dir, name string) (Entry, error) {
 	}
 	stored, _ := v.storedName(d, name)
 	if _, err := v.root.Lstat(d.Path + "/" + stored); err != nil {
-		return Entry{}, err
+		return Entry{}, fmt.Errorf("%s: %w", v.path(d.Path+"/"+stored), err)
 	}
 	return v.entry(d, stored)
 }

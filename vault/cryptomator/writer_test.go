@@ -147,3 +147,27 @@ func TestCreateRefusesAFolderWithSomethingInIt(t *testing.T) {
 		t.Fatalf("Create left %d entries", len(ents))
 	}
 }
+
+func TestLookupAndResolve(t *testing.T) {
+	v, _ := createTestVault(t, SIVGCM)
+	defer v.Close()
+	sub, err := v.Mkdir(v.Root(), "sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.WriteFile(sub, longName, strings.NewReader("x")); err != nil {
+		t.Fatal(err)
+	}
+	e, err := v.Resolve("sub/" + longName)
+	if err != nil || e.Kind != KindFile || e.Name != longName || !e.shortened() {
+		t.Fatalf("Resolve = %+v, %v", e, err)
+	}
+	if _, err := v.Resolve("sub/missing"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing: %v", err)
+	}
+	for _, bad := range []string{"", ".", "..", "a/b"} {
+		if _, err := v.Lookup(sub, bad); err == nil {
+			t.Errorf("Lookup(%q) succeeded", bad)
+		}
+	}
+}

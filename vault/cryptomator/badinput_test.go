@@ -275,3 +275,27 @@ func TestWalkReportsTreeDamage(t *testing.T) {
 		})
 	}
 }
+
+// A symlink.c9r longer than the longest target is refused, not read in part.
+func TestReadLinkRefusesOversizedTarget(t *testing.T) {
+	v, dir := createTestVault(t, SIVGCM)
+	defer v.Close()
+	e, err := v.Symlink(v.Root(), "l", "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, filepath.FromSlash(e.node()+"/"+symlinkFile))
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Content().Encrypt(f, bytes.NewReader(bytes.Repeat([]byte("a"), maxSymlinkLen+ChunkSize))); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	target, err := v.ReadLink(e)
+	if target != "" {
+		t.Fatalf("read %d bytes of target", len(target))
+	}
+	mustName(t, err, layout.ErrCorrupt, p)
+}

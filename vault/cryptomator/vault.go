@@ -367,22 +367,39 @@ func (v *Vault) OpenDir(e Entry) (Dir, error) {
 // and rclone does not write it).
 func (v *Vault) CheckDirIDBackup(d Dir) error {
 	rel := d.Path + "/" + dirIDBackup
-	f, err := v.openRegular(rel)
+	id, err := v.decryptSmall(rel, maxDirIDLen)
 	if err != nil {
 		if d.ID == rootDirID && errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		return err
 	}
-	defer f.Close()
-	var b bytes.Buffer
-	if _, err := v.content.Decrypt(&b, io.LimitReader(f, v.content.geo.CipherSize(maxDirIDLen)+1)); err != nil {
-		return fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, err)
-	}
-	if b.String() != d.ID {
+	if string(id) != d.ID {
 		return fmt.Errorf("%s: %w: holds another directory's ID", v.path(rel), layout.ErrCorrupt)
 	}
 	return nil
+}
+
+// decryptSmall returns the content of the encrypted file rel, which must hold at most max
+// bytes: a larger one is refused, not cut short.
+func (v *Vault) decryptSmall(rel string, max int64) ([]byte, error) {
+	f, err := v.openRegular(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
+	}
+	if n, ok := v.content.geo.PlainSize(st.Size()); !ok || n > max {
+		return nil, fmt.Errorf("%s: %w: %d bytes, not an encrypted file of at most %d bytes", v.path(rel), layout.ErrCorrupt, st.Size(), max)
+	}
+	var b bytes.Buffer
+	if _, err := v.content.Decrypt(&b, io.LimitReader(f, st.Size())); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, err)
+	}
+	return b.Bytes(), nil
 }
 
 // ReadFile writes the content of file e to w. Only authenticated chunks reach w; an error
@@ -417,19 +434,14 @@ func (v *Vault) ReadLink(e Entry) (string, error) {
 		return "", fmt.Errorf("%s: not a symlink", v.path(e.node()))
 	}
 	rel := e.node() + "/" + symlinkFile
-	f, err := v.openRegular(rel)
+	b, err := v.decryptSmall(rel, maxSymlinkLen)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	var b bytes.Buffer
-	if _, err := v.content.Decrypt(&b, io.LimitReader(f, v.content.geo.CipherSize(maxSymlinkLen))); err != nil {
-		return "", fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, err)
-	}
-	if b.Len() == 0 {
+	if len(b) == 0 {
 		return "", fmt.Errorf("%s: %w: empty link target", v.path(rel), layout.ErrCorrupt)
 	}
-	return b.String(), nil
+	return string(b), nil
 }
 
 // WalkFunc is called by Walk for every entry, with its plaintext path (slash-separated, from

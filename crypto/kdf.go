@@ -94,7 +94,10 @@ func (s ScryptKDF) LogN() int {
 // KeyLen from 32 to 1024. The error names the parameter, its value and the
 // limit. Parameters that pass may still need more memory than the machine
 // has: DeriveKey checks that before it runs scrypt.
-func (s ScryptKDF) Validate() error {
+func (s ScryptKDF) Validate() error { return s.validate(ScryptSaltLen) }
+
+// validate is Validate with the smallest salt the format accepts.
+func (s ScryptKDF) validate(minSaltLen int) error {
 	logN := s.LogN()
 	switch {
 	case s.N < 1<<MinScryptLogN:
@@ -107,8 +110,8 @@ func (s ScryptKDF) Validate() error {
 		return fmt.Errorf("%w: R=%d, but gocryptfs only uses R=%d", ErrWeakKDF, s.R, ScryptR)
 	case s.P != ScryptP:
 		return fmt.Errorf("%w: P=%d, but gocryptfs only uses P=%d", ErrWeakKDF, s.P, ScryptP)
-	case len(s.Salt) < ScryptSaltLen:
-		return fmt.Errorf("%w: salt is %d bytes, the minimum is %d", ErrWeakKDF, len(s.Salt), ScryptSaltLen)
+	case len(s.Salt) < minSaltLen:
+		return fmt.Errorf("%w: salt is %d bytes, the minimum is %d", ErrWeakKDF, len(s.Salt), minSaltLen)
 	case s.KeyLen < minScryptKeyLen:
 		return fmt.Errorf("%w: KeyLen=%d is below the minimum %d", ErrWeakKDF, s.KeyLen, minScryptKeyLen)
 	case s.KeyLen > maxScryptKeyLen:
@@ -134,7 +137,13 @@ var kdfMu sync.Mutex
 // (ErrKDFMemory): Go cannot recover from running out of memory, and the
 // daemon must not die for one vault.
 func (s ScryptKDF) DeriveKey(password []byte) ([]byte, error) {
-	if err := s.Validate(); err != nil {
+	return s.DeriveKeyMinSalt(password, ScryptSaltLen)
+}
+
+// DeriveKeyMinSalt is DeriveKey for a format whose salts may be shorter than gocryptfs's 32
+// bytes, down to minSaltLen: Cryptomator writes 8-byte salts. Every other bound is the same.
+func (s ScryptKDF) DeriveKeyMinSalt(password []byte, minSaltLen int) ([]byte, error) {
+	if err := s.validate(minSaltLen); err != nil {
 		return nil, err
 	}
 	kdfMu.Lock()

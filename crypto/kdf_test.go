@@ -212,3 +212,26 @@ func TestCgroupRoom(t *testing.T) {
 		t.Error("a limit found where there is none")
 	}
 }
+
+// Cryptomator's 8-byte salts pass DeriveKeyMinSalt(…, 8) but not DeriveKey; every other bound
+// still holds.
+func TestDeriveKeyMinSalt(t *testing.T) {
+	s := ScryptKDF{Salt: make([]byte, 8), N: 1 << MinScryptLogN, R: ScryptR, P: ScryptP, KeyLen: 32}
+	if _, err := s.DeriveKeyMinSalt([]byte("pw"), 8); err != nil {
+		t.Fatalf("8-byte salt with minimum 8: %v", err)
+	}
+	if _, err := s.DeriveKey([]byte("pw")); !errors.Is(err, ErrWeakKDF) {
+		t.Fatalf("8-byte salt through DeriveKey: %v, want ErrWeakKDF", err)
+	}
+	short := s
+	short.Salt = make([]byte, 7)
+	bigR := s
+	bigR.R = 16
+	bigN := s
+	bigN.N = 1 << 40
+	for name, c := range map[string]ScryptKDF{"7-byte salt": short, "R=16": bigR, "N=2^40": bigN} {
+		if _, err := c.DeriveKeyMinSalt([]byte("pw"), 8); !errors.Is(err, ErrWeakKDF) {
+			t.Errorf("%s: %v, want ErrWeakKDF", name, err)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package cryptomator
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
+)
+
+// The fixture's root is where DirPath("") says, and its names decrypt with the root's ID (the
+// empty string) as associated data to the manifest's top-level names.
+func TestFixtureRootNames(t *testing.T) {
+	dir := extractFixture(t)
+	names := NewNames(mustFixtureKey(t))
+	root := names.DirPath(rootDirID)
+	ents, err := os.ReadDir(filepath.Join(dir, root))
+	if err != nil {
+		t.Fatalf("root %s: %v", root, err)
+	}
+	var got []string
+	for _, e := range ents {
+		name, err := names.Decrypt(rootDirID, e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, name)
+	}
+	var want []string
+	for _, m := range fixtureManifest(t) {
+		if !strings.Contains(m.Path, "/") {
+			want = append(want, rcloneEncoded(m.Path))
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("root names %q, want %q", got, want)
+	}
+}
+
+func TestNamesRoundTripAndBinding(t *testing.T) {
+	k, _ := NewMasterkey()
+	n := NewNames(k)
+	for _, name := range []string{"a", "file.txt", "日本語のファイル.txt", strings.Repeat("x", 255), " leading space", "semi;colon&amp"} {
+		stored := n.Encrypt("dir-A", name)
+		if !strings.HasSuffix(stored, ".c9r") {
+			t.Fatalf("%q stored as %q", name, stored)
+		}
+		got, err := n.Decrypt("dir-A", stored)
+		if err != nil || got != name {
+			t.Fatalf("Decrypt(Encrypt(%q)) = %q, %v", name, got, err)
+		}
+		if stored != n.Encrypt("dir-A", name) {
+			t.Fatal("name encryption is not deterministic")
+		}
+		// Moved to another directory, the name no longer authenticates.
+		if got, err := n.Decrypt("dir-B", stored); !errors.Is(err, crypto.ErrAuth) {
+			t.Fatalf("in another directory: %q, %v", got, err)
+		}
+	}
+}
+
+// Names are encrypted in Normalization Form C: both spellings of "é" are one name.
+func TestNamesAreNFC(t *testing.T) {
+	k, _ := NewMasterkey()
+	n := NewNames(k)
+	if n.Encrypt("", "caf\u00e9") != n.Encrypt("", "cafe\u0301") {
+		t.Fatal("NFC and NFD spellings encrypt differently")
+	}
+}
+
+func TestNamesDecryptRejects(t *testing.T) {
+	k, _ := NewMasterkey()
+	n := NewNames(k)
+	good := n.Encrypt("", "name")
+	unpadded := strings.Replace(good, "=", "", -1)
+	for _, c := range []struct{ name, stored string }{
+		{"no .c9r", strings.TrimSuffix(good, ".c9r")},
+		{"padding removed", unpadded},
+		{"not base64", "!!!!.c9r"},
+		{"too short for a SIV", "AAAA.c9r"},
+		{"decrypts to ..", n.Encrypt("", "..")},
+		{"decrypts to .", n.Encrypt("", ".")},
+		{"decrypts to a path", n.Encrypt("", "a/b")},
+		{"decrypts to NUL", n.Encrypt("", "a\x00b")},
+		{"decrypts to nothing", n.Encrypt("", "")},
+		{"decrypts to invalid UTF-8", n.Encrypt("", "\xff\xfe")},
+	} {
+		if c.stored == good {
+			continue
+		}
+		if got, err := n.Decrypt("", c.stored); !errors.Is(err, layout.ErrCorrupt) {
+			t.Errorf("%s: %q, %v; want ErrCorrupt", c.name, got, err)
+		}
+	}
+}
+
+func TestDirPathShape(t *testing.T) {
+	k, _ := NewMasterkey()
+	n := NewNames(k)
+	p := n.DirPath("8f76b3d1-5a9c-4f0e-8c1e-0d2b3a4c5d6e")
+	parts := strings.Split(p, "/")
+	if len(parts) != 3 || parts[0] != "d" || len(parts[1]) != 2 || len(parts[2]) != 30 || strings.ToUpper(parts[1]+parts[2]) != parts[1]+parts[2] {
+		t.Fatalf("DirPath = %q, want d/XX/ and 30 base32 characters", p)
+	}
+	if n.DirPath("a") == n.DirPath("b") || n.DirPath("a") != n.DirPath("a") {
+		t.Fatal("DirPath is not a function of the ID")
+	}
+}
+
+// Shorten per the specification: base64url(SHA-1(the encrypted name with .c9r)) + ".c9s";
+// the expected value is from Python's hashlib.
+func TestShorten(t *testing.T) {
+	if got := Shorten(strings.Repeat("A", 217) + ".c9r"); got != "nJVxya5ikDdUhPmexn39IA5kyOU=.c9s" {
+		t.Fatalf("Shorten = %q", got)
+	}
+}

@@ -1,0 +1,513 @@
+package cryptomator
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/vault/layout"
+)
+
+// maxConfigFile bounds what is read of vault.cryptomator and the masterkey file.
+const maxConfigFile = 64 << 10
+
+// Vault is an unlocked Cryptomator vault: its folder, configuration and keys.
+type Vault struct {
+	dir     string
+	root    *os.Root
+	config  *Config
+	key     *Masterkey
+	names   *Names
+	content *Content
+}
+
+// Dir is a directory of the plaintext tree: its ID, and where its entries are stored
+// (d/XX/YYYY..., relative to the vault's folder). It does not change when the directory is
+// renamed or moved: only its small dir.c9r entry moves.
+type Dir struct {
+	ID   string
+	Path string
+}
+
+// Kind is what an entry is.
+type Kind int
+
+const (
+	KindFile Kind = iota
+	KindDir
+	KindSymlink
+)
+
+func (k Kind) String() string { return [...]string{"file", "directory", "symlink"}[k] }
+
+// Entry is one entry of a directory.
+type Entry struct {
+	Name   string // plaintext
+	Kind   Kind
+	Parent Dir
+	// Stored is the entry's name in its parent's folder: "<encrypted>.c9r", or for a name
+	// longer than the vault's shortening threshold "<hash>.c9s" (a folder that also holds
+	// name.c9s).
+	Stored string
+}
+
+func (e Entry) shortened() bool { return strings.HasSuffix(e.Stored, suffixC9S) }
+
+// node is the entry's path in the vault's folder.
+func (e Entry) node() string { return e.Parent.Path + "/" + e.Stored }
+
+// contentPath is where a file's ciphertext is.
+func (e Entry) contentPath() string {
+	if e.shortened() {
+		return e.node() + "/" + contentsFile
+	}
+	return e.node()
+}
+
+// Open unlocks the vault in dir with password. Errors name the file they are about and wrap
+// ErrWrongPassword, ErrUnsupported, layout.ErrCorrupt or the scrypt bounds' errors
+// (crypto.ErrWeakKDF, crypto.ErrKDFMemory).
+func Open(dir string, password []byte) (*Vault, error) {
+	return open(dir, func(v *Vault, mkName string) error {
+		data, err := v.readSmall(mkName, maxConfigFile)
+		if err != nil {
+			return err
+		}
+		v.key, err = UnlockMasterkey(data, password)
+		if err != nil {
+			return fmt.Errorf("%s: %w", v.path(mkName), err)
+		}
+		return nil
+	})
+}
+
+// OpenWithKey opens the vault in dir with its raw master key instead of the password.
+func OpenWithKey(dir string, k *Masterkey) (*Vault, error) {
+	return open(dir, func(v *Vault, _ string) error {
+		v.key = new(Masterkey)
+		*v.key = *k
+		return nil
+	})
+}
+
+func open(dir string, unlock func(v *Vault, mkName string) error) (*Vault, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	v := &Vault{dir: dir, root: root}
+	if err := v.load(unlock); err != nil {
+		v.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+func (v *Vault) load(unlock func(v *Vault, mkName string) error) error {
+	token, err := v.readSmall(ConfigFileName, maxConfigFile)
+	if err != nil {
+		return err
+	}
+	mkName, err := MasterkeyFileOf(token)
+	if err != nil {
+		return fmt.Errorf("%s: %w", v.path(ConfigFileName), err)
+	}
+	if err := unlock(v, mkName); err != nil {
+		return err
+	}
+	if v.config, err = VerifyConfig(token, v.key); err != nil {
+		return fmt.Errorf("%s: %w", v.path(ConfigFileName), err)
+	}
+	return v.init()
+}
+
+func (v *Vault) init() error {
+	var err error
+	v.names = NewNames(v.key)
+	v.content, err = NewContent(v.config.CipherCombo, v.key)
+	if err != nil {
+		return fmt.Errorf("%s: %w", v.path(ConfigFileName), err)
+	}
+	return nil
+}
+
+// Close wipes the keys and closes the vault's folder.
+func (v *Vault) Close() error {
+	if v.key != nil {
+		v.key.Wipe()
+	}
+	if v.names != nil {
+		v.names.Wipe()
+	}
+	return v.root.Close()
+}
+
+// Config returns the vault's verified configuration.
+func (v *Vault) Config() Config { return *v.config }
+
+// Content returns the vault's content encryption.
+func (v *Vault) Content() *Content { return v.content }
+
+// path is a path inside the vault for error messages.
+func (v *Vault) path(rel string) string { return filepath.Join(v.dir, filepath.FromSlash(rel)) }
+
+// readSmall reads the regular file rel (at most max bytes) without following a symlink.
+func (v *Vault) readSmall(rel string, max int64) ([]byte, error) {
+	f, err := v.openRegular(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: %w: longer than %d bytes", v.path(rel), layout.ErrCorrupt, max)
+	}
+	return b, nil
+}
+
+// openRegular opens rel for reading: a regular file, not a symlink, not a FIFO that would
+// block (O_NONBLOCK). os.Root follows symlinks that stay inside the folder, so the file is
+// checked with Lstat first and the opened one must be the same file (a symlink swapped in
+// between is refused too).
+func (v *Vault) openRegular(rel string) (*os.File, error) {
+	lst, err := v.root.Lstat(rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
+	}
+	if !lst.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w: not a regular file (%s)", v.path(rel), layout.ErrCorrupt, lst.Mode().Type())
+	}
+	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
+	}
+	st, err := f.Stat()
+	if err == nil && !os.SameFile(lst, st) {
+		err = fmt.Errorf("%w: replaced while being opened", layout.ErrCorrupt)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
+	}
+	return f, nil
+}
+
+// Root returns the root directory.
+func (v *Vault) Root() Dir { return Dir{ID: rootDirID, Path: v.names.DirPath(rootDirID)} }
+
+// tempPrefix begins the names of the files and folders the writer builds before renaming
+// them into place. Cryptomator ignores names without .c9r or .c9s; so does ReadDir.
+const tempPrefix = ".vaultui-tmp-"
+
+// ReadDir lists d. It returns every entry it could read, sorted by name, and an error joining
+// one error per entry it could not (each naming the entry's path in the vault's folder): a
+// name that does not decrypt, a .c9s folder whose name.c9s does not hash to it, a folder that
+// is neither a directory nor a symlink.
+func (v *Vault) ReadDir(d Dir) ([]Entry, error) {
+	stored, err := v.listNames(d.Path)
+	if err != nil {
+		return nil, err
+	}
+	var ents []Entry
+	var errs []error
+	for _, s := range stored {
+		if s == dirIDBackup || strings.HasPrefix(s, tempPrefix) {
+			continue
+		}
+		e, err := v.entry(d, s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ents = append(ents, e)
+	}
+	slices.SortFunc(ents, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	return ents, errors.Join(errs...)
+}
+
+func (v *Vault) listNames(rel string) ([]string, error) {
+	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w: directory missing", v.path(rel), layout.ErrCorrupt)
+		}
+		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
+	}
+	return names, nil
+}
+
+// entry reads the stored entry s of d.
+func (v *Vault) entry(d Dir, s string) (Entry, error) {
+	e := Entry{Parent: d, Stored: s}
+	var encName string
+	switch {
+	case strings.HasSuffix(s, suffixC9R):
+		encName = s
+	case strings.HasSuffix(s, suffixC9S):
+		long, err := v.readSmall(e.node()+"/"+nameFile, maxNameFile)
+		if err != nil {
+			return e, err
+		}
+		encName = string(long)
+		if Shorten(encName) != s {
+			return e, fmt.Errorf("%s: %w: does not hash to its folder's name", v.path(e.node()+"/"+nameFile), layout.ErrCorrupt)
+		}
+	default:
+		return e, fmt.Errorf("%s: %w: not an entry of the format (no %s or %s)", v.path(e.node()), layout.ErrCorrupt, suffixC9R, suffixC9S)
+	}
+	name, err := v.names.Decrypt(d.ID, encName)
+	if err != nil {
+		return e, fmt.Errorf("%s: %w", v.path(e.node()), err)
+	}
+	e.Name = name
+	if e.Kind, err = v.kind(e); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+// kind tells a stored entry's kind from what is there: a .c9r regular file is a file; a
+// folder holding dir.c9r is a directory, one holding symlink.c9r a symlink, and a .c9s folder
+// holding contents.c9r a file.
+func (v *Vault) kind(e Entry) (Kind, error) {
+	st, err := v.root.Lstat(e.node())
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", v.path(e.node()), err)
+	}
+	if st.Mode().IsRegular() && !e.shortened() {
+		return KindFile, nil
+	}
+	if !st.IsDir() {
+		return 0, fmt.Errorf("%s: %w: a %s where a file or folder belongs", v.path(e.node()), layout.ErrCorrupt, st.Mode().Type())
+	}
+	var kinds []Kind
+	for _, c := range []struct {
+		file string
+		kind Kind
+	}{{dirFile, KindDir}, {symlinkFile, KindSymlink}, {contentsFile, KindFile}} {
+		if c.kind == KindFile && !e.shortened() {
+			continue
+		}
+		if _, err := v.root.Lstat(e.node() + "/" + c.file); err == nil {
+			kinds = append(kinds, c.kind)
+		}
+	}
+	if len(kinds) != 1 {
+		return 0, fmt.Errorf("%s: %w: a folder holding %d of %s, %s, %s", v.path(e.node()), layout.ErrCorrupt, len(kinds), dirFile, symlinkFile, contentsFile)
+	}
+	return kinds[0], nil
+}
+
+// storedName returns the stored name of name in d, and the full encrypted name when it is
+// shortened ("" otherwise).
+func (v *Vault) storedName(d Dir, name string) (stored, long string) {
+	enc := v.names.Encrypt(d.ID, name)
+	if len(enc) > v.config.ShorteningThreshold {
+		return Shorten(enc), enc
+	}
+	return enc, ""
+}
+
+// Lookup finds name in d without listing d. A missing name is an error wrapping
+// fs.ErrNotExist.
+func (v *Vault) Lookup(d Dir, name string) (Entry, error) {
+	if err := checkName(name); err != nil {
+		return Entry{}, err
+	}
+	stored, _ := v.storedName(d, name)
+	if _, err := v.root.Lstat(d.Path + "/" + stored); err != nil {
+		return Entry{}, fmt.Errorf("%s: %w", v.path(d.Path+"/"+stored), err)
+	}
+	return v.entry(d, stored)
+}
+
+// OpenDir returns the directory e names: the ID in its dir.c9r, and the folder that ID hashes
+// to, which must exist.
+func (v *Vault) OpenDir(e Entry) (Dir, error) {
+	if e.Kind != KindDir {
+		return Dir{}, fmt.Errorf("%s: not a directory", v.path(e.node()))
+	}
+	rel := e.node() + "/" + dirFile
+	b, err := v.readSmall(rel, maxDirIDLen)
+	if err != nil {
+		return Dir{}, err
+	}
+	if len(b) == 0 {
+		return Dir{}, fmt.Errorf("%s: %w: empty (only the root's ID is empty)", v.path(rel), layout.ErrCorrupt)
+	}
+	d := Dir{ID: string(b), Path: v.names.DirPath(string(b))}
+	if st, err := v.root.Lstat(d.Path); err != nil || !st.IsDir() {
+		return Dir{}, fmt.Errorf("%s: %w: the directory it names, %s, is missing", v.path(rel), layout.ErrCorrupt, d.Path)
+	}
+	return d, nil
+}
+
+// CheckDirIDBackup checks d's dirid.c9r, the backup of its ID that lets a damaged vault be
+// recovered: it must be there and hold d's ID. The root's may be missing (its ID is fixed,
+// and rclone does not write it).
+func (v *Vault) CheckDirIDBackup(d Dir) error {
+	rel := d.Path + "/" + dirIDBackup
+	id, err := v.decryptSmall(rel, maxDirIDLen)
+	if err != nil {
+		if d.ID == rootDirID && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if string(id) != d.ID {
+		return fmt.Errorf("%s: %w: holds another directory's ID", v.path(rel), layout.ErrCorrupt)
+	}
+	return nil
+}
+
+// decryptSmall returns the content of the encrypted file rel, which must hold at most max
+// bytes: a larger one is refused, not cut short.
+func (v *Vault) decryptSmall(rel string, max int64) ([]byte, error) {
+	f, err := v.openRegular(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
+	}
+	if n, ok := v.content.geo.PlainSize(st.Size()); !ok || n > max {
+		return nil, fmt.Errorf("%s: %w: %d bytes, not an encrypted file of at most %d bytes", v.path(rel), layout.ErrCorrupt, st.Size(), max)
+	}
+	var b bytes.Buffer
+	if _, err := v.content.Decrypt(&b, io.LimitReader(f, st.Size())); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, err)
+	}
+	return b.Bytes(), nil
+}
+
+// ReadFile writes the content of file e to w. Only authenticated chunks reach w; an error
+// names the file and wraps layout.ErrCorrupt and a *crypto.BlockError naming the chunk.
+func (v *Vault) ReadFile(e Entry, w io.Writer) (int64, error) {
+	if e.Kind != KindFile {
+		return 0, fmt.Errorf("%s: not a file", v.path(e.node()))
+	}
+	rel := e.contentPath()
+	f, err := v.openRegular(rel)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", v.path(rel), err)
+	}
+	if _, ok := v.content.geo.PlainSize(st.Size()); !ok {
+		return 0, fmt.Errorf("%s: %w: no file is %d bytes when encrypted", v.path(rel), layout.ErrCorrupt, st.Size())
+	}
+	n, err := v.content.Decrypt(w, f)
+	if err != nil {
+		return n, fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, err)
+	}
+	return n, nil
+}
+
+// ReadLink returns symlink e's target.
+func (v *Vault) ReadLink(e Entry) (string, error) {
+	if e.Kind != KindSymlink {
+		return "", fmt.Errorf("%s: not a symlink", v.path(e.node()))
+	}
+	rel := e.node() + "/" + symlinkFile
+	b, err := v.decryptSmall(rel, maxSymlinkLen)
+	if err != nil {
+		return "", err
+	}
+	if len(b) == 0 {
+		return "", fmt.Errorf("%s: %w: empty link target", v.path(rel), layout.ErrCorrupt)
+	}
+	return string(b), nil
+}
+
+// WalkFunc is called by Walk for every entry, with its plaintext path (slash-separated, from
+// the root), or with an error about a directory or an entry that could not be read (then e
+// is nil and p is the directory's path). Returning an error stops the walk.
+type WalkFunc func(p string, e *Entry, err error) error
+
+// Walk visits the tree depth first, each directory's entries in name order. Besides reading
+// each directory, it checks its dirid.c9r (CheckDirIDBackup).
+func (v *Vault) Walk(fn WalkFunc) error { return v.walk("", v.Root(), fn) }
+
+func (v *Vault) walk(p string, d Dir, fn WalkFunc) error {
+	if err := v.CheckDirIDBackup(d); err != nil {
+		if err := fn(p, nil, err); err != nil {
+			return err
+		}
+	}
+	ents, err := v.ReadDir(d)
+	if err != nil {
+		if err := fn(p, nil, err); err != nil {
+			return err
+		}
+	}
+	for i := range ents {
+		e := &ents[i]
+		ep := path.Join(p, e.Name)
+		if err := fn(ep, e, nil); err != nil {
+			return err
+		}
+		if e.Kind != KindDir {
+			continue
+		}
+		sub, err := v.OpenDir(*e)
+		if err != nil {
+			if err := fn(ep, nil, err); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := v.walk(ep, sub, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Resolve returns the entry at the slash-separated plaintext path p (not the root).
+func (v *Vault) Resolve(p string) (Entry, error) {
+	d := v.Root()
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	for i, name := range parts {
+		e, err := v.Lookup(d, name)
+		if err != nil || i == len(parts)-1 {
+			return e, err
+		}
+		if d, err = v.OpenDir(e); err != nil {
+			return Entry{}, err
+		}
+	}
+	panic("unreachable")
+}
+
+// checkName refuses names that cannot be entries.
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return fmt.Errorf("%q is not a file name", name)
+	}
+	return nil
+}

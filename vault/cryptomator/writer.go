@@ -1,0 +1,237 @@
+package cryptomator
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+
+	"golang.org/x/sys/unix"
+)
+
+// CreateOptions configure a new vault.
+type CreateOptions struct {
+	// Combo is the content encryption; empty means SIV_GCM, what Cryptomator creates.
+	Combo CipherCombo
+	// ScryptLogN is the scrypt cost 2^ScryptLogN; 0 means DefaultScryptLogN.
+	ScryptLogN int
+	// ShorteningThreshold; 0 means DefaultShorteningThreshold.
+	ShorteningThreshold int
+}
+
+// ErrNotEmpty is wrapped by Create for a folder that already holds something.
+var ErrNotEmpty = errors.New("folder is not empty")
+
+// Create makes a format 8 vault in the empty (or missing) folder dir, protected by password,
+// and returns it open. As Cryptomator does, it writes the root's folder and its dirid.c9r,
+// then masterkey.cryptomator, then vault.cryptomator: a folder with vault.cryptomator is a
+// whole vault. On error it removes what it wrote.
+func Create(dir string, password []byte, opts CreateOptions) (v *Vault, err error) {
+	if opts.Combo == "" {
+		opts.Combo = SIVGCM
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	if ents, err := os.ReadDir(dir); err != nil {
+		return nil, err
+	} else if len(ents) > 0 {
+		return nil, fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+	}
+	key, err := NewMasterkey()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := NewConfig(opts.Combo)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ShorteningThreshold != 0 {
+		cfg.ShorteningThreshold = opts.ShorteningThreshold
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	v = &Vault{dir: dir, root: root, config: cfg, key: key}
+	defer func() {
+		if err != nil {
+			root.RemoveAll(DataDir)
+			root.Remove(MasterkeyFileName)
+			v.Close()
+			v = nil
+		}
+	}()
+	if err = v.init(); err != nil {
+		return nil, err
+	}
+	mk, err := LockMasterkey(key, password, opts.ScryptLogN)
+	if err != nil {
+		return nil, err
+	}
+	token, err := cfg.Sign(key)
+	if err != nil {
+		return nil, err
+	}
+	if err = v.makeContentDir(v.Root()); err != nil {
+		return nil, err
+	}
+	if err = v.writeNew(MasterkeyFileName, bytes.NewReader(mk), false); err != nil {
+		return nil, err
+	}
+	if err = v.writeNew(ConfigFileName, bytes.NewReader(token), false); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// makeContentDir makes d's folder and its dirid.c9r.
+func (v *Vault) makeContentDir(d Dir) error {
+	if err := v.root.MkdirAll(path.Dir(d.Path), 0o700); err != nil {
+		return fmt.Errorf("%s: %w", v.path(path.Dir(d.Path)), err)
+	}
+	if err := v.root.Mkdir(d.Path, 0o700); err != nil {
+		return fmt.Errorf("%s: %w", v.path(d.Path), err)
+	}
+	if err := v.writeNew(d.Path+"/"+dirIDBackup, bytes.NewReader([]byte(d.ID)), true); err != nil {
+		v.root.RemoveAll(d.Path)
+		return err
+	}
+	return nil
+}
+
+// writeNew creates rel, which must not exist, with content r (encrypted when encrypt),
+// synced; on error it removes it.
+func (v *Vault) writeNew(rel string, r io.Reader, encrypt bool) error {
+	f, err := v.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("%s: %w", v.path(rel), err)
+	}
+	if encrypt {
+		_, err = v.content.Encrypt(f, r)
+	} else {
+		_, err = io.Copy(f, r)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		v.root.Remove(rel)
+		return fmt.Errorf("%s: %w", v.path(rel), err)
+	}
+	return nil
+}
+
+// place builds a new entry of d under a temporary name with build, then renames it to its
+// stored name, which must be free: a reader sees the whole entry or none. For a shortened
+// name the entry is a folder and its name.c9s is written before build runs. folder: the entry
+// is a folder even when not shortened (a directory, a symlink).
+func (v *Vault) place(d Dir, name string, folder bool, build func(tmp string) error) (Entry, error) {
+	if err := checkName(name); err != nil {
+		return Entry{}, err
+	}
+	stored, long := v.storedName(d, name)
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return Entry{}, err
+	}
+	tmp := d.Path + "/" + tempPrefix + hex.EncodeToString(rnd[:])
+	folder = folder || long != ""
+	err := func() error {
+		if !folder {
+			return build(tmp)
+		}
+		if err := v.root.Mkdir(tmp, 0o700); err != nil {
+			return fmt.Errorf("%s: %w", v.path(tmp), err)
+		}
+		if long != "" {
+			if err := v.writeNew(tmp+"/"+nameFile, bytes.NewReader([]byte(long)), false); err != nil {
+				return err
+			}
+		}
+		return build(tmp)
+	}()
+	if err == nil {
+		err = v.renameNoReplace(d.Path, path.Base(tmp), stored)
+	}
+	if err != nil {
+		v.root.RemoveAll(tmp)
+		return Entry{}, err
+	}
+	return Entry{Name: name, Parent: d, Stored: stored}, nil
+}
+
+// renameNoReplace renames old to new in the folder dirRel, failing (EEXIST) if new exists.
+func (v *Vault) renameNoReplace(dirRel, old, new string) error {
+	df, err := v.root.OpenFile(dirRel, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", v.path(dirRel), err)
+	}
+	defer df.Close()
+	fd := int(df.Fd())
+	for {
+		err = unix.Renameat2(fd, old, fd, new, unix.RENAME_NOREPLACE)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", v.path(dirRel+"/"+new), err)
+	}
+	return unix.Fsync(fd)
+}
+
+// WriteFile creates the file name in d with the content read from r. An existing name is
+// an error (EEXIST).
+func (v *Vault) WriteFile(d Dir, name string, r io.Reader) (Entry, error) {
+	e, err := v.place(d, name, false, func(tmp string) error {
+		if st, err := v.root.Lstat(tmp); err == nil && st.IsDir() {
+			return v.writeNew(tmp+"/"+contentsFile, r, true)
+		}
+		return v.writeNew(tmp, r, true)
+	})
+	e.Kind = KindFile
+	return e, err
+}
+
+// Mkdir creates the directory name in d with a fresh random ID and returns it. Its folder
+// (with dirid.c9r) is made first, then its entry: a crash in between leaves an unreferenced
+// folder, never an entry whose directory is missing.
+func (v *Vault) Mkdir(d Dir, name string) (Dir, error) {
+	var u [16]byte
+	if _, err := rand.Read(u[:]); err != nil {
+		return Dir{}, err
+	}
+	id := uuidString(u)
+	sub := Dir{ID: id, Path: v.names.DirPath(id)}
+	if err := v.makeContentDir(sub); err != nil {
+		return Dir{}, err
+	}
+	_, err := v.place(d, name, true, func(tmp string) error {
+		return v.writeNew(tmp+"/"+dirFile, bytes.NewReader([]byte(id)), false)
+	})
+	if err != nil {
+		v.root.RemoveAll(sub.Path)
+		return Dir{}, err
+	}
+	return sub, nil
+}
+
+// Symlink creates the symlink name in d pointing to target.
+func (v *Vault) Symlink(d Dir, name, target string) (Entry, error) {
+	if target == "" || len(target) > maxSymlinkLen {
+		return Entry{}, fmt.Errorf("a link target of %d bytes (1 to %d)", len(target), maxSymlinkLen)
+	}
+	e, err := v.place(d, name, true, func(tmp string) error {
+		return v.writeNew(tmp+"/"+symlinkFile, bytes.NewReader([]byte(target)), true)
+	})
+	e.Kind = KindSymlink
+	return e, err
+}

@@ -230,4 +230,6 @@ func (f *firstLine) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (f *firstLine) String() string { return strings.ToValidUTF8(strings.TrimSpace(string(f.buf)), "?") }
+func (f *firstLine) String() string {
+	return strings.ToValidUTF8(strings.TrimSpace(string(f.buf)), "?")
+}

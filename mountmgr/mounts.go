@@ -25,6 +25,7 @@ import (
 // race for it.
 func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	defer crypto.Wipe(r.Password)
+	defer crypto.Wipe(r.MasterKey)
 	d.mu.Lock()
 	if d.quitting {
 		d.mu.Unlock()
@@ -87,13 +88,20 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	if err := checkMountPoint(mountPoint); err != nil {
 		return MountInfo{}, err
 	}
-	v, err := unlock(cipherDir, r.Password)
+	var v *unlocked
+	var err error
+	if r.MasterKey != nil {
+		v, err = unlockMasterKey(cipherDir, r.MasterKey, r.ReadOnly)
+	} else {
+		v, err = unlock(cipherDir, r.Password)
+	}
 	if err != nil {
 		return MountInfo{}, err
 	}
 	mnt, err := vfs.Mount(mountPoint, v.volume, vfs.Options{
 		ReadOnly:   r.ReadOnly,
 		AllowOther: r.AllowOther,
+		NoExec:     r.NoExec,
 		Logger:     d.log,
 		AuthFailed: d.authFailedHook(cipherDir, mountPoint),
 	})

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/mountmgr/extpass"
 	"github.com/vaultui/vaultui/mountmgr/keyring"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -16,6 +17,7 @@ import (
 type App struct {
 	openKeyring func(context.Context) (Keyring, error)
 	connect     func(context.Context) (Daemon, error)
+	programs    extpass.Options
 
 	mu     sync.Mutex
 	daemon Daemon
@@ -53,11 +55,15 @@ type Options struct {
 	Keyring func(context.Context) (Keyring, error)
 	// Connect reaches the daemon, starting it when none answers; nil: mountmgr.Connect.
 	Connect func(context.Context) (Daemon, error)
+	// PasswordPrograms is how password programs run (see RunPasswordProgram): the terminal
+	// they may ask on and where their messages go. The zero value: no terminal, messages kept
+	// for the error only (a TUI that owns the screen).
+	PasswordPrograms extpass.Options
 }
 
 // New returns the use cases over the keyring and daemon of opts.
 func New(opts Options) *App {
-	a := &App{openKeyring: opts.Keyring, connect: opts.Connect}
+	a := &App{openKeyring: opts.Keyring, connect: opts.Connect, programs: opts.PasswordPrograms}
 	if a.openKeyring == nil {
 		a.openKeyring = func(ctx context.Context) (Keyring, error) {
 			k, err := keyring.Open(ctx, keyring.Options{})
@@ -127,7 +133,13 @@ func (a *App) daemonCall(ctx context.Context, call func(Daemon) error) error {
 
 // Vault names a vault for the use cases: its cipherdir, and the name it is registered under
 // ("" when it is not), which labels its keyring entry.
-type Vault struct{ Name, CipherDir string }
+type Vault struct {
+	Name, CipherDir string
+	// ExtPass is the registry's password program for the vault, or nil (see the package doc).
+	ExtPass []string
+}
 
 // VaultOf names a registered vault.
-func VaultOf(e vault.Entry) Vault { return Vault{Name: e.Name, CipherDir: e.CipherDir} }
+func VaultOf(e vault.Entry) Vault {
+	return Vault{Name: e.Name, CipherDir: e.CipherDir, ExtPass: e.ExtPass}
+}

@@ -51,10 +51,13 @@ examples:
 		longNameMax := fs.Int("longnamemax", maxLongNameMax, fmt.Sprintf("store encrypted names longer than `N` bytes (%d to %d) as long names", minLongNameMax, maxLongNameMax))
 		name := fs.String("name", "", "`NAME` in the registry (default: the directory's base name)")
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
-		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
+			}
+			if err := src.check(e); err != nil {
+				return err
 			}
 			opts := vault.CreateOptions{ScryptLogN: *logN, PlaintextNames: *plainNames,
 				DeterministicNames: *detNames, Creator: creator}
@@ -79,12 +82,12 @@ examples:
 			if *plainNames && (*detNames || *longNameMax != maxLongNameMax) {
 				return e.usage("--plaintextnames cannot be combined with --deterministic-names or --longnamemax")
 			}
-			return runInit(e, args[0], *name, *mountPoint, *passfile, auto, opts)
+			return runInit(e, args[0], *name, *mountPoint, src, auto, opts)
 		}
 	},
 }
 
-func runInit(e *env, dirArg, name, mountPoint, passfile string, auto bool, opts vault.CreateOptions) error {
+func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto bool, opts vault.CreateOptions) error {
 	dir, err := filepath.Abs(dirArg)
 	if err != nil {
 		return err
@@ -119,7 +122,7 @@ func runInit(e *env, dirArg, name, mountPoint, passfile string, auto bool, opts 
 		return withHint(err, "nothing was created")
 	}
 
-	password, err := e.readNewPassword(passfile, "Password for the new vault: ")
+	password, err := e.readNewPassword(src, "Password for the new vault: ")
 	if err != nil {
 		return err
 	}
@@ -238,48 +241,38 @@ examples:
   vaultui passwd --passfile old.txt --new-passfile new.txt work
   vaultui passwd --masterkey - work`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the current password from `FILE` (- for standard input)")
+		src := passSourceFlags(fs, "read the current password from `FILE` (- for standard input)")
 		newPassfile := fs.String("new-passfile", "", "read the new password from `FILE` (- for standard input)")
-		masterKey := fs.String("masterkey", "", "use the master key `HEX` (- to ask) instead of the current password")
+		masterKey := fs.String("masterkey", "", "use the master key instead of the current password: - asks for it (or reads standard input), FILE reads its first line; `KEY` written out works but warns")
 		unverified := fs.Bool("unverified-key", false, "with --masterkey: reseal even if the vault holds too little to verify the key (a wrong key locks the vault for good)")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one VAULT argument, got %d", len(args))
 			}
-			if *passfile == "-" && *newPassfile == "-" {
-				return e.usage("--passfile and --new-passfile cannot both read standard input")
+			if err := src.check(e); err != nil {
+				return err
 			}
-			if *masterKey != "" && *passfile != "" {
-				return e.usage("give either --masterkey or --passfile, not both")
+			if (src.file == "-" || *masterKey == "-") && *newPassfile == "-" {
+				return e.usage("the current password (or master key) and --new-passfile cannot both read standard input")
+			}
+			if *masterKey != "" && src.given() {
+				return e.usage("give either --masterkey or --passfile/--extpass, not both")
 			}
 			entry, err := e.resolve(args[0])
 			if err != nil {
 				return err
 			}
 			var oldPassword, key []byte
-			switch {
-			case *masterKey == "-":
-				typed, err := e.askTerminal("Master key: ", false)
-				if err != nil {
+			if *masterKey != "" {
+				if key, err = e.readMasterKey(*masterKey, true); err != nil {
 					return err
 				}
-				key, err = vault.ParseMasterKey(string(typed))
-				crypto.Wipe(typed)
-				if err != nil {
-					return err
-				}
-			case *masterKey != "":
-				if key, err = vault.ParseMasterKey(*masterKey); err != nil {
-					return err
-				}
-			default:
-				if oldPassword, err = e.readPassword(*passfile, "Current password: "); err != nil {
-					return err
-				}
+			} else if oldPassword, err = e.readPassword(src, "Current password: "); err != nil {
+				return err
 			}
 			defer crypto.Wipe(oldPassword)
 			defer crypto.Wipe(key)
-			newPassword, err := e.readNewPassword(*newPassfile, "New password: ")
+			newPassword, err := e.readNewPassword(&passSource{file: *newPassfile}, "New password: ")
 			if err != nil {
 				return err
 			}
@@ -321,7 +314,7 @@ var fsckCommand = &command{
 	name:    "fsck",
 	group:   groupVaults,
 	summary: "Check that every name, symlink and block of a vault decrypts",
-	args:    "[--passfile F] VAULT",
+	args:    "[--passfile F | --extpass PROGRAM] VAULT",
 	help: `Each problem is printed on its own line with the file's path (and the block
 range for damaged contents). Sync tools' conflict copies and foreign files
 (names not of the vault's format, e.g. desktop.ini) are listed as notes, not
@@ -333,12 +326,12 @@ examples:
   vaultui fsck work
   vaultui fsck --passfile pw.txt /data/work.enc`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one VAULT argument, got %d", len(args))
 			}
-			v, entry, err := e.unlock(args[0], *passfile)
+			v, entry, err := e.unlock(args[0], src)
 			if err != nil {
 				return err
 			}
@@ -405,7 +398,7 @@ var exportCommand = &command{
 	name:    "export",
 	group:   groupVaults,
 	summary: "Write a vault's decrypted files to a directory, without FUSE",
-	args:    "[--passfile F] VAULT DESTDIR",
+	args:    "[--passfile F | --extpass PROGRAM] VAULT DESTDIR",
 	help: `Recreates the decrypted tree in DESTDIR (new or empty): files, directories,
 symlinks and permission bits; holes in sparse files stay holes. For recovery
 and for machines without FUSE. Nothing unauthenticated is ever written: a
@@ -415,7 +408,7 @@ examples:
   vaultui export work /mnt/usb/work-copy
   vaultui export --passfile pw.txt /data/work.enc ./plain`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		return func(e *env, args []string) error {
 			if len(args) != 2 {
 				return e.usage("expected VAULT and DESTDIR arguments, got %d argument(s)", len(args))
@@ -424,7 +417,7 @@ examples:
 			if err != nil {
 				return err
 			}
-			v, entry, err := e.unlock(args[0], *passfile)
+			v, entry, err := e.unlock(args[0], src)
 			if err != nil {
 				return err
 			}
@@ -441,15 +434,18 @@ examples:
 	},
 }
 
-// unlock resolves arg and unlocks the vault: with the passfile's password, else with the
+// unlock resolves arg and unlocks the vault: with the password of the source named, else with the
 // keyring's, else with one asked on the terminal (see withPassword).
-func (e *env) unlock(arg, passfile string) (*vault.Vault, vault.Entry, error) {
+func (e *env) unlock(arg string, src *passSource) (*vault.Vault, vault.Entry, error) {
+	if err := src.check(e); err != nil {
+		return nil, vault.Entry{}, err
+	}
 	entry, err := e.resolve(arg)
 	if err != nil {
 		return nil, entry, err
 	}
 	var v *vault.Vault
-	err = e.withPassword(entry, passfile, func(pw []byte) (app.KeyringChange, error) {
+	err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
 		var change app.KeyringChange
 		var err error
 		v, change, err = e.app.Unlock(e.ctx, app.VaultOf(entry), pw)

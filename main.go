@@ -6,12 +6,17 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/vaultui/vaultui/ui"
 	"github.com/vaultui/vaultui/ui/cli"
 )
 
 func main() {
+	if filepath.Base(os.Args[0]) == cli.MountHelperName {
+		// mount(8)'s helper for the fstab type vaultui: "mount.vaultui SRC MNT -o OPTS".
+		os.Exit(cli.Main(cli.MountHelperArgs(os.Args[1:]), os.Stdin, os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 {
 		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/mountmgr/extpass"
 	"github.com/vaultui/vaultui/mountmgr/keyring"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -20,6 +21,7 @@ type App struct {
 	// kernelMounts lists every vaultui mount the kernel shows (mountmgr.VaultuiMounts).
 	kernelMounts func() ([]mountmgr.MountInfo, error)
 	registry     string
+	programs     extpass.Options
 
 	mu     sync.Mutex
 	daemon Daemon
@@ -66,11 +68,16 @@ type Options struct {
 	Registry string
 	// LockPolicyWorks says whether lock policies can work here; nil: mountmgr.LockPolicyWorks.
 	LockPolicyWorks func(context.Context) error
+	// PasswordPrograms is how password programs run (see RunPasswordProgram): the terminal
+	// they may ask on and where their messages go. The zero value: no terminal, messages kept
+	// for the error only (a TUI that owns the screen).
+	PasswordPrograms extpass.Options
 }
 
 // New returns the use cases over the keyring and daemon of opts.
 func New(opts Options) *App {
-	a := &App{openKeyring: opts.Keyring, connect: opts.Connect, lockWorks: opts.LockPolicyWorks, registry: opts.Registry}
+	a := &App{openKeyring: opts.Keyring, connect: opts.Connect, lockWorks: opts.LockPolicyWorks, registry: opts.Registry,
+		programs: opts.PasswordPrograms}
 	a.kernelMounts = mountmgr.VaultuiMounts
 	if a.lockWorks == nil {
 		a.lockWorks = mountmgr.LockPolicyWorks
@@ -144,7 +151,13 @@ func (a *App) daemonCall(ctx context.Context, call func(Daemon) error) error {
 
 // Vault names a vault for the use cases: its cipherdir, and the name it is registered under
 // ("" when it is not), which labels its keyring entry.
-type Vault struct{ Name, CipherDir string }
+type Vault struct {
+	Name, CipherDir string
+	// ExtPass is the registry's password program for the vault, or nil (see the package doc).
+	ExtPass []string
+}
 
 // VaultOf names a registered vault.
-func VaultOf(e vault.Entry) Vault { return Vault{Name: e.Name, CipherDir: e.CipherDir} }
+func VaultOf(e vault.Entry) Vault {
+	return Vault{Name: e.Name, CipherDir: e.CipherDir, ExtPass: e.ExtPass}
+}

@@ -11,7 +11,15 @@
 // A use case that needs a vault's password (Mount, Unlock, OpenConflicts) is stateless, so a
 // blocking command line and an asynchronous TUI drive it alike. Called without a password it
 // tries the desktop keyring's; when there is none, or it no longer works, or the keyring
-// cannot be reached, it returns a *PasswordNeededError saying which. The front end asks the
+// cannot be reached, it returns a *PasswordNeededError saying which.
+//
+// The order of the sources is one policy: a password the user gives (typed, a passfile, or a
+// password program named on the command line: RunPasswordProgram) comes first; then the
+// vault's own password program when its registry entry names one (gocryptfs's -extpass kept
+// with the vault, as SiriKali keeps a key source per vault: a choice the user made for that
+// vault, so the keyring is not consulted); then the keyring; then the front end asks. A
+// password program that fails or gives a wrong password is a *PasswordNeededError too
+// (ProgramFailed), so a front end with a terminal can ask instead. The front end asks the
 // user and calls again with the typed password; once that works, a keyring entry for the
 // vault that differs is replaced (the stored one was stale: a vault has one password), and
 // with Remember a missing one is stored. What became of the keyring is part of the result

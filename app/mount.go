@@ -20,6 +20,11 @@ type MountRequest struct {
 	Remember   bool
 	ReadOnly   bool
 	AllowOther bool
+	NoExec     bool
+	// MasterKey, when set, unlocks the vault instead of a password (recovery, gocryptfs's
+	// -masterkey): no password source is tried. Such a mount is read-only unless ReadWrite.
+	MasterKey []byte
+	ReadWrite bool
 	// Idle unmounts the vault after no file activity for that long; 0 never.
 	Idle time.Duration
 	// Reverse serves the read-only encrypted view of a plaintext folder (Vault.CipherDir holds
@@ -51,16 +56,26 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 		}
 	}
 	var info mountmgr.MountInfo
-	change, err := a.withPassword(ctx, r.Vault, r.Password, r.Remember, func(pw []byte) error {
+	mount := func(pw, key []byte) error {
 		return a.daemonCall(ctx, func(d Daemon) error {
 			var err error
 			info, err = d.Mount(ctx, mountmgr.MountRequest{
-				CipherDir: r.Vault.CipherDir, MountPoint: r.MountPoint, Password: pw,
-				ReadOnly: r.ReadOnly, AllowOther: r.AllowOther, Idle: r.Idle,
+				CipherDir: r.Vault.CipherDir, MountPoint: r.MountPoint, Password: pw, MasterKey: key,
+				ReadOnly: r.ReadOnly || key != nil && !r.ReadWrite, AllowOther: r.AllowOther,
+				NoExec: r.NoExec, Idle: r.Idle,
 				Reverse: r.Reverse, Exclude: r.Exclude, ForceDecode: r.ForceDecode, BadNames: r.BadNames,
 			})
 			return err
 		})
+	}
+	if r.MasterKey != nil {
+		if err := mount(nil, r.MasterKey); err != nil {
+			return Mounted{}, err
+		}
+		return Mounted{MountInfo: info}, nil
+	}
+	change, err := a.withPassword(ctx, r.Vault, r.Password, r.Remember, func(pw []byte) error {
+		return mount(pw, nil)
 	})
 	if err != nil {
 		return Mounted{}, err

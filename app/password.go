@@ -27,6 +27,9 @@ const (
 	// KeyringUnavailable: the keyring could not be reached or stayed locked (no session
 	// bus, a dismissed unlock prompt): a normal state of a headless machine.
 	KeyringUnavailable
+	// ProgramFailed: the vault's password program (Vault.ExtPass) failed, or its password
+	// does not unlock the vault (Err wraps vault.ErrWrongPassword then).
+	ProgramFailed
 )
 
 // PasswordNeededError is returned by a use case called without a password when the keyring
@@ -40,6 +43,8 @@ type PasswordNeededError struct {
 
 func (e *PasswordNeededError) Error() string {
 	switch e.Reason {
+	case ProgramFailed:
+		return e.programError()
 	case StoredFailed:
 		return fmt.Sprintf("the password stored in the keyring for %s does not unlock it", e.Vault.display())
 	case KeyringUnavailable:
@@ -75,9 +80,13 @@ type KeyringChange struct {
 	Err    error
 }
 
-// withPassword runs try with the vault's password: password if given, else the keyring's
-// (see the package doc). With a given password that worked, the keyring entry follows it.
+// withPassword runs try with the vault's password: password if given, else the password
+// program's when the registry names one, else the keyring's (see the package doc). With a
+// given password that worked, the keyring entry follows it.
 func (a *App) withPassword(ctx context.Context, v Vault, password []byte, remember bool, try func(pw []byte) error) (KeyringChange, error) {
+	if password == nil && len(v.ExtPass) > 0 {
+		return KeyringChange{}, a.fromProgram(ctx, v, try)
+	}
 	if password == nil {
 		k, err := a.openKeyring(ctx)
 		if err != nil {

@@ -339,6 +339,8 @@ type Edit struct {
 	MountPoint *string
 	ReadOnly   *bool
 	Idle       *time.Duration
+	// ExtPass sets the vault's password program (an argument vector; empty removes it).
+	ExtPass *[]string
 }
 
 // Edited is the entry as it is now and, when its lock policy cannot work here, why.
@@ -391,6 +393,9 @@ func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 			}
 			if ed.Idle != nil {
 				v.Idle = *ed.Idle
+			}
+			if ed.ExtPass != nil {
+				v.ExtPass = *ed.ExtPass
 			}
 			return nil
 		})

@@ -179,9 +179,10 @@ func TestEditAndForget(t *testing.T) {
 
 // TestMountFor: the registry's options are a mount's defaults.
 func TestMountFor(t *testing.T) {
-	e := vault.Entry{Name: "w", CipherDir: "/c", MountPoint: "/m", ReadOnly: true, Idle: time.Hour}
+	e := vault.Entry{Name: "w", CipherDir: "/c", MountPoint: "/m", ReadOnly: true, Idle: time.Hour, Reverse: true, Exclude: []string{"*.iso"}}
 	r := MountFor(e)
-	if r.Vault != (Vault{Name: "w", CipherDir: "/c"}) || r.MountPoint != "/m" || !r.ReadOnly || r.Idle != time.Hour || r.Password != nil {
+	if r.Vault.Name != "w" || r.Vault.CipherDir != "/c" || r.MountPoint != "/m" || !r.ReadOnly || r.Idle != time.Hour || r.Password != nil ||
+		!r.Reverse || len(r.Exclude) != 1 {
 		t.Fatalf("%+v", r)
 	}
 }

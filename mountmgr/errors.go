@@ -48,6 +48,9 @@ const (
 	// (vault.ErrNoConflict, vault.ErrFolderKeepsBoth).
 	KindNoConflict      Kind = "no_conflict"
 	KindFolderKeepsBoth Kind = "folder_keeps_both"
+	// KindKeyUnverifiable: a read-write mount with a master key the vault holds too little
+	// to check.
+	KindKeyUnverifiable Kind = "key_unverifiable"
 )
 
 // kinds gives each kind its sentinel, in order of precedence: an error is of the first kind
@@ -70,6 +73,7 @@ var kinds = []struct {
 	{KindFuseDevice, ErrFuseDevice},
 	{KindNoConflict, vault.ErrNoConflict},
 	{KindFolderKeepsBoth, vault.ErrFolderKeepsBoth},
+	{KindKeyUnverifiable, vault.ErrKeyUnverifiable},
 }
 
 // kdfMemoryRemote is what a kdf_memory error unwraps to on the client: both the vault being

@@ -25,6 +25,7 @@ import (
 // race for it.
 func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	defer crypto.Wipe(r.Password)
+	defer crypto.Wipe(r.MasterKey)
 	d.mu.Lock()
 	if d.quitting {
 		d.mu.Unlock()
@@ -101,6 +102,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	mnt, err := v.mount(mountPoint, vfs.Options{
 		ReadOnly:    r.ReadOnly || r.ForceDecode,
 		AllowOther:  r.AllowOther,
+		NoExec:      r.NoExec,
 		Logger:      d.log,
 		AuthFailed:  d.authFailedHook(cipherDir, mountPoint),
 		ForceDecode: r.ForceDecode,

@@ -20,8 +20,15 @@ type MountRequest struct {
 	CipherDir  string
 	MountPoint string
 	Password   []byte
+	// MasterKey, when set, unlocks the vault instead of Password (recovery, gocryptfs's
+	// -masterkey). The daemon wipes both after use and never logs them. A daemon that
+	// predates the field tries the empty password and says the password is wrong.
+	MasterKey  []byte `json:",omitempty"`
 	ReadOnly   bool
 	AllowOther bool
+	// NoExec mounts with noexec: programs in the vault cannot be run. (nosuid and nodev
+	// always hold.)
+	NoExec bool `json:",omitempty"`
 	// Idle unmounts the vault after no file activity for that long; 0 disables.
 	Idle time.Duration
 	// Reverse serves CipherDir, a plaintext folder with a .gocryptfs.reverse.conf, as a

@@ -13,6 +13,7 @@ import (
 	"github.com/godbus/dbus/v5"
 	"golang.org/x/sys/unix"
 
+	"github.com/vaultui/vaultui/mountmgr/extpass"
 	"github.com/vaultui/vaultui/mountmgr/keyring"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -267,32 +268,46 @@ func (w *sessionWatch) remount(ctx context.Context, policy, why string) {
 	}
 }
 
-// mountFromKeyring mounts each entry with its keyring password; each failure is an event
-// (mount_failed with reason why) and a log line.
+// mountFromKeyring mounts each entry with its password: from its password program when the
+// registry names one (mountmgr/extpass: no terminal, bounded in time), else from the keyring.
+// Each failure is an event (mount_failed with reason why) and a log line; neither ever holds
+// the password or the program's output.
 func (d *daemon) mountFromKeyring(ctx context.Context, todo []vault.Entry, why string) {
 	failed := func(v vault.Entry, err error) {
-		d.log.Printf("%s %s (%s): %v", why, v.Name, v.CipherDir, err)
+		d.log.Printf("%s %s (%s): %s", why, v.Name, v.CipherDir, logSafe(err))
 		d.events.add(Event{Kind: EventMountFailed, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
 			Reason: why, Detail: err.Error()})
 	}
-	kr, err := keyring.Open(ctx, keyring.Options{})
-	if err != nil {
-		for _, v := range todo {
-			failed(v, err)
+	var kr *keyring.Keyring
+	var krErr error
+	defer func() {
+		if kr != nil {
+			kr.Close()
 		}
-		return
+	}()
+	password := func(v vault.Entry) ([]byte, error) {
+		if len(v.ExtPass) > 0 {
+			return extpass.Run(ctx, v.ExtPass, extpass.Options{})
+		}
+		if kr == nil && krErr == nil {
+			kr, krErr = keyring.Open(ctx, keyring.Options{})
+		}
+		if krErr != nil {
+			return nil, krErr
+		}
+		pw, err := kr.Get(ctx, v.CipherDir)
+		if errors.Is(err, keyring.ErrNotFound) {
+			err = fmt.Errorf("no password in the keyring (store one with: vaultui mount --remember %s, or name a password program with vaultui edit --extpass)", v.Name)
+		}
+		return pw, err
 	}
-	defer kr.Close()
 	for _, v := range todo {
 		if v.MountPoint == "" {
 			failed(v, errors.New("no mount point registered"))
 			continue
 		}
-		pw, err := kr.Get(ctx, v.CipherDir)
+		pw, err := password(v)
 		if err != nil {
-			if errors.Is(err, keyring.ErrNotFound) {
-				err = fmt.Errorf("no password in the keyring (store one with: vaultui mount --remember %s)", v.Name)
-			}
 			failed(v, err)
 			continue
 		}

@@ -49,6 +49,9 @@ func unlockRequest(r *MountRequest) (*unlocked, error) {
 	if len(r.Exclude) > 0 {
 		return nil, errors.New("exclusion rules are for reverse mode only")
 	}
+	if r.MasterKey != nil {
+		return unlockMasterKey(r.CipherDir, r.MasterKey, r.ReadOnly)
+	}
 	return unlock(r.CipherDir, r.Password)
 }
 
@@ -102,6 +105,37 @@ func unlock(cipherDir string, password []byte) (*unlocked, error) {
 	if err != nil {
 		return nil, err
 	}
+	return unlockedOf(v), nil
+}
+
+// unlockMasterKey opens the vault with its master key (recovery). The key is checked on the
+// vault's files first (vault.UnlockWithMasterKey). A vault that holds too little to check it
+// is opened anyway only read-only, where a wrong key cannot damage anything (names do not
+// decrypt, contents fail authentication), with a notice saying so; read-write it is refused.
+func unlockMasterKey(cipherDir string, key []byte, readOnly bool) (*unlocked, error) {
+	v, err := vault.UnlockWithMasterKey(cipherDir, key)
+	if errors.Is(err, vault.ErrKeyUnverifiable) && readOnly {
+		if v, err = vault.OpenWithMasterKey(cipherDir, key); err != nil {
+			return nil, err
+		}
+		u := unlockedOf(v)
+		u.notice = joinNotices(u.notice, "the vault holds too little to verify the master key: if its files do not show, the key is wrong")
+		return u, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return unlockedOf(v), nil
+}
+
+func joinNotices(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func unlockedOf(v *vault.Vault) *unlocked {
 	return &unlocked{
 		volume: vfs.Volume{
 			Dir:        v.Dir,
@@ -114,7 +148,7 @@ func unlock(cipherDir string, password []byte) (*unlocked, error) {
 		notice: slowCipherNotice(v.Content.Cipher()),
 		vault:  v,
 		close:  v.Close,
-	}, nil
+	}
 }
 
 // slowCipherNotice warns when a vault's cipher has no hardware kernel on this CPU (an AEGIS

@@ -84,6 +84,11 @@ type Entry struct {
 	Reverse bool `json:"reverse,omitempty"`
 	// Exclude are the reverse view's exclusion rules, gitignore lines applied in order.
 	Exclude []string `json:"exclude,omitempty"`
+	// ExtPass is the vault's password program (gocryptfs's -extpass) as an argument vector,
+	// run without a shell: mounts without a given password, the daemon's automount and its
+	// remounts after sleep take the password from it (see package app and mountmgr/extpass).
+	// A registry that names one must be writable by its owner only (LoadRegistry).
+	ExtPass []string `json:"extpass,omitempty"`
 
 	// extra holds the fields of the entry this version does not know (written by a newer
 	// vaultui), written back unchanged so they survive this version's saves.
@@ -114,17 +119,18 @@ type entryJSON struct {
 	Lock         string   `json:"lock,omitempty"`
 	Reverse      bool     `json:"reverse,omitempty"`
 	Exclude      []string `json:"exclude,omitempty"`
+	ExtPass      []string `json:"extpass,omitempty"`
 }
 
 // entryKeys are entryJSON's keys: everything else in an entry is kept in Entry.extra.
 var entryKeys = map[string]bool{"name": true, "cipherdir": true, "mountpoint": true, "readonly": true,
-	"idle": true, "mount_at_start": true, "lock": true, "reverse": true, "exclude": true}
+	"idle": true, "mount_at_start": true, "lock": true, "reverse": true, "exclude": true, "extpass": true}
 
 // MarshalJSON writes Idle as a duration string, and the fields this version does not know
 // as they were read.
 func (e Entry) MarshalJSON() ([]byte, error) {
 	j := entryJSON{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint,
-		ReadOnly: e.ReadOnly, MountAtStart: e.MountAtStart, Lock: e.Lock, Reverse: e.Reverse, Exclude: e.Exclude}
+		ReadOnly: e.ReadOnly, MountAtStart: e.MountAtStart, Lock: e.Lock, Reverse: e.Reverse, Exclude: e.Exclude, ExtPass: e.ExtPass}
 	if e.Idle != 0 {
 		j.Idle = e.Idle.String()
 	}
@@ -178,7 +184,7 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 	}
 	*e = Entry{Name: j.Name, CipherDir: j.CipherDir, MountPoint: j.MountPoint,
 		ReadOnly: j.ReadOnly, Idle: idle, MountAtStart: j.MountAtStart, Lock: j.Lock,
-		Reverse: j.Reverse, Exclude: j.Exclude, extra: extra}
+		Reverse: j.Reverse, Exclude: j.Exclude, ExtPass: j.ExtPass, extra: extra}
 	return nil
 }
 
@@ -279,6 +285,9 @@ func LoadRegistry(path string) (*Registry, error) {
 		if err := seen.add(e); err != nil {
 			return nil, corrupt("entry %d: %v", i+1, err)
 		}
+	}
+	if err := checkExtPassTrust(path, f.Vaults); err != nil {
+		return nil, fmt.Errorf("reading registry: %w", err)
 	}
 	r.Vaults = f.Vaults
 	r.loaded = data
@@ -555,6 +564,9 @@ func validateRegistryEntry(e Entry) error {
 	if e.Idle < 0 {
 		return fmt.Errorf("vault %q: negative idle timeout", e.Name)
 	}
+	if len(e.ExtPass) > 0 && e.ExtPass[0] == "" {
+		return fmt.Errorf("vault %q: extpass names no program", e.Name)
+	}
 	return nil
 }
 
@@ -637,6 +649,29 @@ func checkRegistryDirs(path string) error {
 	}
 	if target != path {
 		return CheckUserDir(filepath.Dir(target))
+	}
+	return nil
+}
+
+// checkExtPassTrust refuses a registry that names a password program (Entry.ExtPass), which
+// vaultui runs, when other users may write in the file: they could make it run anything as
+// this user. Its directories were checked already (checkRegistryDirs); vaultui writes the file
+// 0600, so this only catches a file made or changed by hand.
+func checkExtPassTrust(path string, vaults []Entry) error {
+	named := false
+	for _, e := range vaults {
+		named = named || len(e.ExtPass) > 0
+	}
+	if !named {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s: %w: it names password programs (extpass) and other users may write in it (mode %04o; chmod go-w %s)",
+			path, ErrUnsafeFile, fi.Mode().Perm(), path)
 	}
 	return nil
 }

@@ -45,6 +45,9 @@ type Options struct {
 	ReadOnly bool
 	// AllowOther lets other users (root included) into the mount; off unless asked for.
 	AllowOther bool
+	// NoExec forbids running programs from the mount. nosuid and nodev always hold (go-fuse's
+	// default mount flags, and fusermount's), as gocryptfs's defaults are.
+	NoExec bool
 	// Logger receives corruption reports and FUSE-level problems; nil discards them.
 	Logger *log.Logger
 	// Debug logs every FUSE request.
@@ -175,6 +178,9 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	mo.Options = append(mo.Options, ReadMaxOption)
 	if opts.ReadOnly {
 		mo.Options = append(mo.Options, "ro")
+	}
+	if opts.NoExec {
+		mo.Options = append(mo.Options, "noexec")
 	}
 	server, err := fs.Mount(mountPoint, root, &fs.Options{
 		MountOptions:    mo,

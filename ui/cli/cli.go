@@ -16,9 +16,10 @@
 //
 // # Passwords
 //
-// Passwords come from the terminal without echo, or from a file named by
-// --passfile (its first line). They never come from the command line or the
-// environment, where other users and logs could see them (password.go).
+// Passwords come from the terminal without echo, from a file named by --passfile (its first
+// line), or from a program named by --extpass (the first line it prints). They never come
+// from the command line or the environment, where other users and logs could see them
+// (password.go, passsource.go).
 package cli
 
 import (
@@ -34,6 +35,7 @@ import (
 	"syscall"
 
 	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/mountmgr/extpass"
 )
 
 // env is what a running command may use instead of globals: its streams and
@@ -62,8 +64,15 @@ func (e *env) usage(format string, args ...any) error {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := interruptContext(stderr)
 	defer stop()
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, tty: "/dev/tty", app: app.New(app.Options{})}
+	// A password program may ask on the terminal (keepassxc-cli asks for its database's
+	// password) and its messages go where ours do.
+	programs := extpass.Options{Terminal: stdinTerminal(stdin), Stderr: stderr}
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, tty: "/dev/tty",
+		app: app.New(app.Options{PasswordPrograms: programs})}
 	defer e.app.Close()
+	if isMountHelperCall(args) {
+		args = MountHelperArgs(args)
+	}
 	err := dispatch(e, args)
 	if err == nil {
 		return exitOK
@@ -264,6 +273,9 @@ func printCommandHelp(w io.Writer, c *command) {
 	fs.VisitAll(func(f *flag.Flag) {
 		valueName, usage := flag.UnquoteUsage(f)
 		left := "--" + f.Name
+		if len(f.Name) == 1 {
+			left = "-" + f.Name // mount -o, as mount(8) spells it
+		}
 		if valueName != "" {
 			left += " " + strings.ToUpper(valueName)
 		}

@@ -317,7 +317,7 @@ func TestReadPassfile(t *testing.T) {
 
 func TestNoTerminalAsksForPassfile(t *testing.T) {
 	e := &env{stdin: strings.NewReader(""), stderr: io.Discard, tty: filepath.Join(t.TempDir(), "no-tty")}
-	_, err := e.readPassword("", "Password: ")
+	_, err := e.readPassword(&passSource{}, "Password: ")
 	if !errors.Is(err, errNoTerminal) {
 		t.Fatalf("got %v", err)
 	}

@@ -17,7 +17,7 @@ var conflictsCommand = &command{
 	name:    "conflicts",
 	group:   groupVaults,
 	summary: "List sync tools' conflict copies in a vault, or settle one",
-	args:    "[--passfile F] [--json] VAULT | --keep both|original|copy VAULT PATH",
+	args:    "[--passfile F | --extpass PROGRAM] [--json] VAULT | --keep both|original|copy VAULT PATH",
 	help: `When a file changes on two machines, Dropbox, Nextcloud, ownCloud, Syncthing,
 OneDrive or Google Drive keep both versions by renaming one encrypted file.
 vaultui shows such a copy beside the original in the mount, with a marker
@@ -41,7 +41,7 @@ examples:
   vaultui conflicts work
   vaultui conflicts --keep both work "docs/report (conflict 2026-11-30 Syncthing).odt"`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		asJSON := fs.Bool("json", false, "print JSON")
 		keep := fs.String("keep", "", "settle the copy at PATH: `both`, original or copy")
 		return func(e *env, args []string) error {
@@ -66,7 +66,7 @@ examples:
 			// A mounted vault's conflicts are the daemon's to list and settle (through the
 			// mount): no password then.
 			var sess *app.Conflicts
-			err = e.withPassword(entry, *passfile, func(pw []byte) (app.KeyringChange, error) {
+			err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
 				var change app.KeyringChange
 				var err error
 				sess, change, err = e.app.OpenConflicts(e.ctx, app.VaultOf(entry), pw)

@@ -18,7 +18,7 @@ var convertCommand = &command{
 	name:    "convert",
 	group:   groupVaults,
 	summary: "Re-encrypt a vault's contents with another cipher (e.g. AEGIS to GCM for gocryptfs)",
-	args:    "--to CIPHER [--keep-old DIR] [--passfile F] [--yes] VAULT",
+	args:    "--to CIPHER [--keep-old DIR] [--passfile F | --extpass PROGRAM] [--yes] VAULT",
 	help: `Names, the master key and the password stay; file contents, symlink targets
 and extended attribute values are re-encrypted. The new vault is built beside
 the old one (VAULT.vaultui-convert), checked completely (every name, block,
@@ -39,11 +39,14 @@ examples:
 	setup: func(fs *flag.FlagSet) runFunc {
 		to := fs.String("to", "", "the new content `CIPHER`: gcm, aegis, xchacha or siv")
 		keepOld := fs.String("keep-old", "", "move the old vault to `DIR` (must not exist; same file system)")
-		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		yes := fs.Bool("yes", false, "do not ask before starting")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one VAULT argument, got %d", len(args))
+			}
+			if err := src.check(e); err != nil {
+				return err
 			}
 			if *to == "" {
 				return e.usage("--to is required: gcm, aegis, xchacha or siv")
@@ -56,14 +59,14 @@ examples:
 			if err != nil {
 				return err
 			}
-			return runConvert(e, entry, app.ConvertRequest{Vault: app.VaultOf(entry), To: cipher, KeepOld: *keepOld}, *passfile, *yes)
+			return runConvert(e, entry, app.ConvertRequest{Vault: app.VaultOf(entry), To: cipher, KeepOld: *keepOld}, src, *yes)
 		}
 	},
 }
 
 func init() { registerCommand(convertCommand) }
 
-func runConvert(e *env, entry vault.Entry, req app.ConvertRequest, passfile string, yes bool) error {
+func runConvert(e *env, entry vault.Entry, req app.ConvertRequest, src *passSource, yes bool) error {
 	name := displayName(entry)
 	plan, err := e.app.PlanConvert(e.ctx, req)
 	if plan.Finished != nil {
@@ -94,7 +97,7 @@ func runConvert(e *env, entry vault.Entry, req app.ConvertRequest, passfile stri
 	prog := newByteProgress(e.stderr)
 	req.Progress = prog.update
 	var res *vault.ConvertResult
-	err = e.withPassword(entry, passfile, func(pw []byte) (app.KeyringChange, error) {
+	err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
 		req.Password = pw
 		var change app.KeyringChange
 		var err error

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/mountmgr/extpass"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -16,7 +17,7 @@ var editCommand = &command{
 	name:    "edit",
 	group:   groupRegistry,
 	summary: "Change a registered vault's options (automount, lock policy, mount point, ...)",
-	args:    "[--automount[=false]] [--lock POLICY] [--mountpoint DIR] [--ro[=false]] [--idle DUR] NAME",
+	args:    "[--automount[=false]] [--lock POLICY] [--mountpoint DIR] [--ro[=false]] [--idle DUR] [--extpass PROGRAM | --no-extpass] NAME",
 	help: `Changes only the options given; the vault's files are not touched.
 --automount: the mount manager mounts the vault when it starts at login
 ("vaultui autostart enable"), with the password stored in the keyring
@@ -24,17 +25,26 @@ var editCommand = &command{
 its own: never, sleep (before the machine suspends; the default for new
 vaults) or sleep+screenlock (also when the screen locks). Vaults registered
 before lock policies existed keep "never" until changed here.
+--extpass: the vault's password program (gocryptfs's -extpass): mount, fsck,
+export, conflicts and automount at login take the password from the first
+line it prints, before the keyring. It runs without a shell: one --extpass
+is split on spaces, several are taken as the arguments, unsplit.
+--no-extpass removes it.
 
 examples:
   vaultui edit --automount work
   vaultui edit --lock sleep+screenlock work
-  vaultui edit --automount=false --idle 30m work`,
+  vaultui edit --automount=false --idle 30m work
+  vaultui edit --extpass 'secret-tool lookup vaultui work' --automount work`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		automount := fs.Bool("automount", false, "mount at login with the keyring's password")
 		lock := fs.String("lock", "", "lock `POLICY`: "+strings.Join(vault.LockPolicies, ", "))
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR`")
 		ro := fs.Bool("ro", false, "mount read-only")
 		idle := fs.Duration("idle", 0, "unmount after no file activity for `DURATION` (0: never)")
+		var prog extpassFlag
+		fs.Var(&prog, "extpass", "the vault's password `PROGRAM` (run without a shell, split on spaces; repeat the option to give arguments with spaces)")
+		noProg := fs.Bool("no-extpass", false, "remove the vault's password program")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one NAME argument, got %d", len(args))
@@ -51,6 +61,15 @@ examples:
 			}
 			if *idle < 0 {
 				return e.usage("--idle %s: want a duration of 0 (never) or more", *idle)
+			}
+			if len(prog) > 0 && *noProg {
+				return e.usage("give either --extpass or --no-extpass, not both")
+			}
+			if len(prog) > 0 {
+				argv := prog.argv()
+				ed.ExtPass = &argv
+			} else if *noProg {
+				ed.ExtPass = &[]string{}
 			}
 			if flagSet(fs, "automount") {
 				ed.Automount = automount
@@ -86,8 +105,12 @@ func printEntryOptions(e *env, v vault.Entry) {
 	if v.Idle > 0 {
 		idle = v.Idle.String()
 	}
-	fmt.Fprintf(e.stdout, "%s: mount point %s, read-only %s, idle unmount %s, automount %s, lock %s\n",
-		v.Name, v.MountPoint, yesNo(v.ReadOnly), idle, yesNo(v.MountAtStart), v.LockPolicy())
+	prog := ""
+	if len(v.ExtPass) > 0 {
+		prog = fmt.Sprintf(", password program %q", extpass.String(v.ExtPass))
+	}
+	fmt.Fprintf(e.stdout, "%s: mount point %s, read-only %s, idle unmount %s, automount %s, lock %s%s\n",
+		v.Name, v.MountPoint, yesNo(v.ReadOnly), idle, yesNo(v.MountAtStart), v.LockPolicy(), prog)
 }
 
 func yesNo(b bool) string {

@@ -30,12 +30,13 @@ func keyringStatus(e *env, entry vault.Entry) string {
 }
 
 // withPassword runs a use case that needs the vault's password (see package app): with the
-// passfile's when one is given; else first with none (the core tries the keyring's), then,
-// when the core says why that is not enough, with one asked on the terminal, once. It says
-// what became of the keyring entry.
-func (e *env) withPassword(entry vault.Entry, passfile string, run func(pw []byte) (app.KeyringChange, error)) error {
+// one from the source the user named (--passfile, --extpass) when there is one; else first
+// with none (the core tries the vault's password program, or the keyring's), then, when the
+// core says why that is not enough, with one asked on the terminal, once. It says what
+// became of the keyring entry.
+func (e *env) withPassword(entry vault.Entry, src *passSource, run func(pw []byte) (app.KeyringChange, error)) error {
 	name := displayName(entry)
-	if passfile == "" {
+	if !src.given() {
 		change, err := run(nil)
 		var need *app.PasswordNeededError
 		if !errors.As(err, &need) {
@@ -43,6 +44,16 @@ func (e *env) withPassword(entry vault.Entry, passfile string, run func(pw []byt
 			return err
 		}
 		switch {
+		case need.Reason == app.ProgramFailed:
+			// Without a terminal to ask on, what went wrong is the error (and a wrong
+			// password its exit code).
+			_, _, done, terr := e.terminal()
+			if terr != nil {
+				return withHint(fmt.Errorf("%s: %w", need.Error(), need.Err),
+					`fix the program, or change it with "vaultui edit --extpass", or give --passfile`)
+			}
+			done()
+			fmt.Fprintf(e.stderr, "%s; asking for the password instead\n", need.Error())
 		case need.Reason == app.StoredFailed:
 			fmt.Fprintf(e.stderr, "The password stored in the keyring for %s does not unlock it (changed since?).\n", name)
 		case need.Reason == app.KeyringUnavailable && !errors.Is(need.Err, keyring.ErrUnavailable):
@@ -50,7 +61,7 @@ func (e *env) withPassword(entry vault.Entry, passfile string, run func(pw []byt
 			fmt.Fprintf(e.stderr, "note: %v; asking for the password instead\n", need.Err)
 		}
 	}
-	pw, err := e.readPassword(passfile, fmt.Sprintf("Password for %s: ", name))
+	pw, err := e.readPassword(src, fmt.Sprintf("Password for %s: ", name))
 	if err != nil {
 		return err
 	}

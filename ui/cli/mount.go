@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
 	"github.com/vaultui/vaultui/vault"
@@ -25,19 +26,40 @@ var mountCommand = &command{
 	name:    "mount",
 	group:   groupMounts,
 	summary: "Unlock a vault and mount it (it stays mounted in the background)",
-	args:    "[--passfile F] [--remember] [--ro] [--idle DUR] [--allow-other] [--forcedecode] [--badname PATTERN] [--reverse [--exclude P] [--exclude-wildcard P] [--exclude-from F]] VAULT [MOUNTPOINT]",
+	args:    "[--passfile F | --extpass PROGRAM | --masterkey -|FILE] [--remember] [--ro | --rw] [--noexec] [--idle DUR] [--allow-other] [-o OPTS] [--forcedecode] [--badname PATTERN] [--reverse [--exclude P] [--exclude-wildcard P] [--exclude-from F]] VAULT [MOUNTPOINT]",
 	help: `VAULT is a registered name or a cipherdir. MOUNTPOINT defaults to the
 registry's; it is created if missing, else it must be an empty directory. The mount is owned by
 the background manager ("vaultui daemon", started on demand), so it keeps
 working after this command returns, which happens once the mount is usable.
---ro and --idle default to the registry entry's options. --idle unmounts the
-vault after no file activity for that long (e.g. 30m). --allow-other lets
-other users (root included) into the mount.
-When the desktop keyring (Secret Service) holds the vault's password, it is
-used instead of asking (unless --passfile is given); --remember stores the
-password there once the mount worked. A stored password that no longer
-works is reported and asked for once, and the one typed replaces it.
-"vaultui forget-password VAULT" removes it.
+--ro and --idle default to the registry entry's options (--rw overrides its
+read-only). --idle unmounts the vault after no file activity for that long
+(e.g. 30m). --allow-other lets other users (root included) into the mount.
+Mounts are always nosuid and nodev; --noexec forbids running programs too.
+
+The password comes from, in this order: --passfile or --extpass when given;
+else the vault's password program when the registry names one ("vaultui
+edit --extpass"); else the desktop keyring (Secret Service) when it holds
+one; else it is asked on the terminal. A password program that fails, or a
+stored password that no longer works, is reported and the password asked
+for once; the one typed replaces a stale stored one. --remember stores the
+password in the keyring once the mount worked; "vaultui forget-password
+VAULT" removes it. --extpass runs PROGRAM without a shell and takes the
+first line it prints (at most 4096 bytes, within 60 s).
+
+--masterkey mounts with the master key init printed instead of the
+password (recovery), read-only unless --rw: - asks for it, or reads it from
+standard input when that is not a terminal; FILE reads its first line. It is
+never taken from the command line.
+
+-o takes the options of an fstab line, comma-separated, each mapped onto the
+options above: ro, rw, noexec, exec, reverse, forcedecode, nosuid, nodev, allow_other, idle=DUR,
+passfile=F, extpass=PROGRAM (split on spaces). defaults, auto, noauto, user,
+nouser, users, nofail, _netdev, comment=... and x-* (x-systemd.*) are for
+mount(8) and systemd and are passed over; so are suid and dev (mounts stay
+nosuid and nodev; mount.fuse3 adds dev,suid to root's mounts).
+With the fstab type fuse.vaultui, mount(8) runs "vaultui SRC MOUNTPOINT -o
+OPTS", which is this command (see README, "fstab").
+
 --reverse mounts the read-only encrypted view of a plaintext folder prepared
 with "vaultui init --reverse" or "gocryptfs -init -reverse" (the registry's
 reverse option does the same). --exclude PATH (from the folder's root),
@@ -59,11 +81,17 @@ examples:
   vaultui mount --passfile pw.txt --ro ~/Private.enc /mnt/private
   vaultui mount --idle 15m work
   vaultui mount --remember work
+  vaultui mount --extpass 'pass show vaults/work' work
+  vaultui mount --masterkey - work /mnt/rescue
+  vaultui mount -o ro,noexec,idle=15m work
   vaultui mount --reverse --exclude-wildcard '*.iso' ~/Documents /mnt/docs.enc
   vaultui mount --forcedecode --passfile pw.txt damaged.enc /mnt/rescue`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
+		masterKey := fs.String("masterkey", "", "unlock with the master key (read-only unless --rw): - asks or reads standard input, else the first line of `FILE`")
 		ro := fs.Bool("ro", false, "mount read-only")
+		rw := fs.Bool("rw", false, "mount read-write (overrides the registry's read-only; a --masterkey mount is read-only without it)")
+		noexec := fs.Bool("noexec", false, "forbid running programs from the mount")
 		idle := fs.Duration("idle", 0, "unmount after no file activity for `DURATION` (0: never)")
 		allowOther := fs.Bool("allow-other", false, "let other users into the mount")
 		remember := fs.Bool("remember", false, "store the password in the desktop keyring once mounted")
@@ -75,9 +103,19 @@ examples:
 		forceDecode := fs.Bool("forcedecode", false, "recovery: read-only, damaged blocks read as zeros, bad names shown")
 		var badNames stringsFlag
 		fs.Var(&badNames, "badname", "show entries whose names do not decrypt and match the glob `PATTERN` (repeatable)")
+		fs.Var(&mountOptions{fs: fs}, "o", "fstab-style mount options `OPTS`, comma-separated (see above)")
 		return func(e *env, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return e.usage("expected VAULT [MOUNTPOINT], got %d arguments", len(args))
+			}
+			if err := src.check(e); err != nil {
+				return err
+			}
+			if *ro && *rw {
+				return e.usage("give either ro or rw, not both")
+			}
+			if *masterKey != "" && (src.given() || *remember) {
+				return e.usage("--masterkey takes the place of the password: not with --passfile, --extpass or --remember")
 			}
 			entry, err := e.resolve(args[0])
 			if err != nil {
@@ -94,9 +132,12 @@ examples:
 					`give MOUNTPOINT, or register one with "vaultui add --mountpoint DIR"`)
 			}
 			req := app.MountFor(entry)
-			req.MountPoint, req.Remember, req.AllowOther = mp, *remember, *allowOther
+			req.MountPoint, req.Remember, req.AllowOther, req.NoExec = mp, *remember, *allowOther, *noexec
 			if flagSet(fs, "ro") {
 				req.ReadOnly = *ro
+			}
+			if *rw {
+				req.ReadOnly, req.ReadWrite = false, true
 			}
 			if *reverse {
 				req.Reverse = true
@@ -133,6 +174,12 @@ examples:
 			if err := app.CheckMountPoint(req.Vault, mp); err != nil {
 				return mountHint(err, mp)
 			}
+			if *masterKey != "" {
+				if req.MasterKey, err = e.readMasterKey(*masterKey, false); err != nil {
+					return err
+				}
+				defer crypto.Wipe(req.MasterKey)
+			}
 			// A daemon just started may have cleaned up after one that crashed; say so now,
 			// whatever becomes of this mount. The report is handed out once, so an error
 			// here only means there is nothing to say (the mount call reports real trouble).
@@ -140,12 +187,23 @@ examples:
 				fmt.Fprintln(e.stderr, staleNote(report))
 			}
 			var info mountmgr.MountInfo
-			err = e.withPassword(entry, *passfile, func(pw []byte) (app.KeyringChange, error) {
-				req.Password = pw
-				m, err := e.app.Mount(e.ctx, req)
+			if req.MasterKey != nil {
+				var m app.Mounted
+				m, err = e.app.Mount(e.ctx, req)
 				info = m.MountInfo
-				return m.Keyring, err
-			})
+				if errors.Is(err, vault.ErrWrongPassword) {
+					err = withHint(err, "check the master key against what init printed")
+				} else if errors.Is(err, vault.ErrKeyUnverifiable) {
+					err = withHint(err, "mount it read-only (without --rw) and check that the files show")
+				}
+			} else {
+				err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
+					req.Password = pw
+					m, err := e.app.Mount(e.ctx, req)
+					info = m.MountInfo
+					return m.Keyring, err
+				})
+			}
 			if err != nil {
 				return mountHint(err, mp)
 			}
@@ -168,6 +226,63 @@ examples:
 			return nil
 		}
 	},
+}
+
+// mountOptions is mount's -o: each fstab-style option sets the mount command's own flag (one
+// mechanism: "-o ro" is "--ro"), or is passed over when it is for mount(8) or systemd.
+type mountOptions struct {
+	fs   *flag.FlagSet
+	list []string
+}
+
+func (o *mountOptions) String() string {
+	if o == nil {
+		return ""
+	}
+	return strings.Join(o.list, ",")
+}
+
+func (o *mountOptions) Set(s string) error {
+	for _, opt := range strings.Split(s, ",") {
+		key, val, hasVal := strings.Cut(opt, "=")
+		flagName, flagVal := "", "true"
+		switch key {
+		case "":
+			continue
+		case "ro", "rw", "noexec", "reverse", "forcedecode":
+			flagName = key
+		case "exec":
+			flagName, flagVal = "noexec", "false"
+		case "allow_other":
+			flagName = "allow-other"
+		case "idle", "passfile", "extpass":
+			if !hasVal || val == "" {
+				return fmt.Errorf("mount option %s needs a value (%s=...)", key, key)
+			}
+			flagName, flagVal = key, val
+		case "nosuid", "nodev", "suid", "dev":
+			// Always nosuid and nodev: mount.fuse3 adds dev,suid to every mount root makes
+			// without nodev,nosuid, so those cannot be refused, and are not honoured.
+		case "defaults", "auto", "noauto", "user", "nouser", "users", "nofail", "_netdev", "comment":
+			// For mount(8) and systemd.
+		default:
+			if strings.HasPrefix(key, "x-") {
+				continue // x-systemd.automount, x-gvfs-show...: for mount(8) and systemd
+			}
+			return fmt.Errorf("unknown mount option %q", opt)
+		}
+		if flagName == "" {
+			continue
+		}
+		if hasVal && flagVal == "true" {
+			return fmt.Errorf("mount option %s takes no value", key)
+		}
+		if err := o.fs.Set(flagName, flagVal); err != nil {
+			return fmt.Errorf("mount option %s: %w", opt, err)
+		}
+		o.list = append(o.list, opt)
+	}
+	return nil
 }
 
 // staleNote sums up the daemon's stale mount report on one line.

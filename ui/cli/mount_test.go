@@ -72,6 +72,7 @@ func mountScriptParams(t *testing.T, dir string, extra func(env *testscript.Env)
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":      cmdExits,
 			"killdaemon": cmdKillDaemon,
+			"masterkey":  cmdMasterKey,
 		},
 	}
 }

@@ -27,21 +27,21 @@ const maxPasswordLen = 4096
 // errNoTerminal means a password was needed but there is no terminal to ask.
 var errNoTerminal = errors.New("no terminal to ask for the password")
 
-// readPassword returns the password from passfile ("-" = first line of
-// stdin) or, when passfile is empty, asks for it on the terminal without
+// readPassword returns the password from the source the user named (a passfile, "-" = first
+// line of stdin, or a password program) or, when none, asks for it on the terminal without
 // echo. The caller wipes the result with crypto.Wipe.
-func (e *env) readPassword(passfile, prompt string) ([]byte, error) {
-	if passfile != "" {
-		return e.readPassfile(passfile)
+func (e *env) readPassword(src *passSource, prompt string) ([]byte, error) {
+	if src.given() {
+		return e.fromSource(src)
 	}
 	return e.askTerminal(prompt, false)
 }
 
 // readNewPassword is readPassword for a password being set: on a terminal it
 // asks twice and refuses a mismatch before anything is written.
-func (e *env) readNewPassword(passfile, prompt string) ([]byte, error) {
-	if passfile != "" {
-		return e.readPassfile(passfile)
+func (e *env) readNewPassword(src *passSource, prompt string) ([]byte, error) {
+	if src.given() {
+		return e.fromSource(src)
 	}
 	return e.askTerminal(prompt, true)
 }
@@ -178,7 +178,7 @@ func (e *env) terminal() (tty *os.File, promptTo io.Writer, done func(), err err
 func (e *env) askTerminal(prompt string, confirm bool) ([]byte, error) {
 	tty, promptTo, done, err := e.terminal()
 	if err != nil {
-		return nil, withHint(errNoTerminal, "give the password in a file with --passfile FILE (its first line is used)")
+		return nil, withHint(errNoTerminal, "give the password in a file with --passfile FILE (its first line is used), or from a program with --extpass PROGRAM")
 	}
 	defer done()
 	pw, err := readNoEcho(tty, promptTo, prompt)

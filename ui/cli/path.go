@@ -22,7 +22,7 @@ var pathCommand = &command{
 	name:    "path",
 	group:   groupVaults,
 	summary: "Map cipher paths to plaintext paths and back",
-	args:    "[--passfile F] [-z] decrypt|encrypt VAULT [PATH...]",
+	args:    "[--passfile F | --extpass PROGRAM] [-z] decrypt|encrypt VAULT [PATH...]",
 	help: `"path decrypt" tells which file a cipher path is (a sync tool's error names
 cipher paths); "path encrypt" gives the cipher path of a plaintext path, like
 gocryptfs-xray -decrypt-paths and -encrypt-paths. Paths are relative to the
@@ -43,7 +43,7 @@ examples:
   vaultui path encrypt work "Documents/report 2026.odt"
   find /data/work.enc -newer stamp | vaultui path decrypt work`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input); not asked for a mounted vault")
+		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input); not asked for a mounted vault")
 		nul := fs.Bool("z", false, "paths on standard input and output end with NUL, not newline")
 		return func(e *env, args []string) error {
 			if len(args) < 2 || args[0] != "decrypt" && args[0] != "encrypt" {
@@ -56,14 +56,14 @@ examples:
 			}
 			paths := args[2:]
 			if len(paths) == 0 {
-				if *passfile == "-" {
+				if src.file == "-" {
 					return e.usage("--passfile - and paths on standard input: give the paths as arguments")
 				}
 				if paths, err = readPaths(e.stdin, *nul); err != nil {
 					return err
 				}
 			}
-			results, err := mapPaths(e, entry, encrypt, paths, *passfile)
+			results, err := mapPaths(e, entry, encrypt, paths, src)
 			if err != nil {
 				return err
 			}
@@ -120,7 +120,7 @@ func readPaths(r io.Reader, nul bool) ([]string, error) {
 
 // mapPaths maps paths of the vault through the mount manager when the vault is mounted there,
 // else offline with the password.
-func mapPaths(e *env, entry vault.Entry, encrypt bool, paths []string, passfile string) ([]mountmgr.PathResult, error) {
+func mapPaths(e *env, entry vault.Entry, encrypt bool, paths []string, src *passSource) ([]mountmgr.PathResult, error) {
 	// Only a daemon that already runs can hold the vault's keys: none is started for this.
 	if client, err := mountmgr.Dial(e.ctx, mountmgr.SocketPath()); err == nil {
 		defer client.Close()
@@ -143,7 +143,7 @@ func mapPaths(e *env, entry vault.Entry, encrypt bool, paths []string, passfile 
 			return nil, err
 		}
 	}
-	v, _, err := e.unlock(entry.CipherDir, passfile)
+	v, _, err := e.unlock(entry.CipherDir, src)
 	if err != nil {
 		return nil, err
 	}

@@ -64,11 +64,14 @@ examples:
 		longNameMax := fs.Int("longnamemax", maxLongNameMax, fmt.Sprintf("store encrypted names longer than `N` bytes (%d to %d) as long names", minLongNameMax, maxLongNameMax))
 		name := fs.String("name", "", "`NAME` in the registry (default: the directory's name without its extension)")
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
-		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		reverse := fs.Bool("reverse", false, "prepare the existing plaintext folder for reverse mode: its encrypted view (AES-SIV) is mounted for backups")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
+			}
+			if err := src.check(e); err != nil {
+				return err
 			}
 			if *reverse {
 				if flagSet(fs, "cipher") && !strings.EqualFold(*cipherName, "siv") {
@@ -100,12 +103,12 @@ examples:
 			if *plainNames && (*detNames || *longNameMax != maxLongNameMax) {
 				return e.usage("--plaintextnames cannot be combined with --deterministic-names or --longnamemax")
 			}
-			return runInit(e, args[0], *name, *mountPoint, *passfile, auto, *reverse, opts)
+			return runInit(e, args[0], *name, *mountPoint, src, auto, *reverse, opts)
 		}
 	},
 }
 
-func runInit(e *env, dirArg, name, mountPoint, passfile string, auto, reverse bool, opts vault.CreateOptions) error {
+func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, reverse bool, opts vault.CreateOptions) error {
 	// Check everything that can be checked before asking for a password, so a mistake
 	// costs nothing.
 	entry, lockNote, err := e.app.CheckCreate(e.ctx, app.NewVault{Name: name, CipherDir: dirArg, MountPoint: mountPoint, Reverse: reverse})
@@ -116,7 +119,7 @@ func runInit(e *env, dirArg, name, mountPoint, passfile string, auto, reverse bo
 		return createHint(err, dirArg, name == "")
 	}
 
-	password, err := e.readNewPassword(passfile, "Password for the new vault: ")
+	password, err := e.readNewPassword(src, "Password for the new vault: ")
 	if err != nil {
 		return err
 	}
@@ -248,48 +251,38 @@ examples:
   vaultui passwd --passfile old.txt --new-passfile new.txt work
   vaultui passwd --masterkey - work`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the current password from `FILE` (- for standard input)")
+		src := passSourceFlags(fs, "read the current password from `FILE` (- for standard input)")
 		newPassfile := fs.String("new-passfile", "", "read the new password from `FILE` (- for standard input)")
-		masterKey := fs.String("masterkey", "", "use the master key `HEX` (- to ask) instead of the current password")
+		masterKey := fs.String("masterkey", "", "use the master key instead of the current password: - asks for it (or reads standard input), FILE reads its first line; `KEY` written out works but warns")
 		unverified := fs.Bool("unverified-key", false, "with --masterkey: reseal even if the vault holds too little to verify the key (a wrong key locks the vault for good)")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one VAULT argument, got %d", len(args))
 			}
-			if *passfile == "-" && *newPassfile == "-" {
-				return e.usage("--passfile and --new-passfile cannot both read standard input")
+			if err := src.check(e); err != nil {
+				return err
 			}
-			if *masterKey != "" && *passfile != "" {
-				return e.usage("give either --masterkey or --passfile, not both")
+			if (src.file == "-" || *masterKey == "-") && *newPassfile == "-" {
+				return e.usage("the current password (or master key) and --new-passfile cannot both read standard input")
+			}
+			if *masterKey != "" && src.given() {
+				return e.usage("give either --masterkey or --passfile/--extpass, not both")
 			}
 			entry, err := e.resolve(args[0])
 			if err != nil {
 				return err
 			}
 			var oldPassword, key []byte
-			switch {
-			case *masterKey == "-":
-				typed, err := e.askTerminal("Master key: ", false)
-				if err != nil {
+			if *masterKey != "" {
+				if key, err = e.readMasterKey(*masterKey, true); err != nil {
 					return err
 				}
-				key, err = vault.ParseMasterKey(string(typed))
-				crypto.Wipe(typed)
-				if err != nil {
-					return err
-				}
-			case *masterKey != "":
-				if key, err = vault.ParseMasterKey(*masterKey); err != nil {
-					return err
-				}
-			default:
-				if oldPassword, err = e.readPassword(*passfile, "Current password: "); err != nil {
-					return err
-				}
+			} else if oldPassword, err = e.readPassword(src, "Current password: "); err != nil {
+				return err
 			}
 			defer crypto.Wipe(oldPassword)
 			defer crypto.Wipe(key)
-			newPassword, err := e.readNewPassword(*newPassfile, "New password: ")
+			newPassword, err := e.readNewPassword(&passSource{file: *newPassfile}, "New password: ")
 			if err != nil {
 				return err
 			}
@@ -331,7 +324,7 @@ var fsckCommand = &command{
 	name:    "fsck",
 	group:   groupVaults,
 	summary: "Check that every name, symlink and block of a vault decrypts",
-	args:    "[--passfile F] VAULT",
+	args:    "[--passfile F | --extpass PROGRAM] VAULT",
 	help: `Each problem is printed on its own line with the file's path (and the block
 range for damaged contents). Sync tools' conflict copies and foreign files
 (names not of the vault's format, e.g. desktop.ini) are listed as notes, not
@@ -343,12 +336,12 @@ examples:
   vaultui fsck work
   vaultui fsck --passfile pw.txt /data/work.enc`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one VAULT argument, got %d", len(args))
 			}
-			v, entry, err := e.unlock(args[0], *passfile)
+			v, entry, err := e.unlock(args[0], src)
 			if err != nil {
 				return err
 			}
@@ -385,7 +378,7 @@ var exportCommand = &command{
 	name:    "export",
 	group:   groupVaults,
 	summary: "Write a vault's decrypted files to a directory, without FUSE",
-	args:    "[--passfile F] [--force] VAULT DESTDIR",
+	args:    "[--passfile F | --extpass PROGRAM] [--force] VAULT DESTDIR",
 	help: `Recreates the decrypted tree in DESTDIR (new or empty): files, directories,
 symlinks and permission bits; holes in sparse files stay holes. For recovery
 and for machines without FUSE. Nothing unauthenticated is ever written: a
@@ -402,7 +395,7 @@ examples:
   vaultui export --passfile pw.txt /data/work.enc ./plain
   vaultui export --force damaged.enc ./rescued > damage-report.txt`,
 	setup: func(fs *flag.FlagSet) runFunc {
-		passfile := fs.String("passfile", "", "read the password from the first line of `FILE` (- for standard input)")
+		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		force := fs.Bool("force", false, "recovery: write damaged blocks as zeros and bad names, list the damage")
 		return func(e *env, args []string) error {
 			if len(args) != 2 {
@@ -412,7 +405,7 @@ examples:
 			if err != nil {
 				return err
 			}
-			v, entry, err := e.unlock(args[0], *passfile)
+			v, entry, err := e.unlock(args[0], src)
 			if err != nil {
 				return err
 			}
@@ -439,15 +432,18 @@ examples:
 	},
 }
 
-// unlock resolves arg and unlocks the vault: with the passfile's password, else with the
+// unlock resolves arg and unlocks the vault: with the password of the source named, else with the
 // keyring's, else with one asked on the terminal (see withPassword).
-func (e *env) unlock(arg, passfile string) (*vault.Vault, vault.Entry, error) {
+func (e *env) unlock(arg string, src *passSource) (*vault.Vault, vault.Entry, error) {
+	if err := src.check(e); err != nil {
+		return nil, vault.Entry{}, err
+	}
 	entry, err := e.resolve(arg)
 	if err != nil {
 		return nil, entry, err
 	}
 	var v *vault.Vault
-	err = e.withPassword(entry, passfile, func(pw []byte) (app.KeyringChange, error) {
+	err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
 		var change app.KeyringChange
 		var err error
 		v, change, err = e.app.Unlock(e.ctx, app.VaultOf(entry), pw)

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr/extpass"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// passSource is where a command's password comes from when the user names one: --passfile
+// or --extpass (one of them); neither means the core's sources, then the terminal.
+type passSource struct {
+	file string
+	prog extpassFlag
+}
+
+// extpassFlag collects --extpass as gocryptfs does: given once, the command is split on
+// spaces (no quoting, no shell); given several times, each value is one argument, unsplit,
+// for arguments with spaces.
+type extpassFlag []string
+
+func (f *extpassFlag) String() string { return strings.Join(*f, " ") }
+func (f *extpassFlag) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("empty program")
+	}
+	*f = append(*f, s)
+	return nil
+}
+
+// argv is the program's argument vector.
+func (f extpassFlag) argv() []string {
+	if len(f) == 1 {
+		return extpass.Split(f[0])
+	}
+	return f
+}
+
+const extpassUsage = "get the password from the first line of `PROGRAM`'s output (run without a shell, split on spaces; repeat the option to give arguments with spaces)"
+
+// passSourceFlags defines --passfile (described by fileUsage) and --extpass on fs.
+func passSourceFlags(fs *flag.FlagSet, fileUsage string) *passSource {
+	s := &passSource{}
+	fs.StringVar(&s.file, "passfile", "", fileUsage)
+	fs.Var(&s.prog, "extpass", extpassUsage)
+	return s
+}
+
+// given says whether the user named a source.
+func (s *passSource) given() bool { return s != nil && (s.file != "" || len(s.prog) > 0) }
+
+// check refuses both sources at once.
+func (s *passSource) check(e *env) error {
+	if s.file != "" && len(s.prog) > 0 {
+		return e.usage("give either --passfile or --extpass, not both")
+	}
+	return nil
+}
+
+// fromSource reads the password from the named source: the passfile, or the program's first
+// line (through the core, which runs it: app.RunPasswordProgram).
+func (e *env) fromSource(s *passSource) ([]byte, error) {
+	if len(s.prog) > 0 {
+		return e.app.RunPasswordProgram(e.ctx, s.prog.argv())
+	}
+	return e.readPassfile(s.file)
+}
+
+// stdinTerminal returns stdin when it is a terminal: a password program may ask on it.
+func stdinTerminal(stdin any) *os.File {
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return f
+	}
+	return nil
+}
+
+// readMasterKey reads a master key from src: "-" asks on the terminal when standard input is
+// one, else reads its first line; anything else is a file whose first line is the key (as a
+// passfile is read). A key written out on the command line is refused unless hexOK (passwd
+// keeps taking it for scripts, with a warning): other users see the process list.
+func (e *env) readMasterKey(src string, hexOK bool) ([]byte, error) {
+	if key, err := vault.ParseMasterKey(src); err == nil {
+		if !hexOK {
+			crypto.Wipe(key)
+			return nil, withHint(e.usage("the master key is never taken from the command line, where other users see it"),
+				"give --masterkey - and type or pipe it, or --masterkey FILE")
+		}
+		fmt.Fprintln(e.stderr, "warning: a master key on the command line is visible to other users in the process list; use --masterkey - (typed, or piped on standard input) or --masterkey FILE")
+		return key, nil
+	} else if looksLikeKey(src) {
+		return nil, err
+	}
+	var line []byte
+	var err error
+	if src == "-" && stdinTerminal(e.stdin) != nil {
+		line, err = e.askTerminal("Master key: ", false)
+	} else {
+		line, err = e.readPassfile(src)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the master key: %w", err)
+	}
+	defer crypto.Wipe(line)
+	return vault.ParseMasterKey(string(line))
+}
+
+// looksLikeKey: hex digits and dashes only, as a master key is written (a mistyped one is
+// reported as a malformed key, not as a missing file).
+func looksLikeKey(s string) bool {
+	if len(s) < 2 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF-", c) {
+			return false
+		}
+	}
+	return true
+}

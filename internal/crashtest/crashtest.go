@@ -13,7 +13,9 @@
 // strace counts calls per thread: a kill point is "the N-th call of that name on a thread".
 // A call that falls on another thread than the earlier calls of its name is then reached only
 // when its thread gets there first. Three things help: GOMAXPROCS=1 in the process under test
-// (a goroutine then mostly keeps its thread), doing the lookups before attaching (so they do
+// (a goroutine then mostly keeps its thread; runtime.LockOSThread in a command's main makes
+// it keep it even after a slow call such as fsync, as ui/cli's TestMain does), doing the
+// lookups before attaching (so they do
 // not add calls on other threads), and for a command, counting only the calls on chosen
 // paths (Command's paths, PathPoints). Ordinals says which calls a test must have reached;
 // Killed says which one a run reached.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,6 +40,10 @@ func TestMain(m *testing.M) {
 					os.Exit(99)
 				}
 			}
+			// The command's work keeps to one thread: strace counts the calls at which the
+			// crash tests kill per thread, and the Go scheduler would otherwise move the
+			// work to another thread after a slow call such as fsync (internal/crashtest).
+			runtime.LockOSThread()
 			os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})

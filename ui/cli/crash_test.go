@@ -21,14 +21,7 @@ func TestPasswdCrash(t *testing.T) {
 		t.Skip(why)
 	}
 	work := t.TempDir()
-	// testscript.Main runs the real Main when the binary is called "vaultui".
-	bin := filepath.Join(work, "bin", "vaultui")
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(os.Args[0], bin); err != nil {
-		t.Fatal(err)
-	}
+	bin := crashBinary(t, work)
 	oldPw, newPw := "first password", "second password"
 	for name, pw := range map[string]string{"old": oldPw, "new": newPw} {
 		if err := os.WriteFile(filepath.Join(work, name), []byte(pw+"\n"), 0o600); err != nil {
@@ -52,8 +45,7 @@ func TestPasswdCrash(t *testing.T) {
 		cmd := exec.Command(bin, "passwd", "--passfile", filepath.Join(work, "old"), "--new-passfile", filepath.Join(work, "new"), dir)
 		// One P: the goroutine doing the work then keeps to one thread, and strace counts calls
 		// per thread (see crashtest).
-		cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "HOME="+work, "XDG_CONFIG_HOME="+filepath.Join(work, "config"),
-			"XDG_RUNTIME_DIR="+filepath.Join(work, "run"), "XDG_STATE_HOME="+filepath.Join(work, "state"))
+		cmd.Env = crashEnv(work)
 		paths := []string{dir, filepath.Join(dir, crypto.ConfName), filepath.Join(dir, crypto.ConfName+".tmp")}
 		if p != nil { // the census's paths are in its own copy
 			q := *p
@@ -111,4 +103,26 @@ func TestPasswdCrash(t *testing.T) {
 		t.Errorf("no run was killed at %s", l)
 	}
 	t.Logf("passwd: %d runs", runs)
+}
+
+// crashBinary returns a "vaultui" in work that runs the real Main (testscript.Main does when
+// the binary is called so), for runs under strace.
+func crashBinary(t *testing.T, work string) string {
+	t.Helper()
+	bin := filepath.Join(work, "bin", "vaultui")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(os.Args[0], bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// crashEnv is the environment of a command run under strace: its own directories in work,
+// and one P, so the goroutine doing the work keeps to one thread (strace counts calls per
+// thread, see crashtest).
+func crashEnv(work string) []string {
+	return append(os.Environ(), "GOMAXPROCS=1", "HOME="+work, "XDG_CONFIG_HOME="+filepath.Join(work, "config"),
+		"XDG_RUNTIME_DIR="+filepath.Join(work, "run"), "XDG_STATE_HOME="+filepath.Join(work, "state"))
 }

@@ -48,17 +48,26 @@ func cmdSplitFolder(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	v, cipher := scriptVault(ts, args[0], args[1])
 	defer v.Close()
-	folder, second := cipher[args[2]], cipher[args[3]]
+	ts.Check(splitFolder(cipher[args[2]], cipher[args[3]]))
+}
+
+// splitFolder moves the entries of the cipher directory second into the cipher directory
+// folder, its gocryptfs.diriv as Syncthing's conflict copy, and removes second.
+func splitFolder(folder, second string) error {
 	ents, err := os.ReadDir(second)
-	ts.Check(err)
+	if err != nil {
+		return err
+	}
 	for _, e := range ents {
 		to := e.Name()
 		if to == crypto.DirIVName {
 			to += ".sync-conflict-20260101-120000-ABCDEF7"
 		}
-		ts.Check(os.Rename(filepath.Join(second, e.Name()), filepath.Join(folder, to)))
+		if err := os.Rename(filepath.Join(second, e.Name()), filepath.Join(folder, to)); err != nil {
+			return err
+		}
 	}
-	ts.Check(os.Remove(second))
+	return os.Remove(second)
 }
 
 // badcopy CIPHERDIR PASSFILE PATH: put Syncthing's conflict copy of PATH beside it, holding

@@ -243,12 +243,23 @@ func ReadLongNameFile(dirfd int, file, stored string, names *crypto.NameTransfor
 // its name is too (a file system may otherwise commit the entry before the .name file's
 // data after a power cut, leaving the entry without a name). It reports whether it created
 // the file, so that a caller whose entry then fails to appear can remove it again. An
-// existing .name file is kept: its content is what stored is the hash of.
+// existing .name file that holds encoded is kept. One that holds anything else is what a
+// crash left between creating the file and writing it (empty or short): stored is the hash
+// of encoded, so no entry can be named by other content, and it is written again (kept, the
+// entry would appear without a name).
 func WriteLongName(dirfd int, stored, encoded string) (created bool, err error) {
-	err = writeNew(dirfd, stored+crypto.LongNameSuffix, []byte(encoded), 0o400, true)
-	if errors.Is(err, unix.EEXIST) {
+	file := stored + crypto.LongNameSuffix
+	err = writeNew(dirfd, file, []byte(encoded), 0o400, true)
+	if !errors.Is(err, unix.EEXIST) {
+		return err == nil, err
+	}
+	if have, rerr := readSmall(dirfd, file, crypto.MaxLongNameFile); rerr == nil && string(have) == encoded {
 		return false, nil
 	}
+	if err := unix.Unlinkat(dirfd, file, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return false, fmt.Errorf("replacing %s: %w", file, err)
+	}
+	err = writeNew(dirfd, file, []byte(encoded), 0o400, true)
 	return err == nil, err
 }
 

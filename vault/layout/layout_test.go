@@ -139,6 +139,31 @@ func TestLongName(t *testing.T) {
 	}
 }
 
+// TestLongNameAfterACrash: a crash between creating a .name file and writing it leaves it
+// empty or short. Writing that long name again must write it whole: it used to keep the
+// leftover, and the entry renamed or created next to it had no name (settling a conflict
+// again after a kill did that; see ui/cli TestSettleCrash).
+func TestLongNameAfterACrash(t *testing.T) {
+	nt := testNames(t)
+	dir := t.TempDir()
+	fd := openDir(t, dir)
+	encoded := strings.Repeat("A", 300)
+	stored := nt.HashLongName(encoded)
+	for _, left := range []string{"", encoded[:100]} {
+		file := filepath.Join(dir, stored+crypto.LongNameSuffix)
+		os.Remove(file)
+		if err := os.WriteFile(file, []byte(left), 0o400); err != nil {
+			t.Fatal(err)
+		}
+		if created, err := WriteLongName(fd, stored, encoded); err != nil || !created {
+			t.Fatalf("WriteLongName over %d bytes left by a crash = %v, %v; want true, nil", len(left), created, err)
+		}
+		if got, err := ReadLongName(fd, stored, nt); err != nil || got != encoded {
+			t.Fatalf("after writing over %d bytes left by a crash: %q, %v", len(left), got, err)
+		}
+	}
+}
+
 // OpenDir and OpenDirPath never follow a symlink.
 func TestOpenDirNoFollow(t *testing.T) {
 	dir := t.TempDir()

@@ -28,8 +28,10 @@ type Backend interface {
 	// CreateVault writes a new vault, creates its mount point and registers
 	// it. It returns the master key, which the user sees once.
 	CreateVault(ctx context.Context, req CreateRequest) (masterKey []byte, err error)
-	// AddVault registers an existing vault (the cipherdir must hold a config).
-	AddVault(v Vault) error
+	// AddVault registers an existing vault through app.Add, which fills the defaults (name,
+	// mount point, lock policy) and refuses a name that is taken; it returns the registered
+	// vault and, when its lock policy cannot work here, why (else nil).
+	AddVault(ctx context.Context, r app.NewEntry) (v Vault, lockNote error, err error)
 	// Forget removes a vault from the registry. It never touches its files.
 	Forget(name string) error
 	// SetAutomount turns a registered vault's automount option on or off.
@@ -53,7 +55,9 @@ type Backend interface {
 	// CachedSpeed returns the remembered speed test, if there is one for this
 	// CPU and build.
 	CachedSpeed() (app.SpeedReport, bool)
-	Mount(ctx context.Context, req MountRequest) (Mount, error)
+	// Mount mounts through app.Mount; a request without Password uses the keyring's. The
+	// screens build it from app.MountFor, so the registry's options are its defaults.
+	Mount(ctx context.Context, req app.MountRequest) (Mount, error)
 	// Unmount takes a cipherdir or mount point; lazy detaches a busy mount.
 	Unmount(ctx context.Context, target string, lazy bool) error
 	// Watch calls each with the daemon's mounts about once a second until
@@ -87,15 +91,9 @@ var (
 	ErrDaemon         = mountmgr.ErrDaemon
 )
 
-// Vault is one registered vault.
+// Vault is one registered vault: its registry entry as app.List reads it.
 type Vault struct {
-	Name, CipherDir, MountPoint string
-	ReadOnly                    bool
-	Idle                        time.Duration
-	// Automount: mounted at login with the keyring's password; Lock is the
-	// lock policy (vault.LockNever, ...).
-	Automount bool
-	Lock      string
+	vault.Entry
 	// Cipher is the display name of the content cipher ("AES-256-GCM").
 	Cipher string
 	// Problem says why the vault's config could not be read, if it couldn't.
@@ -116,19 +114,6 @@ type CreateRequest struct {
 	DeterministicNames          bool
 	LongNameMax                 int
 	Lock                        string // lock policy (vault.LockNever, ...)
-}
-
-// MountRequest asks the daemon to unlock and mount a vault.
-type MountRequest struct {
-	CipherDir, MountPoint string
-	Password              []byte
-	ReadOnly              bool
-	Idle                  time.Duration
-	// FromKeyring mounts with the password stored in the desktop keyring
-	// (Password is empty); Remember stores Password there once the mount
-	// worked, labelled with Name.
-	FromKeyring, Remember bool
-	Name                  string
 }
 
 // Mount is one live mount as the daemon reports it.

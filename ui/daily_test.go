@@ -7,6 +7,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 // TestWizardEnterTakesSuggestion: enter on an empty field with a suggestion
@@ -96,7 +98,7 @@ func TestSpeedResultIsCached(t *testing.T) {
 // being cut, and one vault is "1 vault".
 func TestNarrowWrapsAndPluralises(t *testing.T) {
 	fb := newFake()
-	fb.vaults = []Vault{{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Cipher: "AES-256-GCM"}}
+	fb.vaults = []Vault{{Entry: vault.Entry{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work"}, Cipher: "AES-256-GCM"}}
 	tm := newTestModel(t, fb)
 	tm.send(tea.WindowSizeMsg{Width: 60, Height: 24})
 	wantView(t, tm, "1 vault, 0 mounted")
@@ -202,13 +204,13 @@ func TestAutomountToggle(t *testing.T) {
 	twoVaults(fb)
 	tm := newTestModel(t, fb)
 	tm.keys("A")
-	if !fb.vaults[0].Automount {
+	if !fb.vaults[0].MountAtStart {
 		t.Fatal("A did not turn automount on")
 	}
 	wantView(t, tm, "work: automount on", "automount")
 	golden(t, tm, "on")
 	tm.keys("A")
-	if fb.vaults[0].Automount {
+	if fb.vaults[0].MountAtStart {
 		t.Fatal("A again did not turn it off")
 	}
 	wantView(t, tm, "work: automount off.")
@@ -237,7 +239,7 @@ func TestMountRemembersPassword(t *testing.T) {
 	wantView(t, tm, "stored in the keyring: enter mounts with it", "[x]")
 	golden(t, tm, "stored")
 	tm.keys("enter")
-	if last := fb.mountReqs[len(fb.mountReqs)-1]; !last.FromKeyring || len(last.Password) != 0 {
+	if last := fb.mountReqs[len(fb.mountReqs)-1]; last.Password != nil {
 		t.Fatalf("mount request %+v, want one from the keyring", last)
 	}
 	wantView(t, tm, "work mounted at")

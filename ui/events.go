@@ -259,7 +259,7 @@ type automountSet struct {
 // toggleAutomount flips the selected vault's automount option in the registry.
 func (l *listScreen) toggleAutomount(v Vault) tea.Cmd {
 	b := l.c.backend
-	on := !v.Automount
+	on := !v.MountAtStart
 	return func() tea.Msg { return automountSet{v: v, on: on, err: b.SetAutomount(v.Name, on)} }
 }
 

@@ -82,8 +82,7 @@ func (b *realBackend) Vaults() ([]Vault, error) {
 	}
 	out := make([]Vault, 0, len(list))
 	for _, e := range list {
-		v := Vault{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint, ReadOnly: e.ReadOnly, Idle: e.Idle,
-			Automount: e.MountAtStart, Lock: e.LockPolicy()}
+		v := Vault{Entry: e.Entry}
 		if e.Err != nil {
 			v.Problem = e.Err.Error()
 		} else {
@@ -129,10 +128,12 @@ func (b *realBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byt
 	return created.MasterKey, nil
 }
 
-func (b *realBackend) AddVault(v Vault) error {
-	_, err := b.app.Add(context.Background(), app.NewEntry{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
-		ReadOnly: v.ReadOnly, Idle: v.Idle, Lock: v.Lock})
-	return escaped(err)
+func (b *realBackend) AddVault(ctx context.Context, r app.NewEntry) (Vault, error, error) {
+	added, err := b.app.Add(ctx, r)
+	if err != nil {
+		return Vault{}, nil, escaped(err)
+	}
+	return Vault{Entry: added.Entry, Cipher: added.Cipher.String()}, escaped(added.LockNote), nil
 }
 
 func (b *realBackend) LockPolicyWorks(ctx context.Context) error { return b.app.LockPolicyWorks(ctx) }
@@ -203,17 +204,8 @@ func uiMount(m mountmgr.MountInfo) Mount {
 	}
 }
 
-func (b *realBackend) Mount(ctx context.Context, req MountRequest) (Mount, error) {
-	pw := req.Password
-	if req.FromKeyring {
-		pw = nil
-	} else if pw == nil {
-		pw = []byte{}
-	}
-	m, err := b.app.Mount(ctx, app.MountRequest{
-		Vault: app.Vault{Name: req.Name, CipherDir: req.CipherDir}, MountPoint: req.MountPoint,
-		Password: pw, Remember: req.Remember, ReadOnly: req.ReadOnly, Idle: req.Idle,
-	})
+func (b *realBackend) Mount(ctx context.Context, req app.MountRequest) (Mount, error) {
+	m, err := b.app.Mount(ctx, req)
 	if err != nil {
 		return Mount{}, escaped(err)
 	}

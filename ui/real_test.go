@@ -96,7 +96,7 @@ func TestRealBackendVaults(t *testing.T) {
 		t.Fatalf("fsck of a new vault: %v, %v", problems, err)
 	}
 
-	if err := b.AddVault(Vault{Name: "nope", CipherDir: full, MountPoint: mp}); err == nil {
+	if _, _, err := b.AddVault(ctx, app.NewEntry{Name: "nope", CipherDir: full, MountPoint: mp}); err == nil {
 		t.Fatal("a folder without a config was added")
 	}
 	if err := b.Forget("v"); err != nil {
@@ -108,7 +108,7 @@ func TestRealBackendVaults(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "gocryptfs.conf")); err != nil {
 		t.Fatalf("forget touched the files: %v", err)
 	}
-	if err := b.AddVault(Vault{Name: "again", CipherDir: dir, MountPoint: mp}); err != nil {
+	if _, _, err := b.AddVault(ctx, app.NewEntry{Name: "again", CipherDir: dir, MountPoint: mp}); err != nil {
 		t.Fatalf("adding the vault back: %v", err)
 	}
 	if vs, _ := b.Vaults(); len(vs) != 1 || vs[0].Name != "again" {

@@ -86,13 +86,6 @@ type dirChecked struct {
 // folderSuggested is a folder free for a new vault, found in the background.
 type folderSuggested struct{ dir string }
 
-// suggestedFolder is where the wizard suggests the first vault; later ones
-// get a number ("~/Private2.crypt") until the folder is free.
-const suggestedFolder = "~/Private"
-
-// maxSuggestions bounds the search for a free folder or name.
-const maxSuggestions = 100
-
 type vaultCreated struct {
 	key []byte
 	err error
@@ -176,7 +169,7 @@ func (w *wizardScreen) keys() []key.Binding {
 
 func (w *wizardScreen) Init() tea.Cmd {
 	b := w.c.backend
-	cmds := []tea.Cmd{w.dir.setFocus(0), func() tea.Msg { return folderSuggested{dir: freeFolder(b)} }}
+	cmds := []tea.Cmd{w.dir.setFocus(0), func() tea.Msg { return folderSuggested{dir: tildePath(app.FreeFolder(b.CheckNewCipherDir))} }}
 	if w.c.speed.rec == nil && !w.c.speed.running {
 		// Measure while the user types, so the cipher step can show speeds.
 		cmds = append(cmds, func() tea.Msg { return runSpeedMsg{} })
@@ -191,10 +184,7 @@ func (w *wizardScreen) suggest() {
 	if dir == "" {
 		return
 	}
-	name := defaultName(dir)
-	for i := 2; w.nameTaken(name) && i < maxSuggestions; i++ {
-		name = fmt.Sprintf("%s%d", defaultName(dir), i)
-	}
+	name := app.FreeName(dir, w.nameTaken)
 	w.name.fields[0].suggest(name)
 	if typed := strings.TrimSpace(w.name.value(0)); typed != "" {
 		name = typed
@@ -202,22 +192,6 @@ func (w *wizardScreen) suggest() {
 	if mp := w.c.backend.DefaultMountPoint(name); mp != "" {
 		w.mountPoint.fields[0].suggest(tildePath(mp))
 	}
-}
-
-// freeFolder finds a folder a new vault can use (missing or empty), so the
-// suggestion never leads to "directory is not empty". It blocks: call it in a
-// tea.Cmd.
-func freeFolder(b Backend) string {
-	for i := 1; i < maxSuggestions; i++ {
-		dir := suggestedFolder + ".crypt"
-		if i > 1 {
-			dir = fmt.Sprintf("%s%d.crypt", suggestedFolder, i)
-		}
-		if b.CheckNewCipherDir(expandPath(dir)) == nil {
-			return dir
-		}
-	}
-	return ""
 }
 
 // preselect puts the cursor on the recommended cipher until the user picks.

@@ -141,15 +141,9 @@ func (m Mount) live() bool { return !m.Stale && !m.Detached }
 // Field is one labelled line of vault information (app.Describe's facts).
 type Field = app.Fact
 
-// FsckProgress reports how far a check has come: Bytes of TotalBytes of file
-// content and Done of Total entries; Counting while the vault is being
-// counted (the totals grow). See vault.FsckProgress.
-type FsckProgress struct {
-	Done, Total       int
-	Bytes, TotalBytes int64
-	Path              string
-	Counting          bool
-}
+// FsckProgress reports how far a check has come, in bytes of file content and entries
+// (vault.FsckProgress; the real backend escapes Path for the terminal).
+type FsckProgress = vault.FsckProgress
 
 // Problem is one thing fsck found, described once by the core (app.FindingOf).
 type Problem = app.Finding

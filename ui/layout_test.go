@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -48,8 +49,8 @@ func fiveVaults(fb *fakeBackend) {
 }
 
 // staleEvent is an event whose reason (with a pid) is longer than a small line.
-var staleEvent = Event{Seq: 9, Time: testNow.Add(-10 * time.Minute), Kind: "stale", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old",
-	Summary: "stale mount at /home/u/Vaults/old: transport endpoint is not connected (pid 12345 held it)"}
+var staleEvent = Event{Event: mountmgr.Event{Seq: 9, Time: testNow.Add(-10 * time.Minute), Kind: "stale", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old",
+	Detail: "transport endpoint is not connected (pid 12345 held it)"}}
 
 // busyModel is the app with fiveVaults, work mounted with 200 s of
 // throughput history, old's mount stale, and the event log read.
@@ -178,7 +179,7 @@ func TestEventsScroll(t *testing.T) {
 	tm := busyModel(t)
 	var many []Event
 	for i := 0; i < 30; i++ {
-		many = append(many, Event{Seq: uint64(100 + i), Time: testNow, Kind: "mounted", CipherDir: "/data/work.crypt", Summary: fmt.Sprintf("event %d", i)})
+		many = append(many, Event{Event: mountmgr.Event{Seq: uint64(100 + i), Time: testNow, Kind: fmt.Sprintf("event %d", i), CipherDir: "/data/work.crypt"}})
 	}
 	tm.send(eventsMsg(many))
 	tm.resize(60, 16)
@@ -404,11 +405,11 @@ func TestConflictKeysFollowTheCopies(t *testing.T) {
 // does not say "mounted at" twice; another event still shows.
 func TestRowLeavesOutWhatTheStateSays(t *testing.T) {
 	tm := busyModel(t)
-	tm.send(eventsMsg([]Event{{Seq: 50, Time: testNow.Add(-time.Minute), Kind: "mounted", CipherDir: "/data/work.crypt",
-		MountPoint: "/home/u/Vaults/work", Summary: "mounted at /home/u/Vaults/work"}}))
+	tm.send(eventsMsg([]Event{{Event: mountmgr.Event{Seq: 50, Time: testNow.Add(-time.Minute), Kind: "mounted", CipherDir: "/data/work.crypt",
+		MountPoint: "/home/u/Vaults/work"}}}))
 	notInView(t, tm, "mounted at ~/Vaults/work · 1m ago")
 	wantView(t, tm, "● mounted at ~/Vaults/work")
-	tm.send(eventsMsg([]Event{{Seq: 51, Time: testNow, Kind: "auth_failed", CipherDir: "/data/work.crypt", Summary: "block failed authentication in /a"}}))
+	tm.send(eventsMsg([]Event{{Event: mountmgr.Event{Seq: 51, Time: testNow, Kind: "auth_failed", CipherDir: "/data/work.crypt", Detail: "/a"}}}))
 	wantView(t, tm, "block failed authentication in /a · 0s ago")
 }
 

@@ -567,7 +567,7 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 	if ev, ok := l.c.lastEvent(v.CipherDir); ok && !(ev.Kind == mountmgr.EventMounted && mounted && m.live()) {
 		// ("mounted at" says again what the state line says.)
 		// The newest event, between the name and the cipher where it fits.
-		text := tildeText(ev.Summary) + " · " + ago(l.c.now(), ev.Time)
+		text := tildeText(ev.Summary()) + " · " + ago(l.c.now(), ev.Time)
 		if lipgloss.Width(line1)+2+lipgloss.Width(text)+2+lipgloss.Width(cipher) <= w {
 			line1 += "  " + s.Subtle.Render(text)
 		}

@@ -169,8 +169,8 @@ func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, pro
 	}
 	defer v.Close()
 	problems, err := v.Fsck(ctx, func(p vault.FsckProgress) {
-		progress(FsckProgress{Done: p.Done, Total: p.Total, Bytes: p.Bytes, TotalBytes: p.TotalBytes,
-			Path: vault.EscapeControl(p.Path), Counting: p.Counting})
+		p.Path = vault.EscapeControl(p.Path)
+		progress(p)
 	})
 	out := make([]Problem, 0, len(problems))
 	for _, p := range problems {

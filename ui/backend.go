@@ -25,9 +25,9 @@ type Backend interface {
 	// CheckNewCipherDir reports whether dir can hold a new vault: it must be
 	// missing or an empty directory.
 	CheckNewCipherDir(dir string) error
-	// CreateVault writes a new vault, creates its mount point and registers
-	// it. It returns the master key, which the user sees once.
-	CreateVault(ctx context.Context, req CreateRequest) (masterKey []byte, err error)
+	// CreateVault writes a new vault with password, creates its mount point and registers
+	// it (app.Create). It returns the master key, which the user sees once.
+	CreateVault(ctx context.Context, r app.NewVault, password []byte) (masterKey []byte, err error)
 	// AddVault registers an existing vault through app.Add, which fills the defaults (name,
 	// mount point, lock policy) and refuses a name that is taken; it returns the registered
 	// vault and, when its lock policy cannot work here, why (else nil).
@@ -100,21 +100,8 @@ type Vault struct {
 	Problem string
 }
 
-// Cipher names a content cipher: ID is what CreateRequest takes, Name is
-// what people read.
+// Cipher names a content cipher: ID is its crypto.CipherID, Name is what people read.
 type Cipher struct{ ID, Name string }
-
-// CreateRequest is what the create wizard collects.
-type CreateRequest struct {
-	Name, CipherDir, MountPoint string
-	Password                    []byte
-	Cipher                      string // Cipher.ID
-	ScryptLogN                  int
-	PlaintextNames              bool
-	DeterministicNames          bool
-	LongNameMax                 int
-	Lock                        string // lock policy (vault.LockNever, ...)
-}
 
 // Mount is one live mount as the daemon reports it.
 type Mount struct {

@@ -44,7 +44,7 @@ type fakeBackend struct {
 	password     string
 	vaults       []Vault
 	mounts       []Mount
-	created      []CreateRequest
+	created      []createCall
 	mountReqs    []app.MountRequest
 	addReqs      []app.NewEntry
 	unmounts     []string
@@ -90,19 +90,23 @@ func (f *fakeBackend) CheckNewCipherDir(dir string) error {
 	return nil
 }
 
-func (f *fakeBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byte, error) {
+// createCall is one CreateVault: the request and its password.
+type createCall struct {
+	app.NewVault
+	Password []byte
+}
+
+func (f *fakeBackend) CreateVault(ctx context.Context, r app.NewVault, password []byte) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	r := req
-	r.Password = append([]byte(nil), req.Password...)
-	f.created = append(f.created, r)
-	name := req.Cipher
+	f.created = append(f.created, createCall{NewVault: r, Password: append([]byte(nil), password...)})
+	name := string(r.Options.Cipher)
 	for _, c := range f.Ciphers() {
-		if c.ID == req.Cipher {
+		if c.ID == name {
 			name = c.Name
 		}
 	}
-	f.vaults = append(f.vaults, Vault{Entry: vault.Entry{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint, Lock: req.Lock}, Cipher: name})
+	f.vaults = append(f.vaults, Vault{Entry: vault.Entry{Name: r.Name, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Lock: r.Lock}, Cipher: name})
 	key := make([]byte, 32)
 	for i := range key {
 		key[i] = byte(i * 7)

@@ -105,20 +105,8 @@ func (b *realBackend) CheckNewCipherDir(dir string) error {
 
 // CreateVault creates through the core. The master key comes back whenever the vault was
 // written; a step that failed after that is reported with it.
-func (b *realBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byte, error) {
-	c, err := crypto.ParseCipher(req.Cipher)
-	if err != nil {
-		return nil, err
-	}
-	created, err := b.app.Create(ctx, app.NewVault{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint, Lock: req.Lock,
-		Options: vault.CreateOptions{
-			Cipher:             c,
-			ScryptLogN:         req.ScryptLogN,
-			PlaintextNames:     req.PlaintextNames,
-			DeterministicNames: req.DeterministicNames,
-			LongNameMax:        req.LongNameMax,
-			Creator:            "vaultui",
-		}}, req.Password)
+func (b *realBackend) CreateVault(ctx context.Context, r app.NewVault, password []byte) ([]byte, error) {
+	created, err := b.app.Create(ctx, r, password)
 	if err != nil {
 		return nil, escaped(err)
 	}

@@ -257,8 +257,9 @@ func TestWizardCreatesVault(t *testing.T) {
 	if len(fb.created) != 1 {
 		t.Fatalf("created %d vaults, want 1", len(fb.created))
 	}
-	want := CreateRequest{Name: "new", CipherDir: "/data/new.crypt", MountPoint: "/home/u/Vaults/new",
-		Password: []byte("correct horse battery"), Cipher: "aes-gcm", ScryptLogN: 12, DeterministicNames: true, LongNameMax: 200, Lock: "sleep"}
+	want := createCall{NewVault: app.NewVault{Name: "new", CipherDir: "/data/new.crypt", MountPoint: "/home/u/Vaults/new", Lock: "sleep",
+		Options: vault.CreateOptions{Cipher: "aes-gcm", ScryptLogN: 12, DeterministicNames: true, LongNameMax: 200}},
+		Password: []byte("correct horse battery")}
 	if got := fb.created[0]; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("create request\n got %+v\nwant %+v", got, want)
 	}
@@ -657,7 +658,7 @@ func TestWizardPlaintextNamesDropLongNameLimit(t *testing.T) {
 	if len(tm.fb.created) != 1 {
 		t.Fatalf("not created: %s", w.err)
 	}
-	if got := tm.fb.created[0]; !got.PlaintextNames || got.LongNameMax != 0 {
+	if got := tm.fb.created[0]; !got.Options.PlaintextNames || got.Options.LongNameMax != 0 {
 		t.Fatalf("plaintext names request %+v", got)
 	}
 }

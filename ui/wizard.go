@@ -72,7 +72,7 @@ type wizardScreen struct {
 
 	checking  bool // cipherdir validation in flight
 	masterKey []byte
-	created   CreateRequest
+	created   app.NewVault
 	// leaving is set while asking whether to leave the master key unstored:
 	// by q (quit the app) or esc (back to the list).
 	leaving *tea.KeyMsg
@@ -440,12 +440,12 @@ func (w *wizardScreen) submit() tea.Cmd {
 			return nil
 		}
 		w.created = req
-		w.created.Password = nil
+		pw := []byte(w.password.value(0))
 		w.step = stepCreating
 		b, ctx := w.c.backend, w.c.ctx
 		return func() tea.Msg {
-			key, err := b.CreateVault(ctx, req)
-			crypto.Wipe(req.Password)
+			key, err := b.CreateVault(ctx, req, pw)
+			crypto.Wipe(pw)
 			return vaultCreated{key: key, err: err}
 		}
 	}
@@ -462,33 +462,34 @@ func (w *wizardScreen) nameTaken(name string) bool {
 }
 
 // request gathers the answers; it fails on an out-of-range advanced option.
-func (w *wizardScreen) request() (CreateRequest, error) {
+func (w *wizardScreen) request() (app.NewVault, error) {
 	logN, err := strconv.Atoi(strings.TrimSpace(w.advanced.value(0)))
 	if err != nil || logN < minScryptLogN || logN > maxScryptLogN {
-		return CreateRequest{}, fmt.Errorf("scrypt cost must be a number from %d to %d (each step doubles the time to unlock)", minScryptLogN, maxScryptLogN)
+		return app.NewVault{}, fmt.Errorf("scrypt cost must be a number from %d to %d (each step doubles the time to unlock)", minScryptLogN, maxScryptLogN)
 	}
 	longMax, err := strconv.Atoi(strings.TrimSpace(w.advanced.value(3)))
 	if err != nil || longMax < minLongNameMax || longMax > defaultLongNameMax {
-		return CreateRequest{}, fmt.Errorf("long-name limit must be from %d to %d", minLongNameMax, defaultLongNameMax)
+		return app.NewVault{}, fmt.Errorf("long-name limit must be from %d to %d", minLongNameMax, defaultLongNameMax)
 	}
 	plain, det := w.advanced.fields[1].on, w.advanced.fields[2].on
 	if plain && det {
-		return CreateRequest{}, fmt.Errorf("deterministic names only apply to encrypted names: turn one of them off")
+		return app.NewVault{}, fmt.Errorf("deterministic names only apply to encrypted names: turn one of them off")
 	}
 	if plain {
 		longMax = 0 // long names only exist for encrypted names
 	}
-	return CreateRequest{
-		Name:               strings.TrimSpace(w.name.value(0)),
-		CipherDir:          expandPath(w.dir.value(0)),
-		MountPoint:         expandPath(w.mountPoint.value(0)),
-		Password:           []byte(w.password.value(0)),
-		Cipher:             w.ciphers[w.cipherCursor].ID,
-		ScryptLogN:         logN,
-		PlaintextNames:     plain,
-		DeterministicNames: det,
-		LongNameMax:        longMax,
-		Lock:               w.advanced.fields[advLock].chosen(),
+	return app.NewVault{
+		Name:       strings.TrimSpace(w.name.value(0)),
+		CipherDir:  expandPath(w.dir.value(0)),
+		MountPoint: expandPath(w.mountPoint.value(0)),
+		Lock:       w.advanced.fields[advLock].chosen(),
+		Options: vault.CreateOptions{
+			Cipher:             crypto.CipherID(w.ciphers[w.cipherCursor].ID),
+			ScryptLogN:         logN,
+			PlaintextNames:     plain,
+			DeterministicNames: det,
+			LongNameMax:        longMax,
+		},
 	}, nil
 }
 

@@ -25,6 +25,9 @@ type Backend interface {
 	// CheckNewCipherDir reports whether dir can hold a new vault: it must be
 	// missing or an empty directory.
 	CheckNewCipherDir(dir string) error
+	// CheckCreate checks all of a new vault that can be checked before its password is
+	// asked for: the folder, the name, the mount point, the registry (app.CheckCreate).
+	CheckCreate(ctx context.Context, r app.NewVault) error
 	// CreateVault writes a new vault with password, creates its mount point and registers
 	// it (app.Create). It returns the master key, which the user sees once.
 	CreateVault(ctx context.Context, r app.NewVault, password []byte) (masterKey []byte, err error)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,6 +87,25 @@ func (f *fakeBackend) DefaultMountPoint(name string) string { return "/home/u/Va
 func (f *fakeBackend) CheckNewCipherDir(dir string) error {
 	if filepath.Base(dir) == "full" || f.nonEmpty[dir] {
 		return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+	}
+	return nil
+}
+
+// CheckCreate answers as app.CheckCreate for what the wizard's tests need: a valid name not
+// registered, a mount point outside the folder.
+func (f *fakeBackend) CheckCreate(ctx context.Context, r app.NewVault) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := vault.ValidateName(r.Name); err != nil {
+		return err
+	}
+	for _, v := range f.vaults {
+		if v.Name == r.Name {
+			return fmt.Errorf("vault name %q: %w", r.Name, vault.ErrDuplicate)
+		}
+	}
+	if r.MountPoint != "" && (r.MountPoint == r.CipherDir || strings.HasPrefix(r.MountPoint, r.CipherDir+"/")) {
+		return fmt.Errorf("mount point %s and the new vault's cipherdir %s are nested", r.MountPoint, r.CipherDir)
 	}
 	return nil
 }

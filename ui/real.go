@@ -103,6 +103,11 @@ func (b *realBackend) CheckNewCipherDir(dir string) error {
 	return escaped(err)
 }
 
+func (b *realBackend) CheckCreate(ctx context.Context, r app.NewVault) error {
+	_, _, err := b.app.CheckCreate(ctx, r)
+	return escaped(err)
+}
+
 // CreateVault creates through the core. The master key comes back whenever the vault was
 // written; a step that failed after that is reported with it.
 func (b *realBackend) CreateVault(ctx context.Context, r app.NewVault, password []byte) ([]byte, error) {

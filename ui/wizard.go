@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -81,6 +80,13 @@ type wizardScreen struct {
 type dirChecked struct {
 	dir string
 	err error
+}
+
+// createChecked is app.CheckCreate's answer for the name or mount point step; next is
+// the step it lets the wizard go on to.
+type createChecked struct {
+	next wizardStep
+	err  error
 }
 
 // folderSuggested is a folder free for a new vault, found in the background.
@@ -223,6 +229,16 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		w.dir.fields[0].normalize(msg.dir) // the expanded path
 		return w.goTo(stepName)
+	case createChecked:
+		w.checking = false
+		if msg.err != nil {
+			w.err = msg.err.Error()
+			return nil
+		}
+		if msg.next == stepCipher {
+			w.mountPoint.fields[0].normalize(expandPath(w.mountPoint.value(0)))
+		}
+		return w.goTo(msg.next)
 	case folderSuggested:
 		w.dir.fields[0].suggest(msg.dir)
 		return nil
@@ -391,31 +407,20 @@ func (w *wizardScreen) submit() tea.Cmd {
 		return func() tea.Msg { return dirChecked{dir: dir, err: b.CheckNewCipherDir(dir)} }
 	case stepName:
 		name := strings.TrimSpace(w.name.value(0))
-		switch {
-		case name == "":
+		if name == "" {
 			w.err = "The vault needs a name."
-		case strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, "-"):
-			w.err = "A name can't contain / or start with -."
-		case w.nameTaken(name):
-			w.err = fmt.Sprintf("A vault named %q is already registered.", name)
-		}
-		if w.err != "" {
 			return nil
 		}
-		return w.goTo(stepMountPoint)
+		// A valid name that is not registered: app.CheckCreate says, as create will.
+		return w.checkCreate(stepMountPoint, app.NewVault{CipherDir: expandPath(w.dir.value(0)), Name: name})
 	case stepMountPoint:
-		mp, dir := expandPath(w.mountPoint.value(0)), expandPath(w.dir.value(0))
-		switch {
-		case mp == "":
+		mp := expandPath(w.mountPoint.value(0))
+		if mp == "" {
 			w.err = "Type where the decrypted files should appear."
-		case samePath(mp, dir) || strings.HasPrefix(mp, dir+string(filepath.Separator)):
-			w.err = "The mount point must be outside the encrypted folder."
-		}
-		if w.err != "" {
 			return nil
 		}
-		w.mountPoint.fields[0].normalize(mp)
-		return w.goTo(stepCipher)
+		return w.checkCreate(stepCipher, app.NewVault{CipherDir: expandPath(w.dir.value(0)),
+			Name: strings.TrimSpace(w.name.value(0)), MountPoint: mp})
 	case stepPassword:
 		pw, confirm := w.password.value(0), w.password.value(1)
 		switch {
@@ -450,6 +455,14 @@ func (w *wizardScreen) submit() tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// checkCreate asks the core whether the vault as answered so far can be created (the
+// folder, the name, the mount point and the registry), and goes on to next if it can.
+func (w *wizardScreen) checkCreate(next wizardStep, r app.NewVault) tea.Cmd {
+	w.checking = true
+	b, ctx := w.c.backend, w.c.ctx
+	return func() tea.Msg { return createChecked{next: next, err: b.CheckCreate(ctx, r)} }
 }
 
 func (w *wizardScreen) nameTaken(name string) bool {
@@ -513,6 +526,9 @@ func (w *wizardScreen) View() string {
 	case stepName:
 		b.WriteString(para.Render("A short name to refer to the vault, here and in commands (vaultui mount NAME).") + "\n\n")
 		b.WriteString(w.name.View())
+		if w.checking {
+			b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")
+		}
 	case stepMountPoint:
 		b.WriteString(para.Render("Where the decrypted files appear while the vault is mounted (created if missing; it must be empty).") + "\n\n")
 		b.WriteString(w.mountPoint.View())

@@ -162,3 +162,17 @@ func (a *App) FollowEvents(ctx context.Context, after uint64, each func([]NamedE
 		return d.FollowEvents(ctx, after, func(evs []mountmgr.Event) { each(a.named(evs)) })
 	})
 }
+
+// ErrReverseView: what was asked works on a vault's own encrypted files, which a reverse vault
+// does not have: its encrypted view is derived from its plaintext folder and read-only.
+var ErrReverseView = errors.New("a reverse vault's encrypted view is read-only, derived from its plaintext folder")
+
+// ForwardOnly refuses, for a reverse vault, what writes through a vault or works on its
+// encrypted files (change password, fsck, convert, conflicts): the one rule both front ends
+// follow so none offers a write to a read-only view. It is nil for any other vault.
+func ForwardOnly(e vault.Entry, what string) error {
+	if !e.Reverse {
+		return nil
+	}
+	return fmt.Errorf("%s: no %s: %w", vault.EscapeControl(e.Name), what, ErrReverseView)
+}

@@ -93,3 +93,29 @@ func TestEventsCarryNames(t *testing.T) {
 		t.Fatalf("%+v, %v", evs, err)
 	}
 }
+
+// TestForwardOnly: a reverse vault refuses what works on a vault's own encrypted files, with
+// its name and ErrReverseView; any other vault is let through.
+func TestForwardOnly(t *testing.T) {
+	if err := ForwardOnly(vault.Entry{Name: "work", CipherDir: "/data/work"}, "fsck"); err != nil {
+		t.Fatalf("forward vault: %v", err)
+	}
+	err := ForwardOnly(vault.Entry{Name: "docs", CipherDir: "/home/u/Documents", Reverse: true}, "fsck")
+	if !errors.Is(err, ErrReverseView) || !strings.Contains(err.Error(), "docs: no fsck") {
+		t.Fatalf("reverse vault: %v", err)
+	}
+}
+
+// TestMountForReverse: a reverse vault's registry entry mounts its encrypted view with its
+// exclusion rules (the TUI and the CLI both build their requests from MountFor).
+func TestMountForReverse(t *testing.T) {
+	e := vault.Entry{Name: "docs", CipherDir: "/home/u/Documents", MountPoint: "/m", Reverse: true, Exclude: []string{"*.iso"}}
+	r := MountFor(e)
+	if !r.Reverse || len(r.Exclude) != 1 || r.Exclude[0] != "*.iso" || r.Vault.Name != "docs" || r.MountPoint != "/m" {
+		t.Fatalf("MountFor = %+v", r)
+	}
+	r.Exclude[0] = "changed"
+	if e.Exclude[0] != "*.iso" {
+		t.Fatal("MountFor shares the entry's exclusion rules")
+	}
+}

@@ -78,6 +78,50 @@ func DefaultName(dir string) string {
 	return base
 }
 
+// FreeName is DefaultName(dir), numbered (work2, work3, ...) past the names taken says are
+// registered, so a suggested name is one that can be registered; DefaultName(dir) when the
+// first hundred are all taken.
+func FreeName(dir string, taken func(name string) bool) string {
+	base := DefaultName(dir)
+	if !taken(base) {
+		return base
+	}
+	for i := 2; i <= maxSuggestions; i++ {
+		if name := fmt.Sprintf("%s%d", base, i); !taken(name) {
+			return name
+		}
+	}
+	return base
+}
+
+// suggestedFolder is where a new vault is suggested, in the home folder; later ones are
+// numbered (Private2.crypt, ...).
+const suggestedFolder = "Private"
+
+// maxSuggestions bounds the search for a free folder or name.
+const maxSuggestions = 100
+
+// FreeFolder suggests a folder a new vault can use, one free accepts (CheckNewCipherDir, or
+// a test's stand-in): ~/Private.crypt, else ~/Private2.crypt and on, so the suggestion never
+// leads to "directory is not empty". "" when there is no home folder or none of the first
+// hundred is free. It reads the disk: a TUI calls it from a command.
+func FreeFolder(free func(dir string) error) string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	for i := 1; i <= maxSuggestions; i++ {
+		name := suggestedFolder + ".crypt"
+		if i > 1 {
+			name = fmt.Sprintf("%s%d.crypt", suggestedFolder, i)
+		}
+		if dir := filepath.Join(home, name); free(dir) == nil {
+			return dir
+		}
+	}
+	return ""
+}
+
 // DefaultMountPoint is where a vault called name mounts unless the user chooses another
 // place (~/Vaults/NAME); "" when name cannot be one.
 func DefaultMountPoint(name string) string {

@@ -186,3 +186,38 @@ func TestMountFor(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// TestFreeFolder: the suggested folder is the first of ~/Private.crypt, ~/Private2.crypt, ...
+// that free accepts, so it never leads to "directory is not empty".
+func TestFreeFolder(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if got, want := FreeFolder(CheckNewCipherDir), filepath.Join(home, "Private.crypt"); got != want {
+		t.Fatalf("FreeFolder in an empty home = %q, want %q", got, want)
+	}
+	for _, d := range []string{"Private.crypt", "Private2.crypt"} {
+		if err := os.MkdirAll(filepath.Join(home, d, "x"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(home, "Private3.crypt"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := FreeFolder(CheckNewCipherDir), filepath.Join(home, "Private3.crypt"); got != want {
+		t.Fatalf("FreeFolder past two full folders = %q, want the empty %q", got, want)
+	}
+	if got := FreeFolder(func(string) error { return vault.ErrNotEmpty }); got != "" {
+		t.Fatalf("FreeFolder with nothing free = %q", got)
+	}
+}
+
+// TestFreeName: DefaultName, numbered past the names already taken.
+func TestFreeName(t *testing.T) {
+	taken := map[string]bool{"work": true, "work2": true}
+	if got := FreeName("/data/work.crypt", func(n string) bool { return taken[n] }); got != "work3" {
+		t.Fatalf("FreeName = %q, want work3", got)
+	}
+	if got := FreeName("/data/music.crypt", func(n string) bool { return taken[n] }); got != "music" {
+		t.Fatalf("FreeName = %q, want music", got)
+	}
+}

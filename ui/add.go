@@ -7,6 +7,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/app"
 )
 
 // addScreen registers an existing gocryptfs (or vaultui) vault.
@@ -18,8 +20,9 @@ type addScreen struct {
 }
 
 type vaultAdded struct {
-	v   Vault
-	err error
+	v        Vault
+	lockNote error
+	err      error
 }
 
 func newAddScreen(c *common) *addScreen {
@@ -48,7 +51,11 @@ func (s *addScreen) Update(msg tea.Msg) tea.Cmd {
 			s.err = msg.err.Error()
 			return nil
 		}
-		return s.c.backToVault(fmt.Sprintf("Added %s. Press m to mount it.", msg.v.Name), msg.v.CipherDir)
+		status := fmt.Sprintf("Added %s. Press m to mount it.", msg.v.Name)
+		if msg.lockNote != nil {
+			status += " " + msg.lockNote.Error() + "."
+		}
+		return s.c.backToVault(status, msg.v.CipherDir)
 	case tea.KeyMsg:
 		if s.working {
 			return nil
@@ -69,24 +76,15 @@ func (s *addScreen) submit() tea.Cmd {
 		s.err = "Type the vault's folder."
 		return s.form.setFocus(0)
 	}
-	name := strings.TrimSpace(s.form.value(1))
-	if name == "" {
-		name = defaultName(dir)
-	}
-	for _, v := range s.c.vaults {
-		if v.Name == name {
-			s.err = fmt.Sprintf("A vault named %q is already registered.", name)
-			return s.form.setFocus(1)
-		}
-	}
-	mp := expandPath(s.form.value(2))
-	if mp == "" {
-		mp = s.c.backend.DefaultMountPoint(name)
-	}
+	// The name, the mount point and the lock policy left empty take app.Add's defaults, and
+	// app.Add refuses a name that is taken: its error is shown.
+	r := app.NewEntry{CipherDir: dir, Name: strings.TrimSpace(s.form.value(1)), MountPoint: expandPath(s.form.value(2))}
 	s.err, s.working = "", true
-	v := Vault{Name: name, CipherDir: dir, MountPoint: mp, Lock: s.c.defaultLock()}
-	b := s.c.backend
-	return func() tea.Msg { return vaultAdded{v: v, err: b.AddVault(v)} }
+	b, ctx := s.c.backend, s.c.ctx
+	return func() tea.Msg {
+		v, note, err := b.AddVault(ctx, r)
+		return vaultAdded{v: v, lockNote: note, err: err}
+	}
 }
 
 func (s *addScreen) View() string {

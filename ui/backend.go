@@ -25,11 +25,16 @@ type Backend interface {
 	// CheckNewCipherDir reports whether dir can hold a new vault: it must be
 	// missing or an empty directory.
 	CheckNewCipherDir(dir string) error
-	// CreateVault writes a new vault, creates its mount point and registers
-	// it. It returns the master key, which the user sees once.
-	CreateVault(ctx context.Context, req CreateRequest) (masterKey []byte, err error)
-	// AddVault registers an existing vault (the cipherdir must hold a config).
-	AddVault(v Vault) error
+	// CheckCreate checks all of a new vault that can be checked before its password is
+	// asked for: the folder, the name, the mount point, the registry (app.CheckCreate).
+	CheckCreate(ctx context.Context, r app.NewVault) error
+	// CreateVault writes a new vault with password, creates its mount point and registers
+	// it (app.Create). It returns the master key, which the user sees once.
+	CreateVault(ctx context.Context, r app.NewVault, password []byte) (masterKey []byte, err error)
+	// AddVault registers an existing vault through app.Add, which fills the defaults (name,
+	// mount point, lock policy) and refuses a name that is taken; it returns the registered
+	// vault and, when its lock policy cannot work here, why (else nil).
+	AddVault(ctx context.Context, r app.NewEntry) (v Vault, lockNote error, err error)
 	// Forget removes a vault from the registry. It never touches its files.
 	Forget(name string) error
 	// SetAutomount turns a registered vault's automount option on or off.
@@ -53,7 +58,9 @@ type Backend interface {
 	// CachedSpeed returns the remembered speed test, if there is one for this
 	// CPU and build.
 	CachedSpeed() (app.SpeedReport, bool)
-	Mount(ctx context.Context, req MountRequest) (Mount, error)
+	// Mount mounts through app.Mount; a request without Password uses the keyring's. The
+	// screens build it from app.MountFor, so the registry's options are its defaults.
+	Mount(ctx context.Context, req app.MountRequest) (Mount, error)
 	// Unmount takes a cipherdir or mount point; lazy detaches a busy mount.
 	Unmount(ctx context.Context, target string, lazy bool) error
 	// Watch calls each with the daemon's mounts about once a second until
@@ -87,49 +94,17 @@ var (
 	ErrDaemon         = mountmgr.ErrDaemon
 )
 
-// Vault is one registered vault.
+// Vault is one registered vault: its registry entry as app.List reads it.
 type Vault struct {
-	Name, CipherDir, MountPoint string
-	ReadOnly                    bool
-	Idle                        time.Duration
-	// Automount: mounted at login with the keyring's password; Lock is the
-	// lock policy (vault.LockNever, ...).
-	Automount bool
-	Lock      string
+	vault.Entry
 	// Cipher is the display name of the content cipher ("AES-256-GCM").
 	Cipher string
 	// Problem says why the vault's config could not be read, if it couldn't.
 	Problem string
 }
 
-// Cipher names a content cipher: ID is what CreateRequest takes, Name is
-// what people read.
+// Cipher names a content cipher: ID is its crypto.CipherID, Name is what people read.
 type Cipher struct{ ID, Name string }
-
-// CreateRequest is what the create wizard collects.
-type CreateRequest struct {
-	Name, CipherDir, MountPoint string
-	Password                    []byte
-	Cipher                      string // Cipher.ID
-	ScryptLogN                  int
-	PlaintextNames              bool
-	DeterministicNames          bool
-	LongNameMax                 int
-	Lock                        string // lock policy (vault.LockNever, ...)
-}
-
-// MountRequest asks the daemon to unlock and mount a vault.
-type MountRequest struct {
-	CipherDir, MountPoint string
-	Password              []byte
-	ReadOnly              bool
-	Idle                  time.Duration
-	// FromKeyring mounts with the password stored in the desktop keyring
-	// (Password is empty); Remember stores Password there once the mount
-	// worked, labelled with Name.
-	FromKeyring, Remember bool
-	Name                  string
-}
 
 // Mount is one live mount as the daemon reports it.
 type Mount struct {
@@ -156,15 +131,9 @@ func (m Mount) live() bool { return !m.Stale && !m.Detached }
 // Field is one labelled line of vault information (app.Describe's facts).
 type Field = app.Fact
 
-// FsckProgress reports how far a check has come: Bytes of TotalBytes of file
-// content and Done of Total entries; Counting while the vault is being
-// counted (the totals grow). See vault.FsckProgress.
-type FsckProgress struct {
-	Done, Total       int
-	Bytes, TotalBytes int64
-	Path              string
-	Counting          bool
-}
+// FsckProgress reports how far a check has come, in bytes of file content and entries
+// (vault.FsckProgress; the real backend escapes Path for the terminal).
+type FsckProgress = vault.FsckProgress
 
 // Problem is one thing fsck found, described once by the core (app.FindingOf).
 type Problem = app.Finding

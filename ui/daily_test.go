@@ -7,6 +7,9 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // TestWizardEnterTakesSuggestion: enter on an empty field with a suggestion
@@ -96,7 +99,7 @@ func TestSpeedResultIsCached(t *testing.T) {
 // being cut, and one vault is "1 vault".
 func TestNarrowWrapsAndPluralises(t *testing.T) {
 	fb := newFake()
-	fb.vaults = []Vault{{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Cipher: "AES-256-GCM"}}
+	fb.vaults = []Vault{{Entry: vault.Entry{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work"}, Cipher: "AES-256-GCM"}}
 	tm := newTestModel(t, fb)
 	tm.send(tea.WindowSizeMsg{Width: 60, Height: 24})
 	wantView(t, tm, "1 vault, 0 mounted")
@@ -119,10 +122,10 @@ func TestNarrowWrapsAndPluralises(t *testing.T) {
 func fakeEvents() []Event {
 	at := func(min int) time.Time { return testNow.Add(time.Duration(-min) * time.Minute) }
 	return []Event{
-		{Seq: 1, Time: at(50), Kind: "mounted", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Summary: "mounted at /home/u/Vaults/work"},
-		{Seq: 2, Time: at(40), Kind: "auth_failed", CipherDir: "/data/work.crypt", Summary: `block failed authentication in /gM\x1b[2Jst (block 1)`},
-		{Seq: 3, Time: at(30), Kind: "unmounted", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Summary: "unmounted (idle)"},
-		{Seq: 4, Time: at(20), Kind: "mount_failed", CipherDir: "/tmp/adhoc.crypt", Summary: "mount failed: bad mount point"},
+		{Event: mountmgr.Event{Seq: 1, Time: at(50), Kind: "mounted", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work"}},
+		{Event: mountmgr.Event{Seq: 2, Time: at(40), Kind: "auth_failed", CipherDir: "/data/work.crypt", Detail: `/gM\x1b[2Jst (block 1)`}},
+		{Event: mountmgr.Event{Seq: 3, Time: at(30), Kind: "unmounted", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Reason: "idle"}},
+		{Event: mountmgr.Event{Seq: 4, Time: at(20), Kind: "mount_failed", CipherDir: "/tmp/adhoc.crypt", Detail: "bad mount point"}},
 	}
 }
 
@@ -151,7 +154,7 @@ func TestEventsScreenAndRows(t *testing.T) {
 	wantView(t, tm, `block failed authentication in /gM\x1b[2Jst (block 1)`)
 	tm.keys("esc")
 	// A repeated event (a reconnect) is not shown twice; new ones arrive live.
-	tm.send(eventsMsg([]Event{fakeEvents()[3], {Seq: 5, Time: testNow, Kind: "mounted", CipherDir: "/data/photos.crypt", Summary: "mounted at /home/u/Vaults/photos"}}))
+	tm.send(eventsMsg([]Event{fakeEvents()[3], {Event: mountmgr.Event{Seq: 5, Time: testNow, Kind: "mounted", CipherDir: "/data/photos.crypt", MountPoint: "/home/u/Vaults/photos"}}}))
 	if n := len(tm.c.events); n != 5 {
 		t.Fatalf("app holds %d events, want 5", n)
 	}
@@ -163,7 +166,7 @@ func TestEventsScreenAndRows(t *testing.T) {
 	// The app keeps a bounded number.
 	var many []Event
 	for i := 0; i < eventsKept+50; i++ {
-		many = append(many, Event{Seq: uint64(10 + i), Time: testNow, Kind: "mounted", Summary: "x"})
+		many = append(many, Event{Event: mountmgr.Event{Seq: uint64(10 + i), Time: testNow, Kind: "mounted", MountPoint: "x"}})
 	}
 	tm.send(eventsMsg(many))
 	if n := len(tm.c.events); n != eventsKept || tm.c.events[n-1].Seq != uint64(10+eventsKept+49) {
@@ -202,13 +205,13 @@ func TestAutomountToggle(t *testing.T) {
 	twoVaults(fb)
 	tm := newTestModel(t, fb)
 	tm.keys("A")
-	if !fb.vaults[0].Automount {
+	if !fb.vaults[0].MountAtStart {
 		t.Fatal("A did not turn automount on")
 	}
 	wantView(t, tm, "work: automount on", "automount")
 	golden(t, tm, "on")
 	tm.keys("A")
-	if fb.vaults[0].Automount {
+	if fb.vaults[0].MountAtStart {
 		t.Fatal("A again did not turn it off")
 	}
 	wantView(t, tm, "work: automount off.")
@@ -237,7 +240,7 @@ func TestMountRemembersPassword(t *testing.T) {
 	wantView(t, tm, "stored in the keyring: enter mounts with it", "[x]")
 	golden(t, tm, "stored")
 	tm.keys("enter")
-	if last := fb.mountReqs[len(fb.mountReqs)-1]; !last.FromKeyring || len(last.Password) != 0 {
+	if last := fb.mountReqs[len(fb.mountReqs)-1]; last.Password != nil {
 		t.Fatalf("mount request %+v, want one from the keyring", last)
 	}
 	wantView(t, tm, "work mounted at")

@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -13,17 +12,9 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 )
 
-// Event is one entry of the daemon's event log, as the TUI shows it. The
-// daemon escaped its text.
-type Event struct {
-	Seq        uint64
-	Time       time.Time
-	Kind       string // mountmgr.Event* ("mounted", "unmounted", ...)
-	CipherDir  string
-	MountPoint string
-	// Summary says what happened in a few words: "unmounted (idle)".
-	Summary string
-}
+// Event is one entry of the daemon's event log with its vault's registered name
+// (app.NamedEvent); Summary says what happened in a few words. The daemon escaped its text.
+type Event = app.NamedEvent
 
 // eventsKept is how many events the app holds (the daemon keeps more).
 const eventsKept = 200
@@ -36,13 +27,7 @@ type (
 
 // WatchEvents streams the daemon's event log (see Backend.WatchEvents).
 func (b *realBackend) WatchEvents(ctx context.Context, after uint64, each func([]Event)) error {
-	err := b.app.FollowEvents(ctx, after, func(evs []app.NamedEvent) {
-		out := make([]Event, 0, len(evs))
-		for _, e := range evs {
-			out = append(out, Event{Seq: e.Seq, Time: e.Time, Kind: e.Kind, CipherDir: e.CipherDir, MountPoint: e.MountPoint, Summary: e.Summary()})
-		}
-		each(out)
-	})
+	err := b.app.FollowEvents(ctx, after, each)
 	return escaped(err)
 }
 
@@ -193,7 +178,7 @@ func (s *eventsScreen) View() string {
 		e := s.newest(i)
 		when := e.Time.Local().Format("Jan 02 15:04:05")
 		name := padRight(truncate(s.c.vaultName(e.CipherDir), nameW), nameW)
-		full := tildeText(e.Summary)
+		full := tildeText(e.Summary())
 		textW := max(10, w-2-len(when)-nameW-4)
 		text := truncate(full, textW)
 		cut = cut || text != full
@@ -243,7 +228,7 @@ func (s *eventsScreen) detailView(e Event, w int) string {
 	if e.MountPoint != "" {
 		rows = append(rows, Field{Label: "Mount point", Value: tildePath(e.MountPoint)})
 	}
-	rows = append(rows, Field{Label: "What", Value: tildeText(e.Summary)})
+	rows = append(rows, Field{Label: "What", Value: tildeText(e.Summary())})
 	return fieldsView(st, rows, w, map[string]lipgloss.Style{"What": eventStyle(st, e)})
 }
 
@@ -259,7 +244,7 @@ type automountSet struct {
 // toggleAutomount flips the selected vault's automount option in the registry.
 func (l *listScreen) toggleAutomount(v Vault) tea.Cmd {
 	b := l.c.backend
-	on := !v.Automount
+	on := !v.MountAtStart
 	return func() tea.Msg { return automountSet{v: v, on: on, err: b.SetAutomount(v.Name, on)} }
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,8 +45,9 @@ type fakeBackend struct {
 	password     string
 	vaults       []Vault
 	mounts       []Mount
-	created      []CreateRequest
-	mountReqs    []MountRequest
+	created      []createCall
+	mountReqs    []app.MountRequest
+	addReqs      []app.NewEntry
 	unmounts     []string
 	lazyUnmounts []string
 	busy         bool  // unmounts without lazy fail with ErrBusy
@@ -89,19 +91,42 @@ func (f *fakeBackend) CheckNewCipherDir(dir string) error {
 	return nil
 }
 
-func (f *fakeBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byte, error) {
+// CheckCreate answers as app.CheckCreate for what the wizard's tests need: a valid name not
+// registered, a mount point outside the folder.
+func (f *fakeBackend) CheckCreate(ctx context.Context, r app.NewVault) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	r := req
-	r.Password = append([]byte(nil), req.Password...)
-	f.created = append(f.created, r)
-	name := req.Cipher
+	if err := vault.ValidateName(r.Name); err != nil {
+		return err
+	}
+	for _, v := range f.vaults {
+		if v.Name == r.Name {
+			return fmt.Errorf("vault name %q: %w", r.Name, vault.ErrDuplicate)
+		}
+	}
+	if r.MountPoint != "" && (r.MountPoint == r.CipherDir || strings.HasPrefix(r.MountPoint, r.CipherDir+"/")) {
+		return fmt.Errorf("mount point %s and the new vault's cipherdir %s are nested", r.MountPoint, r.CipherDir)
+	}
+	return nil
+}
+
+// createCall is one CreateVault: the request and its password.
+type createCall struct {
+	app.NewVault
+	Password []byte
+}
+
+func (f *fakeBackend) CreateVault(ctx context.Context, r app.NewVault, password []byte) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.created = append(f.created, createCall{NewVault: r, Password: append([]byte(nil), password...)})
+	name := string(r.Options.Cipher)
 	for _, c := range f.Ciphers() {
-		if c.ID == req.Cipher {
+		if c.ID == name {
 			name = c.Name
 		}
 	}
-	f.vaults = append(f.vaults, Vault{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint, Cipher: name, Lock: req.Lock})
+	f.vaults = append(f.vaults, Vault{Entry: vault.Entry{Name: r.Name, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Lock: r.Lock}, Cipher: name})
 	key := make([]byte, 32)
 	for i := range key {
 		key[i] = byte(i * 7)
@@ -109,15 +134,36 @@ func (f *fakeBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byt
 	return key, nil
 }
 
-func (f *fakeBackend) AddVault(v Vault) error {
+// AddVault answers as app.Add: empty fields take their defaults, a taken name is refused.
+func (f *fakeBackend) AddVault(ctx context.Context, r app.NewEntry) (Vault, error, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if filepath.Base(v.CipherDir) == "notavault" {
-		return fmt.Errorf("%s: no gocryptfs.conf", v.CipherDir)
+	f.addReqs = append(f.addReqs, r)
+	if filepath.Base(r.CipherDir) == "notavault" {
+		return Vault{}, nil, fmt.Errorf("%s: no gocryptfs.conf", r.CipherDir)
 	}
-	v.Cipher = "AES-256-GCM"
+	v := Vault{Entry: vault.Entry{Name: r.Name, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Lock: r.Lock,
+		Reverse: r.Reverse}, Cipher: "AES-256-GCM"}
+	if v.Name == "" {
+		v.Name = app.DefaultName(r.CipherDir)
+	}
+	if v.MountPoint == "" {
+		v.MountPoint = f.DefaultMountPoint(v.Name)
+	}
+	var note error
+	if v.Lock == "" {
+		v.Lock = app.DefaultLock(f.lockErr)
+		if f.lockErr != nil {
+			note = fmt.Errorf("lock policy %s: %w", v.Lock, f.lockErr)
+		}
+	}
+	for _, o := range f.vaults {
+		if o.Name == v.Name {
+			return Vault{}, nil, fmt.Errorf("vault name %q: %w", v.Name, vault.ErrDuplicate)
+		}
+	}
 	f.vaults = append(f.vaults, v)
-	return nil
+	return v, note, nil
 }
 
 func (f *fakeBackend) Forget(name string) error {
@@ -220,7 +266,7 @@ func (f *fakeBackend) CachedSpeed() (app.SpeedReport, bool) {
 	return f.cachedSpeed, f.cachedSpeed.Ciphers != nil
 }
 
-func (f *fakeBackend) Mount(ctx context.Context, req MountRequest) (Mount, error) {
+func (f *fakeBackend) Mount(ctx context.Context, req app.MountRequest) (Mount, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.mountReqs = append(f.mountReqs, req)
@@ -228,24 +274,21 @@ func (f *fakeBackend) Mount(ctx context.Context, req MountRequest) (Mount, error
 		f.mountErr = nil
 		return Mount{}, err
 	}
-	pw := req.Password
-	if req.FromKeyring {
-		pw = nil
-	}
-	if err := f.unlock(req.CipherDir, pw); err != nil {
+	dir, fromKeyring := req.Vault.CipherDir, req.Password == nil
+	if err := f.unlock(dir, req.Password); err != nil {
 		return Mount{}, err
 	}
-	m := Mount{CipherDir: req.CipherDir, MountPoint: req.MountPoint, Cipher: "AEGIS-256X2", ReadOnly: req.ReadOnly, Since: testNow.Add(-5 * time.Minute)}
+	m := Mount{CipherDir: dir, MountPoint: req.MountPoint, Cipher: "AEGIS-256X2", ReadOnly: req.ReadOnly || req.Reverse, Since: testNow.Add(-5 * time.Minute)}
 	// As app.Mount: a typed password that worked replaces a stored one that differs, and
 	// with Remember a missing one is stored.
-	if stored, ok := f.stored[req.CipherDir]; !req.FromKeyring && ok && stored != string(req.Password) {
-		f.stored[req.CipherDir] = string(req.Password)
+	if stored, ok := f.stored[dir]; !fromKeyring && ok && stored != string(req.Password) {
+		f.stored[dir] = string(req.Password)
 		m.KeyringNote = "The keyring's password was updated."
-	} else if req.Remember && !req.FromKeyring && !ok {
+	} else if req.Remember && !fromKeyring && !ok {
 		if f.stored == nil {
 			f.stored = map[string]string{}
 		}
-		f.stored[req.CipherDir] = string(req.Password)
+		f.stored[dir] = string(req.Password)
 		m.KeyringNote = "Password stored in the keyring."
 	}
 	f.mounts = append(f.mounts, m)
@@ -440,7 +483,7 @@ func (f *fakeBackend) SetAutomount(name string, on bool) error {
 	defer f.mu.Unlock()
 	for i := range f.vaults {
 		if f.vaults[i].Name == name {
-			f.vaults[i].Automount = on
+			f.vaults[i].MountAtStart = on
 			return nil
 		}
 	}

@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
 	"strings"
 	"testing"
 )
@@ -171,7 +172,7 @@ func TestDefaultNameDropsTheExtension(t *testing.T) {
 // folder and name until the user types them; cleared fields show the current suggestion.
 func TestWizardSuggestionsFollowTheAnswers(t *testing.T) {
 	fb := newFake()
-	fb.vaults = []Vault{{Name: "work", CipherDir: "/data/work.crypt"}}
+	fb.vaults = []Vault{{Entry: vault.Entry{Name: "work", CipherDir: "/data/work.crypt"}}}
 	tm := newTestModel(t, fb)
 	tm.keys("n")
 	w := tm.current.(*wizardScreen)

@@ -5,6 +5,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vaultui/vaultui/app"
 )
 
 // infoScreen shows what the registry and the vault's config say about it.
@@ -29,11 +31,18 @@ func (s *infoScreen) typing() bool  { return false }
 func (s *infoScreen) busy() bool    { return !s.loaded }
 func (s *infoScreen) keys() []key.Binding {
 	k := s.c.keys
+	var out []key.Binding
 	if len(s.lines()) > s.height() {
-		return []key.Binding{k.Up, k.Down, convertKey, k.Back}
+		out = append(out, k.Up, k.Down)
 	}
-	return []key.Binding{convertKey, k.Back}
+	if s.converts() {
+		out = append(out, convertKey)
+	}
+	return append(out, k.Back)
 }
+
+// converts says whether C is offered: not for a reverse vault (app.ForwardOnly).
+func (s *infoScreen) converts() bool { return app.ForwardOnly(s.v.Entry, "cipher conversion") == nil }
 
 func (s *infoScreen) Init() tea.Cmd {
 	b, ctx, dir := s.c.backend, s.c.ctx, s.v.CipherDir
@@ -52,6 +61,9 @@ func (s *infoScreen) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.Back):
 			return s.c.back("", false)
 		case key.Matches(msg, convertKey):
+			if !s.converts() {
+				return nil
+			}
 			return s.c.open(newConvertScreen(s.c, s.v))
 		case key.Matches(msg, k.Up):
 			s.offset = max(0, s.offset-1)
@@ -100,8 +112,8 @@ func (s *infoScreen) lines() []string {
 		}
 	}
 	rows = append(rows, Field{Label: "State", Value: state})
-	lock := lockText(s.v.Lock)
-	if why := s.c.lockProblem(s.v.Lock); why != "" {
+	lock := lockText(s.v.LockPolicy())
+	if why := s.c.lockProblem(s.v.LockPolicy()); why != "" {
 		lock += ". Cannot work here: " + why + " (vaultui edit --lock never " + s.v.Name + ")"
 	}
 	rows = append(rows, Field{Label: "Lock", Value: lock})

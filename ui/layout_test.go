@@ -11,6 +11,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // The sizes every screen is drawn at: a small split pane, the classic
@@ -38,16 +41,16 @@ func fiveVaults(fb *fakeBackend) {
 	twoVaults(fb)
 	workConflicts(fb)
 	fb.vaults = append(fb.vaults,
-		Vault{Name: "old", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", Cipher: "AES-256-GCM", Automount: true},
-		Vault{Name: "music", CipherDir: "/home/u/Sync/music.crypt", MountPoint: "/home/u/Vaults/music", Cipher: "XChaCha20-Poly1305", Lock: "sleep"},
-		Vault{Name: "a-rather-long-vault-name", CipherDir: "/home/u/Sync/some/deep/folder/structure/longname.crypt", MountPoint: "/home/u/Vaults/long", Cipher: "AES-256-GCM"})
+		Vault{Entry: vault.Entry{Name: "old", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", MountAtStart: true}, Cipher: "AES-256-GCM"},
+		Vault{Entry: vault.Entry{Name: "music", CipherDir: "/home/u/Sync/music.crypt", MountPoint: "/home/u/Vaults/music", Lock: "sleep"}, Cipher: "XChaCha20-Poly1305"},
+		Vault{Entry: vault.Entry{Name: "a-rather-long-vault-name", CipherDir: "/home/u/Sync/some/deep/folder/structure/longname.crypt", MountPoint: "/home/u/Vaults/long"}, Cipher: "AES-256-GCM"})
 	fb.vaults[0].Lock = "sleep"
 	fb.lockErr = errors.New("lock on sleep unavailable: logind is not running")
 }
 
 // staleEvent is an event whose reason (with a pid) is longer than a small line.
-var staleEvent = Event{Seq: 9, Time: testNow.Add(-10 * time.Minute), Kind: "stale", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old",
-	Summary: "stale mount at /home/u/Vaults/old: transport endpoint is not connected (pid 12345 held it)"}
+var staleEvent = Event{Event: mountmgr.Event{Seq: 9, Time: testNow.Add(-10 * time.Minute), Kind: "stale", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old",
+	Detail: "transport endpoint is not connected (pid 12345 held it)"}}
 
 // busyModel is the app with fiveVaults, work mounted with 200 s of
 // throughput history, old's mount stale, and the event log read.
@@ -120,7 +123,7 @@ func TestListSaysHowManyMore(t *testing.T) {
 // screen rather than cut, and a vault's problem wraps whole.
 func TestListRowsKeepFlagsAndReasons(t *testing.T) {
 	tm := busyModel(t)
-	tm.fb.vaults = append(tm.fb.vaults[:2:2], tm.fb.vaults[2], Vault{Name: "broken", CipherDir: "/data/broken.crypt",
+	tm.fb.vaults = append(tm.fb.vaults[:2:2], tm.fb.vaults[2], Vault{Entry: vault.Entry{Name: "broken", CipherDir: "/data/broken.crypt"},
 		Problem: "open /data/broken.crypt/gocryptfs.conf: permission denied (the folder belongs to another user)"})
 	tm.send(refreshRegistry{})
 	tm.resize(60, 16)
@@ -176,7 +179,7 @@ func TestEventsScroll(t *testing.T) {
 	tm := busyModel(t)
 	var many []Event
 	for i := 0; i < 30; i++ {
-		many = append(many, Event{Seq: uint64(100 + i), Time: testNow, Kind: "mounted", CipherDir: "/data/work.crypt", Summary: fmt.Sprintf("event %d", i)})
+		many = append(many, Event{Event: mountmgr.Event{Seq: uint64(100 + i), Time: testNow, Kind: fmt.Sprintf("event %d", i), CipherDir: "/data/work.crypt"}})
 	}
 	tm.send(eventsMsg(many))
 	tm.resize(60, 16)
@@ -402,11 +405,11 @@ func TestConflictKeysFollowTheCopies(t *testing.T) {
 // does not say "mounted at" twice; another event still shows.
 func TestRowLeavesOutWhatTheStateSays(t *testing.T) {
 	tm := busyModel(t)
-	tm.send(eventsMsg([]Event{{Seq: 50, Time: testNow.Add(-time.Minute), Kind: "mounted", CipherDir: "/data/work.crypt",
-		MountPoint: "/home/u/Vaults/work", Summary: "mounted at /home/u/Vaults/work"}}))
+	tm.send(eventsMsg([]Event{{Event: mountmgr.Event{Seq: 50, Time: testNow.Add(-time.Minute), Kind: "mounted", CipherDir: "/data/work.crypt",
+		MountPoint: "/home/u/Vaults/work"}}}))
 	notInView(t, tm, "mounted at ~/Vaults/work · 1m ago")
 	wantView(t, tm, "● mounted at ~/Vaults/work")
-	tm.send(eventsMsg([]Event{{Seq: 51, Time: testNow, Kind: "auth_failed", CipherDir: "/data/work.crypt", Summary: "block failed authentication in /a"}}))
+	tm.send(eventsMsg([]Event{{Event: mountmgr.Event{Seq: 51, Time: testNow, Kind: "auth_failed", CipherDir: "/data/work.crypt", Detail: "/a"}}}))
 	wantView(t, tm, "block failed authentication in /a · 0s ago")
 }
 

@@ -11,7 +11,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // listScreen is the home screen: every registered vault (and any mount the
@@ -110,7 +112,7 @@ func (l *listScreen) items() []Vault {
 			}
 		}
 		if !known {
-			all = append(all, Vault{Name: filepath.Base(m.CipherDir), CipherDir: m.CipherDir, MountPoint: m.MountPoint, Cipher: m.Cipher, ReadOnly: m.ReadOnly})
+			all = append(all, Vault{Entry: vault.Entry{Name: filepath.Base(m.CipherDir), CipherDir: m.CipherDir, MountPoint: m.MountPoint, ReadOnly: m.ReadOnly}, Cipher: m.Cipher})
 		}
 	}
 	q := strings.ToLower(strings.TrimSpace(l.filter.Value()))
@@ -349,10 +351,19 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Info):
 		return l.c.open(newInfoScreen(l.c, v))
 	case key.Matches(msg, k.Passwd):
+		if l.forwardOnly(v, "password change") {
+			return nil
+		}
 		return l.c.open(newPasswdScreen(l.c, v))
 	case key.Matches(msg, k.Fsck):
+		if l.forwardOnly(v, "fsck") {
+			return nil
+		}
 		return l.c.open(newFsckScreen(l.c, v))
 	case key.Matches(msg, k.Conflicts):
+		if l.forwardOnly(v, "conflict settling") {
+			return nil
+		}
 		if mounted && mount.Stale {
 			l.setStatus("The mount of "+v.Name+" is stale: press u to clean it up first.", true)
 			return nil
@@ -384,6 +395,16 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return l.c.open(newForgetScreen(l.c, v))
 	}
 	return nil
+}
+
+// forwardOnly shows app.ForwardOnly's refusal of what on a reverse vault and says whether
+// it refused.
+func (l *listScreen) forwardOnly(v Vault, what string) bool {
+	if err := app.ForwardOnly(v.Entry, what); err != nil {
+		l.setStatus(err.Error()+".", true)
+		return true
+	}
+	return false
 }
 
 // selectPending moves the cursor to the vault waiting to be selected, once
@@ -513,6 +534,10 @@ func (l *listScreen) statusLine(w int) string {
 	return s.Subtle.Render(fmt.Sprintf("%s, %d mounted", plural(len(items), "vault", "vaults"), n))
 }
 
+// reverseBadge marks a reverse vault wherever it is named: what it mounts is the read-only
+// encrypted view of its plaintext folder.
+const reverseBadge = "reverse · read-only view"
+
 // row draws a vault: its name, newest event and cipher, then its state
 // with throughput or notes. What is cut to fit is a path (the start is
 // dropped) or the event (shown whole or not at all: the events screen has
@@ -529,6 +554,9 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		marker, name = s.Cursor.Render("› "), s.Selected.Render(nameText)
 	}
 	line1 := marker + name
+	if v.Reverse {
+		line1 += "  " + s.Subtle.Render(reverseBadge)
+	}
 	if note := l.c.conflictNote(v.CipherDir); note != "" {
 		flag := "  " + s.Warning.Render("⚑ "+note)
 		if lipgloss.Width(line1+flag)+lipgloss.Width(cipher)+1 <= w {
@@ -539,7 +567,7 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 	if ev, ok := l.c.lastEvent(v.CipherDir); ok && !(ev.Kind == mountmgr.EventMounted && mounted && m.live()) {
 		// ("mounted at" says again what the state line says.)
 		// The newest event, between the name and the cipher where it fits.
-		text := tildeText(ev.Summary) + " · " + ago(l.c.now(), ev.Time)
+		text := tildeText(ev.Summary()) + " · " + ago(l.c.now(), ev.Time)
 		if lipgloss.Width(line1)+2+lipgloss.Width(text)+2+lipgloss.Width(cipher) <= w {
 			line1 += "  " + s.Subtle.Render(text)
 		}
@@ -553,10 +581,10 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		right = s.Read.Render("read "+rate(m.ReadBps)) + "  " + s.Write.Render("write "+rate(m.WriteBps))
 	} else {
 		var notes []string
-		if v.Automount {
+		if v.MountAtStart {
 			notes = append(notes, s.Subtle.Render("automount"))
 		}
-		if l.c.lockProblem(v.Lock) != "" {
+		if l.c.lockProblem(v.LockPolicy()) != "" {
 			// The policy the user chose cannot work here: say so where they look.
 			notes = append(notes, s.Warning.Render("⚠ no lock on sleep here"))
 		}

@@ -3,11 +3,13 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 )
 
@@ -22,6 +24,9 @@ type mountScreen struct {
 	// stored: the keyring holds a password for the vault, which an empty
 	// password field uses; storedFailed: it did not unlock the vault.
 	stored, storedFailed, fromKeyring bool
+	// The form's fields by job; readOnly is nil for a reverse vault, whose view is
+	// read-only whatever the user chooses.
+	readOnly, idle, keyring *field
 }
 
 type storedChecked struct {
@@ -38,13 +43,20 @@ func newMountScreen(c *common, v Vault) *mountScreen {
 	if v.MountPoint == "" {
 		v.MountPoint = c.backend.DefaultMountPoint(v.Name)
 	}
-	return &mountScreen{c: c, v: v, form: newForm(c,
-		passwordField("Password"),
-		toggleField("Read-only", v.ReadOnly),
-		textField("Idle timeout", formatIdle(v.Idle), "minutes, empty for none"),
-		toggleField("Keyring", false),
-	)}
+	s := &mountScreen{c: c, v: v}
+	fields := []*field{passwordField("Password")}
+	if !v.Reverse {
+		s.readOnly = toggleField("Read-only", v.ReadOnly)
+		fields = append(fields, s.readOnly)
+	}
+	s.idle = textField("Idle timeout", formatIdle(v.Idle), "minutes, empty for none")
+	s.keyring = toggleField("Keyring", false)
+	s.form = newForm(c, append(fields, s.idle, s.keyring)...)
+	return s
 }
+
+// fieldIndex is where fl is in the form.
+func (s *mountScreen) fieldIndex(fl *field) int { return slices.Index(s.form.fields, fl) }
 
 func (s *mountScreen) title() string { return "mount " + s.v.Name }
 func (s *mountScreen) typing() bool  { return s.form.typing() }
@@ -68,7 +80,7 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 	case storedChecked:
 		if msg.has && s.form.value(0) == "" {
 			s.stored = true
-			s.form.fields[3].on = true
+			s.keyring.on = true
 			s.form.fields[0].hint = s.c.styles.Subtle.Render("stored in the keyring: enter mounts with it")
 		}
 		return nil
@@ -139,10 +151,10 @@ func (s *mountScreen) submit() tea.Cmd {
 		s.err = "Type the vault's password."
 		return s.form.setFocus(0)
 	}
-	idle, err := parseIdle(s.form.value(2))
+	idle, err := parseIdle(s.idle.input.Value())
 	if err != nil {
 		s.err = err.Error()
-		return s.form.setFocus(2)
+		return s.form.setFocus(s.fieldIndex(s.idle))
 	}
 	if s.v.MountPoint == "" {
 		s.err = "This vault has no mount point and none can be derived from its name."
@@ -150,8 +162,15 @@ func (s *mountScreen) submit() tea.Cmd {
 	}
 	s.err = ""
 	s.mounting = true
-	req := MountRequest{CipherDir: s.v.CipherDir, MountPoint: s.v.MountPoint, Password: []byte(pw), ReadOnly: s.form.fields[1].on, Idle: idle,
-		FromKeyring: s.fromKeyring, Remember: s.form.fields[3].on, Name: s.v.Name}
+	// The registry's options (app.MountFor) are the request; the form's choices override them.
+	req := app.MountFor(s.v.Entry)
+	req.MountPoint, req.Idle, req.Remember = s.v.MountPoint, idle, s.keyring.on
+	if s.readOnly != nil {
+		req.ReadOnly = s.readOnly.on
+	}
+	if !s.fromKeyring {
+		req.Password = []byte(pw) // none: the keyring's
+	}
 	b, ctx := s.c.backend, s.c.ctx
 	return func() tea.Msg {
 		m, err := b.Mount(ctx, req)
@@ -172,8 +191,11 @@ func (s *mountScreen) View() string {
 	if s.v.Cipher != "" {
 		lbl("Cipher", s.v.Cipher)
 	}
+	if s.v.Reverse {
+		lbl("View", reverseBadge)
+	}
 	b.WriteString("\n" + s.form.View())
-	if s.form.focus == 3 {
+	if s.form.focused() == s.keyring {
 		b.WriteString("\n" + st.Subtle.Render(wrap("space: remember the password in the desktop keyring for the next mounts", s.c.contentWidth())))
 	}
 	if s.mounting {

@@ -82,8 +82,7 @@ func (b *realBackend) Vaults() ([]Vault, error) {
 	}
 	out := make([]Vault, 0, len(list))
 	for _, e := range list {
-		v := Vault{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint, ReadOnly: e.ReadOnly, Idle: e.Idle,
-			Automount: e.MountAtStart, Lock: e.LockPolicy()}
+		v := Vault{Entry: e.Entry}
 		if e.Err != nil {
 			v.Problem = e.Err.Error()
 		} else {
@@ -104,22 +103,15 @@ func (b *realBackend) CheckNewCipherDir(dir string) error {
 	return escaped(err)
 }
 
+func (b *realBackend) CheckCreate(ctx context.Context, r app.NewVault) error {
+	_, _, err := b.app.CheckCreate(ctx, r)
+	return escaped(err)
+}
+
 // CreateVault creates through the core. The master key comes back whenever the vault was
 // written; a step that failed after that is reported with it.
-func (b *realBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byte, error) {
-	c, err := crypto.ParseCipher(req.Cipher)
-	if err != nil {
-		return nil, err
-	}
-	created, err := b.app.Create(ctx, app.NewVault{Name: req.Name, CipherDir: req.CipherDir, MountPoint: req.MountPoint, Lock: req.Lock,
-		Options: vault.CreateOptions{
-			Cipher:             c,
-			ScryptLogN:         req.ScryptLogN,
-			PlaintextNames:     req.PlaintextNames,
-			DeterministicNames: req.DeterministicNames,
-			LongNameMax:        req.LongNameMax,
-			Creator:            "vaultui",
-		}}, req.Password)
+func (b *realBackend) CreateVault(ctx context.Context, r app.NewVault, password []byte) ([]byte, error) {
+	created, err := b.app.Create(ctx, r, password)
 	if err != nil {
 		return nil, escaped(err)
 	}
@@ -129,10 +121,12 @@ func (b *realBackend) CreateVault(ctx context.Context, req CreateRequest) ([]byt
 	return created.MasterKey, nil
 }
 
-func (b *realBackend) AddVault(v Vault) error {
-	_, err := b.app.Add(context.Background(), app.NewEntry{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
-		ReadOnly: v.ReadOnly, Idle: v.Idle, Lock: v.Lock})
-	return escaped(err)
+func (b *realBackend) AddVault(ctx context.Context, r app.NewEntry) (Vault, error, error) {
+	added, err := b.app.Add(ctx, r)
+	if err != nil {
+		return Vault{}, nil, escaped(err)
+	}
+	return Vault{Entry: added.Entry, Cipher: added.Cipher.String()}, escaped(added.LockNote), nil
 }
 
 func (b *realBackend) LockPolicyWorks(ctx context.Context) error { return b.app.LockPolicyWorks(ctx) }
@@ -168,8 +162,8 @@ func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, pro
 	}
 	defer v.Close()
 	problems, err := v.Fsck(ctx, func(p vault.FsckProgress) {
-		progress(FsckProgress{Done: p.Done, Total: p.Total, Bytes: p.Bytes, TotalBytes: p.TotalBytes,
-			Path: vault.EscapeControl(p.Path), Counting: p.Counting})
+		p.Path = vault.EscapeControl(p.Path)
+		progress(p)
 	})
 	out := make([]Problem, 0, len(problems))
 	for _, p := range problems {
@@ -203,17 +197,8 @@ func uiMount(m mountmgr.MountInfo) Mount {
 	}
 }
 
-func (b *realBackend) Mount(ctx context.Context, req MountRequest) (Mount, error) {
-	pw := req.Password
-	if req.FromKeyring {
-		pw = nil
-	} else if pw == nil {
-		pw = []byte{}
-	}
-	m, err := b.app.Mount(ctx, app.MountRequest{
-		Vault: app.Vault{Name: req.Name, CipherDir: req.CipherDir}, MountPoint: req.MountPoint,
-		Password: pw, Remember: req.Remember, ReadOnly: req.ReadOnly, Idle: req.Idle,
-	})
+func (b *realBackend) Mount(ctx context.Context, req app.MountRequest) (Mount, error) {
+	m, err := b.app.Mount(ctx, req)
 	if err != nil {
 		return Mount{}, escaped(err)
 	}

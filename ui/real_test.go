@@ -47,8 +47,8 @@ func TestRealBackendVaults(t *testing.T) {
 	if mp != filepath.Join(tmp, "home", "Vaults", "v") {
 		t.Fatalf("default mount point %q", mp)
 	}
-	req := CreateRequest{Name: "v", CipherDir: dir, MountPoint: mp, Password: []byte("pw one"), Cipher: "aes-gcm", ScryptLogN: 10, LongNameMax: 255}
-	key, err := b.CreateVault(ctx, req)
+	req := app.NewVault{Name: "v", CipherDir: dir, MountPoint: mp, Options: vault.CreateOptions{Cipher: "aes-gcm", ScryptLogN: 10, LongNameMax: 255}}
+	key, err := b.CreateVault(ctx, req, []byte("pw one"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestRealBackendVaults(t *testing.T) {
 	dir2 := filepath.Join(tmp, "w.crypt")
 	req2 := req
 	req2.CipherDir = dir2
-	if _, err := b.CreateVault(ctx, req2); err == nil {
+	if _, err := b.CreateVault(ctx, req2, []byte("pw one")); err == nil {
 		t.Fatal("a duplicate name was accepted")
 	}
 	if _, err := os.Stat(dir2); !errors.Is(err, os.ErrNotExist) {
@@ -96,7 +96,7 @@ func TestRealBackendVaults(t *testing.T) {
 		t.Fatalf("fsck of a new vault: %v, %v", problems, err)
 	}
 
-	if err := b.AddVault(Vault{Name: "nope", CipherDir: full, MountPoint: mp}); err == nil {
+	if _, _, err := b.AddVault(ctx, app.NewEntry{Name: "nope", CipherDir: full, MountPoint: mp}); err == nil {
 		t.Fatal("a folder without a config was added")
 	}
 	if err := b.Forget("v"); err != nil {
@@ -108,7 +108,7 @@ func TestRealBackendVaults(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "gocryptfs.conf")); err != nil {
 		t.Fatalf("forget touched the files: %v", err)
 	}
-	if err := b.AddVault(Vault{Name: "again", CipherDir: dir, MountPoint: mp}); err != nil {
+	if _, _, err := b.AddVault(ctx, app.NewEntry{Name: "again", CipherDir: dir, MountPoint: mp}); err != nil {
 		t.Fatalf("adding the vault back: %v", err)
 	}
 	if vs, _ := b.Vaults(); len(vs) != 1 || vs[0].Name != "again" {
@@ -128,18 +128,17 @@ func TestRealBackendCreateOptions(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, c := range []struct {
-		req  CreateRequest
+		req  app.NewVault
 		want []string
 	}{
-		{CreateRequest{Name: "plain", Cipher: "xchacha", PlaintextNames: true}, []string{"XChaCha20-Poly1305", "plaintext"}},
-		{CreateRequest{Name: "det", Cipher: "aes-siv", DeterministicNames: true, LongNameMax: 100}, []string{"AES-SIV-512", "deterministic", "over 100"}},
+		{app.NewVault{Name: "plain", Options: vault.CreateOptions{Cipher: "xchacha", PlaintextNames: true}}, []string{"XChaCha20-Poly1305", "plaintext"}},
+		{app.NewVault{Name: "det", Options: vault.CreateOptions{Cipher: "aes-siv", DeterministicNames: true, LongNameMax: 100}}, []string{"AES-SIV-512", "deterministic", "over 100"}},
 	} {
 		req := c.req
 		req.CipherDir = filepath.Join(tmp, req.Name)
 		req.MountPoint = filepath.Join(tmp, req.Name+".mnt")
-		req.Password = []byte("pw")
-		req.ScryptLogN = 10
-		if _, err := b.CreateVault(ctx, req); err != nil {
+		req.Options.ScryptLogN = 10
+		if _, err := b.CreateVault(ctx, req, []byte("pw")); err != nil {
 			t.Fatalf("%s: %v", req.Name, err)
 		}
 		fields, err := b.Info(ctx, req.CipherDir)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // golden compares the view with testdata/<test>/<name>.golden (-update
@@ -61,8 +62,8 @@ func notInView(t *testing.T, tm *testModel, parts ...string) {
 
 func twoVaults(fb *fakeBackend) {
 	fb.vaults = []Vault{
-		{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Cipher: "AEGIS-256X2"},
-		{Name: "photos", CipherDir: "/data/photos.crypt", MountPoint: "/home/u/Vaults/photos", Cipher: "AES-256-GCM"},
+		{Entry: vault.Entry{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work"}, Cipher: "AEGIS-256X2"},
+		{Entry: vault.Entry{Name: "photos", CipherDir: "/data/photos.crypt", MountPoint: "/home/u/Vaults/photos"}, Cipher: "AES-256-GCM"},
 	}
 }
 
@@ -81,7 +82,7 @@ func TestEmptyListInvites(t *testing.T) {
 func TestListShowsStateAndThroughput(t *testing.T) {
 	fb := newFake()
 	twoVaults(fb)
-	fb.vaults = append(fb.vaults, Vault{Name: "old", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", Cipher: "AES-256-GCM"})
+	fb.vaults = append(fb.vaults, Vault{Entry: vault.Entry{Name: "old", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old"}, Cipher: "AES-256-GCM"})
 	tm := newTestModel(t, fb)
 	ms := mountWork(fb, 1.2e6, 5.8e6)
 	ms = append(ms, Mount{CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", Stale: true})
@@ -256,8 +257,9 @@ func TestWizardCreatesVault(t *testing.T) {
 	if len(fb.created) != 1 {
 		t.Fatalf("created %d vaults, want 1", len(fb.created))
 	}
-	want := CreateRequest{Name: "new", CipherDir: "/data/new.crypt", MountPoint: "/home/u/Vaults/new",
-		Password: []byte("correct horse battery"), Cipher: "aes-gcm", ScryptLogN: 12, DeterministicNames: true, LongNameMax: 200, Lock: "sleep"}
+	want := createCall{NewVault: app.NewVault{Name: "new", CipherDir: "/data/new.crypt", MountPoint: "/home/u/Vaults/new", Lock: "sleep",
+		Options: vault.CreateOptions{Cipher: "aes-gcm", ScryptLogN: 12, DeterministicNames: true, LongNameMax: 200}},
+		Password: []byte("correct horse battery")}
 	if got := fb.created[0]; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("create request\n got %+v\nwant %+v", got, want)
 	}
@@ -294,14 +296,14 @@ func TestWizardCatchesMismatchBeforeWriting(t *testing.T) {
 
 func TestWizardValidates(t *testing.T) {
 	fb := newFake()
-	fb.vaults = []Vault{{Name: "taken", CipherDir: "/data/taken.crypt"}}
+	fb.vaults = []Vault{{Entry: vault.Entry{Name: "taken", CipherDir: "/data/taken.crypt"}}}
 	tm := newTestModel(t, fb)
 	tm.keys("n", "/data/full", "enter")
 	wantView(t, tm, "step 1 of 6", "not empty")
 	tm.keys("ctrl+u", "/data/taken2", "enter", "ctrl+u", "taken", "enter")
-	wantView(t, tm, "step 2 of 6", `"taken" is already registered`)
+	wantView(t, tm, "step 2 of 6", `vault name "taken": already registered`)
 	tm.keys("2", "enter", "ctrl+u", "/data/taken2/inside", "enter")
-	wantView(t, tm, "step 3 of 6", "outside the encrypted folder")
+	wantView(t, tm, "step 3 of 6", "the new vault's cipherdir /data/taken2 are")
 	tm.keys("ctrl+u", "/mnt/t2", "enter", "enter", "pw", "enter", "pw", "enter")
 	tm.keys("ctrl+u", "5", "enter")
 	wantView(t, tm, "step 6 of 6", "scrypt cost must be a number from 10 to 28")
@@ -595,7 +597,7 @@ func TestRegistryRefresh(t *testing.T) {
 	fb := newFake()
 	tm := newTestModel(t, fb)
 	tm.keys("s") // another screen is showing
-	fb.vaults = []Vault{{Name: "fromcli", CipherDir: "/data/cli.crypt", Cipher: "AES-256-GCM"}}
+	fb.vaults = []Vault{{Entry: vault.Entry{Name: "fromcli", CipherDir: "/data/cli.crypt"}, Cipher: "AES-256-GCM"}}
 	tm.send(refreshRegistry{})
 	tm.keys("esc")
 	wantView(t, tm, "fromcli", "○ locked · /data/cli.crypt")
@@ -656,7 +658,7 @@ func TestWizardPlaintextNamesDropLongNameLimit(t *testing.T) {
 	if len(tm.fb.created) != 1 {
 		t.Fatalf("not created: %s", w.err)
 	}
-	if got := tm.fb.created[0]; !got.PlaintextNames || got.LongNameMax != 0 {
+	if got := tm.fb.created[0]; !got.Options.PlaintextNames || got.Options.LongNameMax != 0 {
 		t.Fatalf("plaintext names request %+v", got)
 	}
 }

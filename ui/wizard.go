@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -72,7 +71,7 @@ type wizardScreen struct {
 
 	checking  bool // cipherdir validation in flight
 	masterKey []byte
-	created   CreateRequest
+	created   app.NewVault
 	// leaving is set while asking whether to leave the master key unstored:
 	// by q (quit the app) or esc (back to the list).
 	leaving *tea.KeyMsg
@@ -83,15 +82,15 @@ type dirChecked struct {
 	err error
 }
 
+// createChecked is app.CheckCreate's answer for the name or mount point step; next is
+// the step it lets the wizard go on to.
+type createChecked struct {
+	next wizardStep
+	err  error
+}
+
 // folderSuggested is a folder free for a new vault, found in the background.
 type folderSuggested struct{ dir string }
-
-// suggestedFolder is where the wizard suggests the first vault; later ones
-// get a number ("~/Private2.crypt") until the folder is free.
-const suggestedFolder = "~/Private"
-
-// maxSuggestions bounds the search for a free folder or name.
-const maxSuggestions = 100
 
 type vaultCreated struct {
 	key []byte
@@ -176,7 +175,7 @@ func (w *wizardScreen) keys() []key.Binding {
 
 func (w *wizardScreen) Init() tea.Cmd {
 	b := w.c.backend
-	cmds := []tea.Cmd{w.dir.setFocus(0), func() tea.Msg { return folderSuggested{dir: freeFolder(b)} }}
+	cmds := []tea.Cmd{w.dir.setFocus(0), func() tea.Msg { return folderSuggested{dir: tildePath(app.FreeFolder(b.CheckNewCipherDir))} }}
 	if w.c.speed.rec == nil && !w.c.speed.running {
 		// Measure while the user types, so the cipher step can show speeds.
 		cmds = append(cmds, func() tea.Msg { return runSpeedMsg{} })
@@ -191,10 +190,7 @@ func (w *wizardScreen) suggest() {
 	if dir == "" {
 		return
 	}
-	name := defaultName(dir)
-	for i := 2; w.nameTaken(name) && i < maxSuggestions; i++ {
-		name = fmt.Sprintf("%s%d", defaultName(dir), i)
-	}
+	name := app.FreeName(dir, w.nameTaken)
 	w.name.fields[0].suggest(name)
 	if typed := strings.TrimSpace(w.name.value(0)); typed != "" {
 		name = typed
@@ -202,22 +198,6 @@ func (w *wizardScreen) suggest() {
 	if mp := w.c.backend.DefaultMountPoint(name); mp != "" {
 		w.mountPoint.fields[0].suggest(tildePath(mp))
 	}
-}
-
-// freeFolder finds a folder a new vault can use (missing or empty), so the
-// suggestion never leads to "directory is not empty". It blocks: call it in a
-// tea.Cmd.
-func freeFolder(b Backend) string {
-	for i := 1; i < maxSuggestions; i++ {
-		dir := suggestedFolder + ".crypt"
-		if i > 1 {
-			dir = fmt.Sprintf("%s%d.crypt", suggestedFolder, i)
-		}
-		if b.CheckNewCipherDir(expandPath(dir)) == nil {
-			return dir
-		}
-	}
-	return ""
 }
 
 // preselect puts the cursor on the recommended cipher until the user picks.
@@ -249,6 +229,16 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		w.dir.fields[0].normalize(msg.dir) // the expanded path
 		return w.goTo(stepName)
+	case createChecked:
+		w.checking = false
+		if msg.err != nil {
+			w.err = msg.err.Error()
+			return nil
+		}
+		if msg.next == stepCipher {
+			w.mountPoint.fields[0].normalize(expandPath(w.mountPoint.value(0)))
+		}
+		return w.goTo(msg.next)
 	case folderSuggested:
 		w.dir.fields[0].suggest(msg.dir)
 		return nil
@@ -417,31 +407,20 @@ func (w *wizardScreen) submit() tea.Cmd {
 		return func() tea.Msg { return dirChecked{dir: dir, err: b.CheckNewCipherDir(dir)} }
 	case stepName:
 		name := strings.TrimSpace(w.name.value(0))
-		switch {
-		case name == "":
+		if name == "" {
 			w.err = "The vault needs a name."
-		case strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, "-"):
-			w.err = "A name can't contain / or start with -."
-		case w.nameTaken(name):
-			w.err = fmt.Sprintf("A vault named %q is already registered.", name)
-		}
-		if w.err != "" {
 			return nil
 		}
-		return w.goTo(stepMountPoint)
+		// A valid name that is not registered: app.CheckCreate says, as create will.
+		return w.checkCreate(stepMountPoint, app.NewVault{CipherDir: expandPath(w.dir.value(0)), Name: name})
 	case stepMountPoint:
-		mp, dir := expandPath(w.mountPoint.value(0)), expandPath(w.dir.value(0))
-		switch {
-		case mp == "":
+		mp := expandPath(w.mountPoint.value(0))
+		if mp == "" {
 			w.err = "Type where the decrypted files should appear."
-		case samePath(mp, dir) || strings.HasPrefix(mp, dir+string(filepath.Separator)):
-			w.err = "The mount point must be outside the encrypted folder."
-		}
-		if w.err != "" {
 			return nil
 		}
-		w.mountPoint.fields[0].normalize(mp)
-		return w.goTo(stepCipher)
+		return w.checkCreate(stepCipher, app.NewVault{CipherDir: expandPath(w.dir.value(0)),
+			Name: strings.TrimSpace(w.name.value(0)), MountPoint: mp})
 	case stepPassword:
 		pw, confirm := w.password.value(0), w.password.value(1)
 		switch {
@@ -466,16 +445,24 @@ func (w *wizardScreen) submit() tea.Cmd {
 			return nil
 		}
 		w.created = req
-		w.created.Password = nil
+		pw := []byte(w.password.value(0))
 		w.step = stepCreating
 		b, ctx := w.c.backend, w.c.ctx
 		return func() tea.Msg {
-			key, err := b.CreateVault(ctx, req)
-			crypto.Wipe(req.Password)
+			key, err := b.CreateVault(ctx, req, pw)
+			crypto.Wipe(pw)
 			return vaultCreated{key: key, err: err}
 		}
 	}
 	return nil
+}
+
+// checkCreate asks the core whether the vault as answered so far can be created (the
+// folder, the name, the mount point and the registry), and goes on to next if it can.
+func (w *wizardScreen) checkCreate(next wizardStep, r app.NewVault) tea.Cmd {
+	w.checking = true
+	b, ctx := w.c.backend, w.c.ctx
+	return func() tea.Msg { return createChecked{next: next, err: b.CheckCreate(ctx, r)} }
 }
 
 func (w *wizardScreen) nameTaken(name string) bool {
@@ -488,33 +475,34 @@ func (w *wizardScreen) nameTaken(name string) bool {
 }
 
 // request gathers the answers; it fails on an out-of-range advanced option.
-func (w *wizardScreen) request() (CreateRequest, error) {
+func (w *wizardScreen) request() (app.NewVault, error) {
 	logN, err := strconv.Atoi(strings.TrimSpace(w.advanced.value(0)))
 	if err != nil || logN < minScryptLogN || logN > maxScryptLogN {
-		return CreateRequest{}, fmt.Errorf("scrypt cost must be a number from %d to %d (each step doubles the time to unlock)", minScryptLogN, maxScryptLogN)
+		return app.NewVault{}, fmt.Errorf("scrypt cost must be a number from %d to %d (each step doubles the time to unlock)", minScryptLogN, maxScryptLogN)
 	}
 	longMax, err := strconv.Atoi(strings.TrimSpace(w.advanced.value(3)))
 	if err != nil || longMax < minLongNameMax || longMax > defaultLongNameMax {
-		return CreateRequest{}, fmt.Errorf("long-name limit must be from %d to %d", minLongNameMax, defaultLongNameMax)
+		return app.NewVault{}, fmt.Errorf("long-name limit must be from %d to %d", minLongNameMax, defaultLongNameMax)
 	}
 	plain, det := w.advanced.fields[1].on, w.advanced.fields[2].on
 	if plain && det {
-		return CreateRequest{}, fmt.Errorf("deterministic names only apply to encrypted names: turn one of them off")
+		return app.NewVault{}, fmt.Errorf("deterministic names only apply to encrypted names: turn one of them off")
 	}
 	if plain {
 		longMax = 0 // long names only exist for encrypted names
 	}
-	return CreateRequest{
-		Name:               strings.TrimSpace(w.name.value(0)),
-		CipherDir:          expandPath(w.dir.value(0)),
-		MountPoint:         expandPath(w.mountPoint.value(0)),
-		Password:           []byte(w.password.value(0)),
-		Cipher:             w.ciphers[w.cipherCursor].ID,
-		ScryptLogN:         logN,
-		PlaintextNames:     plain,
-		DeterministicNames: det,
-		LongNameMax:        longMax,
-		Lock:               w.advanced.fields[advLock].chosen(),
+	return app.NewVault{
+		Name:       strings.TrimSpace(w.name.value(0)),
+		CipherDir:  expandPath(w.dir.value(0)),
+		MountPoint: expandPath(w.mountPoint.value(0)),
+		Lock:       w.advanced.fields[advLock].chosen(),
+		Options: vault.CreateOptions{
+			Cipher:             crypto.CipherID(w.ciphers[w.cipherCursor].ID),
+			ScryptLogN:         logN,
+			PlaintextNames:     plain,
+			DeterministicNames: det,
+			LongNameMax:        longMax,
+		},
 	}, nil
 }
 
@@ -538,6 +526,9 @@ func (w *wizardScreen) View() string {
 	case stepName:
 		b.WriteString(para.Render("A short name to refer to the vault, here and in commands (vaultui mount NAME).") + "\n\n")
 		b.WriteString(w.name.View())
+		if w.checking {
+			b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")
+		}
 	case stepMountPoint:
 		b.WriteString(para.Render("Where the decrypted files appear while the vault is mounted (created if missing; it must be empty).") + "\n\n")
 		b.WriteString(w.mountPoint.View())

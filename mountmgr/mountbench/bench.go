@@ -21,10 +21,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +68,24 @@ type Config struct {
 	// UntarFrom, if set, is a directory (e.g. Go's source tree) tarred once and untarred into
 	// each mount with tar(1), timed.
 	UntarFrom string
+	// Cold runs every workload a second time with the kernel's caches dropped (echo 3 >
+	// /proc/sys/vm/drop_caches, root only) between creating its files and using them, as after
+	// a night's sleep; the figures go to Result.Cold.
+	Cold bool
+	// RepoFiles is the size of the git repository the real-world workloads clone, check out
+	// and grep (default 10000 files); RepoChanged of them differ on its second branch
+	// (default a tenth). Without git(1) those workloads are skipped.
+	RepoFiles, RepoChanged int
+	// Transactions is how many SQLite transactions to commit (default 5000); without
+	// sqlite3(1) that workload is skipped.
+	Transactions int
+	// Baseline, if set, is another vaultui executable (e.g. a build of main) whose daemon
+	// serves targets of its own, "baseline <cipher>", so a change is measured side by side
+	// with the code before it.
+	Baseline string
+
+	repo   string // the bare repository the git workloads clone; "" skips them
+	sqlite bool   // sqlite3(1) is there
 }
 
 // Result holds one target's figures of one round (or, in Report.Medians, their medians).
@@ -80,6 +100,10 @@ type Result struct {
 	ListSeconds   float64
 	DeleteSeconds float64 // rm -rf of the created files
 	UntarSeconds  float64 // 0 when not measured
+	RealWorld
+	// Cold holds the same workloads' figures with the caches dropped before each (Config.Cold);
+	// nil without.
+	Cold *Result `json:",omitempty"`
 	// PeakRSS is the serving process's peak resident memory (VmHWM) in bytes, read after the
 	// workload; 0 when it could not be read.
 	PeakRSS uint64
@@ -106,17 +130,47 @@ type Metric struct {
 	// Get returns the figure; HigherIsBetter says whether a larger value means faster.
 	Get            func(Result) float64
 	HigherIsBetter bool
+	// RealWorld marks the workloads of a working day (git, SQLite, grep), whose geometric
+	// mean the report gives.
+	RealWorld bool
+	// Cold marks the figure of a workload run with the caches dropped (Result.Cold).
+	Cold bool
 }
 
-// Metrics are the workloads in the order they run.
-var Metrics = []Metric{
-	{"write", func(r Result) float64 { return r.WriteMBps }, true},
-	{"read", func(r Result) float64 { return r.ReadMBps }, true},
-	{"4K reads", func(r Result) float64 { return r.RandReadIOPS }, true},
-	{"create", func(r Result) float64 { return r.CreateSeconds }, false},
-	{"ls -l", func(r Result) float64 { return r.ListSeconds }, false},
-	{"rm -rf", func(r Result) float64 { return r.DeleteSeconds }, false},
-	{"untar", func(r Result) float64 { return r.UntarSeconds }, false},
+// Metrics are the workloads in the order they run, then the same with cold caches.
+var Metrics = withCold([]Metric{
+	{Name: "write", Get: func(r Result) float64 { return r.WriteMBps }, HigherIsBetter: true},
+	{Name: "read", Get: func(r Result) float64 { return r.ReadMBps }, HigherIsBetter: true},
+	{Name: "4K reads", Get: func(r Result) float64 { return r.RandReadIOPS }, HigherIsBetter: true},
+	{Name: "create", Get: func(r Result) float64 { return r.CreateSeconds }},
+	{Name: "ls -l", Get: func(r Result) float64 { return r.ListSeconds }},
+	{Name: "rm -rf", Get: func(r Result) float64 { return r.DeleteSeconds }},
+	{Name: "untar", Get: func(r Result) float64 { return r.UntarSeconds }},
+	{Name: "git clone", Get: func(r Result) float64 { return r.CloneSeconds }, RealWorld: true},
+	{Name: "git status", Get: func(r Result) float64 { return r.StatusSeconds }, RealWorld: true},
+	{Name: "git status again", Get: func(r Result) float64 { return r.StatusAgainSeconds }, RealWorld: true},
+	{Name: "git checkout", Get: func(r Result) float64 { return r.CheckoutSeconds }, RealWorld: true},
+	{Name: "sqlite", Get: func(r Result) float64 { return r.SQLiteSeconds }, RealWorld: true},
+	{Name: "grep -r", Get: func(r Result) float64 { return r.GrepSeconds }, RealWorld: true},
+	{Name: "grep -r again", Get: func(r Result) float64 { return r.GrepAgainSeconds }, RealWorld: true},
+})
+
+// withCold appends to the warm metrics their cold twins, which read Result.Cold.
+func withCold(warm []Metric) []Metric {
+	out := append([]Metric(nil), warm...)
+	for _, m := range warm {
+		get := m.Get
+		m.Name += " cold"
+		m.Cold = true
+		m.Get = func(r Result) float64 {
+			if r.Cold == nil {
+				return 0
+			}
+			return get(*r.Cold)
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // Ratios returns, per metric, the median over rounds of target's speed relative to base's in
@@ -192,6 +246,15 @@ func Run(ctx context.Context, cfg Config, report func(round int, r []Result)) (R
 	if cfg.Runs <= 0 {
 		cfg.Runs = 1
 	}
+	if cfg.RepoFiles <= 0 {
+		cfg.RepoFiles = 10000
+	}
+	if cfg.RepoChanged <= 0 {
+		cfg.RepoChanged = cfg.RepoFiles / 10
+	}
+	if cfg.Transactions <= 0 {
+		cfg.Transactions = 5000
+	}
 	if len(cfg.Ciphers) == 0 {
 		cfg.Ciphers = []crypto.CipherID{crypto.AEGIS, crypto.AESGCM, crypto.XChaCha, crypto.AESSIV}
 	}
@@ -209,6 +272,11 @@ func Run(ctx context.Context, cfg Config, report func(round int, r []Result)) (R
 		targets = append(targets, target{"vaultui " + c.String(), func(ctx context.Context, work, b, m string) (*server, error) {
 			return mountVaultui(ctx, cfg.Exe, work, b, m, c)
 		}})
+		if cfg.Baseline != "" {
+			targets = append(targets, target{"baseline " + c.String(), func(ctx context.Context, work, b, m string) (*server, error) {
+				return mountVaultui(ctx, cfg.Baseline, work, b, m, c)
+			}})
+		}
 	}
 	if cfg.Gocryptfs != "" {
 		v, err := GocryptfsVersion(cfg.Gocryptfs)
@@ -231,6 +299,14 @@ func Run(ctx context.Context, cfg Config, report func(round int, r []Result)) (R
 		defer os.Remove(tarball)
 		cfg.UntarFrom = tarball
 	}
+	if _, err := exec.LookPath("git"); err == nil {
+		if cfg.repo, err = makeRepo(cfg.Dir, cfg.RepoFiles, cfg.RepoChanged); err != nil {
+			return rep, err
+		}
+		defer os.RemoveAll(cfg.repo)
+	}
+	_, err := exec.LookPath("sqlite3")
+	cfg.sqlite = err == nil
 	// Every round goes over every target, rather than repeating one target before the next,
 	// so a slow drift of the machine (other load, caches) lands on every target alike. The
 	// starting target rotates so none always runs right after the same neighbour.
@@ -348,14 +424,81 @@ func peakRSS(pid int) uint64 {
 }
 
 func measure(ctx context.Context, cfg Config, mnt string, r *Result) error {
+	if err := measurePass(ctx, cfg, filepath.Join(mnt, "warm"), r, false); err != nil {
+		return err
+	}
+	if cfg.Cold {
+		r.Cold = &Result{Target: r.Target}
+		if err := measurePass(ctx, cfg, filepath.Join(mnt, "cold"), r.Cold, true); err != nil {
+			return fmt.Errorf("cold caches: %w", err)
+		}
+	}
+	return nil
+}
+
+// measurePass runs every workload in dir (made here), with cold caches or warm.
+func measurePass(ctx context.Context, cfg Config, dir string, r *Result, cold bool) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	if err := measureData(ctx, cfg, dir, r, cold); err != nil {
+		return err
+	}
+	if err := measureFiles(ctx, cfg, dir, r, cold); err != nil {
+		return err
+	}
+	if cfg.UntarFrom != "" {
+		dest := filepath.Join(dir, "untar")
+		if err := os.Mkdir(dest, 0o700); err != nil {
+			return err
+		}
+		if err := settle(cold, false); err != nil {
+			return err
+		}
+		start := time.Now()
+		if out, err := exec.CommandContext(ctx, "tar", "-xf", cfg.UntarFrom, "-C", dest).CombinedOutput(); err != nil {
+			return fmt.Errorf("untar: %w: %s", err, out)
+		}
+		r.UntarSeconds = time.Since(start).Seconds()
+	}
+	return measureRealWorld(ctx, cfg, dir, &r.RealWorld, cold)
+}
+
+// settle readies the caches for the next workload. Cold: the kernel drops its page, entry and
+// inode caches (every file system's alike; a FUSE server hears FORGET for every inode it
+// loses). Warm: with expire, a pause for the kernel's entry and attribute caches to expire
+// (1 s here and in gocryptfs), as a user's would between commands; else nothing.
+func settle(cold, expire bool) error {
+	if cold {
+		return DropCaches()
+	}
+	if expire {
+		time.Sleep(1100 * time.Millisecond)
+	}
+	return nil
+}
+
+// DropCaches drops the kernel's clean page cache, dentries and inodes (root only).
+func DropCaches() error {
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0); err != nil {
+		return fmt.Errorf("dropping the caches: %w", err)
+	}
+	return nil
+}
+
+// measureData times the sequential write, read and the random 4 KiB reads. Warm, the file's
+// pages are dropped before each read with FADV_DONTNEED and the random reads are announced
+// with FADV_RANDOM. Cold, the file is opened anew after the caches are dropped and read with
+// no advice, as most programs do, so what the kernel's readahead makes of the reads counts.
+func measureData(ctx context.Context, cfg Config, dir string, r *Result, cold bool) error {
 	buf := make([]byte, reqSize)
 	crand.Read(buf)
-	p := filepath.Join(mnt, "seq.bin")
+	p := filepath.Join(dir, "seq.bin")
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o600)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { f.Close() }()
 	start := time.Now()
 	for off := int64(0); off < cfg.Size; off += reqSize {
 		if _, err := f.Write(buf); err != nil {
@@ -370,9 +513,21 @@ func measure(ctx context.Context, cfg Config, mnt string, r *Result) error {
 	}
 	r.WriteMBps = mbps(cfg.Size, time.Since(start))
 
-	// Drop the mount's page cache for the file so reads go through the file system.
-	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
-	if _, err := f.Seek(0, 0); err != nil {
+	// reopen readies f for reading with the file system's page cache empty.
+	reopen := func() error {
+		if !cold {
+			unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+			_, err := f.Seek(0, 0)
+			return err
+		}
+		f.Close()
+		if err := DropCaches(); err != nil {
+			return err
+		}
+		f, err = os.Open(p)
+		return err
+	}
+	if err := reopen(); err != nil {
 		return err
 	}
 	start = time.Now()
@@ -389,8 +544,12 @@ func measure(ctx context.Context, cfg Config, mnt string, r *Result) error {
 		return fmt.Errorf("sequential read: got %d bytes of %d", total, cfg.Size)
 	}
 
-	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
-	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_RANDOM)
+	if err := reopen(); err != nil {
+		return err
+	}
+	if !cold {
+		unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_RANDOM)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	page := buf[:pageSize]
 	pages := cfg.Size / pageSize
@@ -402,13 +561,19 @@ func measure(ctx context.Context, cfg Config, mnt string, r *Result) error {
 	}
 	r.RandReadIOPS = float64(cfg.RandomReads) / time.Since(start).Seconds()
 	f.Close()
-	os.Remove(p)
+	return os.Remove(p)
+}
 
-	dir := filepath.Join(mnt, "files")
+// measureFiles times creating cfg.Files empty files, "ls -l" of them and "rm -rf".
+func measureFiles(ctx context.Context, cfg Config, parent string, r *Result, cold bool) error {
+	dir := filepath.Join(parent, "files")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return err
 	}
-	start = time.Now()
+	if err := settle(cold, false); err != nil {
+		return err
+	}
+	start := time.Now()
 	for i := 0; i < cfg.Files; i++ {
 		fd, err := syscall.Open(filepath.Join(dir, "file-"+strconv.Itoa(i)), syscall.O_CREAT|syscall.O_WRONLY|syscall.O_EXCL|syscall.O_CLOEXEC, 0o600)
 		if err != nil {
@@ -423,9 +588,10 @@ func measure(ctx context.Context, cfg Config, mnt string, r *Result) error {
 	r.CreateSeconds, r.CreatePerSec = d.Seconds(), float64(cfg.Files)/d.Seconds()
 
 	// "ls -l" itself, as people run it: besides a stat, GNU ls asks for two extended
-	// attributes of every file (its security label and ACL). The kernel's entry and
-	// attribute caches (1 s here and in gocryptfs) expire first.
-	time.Sleep(1100 * time.Millisecond)
+	// attributes of every file (its security label and ACL).
+	if err := settle(cold, true); err != nil {
+		return err
+	}
 	start = time.Now()
 	out, err := exec.CommandContext(ctx, "ls", "-l", "--color=never", dir).Output()
 	if err != nil {
@@ -438,25 +604,15 @@ func measure(ctx context.Context, cfg Config, mnt string, r *Result) error {
 	}
 	r.ListSeconds, r.ListPerSec = d.Seconds(), float64(cfg.Files)/d.Seconds()
 
-	// "rm -rf" of the files just listed, with the caches expired again as a user's would be.
-	time.Sleep(1100 * time.Millisecond)
+	// "rm -rf" of the files just listed, with the caches expired or dropped again.
+	if err := settle(cold, true); err != nil {
+		return err
+	}
 	start = time.Now()
 	if out, err := exec.CommandContext(ctx, "rm", "-rf", dir).CombinedOutput(); err != nil {
 		return fmt.Errorf("rm -rf: %w: %s", err, out)
 	}
 	r.DeleteSeconds = time.Since(start).Seconds()
-
-	if cfg.UntarFrom != "" {
-		dest := filepath.Join(mnt, "untar")
-		if err := os.Mkdir(dest, 0o700); err != nil {
-			return err
-		}
-		start = time.Now()
-		if out, err := exec.CommandContext(ctx, "tar", "-xf", cfg.UntarFrom, "-C", dest).CombinedOutput(); err != nil {
-			return fmt.Errorf("untar: %w: %s", err, out)
-		}
-		r.UntarSeconds = time.Since(start).Seconds()
-	}
 	return nil
 }
 
@@ -474,7 +630,8 @@ func makeTarball(dir, src string) (string, error) {
 	return f.Name(), nil
 }
 
-// median returns the median of each figure over runs (the first error, if any run failed).
+// median returns the median of each figure over runs (the first error, if any run failed):
+// every float64 and uint64 field of Result and its RealWorld, and of Cold when every run has one.
 func median(runs []Result) Result {
 	out := Result{Target: runs[0].Target}
 	for _, r := range runs {
@@ -483,25 +640,45 @@ func median(runs []Result) Result {
 			return out
 		}
 	}
-	pick := func(get func(Result) float64) float64 {
-		v := make([]float64, len(runs))
-		for i, r := range runs {
-			v[i] = get(r)
+	medianFields(reflect.ValueOf(&out).Elem(), func(i int) reflect.Value { return reflect.ValueOf(runs[i]) }, len(runs))
+	cold := make([]Result, 0, len(runs))
+	for _, r := range runs {
+		if r.Cold != nil {
+			cold = append(cold, *r.Cold)
 		}
-		return medianOf(v)
 	}
-	out.WriteMBps = pick(func(r Result) float64 { return r.WriteMBps })
-	out.ReadMBps = pick(func(r Result) float64 { return r.ReadMBps })
-	out.RandReadIOPS = pick(func(r Result) float64 { return r.RandReadIOPS })
-	out.CreatePerSec = pick(func(r Result) float64 { return r.CreatePerSec })
-	out.ListPerSec = pick(func(r Result) float64 { return r.ListPerSec })
-	out.CreateSeconds = pick(func(r Result) float64 { return r.CreateSeconds })
-	out.ListSeconds = pick(func(r Result) float64 { return r.ListSeconds })
-	out.DeleteSeconds = pick(func(r Result) float64 { return r.DeleteSeconds })
-	out.UntarSeconds = pick(func(r Result) float64 { return r.UntarSeconds })
-	out.PeakRSS = uint64(pick(func(r Result) float64 { return float64(r.PeakRSS) }))
-	out.ServerCPUSeconds = pick(func(r Result) float64 { return r.ServerCPUSeconds })
+	if len(cold) == len(runs) {
+		c := median(cold)
+		out.Cold = &c
+	}
 	return out
+}
+
+// medianFields sets every number of struct out (and of the structs it embeds) to the median of
+// that field over the n structs run(i).
+func medianFields(out reflect.Value, run func(int) reflect.Value, n int) {
+	for f := 0; f < out.NumField(); f++ {
+		field := out.Field(f)
+		at := func(i int) reflect.Value { return run(i).Field(f) }
+		switch field.Kind() {
+		case reflect.Struct:
+			medianFields(field, at, n)
+		case reflect.Float64, reflect.Uint64:
+			v := make([]float64, n)
+			for i := range v {
+				if x := at(i); x.Kind() == reflect.Float64 {
+					v[i] = x.Float()
+				} else {
+					v[i] = float64(x.Uint())
+				}
+			}
+			if field.Kind() == reflect.Float64 {
+				field.SetFloat(medianOf(v))
+			} else {
+				field.SetUint(uint64(medianOf(v)))
+			}
+		}
+	}
 }
 
 // medianOf returns the median of v (0 for none); it sorts v.
@@ -840,4 +1017,20 @@ func isMounted(dir string) bool {
 		return false
 	}
 	return st.Dev != parent.Dev
+}
+
+// GeoMean is the geometric mean of target's ratios to base (Ratios) over the real-world
+// workloads, warm or cold; those not measured are left out, and 0 means none was.
+func (rep Report) GeoMean(target, base string, cold bool) float64 {
+	sum, n := 0.0, 0
+	for i, v := range rep.Ratios(target, base) {
+		if m := Metrics[i]; m.RealWorld && m.Cold == cold && v > 0 {
+			sum += math.Log(v)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return math.Exp(sum / float64(n))
 }

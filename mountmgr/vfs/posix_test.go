@@ -23,6 +23,12 @@ func TestPosix(t *testing.T) {
 	sort.Strings(names)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
+			if name == "FcntlFlockLocksFile" {
+				// It expects a process's second POSIX lock on a file to conflict with its
+				// first, which no local file system does (POSIX: a process's locks never
+				// conflict with each other); TestLocksStayInKernel checks the real semantics.
+				t.Skip("asserts lock semantics that are not POSIX's")
+			}
 			v := testVolume(t, crypto.AESGCM, true)
 			mp, _ := mountTest(t, v, Options{AllowOther: true})
 			posixtest.All[name](t, mp)

@@ -277,3 +277,50 @@ func TestRequestBudget(t *testing.T) {
 	}
 	t.Logf("requests for %d files: create %v; ls -l %v; rm %v", n, created, listed, removed)
 }
+
+// TestLocksStayInKernel: file locks are the kernel's own, with POSIX semantics, and cost no
+// round trip (an SQLite transaction takes nine): a process's two POSIX locks on a file do not
+// conflict, an open file description lock conflicts with them, and flock locks belong to
+// their open file.
+func TestLocksStayInKernel(t *testing.T) {
+	reqs := &requestLog{}
+	mp, _ := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{Debug: true, Logger: log.New(reqs, "", 0)})
+	p := filepath.Join(mp, "db")
+	f1, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f1.Close()
+	f2, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Close()
+	reqs.count()
+	wr := unix.Flock_t{Type: unix.F_WRLCK}
+	if err := unix.FcntlFlock(f1.Fd(), unix.F_SETLK, &wr); err != nil {
+		t.Fatalf("write lock: %v", err)
+	}
+	rd := unix.Flock_t{Type: unix.F_RDLCK}
+	if err := unix.FcntlFlock(f2.Fd(), unix.F_SETLK, &rd); err != nil {
+		t.Errorf("this process's second POSIX lock: %v, want it granted", err)
+	}
+	// The process's lock is now a read lock (its second lock replaced the first); an open file
+	// description is an owner of its own.
+	ofd := unix.Flock_t{Type: unix.F_WRLCK}
+	if err := unix.FcntlFlock(f2.Fd(), unix.F_OFD_SETLK, &ofd); err != unix.EAGAIN {
+		t.Errorf("OFD write lock against this process's POSIX read lock: %v, want EAGAIN", err)
+	}
+	if err := unix.Flock(int(f1.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatalf("flock: %v", err)
+	}
+	if err := unix.Flock(int(f2.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != unix.EWOULDBLOCK {
+		t.Errorf("flock of another open file: %v, want EWOULDBLOCK", err)
+	}
+	unix.Flock(int(f1.Fd()), unix.LOCK_UN)
+	un := unix.Flock_t{Type: unix.F_UNLCK}
+	unix.FcntlFlock(f1.Fd(), unix.F_SETLK, &un)
+	if c := reqs.count(); c["SETLK"]+c["SETLKW"]+c["GETLK"] != 0 {
+		t.Errorf("lock calls reached the file system: %v", c)
+	}
+}

@@ -21,12 +21,18 @@ var benchCommand = &command{
 	name:    "bench",
 	group:   groupMounts,
 	summary: "Measure mounted vaults against a FUSE passthrough and gocryptfs",
-	args:    "[--size SIZE] [--files N] [--reads N] [--runs N] [--untar DIR] [--ciphers LIST] [--dir DIR] [--gocryptfs PATH | --no-gocryptfs] [--json]",
+	args:    "[--size SIZE] [--files N] [--reads N] [--runs N] [--untar DIR] [--repo-files N] [--transactions N] [--cold] [--ciphers LIST] [--dir DIR] [--gocryptfs PATH | --no-gocryptfs] [--baseline EXE] [--json]",
 	help: `Mounts a fresh vault per cipher on a tmpfs-backed temp dir (--dir, default
 /dev/shm) and measures sequential write and read with 1 MiB requests (page
 cache dropped before reading), random 4 KiB reads, creating N empty files,
 listing them with GNU ls -l (a stat and two extended attributes per file),
-deleting them ("rm -rf") and untarring a source tree. The same workload runs
+deleting them ("rm -rf") and untarring a source tree; then a working day's
+work: git clone (--no-hardlinks) of a repository of --repo-files files the
+bench makes itself, git status three times, git checkout of a branch that
+changes a tenth of them, grep -r over the tree twice, and --transactions
+SQLite transactions under synchronous=FULL (skipped without git or sqlite3).
+--cold (root only) runs every workload again with the kernel's caches
+dropped between creating its files and using them. The same workload runs
 on a plain go-fuse passthrough mount (FUSE without crypto: the ceiling) and on
 gocryptfs (AES-256-GCM): the binary --gocryptfs names, else $GOCRYPTFS, else
 /usr/bin/gocryptfs when it exists; the report names its version.
@@ -37,6 +43,8 @@ daemon and vaults are not touched), the passthrough by a child process,
 gocryptfs in the foreground; the report gives each one's CPU time and peak
 memory. --runs N runs N rounds of every target in turn; the ratios are
 medians of each round's ratio, so use 5 or more on a machine with other load.
+--baseline EXE also measures the vaultui executable EXE (say, a build of the
+code before a change) as targets of its own, side by side.
 
 examples:
   vaultui bench
@@ -49,6 +57,10 @@ examples:
 		dir := fs.String("dir", "/dev/shm", "put the backing directories in `DIR`")
 		untar := fs.String("untar", defaultUntarSource(), "tar `DIR` once and time untarring it into each mount (\"\" skips; default: Go's source tree)")
 		runs := fs.Int("runs", 1, "run `N` rounds of every target and print medians")
+		repoFiles := fs.Int("repo-files", 10000, "the git workloads' repository holds `N` files")
+		transactions := fs.Int("transactions", 5000, "commit `N` SQLite transactions")
+		cold := fs.Bool("cold", false, "run every workload again with the caches dropped (root only)")
+		baseline := fs.String("baseline", "", "also measure the vaultui executable `EXE` side by side")
 		gocryptfs := fs.String("gocryptfs", "", "compare with the gocryptfs binary at `PATH` (default $GOCRYPTFS, else /usr/bin/gocryptfs)")
 		noGocryptfs := fs.Bool("no-gocryptfs", false, "skip gocryptfs")
 		asJSON := fs.Bool("json", false, "print JSON")
@@ -64,14 +76,23 @@ examples:
 			if err != nil {
 				return e.usage("--size: %v", err)
 			}
-			if *files <= 0 || *reads <= 0 || *runs <= 0 {
-				return e.usage("--files, --reads and --runs must be positive")
+			if *files <= 0 || *reads <= 0 || *runs <= 0 || *repoFiles <= 0 || *transactions <= 0 {
+				return e.usage("--files, --reads, --runs, --repo-files and --transactions must be positive")
+			}
+			if *cold && os.Geteuid() != 0 {
+				return e.usage("--cold drops the kernel's caches, which only root may do")
+			}
+			if *baseline != "" {
+				if st, err := os.Stat(*baseline); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+					return e.usage("--baseline: %s is not an executable file", *baseline)
+				}
 			}
 			exe, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("bench: locating vaultui to run its daemon: %w", err)
 			}
-			cfg := mountbench.Config{Dir: *dir, Size: n, Files: *files, RandomReads: *reads, Runs: *runs, UntarFrom: *untar, Exe: exe}
+			cfg := mountbench.Config{Dir: *dir, Size: n, Files: *files, RandomReads: *reads, Runs: *runs, UntarFrom: *untar, Exe: exe,
+				Cold: *cold, RepoFiles: *repoFiles, Transactions: *transactions, Baseline: *baseline}
 			for _, name := range strings.Split(*ciphers, ",") {
 				c, err := crypto.ParseCipher(strings.TrimSpace(name))
 				if err != nil {
@@ -84,8 +105,12 @@ examples:
 			}
 			var report func(int, []mountbench.Result)
 			if !*asJSON {
-				fmt.Fprintf(e.stdout, "%s sequential file, %d random 4 KiB reads, %d files, in %s, %d round(s); load average %s\n",
-					*size, cfg.RandomReads, cfg.Files, cfg.Dir, cfg.Runs, loadAverage())
+				caches := "warm caches"
+				if cfg.Cold {
+					caches = "warm and cold caches"
+				}
+				fmt.Fprintf(e.stdout, "%s sequential file, %d random 4 KiB reads, %d files, a %d-file repository, %d transactions, %s, in %s, %d round(s); load average %s\n",
+					*size, cfg.RandomReads, cfg.Files, cfg.RepoFiles, cfg.Transactions, caches, cfg.Dir, cfg.Runs, loadAverage())
 				if cfg.Gocryptfs != "" {
 					if v, err := mountbench.GocryptfsVersion(cfg.Gocryptfs); err == nil {
 						fmt.Fprintf(e.stdout, "against %s (%s)\n", v, cfg.Gocryptfs)
@@ -166,12 +191,36 @@ func printResults(w io.Writer, rs []mountbench.Result) {
 			fmt.Fprintf(w, "%-26s failed: %s\n", r.Target, oneLine(r.Err.Error()))
 			continue
 		}
-		fmt.Fprintf(w, "%-26s write %5.0f MB/s  read %5.0f MB/s  4K reads %6.0f IOPS  create %5.2f s  ls -l %5.2f s  rm -rf %5.2f s",
-			r.Target, r.WriteMBps, r.ReadMBps, r.RandReadIOPS, r.CreateSeconds, r.ListSeconds, r.DeleteSeconds)
-		if r.UntarSeconds > 0 {
-			fmt.Fprintf(w, "  untar %5.2f s", r.UntarSeconds)
+		printFigures(w, r.Target, r)
+		fmt.Fprintf(w, "%-26s server CPU %5.1f s  peak RSS %3.0f MB\n", "", r.ServerCPUSeconds, float64(r.PeakRSS)/1e6)
+		if r.Cold != nil {
+			printFigures(w, "  cold caches", *r.Cold)
 		}
-		fmt.Fprintf(w, "  server CPU %5.1f s  peak RSS %3.0f MB\n", r.ServerCPUSeconds, float64(r.PeakRSS)/1e6)
+	}
+}
+
+// printFigures prints one pass's figures in two lines: the bench's own workloads, then the
+// real-world ones (when measured).
+func printFigures(w io.Writer, label string, r mountbench.Result) {
+	fmt.Fprintf(w, "%-26s write %5.0f MB/s  read %5.0f MB/s  4K reads %6.0f IOPS  create %5.2f s  ls -l %5.2f s  rm -rf %5.2f s",
+		label, r.WriteMBps, r.ReadMBps, r.RandReadIOPS, r.CreateSeconds, r.ListSeconds, r.DeleteSeconds)
+	if r.UntarSeconds > 0 {
+		fmt.Fprintf(w, "  untar %5.2f s", r.UntarSeconds)
+	}
+	fmt.Fprintln(w)
+	rw := r.RealWorld
+	if rw.CloneSeconds > 0 {
+		fmt.Fprintf(w, "%-26s git clone %5.2f s  status %5.2f s, again %5.2f s  checkout %5.2f s  grep -r %5.2f s, again %5.2f s",
+			"", rw.CloneSeconds, rw.StatusSeconds, rw.StatusAgainSeconds, rw.CheckoutSeconds, rw.GrepSeconds, rw.GrepAgainSeconds)
+	}
+	if rw.SQLiteSeconds > 0 {
+		if rw.CloneSeconds <= 0 {
+			fmt.Fprintf(w, "%-26s", "")
+		}
+		fmt.Fprintf(w, "  sqlite %5.2f s", rw.SQLiteSeconds)
+	}
+	if rw.CloneSeconds > 0 || rw.SQLiteSeconds > 0 {
+		fmt.Fprintln(w)
 	}
 }
 
@@ -233,35 +282,63 @@ func ratioBases(rep mountbench.Report) []string {
 	return bases
 }
 
-// printRatios prints every target relative to gocryptfs and to the passthrough: medians of
-// per-round ratios.
+// printRatios prints every target relative to gocryptfs and to the passthrough, medians of
+// per-round ratios: a row per workload, a column per target (warm, and cold when measured),
+// and the real-world workloads' geometric mean.
 func printRatios(w io.Writer, rep mountbench.Report) {
+	cold := false
+	for _, r := range rep.Medians {
+		cold = cold || r.Cold != nil
+	}
 	for _, base := range ratioBases(rep) {
 		title := base
 		if strings.HasPrefix(base, "gocryptfs") && rep.Gocryptfs != "" {
 			title = rep.Gocryptfs
 		}
 		fmt.Fprintf(w, "\nRatio to %s, median of %d per-round ratios (higher is better):\n", title, len(rep.Rounds))
+		var others [][]float64
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprint(tw, "TARGET")
-		for _, m := range mountbench.Metrics {
-			fmt.Fprintf(tw, "\t%s", strings.ToUpper(m.Name))
-		}
-		fmt.Fprintln(tw)
+		fmt.Fprint(tw, "WORKLOAD")
 		for _, t := range rep.Targets {
 			if t == base {
 				continue
 			}
-			fmt.Fprint(tw, t)
-			for _, v := range rep.Ratios(t, base) {
-				if v > 0 {
-					fmt.Fprintf(tw, "\t%.2fx", v)
-				} else {
-					fmt.Fprint(tw, "\t-")
+			others = append(others, rep.Ratios(t, base))
+			fmt.Fprintf(tw, "\t%s", t)
+			if cold {
+				fmt.Fprint(tw, "\tcold")
+			}
+		}
+		fmt.Fprintln(tw)
+		cell := func(v float64) {
+			if v > 0 {
+				fmt.Fprintf(tw, "\t%.2fx", v)
+			} else {
+				fmt.Fprint(tw, "\t-")
+			}
+		}
+		warm := len(mountbench.Metrics) / 2 // the cold twins follow the warm metrics
+		for m := 0; m < warm; m++ {
+			fmt.Fprint(tw, mountbench.Metrics[m].Name)
+			for _, ratios := range others {
+				cell(ratios[m])
+				if cold {
+					cell(ratios[m+warm])
 				}
 			}
 			fmt.Fprintln(tw)
 		}
+		fmt.Fprint(tw, "real world (geometric mean)")
+		for _, t := range rep.Targets {
+			if t == base {
+				continue
+			}
+			cell(rep.GeoMean(t, base, false))
+			if cold {
+				cell(rep.GeoMean(t, base, true))
+			}
+		}
+		fmt.Fprintln(tw)
 		tw.Flush()
 	}
 }

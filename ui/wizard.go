@@ -46,13 +46,13 @@ var stepTitles = map[wizardStep]string{
 	stepMasterKey:  "Master key",
 }
 
-// Defaults for new vaults, as gocryptfs uses them.
+// Defaults and bounds for new vaults: the crypto package's, which vault.Create enforces.
 const (
-	defaultScryptLogN  = 16
-	minScryptLogN      = 10
-	maxScryptLogN      = 28
-	defaultLongNameMax = 255
-	minLongNameMax     = 62
+	defaultScryptLogN  = crypto.DefaultScryptLogN
+	minScryptLogN      = crypto.MinScryptLogN
+	maxScryptLogN      = crypto.MaxScryptLogN
+	defaultLongNameMax = crypto.DefaultLongNameMax
+	minLongNameMax     = crypto.MinLongNameMax
 )
 
 // wizardScreen creates a vault step by step. Nothing is written before the

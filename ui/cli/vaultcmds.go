@@ -19,10 +19,11 @@ import (
 // creator is written into gocryptfs.conf's Creator field of new vaults.
 const creator = "vaultui"
 
-// Long-name limits accepted by --longnamemax, as gocryptfs -longnamemax.
+// Long-name limits accepted by --longnamemax, as gocryptfs -longnamemax: the crypto
+// package's, which vault.Create enforces.
 const (
-	minLongNameMax = 62
-	maxLongNameMax = 255
+	minLongNameMax = crypto.MinLongNameMax
+	maxLongNameMax = crypto.DefaultLongNameMax
 )
 
 var initCommand = &command{

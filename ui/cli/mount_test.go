@@ -131,9 +131,9 @@ func cmdKillDaemon(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("daemon %d still alive after %v", pid, sig)
 }
 
-// TestReadmeDocumentsMountCommands keeps README.md's Mounting section true to the commands.
+// TestReadmeDocumentsMountCommands keeps docs/reference.md's Mounting section true to the commands.
 func TestReadmeDocumentsMountCommands(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile("../../docs/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestReadmeDocumentsMountCommands(t *testing.T) {
 		n++
 		usage := strings.TrimSpace("usage: vaultui " + c.name + " " + c.args)
 		if !strings.Contains(string(data), usage+"\n") {
-			t.Errorf("README.md lacks %q", usage)
+			t.Errorf("docs/reference.md lacks %q", usage)
 		}
 	}
 	if n != 8 {

@@ -12,11 +12,11 @@ import (
 	"github.com/vaultui/vaultui/vault"
 )
 
-// TestReadmeDocumentsCommands keeps README.md true: every vault, registry and
+// TestReadmeDocumentsCommands keeps docs/reference.md true: every vault, registry and
 // speed command appears with its exact usage line, and the exit code table
 // matches the codes Main returns.
 func TestReadmeDocumentsCommands(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile("../../docs/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestReadmeDocumentsCommands(t *testing.T) {
 		}
 		usage := fmt.Sprintf("usage: vaultui %s %s", c.name, c.args)
 		if !strings.Contains(readme, usage) {
-			t.Errorf("README.md lacks %q", usage)
+			t.Errorf("docs/reference.md lacks %q", usage)
 		}
 	}
 	codes := map[int]bool{}
@@ -38,7 +38,7 @@ func TestReadmeDocumentsCommands(t *testing.T) {
 	}
 	for code := exitOK; code <= exitNoSuchVault; code++ {
 		if !codes[code] {
-			t.Errorf("README.md exit code table lacks %d", code)
+			t.Errorf("docs/reference.md exit code table lacks %d", code)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/vaultui/vaultui/ui"
-	"github.com/vaultui/vaultui/ui/cli"
+	"github.com/vaultui/vaultui/cli"
 )
 
 func main() {

@@ -1,5 +1,5 @@
 // Package app holds what vaultui does for its user, each use case written once under both
-// front ends (the TUI in ui, the CLI in ui/cli).
+// front ends (the TUI in ui, the CLI in cli).
 //
 // The front ends present: they read flags or keys, ask for a password when told to, and
 // show what happened. Every rule about what to do lives here, once: where a mount's

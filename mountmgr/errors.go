@@ -24,7 +24,7 @@ var (
 
 // Kind names a kind of failure that callers tell apart. It is the one list of them: an error
 // crosses the control socket as its kind (and unwraps to the kind's sentinel on the client),
-// ui/cli gives each kind its exit code, and the TUI reacts to the sentinels.
+// cli gives each kind its exit code, and the TUI reacts to the sentinels.
 type Kind string
 
 // The kinds; the strings are the protocol's error codes.

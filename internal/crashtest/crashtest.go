@@ -14,13 +14,13 @@
 // A call that falls on another thread than the earlier calls of its name is then reached only
 // when its thread gets there first. Three things help: GOMAXPROCS=1 in the process under test
 // (a goroutine then mostly keeps its thread; runtime.LockOSThread in a command's main makes
-// it keep it even after a slow call such as fsync, as ui/cli's TestMain does), doing the
+// it keep it even after a slow call such as fsync, as cli's TestMain does), doing the
 // lookups before attaching (so they do
 // not add calls on other threads), and for a command, counting only the calls on chosen
 // paths (Command's paths, PathPoints). Ordinals says which calls a test must have reached;
 // Killed says which one a run reached.
 //
-// How to use it (mountmgr/vfs/crash_test.go for a mount, ui/cli/crash_test.go for a command):
+// How to use it (mountmgr/vfs/crash_test.go for a mount, cli/crash_test.go for a command):
 //
 //  1. Make the old state once (a template directory); copy it for every run (cp -a).
 //  2. Census: run the operation with Record (a running process: attach to its pid) or

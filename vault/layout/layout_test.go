@@ -142,7 +142,7 @@ func TestLongName(t *testing.T) {
 // TestLongNameAfterACrash: a crash between creating a .name file and writing it leaves it
 // empty or short. Writing that long name again must write it whole: it used to keep the
 // leftover, and the entry renamed or created next to it had no name (settling a conflict
-// again after a kill did that; see ui/cli TestSettleCrash).
+// again after a kill did that; see cli TestSettleCrash).
 func TestLongNameAfterACrash(t *testing.T) {
 	nt := testNames(t)
 	dir := t.TempDir()

@@ -16,7 +16,7 @@ import (
 // speed command appears with its exact usage line, and the exit code table
 // matches the codes Main returns.
 func TestReadmeDocumentsCommands(t *testing.T) {
-	data, err := os.ReadFile("../../docs/reference.md")
+	data, err := os.ReadFile("../docs/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}

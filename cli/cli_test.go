@@ -24,7 +24,7 @@ import (
 // fixturesDir holds the gocryptfs fixtures (one directory per vault with
 // cipher.tar and password), kept by the vault package's tests. Scripts use
 // them as $FIXTURES and fail if they are missing.
-const fixturesDir = "../../vault/testdata/fixtures"
+const fixturesDir = "../vault/testdata/fixtures"
 
 // TestMain lets testscript run "vaultui" in a child process of the test
 // binary, through the real Main, with no terminal to ask passwords on: the

@@ -133,7 +133,7 @@ func cmdKillDaemon(ts *testscript.TestScript, neg bool, args []string) {
 
 // TestReadmeDocumentsMountCommands keeps docs/reference.md's Mounting section true to the commands.
 func TestReadmeDocumentsMountCommands(t *testing.T) {
-	data, err := os.ReadFile("../../docs/reference.md")
+	data, err := os.ReadFile("../docs/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}

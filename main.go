@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/vaultui/vaultui/ui"
 	"github.com/vaultui/vaultui/cli"
+	"github.com/vaultui/vaultui/ui"
 )
 
 func main() {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/mountmgr/extpass"
-	"github.com/vaultui/vaultui/mountmgr/keyring"
 	"github.com/vaultui/vaultui/vault"
 )
 

@@ -29,7 +29,7 @@
 //
 // The daemon (mountmgr) cannot import this package, which uses its client: what both need
 // of the keyring (how a vault is looked up there, how its entry is labelled) lives in
-// mountmgr/keyring. A mounted vault's key stays in the daemon: its conflicts are listed and
+// keyring. A mounted vault's key stays in the daemon: its conflicts are listed and
 // settled by the daemon, through the mount (see mountmgr.Client.Conflicts).
 //
 // # The speed test

@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/mountmgr/keyring"
+	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/vault"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/mountmgr/keyring"
+	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/vault"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
+	"github.com/vaultui/vaultui/keyring/keyringtest"
 )
 
 // TestKeyringScripts runs testdata/keyring/*.txtar against a real gnome-keyring on a private

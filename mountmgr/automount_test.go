@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/mountmgr/keyring"
-	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
+	"github.com/vaultui/vaultui/keyring"
+	"github.com/vaultui/vaultui/keyring/keyringtest"
 	"github.com/vaultui/vaultui/vault"
 )
 

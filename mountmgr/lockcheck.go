@@ -7,7 +7,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"github.com/vaultui/vaultui/mountmgr/keyring"
+	"github.com/vaultui/vaultui/internal/dbusdial"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -21,7 +21,7 @@ var ErrNoLogind = errors.New("lock on sleep and screen lock unavailable")
 // daemon's session watch and LockPolicyWorks use it, so the front ends say what the daemon
 // will do.
 func dialLogind(ctx context.Context) (*dbus.Conn, error) {
-	conn, err := keyring.DialBus(ctx, sessionCallTimeout, dbus.SystemBusPrivate)
+	conn, err := dbusdial.Dial(ctx, sessionCallTimeout, dbus.SystemBusPrivate)
 	if err != nil {
 		return nil, fmt.Errorf("%w: no system bus (%v)", ErrNoLogind, err)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
+	"github.com/vaultui/vaultui/keyring/keyringtest"
 	"github.com/vaultui/vaultui/vault"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/godbus/dbus/v5"
 	"golang.org/x/sys/unix"
 
+	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/mountmgr/extpass"
-	"github.com/vaultui/vaultui/mountmgr/keyring"
 	"github.com/vaultui/vaultui/vault"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/mountmgr/keyring"
-	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
+	"github.com/vaultui/vaultui/keyring"
+	"github.com/vaultui/vaultui/keyring/keyringtest"
 	"github.com/vaultui/vaultui/vault"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
+	"github.com/vaultui/vaultui/keyring/keyringtest"
 )
 
 // TestEndToEndTmux drives the real binary in a tmux pane at 80x24, as a

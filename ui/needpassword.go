@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/vaultui/vaultui/app"
-	"github.com/vaultui/vaultui/mountmgr/keyring"
+	"github.com/vaultui/vaultui/keyring"
 )
 
 // passwordNeeded reports whether err is the core asking for the vault's password (it tried

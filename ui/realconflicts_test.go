@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/app"
-	"github.com/vaultui/vaultui/mountmgr/keyring"
+	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/vault"
 )
 

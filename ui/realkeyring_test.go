@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/app"
-	"github.com/vaultui/vaultui/mountmgr/keyring"
-	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
+	"github.com/vaultui/vaultui/keyring"
+	"github.com/vaultui/vaultui/keyring/keyringtest"
 	"github.com/vaultui/vaultui/vault"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
+	"github.com/vaultui/vaultui/keyring/keyringtest"
 )
 
 // TestRunSecretTool: libsecret's secret-tool, the usual password program of a desktop

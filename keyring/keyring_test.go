@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultui/vaultui/mountmgr/keyring"
-	"github.com/vaultui/vaultui/mountmgr/keyring/keyringtest"
+	"github.com/vaultui/vaultui/keyring"
+	"github.com/vaultui/vaultui/keyring/keyringtest"
 )
 
 func ctx(t *testing.T) context.Context {

@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/vaultui/vaultui/internal/dbusdial"
 )
 
 var (
@@ -87,7 +89,7 @@ func Open(ctx context.Context, opts Options) (*Keyring, error) {
 	if opts.PromptTimeout <= 0 {
 		opts.PromptTimeout = 60 * time.Second
 	}
-	conn, err := DialBus(ctx, opts.CallTimeout, dbus.SessionBusPrivateNoAutoStartup)
+	conn, err := dbusdial.Dial(ctx, opts.CallTimeout, dbus.SessionBusPrivateNoAutoStartup)
 	if err != nil {
 		return nil, fmt.Errorf("%w: D-Bus session bus: %w", ErrUnavailable, err)
 	}
@@ -117,43 +119,6 @@ func Open(ctx context.Context, opts Options) (*Keyring, error) {
 		return nil, err
 	}
 	return k, nil
-}
-
-// DialBus opens a private connection with open (dbus.SessionBusPrivateNoAutoStartup,
-// dbus.SystemBusPrivate) and authenticates, giving up after timeout: a bus socket that accepts
-// but never answers must not hang the caller. The keyring and the daemon's logind watch share
-// it.
-func DialBus(ctx context.Context, timeout time.Duration, open func(...dbus.ConnOption) (*dbus.Conn, error)) (*dbus.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	type result struct {
-		conn *dbus.Conn
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		conn, err := open()
-		if err == nil {
-			if err = conn.Auth(nil); err == nil {
-				err = conn.Hello()
-			}
-			if err != nil {
-				conn.Close()
-			}
-		}
-		done <- result{conn, err}
-	}()
-	select {
-	case r := <-done:
-		return r.conn, r.err
-	case <-ctx.Done():
-		go func() { // close it if it ever connects
-			if r := <-done; r.conn != nil {
-				r.conn.Close()
-			}
-		}()
-		return nil, fmt.Errorf("no answer within %v", timeout)
-	}
 }
 
 // unavailable classifies a failed call: the service missing or silent is ErrUnavailable.

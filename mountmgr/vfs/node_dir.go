@@ -54,7 +54,7 @@ func (n *node) makeEntry(name string, mk func(dirfd int, stored string) error) (
 	}
 	if err := mk(d.fd, e.stored); err != nil {
 		if createdName {
-			removeLongName(d.fd, e)
+			n.removeLongName(d.fd, e)
 		}
 		d.close()
 		return dirRef{}, "", fs2errno(err)
@@ -121,7 +121,7 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	if err := unix.Unlinkat(d.fd, e.stored, 0); err != nil {
 		return n.fsys.op(fs2errno(err))
 	}
-	removeLongName(d.fd, e)
+	n.removeLongName(d.fd, e)
 	n.forgetConflict(name)
 	return n.fsys.op(0)
 }
@@ -139,7 +139,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if errno := n.rmdirIfEmpty(d.fd, e.stored, name); errno != 0 {
 		return n.fsys.op(errno)
 	}
-	removeLongName(d.fd, e)
+	n.removeLongName(d.fd, e)
 	n.forgetConflict(name)
 	return n.fsys.op(0)
 }
@@ -220,13 +220,13 @@ func (n *node) rename(name string, np *node, newName string, flags uint32) sysca
 	}
 	if err != nil {
 		if createdName {
-			removeLongName(dd.fd, dst)
+			np.removeLongName(dd.fd, dst)
 		}
 		return fs2errno(err)
 	}
 	// With RENAME_EXCHANGE both entries still exist under their names, .name files included.
 	if flags&unix.RENAME_EXCHANGE == 0 {
-		removeLongName(sd.fd, src)
+		n.removeLongName(sd.fd, src)
 		n.forgetConflict(name)
 		np.forgetConflict(newName) // a copy replaced by the rename
 	}

@@ -319,9 +319,15 @@ func writeLongName(dirfd int, e storedEntry) (bool, syscall.Errno) {
 	return created, fs2errno(err)
 }
 
-// removeLongName removes the .name file of a long name whose entry is gone.
-func removeLongName(dirfd int, e storedEntry) {
-	if e.long {
-		layout.RemoveLongName(dirfd, e.stored)
+// removeLongName removes the .name file of a long name whose entry is gone from n (its
+// directory, open as dirfd). The operation has done what was asked either way, so a failure is
+// only logged, as gocryptfs does: listings never show the .name file left behind, only the log
+// can tell that it is there.
+func (n *node) removeLongName(dirfd int, e storedEntry) {
+	if !e.long {
+		return
+	}
+	if err := layout.RemoveLongName(dirfd, e.stored); err != nil {
+		n.fsys.log.Printf("vfs: directory inode %d: removing %s%s: %v", n.StableAttr().Ino, e.stored, crypto.LongNameSuffix, err)
 	}
 }

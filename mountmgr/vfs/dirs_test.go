@@ -2,8 +2,10 @@ package vfs
 
 import (
 	"errors"
+	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,4 +120,31 @@ func TestTempDirLeftover(t *testing.T) {
 		t.Fatalf("cipher directory still there: %v", err)
 	}
 	fsckClean(t, v)
+}
+
+// TestLongNameRemovalLogged: when the .name file of a removed long-name entry cannot be removed
+// (here it is already gone), the unlink still succeeds and the log says which file it was.
+func TestLongNameRemovalLogged(t *testing.T) {
+	v := realVault(t, "", crypto.AESGCM)
+	var logged lockedBuffer
+	mp, _ := mountTest(t, volumeOf(v), Options{Logger: log.New(&logged, "", 0)})
+	name := strings.Repeat("long-name-", 20)
+	if err := os.WriteFile(filepath.Join(mp, name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir, stored := cipherName(t, v, name)
+	if !crypto.IsLongName(stored) {
+		t.Fatalf("%s is not stored as a long name", stored)
+	}
+	if err := os.Remove(filepath.Join(dir, stored+crypto.LongNameSuffix)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(mp, name)); err != nil {
+		t.Fatalf("unlink: %v", err)
+	}
+	logged.mu.Lock()
+	defer logged.mu.Unlock()
+	if want := "removing " + stored + crypto.LongNameSuffix + ": no such file or directory"; !strings.Contains(logged.b.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, logged.b.String())
+	}
 }

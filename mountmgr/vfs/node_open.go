@@ -1,0 +1,189 @@
+package vfs
+
+import (
+	"context"
+	"slices"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+// Opening and creating files: a handle is made only on the node's own cipher file.
+
+// newFile makes a handle of n from fd, a descriptor of n's cipher file (see openEntry).
+//
+// The handle's descriptor keeps the cipher inode alive, so while n has a handle its inode
+// number names that one file and the file ID cached in n is that file's. Once the last
+// handle is gone, the file may be deleted and the number given to a new file (tmpfs and
+// ext4 hand it out again at once), which the kernel may reach through the same node: so the
+// cache goes with the last handle, and the next handle reads the ID from its own descriptor.
+func (n *node) newFile(fd int, writable bool) *file {
+	f := &file{node: n, fd: fd, writable: writable}
+	x := n.ext()
+	x.filesMu.Lock()
+	x.files = append(x.files, f)
+	x.filesMu.Unlock()
+	return f
+}
+
+// close ends handle f. The cached file ID is dropped before the descriptor is closed: once
+// it is closed, the inode number may name another file.
+func (f *file) close() syscall.Errno {
+	x := f.node.ext()
+	x.filesMu.Lock()
+	if i := slices.Index(x.files, f); i >= 0 {
+		x.files = slices.Delete(x.files, i, i+1)
+	}
+	if len(x.files) == 0 {
+		x.fileID.Store(nil)
+		x.files = nil
+	}
+	x.filesMu.Unlock()
+	return fs2errno(unix.Close(f.fd))
+}
+
+// reopen opens n's cipher file again through a handle open on it, for an open that cannot
+// reach it by name any more (see openEntry). The kernel found n before the rename or unlink
+// that took its name, so the file that was there then is the one to open, as on a local
+// file system; without a handle on it, it is gone, and the open fails with ESTALE.
+func (n *node) reopen(flags int) (int, syscall.Errno) {
+	x := n.ext()
+	x.filesMu.Lock()
+	defer x.filesMu.Unlock() // the handle's descriptor stays open until the reopen is done
+	if len(x.files) == 0 {
+		return -1, syscall.ESTALE
+	}
+	// The /proc link is a symlink by nature: following it is the point.
+	fd, err := unix.Open(procFdPath(x.files[0].fd), flags&^unix.O_NOFOLLOW, 0)
+	return fd, fs2errno(err)
+}
+
+// openEntry opens n's cipher file, stored in dirfd, with flags; it must be n's own file. The
+// kernel looks a name up and then opens the node it found; in between, a rename can put
+// another file under that name or take n's away (an editor saving by renaming a new file
+// over the old one). A handle on another file than its node's would use the node's lock and
+// cached file ID for a file they do not belong to: so n's file is reopened through one of
+// its handles instead, and without one the open fails with ESTALE; the kernel then looks
+// the path up again and retries the open once, and gets the file now under the name.
+func (n *node) openEntry(dirfd int, stored string, flags int) (int, syscall.Errno) {
+	fd, err := unix.Openat(dirfd, stored, flags, 0)
+	if err == unix.ENOENT {
+		return n.reopen(flags)
+	}
+	if err != nil {
+		return -1, fs2errno(err)
+	}
+	e, err := statFd(fd)
+	if err != nil {
+		unix.Close(fd)
+		return -1, fs2errno(err)
+	}
+	if n.fsys.stableAttr(&e) != n.StableAttr() {
+		unix.Close(fd)
+		return n.reopen(flags)
+	}
+	return fd, 0
+}
+
+func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	fd := -1
+	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) (err error) {
+		fd, err = unix.Openat(dirfd, stored, openFlags(flags, true)|unix.O_CREAT, mode&07777)
+		if err == nil && mode&n.fsys.umask != 0 {
+			if err = unix.Fchmod(fd, mode&07777); err != nil {
+				unix.Close(fd)
+				unix.Unlinkat(dirfd, stored, 0)
+			}
+		}
+		return err
+	})
+	if errno != 0 {
+		return nil, nil, 0, n.fsys.op(errno)
+	}
+	defer d.close()
+	if errno := n.preserveOwner(ctx, d.fd, stored); errno != 0 {
+		unix.Close(fd)
+		return nil, nil, 0, n.fsys.op(errno)
+	}
+	e, err := statFd(fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil, nil, 0, n.fsys.op(fs2errno(err))
+	}
+	ch := n.newChild(ctx, name, &e, -1, "", out)
+	return ch, ch.Operations().(*node).newFile(fd, true), 0, n.fsys.op(0)
+}
+
+// openFlags turns the kernel's open flags into the flags for the cipher file: always readable
+// (partial block writes read the block first), never O_APPEND (pwrite with O_APPEND ignores
+// the offset on Linux; the kernel passes the right offsets).
+func openFlags(flags uint32, write bool) int {
+	fl := int(flags) &^ (syscall.O_ACCMODE | syscall.O_APPEND | syscall.O_CREAT | syscall.O_EXCL | syscall.O_DIRECT)
+	if write {
+		fl |= syscall.O_RDWR
+	} else {
+		fl |= syscall.O_RDONLY
+	}
+	if flags&syscall.O_EXCL != 0 {
+		fl |= syscall.O_EXCL
+	}
+	return fl | syscall.O_CLOEXEC | syscall.O_NOFOLLOW
+}
+
+func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	// O_TRUNC needs write permission whatever the access mode, as writing does.
+	trunc := flags&syscall.O_TRUNC != 0
+	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY || trunc
+	// Truncation waits until the file is known to be n's (openEntry), and then takes n's lock.
+	oflags := openFlags(flags&^syscall.O_TRUNC, write)
+	var fd int
+	d, stored, errno := n.parentFd()
+	switch errno {
+	case 0:
+		fd, errno = n.openEntry(d.fd, stored, oflags)
+		d.close()
+	case syscall.ENOENT: // n was renamed over or deleted since the kernel looked it up
+		fd, errno = n.reopen(oflags)
+	}
+	if errno != 0 {
+		return nil, 0, n.fsys.op(errno)
+	}
+	f := n.newFile(fd, write)
+	if trunc {
+		// The kernel sends O_TRUNC with OPEN instead of a SETATTR (CAP_ATOMIC_O_TRUNC), and
+		// with it the duty to drop setuid/setgid as truncate(2) would.
+		errno := f.truncateToZero()
+		if errno == 0 {
+			errno = (entry{fd: fd}).killSuid(ctx)
+		}
+		if errno != 0 {
+			f.close()
+			return nil, 0, n.fsys.op(errno)
+		}
+	}
+	// Every change comes through this mount, so the kernel may keep the file's pages across
+	// opens (it still drops them when size or mtime change, AUTO_INVAL_DATA), as long as the
+	// node cannot have stood for another file before: not where it is known by its inode
+	// number alone (see identity.go).
+	var keep uint32
+	if n.StableAttr().Gen != 0 {
+		keep = fuse.FOPEN_KEEP_CACHE
+	}
+	return f, keep, n.fsys.op(0)
+}
+
+// truncateToZero empties the cipher file for a truncating open; the next write makes a new
+// header. Unlike truncate, it changes the times even when the file is empty already, as
+// O_TRUNC does.
+func (f *file) truncateToZero() syscall.Errno {
+	x := f.node.ext()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := unix.Ftruncate(f.fd, 0); err != nil {
+		return fs2errno(err)
+	}
+	x.fileID.Store(nil)
+	return 0
+}

@@ -79,6 +79,8 @@ type Config struct {
 	// Transactions is how many SQLite transactions to commit (default 5000); without
 	// sqlite3(1) that workload is skipped.
 	Transactions int
+	// TreeFiles is how many small files du -s and find walk (default 100000).
+	TreeFiles int
 	// Baseline, if set, is another vaultui executable (e.g. a build of main) whose daemon
 	// serves targets of its own, "baseline <cipher>", so a change is measured side by side
 	// with the code before it.
@@ -86,6 +88,8 @@ type Config struct {
 
 	repo   string // the bare repository the git workloads clone; "" skips them
 	sqlite bool   // sqlite3(1) is there
+	// goBuild: go(1) is there to build the bench's module.
+	goBuild bool
 }
 
 // Result holds one target's figures of one round (or, in Report.Medians, their medians).
@@ -130,9 +134,12 @@ type Metric struct {
 	// Get returns the figure; HigherIsBetter says whether a larger value means faster.
 	Get            func(Result) float64
 	HigherIsBetter bool
-	// RealWorld marks the workloads of a working day (git, SQLite, grep), whose geometric
-	// mean the report gives.
+	// RealWorld marks the workloads of a working day (git, SQLite, grep, go build, du, find),
+	// whose geometric mean the report gives.
 	RealWorld bool
+	// CPUBound marks a real-world workload bound by CPU work no file system changes (the
+	// compiler in go build); the report gives the geometric mean with and without it.
+	CPUBound bool
 	// Cold marks the figure of a workload run with the caches dropped (Result.Cold).
 	Cold bool
 }
@@ -153,6 +160,9 @@ var Metrics = withCold([]Metric{
 	{Name: "sqlite", Get: func(r Result) float64 { return r.SQLiteSeconds }, RealWorld: true},
 	{Name: "grep -r", Get: func(r Result) float64 { return r.GrepSeconds }, RealWorld: true},
 	{Name: "grep -r again", Get: func(r Result) float64 { return r.GrepAgainSeconds }, RealWorld: true},
+	{Name: "du -s", Get: func(r Result) float64 { return r.DuSeconds }, RealWorld: true},
+	{Name: "find", Get: func(r Result) float64 { return r.FindSeconds }, RealWorld: true},
+	{Name: "go build", Get: func(r Result) float64 { return r.BuildSeconds }, RealWorld: true, CPUBound: true},
 })
 
 // withCold appends to the warm metrics their cold twins, which read Result.Cold.
@@ -255,6 +265,9 @@ func Run(ctx context.Context, cfg Config, report func(round int, r []Result)) (R
 	if cfg.Transactions <= 0 {
 		cfg.Transactions = 5000
 	}
+	if cfg.TreeFiles <= 0 {
+		cfg.TreeFiles = 100000
+	}
 	if len(cfg.Ciphers) == 0 {
 		cfg.Ciphers = []crypto.CipherID{crypto.AEGIS, crypto.AESGCM, crypto.XChaCha, crypto.AESSIV}
 	}
@@ -307,6 +320,8 @@ func Run(ctx context.Context, cfg Config, report func(round int, r []Result)) (R
 	}
 	_, err := exec.LookPath("sqlite3")
 	cfg.sqlite = err == nil
+	_, err = exec.LookPath("go")
+	cfg.goBuild = err == nil
 	// Every round goes over every target, rather than repeating one target before the next,
 	// so a slow drift of the machine (other load, caches) lands on every target alike. The
 	// starting target rotates so none always runs right after the same neighbour.
@@ -1020,11 +1035,12 @@ func isMounted(dir string) bool {
 }
 
 // GeoMean is the geometric mean of target's ratios to base (Ratios) over the real-world
-// workloads, warm or cold; those not measured are left out, and 0 means none was.
-func (rep Report) GeoMean(target, base string, cold bool) float64 {
+// workloads, warm or cold, and with or without the CPU-bound ones; those not measured are
+// left out, and 0 means none was.
+func (rep Report) GeoMean(target, base string, cold, cpuBound bool) float64 {
 	sum, n := 0.0, 0
 	for i, v := range rep.Ratios(target, base) {
-		if m := Metrics[i]; m.RealWorld && m.Cold == cold && v > 0 {
+		if m := Metrics[i]; m.RealWorld && m.Cold == cold && (cpuBound || !m.CPUBound) && v > 0 {
 			sum += math.Log(v)
 			n++
 		}

@@ -24,6 +24,9 @@ type RealWorld struct {
 	SQLiteSeconds      float64 // Transactions small transactions, synchronous=FULL
 	GrepSeconds        float64 // grep -r over the checked-out tree
 	GrepAgainSeconds   float64 // the same again
+	BuildSeconds       float64 // go build of a module the bench makes, build cache in the vault, cold
+	DuSeconds          float64 // du -s over a tree of TreeFiles small files, entry caches expired
+	FindSeconds        float64 // find over the same tree (after du, so its entries are known)
 }
 
 // The word the grep looks for; one file in a hundred holds it.
@@ -182,6 +185,17 @@ func measureRealWorld(ctx context.Context, cfg Config, dir string, r *RealWorld,
 			}
 		}
 	}
+	if err := measureTree(ctx, cfg, dir, r, cold); err != nil {
+		return err
+	}
+	if cfg.goBuild {
+		if err := settle(cold, false); err != nil {
+			return err
+		}
+		if r.BuildSeconds, err = goBuild(ctx, dir); err != nil {
+			return err
+		}
+	}
 	if cfg.sqlite {
 		if err := settle(cold, false); err != nil {
 			return err
@@ -218,4 +232,80 @@ func firstLine(b []byte) string {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Scan()
 	return sc.Text()
+}
+
+// measureTree makes a tree of cfg.TreeFiles small files (100 to a directory, untimed), then
+// times du -s and find over it, as a backup tool or a desktop search would walk a home
+// directory.
+func measureTree(ctx context.Context, cfg Config, parent string, r *RealWorld, cold bool) error {
+	dir := filepath.Join(parent, "tree")
+	content := []byte("a small file, as notes and configuration are\n")
+	for i := 0; i < cfg.TreeFiles; i++ {
+		sub := filepath.Join(dir, fmt.Sprintf("d%04d", i/100))
+		if i%100 == 0 {
+			if err := os.MkdirAll(sub, 0o700); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%06d", i)), content, 0o600); err != nil {
+			return fmt.Errorf("making the tree: %w", err)
+		}
+	}
+	if err := settle(cold, true); err != nil {
+		return err
+	}
+	var err error
+	if r.DuSeconds, _, err = timed(exec.CommandContext(ctx, "du", "-s", dir)); err != nil {
+		return err
+	}
+	d, out, err := timed(exec.CommandContext(ctx, "find", dir))
+	if err != nil {
+		return err
+	}
+	// Every file, every directory and the tree's root.
+	if n, want := bytes.Count(out, []byte("\n")), cfg.TreeFiles+(cfg.TreeFiles+99)/100+1; n != want {
+		return fmt.Errorf("find printed %d entries, want %d", n, want)
+	}
+	r.FindSeconds = d
+	return nil
+}
+
+// goBuild makes a module of no dependencies in dir (a few packages of generated code, so the
+// compiler reads and writes many files) and builds it with an empty build cache inside dir
+// and no network, returning how long the build took.
+func goBuild(ctx context.Context, dir string) (float64, error) {
+	mod := filepath.Join(dir, "gomod")
+	files := map[string]string{"go.mod": "module example.org/bench\n\ngo 1.22\n"}
+	var imports strings.Builder
+	for p := 0; p < 8; p++ {
+		fmt.Fprintf(&imports, "\t%q\n", fmt.Sprintf("example.org/bench/p%d", p))
+		for f := 0; f < 8; f++ {
+			var src strings.Builder
+			fmt.Fprintf(&src, "package p%d\n\nimport \"strings\"\n\n", p)
+			for k := 0; k < 20; k++ {
+				fmt.Fprintf(&src, "// F%d_%d joins its words.\nfunc F%d_%d(s []string) string {\n\tif len(s) > %d {\n\t\treturn strings.Join(s[%d:], \" \")\n\t}\n\treturn strings.ToUpper(strings.Join(s, \"-\"))\n}\n\n", f, k, f, k, k%5, k%5)
+			}
+			files[fmt.Sprintf("p%d/f%d.go", p, f)] = src.String()
+		}
+	}
+	files["main.go"] = "package main\n\nimport (\n" + imports.String() + ")\n\nfunc main() {\n" +
+		"\tprintln(p0.F0_0(nil), p1.F0_0(nil), p2.F0_0(nil), p3.F0_0(nil), p4.F0_0(nil), p5.F0_0(nil), p6.F0_0(nil), p7.F0_0(nil))\n}\n"
+	for name, src := range files {
+		p := filepath.Join(mod, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return 0, err
+		}
+		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+			return 0, err
+		}
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(mod, "bench"), ".")
+	cmd.Dir = mod
+	cmd.Env = append(os.Environ(), "GOCACHE="+filepath.Join(dir, "gocache"), "GOPROXY=off", "GOFLAGS=",
+		"GOTOOLCHAIN=local", "GOWORK=off", "GO111MODULE=on", "CGO_ENABLED=0")
+	d, _, err := timed(cmd)
+	return d, err
 }

@@ -63,20 +63,36 @@ func printOverview(w io.Writer, table []*command) {
 	for _, c := range cs {
 		width = max(width, len(c.name))
 	}
-	for _, g := range groups {
-		first := true
-		for _, c := range cs {
-			if c.group != g {
-				continue
-			}
-			if first {
-				fmt.Fprintf(w, "\n%s:\n", g)
-				first = false
-			}
+	for _, g := range byGroup(cs) {
+		fmt.Fprintf(w, "\n%s:\n", g.name)
+		for _, c := range g.commands {
 			fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 		}
 	}
 	fmt.Fprintf(w, "\n%s\nExit codes are listed in the man page (\"vaultui man\") and docs/reference.md.\n", vaultArgNote)
+}
+
+// commandGroup is a group's heading and its commands, in table order.
+type commandGroup struct {
+	name     string
+	commands []*command
+}
+
+// byGroup splits cs into the groups that have commands, in the order of groups.
+func byGroup(cs []*command) []commandGroup {
+	var out []commandGroup
+	for _, g := range groups {
+		group := commandGroup{name: g}
+		for _, c := range cs {
+			if c.group == g {
+				group.commands = append(group.commands, c)
+			}
+		}
+		if len(group.commands) > 0 {
+			out = append(out, group)
+		}
+	}
+	return out
 }
 
 // printCommandHelp prints "vaultui COMMAND --help".

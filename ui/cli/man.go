@@ -54,17 +54,9 @@ Flags may come before or after the arguments;
 .B \-\-
 ends the flags.
 `, roffLine(vaultArgNote))
-	cs := visibleCommands(table)
-	for _, g := range groups {
-		first := true
-		for _, c := range cs {
-			if c.group != g {
-				continue
-			}
-			if first {
-				fmt.Fprintf(w, ".SH %s\n", roffLine(strings.ToUpper(g)))
-				first = false
-			}
+	for _, g := range byGroup(visibleCommands(table)) {
+		fmt.Fprintf(w, ".SH %s\n", roffLine(strings.ToUpper(g.name)))
+		for _, c := range g.commands {
 			writeManCommand(w, c)
 		}
 	}

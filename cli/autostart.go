@@ -13,13 +13,13 @@ import (
 	"unicode"
 )
 
-func init() { registerCommand(autostartCommand) }
-
 var autostartCommand = &command{
-	name:    "autostart",
-	group:   groupMounts,
-	summary: "Start the mount manager at login, which mounts the automount vaults",
-	args:    "[--method systemd|xdg] enable|disable|status",
+	name:     "autostart",
+	group:    groupMounts,
+	summary:  "Start the mount manager at login, which mounts the automount vaults",
+	args:     "[--method systemd|xdg] enable|disable|status",
+	operands: []string{"enable|disable|status"},
+	values:   map[string]string{"method": "systemd|xdg"},
 	help: `enable installs a systemd user unit (~/.config/systemd/user/vaultui.service,
 enabled for default.target) that runs "vaultui daemon --autostart" at login;
 where systemd is not the init system, an XDG autostart entry

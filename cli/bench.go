@@ -15,8 +15,6 @@ import (
 	"github.com/vaultui/vaultui/mountmgr/mountbench"
 )
 
-func init() { registerCommand(benchCommand) }
-
 var benchCommand = &command{
 	name:    "bench",
 	group:   groupMounts,

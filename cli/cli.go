@@ -3,16 +3,19 @@
 //
 // # Commands
 //
-// All commands live in one table (commands.go). Each command defines its
-// flags on a flag.FlagSet and returns the function that runs it, so help
-// text, flag parsing and running come from one place. Flags may appear
-// before or after positional arguments; "--" ends the flags.
+// All commands live in one table (commands.go): name, group, summary, usage,
+// help, what completes each argument, and a setup function that defines the
+// flags on a flag.FlagSet and returns the function that runs the command.
+// "vaultui help", each --help, the man page (man.go), the shell completions
+// (completion.go) and the usage blocks of docs/reference.md are generated from
+// it. Flags may appear before or after positional arguments; "--" ends the
+// flags.
 //
 // # Errors and exit codes
 //
 // Commands return errors; Main alone prints them, as an "error:" line and
 // optional "hint:" lines, and maps them to the exit codes documented in
-// README.md with errors.Is on the libraries' sentinel errors (exitcode.go).
+// docs/reference.md with errors.Is on the libraries' sentinel errors (exitcode.go).
 //
 // # Passwords
 //
@@ -30,7 +33,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -52,6 +54,8 @@ type env struct {
 	app *app.App
 	// speed is the speed test with its cache; nil means app.NewSpeed's (tests give their own).
 	speed *app.Speed
+	// commands is the command table, for the commands that describe it (help, man, completion).
+	commands []*command
 }
 
 // usage reports a mistake in the running command's arguments (exit code 2).
@@ -68,7 +72,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// password) and its messages go where ours do.
 	programs := extpass.Options{Terminal: stdinTerminal(stdin), Stderr: stderr}
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, tty: "/dev/tty",
-		app: app.New(app.Options{PasswordPrograms: programs})}
+		app: app.New(app.Options{PasswordPrograms: programs}), commands: commands}
 	defer e.app.Close()
 	if isMountHelperCall(args) {
 		args = MountHelperArgs(args)
@@ -124,24 +128,14 @@ var errHelpShown = errors.New("help shown")
 
 func dispatch(e *env, args []string) error {
 	if len(args) == 0 {
-		printOverview(e.stdout)
-		return nil
+		args = []string{helpCommand.name}
 	}
 	name, rest := args[0], args[1:]
 	switch name {
-	case "help", "-h", "-help", "--help":
-		if len(rest) == 0 {
-			printOverview(e.stdout)
-			return nil
-		}
-		c := lookup(rest[0])
-		if c == nil {
-			return unknownCommand(rest[0])
-		}
-		printCommandHelp(e.stdout, c)
-		return nil
+	case "-h", "-help", "--help":
+		name = helpCommand.name
 	}
-	c := lookup(name)
+	c := lookup(e.commands, name)
 	if c == nil {
 		return unknownCommand(name)
 	}
@@ -196,101 +190,5 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		positional = append(positional, rest[0])
 		args = rest[1:]
-	}
-}
-
-// printOverview prints "vaultui help".
-func printOverview(w io.Writer) {
-	fmt.Fprint(w, `vaultui manages gocryptfs-compatible encrypted vaults.
-
-usage: vaultui                 open the terminal app
-       vaultui COMMAND [options] [arguments]
-       vaultui COMMAND --help  show a command's options
-`)
-	groups := map[string][]*command{}
-	for _, c := range allCommands() {
-		groups[c.group] = append(groups[c.group], c)
-	}
-	for _, g := range groupOrder() {
-		cs := groups[g]
-		// Commands registered from init functions arrive in file order;
-		// list the everyday ones first.
-		sort.SliceStable(cs, func(i, j int) bool { return helpRank(cs[i].name) < helpRank(cs[j].name) })
-		if len(cs) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s:\n", g)
-		for _, c := range cs {
-			fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
-		}
-	}
-	fmt.Fprint(w, `
-VAULT is a registered vault's name or the path of its encrypted directory.
-Exit codes are listed in README.md.
-`)
-}
-
-// helpRank orders commands within a group in "vaultui help".
-func helpRank(name string) int {
-	order := []string{"init", "info", "passwd", "fsck", "export", "convert", "conflicts", "path", "list", "add", "forget",
-		"mount", "unmount", "status", "daemon", "bench", "speed"}
-	for i, n := range order {
-		if n == name {
-			return i
-		}
-	}
-	return len(order)
-}
-
-// groupOrder lists command groups: the known ones first, any others after,
-// sorted, so a group added later still shows up.
-func groupOrder() []string {
-	order := []string{groupVaults, groupRegistry, groupMounts, groupOther}
-	seen := map[string]bool{}
-	for _, g := range order {
-		seen[g] = true
-	}
-	var extra []string
-	for _, c := range allCommands() {
-		if !seen[c.group] {
-			seen[c.group] = true
-			extra = append(extra, c.group)
-		}
-	}
-	sort.Strings(extra)
-	return append(order, extra...)
-}
-
-// printCommandHelp prints "vaultui COMMAND --help".
-func printCommandHelp(w io.Writer, c *command) {
-	fmt.Fprintf(w, "usage: vaultui %s %s\n\n%s\n", c.name, c.args, c.summary)
-	if c.help != "" {
-		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.help, "\n"))
-	}
-	fs := newFlagSet(c.name)
-	c.setup(fs)
-	lines := [][2]string{}
-	fs.VisitAll(func(f *flag.Flag) {
-		valueName, usage := flag.UnquoteUsage(f)
-		left := "--" + f.Name
-		if len(f.Name) == 1 {
-			left = "-" + f.Name // mount -o, as mount(8) spells it
-		}
-		if valueName != "" {
-			left += " " + strings.ToUpper(valueName)
-		}
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
-			usage += fmt.Sprintf(" (default %s)", f.DefValue)
-		}
-		lines = append(lines, [2]string{left, usage})
-	})
-	lines = append(lines, [2]string{"--help", "show this help"})
-	width := 0
-	for _, l := range lines {
-		width = max(width, len(l[0]))
-	}
-	fmt.Fprintln(w, "\noptions:")
-	for _, l := range lines {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, l[0], l[1])
 	}
 }

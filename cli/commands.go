@@ -1,16 +1,27 @@
 package cli
 
-import "flag"
+import (
+	"flag"
+	"strings"
+)
 
-// command is one subcommand.
+// command is one subcommand: the data that "vaultui help", its --help, the man page, the shell
+// completions and docs/reference.md are generated from, and the function that runs it.
 type command struct {
 	name    string
-	group   string // heading in "vaultui help"
+	group   string // heading in "vaultui help" and the man page
 	summary string // one line, starts with a capital, no period
 	args    string // usage after the name, e.g. "[options] CIPHERDIR"
 	help    string // longer description and examples, shown by --help
-	// setup defines the command's flags on fs and returns the function that
-	// runs it with the positional arguments once fs is parsed.
+	// operands name the positional arguments in order, as args spells them; the last one
+	// ends in "..." when it repeats. Their names say what completes them (argKind).
+	operands []string
+	// values names what completes a flag's value where the placeholder in its help does not
+	// say: "a|b" lists the words to offer, "" offers nothing.
+	values map[string]string
+	hidden bool // left out of help, the man page, the reference and completion
+	// setup defines the command's flags (name, `PLACEHOLDER` and help text) on fs and returns
+	// the function that runs it with the positional arguments once fs is parsed.
 	setup func(fs *flag.FlagSet) runFunc
 }
 
@@ -24,38 +35,102 @@ const (
 	groupOther    = "Other"
 )
 
-// commands is the command table. The vault commands are defined in
-// vaultcmds.go, registrycmds.go and speed.go; the mount commands (mount,
-// unmount, status, daemon, bench) in mount*.go, status*.go and daemon*.go
-// append themselves with registerCommand from their init functions.
+// groups lists the groups in the order help shows them.
+var groups = []string{groupVaults, groupRegistry, groupMounts, groupOther}
+
+// commands is the command table, in the order help lists the commands (grouped as in groups).
+// The commands that describe the table (help, man, completion) find it in env.commands: a
+// command defined with a reference to this table would be part of its own initialisation.
 var commands = []*command{
 	initCommand,
 	infoCommand,
 	passwdCommand,
 	fsckCommand,
 	exportCommand,
+	convertCommand,
 	conflictsCommand,
+	pathCommand,
+
 	listCommand,
 	addCommand,
 	forgetCommand,
-	speedCommand,
-}
+	editCommand,
 
-// registerCommand adds c to the table. Call it from an init function.
-func registerCommand(c *command) {
-	if lookup(c.name) != nil {
-		panic("cli: command " + c.name + " registered twice")
-	}
-	commands = append(commands, c)
+	mountCommand,
+	unmountCommand,
+	statusCommand,
+	daemonCommand,
+	benchCommand,
+	autostartCommand,
+	eventsCommand,
+	forgetPasswordCommand,
+
+	speedCommand,
+	helpCommand,
+	manCommand,
+	completionCommand,
+	completeCommand,
 }
 
 func allCommands() []*command { return commands }
 
-func lookup(name string) *command {
-	for _, c := range commands {
+// visibleCommands are the commands help, the man page and completion present.
+func visibleCommands(table []*command) []*command {
+	var cs []*command
+	for _, c := range table {
+		if !c.hidden {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+func lookup(table []*command, name string) *command {
+	for _, c := range table {
 		if c.name == name {
 			return c
 		}
 	}
 	return nil
+}
+
+// flagInfo is one flag as help, the man page and completion present it.
+type flagInfo struct {
+	name        string
+	placeholder string // the argument's name from the help's `backquotes`, "" for a switch
+	usage       string // the help text, without the backquotes
+	def         string // the default worth showing, "" for none
+}
+
+// spelling is the flag as typed: --name, or -o for one letter as mount(8) spells it.
+func (f flagInfo) spelling() string {
+	if len(f.name) == 1 {
+		return "-" + f.name
+	}
+	return "--" + f.name
+}
+
+// flags returns c's flags in name order, from the flag set its setup defines.
+func (c *command) flags() []flagInfo {
+	fs := newFlagSet(c.name)
+	c.setup(fs)
+	var out []flagInfo
+	fs.VisitAll(func(f *flag.Flag) {
+		placeholder, usage := flag.UnquoteUsage(f)
+		info := flagInfo{name: f.Name, placeholder: strings.ToUpper(placeholder), usage: usage}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			info.def = f.DefValue
+		}
+		out = append(out, info)
+	})
+	return out
+}
+
+// valueArg names what completes the value of flag f of c: its entry in c.values, else its
+// placeholder.
+func (c *command) valueArg(f flagInfo) string {
+	if v, ok := c.values[f.name]; ok {
+		return v
+	}
+	return f.placeholder
 }

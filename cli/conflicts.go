@@ -14,10 +14,12 @@ import (
 )
 
 var conflictsCommand = &command{
-	name:    "conflicts",
-	group:   groupVaults,
-	summary: "List sync tools' conflict copies in a vault, or settle one",
-	args:    "[--passfile F | --extpass PROGRAM] [--json] VAULT | --keep both|original|copy VAULT PATH",
+	name:     "conflicts",
+	group:    groupVaults,
+	summary:  "List sync tools' conflict copies in a vault, or settle one",
+	args:     "[--passfile F | --extpass PROGRAM] [--json] VAULT | --keep both|original|copy VAULT PATH",
+	operands: []string{"VAULT", "PATH"},
+	values:   map[string]string{"keep": "both|original|copy"},
 	help: `When a file changes on two machines, Dropbox, Nextcloud, ownCloud, Syncthing,
 OneDrive or Google Drive keep both versions by renaming one encrypted file.
 vaultui shows such a copy beside the original in the mount, with a marker

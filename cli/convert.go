@@ -15,10 +15,12 @@ import (
 )
 
 var convertCommand = &command{
-	name:    "convert",
-	group:   groupVaults,
-	summary: "Re-encrypt a vault's contents with another cipher (e.g. AEGIS to GCM for gocryptfs)",
-	args:    "--to CIPHER [--keep-old DIR] [--passfile F | --extpass PROGRAM] [--yes] VAULT",
+	name:     "convert",
+	group:    groupVaults,
+	summary:  "Re-encrypt a vault's contents with another cipher (e.g. AEGIS to GCM for gocryptfs)",
+	args:     "--to CIPHER [--keep-old DIR] [--passfile F | --extpass PROGRAM] [--yes] VAULT",
+	operands: []string{"VAULT"},
+	values:   map[string]string{"to": "aegis|gcm|xchacha|siv"},
 	help: `Names, the master key and the password stay; file contents, symlink targets
 and extended attribute values are re-encrypted. The new vault is built beside
 the old one (VAULT.vaultui-convert), checked completely (every name, block,
@@ -63,8 +65,6 @@ examples:
 		}
 	},
 }
-
-func init() { registerCommand(convertCommand) }
 
 func runConvert(e *env, entry vault.Entry, req app.ConvertRequest, src *passSource, yes bool) error {
 	name := displayName(entry)

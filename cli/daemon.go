@@ -9,8 +9,6 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 )
 
-func init() { registerCommand(daemonCommand) }
-
 var daemonCommand = &command{
 	name:    "daemon",
 	group:   groupMounts,

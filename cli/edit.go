@@ -11,13 +11,13 @@ import (
 	"github.com/vaultui/vaultui/vault"
 )
 
-func init() { registerCommand(editCommand) }
-
 var editCommand = &command{
-	name:    "edit",
-	group:   groupRegistry,
-	summary: "Change a registered vault's options (automount, lock policy, mount point, ...)",
-	args:    "[--automount[=false]] [--lock POLICY] [--mountpoint DIR] [--ro[=false]] [--idle DUR] [--extpass PROGRAM | --no-extpass] NAME",
+	name:     "edit",
+	group:    groupRegistry,
+	summary:  "Change a registered vault's options (automount, lock policy, mount point, ...)",
+	args:     "[--automount[=false]] [--lock POLICY] [--mountpoint DIR] [--ro[=false]] [--idle DUR] [--extpass PROGRAM | --no-extpass] NAME",
+	operands: []string{"NAME"},
+	values:   map[string]string{"lock": lockPolicyWords},
 	help: `Changes only the options given; the vault's files are not touched.
 --automount: the mount manager mounts the vault when it starts at login
 ("vaultui autostart enable"), with the password stored in the keyring
@@ -119,3 +119,6 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
+
+// lockPolicyWords are the values --lock completes to.
+var lockPolicyWords = strings.Join(vault.LockPolicies, "|")

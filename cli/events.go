@@ -10,8 +10,6 @@ import (
 	"github.com/vaultui/vaultui/app"
 )
 
-func init() { registerCommand(eventsCommand) }
-
 var eventsCommand = &command{
 	name:    "events",
 	group:   groupMounts,

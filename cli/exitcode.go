@@ -11,7 +11,8 @@ import (
 	"github.com/vaultui/vaultui/vault"
 )
 
-// Exit codes: a stable contract for scripts, documented in README.md.
+// Exit codes: a stable contract for scripts, documented from exitStatuses in the man page
+// and docs/reference.md.
 const (
 	exitOK             = 0
 	exitError          = 1 // anything not listed below
@@ -29,6 +30,26 @@ const (
 	// used when an interrupt cannot wait for a clean stop.
 	exitInterrupted = 130
 )
+
+// exitStatuses says what each exit code means, in the man page and docs/reference.md
+// (Markdown: `code` marks literal text).
+var exitStatuses = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "success"},
+	{exitError, "any other error"},
+	{exitUsage, "usage error (unknown command, bad flag or argument)"},
+	{exitWrongPassword, "wrong password (nothing was changed)"},
+	{exitCorrupt, "vault corrupt (also: scrypt parameters gocryptfs never writes, a `gocryptfs.conf` that is not a regular file, a conflict copy that does not decrypt), or `fsck` found problems"},
+	{exitMountpoint, "mount point missing, not a directory, not empty, or nested with the vault's cipherdir"},
+	{exitAlreadyMounted, "already mounted (also: `convert` refuses a mounted vault)"},
+	{exitBusy, "mount busy"},
+	{exitDaemon, "mount manager (daemon) unreachable, protocol version mismatch, or its socket refused as unsafe"},
+	{exitNoSuchVault, "no such vault (not in the registry and not a cipherdir)"},
+	{exitUnsupported, "a valid vault that vaultui cannot open: FIDO2, another format version or an unknown feature flag (gocryptfs may open it), or scrypt needing more memory than is available here"},
+	{exitInterrupted, "interrupted (Ctrl+C or SIGTERM before the command could finish)"},
+}
 
 // exitCodes gives each kind of error (mountmgr.KindOf) its exit code; other kinds exit with
 // exitError.

@@ -18,7 +18,7 @@ const MountHelperName = "mount.vaultui"
 // isMountHelperCall recognises mount.fuse3's shape: no command, a source, then an absolute
 // mount point.
 func isMountHelperCall(args []string) bool {
-	return len(args) >= 2 && lookup(args[0]) == nil && !strings.HasPrefix(args[0], "-") &&
+	return len(args) >= 2 && lookup(commands, args[0]) == nil && !strings.HasPrefix(args[0], "-") &&
 		filepath.IsAbs(args[1])
 }
 

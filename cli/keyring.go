@@ -13,8 +13,6 @@ import (
 	"github.com/vaultui/vaultui/vault"
 )
 
-func init() { registerCommand(forgetPasswordCommand) }
-
 // keyringStatus says in a few words whether a password is stored for the vault, for info.
 func keyringStatus(e *env, entry vault.Entry) string {
 	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
@@ -87,10 +85,11 @@ func (e *env) keyringNote(name string, c app.KeyringChange) {
 }
 
 var forgetPasswordCommand = &command{
-	name:    "forget-password",
-	group:   groupMounts,
-	summary: "Remove a vault's password from the desktop keyring",
-	args:    "VAULT",
+	name:     "forget-password",
+	group:    groupMounts,
+	summary:  "Remove a vault's password from the desktop keyring",
+	args:     "VAULT",
+	operands: []string{"VAULT"},
 	help: `Removes the password "vaultui mount --remember" stored in the desktop
 keyring (Secret Service: gnome-keyring, KWallet, KeePassXC) for VAULT, a
 registered name or a cipherdir. The vault itself is not touched; the next

@@ -17,16 +17,12 @@ import (
 	"github.com/vaultui/vaultui/vault"
 )
 
-func init() {
-	registerCommand(mountCommand)
-	registerCommand(unmountCommand)
-}
-
 var mountCommand = &command{
-	name:    "mount",
-	group:   groupMounts,
-	summary: "Unlock a vault and mount it (it stays mounted in the background)",
-	args:    "[--passfile F | --extpass PROGRAM | --masterkey -|FILE] [--remember] [--ro | --rw] [--noexec] [--idle DUR] [--allow-other] [-o OPTS] [--forcedecode] [--badname PATTERN] [--reverse [--exclude P] [--exclude-wildcard P] [--exclude-from F]] VAULT [MOUNTPOINT]",
+	name:     "mount",
+	group:    groupMounts,
+	summary:  "Unlock a vault and mount it (it stays mounted in the background)",
+	args:     "[--passfile F | --extpass PROGRAM | --masterkey -|FILE] [--remember] [--ro | --rw] [--noexec] [--idle DUR] [--allow-other] [-o OPTS] [--forcedecode] [--badname PATTERN] [--reverse [--exclude P] [--exclude-wildcard P] [--exclude-from F]] VAULT [MOUNTPOINT]",
+	operands: []string{"VAULT", "MOUNTPOINT"},
 	help: `VAULT is a registered name or a cipherdir. MOUNTPOINT defaults to the
 registry's; it is created if missing, else it must be an empty directory. The mount is owned by
 the background manager ("vaultui daemon", started on demand), so it keeps
@@ -371,10 +367,11 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 }
 
 var unmountCommand = &command{
-	name:    "unmount",
-	group:   groupMounts,
-	summary: "Unmount a vault, or every vault with --all",
-	args:    "[--lazy] VAULT|MOUNTPOINT | --all",
+	name:     "unmount",
+	group:    groupMounts,
+	summary:  "Unmount a vault, or every vault with --all",
+	args:     "[--lazy] VAULT|MOUNTPOINT | --all",
+	operands: []string{"VAULT"},
 	help: `Unmounts the vault given by registered name, cipherdir or mount point, and
 wipes its keys from the daemon's memory (best effort). A mount in use fails
 with "busy", naming the processes that hold it; --lazy detaches it at once

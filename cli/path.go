@@ -16,13 +16,12 @@ import (
 	"github.com/vaultui/vaultui/vault"
 )
 
-func init() { registerCommand(pathCommand) }
-
 var pathCommand = &command{
-	name:    "path",
-	group:   groupVaults,
-	summary: "Map cipher paths to plaintext paths and back",
-	args:    "[--passfile F | --extpass PROGRAM] [-z] decrypt|encrypt VAULT [PATH...]",
+	name:     "path",
+	group:    groupVaults,
+	summary:  "Map cipher paths to plaintext paths and back",
+	args:     "[--passfile F | --extpass PROGRAM] [-z] decrypt|encrypt VAULT [PATH...]",
+	operands: []string{"decrypt|encrypt", "VAULT", "PATH..."},
 	help: `"path decrypt" tells which file a cipher path is (a sync tool's error names
 cipher paths); "path encrypt" gives the cipher path of a plaintext path, like
 gocryptfs-xray -decrypt-paths and -encrypt-paths. Paths are relative to the

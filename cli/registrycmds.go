@@ -112,10 +112,12 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 var addCommand = &command{
-	name:    "add",
-	group:   groupRegistry,
-	summary: "Register an existing vault (made by vaultui or gocryptfs)",
-	args:    "[--name N] [--mountpoint M] [--automount] [--lock POLICY] [--reverse] CIPHERDIR",
+	name:     "add",
+	group:    groupRegistry,
+	summary:  "Register an existing vault (made by vaultui or gocryptfs)",
+	args:     "[--name N] [--mountpoint M] [--automount] [--lock POLICY] [--reverse] CIPHERDIR",
+	operands: []string{"CIPHERDIR"},
+	values:   map[string]string{"name": "", "lock": lockPolicyWords},
 	help: `Checks that CIPHERDIR holds a gocryptfs.conf vaultui can use; no password is
 needed and nothing in CIPHERDIR is changed. --automount and --lock are
 explained in "vaultui edit --help"; the lock policy defaults to sleep, or to
@@ -161,10 +163,11 @@ examples:
 }
 
 var forgetCommand = &command{
-	name:    "forget",
-	group:   groupRegistry,
-	summary: "Remove a vault from the registry; its files are not touched",
-	args:    "NAME",
+	name:     "forget",
+	group:    groupRegistry,
+	summary:  "Remove a vault from the registry; its files are not touched",
+	args:     "NAME",
+	operands: []string{"NAME"},
 	help: `Only the registry entry goes; the encrypted directory and the mount point stay
 as they are, and "vaultui add" brings the vault back.
 

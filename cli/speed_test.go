@@ -50,7 +50,7 @@ func TestInitAutoUsesTheRememberedTest(t *testing.T) {
 		sp := app.NewSpeed()
 		sp.Meter = m
 		var out, errOut bytes.Buffer
-		e := &env{ctx: t.Context(), stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, speed: sp, app: app.New(app.Options{})}
+		e := &env{ctx: t.Context(), stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, speed: sp, app: app.New(app.Options{}), commands: commands}
 		if err := dispatch(e, args); err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, errOut.String())
 		}

@@ -12,8 +12,6 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 )
 
-func init() { registerCommand(statusCommand) }
-
 var statusCommand = &command{
 	name:    "status",
 	group:   groupMounts,

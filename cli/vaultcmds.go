@@ -27,10 +27,12 @@ const (
 )
 
 var initCommand = &command{
-	name:    "init",
-	group:   groupVaults,
-	summary: "Create a new vault in an empty or new directory",
-	args:    "[options] CIPHERDIR",
+	name:     "init",
+	group:    groupVaults,
+	summary:  "Create a new vault in an empty or new directory",
+	args:     "[options] CIPHERDIR",
+	operands: []string{"CIPHERDIR"},
+	values:   map[string]string{"cipher": "auto|aegis|gcm|xchacha|siv", "name": ""},
 	help: `The vault uses the gocryptfs v2 format. It is added to the registry under
 --name (default: the directory's name without its extension) with the mount point
 --mountpoint (default: ~/Vaults/NAME, created empty if missing).
@@ -198,10 +200,11 @@ func printMasterKey(w io.Writer, key []byte) {
 }
 
 var infoCommand = &command{
-	name:    "info",
-	group:   groupVaults,
-	summary: "Show a vault's cipher, feature flags, scrypt cost and creator",
-	args:    "[--json] VAULT",
+	name:     "info",
+	group:    groupVaults,
+	summary:  "Show a vault's cipher, feature flags, scrypt cost and creator",
+	args:     "[--json] VAULT",
+	operands: []string{"VAULT"},
 	help: `Reads only gocryptfs.conf; no password is needed. The last line says
 whether the desktop keyring holds the vault's password (vaultui mount
 --remember).
@@ -233,10 +236,11 @@ examples:
 }
 
 var passwdCommand = &command{
-	name:    "passwd",
-	group:   groupVaults,
-	summary: "Change a vault's password (with the old password or the master key)",
-	args:    "[options] VAULT",
+	name:     "passwd",
+	group:    groupVaults,
+	summary:  "Change a vault's password (with the old password or the master key)",
+	args:     "[options] VAULT",
+	operands: []string{"VAULT"},
 	help: `Only gocryptfs.conf changes, atomically: a crash leaves either the old or
 the new password working. The data is not re-encrypted.
 Without --passfile/--new-passfile the passwords are asked on the terminal.
@@ -322,10 +326,11 @@ func (p problemsFound) Error() string {
 func (p problemsFound) ExitCode() int { return exitCorrupt }
 
 var fsckCommand = &command{
-	name:    "fsck",
-	group:   groupVaults,
-	summary: "Check that every name, symlink and block of a vault decrypts",
-	args:    "[--passfile F | --extpass PROGRAM] VAULT",
+	name:     "fsck",
+	group:    groupVaults,
+	summary:  "Check that every name, symlink and block of a vault decrypts",
+	args:     "[--passfile F | --extpass PROGRAM] VAULT",
+	operands: []string{"VAULT"},
 	help: `Each problem is printed on its own line with the file's path (and the block
 range for damaged contents). Sync tools' conflict copies and foreign files
 (names not of the vault's format, e.g. desktop.ini) are listed as notes, not
@@ -376,10 +381,11 @@ examples:
 }
 
 var exportCommand = &command{
-	name:    "export",
-	group:   groupVaults,
-	summary: "Write a vault's decrypted files to a directory, without FUSE",
-	args:    "[--passfile F | --extpass PROGRAM] [--force] VAULT DESTDIR",
+	name:     "export",
+	group:    groupVaults,
+	summary:  "Write a vault's decrypted files to a directory, without FUSE",
+	args:     "[--passfile F | --extpass PROGRAM] [--force] VAULT DESTDIR",
+	operands: []string{"VAULT", "DESTDIR"},
 	help: `Recreates the decrypted tree in DESTDIR (new or empty): files, directories,
 symlinks and permission bits; holes in sparse files stay holes. For recovery
 and for machines without FUSE. Nothing unauthenticated is ever written: a

@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Shell completion. The scripts "vaultui completion bash|zsh|fish" prints know nothing of the
+// commands: at each Tab they run "vaultui __complete WORD...", which reads the command table
+// (and, for vault names, the registry) and prints what may come next. So completion is in
+// step with the table by construction, and offers the vaults registered at that moment.
+//
+// The scripts call "vaultui __complete -- WORD...", so that the words' flags stay unparsed.
+// __complete's answer: a first line naming what the shell adds of its own (none, files, dirs
+// or programs), then one candidate a line as "WORD<tab>DESCRIPTION".
+
+var completionCommand = &command{
+	name:     "completion",
+	group:    groupOther,
+	summary:  "Print the shell completion script for bash, zsh or fish",
+	args:     "bash|zsh|fish",
+	operands: []string{"bash|zsh|fish"},
+	help: `The script completes commands, flags, flag values and vault names (those
+registered when Tab is pressed). To install it for your user:
+
+  bash: vaultui completion bash > ~/.local/share/bash-completion/completions/vaultui
+  zsh:  vaultui completion zsh > ~/.zfunc/_vaultui (with fpath+=~/.zfunc before compinit in ~/.zshrc)
+  fish: vaultui completion fish > ~/.config/fish/completions/vaultui.fish
+
+or load it into the running shell with "source <(vaultui completion bash)".`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		return func(e *env, args []string) error {
+			if len(args) != 1 {
+				return e.usage("expected one of bash, zsh or fish, got %d arguments", len(args))
+			}
+			script, ok := completionScripts[args[0]]
+			if !ok {
+				return e.usage("no completion for shell %q: want bash, zsh or fish", args[0])
+			}
+			_, err := io.WriteString(e.stdout, script)
+			return err
+		}
+	},
+}
+
+var completeCommand = &command{
+	name:    "__complete",
+	group:   groupOther,
+	summary: "Print what completes the last of the words given (for the completion scripts)",
+	args:    "-- WORD...",
+	hidden:  true,
+	setup: func(fs *flag.FlagSet) runFunc {
+		return func(e *env, args []string) error {
+			complete(e, args)
+			return nil
+		}
+	},
+}
+
+// What completes an argument, by the name usage lines and flag help give it.
+type argKind int
+
+const (
+	noCompletion argKind = iota
+	fileArg
+	dirArg
+	vaultArg   // a registered name, or a cipherdir
+	nameArg    // a registered name
+	programArg // a program on PATH
+	commandArg // a vaultui command
+	wordArg    // one of the words "a|b|c" lists
+)
+
+// argKinds maps argument names to their kind; "a|b|c" is a wordArg, a name not listed
+// completes nothing.
+var argKinds = map[string]argKind{
+	"FILE": fileArg, "PATH": fileArg, "EXE": fileArg,
+	"DIR": dirArg, "CIPHERDIR": dirArg, "DESTDIR": dirArg, "MOUNTPOINT": dirArg,
+	"VAULT": vaultArg, "NAME": nameArg, "PROGRAM": programArg, "COMMAND": commandArg,
+}
+
+func kindOf(arg string) argKind {
+	arg = strings.TrimSuffix(arg, "...")
+	if strings.Contains(arg, "|") {
+		return wordArg
+	}
+	return argKinds[arg]
+}
+
+// complete prints what may replace the last of words, the arguments after "vaultui".
+func complete(e *env, words []string) {
+	if len(words) == 0 {
+		words = []string{""}
+	}
+	cur := words[len(words)-1]
+	out := &completion{prefix: cur}
+	if len(words) == 1 {
+		out.commands(e.commands)
+		out.print(e.stdout)
+		return
+	}
+	c := lookup(e.commands, words[0])
+	if c == nil {
+		out.print(e.stdout)
+		return
+	}
+	flags := map[string]flagInfo{}
+	for _, f := range c.flags() {
+		flags[f.spelling()] = f
+	}
+	// Walk the words before the current one: which take a flag's value, which are operands.
+	operands, flagsEnded := 0, false
+	var pending *flagInfo // the flag whose value the next word is
+	for _, w := range words[1 : len(words)-1] {
+		switch f, isFlag := flags[w]; {
+		case pending != nil:
+			pending = nil
+		case flagsEnded || !strings.HasPrefix(w, "-"):
+			operands++
+		case w == "--":
+			flagsEnded = true
+		case isFlag && f.placeholder != "":
+			pending = &f
+		}
+	}
+	switch {
+	case pending != nil:
+		out.argument(e, c.valueArg(*pending))
+	case !flagsEnded && strings.HasPrefix(cur, "-"):
+		for _, f := range c.flags() {
+			out.add(f.spelling(), f.usage)
+		}
+		out.add("--help", "show this help")
+	case len(c.operands) > 0:
+		i := min(operands, len(c.operands)-1)
+		if i == operands || strings.HasSuffix(c.operands[i], "...") {
+			out.argument(e, c.operands[i])
+		}
+	}
+	out.print(e.stdout)
+}
+
+// completion collects __complete's answer.
+type completion struct {
+	prefix string
+	shell  string // what the shell adds: "none", "files", "dirs" or "programs"
+	words  [][2]string
+}
+
+func (o *completion) add(word, description string) {
+	if strings.HasPrefix(word, o.prefix) {
+		o.words = append(o.words, [2]string{word, oneLine(description)})
+	}
+}
+
+func (o *completion) commands(table []*command) {
+	for _, c := range visibleCommands(table) {
+		o.add(c.name, c.summary)
+	}
+}
+
+// argument completes an argument named arg (argKinds).
+func (o *completion) argument(e *env, arg string) {
+	switch kindOf(arg) {
+	case fileArg:
+		o.shell = "files"
+	case dirArg:
+		o.shell = "dirs"
+	case programArg:
+		o.shell = "programs"
+	case vaultArg:
+		o.shell = "dirs"
+		o.vaults(e)
+	case nameArg:
+		o.vaults(e)
+	case commandArg:
+		o.commands(e.commands)
+	case wordArg:
+		for _, w := range strings.Split(strings.TrimSuffix(arg, "..."), "|") {
+			o.add(w, "")
+		}
+	}
+}
+
+// vaults adds the registered vaults' names; an unreadable registry adds none (completion
+// has nowhere to say why: "vaultui list" does).
+func (o *completion) vaults(e *env) {
+	reg, err := e.app.Registry()
+	if err != nil {
+		return
+	}
+	for _, v := range reg.Vaults {
+		o.add(v.Name, v.CipherDir)
+	}
+}
+
+func (o *completion) print(w io.Writer) {
+	shell := o.shell
+	if shell == "" {
+		shell = "none"
+	}
+	fmt.Fprintln(w, shell)
+	for _, word := range o.words {
+		fmt.Fprintf(w, "%s\t%s\n", word[0], word[1])
+	}
+}
+
+// completionScripts are the scripts "vaultui completion SHELL" prints. Each runs the program
+// as typed (so ./vaultui completes from ./vaultui) with the words up to the cursor.
+var completionScripts = map[string]string{
+	"bash": `# bash completion for vaultui, from "vaultui completion bash".
+_vaultui() {
+	local cur=${COMP_WORDS[COMP_CWORD]} line
+	local -a lines
+	mapfile -t lines < <("${COMP_WORDS[0]}" __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+	COMPREPLY=()
+	for line in "${lines[@]:1}"; do
+		COMPREPLY+=("${line%%$'\t'*}")
+	done
+	case ${lines[0]} in
+	files) compopt -o filenames 2>/dev/null
+		mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur") ;;
+	dirs) compopt -o filenames 2>/dev/null
+		mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -d -- "$cur") ;;
+	programs)
+		mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -c -- "$cur") ;;
+	esac
+}
+complete -F _vaultui vaultui
+`,
+	"zsh": `#compdef vaultui
+# zsh completion for vaultui, from "vaultui completion zsh".
+_vaultui() {
+	local -a lines candidates
+	local line
+	lines=("${(@f)$("${words[1]}" __complete -- "${(@)words[2,CURRENT]}" 2>/dev/null)}")
+	for line in "${(@)lines[2,-1]}"; do
+		candidates+=("${${line%%$'\t'*}//:/\\:}:${line#*$'\t'}")
+	done
+	(( ${#candidates} )) && _describe -t values vaultui candidates
+	case ${lines[1]} in
+	files) _files ;;
+	dirs) _files -/ ;;
+	programs) _command_names -e ;;
+	esac
+}
+if [[ $funcstack[1] == _vaultui ]]; then
+	_vaultui "$@"
+else
+	compdef _vaultui vaultui
+fi
+`,
+	"fish": `# fish completion for vaultui, from "vaultui completion fish".
+function __vaultui_complete
+	set -l tokens (commandline -opc)
+	set -l cur (commandline -ct)
+	set -l out ($tokens[1] __complete -- $tokens[2..-1] "$cur" 2>/dev/null)
+	if set -q out[2]
+		printf '%s\n' $out[2..-1]
+	end
+	switch "$out[1]"
+		case files
+			__fish_complete_path "$cur"
+		case dirs
+			__fish_complete_directories "$cur"
+		case programs
+			__fish_complete_command
+	end
+end
+complete -c vaultui -f -a '(__vaultui_complete)'
+`,
+}

@@ -50,6 +50,35 @@ func Describe(i vault.Info) []Fact {
 	return facts
 }
 
+// Info reads what a vault's config says: its gocryptfs.conf, or for a reverse vault the
+// .gocryptfs.reverse.conf of its plaintext folder (which has no gocryptfs.conf).
+func Info(e vault.Entry) (vault.Info, error) {
+	if !e.Reverse {
+		return vault.ReadInfo(e.CipherDir)
+	}
+	c, err := vault.LoadReverseConfig(e.CipherDir)
+	if err != nil {
+		return vault.Info{}, err
+	}
+	return c.Info(e.CipherDir), nil
+}
+
+// ReverseView is how every front end names what a reverse vault mounts.
+const ReverseView = "reverse: the read-only encrypted view of this plaintext folder"
+
+// EntryFacts are the facts of a registered vault that its config does not hold: for a
+// reverse vault, what it mounts and the rules that leave files out of the view.
+func EntryFacts(e vault.Entry) []Fact {
+	if !e.Reverse {
+		return nil
+	}
+	facts := []Fact{{"View", ReverseView}}
+	for _, rule := range e.Exclude {
+		facts = append(facts, Fact{"Excluded", vault.EscapeControl(rule)})
+	}
+	return facts
+}
+
 // Finding is one thing fsck found, ready to show: Where names the file (its plaintext path,
 // else its path in the cipherdir), What says what is wrong, with the damaged block range.
 type Finding struct {

@@ -15,9 +15,15 @@ import (
 // log, all over the App's one daemon client.
 
 // MountFor is the request that mounts e as registered: its mount point, read-only and idle
-// options are the defaults a front end's choices override.
+// options are the defaults a front end's choices override. An entry without a mount point
+// (a registry edited by hand) mounts where a vault of its name does by default; an
+// unregistered vault (no name) has none, and the front end must ask for one.
 func MountFor(e vault.Entry) MountRequest {
-	return MountRequest{Vault: VaultOf(e), MountPoint: e.MountPoint, ReadOnly: e.ReadOnly, Idle: e.Idle,
+	mp := e.MountPoint
+	if mp == "" && e.Name != "" {
+		mp = DefaultMountPoint(e.Name)
+	}
+	return MountRequest{Vault: VaultOf(e), MountPoint: mp, ReadOnly: e.ReadOnly, Idle: e.Idle,
 		Reverse: e.Reverse, Exclude: slices.Clone(e.Exclude)}
 }
 

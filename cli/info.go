@@ -35,7 +35,7 @@ func printInfo(w io.Writer, e vault.Entry, i vault.Info, keyring string) {
 	if e.MountPoint != "" {
 		row("Mount point", e.MountPoint)
 	}
-	for _, f := range app.Describe(i) {
+	for _, f := range append(app.EntryFacts(e), app.Describe(i)...) {
 		fmt.Fprintf(tw, "%s:\t%s\n", f.Label, f.Value)
 	}
 	if keyring != "" {

@@ -117,18 +117,17 @@ examples:
 			if err != nil {
 				return err
 			}
-			mp := entry.MountPoint
+			req := app.MountFor(entry)
 			if len(args) == 2 {
-				if mp, err = filepath.Abs(args[1]); err != nil {
+				if req.MountPoint, err = filepath.Abs(args[1]); err != nil {
 					return err
 				}
 			}
-			if mp == "" {
+			if req.MountPoint == "" {
 				return withHint(e.usage("no mount point given and none registered for %s", displayName(entry)),
 					`give MOUNTPOINT, or register one with "vaultui add --mountpoint DIR"`)
 			}
-			req := app.MountFor(entry)
-			req.MountPoint, req.Remember, req.AllowOther, req.NoExec = mp, *remember, *allowOther, *noexec
+			req.Remember, req.AllowOther, req.NoExec = *remember, *allowOther, *noexec
 			if flagSet(fs, "ro") {
 				req.ReadOnly = *ro
 			}
@@ -167,8 +166,8 @@ examples:
 				req.Idle = *idle
 			}
 			// Before the passfile is read or the daemon started.
-			if err := app.CheckMountPoint(req.Vault, mp); err != nil {
-				return mountHint(err, mp)
+			if err := app.CheckMountPoint(req.Vault, req.MountPoint); err != nil {
+				return mountHint(err, req.MountPoint)
 			}
 			if *masterKey != "" {
 				if req.MasterKey, err = e.readMasterKey(*masterKey, false); err != nil {
@@ -201,7 +200,7 @@ examples:
 				})
 			}
 			if err != nil {
-				return mountHint(err, mp)
+				return mountHint(err, req.MountPoint)
 			}
 			mode := ""
 			if info.Reverse {

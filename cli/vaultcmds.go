@@ -222,7 +222,7 @@ examples:
 			if err != nil {
 				return err
 			}
-			info, err := vault.ReadInfo(entry.CipherDir)
+			info, err := app.Info(entry)
 			if err != nil {
 				return err
 			}

@@ -76,6 +76,10 @@ type MountInfo struct {
 	ForceDecode bool `json:",omitempty"`
 }
 
+// InPlace reports whether the mount is at its mount point: neither a stale leftover nor
+// detached.
+func (m MountInfo) InPlace() bool { return !m.Stale && !m.Detached }
+
 // StaleMount reports a mount left behind by a daemon that died without unmounting (its FUSE
 // server gone, so the mount answers "transport endpoint is not connected"), which the current
 // daemon found at start and cleaned up, or failed to. See [Client.Stale].

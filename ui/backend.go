@@ -2,9 +2,9 @@ package ui
 
 import (
 	"context"
-	"time"
 
 	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -45,13 +45,14 @@ type Backend interface {
 	// StoredPassword reports whether the desktop keyring holds a password for
 	// cipherDir; err says why it cannot tell (no keyring).
 	StoredPassword(ctx context.Context, cipherDir string) (bool, error)
-	// Info describes a vault's on-disk configuration as labelled lines.
-	Info(ctx context.Context, cipherDir string) ([]Field, error)
+	// Info describes a vault's configuration as labelled lines (app.Info, app.Describe):
+	// its gocryptfs.conf, or a reverse vault's .gocryptfs.reverse.conf.
+	Info(ctx context.Context, v vault.Entry) ([]Field, error)
 	ChangePassword(ctx context.Context, cipherDir string, oldPassword, newPassword []byte) error
 	// Fsck unlocks the vault and checks every file and name in it.
 	Fsck(ctx context.Context, cipherDir string, password []byte, progress func(FsckProgress)) ([]Problem, error)
 	// Ciphers lists the content ciphers a new vault can use, in display order.
-	Ciphers() []Cipher
+	Ciphers() []crypto.CipherID
 	// SpeedTest runs the speed test (app.Speed.Run), reporting the figures so
 	// far after each measurement, and remembers the result for every front end.
 	SpeedTest(ctx context.Context, report func(app.SpeedReport)) (app.SpeedReport, error)
@@ -60,12 +61,12 @@ type Backend interface {
 	CachedSpeed() (app.SpeedReport, bool)
 	// Mount mounts through app.Mount; a request without Password uses the keyring's. The
 	// screens build it from app.MountFor, so the registry's options are its defaults.
-	Mount(ctx context.Context, req app.MountRequest) (Mount, error)
+	Mount(ctx context.Context, req app.MountRequest) (app.Mounted, error)
 	// Unmount takes a cipherdir or mount point; lazy detaches a busy mount.
 	Unmount(ctx context.Context, target string, lazy bool) error
 	// Watch calls each with the daemon's mounts about once a second until
 	// ctx is done or the daemon goes away.
-	Watch(ctx context.Context, each func([]Mount)) error
+	Watch(ctx context.Context, each func([]mountmgr.MountInfo)) error
 	// CountConflicts counts a vault's sync-conflict copies without its
 	// password (cheap: it runs for every vault when the list loads).
 	CountConflicts(cipherDir string) (ConflictCount, error)
@@ -102,31 +103,6 @@ type Vault struct {
 	// Problem says why the vault's config could not be read, if it couldn't.
 	Problem string
 }
-
-// Cipher names a content cipher: ID is its crypto.CipherID, Name is what people read.
-type Cipher struct{ ID, Name string }
-
-// Mount is one live mount as the daemon reports it.
-type Mount struct {
-	// KeyringNote, in Mount's answer only, says what became of a password to
-	// remember ("stored in the keyring", or why not).
-	KeyringNote string
-
-	CipherDir, MountPoint, Cipher      string
-	ReadOnly                           bool
-	Since                              time.Time
-	Idle                               time.Duration // unmounts after this long unused; 0 = never
-	BytesRead, BytesWritten, Ops, Errs uint64
-	ReadBps, WriteBps, OpsPerSec       float64
-	Stale                              bool
-	// Detached: no longer at its mount point (a lazy unmount), but the files
-	// opened before are still served until they are closed.
-	Detached bool
-}
-
-// live reports whether the mount is in place at its mount point: neither a
-// stale leftover nor detached.
-func (m Mount) live() bool { return !m.Stale && !m.Detached }
 
 // Field is one labelled line of vault information (app.Describe's facts).
 type Field = app.Fact

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -28,7 +29,7 @@ type common struct {
 	spinner       spinner.Model
 
 	vaults []Vault // the registry, as last read by the list
-	mounts []Mount
+	mounts []mountmgr.MountInfo
 	// conflicts counts each vault's sync-conflict copies (by cipherdir),
 	// recounted whenever the list re-reads the registry.
 	conflicts map[string]ConflictCount
@@ -100,8 +101,8 @@ type speedState struct {
 	err    error // why the last run ended without a result
 }
 
-func (s *speedState) result(id string) (app.CipherSpeed, bool) {
-	return s.report.Result(crypto.CipherID(id))
+func (s *speedState) result(id crypto.CipherID) (app.CipherSpeed, bool) {
+	return s.report.Result(id)
 }
 
 // contentWidth is the width inside the app's padding.
@@ -109,15 +110,15 @@ func (c *common) contentWidth() int { return max(20, c.width-2) }
 
 // mountFor returns the mount of a cipherdir, if any: the one in place
 // before a detached or stale one (a detached vault can be mounted again).
-func (c *common) mountFor(cipherDir string) (Mount, bool) {
-	var found *Mount
+func (c *common) mountFor(cipherDir string) (mountmgr.MountInfo, bool) {
+	var found *mountmgr.MountInfo
 	for i, m := range c.mounts {
-		if samePath(m.CipherDir, cipherDir) && (found == nil || m.live() && !found.live()) {
+		if samePath(m.CipherDir, cipherDir) && (found == nil || m.InPlace() && !found.InPlace()) {
 			found = &c.mounts[i]
 		}
 	}
 	if found == nil {
-		return Mount{}, false
+		return mountmgr.MountInfo{}, false
 	}
 	return *found, true
 }
@@ -144,9 +145,9 @@ type history struct {
 	read, write []float64
 }
 
-func (h *history) add(m Mount) {
-	h.read = appendCapped(h.read, m.ReadBps)
-	h.write = appendCapped(h.write, m.WriteBps)
+func (h *history) add(m mountmgr.MountInfo) {
+	h.read = appendCapped(h.read, m.Stats.ReadBps)
+	h.write = appendCapped(h.write, m.Stats.WriteBps)
 }
 
 func appendCapped(s []float64, v float64) []float64 {
@@ -172,7 +173,7 @@ type (
 		vaults []Vault
 		err    error
 	}
-	mountsMsg   []Mount
+	mountsMsg   []mountmgr.MountInfo
 	watchEnded  struct{ err error }
 	watchRetry  struct{}
 	runSpeedMsg struct{}

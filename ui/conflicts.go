@@ -147,7 +147,7 @@ type conflictSettled struct {
 
 func newConflictsScreen(c *common, v Vault) *conflictsScreen {
 	s := &conflictsScreen{c: c, v: v, form: newForm(c, passwordField("Password"))}
-	if m, ok := c.mountFor(v.CipherDir); ok && m.live() {
+	if m, ok := c.mountFor(v.CipherDir); ok && m.InPlace() {
 		s.mountPoint = m.MountPoint
 	}
 	s.ctx, s.cancel = context.WithCancel(c.ctx)

@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -184,7 +185,7 @@ func TestConflictsRefusedOnStaleMount(t *testing.T) {
 	fb := newFake()
 	twoVaults(fb)
 	tm := newTestModel(t, fb)
-	tm.send(mountsMsg([]Mount{{CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Stale: true}}))
+	tm.send(mountsMsg([]mountmgr.MountInfo{{CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Stale: true}}))
 	tm.keys("c")
 	if tm.current != nil {
 		t.Fatalf("c opened %T on a stale mount", tm.current)

@@ -25,7 +25,7 @@ var convertKey = key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "convert ci
 type convertScreen struct {
 	c       *common
 	v       Vault
-	ciphers []Cipher // those the vault does not use
+	ciphers []crypto.CipherID // those the vault does not use
 	cursor  int
 	step    convertStep
 	plan    app.ConvertPlan
@@ -62,7 +62,7 @@ type (
 func newConvertScreen(c *common, v Vault) *convertScreen {
 	s := &convertScreen{c: c, v: v, form: newForm(c, passwordField("Password"))}
 	for _, ci := range c.backend.Ciphers() {
-		if ci.Name != v.Cipher {
+		if ci.String() != v.Cipher {
 			s.ciphers = append(s.ciphers, ci)
 		}
 	}
@@ -142,7 +142,7 @@ func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
 				s.cursor = min(len(s.ciphers)-1, s.cursor+1)
 			case key.Matches(msg, k.Submit) && len(s.ciphers) > 0:
 				s.step, s.err = convertPlanning, ""
-				b, ctx, dir, to := s.c.backend, s.c.ctx, s.v.CipherDir, s.ciphers[s.cursor].ID
+				b, ctx, dir, to := s.c.backend, s.c.ctx, s.v.CipherDir, string(s.ciphers[s.cursor])
 				return func() tea.Msg {
 					p, err := b.PlanConvert(ctx, dir, to)
 					return convertPlanned{plan: p, err: err}
@@ -199,7 +199,7 @@ func (s *convertScreen) View() string {
 			if i == s.cursor {
 				marker = st.Key.Render("› ")
 			}
-			b.WriteString(marker + c.Name + "\n")
+			b.WriteString(marker + c.String() + "\n")
 		}
 	case convertPlanning:
 		b.WriteString(s.c.spinner.View() + " Measuring the vault and the free space…")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -32,10 +33,10 @@ func init() {
 var testNow = time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
 
 var (
-	gcm     = Cipher{ID: "aes-gcm", Name: "AES-256-GCM"}
-	aegis   = Cipher{ID: "aegis", Name: "AEGIS-256X2"}
-	xchacha = Cipher{ID: "xchacha", Name: "XChaCha20-Poly1305"}
-	siv     = Cipher{ID: "aes-siv", Name: "AES-SIV-512"}
+	gcm     = crypto.AESGCM
+	aegis   = crypto.AEGIS
+	xchacha = crypto.XChaCha
+	siv     = crypto.AESSIV
 )
 
 // fakeBackend is a deterministic Backend: one password opens everything,
@@ -44,9 +45,10 @@ type fakeBackend struct {
 	mu           sync.Mutex
 	password     string
 	vaults       []Vault
-	mounts       []Mount
+	mounts       []mountmgr.MountInfo
 	created      []createCall
 	mountReqs    []app.MountRequest
+	infoOf       []vault.Entry // the vaults Info was asked about
 	addReqs      []app.NewEntry
 	unmounts     []string
 	lazyUnmounts []string
@@ -57,7 +59,7 @@ type fakeBackend struct {
 	cachedSpeed  app.SpeedReport   // what CachedSpeed returns; none without ciphers
 	stored       map[string]string // the fake keyring: cipherdir -> password
 	forgotten    []string
-	watch        chan []Mount // Watch forwards these until ctx is done
+	watch        chan []mountmgr.MountInfo // Watch forwards these until ctx is done
 	// conflicts are the conflict copies by cipherdir; settled records
 	// "path keep" for each Settle, settleErr fails the next one.
 	conflicts map[string][]ConflictCopy
@@ -120,12 +122,7 @@ func (f *fakeBackend) CreateVault(ctx context.Context, r app.NewVault, password 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.created = append(f.created, createCall{NewVault: r, Password: append([]byte(nil), password...)})
-	name := string(r.Options.Cipher)
-	for _, c := range f.Ciphers() {
-		if c.ID == name {
-			name = c.Name
-		}
-	}
+	name := r.Options.Cipher.String()
 	f.vaults = append(f.vaults, Vault{Entry: vault.Entry{Name: r.Name, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Lock: r.Lock}, Cipher: name})
 	key := make([]byte, 32)
 	for i := range key {
@@ -179,7 +176,10 @@ func (f *fakeBackend) Forget(name string) error {
 	return fmt.Errorf("%s: not registered", name)
 }
 
-func (f *fakeBackend) Info(ctx context.Context, dir string) ([]Field, error) {
+func (f *fakeBackend) Info(ctx context.Context, v vault.Entry) ([]Field, error) {
+	f.mu.Lock()
+	f.infoOf = append(f.infoOf, v)
+	f.mu.Unlock()
 	return []Field{{Label: "Cipher", Value: "AEGIS-256X2"}, {Label: "Format", Value: "gocryptfs v2"}, {Label: "scrypt", Value: "N=2^16 r=8 p=1"}, {Label: "Feature flags", Value: "HKDF DirIV EMENames LongNames Raw64"}}, nil
 }
 
@@ -229,7 +229,7 @@ func (f *fakeBackend) Fsck(ctx context.Context, dir string, pw []byte, progress 
 	return f.problems, nil
 }
 
-func (f *fakeBackend) Ciphers() []Cipher { return []Cipher{aegis, gcm, xchacha, siv} }
+func (f *fakeBackend) Ciphers() []crypto.CipherID { return []crypto.CipherID{aegis, gcm, xchacha, siv} }
 
 // fakeSpeed is the fixed speed test: three rounds of every cipher and a write to a disk,
 // where AEGIS's 3.1x for the cipher alone shrinks to 1.1x.
@@ -266,32 +266,32 @@ func (f *fakeBackend) CachedSpeed() (app.SpeedReport, bool) {
 	return f.cachedSpeed, f.cachedSpeed.Ciphers != nil
 }
 
-func (f *fakeBackend) Mount(ctx context.Context, req app.MountRequest) (Mount, error) {
+func (f *fakeBackend) Mount(ctx context.Context, req app.MountRequest) (app.Mounted, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.mountReqs = append(f.mountReqs, req)
 	if err := f.mountErr; err != nil {
 		f.mountErr = nil
-		return Mount{}, err
+		return app.Mounted{}, err
 	}
 	dir, fromKeyring := req.Vault.CipherDir, req.Password == nil
 	if err := f.unlock(dir, req.Password); err != nil {
-		return Mount{}, err
+		return app.Mounted{}, err
 	}
-	m := Mount{CipherDir: dir, MountPoint: req.MountPoint, Cipher: "AEGIS-256X2", ReadOnly: req.ReadOnly || req.Reverse, Since: testNow.Add(-5 * time.Minute)}
+	m := app.Mounted{MountInfo: mountmgr.MountInfo{CipherDir: dir, MountPoint: req.MountPoint, Cipher: "AEGIS-256X2", ReadOnly: req.ReadOnly || req.Reverse, Since: testNow.Add(-5 * time.Minute)}}
 	// As app.Mount: a typed password that worked replaces a stored one that differs, and
 	// with Remember a missing one is stored.
 	if stored, ok := f.stored[dir]; !fromKeyring && ok && stored != string(req.Password) {
 		f.stored[dir] = string(req.Password)
-		m.KeyringNote = "The keyring's password was updated."
+		m.Keyring.Action = app.KeyringReplaced
 	} else if req.Remember && !fromKeyring && !ok {
 		if f.stored == nil {
 			f.stored = map[string]string{}
 		}
 		f.stored[dir] = string(req.Password)
-		m.KeyringNote = "Password stored in the keyring."
+		m.Keyring.Action = app.KeyringStored
 	}
-	f.mounts = append(f.mounts, m)
+	f.mounts = append(f.mounts, m.MountInfo)
 	return m, nil
 }
 
@@ -309,7 +309,7 @@ func (f *fakeBackend) Unmount(ctx context.Context, target string, lazy bool) err
 	return nil
 }
 
-func (f *fakeBackend) Watch(ctx context.Context, each func([]Mount)) error {
+func (f *fakeBackend) Watch(ctx context.Context, each func([]mountmgr.MountInfo)) error {
 	if f.watch == nil {
 		<-ctx.Done()
 		return nil

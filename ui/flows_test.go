@@ -2,10 +2,10 @@ package ui
 
 import (
 	"errors"
-	"github.com/vaultui/vaultui/mountmgr"
-	"github.com/vaultui/vaultui/vault"
 	"strings"
 	"testing"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 // Issue 20: every flow acts on what the screen names.
@@ -111,13 +111,6 @@ func TestDetachedMountLooksDetached(t *testing.T) {
 	tm.keys("m")
 	if _, ok := tm.current.(*mountScreen); !ok {
 		t.Fatalf("m on a detached vault opened %T", tm.current)
-	}
-}
-
-// TestRealMountKeepsDetached: the real backend passes the daemon's Detached on.
-func TestRealMountKeepsDetached(t *testing.T) {
-	if m := uiMount(mountmgr.MountInfo{CipherDir: "/c", MountPoint: "/m", Detached: true}); !m.Detached {
-		t.Fatal("uiMount dropped Detached")
 	}
 }
 

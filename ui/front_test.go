@@ -1,11 +1,14 @@
 package ui
 
 import (
+	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -100,4 +103,53 @@ func TestAddLeavesDefaultsToApp(t *testing.T) {
 
 func containsAny(s string, parts ...string) bool {
 	return slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(s, p) })
+}
+
+// TestInfoOfReverseVault: the info screen of a reverse vault says what it mounts and which
+// rules leave files out of the view (app.EntryFacts), and reads the reverse config.
+func TestInfoOfReverseVault(t *testing.T) {
+	fb := newFake()
+	fb.vaults = []Vault{reverseVault()}
+	tm := newTestModel(t, fb)
+	tm.keys("i")
+	wantView(t, tm, "View", app.ReverseView, "Excluded", "*.iso", "AEGIS-256X2")
+	if len(fb.infoOf) != 1 || !fb.infoOf[0].Reverse || fb.infoOf[0].CipherDir != "/home/u/Documents" {
+		t.Fatalf("info read %+v, want the reverse vault's entry", fb.infoOf)
+	}
+}
+
+// TestRealBackendInfoReverse: the real backend reads a reverse vault's
+// .gocryptfs.reverse.conf (its folder has no gocryptfs.conf).
+func TestRealBackendInfoReverse(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{Cipher: crypto.AESSIV, ScryptLogN: 10}); err != nil {
+		t.Fatal(err)
+	}
+	fields, err := testBackend().Info(context.Background(), vault.Entry{Name: "docs", CipherDir: dir, Reverse: true})
+	if err != nil {
+		t.Fatalf("info of a reverse vault: %v", err)
+	}
+	if i := slices.IndexFunc(fields, func(f Field) bool { return f.Label == "Cipher" }); i < 0 || fields[i].Value != "AES-SIV-512" {
+		t.Fatalf("info %+v, want Cipher AES-SIV-512", fields)
+	}
+}
+
+// TestMountPointFromCore: a vault registered without a mount point mounts where the core
+// says (app.MountFor, as the CLI does), which the mount screen shows.
+func TestMountPointFromCore(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	fb := newFake()
+	fb.vaults = []Vault{{Entry: vault.Entry{Name: "bare", CipherDir: "/data/bare.crypt"}, Cipher: "AES-256-GCM"}}
+	tm := newTestModel(t, fb)
+	want := filepath.Join(home, "Vaults", "bare")
+	if mp := app.MountFor(fb.vaults[0].Entry).MountPoint; mp != want {
+		t.Fatalf("app.MountFor: mount point %q, want %q", mp, want)
+	}
+	tm.keys("m")
+	wantView(t, tm, "Mount point  ~/Vaults/bare")
+	tm.keys("hunter22", "enter")
+	if len(fb.mountReqs) != 1 || fb.mountReqs[0].MountPoint != want {
+		t.Fatalf("mount requests %+v, want one at %s", fb.mountReqs, want)
+	}
 }

@@ -45,9 +45,9 @@ func (s *infoScreen) keys() []key.Binding {
 func (s *infoScreen) converts() bool { return app.ForwardOnly(s.v.Entry, "cipher conversion") == nil }
 
 func (s *infoScreen) Init() tea.Cmd {
-	b, ctx, dir := s.c.backend, s.c.ctx, s.v.CipherDir
+	b, ctx, e := s.c.backend, s.c.ctx, s.v.Entry
 	return func() tea.Msg {
-		f, err := b.Info(ctx, dir)
+		f, err := b.Info(ctx, e)
 		return infoLoaded{fields: f, err: err}
 	}
 }
@@ -91,6 +91,7 @@ func (s *infoScreen) lines() []string {
 	w := s.c.contentWidth()
 	var rows []Field
 	rows = append(rows, Field{Label: "Name", Value: s.v.Name}, Field{Label: "Folder", Value: tildePath(s.v.CipherDir)}, Field{Label: "Mount point", Value: tildePath(s.v.MountPoint)})
+	rows = append(rows, app.EntryFacts(s.v.Entry)...)
 	opts := []string{}
 	if s.v.ReadOnly {
 		opts = append(opts, "read-only")

@@ -63,7 +63,7 @@ func busyModel(t *testing.T) *testModel {
 	tm.send(lockChecked{err: fb.lockErr})
 	for i := 0; i < 200; i++ {
 		ms := mountWork(fb, float64((i*7)%13)*0.5e6, float64(i%20)*1e6)
-		ms = append(ms, Mount{CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", Stale: true})
+		ms = append(ms, mountmgr.MountInfo{CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", Stale: true})
 		tm.send(mountsMsg(ms))
 	}
 	tm.send(eventsMsg(append(fakeEvents(), staleEvent)))

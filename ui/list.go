@@ -524,7 +524,7 @@ func (l *listScreen) statusLine(w int) string {
 	n := 0
 	for _, v := range items {
 		// As the header counts: a stale or detached mount serves nothing new.
-		if m, ok := l.c.mountFor(v.CipherDir); ok && m.live() {
+		if m, ok := l.c.mountFor(v.CipherDir); ok && m.InPlace() {
 			n++
 		}
 	}
@@ -564,7 +564,7 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		}
 	}
 	m, mounted := l.c.mountFor(v.CipherDir)
-	if ev, ok := l.c.lastEvent(v.CipherDir); ok && !(ev.Kind == mountmgr.EventMounted && mounted && m.live()) {
+	if ev, ok := l.c.lastEvent(v.CipherDir); ok && !(ev.Kind == mountmgr.EventMounted && mounted && m.InPlace()) {
 		// ("mounted at" says again what the state line says.)
 		// The newest event, between the name and the cipher where it fits.
 		text := tildeText(ev.Summary()) + " · " + ago(l.c.now(), ev.Time)
@@ -578,7 +578,7 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 	var right string
 	busy := l.pending[v.MountPoint] || (mounted && l.pending[m.MountPoint])
 	if mounted && !m.Stale && !busy {
-		right = s.Read.Render("read "+rate(m.ReadBps)) + "  " + s.Write.Render("write "+rate(m.WriteBps))
+		right = s.Read.Render("read "+rate(m.Stats.ReadBps)) + "  " + s.Write.Render("write "+rate(m.Stats.WriteBps))
 	} else {
 		var notes []string
 		if v.MountAtStart {

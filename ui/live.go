@@ -82,8 +82,8 @@ func (s *liveScreen) View() string {
 	case m.Detached:
 		since = st.Warning.Render(wrap("detached: files opened before are served until they are closed", w))
 	}
-	totals := joinWrap([]string{"Totals  read " + size(float64(m.BytesRead)), "written " + size(float64(m.BytesWritten)),
-		fmt.Sprintf("%d ops (%.0f/s)", m.Ops, m.OpsPerSec), plural(int(m.Errs), "error", "errors")}, " · ", w)
+	totals := joinWrap([]string{"Totals  read " + size(float64(m.Stats.BytesRead)), "written " + size(float64(m.Stats.BytesWritten)),
+		fmt.Sprintf("%d ops (%.0f/s)", m.Stats.Ops, m.Stats.OpsPerSec), plural(int(m.Stats.Errors), "error", "errors")}, " · ", w)
 
 	var rd, wr []float64
 	if h := s.c.history[m.MountPoint]; h != nil {
@@ -115,8 +115,8 @@ func (s *liveScreen) View() string {
 			b.WriteString(style(line) + tick + label + "\n")
 		}
 	}
-	draw("read", m.ReadBps, rd, st.Read.Render)
-	draw("write", m.WriteBps, wr, st.Write.Render)
+	draw("read", m.Stats.ReadBps, rd, st.Read.Render)
+	draw("write", m.Stats.WriteBps, wr, st.Write.Render)
 	start := fmt.Sprintf("-%ds", cw)
 	b.WriteString(st.Subtle.Render(start+strings.Repeat(" ", max(1, cw-len(start)-3))+"now") + "\n\n")
 	b.WriteString(totals)

@@ -11,13 +11,17 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // mountScreen asks for the password and mount options, then mounts through
 // the daemon. Errors keep the prompt open with the message beside it.
 type mountScreen struct {
-	c        *common
-	v        Vault
+	c *common
+	v Vault
+	// req is the core's request for the vault as registered (app.MountFor: its mount
+	// point, or the default one); the form's choices override its options.
+	req      app.MountRequest
 	form     *form
 	mounting bool
 	err      string
@@ -35,15 +39,12 @@ type storedChecked struct {
 }
 
 type mounted struct {
-	m   Mount
+	m   app.Mounted
 	err error
 }
 
 func newMountScreen(c *common, v Vault) *mountScreen {
-	if v.MountPoint == "" {
-		v.MountPoint = c.backend.DefaultMountPoint(v.Name)
-	}
-	s := &mountScreen{c: c, v: v}
+	s := &mountScreen{c: c, v: v, req: app.MountFor(v.Entry)}
 	fields := []*field{passwordField("Password")}
 	if !v.Reverse {
 		s.readOnly = toggleField("Read-only", v.ReadOnly)
@@ -89,15 +90,15 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 		if msg.err == nil {
 			// Show it at once; the next statistics snapshot replaces this.
 			if _, ok := s.c.mountFor(msg.m.CipherDir); !ok {
-				s.c.mounts = append(s.c.mounts, msg.m)
+				s.c.mounts = append(s.c.mounts, msg.m.MountInfo)
 			}
 			status := fmt.Sprintf("%s mounted at %s.", s.v.Name, tildePath(msg.m.MountPoint))
-			if msg.m.KeyringNote != "" {
-				status += " " + msg.m.KeyringNote
+			if note := keyringNote(msg.m.Keyring); note != "" {
+				status += " " + note
 			}
 			return s.c.back(status, false)
 		}
-		s.err = mountError(s.v, msg.err)
+		s.err = mountError(s.req.MountPoint, msg.err)
 		if s.fromKeyring {
 			// Asked once more, never in a loop: an empty field no longer means the keyring.
 			s.stored, s.storedFailed, s.fromKeyring = false, true, false
@@ -130,12 +131,12 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 }
 
 // mountError turns a daemon error into a sentence that says what to do.
-func mountError(v Vault, err error) string {
+func mountError(mountPoint string, err error) string {
 	switch {
 	case errors.Is(err, ErrWrongPassword):
 		return "Wrong password. Try again."
 	case errors.Is(err, ErrMountpoint):
-		return fmt.Sprintf("Mount point %s can't be used (it must be an empty directory that isn't mounted): %v", tildePath(v.MountPoint), err)
+		return fmt.Sprintf("Mount point %s can't be used (it must be an empty directory that isn't mounted): %v", tildePath(mountPoint), err)
 	case errors.Is(err, ErrAlreadyMounted):
 		return "Already mounted: " + err.Error()
 	case errors.Is(err, ErrDaemon):
@@ -156,15 +157,14 @@ func (s *mountScreen) submit() tea.Cmd {
 		s.err = err.Error()
 		return s.form.setFocus(s.fieldIndex(s.idle))
 	}
-	if s.v.MountPoint == "" {
+	if s.req.MountPoint == "" {
 		s.err = "This vault has no mount point and none can be derived from its name."
 		return nil
 	}
 	s.err = ""
 	s.mounting = true
-	// The registry's options (app.MountFor) are the request; the form's choices override them.
-	req := app.MountFor(s.v.Entry)
-	req.MountPoint, req.Idle, req.Remember = s.v.MountPoint, idle, s.keyring.on
+	req := s.req
+	req.Idle, req.Remember = idle, s.keyring.on
 	if s.readOnly != nil {
 		req.ReadOnly = s.readOnly.on
 	}
@@ -187,7 +187,7 @@ func (s *mountScreen) View() string {
 	}
 	lbl("Vault", s.v.Name)
 	lbl("Folder", tildePath(s.v.CipherDir))
-	lbl("Mount point", tildePath(s.v.MountPoint))
+	lbl("Mount point", tildePath(s.req.MountPoint))
 	if s.v.Cipher != "" {
 		lbl("Cipher", s.v.Cipher)
 	}
@@ -205,4 +205,17 @@ func (s *mountScreen) View() string {
 		b.WriteString("\n\n" + st.Error.Render(lipgloss.NewStyle().Width(s.c.contentWidth()).Render(s.err)))
 	}
 	return b.String()
+}
+
+// keyringNote says what became of the keyring entry after a mount, or "".
+func keyringNote(c app.KeyringChange) string {
+	switch c.Action {
+	case app.KeyringStored:
+		return "Password stored in the keyring."
+	case app.KeyringReplaced:
+		return "The keyring's password was updated."
+	case app.KeyringFailed:
+		return "The password was not remembered: " + vault.EscapeControl(c.Err.Error())
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -142,8 +143,8 @@ func (b *realBackend) SetAutomount(name string, on bool) error {
 	return escaped(err)
 }
 
-func (b *realBackend) Info(ctx context.Context, dir string) ([]Field, error) {
-	info, err := vault.ReadInfo(dir)
+func (b *realBackend) Info(ctx context.Context, v vault.Entry) ([]Field, error) {
+	info, err := app.Info(v)
 	if err != nil {
 		return nil, escaped(err)
 	}
@@ -172,15 +173,8 @@ func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, pro
 	return out, escaped(err)
 }
 
-func uiCipher(c crypto.CipherID) Cipher { return Cipher{ID: string(c), Name: c.String()} }
-
-func (b *realBackend) Ciphers() []Cipher {
-	out := make([]Cipher, 0, len(crypto.Ciphers))
-	for _, c := range crypto.Ciphers {
-		out = append(out, uiCipher(c))
-	}
-	return out
-}
+// Ciphers are crypto's, in its display order.
+func (b *realBackend) Ciphers() []crypto.CipherID { return slices.Clone(crypto.Ciphers) }
 
 func (b *realBackend) SpeedTest(ctx context.Context, report func(app.SpeedReport)) (app.SpeedReport, error) {
 	return b.speed.Run(ctx, "", report)
@@ -188,51 +182,17 @@ func (b *realBackend) SpeedTest(ctx context.Context, report func(app.SpeedReport
 
 func (b *realBackend) CachedSpeed() (app.SpeedReport, bool) { return b.speed.Cached("") }
 
-func uiMount(m mountmgr.MountInfo) Mount {
-	return Mount{
-		CipherDir: m.CipherDir, MountPoint: m.MountPoint, Cipher: m.Cipher, ReadOnly: m.ReadOnly,
-		Since: m.Since, Idle: m.Idle, Stale: m.Stale, Detached: m.Detached,
-		BytesRead: m.Stats.BytesRead, BytesWritten: m.Stats.BytesWritten, Ops: m.Stats.Ops, Errs: m.Stats.Errors,
-		ReadBps: m.Stats.ReadBps, WriteBps: m.Stats.WriteBps, OpsPerSec: m.Stats.OpsPerSec,
-	}
-}
-
-func (b *realBackend) Mount(ctx context.Context, req app.MountRequest) (Mount, error) {
+func (b *realBackend) Mount(ctx context.Context, req app.MountRequest) (app.Mounted, error) {
 	m, err := b.app.Mount(ctx, req)
-	if err != nil {
-		return Mount{}, escaped(err)
-	}
-	out := uiMount(m.MountInfo)
-	out.KeyringNote = keyringNote(m.Keyring)
-	return out, nil
-}
-
-// keyringNote says what became of the keyring entry after a mount, or "".
-func keyringNote(c app.KeyringChange) string {
-	switch c.Action {
-	case app.KeyringStored:
-		return "Password stored in the keyring."
-	case app.KeyringReplaced:
-		return "The keyring's password was updated."
-	case app.KeyringFailed:
-		return "The password was not remembered: " + vault.EscapeControl(c.Err.Error())
-	}
-	return ""
+	return m, escaped(err)
 }
 
 func (b *realBackend) Unmount(ctx context.Context, target string, lazy bool) error {
 	return escaped(b.app.Unmount(ctx, target, lazy))
 }
 
-func (b *realBackend) Watch(ctx context.Context, each func([]Mount)) error {
-	err := b.app.Watch(ctx, func(ms []mountmgr.MountInfo) {
-		out := make([]Mount, 0, len(ms))
-		for _, m := range ms {
-			out = append(out, uiMount(m))
-		}
-		each(out)
-	})
-	return escaped(err)
+func (b *realBackend) Watch(ctx context.Context, each func([]mountmgr.MountInfo)) error {
+	return escaped(b.app.Watch(ctx, each))
 }
 
 func (b *realBackend) PlanConvert(ctx context.Context, dir, to string) (app.ConvertPlan, error) {

@@ -74,7 +74,7 @@ func TestRealBackendVaults(t *testing.T) {
 		t.Fatalf("the refused vault left %s behind (%v)", dir2, err)
 	}
 
-	fields, err := b.Info(ctx, dir)
+	fields, err := b.Info(ctx, vault.Entry{CipherDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestRealBackendCreateOptions(t *testing.T) {
 		if _, err := b.CreateVault(ctx, req, []byte("pw")); err != nil {
 			t.Fatalf("%s: %v", req.Name, err)
 		}
-		fields, err := b.Info(ctx, req.CipherDir)
+		fields, err := b.Info(ctx, vault.Entry{CipherDir: req.CipherDir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestRealBackendInfoEscapes(t *testing.T) {
 	if _, err := vault.Create(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10, Creator: "x\x1b]0;owned\x07\u202e"}); err != nil {
 		t.Fatal(err)
 	}
-	fields, err := testBackend().Info(context.Background(), dir)
+	fields, err := testBackend().Info(context.Background(), vault.Entry{CipherDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

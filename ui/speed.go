@@ -57,15 +57,15 @@ func (s *speedScreen) Update(msg tea.Msg) tea.Cmd {
 
 // speedRows lists the ciphers to draw: the backend's, then any other that
 // reported a result.
-func speedRows(c *common) []Cipher {
-	rows := append([]Cipher(nil), c.backend.Ciphers()...)
+func speedRows(c *common) []crypto.CipherID {
+	rows := append([]crypto.CipherID(nil), c.backend.Ciphers()...)
 	for _, r := range c.speed.report.Ciphers {
 		found := false
 		for _, x := range rows {
-			found = found || x.ID == string(r.Cipher)
+			found = found || x == r.Cipher
 		}
 		if !found {
-			rows = append(rows, Cipher{ID: string(r.Cipher), Name: r.Cipher.String()})
+			rows = append(rows, r.Cipher)
 		}
 	}
 	return rows
@@ -105,7 +105,7 @@ func (s *speedScreen) View() string {
 	rows := speedRows(s.c)
 	nameW := 0
 	for _, r := range rows {
-		nameW = max(nameW, lipgloss.Width(r.Name))
+		nameW = max(nameW, lipgloss.Width(r.String()))
 	}
 	maxMB := 0.0
 	for _, r := range sp.report.Ciphers {
@@ -116,9 +116,9 @@ func (s *speedScreen) View() string {
 	base := baseline(s.c)
 	barW := max(5, w-nameW-2-21)
 	for _, cph := range rows {
-		line := padRight(cph.Name, nameW) + "  "
-		r, ok := sp.result(cph.ID)
-		best := sp.rec != nil && string(sp.rec.Cipher) == cph.ID
+		line := padRight(cph.String(), nameW) + "  "
+		r, ok := sp.result(cph)
+		best := sp.rec != nil && sp.rec.Cipher == cph
 		switch {
 		case ok && r.Err != nil:
 			line += st.Error.Render(truncate("failed: "+r.Err.Error(), barW+21))
@@ -134,7 +134,7 @@ func (s *speedScreen) View() string {
 				bar = st.Bar.Render(bar)
 			}
 			ratio := "     "
-			if f := sp.report.Ratio(crypto.CipherID(cph.ID)); base > 0 && f.N > 0 {
+			if f := sp.report.Ratio(cph); base > 0 && f.N > 0 {
 				ratio = fmt.Sprintf("%4.2fx", f.Median)
 			}
 			line += bar + fmt.Sprintf(" %7.0f MB/s %s", r.MBps, ratio)
@@ -149,8 +149,8 @@ func (s *speedScreen) View() string {
 		b.WriteString(line + "\n")
 	}
 	for _, cph := range rows {
-		if r, ok := sp.result(cph.ID); ok && r.Implementation != "" {
-			b.WriteString(st.Subtle.Render(wrap(cph.Name+" runs on: "+r.Implementation, w)) + "\n")
+		if r, ok := sp.result(cph); ok && r.Implementation != "" {
+			b.WriteString(st.Subtle.Render(wrap(cph.String()+" runs on: "+r.Implementation, w)) + "\n")
 		}
 	}
 	if sp.rec != nil {

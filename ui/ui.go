@@ -30,6 +30,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/mountmgr"
 )
 
 // screen is one page of the app. Screens are pointers updated in place;
@@ -96,7 +97,7 @@ func newModel(ctx context.Context, b Backend, now func() time.Time, cursorMode c
 func (m *Model) goodbye() string {
 	n := 0
 	for _, mt := range m.c.mounts {
-		if mt.live() {
+		if mt.InPlace() {
 			n++
 		}
 	}
@@ -151,7 +152,7 @@ func (m *Model) screen() screen {
 func (m *Model) startWatch() tea.Cmd {
 	b, ctx := m.c.backend, m.c.ctx
 	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
-		err := b.Watch(ctx, func(ms []Mount) { emit(mountsMsg(ms)) })
+		err := b.Watch(ctx, func(ms []mountmgr.MountInfo) { emit(mountsMsg(ms)) })
 		return watchEnded{err: err}
 	})
 }
@@ -395,7 +396,7 @@ func watchBackoff(n int) time.Duration {
 func (m *Model) mountSummary() string {
 	n := 0
 	for _, mt := range m.c.mounts {
-		if mt.live() {
+		if mt.InPlace() {
 			n++
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -67,10 +68,10 @@ func twoVaults(fb *fakeBackend) {
 	}
 }
 
-func mountWork(fb *fakeBackend, readBps, writeBps float64) []Mount {
-	return []Mount{{CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Cipher: "AEGIS-256X2",
-		Since: testNow.Add(-5 * time.Minute), ReadBps: readBps, WriteBps: writeBps,
-		BytesRead: 12e6, BytesWritten: 34e6, Ops: 1234, OpsPerSec: 56}}
+func mountWork(fb *fakeBackend, readBps, writeBps float64) []mountmgr.MountInfo {
+	return []mountmgr.MountInfo{{CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Cipher: "AEGIS-256X2",
+		Since: testNow.Add(-5 * time.Minute), Stats: mountmgr.Stats{ReadBps: readBps, WriteBps: writeBps,
+			BytesRead: 12e6, BytesWritten: 34e6, Ops: 1234, OpsPerSec: 56}}}
 }
 
 func TestEmptyListInvites(t *testing.T) {
@@ -85,7 +86,7 @@ func TestListShowsStateAndThroughput(t *testing.T) {
 	fb.vaults = append(fb.vaults, Vault{Entry: vault.Entry{Name: "old", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old"}, Cipher: "AES-256-GCM"})
 	tm := newTestModel(t, fb)
 	ms := mountWork(fb, 1.2e6, 5.8e6)
-	ms = append(ms, Mount{CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", Stale: true})
+	ms = append(ms, mountmgr.MountInfo{CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", Stale: true})
 	tm.send(mountsMsg(ms))
 	wantView(t, tm, "work", "AEGIS-256X2", "● mounted at /home/u/Vaults/work", "read 1.2 MB/s", "write 5.8 MB/s",
 		"photos", "○ locked · /data/photos.crypt", "✗ stale mount at /home/u/Vaults/old", "3 vaults, 1 mounted")
@@ -95,7 +96,7 @@ func TestListShowsStateAndThroughput(t *testing.T) {
 func TestListShowsUnregisteredMounts(t *testing.T) {
 	fb := newFake()
 	tm := newTestModel(t, fb)
-	tm.send(mountsMsg([]Mount{{CipherDir: "/tmp/adhoc.crypt", MountPoint: "/tmp/adhoc", Cipher: "AES-256-GCM", WriteBps: 2e3}}))
+	tm.send(mountsMsg([]mountmgr.MountInfo{{CipherDir: "/tmp/adhoc.crypt", MountPoint: "/tmp/adhoc", Cipher: "AES-256-GCM", Stats: mountmgr.Stats{WriteBps: 2e3}}}))
 	wantView(t, tm, "adhoc.crypt", "mounted at /tmp/adhoc", "write 2.0 kB/s")
 }
 
@@ -627,7 +628,7 @@ func TestWatchErrorIsShownAndRetried(t *testing.T) {
 func TestProgram(t *testing.T) {
 	fb := newFake()
 	twoVaults(fb)
-	fb.watch = make(chan []Mount, 1)
+	fb.watch = make(chan []mountmgr.MountInfo, 1)
 	m := newModel(t.Context(), fb, func() time.Time { return testNow }, cursor.CursorStatic)
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
 	waitFor := func(s string) {

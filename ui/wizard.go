@@ -65,7 +65,7 @@ type wizardScreen struct {
 
 	dir, name, mountPoint, password, advanced *form
 
-	ciphers      []Cipher
+	ciphers      []crypto.CipherID
 	cipherCursor int
 	cipherPicked bool // the user moved the cursor: keep their choice
 
@@ -206,7 +206,7 @@ func (w *wizardScreen) preselect() {
 		return
 	}
 	for i, c := range w.ciphers {
-		if c.ID == string(w.c.speed.rec.Cipher) {
+		if c == w.c.speed.rec.Cipher {
 			w.cipherCursor = i
 		}
 	}
@@ -305,8 +305,8 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			w.cipherPicked = true
 		case key.Matches(msg, k.Submit):
 			c := w.ciphers[w.cipherCursor]
-			if r, ok := w.c.speed.result(c.ID); ok && r.Err != nil && !errors.Is(r.Err, context.Canceled) {
-				w.err = fmt.Sprintf("%s can't be used on this computer: %v", c.Name, r.Err)
+			if r, ok := w.c.speed.result(c); ok && r.Err != nil && !errors.Is(r.Err, context.Canceled) {
+				w.err = fmt.Sprintf("%s can't be used on this computer: %v", c.String(), r.Err)
 				return nil
 			}
 			return w.goTo(stepPassword)
@@ -497,7 +497,7 @@ func (w *wizardScreen) request() (app.NewVault, error) {
 		MountPoint: expandPath(w.mountPoint.value(0)),
 		Lock:       w.advanced.fields[advLock].chosen(),
 		Options: vault.CreateOptions{
-			Cipher:             crypto.CipherID(w.ciphers[w.cipherCursor].ID),
+			Cipher:             w.ciphers[w.cipherCursor],
 			ScryptLogN:         logN,
 			PlaintextNames:     plain,
 			DeterministicNames: det,
@@ -593,7 +593,7 @@ func (w *wizardScreen) summary() string {
 	}
 	c := "?"
 	if len(w.ciphers) > 0 {
-		c = w.ciphers[w.cipherCursor].Name
+		c = w.ciphers[w.cipherCursor].String()
 	}
 	return strings.Join([]string{
 		line("Name", strings.TrimSpace(w.name.value(0))),
@@ -624,16 +624,16 @@ func (w *wizardScreen) cipherView() string {
 	}
 	nameW := 0
 	for _, c := range w.ciphers {
-		nameW = max(nameW, lipgloss.Width(c.Name))
+		nameW = max(nameW, lipgloss.Width(c.String()))
 	}
 	base := baseline(w.c)
 	for i, c := range w.ciphers {
-		marker, name := "  ", padRight(c.Name, nameW)
+		marker, name := "  ", padRight(c.String(), nameW)
 		if i == w.cipherCursor {
 			marker, name = s.Cursor.Render("› "), s.Selected.Render(name)
 		}
 		info := ""
-		if r, ok := sp.result(c.ID); ok {
+		if r, ok := sp.result(c); ok {
 			if r.Err != nil {
 				info = s.Error.Render("unavailable: " + r.Err.Error())
 			} else {
@@ -643,13 +643,13 @@ func (w *wizardScreen) cipherView() string {
 				}
 			}
 		}
-		if sp.rec != nil && string(sp.rec.Cipher) == c.ID {
+		if sp.rec != nil && sp.rec.Cipher == c {
 			info += s.Success.Render("  ★ recommended")
 		}
 		b.WriteString(marker + name + "  " + info + "\n")
 	}
 	if len(w.ciphers) > 0 {
-		opens := app.OpensIn(crypto.CipherID(w.ciphers[w.cipherCursor].ID)).Sentence()
+		opens := app.OpensIn(w.ciphers[w.cipherCursor]).Sentence()
 		b.WriteString("\n" + lipgloss.NewStyle().Width(w.c.contentWidth()).Render(opens) + "\n")
 	}
 	return b.String()

@@ -86,6 +86,21 @@ func Need(t testing.TB, deps ...Dep) {
 	}
 }
 
+// Optional reports whether dep is usable, for a part of t that runs only with it (what names
+// the part). A missing dep is logged, or fails t when VAULTUI_REQUIRE names it.
+func Optional(t testing.TB, dep Dep, what string) bool {
+	t.Helper()
+	why := Missing(dep)
+	if why == "" {
+		return true
+	}
+	if required, err := Required(dep); err != nil || required {
+		Unusable(t, dep, why)
+	}
+	t.Logf("without %s: %s: %s", what, dep, why)
+	return false
+}
+
 // Unusable ends t because dep did not work, for why: a failure when VAULTUI_REQUIRE names dep
 // (or there is an error in its value), otherwise a skip.
 func Unusable(t testing.TB, dep Dep, why string) {

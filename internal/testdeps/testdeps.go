@@ -105,14 +105,34 @@ func Optional(t testing.TB, dep Dep, what string) bool {
 // (or there is an error in its value), otherwise a skip.
 func Unusable(t testing.TB, dep Dep, why string) {
 	t.Helper()
+	if msg, fail := verdict(dep, why); fail {
+		t.Fatalf("%s", msg)
+	} else {
+		t.Skipf("%s", msg)
+	}
+}
+
+// Verdict is Need for a caller without a testing.TB (a testscript command): "" when dep works
+// here, otherwise the message naming what is missing and whether to fail rather than skip.
+func Verdict(dep Dep) (msg string, fail bool) {
+	if probes[dep] == nil {
+		return fmt.Sprintf("unknown dependency %q (known: %s)", dep, known()), true
+	}
+	if why := Missing(dep); why != "" {
+		return verdict(dep, why)
+	}
+	return "", false
+}
+
+func verdict(dep Dep, why string) (msg string, fail bool) {
 	required, err := Required(dep)
 	switch {
 	case err != nil:
-		t.Fatalf("%s (%s: %s)", err, dep, why)
+		return fmt.Sprintf("%s (%s: %s)", err, dep, why), true
 	case required:
-		t.Fatalf("%s: %s, and %s=%s requires it", dep, why, RequireEnv, os.Getenv(RequireEnv))
+		return fmt.Sprintf("%s: %s, and %s=%s requires it", dep, why, RequireEnv, os.Getenv(RequireEnv)), true
 	default:
-		t.Skipf("%s: %s (set %s=%s to make this a failure)", dep, why, RequireEnv, dep)
+		return fmt.Sprintf("%s: %s (set %s=%s to make this a failure)", dep, why, RequireEnv, dep), false
 	}
 }
 

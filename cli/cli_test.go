@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"golang.org/x/sys/unix"
 )
 
@@ -66,6 +67,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path="+env.WorkDir+"/no-system-bus")
 			return os.MkdirAll(env.WorkDir+"/home", 0o700)
 		},
+		Condition: depCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"untar":       cmdUntar,
 			"flipbyte":    cmdFlipByte,
@@ -82,6 +84,21 @@ func TestScripts(t *testing.T) {
 
 // untar TARFILE DIR: extract a fixture's cipher.tar into DIR, keeping
 // all-zero 4 KiB runs as holes.
+// depCondition answers a script's [dep:NAME] condition: whether the test dependency NAME
+// (testdeps) works here. A missing one that VAULTUI_REQUIRE names is an error, which fails
+// the script instead of letting it skip.
+func depCondition(cond string) (bool, error) {
+	name, ok := strings.CutPrefix(cond, "dep:")
+	if !ok {
+		return false, errors.New("unknown condition " + cond)
+	}
+	msg, fail := testdeps.Verdict(testdeps.Dep(name))
+	if fail {
+		return false, errors.New(msg)
+	}
+	return msg == "", nil
+}
+
 func cmdUntar(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: untar TARFILE DIR")

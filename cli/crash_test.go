@@ -10,6 +10,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/crashtest"
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -17,9 +18,7 @@ import (
 // (internal/crashtest) and after it ends: the vault must then open with the old password or
 // the new one, never neither, and fsck must find nothing.
 func TestPasswdCrash(t *testing.T) {
-	if why := crashtest.Available(); why != "" {
-		t.Skip(why)
-	}
+	testdeps.Need(t, testdeps.Strace)
 	work := t.TempDir()
 	bin := crashBinary(t, work)
 	oldPw, newPw := "first password", "second password"

@@ -60,14 +60,11 @@ func mountScriptParams(t *testing.T, dir string, extra func(env *testscript.Env)
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "fuse" {
-				return false, errors.New("unknown condition " + cond)
+				return depCondition(cond)
 			}
-			f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
-			if err != nil {
-				return false, nil
-			}
-			f.Close()
-			return os.Geteuid() == 0, nil
+			// The scripts are written for root; FUSE as testdeps probes it.
+			ok, err := depCondition("dep:fuse")
+			return ok && os.Geteuid() == 0, err
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":      cmdExits,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/crashtest"
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -29,9 +30,7 @@ const settleCrashAllEnv = "VAULTUI_SETTLE_CRASH_ALL"
 // content, and running the command again must finish the settling (a folder made twice ends
 // merged, its diriv copy gone).
 func TestSettleCrash(t *testing.T) {
-	if why := crashtest.Available(); why != "" {
-		t.Skip(why)
-	}
+	testdeps.Need(t, testdeps.Strace)
 	ctx := context.Background()
 	work := t.TempDir()
 	bin := crashBinary(t, work)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
 	"golang.org/x/sys/unix"
 )
@@ -228,10 +229,8 @@ var gocryptfsVariants = []vaultVariant{
 // TestWrittenTreeReadsInGocryptfs writes a tree through our mount and reads it back through
 // gocryptfs, the reference implementation.
 func TestWrittenTreeReadsInGocryptfs(t *testing.T) {
-	const gocryptfs = "/usr/bin/gocryptfs"
-	if _, err := os.Stat(gocryptfs); err != nil {
-		t.Skipf("%s not installed", gocryptfs)
-	}
+	testdeps.Need(t, testdeps.Gocryptfs)
+	const gocryptfs = "gocryptfs"
 	base := daemonEnv(t)
 	ref := filepath.Join(base, "ref")
 	os.Mkdir(ref, 0o755)
@@ -327,8 +326,7 @@ func TestWrittenTreeFsckAndExport(t *testing.T) {
 // and the other way round, for every cipher gocryptfs 2.3 has; AEGIS vaults across two of our
 // mounts.
 func TestXattrInterop(t *testing.T) {
-	const gocryptfs = "/usr/bin/gocryptfs"
-	_, noGocryptfs := os.Stat(gocryptfs)
+	const gocryptfs = "gocryptfs"
 	base := daemonEnv(t)
 	c := connect(t)
 	variants := append(gocryptfsVariants[:len(gocryptfsVariants):len(gocryptfsVariants)],
@@ -363,9 +361,7 @@ func TestXattrInterop(t *testing.T) {
 				t.Fatal(err)
 			}
 			if variant.opts.Cipher != crypto.AEGIS {
-				if noGocryptfs != nil {
-					t.Skipf("%s not installed", gocryptfs)
-				}
+				testdeps.Need(t, testdeps.Gocryptfs)
 				pf := filepath.Join(base, "pw-x-"+variant.name)
 				os.WriteFile(pf, pw, 0o600)
 				gmp := filepath.Join(base, "gx-"+variant.name)

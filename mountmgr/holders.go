@@ -1,10 +1,12 @@
 package mountmgr
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +29,7 @@ type holder struct {
 // a hung file system elsewhere cannot block the daemon here.
 func holders(dev uint64, max int) []holder {
 	procs, _ := filepath.Glob("/proc/[0-9]*")
+	sortByPID(procs)
 	self := os.Getpid()
 	on := func(p string) bool {
 		var st unix.Statx_t
@@ -68,6 +71,17 @@ func holders(dev uint64, max int) []holder {
 		}
 	}
 	return out
+}
+
+// sortByPID sorts /proc/PID paths by number, not as text (where 10 comes before 9): pids
+// grow, so a shell comes before the children it started and the first max holders are the
+// oldest.
+func sortByPID(procs []string) {
+	slices.SortFunc(procs, func(a, b string) int {
+		pa, _ := strconv.Atoi(filepath.Base(a))
+		pb, _ := strconv.Atoi(filepath.Base(b))
+		return cmp.Compare(pa, pb)
+	})
 }
 
 // pids names the holders for the log: pids and process names, no paths.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/testdeps"
 )
 
 // mountedAt reports whether something is mounted at mp (as the kernel lists it).
@@ -66,9 +67,10 @@ func TestMountSameVaultTwice(t *testing.T) {
 // servers of one vault tear each other's blocks), and MountedAt sees it.
 func TestMountRefusesGocryptfsMount(t *testing.T) {
 	base := daemonEnv(t)
+	testdeps.Need(t, testdeps.Gocryptfs)
 	bin, err := exec.LookPath("gocryptfs")
 	if err != nil {
-		t.Skip("gocryptfs is not installed")
+		t.Fatal(err)
 	}
 	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
 	gmp := filepath.Join(base, "gocryptfs-mnt")
@@ -76,7 +78,7 @@ func TestMountRefusesGocryptfsMount(t *testing.T) {
 	passfile := filepath.Join(base, "pw")
 	os.WriteFile(passfile, pw, 0o600)
 	if out, err := exec.Command(bin, "-q", "-passfile", passfile, cipherdir, gmp).CombinedOutput(); err != nil {
-		t.Skipf("gocryptfs cannot mount the vault here: %v: %s", err, out)
+		t.Fatalf("gocryptfs cannot mount the vault: %v: %s", err, out)
 	}
 	defer syscall.Unmount(gmp, syscall.MNT_DETACH)
 	c := connect(t)

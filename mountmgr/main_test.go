@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -88,28 +89,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// canMount says why FUSE mounts are impossible here, or "".
-func canMount() string {
-	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
-	if err != nil {
-		return "no usable /dev/fuse: " + err.Error()
-	}
-	f.Close()
-	if os.Geteuid() != 0 {
-		if _, err := exec.LookPath("fusermount3"); err != nil {
-			return "not root and no fusermount3"
-		}
-	}
-	return ""
-}
-
 // daemonEnv gives the test its own runtime, state and config dirs (so its own daemon), and
 // stops that daemon and any mount under the test's dirs when the test ends.
 func daemonEnv(t *testing.T) (base string) {
 	t.Helper()
-	if why := canMount(); why != "" {
-		t.Skip("FUSE: " + why)
-	}
+	testdeps.Need(t, testdeps.FUSE)
 	// Short paths: a unix socket path must fit in 108 bytes.
 	base, err := os.MkdirTemp("", "vmm")
 	if err != nil {

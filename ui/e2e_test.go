@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/keyring/keyringtest"
 )
 
@@ -25,22 +26,14 @@ func TestEndToEndTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: skipped with -short")
 	}
+	testdeps.Need(t, testdeps.Tmux, testdeps.FUSE)
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
-		t.Skip("end-to-end test needs tmux (.ci/run installs it)")
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("end-to-end test needs /dev/fuse")
-	}
-	if _, err := exec.LookPath("fusermount3"); err != nil {
-		t.Skip("end-to-end test needs fusermount3 (fuse3)")
+		t.Fatal(err)
 	}
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
-	}
-	if src, err := os.ReadFile(filepath.Join(root, "main.go")); err != nil || !bytes.Contains(src, []byte("ui.Run()")) {
-		t.Skip("end-to-end test: main.go does not start the terminal app yet")
 	}
 
 	tmp := t.TempDir()
@@ -58,19 +51,15 @@ func TestEndToEndTmux(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A real keyring on a private session bus, when installed (.ci/run installs it), for
-	// the remember-password part; the rest runs without.
-	haveKeyring := true
-	for _, b := range []string{"dbus-daemon", "gnome-keyring-daemon"} {
-		if _, err := exec.LookPath(b); err != nil {
-			haveKeyring = false
-		}
-	}
+	// A real keyring on a private session bus for the remember-password part; the rest runs
+	// without.
+	haveKeyring := testdeps.Optional(t, testdeps.DBus, "the remember-password part")
 	if haveKeyring {
 		keyringtest.Start(t)
 	}
 	env := append(os.Environ(),
 		"HOME="+home,
+		"XDG_CACHE_HOME="+filepath.Join(tmp, "cache"), // the speed test's cache: not the user's
 		"XDG_CONFIG_HOME="+filepath.Join(tmp, "config"),
 		"XDG_RUNTIME_DIR="+runtime,
 		"XDG_STATE_HOME="+filepath.Join(tmp, "state"),
@@ -83,7 +72,7 @@ func TestEndToEndTmux(t *testing.T) {
 		return string(out), err
 	}
 	if out, err := vaultui("mount", "--help"); err != nil {
-		t.Skipf("end-to-end test: the mount command is not there yet: %v\n%s", err, out)
+		t.Fatalf("vaultui mount --help: %v\n%s", err, out)
 	}
 
 	cipherDir := filepath.Join(tmp, "secret.crypt")
@@ -258,6 +247,10 @@ func TestEndToEndTmux(t *testing.T) {
 	pwFile := filepath.Join(tmp, "password")
 	if err := os.WriteFile(pwFile, []byte(password+"\n"), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	// The speed test remembered its result in the test's cache, not in the user's.
+	if _, err := os.Stat(filepath.Join(tmp, "cache", "vaultui", "speed.json")); err != nil {
+		t.Errorf("the speed test's cache is not in the test's XDG_CACHE_HOME: %v", err)
 	}
 	if out, err := vaultui("fsck", "--passfile", pwFile, "secret"); err != nil {
 		t.Fatalf("vaultui fsck after the session: %v\n%s", err, out)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/testdeps"
 )
 
 // Environment of the re-executed test binary that runs one conversion (TestConvertKilled).
@@ -41,21 +42,15 @@ func TestMain(m *testing.M) {
 // fault injections injects (strace -e inject=... expressions); it returns the child's error.
 func runConvertChild(t *testing.T, dir string, to crypto.CipherID, injects ...string) error {
 	t.Helper()
-	strace, err := exec.LookPath("strace")
-	if err != nil {
-		t.Skip("strace is not installed (apt-get install strace): cannot kill the conversion at chosen system calls")
-	}
+	testdeps.Need(t, testdeps.Strace)
 	args := []string{"-f", "-qq", "-o", "/dev/null"}
 	for _, in := range injects {
 		args = append(args, "-e", "inject="+in)
 	}
 	args = append(args, os.Args[0], "-test.run=^$")
-	cmd := exec.Command(strace, args...)
+	cmd := exec.Command("strace", args...)
 	cmd.Env = append(os.Environ(), childConvertDir+"="+dir, childConvertTo+"="+string(to))
 	out, err := cmd.CombinedOutput()
-	if err != nil && strings.Contains(string(out), "ptrace") {
-		t.Skipf("strace cannot trace here: %s", out)
-	}
 	if err != nil {
 		return fmt.Errorf("%w: %s", err, out)
 	}

@@ -100,7 +100,7 @@ func TestLoadReverseConfigRefusesOtherCiphers(t *testing.T) {
 }
 
 func TestUnlockReverseOpensGocryptfsConfig(t *testing.T) {
-	bin := gocryptfsBinary(t)
+	bin := gocryptfsBinary(t, false)
 	dir := t.TempDir()
 	pw := filepath.Join(t.TempDir(), "pw")
 	os.WriteFile(pw, []byte("secret\n"), 0o600)

@@ -31,13 +31,12 @@
 //     the state is the old or the new one (and run fsck).
 //  4. Require every key of Ordinals(census) (or Changing, for Text) to have been killed at.
 //
-// Tests skip when Available says why strace cannot run (not installed, ptrace refused).
+// Tests first call testdeps.Need(t, testdeps.Strace): strace installed, ptrace permitted.
 package crashtest
 
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -59,23 +58,6 @@ var FileCalls = []string{
 	"unlink", "unlinkat", "rmdir", "mkdir", "mkdirat", "fchmod", "fchmodat", "chmod", "fchown",
 	"fchownat", "lchown", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
 	"lremovexattr", "fremovexattr", "symlinkat", "linkat", "mknodat",
-}
-
-// Available returns why strace fault injection cannot run here, or "".
-func Available() string {
-	if _, err := exec.LookPath("strace"); err != nil {
-		return "strace is not installed"
-	}
-	out, err := exec.Command("strace", "-f", "-o", "/dev/null", "-e", "trace=none",
-		"-e", "inject=getppid:signal=KILL:when=1", "/bin/sh", "-c", "echo $PPID >/dev/null; exit 3").CombinedOutput()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		return fmt.Sprintf("strace does not run: %v: %s", err, out)
-	}
-	if bytes.Contains(out, []byte("Operation not permitted")) {
-		return "ptrace is not permitted here: " + strings.TrimSpace(string(out))
-	}
-	return ""
 }
 
 // known filters calls down to those this strace knows.

@@ -15,19 +15,18 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+	"github.com/vaultui/vaultui/internal/testdeps"
 )
 
 // Password unlocks the test keyring.
 const Password = "keyring test password"
 
 // Start runs the bus and the keyring until the test ends and returns the bus address; it sets
-// DBUS_SESSION_BUS_ADDRESS for the test (so the test must not be parallel). It skips when
-// dbus-daemon or gnome-keyring-daemon is not installed (Debian: dbus, gnome-keyring).
+// DBUS_SESSION_BUS_ADDRESS for the test (so the test must not be parallel). It skips (or fails,
+// see testdeps) when dbus-daemon or gnome-keyring-daemon is not installed (Debian: dbus,
+// gnome-keyring).
 func Start(t testing.TB) string {
 	t.Helper()
-	if _, err := exec.LookPath("gnome-keyring-daemon"); err != nil {
-		t.Skip("needs gnome-keyring-daemon (apt-get install dbus gnome-keyring)")
-	}
 	addr, env := startBus(t)
 	kr := exec.Command("gnome-keyring-daemon", "--unlock", "--foreground", "--components=secrets")
 	kr.Env = env
@@ -44,7 +43,8 @@ func Start(t testing.TB) string {
 }
 
 // StartBus runs a private session bus with nothing on it until the test ends and returns its
-// address. It skips when dbus-daemon is not installed.
+// address. It skips (or fails, see testdeps) when dbus-daemon or gnome-keyring-daemon is not
+// installed.
 func StartBus(t testing.TB) string {
 	t.Helper()
 	addr, _ := startBus(t)
@@ -55,9 +55,7 @@ func StartBus(t testing.TB) string {
 // home, runtime and data dir, and the bus address).
 func startBus(t testing.TB) (string, []string) {
 	t.Helper()
-	if _, err := exec.LookPath("dbus-daemon"); err != nil {
-		t.Skip("needs dbus-daemon (apt-get install dbus gnome-keyring)")
-	}
+	testdeps.Need(t, testdeps.DBus)
 	home, err := os.MkdirTemp("", "vkr")
 	if err != nil {
 		t.Fatal(err)

@@ -6,15 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/keyring/keyringtest"
 )
 
 // TestRunSecretTool: libsecret's secret-tool, the usual password program of a desktop
 // without vaultui's keyring support, against a real gnome-keyring on a private bus.
 func TestRunSecretTool(t *testing.T) {
-	if _, err := exec.LookPath("secret-tool"); err != nil {
-		t.Skip("needs secret-tool (apt-get install libsecret-tools)")
-	}
+	testdeps.Need(t, testdeps.SecretTool)
 	keyringtest.Start(t)
 	store := exec.Command("secret-tool", "store", "--label=work vault", "vaultui", "work")
 	store.Stdin = strings.NewReader("pass word from the keyring")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/mountmgr"
 )
 
@@ -44,13 +45,20 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// needRootAndFUSE skips t unless it runs as root (for why) and FUSE mounts work here.
+func needRootAndFUSE(t *testing.T, why string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: " + why)
+	}
+	testdeps.Need(t, testdeps.FUSE)
+}
+
 // TestRunSmall runs the bench on tiny sizes over two rounds: every figure of every round must
 // come out positive, every target served by a process whose memory was read, and the user's
 // own daemon dir must stay untouched.
 func TestRunSmall(t *testing.T) {
-	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
-		t.Skip("needs /dev/fuse and root")
-	}
+	needRootAndFUSE(t, "the bench is tested as root only")
 	userRun := t.TempDir()
 	t.Setenv("XDG_RUNTIME_DIR", userRun)
 	exe, err := os.Executable()
@@ -138,9 +146,7 @@ func checkFigures(t *testing.T, r Result, cold bool) {
 // TestRunCold runs every workload warm and with the caches dropped, on tiny sizes: every cold
 // figure comes out too.
 func TestRunCold(t *testing.T) {
-	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
-		t.Skip("needs /dev/fuse and root (to drop the caches)")
-	}
+	needRootAndFUSE(t, "dropping the caches")
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	exe, err := os.Executable()
 	if err != nil {
@@ -229,9 +235,7 @@ func TestCPUSeconds(t *testing.T) {
 // TestLoopbackChildStopsWithBench: a passthrough child whose bench died (SIGTERM, as
 // Pdeathsig sends) unmounts and exits instead of serving an orphaned mount.
 func TestLoopbackChildStopsWithBench(t *testing.T) {
-	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
-		t.Skip("needs /dev/fuse and root")
-	}
+	needRootAndFUSE(t, "the bench is tested as root only")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -321,9 +322,7 @@ func TestSymlinkTimes(t *testing.T) {
 // stored fails with ENOSPC and changes nothing.
 func TestDiskFull(t *testing.T) {
 	needRoot(t)
-	if why := canMount(); why != "" {
-		t.Skip("FUSE: " + why)
-	}
+	testdeps.Need(t, testdeps.FUSE)
 	for _, c := range []crypto.CipherID{crypto.AEGIS, crypto.AESGCM} {
 		t.Run(string(c), func(t *testing.T) {
 			tmpfs := t.TempDir()
@@ -432,9 +431,7 @@ func TestDiskFull(t *testing.T) {
 // entries of the root file system, even when their raw inode numbers are equal.
 func TestOtherDevice(t *testing.T) {
 	needRoot(t)
-	if why := canMount(); why != "" {
-		t.Skip("FUSE: " + why)
-	}
+	testdeps.Need(t, testdeps.FUSE)
 	base := t.TempDir()
 	cipher := filepath.Join(base, "cipher")
 	os.Mkdir(cipher, 0o755)
@@ -1022,11 +1019,9 @@ func TestAccessWithoutAllowOther(t *testing.T) {
 		return
 	}
 	needRoot(t)
-	if why := canMount(); why != "" {
-		t.Skip("FUSE: " + why)
-	}
+	testdeps.Need(t, testdeps.FUSE)
 	if _, err := os.Stat("/usr/bin/fusermount3"); err != nil {
-		t.Skip("no fusermount3 for a mount by an ordinary user")
+		testdeps.Unusable(t, testdeps.FUSE, "no /usr/bin/fusermount3 for a mount by an ordinary user")
 	}
 	dir, err := os.MkdirTemp("", "vaultui-access")
 	if err != nil {
@@ -1058,7 +1053,7 @@ func TestAccessWithoutAllowOther(t *testing.T) {
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if strings.Contains(string(out), "SKIP:") {
-		t.Skipf("the child could not mount: %s", out)
+		testdeps.Unusable(t, testdeps.FUSE, "the child could not mount as nobody: "+string(out))
 	}
 	if err != nil || !strings.Contains(string(out), "ACCESS OK") {
 		t.Fatalf("child: %v\n%s", err, out)

@@ -29,6 +29,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/crashtest"
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -428,12 +429,7 @@ func crashRun(t *testing.T, template, dir string, op crashOp, p *crashtest.Point
 
 func TestCrashConsistency(t *testing.T) {
 	needRoot(t)
-	if why := canMount(); why != "" {
-		t.Skip("FUSE: " + why)
-	}
-	if why := crashtest.Available(); why != "" {
-		t.Skip(why)
-	}
+	testdeps.Need(t, testdeps.FUSE, testdeps.Strace)
 	full := os.Getenv(crashFullEnv) != ""
 	var matrix, unreached []string
 	for _, c := range []crypto.CipherID{crypto.AESGCM, crypto.AEGIS} {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -27,9 +28,10 @@ func gocryptfsForReverse(t *testing.T) string {
 	if p := os.Getenv("VAULTUI_GOCRYPTFS"); p != "" {
 		return p
 	}
+	testdeps.Need(t, testdeps.Gocryptfs)
 	p, err := exec.LookPath("gocryptfs")
 	if err != nil {
-		t.Skip("gocryptfs is not installed (apt-get install gocryptfs): cannot compare the reverse views")
+		t.Fatal(err)
 	}
 	return p
 }
@@ -158,9 +160,7 @@ func gocryptfsMount(t *testing.T, bin, mp string, args ...string) {
 // mountReverseTest unlocks the reverse config of dir and mounts its view, unmounted at the end.
 func mountReverseTest(t *testing.T, dir string, password string, rules []string) string {
 	t.Helper()
-	if why := canMount(); why != "" {
-		t.Skip("FUSE: " + why)
-	}
+	testdeps.Need(t, testdeps.FUSE)
 	v, err := vault.UnlockReverse(dir, []byte(password))
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func mountReverseTest(t *testing.T, dir string, password string, rules []string)
 	m, err := MountReverse(mp, ReverseVolume{Dir: dir, Content: v.Content, Names: v.Names,
 		PerDirIV: v.Config.Has(vault.FlagDirIV), Exclude: ex}, Options{Logger: testLogger(t)})
 	if err != nil {
-		t.Skipf("FUSE mount impossible here: %v", err)
+		t.Fatalf("mount on %s: %v", mp, err)
 	}
 	t.Cleanup(func() {
 		if err := m.Unmount(); err != nil {
@@ -192,9 +192,7 @@ func mountReverseTest(t *testing.T, dir string, password string, rules []string)
 // plaintext.
 func TestReverseViewIsGocryptfsView(t *testing.T) {
 	bin := gocryptfsForReverse(t)
-	if why := canMount(); why != "" {
-		t.Skip("FUSE: " + why)
-	}
+	testdeps.Need(t, testdeps.FUSE)
 	for _, tc := range []struct {
 		name  string
 		flags []string

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -42,34 +43,17 @@ func testVolume(t testing.TB, c crypto.CipherID, names bool) Volume {
 	return v
 }
 
-// canMount says why FUSE mounts are impossible here, or "".
-func canMount() string {
-	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
-	if err != nil {
-		return "no usable /dev/fuse: " + err.Error()
-	}
-	f.Close()
-	if os.Geteuid() != 0 {
-		if _, err := os.Stat("/usr/bin/fusermount3"); err != nil {
-			return "not root and no fusermount3"
-		}
-	}
-	return ""
-}
-
 // mountTest mounts v on a temp dir and unmounts it when the test ends, even on failure.
 func mountTest(t testing.TB, v Volume, opts Options) (string, *Mounted) {
 	t.Helper()
-	if why := canMount(); why != "" {
-		t.Skip("FUSE: " + why)
-	}
+	testdeps.Need(t, testdeps.FUSE)
 	mp := t.TempDir()
 	if opts.Logger == nil {
 		opts.Logger = testLogger(t)
 	}
 	m, err := Mount(mp, v, opts)
 	if err != nil {
-		t.Skipf("FUSE mount impossible here: %v", err)
+		t.Fatalf("mount on %s: %v", mp, err)
 	}
 	t.Cleanup(func() {
 		if err := m.Unmount(); err != nil {

@@ -30,5 +30,5 @@
 //
 // Everything here follows gocryptfs (github.com/rfjakob/gocryptfs) so that
 // vaults open in both; AEGIS-256X2 follows gocryptfs's AEGIS work but keys
-// the cipher with the HKDF-derived key (see FORMAT.md).
+// the cipher with the HKDF-derived key (see docs/FORMAT.md).
 package crypto

@@ -11,7 +11,7 @@ import (
 
 // ID identifies a directory, a vault's cipherdir above all, by its device and inode: two
 // paths to one directory (through a symlink, a bind mount, "..", another spelling) have one
-// ID. "Identity, not spelling" (DESIGN.md): whether two paths are one vault, or one path lies
+// ID. "Identity, not spelling" (issue 24): whether two paths are one vault, or one path lies
 // inside a vault, is decided by IDs, never by comparing path strings.
 type ID struct{ Dev, Ino uint64 }
 

@@ -177,7 +177,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// checkCipherdirLayout checks the on-disk rules of FORMAT.md in a vault
+// checkCipherdirLayout checks the on-disk rules of docs/FORMAT.md in a vault
 // filled by Import: diriv files (16 bytes, 0440) exactly where names are
 // per-directory encrypted, .name files beside long names, sizes that map to
 // plaintext sizes.

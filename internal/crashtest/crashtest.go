@@ -1,6 +1,6 @@
 // Package crashtest kills a process at chosen system calls with strace's fault injection
 // (-e inject=CALL:signal=KILL:when=N), for tests that check what a crash leaves on disk: the
-// old state or the new one, never a mix (DESIGN.md, issue 24).
+// old state or the new one, never a mix (issue 24).
 //
 // A test first records a census of the operation (Record: the calls it makes, per thread),
 // then replays the operation from the same starting state once per kill point (Points): each

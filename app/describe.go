@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -45,7 +46,7 @@ func Describe(i vault.Info) []Fact {
 		facts = append(facts, Fact{"Config conflict", c + " (a sync tool's copy; this vault uses " + crypto.ConfName + ")"})
 	}
 	for k := range facts {
-		facts[k].Value = vault.EscapeControl(facts[k].Value)
+		facts[k].Value = termsafe.Escape(facts[k].Value)
 	}
 	return facts
 }
@@ -74,7 +75,7 @@ func EntryFacts(e vault.Entry) []Fact {
 	}
 	facts := []Fact{{"View", ReverseView}}
 	for _, rule := range e.Exclude {
-		facts = append(facts, Fact{"Excluded", vault.EscapeControl(rule)})
+		facts = append(facts, Fact{"Excluded", termsafe.Escape(rule)})
 	}
 	return facts
 }
@@ -110,7 +111,7 @@ func FindingOf(p vault.Problem) Finding {
 	if p.CipherPath != "" && p.Path != "" && p.CipherPath != p.Path {
 		f.CipherPath = p.CipherPath
 	}
-	f.Where, f.Kind, f.What, f.CipherPath = vault.EscapeControl(f.Where), vault.EscapeControl(f.Kind), vault.EscapeControl(f.What), vault.EscapeControl(f.CipherPath)
+	f.Where, f.Kind, f.What, f.CipherPath = termsafe.Escape(f.Where), termsafe.Escape(f.Kind), termsafe.Escape(f.What), termsafe.Escape(f.CipherPath)
 	return f
 }
 

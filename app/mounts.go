@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -43,7 +44,7 @@ func (a *App) Unmount(ctx context.Context, arg string, lazy bool) error {
 	}
 	err := a.daemonCall(ctx, func(d Daemon) error { return d.Unmount(ctx, target, lazy) })
 	if errors.Is(err, mountmgr.ErrNotMounted) {
-		return fmt.Errorf("%s is not mounted: %w", vault.EscapeControl(arg), mountmgr.ErrNotMounted)
+		return fmt.Errorf("%s is not mounted: %w", termsafe.Escape(arg), mountmgr.ErrNotMounted)
 	}
 	return err
 }
@@ -180,5 +181,5 @@ func ForwardOnly(e vault.Entry, what string) error {
 	if !e.Reverse {
 		return nil
 	}
-	return fmt.Errorf("%s: no %s: %w", vault.EscapeControl(e.Name), what, ErrReverseView)
+	return fmt.Errorf("%s: no %s: %w", termsafe.Escape(e.Name), what, ErrReverseView)
 }

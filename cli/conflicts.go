@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -90,15 +91,15 @@ examples:
 					return err
 				}
 				if done.DirIVCopies == nil && done.Moved == nil {
-					fmt.Fprintf(e.stdout, "Settled %s (kept %s).\n", vault.EscapeControl(args[1]), *keep)
+					fmt.Fprintf(e.stdout, "Settled %s (kept %s).\n", termsafe.Escape(args[1]), *keep)
 					return nil
 				}
 				fmt.Fprintf(e.stdout, "Merged the folder %s: moved %d entries made on the other computer into it, removed %d copy(ies) of gocryptfs.diriv.\n",
-					vault.EscapeControl(vault.FolderArg(strings.Trim(args[1], "/"))), len(done.Moved), len(done.DirIVCopies))
+					termsafe.Escape(vault.FolderArg(strings.Trim(args[1], "/"))), len(done.Moved), len(done.DirIVCopies))
 				for _, m := range done.Moved {
 					if m.Renamed {
 						fmt.Fprintf(e.stdout, "  the folder had %s: the other computer's is now %s\n",
-							vault.EscapeControl(path.Base(m.Of)), vault.EscapeControl(m.To))
+							termsafe.Escape(path.Base(m.Of)), termsafe.Escape(m.To))
 					}
 				}
 				return nil
@@ -142,7 +143,7 @@ examples:
 				case newer == "":
 					newer = "(original gone)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", vault.EscapeControl(c.Path), vault.EscapeControl(c.Of), c.Tool, date, c.Size, newer)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Escape(c.Path), termsafe.Escape(c.Of), c.Tool, date, c.Size, newer)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -151,7 +152,7 @@ examples:
 				if header || i > 0 {
 					fmt.Fprintln(e.stdout)
 				}
-				folder := vault.EscapeControl(vault.FolderArg(f.Path))
+				folder := termsafe.Escape(vault.FolderArg(f.Path))
 				when := ""
 				if f.Date != "" {
 					when = " (" + f.Date + ")"

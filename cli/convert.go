@@ -11,6 +11,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -133,10 +134,10 @@ func printConvertResult(w io.Writer, name string, res *vault.ConvertResult) {
 	}
 	fmt.Fprintln(w, ".")
 	for _, p := range res.Unchanged {
-		fmt.Fprintf(w, "Copied unchanged (not the vault's, hidden in the mount): %s\n", vault.EscapeControl(p))
+		fmt.Fprintf(w, "Copied unchanged (not the vault's, hidden in the mount): %s\n", termsafe.Escape(p))
 	}
 	for _, p := range res.Dropped {
-		fmt.Fprintf(w, "Left only in the old vault (a copy of the old config): %s\n", vault.EscapeControl(p))
+		fmt.Fprintf(w, "Left only in the old vault (a copy of the old config): %s\n", termsafe.Escape(p))
 	}
 	if res.OldDir != "" {
 		fmt.Fprintf(w, "The old vault (%s) is kept at %s; delete it when you no longer need it.\n", res.From, res.OldDir)

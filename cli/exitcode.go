@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -129,9 +130,9 @@ func (c *codeError) ExitCode() int { return c.code }
 // printError writes err as age does: "error: ..." then any "hint: ..." lines.
 func printError(w io.Writer, err error) {
 	// Messages quote vault-controlled text (names, config fields): escape it for the terminal.
-	fmt.Fprintf(w, "error: %s\n", vault.EscapeControl(oneLine(err.Error())))
+	fmt.Fprintf(w, "error: %s\n", termsafe.Escape(oneLine(err.Error())))
 	for _, h := range hints(err) {
-		fmt.Fprintf(w, "hint: %s\n", vault.EscapeControl(h))
+		fmt.Fprintf(w, "hint: %s\n", termsafe.Escape(h))
 	}
 }
 

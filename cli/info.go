@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -27,7 +28,7 @@ func printInfoJSON(w io.Writer, e vault.Entry, i vault.Info) error {
 func printInfo(w io.Writer, e vault.Entry, i vault.Info, keyring string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	// Values come from the config, which whoever can write the cipherdir controls.
-	row := func(label, value string) { fmt.Fprintf(tw, "%s:\t%s\n", label, vault.EscapeControl(value)) }
+	row := func(label, value string) { fmt.Fprintf(tw, "%s:\t%s\n", label, termsafe.Escape(value)) }
 	if e.Name != "" {
 		row("Name", e.Name)
 	}

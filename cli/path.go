@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -74,12 +75,12 @@ examples:
 			for i, r := range results {
 				if r.Error != "" {
 					failed++
-					fmt.Fprintf(e.stderr, "error: %s: %s\n", vault.EscapeControl(paths[i]), vault.EscapeControl(r.Error))
+					fmt.Fprintf(e.stderr, "error: %s: %s\n", termsafe.Escape(paths[i]), termsafe.Escape(r.Error))
 					continue
 				}
 				out := r.Path
 				if !*nul {
-					out = vault.EscapeControl(out) // one path a line, and nothing for a terminal to obey
+					out = termsafe.Escape(out) // one path a line, and nothing for a terminal to obey
 				}
 				fmt.Fprint(e.stdout, out+end)
 			}

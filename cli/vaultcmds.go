@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -511,7 +512,7 @@ func (p *progress) line(f vault.FsckProgress) string {
 	case f.Total > 0:
 		pct = 100 * float64(f.Done) / float64(f.Total)
 	}
-	path := vault.EscapeControl(f.Path)
+	path := termsafe.Escape(f.Path)
 	if len(path) > 40 {
 		path = "..." + path[len(path)-37:]
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -39,7 +40,7 @@ const (
 	ReasonReleased = "released" // a detached mount's last open file was closed
 )
 
-// Event is one entry of the daemon's event log. Text fields are escaped (vault.EscapeControl)
+// Event is one entry of the daemon's event log. Text fields are escaped (termsafe.Escape)
 // when the event is recorded: cipher paths are names an attacker with write access to the
 // cipherdir chooses, and they end up on terminals.
 type Event struct {
@@ -172,11 +173,11 @@ func max64(a, b uint64) uint64 {
 
 // escapeEvent escapes the text fields that reach terminals.
 func escapeEvent(e Event) Event {
-	e.Kind = vault.EscapeControl(e.Kind)
-	e.CipherDir = vault.EscapeControl(e.CipherDir)
-	e.MountPoint = vault.EscapeControl(e.MountPoint)
-	e.Reason = vault.EscapeControl(e.Reason)
-	e.Detail = vault.EscapeControl(e.Detail)
+	e.Kind = termsafe.Escape(e.Kind)
+	e.CipherDir = termsafe.Escape(e.CipherDir)
+	e.MountPoint = termsafe.Escape(e.MountPoint)
+	e.Reason = termsafe.Escape(e.Reason)
+	e.Detail = termsafe.Escape(e.Detail)
 	return e
 }
 

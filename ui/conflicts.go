@@ -13,6 +13,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -305,7 +306,7 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 			s.changed = true
 			s.status = settledText(msg.keep, msg.path)
 			if msg.folder {
-				s.status = "Merged the folder " + vault.EscapeControl(msg.path) + " made on two computers."
+				s.status = "Merged the folder " + termsafe.Escape(msg.path) + " made on two computers."
 			}
 		}
 		if msg.lsErr == nil || errors.Is(msg.lsErr, ErrPartialList) {
@@ -336,7 +337,7 @@ func (s *conflictsScreen) listErr(err error) {
 }
 
 func settledText(k Keep, path string) string {
-	path = vault.EscapeControl(path)
+	path = termsafe.Escape(path)
 	switch k {
 	case KeepOriginal:
 		return "Deleted the copy " + path + "; the original stays."
@@ -461,9 +462,9 @@ func (s *conflictsScreen) View() string {
 	switch {
 	case s.confirm != nil:
 		cp := s.copies[s.cursor]
-		q := "Delete the copy " + vault.EscapeControl(cp.Path) + " and keep the original? y/n"
+		q := "Delete the copy " + termsafe.Escape(cp.Path) + " and keep the original? y/n"
 		if *s.confirm == KeepCopy {
-			q = "Replace " + vault.EscapeControl(cp.Of) + " with the copy (the original's content is lost)? y/n"
+			q = "Replace " + termsafe.Escape(cp.Of) + " with the copy (the original's content is lost)? y/n"
 		}
 		foot = append(foot, st.Warning.Render(para.Render(q)))
 	case s.working:
@@ -528,7 +529,7 @@ func (s *conflictsScreen) list(w, h int) string {
 	blocks := make([]string, len(s.copies))
 	heights := make([]int, len(s.copies))
 	for i, cp := range s.copies {
-		marker, name := "  ", truncateLeft(vault.EscapeControl(cp.Path), w-2)
+		marker, name := "  ", truncateLeft(termsafe.Escape(cp.Path), w-2)
 		if i == s.cursor {
 			marker, name = st.Cursor.Render("› "), st.Selected.Render(name)
 		}
@@ -554,10 +555,10 @@ func copyDetails(cp ConflictCopy) []string {
 		}
 		return []string{cp.Tool, "folder made twice", "b merges " + plural(cp.Entries, "entry", "entries") + " into it"}
 	}
-	parts := []string{"of " + vault.EscapeControl(cp.Of), cp.Tool}
+	parts := []string{"of " + termsafe.Escape(cp.Of), cp.Tool}
 	// Syncthing's "host" is a device ID, which tells people nothing.
 	if cp.Host != "" && cp.Tool != "Syncthing" {
-		parts[1] += " (" + vault.EscapeControl(cp.Host) + ")"
+		parts[1] += " (" + termsafe.Escape(cp.Host) + ")"
 	}
 	if cp.Date != "" {
 		parts = append(parts, cp.Date)

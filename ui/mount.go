@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/internal/termsafe"
 )
 
 // mountScreen asks for the password and mount options, then mounts through
@@ -215,7 +215,7 @@ func keyringNote(c app.KeyringChange) string {
 	case app.KeyringReplaced:
 		return "The keyring's password was updated."
 	case app.KeyringFailed:
-		return "The password was not remembered: " + vault.EscapeControl(c.Err.Error())
+		return "The password was not remembered: " + termsafe.Escape(c.Err.Error())
 	}
 	return ""
 }

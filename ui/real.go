@@ -10,6 +10,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -61,10 +62,10 @@ func escaped(err error) error {
 }
 
 // escapedError shows an error with vault-controlled text (names, config fields) escaped for
-// the terminal (vault.EscapeControl); errors.Is and As still see the original.
+// the terminal (termsafe.Escape); errors.Is and As still see the original.
 type escapedError struct{ err error }
 
-func (e *escapedError) Error() string { return vault.EscapeControl(e.err.Error()) }
+func (e *escapedError) Error() string { return termsafe.Escape(e.err.Error()) }
 func (e *escapedError) Unwrap() error { return e.err }
 
 // vaultOf names the vault at cipherDir for the core, by its registry name when it has one
@@ -163,7 +164,7 @@ func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, pro
 	}
 	defer v.Close()
 	problems, err := v.Fsck(ctx, func(p vault.FsckProgress) {
-		p.Path = vault.EscapeControl(p.Path)
+		p.Path = termsafe.Escape(p.Path)
 		progress(p)
 	})
 	out := make([]Problem, 0, len(problems))

@@ -1,8 +1,8 @@
-package vault
+package termsafe
 
 import "testing"
 
-func TestEscapeControl(t *testing.T) {
+func TestEscape(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"plain name.txt", "plain name.txt"},
 		{"Grüße, 日本語 \\ back", "Grüße, 日本語 \\ back"},
@@ -14,8 +14,8 @@ func TestEscapeControl(t *testing.T) {
 		{"bad \xff\xfe utf8", `bad \xff\xfe utf8`},
 		{"nul\x00", `nul\x00`},
 	} {
-		if got := EscapeControl(c.in); got != c.want {
-			t.Errorf("EscapeControl(%q) = %q, want %q", c.in, got, c.want)
+		if got := Escape(c.in); got != c.want {
+			t.Errorf("Escape(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

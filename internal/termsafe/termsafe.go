@@ -1,4 +1,9 @@
-package vault
+// Package termsafe escapes text that came from a vault (file names, config fields, errors that
+// quote them) before it reaches a terminal or a log. Anyone who can write the cipherdir chooses
+// those bytes, so every front end and the daemon's log print them through Escape.
+//
+// It imports only the standard library; ui, cli, app, mountmgr import it.
+package termsafe
 
 import (
 	"fmt"
@@ -7,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// EscapeControl makes text that comes from a vault's files (config fields, file names, error
+// Escape makes text that comes from a vault's files (config fields, file names, error
 // messages that quote them) safe to print on a terminal or into a log: anyone who can write
 // the cipherdir chooses those bytes, and raw they could move the cursor, recolor or retitle
 // the terminal, forge log lines, or reorder text with bidirectional overrides. Control
@@ -15,7 +20,7 @@ import (
 // isolate characters, and bytes that are not UTF-8 are shown as Go-style escapes (\x1b,
 // \n, \u202e); everything else, including a backslash, is left as it is. Every place that
 // prints such text uses this one function.
-func EscapeControl(s string) string {
+func Escape(s string) string {
 	if !needsEscape(s) {
 		return s
 	}

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/internal/userfile"
 )
 
 // speedFile is the cache as stored: the cipher rounds for one CPU and build, and the last
@@ -94,8 +94,8 @@ func (s *Speed) load() (speedFile, bool) {
 		return speedFile{}, false
 	}
 	// A regular file the user owns, bounded: a FIFO or a device put there must not hang
-	// or swallow the app's start (vault.ReadUserFile).
-	data, err := vault.ReadUserFile(s.CachePath, maxSpeedCache)
+	// or swallow the app's start (userfile.Read).
+	data, err := userfile.Read(s.CachePath, maxSpeedCache)
 	if err != nil {
 		return speedFile{}, false
 	}

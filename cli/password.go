@@ -17,7 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/internal/userfile"
 )
 
 // maxPasswordLen bounds what we read from a passfile or terminal; scrypt
@@ -47,7 +47,7 @@ func (e *env) readNewPassword(src *passSource, prompt string) ([]byte, error) {
 }
 
 // readPassfile reads the password from a passfile: "-" is standard input; anything else
-// must be a regular file the user owns (see vault.OpenUserFile) or a pipe, as `<(pass show
+// must be a regular file the user owns (see userfile.Open) or a pipe, as `<(pass show
 // x)` gives (/dev/fd/N). Reading a pipe, named or not, waits for a writer but can be
 // interrupted: a named FIFO that nothing writes to used to hang the command past SIGTERM.
 func (e *env) readPassfile(path string) ([]byte, error) {
@@ -56,7 +56,7 @@ func (e *env) readPassfile(path string) ([]byte, error) {
 	if path == "-" {
 		r, name = e.stdin, "standard input"
 	} else {
-		f, err := vault.OpenUserPipeOrFile(path)
+		f, err := userfile.OpenPipeOrFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("reading password: %w", err)
 		}
@@ -100,7 +100,7 @@ func (e *env) readPassfile(path string) ([]byte, error) {
 	return pw, nil
 }
 
-// pipeReader reads a pipe opened non-blocking (vault.OpenUserPipeOrFile) until ctx is done.
+// pipeReader reads a pipe opened non-blocking (userfile.OpenPipeOrFile) until ctx is done.
 // A named FIFO that no writer has opened yet reads as end of file, so each read first waits,
 // in Go's poller, until the pipe has data or a writer that has come and gone: ctx's end
 // interrupts that wait (the deadline wakes the poller), which a blocking open or read could

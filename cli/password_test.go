@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vaultui/vaultui/internal/userfile"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -89,14 +90,14 @@ func TestPassfileRefused(t *testing.T) {
 	zero := filepath.Join(dir, "zero")
 	os.Symlink("/dev/zero", zero)
 	e := &env{ctx: context.Background()}
-	if _, err := e.readPassfile(zero); !errors.Is(err, vault.ErrUnsafeFile) || !strings.Contains(err.Error(), "character device") {
+	if _, err := e.readPassfile(zero); !errors.Is(err, userfile.ErrUnsafe) || !strings.Contains(err.Error(), "character device") {
 		t.Errorf("link to /dev/zero: %v", err)
 	}
 	if os.Geteuid() == 0 {
 		theirs := filepath.Join(dir, "theirs")
 		os.WriteFile(theirs, []byte("pw\n"), 0o644)
 		os.Chown(theirs, 65534, 65534)
-		if _, err := e.readPassfile(theirs); !errors.Is(err, vault.ErrUnsafeFile) || !strings.Contains(err.Error(), "another user") {
+		if _, err := e.readPassfile(theirs); !errors.Is(err, userfile.ErrUnsafe) || !strings.Contains(err.Error(), "another user") {
 			t.Errorf("another user's passfile: %v", err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/internal/termsafe"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/internal/userfile"
 )
 
 // Event kinds: what happened to a mount.
@@ -131,7 +131,7 @@ func openEventLog(path string, max int, lg *log.Logger) *eventLog {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		l.saveFailed(err)
 	}
-	f, err := vault.OpenUserFile(path) // a FIFO put there would hang the daemon's start
+	f, err := userfile.Open(path) // a FIFO put there would hang the daemon's start
 	if err != nil {
 		if !os.IsNotExist(err) {
 			lg.Printf("event log %s: %v; starting empty", path, err)

@@ -11,9 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vaultui/vaultui/internal/userfile"
 	"golang.org/x/sys/unix"
-
-	"github.com/vaultui/vaultui/vault"
 )
 
 // The ledger is the list of mounts that daemons of one socket directory have mounted, kept in
@@ -35,7 +34,7 @@ func ledgerPath(socketDir string) string { return filepath.Join(socketDir, "moun
 // readLedger returns the ledger at path: mount point -> identity (zero for a line of a path
 // alone); a missing ledger is empty.
 func readLedger(path string) (map[string]mountID, error) {
-	data, err := vault.ReadUserFile(path, maxLedger)
+	data, err := userfile.Read(path, maxLedger)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]mountID{}, nil
 	}

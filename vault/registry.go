@@ -7,7 +7,7 @@ package vault
 // file that does not parse is reported, never replaced: losing it silently
 // would make a user's vaults vanish from the list.
 //
-// The file is read like every file vaultui takes from the user's directories (OpenUserFile):
+// The file is read like every file vaultui takes from the user's directories (userfile.Open):
 // a symbolic link is followed (a dotfiles manager may keep it elsewhere) and a save replaces
 // the link's target, never the link; a FIFO, a device or another user's file is refused, and
 // so is a directory other users may write in; at most MaxRegistrySize bytes are read.
@@ -23,6 +23,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/vaultui/vaultui/internal/userfile"
 )
 
 // RegistryFileName is the registry's file name inside its directory.
@@ -234,7 +236,7 @@ func LoadRegistry(path string) (*Registry, error) {
 		}
 		return nil, fmt.Errorf("reading registry: %w", err)
 	}
-	data, err := ReadUserFile(path, MaxRegistrySize)
+	data, err := userfile.Read(path, MaxRegistrySize)
 	if errors.Is(err, os.ErrNotExist) {
 		return r, nil
 	}
@@ -637,10 +639,10 @@ func registryTarget(path string) (string, error) {
 }
 
 // checkRegistryDirs refuses the registry when the directory it is in, or the directory of the
-// file its link points to, lets someone else replace it (CheckUserDir). A missing directory
+// file its link points to, lets someone else replace it (userfile.CheckDir). A missing directory
 // wraps fs.ErrNotExist.
 func checkRegistryDirs(path string) error {
-	if err := CheckUserDir(filepath.Dir(path)); err != nil {
+	if err := userfile.CheckDir(filepath.Dir(path)); err != nil {
 		return err
 	}
 	target, err := registryTarget(path)
@@ -648,7 +650,7 @@ func checkRegistryDirs(path string) error {
 		return err
 	}
 	if target != path {
-		return CheckUserDir(filepath.Dir(target))
+		return userfile.CheckDir(filepath.Dir(target))
 	}
 	return nil
 }
@@ -671,7 +673,7 @@ func checkExtPassTrust(path string, vaults []Entry) error {
 	}
 	if fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("%s: %w: it names password programs (extpass) and other users may write in it (mode %04o; chmod go-w %s)",
-			path, ErrUnsafeFile, fi.Mode().Perm(), path)
+			path, userfile.ErrUnsafe, fi.Mode().Perm(), path)
 	}
 	return nil
 }

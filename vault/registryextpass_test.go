@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vaultui/vaultui/internal/userfile"
 )
 
 // TestRegistryExtPass: the password program is kept as its argument vector, words with
@@ -34,7 +36,7 @@ func TestRegistryExtPass(t *testing.T) {
 	if err := os.Chmod(path, 0o620); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadRegistry(path); !errors.Is(err, ErrUnsafeFile) || !strings.Contains(err.Error(), "chmod go-w") {
+	if _, err := LoadRegistry(path); !errors.Is(err, userfile.ErrUnsafe) || !strings.Contains(err.Error(), "chmod go-w") {
 		t.Fatalf("a group-writable registry naming a program: %v", err)
 	}
 	// Without a program in it, such a file is read as before.

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vaultui/vaultui/internal/userfile"
 )
 
 // loadWithin runs LoadRegistry in a goroutine: a registry that is a FIFO used to hang it.
@@ -66,8 +68,8 @@ func TestRegistryRefusesWhatIsNotAFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := loadWithin(t, path)
-			if !errors.Is(err, ErrUnsafeFile) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("LoadRegistry: %v, want ErrUnsafeFile naming %s and saying %q", err, path, c.want)
+			if !errors.Is(err, userfile.ErrUnsafe) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("LoadRegistry: %v, want userfile.ErrUnsafe naming %s and saying %q", err, path, c.want)
 			}
 		})
 	}
@@ -157,8 +159,8 @@ func TestRegistryUnsafeDirectory(t *testing.T) {
 			}
 			check := func(what string, err error) {
 				t.Helper()
-				if !errors.Is(err, ErrUnsafeFile) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), c.want) {
-					t.Errorf("%s: %v, want ErrUnsafeFile naming %s and saying %q", what, err, dir, c.want)
+				if !errors.Is(err, userfile.ErrUnsafe) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("%s: %v, want userfile.ErrUnsafe naming %s and saying %q", what, err, dir, c.want)
 				}
 			}
 			_, err := LoadRegistry(path)

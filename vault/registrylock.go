@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vaultui/vaultui/internal/userfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +25,7 @@ func lockRegistry(path string) (unlock func(), err error) {
 		return nil, fmt.Errorf("locking registry: %w", err)
 	}
 	// Not even a lock file in a directory someone else could swap files in.
-	if err := CheckUserDir(dir); err != nil {
+	if err := userfile.CheckDir(dir); err != nil {
 		return nil, fmt.Errorf("locking registry: %w", err)
 	}
 	lockPath := path + ".lock"

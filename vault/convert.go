@@ -47,6 +47,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -565,7 +566,7 @@ func removeWork(work string) error {
 	return nil
 }
 
-func syncDir(dir string) { _ = osFiles{}.SyncDir(dir) }
+func syncDir(dir string) { _ = atomicfile.SyncDir(dir) }
 
 func readDirNames(dir string) ([]string, error) {
 	f, err := os.Open(dir)
@@ -701,7 +702,7 @@ func Convert(ctx context.Context, cipherdir string, password []byte, opts Conver
 		return nil, err
 	}
 	statePath := filepath.Join(work, convertStateFile)
-	if err := replaceFile(osFiles{}, statePath, statePath+".tmp", state, 0o600); err != nil {
+	if err := atomicfile.Replace(atomicfile.OS{}, statePath, statePath+".tmp", state, 0o600); err != nil {
 		removeWork(work)
 		return nil, fmt.Errorf("writing %s: %w", statePath, err)
 	}
@@ -846,7 +847,7 @@ func (cv *converter) copyVault(src, dst string, c *Config) error {
 	if err := cv.copyDir(sfd, dfd, ""); err != nil {
 		return err
 	}
-	if err := writeConfig(osFiles{}, dst, c); err != nil {
+	if err := writeConfig(atomicfile.OS{}, dst, c); err != nil {
 		return fmt.Errorf("%s: %w", dst, err)
 	}
 	// The root's own attributes last: writing the config changes its times.

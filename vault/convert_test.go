@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/atomicfile"
 )
 
 // TestConvertFlags checks the converted feature flags of every pair: they validate, select
@@ -365,7 +366,7 @@ func TestConvertRefuses(t *testing.T) {
 	c := &Config{Creator: "gocryptfs v1.2", EncryptedKey: make([]byte, 12+32+16), Version: 2,
 		FeatureFlags: []string{FlagGCMIV128, FlagDirIV, FlagEMENames, FlagLongNames}}
 	c.ScryptObject, _ = crypto.NewScryptKDF(10)
-	if err := writeConfig(osFiles{}, old, c); err != nil {
+	if err := writeConfig(atomicfile.OS{}, old, c); err != nil {
 		t.Fatal(err)
 	}
 	for _, to := range []crypto.CipherID{crypto.AEGIS, crypto.XChaCha} {

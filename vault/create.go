@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/vault/layout"
 	"golang.org/x/sys/unix"
 )
@@ -89,11 +90,11 @@ func (o *CreateOptions) check() error {
 // deterministic, the root gocryptfs.diriv: exactly what gocryptfs -init
 // writes. On failure it leaves nothing behind.
 func Create(cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
-	return create(osFiles{}, cipherdir, password, opts)
+	return create(atomicfile.OS{}, cipherdir, password, opts)
 }
 
 // create is Create writing the config through fsys.
-func create(fsys fileSystem, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+func create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}

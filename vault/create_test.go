@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/atomicfile"
 )
 
 var testPassword = []byte("correct horse battery staple")
@@ -132,7 +133,7 @@ func TestCreateRefusals(t *testing.T) {
 		t.Error("empty password accepted")
 	}
 	// A failure while writing the config leaves nothing behind.
-	crash := failingFiles{at: "write", err: errors.New("injected crash")}
+	crash := atomicfile.Failing{At: "write", Err: errors.New("injected crash")}
 	dir := filepath.Join(base, "crash")
 	if _, err := create(crash, dir, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
 		t.Fatal("injected failure ignored")
@@ -244,7 +245,7 @@ func TestChangePasswordCrash(t *testing.T) {
 	dir, _ := createTest(t, CreateOptions{})
 	before, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName))
 	for _, stage := range []string{"write", "rename"} {
-		crash := failingFiles{at: stage, err: errors.New("injected crash at " + stage)}
+		crash := atomicfile.Failing{At: stage, Err: errors.New("injected crash at " + stage)}
 		err := changePassword(crash, dir, testPassword, nil, []byte("new"), true)
 		if err == nil || !strings.Contains(err.Error(), "injected crash") {
 			t.Fatalf("%s: %v", stage, err)

@@ -24,7 +24,7 @@
 // # Safety
 //
 // gocryptfs.conf and the registry are only ever replaced atomically
-// (temporary file, fsync, rename, directory fsync: replaceFile), so a crash
+// (temporary file, fsync, rename, directory fsync: internal/atomicfile), so a crash
 // during Create, ChangePassword or a registry change leaves the old file or
 // the new one, never neither.
 package vault

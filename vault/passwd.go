@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/atomicfile"
 )
 
 // ChangePassword re-seals the master key of the vault in cipherdir under
@@ -16,7 +17,7 @@ import (
 // changes, atomically (see writeConfig): a crash leaves the old or the new
 // config.
 func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte) error {
-	return changePassword(osFiles{}, cipherdir, oldPassword, masterKey, newPassword, true)
+	return changePassword(atomicfile.OS{}, cipherdir, oldPassword, masterKey, newPassword, true)
 }
 
 // ChangePasswordUnverified reseals the vault under newPassword with a master
@@ -26,11 +27,11 @@ func ChangePasswordUnverified(cipherdir string, masterKey, newPassword []byte) e
 	if masterKey == nil {
 		return errors.New("no master key")
 	}
-	return changePassword(osFiles{}, cipherdir, nil, masterKey, newPassword, false)
+	return changePassword(atomicfile.OS{}, cipherdir, nil, masterKey, newPassword, false)
 }
 
 // changePassword writes the new config through fsys.
-func changePassword(fsys fileSystem, cipherdir string, oldPassword, masterKey, newPassword []byte, verify bool) error {
+func changePassword(fsys atomicfile.FS, cipherdir string, oldPassword, masterKey, newPassword []byte, verify bool) error {
 	if len(newPassword) == 0 {
 		return errors.New("the new password is empty")
 	}

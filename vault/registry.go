@@ -24,6 +24,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/internal/userfile"
 )
 
@@ -200,7 +201,7 @@ type Registry struct {
 	// Save can refuse to overwrite a change another process made since.
 	loaded []byte
 	// files is the file system Save writes through; nil is the real one (tests fail it).
-	files fileSystem
+	files atomicfile.FS
 	// extra holds top-level fields this version does not know, written back unchanged.
 	extra map[string]json.RawMessage
 }
@@ -358,11 +359,11 @@ func (r *Registry) save() error {
 	}
 	files := r.files
 	if files == nil {
-		files = osFiles{}
+		files = atomicfile.OS{}
 	}
 	// The lock held keeps other processes from writing the same temporary file.
 	tmp := filepath.Join(dir, "."+filepath.Base(target)+".tmp")
-	if err := replaceFile(files, target, tmp, data, 0o600); err != nil {
+	if err := atomicfile.Replace(files, target, tmp, data, 0o600); err != nil {
 		return fmt.Errorf("saving registry %s: %w", r.Path, err)
 	}
 	r.loaded = data

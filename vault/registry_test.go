@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vaultui/vaultui/internal/atomicfile"
 )
 
 func TestDefaultRegistryPath(t *testing.T) {
@@ -193,7 +195,7 @@ func TestRegistrySaveFailureKeepsOldFile(t *testing.T) {
 	before, _ := os.ReadFile(path)
 
 	injected := errors.New("injected crash before rename")
-	r.files = failingFiles{at: "rename", err: injected, check: func(tmp string) {
+	r.files = atomicfile.Failing{At: "rename", Err: injected, Check: func(tmp string) {
 		// The temp file is complete and in the same directory.
 		data, err := os.ReadFile(tmp)
 		if err != nil || !json.Valid(data) || filepath.Dir(tmp) != filepath.Dir(path) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/atomicfile"
 )
 
 // Reverse mode: a plaintext folder served as a read-only encrypted view (gocryptfs -reverse),
@@ -37,10 +38,10 @@ func IsReverse(dir string) bool {
 // The cipher must be AES-SIV (the zero value picks it); any other gives ErrReverseCipher with
 // the reason. An existing reverse config is never replaced.
 func CreateReverse(dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
-	return createReverse(osFiles{}, dir, password, opts)
+	return createReverse(atomicfile.OS{}, dir, password, opts)
 }
 
-func createReverse(fsys fileSystem, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+func createReverse(fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
 	if opts.Cipher == "" {
 		opts.Cipher = crypto.AESSIV
 	}

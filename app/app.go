@@ -8,6 +8,7 @@ import (
 	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/mountmgr/extpass"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -64,7 +65,7 @@ type Options struct {
 	Keyring func(context.Context) (Keyring, error)
 	// Connect reaches the daemon, starting it when none answers; nil: mountmgr.Connect.
 	Connect func(context.Context) (Daemon, error)
-	// Registry is the registry file; "": the user's (vault.DefaultRegistryPath).
+	// Registry is the registry file; "": the user's (registry.DefaultPath).
 	Registry string
 	// LockPolicyWorks says whether lock policies can work here; nil: mountmgr.LockPolicyWorks.
 	LockPolicyWorks func(context.Context) error
@@ -158,6 +159,6 @@ type Vault struct {
 }
 
 // VaultOf names a registered vault.
-func VaultOf(e vault.Entry) Vault {
+func VaultOf(e registry.Entry) Vault {
 	return Vault{Name: e.Name, CipherDir: e.CipherDir, ExtPass: e.ExtPass}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/termsafe"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -53,7 +54,7 @@ func Describe(i vault.Info) []Fact {
 
 // Info reads what a vault's config says: its gocryptfs.conf, or for a reverse vault the
 // .gocryptfs.reverse.conf of its plaintext folder (which has no gocryptfs.conf).
-func Info(e vault.Entry) (vault.Info, error) {
+func Info(e registry.Entry) (vault.Info, error) {
 	if !e.Reverse {
 		return vault.ReadInfo(e.CipherDir)
 	}
@@ -69,7 +70,7 @@ const ReverseView = "reverse: the read-only encrypted view of this plaintext fol
 
 // EntryFacts are the facts of a registered vault that its config does not hold: for a
 // reverse vault, what it mounts and the rules that leave files out of the view.
-func EntryFacts(e vault.Entry) []Fact {
+func EntryFacts(e registry.Entry) []Fact {
 	if !e.Reverse {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -19,7 +20,7 @@ import (
 // options are the defaults a front end's choices override. An entry without a mount point
 // (a registry edited by hand) mounts where a vault of its name does by default; an
 // unregistered vault (no name) has none, and the front end must ask for one.
-func MountFor(e vault.Entry) MountRequest {
+func MountFor(e registry.Entry) MountRequest {
 	mp := e.MountPoint
 	if mp == "" && e.Name != "" {
 		mp = DefaultMountPoint(e.Name)
@@ -177,7 +178,7 @@ var ErrReverseView = errors.New("a reverse vault's encrypted view is read-only, 
 // ForwardOnly refuses, for a reverse vault, what writes through a vault or works on its
 // encrypted files (change password, fsck, convert, conflicts): the one rule both front ends
 // follow so none offers a write to a read-only view. It is nil for any other vault.
-func ForwardOnly(e vault.Entry, what string) error {
+func ForwardOnly(e registry.Entry, what string) error {
 	if !e.Reverse {
 		return nil
 	}

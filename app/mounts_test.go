@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -19,8 +20,8 @@ func TestUnmountAllReports(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	regPath := filepath.Join(home, "vaults.json")
-	if _, err := vault.UpdateRegistry(regPath, func(r *vault.Registry) error {
-		return r.Add(vault.Entry{Name: "work", CipherDir: "/c/work", MountPoint: "/m/work"})
+	if _, err := registry.Update(regPath, func(r *registry.Registry) error {
+		return r.Add(registry.Entry{Name: "work", CipherDir: "/c/work", MountPoint: "/m/work"})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +60,8 @@ func TestUnmountNamesTheVaultAsGiven(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	regPath := filepath.Join(home, "vaults.json")
-	if _, err := vault.UpdateRegistry(regPath, func(r *vault.Registry) error {
-		return r.Add(vault.Entry{Name: "work", CipherDir: "/c/work", MountPoint: "/m/work"})
+	if _, err := registry.Update(regPath, func(r *registry.Registry) error {
+		return r.Add(registry.Entry{Name: "work", CipherDir: "/c/work", MountPoint: "/m/work"})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +82,8 @@ func TestUnmountNamesTheVaultAsGiven(t *testing.T) {
 func TestEventsCarryNames(t *testing.T) {
 	home := t.TempDir()
 	regPath := filepath.Join(home, "vaults.json")
-	if _, err := vault.UpdateRegistry(regPath, func(r *vault.Registry) error {
-		return r.Add(vault.Entry{Name: "work", CipherDir: "/c/work", MountPoint: "/m/work"})
+	if _, err := registry.Update(regPath, func(r *registry.Registry) error {
+		return r.Add(registry.Entry{Name: "work", CipherDir: "/c/work", MountPoint: "/m/work"})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -97,10 +98,10 @@ func TestEventsCarryNames(t *testing.T) {
 // TestForwardOnly: a reverse vault refuses what works on a vault's own encrypted files, with
 // its name and ErrReverseView; any other vault is let through.
 func TestForwardOnly(t *testing.T) {
-	if err := ForwardOnly(vault.Entry{Name: "work", CipherDir: "/data/work"}, "fsck"); err != nil {
+	if err := ForwardOnly(registry.Entry{Name: "work", CipherDir: "/data/work"}, "fsck"); err != nil {
 		t.Fatalf("forward vault: %v", err)
 	}
-	err := ForwardOnly(vault.Entry{Name: "docs", CipherDir: "/home/u/Documents", Reverse: true}, "fsck")
+	err := ForwardOnly(registry.Entry{Name: "docs", CipherDir: "/home/u/Documents", Reverse: true}, "fsck")
 	if !errors.Is(err, ErrReverseView) || !strings.Contains(err.Error(), "docs: no fsck") {
 		t.Fatalf("reverse vault: %v", err)
 	}
@@ -109,7 +110,7 @@ func TestForwardOnly(t *testing.T) {
 // TestMountForReverse: a reverse vault's registry entry mounts its encrypted view with its
 // exclusion rules (the TUI and the CLI both build their requests from MountFor).
 func TestMountForReverse(t *testing.T) {
-	e := vault.Entry{Name: "docs", CipherDir: "/home/u/Documents", MountPoint: "/m", Reverse: true, Exclude: []string{"*.iso"}}
+	e := registry.Entry{Name: "docs", CipherDir: "/home/u/Documents", MountPoint: "/m", Reverse: true, Exclude: []string{"*.iso"}}
 	r := MountFor(e)
 	if !r.Reverse || len(r.Exclude) != 1 || r.Exclude[0] != "*.iso" || r.Vault.Name != "docs" || r.MountPoint != "/m" {
 		t.Fatalf("MountFor = %+v", r)

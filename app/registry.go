@@ -11,6 +11,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -22,27 +23,27 @@ func (a *App) registryPath() (string, error) {
 	if a.registry != "" {
 		return a.registry, nil
 	}
-	return vault.DefaultRegistryPath()
+	return registry.DefaultPath()
 }
 
 // Registry loads the registry of known vaults.
-func (a *App) Registry() (*vault.Registry, error) {
+func (a *App) Registry() (*registry.Registry, error) {
 	p, err := a.registryPath()
 	if err != nil {
 		return nil, err
 	}
-	return vault.LoadRegistry(p)
+	return registry.Load(p)
 }
 
 // Resolve turns a VAULT argument (a registered name or a cipherdir) into its entry. A
 // cipherdir given by path still works when the registry cannot be read, so a corrupt
 // registry locks no one out of a vault; regErr then says why it was ignored.
-func (a *App) Resolve(arg string) (e vault.Entry, regErr, err error) {
+func (a *App) Resolve(arg string) (e registry.Entry, regErr, err error) {
 	reg, rerr := a.Registry()
 	if rerr != nil {
-		e, err := (&vault.Registry{}).Resolve(arg)
+		e, err := (&registry.Registry{}).Resolve(arg)
 		if err != nil {
-			return vault.Entry{}, nil, rerr
+			return registry.Entry{}, nil, rerr
 		}
 		return e, rerr, nil
 	}
@@ -125,7 +126,7 @@ func FreeFolder(free func(dir string) error) string {
 // DefaultMountPoint is where a vault called name mounts unless the user chooses another
 // place (~/Vaults/NAME); "" when name cannot be one.
 func DefaultMountPoint(name string) string {
-	mp, err := vault.DefaultMountPoint(name)
+	mp, err := registry.DefaultMountPoint(name)
 	if err != nil {
 		return ""
 	}
@@ -153,7 +154,7 @@ func (a *App) defaultLock(ctx context.Context) (string, error) {
 
 // LockProblem says why policy does nothing here (works is LockPolicyWorks's answer), or nil.
 func LockProblem(policy string, works error) error {
-	if policy == "" || policy == vault.LockNever || works == nil {
+	if policy == "" || policy == registry.LockNever || works == nil {
 		return nil
 	}
 	return fmt.Errorf("lock policy %s does nothing here: %w", policy, works)
@@ -193,49 +194,49 @@ type NewVault struct {
 // so a mistake costs nothing: the folder, the name and the registry entry. It returns the
 // entry as it will be registered (defaults filled, paths absolute) and, when the lock policy
 // was defaulted to never, a note saying why (else nil).
-func (a *App) CheckCreate(ctx context.Context, r NewVault) (vault.Entry, error, error) {
+func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, error, error) {
 	dir, err := filepath.Abs(r.CipherDir)
 	if err != nil {
-		return vault.Entry{}, nil, err
+		return registry.Entry{}, nil, err
 	}
 	if r.Reverse {
 		if err := vault.CheckReverseDir(dir); err != nil {
-			return vault.Entry{}, nil, err
+			return registry.Entry{}, nil, err
 		}
 	} else if err := CheckNewCipherDir(dir); err != nil {
-		return vault.Entry{}, nil, err
+		return registry.Entry{}, nil, err
 	}
 	name := r.Name
 	if name == "" {
 		name = DefaultName(dir)
 	}
-	if err := vault.ValidateName(name); err != nil {
-		return vault.Entry{}, nil, err
+	if err := registry.ValidateName(name); err != nil {
+		return registry.Entry{}, nil, err
 	}
 	mp := r.MountPoint
 	if mp == "" {
-		if mp, err = vault.DefaultMountPoint(name); err != nil {
-			return vault.Entry{}, nil, err
+		if mp, err = registry.DefaultMountPoint(name); err != nil {
+			return registry.Entry{}, nil, err
 		}
 	}
 	if mp, err = filepath.Abs(mp); err != nil {
-		return vault.Entry{}, nil, err
+		return registry.Entry{}, nil, err
 	}
 	if err := checkNewNesting(dir, mp); err != nil {
-		return vault.Entry{}, nil, err
+		return registry.Entry{}, nil, err
 	}
 	var lockNote error
 	lock := r.Lock
 	if lock == "" {
 		lock, lockNote = a.defaultLock(ctx)
-	} else if err := vault.ValidateLockPolicy(lock); err != nil {
-		return vault.Entry{}, nil, err
+	} else if err := registry.ValidateLockPolicy(lock); err != nil {
+		return registry.Entry{}, nil, err
 	}
 	regPath, err := a.registryPath()
 	if err != nil {
-		return vault.Entry{}, nil, err
+		return registry.Entry{}, nil, err
 	}
-	e, err := vault.CheckNewEntry(regPath, vault.Entry{Name: name, CipherDir: dir, MountPoint: mp, Lock: lock, Reverse: r.Reverse})
+	e, err := registry.CheckNewEntry(regPath, registry.Entry{Name: name, CipherDir: dir, MountPoint: mp, Lock: lock, Reverse: r.Reverse})
 	return e, lockNote, err
 }
 
@@ -258,7 +259,7 @@ func checkNewNesting(dir, mp string) error {
 // Created is a vault that was written. MasterKey is shown to the user once, then wiped
 // (crypto.Wipe); it is returned whenever the vault exists, even when a later step failed.
 type Created struct {
-	Entry     vault.Entry
+	Entry     registry.Entry
 	MasterKey []byte
 	// LockNote says why the lock policy was defaulted to never, else nil.
 	LockNote error
@@ -283,12 +284,12 @@ func (a *App) Create(ctx context.Context, r NewVault, password []byte) (Created,
 	if err != nil {
 		return Created{}, err
 	}
-	key, err := vault.CreateRegistered(regPath, e, password, r.Options)
+	key, err := registry.CreateRegistered(regPath, e, password, r.Options)
 	if key == nil {
 		return Created{}, err
 	}
 	out := Created{Entry: e, MasterKey: key, LockNote: lockNote}
-	var inc *vault.IncompleteError
+	var inc *registry.IncompleteError
 	if errors.As(err, &inc) {
 		out.MountPointErr, out.NotRegistered = inc.MountPoint, inc.Register
 	} else if err != nil {
@@ -313,7 +314,7 @@ type NewEntry struct {
 // Added is a vault that was registered, with its cipher and, when the lock policy cannot
 // work here, why (a defaulted one became never; a chosen one is kept but does nothing).
 type Added struct {
-	Entry    vault.Entry
+	Entry    registry.Entry
 	Cipher   crypto.CipherID
 	LockNote error
 }
@@ -337,21 +338,21 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 	if name == "" {
 		name = DefaultName(dir)
 	}
-	if err := vault.ValidateName(name); err != nil {
+	if err := registry.ValidateName(name); err != nil {
 		return Added{}, err
 	}
 	out := Added{Cipher: cfg.Cipher()}
 	lock := r.Lock
 	if lock == "" {
 		lock, out.LockNote = a.defaultLock(ctx)
-	} else if err := vault.ValidateLockPolicy(lock); err != nil {
+	} else if err := registry.ValidateLockPolicy(lock); err != nil {
 		return Added{}, err
 	} else {
 		out.LockNote = LockProblem(lock, a.lockWorks(ctx))
 	}
 	mp := r.MountPoint
 	if mp == "" {
-		if mp, err = vault.DefaultMountPoint(name); err != nil {
+		if mp, err = registry.DefaultMountPoint(name); err != nil {
 			return Added{}, err
 		}
 	}
@@ -365,8 +366,8 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 	if err != nil {
 		return Added{}, err
 	}
-	reg, err := vault.UpdateRegistry(regPath, func(reg *vault.Registry) error {
-		return reg.Add(vault.Entry{Name: name, CipherDir: dir, MountPoint: mp, MountAtStart: r.Automount,
+	reg, err := registry.Update(regPath, func(reg *registry.Registry) error {
+		return reg.Add(registry.Entry{Name: name, CipherDir: dir, MountPoint: mp, MountAtStart: r.Automount,
 			ReadOnly: r.ReadOnly, Idle: r.Idle, Lock: lock, Reverse: r.Reverse})
 	})
 	if err != nil {
@@ -389,7 +390,7 @@ type Edit struct {
 
 // Edited is the entry as it is now and, when its lock policy cannot work here, why.
 type Edited struct {
-	Entry    vault.Entry
+	Entry    registry.Entry
 	LockNote error
 }
 
@@ -397,7 +398,7 @@ type Edited struct {
 // mount point is checked as mount checks it, now rather than at the first mount.
 func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 	if ed.Lock != nil {
-		if err := vault.ValidateLockPolicy(*ed.Lock); err != nil {
+		if err := registry.ValidateLockPolicy(*ed.Lock); err != nil {
 			return Edited{}, err
 		}
 	}
@@ -409,13 +410,13 @@ func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 		return Edited{}, err
 	}
 	var out Edited
-	_, err = vault.UpdateRegistry(regPath, func(reg *vault.Registry) error {
+	_, err = registry.Update(regPath, func(reg *registry.Registry) error {
 		entry, ok := reg.Lookup(name)
 		if !ok {
 			return notRegistered(name)
 		}
 		var err error
-		out.Entry, err = reg.Update(entry.Name, func(v *vault.Entry) error {
+		out.Entry, err = reg.Update(entry.Name, func(v *registry.Entry) error {
 			if ed.Automount != nil {
 				v.MountAtStart = *ed.Automount
 			}
@@ -456,13 +457,13 @@ func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 
 // Forget removes the vault registered as name from the registry; its files are not touched.
 // It returns the entry that was removed.
-func (a *App) Forget(name string) (vault.Entry, error) {
+func (a *App) Forget(name string) (registry.Entry, error) {
 	regPath, err := a.registryPath()
 	if err != nil {
-		return vault.Entry{}, err
+		return registry.Entry{}, err
 	}
-	var entry vault.Entry
-	_, err = vault.UpdateRegistry(regPath, func(reg *vault.Registry) error {
+	var entry registry.Entry
+	_, err = registry.Update(regPath, func(reg *registry.Registry) error {
 		var ok bool
 		if entry, ok = reg.Lookup(name); !ok {
 			return notRegistered(name)
@@ -479,7 +480,7 @@ func notRegistered(name string) error {
 // Listed is a registered vault with its cipher, read from its config; Err says why that
 // could not be read (Missing: the cipherdir is gone).
 type Listed struct {
-	vault.Entry
+	registry.Entry
 	Cipher  crypto.CipherID
 	Missing bool
 	Err     error
@@ -487,7 +488,7 @@ type Listed struct {
 
 // configOf reads a registered vault's config: its gocryptfs.conf, or the
 // .gocryptfs.reverse.conf of a reverse vault's plaintext folder.
-func configOf(e vault.Entry) (*vault.Config, error) {
+func configOf(e registry.Entry) (*vault.Config, error) {
 	if e.Reverse {
 		return vault.LoadReverseConfig(e.CipherDir)
 	}

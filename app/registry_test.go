@@ -11,6 +11,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -55,7 +56,7 @@ func TestCreateDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer crypto.Wipe(c.MasterKey)
-	want := vault.Entry{Name: "work", CipherDir: dir, MountPoint: filepath.Join(home, "Vaults", "work"), Lock: vault.LockNever}
+	want := registry.Entry{Name: "work", CipherDir: dir, MountPoint: filepath.Join(home, "Vaults", "work"), Lock: registry.LockNever}
 	if c.Entry.Name != want.Name || c.Entry.CipherDir != want.CipherDir || c.Entry.MountPoint != want.MountPoint || c.Entry.Lock != want.Lock || len(c.MasterKey) != 32 || !errors.Is(c.LockNote, errNoLogind) || c.NotRegistered != nil || c.MountPointErr != nil {
 		t.Fatalf("created %+v, key %d bytes, lock note %v", c.Entry, len(c.MasterKey), c.LockNote)
 	}
@@ -63,14 +64,14 @@ func TestCreateDefaults(t *testing.T) {
 		t.Fatalf("mount point: %v", err)
 	}
 	reg, _ := a.Registry()
-	if e, ok := reg.Lookup("work"); !ok || e.Lock != vault.LockNever {
+	if e, ok := reg.Lookup("work"); !ok || e.Lock != registry.LockNever {
 		t.Fatalf("registered %+v %v", e, ok)
 	}
 
 	// With logind, the default is sleep, and no note.
 	a2, _ := registryApp(t, false)
 	e, note, err := a2.CheckCreate(ctx, NewVault{CipherDir: filepath.Join(t.TempDir(), "x")})
-	if err != nil || e.Lock != vault.LockSleep || note != nil {
+	if err != nil || e.Lock != registry.LockSleep || note != nil {
 		t.Fatalf("with logind: %+v, %v, %v", e, note, err)
 	}
 }
@@ -96,7 +97,7 @@ func TestCreateRefusesBeforePassword(t *testing.T) {
 	if _, err := a.Create(ctx, NewVault{CipherDir: dir, MountPoint: filepath.Join(dir, "m"), Options: vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: 10}}, []byte("pw")); !errors.Is(err, mountmgr.ErrNested) {
 		t.Fatalf("a nested mount point: %v", err)
 	}
-	if _, err := a.Create(ctx, NewVault{CipherDir: dir, Name: "-bad", Options: vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: 10}}, []byte("pw")); !errors.Is(err, vault.ErrInvalidName) {
+	if _, err := a.Create(ctx, NewVault{CipherDir: dir, Name: "-bad", Options: vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: 10}}, []byte("pw")); !errors.Is(err, registry.ErrInvalidName) {
 		t.Fatalf("a bad name: %v", err)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
@@ -118,15 +119,15 @@ func TestAddChecksItIsAVault(t *testing.T) {
 	if _, err := vault.Create(dir, []byte("pw"), vault.CreateOptions{Cipher: crypto.XChaCha, ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
-	ad, err := a.Add(ctx, NewEntry{CipherDir: dir, Lock: vault.LockScreen})
+	ad, err := a.Add(ctx, NewEntry{CipherDir: dir, Lock: registry.LockScreen})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ad.Entry.Name != "gc" || ad.Entry.MountPoint != filepath.Join(home, "Vaults", "gc") || ad.Cipher != crypto.XChaCha ||
-		ad.Entry.Lock != vault.LockScreen || ad.LockNote == nil || !strings.Contains(ad.LockNote.Error(), "does nothing here") {
+		ad.Entry.Lock != registry.LockScreen || ad.LockNote == nil || !strings.Contains(ad.LockNote.Error(), "does nothing here") {
 		t.Fatalf("added %+v (%s), lock note %v", ad.Entry, ad.Cipher, ad.LockNote)
 	}
-	if _, err := a.Add(ctx, NewEntry{CipherDir: dir, Name: "again"}); !errors.Is(err, vault.ErrDuplicate) {
+	if _, err := a.Add(ctx, NewEntry{CipherDir: dir, Name: "again"}); !errors.Is(err, registry.ErrDuplicate) {
 		t.Fatalf("added twice: %v", err)
 	}
 	list, err := a.List()
@@ -155,7 +156,7 @@ func TestEditAndForget(t *testing.T) {
 	if err != nil || !ed.Entry.MountAtStart || ed.Entry.Idle != time.Minute || ed.LockNote != nil {
 		t.Fatalf("automount: %+v, %v", ed, err)
 	}
-	screen := vault.LockScreen
+	screen := registry.LockScreen
 	if ed, err := a.Edit(ctx, "v", Edit{Lock: &screen}); err != nil || !errors.Is(ed.LockNote, errNoLogind) {
 		t.Fatalf("lock: %+v, %v", ed, err)
 	}
@@ -179,7 +180,7 @@ func TestEditAndForget(t *testing.T) {
 
 // TestMountFor: the registry's options are a mount's defaults.
 func TestMountFor(t *testing.T) {
-	e := vault.Entry{Name: "w", CipherDir: "/c", MountPoint: "/m", ReadOnly: true, Idle: time.Hour, Reverse: true, Exclude: []string{"*.iso"}}
+	e := registry.Entry{Name: "w", CipherDir: "/c", MountPoint: "/m", ReadOnly: true, Idle: time.Hour, Reverse: true, Exclude: []string{"*.iso"}}
 	r := MountFor(e)
 	if r.Vault.Name != "w" || r.Vault.CipherDir != "/c" || r.MountPoint != "/m" || !r.ReadOnly || r.Idle != time.Hour || r.Password != nil ||
 		!r.Reverse || len(r.Exclude) != 1 {

@@ -12,6 +12,7 @@ import (
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/termsafe"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -67,7 +68,7 @@ examples:
 	},
 }
 
-func runConvert(e *env, entry vault.Entry, req app.ConvertRequest, src *passSource, yes bool) error {
+func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passSource, yes bool) error {
 	name := displayName(entry)
 	plan, err := e.app.PlanConvert(e.ctx, req)
 	if plan.Finished != nil {

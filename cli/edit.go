@@ -8,6 +8,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr/extpass"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -38,7 +39,7 @@ examples:
   vaultui edit --extpass 'secret-tool lookup vaultui work' --automount work`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		automount := fs.Bool("automount", false, "mount at login with the keyring's password")
-		lock := fs.String("lock", "", "lock `POLICY`: "+strings.Join(vault.LockPolicies, ", "))
+		lock := fs.String("lock", "", "lock `POLICY`: "+strings.Join(registry.LockPolicies, ", "))
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR`")
 		ro := fs.Bool("ro", false, "mount read-only")
 		idle := fs.Duration("idle", 0, "unmount after no file activity for `DURATION` (0: never)")
@@ -54,7 +55,7 @@ examples:
 			}
 			var ed app.Edit
 			if flagSet(fs, "lock") {
-				if err := vault.ValidateLockPolicy(*lock); err != nil {
+				if err := registry.ValidateLockPolicy(*lock); err != nil {
 					return e.usage("--lock: %v", err)
 				}
 				ed.Lock = lock
@@ -100,7 +101,7 @@ examples:
 }
 
 // printEntryOptions says what a vault's options are now, on one line.
-func printEntryOptions(e *env, v vault.Entry) {
+func printEntryOptions(e *env, v registry.Entry) {
 	idle := "never"
 	if v.Idle > 0 {
 		idle = v.Idle.String()
@@ -121,4 +122,4 @@ func yesNo(b bool) string {
 }
 
 // lockPolicyWords are the values --lock completes to.
-var lockPolicyWords = strings.Join(vault.LockPolicies, "|")
+var lockPolicyWords = strings.Join(registry.LockPolicies, "|")

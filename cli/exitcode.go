@@ -9,6 +9,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -160,7 +161,7 @@ func hints(err error) []string {
 			out = append(out, "the vault is fine; open it on a machine with more free memory (gocryptfs needs as much)")
 		case errors.Is(err, vault.ErrUnsupported):
 			out = append(out, "gocryptfs itself can still open this vault")
-		case errors.Is(err, vault.ErrRegistryCorrupt):
+		case errors.Is(err, registry.ErrCorrupt):
 			out = append(out, "vaultui leaves the file alone; repair it by hand or move it away to start a new list")
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/internal/termsafe"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -19,13 +20,13 @@ type infoJSON struct {
 	OpensIn []string `json:"opens_in"` // programs that open the vault (app.OpensIn)
 }
 
-func printInfoJSON(w io.Writer, e vault.Entry, i vault.Info) error {
+func printInfoJSON(w io.Writer, e registry.Entry, i vault.Info) error {
 	return writeJSON(w, infoJSON{Name: e.Name, MountPoint: e.MountPoint, Info: i, OpensIn: app.OpensIn(i.Cipher).Programs})
 }
 
 // printInfo prints the vault's facts; keyring, when not "", says whether its password is in
 // the desktop keyring.
-func printInfo(w io.Writer, e vault.Entry, i vault.Info, keyring string) {
+func printInfo(w io.Writer, e registry.Entry, i vault.Info, keyring string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	// Values come from the config, which whoever can write the cipherdir controls.
 	row := func(label, value string) { fmt.Fprintf(tw, "%s:\t%s\n", label, termsafe.Escape(value)) }

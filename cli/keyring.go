@@ -10,11 +10,11 @@ import (
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/keyring"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/registry"
 )
 
 // keyringStatus says in a few words whether a password is stored for the vault, for info.
-func keyringStatus(e *env, entry vault.Entry) string {
+func keyringStatus(e *env, entry registry.Entry) string {
 	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
 	defer cancel()
 	has, err := e.app.HasStoredPassword(ctx, app.VaultOf(entry))
@@ -32,7 +32,7 @@ func keyringStatus(e *env, entry vault.Entry) string {
 // with none (the core tries the vault's password program, or the keyring's), then, when the
 // core says why that is not enough, with one asked on the terminal, once. It says what
 // became of the keyring entry.
-func (e *env) withPassword(entry vault.Entry, src *passSource, run func(pw []byte) (app.KeyringChange, error)) error {
+func (e *env) withPassword(entry registry.Entry, src *passSource, run func(pw []byte) (app.KeyringChange, error)) error {
 	name := displayName(entry)
 	if !src.given() {
 		change, err := run(nil)

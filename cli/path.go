@@ -14,6 +14,7 @@ import (
 
 	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -120,7 +121,7 @@ func readPaths(r io.Reader, nul bool) ([]string, error) {
 
 // mapPaths maps paths of the vault through the mount manager when the vault is mounted there,
 // else offline with the password.
-func mapPaths(e *env, entry vault.Entry, encrypt bool, paths []string, src *passSource) ([]mountmgr.PathResult, error) {
+func mapPaths(e *env, entry registry.Entry, encrypt bool, paths []string, src *passSource) ([]mountmgr.PathResult, error) {
 	// Only a daemon that already runs can hold the vault's keys: none is started for this.
 	if client, err := mountmgr.Dial(e.ctx, mountmgr.SocketPath()); err == nil {
 		defer client.Close()

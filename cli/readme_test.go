@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -53,7 +54,7 @@ func TestExitCodes(t *testing.T) {
 		{withHint(fmt.Errorf("x: %w", vault.ErrCorrupt), "h"), exitCorrupt},
 		{fmt.Errorf("x: %w", vault.ErrNotFound), exitNoSuchVault},
 		{problemsFound(3), exitCorrupt},
-		{fmt.Errorf("x: %w", vault.ErrRegistryCorrupt), exitError},
+		{fmt.Errorf("x: %w", registry.ErrCorrupt), exitError},
 		{&codeError{errors.New("x"), exitBusy}, exitBusy},
 	} {
 		if got := exitCode(tc.err); got != tc.want {

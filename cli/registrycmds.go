@@ -10,12 +10,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
 // resolve turns a VAULT argument (registry name or cipherdir) into an entry (app.Resolve);
 // a registry that could not be read and was ignored is warned about.
-func (e *env) resolve(arg string) (vault.Entry, error) {
+func (e *env) resolve(arg string) (registry.Entry, error) {
 	entry, regErr, err := e.app.Resolve(arg)
 	if err == nil && regErr != nil {
 		fmt.Fprintf(e.stderr, "warning: ignoring the registry: %v\n", oneLine(regErr.Error()))
@@ -133,7 +134,7 @@ examples:
 		name := fs.String("name", "", "`NAME` in the registry (default: the directory's name without its extension)")
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
 		automount := fs.Bool("automount", false, "mount at login with the keyring's password")
-		lock := fs.String("lock", "", "lock `POLICY`: "+strings.Join(vault.LockPolicies, ", ")+" (default sleep where it can work)")
+		lock := fs.String("lock", "", "lock `POLICY`: "+strings.Join(registry.LockPolicies, ", ")+" (default sleep where it can work)")
 		reverse := fs.Bool("reverse", false, "CIPHERDIR is a plaintext folder prepared for reverse mode")
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
@@ -141,14 +142,14 @@ examples:
 			}
 			r := app.NewEntry{Name: *name, CipherDir: args[0], MountPoint: *mountPoint, Automount: *automount, Reverse: *reverse}
 			if flagSet(fs, "lock") {
-				if err := vault.ValidateLockPolicy(*lock); err != nil {
+				if err := registry.ValidateLockPolicy(*lock); err != nil {
 					return e.usage("--lock: %v", err)
 				}
 				r.Lock = *lock
 			}
 			added, err := e.app.Add(e.ctx, r)
 			switch {
-			case errors.Is(err, vault.ErrInvalidName) && *name == "":
+			case errors.Is(err, registry.ErrInvalidName) && *name == "":
 				return withHint(err, "choose a name with --name")
 			case err != nil:
 				return mountHint(err, *mountPoint)

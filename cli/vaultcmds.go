@@ -14,6 +14,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -178,9 +179,9 @@ func createHint(err error, dir string, defaultName bool) error {
 			dir = abs
 		}
 		return withHint(err, "create it first (mkdir -p %s)", filepath.Dir(dir))
-	case errors.Is(err, vault.ErrInvalidName) && defaultName:
+	case errors.Is(err, registry.ErrInvalidName) && defaultName:
 		return withHint(err, "choose a name with --name")
-	case errors.Is(err, vault.ErrDuplicate):
+	case errors.Is(err, registry.ErrDuplicate):
 		return withHint(err, "choose another name with --name, or forget the old entry with \"vaultui forget\"")
 	case errors.Is(err, mountmgr.ErrNested):
 		return withHint(err, "mount it at an empty directory outside the cipherdir")
@@ -442,9 +443,9 @@ examples:
 
 // unlock resolves arg and unlocks the vault: with the password of the source named, else with the
 // keyring's, else with one asked on the terminal (see withPassword).
-func (e *env) unlock(arg string, src *passSource) (*vault.Vault, vault.Entry, error) {
+func (e *env) unlock(arg string, src *passSource) (*vault.Vault, registry.Entry, error) {
 	if err := src.check(e); err != nil {
-		return nil, vault.Entry{}, err
+		return nil, registry.Entry{}, err
 	}
 	entry, err := e.resolve(arg)
 	if err != nil {
@@ -464,7 +465,7 @@ func (e *env) unlock(arg string, src *passSource) (*vault.Vault, vault.Entry, er
 }
 
 // displayName names a vault in messages: its registry name, else its path.
-func displayName(e vault.Entry) string {
+func displayName(e registry.Entry) string {
 	if e.Name != "" {
 		return e.Name
 	}

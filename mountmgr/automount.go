@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/registry"
 )
 
 // ReasonAutomount marks the events of the daemon's mounts at login (Event.Reason).
@@ -36,13 +36,13 @@ func (d *daemon) automount(ctx context.Context, sockDir, registryPath string) {
 	fmt.Fprintf(f, "%s\n", time.Now().Format(time.RFC3339))
 	f.Close()
 
-	reg, err := vault.LoadRegistry(registryPath)
+	reg, err := registry.Load(registryPath)
 	if err != nil {
 		d.log.Printf("automount: %v", err)
 		d.events.add(Event{Kind: EventMountFailed, Reason: ReasonAutomount, Detail: err.Error()})
 		return
 	}
-	var todo []vault.Entry
+	var todo []registry.Entry
 	for _, v := range reg.Vaults {
 		if v.MountAtStart {
 			todo = append(todo, v)

@@ -11,7 +11,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/keyring/keyringtest"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/registry"
 )
 
 // testAutomountEnv makes the test daemon run automount at start.
@@ -29,12 +29,12 @@ func TestAutomountWithKeyring(t *testing.T) {
 	noPWDir, noPWMP, _ := newVault(t, base, crypto.AESGCM)
 	badDir, badMP, _ := newVault(t, base, crypto.AESGCM)
 	manualDir, manualMP, manualPW := newVault(t, base, crypto.AESGCM)
-	regPath, err := vault.DefaultRegistryPath()
+	regPath, err := registry.DefaultPath()
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, _ := vault.LoadRegistry(regPath)
-	for _, e := range []vault.Entry{
+	reg, _ := registry.Load(regPath)
+	for _, e := range []registry.Entry{
 		{Name: "ok", CipherDir: okDir, MountPoint: okMP, MountAtStart: true, ReadOnly: true},
 		{Name: "nopw", CipherDir: noPWDir, MountPoint: noPWMP, MountAtStart: true},
 		{Name: "bad", CipherDir: badDir, MountPoint: badMP, MountAtStart: true},
@@ -115,9 +115,9 @@ func TestAutomountWithoutKeyring(t *testing.T) {
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(base, "nobus"))
 	t.Setenv(testAutomountEnv, "1")
 	dir, mp, _ := newVault(t, base, crypto.AESGCM)
-	regPath, _ := vault.DefaultRegistryPath()
-	reg, _ := vault.LoadRegistry(regPath)
-	if err := reg.Add(vault.Entry{Name: "a", CipherDir: dir, MountPoint: mp, MountAtStart: true}); err != nil {
+	regPath, _ := registry.DefaultPath()
+	reg, _ := registry.Load(regPath)
+	if err := reg.Add(registry.Entry{Name: "a", CipherDir: dir, MountPoint: mp, MountAtStart: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := reg.Save(); err != nil {

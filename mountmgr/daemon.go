@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/mountmgr/vfs"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -42,7 +43,7 @@ type ServeOptions struct {
 	EventsMax  int
 	// Automount mounts the registry's automount vaults with their keyring passwords once
 	// the socket is up, once per login (see automount). RegistryPath is the registry; ""
-	// means vault.DefaultRegistryPath().
+	// means registry.DefaultPath().
 	Automount    bool
 	RegistryPath string
 }
@@ -139,7 +140,7 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 		opts.Ready()
 	}
 	if opts.RegistryPath == "" {
-		opts.RegistryPath, _ = vault.DefaultRegistryPath()
+		opts.RegistryPath, _ = registry.DefaultPath()
 	}
 	if opts.Automount {
 		go d.automount(ctx, dir, opts.RegistryPath)

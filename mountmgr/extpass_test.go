@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -30,11 +31,11 @@ func TestAutomountWithExtPass(t *testing.T) {
 	if err := os.WriteFile(failing, []byte("#!/bin/sh\necho 'no such entry' >&2\nexit 3\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	regPath, _ := vault.DefaultRegistryPath()
-	_, err := vault.UpdateRegistry(regPath, func(r *vault.Registry) error {
+	regPath, _ := registry.DefaultPath()
+	_, err := registry.Update(regPath, func(r *registry.Registry) error {
 		return errors.Join(
-			r.Add(vault.Entry{Name: "ok", CipherDir: okDir, MountPoint: okMP, MountAtStart: true, ExtPass: []string{"cat", pwFile}}),
-			r.Add(vault.Entry{Name: "bad", CipherDir: badDir, MountPoint: badMP, MountAtStart: true, ExtPass: []string{failing}}))
+			r.Add(registry.Entry{Name: "ok", CipherDir: okDir, MountPoint: okMP, MountAtStart: true, ExtPass: []string{"cat", pwFile}}),
+			r.Add(registry.Entry{Name: "bad", CipherDir: badDir, MountPoint: badMP, MountAtStart: true, ExtPass: []string{failing}}))
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/vaultui/vaultui/internal/dbusdial"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/registry"
 )
 
 // ErrNoLogind: lock policies (sleep, sleep+screenlock) cannot work here, because nothing
@@ -55,7 +55,7 @@ func LockPolicyWorks(ctx context.Context) error {
 // will not happen.
 func DefaultLockPolicy(works error) string {
 	if works != nil {
-		return vault.LockNever
+		return registry.LockNever
 	}
-	return vault.LockSleep
+	return registry.LockSleep
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/keyring/keyringtest"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/registry"
 )
 
 // TestLockPolicyWorks: the front ends learn what the daemon's session watch will find, and
@@ -17,7 +17,7 @@ func TestLockPolicyWorks(t *testing.T) {
 	if !errors.Is(err, ErrNoLogind) || err.Error() != "lock on sleep and screen lock unavailable: logind is not running" {
 		t.Fatalf("without logind: %v", err)
 	}
-	if p := DefaultLockPolicy(err); p != vault.LockNever {
+	if p := DefaultLockPolicy(err); p != registry.LockNever {
 		t.Fatalf("default policy without logind: %s", p)
 	}
 	t.Setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/bus")
@@ -28,7 +28,7 @@ func TestLockPolicyWorks(t *testing.T) {
 	if err := LockPolicyWorks(context.Background()); err != nil {
 		t.Fatalf("with logind: %v", err)
 	}
-	if p := DefaultLockPolicy(nil); p != vault.LockSleep {
+	if p := DefaultLockPolicy(nil); p != registry.LockSleep {
 		t.Fatalf("default policy with logind: %s", p)
 	}
 }

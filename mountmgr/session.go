@@ -15,6 +15,7 @@ import (
 
 	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/mountmgr/extpass"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -46,8 +47,8 @@ type sessionWatch struct {
 	registryPath string
 
 	mu      sync.Mutex
-	inhibit *os.File      // the delay lock; nil while not held
-	locked  []vault.Entry // unmounted by a policy, to mount again
+	inhibit *os.File         // the delay lock; nil while not held
+	locked  []registry.Entry // unmounted by a policy, to mount again
 }
 
 // watchSession runs until ctx is done. Without a system bus or logind (containers, CI) it
@@ -94,16 +95,16 @@ func (w *sessionWatch) handle(ctx context.Context, s *dbus.Signal) {
 	case logindManager + ".PrepareForSleep":
 		start, _ := s.Body[0].(bool)
 		if start {
-			w.lock(func(p string) bool { return p == vault.LockSleep || p == vault.LockScreen }, ReasonSleep)
+			w.lock(func(p string) bool { return p == registry.LockSleep || p == registry.LockScreen }, ReasonSleep)
 			w.releaseInhibitor() // now the machine may sleep
 			return
 		}
 		w.takeInhibitor(ctx)
-		w.remount(ctx, vault.LockSleep, "remount after sleep") // sleep+screenlock ones wait for the unlock
+		w.remount(ctx, registry.LockSleep, "remount after sleep") // sleep+screenlock ones wait for the unlock
 	case logindSession + ".Lock":
-		w.lock(func(p string) bool { return p == vault.LockScreen }, ReasonLock)
+		w.lock(func(p string) bool { return p == registry.LockScreen }, ReasonLock)
 	case logindSession + ".Unlock":
-		w.remount(ctx, vault.LockScreen, "remount after unlock")
+		w.remount(ctx, registry.LockScreen, "remount after unlock")
 	}
 }
 
@@ -142,7 +143,7 @@ func (w *sessionWatch) releaseInhibitor() {
 // strictest policy (as an entry with a policy this version does not know is), because
 // leaving mounted a vault the user asked to lock is the one outcome a lock must not have.
 func (w *sessionWatch) lock(match func(policy string) bool, why string) {
-	reg, err := vault.LoadRegistry(w.registryPath)
+	reg, err := registry.Load(w.registryPath)
 	if err != nil {
 		w.d.log.Printf("%s: %v; lock policies unknown: unmounting every vault", why, err)
 	}
@@ -155,8 +156,8 @@ func (w *sessionWatch) lock(match func(policy string) bool, why string) {
 		}
 		// The registry entry of this vault by identity: mounted through another path (a
 		// symlink), it still gets its policy.
-		var entry *vault.Entry
-		policy := vault.LockScreen // the strictest, for a registry that cannot be read
+		var entry *registry.Entry
+		policy := registry.LockScreen // the strictest, for a registry that cannot be read
 		if reg != nil {
 			for i, e := range reg.Vaults {
 				if id, err := vault.IDOf(e.CipherDir); err == nil && id == m.vid {
@@ -253,7 +254,7 @@ func abortFuseConn(conn string) error {
 // is the reason of the events of those it cannot mount.
 func (w *sessionWatch) remount(ctx context.Context, policy, why string) {
 	w.mu.Lock()
-	var todo, keep []vault.Entry
+	var todo, keep []registry.Entry
 	for _, e := range w.locked {
 		if e.LockPolicy() == policy {
 			todo = append(todo, e)
@@ -272,8 +273,8 @@ func (w *sessionWatch) remount(ctx context.Context, policy, why string) {
 // registry names one (mountmgr/extpass: no terminal, bounded in time), else from the keyring.
 // Each failure is an event (mount_failed with reason why) and a log line; neither ever holds
 // the password or the program's output.
-func (d *daemon) mountFromKeyring(ctx context.Context, todo []vault.Entry, why string) {
-	failed := func(v vault.Entry, err error) {
+func (d *daemon) mountFromKeyring(ctx context.Context, todo []registry.Entry, why string) {
+	failed := func(v registry.Entry, err error) {
 		d.log.Printf("%s %s (%s): %s", why, v.Name, v.CipherDir, logSafe(err))
 		d.events.add(Event{Kind: EventMountFailed, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
 			Reason: why, Detail: err.Error()})
@@ -285,7 +286,7 @@ func (d *daemon) mountFromKeyring(ctx context.Context, todo []vault.Entry, why s
 			kr.Close()
 		}
 	}()
-	password := func(v vault.Entry) ([]byte, error) {
+	password := func(v registry.Entry) ([]byte, error) {
 		if len(v.ExtPass) > 0 {
 			return extpass.Run(ctx, v.ExtPass, extpass.Options{})
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/keyring/keyringtest"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/registry"
 )
 
 // fakeLogind owns org.freedesktop.login1 on a private bus: Inhibit hands out the write end of
@@ -105,13 +105,13 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 	if err := os.Symlink(linkedDir, linkedLink); err != nil {
 		t.Fatal(err)
 	}
-	regPath, _ := vault.DefaultRegistryPath()
-	reg, _ := vault.LoadRegistry(regPath)
-	for _, e := range []vault.Entry{
-		{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, MountAtStart: true, Lock: vault.LockSleep},
-		{Name: "l", CipherDir: screenDir, MountPoint: screenMP, MountAtStart: true, Lock: vault.LockScreen},
-		{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: vault.LockNever},
-		{Name: "y", CipherDir: linkedLink, MountPoint: linkedMP, Lock: vault.LockSleep},
+	regPath, _ := registry.DefaultPath()
+	reg, _ := registry.Load(regPath)
+	for _, e := range []registry.Entry{
+		{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, MountAtStart: true, Lock: registry.LockSleep},
+		{Name: "l", CipherDir: screenDir, MountPoint: screenMP, MountAtStart: true, Lock: registry.LockScreen},
+		{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: registry.LockNever},
+		{Name: "y", CipherDir: linkedLink, MountPoint: linkedMP, Lock: registry.LockSleep},
 	} {
 		if err := reg.Add(e); err != nil {
 			t.Fatal(err)
@@ -256,10 +256,10 @@ func TestLockOnSleepUnreadableRegistry(t *testing.T) {
 	logind := startFakeLogind(t, base)
 	sleepDir, sleepMP, sleepPW := newVault(t, base, crypto.AESGCM)
 	neverDir, neverMP, neverPW := newVault(t, base, crypto.AESGCM)
-	regPath, _ := vault.DefaultRegistryPath()
-	reg, _ := vault.LoadRegistry(regPath)
-	reg.Add(vault.Entry{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, Lock: vault.LockSleep})
-	reg.Add(vault.Entry{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: vault.LockNever})
+	regPath, _ := registry.DefaultPath()
+	reg, _ := registry.Load(regPath)
+	reg.Add(registry.Entry{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, Lock: registry.LockSleep})
+	reg.Add(registry.Entry{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: registry.LockNever})
 	if err := reg.Save(); err != nil {
 		t.Fatal(err)
 	}

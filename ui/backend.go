@@ -6,6 +6,7 @@ import (
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -47,7 +48,7 @@ type Backend interface {
 	StoredPassword(ctx context.Context, cipherDir string) (bool, error)
 	// Info describes a vault's configuration as labelled lines (app.Info, app.Describe):
 	// its gocryptfs.conf, or a reverse vault's .gocryptfs.reverse.conf.
-	Info(ctx context.Context, v vault.Entry) ([]Field, error)
+	Info(ctx context.Context, v registry.Entry) ([]Field, error)
 	ChangePassword(ctx context.Context, cipherDir string, oldPassword, newPassword []byte) error
 	// Fsck unlocks the vault and checks every file and name in it.
 	Fsck(ctx context.Context, cipherDir string, password []byte, progress func(FsckProgress)) ([]Problem, error)
@@ -97,7 +98,7 @@ var (
 
 // Vault is one registered vault: its registry entry as app.List reads it.
 type Vault struct {
-	vault.Entry
+	registry.Entry
 	// Cipher is the display name of the content cipher ("AES-256-GCM").
 	Cipher string
 	// Problem says why the vault's config could not be read, if it couldn't.

@@ -11,7 +11,7 @@ import (
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/registry"
 )
 
 // common is shared by the root model and every screen (as in soft-serve):
@@ -82,9 +82,9 @@ func (c *common) lockProblem(policy string) string {
 // lockText describes a lock policy in words.
 func lockText(policy string) string {
 	switch policy {
-	case vault.LockSleep:
+	case registry.LockSleep:
 		return "sleep: unmounted before the machine sleeps"
-	case vault.LockScreen:
+	case registry.LockScreen:
 		return "sleep+screenlock: unmounted before sleep and on screen lock"
 	}
 	return "never"

@@ -9,7 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vaultui/vaultui/mountmgr"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/registry"
 )
 
 // TestWizardEnterTakesSuggestion: enter on an empty field with a suggestion
@@ -99,7 +99,7 @@ func TestSpeedResultIsCached(t *testing.T) {
 // being cut, and one vault is "1 vault".
 func TestNarrowWrapsAndPluralises(t *testing.T) {
 	fb := newFake()
-	fb.vaults = []Vault{{Entry: vault.Entry{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work"}, Cipher: "AES-256-GCM"}}
+	fb.vaults = []Vault{{Entry: registry.Entry{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work"}, Cipher: "AES-256-GCM"}}
 	tm := newTestModel(t, fb)
 	tm.send(tea.WindowSizeMsg{Width: 60, Height: 24})
 	wantView(t, tm, "1 vault, 0 mounted")

@@ -20,6 +20,7 @@ import (
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -48,7 +49,7 @@ type fakeBackend struct {
 	mounts       []mountmgr.MountInfo
 	created      []createCall
 	mountReqs    []app.MountRequest
-	infoOf       []vault.Entry // the vaults Info was asked about
+	infoOf       []registry.Entry // the vaults Info was asked about
 	addReqs      []app.NewEntry
 	unmounts     []string
 	lazyUnmounts []string
@@ -98,12 +99,12 @@ func (f *fakeBackend) CheckNewCipherDir(dir string) error {
 func (f *fakeBackend) CheckCreate(ctx context.Context, r app.NewVault) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := vault.ValidateName(r.Name); err != nil {
+	if err := registry.ValidateName(r.Name); err != nil {
 		return err
 	}
 	for _, v := range f.vaults {
 		if v.Name == r.Name {
-			return fmt.Errorf("vault name %q: %w", r.Name, vault.ErrDuplicate)
+			return fmt.Errorf("vault name %q: %w", r.Name, registry.ErrDuplicate)
 		}
 	}
 	if r.MountPoint != "" && (r.MountPoint == r.CipherDir || strings.HasPrefix(r.MountPoint, r.CipherDir+"/")) {
@@ -123,7 +124,7 @@ func (f *fakeBackend) CreateVault(ctx context.Context, r app.NewVault, password 
 	defer f.mu.Unlock()
 	f.created = append(f.created, createCall{NewVault: r, Password: append([]byte(nil), password...)})
 	name := r.Options.Cipher.String()
-	f.vaults = append(f.vaults, Vault{Entry: vault.Entry{Name: r.Name, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Lock: r.Lock}, Cipher: name})
+	f.vaults = append(f.vaults, Vault{Entry: registry.Entry{Name: r.Name, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Lock: r.Lock}, Cipher: name})
 	key := make([]byte, 32)
 	for i := range key {
 		key[i] = byte(i * 7)
@@ -139,7 +140,7 @@ func (f *fakeBackend) AddVault(ctx context.Context, r app.NewEntry) (Vault, erro
 	if filepath.Base(r.CipherDir) == "notavault" {
 		return Vault{}, nil, fmt.Errorf("%s: no gocryptfs.conf", r.CipherDir)
 	}
-	v := Vault{Entry: vault.Entry{Name: r.Name, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Lock: r.Lock,
+	v := Vault{Entry: registry.Entry{Name: r.Name, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Lock: r.Lock,
 		Reverse: r.Reverse}, Cipher: "AES-256-GCM"}
 	if v.Name == "" {
 		v.Name = app.DefaultName(r.CipherDir)
@@ -156,7 +157,7 @@ func (f *fakeBackend) AddVault(ctx context.Context, r app.NewEntry) (Vault, erro
 	}
 	for _, o := range f.vaults {
 		if o.Name == v.Name {
-			return Vault{}, nil, fmt.Errorf("vault name %q: %w", v.Name, vault.ErrDuplicate)
+			return Vault{}, nil, fmt.Errorf("vault name %q: %w", v.Name, registry.ErrDuplicate)
 		}
 	}
 	f.vaults = append(f.vaults, v)
@@ -176,7 +177,7 @@ func (f *fakeBackend) Forget(name string) error {
 	return fmt.Errorf("%s: not registered", name)
 }
 
-func (f *fakeBackend) Info(ctx context.Context, v vault.Entry) ([]Field, error) {
+func (f *fakeBackend) Info(ctx context.Context, v registry.Entry) ([]Field, error) {
 	f.mu.Lock()
 	f.infoOf = append(f.infoOf, v)
 	f.mu.Unlock()

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/registry"
 )
 
 // Issue 20: every flow acts on what the screen names.
@@ -165,7 +165,7 @@ func TestDefaultNameDropsTheExtension(t *testing.T) {
 // folder and name until the user types them; cleared fields show the current suggestion.
 func TestWizardSuggestionsFollowTheAnswers(t *testing.T) {
 	fb := newFake()
-	fb.vaults = []Vault{{Entry: vault.Entry{Name: "work", CipherDir: "/data/work.crypt"}}}
+	fb.vaults = []Vault{{Entry: registry.Entry{Name: "work", CipherDir: "/data/work.crypt"}}}
 	tm := newTestModel(t, fb)
 	tm.keys("n")
 	w := tm.current.(*wizardScreen)

@@ -9,13 +9,14 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
 // reverseVault is a registered reverse vault: a plaintext folder whose encrypted view is
 // mounted, with an exclusion rule and registry options that are the mount's defaults.
 func reverseVault() Vault {
-	return Vault{Entry: vault.Entry{Name: "docs", CipherDir: "/home/u/Documents", MountPoint: "/home/u/Vaults/docs.enc",
+	return Vault{Entry: registry.Entry{Name: "docs", CipherDir: "/home/u/Documents", MountPoint: "/home/u/Vaults/docs.enc",
 		Reverse: true, Exclude: []string{"*.iso"}}, Cipher: "AES-SIV-512"}
 }
 
@@ -125,7 +126,7 @@ func TestRealBackendInfoReverse(t *testing.T) {
 	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{Cipher: crypto.AESSIV, ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
-	fields, err := testBackend().Info(context.Background(), vault.Entry{Name: "docs", CipherDir: dir, Reverse: true})
+	fields, err := testBackend().Info(context.Background(), registry.Entry{Name: "docs", CipherDir: dir, Reverse: true})
 	if err != nil {
 		t.Fatalf("info of a reverse vault: %v", err)
 	}
@@ -140,7 +141,7 @@ func TestMountPointFromCore(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	fb := newFake()
-	fb.vaults = []Vault{{Entry: vault.Entry{Name: "bare", CipherDir: "/data/bare.crypt"}, Cipher: "AES-256-GCM"}}
+	fb.vaults = []Vault{{Entry: registry.Entry{Name: "bare", CipherDir: "/data/bare.crypt"}, Cipher: "AES-256-GCM"}}
 	tm := newTestModel(t, fb)
 	want := filepath.Join(home, "Vaults", "bare")
 	if mp := app.MountFor(fb.vaults[0].Entry).MountPoint; mp != want {

@@ -13,7 +13,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/vaultui/vaultui/mountmgr"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/registry"
 )
 
 // The sizes every screen is drawn at: a small split pane, the classic
@@ -41,9 +41,9 @@ func fiveVaults(fb *fakeBackend) {
 	twoVaults(fb)
 	workConflicts(fb)
 	fb.vaults = append(fb.vaults,
-		Vault{Entry: vault.Entry{Name: "old", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", MountAtStart: true}, Cipher: "AES-256-GCM"},
-		Vault{Entry: vault.Entry{Name: "music", CipherDir: "/home/u/Sync/music.crypt", MountPoint: "/home/u/Vaults/music", Lock: "sleep"}, Cipher: "XChaCha20-Poly1305"},
-		Vault{Entry: vault.Entry{Name: "a-rather-long-vault-name", CipherDir: "/home/u/Sync/some/deep/folder/structure/longname.crypt", MountPoint: "/home/u/Vaults/long"}, Cipher: "AES-256-GCM"})
+		Vault{Entry: registry.Entry{Name: "old", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", MountAtStart: true}, Cipher: "AES-256-GCM"},
+		Vault{Entry: registry.Entry{Name: "music", CipherDir: "/home/u/Sync/music.crypt", MountPoint: "/home/u/Vaults/music", Lock: "sleep"}, Cipher: "XChaCha20-Poly1305"},
+		Vault{Entry: registry.Entry{Name: "a-rather-long-vault-name", CipherDir: "/home/u/Sync/some/deep/folder/structure/longname.crypt", MountPoint: "/home/u/Vaults/long"}, Cipher: "AES-256-GCM"})
 	fb.vaults[0].Lock = "sleep"
 	fb.lockErr = errors.New("lock on sleep unavailable: logind is not running")
 }
@@ -123,7 +123,7 @@ func TestListSaysHowManyMore(t *testing.T) {
 // screen rather than cut, and a vault's problem wraps whole.
 func TestListRowsKeepFlagsAndReasons(t *testing.T) {
 	tm := busyModel(t)
-	tm.fb.vaults = append(tm.fb.vaults[:2:2], tm.fb.vaults[2], Vault{Entry: vault.Entry{Name: "broken", CipherDir: "/data/broken.crypt"},
+	tm.fb.vaults = append(tm.fb.vaults[:2:2], tm.fb.vaults[2], Vault{Entry: registry.Entry{Name: "broken", CipherDir: "/data/broken.crypt"},
 		Problem: "open /data/broken.crypt/gocryptfs.conf: permission denied (the folder belongs to another user)"})
 	tm.send(refreshRegistry{})
 	tm.resize(60, 16)

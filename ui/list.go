@@ -13,7 +13,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/registry"
 )
 
 // listScreen is the home screen: every registered vault (and any mount the
@@ -112,7 +112,7 @@ func (l *listScreen) items() []Vault {
 			}
 		}
 		if !known {
-			all = append(all, Vault{Entry: vault.Entry{Name: filepath.Base(m.CipherDir), CipherDir: m.CipherDir, MountPoint: m.MountPoint, ReadOnly: m.ReadOnly}, Cipher: m.Cipher})
+			all = append(all, Vault{Entry: registry.Entry{Name: filepath.Base(m.CipherDir), CipherDir: m.CipherDir, MountPoint: m.MountPoint, ReadOnly: m.ReadOnly}, Cipher: m.Cipher})
 		}
 	}
 	q := strings.ToLower(strings.TrimSpace(l.filter.Value()))

@@ -12,6 +12,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -144,7 +145,7 @@ func (b *realBackend) SetAutomount(name string, on bool) error {
 	return escaped(err)
 }
 
-func (b *realBackend) Info(ctx context.Context, v vault.Entry) ([]Field, error) {
+func (b *realBackend) Info(ctx context.Context, v registry.Entry) ([]Field, error) {
 	info, err := app.Info(v)
 	if err != nil {
 		return nil, escaped(err)

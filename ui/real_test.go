@@ -12,6 +12,7 @@ import (
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -74,7 +75,7 @@ func TestRealBackendVaults(t *testing.T) {
 		t.Fatalf("the refused vault left %s behind (%v)", dir2, err)
 	}
 
-	fields, err := b.Info(ctx, vault.Entry{CipherDir: dir})
+	fields, err := b.Info(ctx, registry.Entry{CipherDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestRealBackendCreateOptions(t *testing.T) {
 		if _, err := b.CreateVault(ctx, req, []byte("pw")); err != nil {
 			t.Fatalf("%s: %v", req.Name, err)
 		}
-		fields, err := b.Info(ctx, vault.Entry{CipherDir: req.CipherDir})
+		fields, err := b.Info(ctx, registry.Entry{CipherDir: req.CipherDir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +198,7 @@ func TestRealBackendInfoEscapes(t *testing.T) {
 	if _, err := vault.Create(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10, Creator: "x\x1b]0;owned\x07\u202e"}); err != nil {
 		t.Fatal(err)
 	}
-	fields, err := testBackend().Info(context.Background(), vault.Entry{CipherDir: dir})
+	fields, err := testBackend().Info(context.Background(), registry.Entry{CipherDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

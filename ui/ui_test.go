@@ -16,6 +16,7 @@ import (
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -63,8 +64,8 @@ func notInView(t *testing.T, tm *testModel, parts ...string) {
 
 func twoVaults(fb *fakeBackend) {
 	fb.vaults = []Vault{
-		{Entry: vault.Entry{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work"}, Cipher: "AEGIS-256X2"},
-		{Entry: vault.Entry{Name: "photos", CipherDir: "/data/photos.crypt", MountPoint: "/home/u/Vaults/photos"}, Cipher: "AES-256-GCM"},
+		{Entry: registry.Entry{Name: "work", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work"}, Cipher: "AEGIS-256X2"},
+		{Entry: registry.Entry{Name: "photos", CipherDir: "/data/photos.crypt", MountPoint: "/home/u/Vaults/photos"}, Cipher: "AES-256-GCM"},
 	}
 }
 
@@ -83,7 +84,7 @@ func TestEmptyListInvites(t *testing.T) {
 func TestListShowsStateAndThroughput(t *testing.T) {
 	fb := newFake()
 	twoVaults(fb)
-	fb.vaults = append(fb.vaults, Vault{Entry: vault.Entry{Name: "old", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old"}, Cipher: "AES-256-GCM"})
+	fb.vaults = append(fb.vaults, Vault{Entry: registry.Entry{Name: "old", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old"}, Cipher: "AES-256-GCM"})
 	tm := newTestModel(t, fb)
 	ms := mountWork(fb, 1.2e6, 5.8e6)
 	ms = append(ms, mountmgr.MountInfo{CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old", Stale: true})
@@ -297,7 +298,7 @@ func TestWizardCatchesMismatchBeforeWriting(t *testing.T) {
 
 func TestWizardValidates(t *testing.T) {
 	fb := newFake()
-	fb.vaults = []Vault{{Entry: vault.Entry{Name: "taken", CipherDir: "/data/taken.crypt"}}}
+	fb.vaults = []Vault{{Entry: registry.Entry{Name: "taken", CipherDir: "/data/taken.crypt"}}}
 	tm := newTestModel(t, fb)
 	tm.keys("n", "/data/full", "enter")
 	wantView(t, tm, "step 1 of 6", "not empty")
@@ -598,7 +599,7 @@ func TestRegistryRefresh(t *testing.T) {
 	fb := newFake()
 	tm := newTestModel(t, fb)
 	tm.keys("s") // another screen is showing
-	fb.vaults = []Vault{{Entry: vault.Entry{Name: "fromcli", CipherDir: "/data/cli.crypt"}, Cipher: "AES-256-GCM"}}
+	fb.vaults = []Vault{{Entry: registry.Entry{Name: "fromcli", CipherDir: "/data/cli.crypt"}, Cipher: "AES-256-GCM"}}
 	tm.send(refreshRegistry{})
 	tm.keys("esc")
 	wantView(t, tm, "fromcli", "○ locked · /data/cli.crypt")

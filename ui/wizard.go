@@ -13,6 +13,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -110,7 +111,7 @@ func newWizard(c *common) *wizardScreen {
 		toggleField("Plaintext names", false),
 		toggleField("Deterministic names", false),
 		textField("Long-name limit", strconv.Itoa(defaultLongNameMax), ""),
-		choiceField("Lock", vault.LockPolicies, 0),
+		choiceField("Lock", registry.LockPolicies, 0),
 	)
 	w.advanced.fields[advLock].choose(c.defaultLock())
 	w.preselect()

@@ -11,8 +11,8 @@ import (
 // Sentinel errors about a vault, tested with errors.Is. An error wraps at most
 // one of them (a KDF that needs more memory than there is also wraps
 // crypto.ErrKDFMemory, the reason) and names the vault or file it is about.
-// The registry's sentinels are in registry.go, ErrKeyUnverifiable in
-// keycheck.go.
+// ErrKeyUnverifiable is in keycheck.go; the registry's sentinels are in
+// package registry.
 var (
 	// ErrWrongPassword: the password (or master key) does not open the vault.
 	ErrWrongPassword = errors.New("wrong password")

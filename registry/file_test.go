@@ -1,4 +1,4 @@
-package vault
+package registry
 
 import (
 	"errors"
@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/userfile"
 )
 
-// loadWithin runs LoadRegistry in a goroutine: a registry that is a FIFO used to hang it.
+// loadWithin runs Load in a goroutine: a registry that is a FIFO used to hang it.
 func loadWithin(t *testing.T, path string) (*Registry, error) {
 	t.Helper()
 	type res struct {
@@ -21,18 +22,18 @@ func loadWithin(t *testing.T, path string) (*Registry, error) {
 		err error
 	}
 	done := make(chan res, 1)
-	go func() { r, err := LoadRegistry(path); done <- res{r, err} }()
+	go func() { r, err := Load(path); done <- res{r, err} }()
 	select {
 	case r := <-done:
 		return r.r, r.err
 	case <-time.After(10 * time.Second):
-		t.Fatalf("LoadRegistry(%s) hangs", path)
+		t.Fatalf("Load(%s) hangs", path)
 	}
 	return nil, nil
 }
 
 // TestRegistryRefusesWhatIsNotAFile: a registry that is a FIFO (it hung `list`), a link to
-// /dev/zero (it grew `list` to gigabytes), a file over MaxRegistrySize or another user's file
+// /dev/zero (it grew `list` to gigabytes), a file over MaxSize or another user's file
 // is refused at once with an error naming the path and the problem; nothing is read.
 func TestRegistryRefusesWhatIsNotAFile(t *testing.T) {
 	cases := []struct {
@@ -49,7 +50,7 @@ func TestRegistryRefusesWhatIsNotAFile(t *testing.T) {
 				return err
 			}
 			defer f.Close()
-			return f.Truncate(MaxRegistrySize + 1) // sparse: no disk used
+			return f.Truncate(MaxSize + 1) // sparse: no disk used
 		}, "larger than"},
 		{"other-user", func(t *testing.T, p string) error {
 			if os.Geteuid() != 0 {
@@ -63,13 +64,13 @@ func TestRegistryRefusesWhatIsNotAFile(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), RegistryFileName)
+			path := filepath.Join(t.TempDir(), FileName)
 			if err := c.make(t, path); err != nil {
 				t.Fatal(err)
 			}
 			_, err := loadWithin(t, path)
 			if !errors.Is(err, userfile.ErrUnsafe) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("LoadRegistry: %v, want userfile.ErrUnsafe naming %s and saying %q", err, path, c.want)
+				t.Fatalf("Load: %v, want userfile.ErrUnsafe naming %s and saying %q", err, path, c.want)
 			}
 		})
 	}
@@ -87,13 +88,13 @@ func TestRegistrySymlinkKept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	path := filepath.Join(conf, RegistryFileName)
+	path := filepath.Join(conf, FileName)
 	target := filepath.Join(dots, "vaultui.json")
 	if err := os.Symlink("../../dotfiles/vaultui.json", path); err != nil { // relative, as stow makes them
 		t.Fatal(err)
 	}
 	for round, name := range []string{"first", "second"} {
-		r, err := LoadRegistry(path)
+		r, err := Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +146,7 @@ func TestRegistryUnsafeDirectory(t *testing.T) {
 			if err := os.Mkdir(dir, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(dir, RegistryFileName)
+			path := filepath.Join(dir, FileName)
 			if err := os.WriteFile(path, []byte(`{"version":1,"vaults":[]}`), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -163,13 +164,13 @@ func TestRegistryUnsafeDirectory(t *testing.T) {
 					t.Errorf("%s: %v, want userfile.ErrUnsafe naming %s and saying %q", what, err, dir, c.want)
 				}
 			}
-			_, err := LoadRegistry(path)
-			check("LoadRegistry", err)
+			_, err := Load(path)
+			check("Load", err)
 			r := &Registry{Path: path, loaded: []byte(`{"version":1,"vaults":[]}`)}
 			r.Vaults = []Entry{{Name: "x", CipherDir: "/x"}}
 			check("Save", r.Save())
-			_, err = UpdateRegistry(path, func(r *Registry) error { return nil })
-			check("UpdateRegistry", err)
+			_, err = Update(path, func(r *Registry) error { return nil })
+			check("Update", err)
 			ents, _ := os.ReadDir(dir)
 			if len(ents) != 1 {
 				t.Errorf("files written into the unsafe directory: %v", ents)
@@ -185,20 +186,20 @@ func TestRegistryDuplicatesFoundWhenLoading(t *testing.T) {
 		{`{"name":"a","cipherdir":"/other"}`, `vault name "a"`},
 		{`{"name":"b","cipherdir":"/data/a/"}`, `already registered as "a"`},
 	} {
-		path := filepath.Join(t.TempDir(), RegistryFileName)
+		path := filepath.Join(t.TempDir(), FileName)
 		body := fmt.Sprintf(`{"version":1,"vaults":[{"name":"a","cipherdir":"/data/a"},{"name":"z","cipherdir":"/z"},%s]}`, c.second)
 		os.WriteFile(path, []byte(body), 0o600)
-		_, err := LoadRegistry(path)
-		if !errors.Is(err, ErrRegistryCorrupt) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "entry 3") {
+		_, err := Load(path)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "entry 3") {
 			t.Errorf("%s: %v, want entry 3 refused: %s", c.second, err, c.want)
 		}
 	}
 }
 
-// BenchmarkLoadRegistry20k loads a registry of 20,000 vaults (it took 17 s when each entry
+// BenchmarkLoad20k loads a registry of 20,000 vaults (it took 17 s when each entry
 // was compared with all before it).
-func BenchmarkLoadRegistry20k(b *testing.B) {
-	path := filepath.Join(b.TempDir(), RegistryFileName)
+func BenchmarkLoad20k(b *testing.B) {
+	path := filepath.Join(b.TempDir(), FileName)
 	r := &Registry{Path: path}
 	for i := range 20000 {
 		r.Vaults = append(r.Vaults, Entry{Name: fmt.Sprintf("vault-%05d", i),
@@ -208,9 +209,28 @@ func BenchmarkLoadRegistry20k(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		got, err := LoadRegistry(path)
+		got, err := Load(path)
 		if err != nil || len(got.Vaults) != 20000 {
 			b.Fatal(len(got.Vaults), err)
+		}
+	}
+}
+
+// TestResolveConfigNotARegularFile: a directory whose gocryptfs.conf is a FIFO or a dangling
+// link is still resolved as a vault, at once, so that loading its config says what is wrong
+// instead of "not a vault".
+func TestResolveConfigNotARegularFile(t *testing.T) {
+	for name, make := range map[string]func(p string) error{
+		"fifo": func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"loop": func(p string) error { return os.Symlink(p, p) },
+	} {
+		dir := t.TempDir()
+		if err := make(filepath.Join(dir, crypto.ConfName)); err != nil {
+			t.Fatal(err)
+		}
+		reg := &Registry{}
+		if e, err := reg.Resolve(dir); err != nil || e.CipherDir != dir {
+			t.Errorf("%s: Resolve = %+v, %v; want the directory as a vault", name, e, err)
 		}
 	}
 }

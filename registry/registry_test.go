@@ -1,4 +1,4 @@
-package vault
+package registry
 
 import (
 	"bytes"
@@ -12,18 +12,19 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault"
 )
 
-func TestDefaultRegistryPath(t *testing.T) {
+func TestDefaultPath(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "/cfg")
-	got, err := DefaultRegistryPath()
+	got, err := DefaultPath()
 	if err != nil || got != "/cfg/vaultui/vaults.json" {
 		t.Fatalf("with XDG_CONFIG_HOME: got %q, %v", got, err)
 	}
 	t.Setenv("HOME", "/home/u")
 	for _, v := range []string{"", "relative/dir"} {
 		t.Setenv("XDG_CONFIG_HOME", v)
-		got, err = DefaultRegistryPath()
+		got, err = DefaultPath()
 		if err != nil || got != "/home/u/.config/vaultui/vaults.json" {
 			t.Fatalf("XDG_CONFIG_HOME=%q: got %q, %v", v, got, err)
 		}
@@ -32,7 +33,7 @@ func TestDefaultRegistryPath(t *testing.T) {
 
 func TestRegistryMissingFileIsEmpty(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "vaultui", "vaults.json")
-	r, err := LoadRegistry(path)
+	r, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestRegistryMissingFileIsEmpty(t *testing.T) {
 func TestRegistryRoundTripAndPermissions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "vaultui")
 	path := filepath.Join(dir, "vaults.json")
-	r, _ := LoadRegistry(path)
+	r, _ := Load(path)
 	want := []Entry{
 		{Name: "work", CipherDir: "/data/work.enc", MountPoint: "/home/u/Vaults/work", ReadOnly: true, Idle: 15 * time.Minute, MountAtStart: true},
 		{Name: "photos ☀", CipherDir: "/data/photos"},
@@ -68,7 +69,7 @@ func TestRegistryRoundTripAndPermissions(t *testing.T) {
 	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o700 {
 		t.Errorf("dir mode %v, want 0700", st.Mode().Perm())
 	}
-	r2, err := LoadRegistry(path)
+	r2, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestRegistryRoundTripAndPermissions(t *testing.T) {
 	}
 	// No temp files are left behind (only the lock file beside it).
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 2 || ents[0].Name() != RegistryFileName || ents[1].Name() != RegistryFileName+".lock" {
+	if len(ents) != 2 || ents[0].Name() != FileName || ents[1].Name() != FileName+".lock" {
 		t.Errorf("directory holds %v, want only vaults.json and its lock", ents)
 	}
 }
@@ -142,8 +143,8 @@ func TestRegistryRemove(t *testing.T) {
 	if keep[1].Name != "b" {
 		t.Errorf("Remove modified the caller's slice: %+v", keep)
 	}
-	if err := r.Remove("b"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("removing unknown name: got %v, want ErrNotFound", err)
+	if err := r.Remove("b"); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("removing unknown name: got %v, want vault.ErrNotFound", err)
 	}
 }
 
@@ -165,16 +166,16 @@ func TestRegistryCorruptIsReportedAndNeverOverwritten(t *testing.T) {
 			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadRegistry(path)
-			if !errors.Is(err, ErrRegistryCorrupt) {
-				t.Fatalf("got %v, want ErrRegistryCorrupt", err)
+			_, err := Load(path)
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("got %v, want ErrCorrupt", err)
 			}
 			if !strings.Contains(err.Error(), path) {
 				t.Errorf("error does not name the file: %v", err)
 			}
 			// A registry object built by hand must not be saved over it either.
 			r := &Registry{Path: path, Vaults: []Entry{{Name: "new", CipherDir: "/n"}}}
-			if err := r.Save(); !errors.Is(err, ErrRegistryCorrupt) {
+			if err := r.Save(); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("Save over a corrupt file: got %v", err)
 			}
 			got, _ := os.ReadFile(path)
@@ -187,7 +188,7 @@ func TestRegistryCorruptIsReportedAndNeverOverwritten(t *testing.T) {
 
 func TestRegistrySaveFailureKeepsOldFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "vaults.json")
-	r, _ := LoadRegistry(path)
+	r, _ := Load(path)
 	r.Add(Entry{Name: "old", CipherDir: "/old"})
 	if err := r.Save(); err != nil {
 		t.Fatal(err)
@@ -251,8 +252,8 @@ func TestRegistryResolve(t *testing.T) {
 		t.Errorf("unregistered vault dir as bare name: %+v, %v", e, err)
 	}
 	for _, arg := range []string{"nosuch", "./plain", plain, "", "./work"} {
-		if _, err := r.Resolve(arg); !errors.Is(err, ErrNotFound) {
-			t.Errorf("Resolve(%q): got %v, want ErrNotFound", arg, err)
+		if _, err := r.Resolve(arg); !errors.Is(err, vault.ErrNotFound) {
+			t.Errorf("Resolve(%q): got %v, want vault.ErrNotFound", arg, err)
 		}
 	}
 }
@@ -270,8 +271,8 @@ func TestDefaultMountPoint(t *testing.T) {
 
 func TestRegistrySaveRefusesToUndoAnotherChange(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "vaults.json")
-	a, _ := LoadRegistry(path)
-	b, _ := LoadRegistry(path)
+	a, _ := Load(path)
+	b, _ := Load(path)
 	if err := a.Add(Entry{Name: "from-a", CipherDir: "/a"}); err != nil {
 		t.Fatal(err)
 	}
@@ -280,15 +281,15 @@ func TestRegistrySaveRefusesToUndoAnotherChange(t *testing.T) {
 	}
 	// b was loaded before a saved: saving it would drop "from-a".
 	b.Add(Entry{Name: "from-b", CipherDir: "/b"})
-	if err := b.Save(); !errors.Is(err, ErrRegistryChanged) {
-		t.Fatalf("stale save: got %v, want ErrRegistryChanged", err)
+	if err := b.Save(); !errors.Is(err, ErrChanged) {
+		t.Fatalf("stale save: got %v, want ErrChanged", err)
 	}
 	// a may keep saving its own changes.
 	a.Add(Entry{Name: "again", CipherDir: "/again"})
 	if err := a.Save(); err != nil {
 		t.Fatalf("second save by the same registry: %v", err)
 	}
-	c, err := LoadRegistry(path)
+	c, err := Load(path)
 	if err != nil || len(c.Vaults) != 2 {
 		t.Fatalf("after saves: %+v, %v", c, err)
 	}
@@ -304,7 +305,7 @@ func TestRegistryKeepsUnknownFields(t *testing.T) {
 	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r, err := LoadRegistry(path)
+	r, err := Load(path)
 	if err != nil {
 		t.Fatalf("a registry with unknown fields: %v", err)
 	}
@@ -320,7 +321,7 @@ func TestRegistryKeepsUnknownFields(t *testing.T) {
 	if err := r.Save(); err != nil {
 		t.Fatal(err)
 	}
-	r2, err := LoadRegistry(path)
+	r2, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +349,7 @@ func TestRegistryKeepsUnknownFields(t *testing.T) {
 	if _, err := r2.Update("new", func(e *Entry) error { e.Lock = "sometimes"; return nil }); err == nil {
 		t.Error("Update accepted an unknown lock policy")
 	}
-	if _, err := r2.Update("missing", func(e *Entry) error { return nil }); !errors.Is(err, ErrNotFound) {
+	if _, err := r2.Update("missing", func(e *Entry) error { return nil }); !errors.Is(err, vault.ErrNotFound) {
 		t.Errorf("Update of a missing vault: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package vault
+package registry
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ const registryLockWait = 10 * time.Second
 
 // lockRegistry takes an exclusive flock on the registry's sibling lock file (vaults.json.lock),
 // creating the directory and the file as needed. The registry file itself cannot carry the
-// lock: Save replaces it by rename. Every read-modify-write of the registry (UpdateRegistry)
+// lock: Save replaces it by rename. Every read-modify-write of the registry (Update)
 // and every Save's compare-and-rename holds it, so two writers (the terminal app and a
 // command) never lose each other's change.
 func lockRegistry(path string) (unlock func(), err error) {
@@ -55,17 +55,17 @@ func lockRegistry(path string) (unlock func(), err error) {
 	}, nil
 }
 
-// UpdateRegistry loads the registry at path, applies change and saves it, all under the
+// Update loads the registry at path, applies change and saves it, all under the
 // registry's lock, so concurrent updates from several processes all land. When change
 // returns an error nothing is saved and that error is returned. It returns the registry as
 // saved.
-func UpdateRegistry(path string, change func(r *Registry) error) (*Registry, error) {
+func Update(path string, change func(r *Registry) error) (*Registry, error) {
 	unlock, err := lockRegistry(path)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	r, err := LoadRegistry(path)
+	r, err := Load(path)
 	if err != nil {
 		return nil, err
 	}

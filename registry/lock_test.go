@@ -1,4 +1,4 @@
-package vault
+package registry
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // TestRegistryConcurrentWriters: two writers adding 50 vaults each, at the same time, end
 // with all 100 registered (without the lock, compare-then-rename let one overwrite the other).
 func TestRegistryConcurrentWriters(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cfg", RegistryFileName)
+	path := filepath.Join(t.TempDir(), "cfg", FileName)
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for w := range 2 {
@@ -19,7 +19,7 @@ func TestRegistryConcurrentWriters(t *testing.T) {
 			defer wg.Done()
 			for i := range 50 {
 				name := fmt.Sprintf("w%d-v%d", w, i)
-				_, err := UpdateRegistry(path, func(r *Registry) error {
+				_, err := Update(path, func(r *Registry) error {
 					return r.Add(Entry{Name: name, CipherDir: "/data/" + name, MountPoint: "/mnt/" + name})
 				})
 				if err != nil {
@@ -33,7 +33,7 @@ func TestRegistryConcurrentWriters(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	r, err := LoadRegistry(path)
+	r, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,10 +48,10 @@ func TestRegistryConcurrentWriters(t *testing.T) {
 		}
 	}
 	// A change that fails saves nothing.
-	if _, err := UpdateRegistry(path, func(r *Registry) error { return r.Remove("nonexistent") }); err == nil {
+	if _, err := Update(path, func(r *Registry) error { return r.Remove("nonexistent") }); err == nil {
 		t.Error("removing a missing vault succeeded")
 	}
-	if r2, _ := LoadRegistry(path); len(r2.Vaults) != 100 {
+	if r2, _ := Load(path); len(r2.Vaults) != 100 {
 		t.Errorf("a failed update changed the registry: %d vaults", len(r2.Vaults))
 	}
 }

@@ -1,9 +1,11 @@
-package vault
+package registry
 
 import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 // The whole of "create a vault" as the user sees it: the vault, its mount point and its entry
@@ -13,7 +15,7 @@ import (
 // no duplicate) and returns it as it would be registered (absolute paths). Nothing is
 // written; callers run it before asking for a password, so a mistake costs nothing.
 func CheckNewEntry(regPath string, e Entry) (Entry, error) {
-	reg, err := LoadRegistry(regPath)
+	reg, err := Load(regPath)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -31,13 +33,13 @@ func CheckNewEntry(regPath string, e Entry) (Entry, error) {
 //
 // The master key is returned whenever the vault was created (wipe it with crypto.Wipe after
 // showing it): when the mount point or the registration then fails, with an *IncompleteError.
-func CreateRegistered(regPath string, e Entry, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+func CreateRegistered(regPath string, e Entry, password []byte, opts vault.CreateOptions) (masterKey []byte, err error) {
 	if e, err = CheckNewEntry(regPath, e); err != nil {
 		return nil, err
 	}
-	create := Create
+	create := vault.Create
 	if e.Reverse {
-		create = CreateReverse
+		create = vault.CreateReverse
 	}
 	if masterKey, err = create(e.CipherDir, password, opts); err != nil {
 		return nil, err
@@ -46,7 +48,7 @@ func CreateRegistered(regPath string, e Entry, password []byte, opts CreateOptio
 	if err := os.MkdirAll(e.MountPoint, 0o700); err != nil {
 		inc.MountPoint = err
 	}
-	if _, err := UpdateRegistry(regPath, func(r *Registry) error { return r.Add(e) }); err != nil {
+	if _, err := Update(regPath, func(r *Registry) error { return r.Add(e) }); err != nil {
 		inc.Register = err
 	}
 	if inc.MountPoint != nil || inc.Register != nil {

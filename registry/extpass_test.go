@@ -1,4 +1,4 @@
-package vault
+package registry
 
 import (
 	"errors"
@@ -18,15 +18,15 @@ func TestRegistryExtPass(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, RegistryFileName)
+	path := filepath.Join(dir, FileName)
 	argv := []string{"/usr/bin/secret-tool", "lookup", "vault", "my work"}
-	_, err := UpdateRegistry(path, func(r *Registry) error {
+	_, err := Update(path, func(r *Registry) error {
 		return r.Add(Entry{Name: "work", CipherDir: "/data/work", ExtPass: argv})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := LoadRegistry(path)
+	r, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,20 +36,20 @@ func TestRegistryExtPass(t *testing.T) {
 	if err := os.Chmod(path, 0o620); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadRegistry(path); !errors.Is(err, userfile.ErrUnsafe) || !strings.Contains(err.Error(), "chmod go-w") {
+	if _, err := Load(path); !errors.Is(err, userfile.ErrUnsafe) || !strings.Contains(err.Error(), "chmod go-w") {
 		t.Fatalf("a group-writable registry naming a program: %v", err)
 	}
 	// Without a program in it, such a file is read as before.
 	if err := os.WriteFile(path, []byte(`{"version":1,"vaults":[{"name":"a","cipherdir":"/a"}]}`), 0o620); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadRegistry(path); err != nil {
+	if _, err := Load(path); err != nil {
 		t.Fatalf("a group-writable registry without programs: %v", err)
 	}
 	if err := os.WriteFile(path, []byte(`{"version":1,"vaults":[{"name":"a","cipherdir":"/a","extpass":[""]}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadRegistry(path); !errors.Is(err, ErrRegistryCorrupt) {
+	if _, err := Load(path); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("an extpass without a program: %v", err)
 	}
 }

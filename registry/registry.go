@@ -1,16 +1,21 @@
-package vault
-
-// The registry is vaultui's list of known vaults. It lives outside every
-// cipherdir (gocryptfs must never see a file it does not know), in
-// $XDG_CONFIG_HOME/vaultui/vaults.json. It is the only place a vault's name,
-// mount point and mount options are stored, so it is written atomically and a
-// file that does not parse is reported, never replaced: losing it silently
+// Package registry is vaultui's list of known vaults, vaults.json, and the create flow that
+// makes a vault, its mount point and its entry together (CreateRegistered).
+//
+// The list lives outside every cipherdir (gocryptfs must never see a file it does not know),
+// in $XDG_CONFIG_HOME/vaultui/vaults.json. It is the only place a vault's name, mount point and
+// mount options are stored, so it is written atomically (internal/atomicfile) under a lock
+// (Update), and a file that does not parse is reported, never replaced: losing it silently
 // would make a user's vaults vanish from the list.
 //
 // The file is read like every file vaultui takes from the user's directories (userfile.Open):
 // a symbolic link is followed (a dotfiles manager may keep it elsewhere) and a save replaces
 // the link's target, never the link; a FIFO, a device or another user's file is refused, and
-// so is a directory other users may write in; at most MaxRegistrySize bytes are read.
+// so is a directory other users may write in; at most MaxSize bytes are read.
+//
+// Errors wrap ErrCorrupt, ErrChanged, ErrDuplicate, ErrInvalidName or, for a name or
+// directory that is no vault, vault.ErrNotFound. It imports vault (to create vaults) and
+// crypto; app, ui, cli and mountmgr import it.
+package registry
 
 import (
 	"bytes"
@@ -24,16 +29,18 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/internal/userfile"
+	"github.com/vaultui/vaultui/vault"
 )
 
-// RegistryFileName is the registry's file name inside its directory.
-const RegistryFileName = "vaults.json"
+// FileName is the registry's file name inside its directory.
+const FileName = "vaults.json"
 
-// MaxRegistrySize bounds the registry file: about 60,000 vaults of ordinary paths. A larger
+// MaxSize bounds the registry file: about 60,000 vaults of ordinary paths. A larger
 // file is refused rather than read into memory (a link to a huge or endless file).
-const MaxRegistrySize = 16 << 20
+const MaxSize = 16 << 20
 
 // registryVersion is written into the file so that a future format change
 // can be detected instead of misread.
@@ -42,13 +49,13 @@ const registryVersion = 1
 // maxVaultNameLen bounds vault names: they appear in lists, prompts and paths.
 const maxVaultNameLen = 64
 
-// ErrRegistryCorrupt is returned (wrapped, naming the path) when vaults.json
+// ErrCorrupt is returned (wrapped, naming the path) when vaults.json
 // exists but cannot be understood.
-var ErrRegistryCorrupt = errors.New("registry file is corrupt")
+var ErrCorrupt = errors.New("registry file is corrupt")
 
-// ErrRegistryChanged is returned by Registry.Save when another process
+// ErrChanged is returned by Registry.Save when another process
 // changed the file after this Registry was loaded; load it again and retry.
-var ErrRegistryChanged = errors.New("registry file was changed by another program since it was read; try again")
+var ErrChanged = errors.New("registry file was changed by another program since it was read; try again")
 
 // ErrDuplicate is returned by Registry.Add when the name or the cipherdir is
 // already registered.
@@ -90,7 +97,7 @@ type Entry struct {
 	// ExtPass is the vault's password program (gocryptfs's -extpass) as an argument vector,
 	// run without a shell: mounts without a given password, the daemon's automount and its
 	// remounts after sleep take the password from it (see package app and mountmgr/extpass).
-	// A registry that names one must be writable by its owner only (LoadRegistry).
+	// A registry that names one must be writable by its owner only (Load).
 	ExtPass []string `json:"extpass,omitempty"`
 
 	// extra holds the fields of the entry this version does not know (written by a newer
@@ -211,9 +218,9 @@ type registryFileJSON struct {
 	Vaults  []Entry `json:"vaults"`
 }
 
-// DefaultRegistryPath returns $XDG_CONFIG_HOME/vaultui/vaults.json, with
+// DefaultPath returns $XDG_CONFIG_HOME/vaultui/vaults.json, with
 // XDG_CONFIG_HOME defaulting to ~/.config as the XDG spec says.
-func DefaultRegistryPath() (string, error) {
+func DefaultPath() (string, error) {
 	dir := os.Getenv("XDG_CONFIG_HOME")
 	if dir == "" || !filepath.IsAbs(dir) {
 		// The spec says relative values are invalid and must be ignored.
@@ -223,13 +230,13 @@ func DefaultRegistryPath() (string, error) {
 		}
 		dir = filepath.Join(home, ".config")
 	}
-	return filepath.Join(dir, "vaultui", RegistryFileName), nil
+	return filepath.Join(dir, "vaultui", FileName), nil
 }
 
-// LoadRegistry reads the registry at path. A missing file is an empty
+// Load reads the registry at path. A missing file is an empty
 // registry; a file that does not parse or holds invalid entries is an error
-// wrapping ErrRegistryCorrupt that names the path.
-func LoadRegistry(path string) (*Registry, error) {
+// wrapping ErrCorrupt that names the path.
+func Load(path string) (*Registry, error) {
 	r := &Registry{Path: path}
 	if err := checkRegistryDirs(path); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -237,7 +244,7 @@ func LoadRegistry(path string) (*Registry, error) {
 		}
 		return nil, fmt.Errorf("reading registry: %w", err)
 	}
-	data, err := userfile.Read(path, MaxRegistrySize)
+	data, err := userfile.Read(path, MaxSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return r, nil
 	}
@@ -246,7 +253,7 @@ func LoadRegistry(path string) (*Registry, error) {
 	}
 	corrupt := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s (fix or move the file away; vaultui will not overwrite it)",
-			ErrRegistryCorrupt, path, fmt.Sprintf(format, args...))
+			ErrCorrupt, path, fmt.Sprintf(format, args...))
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, corrupt("file is empty")
@@ -302,7 +309,7 @@ func LoadRegistry(path string) (*Registry, error) {
 // either the old or the new file. When the registry is a symbolic link, all of
 // that happens beside the link's target, which is replaced: the link stays. The directory is created 0700 and the
 // file is 0600: it reveals where a user keeps encrypted data.
-// It holds the registry's lock (see UpdateRegistry) while it compares and
+// It holds the registry's lock (see Update) while it compares and
 // renames.
 func (r *Registry) Save() error {
 	if r.Path == "" {
@@ -350,12 +357,12 @@ func (r *Registry) save() error {
 	// corrupt, refuse rather than lose what the user may still recover. And
 	// never undo another process's change (the terminal app and a command
 	// may both edit the list): the file must still be what was loaded.
-	current, err := LoadRegistry(r.Path)
+	current, err := Load(r.Path)
 	if err != nil {
 		return fmt.Errorf("saving registry: %w", err)
 	}
 	if !bytes.Equal(current.loaded, r.loaded) {
-		return fmt.Errorf("saving registry %s: %w", r.Path, ErrRegistryChanged)
+		return fmt.Errorf("saving registry %s: %w", r.Path, ErrChanged)
 	}
 	files := r.files
 	if files == nil {
@@ -456,7 +463,7 @@ func (r *Registry) Update(name string, change func(e *Entry) error) (Entry, erro
 		r.Vaults[i] = e
 		return e, nil
 	}
-	return Entry{}, fmt.Errorf("vault %q: %w", name, ErrNotFound)
+	return Entry{}, fmt.Errorf("vault %q: %w", name, vault.ErrNotFound)
 }
 
 // Remove forgets the vault called name. It never touches the vault's files.
@@ -467,7 +474,7 @@ func (r *Registry) Remove(name string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("vault %q is not in the registry: %w", name, ErrNotFound)
+	return fmt.Errorf("vault %q is not in the registry: %w", name, vault.ErrNotFound)
 }
 
 // Lookup returns the entry called name.
@@ -483,13 +490,13 @@ func (r *Registry) Lookup(name string) (Entry, bool) {
 // Resolve finds a vault by registry name, or by cipherdir path: a registered
 // cipherdir returns its entry, an unregistered directory holding a
 // gocryptfs.conf returns an entry with only CipherDir set. Anything else is
-// an error wrapping ErrNotFound.
+// an error wrapping vault.ErrNotFound.
 //
 // A name wins over a path, except when the argument looks like a path
 // (contains a slash or is "." or ".."), so "./work" always means the directory.
 func (r *Registry) Resolve(nameOrDir string) (Entry, error) {
 	if nameOrDir == "" {
-		return Entry{}, fmt.Errorf("empty vault name or directory: %w", ErrNotFound)
+		return Entry{}, fmt.Errorf("empty vault name or directory: %w", vault.ErrNotFound)
 	}
 	looksLikePath := strings.ContainsRune(nameOrDir, '/') || nameOrDir == "." || nameOrDir == ".."
 	if !looksLikePath {
@@ -508,18 +515,14 @@ func (r *Registry) Resolve(nameOrDir string) (Entry, error) {
 	}
 	// Lstat: a gocryptfs.conf that is not a regular file (a FIFO, a link) still marks the
 	// directory as meant to be a vault; loading the config then says what is wrong with it.
-	if _, err := os.Lstat(filepath.Join(dir, registryConfName)); err == nil {
+	if _, err := os.Lstat(filepath.Join(dir, crypto.ConfName)); err == nil {
 		return Entry{CipherDir: dir}, nil
 	}
 	if looksLikePath {
-		return Entry{}, fmt.Errorf("%s is not a vault (no %s): %w", dir, registryConfName, ErrNotFound)
+		return Entry{}, fmt.Errorf("%s is not a vault (no %s): %w", dir, crypto.ConfName, vault.ErrNotFound)
 	}
-	return Entry{}, fmt.Errorf("%q is neither a registered vault name nor a vault directory: %w", nameOrDir, ErrNotFound)
+	return Entry{}, fmt.Errorf("%q is neither a registered vault name nor a vault directory: %w", nameOrDir, vault.ErrNotFound)
 }
-
-// registryConfName is gocryptfs.conf; spelled here so the registry does not
-// depend on the crypto package.
-const registryConfName = "gocryptfs.conf"
 
 // ValidateName reports whether name can be used as a vault name: 1 to 64
 // printable characters, no slash, no leading dash or dot, no surrounding

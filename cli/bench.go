@@ -112,8 +112,13 @@ examples:
 				if cfg.Cold {
 					caches = "warm and cold caches"
 				}
-				fmt.Fprintf(e.stdout, "%s sequential file, %d random 4 KiB reads, %d files, a %d-file repository, %d transactions, %s, in %s, %d round(s); load average %s\n",
-					*size, cfg.RandomReads, cfg.Files, cfg.RepoFiles, cfg.Transactions, caches, cfg.Dir, cfg.Runs, loadAverage())
+				untar := "no untar"
+				if cfg.UntarFrom != "" {
+					untar = "untar of " + cfg.UntarFrom
+				}
+				// Every figure the flags scale, so a report says what it measured.
+				fmt.Fprintf(e.stdout, "%s sequential file, %d random 4 KiB reads, %d files, %s, a %d-file repository, %d transactions, a %d-file tree, %s, in %s, %d round(s); load average %s\n",
+					*size, cfg.RandomReads, cfg.Files, untar, cfg.RepoFiles, cfg.Transactions, cfg.TreeFiles, caches, cfg.Dir, cfg.Runs, loadAverage())
 				if cfg.Gocryptfs != "" {
 					if v, err := mountbench.GocryptfsVersion(cfg.Gocryptfs); err == nil {
 						fmt.Fprintf(e.stdout, "against %s (%s)\n", v, cfg.Gocryptfs)

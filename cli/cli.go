@@ -6,16 +6,17 @@
 // All commands live in one table (commands.go): name, group, summary, usage,
 // help, what completes each argument, and a setup function that defines the
 // flags on a flag.FlagSet and returns the function that runs the command.
-// "vaultui help", each --help, the man page (man.go), the shell completions
-// (completion.go) and the usage blocks of docs/reference.md are generated from
-// it. Flags may appear before or after positional arguments; "--" ends the
-// flags.
+// "vaultui help", each --help, the man page (man.go) and the shell completions
+// (completion.go) are generated from it; docs/reference.md is written by hand
+// and tests hold it to the table (reference_test.go). Flags may appear before
+// or after positional arguments; "--" ends the flags.
 //
 // # Errors and exit codes
 //
 // Commands return errors; Main alone prints them, as an "error:" line and
-// optional "hint:" lines, and maps them to the exit codes documented in
-// docs/reference.md with errors.Is on the libraries' sentinel errors (exitcode.go).
+// optional "hint:" lines, and maps them to the exit codes with errors.Is on the
+// libraries' sentinel errors (exitcode.go). The codes are listed in the man page
+// and in docs/reference.md's "Exit codes" table, which a test compares with them.
 //
 // # Passwords
 //

@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// command is one subcommand: the data that "vaultui help", its --help, the man page, the shell
-// completions and docs/reference.md are generated from, and the function that runs it.
+// command is one subcommand: the data that "vaultui help", its --help, the man page and the
+// shell completions are generated from (and docs/reference.md is tested against), and the
+// function that runs it.
 type command struct {
 	name    string
 	group   string // heading in "vaultui help" and the man page

@@ -13,8 +13,8 @@ import (
 	"github.com/vaultui/vaultui/vault"
 )
 
-// Exit codes: a stable contract for scripts, documented from exitStatuses in the man page
-// and docs/reference.md.
+// Exit codes: a stable contract for scripts. The man page lists exitStatuses; the table in
+// docs/reference.md ("Exit codes") is written by hand and checked by TestReadmeDocumentsCommands.
 const (
 	exitOK             = 0
 	exitError          = 1 // anything not listed below

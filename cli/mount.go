@@ -54,7 +54,7 @@ nouser, users, nofail, _netdev, comment=... and x-* (x-systemd.*) are for
 mount(8) and systemd and are passed over; so are suid and dev (mounts stay
 nosuid and nodev; mount.fuse3 adds dev,suid to root's mounts).
 With the fstab type fuse.vaultui, mount(8) runs "vaultui SRC MOUNTPOINT -o
-OPTS", which is this command (see README, "fstab").
+OPTS", which is this command (see docs/reference.md, "fstab").
 
 --reverse mounts the read-only encrypted view of a plaintext folder prepared
 with "vaultui init --reverse" or "gocryptfs -init -reverse" (the registry's

@@ -25,7 +25,7 @@ type KeyMap struct {
 	KeepBoth, KeepOriginal, KeepCopy, ListUp, ListDown key.Binding
 }
 
-// DefaultKeyMap returns the bindings described in the README.
+// DefaultKeyMap returns the bindings described in docs/reference.md ("The terminal app").
 func DefaultKeyMap() *KeyMap {
 	return &KeyMap{
 		Up:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),

@@ -24,6 +24,9 @@
 // line), or from a program named by --extpass (the first line it prints). They never come
 // from the command line or the environment, where other users and logs could see them
 // (password.go, passsource.go).
+//
+// It imports app and the packages below it (registry, vault, crypto, keyring, mountmgr and its
+// subpackages); only main imports it. It never imports ui.
 package cli
 
 import (

@@ -31,4 +31,7 @@
 // Everything here follows gocryptfs (github.com/rfjakob/gocryptfs) so that
 // vaults open in both; AEGIS-256X2 follows gocryptfs's AEGIS work but keys
 // the cipher with the HKDF-derived key (see docs/FORMAT.md).
+//
+// It imports only crypto/aegis and internal/sysmem (the memory check before scrypt) of
+// vaultui; every package that reads or writes a vault imports it.
 package crypto

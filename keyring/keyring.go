@@ -16,6 +16,8 @@
 // callers show as a note and then ask for the password: it is a normal state of a headless
 // machine. A locked keyring is unlocked through the service's own prompt, waited for at most
 // Options.PromptTimeout.
+//
+// It imports internal/dbusdial; app, cli, ui and mountmgr (automount) import it.
 package keyring
 
 import (

@@ -32,4 +32,8 @@
 // file next to the socket makes concurrent clients start one daemon between them.
 //
 // The file system itself lives in package mountmgr/vfs.
+//
+// It imports registry, vault, vault/layout, crypto, keyring (automount), mountmgr/vfs,
+// mountmgr/extpass and the internal helpers; app, the front ends and mountbench import it
+// (its client and types). It never imports app: the policy both share lives below them.
 package mountmgr

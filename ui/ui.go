@@ -14,6 +14,9 @@
 //
 // All work is done by a Backend; Run wires the real one, which forwards to
 // the vault, crypto and mountmgr packages exactly like the CLI commands.
+//
+// It imports app and, for their types, registry, vault, crypto, keyring and mountmgr; only main
+// imports it. It never imports cli.
 package ui
 
 import (

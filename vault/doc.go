@@ -23,4 +23,8 @@
 // gocryptfs.conf is only ever replaced atomically (temporary file, fsync,
 // rename, directory fsync: internal/atomicfile), so a crash during Create or
 // ChangePassword leaves the old file or the new one, never neither.
+//
+// It imports crypto, vault/layout and internal/atomicfile and internal/userfile;
+// registry, app, the front ends, mountmgr and mountbench import it. It knows nothing of the
+// list of vaults (registry) or of mounts.
 package vault

@@ -87,6 +87,8 @@
 // frames of finished calls, memory the garbage collector moved) are out of
 // reach. Nonces must never repeat under one key: a repeated nonce reveals the
 // XOR of two plaintexts and allows forgeries.
+//
+// It imports nothing of vaultui; crypto imports it.
 package aegis
 
 //go:generate go run ./_asm

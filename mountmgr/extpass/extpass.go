@@ -13,6 +13,8 @@
 // killed. Errors name the program (its first word, never its output) and say what went
 // wrong: its exit status and the first line of its standard error, a timeout, or no
 // password printed.
+//
+// It imports only crypto (to wipe what it read); app, cli and mountmgr import it.
 package extpass
 
 import (

@@ -11,6 +11,8 @@
 // bench's process, and each server's peak memory (VmHWM) is measured.
 //
 // It backs "vaultui bench"; it prints nothing itself.
+//
+// It imports mountmgr, mountmgr/vfs, vault and crypto; only cli imports it.
 package mountbench
 
 import (

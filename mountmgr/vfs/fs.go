@@ -19,6 +19,9 @@
 // and against readers, so a reader never sees a torn block. A block that fails authentication
 // fails the read with EIO and is logged with its path; its plaintext is never returned. In
 // recovery mode (Options.ForceDecode, read-only) it reads as zeros instead, logged the same.
+//
+// It imports crypto, vault/layout and mountmgr/vfs/exclude; mountmgr, mountbench and app (the
+// speed test's write path) import it.
 package vfs
 
 import (

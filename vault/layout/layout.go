@@ -11,6 +11,8 @@
 // The files read here come from a folder that may be shared or synced, so every reader is
 // bounded, opens with O_NOFOLLOW|O_NONBLOCK (a FIFO would otherwise block forever) and accepts
 // regular files only.
+//
+// It imports only crypto; vault, vault/cryptomator, mountmgr and mountmgr/vfs import it.
 package layout
 
 import (

@@ -19,6 +19,8 @@
 // library, cannot: gocryptfs #927). An excluded folder stays visible, listing only what is
 // re-included in it, when a "!" rule could match something below it; otherwise it is gone,
 // with everything in it.
+//
+// It imports nothing of vaultui; mountmgr/vfs, mountmgr and cli import it.
 package exclude
 
 import (

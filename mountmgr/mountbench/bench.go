@@ -87,6 +87,10 @@ type Config struct {
 	// serves targets of its own, "baseline <cipher>", so a change is measured side by side
 	// with the code before it.
 	Baseline string
+	// NoBuild leaves out the go build workload: with its cold cache it compiles the part of
+	// the standard library it needs, tens of seconds per target and round (tests set it
+	// where another test covers the build).
+	NoBuild bool
 
 	repo   string // the bare repository the git workloads clone; "" skips them
 	sqlite bool   // sqlite3(1) is there
@@ -323,7 +327,7 @@ func Run(ctx context.Context, cfg Config, report func(round int, r []Result)) (R
 	_, err := exec.LookPath("sqlite3")
 	cfg.sqlite = err == nil
 	_, err = exec.LookPath("go")
-	cfg.goBuild = err == nil
+	cfg.goBuild = err == nil && !cfg.NoBuild
 	// Every round goes over every target, rather than repeating one target before the next,
 	// so a slow drift of the machine (other load, caches) lands on every target alike. The
 	// starting target rotates so none always runs right after the same neighbour.

@@ -336,7 +336,8 @@ range for damaged contents). Sync tools' conflict copies and foreign files
 (names not of the vault's format, e.g. desktop.ini) are listed as notes, not
 damage. Exit code 0 means no damage, 4 means damage was found (or the
 vault's config is damaged). Progress is shown on a terminal.
-The vault is only read.
+The vault is only read. A mounted vault is checked by the mount manager,
+which holds its key: no password is asked.
 
 examples:
   vaultui fsck work
@@ -347,13 +348,13 @@ examples:
 			if len(args) != 1 {
 				return e.usage("expected one VAULT argument, got %d", len(args))
 			}
-			v, entry, err := e.unlock(args[0], src)
+			w, entry, err := e.openWalker(args[0], src)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer w.Close()
 			prog := newProgress(e.stderr, "checking")
-			problems, err := v.Fsck(e.ctx, prog.update)
+			problems, err := w.Fsck(e.ctx, prog.update)
 			prog.done()
 			for _, p := range problems {
 				fmt.Fprintln(e.stdout, app.FindingOf(p))
@@ -396,6 +397,8 @@ authentication are written as zeros (never their unauthenticated decryption),
 entries whose names do not decrypt are written as "NAME GOCRYPTFS_BAD_NAME",
 and each damaged item is listed on standard output with its path, its cipher
 path and the blocks concerned; exit code 4 when anything was damaged.
+A mounted vault is exported by the mount manager, which holds its key: no
+password is asked, and DESTDIR may not lie inside the vault's mount.
 
 examples:
   vaultui export work /mnt/usb/work-copy
@@ -412,13 +415,13 @@ examples:
 			if err != nil {
 				return err
 			}
-			v, entry, err := e.unlock(args[0], src)
+			w, entry, err := e.openWalker(args[0], src)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer w.Close()
 			prog := newProgress(e.stderr, "exporting")
-			err = v.ExportWith(e.ctx, dest, vault.ExportOptions{
+			err = w.Export(e.ctx, dest, vault.ExportOptions{
 				Progress: prog.update,
 				Force:    *force,
 				Damaged: func(p vault.Problem) {
@@ -460,6 +463,29 @@ func (e *env) unlock(arg string, src *passSource) (*vault.Vault, vault.Entry, er
 		return nil, entry, err
 	}
 	return v, entry, nil
+}
+
+// openWalker resolves arg and opens the vault for fsck or export (app.OpenWalker): through
+// the daemon when it has the vault mounted, else as unlock does.
+func (e *env) openWalker(arg string, src *passSource) (*app.Walker, vault.Entry, error) {
+	if err := src.check(e); err != nil {
+		return nil, vault.Entry{}, err
+	}
+	entry, err := e.resolve(arg)
+	if err != nil {
+		return nil, entry, err
+	}
+	var w *app.Walker
+	err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
+		var change app.KeyringChange
+		var err error
+		w, change, err = e.app.OpenWalker(e.ctx, app.VaultOf(entry), pw)
+		return change, err
+	})
+	if err != nil {
+		return nil, entry, err
+	}
+	return w, entry, nil
 }
 
 // displayName names a vault in messages: its registry name, else its path.

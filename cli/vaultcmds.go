@@ -103,9 +103,6 @@ examples:
 				// 255 is the plain file system limit: no LongNameMax flag.
 				opts.LongNameMax = *longNameMax
 			}
-			if *plainNames && (*detNames || *longNameMax != maxLongNameMax) {
-				return e.usage("--plaintextnames cannot be combined with --deterministic-names or --longnamemax")
-			}
 			return runInit(e, args[0], *name, *mountPoint, src, auto, *reverse, opts)
 		}
 	},
@@ -114,7 +111,10 @@ examples:
 func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, reverse bool, opts vault.CreateOptions) error {
 	// Check everything that can be checked before asking for a password, so a mistake
 	// costs nothing.
-	entry, lockNote, err := e.app.CheckCreate(e.ctx, app.NewVault{Name: name, CipherDir: dirArg, MountPoint: mountPoint, Reverse: reverse})
+	entry, lockNote, err := e.app.CheckCreate(e.ctx, app.NewVault{Name: name, CipherDir: dirArg, MountPoint: mountPoint, Reverse: reverse, Options: opts})
+	if errors.Is(err, vault.ErrCreateOptions) {
+		return e.usage("%v", err) // options that do not go together: the command line's mistake
+	}
 	if errors.Is(err, os.ErrExist) && reverse {
 		return withHint(err, "this folder is already prepared for reverse mode; register it with \"vaultui add --reverse\"")
 	}

@@ -20,7 +20,8 @@ import (
 // Fsck and export of a mounted vault. The daemon holds the vault's key, so it runs the
 // offline walker (vault.Vault.Fsck, vault.Vault.ExportWith) on the cipherdir with it, as for
 // a locked vault, and no password is asked for. Like conflicts, the walk holds the key until
-// it ends; an unmount meanwhile ends the walk instead of waiting for it.
+// it ends; an unmount meanwhile ends the walk instead of waiting for it. A running walk
+// counts as use of the vault: no idle unmount cuts it.
 //
 // A walk has a connection of its own (like watch). The daemon streams replies with the
 // request's ID: progress (the latest only: a slow reader gets fewer, never stale ones), the
@@ -158,6 +159,17 @@ func (d *daemon) serveWalk(conn net.Conn, req *request) {
 // walk runs the fsck or export of m with the key the daemon holds, which it keeps until the
 // walk ends, and returns fsck's findings.
 func (d *daemon) walk(ctx context.Context, m *mount, req *request, out *walkReplies) ([]wireProblem, error) {
+	// The vault is in use while the walk runs: no idle unmount, and the idle time starts
+	// again when it ends.
+	m.walks.Add(1)
+	defer func() {
+		d.mu.Lock()
+		if m.sampler != nil {
+			m.sampler.lastChange = time.Now()
+		}
+		d.mu.Unlock()
+		m.walks.Add(-1)
+	}()
 	m.v.mu.RLock()
 	defer m.v.mu.RUnlock()
 	if m.v.closed {

@@ -285,3 +285,46 @@ func TestWireTextKeepsBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkKeepsMountFromIdling: a walk through the daemon uses the vault without the mount,
+// so the mount's idle timer must not cut it; once it ends, the vault idles out as before.
+func TestWalkKeepsMountFromIdling(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw, Idle: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(mp, "huge"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	wctx, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Fsck(wctx, cipherdir, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("fsck of 1 TiB ended within 3 s (%v): too short to show the idle timer waits", err)
+	case <-time.After(3 * time.Second):
+	}
+	if len(mountsUnder(base)) == 0 {
+		t.Fatal("the mount idled out during a walk")
+	}
+	cancel()
+	<-done
+	deadline := time.Now().Add(10 * time.Second)
+	for len(mountsUnder(base)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("idle mount still mounted 10 s after the walk")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

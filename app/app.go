@@ -51,6 +51,8 @@ type Daemon interface {
 	Stale(ctx context.Context) ([]mountmgr.StaleMount, error)
 	Conflicts(ctx context.Context, target string) ([]vault.ConflictEntry, error)
 	SettleConflict(ctx context.Context, target, path string, keep vault.Keep) (vault.Settled, error)
+	Fsck(ctx context.Context, target string, progress func(vault.FsckProgress)) ([]vault.Problem, error)
+	Export(ctx context.Context, target, dest string, opts vault.ExportOptions) error
 	Close() error
 }
 

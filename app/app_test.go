@@ -103,6 +103,12 @@ func (d *fakeDaemon) Conflicts(context.Context, string) ([]vault.ConflictEntry, 
 func (d *fakeDaemon) SettleConflict(context.Context, string, string, vault.Keep) (vault.Settled, error) {
 	return vault.Settled{}, nil
 }
+func (d *fakeDaemon) Fsck(context.Context, string, func(vault.FsckProgress)) ([]vault.Problem, error) {
+	return nil, errors.New("fake daemon: no fsck")
+}
+func (d *fakeDaemon) Export(context.Context, string, string, vault.ExportOptions) error {
+	return errors.New("fake daemon: no export")
+}
 func (d *fakeDaemon) Close() error { return nil }
 
 func newTestApp(k *fakeKeyring, d *fakeDaemon) *App {

@@ -8,7 +8,7 @@
 //
 // # Passwords without a dialogue
 //
-// A use case that needs a vault's password (Mount, Unlock, OpenConflicts) is stateless, so a
+// A use case that needs a vault's password (Mount, Unlock, OpenConflicts, OpenWalker) is stateless, so a
 // blocking command line and an asynchronous TUI drive it alike. Called without a password it
 // tries the desktop keyring's; when there is none, or it no longer works, or the keyring
 // cannot be reached, it returns a *PasswordNeededError saying which.
@@ -30,7 +30,9 @@
 // The daemon (mountmgr) cannot import this package, which uses its client: what both need
 // of the keyring (how a vault is looked up there, how its entry is labelled) lives in
 // keyring. A mounted vault's key stays in the daemon: its conflicts are listed and
-// settled by the daemon, through the mount (see mountmgr.Client.Conflicts).
+// settled by the daemon, through the mount (see mountmgr.Client.Conflicts), and it is
+// checked and exported by the daemon, which walks the cipherdir with that key
+// (OpenWalker, mountmgr.Client.Fsck and Export).
 //
 // # The speed test
 //

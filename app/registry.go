@@ -191,10 +191,14 @@ type NewVault struct {
 }
 
 // CheckCreate checks everything about r that can be checked before a password is asked for,
-// so a mistake costs nothing: the folder, the name and the registry entry. It returns the
-// entry as it will be registered (defaults filled, paths absolute) and, when the lock policy
-// was defaulted to never, a note saying why (else nil).
+// so a mistake costs nothing: the options (vault.CreateOptions.Validate: the one place of
+// the rules about which go together), the folder, the name and the registry entry. It
+// returns the entry as it will be registered (defaults filled, paths absolute) and, when the
+// lock policy was defaulted to never, a note saying why (else nil).
 func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, error, error) {
+	if err := r.Options.Validate(); err != nil {
+		return registry.Entry{}, nil, err
+	}
 	dir, err := filepath.Abs(r.CipherDir)
 	if err != nil {
 		return registry.Entry{}, nil, err

@@ -100,6 +100,15 @@ func TestCreateRefusesBeforePassword(t *testing.T) {
 	if _, err := a.Create(ctx, NewVault{CipherDir: dir, Name: "-bad", Options: vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: 10}}, []byte("pw")); !errors.Is(err, registry.ErrInvalidName) {
 		t.Fatalf("a bad name: %v", err)
 	}
+	// Options that exclude each other: vault's rule, checked before a password is asked.
+	both := vault.CreateOptions{PlaintextNames: true, DeterministicNames: true}
+	if _, _, err := a.CheckCreate(ctx, NewVault{CipherDir: dir, Options: both}); !errors.Is(err, vault.ErrCreateOptions) || err.Error() != both.Validate().Error() {
+		t.Fatalf("plaintext and deterministic names: %v", err)
+	}
+	both.Cipher, both.ScryptLogN = crypto.AESGCM, 10
+	if _, err := a.Create(ctx, NewVault{CipherDir: dir, Options: both}, []byte("pw")); !errors.Is(err, vault.ErrCreateOptions) {
+		t.Fatalf("create with plaintext and deterministic names: %v", err)
+	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a refused create wrote the vault")
 	}

@@ -180,9 +180,18 @@ func writeSparse(path string, r io.Reader, size int64, mode os.FileMode) error {
 // flipbyte FILE OFFSET: invert one byte of FILE (made writable if needed).
 func cmdFlipByte(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: flipbyte FILE OFFSET")
+		ts.Fatalf("usage: flipbyte [DIR/]FILE|[DIR/]@LIST OFFSET")
 	}
-	path := ts.MkAbs(args[0])
+	// DIR/@LIST: the file is the one LIST names on its first line (a cipher path a command
+	// printed), in DIR.
+	path := args[0]
+	if dir, list, ok := strings.Cut(path, "@"); ok && (dir == "" || strings.HasSuffix(dir, "/")) {
+		b, err := os.ReadFile(ts.MkAbs(list))
+		ts.Check(err)
+		name, _, _ := strings.Cut(string(b), "\n")
+		path = dir + name
+	}
+	path = ts.MkAbs(path)
 	off, err := strconv.ParseInt(args[1], 0, 64)
 	ts.Check(err)
 	st, err := os.Stat(path)
@@ -198,6 +207,8 @@ func cmdFlipByte(ts *testscript.TestScript, neg bool, args []string) {
 	_, err = f.WriteAt(b, off)
 	ts.Check(err)
 	ts.Check(os.Chmod(path, st.Mode().Perm()))
+	// As bit rot would: the modification time stays (an export copies it).
+	ts.Check(os.Chtimes(path, st.ModTime(), st.ModTime()))
 }
 
 // sparse FILE: succeeds when FILE uses fewer disk blocks than its size.

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,8 +70,10 @@ func mountScriptParams(t *testing.T, dir string, extra func(env *testscript.Env)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":      cmdExits,
+			"flipbyte":   cmdFlipByte,
 			"killdaemon": cmdKillDaemon,
 			"masterkey":  cmdMasterKey,
+			"sametree":   cmdSameTree,
 		},
 	}
 }
@@ -147,5 +151,67 @@ func TestReadmeDocumentsMountCommands(t *testing.T) {
 	}
 	if n != 8 {
 		t.Errorf("%d mount commands registered, want mount, unmount, status, events, forget-password, autostart, daemon, bench", n)
+	}
+}
+
+// sametree A B: the trees at A and B hold the same names, types, permission bits (with
+// setuid, setgid, sticky), modification times, file contents and symlink targets.
+func cmdSameTree(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sametree A B")
+	}
+	a, b := ts.MkAbs(args[0]), ts.MkAbs(args[1])
+	seen := 0
+	ts.Check(filepath.WalkDir(a, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(a, p)
+		ia, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		ib, err := os.Lstat(filepath.Join(b, rel))
+		if err != nil {
+			return fmt.Errorf("%s: in %s only", rel, args[0])
+		}
+		if ia.Mode() != ib.Mode() {
+			return fmt.Errorf("%s: mode %v and %v", rel, ia.Mode(), ib.Mode())
+		}
+		if rel != "." && !ia.ModTime().Equal(ib.ModTime()) {
+			return fmt.Errorf("%s: modified %v and %v", rel, ia.ModTime(), ib.ModTime())
+		}
+		switch {
+		case ia.Mode().IsRegular():
+			ca, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			cb, err := os.ReadFile(filepath.Join(b, rel))
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(ca, cb) {
+				return fmt.Errorf("%s: contents differ", rel)
+			}
+		case ia.Mode()&fs.ModeSymlink != 0:
+			la, _ := os.Readlink(p)
+			lb, _ := os.Readlink(filepath.Join(b, rel))
+			if la != lb {
+				return fmt.Errorf("%s: symlink to %q and %q", rel, la, lb)
+			}
+		}
+		seen++
+		return nil
+	}))
+	ts.Check(filepath.WalkDir(b, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		seen--
+		return nil
+	}))
+	if seen != 0 {
+		ts.Fatalf("%s holds entries that %s does not", args[1], args[0])
 	}
 }

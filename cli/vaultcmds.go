@@ -105,9 +105,6 @@ examples:
 				// 255 is the plain file system limit: no LongNameMax flag.
 				opts.LongNameMax = *longNameMax
 			}
-			if *plainNames && (*detNames || *longNameMax != maxLongNameMax) {
-				return e.usage("--plaintextnames cannot be combined with --deterministic-names or --longnamemax")
-			}
 			return runInit(e, args[0], *name, *mountPoint, src, auto, *reverse, opts)
 		}
 	},
@@ -116,7 +113,10 @@ examples:
 func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, reverse bool, opts vault.CreateOptions) error {
 	// Check everything that can be checked before asking for a password, so a mistake
 	// costs nothing.
-	entry, lockNote, err := e.app.CheckCreate(e.ctx, app.NewVault{Name: name, CipherDir: dirArg, MountPoint: mountPoint, Reverse: reverse})
+	entry, lockNote, err := e.app.CheckCreate(e.ctx, app.NewVault{Name: name, CipherDir: dirArg, MountPoint: mountPoint, Reverse: reverse, Options: opts})
+	if errors.Is(err, vault.ErrCreateOptions) {
+		return e.usage("%v", err) // options that do not go together: the command line's mistake
+	}
 	if errors.Is(err, os.ErrExist) && reverse {
 		return withHint(err, "this folder is already prepared for reverse mode; register it with \"vaultui add --reverse\"")
 	}
@@ -338,7 +338,8 @@ range for damaged contents). Sync tools' conflict copies and foreign files
 (names not of the vault's format, e.g. desktop.ini) are listed as notes, not
 damage. Exit code 0 means no damage, 4 means damage was found (or the
 vault's config is damaged). Progress is shown on a terminal.
-The vault is only read.
+The vault is only read. A mounted vault is checked by the mount manager,
+which holds its key: no password is asked.
 
 examples:
   vaultui fsck work
@@ -349,13 +350,13 @@ examples:
 			if len(args) != 1 {
 				return e.usage("expected one VAULT argument, got %d", len(args))
 			}
-			v, entry, err := e.unlock(args[0], src)
+			w, entry, err := e.openWalker(args[0], src)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer w.Close()
 			prog := newProgress(e.stderr, "checking")
-			problems, err := v.Fsck(e.ctx, prog.update)
+			problems, err := w.Fsck(e.ctx, prog.update)
 			prog.done()
 			for _, p := range problems {
 				fmt.Fprintln(e.stdout, app.FindingOf(p))
@@ -398,6 +399,8 @@ authentication are written as zeros (never their unauthenticated decryption),
 entries whose names do not decrypt are written as "NAME GOCRYPTFS_BAD_NAME",
 and each damaged item is listed on standard output with its path, its cipher
 path and the blocks concerned; exit code 4 when anything was damaged.
+A mounted vault is exported by the mount manager, which holds its key: no
+password is asked, and DESTDIR may not lie inside the vault's mount.
 
 examples:
   vaultui export work /mnt/usb/work-copy
@@ -414,13 +417,13 @@ examples:
 			if err != nil {
 				return err
 			}
-			v, entry, err := e.unlock(args[0], src)
+			w, entry, err := e.openWalker(args[0], src)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer w.Close()
 			prog := newProgress(e.stderr, "exporting")
-			err = v.ExportWith(e.ctx, dest, vault.ExportOptions{
+			err = w.Export(e.ctx, dest, vault.ExportOptions{
 				Progress: prog.update,
 				Force:    *force,
 				Damaged: func(p vault.Problem) {
@@ -462,6 +465,29 @@ func (e *env) unlock(arg string, src *passSource) (*vault.Vault, registry.Entry,
 		return nil, entry, err
 	}
 	return v, entry, nil
+}
+
+// openWalker resolves arg and opens the vault for fsck or export (app.OpenWalker): through
+// the daemon when it has the vault mounted, else as unlock does.
+func (e *env) openWalker(arg string, src *passSource) (*app.Walker, registry.Entry, error) {
+	if err := src.check(e); err != nil {
+		return nil, registry.Entry{}, err
+	}
+	entry, err := e.resolve(arg)
+	if err != nil {
+		return nil, entry, err
+	}
+	var w *app.Walker
+	err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
+		var change app.KeyringChange
+		var err error
+		w, change, err = e.app.OpenWalker(e.ctx, app.VaultOf(entry), pw)
+		return change, err
+	})
+	if err != nil {
+		return nil, entry, err
+	}
+	return w, entry, nil
 }
 
 // displayName names a vault in messages: its registry name, else its path.

@@ -96,6 +96,10 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			d.watch(conn, req.ID)
 			return
 		}
+		if req.Op == opFsck || req.Op == opExport {
+			d.serveWalk(conn, &req)
+			return
+		}
 		resp := d.handleGuarded(&req)
 		resp.ID = req.ID
 		if err := d.send(conn, resp); err != nil {

@@ -236,6 +236,9 @@ type mount struct {
 	done  chan struct{}
 	// closing is set once the daemon itself unmounts, so the exit is not reported as external.
 	closing atomic.Bool
+	// walks counts the fsck and export walks running on the vault (walks.go): they use it
+	// without going through the mount, and it is not idle while they run.
+	walks atomic.Int32
 }
 
 // tick samples statistics once a second and unmounts idle vaults.
@@ -255,7 +258,7 @@ func (d *daemon) tick() {
 					continue
 				}
 				m.sampler.add(now)
-				if m.idle > 0 && m.sampler.idleFor(now) >= m.idle && !d.quitting {
+				if m.idle > 0 && m.sampler.idleFor(now) >= m.idle && m.walks.Load() == 0 && !d.quitting {
 					idle = append(idle, mp)
 				}
 			}

@@ -19,7 +19,10 @@
 // One JSON object per line. A request carries the protocol version, an id and an op; every
 // response repeats the id. An error answer carries its [Kind] as the code, so errors.Is finds
 // the same sentinel on the client. A `watch` request is answered with a stream of status snapshots
-// about once a second. A daemon that does not speak the client's version answers with the
+// about once a second. `fsck` and `export` run the offline walker on a mounted vault's
+// cipherdir with the key the daemon holds, on a connection of their own, answered with a
+// stream of progress and findings that ends with a reply marked done; the client closing the
+// connection, or an unmount, ends the walk. A daemon that does not speak the client's version answers with the
 // error code "version"; the client reports it as [ErrDaemon]. Fields added later are optional
 // and ignored by older peers, so they keep the version: a status request with "stale_report"
 // also gets the report of stale mounts (left by a daemon that died) that this daemon found at

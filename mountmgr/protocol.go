@@ -131,6 +131,12 @@ const (
 	// plaintext paths (Encrypt: plaintext to cipher). A daemon that predates it answers
 	// bad_request.
 	opPaths = "paths"
+	// opFsck checks the vault mounted from or at Target, opExport writes its decrypted tree
+	// to Export.Dest, both with the key the daemon holds, on a connection of their own: a
+	// stream of replies with Progress and Problems, the last one marked Done (see walks.go).
+	// A daemon that predates them answers bad_request.
+	opFsck   = "fsck"
+	opExport = "export"
 )
 
 // PathResult is one path mapped by the daemon: Path, or Error saying why not.
@@ -166,6 +172,8 @@ type request struct {
 	// Paths and Encrypt (paths only): the paths to map, and which way.
 	Paths   []string `json:"paths,omitempty"`
 	Encrypt bool     `json:"encrypt,omitempty"`
+	// Export (export only): where to, and how.
+	Export *ExportRequest `json:"export,omitempty"`
 }
 
 // response is one line from the daemon.
@@ -191,6 +199,11 @@ type response struct {
 	// Conflicts answers a conflicts request (never nil then), Settled a settle_conflict one.
 	Conflicts []vault.ConflictEntry `json:"conflicts,omitempty"`
 	Settled   *vault.Settled        `json:"settled,omitempty"`
+	// Progress, Problems and Done are a fsck's or export's replies: how far it is, findings
+	// (fsck's at the end, an export's damage as it is found), and the end of the stream.
+	Progress *wireProgress `json:"progress,omitempty"`
+	Problems []wireProblem `json:"problems,omitempty"`
+	Done     bool          `json:"done,omitempty"`
 }
 
 // wireError carries an error across the socket; Code keeps errors.Is working on the client.

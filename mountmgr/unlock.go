@@ -27,6 +27,10 @@ type unlocked struct {
 	// uses them (path mapping, conflicts); closed is set once they are.
 	mu     sync.RWMutex
 	closed bool
+	// stop is closed when Close begins, so that a long use of the keys (a fsck or export
+	// through the daemon) ends rather than holds up the unmount; see stopped.
+	stopInit, stopClose sync.Once
+	stop                chan struct{}
 	// reverse: volume is unused and rvolume is served instead.
 	reverse bool
 	rvolume vfs.ReverseVolume
@@ -81,12 +85,20 @@ func unlockReverse(dir string, password []byte, rules []string) (*unlocked, erro
 
 // Close wipes the keys (best effort: Go may have copied them), once no using call runs.
 func (u *unlocked) Close() {
+	u.stopped()
+	u.stopClose.Do(func() { close(u.stop) })
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if !u.closed {
 		u.closed = true
 		u.close()
 	}
+}
+
+// stopped is closed once Close begins: a long user of the keys stops then.
+func (u *unlocked) stopped() <-chan struct{} {
+	u.stopInit.Do(func() { u.stop = make(chan struct{}) })
+	return u.stop
 }
 
 // using runs fn with the vault's volume unless its keys are wiped already (false).

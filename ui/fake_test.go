@@ -94,11 +94,15 @@ func (f *fakeBackend) CheckNewCipherDir(dir string) error {
 	return nil
 }
 
-// CheckCreate answers as app.CheckCreate for what the wizard's tests need: a valid name not
-// registered, a mount point outside the folder.
+// CheckCreate answers as app.CheckCreate for what the wizard's tests need: options that go
+// together (the core's rule, vault.CreateOptions.Validate), a valid name not registered, a
+// mount point outside the folder.
 func (f *fakeBackend) CheckCreate(ctx context.Context, r app.NewVault) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := r.Options.Validate(); err != nil {
+		return err
+	}
 	if err := registry.ValidateName(r.Name); err != nil {
 		return err
 	}

@@ -284,7 +284,11 @@ func TestQuitWhileCreatingWaitsForTheKey(t *testing.T) {
 	tm := newTestModel(t, newFake())
 	w := wizardTo(t, tm)
 	tm.keys("enter", "pw", "enter", "pw", "enter")
-	cmd := w.submit() // create, as enter does, but hold the result
+	// Create, as enter does once app.CheckCreate agrees, but hold the result.
+	cmd := w.Update(w.submit()())
+	if w.step != stepCreating {
+		t.Fatalf("after the check the wizard is at step %v, not creating", w.step)
+	}
 	tm.keys("q")
 	if tm.quitting {
 		t.Fatal("q while creating quit before the master key was shown")

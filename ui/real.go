@@ -159,12 +159,13 @@ func (b *realBackend) ChangePassword(ctx context.Context, dir string, oldPasswor
 }
 
 func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, progress func(FsckProgress)) ([]Problem, error) {
-	v, _, err := b.app.Unlock(ctx, b.vaultOf(dir), password)
+	// A mounted vault is checked by the daemon with its key; app decides.
+	w, _, err := b.app.OpenWalker(ctx, b.vaultOf(dir), password)
 	if err != nil {
 		return nil, escaped(err)
 	}
-	defer v.Close()
-	problems, err := v.Fsck(ctx, func(p vault.FsckProgress) {
+	defer w.Close()
+	problems, err := w.Fsck(ctx, func(p vault.FsckProgress) {
 		p.Path = termsafe.Escape(p.Path)
 		progress(p)
 	})

@@ -83,8 +83,8 @@ type dirChecked struct {
 	err error
 }
 
-// createChecked is app.CheckCreate's answer for the name or mount point step; next is
-// the step it lets the wizard go on to.
+// createChecked is app.CheckCreate's answer for the name, mount point or advanced step;
+// next is the step it lets the wizard go on to (stepCreating: create the vault).
 type createChecked struct {
 	next wizardStep
 	err  error
@@ -238,6 +238,12 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		if msg.next == stepCipher {
 			w.mountPoint.fields[0].normalize(expandPath(w.mountPoint.value(0)))
+		}
+		if msg.next == stepCreating {
+			if w.step != stepAdvanced {
+				return nil // the user went back meanwhile
+			}
+			return w.create()
 		}
 		return w.goTo(msg.next)
 	case folderSuggested:
@@ -395,6 +401,9 @@ func strengthHint(s *Styles, pw string) string {
 
 // submit validates the current step and moves on.
 func (w *wizardScreen) submit() tea.Cmd {
+	if w.checking {
+		return nil // one check at a time: a second enter must not create twice
+	}
 	w.err = ""
 	switch w.step {
 	case stepDir:
@@ -446,16 +455,23 @@ func (w *wizardScreen) submit() tea.Cmd {
 			return nil
 		}
 		w.created = req
-		pw := []byte(w.password.value(0))
-		w.step = stepCreating
-		b, ctx := w.c.backend, w.c.ctx
-		return func() tea.Msg {
-			key, err := b.CreateVault(ctx, req, pw)
-			crypto.Wipe(pw)
-			return vaultCreated{key: key, err: err}
-		}
+		// The whole request, options included, is checked before anything is written.
+		return w.checkCreate(stepCreating, req)
 	}
 	return nil
+}
+
+// create writes the vault as answered (w.created), once app.CheckCreate let it.
+func (w *wizardScreen) create() tea.Cmd {
+	req := w.created
+	pw := []byte(w.password.value(0))
+	w.step = stepCreating
+	b, ctx := w.c.backend, w.c.ctx
+	return func() tea.Msg {
+		key, err := b.CreateVault(ctx, req, pw)
+		crypto.Wipe(pw)
+		return vaultCreated{key: key, err: err}
+	}
 }
 
 // checkCreate asks the core whether the vault as answered so far can be created (the
@@ -485,10 +501,8 @@ func (w *wizardScreen) request() (app.NewVault, error) {
 	if err != nil || longMax < minLongNameMax || longMax > defaultLongNameMax {
 		return app.NewVault{}, fmt.Errorf("long-name limit must be from %d to %d", minLongNameMax, defaultLongNameMax)
 	}
+	// Which options go together is the core's rule (app.CheckCreate), checked before creating.
 	plain, det := w.advanced.fields[1].on, w.advanced.fields[2].on
-	if plain && det {
-		return app.NewVault{}, fmt.Errorf("deterministic names only apply to encrypted names: turn one of them off")
-	}
 	if plain {
 		longMax = 0 // long names only exist for encrypted names
 	}

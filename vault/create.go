@@ -59,23 +59,49 @@ func (o CreateOptions) Flags() []string {
 	return flags
 }
 
-func (o *CreateOptions) check() error {
-	if o.Cipher == "" {
-		o.Cipher = crypto.AESGCM
-	}
-	if !o.Cipher.Valid() {
+// ErrCreateOptions: options for a new vault that exclude each other, or a value out of
+// range. The error's text says which.
+var ErrCreateOptions = errors.New("invalid options for a new vault")
+
+// optionsError is a refusal of CreateOptions.Validate: its text alone, wrapping
+// ErrCreateOptions.
+type optionsError struct{ msg string }
+
+func (e *optionsError) Error() string { return e.msg }
+func (e *optionsError) Unwrap() error { return ErrCreateOptions }
+
+// Validate checks the options: each value in range, and none that exclude each other. It is
+// the one place of these rules: Create checks them again, and app.CheckCreate checks them
+// before a front end asks for the password. A zero field is its default, and valid; so is an
+// unset Cipher, which a front end may choose later.
+func (o CreateOptions) Validate() error {
+	if o.Cipher != "" && !o.Cipher.Valid() {
 		return fmt.Errorf("%w %q", crypto.ErrUnknownCipher, string(o.Cipher))
 	}
+	if o.ScryptLogN != 0 && (o.ScryptLogN < crypto.MinScryptLogN || o.ScryptLogN > crypto.MaxScryptLogN) {
+		return &optionsError{fmt.Sprintf("scrypt cost %d is outside %d..%d", o.ScryptLogN, crypto.MinScryptLogN, crypto.MaxScryptLogN)}
+	}
 	if o.PlaintextNames && o.DeterministicNames {
-		return errors.New("plaintext names and deterministic names exclude each other")
+		return &optionsError{"plaintext names and deterministic names exclude each other: deterministic names only apply to encrypted names"}
 	}
 	if o.LongNameMax != 0 {
 		if o.PlaintextNames {
-			return errors.New("a long name limit needs encrypted names")
+			return &optionsError{"a long name limit needs encrypted names: plaintext names are stored as they are"}
 		}
 		if o.LongNameMax < crypto.MinLongNameMax || o.LongNameMax > crypto.DefaultLongNameMax {
-			return fmt.Errorf("long name limit %d is outside %d..%d", o.LongNameMax, crypto.MinLongNameMax, crypto.DefaultLongNameMax)
+			return &optionsError{fmt.Sprintf("long name limit %d is outside %d..%d", o.LongNameMax, crypto.MinLongNameMax, crypto.DefaultLongNameMax)}
 		}
+	}
+	return nil
+}
+
+// check validates the options and fills in the defaults Create needs.
+func (o *CreateOptions) check() error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if o.Cipher == "" {
+		o.Cipher = crypto.AESGCM
 	}
 	if o.Creator == "" {
 		o.Creator = DefaultCreator

@@ -3,8 +3,11 @@ package vault
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -122,8 +125,12 @@ func TestCreateRefusals(t *testing.T) {
 	for i, o := range bad {
 		dir := filepath.Join(base, "bad", string(rune('a'+i)))
 		os.MkdirAll(filepath.Dir(dir), 0o755)
-		if _, err := Create(dir, testPassword, o); err == nil {
-			t.Errorf("options %+v accepted", o)
+		verr := o.Validate()
+		if verr == nil {
+			t.Errorf("Validate accepted %+v", o)
+		}
+		if _, err := Create(dir, testPassword, o); err == nil || err.Error() != verr.Error() {
+			t.Errorf("options %+v: Create says %v, Validate %v", o, err, verr)
 		}
 		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("options %+v left %s behind", o, dir)
@@ -321,5 +328,48 @@ func TestCheckNewCipherDir(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "new")); !errors.Is(err, os.ErrNotExist) {
 		t.Error("CheckNewCipherDir created a directory")
+	}
+}
+
+// TestCreateOptionRulesLiveOnce: the rules about which options go together are Validate's
+// alone; no front end words one of them again (they get Validate's error through
+// app.CheckCreate).
+func TestCreateOptionRulesLiveOnce(t *testing.T) {
+	for _, o := range []CreateOptions{{PlaintextNames: true, DeterministicNames: true}, {PlaintextNames: true, LongNameMax: 100}} {
+		if err := o.Validate(); !errors.Is(err, ErrCreateOptions) {
+			t.Errorf("%+v: %v, want ErrCreateOptions", o, err)
+		}
+	}
+	if err := (CreateOptions{}).Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+	phrases := []string{"plaintext names and deterministic names exclude each other", "only apply to encrypted names", "cannot be combined with --deterministic-names", "needs encrypted names"}
+	found := map[string][]string{}
+	filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		for _, ph := range phrases {
+			if n := strings.Count(string(b), ph); n > 0 {
+				found[ph] = append(found[ph], fmt.Sprintf("%s (%d)", p, n))
+			}
+		}
+		return nil
+	})
+	for _, ph := range phrases {
+		if ph == "cannot be combined with --deterministic-names" {
+			if len(found[ph]) != 0 {
+				t.Errorf("%q is worded again in %v", ph, found[ph])
+			}
+			continue
+		}
+		if want := []string{filepath.Join("..", "vault", "create.go") + " (1)"}; !reflect.DeepEqual(found[ph], want) {
+			t.Errorf("%q is in %v, want only %v", ph, found[ph], want)
+		}
 	}
 }

@@ -1,0 +1,101 @@
+package app
+
+import (
+	"context"
+
+	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
+)
+
+// Walker checks (fsck) or exports one vault, whether it is locked or mounted; Close forgets
+// the key.
+type Walker struct {
+	a *App
+	v Vault
+	// mountPoint is set for a vault this user's daemon has mounted: it holds the key and
+	// walks the cipherdir with it. Otherwise locked holds the key until Close.
+	mountPoint string
+	locked     *vault.Vault
+}
+
+// OpenWalker opens the vault for fsck or export: through the daemon when the daemon has it
+// mounted (no password needed), else by unlocking it with password, or without one with the
+// keyring's (a *PasswordNeededError when that does not work). A vault mounted by another
+// program (gocryptfs) is read offline, which a check or an export may do beside a mount.
+func (a *App) OpenWalker(ctx context.Context, v Vault, password []byte) (*Walker, KeyringChange, error) {
+	if mp := a.daemonMountOf(ctx, v); mp != "" {
+		return &Walker{a: a, v: v, mountPoint: mp}, KeyringChange{}, nil
+	}
+	locked, change, err := a.Unlock(ctx, v, password)
+	if err != nil {
+		return nil, change, err
+	}
+	return &Walker{a: a, v: v, locked: locked}, change, nil
+}
+
+// daemonMountOf is where the daemon has the vault mounted, by identity (see
+// mountmgr.MountedAt), or "". The daemon is asked only when the kernel shows the vault
+// mounted; one that cannot be reached holds no key, and the vault is read offline.
+func (a *App) daemonMountOf(ctx context.Context, v Vault) string {
+	if mountmgr.MountedAt(v.CipherDir) == "" {
+		return ""
+	}
+	id, err := vault.IDOf(v.CipherDir)
+	if err != nil {
+		return ""
+	}
+	var list []mountmgr.MountInfo
+	if err := a.daemonCall(ctx, func(d Daemon) error {
+		var err error
+		list, err = d.Status(ctx)
+		return err
+	}); err != nil {
+		return ""
+	}
+	for _, m := range list {
+		if !m.InPlace() || m.Reverse {
+			continue
+		}
+		if mid, err := vault.IDOf(m.CipherDir); err == nil && mid == id {
+			return m.MountPoint
+		}
+	}
+	return ""
+}
+
+// MountPoint is where the vault is mounted when the daemon walks it, else "".
+func (w *Walker) MountPoint() string { return w.mountPoint }
+
+// Fsck checks every name, symlink and block of the vault (vault.Vault.Fsck), through the
+// daemon for a mounted vault; progress (if not nil) is called as the check goes.
+func (w *Walker) Fsck(ctx context.Context, progress func(vault.FsckProgress)) ([]vault.Problem, error) {
+	if w.locked != nil {
+		return w.locked.Fsck(ctx, progress)
+	}
+	var out []vault.Problem
+	err := w.a.daemonCall(ctx, func(d Daemon) error {
+		var err error
+		out, err = d.Fsck(ctx, w.v.CipherDir, progress)
+		return err
+	})
+	return out, err
+}
+
+// Export writes the vault's decrypted tree into dest (vault.Vault.ExportWith), through the
+// daemon for a mounted vault, with the same refusals.
+func (w *Walker) Export(ctx context.Context, dest string, opts vault.ExportOptions) error {
+	if w.locked != nil {
+		return w.locked.ExportWith(ctx, dest, opts)
+	}
+	return w.a.daemonCall(ctx, func(d Daemon) error {
+		return d.Export(ctx, w.v.CipherDir, dest, opts)
+	})
+}
+
+// Close wipes the key of a locked vault.
+func (w *Walker) Close() {
+	if w.locked != nil {
+		w.locked.Close()
+		w.locked = nil
+	}
+}

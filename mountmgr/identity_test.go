@@ -192,3 +192,38 @@ func TestUnmountAllSymlinkRepointed(t *testing.T) {
 		t.Fatalf("left mounted: %+v", left)
 	}
 }
+
+// TestLedgerForgetsUnmounted: a mount leaves the ledger when it is unmounted, by the user or
+// by the daemon's shutdown. A line kept after that named a mount ID and device number the
+// kernel hands to the next FUSE file system, and a later daemon "cleaned up" another
+// program's dead mount that happened to get them (seen in CI: a crash test's mount).
+func TestLedgerForgetsUnmounted(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	ledger := ledgerPath(SocketDir())
+	c := connect(t)
+	mount := func() {
+		t.Helper()
+		if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+			t.Fatal(err)
+		}
+		if owned, err := readLedger(ledger); err != nil || len(owned) != 1 {
+			t.Fatalf("ledger while mounted = %v, %v; want the mount", owned, err)
+		}
+	}
+	mount()
+	if err := c.Unmount(ctx(t), mp, false); err != nil {
+		t.Fatal(err)
+	}
+	if owned, err := readLedger(ledger); err != nil || len(owned) != 0 {
+		t.Errorf("ledger after unmount = %v, %v; want empty", owned, err)
+	}
+	mount()
+	pid := daemonPID(t)
+	syscall.Kill(pid, syscall.SIGTERM)
+	waitGone(t, pid)
+	c.Close()
+	if owned, err := readLedger(ledger); err != nil || len(owned) != 0 {
+		t.Errorf("ledger after the daemon's shutdown = %v, %v; want empty", owned, err)
+	}
+}

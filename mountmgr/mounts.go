@@ -173,6 +173,9 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		if d.mounts[mountPoint] == m {
 			delete(d.mounts, mountPoint)
 		}
+		// Gone from the kernel: its mount ID and device number are free for the next file
+		// system, which a later daemon must not take for this one and "clean up".
+		d.pruneLedger()
 		detached := slices.Contains(d.detached, m)
 		m.ended = true // from now on it cannot be detached
 		d.mu.Unlock()
@@ -343,6 +346,7 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 	if d.mounts[mp] == m {
 		delete(d.mounts, mp)
 	}
+	d.pruneLedger()
 	d.mu.Unlock()
 	d.log.Printf("unmounted %s (%s)", where, m.info.CipherDir)
 	return nil

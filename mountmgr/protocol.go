@@ -145,10 +145,10 @@ type PathResult struct {
 	Error string `json:"error,omitempty"`
 }
 
-// SettleRequest names a conflict of a mounted vault by its path as listed
+// settleRequest names a conflict of a mounted vault by its path as listed
 // (vault.ConflictEntry.Path) and says how to settle it.
-type SettleRequest struct {
-	Path string
+type settleRequest struct {
+	Path wireText
 	Keep vault.Keep
 }
 
@@ -168,7 +168,7 @@ type request struct {
 	After  uint64 `json:"after,omitempty"`
 	Follow bool   `json:"follow,omitempty"`
 	// Settle (settle_conflict only) names the conflict and how to settle it.
-	Settle *SettleRequest `json:"settle,omitempty"`
+	Settle *settleRequest `json:"settle,omitempty"`
 	// Paths and Encrypt (paths only): the paths to map, and which way.
 	Paths   []string `json:"paths,omitempty"`
 	Encrypt bool     `json:"encrypt,omitempty"`
@@ -197,8 +197,9 @@ type response struct {
 	// lists (see replyLines).
 	More bool `json:"more,omitempty"`
 	// Conflicts answers a conflicts request (never nil then), Settled a settle_conflict one.
-	Conflicts []vault.ConflictEntry `json:"conflicts,omitempty"`
-	Settled   *vault.Settled        `json:"settled,omitempty"`
+	// Their names and paths go as wireText.
+	Conflicts []wireConflict `json:"conflicts,omitempty"`
+	Settled   *wireSettled   `json:"settled,omitempty"`
 	// Progress, Problems and Done are a fsck's or export's replies: how far it is, findings
 	// (fsck's at the end, an export's damage as it is found), and the end of the stream.
 	Progress *wireProgress `json:"progress,omitempty"`

@@ -12,7 +12,9 @@ import (
 // either side of a mismatch gets a clear error rather than a reply it misreads. Optional fields
 // added later are ignored by peers that predate them, so they need no new version; a change in
 // framing does. Version 2: replies are paged (replyLines), which a version 1 client would take
-// for a short reply.
+// for a short reply. Vault names and paths go as wireText, which differs from a plain string
+// only for text that is not UTF-8: a peer that predates it fails to decode that line (the
+// daemon answers "malformed request") rather than misreading it, so that needs no version.
 const ProtocolVersion = 2
 
 // MountRequest asks the daemon to unlock and mount a vault.

@@ -52,10 +52,7 @@ func (d *daemon) handleConflicts(req *request) *response {
 			d.log.Printf("listing the conflicts of %s failed (%s)", m.info.CipherDir, KindOf(err))
 			return &response{Error: toWire(err)}
 		}
-		if list == nil {
-			list = []vault.ConflictEntry{}
-		}
-		return &response{Conflicts: list}
+		return &response{Conflicts: toWireConflicts(list)} // never nil: an empty list is no error
 	}
 	if req.Settle == nil {
 		return &response{Error: &wireError{Code: codeBadRequest, Msg: "settle_conflict request without a conflict"}}
@@ -66,7 +63,8 @@ func (d *daemon) handleConflicts(req *request) *response {
 		return &response{Error: toWire(err)}
 	}
 	d.log.Printf("settled a conflict in %s through %s (kept %s)", m.info.CipherDir, where, req.Settle.Keep)
-	return &response{Settled: &done}
+	w := toWireSettled(done)
+	return &response{Settled: &w}
 }
 
 // mountedVault returns the live mount of the vault target names (its cipherdir or mount
@@ -89,11 +87,11 @@ func (d *daemon) mountedVault(target string) (*mount, string, error) {
 // settleThroughMount checks the conflict s names with the mount's key, then renames or
 // removes it through the mount at where. Every path is resolved beneath the mount's root, on
 // the mount alone, without following symlinks: the listing's paths never cross one.
-func (d *daemon) settleThroughMount(ctx context.Context, m *mount, where string, s SettleRequest) (vault.Settled, error) {
+func (d *daemon) settleThroughMount(ctx context.Context, m *mount, where string, s settleRequest) (vault.Settled, error) {
 	if m.info.ReadOnly {
 		return vault.Settled{}, fmt.Errorf("%s is mounted read-only: unmount it, or mount it writable, to settle its conflicts", m.info.CipherDir)
 	}
-	entry, made, err := m.v.vault.CheckSettle(ctx, s.Path, s.Keep)
+	entry, made, err := m.v.vault.CheckSettle(ctx, string(s.Path), s.Keep)
 	if err != nil {
 		return vault.Settled{}, err
 	}
@@ -226,7 +224,14 @@ func (c *Client) Conflicts(ctx context.Context, target string) ([]vault.Conflict
 	if err != nil {
 		return nil, err
 	}
-	return resp.Conflicts, nil
+	if resp.Conflicts == nil {
+		return nil, nil
+	}
+	list := make([]vault.ConflictEntry, len(resp.Conflicts))
+	for i, e := range resp.Conflicts {
+		list[i] = e.entry()
+	}
+	return list, nil
 }
 
 // SettleConflict settles the conflict listed at path p of the vault mounted from or at
@@ -235,12 +240,12 @@ func (c *Client) SettleConflict(ctx context.Context, target, p string, keep vaul
 	if abs, err := filepath.Abs(target); err == nil {
 		target = abs
 	}
-	resp, err := c.call(ctx, request{Op: opSettleConflict, Target: target, Settle: &SettleRequest{Path: p, Keep: keep}})
+	resp, err := c.call(ctx, request{Op: opSettleConflict, Target: target, Settle: &settleRequest{Path: wireText(p), Keep: keep}})
 	if err != nil {
 		return vault.Settled{}, err
 	}
 	if resp.Settled == nil {
 		return vault.Settled{}, fmt.Errorf("%w: settle reply without a result", ErrDaemon)
 	}
-	return *resp.Settled, nil
+	return resp.Settled.settled(), nil
 }

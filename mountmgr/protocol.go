@@ -12,7 +12,9 @@ import (
 // either side of a mismatch gets a clear error rather than a reply it misreads. Optional fields
 // added later are ignored by peers that predate them, so they need no new version; a change in
 // framing does. Version 2: replies are paged (replyLines), which a version 1 client would take
-// for a short reply.
+// for a short reply. Vault names and paths go as wireText, which differs from a plain string
+// only for text that is not UTF-8: a peer that predates it fails to decode that line (the
+// daemon answers "malformed request") rather than misreading it, so that needs no version.
 const ProtocolVersion = 2
 
 // MountRequest asks the daemon to unlock and mount a vault.
@@ -145,10 +147,10 @@ type PathResult struct {
 	Error string `json:"error,omitempty"`
 }
 
-// SettleRequest names a conflict of a mounted vault by its path as listed
+// settleRequest names a conflict of a mounted vault by its path as listed
 // (vault.ConflictEntry.Path) and says how to settle it.
-type SettleRequest struct {
-	Path string
+type settleRequest struct {
+	Path wireText
 	Keep vault.Keep
 }
 
@@ -168,7 +170,7 @@ type request struct {
 	After  uint64 `json:"after,omitempty"`
 	Follow bool   `json:"follow,omitempty"`
 	// Settle (settle_conflict only) names the conflict and how to settle it.
-	Settle *SettleRequest `json:"settle,omitempty"`
+	Settle *settleRequest `json:"settle,omitempty"`
 	// Paths and Encrypt (paths only): the paths to map, and which way.
 	Paths   []string `json:"paths,omitempty"`
 	Encrypt bool     `json:"encrypt,omitempty"`
@@ -197,8 +199,9 @@ type response struct {
 	// lists (see replyLines).
 	More bool `json:"more,omitempty"`
 	// Conflicts answers a conflicts request (never nil then), Settled a settle_conflict one.
-	Conflicts []vault.ConflictEntry `json:"conflicts,omitempty"`
-	Settled   *vault.Settled        `json:"settled,omitempty"`
+	// Their names and paths go as wireText.
+	Conflicts []wireConflict `json:"conflicts,omitempty"`
+	Settled   *wireSettled   `json:"settled,omitempty"`
 	// Progress, Problems and Done are a fsck's or export's replies: how far it is, findings
 	// (fsck's at the end, an export's damage as it is found), and the end of the stream.
 	Progress *wireProgress `json:"progress,omitempty"`

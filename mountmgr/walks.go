@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/vaultui/vaultui/vault"
 )
@@ -43,38 +42,6 @@ const walkProgressEvery = 100 * time.Millisecond
 type ExportRequest struct {
 	Dest  string
 	Force bool `json:",omitempty"`
-}
-
-// wireText carries text that comes from a vault (names, details) across the socket byte for
-// byte: JSON strings are UTF-8, and names need not be, so text that is not goes as bytes.
-type wireText string
-
-func (t wireText) MarshalJSON() ([]byte, error) {
-	if utf8.ValidString(string(t)) {
-		return json.Marshal(string(t))
-	}
-	return json.Marshal(struct {
-		B []byte `json:"b"`
-	}{[]byte(t)})
-}
-
-func (t *wireText) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '{' {
-		var raw struct {
-			B []byte `json:"b"`
-		}
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return err
-		}
-		*t = wireText(raw.B)
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	*t = wireText(s)
-	return nil
 }
 
 // wireProblem is a vault.Problem on the wire.

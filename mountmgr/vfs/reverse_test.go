@@ -151,8 +151,8 @@ func gocryptfsMount(t *testing.T, bin, mp string, args ...string) {
 		t.Fatalf("%s %v: %v\n%s", bin, args, err, out)
 	}
 	t.Cleanup(func() {
-		if err := syscall.Unmount(mp, 0); err != nil {
-			syscall.Unmount(mp, syscall.MNT_DETACH)
+		if err := unmountFUSE(mp, false); err != nil {
+			unmountFUSE(mp, true)
 		}
 	})
 }
@@ -179,7 +179,7 @@ func mountReverseTest(t *testing.T, dir string, password string, rules []string)
 	t.Cleanup(func() {
 		if err := m.Unmount(); err != nil {
 			t.Errorf("unmount %s: %v", mp, err)
-			syscall.Unmount(mp, syscall.MNT_DETACH)
+			unmountFUSE(mp, true)
 		}
 	})
 	return mp

@@ -100,7 +100,10 @@ func TestAutomountWithKeyring(t *testing.T) {
 	syscall.Kill(pid, syscall.SIGTERM)
 	waitGone(t, pid)
 	c2 := connect(t)
-	time.Sleep(time.Second)
+	// Wait for the second daemon to say it skipped automount, rather than for a while.
+	waitUntil(t, "the second daemon to skip automount", func() bool {
+		return strings.Contains(daemonLog(base), "automount: already done in this login session")
+	})
 	if mounts, err := c2.Status(ctx(t)); err != nil || len(mounts) != 0 {
 		t.Fatalf("a second daemon of the same login mounted again: %+v, %v", mounts, err)
 	}

@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -271,7 +270,7 @@ func TestWrittenTreeReadsInGocryptfs(t *testing.T) {
 					}
 					time.Sleep(100 * time.Millisecond)
 				}
-				syscall.Unmount(gmp, syscall.MNT_DETACH)
+				detach(gmp)
 			}()
 			diffTrees(t, "through gocryptfs", treeSnapshot(t, gmp), want)
 		})
@@ -379,7 +378,7 @@ func TestXattrInterop(t *testing.T) {
 				}
 				for i := 0; exec.Command("fusermount3", "-u", gmp).Run() != nil; i++ {
 					if i == 50 {
-						syscall.Unmount(gmp, syscall.MNT_DETACH)
+						detach(gmp)
 						break
 					}
 					time.Sleep(100 * time.Millisecond)

@@ -80,7 +80,7 @@ func TestMountRefusesGocryptfsMount(t *testing.T) {
 	if out, err := exec.Command(bin, "-q", "-passfile", passfile, cipherdir, gmp).CombinedOutput(); err != nil {
 		t.Fatalf("gocryptfs cannot mount the vault: %v: %s", err, out)
 	}
-	defer syscall.Unmount(gmp, syscall.MNT_DETACH)
+	defer detach(gmp)
 	c := connect(t)
 	link := filepath.Join(base, "link")
 	os.Symlink(cipherdir, link)

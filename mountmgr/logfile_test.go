@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -93,8 +92,12 @@ func TestDaemonLogRotates(t *testing.T) {
 			t.Fatal("mounted at a missing mount point")
 		}
 	}
-	time.Sleep(100 * time.Millisecond)
+	// The daemon may log a failure after answering it: wait for the last one's line.
 	path := filepath.Join(base, "state", "vaultui", "daemon.log")
+	waitUntil(t, "the last failure in daemon.log", func() bool {
+		cur, _ := os.ReadFile(path)
+		return bytes.Contains(cur, []byte("missing-59"))
+	})
 	cur, _ := os.ReadFile(path)
 	old, _ := os.ReadFile(path + ".1")
 	if len(cur) > 4000 || len(old) > 4000 || len(old) < 3000 {

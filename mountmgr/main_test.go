@@ -106,7 +106,7 @@ func daemonEnv(t *testing.T) (base string) {
 		stopDaemon(t)
 		for _, e := range mountsUnder(base) {
 			t.Errorf("mount left behind: %s", e.MountPoint)
-			syscall.Unmount(e.MountPoint, syscall.MNT_DETACH)
+			detach(e.MountPoint)
 		}
 		log, _ := os.ReadFile(filepath.Join(base, "state", "vaultui", "daemon.log"))
 		if strings.Contains(string(log), "DATA RACE") || strings.Contains(string(log), "panic:") {

@@ -99,7 +99,13 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	if r.ForceDecode && len(badNames) == 0 {
 		badNames = []string{"*"}
 	}
-	mnt, err := v.mount(mountPoint, vfs.Options{
+	// fusermount3 (the way in without root) refuses a mount point that is a symlink, where
+	// mount(2) as root follows it: follow it ourselves, so both mount in the same place.
+	at := mountPoint
+	if real, err := filepath.EvalSymlinks(mountPoint); err == nil {
+		at = real
+	}
+	mnt, err := v.mount(at, vfs.Options{
 		ReadOnly:    r.ReadOnly || r.ForceDecode,
 		AllowOther:  r.AllowOther,
 		NoExec:      r.NoExec,

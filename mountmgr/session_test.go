@@ -2,6 +2,7 @@ package mountmgr
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -38,19 +39,49 @@ func (f *fakeLogind) Inhibit(what, who, why, mode string) (dbus.UnixFD, *dbus.Er
 	if err != nil {
 		return 0, dbus.MakeFailedError(err)
 	}
-	f.mu.Lock()
-	f.taken++
-	f.mu.Unlock()
 	go func() {
 		io.Copy(io.Discard, r) // EOF once the daemon closed its copy
 		r.Close()
 		f.released <- mountsUnder(f.base)
 	}()
 	fd := dbus.UnixFD(w.Fd())
-	go func() { time.Sleep(time.Second); w.Close() }() // ours, after the reply carried it
+	// Our copy closes once the reply has carried the descriptor: when the daemon holds it,
+	// which is also when the lock counts as taken (inhibitors). Bounded: a daemon that never
+	// takes it gets our copy closed all the same, and the lock never counts.
+	go func() {
+		defer w.Close()
+		var st syscall.Stat_t
+		if syscall.Fstat(int(fd), &st) != nil {
+			return
+		}
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			if f.daemonHolds(st.Ino) {
+				f.mu.Lock()
+				f.taken++
+				f.mu.Unlock()
+				return
+			}
+		}
+	}()
 	return fd, nil
 }
 
+// daemonHolds reports whether the test's daemon has pipe ino open.
+func (f *fakeLogind) daemonHolds(ino uint64) bool {
+	pid, err := os.ReadFile(filepath.Join(f.base, "run", "vaultui", "daemon.lock"))
+	if err != nil {
+		return false
+	}
+	fds, _ := filepath.Glob(filepath.Join("/proc", strings.TrimSpace(string(pid)), "fd", "*"))
+	for _, p := range fds {
+		if l, _ := os.Readlink(p); l == fmt.Sprintf("pipe:[%d]", ino) {
+			return true
+		}
+	}
+	return false
+}
+
+// inhibitors counts the delay locks the daemon has received.
 func (f *fakeLogind) inhibitors() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -137,7 +137,10 @@ func TestSIGTERMServesOpenFilesUntilClosed(t *testing.T) {
 	if _, err := c2Mount(t, base); err == nil || !strings.Contains(err.Error(), "shutting down") {
 		t.Errorf("a stopping daemon accepted a new mount: %v", err)
 	}
-	// The reader finishes its file, slowly; the daemon waits for it.
+	// The reader finishes its file, slowly; the daemon waits for it. A bounded wait: no signal
+	// says "still waiting", as the daemon sits blocked on the file system's end until the
+	// file is closed or the grace (60 s here) runs out. 1.5 s is three times the shortest
+	// wait a draining daemon uses (500 ms), so a timer that wrongly ends the drain shows.
 	time.Sleep(1500 * time.Millisecond)
 	if _, err := io.ReadFull(f, got[half:]); err != nil {
 		t.Fatalf("reading after SIGTERM: %v", err)
@@ -400,6 +403,8 @@ func TestIdleExit(t *testing.T) {
 func TestIdleExitRace(t *testing.T) {
 	daemonEnv(t)
 	t.Setenv(testIdleExitEnv, "1s")
+	// The sleeps are the test, not a wait for something: they aim the next client at the
+	// moments around the daemon's idle exit (1 s).
 	for i := 0; i < 5; i++ {
 		c := connect(t)
 		c.Close()
@@ -416,7 +421,7 @@ func TestIdleExitRace(t *testing.T) {
 			t.Fatalf("status %d: %v", i, err)
 		}
 		c.Close()
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // spread over two idle-exit periods, as above
 	}
 }
 

@@ -29,13 +29,18 @@ func runFakeDaemon(sock string) int {
 	os.Chmod(sock, 0o666)
 	var mu sync.Mutex
 	var got []byte
+	var conns sync.WaitGroup
+	accepting := make(chan struct{})
 	go func() {
+		defer close(accepting)
 		for {
 			conn, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			conns.Add(1)
 			go func() {
+				defer conns.Done()
 				defer conn.Close()
 				r := bufio.NewReader(conn)
 				for {
@@ -57,7 +62,18 @@ func runFakeDaemon(sock string) int {
 	signal.Notify(sig, syscall.SIGTERM)
 	fmt.Println("ready")
 	<-sig
-	time.Sleep(100 * time.Millisecond) // let a connection being read finish
+	// The clients have returned (closed their connections) when the test stops us: read what
+	// any connection still carries, to its end. Bounded, so a client left open cannot hang us.
+	ln.Close()
+	<-accepting
+	read := make(chan struct{})
+	go func() { conns.Wait(); close(read) }()
+	select {
+	case <-read:
+	case <-time.After(10 * time.Second):
+		fmt.Println("a connection stayed open for 10 s after SIGTERM")
+		return 1
+	}
 	mu.Lock()
 	fmt.Printf("received %d bytes: %q\n", len(got), got)
 	mu.Unlock()

@@ -212,6 +212,13 @@ func fuseHint() string {
 	if err != nil {
 		return ": not root and no fusermount3 (apt-get install fuse3)"
 	}
+	// fusermount3 opens the device with the caller's rights; udev makes it 0666, a machine
+	// without udev (a VM or container image) may leave it root's alone.
+	dev, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err != nil {
+		return ": not root and /dev/fuse does not open for you (" + err.Error() + "; udev makes it mode 0666)"
+	}
+	dev.Close()
 	st, err := os.Stat(p)
 	if err != nil {
 		return ": " + err.Error()

@@ -68,6 +68,9 @@ type Options struct {
 	// of these glob patterns (path.Match; "*" for all), as gocryptfs's -badname does, under
 	// layout.BadName's name instead of hiding them.
 	BadNames []string
+	// cacheTimeout replaces the package's cacheTimeout when set: tests that count requests
+	// hold the kernel to its caches however slow the machine is.
+	cacheTimeout time.Duration
 }
 
 // Counters are a mount's live statistics, updated atomically on the hot path (mountmgr turns
@@ -153,6 +156,9 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		return nil, err
 	}
 	timeout := cacheTimeout
+	if opts.cacheTimeout > 0 {
+		timeout = opts.cacheTimeout
+	}
 	mo := fuse.MountOptions{
 		AllowOther:    opts.AllowOther,
 		FsName:        v.Dir,

@@ -151,8 +151,8 @@ func gocryptfsMount(t *testing.T, bin, mp string, args ...string) {
 		t.Fatalf("%s %v: %v\n%s", bin, args, err, out)
 	}
 	t.Cleanup(func() {
-		if err := syscall.Unmount(mp, 0); err != nil {
-			syscall.Unmount(mp, syscall.MNT_DETACH)
+		if err := unmountFUSE(mp, false); err != nil {
+			unmountFUSE(mp, true)
 		}
 	})
 }
@@ -179,7 +179,7 @@ func mountReverseTest(t *testing.T, dir string, password string, rules []string)
 	t.Cleanup(func() {
 		if err := m.Unmount(); err != nil {
 			t.Errorf("unmount %s: %v", mp, err)
-			syscall.Unmount(mp, syscall.MNT_DETACH)
+			unmountFUSE(mp, true)
 		}
 	})
 	return mp
@@ -249,6 +249,23 @@ func TestReverseViewIsGocryptfsView(t *testing.T) {
 	}
 }
 
+// rewrite replaces the content of the file p and moves its mtime on by a second: a write within
+// the same tick of the kernel's coarse clock could leave it as it was.
+func rewrite(t *testing.T, p string, content []byte) {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, content, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	later := fi.ModTime().Add(time.Second)
+	if err := os.Chtimes(p, later, later); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestReverseViewIsStable: two mounts of one folder show the same bytes and inode numbers, and
 // changing one file changes only that file's bytes.
 func TestReverseViewIsStable(t *testing.T) {
@@ -282,10 +299,7 @@ func TestReverseViewIsStable(t *testing.T) {
 	})
 
 	// Change one file: only its view changes (a directory's mtime aside).
-	time.Sleep(10 * time.Millisecond)
-	if err := os.WriteFile(filepath.Join(dir, "b4096"), bytes.Repeat([]byte("x"), 4096), 0o640); err != nil {
-		t.Fatal(err)
-	}
+	rewrite(t, filepath.Join(dir, "b4096"), bytes.Repeat([]byte("x"), 4096))
 	time.Sleep(cacheTimeout + 100*time.Millisecond) // the kernel's attribute cache
 	b := treeSnapshot(t, second)
 	var changed []string
@@ -378,10 +392,7 @@ func TestReverseRsyncIsIncremental(t *testing.T) {
 		return string(out)
 	}
 	run()
-	time.Sleep(10 * time.Millisecond)
-	if err := os.WriteFile(filepath.Join(dir, "dir", "sub", "file"), []byte("changed"), 0o640); err != nil {
-		t.Fatal(err)
-	}
+	rewrite(t, filepath.Join(dir, "dir", "sub", "file"), []byte("changed"))
 	time.Sleep(cacheTimeout + 100*time.Millisecond) // the kernel's attribute cache
 	out := run()
 	if !strings.Contains(out, "Number of regular files transferred: 1\n") {

@@ -1,11 +1,15 @@
 package vfs
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -58,10 +62,51 @@ func mountTest(t testing.TB, v Volume, opts Options) (string, *Mounted) {
 	t.Cleanup(func() {
 		if err := m.Unmount(); err != nil {
 			t.Errorf("unmount %s: %v", mp, err)
-			syscall.Unmount(mp, syscall.MNT_DETACH)
+			unmountFUSE(mp, true)
 		}
 	})
 	return mp, m
+}
+
+// unmountFUSE unmounts mp as the test's user can: umount(2) as root, else fusermount3 -u. lazy
+// detaches a busy mount.
+func unmountFUSE(mp string, lazy bool) error {
+	if os.Geteuid() == 0 {
+		flags := 0
+		if lazy {
+			flags = syscall.MNT_DETACH
+		}
+		return syscall.Unmount(mp, flags)
+	}
+	args := []string{"-u"}
+	if lazy {
+		args = append(args, "-z")
+	}
+	out, err := exec.Command("fusermount3", append(args, mp)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("fusermount3 %s %s: %w: %s", strings.Join(args, " "), mp, err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// needAllowOther skips t unless this user may mount with allow_other: root may, anyone else
+// only with user_allow_other in /etc/fuse.conf (fusermount3 refuses it otherwise).
+func needAllowOther(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	f, err := os.Open("/etc/fuse.conf")
+	if err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if strings.TrimSpace(sc.Text()) == "user_allow_other" {
+				return
+			}
+		}
+	}
+	t.Skip("allow_other needs root, or user_allow_other in /etc/fuse.conf")
 }
 
 func TestSmoke(t *testing.T) {

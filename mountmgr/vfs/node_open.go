@@ -80,7 +80,7 @@ func (n *node) openEntry(dirfd int, stored string, flags int) (int, syscall.Errn
 		unix.Close(fd)
 		return -1, fs2errno(err)
 	}
-	if n.fsys.stableAttr(&e) != n.StableAttr() {
+	if !n.holds(&e) {
 		unix.Close(fd)
 		return n.reopen(flags)
 	}
@@ -113,7 +113,12 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, n.fsys.op(fs2errno(err))
 	}
 	ch := n.newChild(ctx, name, &e, -1, "", out)
-	return ch, ch.Operations().(*node).newFile(fd, true), 0, n.fsys.op(0)
+	cn := ch.Operations().(*node)
+	var fl uint32
+	if n.fsys.shared {
+		fl = cn.openFlags()
+	}
+	return ch, cn.newFile(fd, true), fl, n.fsys.op(0)
 }
 
 // openFlags turns the kernel's open flags into the flags for the cipher file: always readable
@@ -163,15 +168,24 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 			return nil, 0, n.fsys.op(errno)
 		}
 	}
-	// Every change comes through this mount, so the kernel may keep the file's pages across
-	// opens (it still drops them when size or mtime change, AUTO_INVAL_DATA), as long as the
-	// node cannot have stood for another file before: not where it is known by its inode
-	// number alone (see identity.go).
-	var keep uint32
-	if n.StableAttr().Gen != 0 {
-		keep = fuse.FOPEN_KEEP_CACHE
+	return f, n.openFlags(), n.fsys.op(0)
+}
+
+// openFlags are the FOPEN flags of n's handles. Every change comes through this mount, so the
+// kernel may keep the file's pages across opens (it still drops them when size or mtime
+// change, AUTO_INVAL_DATA), as long as the node cannot have stood for another file before:
+// not where it is known by its inode number alone (see identity.go). With shared storage,
+// changes also come from other machines, which the kernel learns nothing of: it caches no
+// pages (an mtime of coarse resolution need not change between two writes, so the pages
+// could stay stale), and every read and write comes here.
+func (n *node) openFlags() uint32 {
+	switch {
+	case n.fsys.shared:
+		return fuse.FOPEN_DIRECT_IO
+	case n.StableAttr().Gen != 0:
+		return fuse.FOPEN_KEEP_CACHE
 	}
-	return f, keep, n.fsys.op(0)
+	return 0
 }
 
 // truncateToZero empties the cipher file for a truncating open; the next write makes a new
@@ -181,6 +195,13 @@ func (f *file) truncateToZero() syscall.Errno {
 	x := f.node.ext()
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	locked, errno := f.lockCipher(true)
+	if errno != 0 {
+		return errno
+	}
+	if locked {
+		defer f.unlockCipher()
+	}
 	if err := unix.Ftruncate(f.fd, 0); err != nil {
 		return fs2errno(err)
 	}

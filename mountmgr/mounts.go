@@ -89,6 +89,9 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		return MountInfo{}, err
 	}
 	if r.Reverse {
+		if r.SharedStorage {
+			return MountInfo{}, errors.New("shared storage is for vaults mounted from several machines, not for a reverse view (which only reads its local folder)")
+		}
 		r.ReadOnly = true // the encrypted view has no writes
 	}
 	v, err := unlockRequest(r)
@@ -100,13 +103,14 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		badNames = []string{"*"}
 	}
 	mnt, err := v.mount(mountPoint, vfs.Options{
-		ReadOnly:    r.ReadOnly || r.ForceDecode,
-		AllowOther:  r.AllowOther,
-		NoExec:      r.NoExec,
-		Logger:      d.log,
-		AuthFailed:  d.authFailedHook(cipherDir, mountPoint),
-		ForceDecode: r.ForceDecode,
-		BadNames:    badNames,
+		ReadOnly:      r.ReadOnly || r.ForceDecode,
+		AllowOther:    r.AllowOther,
+		NoExec:        r.NoExec,
+		Logger:        d.log,
+		AuthFailed:    d.authFailedHook(cipherDir, mountPoint),
+		ForceDecode:   r.ForceDecode,
+		BadNames:      badNames,
+		SharedStorage: r.SharedStorage,
 	})
 	if err != nil {
 		v.Close()
@@ -130,15 +134,16 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		mnt:  id,
 		done: make(chan struct{}),
 		info: MountInfo{
-			CipherDir:   cipherDir,
-			MountPoint:  mountPoint,
-			Cipher:      v.cipher,
-			ReadOnly:    r.ReadOnly || r.ForceDecode,
-			ForceDecode: r.ForceDecode,
-			Reverse:     r.Reverse,
-			Since:       now,
-			Idle:        r.Idle,
-			Notice:      v.notice,
+			CipherDir:     cipherDir,
+			MountPoint:    mountPoint,
+			Cipher:        v.cipher,
+			ReadOnly:      r.ReadOnly || r.ForceDecode,
+			ForceDecode:   r.ForceDecode,
+			SharedStorage: r.SharedStorage,
+			Reverse:       r.Reverse,
+			Since:         now,
+			Idle:          r.Idle,
+			Notice:        v.notice,
 		},
 		v:       v,
 		fs:      mnt,

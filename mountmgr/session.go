@@ -312,7 +312,7 @@ func (d *daemon) mountFromKeyring(ctx context.Context, todo []vault.Entry, why s
 			continue
 		}
 		if _, err := d.mount(&MountRequest{CipherDir: v.CipherDir, MountPoint: v.MountPoint, Password: pw,
-			ReadOnly: v.ReadOnly, Idle: v.Idle, Reverse: v.Reverse, Exclude: v.Exclude}); err != nil {
+			ReadOnly: v.ReadOnly, Idle: v.Idle, Reverse: v.Reverse, Exclude: v.Exclude, SharedStorage: v.SharedStorage}); err != nil {
 			failed(v, err)
 		}
 	}

@@ -164,7 +164,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		recovery = ", read-only for recovery: blocks that fail authentication read as zeros, each logged"
 	}
 	d.log.Printf("mounted %s (%s) at %s%s", cipherDir, m.info.Cipher, m.info.MountPoint, recovery)
-	d.eventMounted(cipherDir, m.info.MountPoint)
+	d.eventMounted(cipherDir, m.info.MountPoint, r.Reverse)
 	if v.notice != "" {
 		d.log.Printf("%s: %s", cipherDir, v.notice)
 	}
@@ -183,11 +183,11 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		d.mu.Unlock()
 		if external {
 			d.log.Printf("%s was unmounted externally", where)
-			d.eventUnmounted(cipherDir, where, ReasonExternal)
+			d.eventUnmounted(cipherDir, where, ReasonExternal, r.Reverse)
 		}
 		if detached {
 			d.log.Printf("%s (detached): its last user is gone; file system closed", where)
-			d.eventUnmounted(cipherDir, where, ReasonReleased)
+			d.eventUnmounted(cipherDir, where, ReasonReleased, r.Reverse)
 		}
 		v.Close()
 		// Only now is the mount done: a shutdown waiting for its detached mounts exits once

@@ -89,8 +89,22 @@ func (n *node) openEntry(dirfd int, stored string, flags int) (int, syscall.Errn
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
 	fd := -1
+	// With shared storage another machine may have made the name since the kernel looked it
+	// up. Its file is opened as open(2) would open it: not changed to our mode or owner, not
+	// removed if that fails, and truncated (O_TRUNC) only under the cipher lock.
+	existed, trunc := false, false
 	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) (err error) {
-		fd, err = unix.Openat(dirfd, stored, openFlags(flags, true)|unix.O_CREAT, mode&07777)
+		fl := openFlags(flags, true) | unix.O_CREAT
+		if n.fsys.shared && flags&syscall.O_EXCL == 0 {
+			fd, err = unix.Openat(dirfd, stored, (fl|unix.O_EXCL)&^unix.O_TRUNC, mode&07777)
+			if err == unix.EEXIST {
+				existed, trunc = true, flags&syscall.O_TRUNC != 0
+				fd, err = unix.Openat(dirfd, stored, openFlags(flags&^syscall.O_TRUNC, true), 0)
+				return err
+			}
+		} else {
+			fd, err = unix.Openat(dirfd, stored, fl, mode&07777)
+		}
 		if err == nil && mode&n.fsys.umask != 0 {
 			if err = unix.Fchmod(fd, mode&07777); err != nil {
 				unix.Close(fd)
@@ -103,9 +117,11 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, n.fsys.op(errno)
 	}
 	defer d.close()
-	if errno := n.preserveOwner(ctx, d.fd, stored); errno != 0 {
-		unix.Close(fd)
-		return nil, nil, 0, n.fsys.op(errno)
+	if !existed {
+		if errno := n.preserveOwner(ctx, d.fd, stored); errno != 0 {
+			unix.Close(fd)
+			return nil, nil, 0, n.fsys.op(errno)
+		}
 	}
 	e, err := statFd(fd)
 	if err != nil {
@@ -114,11 +130,22 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	ch := n.newChild(ctx, name, &e, -1, "", out)
 	cn := ch.Operations().(*node)
+	f := cn.newFile(fd, true)
+	if trunc {
+		errno := f.truncateToZero()
+		if errno == 0 {
+			errno = (entry{fd: fd}).killSuid(ctx)
+		}
+		if errno != 0 {
+			f.close()
+			return nil, nil, 0, n.fsys.op(errno)
+		}
+	}
 	var fl uint32
 	if n.fsys.shared {
 		fl = cn.openFlags()
 	}
-	return ch, cn.newFile(fd, true), fl, n.fsys.op(0)
+	return ch, f, fl, n.fsys.op(0)
 }
 
 // openFlags turns the kernel's open flags into the flags for the cipher file: always readable

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
@@ -246,4 +249,39 @@ func TestSharedStorageRecreated(t *testing.T) {
 			t.Errorf("d/y through the other mount: %q %v", got, err)
 		}
 	})
+}
+
+// TestSharedStorageCreateOverTheirs: a create that finds the name made by another machine
+// since the kernel looked it up opens that file as open(2) would: its mode stays, its content
+// stays unless O_TRUNC, which empties it.
+func TestSharedStorageCreateOverTheirs(t *testing.T) {
+	vlt := realVault(t, "", crypto.AESGCM)
+	a, _ := mountTest(t, volumeOf(vlt), Options{SharedStorage: true})
+	_, mb := mountTest(t, volumeOf(vlt), Options{SharedStorage: true})
+	if err := os.WriteFile(filepath.Join(a, "g"), []byte("theirs"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(a, "g"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		flags uint32
+		want  string
+	}{{syscall.O_RDWR, "theirs"}, {syscall.O_RDWR | syscall.O_TRUNC, ""}} {
+		var out fuse.EntryOut
+		_, fh, _, errno := mb.root.Create(context.Background(), "g", c.flags, 0o666, &out)
+		if errno != 0 {
+			t.Fatalf("create over an existing file (flags %#x): %v", c.flags, errno)
+		}
+		fh.(*file).close()
+		got, err := os.ReadFile(filepath.Join(a, "g"))
+		fi, _ := os.Stat(filepath.Join(a, "g"))
+		if err != nil || string(got) != c.want || fi.Mode().Perm() != 0o640 {
+			t.Errorf("flags %#x: content %q (%v), mode %v; want %q, 0640", c.flags, got, err, fi.Mode().Perm(), c.want)
+		}
+	}
+	var out fuse.EntryOut
+	if _, _, _, errno := mb.root.Create(context.Background(), "g", syscall.O_RDWR|syscall.O_EXCL, 0o600, &out); errno != syscall.EEXIST {
+		t.Errorf("O_EXCL create over an existing file: %v, want EEXIST", errno)
+	}
 }

@@ -35,6 +35,9 @@ type MountRequest struct {
 	// zeros); BadNames shows entries whose names do not decrypt (see mountmgr.MountRequest).
 	ForceDecode bool
 	BadNames    []string
+	// SharedStorage is for a cipherdir other machines use at the same time (see
+	// mountmgr.MountRequest).
+	SharedStorage bool
 }
 
 // Mounted is a mount that worked, and what became of the keyring entry.
@@ -64,6 +67,7 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 				ReadOnly: r.ReadOnly || key != nil && !r.ReadWrite, AllowOther: r.AllowOther,
 				NoExec: r.NoExec, Idle: r.Idle,
 				Reverse: r.Reverse, Exclude: r.Exclude, ForceDecode: r.ForceDecode, BadNames: r.BadNames,
+				SharedStorage: r.SharedStorage,
 			})
 			return err
 		})
@@ -72,7 +76,7 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 		if err := mount(nil, r.MasterKey); err != nil {
 			return Mounted{}, err
 		}
-		return Mounted{MountInfo: info}, nil
+		return Mounted{MountInfo: info}, a.checkHonoured(ctx, r, info)
 	}
 	change, err := a.withPassword(ctx, r.Vault, r.Password, r.Remember, func(pw []byte) error {
 		return mount(pw, nil)
@@ -80,14 +84,27 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 	if err != nil {
 		return Mounted{}, err
 	}
-	if r.ForceDecode && !info.ForceDecode {
-		// A daemon from before recovery mode ignored the option and mounted a plain
-		// read-only mount: undo it rather than let damaged blocks fail where the user
-		// expects zeros.
-		a.Unmount(ctx, info.MountPoint, false)
-		return Mounted{}, fmt.Errorf("%w: the running daemon predates --forcedecode (its mount was undone): stop it with SIGTERM (its pid is in daemon.lock beside its socket), and this vaultui starts its own", mountmgr.ErrDaemon)
+	if err := a.checkHonoured(ctx, r, info); err != nil {
+		return Mounted{}, err
 	}
 	return Mounted{MountInfo: info, Keyring: change}, nil
+}
+
+// checkHonoured undoes a mount that a daemon from before an option made without it: a plain
+// read-only mount where the user expects damaged blocks to read as zeros (--forcedecode), or
+// one that caches what other machines change (--sharedstorage).
+func (a *App) checkHonoured(ctx context.Context, r MountRequest, info mountmgr.MountInfo) error {
+	opt := ""
+	switch {
+	case r.ForceDecode && !info.ForceDecode:
+		opt = "--forcedecode"
+	case r.SharedStorage && !info.SharedStorage:
+		opt = "--sharedstorage"
+	default:
+		return nil
+	}
+	a.Unmount(ctx, info.MountPoint, false)
+	return fmt.Errorf("%w: the running daemon predates %s (its mount was undone): stop it with SIGTERM (its pid is in daemon.lock beside its socket), and this vaultui starts its own", mountmgr.ErrDaemon, opt)
 }
 
 // CheckMountPoint refuses, before any password is asked for or any daemon started, a mount

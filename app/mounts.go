@@ -26,7 +26,7 @@ func MountFor(e registry.Entry) MountRequest {
 		mp = DefaultMountPoint(e.Name)
 	}
 	return MountRequest{Vault: VaultOf(e), MountPoint: mp, ReadOnly: e.ReadOnly, Idle: e.Idle,
-		Reverse: e.Reverse, Exclude: slices.Clone(e.Exclude)}
+		Reverse: e.Reverse, Exclude: slices.Clone(e.Exclude), SharedStorage: e.SharedStorage}
 }
 
 // Unmount unmounts the vault named by arg: a registered name, a cipherdir or a mount point;

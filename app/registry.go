@@ -390,6 +390,8 @@ type Edit struct {
 	Idle       *time.Duration
 	// ExtPass sets the vault's password program (an argument vector; empty removes it).
 	ExtPass *[]string
+	// SharedStorage: the cipherdir is used by other machines at the same time.
+	SharedStorage *bool
 }
 
 // Edited is the entry as it is now and, when its lock policy cannot work here, why.
@@ -445,6 +447,12 @@ func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 			}
 			if ed.ExtPass != nil {
 				v.ExtPass = *ed.ExtPass
+			}
+			if ed.SharedStorage != nil {
+				if *ed.SharedStorage && v.Reverse {
+					return errors.New("shared storage is for vaults mounted from several machines, not for a reverse view")
+				}
+				v.SharedStorage = *ed.SharedStorage
 			}
 			return nil
 		})

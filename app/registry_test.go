@@ -173,6 +173,13 @@ func TestEditAndForget(t *testing.T) {
 	if _, err := a.Edit(ctx, "v", Edit{Idle: &neg}); err == nil {
 		t.Fatal("a negative idle time was taken")
 	}
+	// Shared storage is kept in the registry, and is a mount's default from there.
+	if ed, err := a.Edit(ctx, "v", Edit{SharedStorage: &on}); err != nil || !ed.Entry.SharedStorage || !MountFor(ed.Entry).SharedStorage {
+		t.Fatalf("shared storage: %+v, %v", ed, err)
+	}
+	if reg, err := a.Registry(); err != nil || !reg.Vaults[0].SharedStorage {
+		t.Fatalf("shared storage after a reload: %+v, %v", reg, err)
+	}
 	if _, err := a.Edit(ctx, "nosuch", Edit{Automount: &on}); !errors.Is(err, vault.ErrNotFound) {
 		t.Fatalf("unknown vault: %v", err)
 	}

@@ -16,7 +16,7 @@ var editCommand = &command{
 	name:     "edit",
 	group:    groupRegistry,
 	summary:  "Change a registered vault's options (automount, lock policy, mount point, ...)",
-	args:     "[--automount[=false]] [--lock POLICY] [--mountpoint DIR] [--ro[=false]] [--idle DUR] [--extpass PROGRAM | --no-extpass] NAME",
+	args:     "[--automount[=false]] [--lock POLICY] [--mountpoint DIR] [--ro[=false]] [--idle DUR] [--sharedstorage[=false]] [--extpass PROGRAM | --no-extpass] NAME",
 	operands: []string{"NAME"},
 	values:   map[string]string{"lock": lockPolicyWords},
 	help: `Changes only the options given; the vault's files are not touched.
@@ -30,7 +30,8 @@ before lock policies existed keep "never" until changed here.
 export, conflicts and automount at login take the password from the first
 line it prints, before the keyring. It runs without a shell: one --extpass
 is split on spaces, several are taken as the arguments, unsplit.
---no-extpass removes it.
+--no-extpass removes it. --sharedstorage: mount it as "vaultui mount
+--sharedstorage" does, for a cipherdir other machines use at the same time.
 
 examples:
   vaultui edit --automount work
@@ -43,6 +44,7 @@ examples:
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR`")
 		ro := fs.Bool("ro", false, "mount read-only")
 		idle := fs.Duration("idle", 0, "unmount after no file activity for `DURATION` (0: never)")
+		shared := fs.Bool("sharedstorage", false, "the cipherdir is used by other machines at the same time (see mount)")
 		var prog extpassFlag
 		fs.Var(&prog, "extpass", "the vault's password `PROGRAM` (run without a shell, split on spaces; repeat the option to give arguments with spaces)")
 		noProg := fs.Bool("no-extpass", false, "remove the vault's password program")
@@ -84,6 +86,9 @@ examples:
 			if flagSet(fs, "idle") {
 				ed.Idle = idle
 			}
+			if flagSet(fs, "sharedstorage") {
+				ed.SharedStorage = shared
+			}
 			edited, err := e.app.Edit(e.ctx, args[0], ed)
 			switch {
 			case errors.Is(err, vault.ErrNotFound):
@@ -109,6 +114,9 @@ func printEntryOptions(e *env, v registry.Entry) {
 	prog := ""
 	if len(v.ExtPass) > 0 {
 		prog = fmt.Sprintf(", password program %q", extpass.String(v.ExtPass))
+	}
+	if v.SharedStorage {
+		prog = ", shared storage" + prog
 	}
 	fmt.Fprintf(e.stdout, "%s: mount point %s, read-only %s, idle unmount %s, automount %s, lock %s%s\n",
 		v.Name, v.MountPoint, yesNo(v.ReadOnly), idle, yesNo(v.MountAtStart), v.LockPolicy(), prog)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"strings"
 	"testing"
 )
@@ -31,5 +32,21 @@ func TestMountHelperArgs(t *testing.T) {
 	got := strings.Join(MountHelperArgs([]string{"/data/w", "/mnt/w", "-n", "-v", "-o", "ro", "-t", "vaultui"}), " ")
 	if got != "mount /data/w /mnt/w -o ro" {
 		t.Errorf("mount.vaultui: %q", got)
+	}
+}
+
+// TestMountOptionSharedStorage: -o sharedstorage (an fstab line's option) sets mount's
+// --sharedstorage, beside options that are for mount(8).
+func TestMountOptionSharedStorage(t *testing.T) {
+	fs := flag.NewFlagSet("mount", flag.ContinueOnError)
+	mountCommand.setup(fs)
+	if err := fs.Parse([]string{"-o", "sharedstorage,_netdev,nofail"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fs.Lookup("sharedstorage").Value.String(); got != "true" {
+		t.Fatalf("-o sharedstorage: --sharedstorage is %s", got)
+	}
+	if err := fs.Parse([]string{"-o", "sharedstorage=yes"}); err == nil {
+		t.Fatal("sharedstorage=yes was taken")
 	}
 }

@@ -21,7 +21,7 @@ var mountCommand = &command{
 	name:     "mount",
 	group:    groupMounts,
 	summary:  "Unlock a vault and mount it (it stays mounted in the background)",
-	args:     "[--passfile F | --extpass PROGRAM | --masterkey -|FILE] [--remember] [--ro | --rw] [--noexec] [--idle DUR] [--allow-other] [-o OPTS] [--forcedecode] [--badname PATTERN] [--reverse [--exclude P] [--exclude-wildcard P] [--exclude-from F]] VAULT [MOUNTPOINT]",
+	args:     "[--passfile F | --extpass PROGRAM | --masterkey -|FILE] [--remember] [--ro | --rw] [--noexec] [--idle DUR] [--allow-other] [--sharedstorage] [-o OPTS] [--forcedecode] [--badname PATTERN] [--reverse [--exclude P] [--exclude-wildcard P] [--exclude-from F]] VAULT [MOUNTPOINT]",
 	operands: []string{"VAULT", "MOUNTPOINT"},
 	help: `VAULT is a registered name or a cipherdir. MOUNTPOINT defaults to the
 registry's; it is created if missing, else it must be an empty directory. The mount is owned by
@@ -31,6 +31,13 @@ working after this command returns, which happens once the mount is usable.
 read-only). --idle unmounts the vault after no file activity for that long
 (e.g. 30m). --allow-other lets other users (root included) into the mount.
 Mounts are always nosuid and nodev; --noexec forbids running programs too.
+--sharedstorage (gocryptfs's -sharedstorage; the registry's sharedstorage
+option does the same) is for a cipherdir that other machines mount at the
+same time over network storage: the kernel caches no names, attributes or
+file contents, so their changes show at once, and each write holds a lock
+on the cipher file (which NFS and SMB pass on to the server) so that two
+machines writing one 4 KiB block do not corrupt it. Slower; hard links show
+as separate files. One machine still mounts a vault once.
 
 The password comes from, in this order: --passfile or --extpass when given;
 else the vault's password program when the registry names one ("vaultui
@@ -48,7 +55,8 @@ standard input when that is not a terminal; FILE reads its first line. It is
 never taken from the command line.
 
 -o takes the options of an fstab line, comma-separated, each mapped onto the
-options above: ro, rw, noexec, exec, reverse, forcedecode, nosuid, nodev, allow_other, idle=DUR,
+options above: ro, rw, noexec, exec, reverse, forcedecode, sharedstorage, nosuid, nodev,
+allow_other, idle=DUR,
 passfile=F, extpass=PROGRAM (split on spaces). defaults, auto, noauto, user,
 nouser, users, nofail, _netdev, comment=... and x-* (x-systemd.*) are for
 mount(8) and systemd and are passed over; so are suid and dev (mounts stay
@@ -80,6 +88,7 @@ examples:
   vaultui mount --extpass 'pass show vaults/work' work
   vaultui mount --masterkey - work /mnt/rescue
   vaultui mount -o ro,noexec,idle=15m work
+  vaultui mount --sharedstorage /nfs/team.enc /mnt/team
   vaultui mount --reverse --exclude-wildcard '*.iso' ~/Documents /mnt/docs.enc
   vaultui mount --forcedecode --passfile pw.txt damaged.enc /mnt/rescue`,
 	setup: func(fs *flag.FlagSet) runFunc {
@@ -90,6 +99,7 @@ examples:
 		noexec := fs.Bool("noexec", false, "forbid running programs from the mount")
 		idle := fs.Duration("idle", 0, "unmount after no file activity for `DURATION` (0: never)")
 		allowOther := fs.Bool("allow-other", false, "let other users into the mount")
+		shared := fs.Bool("sharedstorage", false, "the cipherdir is used by other machines at the same time (network storage): no caching, cipher files locked around writes")
 		remember := fs.Bool("remember", false, "store the password in the desktop keyring once mounted")
 		reverse := fs.Bool("reverse", false, "mount the encrypted view of a plaintext folder (read-only)")
 		var rules excludeRules
@@ -136,6 +146,12 @@ examples:
 			}
 			if *reverse {
 				req.Reverse = true
+			}
+			if *shared {
+				req.SharedStorage = true
+			}
+			if req.Reverse && req.SharedStorage {
+				return e.usage("--sharedstorage is for vaults mounted from several machines, not for a reverse view")
 			}
 			// Recovery is read-only (the daemon enforces it too).
 			req.ForceDecode, req.BadNames = *forceDecode, badNames
@@ -211,6 +227,9 @@ examples:
 			} else if info.ReadOnly {
 				mode += ", read-only"
 			}
+			if info.SharedStorage {
+				mode += ", shared storage"
+			}
 			if info.Idle > 0 {
 				mode += fmt.Sprintf(", unmounts after %s idle", info.Idle)
 			}
@@ -244,7 +263,7 @@ func (o *mountOptions) Set(s string) error {
 		switch key {
 		case "":
 			continue
-		case "ro", "rw", "noexec", "reverse", "forcedecode":
+		case "ro", "rw", "noexec", "reverse", "forcedecode", "sharedstorage":
 			flagName = key
 		case "exec":
 			flagName, flagVal = "noexec", "false"

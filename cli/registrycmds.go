@@ -81,7 +81,8 @@ type listEntryJSON struct {
 	ReadOnly     bool     `json:"readonly"`
 	Idle         string   `json:"idle"` // Go duration, "" = never
 	MountAtStart bool     `json:"mount_at_start"`
-	Lock         string   `json:"lock"`               // effective lock policy
+	Lock         string   `json:"lock"` // effective lock policy
+	Shared       bool     `json:"sharedstorage"`
 	Cipher       string   `json:"cipher,omitempty"`   // crypto.CipherID, e.g. "aes-gcm"
 	OpensIn      []string `json:"opens_in,omitempty"` // programs that open it (app.OpensIn)
 	Error        string   `json:"error,omitempty"`    // why the config could not be read
@@ -91,7 +92,7 @@ func printListJSON(w io.Writer, vaults []app.Listed) error {
 	out := make([]listEntryJSON, 0, len(vaults))
 	for _, v := range vaults {
 		j := listEntryJSON{Name: v.Name, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
-			ReadOnly: v.ReadOnly, MountAtStart: v.MountAtStart, Lock: v.LockPolicy()}
+			ReadOnly: v.ReadOnly, MountAtStart: v.MountAtStart, Lock: v.LockPolicy(), Shared: v.SharedStorage}
 		if v.Idle != 0 {
 			j.Idle = v.Idle.String()
 		}

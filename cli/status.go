@@ -155,6 +155,9 @@ func printStatus(w io.Writer, mounts []mountmgr.MountInfo, now time.Time) {
 		if m.ReadOnly {
 			cipher += " (ro)"
 		}
+		if m.SharedStorage {
+			cipher += " (shared)"
+		}
 		if m.Detached {
 			// Unmounted, but files opened before are still served.
 			cipher += " (detached: open files served until closed"
@@ -190,6 +193,7 @@ type mountJSON struct {
 	CipherDir   string    `json:"cipherdir"`
 	Cipher      string    `json:"cipher,omitempty"`
 	ReadOnly    bool      `json:"readonly"`
+	Shared      bool      `json:"sharedstorage,omitempty"`
 	Since       time.Time `json:"since,omitzero"`
 	IdleSeconds float64   `json:"idle_seconds,omitempty"`
 	Stale       bool      `json:"stale"`
@@ -218,7 +222,7 @@ func statusJSON(mounts []mountmgr.MountInfo, report []mountmgr.StaleMount) []mou
 	for _, m := range mounts {
 		j := mountJSON{
 			MountPoint: m.MountPoint, CipherDir: m.CipherDir, Cipher: m.Cipher, ReadOnly: m.ReadOnly,
-			Since: m.Since, IdleSeconds: m.Idle.Seconds(), Stale: m.Stale, Detached: m.Detached, Until: m.Until,
+			Shared: m.SharedStorage, Since: m.Since, IdleSeconds: m.Idle.Seconds(), Stale: m.Stale, Detached: m.Detached, Until: m.Until,
 			BytesRead: m.Stats.BytesRead, BytesWritten: m.Stats.BytesWritten, Ops: m.Stats.Ops,
 			Errors: m.Stats.Errors, ReadBps: m.Stats.ReadBps, WriteBps: m.Stats.WriteBps,
 			OpsPerSec: m.Stats.OpsPerSec,

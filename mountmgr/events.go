@@ -53,12 +53,18 @@ type Event struct {
 	Reason     string    `json:"reason,omitempty"`
 	// Detail is the error of a failed mount or cleanup, or the cipher path of a failed block.
 	Detail string `json:"detail,omitempty"`
+	// Reverse: the mount is a reverse view, so CipherDir is the plaintext folder and
+	// MountPoint its encrypted view (the other way round from a vault's).
+	Reverse bool `json:"reverse,omitempty"`
 }
 
 // Summary describes the event in a few words, without its vault: "unmounted (idle)".
 func (e Event) Summary() string {
 	switch e.Kind {
 	case EventMounted:
+		if e.Reverse {
+			return "encrypted view mounted at " + e.MountPoint
+		}
 		return "mounted at " + e.MountPoint
 	case EventMountFailed:
 		return "mount failed: " + e.Detail
@@ -299,17 +305,17 @@ func (l *eventLog) since(seq uint64) ([]Event, <-chan struct{}) {
 
 // Daemon hooks: each records one event; they are called where the daemon logs the same thing.
 
-func (d *daemon) eventMounted(cipherDir, mountPoint string) {
-	d.events.add(Event{Kind: EventMounted, CipherDir: cipherDir, MountPoint: mountPoint})
+func (d *daemon) eventMounted(cipherDir, mountPoint string, reverse bool) {
+	d.events.add(Event{Kind: EventMounted, CipherDir: cipherDir, MountPoint: mountPoint, Reverse: reverse})
 }
 
 func (d *daemon) eventMountFailed(r *MountRequest, err error) {
-	d.events.add(Event{Kind: EventMountFailed, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Detail: err.Error()})
+	d.events.add(Event{Kind: EventMountFailed, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Detail: err.Error(), Reverse: r.Reverse})
 }
 
 // eventUnmounted records that the vault at mountPoint is gone, and why.
-func (d *daemon) eventUnmounted(cipherDir, mountPoint, why string) {
-	d.events.add(Event{Kind: EventUnmounted, CipherDir: cipherDir, MountPoint: mountPoint, Reason: why})
+func (d *daemon) eventUnmounted(cipherDir, mountPoint, why string, reverse bool) {
+	d.events.add(Event{Kind: EventUnmounted, CipherDir: cipherDir, MountPoint: mountPoint, Reason: why, Reverse: reverse})
 }
 
 func (d *daemon) eventStale(s StaleMount) {
@@ -331,14 +337,14 @@ func (d *daemon) authFailedHook(cipherDir, mountPoint string) func(string, uint6
 // unmountFor unmounts mp (see unmount) and records why when it worked.
 func (d *daemon) unmountFor(mp string, lazy bool, why string) error {
 	d.mu.Lock()
-	cipherDir, where := "", mp
+	cipherDir, where, reverse := "", mp, false
 	if m := d.mounts[mp]; m != nil {
-		cipherDir, where = m.info.CipherDir, m.info.MountPoint
+		cipherDir, where, reverse = m.info.CipherDir, m.info.MountPoint, m.info.Reverse
 	}
 	d.mu.Unlock()
 	err := d.unmount(mp, lazy)
 	if err == nil {
-		d.eventUnmounted(cipherDir, where, why)
+		d.eventUnmounted(cipherDir, where, why, reverse)
 	}
 	return err
 }

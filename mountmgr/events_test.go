@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
 )
 
 func TestEventLogIsBoundedAndSurvivesReopen(t *testing.T) {
@@ -211,5 +212,46 @@ func TestDaemonEvents(t *testing.T) {
 	}
 	if later, err := c2.Events(ctx(t), evs[len(evs)-1].Seq); err != nil || len(later) != 0 {
 		t.Errorf("events after the last: %v, %v", later, err)
+	}
+}
+
+// TestReverseMountEvents: a reverse view's events say so, so that its folder is shown as the
+// plaintext one and its mount point as the encrypted view; a vault's events do not.
+func TestReverseMountEvents(t *testing.T) {
+	base := daemonEnv(t)
+	folder, err := os.MkdirTemp(base, "plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := []byte("reverse events")
+	if _, err := vault.CreateReverse(folder, pw, vault.CreateOptions{Cipher: crypto.AESSIV, ScryptLogN: crypto.MinScryptLogN}); err != nil {
+		t.Fatal(err)
+	}
+	mp := filepath.Join(base, "view")
+	os.Mkdir(mp, 0o700)
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: folder, MountPoint: mp, Password: pw, Reverse: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Unmount(ctx(t), mp, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: folder, MountPoint: mp, Password: pw, Reverse: true, SharedStorage: true}); err == nil {
+		t.Fatal("a reverse view took shared storage")
+	}
+	evs, err := c.Events(ctx(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		if e.CipherDir != folder || !e.Reverse {
+			t.Errorf("event %+v: not marked reverse", e)
+		}
+		got = append(got, e.Summary())
+	}
+	want := []string{"encrypted view mounted at " + mp, "unmounted (user)"}
+	if len(got) < 2 || got[0] != want[0] || got[1] != want[1] || len(got) > 3 {
+		t.Errorf("events %q, want %q and a failed mount", got, want)
 	}
 }

@@ -227,3 +227,50 @@ func TestLedgerForgetsUnmounted(t *testing.T) {
 		t.Errorf("ledger after the daemon's shutdown = %v, %v; want empty", owned, err)
 	}
 }
+
+// TestSharedStorageMountedOnce: shared storage is for other machines using the vault at the
+// same time; this daemon still mounts one vault once, with the option or without, and says
+// which mounts have it.
+func TestSharedStorageMountedOnce(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	mp2 := filepath.Join(base, "mnt2")
+	os.Mkdir(mp2, 0o700)
+	c := connect(t)
+	info, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: append([]byte(nil), pw...), SharedStorage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.SharedStorage {
+		t.Errorf("mount info %+v: SharedStorage not set", info)
+	}
+	if err := os.WriteFile(filepath.Join(mp, "f"), []byte("shared"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, shared := range []bool{true, false} {
+		_, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp2, Password: append([]byte(nil), pw...), SharedStorage: shared})
+		if !errors.Is(err, ErrAlreadyMounted) {
+			t.Errorf("second mount (shared storage %v): %v, want ErrAlreadyMounted", shared, err)
+		}
+	}
+	if mountedAt(base, mp2) {
+		t.Fatal("mounted twice")
+	}
+	st, err := c.Status(ctx(t))
+	if err != nil || len(st) != 1 || !st[0].SharedStorage {
+		t.Errorf("status: %+v %v", st, err)
+	}
+	if err := c.UnmountAll(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	// Without the option, as before: the second mount is refused the same way.
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: append([]byte(nil), pw...)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp2, Password: append([]byte(nil), pw...)}); !errors.Is(err, ErrAlreadyMounted) {
+		t.Errorf("second mount without shared storage: %v, want ErrAlreadyMounted", err)
+	}
+	if err := c.UnmountAll(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -89,6 +89,9 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		return MountInfo{}, err
 	}
 	if r.Reverse {
+		if r.SharedStorage {
+			return MountInfo{}, errors.New("shared storage is for vaults mounted from several machines, not for a reverse view (which only reads its local folder)")
+		}
 		r.ReadOnly = true // the encrypted view has no writes
 	}
 	v, err := unlockRequest(r)
@@ -106,13 +109,14 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		at = real
 	}
 	mnt, err := v.mount(at, vfs.Options{
-		ReadOnly:    r.ReadOnly || r.ForceDecode,
-		AllowOther:  r.AllowOther,
-		NoExec:      r.NoExec,
-		Logger:      d.log,
-		AuthFailed:  d.authFailedHook(cipherDir, mountPoint),
-		ForceDecode: r.ForceDecode,
-		BadNames:    badNames,
+		ReadOnly:      r.ReadOnly || r.ForceDecode,
+		AllowOther:    r.AllowOther,
+		NoExec:        r.NoExec,
+		Logger:        d.log,
+		AuthFailed:    d.authFailedHook(cipherDir, mountPoint),
+		ForceDecode:   r.ForceDecode,
+		BadNames:      badNames,
+		SharedStorage: r.SharedStorage,
 	})
 	if err != nil {
 		v.Close()
@@ -136,15 +140,16 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		mnt:  id,
 		done: make(chan struct{}),
 		info: MountInfo{
-			CipherDir:   cipherDir,
-			MountPoint:  mountPoint,
-			Cipher:      v.cipher,
-			ReadOnly:    r.ReadOnly || r.ForceDecode,
-			ForceDecode: r.ForceDecode,
-			Reverse:     r.Reverse,
-			Since:       now,
-			Idle:        r.Idle,
-			Notice:      v.notice,
+			CipherDir:     cipherDir,
+			MountPoint:    mountPoint,
+			Cipher:        v.cipher,
+			ReadOnly:      r.ReadOnly || r.ForceDecode,
+			ForceDecode:   r.ForceDecode,
+			SharedStorage: r.SharedStorage,
+			Reverse:       r.Reverse,
+			Since:         now,
+			Idle:          r.Idle,
+			Notice:        v.notice,
 		},
 		v:       v,
 		fs:      mnt,
@@ -165,7 +170,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		recovery = ", read-only for recovery: blocks that fail authentication read as zeros, each logged"
 	}
 	d.log.Printf("mounted %s (%s) at %s%s", cipherDir, m.info.Cipher, m.info.MountPoint, recovery)
-	d.eventMounted(cipherDir, m.info.MountPoint)
+	d.eventMounted(cipherDir, m.info.MountPoint, r.Reverse)
 	if v.notice != "" {
 		d.log.Printf("%s: %s", cipherDir, v.notice)
 	}
@@ -187,11 +192,11 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		d.mu.Unlock()
 		if external {
 			d.log.Printf("%s was unmounted externally", where)
-			d.eventUnmounted(cipherDir, where, ReasonExternal)
+			d.eventUnmounted(cipherDir, where, ReasonExternal, r.Reverse)
 		}
 		if detached {
 			d.log.Printf("%s (detached): its last user is gone; file system closed", where)
-			d.eventUnmounted(cipherDir, where, ReasonReleased)
+			d.eventUnmounted(cipherDir, where, ReasonReleased, r.Reverse)
 		}
 		v.Close()
 		// Only now is the mount done: a shutdown waiting for its detached mounts exits once

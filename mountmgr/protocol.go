@@ -45,6 +45,10 @@ type MountRequest struct {
 	// BadNames shows entries whose names do not decrypt and match one of these glob patterns
 	// (vfs.Options.BadNames); ForceDecode alone shows them all.
 	BadNames []string `json:",omitempty"`
+	// SharedStorage is for a cipherdir that other machines use at the same time
+	// (vfs.Options.SharedStorage). A daemon that predates it ignores it, and its reply says
+	// so (MountInfo.SharedStorage false).
+	SharedStorage bool `json:",omitempty"`
 }
 
 // Stats are the live statistics of one mount. Counters are totals since the mount; rates are
@@ -76,6 +80,8 @@ type MountInfo struct {
 	Notice string `json:",omitempty"`
 	// ForceDecode: mounted for recovery (MountRequest.ForceDecode).
 	ForceDecode bool `json:",omitempty"`
+	// SharedStorage: mounted for a cipherdir shared with other machines.
+	SharedStorage bool `json:",omitempty"`
 }
 
 // InPlace reports whether the mount is at its mount point: neither a stale leftover nor

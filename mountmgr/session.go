@@ -212,7 +212,7 @@ func (d *daemon) cutOff(mp string, m *mount, why string) error {
 		detail = "in use by " + who + ": detached; its open files are served until closed (cannot abort the FUSE connection: " + err.Error() + ")"
 	}
 	d.log.Printf("%s: %s %s", why, mp, detail)
-	d.events.add(Event{Kind: EventUnmounted, CipherDir: m.info.CipherDir, MountPoint: mp, Reason: why, Detail: detail})
+	d.events.add(Event{Kind: EventUnmounted, CipherDir: m.info.CipherDir, MountPoint: mp, Reason: why, Detail: detail, Reverse: m.info.Reverse})
 	return nil
 }
 
@@ -277,7 +277,7 @@ func (d *daemon) mountFromKeyring(ctx context.Context, todo []registry.Entry, wh
 	failed := func(v registry.Entry, err error) {
 		d.log.Printf("%s %s (%s): %s", why, v.Name, v.CipherDir, logSafe(err))
 		d.events.add(Event{Kind: EventMountFailed, CipherDir: v.CipherDir, MountPoint: v.MountPoint,
-			Reason: why, Detail: err.Error()})
+			Reason: why, Detail: err.Error(), Reverse: v.Reverse})
 	}
 	var kr *keyring.Keyring
 	var krErr error
@@ -313,7 +313,7 @@ func (d *daemon) mountFromKeyring(ctx context.Context, todo []registry.Entry, wh
 			continue
 		}
 		if _, err := d.mount(&MountRequest{CipherDir: v.CipherDir, MountPoint: v.MountPoint, Password: pw,
-			ReadOnly: v.ReadOnly, Idle: v.Idle, Reverse: v.Reverse, Exclude: v.Exclude}); err != nil {
+			ReadOnly: v.ReadOnly, Idle: v.Idle, Reverse: v.Reverse, Exclude: v.Exclude, SharedStorage: v.SharedStorage}); err != nil {
 			failed(v, err)
 		}
 	}

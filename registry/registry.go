@@ -99,6 +99,9 @@ type Entry struct {
 	// remounts after sleep take the password from it (see package app and mountmgr/extpass).
 	// A registry that names one must be writable by its owner only (Load).
 	ExtPass []string `json:"extpass,omitempty"`
+	// SharedStorage mounts the vault for a cipherdir that other machines use at the same time
+	// over network storage (gocryptfs's -sharedstorage; see mountmgr/vfs).
+	SharedStorage bool `json:"sharedstorage,omitempty"`
 
 	// extra holds the fields of the entry this version does not know (written by a newer
 	// vaultui), written back unchanged so they survive this version's saves.
@@ -130,17 +133,20 @@ type entryJSON struct {
 	Reverse      bool     `json:"reverse,omitempty"`
 	Exclude      []string `json:"exclude,omitempty"`
 	ExtPass      []string `json:"extpass,omitempty"`
+	Shared       bool     `json:"sharedstorage,omitempty"`
 }
 
 // entryKeys are entryJSON's keys: everything else in an entry is kept in Entry.extra.
 var entryKeys = map[string]bool{"name": true, "cipherdir": true, "mountpoint": true, "readonly": true,
-	"idle": true, "mount_at_start": true, "lock": true, "reverse": true, "exclude": true, "extpass": true}
+	"idle": true, "mount_at_start": true, "lock": true, "reverse": true, "exclude": true, "extpass": true,
+	"sharedstorage": true}
 
 // MarshalJSON writes Idle as a duration string, and the fields this version does not know
 // as they were read.
 func (e Entry) MarshalJSON() ([]byte, error) {
 	j := entryJSON{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint,
-		ReadOnly: e.ReadOnly, MountAtStart: e.MountAtStart, Lock: e.Lock, Reverse: e.Reverse, Exclude: e.Exclude, ExtPass: e.ExtPass}
+		ReadOnly: e.ReadOnly, MountAtStart: e.MountAtStart, Lock: e.Lock, Reverse: e.Reverse, Exclude: e.Exclude, ExtPass: e.ExtPass,
+		Shared: e.SharedStorage}
 	if e.Idle != 0 {
 		j.Idle = e.Idle.String()
 	}
@@ -194,7 +200,7 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 	}
 	*e = Entry{Name: j.Name, CipherDir: j.CipherDir, MountPoint: j.MountPoint,
 		ReadOnly: j.ReadOnly, Idle: idle, MountAtStart: j.MountAtStart, Lock: j.Lock,
-		Reverse: j.Reverse, Exclude: j.Exclude, ExtPass: j.ExtPass, extra: extra}
+		Reverse: j.Reverse, Exclude: j.Exclude, ExtPass: j.ExtPass, SharedStorage: j.Shared, extra: extra}
 	return nil
 }
 

@@ -67,6 +67,20 @@ func (c *common) lastEvent(cipherDir string) (Event, bool) {
 	return Event{}, false
 }
 
+// reverseEvent reports whether e is about a reverse view: the daemon says so, or (for an
+// event from a daemon before it did) the vault is registered as one.
+func (c *common) reverseEvent(e Event) bool {
+	if e.Reverse {
+		return true
+	}
+	for _, v := range c.vaults {
+		if samePath(v.CipherDir, e.CipherDir) {
+			return v.Reverse
+		}
+	}
+	return false
+}
+
 // vaultName is the registered name of cipherDir, or the path itself.
 func (c *common) vaultName(cipherDir string) string {
 	for _, v := range c.vaults {
@@ -222,13 +236,25 @@ func (s *eventsScreen) detailView(e Event, w int) string {
 		{Label: "When", Value: e.Time.Local().Format("2006-01-02 15:04:05") + " (" + ago(s.c.now(), e.Time) + ")"},
 		{Label: "Vault", Value: s.c.vaultName(e.CipherDir)},
 	}
+	// A reverse view turns the paths round: the folder is the plaintext and the mount point
+	// the encrypted view. Each path gets a row of its own, wrapped, never cut.
+	folder, mountPoint := "Folder", "Mount point"
+	if s.c.reverseEvent(e) {
+		folder, mountPoint = "Plain folder", "Encrypted view"
+	}
 	if e.CipherDir != "" {
-		rows = append(rows, Field{Label: "Folder", Value: tildePath(e.CipherDir)})
+		rows = append(rows, Field{Label: folder, Value: tildePath(e.CipherDir)})
 	}
 	if e.MountPoint != "" {
-		rows = append(rows, Field{Label: "Mount point", Value: tildePath(e.MountPoint)})
+		rows = append(rows, Field{Label: mountPoint, Value: tildePath(e.MountPoint)})
 	}
 	rows = append(rows, Field{Label: "What", Value: tildeText(e.Summary())})
+	vw := fieldsValueWidth(rows, w)
+	for i := range rows {
+		if l := rows[i].Label; l == folder || l == mountPoint || l == "What" {
+			rows[i].Value = wrapPath(rows[i].Value, vw)
+		}
+	}
 	return fieldsView(st, rows, w, map[string]lipgloss.Style{"What": eventStyle(st, e)})
 }
 

@@ -99,6 +99,9 @@ func (s *infoScreen) lines() []string {
 	if s.v.Idle > 0 {
 		opts = append(opts, "unmount after "+s.v.Idle.String()+" idle")
 	}
+	if s.v.SharedStorage {
+		opts = append(opts, "shared storage (vaultui edit --sharedstorage)")
+	}
 	if len(opts) > 0 {
 		rows = append(rows, Field{Label: "Options", Value: strings.Join(opts, ", ")})
 	}

@@ -192,6 +192,55 @@ func fullHelp(h help.Model, bs []key.Binding, width int) string {
 	return v
 }
 
+// fieldsValueWidth is the width fieldsView gives the values of rows.
+func fieldsValueWidth(rows []Field, w int) int {
+	labelW := 0
+	for _, r := range rows {
+		labelW = max(labelW, lenRunes(r.Label))
+	}
+	return max(10, w-labelW-2)
+}
+
+// wrapPath breaks text into lines of at most w cells after a space or a "/", so that a path
+// breaks between folder names (lipgloss's word wrapping breaks at a "-" inside a name, or
+// anywhere in a long one); a name longer than a line is cut across lines. Only the spaces at
+// the breaks are dropped.
+func wrapPath(p string, w int) string {
+	if w <= 0 || lipgloss.Width(p) <= w {
+		return p
+	}
+	fits := func(s string) bool { return lipgloss.Width(strings.TrimRight(s, " ")) <= w }
+	var lines []string
+	line := ""
+	for rest := p; rest != ""; {
+		i := strings.IndexAny(rest, "/ ")
+		part := rest
+		if i >= 0 {
+			part = rest[:i+1]
+		}
+		rest = rest[len(part):]
+		if line != "" && !fits(line+part) && fits(part) {
+			lines = append(lines, strings.TrimRight(line, " "))
+			line = ""
+		}
+		line += part
+		for !fits(line) {
+			r := []rune(line)
+			n := 0
+			for n < len(r) && lipgloss.Width(string(r[:n+1])) <= w {
+				n++
+			}
+			n = max(n, 1)
+			lines = append(lines, string(r[:n]))
+			line = string(r[n:])
+		}
+	}
+	if line != "" {
+		lines = append(lines, strings.TrimRight(line, " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
 // fieldsView draws labelled values in two columns; a long value wraps under
 // itself, beside its label. styles colours the values of some labels.
 func fieldsView(st *Styles, rows []Field, w int, styles map[string]lipgloss.Style) string {
@@ -199,7 +248,7 @@ func fieldsView(st *Styles, rows []Field, w int, styles map[string]lipgloss.Styl
 	for _, r := range rows {
 		labelW = max(labelW, lenRunes(r.Label))
 	}
-	valueW := max(10, w-labelW-2)
+	valueW := fieldsValueWidth(rows, w)
 	lines := make([]string, 0, len(rows))
 	for _, r := range rows {
 		v := lipgloss.NewStyle().Width(valueW).Render(r.Value)

@@ -424,3 +424,66 @@ func TestJoinWrap(t *testing.T) {
 		t.Errorf("joinWrap at 80 = %q, want %q", got, want)
 	}
 }
+
+// reverseEvent is the mount of a reverse view: its folder holds the plaintext, its mount
+// point the encrypted view, both paths longer than a small screen's value column.
+var reverseEvent = Event{Event: mountmgr.Event{Seq: 20, Time: testNow.Add(-time.Minute), Kind: "mounted", Reverse: true,
+	CipherDir: "/home/u/Documents/Projects/2026/client-reports", MountPoint: "/home/u/Backups/encrypted-views/client-reports.reverse"}}
+
+// TestReverseEventShowsBothPaths: a reverse view's event, shown whole, names its plaintext
+// folder and its encrypted view as such, home as ~, each path wrapped rather than cut, at
+// every size; a reverse vault's event from a daemon that did not mark it reads the same.
+func TestReverseEventShowsBothPaths(t *testing.T) {
+	for _, sz := range layoutSizes {
+		w, h := sz[0], sz[1]
+		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
+			tm := busyModel(t)
+			tm.send(eventsMsg([]Event{reverseEvent}))
+			tm.resize(w, h)
+			tm.keys("e")
+			wantView(t, tm, "encrypted view mounted")
+			tm.keys("enter")
+			wantView(t, tm, "Plain folder    ~/Documents/Projects/", "Encrypted view  ~/Backups/", "client-reports.reverse ")
+			notInView(t, tm, "/home/u", "…", "Mount point")
+			goldenAt(t, tm, "event", w, h)
+		})
+	}
+	tm := busyModel(t)
+	tm.fb.vaults = append(tm.fb.vaults, Vault{Entry: registry.Entry{Name: "reports", CipherDir: reverseEvent.CipherDir, Reverse: true}})
+	tm.send(refreshRegistry{})
+	unmarked := reverseEvent
+	unmarked.Seq, unmarked.Reverse = 21, false
+	tm.send(eventsMsg([]Event{unmarked}))
+	tm.resize(80, 24)
+	tm.keys("e", "enter")
+	wantView(t, tm, "Vault           reports", "Plain folder    ~/Documents/Projects/2026/client-reports", "Encrypted view  ~/Backups/encrypted-views/client-reports.reverse")
+}
+
+// TestWrapPath: text breaks after a space or a "/", a name longer than the line is cut
+// across lines, and only the spaces at the breaks are lost.
+func TestWrapPath(t *testing.T) {
+	for _, c := range []struct {
+		p    string
+		w    int
+		want string
+	}{
+		{"~/short", 20, "~/short"},
+		{"~/Backups/encrypted-views/client-reports.reverse", 30, "~/Backups/encrypted-views/\nclient-reports.reverse"},
+		{"/a/b/c/d", 4, "/a/\nb/c/\nd"},
+		{"/averyveryverylongname/x", 10, "/averyvery\nverylongna\nme/x"},
+		{"encrypted view mounted at ~/Backups/client-reports.reverse", 30, "encrypted view mounted at ~/\nBackups/client-reports.reverse"},
+	} {
+		got := wrapPath(c.p, c.w)
+		if got != c.want {
+			t.Errorf("wrapPath(%q, %d) = %q, want %q", c.p, c.w, got, c.want)
+		}
+		if strings.ReplaceAll(strings.ReplaceAll(got, "\n", ""), " ", "") != strings.ReplaceAll(c.p, " ", "") {
+			t.Errorf("wrapPath(%q, %d) lost something: %q", c.p, c.w, got)
+		}
+		for _, l := range strings.Split(got, "\n") {
+			if lipgloss.Width(l) > c.w {
+				t.Errorf("wrapPath(%q, %d): line %q too wide", c.p, c.w, l)
+			}
+		}
+	}
+}

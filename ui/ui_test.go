@@ -451,6 +451,18 @@ func TestInfo(t *testing.T) {
 	}
 }
 
+// TestInfoSharedStorage: a vault registered for shared storage says so among its options.
+func TestInfoSharedStorage(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	fb.vaults[0].SharedStorage = true
+	tm := newTestModel(t, fb)
+	tm.keys("i")
+	wantView(t, tm, "shared storage")
+	tm.keys("esc", "j", "i")
+	notInView(t, tm, "shared storage")
+}
+
 func TestChangePassword(t *testing.T) {
 	fb := newFake()
 	twoVaults(fb)

@@ -178,6 +178,11 @@ func (n *node) dirFd() (dirRef, syscall.Errno) {
 		}
 		d = dirRef{fd: fd, owned: true}
 	}
+	if f.shared {
+		// Another machine may rename or replace a directory at any time: nothing is cached,
+		// and each operation walks from the root, as gocryptfs does always.
+		return d, 0
+	}
 	return f.dirs.put(n, d.fd), 0
 }
 

@@ -93,7 +93,8 @@ func pwrite(fd int, buf []byte, off int64) error {
 
 // fileID returns the file ID from the header, read once and cached in the node while the file
 // is open (see newFile). empty reports an empty cipher file (no header yet). The caller holds
-// the node lock (shared is enough).
+// the node lock (shared is enough). With shared storage, another machine may empty the file
+// and give it a new header at any time: the ID is read every time, under the cipher lock.
 func (f *file) fileID() (id []byte, empty bool, errno syscall.Errno) {
 	if p := f.node.ext().fileID.Load(); p != nil {
 		return p[:], false, 0
@@ -112,7 +113,7 @@ func (f *file) fileID() (id []byte, empty bool, errno syscall.Errno) {
 		return nil, false, syscall.EIO
 	}
 	id2 := h.ID
-	f.node.ext().fileID.Store(&id2)
+	f.cacheID(&id2)
 	return id2[:], false, 0
 }
 
@@ -145,14 +146,28 @@ func (f *file) ensureHeader(cipherSize uint64) ([]byte, syscall.Errno) {
 		return nil, fs2errno(err)
 	}
 	id := h.ID
-	f.node.ext().fileID.Store(&id)
+	f.cacheID(&id)
 	return id[:], 0
+}
+
+// cacheID keeps the file ID in the node while it has handles, except with shared storage.
+func (f *file) cacheID(id *[crypto.FileIDLen]byte) {
+	if !f.node.fsys.shared {
+		f.node.ext().fileID.Store(id)
+	}
 }
 
 func (f *file) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	fsys := f.node.fsys
 	f.node.ext().mu.RLock()
-	n, errno := f.read(dest, off)
+	locked, errno := f.lockCipher(false)
+	var n int
+	if errno == 0 {
+		n, errno = f.read(dest, off)
+	}
+	if locked {
+		f.unlockCipher()
+	}
 	f.node.ext().mu.RUnlock()
 	if errno != 0 {
 		return nil, fsys.op(errno)
@@ -244,7 +259,13 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 		return 0, fsys.op(syscall.EINVAL)
 	}
 	f.node.ext().mu.Lock()
-	errno := f.write(data, uint64(off), unprivileged(ctx))
+	locked, errno := f.lockCipher(true)
+	if errno == 0 {
+		errno = f.write(data, uint64(off), unprivileged(ctx))
+	}
+	if locked {
+		f.unlockCipher()
+	}
 	f.node.ext().mu.Unlock()
 	if errno != 0 {
 		return 0, fsys.op(errno)
@@ -573,6 +594,13 @@ func (f *file) readBlock(b uint64, id []byte, dst []byte) syscall.Errno {
 func (f *file) truncate(newSize uint64) syscall.Errno {
 	f.node.ext().mu.Lock()
 	defer f.node.ext().mu.Unlock()
+	locked, errno := f.lockCipher(true)
+	if errno != 0 {
+		return errno
+	}
+	if locked {
+		defer f.unlockCipher()
+	}
 	return f.truncateLocked(newSize)
 }
 
@@ -669,6 +697,13 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 	}
 	f.node.ext().mu.Lock()
 	defer f.node.ext().mu.Unlock()
+	locked, errno := f.lockCipher(true)
+	if errno != 0 {
+		return fsys.op(errno)
+	}
+	if locked {
+		defer f.unlockCipher()
+	}
 	_, plainSize, errno := f.sizes()
 	if errno != 0 {
 		return fsys.op(errno)

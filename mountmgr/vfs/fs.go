@@ -71,6 +71,12 @@ type Options struct {
 	// cacheTimeout replaces the package's cacheTimeout when set: tests that count requests
 	// hold the kernel to its caches however slow the machine is.
 	cacheTimeout time.Duration
+	// SharedStorage is for a cipherdir that other machines use at the same time over network
+	// storage, gocryptfs's -sharedstorage: the kernel caches no entries, attributes or file
+	// contents, every directory entry is a node of its own (identity.go), and content
+	// operations hold a lock on the cipher file (sharedlock.go). It costs speed, and hard
+	// links show with separate nodes.
+	SharedStorage bool
 }
 
 // Counters are a mount's live statistics, updated atomically on the hot path (mountmgr turns
@@ -120,7 +126,8 @@ func (m *Mounted) Wait() {
 }
 
 // cacheTimeout is how long the kernel may cache entries and attributes. All changes come
-// through this file system, which tells the kernel about them, so caching is safe.
+// through this file system, which tells the kernel about them, so caching is safe; with shared
+// storage they do not, and nothing is cached.
 const cacheTimeout = time.Second
 
 // Capabilities are the FUSE capabilities a mount asks for beyond go-fuse's own. O_TRUNC comes
@@ -159,6 +166,12 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	if opts.cacheTimeout > 0 {
 		timeout = opts.cacheTimeout
 	}
+	caps := uint64(Capabilities)
+	if opts.SharedStorage {
+		timeout = 0
+		// Opens are direct I/O (node.Open); this keeps shared mmap working on them (Linux 6.6+).
+		caps |= fuse.CAP_DIRECT_IO_ALLOW_MMAP
+	}
 	mo := fuse.MountOptions{
 		AllowOther:    opts.AllowOther,
 		FsName:        v.Dir,
@@ -176,7 +189,7 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		// this mount, so nothing else needs to see them. Forwarding them cost a round trip per
 		// lock call: 9 of an SQLite transaction's 38 requests.
 		EnableLocks:       false,
-		ExtraCapabilities: Capabilities,
+		ExtraCapabilities: caps,
 		Debug:             opts.Debug,
 		Logger:            root.fsys.log,
 		MaxBackground:     64,
@@ -267,6 +280,7 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		authFailed: opts.AuthFailed,
 		forceDec:   opts.ForceDecode,
 		badNames:   opts.BadNames,
+		shared:     opts.SharedStorage,
 		stats:      &Counters{},
 		cbs:        v.Content.CipherBlockSize(),
 		asRoot:     syscall.Geteuid() == 0,
@@ -322,6 +336,9 @@ type fsys struct {
 	authFailed  func(cipherPath string, block uint64) // Options.AuthFailed, may be nil
 	forceDec    bool                                  // Options.ForceDecode
 	badNames    []string                              // Options.BadNames
+	shared      bool                                  // Options.SharedStorage
+	gen         atomic.Uint64                         // node generations with shared storage
+	noLocks     sync.Once                             // logs that the cipherdir refuses locks
 	stats       *Counters
 	cbs         int
 	asRoot      bool

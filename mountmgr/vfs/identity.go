@@ -1,8 +1,13 @@
 package vfs
 
 import (
+	"bytes"
+	"context"
+
 	"github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // A node stands for one cipher file for its whole life, named by go-fuse's StableAttr: the
@@ -80,4 +85,59 @@ func setInt[T ~int32 | ~int64 | ~uint32 | ~uint64, V ~uint32 | ~uint64](dst *T, 
 // stableAttr is the identity go-fuse keeps the node of entry e under.
 func (f *fsys) stableAttr(e *entryID) fs.StableAttr {
 	return fs.StableAttr{Mode: e.st.Mode & unix.S_IFMT, Ino: f.ino(&e.st), Gen: e.gen}
+}
+
+// With shared storage (Options.SharedStorage) another machine changes the cipherdir behind
+// the mount, so go-fuse's identity table cannot be trusted to name one file per node: a hard
+// link made there, or a file recreated there under a number this mount still knows (network
+// file systems rarely give a birth time), would join an existing node whose parent and name
+// are stale, and its operations would fail with ENOENT. So every directory entry gets a node
+// of its own (a generation from a counter, as gocryptfs's -sharedstorage does), and a lookup
+// keeps the node it gave before only while the entry still holds the same file: same inode
+// number, type and birth time. The birth time lives in the node's nodeExt, made for every
+// node in this mode.
+
+// sharedChild returns the inode for entry e (stored in dirfd, plain in n) under shared
+// storage. Without birth times a directory made again under a number this mount knows has
+// the same identity as the old one, but a new IV: its node is kept only while the IV it
+// cached is still the directory's.
+func (n *node) sharedChild(ctx context.Context, plain string, e *entryID, dirfd int, stored string) *fs.Inode {
+	if ch := n.GetChild(plain); ch != nil {
+		if cn := ch.Operations().(*node); cn.holds(e) && (e.gen != 0 || cn.keepsIV(dirfd, stored)) {
+			return ch
+		}
+	}
+	c := &node{fsys: n.fsys}
+	c.ext().birth = e.gen
+	sa := fs.StableAttr{Mode: e.st.Mode & unix.S_IFMT, Ino: n.fsys.ino(&e.st), Gen: n.fsys.gen.Add(1)}
+	return n.NewInode(ctx, c, sa)
+}
+
+// keepsIV reports whether directory node n, stored in dirfd, has no cached IV or the one its
+// gocryptfs.diriv holds now. Anything but a directory keeps nothing that a new file with its
+// number would make wrong.
+func (n *node) keepsIV(dirfd int, stored string) bool {
+	cached := n.ext().dirIV.Load()
+	if n.StableAttr().Mode != unix.S_IFDIR || cached == nil {
+		return true
+	}
+	if dirfd < 0 {
+		return false
+	}
+	fd, err := layout.OpenDirPath(dirfd, stored)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	iv, err := layout.ReadDirIV(fd)
+	return err == nil && bytes.Equal(iv, cached[:])
+}
+
+// holds reports whether entry e is n's own file (see node.openEntry).
+func (n *node) holds(e *entryID) bool {
+	if !n.fsys.shared {
+		return n.fsys.stableAttr(e) == n.StableAttr()
+	}
+	sa := n.StableAttr()
+	return sa.Ino == n.fsys.ino(&e.st) && sa.Mode == e.st.Mode&unix.S_IFMT && n.ext().birth == e.gen
 }

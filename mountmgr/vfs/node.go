@@ -51,6 +51,9 @@ type nodeExt struct {
 	// files are the handles open on the node's cipher file, and those of truncations by name.
 	filesMu sync.Mutex
 	files   []*file
+	// birth is the cipher file's birth time (entryID.gen), kept only with shared storage,
+	// where the node's generation is a counter instead (identity.go).
+	birth uint64
 }
 
 // ext returns n's nodeExt, making it on first use.
@@ -186,6 +189,9 @@ func (n *node) cipherPath() string {
 // than a node allocated for go-fuse to throw away (NewInode would return the same inode).
 func (n *node) newChild(ctx context.Context, plain string, e *entryID, dirfd int, stored string, out *fuse.EntryOut) *fs.Inode {
 	n.fsys.plainAttr(&e.st, dirfd, stored, &out.Attr)
+	if n.fsys.shared {
+		return n.sharedChild(ctx, plain, e, dirfd, stored)
+	}
 	sa := n.fsys.stableAttr(e)
 	ch := n.GetChild(plain)
 	if ch == nil || ch.StableAttr() != sa {

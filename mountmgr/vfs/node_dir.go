@@ -278,7 +278,8 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	if err != nil {
 		return nil, n.fsys.op(fs2errno(err))
 	}
-	// The same file: go-fuse hands back the target's node, lock and file ID cache included.
+	// The same file: go-fuse hands back the target's node, lock and file ID cache included
+	// (with shared storage, a node of its own: identity.go).
 	return n.newChild(ctx, name, &e, d.fd, stored, out), n.fsys.op(0)
 }
 

@@ -80,7 +80,7 @@ func (n *node) openEntry(dirfd int, stored string, flags int) (int, syscall.Errn
 		unix.Close(fd)
 		return -1, fs2errno(err)
 	}
-	if n.fsys.stableAttr(&e) != n.StableAttr() {
+	if !n.holds(&e) {
 		unix.Close(fd)
 		return n.reopen(flags)
 	}
@@ -89,8 +89,22 @@ func (n *node) openEntry(dirfd int, stored string, flags int) (int, syscall.Errn
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
 	fd := -1
+	// With shared storage another machine may have made the name since the kernel looked it
+	// up. Its file is opened as open(2) would open it: not changed to our mode or owner, not
+	// removed if that fails, and truncated (O_TRUNC) only under the cipher lock.
+	existed, trunc := false, false
 	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) (err error) {
-		fd, err = unix.Openat(dirfd, stored, openFlags(flags, true)|unix.O_CREAT, mode&07777)
+		fl := openFlags(flags, true) | unix.O_CREAT
+		if n.fsys.shared && flags&syscall.O_EXCL == 0 {
+			fd, err = unix.Openat(dirfd, stored, (fl|unix.O_EXCL)&^unix.O_TRUNC, mode&07777)
+			if err == unix.EEXIST {
+				existed, trunc = true, flags&syscall.O_TRUNC != 0
+				fd, err = unix.Openat(dirfd, stored, openFlags(flags&^syscall.O_TRUNC, true), 0)
+				return err
+			}
+		} else {
+			fd, err = unix.Openat(dirfd, stored, fl, mode&07777)
+		}
 		if err == nil && mode&n.fsys.umask != 0 {
 			if err = unix.Fchmod(fd, mode&07777); err != nil {
 				unix.Close(fd)
@@ -103,9 +117,11 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, n.fsys.op(errno)
 	}
 	defer d.close()
-	if errno := n.preserveOwner(ctx, d.fd, stored); errno != 0 {
-		unix.Close(fd)
-		return nil, nil, 0, n.fsys.op(errno)
+	if !existed {
+		if errno := n.preserveOwner(ctx, d.fd, stored); errno != 0 {
+			unix.Close(fd)
+			return nil, nil, 0, n.fsys.op(errno)
+		}
 	}
 	e, err := statFd(fd)
 	if err != nil {
@@ -113,7 +129,23 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, n.fsys.op(fs2errno(err))
 	}
 	ch := n.newChild(ctx, name, &e, -1, "", out)
-	return ch, ch.Operations().(*node).newFile(fd, true), 0, n.fsys.op(0)
+	cn := ch.Operations().(*node)
+	f := cn.newFile(fd, true)
+	if trunc {
+		errno := f.truncateToZero()
+		if errno == 0 {
+			errno = (entry{fd: fd}).killSuid(ctx)
+		}
+		if errno != 0 {
+			f.close()
+			return nil, nil, 0, n.fsys.op(errno)
+		}
+	}
+	var fl uint32
+	if n.fsys.shared {
+		fl = cn.openFlags()
+	}
+	return ch, f, fl, n.fsys.op(0)
 }
 
 // openFlags turns the kernel's open flags into the flags for the cipher file: always readable
@@ -163,15 +195,24 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 			return nil, 0, n.fsys.op(errno)
 		}
 	}
-	// Every change comes through this mount, so the kernel may keep the file's pages across
-	// opens (it still drops them when size or mtime change, AUTO_INVAL_DATA), as long as the
-	// node cannot have stood for another file before: not where it is known by its inode
-	// number alone (see identity.go).
-	var keep uint32
-	if n.StableAttr().Gen != 0 {
-		keep = fuse.FOPEN_KEEP_CACHE
+	return f, n.openFlags(), n.fsys.op(0)
+}
+
+// openFlags are the FOPEN flags of n's handles. Every change comes through this mount, so the
+// kernel may keep the file's pages across opens (it still drops them when size or mtime
+// change, AUTO_INVAL_DATA), as long as the node cannot have stood for another file before:
+// not where it is known by its inode number alone (see identity.go). With shared storage,
+// changes also come from other machines, which the kernel learns nothing of: it caches no
+// pages (an mtime of coarse resolution need not change between two writes, so the pages
+// could stay stale), and every read and write comes here.
+func (n *node) openFlags() uint32 {
+	switch {
+	case n.fsys.shared:
+		return fuse.FOPEN_DIRECT_IO
+	case n.StableAttr().Gen != 0:
+		return fuse.FOPEN_KEEP_CACHE
 	}
-	return f, keep, n.fsys.op(0)
+	return 0
 }
 
 // truncateToZero empties the cipher file for a truncating open; the next write makes a new
@@ -181,6 +222,13 @@ func (f *file) truncateToZero() syscall.Errno {
 	x := f.node.ext()
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	locked, errno := f.lockCipher(true)
+	if errno != 0 {
+		return errno
+	}
+	if locked {
+		defer f.unlockCipher()
+	}
 	if err := unix.Ftruncate(f.fd, 0); err != nil {
 		return fs2errno(err)
 	}

@@ -12,7 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
+	"github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -133,55 +135,102 @@ func TestListingStaysCached(t *testing.T) {
 		t.Fatal("no inode for d")
 	}
 	dn := d.Operations().(*node)
-	dn.forgetNames()
-	ents, err := os.ReadDir(dir)
+	df, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Close()
+	// Emptied after the open, whose lookup of d would take a place in the cache.
+	c := &dn.fsys.storedNames
+	c.mu.Lock()
+	c.m = boundedMap[nameKey, storedEntry]{}
+	c.mu.Unlock()
+	ents, err := df.ReadDir(-1)
 	if err != nil || len(ents) != n {
 		t.Fatalf("ReadDir: %d entries, %v", len(ents), err)
 	}
-	dn.ext().namesMu.Lock()
-	cached := len(dn.ext().names.m)
-	dn.ext().namesMu.Unlock()
+	iv, errno := dn.iv()
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	cached := 0
+	c.mu.Lock()
+	for _, e := range ents {
+		k := nameKey{plain: e.Name()}
+		copy(k.iv[:], iv)
+		if _, ok := c.m.get(k); ok {
+			cached++
+		}
+	}
+	c.mu.Unlock()
 	if cached != n {
 		t.Errorf("%d of %d listed names cached", cached, n)
 	}
 }
 
-// TestNameCacheOverflow: a directory listing larger than the name cache leaves the cache full
-// with the latest name in it, instead of starting over, and lookup misses in a full cache evict
-// nothing; so the lookups that follow in listing order still find the cache's share of names.
+// TestNameCacheOverflow: listings larger than the name cache, in one directory or spread over
+// many, leave the mount's cache full with the latest name in it, instead of starting over or
+// growing with the tree, and lookup misses in a full cache evict nothing; so the lookups that
+// follow in listing order still find the cache's share of names.
 func TestNameCacheOverflow(t *testing.T) {
 	v := testVolume(t, crypto.AESGCM, true)
-	n := &node{fsys: &fsys{names: v.Names, perDirIV: true}}
-	var iv [crypto.DirIVLen]byte
-	n.ext().dirIV.Store(&iv)
-	const total = 3 * nameCacheMax
+	f := &fsys{names: v.Names, perDirIV: true}
+	const dirs = 3
+	var nodes [dirs]*node
+	for d := range nodes {
+		nodes[d] = &node{fsys: f}
+		var iv [crypto.DirIVLen]byte
+		iv[0] = byte(d)
+		nodes[d].ext().dirIV.Store(&iv)
+	}
+	const perDir = nameCacheMax
 	name := func(i int) string { return fmt.Sprint("file-", i) }
-	for i := 0; i < total; i++ { // Readdir
-		n.cacheName(name(i), storedEntry{stored: "s" + name(i)})
+	for _, n := range nodes { // Readdir of each directory
+		iv, _ := n.iv()
+		for i := 0; i < perDir; i++ {
+			f.cacheName(iv, name(i), storedEntry{stored: "s" + name(i)})
+		}
 	}
-	if len(n.ext().names.m) != nameCacheMax {
-		t.Fatalf("%d names cached, want %d", len(n.ext().names.m), nameCacheMax)
+	if got := len(f.storedNames.m.m); got != nameCacheMax {
+		t.Fatalf("%d names cached, want %d", got, nameCacheMax)
 	}
-	if e := n.ext().names.m[name(total-1)]; e.stored != "s"+name(total-1) {
+	last := nodes[dirs-1]
+	if e, _ := last.storedEntry(name(perDir - 1)); e.stored != "s"+name(perDir-1) {
 		t.Errorf("latest name not cached: %+v", e)
 	}
 	hits := 0
-	for i := 0; i < total; i++ { // the lookups of "ls -l"
-		e, errno := n.storedEntry(name(i))
-		if errno != 0 {
-			t.Fatal(errno)
-		}
-		if e.stored == "s"+name(i) {
-			hits++
+	for _, n := range nodes { // the lookups of "ls -l"
+		for i := 0; i < perDir; i++ {
+			e, errno := n.storedEntry(name(i))
+			if errno != 0 {
+				t.Fatal(errno)
+			}
+			if e.stored == "s"+name(i) {
+				hits++
+			}
 		}
 	}
 	if hits != nameCacheMax {
-		t.Errorf("lookups of %d listed names: %d hits, want %d", total, hits, nameCacheMax)
+		t.Errorf("lookups of %d listed names: %d hits, want %d", dirs*perDir, hits, nameCacheMax)
 	}
-	// A miss still caches its name while there is room.
-	n.forgetNames()
-	if _, errno := n.storedEntry("new"); errno != 0 || len(n.ext().names.m) != 1 {
-		t.Errorf("miss in an empty cache: %v, %d cached", errno, len(n.ext().names.m))
+	// A miss still caches its name while there is room, under its directory's IV only.
+	f.storedNames.m = boundedMap[nameKey, storedEntry]{}
+	if _, errno := nodes[0].storedEntry("new"); errno != 0 || len(f.storedNames.m.m) != 1 {
+		t.Errorf("miss in an empty cache: %v, %d cached", errno, len(f.storedNames.m.m))
+	}
+	e0, _ := nodes[0].storedEntry("new")
+	e1, _ := nodes[1].storedEntry("new")
+	if e0.stored == e1.stored {
+		t.Errorf("one name in two directories stored as %q in both", e0.stored)
+	}
+}
+
+// TestNodeSize: a mount holds a node for every entry the kernel knows, a hundred thousand
+// after a walk of a large tree, so a node stays go-fuse's inode plus two pointers; what
+// directories and open files need goes in nodeExt.
+func TestNodeSize(t *testing.T) {
+	if got, max := unsafe.Sizeof(node{}), unsafe.Sizeof(fs.Inode{})+2*unsafe.Sizeof(uintptr(0)); got > max {
+		t.Errorf("node is %d bytes, want at most %d", got, max)
 	}
 }
 

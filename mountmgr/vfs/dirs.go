@@ -260,8 +260,7 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	if errno != 0 {
 		return storedEntry{}, errno
 	}
-	k := nameKey{plain: plain}
-	copy(k.iv[:], iv)
+	k := n.nameKey(iv, plain)
 	c := &n.fsys.storedNames
 	c.mu.Lock()
 	e, ok = c.m.get(k)
@@ -283,11 +282,10 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	return e, 0
 }
 
-// cacheName remembers the stored name of child plain of a directory with IV iv.
-func (f *fsys) cacheName(iv []byte, plain string, e storedEntry) {
-	k := nameKey{plain: plain}
-	copy(k.iv[:], iv)
-	c := &f.storedNames
+// cacheName remembers the stored name of child plain of directory n, whose IV is iv.
+func (n *node) cacheName(iv []byte, plain string, e storedEntry) {
+	k := n.nameKey(iv, plain)
+	c := &n.fsys.storedNames
 	c.mu.Lock()
 	// A full cache evicts one entry at random rather than start over: the lookups after a
 	// listing larger than the cache, in listing order, then still find the cache's share of
@@ -297,7 +295,8 @@ func (f *fsys) cacheName(iv []byte, plain string, e storedEntry) {
 }
 
 // forgetNames drops a directory's conflict copies, for a node whose inode number now belongs
-// to a new directory. Its cached stored names need no forgetting: they are keyed by the old IV.
+// to a new directory. Its cached stored names need no forgetting: they are keyed by the old IV
+// (nameKey).
 func (n *node) forgetNames() {
 	x := n.ext()
 	x.namesMu.Lock()
@@ -305,19 +304,29 @@ func (n *node) forgetNames() {
 	x.namesMu.Unlock()
 }
 
-// storedNameCache maps a directory IV and a plain name to the stored name. A stored name
-// depends on nothing else, so entries never go stale, whichever directory (or node) they were
-// found in. One cache serves the whole mount, rather than one per directory: per directory,
-// a walk of a large tree kept a name for every file the kernel knew, on top of go-fuse's
-// node, and the mount outgrew gocryptfs's memory (which keeps no such cache).
+// storedNameCache maps a directory and a plain name to the stored name. One cache serves the
+// whole mount, rather than one per directory: per directory, a walk of a large tree kept a
+// name for every file the kernel knew, on top of go-fuse's node, and the mount outgrew
+// gocryptfs's memory (which keeps no such cache).
 type storedNameCache struct {
 	mu sync.Mutex
 	m  boundedMap[nameKey, storedEntry]
 }
 
+// nameKey names a directory by its inode number and its IV: a stored name is a function of
+// the IV and the plain name, but a listing caches the name it found on disk, which only
+// holds for that directory (deterministic names share one IV). A new directory that got a
+// deleted one's number has a new IV, so it never finds the old one's names.
 type nameKey struct {
 	iv    [crypto.DirIVLen]byte
+	ino   uint64
 	plain string
+}
+
+func (n *node) nameKey(iv []byte, plain string) nameKey {
+	k := nameKey{ino: n.StableAttr().Ino, plain: plain}
+	copy(k.iv[:], iv)
+	return k
 }
 
 // nameCacheMax bounds the mount's name cache (about 1 MiB); a full cache evicts at random. The

@@ -156,9 +156,7 @@ func TestListingStaysCached(t *testing.T) {
 	cached := 0
 	c.mu.Lock()
 	for _, e := range ents {
-		k := nameKey{plain: e.Name()}
-		copy(k.iv[:], iv)
-		if _, ok := c.m.get(k); ok {
+		if _, ok := c.m.get(dn.nameKey(iv, e.Name())); ok {
 			cached++
 		}
 	}
@@ -188,7 +186,7 @@ func TestNameCacheOverflow(t *testing.T) {
 	for _, n := range nodes { // Readdir of each directory
 		iv, _ := n.iv()
 		for i := 0; i < perDir; i++ {
-			f.cacheName(iv, name(i), storedEntry{stored: "s" + name(i)})
+			n.cacheName(iv, name(i), storedEntry{stored: "s" + name(i)})
 		}
 	}
 	if got := len(f.storedNames.m.m); got != nameCacheMax {

@@ -371,3 +371,44 @@ func TestLocksStayInKernel(t *testing.T) {
 		t.Errorf("lock calls reached the file system: %v", c)
 	}
 }
+
+// TestClosedFileKeepsNoExt: a mount holds a node for every file it created as long as the
+// kernel knows it; the lock, file-ID cache and handle list go with the last handle, so such
+// a node costs no more than one only looked up.
+func TestClosedFileKeepsNoExt(t *testing.T) {
+	mp, m := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{})
+	// The kernel sends RELEASE after close(2) has returned, so the test waits for it.
+	released := func(n *node) bool {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if n.x.Load() == nil {
+				return true
+			}
+		}
+		return false
+	}
+	if err := os.WriteFile(filepath.Join(mp, "f"), []byte("contents"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := m.root.GetChild("f")
+	if f == nil {
+		t.Fatal("no inode for f")
+	}
+	fn := f.Operations().(*node)
+	if !released(fn) {
+		t.Error("a closed file's node keeps its nodeExt")
+	}
+	// Open again: the new handle gets a nodeExt, and reads what was written.
+	if b, err := os.ReadFile(filepath.Join(mp, "f")); err != nil || string(b) != "contents" {
+		t.Errorf("read back %q, %v", b, err)
+	}
+	if !released(fn) {
+		t.Error("the nodeExt stays after the second close")
+	}
+	// A directory keeps its nodeExt (its IV).
+	if err := os.Mkdir(filepath.Join(mp, "d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if d := m.root.GetChild("d"); d == nil || d.Operations().(*node).x.Load() == nil {
+		t.Error("a directory's node has no nodeExt after mkdir")
+	}
+}

@@ -3,19 +3,19 @@ package vfs
 // boundedMap is a map of at most max entries (each call says max), for the caches of stored
 // names (a directory's children, attribute names): a stored name never goes stale, so the only
 // question is how many to keep. The caller locks.
-type boundedMap[V any] struct {
-	m map[string]V
+type boundedMap[K comparable, V any] struct {
+	m map[K]V
 }
 
-func (b *boundedMap[V]) get(k string) (V, bool) {
+func (b *boundedMap[K, V]) get(k K) (V, bool) {
 	v, ok := b.m[k]
 	return v, ok
 }
 
 // add stores v under k unless the map is full; then it evicts nothing.
-func (b *boundedMap[V]) add(k string, v V, max int) {
+func (b *boundedMap[K, V]) add(k K, v V, max int) {
 	if b.m == nil {
-		b.m = make(map[string]V)
+		b.m = make(map[K]V)
 	}
 	if len(b.m) < max {
 		b.m[k] = v
@@ -23,9 +23,9 @@ func (b *boundedMap[V]) add(k string, v V, max int) {
 }
 
 // put stores v under k, evicting one entry at random (map order) first when the map is full.
-func (b *boundedMap[V]) put(k string, v V, max int) {
+func (b *boundedMap[K, V]) put(k K, v V, max int) {
 	if b.m == nil {
-		b.m = make(map[string]V)
+		b.m = make(map[K]V)
 	} else if _, ok := b.m[k]; !ok && len(b.m) >= max {
 		for old := range b.m {
 			delete(b.m, old)

@@ -257,9 +257,6 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	x := n.ext()
 	x.namesMu.Lock()
 	e, ok := x.conflicts[plain] // first: the name cache may hold what the name encrypts to
-	if !ok {
-		e, ok = x.names.get(plain)
-	}
 	x.namesMu.Unlock()
 	if ok {
 		return e, 0
@@ -268,45 +265,79 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	if errno != 0 {
 		return storedEntry{}, errno
 	}
+	k := n.nameKey(iv, plain)
+	c := &n.fsys.storedNames
+	c.mu.Lock()
+	e, ok = c.m.get(k)
+	c.mu.Unlock()
+	if ok {
+		return e, 0
+	}
 	stored, encoded, long, err := n.fsys.names.StoredName(plain, iv)
 	if err != nil {
 		// ValidName refused it: the kernel never sends "", "." or names with '/' or NUL.
 		return storedEntry{}, syscall.EINVAL
 	}
 	e = storedEntry{stored: stored, encoded: encoded, long: long}
-	x.namesMu.Lock()
+	c.mu.Lock()
 	// A miss in a full cache evicts nothing: in a pass of lookups over a listing larger than
 	// the cache, it would evict the names still to come.
-	x.names.add(plain, e, nameCacheMax)
-	x.namesMu.Unlock()
+	c.m.add(k, e, nameCacheMax)
+	c.mu.Unlock()
 	return e, 0
 }
 
-func (n *node) cacheName(plain string, e storedEntry) {
-	x := n.ext()
-	x.namesMu.Lock()
+// cacheName remembers the stored name of child plain of directory n, whose IV is iv.
+func (n *node) cacheName(iv []byte, plain string, e storedEntry) {
+	k := n.nameKey(iv, plain)
+	c := &n.fsys.storedNames
+	c.mu.Lock()
 	// A full cache evicts one entry at random rather than start over: the lookups after a
 	// listing larger than the cache, in listing order, then still find the cache's share of
 	// it, where starting over would leave only the listing's tail.
-	x.names.put(plain, e, nameCacheMax)
-	x.namesMu.Unlock()
+	c.m.put(k, e, nameCacheMax)
+	c.mu.Unlock()
 }
 
-// forgetNames empties a directory's name cache, for a node whose inode number now belongs to
-// a new directory with a new IV.
+// forgetNames drops a directory's conflict copies, for a node whose inode number now belongs
+// to a new directory. Its cached stored names need no forgetting: they are keyed by the old IV
+// (nameKey).
 func (n *node) forgetNames() {
 	x := n.ext()
 	x.namesMu.Lock()
-	x.names, x.conflicts = boundedMap[storedEntry]{}, nil
+	x.conflicts = nil
 	x.namesMu.Unlock()
 }
 
-// nameCacheMax bounds each directory's name cache; a full cache evicts at random. The cache
-// saves encrypting a name again (about 1.5 µs, against tens of µs for the request): the CREATE
-// after a LOOKUP that found nothing, and the UNLINK, RENAME or LOOKUP of a listed name. An
-// entry costs about 110 bytes, and twice that in the garbage collector's margin; gocryptfs
-// keeps no such cache, so 8192 per directory holds a mount of 100,000 files to gocryptfs's
-// memory while most of a directory of 10,000 stays cached.
+// storedNameCache maps a directory and a plain name to the stored name. One cache serves the
+// whole mount, rather than one per directory: per directory, a walk of a large tree kept a
+// name for every file the kernel knew, on top of go-fuse's node, and the mount outgrew
+// gocryptfs's memory (which keeps no such cache).
+type storedNameCache struct {
+	mu sync.Mutex
+	m  boundedMap[nameKey, storedEntry]
+}
+
+// nameKey names a directory by its inode number and its IV: a stored name is a function of
+// the IV and the plain name, but a listing caches the name it found on disk, which only
+// holds for that directory (deterministic names share one IV). A new directory that got a
+// deleted one's number has a new IV, so it never finds the old one's names.
+type nameKey struct {
+	iv    [crypto.DirIVLen]byte
+	ino   uint64
+	plain string
+}
+
+func (n *node) nameKey(iv []byte, plain string) nameKey {
+	k := nameKey{ino: n.StableAttr().Ino, plain: plain}
+	copy(k.iv[:], iv)
+	return k
+}
+
+// nameCacheMax bounds the mount's name cache (about 1 MiB); a full cache evicts at random. The
+// cache saves encrypting a name again (about 1.5 µs, against tens of µs for the request): the
+// CREATE after a LOOKUP that found nothing, and the UNLINK, RENAME or LOOKUP of a listed name.
+// A listing of up to 8192 names stays cached whole for the lookups of "ls -l" that follow.
 const nameCacheMax = 1 << 13
 
 type storedEntry struct {

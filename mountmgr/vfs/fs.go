@@ -329,8 +329,9 @@ type fsys struct {
 	// xattrNames encrypts extended attribute names; nil when they are off.
 	xattrNames  *crypto.NameTransform
 	xattrStored xattrNameCache
-	xattrAt     bool // the kernel has the *xattrat calls (see xattrat.go)
-	perDirIV    bool // per-directory IVs (false: deterministic names, zero IV)
+	storedNames storedNameCache // stored names of plain names, all directories
+	xattrAt     bool            // the kernel has the *xattrat calls (see xattrat.go)
+	perDirIV    bool            // per-directory IVs (false: deterministic names, zero IV)
 	ro          bool
 	log         *log.Logger
 	authFailed  func(cipherPath string, block uint64) // Options.AuthFailed, may be nil

@@ -34,13 +34,10 @@ type node struct {
 type nodeExt struct {
 	// dirIV caches a directory's IV (directories only).
 	dirIV atomic.Pointer[[crypto.DirIVLen]byte]
-	// names caches the stored names of a directory's children. A stored name depends only on
-	// the plain name and the directory's IV, which never changes, so entries never go stale.
-	namesMu sync.Mutex
-	names   boundedMap[storedEntry]
 	// conflicts maps the names sync tools' conflict copies show under (layout.ConflictName)
 	// to their entries; they cannot be computed from the name, so they are kept until the
-	// copy is renamed or removed (there are few).
+	// copy is renamed or removed (there are few). namesMu guards it.
+	namesMu   sync.Mutex
 	conflicts map[string]storedEntry
 
 	// mu serialises writers and truncation of a file against each other and against readers.

@@ -19,13 +19,23 @@ import (
 // handle is gone, the file may be deleted and the number given to a new file (tmpfs and
 // ext4 hand it out again at once), which the kernel may reach through the same node: so the
 // cache goes with the last handle, and the next handle reads the ID from its own descriptor.
+//
+// A file's nodeExt goes with its last handle too (close): a mount that created 100,000 files
+// kept one for each. A handle is only added to the node's current nodeExt, so that every
+// handle of a node shares one lock.
 func (n *node) newFile(fd int, writable bool) *file {
 	f := &file{node: n, fd: fd, writable: writable}
-	x := n.ext()
-	x.filesMu.Lock()
-	x.files = append(x.files, f)
-	x.filesMu.Unlock()
-	return f
+	for {
+		x := n.ext()
+		x.filesMu.Lock()
+		if n.x.Load() != x { // released by the last close in between
+			x.filesMu.Unlock()
+			continue
+		}
+		x.files = append(x.files, f)
+		x.filesMu.Unlock()
+		return f
+	}
 }
 
 // close ends handle f. The cached file ID is dropped before the descriptor is closed: once
@@ -39,6 +49,11 @@ func (f *file) close() syscall.Errno {
 	if len(x.files) == 0 {
 		x.fileID.Store(nil)
 		x.files = nil
+		// Without handles nothing holds the lock, and what a directory keeps (its IV,
+		// conflict copies) is not there: the next handle gets a new nodeExt.
+		if f.node.StableAttr().Mode&unix.S_IFMT != unix.S_IFDIR {
+			f.node.x.CompareAndSwap(x, nil)
+		}
 	}
 	x.filesMu.Unlock()
 	return fs2errno(unix.Close(f.fd))

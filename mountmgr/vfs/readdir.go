@@ -265,7 +265,7 @@ func (s *dirStream) admit(e *fuse.DirEntry) bool {
 		return false
 	}
 	// "ls -l" looks every entry up next: remember the stored names.
-	n.cacheName(plain, storedEntry{stored: e.Name, encoded: encoded, long: e.Name != encoded})
+	n.cacheName(s.iv, plain, storedEntry{stored: e.Name, encoded: encoded, long: e.Name != encoded})
 	e.Name = plain
 	return true
 }

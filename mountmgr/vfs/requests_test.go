@@ -12,7 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
+	"github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -117,15 +119,16 @@ func superOptions(t *testing.T, mp string) string {
 	return ""
 }
 
-// TestListingStaysCached: after listing a directory as large as the name cache, every name is
-// in it, so the lookups that follow need no name encryption.
+// TestListingStaysCached: after listing a large directory, every name is in the name cache, so
+// the lookups that follow need no name encryption. The cache serves the whole mount, so the
+// listing leaves room for the few names other lookups (of d itself) put there meanwhile.
 func TestListingStaysCached(t *testing.T) {
 	mp, m := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{})
 	dir := filepath.Join(mp, "d")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	const n = nameCacheMax
+	const n = nameCacheMax - 64
 	for i := 0; i < n; i++ {
 		fd, err := syscall.Open(filepath.Join(dir, fmt.Sprint("file-", i)), syscall.O_CREAT|syscall.O_EXCL|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o600)
 		if err != nil {
@@ -138,55 +141,100 @@ func TestListingStaysCached(t *testing.T) {
 		t.Fatal("no inode for d")
 	}
 	dn := d.Operations().(*node)
-	dn.forgetNames()
-	ents, err := os.ReadDir(dir)
+	df, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Close()
+	// Emptied after the open, whose lookup of d would take a place in the cache.
+	c := &dn.fsys.storedNames
+	c.mu.Lock()
+	c.m = boundedMap[nameKey, storedEntry]{}
+	c.mu.Unlock()
+	ents, err := df.ReadDir(-1)
 	if err != nil || len(ents) != n {
 		t.Fatalf("ReadDir: %d entries, %v", len(ents), err)
 	}
-	dn.ext().namesMu.Lock()
-	cached := len(dn.ext().names.m)
-	dn.ext().namesMu.Unlock()
+	iv, errno := dn.iv()
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	cached := 0
+	c.mu.Lock()
+	for _, e := range ents {
+		if _, ok := c.m.get(dn.nameKey(iv, e.Name())); ok {
+			cached++
+		}
+	}
+	c.mu.Unlock()
 	if cached != n {
 		t.Errorf("%d of %d listed names cached", cached, n)
 	}
 }
 
-// TestNameCacheOverflow: a directory listing larger than the name cache leaves the cache full
-// with the latest name in it, instead of starting over, and lookup misses in a full cache evict
-// nothing; so the lookups that follow in listing order still find the cache's share of names.
+// TestNameCacheOverflow: listings larger than the name cache, in one directory or spread over
+// many, leave the mount's cache full with the latest name in it, instead of starting over or
+// growing with the tree, and lookup misses in a full cache evict nothing; so the lookups that
+// follow in listing order still find the cache's share of names.
 func TestNameCacheOverflow(t *testing.T) {
 	v := testVolume(t, crypto.AESGCM, true)
-	n := &node{fsys: &fsys{names: v.Names, perDirIV: true}}
-	var iv [crypto.DirIVLen]byte
-	n.ext().dirIV.Store(&iv)
-	const total = 3 * nameCacheMax
+	f := &fsys{names: v.Names, perDirIV: true}
+	const dirs = 3
+	var nodes [dirs]*node
+	for d := range nodes {
+		nodes[d] = &node{fsys: f}
+		var iv [crypto.DirIVLen]byte
+		iv[0] = byte(d)
+		nodes[d].ext().dirIV.Store(&iv)
+	}
+	const perDir = nameCacheMax
 	name := func(i int) string { return fmt.Sprint("file-", i) }
-	for i := 0; i < total; i++ { // Readdir
-		n.cacheName(name(i), storedEntry{stored: "s" + name(i)})
+	for _, n := range nodes { // Readdir of each directory
+		iv, _ := n.iv()
+		for i := 0; i < perDir; i++ {
+			n.cacheName(iv, name(i), storedEntry{stored: "s" + name(i)})
+		}
 	}
-	if len(n.ext().names.m) != nameCacheMax {
-		t.Fatalf("%d names cached, want %d", len(n.ext().names.m), nameCacheMax)
+	if got := len(f.storedNames.m.m); got != nameCacheMax {
+		t.Fatalf("%d names cached, want %d", got, nameCacheMax)
 	}
-	if e := n.ext().names.m[name(total-1)]; e.stored != "s"+name(total-1) {
+	last := nodes[dirs-1]
+	if e, _ := last.storedEntry(name(perDir - 1)); e.stored != "s"+name(perDir-1) {
 		t.Errorf("latest name not cached: %+v", e)
 	}
 	hits := 0
-	for i := 0; i < total; i++ { // the lookups of "ls -l"
-		e, errno := n.storedEntry(name(i))
-		if errno != 0 {
-			t.Fatal(errno)
-		}
-		if e.stored == "s"+name(i) {
-			hits++
+	for _, n := range nodes { // the lookups of "ls -l"
+		for i := 0; i < perDir; i++ {
+			e, errno := n.storedEntry(name(i))
+			if errno != 0 {
+				t.Fatal(errno)
+			}
+			if e.stored == "s"+name(i) {
+				hits++
+			}
 		}
 	}
 	if hits != nameCacheMax {
-		t.Errorf("lookups of %d listed names: %d hits, want %d", total, hits, nameCacheMax)
+		t.Errorf("lookups of %d listed names: %d hits, want %d", dirs*perDir, hits, nameCacheMax)
 	}
-	// A miss still caches its name while there is room.
-	n.forgetNames()
-	if _, errno := n.storedEntry("new"); errno != 0 || len(n.ext().names.m) != 1 {
-		t.Errorf("miss in an empty cache: %v, %d cached", errno, len(n.ext().names.m))
+	// A miss still caches its name while there is room, under its directory's IV only.
+	f.storedNames.m = boundedMap[nameKey, storedEntry]{}
+	if _, errno := nodes[0].storedEntry("new"); errno != 0 || len(f.storedNames.m.m) != 1 {
+		t.Errorf("miss in an empty cache: %v, %d cached", errno, len(f.storedNames.m.m))
+	}
+	e0, _ := nodes[0].storedEntry("new")
+	e1, _ := nodes[1].storedEntry("new")
+	if e0.stored == e1.stored {
+		t.Errorf("one name in two directories stored as %q in both", e0.stored)
+	}
+}
+
+// TestNodeSize: a mount holds a node for every entry the kernel knows, a hundred thousand
+// after a walk of a large tree, so a node stays go-fuse's inode plus two pointers; what
+// directories and open files need goes in nodeExt.
+func TestNodeSize(t *testing.T) {
+	if got, max := unsafe.Sizeof(node{}), unsafe.Sizeof(fs.Inode{})+2*unsafe.Sizeof(uintptr(0)); got > max {
+		t.Errorf("node is %d bytes, want at most %d", got, max)
 	}
 }
 
@@ -331,5 +379,46 @@ func TestLocksStayInKernel(t *testing.T) {
 	unix.FcntlFlock(f1.Fd(), unix.F_SETLK, &un)
 	if c := reqs.count(); c["SETLK"]+c["SETLKW"]+c["GETLK"] != 0 {
 		t.Errorf("lock calls reached the file system: %v", c)
+	}
+}
+
+// TestClosedFileKeepsNoExt: a mount holds a node for every file it created as long as the
+// kernel knows it; the lock, file-ID cache and handle list go with the last handle, so such
+// a node costs no more than one only looked up.
+func TestClosedFileKeepsNoExt(t *testing.T) {
+	mp, m := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{})
+	// The kernel sends RELEASE after close(2) has returned, so the test waits for it.
+	released := func(n *node) bool {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if n.x.Load() == nil {
+				return true
+			}
+		}
+		return false
+	}
+	if err := os.WriteFile(filepath.Join(mp, "f"), []byte("contents"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := m.root.GetChild("f")
+	if f == nil {
+		t.Fatal("no inode for f")
+	}
+	fn := f.Operations().(*node)
+	if !released(fn) {
+		t.Error("a closed file's node keeps its nodeExt")
+	}
+	// Open again: the new handle gets a nodeExt, and reads what was written.
+	if b, err := os.ReadFile(filepath.Join(mp, "f")); err != nil || string(b) != "contents" {
+		t.Errorf("read back %q, %v", b, err)
+	}
+	if !released(fn) {
+		t.Error("the nodeExt stays after the second close")
+	}
+	// A directory keeps its nodeExt (its IV).
+	if err := os.Mkdir(filepath.Join(mp, "d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if d := m.root.GetChild("d"); d == nil || d.Operations().(*node).x.Load() == nil {
+		t.Error("a directory's node has no nodeExt after mkdir")
 	}
 }

@@ -51,7 +51,7 @@ const xattrNameCacheMax = 256
 // with a fixed IV, so a stored name never goes stale.
 type xattrNameCache struct {
 	mu     sync.Mutex
-	stored boundedMap[string]
+	stored boundedMap[string, string]
 }
 
 // storedXattr returns the name an attribute is stored under in the cipherdir.

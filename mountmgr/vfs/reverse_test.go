@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
 	"github.com/vaultui/vaultui/vault"
@@ -404,4 +407,46 @@ func TestReverseRsyncIsIncremental(t *testing.T) {
 	t.Cleanup(v.Close)
 	mp, _ := mountTest(t, Volume{Dir: backup, Content: v.Content, Names: v.Names, PerDirIV: true}, Options{ReadOnly: true})
 	compareViews(t, "the backup mounted forward", treeSnapshot(t, mp), treeSnapshot(t, dir, vault.ReverseConfName))
+}
+
+// TestMountFlags: the forward mount and the reverse view get their mount flags from Options
+// alike (noexec when asked), and the reverse view is read-only whatever Options says.
+func TestMountFlags(t *testing.T) {
+	fwd, _ := mountTest(t, testVolume(t, crypto.AESSIV, true), Options{NoExec: true})
+	dir := t.TempDir()
+	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.UnlockReverse(dir, []byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Close)
+	rev := t.TempDir()
+	m, err := MountReverse(rev, ReverseVolume{Dir: dir, Content: v.Content, Names: v.Names,
+		PerDirIV: v.Config.Has(vault.FlagDirIV)}, Options{NoExec: true, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatalf("mount on %s: %v", rev, err)
+	}
+	t.Cleanup(func() {
+		if err := m.Unmount(); err != nil {
+			t.Errorf("unmount %s: %v", rev, err)
+			syscall.Unmount(rev, syscall.MNT_DETACH)
+		}
+	})
+	for _, c := range []struct {
+		mp         string
+		want, deny int64
+	}{
+		{fwd, unix.ST_NOEXEC, unix.ST_RDONLY},
+		{rev, unix.ST_NOEXEC | unix.ST_RDONLY, 0},
+	} {
+		var st unix.Statfs_t
+		if err := unix.Statfs(c.mp, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Flags&c.want != c.want || st.Flags&c.deny != 0 {
+			t.Errorf("%s: mount flags %#x, want %#x set and %#x clear", c.mp, st.Flags, c.want, c.deny)
+		}
+	}
 }

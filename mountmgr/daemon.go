@@ -216,8 +216,8 @@ type daemon struct {
 	// mtab is where stale mounts are found and detached; nil is procMounts.
 	mtab mountTable
 
-	// Locks, always taken in this order: cleanMu, clients, mu, stale. Each guards only the
-	// fields grouped under it.
+	// Locks, always taken in this order: cleanMu, clients, mu, stale. Each but cleanMu
+	// guards the fields grouped under it and nothing else.
 
 	// cleanMu serialises the cleanup of stale mounts (start, the retries of tick, unmount).
 	cleanMu sync.Mutex
@@ -231,7 +231,7 @@ type daemon struct {
 	}
 
 	// mu guards the mount table: the fields below up to the next lock, and each mount's
-	// movedTo and ended. The ledger file is written under it too.
+	// movedTo, ended and sampler. The ledger file is written under it too.
 	mu       sync.Mutex
 	quitting bool // set at shutdown; no new mounts after it
 	// mounts are the live mounts by mount point, and the pending ones (a mount request
@@ -264,9 +264,10 @@ type daemon struct {
 }
 
 type mount struct {
-	info    MountInfo
-	v       *unlocked
-	fs      *vfs.Mounted
+	info MountInfo
+	v    *unlocked
+	fs   *vfs.Mounted
+	// sampler (under d.mu) keeps the statistics.
 	sampler *sampler
 	idle    time.Duration
 	// dev is the file system's device number, to find the processes that use it.

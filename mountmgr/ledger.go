@@ -20,7 +20,8 @@ import (
 // that directory (file "mounts"). A starting daemon cleans up only the stale mounts its ledger
 // names: the fuse.vaultui mounts of other daemons of the same user (tests run several side by
 // side, each with its own XDG_RUNTIME_DIR) are theirs to clean and report. A mount leaves the
-// ledger when a daemon starts and finds it neither mounted nor stale.
+// ledger at the next cleanup of stale mounts (a daemon's start, a retry) that finds it neither
+// in the daemon's mount table nor stale.
 //
 // Each line names a mount by its identity (mount ID and device, see mountID) and, last, the
 // mount point it had when mounted: "ID MAJOR:MINOR PATH". A mount whose mount point was moved

@@ -359,22 +359,13 @@ func (m *Model) recordSpeed(msg tea.Msg) {
 // always, quit and help unless the screen takes typing or guards against quitting. ok is
 // false for a key the screen handles.
 func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
+	g, guarded := m.screen().(quitGuard)
+	free := !m.screen().typing() && !(guarded && g.guardsQuit())
 	switch {
-	case key.Matches(msg, m.c.keys.ForceQuit):
+	case key.Matches(msg, m.c.keys.ForceQuit), free && key.Matches(msg, m.c.keys.Quit):
 		m.quitting = true
 		return tea.Quit, true
-	case key.Matches(msg, m.c.keys.FormHelp):
-		m.fullHelp = !m.fullHelp
-		return nil, true
-	}
-	if g, guarded := m.screen().(quitGuard); m.screen().typing() || guarded && g.guardsQuit() {
-		return nil, false
-	}
-	switch {
-	case key.Matches(msg, m.c.keys.Quit):
-		m.quitting = true
-		return tea.Quit, true
-	case key.Matches(msg, m.c.keys.Help):
+	case key.Matches(msg, m.c.keys.FormHelp), free && key.Matches(msg, m.c.keys.Help):
 		m.fullHelp = !m.fullHelp
 		return nil, true
 	}

@@ -241,10 +241,7 @@ func (e *neonEmitter) initWide(k neonKernel) {
 	e.emit("MOVD $4, R3")
 	e.label(k.fn("init") + "loop")
 	for _, m := range []int{16, 17, 18, 19} {
-		for j := range k.lanes {
-			e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(3, j)), v(k.s(3, j)))
-			e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(5, j)), v(k.s(5, j)))
-		}
+		e.xorCtx(k, 3, 5)
 		e.update(k, k.lanesOf(m), nil)
 	}
 }
@@ -270,11 +267,17 @@ func (e *neonEmitter) initNarrow(k neonKernel) {
 	}
 	e.emit("MOVD $10, R3")
 	e.label(k.fn("init") + "loop")
-	for j := range k.lanes {
-		e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(3, j)), v(k.s(3, j)))
-		e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(7, j)), v(k.s(7, j)))
-	}
+	e.xorCtx(k, 3, 7)
 	e.update(k, k.lanesOf(16), k.lanesOf(18))
+}
+
+// xorCtx XORs each lane's context (V28 + lane) into its state vectors a and b,
+// as every init round does before its update.
+func (e *neonEmitter) xorCtx(k neonKernel, a, b int) {
+	for j := range k.lanes {
+		e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(a, j)), v(k.s(a, j)))
+		e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(b, j)), v(k.s(b, j)))
+	}
 }
 
 // absorbKernel emits absorb(s, src, n, stride).

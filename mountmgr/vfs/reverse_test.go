@@ -163,6 +163,12 @@ func gocryptfsMount(t *testing.T, bin, mp string, args ...string) {
 // mountReverseTest unlocks the reverse config of dir and mounts its view, unmounted at the end.
 func mountReverseTest(t *testing.T, dir string, password string, rules []string) string {
 	t.Helper()
+	return mountReverseWith(t, dir, password, rules, Options{Logger: testLogger(t)})
+}
+
+// mountReverseWith is mountReverseTest with the mount's options.
+func mountReverseWith(t *testing.T, dir string, password string, rules []string, opts Options) string {
+	t.Helper()
 	testdeps.Need(t, testdeps.FUSE)
 	v, err := vault.UnlockReverse(dir, []byte(password))
 	if err != nil {
@@ -175,7 +181,7 @@ func mountReverseTest(t *testing.T, dir string, password string, rules []string)
 	}
 	mp := t.TempDir()
 	m, err := MountReverse(mp, ReverseVolume{Dir: dir, Content: v.Content, Names: v.Names,
-		PerDirIV: v.Config.Has(vault.FlagDirIV), Exclude: ex}, Options{Logger: testLogger(t)})
+		PerDirIV: v.Config.Has(vault.FlagDirIV), Exclude: ex}, opts)
 	if err != nil {
 		t.Fatalf("mount on %s: %v", mp, err)
 	}
@@ -417,23 +423,7 @@ func TestMountFlags(t *testing.T) {
 	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := vault.UnlockReverse(dir, []byte("pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(v.Close)
-	rev := t.TempDir()
-	m, err := MountReverse(rev, ReverseVolume{Dir: dir, Content: v.Content, Names: v.Names,
-		PerDirIV: v.Config.Has(vault.FlagDirIV)}, Options{NoExec: true, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatalf("mount on %s: %v", rev, err)
-	}
-	t.Cleanup(func() {
-		if err := m.Unmount(); err != nil {
-			t.Errorf("unmount %s: %v", rev, err)
-			syscall.Unmount(rev, syscall.MNT_DETACH)
-		}
-	})
+	rev := mountReverseWith(t, dir, "pw", nil, Options{NoExec: true, Logger: testLogger(t)})
 	for _, c := range []struct {
 		mp         string
 		want, deny int64

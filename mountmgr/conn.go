@@ -31,23 +31,23 @@ func (d *daemon) accept(ln *net.UnixListener) {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		d.mu.Lock()
-		if d.exiting {
+		d.clients.Lock()
+		if d.clients.exiting {
 			// Idle exit decided: the client finds no daemon and starts a new one.
-			d.mu.Unlock()
+			d.clients.Unlock()
 			conn.Close()
 			continue
 		}
-		d.active++
-		d.mu.Unlock()
+		d.clients.active++
+		d.clients.Unlock()
 		d.conns.Add(1)
 		go func() {
 			defer d.conns.Done()
 			d.serveConn(conn)
-			d.mu.Lock()
-			d.active--
-			d.lastUsed = time.Now()
-			d.mu.Unlock()
+			d.clients.Lock()
+			d.clients.active--
+			d.clients.lastUsed = time.Now()
+			d.clients.Unlock()
 		}()
 	}
 }
@@ -186,9 +186,10 @@ func (d *daemon) handle(req *request) *response {
 
 func (d *daemon) status() []MountInfo {
 	d.refreshMountPoints()
+	stale := d.staleSnapshot()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]MountInfo, 0, len(d.mounts)+len(d.stale))
+	out := make([]MountInfo, 0, len(d.mounts)+len(d.detached)+len(stale))
 	for _, m := range d.mounts {
 		if m.fs == nil {
 			continue
@@ -206,7 +207,7 @@ func (d *daemon) status() []MountInfo {
 		info.Detached, info.Until = true, d.drainUntil
 		out = append(out, info)
 	}
-	for _, s := range d.stale {
+	for _, s := range stale {
 		out = append(out, MountInfo{CipherDir: s.CipherDir, MountPoint: s.MountPoint, Stale: true})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].MountPoint < out[j].MountPoint })

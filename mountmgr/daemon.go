@@ -52,15 +52,7 @@ type ServeOptions struct {
 // unmounts every vault and returns; see [daemon.shutdown] for busy mounts. Only one daemon
 // runs per socket directory: a second one fails at start.
 func Serve(ctx context.Context, opts ServeOptions) (err error) {
-	if opts.SocketPath == "" {
-		opts.SocketPath = SocketPath()
-	}
-	if opts.LogMax <= 0 {
-		opts.LogMax = DefaultLogMax
-	}
-	if opts.ShutdownGrace <= 0 {
-		opts.ShutdownGrace = DefaultShutdownGrace
-	}
+	opts.setDefaults()
 	dlog := openLogSink(opts)
 	defer dlog.Close()
 	defer func() { dlog.startFailed(err) }()
@@ -69,78 +61,24 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	if err := ensureSocketDir(dir); err != nil {
 		return err
 	}
-	// The lock is held for the daemon's lifetime; the kernel drops it when the process dies,
-	// so a crashed daemon never blocks the next one. A daemon that is just exiting (idle) may
-	// still hold it for a moment, hence the short retry.
-	lockPath := filepath.Join(dir, "daemon.lock")
-	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	lock, err := lockDaemon(dir)
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
-	for try := 0; ; try++ {
-		err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if try == 20 {
-			// From the open lock, not the path: reopening what is there could block on a FIFO.
-			pid := make([]byte, 32)
-			n, _ := lock.ReadAt(pid, 0)
-			pid = pid[:n]
-			return fmt.Errorf("another daemon is running (pid %s, lock %s)", strings.TrimSpace(string(pid)), lockPath)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	lock.Truncate(0)
-	fmt.Fprintf(lock, "%d\n", os.Getpid())
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	d := &daemon{
-		log:         opts.Logger,
-		uid:         os.Getuid(),
-		mounts:      map[string]*mount{},
-		settling:    map[chan struct{}]bool{},
-		quit:        make(chan struct{}),
-		ledger:      ledgerPath(dir),
-		idleExit:    opts.IdleExit,
-		grace:       opts.ShutdownGrace,
-		unmountWait: defaultUnmountWait,
-		lastUsed:    time.Now(),
-		stop:        stop,
-		dlog:        dlog,
-	}
-	if opts.EventsPath == "" {
-		opts.EventsPath, _ = EventsPath()
-	}
-	d.events = openEventLog(opts.EventsPath, opts.EventsMax, d.log)
-	if d.owned, err = readLedger(d.ledger); err != nil {
-		d.log.Printf("%v; stale mounts of an earlier daemon will not be cleaned up", err)
-	}
+	d := newDaemon(opts, dir, dlog, stop)
 	d.cleanStale()
-
-	os.Remove(opts.SocketPath) // a leftover from a dead daemon; we hold the lock
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: opts.SocketPath, Net: "unix"})
+	ln, err := d.listen(opts.SocketPath)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", opts.SocketPath, err)
-	}
-	ln.SetUnlinkOnClose(true)
-	if err := os.Chmod(opts.SocketPath, 0o600); err != nil {
-		ln.Close()
 		return err
-	}
-	var sockSt syscall.Stat_t
-	if syscall.Stat(opts.SocketPath, &sockSt) == nil {
-		d.sockPath, d.sockIno = opts.SocketPath, sockSt.Ino
 	}
 	d.log.Printf("daemon pid %d listening on %s (protocol %d)", os.Getpid(), opts.SocketPath, ProtocolVersion)
 	dlog.ready()
 	if opts.Ready != nil {
 		opts.Ready()
-	}
-	if opts.RegistryPath == "" {
-		opts.RegistryPath, _ = registry.DefaultPath()
 	}
 	if opts.Automount {
 		go d.automount(ctx, dir, opts.RegistryPath)
@@ -161,6 +99,100 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	return err
 }
 
+// setDefaults fills in what opts leaves to Serve.
+func (opts *ServeOptions) setDefaults() {
+	if opts.SocketPath == "" {
+		opts.SocketPath = SocketPath()
+	}
+	if opts.LogMax <= 0 {
+		opts.LogMax = DefaultLogMax
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = DefaultShutdownGrace
+	}
+	if opts.EventsPath == "" {
+		opts.EventsPath, _ = EventsPath()
+	}
+	if opts.RegistryPath == "" {
+		opts.RegistryPath, _ = registry.DefaultPath()
+	}
+}
+
+// lockDaemon takes the lock file in the socket directory dir that makes this the only daemon
+// there, and writes its pid into it. The lock is held for the daemon's lifetime (until the
+// file is closed); the kernel drops it when the process dies, so a crashed daemon never
+// blocks the next one. A daemon that is just exiting (idle) may still hold it for a moment,
+// hence the short retry.
+func lockDaemon(dir string) (*os.File, error) {
+	lockPath := filepath.Join(dir, "daemon.lock")
+	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for try := 0; ; try++ {
+		err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if try == 20 {
+			// From the open lock, not the path: reopening what is there could block on a FIFO.
+			pid := make([]byte, 32)
+			n, _ := lock.ReadAt(pid, 0)
+			lock.Close()
+			return nil, fmt.Errorf("another daemon is running (pid %s, lock %s)", strings.TrimSpace(string(pid[:n])), lockPath)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	lock.Truncate(0)
+	fmt.Fprintf(lock, "%d\n", os.Getpid())
+	return lock, nil
+}
+
+// newDaemon is the daemon of the socket directory dir, with its event log and the ledger
+// of an earlier daemon read; stop ends Serve.
+func newDaemon(opts ServeOptions, dir string, dlog *logSink, stop func()) *daemon {
+	d := &daemon{
+		log:         opts.Logger,
+		uid:         os.Getuid(),
+		mounts:      map[string]*mount{},
+		settling:    map[chan struct{}]bool{},
+		quit:        make(chan struct{}),
+		ledger:      ledgerPath(dir),
+		idleExit:    opts.IdleExit,
+		grace:       opts.ShutdownGrace,
+		unmountWait: defaultUnmountWait,
+		stop:        stop,
+		dlog:        dlog,
+	}
+	d.clients.lastUsed = time.Now()
+	d.events = openEventLog(opts.EventsPath, opts.EventsMax, d.log)
+	var err error
+	if d.owned, err = readLedger(d.ledger); err != nil {
+		d.log.Printf("%v; stale mounts of an earlier daemon will not be cleaned up", err)
+	}
+	return d
+}
+
+// listen opens the control socket at path, replacing a dead daemon's leftover (the caller
+// holds the daemon lock), and records its identity to notice when it is gone.
+func (d *daemon) listen(path string) (*net.UnixListener, error) {
+	os.Remove(path)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	var st syscall.Stat_t
+	if syscall.Stat(path, &st) == nil {
+		d.sockPath, d.sockIno = path, st.Ino
+	}
+	return ln, nil
+}
+
 type daemon struct {
 	log    *log.Logger
 	dlog   *logSink // where log goes, for DaemonInfo
@@ -179,44 +211,64 @@ type daemon struct {
 	sockPath string
 	sockIno  uint64
 
-	// cleanMu serialises the cleanup of stale mounts (start, the retries of tick, unmount).
-	cleanMu sync.Mutex
+	// ledger is the file listing the mount points this socket directory's daemons mounted
+	// (ledger.go), to find the stale mounts of a daemon that died.
+	ledger string
 	// mtab is where stale mounts are found and detached; nil is procMounts.
 	mtab mountTable
 
+	// Locks, always taken in this order: cleanMu, clients, mu, stale. Each but cleanMu
+	// guards the fields grouped under it and nothing else.
+
+	// cleanMu serialises the cleanup of stale mounts (start, the retries of tick, unmount).
+	cleanMu sync.Mutex
+
+	// clients is what the idle exit is decided from (see idleExitDue).
+	clients struct {
+		sync.Mutex
+		active   int       // connected clients
+		lastUsed time.Time // when the daemon was last seen in use (a mount, a client)
+		exiting  bool      // the idle exit is decided: connections are refused
+	}
+
+	// mu guards the mount table: the fields below up to the next lock, and each mount's
+	// movedTo, ended and sampler. The ledger file is written under it too.
 	mu       sync.Mutex
-	quitting bool              // set at shutdown; no new mounts after it
-	mounts   map[string]*mount // by mount point; pending mounts have m == nil
+	quitting bool // set at shutdown; no new mounts after it
+	// mounts are the live mounts by mount point, and the pending ones (a mount request
+	// being served reserves its mount point): those have no file system yet (fs == nil).
+	mounts map[string]*mount
 	// detached are file systems no longer mounted here that still have users (a lazy
 	// unmount, a busy mount at shutdown, a copy in another mount namespace); they are served
 	// until the kernel lets go of them.
 	detached []*mount
 	// drainUntil is when a stopping daemon stops serving detached mounts.
 	drainUntil time.Time
-	// active counts connected clients; lastUsed is when something was last mounted or
-	// connected; exiting is set once the idle exit is decided.
-	active   int
-	lastUsed time.Time
-	exiting  bool
-	stale    []StaleMount // stale mounts that could not be cleaned yet; retried by tick
-	// unreported is the stale mount report not yet delivered: each stale mount found (cleaned
-	// or not) and each later successful retry, kept until a status request that asks for the
-	// report (Client.Stale) has been answered with it. So the user is told once, by the first
-	// "vaultui status" or "vaultui mount" after the daemon started, however long it lives.
-	unreported []StaleMount
-	// ledger is the file listing the mount points this socket directory's daemons mounted
-	// (ledger.go); owned is its content: the only stale mounts cleanStale touches.
-	ledger string
-	owned  map[string]mountID
 	// settling holds a channel per mount request being served, closed when it is done: what
 	// "unmount --all" waits for, so a mount being set up is not left behind.
 	settling map[chan struct{}]bool
+	// owned is the ledger's content: the only stale mounts cleanStale touches.
+	owned map[string]mountID
+
+	// stale is what is known of stale mounts (left by a daemon that died).
+	stale struct {
+		sync.Mutex
+		// mounts are the stale mounts that could not be cleaned yet; retried by tick.
+		mounts []StaleMount
+		// unreported is the report not yet delivered: each stale mount found (cleaned or
+		// not) and each later successful retry, kept until a status request that asks for
+		// the report (Client.Stale) has been answered with it. So the user is told once, by
+		// the first "vaultui status" or "vaultui mount" after the daemon started, however
+		// long it lives.
+		unreported []StaleMount
+	}
 }
 
 type mount struct {
-	info    MountInfo
-	v       *unlocked
-	fs      *vfs.Mounted
+	info MountInfo
+	v    *unlocked
+	fs   *vfs.Mounted
+	// sampler (under d.mu) keeps the statistics.
 	sampler *sampler
 	idle    time.Duration
 	// dev is the file system's device number, to find the processes that use it.

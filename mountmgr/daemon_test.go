@@ -337,8 +337,8 @@ func TestProtocolVersionMismatch(t *testing.T) {
 func TestStaleReportOnce(t *testing.T) {
 	found := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
-	d.stale = []StaleMount{{MountPoint: "/m/b", CipherDir: "/c/b", Found: found, Error: "EBUSY"}}
-	d.unreported = []StaleMount{{MountPoint: "/m/a", CipherDir: "/c/a", Found: found, Cleaned: true}, d.stale[0]}
+	d.stale.mounts = []StaleMount{{MountPoint: "/m/b", CipherDir: "/c/b", Found: found, Error: "EBUSY"}}
+	d.stale.unreported = []StaleMount{{MountPoint: "/m/a", CipherDir: "/c/a", Found: found, Cleaned: true}, d.stale.mounts[0]}
 	a, b := socketPair(t)
 	serveTest(t, d, b)
 	r := bufio.NewReader(a)

@@ -145,8 +145,8 @@ func TestPanicAnswersOneRequest(t *testing.T) {
 	a, b := socketPair(t)
 	// Unmounting the stale mount /x panics in the mount table.
 	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
-		stale: []StaleMount{{MountPoint: "/x", CipherDir: "/c"}},
-		mtab:  fakeMounts{detachFn: func(string) error { panic("boom") }}}
+		mtab: fakeMounts{detachFn: func(string) error { panic("boom") }}}
+	d.stale.mounts = []StaleMount{{MountPoint: "/x", CipherDir: "/c"}}
 	serveTest(t, d, b)
 	r := bufio.NewReader(a)
 	for i, op := range []string{opUnmount, opPing} {

@@ -101,16 +101,16 @@ func (d *daemon) owns(e mountEntry) bool {
 	return false
 }
 
-// pruneLedger keeps in the ledger only what may still need cleaning up: live mounts and stale
-// ones not cleaned yet. The caller holds d.mu.
-func (d *daemon) pruneLedger() {
+// pruneLedger keeps in the ledger only what may still need cleaning up: the mounts in the
+// table and the stale ones not cleaned yet (stale). The caller holds d.mu.
+func (d *daemon) pruneLedger(stale []StaleMount) {
 	owned := map[string]mountID{}
-	for mp, m := range d.mounts {
-		if id, ok := d.owned[mp]; m != nil && ok {
+	for mp := range d.mounts {
+		if id, ok := d.owned[mp]; ok {
 			owned[mp] = id
 		}
 	}
-	for _, s := range d.stale {
+	for _, s := range stale {
 		owned[s.MountPoint] = s.id
 	}
 	if !maps.Equal(owned, d.owned) {

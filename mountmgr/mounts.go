@@ -26,45 +26,20 @@ import (
 func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	defer crypto.Wipe(r.Password)
 	defer crypto.Wipe(r.MasterKey)
-	d.mu.Lock()
-	if d.quitting {
-		d.mu.Unlock()
-		return MountInfo{}, errors.New("the mount manager is shutting down")
+	settled, err := d.startRequest()
+	if err != nil {
+		return MountInfo{}, err
 	}
-	d.inflight.Add(1)
-	settled := make(chan struct{})
-	if d.settling == nil {
-		d.settling = map[chan struct{}]bool{}
-	}
-	d.settling[settled] = true
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		delete(d.settling, settled)
-		close(settled)
-		d.mu.Unlock()
-		d.inflight.Done()
-	}()
+	defer settled()
 	if !filepath.IsAbs(r.CipherDir) || !filepath.IsAbs(r.MountPoint) {
 		return MountInfo{}, errors.New("cipherdir and mount point must be absolute paths")
 	}
 	cipherDir, mountPoint := filepath.Clean(r.CipherDir), filepath.Clean(r.MountPoint)
 	// What cannot be stat'ed is reported by the checks below (missing vault or mount point).
 	vid, _ := vault.IDOf(cipherDir)
-	dir, _ := vault.IDOf(mountPoint)
-	d.mu.Lock()
-	for mp, m := range d.mounts {
-		if mp == mountPoint || !dir.IsZero() && (m.dir == dir || m.root == dir) {
-			d.mu.Unlock()
-			return MountInfo{}, errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
-		}
-		if !vid.IsZero() && m.vid == vid {
-			d.mu.Unlock()
-			return MountInfo{}, errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, d.whereNow(m))
-		}
+	if err := d.reserve(cipherDir, mountPoint, vid); err != nil {
+		return MountInfo{}, err
 	}
-	d.mounts[mountPoint] = &mount{info: MountInfo{CipherDir: cipherDir, MountPoint: mountPoint}, vid: vid, dir: dir}
-	d.mu.Unlock()
 	ok := false
 	defer func() {
 		if !ok {
@@ -73,19 +48,7 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 			d.mu.Unlock()
 		}
 	}()
-	// Mounted by someone else: gocryptfs, another vaultui daemon, any file system whose
-	// source is this cipherdir. Two servers of one vault corrupt each other's blocks.
-	if !vid.IsZero() {
-		for _, e := range mountsOf(vid) {
-			return MountInfo{}, errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s (%s, from %s)",
-				cipherDir, e.MountPoint, e.FSType, e.Source)
-		}
-	}
-
-	if err := CheckNesting(cipherDir, mountPoint); err != nil {
-		return MountInfo{}, err
-	}
-	if err := checkMountPoint(mountPoint); err != nil {
+	if err := checkUnused(cipherDir, mountPoint, vid); err != nil {
 		return MountInfo{}, err
 	}
 	if r.Reverse {
@@ -122,6 +85,86 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		v.Close()
 		return MountInfo{}, fmt.Errorf("mounting %s at %s: %w", cipherDir, mountPoint, explainFuseFailure(err, fuseDevice))
 	}
+	m := d.newMount(r, cipherDir, mountPoint, vid, v, mnt)
+	d.mu.Lock()
+	d.mounts[mountPoint] = m
+	d.owned[mountPoint] = m.mnt
+	d.saveLedger()
+	d.mu.Unlock()
+	ok = true
+	recovery := ""
+	if r.ForceDecode {
+		recovery = ", read-only for recovery: blocks that fail authentication read as zeros, each logged"
+	}
+	d.log.Printf("mounted %s (%s) at %s%s", cipherDir, m.info.Cipher, m.info.MountPoint, recovery)
+	d.eventMounted(cipherDir, m.info.MountPoint, r.Reverse)
+	if v.notice != "" {
+		d.log.Printf("%s: %s", cipherDir, v.notice)
+	}
+	go d.watchEnd(m, mountPoint)
+	return m.info, nil
+}
+
+// startRequest counts a mount request in (d.inflight, d.settling) unless the daemon is
+// quitting; settled counts it out.
+func (d *daemon) startRequest() (settled func(), err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.quitting {
+		return nil, errors.New("the mount manager is shutting down")
+	}
+	d.inflight.Add(1)
+	ch := make(chan struct{})
+	if d.settling == nil {
+		d.settling = map[chan struct{}]bool{}
+	}
+	d.settling[ch] = true
+	return func() {
+		d.mu.Lock()
+		delete(d.settling, ch)
+		close(ch)
+		d.mu.Unlock()
+		d.inflight.Done()
+	}, nil
+}
+
+// reserve enters a pending mount of the vault cipherDir (identity vid) at mountPoint in
+// d.mounts, unless the vault or the mount point is in the table already.
+func (d *daemon) reserve(cipherDir, mountPoint string, vid vault.ID) error {
+	dir, _ := vault.IDOf(mountPoint)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for mp, m := range d.mounts {
+		if mp == mountPoint || !dir.IsZero() && (m.dir == dir || m.root == dir) {
+			return errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
+		}
+		if !vid.IsZero() && m.vid == vid {
+			return errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, d.whereNow(m))
+		}
+	}
+	d.mounts[mountPoint] = &mount{info: MountInfo{CipherDir: cipherDir, MountPoint: mountPoint}, vid: vid, dir: dir}
+	return nil
+}
+
+// checkUnused checks what the mount table of this daemon cannot tell: that nobody else has
+// mounted the vault, and that the vault and the mount point may be mounted there.
+func checkUnused(cipherDir, mountPoint string, vid vault.ID) error {
+	// Mounted by someone else: gocryptfs, another vaultui daemon, any file system whose
+	// source is this cipherdir. Two servers of one vault corrupt each other's blocks.
+	if !vid.IsZero() {
+		for _, e := range mountsOf(vid) {
+			return errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s (%s, from %s)",
+				cipherDir, e.MountPoint, e.FSType, e.Source)
+		}
+	}
+	if err := CheckNesting(cipherDir, mountPoint); err != nil {
+		return err
+	}
+	return checkMountPoint(mountPoint)
+}
+
+// newMount describes the vault v of the request r, just mounted (mnt) at mountPoint.
+func (d *daemon) newMount(r *MountRequest, cipherDir, mountPoint string, vid vault.ID, v *unlocked, mnt *vfs.Mounted) *mount {
 	var st unix.Stat_t
 	if err := unix.Stat(mountPoint, &st); err != nil {
 		d.log.Printf("mounted %s but cannot stat it: %v; its users cannot be named", mountPoint, err)
@@ -159,54 +202,42 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	if e, found, _ := findMount(id); found {
 		m.info.MountPoint = e.MountPoint // where the kernel put it: symlinks resolved
 	}
+	return m
+}
+
+// watchEnd waits for the file system of m, entered in d.mounts at mountPoint, to end. If it
+// goes away behind our back (fusermount -u by hand), it is forgotten. A detached one is
+// forgotten, and its keys wiped, once its last user is gone.
+func (d *daemon) watchEnd(m *mount, mountPoint string) {
+	m.fs.Wait()
+	cipherDir := m.info.CipherDir
 	d.mu.Lock()
-	d.mounts[mountPoint] = m
-	d.owned[mountPoint] = id
-	d.saveLedger()
+	where := m.info.MountPoint
+	external := d.mounts[mountPoint] == m && !m.closing.Load()
+	if d.mounts[mountPoint] == m {
+		delete(d.mounts, mountPoint)
+	}
+	// Gone from the kernel: its mount ID and device number are free for the next file
+	// system, which a later daemon must not take for this one and "clean up".
+	d.pruneLedger(d.staleSnapshot())
+	detached := slices.Contains(d.detached, m)
+	m.ended = true // from now on it cannot be detached
 	d.mu.Unlock()
-	ok = true
-	recovery := ""
-	if r.ForceDecode {
-		recovery = ", read-only for recovery: blocks that fail authentication read as zeros, each logged"
+	if external {
+		d.log.Printf("%s was unmounted externally", where)
+		d.eventUnmounted(cipherDir, where, ReasonExternal, m.info.Reverse)
 	}
-	d.log.Printf("mounted %s (%s) at %s%s", cipherDir, m.info.Cipher, m.info.MountPoint, recovery)
-	d.eventMounted(cipherDir, m.info.MountPoint, r.Reverse)
-	if v.notice != "" {
-		d.log.Printf("%s: %s", cipherDir, v.notice)
+	if detached {
+		d.log.Printf("%s (detached): its last user is gone; file system closed", where)
+		d.eventUnmounted(cipherDir, where, ReasonReleased, m.info.Reverse)
 	}
-	// If the file system goes away behind our back (fusermount -u by hand), forget it.
-	// A detached one is forgotten, and its keys wiped, once its last user is gone.
-	go func() {
-		mnt.Wait()
-		d.mu.Lock()
-		where := m.info.MountPoint
-		external := d.mounts[mountPoint] == m && !m.closing.Load()
-		if d.mounts[mountPoint] == m {
-			delete(d.mounts, mountPoint)
-		}
-		// Gone from the kernel: its mount ID and device number are free for the next file
-		// system, which a later daemon must not take for this one and "clean up".
-		d.pruneLedger()
-		detached := slices.Contains(d.detached, m)
-		m.ended = true // from now on it cannot be detached
-		d.mu.Unlock()
-		if external {
-			d.log.Printf("%s was unmounted externally", where)
-			d.eventUnmounted(cipherDir, where, ReasonExternal, r.Reverse)
-		}
-		if detached {
-			d.log.Printf("%s (detached): its last user is gone; file system closed", where)
-			d.eventUnmounted(cipherDir, where, ReasonReleased, r.Reverse)
-		}
-		v.Close()
-		// Only now is the mount done: a shutdown waiting for its detached mounts exits once
-		// this one is logged and its keys are wiped, not before.
-		d.mu.Lock()
-		d.dropDetached(m)
-		close(m.done)
-		d.mu.Unlock()
-	}()
-	return m.info, nil
+	m.v.Close()
+	// Only now is the mount done: a shutdown waiting for its detached mounts exits once
+	// this one is logged and its keys are wiped, not before.
+	d.mu.Lock()
+	d.dropDetached(m)
+	close(m.done)
+	d.mu.Unlock()
 }
 
 // whereNow is where m is mounted now: its mount point as the kernel lists it today (moved
@@ -357,13 +388,14 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 	if d.mounts[mp] == m {
 		delete(d.mounts, mp)
 	}
-	d.pruneLedger()
+	d.pruneLedger(d.staleSnapshot())
 	d.mu.Unlock()
 	d.log.Printf("unmounted %s (%s)", where, m.info.CipherDir)
 	return nil
 }
 
-// refreshMountPoints records where the kernel lists the live mounts now (mount.movedTo) (a parent directory renamed since), from one read of the mount table.
+// refreshMountPoints records in mount.movedTo where the kernel lists each live mount now (a
+// parent directory renamed since), from one read of the mount table.
 func (d *daemon) refreshMountPoints() {
 	entries, err := readMountInfo()
 	if err != nil {

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/vaultui/vaultui/crypto"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vaultui/vaultui/crypto"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,8 +36,8 @@ func TestLongRepliesArePaged(t *testing.T) {
 	d.events = openEventLog("", DefaultEventsMax, d.log)
 	for i := range 500 {
 		s := StaleMount{MountPoint: longPath("/m", fmt.Sprintf("/%03d", i)), CipherDir: longPath("/c", fmt.Sprintf("/%03d", i)), Error: "EBUSY"}
-		d.stale = append(d.stale, s)
-		d.unreported = append(d.unreported, s)
+		d.stale.mounts = append(d.stale.mounts, s)
+		d.stale.unreported = append(d.stale.unreported, s)
 	}
 	for i := range 1000 {
 		d.events.add(Event{Kind: EventMountFailed, CipherDir: longPath("/c", fmt.Sprintf("/%04d", i)),
@@ -50,7 +51,7 @@ func TestLongRepliesArePaged(t *testing.T) {
 	if err != nil {
 		t.Fatalf("status of 500 mounts: %v", err)
 	}
-	if len(st) != 500 || st[0].MountPoint != d.stale[0].MountPoint || st[499].CipherDir != d.stale[499].CipherDir {
+	if len(st) != 500 || st[0].MountPoint != d.stale.mounts[0].MountPoint || st[499].CipherDir != d.stale.mounts[499].CipherDir {
 		t.Fatalf("status: %d mounts", len(st))
 	}
 	evs, err := c.Events(ctx(t), 0)
@@ -86,7 +87,7 @@ func TestLongRepliesArePaged(t *testing.T) {
 	}
 	joined, err := readReply(bufio.NewReader(strings.NewReader(all.String())))
 	if err != nil || joined.ID != 9 || joined.PID != 42 || len(joined.Mounts) != 500 || len(joined.Events) != 500 ||
-		joined.Mounts[123].MountPoint != d.stale[123].MountPoint || joined.Events[321].Seq != 822 {
+		joined.Mounts[123].MountPoint != d.stale.mounts[123].MountPoint || joined.Events[321].Seq != 822 {
 		t.Fatalf("joined reply: %v", err)
 	}
 	// A short reply is one line, as before.

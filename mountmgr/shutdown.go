@@ -125,24 +125,40 @@ func (d *daemon) idleExitDue(now time.Time) bool {
 	if d.idleExit <= 0 {
 		return false
 	}
+	d.clients.Lock()
+	defer d.clients.Unlock()
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.quitting || d.exiting {
+	quitting := d.quitting
+	d.mu.Unlock()
+	if d.clients.exiting || quitting {
 		return false
+	}
+	if d.clients.active > 0 || d.inUse() {
+		d.clients.lastUsed = now
+		return false
+	}
+	if now.Sub(d.clients.lastUsed) < d.idleExit {
+		return false
+	}
+	d.clients.exiting = true
+	d.log.Printf("nothing mounted and no client for %v: exiting (a client starts the daemon again when needed)", d.idleExit)
+	return true
+}
+
+// inUse reports whether the daemon has mounts or stale mounts to look after.
+func (d *daemon) inUse() bool {
+	d.mu.Lock()
+	mounted := len(d.mounts) > 0 || len(d.detached) > 0
+	d.mu.Unlock()
+	if mounted {
+		return true
 	}
 	// Stale mounts to retry and a report not yet delivered keep it too, as long as a client
 	// can still reach it: a daemon whose socket is gone (runtime dir removed) is orphaned.
-	if len(d.mounts) > 0 || len(d.detached) > 0 || d.active > 0 ||
-		((len(d.stale) > 0 || len(d.unreported) > 0) && d.reachable()) {
-		d.lastUsed = now
-		return false
-	}
-	if now.Sub(d.lastUsed) < d.idleExit {
-		return false
-	}
-	d.exiting = true
-	d.log.Printf("nothing mounted and no client for %v: exiting (a client starts the daemon again when needed)", d.idleExit)
-	return true
+	d.stale.Lock()
+	stale := len(d.stale.mounts) > 0 || len(d.stale.unreported) > 0
+	d.stale.Unlock()
+	return stale && d.reachable()
 }
 
 // reachable reports whether the daemon's socket is still where clients look for it.

@@ -13,13 +13,13 @@ func (d *daemon) mountTable() mountTable {
 }
 
 func (d *daemon) staleSnapshot() []StaleMount {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]StaleMount(nil), d.stale...)
+	d.stale.Lock()
+	defer d.stale.Unlock()
+	return append([]StaleMount(nil), d.stale.mounts...)
 }
 
 // cleanStale finds mounts left by a daemon that died and detaches them. Each new one, and each
-// earlier failure that now succeeds, goes into the report for the user (d.unreported).
+// earlier failure that now succeeds, goes into the report for the user (d.stale.unreported).
 func (d *daemon) cleanStale() {
 	d.cleanMu.Lock()
 	defer d.cleanMu.Unlock()
@@ -64,9 +64,11 @@ func (d *daemon) cleanStale() {
 		news = append(news, s)
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.stale = left
-	d.pruneLedger()
+	d.pruneLedger(left)
+	d.mu.Unlock()
+	d.stale.Lock()
+	defer d.stale.Unlock()
+	d.stale.mounts = left
 	for _, s := range news {
 		d.addReport(s)
 		d.eventStale(s)
@@ -74,33 +76,34 @@ func (d *daemon) cleanStale() {
 	// Earlier failures that are gone now (unmounted by hand or by "vaultui unmount"): a report
 	// not yet delivered must not claim they are still there.
 	for _, s := range prev {
-		for i := range d.unreported {
-			if d.unreported[i].MountPoint == s.MountPoint {
-				d.unreported[i].Cleaned, d.unreported[i].Error = true, ""
+		for i := range d.stale.unreported {
+			if d.stale.unreported[i].MountPoint == s.MountPoint {
+				d.stale.unreported[i].Cleaned, d.stale.unreported[i].Error = true, ""
 			}
 		}
 	}
 }
 
 // addReport adds s to the undelivered report, replacing an entry for the same mount point
-// (a failure that a retry has since cleaned). The caller holds d.mu.
+// (a failure that a retry has since cleaned). The caller holds d.stale.
 func (d *daemon) addReport(s StaleMount) {
-	for i := range d.unreported {
-		if d.unreported[i].MountPoint == s.MountPoint {
-			d.unreported[i] = s
+	u := d.stale.unreported
+	for i := range u {
+		if u[i].MountPoint == s.MountPoint {
+			u[i] = s
 			return
 		}
 	}
-	d.unreported = append(d.unreported, s)
+	d.stale.unreported = append(u, s)
 }
 
 // takeReport hands out the undelivered stale mount report and forgets it; giveBackReport
 // returns it when the answer could not be sent.
 func (d *daemon) takeReport() []StaleMount {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	r := d.unreported
-	d.unreported = nil
+	d.stale.Lock()
+	defer d.stale.Unlock()
+	r := d.stale.unreported
+	d.stale.unreported = nil
 	return r
 }
 
@@ -108,16 +111,16 @@ func (d *daemon) giveBackReport(r []StaleMount) {
 	if len(r) == 0 {
 		return
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.stale.Lock()
+	defer d.stale.Unlock()
 	// Entries added meanwhile are newer news about the same mounts; they win.
 	for _, s := range r {
 		dup := false
-		for _, u := range d.unreported {
+		for _, u := range d.stale.unreported {
 			dup = dup || u.MountPoint == s.MountPoint
 		}
 		if !dup {
-			d.unreported = append(d.unreported, s)
+			d.stale.unreported = append(d.stale.unreported, s)
 		}
 	}
 }

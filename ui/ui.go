@@ -229,21 +229,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case mountsMsg:
 		m.watchFails = 0
 		m.c.mounts = msg
-		seen := map[string]bool{}
-		for _, mt := range msg {
-			h := m.c.history[mt.MountPoint]
-			if h == nil {
-				h = &history{}
-				m.c.history[mt.MountPoint] = h
-			}
-			h.add(mt)
-			seen[mt.MountPoint] = true
-		}
-		for mp := range m.c.history {
-			if !seen[mp] {
-				delete(m.c.history, mp)
-			}
-		}
+		m.recordHistory(msg)
 		return m.screen().Update(msg)
 	case watchEnded:
 		if m.c.ctx.Err() != nil {
@@ -259,16 +245,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.c.addEvents(msg)
 		return m.screen().Update(msg)
 	case eventsEnded:
-		// The watch stream reports the daemon's trouble on the list; the events screen shows
-		// this one's, so that an event log that cannot be read is not taken for an empty one.
-		if m.c.ctx.Err() != nil {
-			return nil
-		}
-		if msg.err != nil {
-			m.c.eventsErr = msg.err
-		}
-		m.eventFails++
-		return tea.Tick(watchBackoff(m.eventFails), func(time.Time) tea.Msg { return eventsRetry{} })
+		return m.eventsEnded(msg)
 	case eventsRetry:
 		return m.startEvents()
 	case refreshRegistry:
@@ -289,27 +266,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.screen().Update(msg)
 	case runSpeedMsg:
 		return m.startSpeed()
-	case speedProgress:
-		if msg.run == m.c.speed.run {
-			m.c.speed.report = msg.report
-		}
-		return m.screen().Update(msg)
-	case speedDone:
-		if msg.run == m.c.speed.run {
-			m.c.speed.running = false
-			m.c.speed.report, m.c.speed.err = msg.report, msg.err
-			if msg.err == nil {
-				rec := msg.report.Recommend()
-				m.c.speed.rec = &rec
-			}
-		}
-		return m.screen().Update(msg)
-	case speedLoaded:
-		// A test run in this session is newer than the cache.
-		if !m.c.speed.running && m.c.speed.rec == nil {
-			rec := msg.report.Recommend()
-			m.c.speed.report, m.c.speed.rec = msg.report, &rec
-		}
+	case speedProgress, speedDone, speedLoaded:
+		m.recordSpeed(msg)
 		return m.screen().Update(msg)
 	case conflictsOpened:
 		if cs, ok := m.current.(*conflictsScreen); ok && cs.takes(msg) {
@@ -332,27 +290,89 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.fullHelp = false
 		return msg.s.Init()
 	case tea.KeyMsg:
-		if key.Matches(msg, m.c.keys.ForceQuit) {
-			m.quitting = true
-			return tea.Quit
-		}
-		if key.Matches(msg, m.c.keys.FormHelp) {
-			m.fullHelp = !m.fullHelp
-			return nil
-		}
-		g, guarded := m.screen().(quitGuard)
-		if !m.screen().typing() && !(guarded && g.guardsQuit()) {
-			switch {
-			case key.Matches(msg, m.c.keys.Quit):
-				m.quitting = true
-				return tea.Quit
-			case key.Matches(msg, m.c.keys.Help):
-				m.fullHelp = !m.fullHelp
-				return nil
-			}
+		if cmd, ok := m.globalKey(msg); ok {
+			return cmd
 		}
 	}
 	return m.screen().Update(msg)
+}
+
+// recordHistory adds the mounts' statistics to their history and forgets the history of
+// mounts that are gone.
+func (m *Model) recordHistory(mounts mountsMsg) {
+	seen := map[string]bool{}
+	for _, mt := range mounts {
+		h := m.c.history[mt.MountPoint]
+		if h == nil {
+			h = &history{}
+			m.c.history[mt.MountPoint] = h
+		}
+		h.add(mt)
+		seen[mt.MountPoint] = true
+	}
+	for mp := range m.c.history {
+		if !seen[mp] {
+			delete(m.c.history, mp)
+		}
+	}
+}
+
+// eventsEnded retries the event stream after a backoff. The watch stream reports the
+// daemon's trouble on the list; the events screen shows this one's, so that an event log
+// that cannot be read is not taken for an empty one.
+func (m *Model) eventsEnded(msg eventsEnded) tea.Cmd {
+	if m.c.ctx.Err() != nil {
+		return nil
+	}
+	if msg.err != nil {
+		m.c.eventsErr = msg.err
+	}
+	m.eventFails++
+	return tea.Tick(watchBackoff(m.eventFails), func(time.Time) tea.Msg { return eventsRetry{} })
+}
+
+// recordSpeed keeps what a speed test message (speedProgress, speedDone, speedLoaded) says
+// in the shared speed state, which outlives the speed screen.
+func (m *Model) recordSpeed(msg tea.Msg) {
+	sp := &m.c.speed
+	switch msg := msg.(type) {
+	case speedProgress:
+		if msg.run == sp.run {
+			sp.report = msg.report
+		}
+	case speedDone:
+		if msg.run == sp.run {
+			sp.running = false
+			sp.report, sp.err = msg.report, msg.err
+			if msg.err == nil {
+				rec := msg.report.Recommend()
+				sp.rec = &rec
+			}
+		}
+	case speedLoaded:
+		// A test run in this session is newer than the cache.
+		if !sp.running && sp.rec == nil {
+			rec := msg.report.Recommend()
+			sp.report, sp.rec = msg.report, &rec
+		}
+	}
+}
+
+// globalKey handles the keys that work on every screen: force quit and the form help
+// always, quit and help unless the screen takes typing or guards against quitting. ok is
+// false for a key the screen handles.
+func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
+	g, guarded := m.screen().(quitGuard)
+	free := !m.screen().typing() && !(guarded && g.guardsQuit())
+	switch {
+	case key.Matches(msg, m.c.keys.ForceQuit), free && key.Matches(msg, m.c.keys.Quit):
+		m.quitting = true
+		return tea.Quit, true
+	case key.Matches(msg, m.c.keys.FormHelp), free && key.Matches(msg, m.c.keys.Help):
+		m.fullHelp = !m.fullHelp
+		return nil, true
+	}
+	return nil, false
 }
 
 func (m *Model) View() string {

@@ -569,11 +569,11 @@ func (v *Vault) readSymlink(n Node) (string, error) {
 // readChunkBlocks is how many blocks decryptFile reads at once (128 KiB).
 const readChunkBlocks = 32
 
-// decryptFile decrypts the file at cipherPath block by block, calling data
-// (if not nil) with each run of plaintext at its offset; blocks that do not
-// authenticate are reported as problems and given to data as zeros. It
-// returns the plaintext size and whether the file was readable at all (a
-// bad header or I/O error makes it unreadable).
+// decryptFile decrypts the file n block by block, calling data (if not nil) with each run
+// of plaintext at its offset; blocks that do not authenticate are reported as problems and
+// given to data as zeros. It returns the plaintext size, or an error when the file cannot be
+// read at all (an I/O error, a bad header; each also reported as a problem), ctx is done or
+// data fails.
 func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b []byte) error, problem func(Problem)) (int64, error) {
 	return v.decryptFileMetered(ctx, n, data, problem, nil)
 }
@@ -586,27 +586,10 @@ func (v *Vault) decryptFileMetered(ctx context.Context, n Node, data func(off in
 		return 0, err
 	}
 	f := os.NewFile(uintptr(fd), n.CipherPath)
-	if err != nil {
-		problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
-		return 0, err
-	}
 	defer f.Close()
-	ce := v.Content
-	csize := uint64(n.Info.Size())
+	csize, psize, err := v.readableSize(n, problem)
 	if csize == 0 {
-		return 0, nil
-	}
-	psize, err := ce.PlainSize(csize)
-	if err != nil {
-		problem(newProblem(n.Path, n.CipherPath, KindSize, errDetail(err)))
-		// Check what is there: the header and all full blocks.
-		if csize < crypto.HeaderLen {
-			return 0, err
-		}
-		cbs := uint64(ce.CipherBlockSize())
-		full := (csize - crypto.HeaderLen) / cbs
-		csize = crypto.HeaderLen + full*cbs
-		psize = full * crypto.BlockSize
+		return 0, err
 	}
 	var hdr [crypto.HeaderLen]byte
 	if _, err := io.ReadFull(f, hdr[:]); err != nil {
@@ -618,28 +601,63 @@ func (v *Vault) decryptFileMetered(ctx context.Context, n Node, data func(off in
 		problem(newProblem(n.Path, n.CipherPath, KindHeader, errDetail(err)))
 		return 0, err
 	}
-	cbs := int64(ce.CipherBlockSize())
+	cbs := int64(v.Content.CipherBlockSize())
 	nblocks := (int64(csize) - crypto.HeaderLen + cbs - 1) / cbs
+	bad, err := v.decryptBlocks(ctx, f, n, h.ID[:], int64(csize), data, problem, m)
+	if err != nil {
+		return 0, err
+	}
+	reportBadBlocks(n, bad, nblocks, problem)
+	return int64(psize), nil
+}
+
+// readableSize returns the cipher size of the file n to read and its plaintext size. A size
+// no file of the format has is reported as a problem; then what is there is read: the header
+// and the full blocks, or nothing (csize 0, with the error) without a whole header.
+func (v *Vault) readableSize(n Node, problem func(Problem)) (csize, psize uint64, err error) {
+	csize = uint64(n.Info.Size())
+	if csize == 0 {
+		return 0, 0, nil
+	}
+	psize, err = v.Content.PlainSize(csize)
+	if err == nil {
+		return csize, psize, nil
+	}
+	problem(newProblem(n.Path, n.CipherPath, KindSize, errDetail(err)))
+	if csize < crypto.HeaderLen {
+		return 0, 0, err
+	}
+	cbs := uint64(v.Content.CipherBlockSize())
+	full := (csize - crypto.HeaderLen) / cbs
+	return crypto.HeaderLen + full*cbs, full * crypto.BlockSize, nil
+}
+
+// decryptBlocks reads and decrypts the blocks of f (the file n with the ID fileID, csize
+// bytes of it to read) readChunkBlocks at a time, giving each run of plaintext to data, with
+// zeros for the blocks that do not authenticate; it returns those as ranges of block numbers.
+func (v *Vault) decryptBlocks(ctx context.Context, f *os.File, n Node, fileID []byte, csize int64,
+	data func(off int64, b []byte) error, problem func(Problem), m *meter) (bad [][2]int64, err error) {
+	ce := v.Content
+	cbs := int64(ce.CipherBlockSize())
+	nblocks := (csize - crypto.HeaderLen + cbs - 1) / cbs
 	cbuf := make([]byte, readChunkBlocks*cbs)
 	pbuf := make([]byte, 0, readChunkBlocks*crypto.BlockSize)
-	var bad [][2]int64 // bad block ranges
 	for first := int64(0); first < nblocks; first += readChunkBlocks {
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return nil, err
 		}
 		cnt := min(readChunkBlocks, nblocks-first)
 		off := crypto.HeaderLen + first*cbs
-		clen := min(cnt*cbs, int64(csize)-off)
+		clen := min(cnt*cbs, csize-off)
 		chunk := cbuf[:clen]
 		if _, err := f.ReadAt(chunk, off); err != nil {
 			problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
-			return 0, err
+			return nil, err
 		}
 		if m != nil {
 			m.read(n.Path, clen)
 		}
-		// Zeros in place of bad blocks, recorded as ranges.
-		pbuf = ce.DecryptBlocksZeroing(pbuf[:0], chunk, uint64(first), h.ID[:], func(be *crypto.BlockError) {
+		pbuf = ce.DecryptBlocksZeroing(pbuf[:0], chunk, uint64(first), fileID, func(be *crypto.BlockError) {
 			b := int64(be.Block)
 			if k := len(bad); k > 0 && bad[k-1][1] == b-1 {
 				bad[k-1][1] = b
@@ -649,26 +667,29 @@ func (v *Vault) decryptFileMetered(ctx context.Context, n Node, data func(off in
 		})
 		if data != nil {
 			if err := data(first*crypto.BlockSize, pbuf); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
 	}
-	switch {
-	case len(bad) == 1 && nblocks > 1 && bad[0] == [2]int64{0, nblocks - 1}:
+	return bad, nil
+}
+
+// reportBadBlocks reports the ranges of blocks of n (nblocks of them) that did not
+// authenticate: one problem per range, or one with the header when every block fails.
+func reportBadBlocks(n Node, bad [][2]int64, nblocks int64, problem func(Problem)) {
+	if len(bad) == 1 && nblocks > 1 && bad[0] == [2]int64{0, nblocks - 1} {
 		// Every block fails: the file ID they are bound to is what is damaged.
-		p := newProblem(n.Path, n.CipherPath, KindHeader, "no block opens with the file ID in the header")
-		problem(p)
-	default:
-		for _, r := range bad {
-			p := newProblem(n.Path, n.CipherPath, KindContent, "blocks do not authenticate")
-			if r[0] == r[1] {
-				p.Detail = "block does not authenticate"
-			}
-			p.FirstBlock, p.LastBlock = r[0], r[1]
-			problem(p)
-		}
+		problem(newProblem(n.Path, n.CipherPath, KindHeader, "no block opens with the file ID in the header"))
+		return
 	}
-	return int64(psize), nil
+	for _, r := range bad {
+		p := newProblem(n.Path, n.CipherPath, KindContent, "blocks do not authenticate")
+		if r[0] == r[1] {
+			p.Detail = "block does not authenticate"
+		}
+		p.FirstBlock, p.LastBlock = r[0], r[1]
+		problem(p)
+	}
 }
 
 // isSpecial reports whether t is a FIFO, socket or device node: entries that gocryptfs (and a

@@ -246,67 +246,16 @@ type target struct {
 
 // Run measures every target, calling report with each round's results as the round ends.
 func Run(ctx context.Context, cfg Config, report func(round int, r []Result)) (Report, error) {
-	if cfg.Dir == "" {
-		cfg.Dir = "/dev/shm"
-	}
-	if cfg.Size <= 0 {
-		cfg.Size = 1 << 30
-	}
-	cfg.Size = (cfg.Size + reqSize - 1) / reqSize * reqSize
-	if cfg.RandomReads <= 0 {
-		cfg.RandomReads = 20000
-	}
-	if cfg.Files <= 0 {
-		cfg.Files = 10000
-	}
-	if cfg.Runs <= 0 {
-		cfg.Runs = 1
-	}
-	if cfg.RepoFiles <= 0 {
-		cfg.RepoFiles = 10000
-	}
-	if cfg.RepoChanged <= 0 {
-		cfg.RepoChanged = cfg.RepoFiles / 10
-	}
-	if cfg.Transactions <= 0 {
-		cfg.Transactions = 5000
-	}
-	if cfg.TreeFiles <= 0 {
-		cfg.TreeFiles = 100000
-	}
-	if len(cfg.Ciphers) == 0 {
-		cfg.Ciphers = []crypto.CipherID{crypto.AEGIS, crypto.AESGCM, crypto.XChaCha, crypto.AESSIV}
-	}
+	cfg.setDefaults()
 	var rep Report
 	if cfg.Exe == "" {
 		return rep, errors.New("mountbench: no vaultui executable to serve the mounts")
 	}
-	var targets []target
-	if !cfg.NoLoopback {
-		targets = append(targets, target{"loopback (no crypto)", func(ctx context.Context, work, b, m string) (*server, error) {
-			return mountLoopbackChild(ctx, cfg.Exe, work, b, m)
-		}})
+	targets, gocryptfs, err := cfg.targets()
+	if err != nil {
+		return rep, err
 	}
-	for _, c := range cfg.Ciphers {
-		targets = append(targets, target{"vaultui " + c.String(), func(ctx context.Context, work, b, m string) (*server, error) {
-			return mountVaultui(ctx, cfg.Exe, work, b, m, c)
-		}})
-		if cfg.Baseline != "" {
-			targets = append(targets, target{"baseline " + c.String(), func(ctx context.Context, work, b, m string) (*server, error) {
-				return mountVaultui(ctx, cfg.Baseline, work, b, m, c)
-			}})
-		}
-	}
-	if cfg.Gocryptfs != "" {
-		v, err := GocryptfsVersion(cfg.Gocryptfs)
-		if err != nil {
-			return rep, err
-		}
-		rep.Gocryptfs = v
-		targets = append(targets, target{"gocryptfs " + crypto.AESGCM.String(), func(ctx context.Context, work, b, m string) (*server, error) {
-			return mountGocryptfs(ctx, cfg.Gocryptfs, b, m)
-		}})
-	}
+	rep.Gocryptfs = gocryptfs
 	for _, t := range targets {
 		rep.Targets = append(rep.Targets, t.name)
 	}
@@ -324,7 +273,7 @@ func Run(ctx context.Context, cfg Config, report func(round int, r []Result)) (R
 		}
 		defer os.RemoveAll(cfg.repo)
 	}
-	_, err := exec.LookPath("sqlite3")
+	_, err = exec.LookPath("sqlite3")
 	cfg.sqlite = err == nil
 	_, err = exec.LookPath("go")
 	cfg.goBuild = err == nil && !cfg.NoBuild
@@ -358,6 +307,70 @@ func Run(ctx context.Context, cfg Config, report func(round int, r []Result)) (R
 		}
 	}
 	return rep, ctx.Err()
+}
+
+// setDefaults fills in what cfg leaves to Run.
+func (cfg *Config) setDefaults() {
+	if cfg.Dir == "" {
+		cfg.Dir = "/dev/shm"
+	}
+	if cfg.Size <= 0 {
+		cfg.Size = 1 << 30
+	}
+	cfg.Size = (cfg.Size + reqSize - 1) / reqSize * reqSize
+	if cfg.RandomReads <= 0 {
+		cfg.RandomReads = 20000
+	}
+	if cfg.Files <= 0 {
+		cfg.Files = 10000
+	}
+	if cfg.Runs <= 0 {
+		cfg.Runs = 1
+	}
+	if cfg.RepoFiles <= 0 {
+		cfg.RepoFiles = 10000
+	}
+	if cfg.RepoChanged <= 0 {
+		cfg.RepoChanged = cfg.RepoFiles / 10
+	}
+	if cfg.Transactions <= 0 {
+		cfg.Transactions = 5000
+	}
+	if cfg.TreeFiles <= 0 {
+		cfg.TreeFiles = 100000
+	}
+	if len(cfg.Ciphers) == 0 {
+		cfg.Ciphers = []crypto.CipherID{crypto.AEGIS, crypto.AESGCM, crypto.XChaCha, crypto.AESSIV}
+	}
+}
+
+// targets lists what cfg asks to measure, in the report's order, and the version of the
+// gocryptfs measured ("" if none).
+func (cfg Config) targets() (targets []target, gocryptfs string, err error) {
+	if !cfg.NoLoopback {
+		targets = append(targets, target{"loopback (no crypto)", func(ctx context.Context, work, b, m string) (*server, error) {
+			return mountLoopbackChild(ctx, cfg.Exe, work, b, m)
+		}})
+	}
+	for _, c := range cfg.Ciphers {
+		targets = append(targets, target{"vaultui " + c.String(), func(ctx context.Context, work, b, m string) (*server, error) {
+			return mountVaultui(ctx, cfg.Exe, work, b, m, c)
+		}})
+		if cfg.Baseline != "" {
+			targets = append(targets, target{"baseline " + c.String(), func(ctx context.Context, work, b, m string) (*server, error) {
+				return mountVaultui(ctx, cfg.Baseline, work, b, m, c)
+			}})
+		}
+	}
+	if cfg.Gocryptfs != "" {
+		if gocryptfs, err = GocryptfsVersion(cfg.Gocryptfs); err != nil {
+			return nil, "", err
+		}
+		targets = append(targets, target{"gocryptfs " + crypto.AESGCM.String(), func(ctx context.Context, work, b, m string) (*server, error) {
+			return mountGocryptfs(ctx, cfg.Gocryptfs, b, m)
+		}})
+	}
+	return targets, gocryptfs, nil
 }
 
 // GocryptfsVersion runs "bin -version" and returns the first line of what it prints.

@@ -155,44 +155,24 @@ const ReadMax = 256 << 10
 // max_read=MaxWrite first; the kernel takes the last one given).
 var ReadMaxOption = fmt.Sprintf("max_read=%d", ReadMax)
 
-// Mount mounts v at mountPoint and returns once the mount is usable. The caller keeps the keys
-// alive until the file system is unmounted (Wait returns), then wipes them.
-func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
-	root, err := newRoot(v, opts)
-	if err != nil {
-		return nil, err
-	}
+// mountOptions are the options of a mount of the directory fsName whose root has the inode
+// number rootIno, as far as the forward and the reverse mount share them.
+func mountOptions(fsName string, rootIno uint64, opts Options, lg *log.Logger) *fs.Options {
 	timeout := cacheTimeout
 	if opts.cacheTimeout > 0 {
 		timeout = opts.cacheTimeout
 	}
-	caps := uint64(Capabilities)
 	if opts.SharedStorage {
 		timeout = 0
-		// Opens are direct I/O (node.Open); this keeps shared mmap working on them (Linux 6.6+).
-		caps |= fuse.CAP_DIRECT_IO_ALLOW_MMAP
 	}
 	mo := fuse.MountOptions{
-		AllowOther:    opts.AllowOther,
-		FsName:        v.Dir,
-		Name:          "vaultui",
-		MaxWrite:      requestMax,
-		MaxReadAhead:  requestMax,
-		DirectMount:   true,
-		DisableXAttrs: v.XattrNames == nil,
-		// Reads return decrypted data from memory, never a descriptor: splice cannot work,
-		// and go-fuse would log its failed attempt once per request.
-		DisableSplice: true,
-		// File locks (POSIX and flock) stay in the kernel, which keeps them on the mount's
-		// inodes with their exact semantics (a POSIX lock belongs to its process, flock to its
-		// open file), as on a local file system and in gocryptfs; every locker goes through
-		// this mount, so nothing else needs to see them. Forwarding them cost a round trip per
-		// lock call: 9 of an SQLite transaction's 38 requests.
-		EnableLocks:       false,
-		ExtraCapabilities: caps,
-		Debug:             opts.Debug,
-		Logger:            root.fsys.log,
-		MaxBackground:     64,
+		AllowOther:   opts.AllowOther,
+		FsName:       fsName,
+		Name:         "vaultui",
+		MaxReadAhead: requestMax,
+		DirectMount:  true,
+		Debug:        opts.Debug,
+		Logger:       lg,
 	}
 	// The kernel's own permission checks (default_permissions) only matter when other users
 	// come in. Without allow_other the kernel lets only the mount's owner in, and the daemon
@@ -209,16 +189,45 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	if opts.NoExec {
 		mo.Options = append(mo.Options, "noexec")
 	}
-	server, err := fs.Mount(mountPoint, root, &fs.Options{
+	return &fs.Options{
 		MountOptions:    mo,
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
 		NegativeTimeout: &timeout,
-		RootStableAttr:  &fs.StableAttr{Ino: root.fsys.rootIno, Mode: syscall.S_IFDIR},
-		Logger:          root.fsys.log,
-		// Modes are the cipher files' own: a file created with mode 0 shows as 0000.
+		RootStableAttr:  &fs.StableAttr{Ino: rootIno, Mode: syscall.S_IFDIR},
+		Logger:          lg,
+		// Modes are the stored files' own: a file created with mode 0 shows as 0000.
 		NullPermissions: true,
-	})
+	}
+}
+
+// Mount mounts v at mountPoint and returns once the mount is usable. The caller keeps the keys
+// alive until the file system is unmounted (Wait returns), then wipes them.
+func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
+	root, err := newRoot(v, opts)
+	if err != nil {
+		return nil, err
+	}
+	mopts := mountOptions(v.Dir, root.fsys.rootIno, opts, root.fsys.log)
+	mo := &mopts.MountOptions
+	mo.MaxWrite = requestMax
+	mo.DisableXAttrs = v.XattrNames == nil
+	// Reads return decrypted data from memory, never a descriptor: splice cannot work, and
+	// go-fuse would log its failed attempt once per request.
+	mo.DisableSplice = true
+	// File locks (POSIX and flock) stay in the kernel (EnableLocks false), which keeps them on
+	// the mount's inodes with their exact semantics (a POSIX lock belongs to its process,
+	// flock to its open file), as on a local file system and in gocryptfs; every locker goes
+	// through this mount, so nothing else needs to see them. Forwarding them cost a round
+	// trip per lock call: 9 of an SQLite transaction's 38 requests.
+	mo.EnableLocks = false
+	mo.ExtraCapabilities = Capabilities
+	if opts.SharedStorage {
+		// Opens are direct I/O (node.Open); this keeps shared mmap working on them (Linux 6.6+).
+		mo.ExtraCapabilities |= fuse.CAP_DIRECT_IO_ALLOW_MMAP
+	}
+	mo.MaxBackground = 64
+	server, err := fs.Mount(mountPoint, root, mopts)
 	if err != nil {
 		root.fsys.close()
 		return nil, fmt.Errorf("vfs: mounting %s: %w", mountPoint, err)

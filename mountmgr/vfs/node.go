@@ -96,17 +96,8 @@ func (f *fsys) ino(st *unix.Stat_t) uint64 {
 // plainAttr fills out from the cipher entry's stat, translating the size: regular files by the
 // block layout, symlinks by decrypting the target (name in dirfd; dirfd < 0 skips it).
 func (f *fsys) plainAttr(st *unix.Stat_t, dirfd int, name string, out *fuse.Attr) {
+	statAttr(st, out)
 	out.Ino = f.ino(st)
-	out.Size = uint64(st.Size)
-	out.Blocks = uint64(st.Blocks)
-	out.Atime, out.Atimensec = uint64(st.Atim.Sec), uint32(st.Atim.Nsec)
-	out.Mtime, out.Mtimensec = uint64(st.Mtim.Sec), uint32(st.Mtim.Nsec)
-	out.Ctime, out.Ctimensec = uint64(st.Ctim.Sec), uint32(st.Ctim.Nsec)
-	out.Mode = st.Mode
-	out.Nlink = uint32(st.Nlink)
-	out.Uid, out.Gid = st.Uid, st.Gid
-	out.Rdev = uint32(st.Rdev)
-	out.Blksize = uint32(st.Blksize)
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
 		size, err := f.enc.PlainSize(uint64(st.Size))
@@ -129,6 +120,21 @@ func (f *fsys) plainAttr(st *unix.Stat_t, dirfd int, name string, out *fuse.Attr
 			}
 		}
 	}
+}
+
+// statAttr copies a stat into a FUSE attribute as it is; the forward (plainAttr) and the
+// reverse view (rfs.attr) then set the inode number and the size they show.
+func statAttr(st *unix.Stat_t, out *fuse.Attr) {
+	out.Size = uint64(st.Size)
+	out.Blocks = uint64(st.Blocks)
+	out.Atime, out.Atimensec = uint64(st.Atim.Sec), uint32(st.Atim.Nsec)
+	out.Mtime, out.Mtimensec = uint64(st.Mtim.Sec), uint32(st.Mtim.Nsec)
+	out.Ctime, out.Ctimensec = uint64(st.Ctim.Sec), uint32(st.Ctim.Nsec)
+	out.Mode = st.Mode
+	out.Nlink = uint32(st.Nlink)
+	out.Uid, out.Gid = st.Uid, st.Gid
+	out.Rdev = uint32(st.Rdev)
+	out.Blksize = uint32(st.Blksize)
 }
 
 // readlink returns the plaintext target of symlink name in dirfd.

@@ -83,30 +83,10 @@ func MountReverse(mountPoint string, v ReverseVolume, opts Options) (*Mounted, e
 	if err != nil {
 		return nil, err
 	}
-	timeout := cacheTimeout
-	mo := fuse.MountOptions{
-		AllowOther:    opts.AllowOther,
-		FsName:        v.Dir,
-		Name:          "vaultui",
-		MaxReadAhead:  requestMax,
-		DirectMount:   true,
-		DisableXAttrs: true,
-		Debug:         opts.Debug,
-		Logger:        root.fs.log,
-		Options:       []string{"ro", ReadMaxOption},
-	}
-	if opts.AllowOther {
-		mo.Options = append(mo.Options, "default_permissions")
-	}
-	server, err := fs.Mount(mountPoint, root, &fs.Options{
-		MountOptions:    mo,
-		EntryTimeout:    &timeout,
-		AttrTimeout:     &timeout,
-		NegativeTimeout: &timeout,
-		RootStableAttr:  &fs.StableAttr{Ino: 1, Mode: syscall.S_IFDIR},
-		Logger:          root.fs.log,
-		NullPermissions: true,
-	})
+	opts.ReadOnly = true
+	mopts := mountOptions(v.Dir, 1, opts, root.fs.log)
+	mopts.DisableXAttrs = true
+	server, err := fs.Mount(mountPoint, root, mopts)
 	if err != nil {
 		root.fs.close()
 		return nil, fmt.Errorf("vfs: mounting %s: %w", mountPoint, err)
@@ -272,20 +252,6 @@ func virtualAttr(st *unix.Stat_t, cipherPath string, size int) fuse.Attr {
 	a.Mtime += virtualTimeShift
 	a.Ctime += virtualTimeShift
 	return a
-}
-
-// statAttr copies a plaintext entry's stat into a FUSE attribute.
-func statAttr(st *unix.Stat_t, out *fuse.Attr) {
-	out.Size = uint64(st.Size)
-	out.Blocks = uint64(st.Blocks)
-	out.Atime, out.Atimensec = uint64(st.Atim.Sec), uint32(st.Atim.Nsec)
-	out.Mtime, out.Mtimensec = uint64(st.Mtim.Sec), uint32(st.Mtim.Nsec)
-	out.Ctime, out.Ctimensec = uint64(st.Ctim.Sec), uint32(st.Ctim.Nsec)
-	out.Mode = st.Mode
-	out.Nlink = uint32(st.Nlink)
-	out.Uid, out.Gid = st.Uid, st.Gid
-	out.Rdev = uint32(st.Rdev)
-	out.Blksize = uint32(st.Blksize)
 }
 
 // joinPath joins a relative path in the view or the folder with a name.

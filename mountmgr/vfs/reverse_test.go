@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
 	"github.com/vaultui/vaultui/vault"
@@ -160,6 +163,12 @@ func gocryptfsMount(t *testing.T, bin, mp string, args ...string) {
 // mountReverseTest unlocks the reverse config of dir and mounts its view, unmounted at the end.
 func mountReverseTest(t *testing.T, dir string, password string, rules []string) string {
 	t.Helper()
+	return mountReverseWith(t, dir, password, rules, Options{Logger: testLogger(t)})
+}
+
+// mountReverseWith is mountReverseTest with the mount's options.
+func mountReverseWith(t *testing.T, dir string, password string, rules []string, opts Options) string {
+	t.Helper()
 	testdeps.Need(t, testdeps.FUSE)
 	v, err := vault.UnlockReverse(dir, []byte(password))
 	if err != nil {
@@ -172,7 +181,7 @@ func mountReverseTest(t *testing.T, dir string, password string, rules []string)
 	}
 	mp := t.TempDir()
 	m, err := MountReverse(mp, ReverseVolume{Dir: dir, Content: v.Content, Names: v.Names,
-		PerDirIV: v.Config.Has(vault.FlagDirIV), Exclude: ex}, Options{Logger: testLogger(t)})
+		PerDirIV: v.Config.Has(vault.FlagDirIV), Exclude: ex}, opts)
 	if err != nil {
 		t.Fatalf("mount on %s: %v", mp, err)
 	}
@@ -415,4 +424,30 @@ func TestReverseRsyncIsIncremental(t *testing.T) {
 	t.Cleanup(v.Close)
 	mp, _ := mountTest(t, Volume{Dir: backup, Content: v.Content, Names: v.Names, PerDirIV: true}, Options{ReadOnly: true})
 	compareViews(t, "the backup mounted forward", treeSnapshot(t, mp), treeSnapshot(t, dir, vault.ReverseConfName))
+}
+
+// TestMountFlags: the forward mount and the reverse view get their mount flags from Options
+// alike (noexec when asked), and the reverse view is read-only whatever Options says.
+func TestMountFlags(t *testing.T) {
+	fwd, _ := mountTest(t, testVolume(t, crypto.AESSIV, true), Options{NoExec: true})
+	dir := t.TempDir()
+	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+		t.Fatal(err)
+	}
+	rev := mountReverseWith(t, dir, "pw", nil, Options{NoExec: true, Logger: testLogger(t)})
+	for _, c := range []struct {
+		mp         string
+		want, deny int64
+	}{
+		{fwd, unix.ST_NOEXEC, unix.ST_RDONLY},
+		{rev, unix.ST_NOEXEC | unix.ST_RDONLY, 0},
+	} {
+		var st unix.Statfs_t
+		if err := unix.Statfs(c.mp, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Flags&c.want != c.want || st.Flags&c.deny != 0 {
+			t.Errorf("%s: mount flags %#x, want %#x set and %#x clear", c.mp, st.Flags, c.want, c.deny)
+		}
+	}
 }

@@ -178,160 +178,194 @@ func (k neonKernel) lanesOf(r int) []int {
 	return rs
 }
 
+// kernels emits the kernels of k: init, absorb, enc, dec, decLast and final.
 func (e *neonEmitter) kernels(k neonKernel) {
-	f := k.f
-	name := func(op string) string { return op + f.name + k.name }
-	m0, m1 := k.msgRegs()
-	nv := f.n * k.lanes // state registers
-	// ld loads constant vector off (a cXXX offset) of lane j into r.
-	ld := func(r int, off, j int) { e.ld(r, "R1", off+16*j) }
+	e.initKernel(k)
+	e.absorbKernel(k)
+	e.cryptKernel(k, "enc")
+	e.cryptKernel(k, "dec")
+	e.decLastKernel(k)
+	e.finalKernel(k)
+}
 
-	// init(s, c, nonce)
-	e.header(name("init"), 24, "func "+name("init")+"(s *byte, c *byte, nonce *byte)")
+// fn is the name of k's kernel op.
+func (k neonKernel) fn(op string) string { return op + k.f.name + k.name }
+
+// nv is the number of state registers.
+func (k neonKernel) nv() int { return k.f.n * k.lanes }
+
+// ldc loads constant vector off (a cXXX offset) of lane j into r.
+func (e *neonEmitter) ldc(r int, off, j int) { e.ld(r, "R1", off+16*j) }
+
+// initKernel emits init(s, c, nonce).
+func (e *neonEmitter) initKernel(k neonKernel) {
+	e.header(k.fn("init"), 24, "func "+k.fn("init")+"(s *byte, c *byte, nonce *byte)")
 	e.emit("MOVD s+0(FP), R0")
 	e.emit("MOVD c+8(FP), R1")
 	e.emit("MOVD nonce+16(FP), R2")
 	e.zero()
 	for j := range k.lanes {
-		ld(28+j, cCtx, j)
+		e.ldc(28+j, cCtx, j)
 	}
-	if f.wide {
-		// Messages k0, k1, k0 ^ n0, k1 ^ n1 in V16-V19, the same for every
-		// lane; S0 = k0 ^ n0, S1 = k1 ^ n1, S2 = C1, S3 = C0, S4 = k0 ^ C0,
-		// S5 = k1 ^ C1.
-		ld(16, cK0, 0)
-		ld(17, cK1, 0)
-		e.ld(18, "R2", 0)
-		e.ld(19, "R2", 16)
-		e.emit("VEOR V16.B16, V18.B16, V18.B16")
-		e.emit("VEOR V17.B16, V19.B16, V19.B16")
-		for j := range k.lanes {
-			e.emit("VMOV V18.B16, %s", v(k.s(0, j)))
-			e.emit("VMOV V19.B16, %s", v(k.s(1, j)))
-			ld(k.s(2, j), cC1, j)
-			ld(k.s(3, j), cC0, j)
-			ld(k.s(4, j), cKC0, j)
-			ld(k.s(5, j), cKC1, j)
-		}
-		e.emit("MOVD $4, R3")
-		e.label(name("init") + "loop")
-		for _, m := range []int{16, 17, 18, 19} {
-			for j := range k.lanes {
-				e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(3, j)), v(k.s(3, j)))
-				e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(5, j)), v(k.s(5, j)))
-			}
-			e.update(k, k.lanesOf(m), nil)
-		}
+	if k.f.wide {
+		e.initWide(k)
 	} else {
-		// Messages: nonce (V16) and key (V18) for every lane; S0 = S4 =
-		// key ^ nonce, S1 = S3 = C1, S2 = C0, S5 = S7 = key ^ C0, S6 =
-		// key ^ C1.
-		e.ld(16, "R2", 0)
-		ld(18, cK0, 0)
-		e.emit("VEOR V16.B16, V18.B16, V30.B16")
-		for j := range k.lanes {
-			e.emit("VMOV V30.B16, %s", v(k.s(0, j)))
-			e.emit("VMOV V30.B16, %s", v(k.s(4, j)))
-			ld(k.s(1, j), cC1, j)
-			ld(k.s(2, j), cC0, j)
-			e.emit("VMOV %s, %s", v(k.s(1, j)), v(k.s(3, j)))
-			ld(k.s(5, j), cKC0, j)
-			ld(k.s(6, j), cKC1, j)
-			e.emit("VMOV %s, %s", v(k.s(5, j)), v(k.s(7, j)))
-		}
-		e.emit("MOVD $10, R3")
-		e.label(name("init") + "loop")
-		for j := range k.lanes {
-			e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(3, j)), v(k.s(3, j)))
-			e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(7, j)), v(k.s(7, j)))
-		}
-		e.update(k, k.lanesOf(16), k.lanesOf(18))
+		e.initNarrow(k)
 	}
 	e.emit("SUBS $1, R3, R3")
-	e.emit("BNE %sloop", name("init"))
-	e.storeState(nv, "R0")
+	e.emit("BNE %sloop", k.fn("init"))
+	e.storeState(k.nv(), "R0")
 	e.emit("RET")
+}
 
-	// absorb(s, src, n, stride)
-	e.header(name("absorb"), 32, "func "+name("absorb")+"(s *byte, src *byte, n int, stride int)")
+// initWide emits the set-up and the loop body of the 256 family's init: the
+// four updates with k0, k1, k0 ^ n0 and k1 ^ n1, run four times (R3).
+func (e *neonEmitter) initWide(k neonKernel) {
+	// Messages k0, k1, k0 ^ n0, k1 ^ n1 in V16-V19, the same for every
+	// lane; S0 = k0 ^ n0, S1 = k1 ^ n1, S2 = C1, S3 = C0, S4 = k0 ^ C0,
+	// S5 = k1 ^ C1.
+	e.ldc(16, cK0, 0)
+	e.ldc(17, cK1, 0)
+	e.ld(18, "R2", 0)
+	e.ld(19, "R2", 16)
+	e.emit("VEOR V16.B16, V18.B16, V18.B16")
+	e.emit("VEOR V17.B16, V19.B16, V19.B16")
+	for j := range k.lanes {
+		e.emit("VMOV V18.B16, %s", v(k.s(0, j)))
+		e.emit("VMOV V19.B16, %s", v(k.s(1, j)))
+		e.ldc(k.s(2, j), cC1, j)
+		e.ldc(k.s(3, j), cC0, j)
+		e.ldc(k.s(4, j), cKC0, j)
+		e.ldc(k.s(5, j), cKC1, j)
+	}
+	e.emit("MOVD $4, R3")
+	e.label(k.fn("init") + "loop")
+	for _, m := range []int{16, 17, 18, 19} {
+		e.xorCtx(k, 3, 5)
+		e.update(k, k.lanesOf(m), nil)
+	}
+}
+
+// initNarrow emits the set-up and the loop body of the 128 family's init: the
+// update with the nonce and the key, run ten times (R3).
+func (e *neonEmitter) initNarrow(k neonKernel) {
+	// Messages: nonce (V16) and key (V18) for every lane; S0 = S4 =
+	// key ^ nonce, S1 = S3 = C1, S2 = C0, S5 = S7 = key ^ C0, S6 =
+	// key ^ C1.
+	e.ld(16, "R2", 0)
+	e.ldc(18, cK0, 0)
+	e.emit("VEOR V16.B16, V18.B16, V30.B16")
+	for j := range k.lanes {
+		e.emit("VMOV V30.B16, %s", v(k.s(0, j)))
+		e.emit("VMOV V30.B16, %s", v(k.s(4, j)))
+		e.ldc(k.s(1, j), cC1, j)
+		e.ldc(k.s(2, j), cC0, j)
+		e.emit("VMOV %s, %s", v(k.s(1, j)), v(k.s(3, j)))
+		e.ldc(k.s(5, j), cKC0, j)
+		e.ldc(k.s(6, j), cKC1, j)
+		e.emit("VMOV %s, %s", v(k.s(5, j)), v(k.s(7, j)))
+	}
+	e.emit("MOVD $10, R3")
+	e.label(k.fn("init") + "loop")
+	e.xorCtx(k, 3, 7)
+	e.update(k, k.lanesOf(16), k.lanesOf(18))
+}
+
+// xorCtx XORs each lane's context (V28 + lane) into its state vectors a and b,
+// as every init round does before its update.
+func (e *neonEmitter) xorCtx(k neonKernel, a, b int) {
+	for j := range k.lanes {
+		e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(a, j)), v(k.s(a, j)))
+		e.emit("VEOR %s, %s, %s", v(28+j), v(k.s(b, j)), v(k.s(b, j)))
+	}
+}
+
+// absorbKernel emits absorb(s, src, n, stride).
+func (e *neonEmitter) absorbKernel(k neonKernel) {
+	m0, m1 := k.msgRegs()
+	e.header(k.fn("absorb"), 32, "func "+k.fn("absorb")+"(s *byte, src *byte, n int, stride int)")
 	e.emit("MOVD s+0(FP), R0")
 	e.emit("MOVD src+8(FP), R2")
 	e.emit("MOVD n+16(FP), R3")
 	e.emit("MOVD stride+24(FP), R5")
 	e.emit("LSR $1, R5, R6")
 	e.zero()
-	e.loadState(nv, "R0")
-	e.emit("CBZ R3, %sdone", name("absorb"))
-	e.label(name("absorb") + "loop")
+	e.loadState(k.nv(), "R0")
+	e.emit("CBZ R3, %sdone", k.fn("absorb"))
+	e.label(k.fn("absorb") + "loop")
 	e.moveMsg(k, true, m0, m1, "R2")
 	e.update(k, m0, m1)
 	e.emit("ADD R5, R2, R2")
 	e.emit("SUBS $1, R3, R3")
-	e.emit("BNE %sloop", name("absorb"))
-	e.label(name("absorb") + "done")
-	e.storeState(nv, "R0")
+	e.emit("BNE %sloop", k.fn("absorb"))
+	e.label(k.fn("absorb") + "done")
+	e.storeState(k.nv(), "R0")
 	e.emit("RET")
+}
 
-	// enc and dec(s, dst, src, n, stride)
-	for _, op := range []string{"enc", "dec"} {
-		e.header(name(op), 40, "func "+name(op)+"(s *byte, dst, src *byte, n int, stride int)")
-		e.emit("MOVD s+0(FP), R0")
-		e.emit("MOVD dst+8(FP), R1")
-		e.emit("MOVD src+16(FP), R2")
-		e.emit("MOVD n+24(FP), R3")
-		e.emit("MOVD stride+32(FP), R5")
-		e.emit("LSR $1, R5, R6")
-		e.zero()
-		e.loadState(nv, "R0")
-		e.emit("CBZ R3, %sdone", name(op))
-		e.label(name(op) + "loop")
-		e.keystream(k)
-		e.moveMsg(k, true, m0, m1, "R2")
-		// The keystream registers take the output: for enc the ciphertext
-		// (the state absorbs the message), for dec the plaintext, which
-		// also goes to the message registers for the update.
-		var out0, out1 []int
-		for j := range k.lanes {
-			e.emit("VEOR %s, %s, %s", v(m0[j]), v(k.z0(j)), v(k.z0(j)))
-			out0 = append(out0, k.z0(j))
-			if !f.wide {
-				e.emit("VEOR %s, %s, %s", v(m1[j]), v(k.z1(j)), v(k.z1(j)))
-				out1 = append(out1, k.z1(j))
-			}
-			if op == "dec" {
-				e.emit("VMOV %s, %s", v(k.z0(j)), v(m0[j]))
-				if !f.wide {
-					e.emit("VMOV %s, %s", v(k.z1(j)), v(m1[j]))
-				}
+// cryptKernel emits op(s, dst, src, n, stride), op being enc or dec.
+func (e *neonEmitter) cryptKernel(k neonKernel, op string) {
+	m0, m1 := k.msgRegs()
+	e.header(k.fn(op), 40, "func "+k.fn(op)+"(s *byte, dst, src *byte, n int, stride int)")
+	e.emit("MOVD s+0(FP), R0")
+	e.emit("MOVD dst+8(FP), R1")
+	e.emit("MOVD src+16(FP), R2")
+	e.emit("MOVD n+24(FP), R3")
+	e.emit("MOVD stride+32(FP), R5")
+	e.emit("LSR $1, R5, R6")
+	e.zero()
+	e.loadState(k.nv(), "R0")
+	e.emit("CBZ R3, %sdone", k.fn(op))
+	e.label(k.fn(op) + "loop")
+	e.keystream(k)
+	e.moveMsg(k, true, m0, m1, "R2")
+	// The keystream registers take the output: for enc the ciphertext
+	// (the state absorbs the message), for dec the plaintext, which
+	// also goes to the message registers for the update.
+	var out0, out1 []int
+	for j := range k.lanes {
+		e.emit("VEOR %s, %s, %s", v(m0[j]), v(k.z0(j)), v(k.z0(j)))
+		out0 = append(out0, k.z0(j))
+		if !k.f.wide {
+			e.emit("VEOR %s, %s, %s", v(m1[j]), v(k.z1(j)), v(k.z1(j)))
+			out1 = append(out1, k.z1(j))
+		}
+		if op == "dec" {
+			e.emit("VMOV %s, %s", v(k.z0(j)), v(m0[j]))
+			if !k.f.wide {
+				e.emit("VMOV %s, %s", v(k.z1(j)), v(m1[j]))
 			}
 		}
-		e.storeOut(k, out0, out1, "R1")
-		e.update(k, m0, m1)
-		e.emit("ADD R5, R1, R1")
-		e.emit("ADD R5, R2, R2")
-		e.emit("SUBS $1, R3, R3")
-		e.emit("BNE %sloop", name(op))
-		e.label(name(op) + "done")
-		e.storeState(nv, "R0")
-		e.emit("RET")
 	}
+	e.storeOut(k, out0, out1, "R1")
+	e.update(k, m0, m1)
+	e.emit("ADD R5, R1, R1")
+	e.emit("ADD R5, R2, R2")
+	e.emit("SUBS $1, R3, R3")
+	e.emit("BNE %sloop", k.fn(op))
+	e.label(k.fn(op) + "done")
+	e.storeState(k.nv(), "R0")
+	e.emit("RET")
+}
 
-	// decLast(s, buf, mask, stride): decrypts the zero-padded last chunk in
-	// buf in place; the plaintext is ANDed with the mask (0xff for message
-	// bytes, 0 for padding) before it is stored and absorbed.
-	e.header(name("decLast"), 32, "func "+name("decLast")+"(s *byte, buf *byte, mask *byte, stride int)")
+// decLastKernel emits decLast(s, buf, mask, stride): it decrypts the
+// zero-padded last chunk in buf in place; the plaintext is ANDed with the mask
+// (0xff for message bytes, 0 for padding) before it is stored and absorbed.
+func (e *neonEmitter) decLastKernel(k neonKernel) {
+	m0, m1 := k.msgRegs()
+	e.header(k.fn("decLast"), 32, "func "+k.fn("decLast")+"(s *byte, buf *byte, mask *byte, stride int)")
 	e.emit("MOVD s+0(FP), R0")
 	e.emit("MOVD buf+8(FP), R2")
 	e.emit("MOVD mask+16(FP), R1")
 	e.emit("MOVD stride+24(FP), R5")
 	e.emit("LSR $1, R5, R6")
 	e.zero()
-	e.loadState(nv, "R0")
+	e.loadState(k.nv(), "R0")
 	e.keystream(k)
 	e.moveMsg(k, true, m0, m1, "R2")
 	for j := range k.lanes {
 		e.emit("VEOR %s, %s, %s", v(k.z0(j)), v(m0[j]), v(m0[j]))
-		if !f.wide {
+		if !k.f.wide {
 			e.emit("VEOR %s, %s, %s", v(k.z1(j)), v(m1[j]), v(m1[j]))
 		}
 	}
@@ -344,36 +378,40 @@ func (e *neonEmitter) kernels(k neonKernel) {
 	e.moveMsg(k, true, mk0, mk1, "R1")
 	for j := range k.lanes {
 		e.emit("VAND %s, %s, %s", v(mk0[j]), v(m0[j]), v(m0[j]))
-		if !f.wide {
+		if !k.f.wide {
 			e.emit("VAND %s, %s, %s", v(mk1[j]), v(m1[j]), v(m1[j]))
 		}
 	}
 	e.moveMsg(k, false, m0, m1, "R2")
 	e.update(k, m0, m1)
-	e.storeState(nv, "R0")
+	e.storeState(k.nv(), "R0")
 	e.emit("RET")
+}
 
-	// final(s, tag, u, tagSize): the tag of every lane, XORed together.
-	e.header(name("final"), 32, "func "+name("final")+"(s *byte, tag *byte, u *[16]byte, tagSize int)")
+// finalKernel emits final(s, tag, u, tagSize): the tag of every lane, XORed
+// together.
+func (e *neonEmitter) finalKernel(k neonKernel) {
+	m0, _ := k.msgRegs()
+	e.header(k.fn("final"), 32, "func "+k.fn("final")+"(s *byte, tag *byte, u *[16]byte, tagSize int)")
 	e.emit("MOVD s+0(FP), R0")
 	e.emit("MOVD tag+8(FP), R1")
 	e.emit("MOVD u+16(FP), R2")
 	e.emit("MOVD tagSize+24(FP), R4")
 	e.zero()
-	e.loadState(nv, "R0")
+	e.loadState(k.nv(), "R0")
 	e.emit("VLD1 (R2), [V30.B16]")
 	src := 2
-	if f.wide {
+	if k.f.wide {
 		src = 3
 	}
 	for j := range k.lanes {
 		e.emit("VEOR %s, V30.B16, %s", v(k.s(src, j)), v(m0[j]))
 	}
 	e.emit("MOVD $7, R3")
-	e.label(name("final") + "loop")
+	e.label(k.fn("final") + "loop")
 	e.update(k, m0, m0)
 	e.emit("SUBS $1, R3, R3")
-	e.emit("BNE %sloop", name("final"))
+	e.emit("BNE %sloop", k.fn("final"))
 	// xorRange sets dst to the XOR of state vectors from..to-1 of all lanes.
 	xorRange := func(dst, from, to int) {
 		e.emit("VMOV %s, %s", v(k.s(from, 0)), v(dst))
@@ -387,17 +425,17 @@ func (e *neonEmitter) kernels(k neonKernel) {
 		}
 	}
 	e.emit("CMP $16, R4")
-	e.emit("BNE %stag32", name("final"))
-	if f.wide {
+	e.emit("BNE %stag32", k.fn("final"))
+	if k.f.wide {
 		xorRange(20, 0, 6)
 	} else {
 		xorRange(20, 0, 7)
 	}
 	e.emit("VST1 [V20.B16], (R1)")
 	e.emit("RET")
-	e.label(name("final") + "tag32")
-	xorRange(20, 0, f.n/2)
-	xorRange(21, f.n/2, f.n)
+	e.label(k.fn("final") + "tag32")
+	xorRange(20, 0, k.f.n/2)
+	xorRange(21, k.f.n/2, k.f.n)
 	e.emit("VST1 [V20.B16, V21.B16], (R1)")
 	e.emit("RET")
 }

@@ -154,3 +154,18 @@ func TestMountPointFromCore(t *testing.T) {
 		t.Fatalf("mount requests %+v, want one at %s", fb.mountReqs, want)
 	}
 }
+
+// TestMountModesShown: a vault mounted with one-off options (read-only, shared storage from
+// `vaultui mount --ro --sharedstorage`) says so in its list row and its info, although its
+// registered options are plain.
+func TestMountModesShown(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	mounts := mountWork(fb, 0, 0)
+	mounts[0].ReadOnly, mounts[0].SharedStorage = true, true
+	tm := newTestModel(t, fb)
+	tm.send(mountsMsg(mounts))
+	wantView(t, tm, "work, read-only, shared storage")
+	tm.keys("i")
+	wantView(t, tm, "since", "shared storage")
+}

@@ -107,7 +107,7 @@ func (s *infoScreen) lines() []string {
 	}
 	state := "locked"
 	if m, ok := s.c.mountFor(s.v.CipherDir); ok {
-		state = "mounted at " + tildePath(m.MountPoint) + " since " + m.Since.Local().Format("2006-01-02 15:04")
+		state = "mounted at " + tildePath(m.MountPoint) + " since " + m.Since.Local().Format("2006-01-02 15:04") + mountModes(m)
 		switch {
 		case m.Stale:
 			state = "stale mount at " + tildePath(m.MountPoint)

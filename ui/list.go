@@ -610,11 +610,8 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		pre := "◌ detached, open files still served · "
 		state = s.Warning.Render(pre + truncateLeft(tildePath(m.MountPoint), room(pre)))
 	case mounted:
-		pre, ro := "● mounted at ", ""
-		if m.ReadOnly {
-			ro = ", read-only"
-		}
-		state = s.StateMounted.Render(pre + truncateLeft(tildePath(m.MountPoint), room(pre+ro)) + ro)
+		pre, modes := "● mounted at ", mountModes(m)
+		state = s.StateMounted.Render(pre + truncateLeft(tildePath(m.MountPoint), room(pre+modes)) + modes)
 	case v.Problem != "":
 		// Why the vault cannot be used, whole: it wraps under itself.
 		return line1 + "\n" + lipgloss.NewStyle().PaddingLeft(2).Render(s.Error.Render(wrap("! "+v.Problem, w-2)))
@@ -627,4 +624,18 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		line2 += strings.Repeat(" ", max(2, w-lipgloss.Width(line2)-lipgloss.Width(right))) + right
 	}
 	return line1 + "\n" + line2
+}
+
+// mountModes names how a mount differs from a plain read-write one (", read-only, shared
+// storage"), for the places that say where a vault is mounted: a one-off mount option shows
+// there even when the vault's registered options say otherwise.
+func mountModes(m mountmgr.MountInfo) string {
+	var modes string
+	if m.ReadOnly {
+		modes += ", read-only"
+	}
+	if m.SharedStorage {
+		modes += ", shared storage"
+	}
+	return modes
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/registry"
@@ -165,7 +167,12 @@ func TestMountModesShown(t *testing.T) {
 	mounts[0].ReadOnly, mounts[0].SharedStorage = true, true
 	tm := newTestModel(t, fb)
 	tm.send(mountsMsg(mounts))
-	wantView(t, tm, "work, read-only, shared storage")
+	wantView(t, tm, "mounted at /home/u/Vaults/work, read-only, shared storage")
+	// At 60 columns too the rates give way, rather than be clipped to "read 0".
+	tm.send(tea.WindowSizeMsg{Width: 60, Height: 16})
+	wantView(t, tm, "/Vaults/work, read-only, shared storage")
+	notInView(t, tm, "read 0")
+	tm.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	tm.keys("i")
 	wantView(t, tm, "since", "shared storage")
 }

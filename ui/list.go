@@ -611,6 +611,11 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		state = s.Warning.Render(pre + truncateLeft(tildePath(m.MountPoint), room(pre)))
 	case mounted:
 		pre, modes := "● mounted at ", mountModes(m)
+		if modes != "" && room(pre+modes) < min(16, lenRunes(tildePath(m.MountPoint))) {
+			// On a narrow screen the rates give way: how the vault is mounted matters more,
+			// and the live view (enter) shows them.
+			right = ""
+		}
 		state = s.StateMounted.Render(pre + truncateLeft(tildePath(m.MountPoint), room(pre+modes)) + modes)
 	case v.Problem != "":
 		// Why the vault cannot be used, whole: it wraps under itself.

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"fmt"
 	"os"
 	"path"
 
@@ -139,3 +140,9 @@ func (v *Vault) countIn(dirfd int, cdir string, counted func(size int64)) {
 		}
 	}
 }
+
+func (g gocryptfsVolume) FormatName() string {
+	return fmt.Sprintf("gocryptfs v%d, %s", g.v.Config.Version, g.v.Config.Cipher())
+}
+
+func (g gocryptfsVolume) Close() { g.v.Close() }

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -219,25 +220,35 @@ const tempPrefix = ".vaultui-tmp-"
 // name that does not decrypt, a .c9s folder whose name.c9s does not hash to it, a folder that
 // is neither a directory nor a symlink.
 func (v *Vault) ReadDir(d Dir) ([]Entry, error) {
+	var errs []error
+	ents, err := v.readDir(d, func(_, _ string, err error) { errs = append(errs, err) })
+	if err != nil {
+		return nil, err
+	}
+	return ents, errors.Join(errs...)
+}
+
+// readDir is ReadDir telling bad of each stored name it could not read, with the kind of
+// problem it is (a format.Kind*); the error is a folder that cannot be listed.
+func (v *Vault) readDir(d Dir, bad func(stored, kind string, err error)) ([]Entry, error) {
 	stored, err := v.listNames(d.Path)
 	if err != nil {
 		return nil, err
 	}
 	var ents []Entry
-	var errs []error
 	for _, s := range stored {
 		if s == dirIDBackup || strings.HasPrefix(s, tempPrefix) {
 			continue
 		}
-		e, err := v.entry(d, s)
+		e, kind, err := v.entry(d, s)
 		if err != nil {
-			errs = append(errs, err)
+			bad(s, kind, err)
 			continue
 		}
 		ents = append(ents, e)
 	}
 	slices.SortFunc(ents, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
-	return ents, errors.Join(errs...)
+	return ents, nil
 }
 
 func (v *Vault) listNames(rel string) ([]string, error) {
@@ -256,8 +267,8 @@ func (v *Vault) listNames(rel string) ([]string, error) {
 	return names, nil
 }
 
-// entry reads the stored entry s of d.
-func (v *Vault) entry(d Dir, s string) (Entry, error) {
+// entry reads the stored entry s of d; an error comes with the kind of problem it is.
+func (v *Vault) entry(d Dir, s string) (Entry, string, error) {
 	e := Entry{Parent: d, Stored: s}
 	var encName string
 	switch {
@@ -266,24 +277,24 @@ func (v *Vault) entry(d Dir, s string) (Entry, error) {
 	case strings.HasSuffix(s, suffixC9S):
 		long, err := v.readSmall(e.node()+"/"+nameFile, maxNameFile)
 		if err != nil {
-			return e, err
+			return e, format.KindLongName, err
 		}
 		encName = string(long)
 		if Shorten(encName) != s {
-			return e, fmt.Errorf("%s: %w: does not hash to its folder's name", v.path(e.node()+"/"+nameFile), layout.ErrCorrupt)
+			return e, format.KindLongName, fmt.Errorf("%s: %w: does not hash to its folder's name", v.path(e.node()+"/"+nameFile), layout.ErrCorrupt)
 		}
 	default:
-		return e, fmt.Errorf("%s: %w: not an entry of the format (no %s or %s)", v.path(e.node()), layout.ErrCorrupt, suffixC9R, suffixC9S)
+		return e, format.KindForeign, fmt.Errorf("%s: %w: not an entry of the format (no %s or %s)", v.path(e.node()), layout.ErrCorrupt, suffixC9R, suffixC9S)
 	}
 	name, err := v.names.Decrypt(d.ID, encName)
 	if err != nil {
-		return e, fmt.Errorf("%s: %w", v.path(e.node()), err)
+		return e, format.KindName, fmt.Errorf("%s: %w", v.path(e.node()), err)
 	}
 	e.Name = name
 	if e.Kind, err = v.kind(e); err != nil {
-		return e, err
+		return e, format.KindType, err
 	}
-	return e, nil
+	return e, "", nil
 }
 
 // kind tells a stored entry's kind from what is there: a .c9r regular file is a file; a
@@ -338,7 +349,8 @@ func (v *Vault) Lookup(d Dir, name string) (Entry, error) {
 	if _, err := v.root.Lstat(d.Path + "/" + stored); err != nil {
 		return Entry{}, fmt.Errorf("%s: %w", v.path(d.Path+"/"+stored), err)
 	}
-	return v.entry(d, stored)
+	e, _, err := v.entry(d, stored)
+	return e, err
 }
 
 // OpenDir returns the directory e names: the ID in its dir.c9r, and the folder that ID hashes

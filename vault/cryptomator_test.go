@@ -1,0 +1,177 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vaultui/vaultui/vault/cryptomator/cmfixture"
+)
+
+// unlockCryptomatorFixture extracts the shared Cryptomator fixture and opens it as any vault is opened.
+func unlockCryptomatorFixture(t *testing.T) (string, Volume) {
+	t.Helper()
+	dir, err := cmfixture.Extract(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := cmfixture.Password()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vol, err := UnlockVolume(dir, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(vol.Close)
+	return dir, vol
+}
+
+// The walker that exports gocryptfs vaults exports the Cryptomator fixture, every file
+// exact, and its fsck finds nothing.
+func TestCryptomatorExportAndFsck(t *testing.T) {
+	_, vol := unlockCryptomatorFixture(t)
+	if got := vol.FormatName(); got != "Cryptomator vault format 8, SIV_GCM" {
+		t.Errorf("format %q", got)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if err := ExportVolume(context.Background(), vol, out, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmfixture.CheckTree(out); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := FsckVolume(context.Background(), vol, nil)
+	if err != nil || len(problems) != 0 {
+		t.Fatalf("fsck of the fixture: %v, %v", problems, err)
+	}
+}
+
+// One flipped byte in chunk 5 of a file: fsck names the file and that chunk, and nothing
+// else; export stops at it, and export --force writes the chunk as zeros and the rest exact.
+func TestCryptomatorFsckNamesChunk(t *testing.T) {
+	dir, vol := unlockCryptomatorFixture(t)
+	const size, chunk = 1048579, 5
+	if _, err := cmfixture.FlipInChunk(dir, size, chunk); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := FsckVolume(context.Background(), vol, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != 1 {
+		t.Fatalf("problems %v, want one", problems)
+	}
+	p := problems[0]
+	if p.Path != "sizes/1048579.bin" || p.Kind != KindContent || p.FirstBlock != chunk || p.LastBlock != chunk {
+		t.Fatalf("problem %+v, want sizes/1048579.bin's chunk %d", p, chunk)
+	}
+	if err := ExportVolume(context.Background(), vol, filepath.Join(t.TempDir(), "out"), ExportOptions{}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("export of the damaged vault: %v, want ErrCorrupt", err)
+	}
+	out := filepath.Join(t.TempDir(), "forced")
+	err = ExportVolume(context.Background(), vol, out, ExportOptions{Force: true})
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("export --force: %v, want ErrCorrupt counting the damage", err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "sizes", "1048579.bin"))
+	if err != nil || len(b) != size {
+		t.Fatalf("forced export: %d bytes, %v", len(b), err)
+	}
+	const bs = 32 << 10
+	for i, c := range b[chunk*bs : (chunk+1)*bs] {
+		if c != 0 {
+			t.Fatalf("byte %d of the damaged chunk is %#x, want zeros", chunk*bs+i, c)
+		}
+	}
+}
+
+// A wrong password is the same error for both formats.
+func TestCryptomatorWrongPassword(t *testing.T) {
+	dir, err := cmfixture.Extract(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := UnlockVolume(dir, []byte("not the password")); !errors.Is(err, ErrWrongPassword) {
+		t.Fatalf("wrong password: %v", err)
+	}
+}
+
+// Damage of the cipher tree is reported with the walker's kinds, naming where it is: a name
+// that does not decrypt, a missing dirid.c9r, a dir.c9r naming no folder; a file put there by
+// hand is a note, not damage.
+func TestCryptomatorTreeProblems(t *testing.T) {
+	dir, vol := unlockCryptomatorFixture(t)
+	root, err := vol.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootFolder := filepath.Join(dir, filepath.FromSlash(root.CipherPath))
+	nodes, err := vol.ReadDir(root, false, func(p Problem) { t.Errorf("clean root: %v", p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]string{} // plaintext name -> stored name
+	for _, n := range nodes {
+		stored[n.Path] = filepath.Base(n.CipherPath)
+	}
+	// "one" gets the stored name of an entry of "sub": it no longer decrypts in the root.
+	var sub Node
+	for _, n := range nodes {
+		if n.Path == "sub" {
+			sub = n
+		}
+	}
+	subDir, err := vol.OpenDir(root, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subNodes, err := vol.ReadDir(subDir, false, func(Problem) {})
+	if err != nil || len(subNodes) == 0 {
+		t.Fatalf("%s: %v, %v", sub.Path, subNodes, err)
+	}
+	moved := filepath.Base(subNodes[0].CipherPath)
+	if err := os.Rename(filepath.Join(rootFolder, stored["one"]), filepath.Join(rootFolder, moved)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rootFolder, "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	subFolder := filepath.Join(dir, filepath.FromSlash(subDir.CipherPath))
+	if err := os.Remove(filepath.Join(subFolder, "dirid.c9r")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rootFolder, stored["empty-dir"], "dir.c9r"), []byte("00000000-0000-4000-8000-000000000000"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := FsckVolume(context.Background(), vol, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Problem{
+		KindDirID + " dir.c9r": {Path: "empty-dir", CipherPath: root.CipherPath + "/" + stored["empty-dir"]},
+		KindName:               {Path: "", CipherPath: root.CipherPath + "/" + moved},
+		KindForeign:            {Path: "", CipherPath: root.CipherPath + "/notes.txt"},
+		KindDirID:              {Path: sub.Path, CipherPath: subDir.CipherPath + "/dirid.c9r"},
+	}
+	for _, p := range problems {
+		key := p.Kind
+		if p.Path == "empty-dir" {
+			key += " dir.c9r"
+		}
+		w, ok := want[key]
+		if !ok || p.Path != w.Path || p.CipherPath != w.CipherPath {
+			t.Errorf("unexpected problem %v", p)
+			continue
+		}
+		if p.Kind == KindForeign && p.Damage() {
+			t.Errorf("a foreign file is damage: %v", p)
+		}
+		delete(want, key)
+	}
+	if len(want) > 0 {
+		t.Errorf("problems not reported: %v (got %v)", want, problems)
+	}
+}

@@ -59,7 +59,7 @@ examples:
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tCIPHER\tOPENS IN\tCIPHERDIR\tMOUNTPOINT")
 			for _, v := range vaults {
-				cipher, opens := v.Cipher.String(), app.OpensIn(v.Cipher).Short
+				cipher, opens := app.CipherName(v.Cipher), app.OpensIn(v.Cipher).Short
 				switch {
 				case v.Missing:
 					cipher, opens = "(missing)", "-"
@@ -157,7 +157,7 @@ examples:
 			if added.LockNote != nil {
 				fmt.Fprintf(e.stderr, "note: %v\n", added.LockNote)
 			}
-			fmt.Fprintf(e.stdout, "Added %q (%s): %s, mount point %s.\n", added.Entry.Name, added.Cipher, added.Entry.CipherDir, added.Entry.MountPoint)
+			fmt.Fprintf(e.stdout, "Added %q (%s): %s, mount point %s.\n", added.Entry.Name, app.CipherName(added.Cipher), added.Entry.CipherDir, added.Entry.MountPoint)
 			return nil
 		}
 	},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vaultui/vaultui/vault/cryptomator/cmfixture"
@@ -13,10 +14,7 @@ import (
 // unlockCryptomatorFixture extracts the shared Cryptomator fixture and opens it as any vault is opened.
 func unlockCryptomatorFixture(t *testing.T) (string, Volume) {
 	t.Helper()
-	dir, err := cmfixture.Extract(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := cmfixture.Folder(t)
 	pw, err := cmfixture.Password()
 	if err != nil {
 		t.Fatal(err)
@@ -90,10 +88,7 @@ func TestCryptomatorFsckNamesChunk(t *testing.T) {
 
 // A wrong password is the same error for both formats.
 func TestCryptomatorWrongPassword(t *testing.T) {
-	dir, err := cmfixture.Extract(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := cmfixture.Folder(t)
 	if _, err := UnlockVolume(dir, []byte("not the password")); !errors.Is(err, ErrWrongPassword) {
 		t.Fatalf("wrong password: %v", err)
 	}
@@ -173,5 +168,20 @@ func TestCryptomatorTreeProblems(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("problems not reported: %v (got %v)", want, problems)
+	}
+}
+
+// info describes a Cryptomator vault from its folder, without the password.
+func TestCryptomatorInfo(t *testing.T) {
+	dir := cmfixture.Folder(t)
+	i, err := ReadInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i.Format != "Cryptomator vault format 8, SIV_GCM" || i.Version != 8 || i.LongNameMax != 220 || i.ScryptLogN != 15 || i.ScryptR != 8 {
+		t.Fatalf("%+v", i)
+	}
+	if _, err := LoadConfig(dir); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "Cryptomator") {
+		t.Fatalf("a Cryptomator vault opened as a gocryptfs one: %v", err)
 	}
 }

@@ -27,9 +27,17 @@ func IsCryptomator(cipherdir string) bool {
 	return !exists(cipherdir, crypto.ConfName) && cryptomator.IsVault(cipherdir)
 }
 
-// ErrCryptomatorMount: what vaultui does not do with Cryptomator vaults yet (mount them, or
-// any other change); the walker's commands (info, fsck, export) read them.
-var ErrCryptomatorMount = fmt.Errorf("%w: mounting Cryptomator vaults is not supported yet (info, fsck and export read them)", ErrUnsupported)
+// ErrCryptomatorNotYet is wrapped, beside ErrUnsupported, by what vaultui cannot do with a
+// Cryptomator vault yet: mount it (the mount's half of issue 23), passwd, conflicts. The
+// walker's commands (info, fsck, export) read it.
+var ErrCryptomatorNotYet = errors.New("not supported for Cryptomator vaults yet")
+
+// CryptomatorNotYet is the error for doing what (e.g. "mounting") with the Cryptomator vault
+// in dir.
+func CryptomatorNotYet(dir, what string) error {
+	return also{fmt.Errorf("%s: %s Cryptomator vaults is not supported yet (vaultui reads them offline: info, fsck, export)", dir, what),
+		[]error{ErrUnsupported, ErrCryptomatorNotYet}}
+}
 
 // UnlockVolume opens the vault in cipherdir, of either format, with its password: the one
 // place a folder's format is told (IsCryptomator). Errors wrap this package's sentinels for
@@ -56,20 +64,50 @@ func cryptomatorError(cipherdir string, err error) error {
 	case errors.Is(err, cryptomator.ErrWrongPassword):
 		return fmt.Errorf("%s: %w", cipherdir, ErrWrongPassword)
 	case errors.Is(err, cryptomator.ErrUnsupported), errors.Is(err, crypto.ErrKDFMemory):
-		return also{err, ErrUnsupported}
+		return also{err, []error{ErrUnsupported}}
 	}
 	return err // ErrCorrupt is layout's, which is this package's
 }
 
-// also is err that also wraps sentinel, with err's message.
-type also struct{ err, sentinel error }
+// also is err that also wraps sentinels, with err's message.
+type also struct {
+	err       error
+	sentinels []error
+}
 
 func (a also) Error() string   { return a.err.Error() }
-func (a also) Unwrap() []error { return []error{a.err, a.sentinel} }
+func (a also) Unwrap() []error { return append([]error{a.err}, a.sentinels...) }
 
 // exists reports whether dir holds an entry name (of any type: a damaged config still marks
 // the folder's format).
 func exists(dir, name string) bool {
 	_, err := os.Lstat(filepath.Join(dir, name))
 	return err == nil
+}
+
+// cryptomatorInfo describes the Cryptomator vault in dir without its password.
+func cryptomatorInfo(dir string) (Info, error) {
+	ci, err := cryptomator.ReadInfo(dir)
+	if err != nil {
+		return Info{}, cryptomatorError(dir, err)
+	}
+	content := map[cryptomator.CipherCombo]string{
+		cryptomator.SIVGCM:    "AES-256-GCM content, AES-SIV names",
+		cryptomator.SIVCTRMAC: "AES-256-CTR + HMAC-SHA256 content, AES-SIV names",
+	}[ci.CipherCombo]
+	if content == "" {
+		content = "unknown (" + string(ci.CipherCombo) + ")"
+	}
+	return Info{
+		Dir: dir, Format: cryptomator.Describe(ci.Format, ci.CipherCombo), Version: ci.Format,
+		CipherName: content, LongNames: true, LongNameMax: ci.ShorteningThreshold,
+		ScryptN: 1 << ci.ScryptLogN, ScryptLogN: ci.ScryptLogN, ScryptR: ci.ScryptR, ScryptP: 1,
+		ScryptKeyLen: 32, ScryptSaltLen: ci.ScryptSaltLen,
+	}, nil
+}
+
+// errIsCryptomator is what the gocryptfs side of vault (LoadConfig, and so Unlock, passwd,
+// conflicts, mount) says of a Cryptomator vault's folder.
+func errIsCryptomator(dir string) error {
+	return CryptomatorNotYet(dir, "opening with gocryptfs's rules (passwd, conflicts, mount)")
 }

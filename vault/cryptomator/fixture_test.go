@@ -39,14 +39,7 @@ func fixturePassword(t *testing.T) []byte {
 
 // extractFixture unpacks the fixture's cipher.tar into a fresh directory and returns the
 // vault's folder.
-func extractFixture(t *testing.T) string {
-	t.Helper()
-	dir, err := cmfixture.Extract(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func extractFixture(t *testing.T) string { return cmfixture.Folder(t) }
 
 // fixtureKey unlocks the fixture's master key once for all tests (scrypt N=2^15).
 var fixtureKey = sync.OnceValues(func() (*Masterkey, error) {

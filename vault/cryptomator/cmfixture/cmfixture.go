@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"testing"
 
 	"github.com/vaultui/vaultui/vault/format"
 )
@@ -109,6 +110,16 @@ func Extract(dst string) (string, error) {
 			return "", err
 		}
 	}
+}
+
+// Folder is Extract into a directory of the test's, failing the test on an error.
+func Folder(t testing.TB) string {
+	t.Helper()
+	dir, err := Extract(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // CheckTree reports how the plaintext tree in dir differs from the manifest: every entry

@@ -161,6 +161,9 @@ func TestCryptomatorTreeProblems(t *testing.T) {
 			t.Errorf("unexpected problem %v", p)
 			continue
 		}
+		if p.Kind == KindDirID && p.Path == "sub" && !strings.Contains(p.Detail, "missing") {
+			t.Errorf("a missing dirid.c9r: %v", p)
+		}
 		if p.Kind == KindForeign && p.Damage() {
 			t.Errorf("a foreign file is damage: %v", p)
 		}
@@ -183,5 +186,55 @@ func TestCryptomatorInfo(t *testing.T) {
 	}
 	if _, err := LoadConfig(dir); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "Cryptomator") {
 		t.Fatalf("a Cryptomator vault opened as a gocryptfs one: %v", err)
+	}
+}
+
+// A sync tool's copy of a Cryptomator entry (its marker in the stored name, before .c9r) is
+// a conflict copy, as in gocryptfs vaults: fsck notes it, export writes it beside the
+// original under a readable name.
+func TestCryptomatorConflictCopy(t *testing.T) {
+	dir, vol := unlockCryptomatorFixture(t)
+	root, err := vol.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := vol.ReadDir(root, false, func(p Problem) { t.Errorf("clean root: %v", p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var one Node
+	for _, n := range nodes {
+		if n.Path == "one" {
+			one = n
+		}
+	}
+	stored := filepath.Join(dir, filepath.FromSlash(one.CipherPath))
+	b, err := os.ReadFile(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyName := strings.TrimSuffix(stored, ".c9r") + " (Ann's conflicted copy 2026-11-30).c9r"
+	if err := os.WriteFile(copyName, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := FsckVolume(context.Background(), vol, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != 1 || problems[0].Kind != KindConflict || problems[0].Damage() || !strings.Contains(problems[0].Detail, "Dropbox's conflict copy of /one") {
+		t.Fatalf("problems %v, want the conflict copy noted", problems)
+	}
+	shown := problems[0].Path
+	out := filepath.Join(t.TempDir(), "out")
+	if err := ExportVolume(context.Background(), vol, out, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, shown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := os.ReadFile(filepath.Join(out, "one"))
+	if err != nil || string(got) != string(orig) {
+		t.Fatalf("the copy %q exported as %q, the original as %q (%v)", shown, got, orig, err)
 	}
 }

@@ -59,6 +59,9 @@ type Entry struct {
 	// longer than the vault's shortening threshold "<hash>.c9s" (a folder that also holds
 	// name.c9s).
 	Stored string
+	// Conflict is set for a sync tool's copy of an entry (a marker in Stored, before .c9r or
+	// .c9s): Name is then the name of the entry it is a copy of.
+	Conflict *layout.Conflict
 }
 
 func (e Entry) shortened() bool { return strings.HasSuffix(e.Stored, suffixC9S) }
@@ -215,7 +218,8 @@ func (v *Vault) Root() Dir { return Dir{ID: rootDirID, Path: v.names.DirPath(roo
 // them into place. Cryptomator ignores names without .c9r or .c9s; so does ReadDir.
 const tempPrefix = ".vaultui-tmp-"
 
-// ReadDir lists d. It returns every entry it could read, sorted by name, and an error joining
+// ReadDir lists d. It returns every entry it could read, sorted by name (sync tools' conflict
+// copies among them, Entry.Conflict set, under the name of the entry they copy), and an error joining
 // one error per entry it could not (each naming the entry's path in the vault's folder): a
 // name that does not decrypt, a .c9s folder whose name.c9s does not hash to it, a folder that
 // is neither a directory nor a symlink.
@@ -242,8 +246,11 @@ func (v *Vault) readDir(d Dir, bad func(stored, kind string, err error)) ([]Entr
 		}
 		e, kind, err := v.entry(d, s)
 		if err != nil {
-			bad(s, kind, err)
-			continue
+			var ok bool
+			if e, ok = v.conflictCopy(d, s); !ok {
+				bad(s, kind, err)
+				continue
+			}
 		}
 		ents = append(ents, e)
 	}
@@ -295,6 +302,38 @@ func (v *Vault) entry(d Dir, s string) (Entry, string, error) {
 		return e, format.KindType, err
 	}
 	return e, "", nil
+}
+
+// conflictCopy reads the stored name s of d, which is not an entry of the format, as a sync
+// tool's conflict copy of one: a tool's marker (layout.ParseConflict) whose removal leaves a
+// name that decrypts in d (for a .c9s folder, the hash of the copy's own name.c9s).
+func (v *Vault) conflictCopy(d Dir, s string) (Entry, bool) {
+	var name string
+	c, ok := layout.ParseConflict(s, func(base string) bool {
+		enc := base
+		switch {
+		case strings.HasSuffix(base, suffixC9S):
+			long, err := v.readSmall(d.Path+"/"+s+"/"+nameFile, maxNameFile)
+			if err != nil || Shorten(string(long)) != base {
+				return false
+			}
+			enc = string(long)
+		case !strings.HasSuffix(base, suffixC9R):
+			return false
+		}
+		var err error
+		name, err = v.names.Decrypt(d.ID, enc)
+		return err == nil
+	})
+	if !ok {
+		return Entry{}, false
+	}
+	e := Entry{Parent: d, Stored: s, Name: name, Conflict: &c}
+	var err error
+	if e.Kind, err = v.kind(e); err != nil {
+		return Entry{}, false
+	}
+	return e, true
 }
 
 // kind tells a stored entry's kind from what is there: a .c9r regular file is a file; a

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/vaultui/vaultui/vault/format"
@@ -72,43 +73,67 @@ func (w *Volume) Root() (format.Dir, error) {
 func (w *Volume) ReadDir(d format.Dir, _ bool, problem func(format.Problem)) ([]format.Node, error) {
 	dir := d.Ref.(Dir)
 	if err := w.v.CheckDirIDBackup(dir); err != nil {
-		problem(format.NewProblem(d.Path, dir.Path+"/"+dirIDBackup, format.KindDirID, w.detail(err)))
+		rel := dir.Path + "/" + dirIDBackup
+		detail := w.detail(err, rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			detail = "missing: the backup of the directory's ID, which recovery needs (its names still decrypt)"
+		}
+		problem(format.NewProblem(d.Path, rel, format.KindDirID, detail))
 	}
 	ents, err := w.v.readDir(dir, func(stored, kind string, err error) {
-		problem(format.NewProblem(d.Path, dir.Path+"/"+stored, kind, w.detail(err)))
+		rel := dir.Path + "/" + stored
+		problem(format.NewProblem(d.Path, rel, kind, w.detail(err, rel)))
 	})
 	if err != nil {
 		kind := format.KindIO
 		if errors.Is(err, layout.ErrCorrupt) {
 			kind = format.KindDirID
 		}
-		problem(format.NewProblem(d.Path, dir.Path, kind, w.detail(err)))
+		problem(format.NewProblem(d.Path, dir.Path, kind, w.detail(err, dir.Path)))
 		return nil, nil
 	}
 	nodes := make([]format.Node, 0, len(ents))
+	taken := map[string]bool{}
 	for _, e := range ents {
-		p := path.Join(d.Path, e.Name)
+		if e.Conflict == nil {
+			taken[e.Name] = true
+		}
+	}
+	for _, e := range ents {
+		name := e.Name
+		var c *format.Conflict
+		if e.Conflict != nil {
+			name = layout.ConflictName(e.Name, *e.Conflict, func(s string) bool { return taken[s] })
+			taken[name] = true
+			c = &format.Conflict{Kind: format.ConflictCopyOfEntry, Of: path.Join(d.Path, e.Name), Conflict: *e.Conflict}
+		}
+		p := path.Join(d.Path, name)
 		rel := e.node()
 		if e.Kind == KindFile {
 			rel = e.contentPath()
 		}
 		st, err := w.v.root.Lstat(rel)
 		if err != nil {
-			problem(format.NewProblem(p, rel, format.KindIO, w.detail(err)))
+			problem(format.NewProblem(p, rel, format.KindIO, w.detail(err, rel)))
 			continue
 		}
 		var info fs.FileInfo = st
 		if e.Kind == KindSymlink {
 			info = symlinkInfo{st}
 		}
-		nodes = append(nodes, format.Node{Path: p, CipherPath: e.node(), Info: info, Ref: e})
+		nodes = append(nodes, format.Node{Path: p, CipherPath: e.node(), Info: info, Conflict: c, Ref: e})
 	}
+	slices.SortFunc(nodes, func(a, b format.Node) int { return strings.Compare(a.Path, b.Path) })
 	return nodes, nil
 }
 
-// detail is err's message without the vault's folder, which every problem's label omits.
-func (w *Volume) detail(err error) string {
-	return strings.ReplaceAll(err.Error(), w.v.dir+string(os.PathSeparator), "")
+// detail is err's message for a problem whose cipher path is rel: without the vault's
+// folder, which every problem's label omits, the leading rel the problem names already, and
+// "vault is corrupt: ", which its kind says.
+func (w *Volume) detail(err error, rel string) string {
+	s := strings.ReplaceAll(err.Error(), w.v.dir+string(os.PathSeparator), "")
+	s = strings.TrimPrefix(s, rel+": ")
+	return strings.ReplaceAll(s, layout.ErrCorrupt.Error()+": ", "")
 }
 
 // symlinkInfo is a symlink's folder (holding symlink.c9r) shown as the symlink it stores.
@@ -123,7 +148,7 @@ func (w *Volume) OpenDir(_ format.Dir, n format.Node) (format.Dir, error) {
 	sub, err := w.v.OpenDir(n.Ref.(Entry))
 	if err != nil {
 		if errors.Is(err, layout.ErrCorrupt) {
-			return format.Dir{}, &format.Error{Kind: format.KindDirID, Err: errors.New(w.detail(err))}
+			return format.Dir{}, &format.Error{Kind: format.KindDirID, Err: errors.New(w.detail(err, ""))}
 		}
 		return format.Dir{}, err
 	}

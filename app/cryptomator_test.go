@@ -73,3 +73,46 @@ func TestCryptomatorVault(t *testing.T) {
 		t.Fatal("a gocryptfs.conf appeared in the Cryptomator vault")
 	}
 }
+
+// A Cryptomator vault's conflict copies are listed as a gocryptfs vault's are; settling them
+// is refused with a clear error, nothing changed.
+func TestCryptomatorConflictsListed(t *testing.T) {
+	ctx := context.Background()
+	a, _ := registryApp(t, true)
+	dir := cmfixture.Folder(t)
+	// The cipher file of a 1-byte file ("one" or sizes/0000001.bin: either will do).
+	var one string
+	filepath.WalkDir(filepath.Join(dir, "d"), func(p string, d os.DirEntry, err error) error {
+		if info, ierr := os.Lstat(p); one == "" && ierr == nil && info.Mode().IsRegular() && info.Size() == cmfixture.Geometry.CipherSize(1) {
+			one = p
+		}
+		return nil
+	})
+	b, err := os.ReadFile(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := strings.TrimSuffix(one, ".c9r") + ".sync-conflict-20261130-101010-ABCDEF7.c9r"
+	if err := os.WriteFile(copyPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pw, err := cmfixture.Password()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := a.OpenConflicts(ctx, Vault{CipherDir: dir}, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	list, err := c.List(ctx)
+	if err != nil || len(list) != 1 || list[0].Tool != "Syncthing" || list[0].Size != 1 || list[0].Kind != vault.ConflictCopyOfEntry {
+		t.Fatalf("conflicts %+v, %v", list, err)
+	}
+	if _, err := c.Settle(ctx, list[0].Path, vault.KeepBoth); !errors.Is(err, vault.ErrCryptomatorNotYet) {
+		t.Fatalf("settle: %v", err)
+	}
+	if _, err := os.Stat(copyPath); err != nil {
+		t.Fatalf("the copy after a refused settle: %v", err)
+	}
+}

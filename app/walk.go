@@ -27,16 +27,23 @@ func (a *App) OpenWalker(ctx context.Context, v Vault, password []byte) (*Walker
 	if mp := a.daemonMountOf(ctx, v); mp != "" {
 		return &Walker{a: a, v: v, mountPoint: mp}, KeyringChange{}, nil
 	}
-	var locked vault.Volume
-	change, err := a.withPassword(ctx, v, password, false, func(pw []byte) error {
-		var err error
-		locked, err = vault.UnlockVolume(v.CipherDir, pw)
-		return err
-	})
+	locked, change, err := a.unlockVolume(ctx, v, password)
 	if err != nil {
 		return nil, change, err
 	}
 	return &Walker{a: a, v: v, locked: locked}, change, nil
+}
+
+// unlockVolume is Unlock for a vault of either format, as the walker reads it
+// (vault.UnlockVolume).
+func (a *App) unlockVolume(ctx context.Context, v Vault, password []byte) (vault.Volume, KeyringChange, error) {
+	var out vault.Volume
+	change, err := a.withPassword(ctx, v, password, false, func(pw []byte) error {
+		var err error
+		out, err = vault.UnlockVolume(v.CipherDir, pw)
+		return err
+	})
+	return out, change, err
 }
 
 // daemonMountOf is where the daemon has the vault mounted, by identity (see

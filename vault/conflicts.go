@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -53,42 +54,54 @@ type ConflictEntry struct {
 // the entries made in it).
 func (v *Vault) Conflicts(ctx context.Context) ([]ConflictEntry, error) {
 	var out []ConflictEntry
+	err := listConflicts(ctx, gocryptfsVolume{v: v, folder: func(f splitFolder) error {
+		out = append(out, folderEntry(f))
+		return nil
+	}}, &out)
+	return out, err
+}
+
+// ConflictsVolume is Conflicts for a vault of any format (a Cryptomator vault has no folders
+// made twice: its directories are found by ID, not by a per-folder IV).
+func ConflictsVolume(ctx context.Context, vol format.Volume) ([]ConflictEntry, error) {
+	var out []ConflictEntry
+	err := listConflicts(ctx, vol, &out)
+	return out, err
+}
+
+// listConflicts appends the conflict copies of vol to out as the walk meets them, and then
+// says of each whether it or its original is newer.
+func listConflicts(ctx context.Context, vol format.Volume, out *[]ConflictEntry) error {
 	mtimes := map[string]time.Time{}
-	err := v.walk(ctx, func(n Node) error {
+	g := vol.Geometry()
+	err := WalkVolume(ctx, vol, func(n Node) error {
 		if n.Conflict == nil {
 			mtimes[n.Path] = n.Info.ModTime()
 			return nil
 		}
-		out = append(out, v.conflictEntry(n))
+		*out = append(*out, conflictEntry(g, n))
 		return nil
-	}, nil, func(f splitFolder) error {
-		out = append(out, folderEntry(f))
-		return nil
-	})
-	for i := range out {
-		orig, ok := mtimes[out[i].Of]
+	}, nil)
+	for i, e := range *out {
+		orig, ok := mtimes[e.Of]
 		switch {
-		case !ok || out[i].Kind == ConflictFolderMadeTwice:
-		case out[i].ModTime.After(orig):
-			out[i].Newer = "copy"
-		case out[i].ModTime.Before(orig):
-			out[i].Newer = "original"
+		case !ok || e.Kind == ConflictFolderMadeTwice:
+		case e.ModTime.After(orig):
+			(*out)[i].Newer = "copy"
+		case e.ModTime.Before(orig):
+			(*out)[i].Newer = "original"
 		default:
-			out[i].Newer = "same"
+			(*out)[i].Newer = "same"
 		}
 	}
-	return out, err
+	return err
 }
 
-// conflictEntry describes the conflict entry n (n.Conflict is set).
-func (v *Vault) conflictEntry(n Node) ConflictEntry {
+// conflictEntry describes the conflict entry n (n.Conflict is set) of a vault of geometry g.
+func conflictEntry(g format.Geometry, n Node) ConflictEntry {
 	size := n.Info.Size()
 	if n.Info.Mode().IsRegular() {
-		ps, err := v.Content.PlainSize(uint64(size))
-		if err != nil {
-			ps = 0
-		}
-		size = int64(ps)
+		size, _ = g.PlainSize(size)
 	}
 	c := n.Conflict
 	return ConflictEntry{Kind: c.Kind, Path: n.Path, Of: c.Of, CipherPath: n.CipherPath,
@@ -241,7 +254,7 @@ func (v *Vault) CheckSettle(ctx context.Context, p string, keep Keep) (ConflictE
 		if n.Path != p || n.Conflict == nil {
 			return nil
 		}
-		e := v.conflictEntry(n)
+		e := conflictEntry(v.Volume().Geometry(), n)
 		found = &e
 		switch {
 		case keep == KeepOriginal && n.Info.IsDir():
@@ -265,7 +278,7 @@ func (v *Vault) CheckSettle(ctx context.Context, p string, keep Keep) (ConflictE
 			if err := v.authenticate(ctx, n); err != nil {
 				return err
 			}
-			entries = append(entries, v.conflictEntry(n))
+			entries = append(entries, conflictEntry(v.Volume().Geometry(), n))
 		}
 		return errStop
 	})

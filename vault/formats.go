@@ -35,8 +35,11 @@ var ErrCryptomatorNotYet = errors.New("not supported for Cryptomator vaults yet"
 // CryptomatorNotYet is the error for doing what (e.g. "mounting") with the Cryptomator vault
 // in dir.
 func CryptomatorNotYet(dir, what string) error {
-	return also{fmt.Errorf("%s: %s Cryptomator vaults is not supported yet (vaultui reads them offline: info, fsck, export)", dir, what),
-		[]error{ErrUnsupported, ErrCryptomatorNotYet}}
+	return cryptomatorNotYet(fmt.Sprintf("%s: %s Cryptomator vaults is not supported yet (vaultui reads them offline: info, fsck, export, listing conflicts)", dir, what))
+}
+
+func cryptomatorNotYet(msg string) error {
+	return also{errors.New(msg), []error{ErrUnsupported, ErrCryptomatorNotYet}}
 }
 
 // UnlockVolume opens the vault in cipherdir, of either format, with its password: the one
@@ -107,7 +110,7 @@ func cryptomatorInfo(dir string) (Info, error) {
 }
 
 // errIsCryptomator is what the gocryptfs side of vault (LoadConfig, and so Unlock, passwd,
-// conflicts, mount) says of a Cryptomator vault's folder.
+// settling conflicts, mount) says of a Cryptomator vault's folder.
 func errIsCryptomator(dir string) error {
-	return CryptomatorNotYet(dir, "opening with gocryptfs's rules (passwd, conflicts, mount)")
+	return cryptomatorNotYet(dir + " is a Cryptomator vault: vaultui reads it offline (info, fsck, export, listing conflicts); passwd, settling conflicts and mounting are not supported for Cryptomator vaults yet")
 }

@@ -119,8 +119,9 @@ var addCommand = &command{
 	args:     "[--name N] [--mountpoint M] [--automount] [--lock POLICY] [--reverse] CIPHERDIR",
 	operands: []string{"CIPHERDIR"},
 	values:   map[string]string{"name": "", "lock": lockPolicyWords},
-	help: `Checks that CIPHERDIR holds a gocryptfs.conf vaultui can use; no password is
-needed and nothing in CIPHERDIR is changed. --automount and --lock are
+	help: `Checks that CIPHERDIR holds a gocryptfs.conf vaultui can use, or a Cryptomator
+vault's vault.cryptomator (info, fsck, export and conflicts read those; mounting
+them is not supported yet); no password is needed and nothing in CIPHERDIR is changed. --automount and --lock are
 explained in "vaultui edit --help"; the lock policy defaults to sleep, or to
 never where it cannot work (no logind).
 --reverse registers a plaintext folder with a .gocryptfs.reverse.conf (from

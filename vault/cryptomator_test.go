@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/cryptomator/cmfixture"
 )
 
@@ -236,5 +238,75 @@ func TestCryptomatorConflictCopy(t *testing.T) {
 	orig, err := os.ReadFile(filepath.Join(out, "one"))
 	if err != nil || string(got) != string(orig) {
 		t.Fatalf("the copy %q exported as %q, the original as %q (%v)", shown, got, orig, err)
+	}
+}
+
+// Both cipher combos and the format's other entries go through the walker: a SIV_CTRMAC vault
+// (88-byte headers, AES-CTR + HMAC chunks) with a shortened (.c9s) name, a symlink, an empty
+// file and a file of three chunks exports exactly, and a flipped byte in its chunk 1 is named.
+func TestCryptomatorWalkerCombos(t *testing.T) {
+	three := bytes.Repeat([]byte("0123456789abcdef"), 2*32<<10/16+5)
+	long := strings.Repeat("l", 200) + ".txt"
+	for _, combo := range []cryptomator.CipherCombo{cryptomator.SIVGCM, cryptomator.SIVCTRMAC} {
+		t.Run(string(combo), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "v")
+			cv, err := cryptomator.Create(dir, []byte("pw"), cryptomator.CreateOptions{Combo: combo, ScryptLogN: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			root := cv.Root()
+			sub, err := cv.Mkdir(root, "sub")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, data := range map[string][]byte{"three": three, "empty": nil, long: []byte("long")} {
+				if _, err := cv.WriteFile(sub, name, bytes.NewReader(data)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := cv.Symlink(root, "link", "sub/three"); err != nil {
+				t.Fatal(err)
+			}
+			threeEntry, err := cv.Lookup(sub, "three")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cv.Close()
+
+			vol, err := UnlockVolume(dir, []byte("pw"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer vol.Close()
+			out := filepath.Join(t.TempDir(), "out")
+			if err := ExportVolume(context.Background(), vol, out, ExportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for name, want := range map[string][]byte{"sub/three": three, "sub/empty": {}, "sub/" + long: []byte("long")} {
+				if got, err := os.ReadFile(filepath.Join(out, name)); err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s: %d bytes, %v; want %d", name, len(got), err, len(want))
+				}
+			}
+			if target, err := os.Readlink(filepath.Join(out, "link")); err != nil || target != "sub/three" {
+				t.Errorf("link: %q, %v", target, err)
+			}
+
+			g := vol.Geometry()
+			file := filepath.Join(dir, filepath.FromSlash(sub.Path), threeEntry.Stored)
+			f, err := os.OpenFile(file, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := []byte{0}
+			off := int64(g.HeaderLen + g.CipherBlockSize() + 50)
+			f.ReadAt(b, off)
+			b[0] ^= 0x80
+			f.WriteAt(b, off)
+			f.Close()
+			problems, err := FsckVolume(context.Background(), vol, nil)
+			if err != nil || len(problems) != 1 || problems[0].Path != "sub/three" || problems[0].FirstBlock != 1 || problems[0].LastBlock != 1 {
+				t.Fatalf("fsck: %v, %v; want sub/three's chunk 1", problems, err)
+			}
+		})
 	}
 }

@@ -88,12 +88,8 @@ func TestCryptomatorConflictsListed(t *testing.T) {
 		}
 		return nil
 	})
-	b, err := os.ReadFile(one)
+	copyPath, err := cmfixture.CopyAsConflict(one, ".sync-conflict-20261130-101010-ABCDEF7")
 	if err != nil {
-		t.Fatal(err)
-	}
-	copyPath := strings.TrimSuffix(one, ".c9r") + ".sync-conflict-20261130-101010-ABCDEF7.c9r"
-	if err := os.WriteFile(copyPath, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pw, err := cmfixture.Password()

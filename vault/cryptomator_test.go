@@ -210,13 +210,7 @@ func TestCryptomatorConflictCopy(t *testing.T) {
 			one = n
 		}
 	}
-	stored := filepath.Join(dir, filepath.FromSlash(one.CipherPath))
-	b, err := os.ReadFile(stored)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copyName := strings.TrimSuffix(stored, ".c9r") + " (Ann's conflicted copy 2026-11-30).c9r"
-	if err := os.WriteFile(copyName, b, 0o644); err != nil {
+	if _, err := cmfixture.CopyAsConflict(filepath.Join(dir, filepath.FromSlash(one.CipherPath)), " (Ann's conflicted copy 2026-11-30)"); err != nil {
 		t.Fatal(err)
 	}
 	problems, err := FsckVolume(context.Background(), vol, nil)

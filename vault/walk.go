@@ -2,7 +2,6 @@ package vault
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -216,58 +215,9 @@ func (v *Vault) walk(ctx context.Context, fn func(Node) error, problem func(Prob
 	return walkVolume(ctx, gocryptfsVolume{v: v, folder: folder}, fn, problem, false)
 }
 
-// walkVolume is the one walk of every format: WalkVolume that, with badNames, visits the
-// entries whose names do not decrypt.
+// walkVolume is format.Walk, the one walk of every format, with vault's Problem and Node.
 func walkVolume(ctx context.Context, vol format.Volume, fn func(Node) error, problem func(Problem), badNames bool) error {
-	if problem == nil {
-		problem = func(Problem) {}
-	}
-	root, err := vol.Root()
-	if err != nil {
-		problem(newProblem("", "", KindIO, err.Error()))
-		return nil
-	}
-	defer vol.CloseDir(root)
-	return walkDir(ctx, vol, root, fn, problem, badNames)
-}
-
-// walkDir walks the open directory d.
-func walkDir(ctx context.Context, vol format.Volume, d format.Dir, fn func(Node) error, problem func(Problem), badNames bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	nodes, err := vol.ReadDir(d, badNames, problem)
-	if err != nil {
-		return err
-	}
-	for _, n := range nodes {
-		if err := fn(n); err != nil {
-			return err
-		}
-		if n.Info.IsDir() {
-			sub, err := vol.OpenDir(d, n)
-			if err != nil {
-				problem(dirProblem(n, err))
-				continue
-			}
-			err = walkDir(ctx, vol, sub, fn, problem, badNames)
-			vol.CloseDir(sub)
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// dirProblem is the problem of a directory n that could not be opened: damage the format
-// found (a Cryptomator dir.c9r naming no folder, a *format.Error), or an I/O error.
-func dirProblem(n Node, err error) Problem {
-	var fe *format.Error
-	if errors.As(err, &fe) {
-		return newProblem(n.Path, n.CipherPath, fe.Kind, errDetail(fe.Err))
-	}
-	return newProblem(n.Path, n.CipherPath, KindIO, err.Error())
+	return format.Walk(ctx, vol, fn, problem, badNames)
 }
 
 // readDir lists the directory open at dirfd (cipher and plaintext paths cdir and pdir) in

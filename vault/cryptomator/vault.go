@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -493,50 +492,6 @@ func (v *Vault) ReadLink(e Entry) (string, error) {
 		return "", fmt.Errorf("%s: %w: empty link target", v.path(rel), layout.ErrCorrupt)
 	}
 	return string(b), nil
-}
-
-// WalkFunc is called by Walk for every entry, with its plaintext path (slash-separated, from
-// the root), or with an error about a directory or an entry that could not be read (then e
-// is nil and p is the directory's path). Returning an error stops the walk.
-type WalkFunc func(p string, e *Entry, err error) error
-
-// Walk visits the tree depth first, each directory's entries in name order. Besides reading
-// each directory, it checks its dirid.c9r (CheckDirIDBackup).
-func (v *Vault) Walk(fn WalkFunc) error { return v.walk("", v.Root(), fn) }
-
-func (v *Vault) walk(p string, d Dir, fn WalkFunc) error {
-	if err := v.CheckDirIDBackup(d); err != nil {
-		if err := fn(p, nil, err); err != nil {
-			return err
-		}
-	}
-	ents, err := v.ReadDir(d)
-	if err != nil {
-		if err := fn(p, nil, err); err != nil {
-			return err
-		}
-	}
-	for i := range ents {
-		e := &ents[i]
-		ep := path.Join(p, e.Name)
-		if err := fn(ep, e, nil); err != nil {
-			return err
-		}
-		if e.Kind != KindDir {
-			continue
-		}
-		sub, err := v.OpenDir(*e)
-		if err != nil {
-			if err := fn(ep, nil, err); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := v.walk(ep, sub, fn); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Resolve returns the entry at the slash-separated plaintext path p (not the root).

@@ -206,3 +206,15 @@ func FlipInChunk(folder string, plainSize, n int64) (string, error) {
 	}
 	return found[0], nil
 }
+
+// CopyAsConflict copies the .c9r file cipherFile as a sync tool would keep a second version
+// of it: marker (e.g. " (conflicted copy 2026-11-30)") inserted before .c9r. It returns the
+// copy's path.
+func CopyAsConflict(cipherFile, marker string) (string, error) {
+	b, err := os.ReadFile(cipherFile)
+	if err != nil {
+		return "", err
+	}
+	dst := strings.TrimSuffix(cipherFile, ".c9r") + marker + ".c9r"
+	return dst, os.WriteFile(dst, b, 0o644)
+}

@@ -8,9 +8,9 @@
 // A format gives its Geometry (how cleartext maps onto a cipher file), opens a file's content
 // cipher from its header, lists a directory as Nodes with the Problems it met, finds a child
 // directory from its parent (gocryptfs: the folder of the encrypted name; Cryptomator: the
-// d/XX/YYYY folder its dir.c9r names) and reads symlink targets. The walker does the rest
-// once: the order of the walk, reading and checking every block, progress, and writing an
-// export.
+// d/XX/YYYY folder its dir.c9r names) and reads symlink targets. The rest is written once:
+// the walk itself (Walk, here), and in package vault reading and checking every block,
+// progress, writing an export and listing conflict copies.
 //
 // It imports vault/layout (for the sync-conflict description) and nothing of vault.
 package format

@@ -37,10 +37,27 @@ var compat = map[crypto.CipherID]Compat{
 		Programs: []string{"vaultui", "gocryptfs 2.2 or later"},
 		Short:    "vaultui, gocryptfs >= 2.2",
 	},
+	CryptomatorVault: {
+		Programs: []string{"vaultui (offline: info, fsck, export; mounting not yet)", "Cryptomator (desktop, iOS, Android)"},
+		Short:    "Cryptomator; vaultui offline",
+	},
 	crypto.AESSIV: {
 		Programs: []string{"vaultui", "gocryptfs (its reverse mode's cipher)"},
 		Short:    "vaultui, gocryptfs",
 	},
+}
+
+// CryptomatorVault stands for a Cryptomator vault where a gocryptfs vault shows its content
+// cipher (add, list, the TUI): a Cryptomator vault's cipher is its format's ("cipherCombo"),
+// which info shows.
+const CryptomatorVault crypto.CipherID = "cryptomator"
+
+// CipherName is how a vault's cipher is shown in a list: the cipher's name, or "Cryptomator".
+func CipherName(c crypto.CipherID) string {
+	if c == CryptomatorVault {
+		return "Cryptomator"
+	}
+	return c.String()
 }
 
 // OpensIn returns who opens a vault with content cipher c. An unknown cipher opens nowhere.
@@ -83,9 +100,9 @@ func (c Compat) Detail() string {
 // Sentence says it in full: "A vault with AES-256-GCM opens in vaultui, gocryptfs, ...".
 func (c Compat) Sentence() string {
 	if c.VaultuiOnly() {
-		return "A vault with " + c.Cipher.String() + " opens only in vaultui: " + c.Others + "."
+		return "A vault with " + CipherName(c.Cipher) + " opens only in vaultui: " + c.Others + "."
 	}
-	s := "A vault with " + c.Cipher.String() + " opens in " + c.List()
+	s := "A vault with " + CipherName(c.Cipher) + " opens in " + c.List()
 	if c.Others != "" {
 		s += "; " + c.Others
 	}

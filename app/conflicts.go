@@ -17,6 +17,9 @@ type Conflicts struct {
 	// (through the mount). Otherwise locked holds the key while the session is open.
 	mountPoint string
 	locked     *vault.Vault
+	// listOnly holds the key of a vault whose conflicts are listed but not settled yet (a
+	// Cryptomator vault).
+	listOnly vault.Volume
 }
 
 // OpenConflicts opens the vault's conflicts: through the daemon when it is mounted (no
@@ -25,6 +28,13 @@ type Conflicts struct {
 func (a *App) OpenConflicts(ctx context.Context, v Vault, password []byte) (*Conflicts, KeyringChange, error) {
 	if mp := mountmgr.MountedAt(v.CipherDir); mp != "" {
 		return &Conflicts{a: a, v: v, mountPoint: mp}, KeyringChange{}, nil
+	}
+	if vault.IsCryptomator(v.CipherDir) {
+		vol, change, err := a.unlockVolume(ctx, v, password)
+		if err != nil {
+			return nil, change, err
+		}
+		return &Conflicts{a: a, v: v, listOnly: vol}, change, nil
 	}
 	locked, change, err := a.Unlock(ctx, v, password)
 	if err != nil {
@@ -42,6 +52,9 @@ func (c *Conflicts) List(ctx context.Context) ([]vault.ConflictEntry, error) {
 	if c.locked != nil {
 		return c.locked.Conflicts(ctx)
 	}
+	if c.listOnly != nil {
+		return vault.ConflictsVolume(ctx, c.listOnly)
+	}
 	var out []vault.ConflictEntry
 	err := c.a.daemonCall(ctx, func(d Daemon) error {
 		var err error
@@ -54,6 +67,9 @@ func (c *Conflicts) List(ctx context.Context) ([]vault.ConflictEntry, error) {
 // Settle settles the conflict listed at path p with keep: in the cipherdir of a locked
 // vault, through the mount of a mounted one, after the same checks (vault.SettleConflict).
 func (c *Conflicts) Settle(ctx context.Context, p string, keep vault.Keep) (vault.Settled, error) {
+	if c.listOnly != nil {
+		return vault.Settled{}, vault.CryptomatorNotYet(c.v.CipherDir, "settling the conflicts of")
+	}
 	if c.locked == nil {
 		var out vault.Settled
 		err := c.a.daemonCall(ctx, func(d Daemon) error {
@@ -76,6 +92,10 @@ func (c *Conflicts) Close() {
 	if c.locked != nil {
 		c.locked.Close()
 		c.locked = nil
+	}
+	if c.listOnly != nil {
+		c.listOnly.Close()
+		c.listOnly = nil
 	}
 }
 

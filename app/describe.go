@@ -17,6 +17,9 @@ type Fact struct{ Label, Value string }
 // as it likes (the CLI's info, the TUI's info screen). The values come from the config,
 // which whoever can write the cipherdir controls: they are escaped.
 func Describe(i vault.Info) []Fact {
+	if i.Format != "" {
+		return escapeFacts(describeCryptomator(i))
+	}
 	names := "encrypted (EME, per-directory IV)"
 	switch {
 	case i.PlaintextNames:
@@ -46,10 +49,28 @@ func Describe(i vault.Info) []Fact {
 	for _, c := range i.ConfigConflicts {
 		facts = append(facts, Fact{"Config conflict", c + " (a sync tool's copy; this vault uses " + crypto.ConfName + ")"})
 	}
+	return escapeFacts(facts)
+}
+
+// escapeFacts escapes the facts' values for a terminal.
+func escapeFacts(facts []Fact) []Fact {
 	for k := range facts {
 		facts[k].Value = termsafe.Escape(facts[k].Value)
 	}
 	return facts
+}
+
+// describeCryptomator is Describe for a Cryptomator vault (vault.Info.Format set).
+func describeCryptomator(i vault.Info) []Fact {
+	return []Fact{
+		{"Format", i.Format},
+		{"Cipher", i.CipherName},
+		{"Opens in", OpensIn(CryptomatorVault).Detail()},
+		{"File names", "encrypted (AES-SIV, bound to the directory's ID)"},
+		{"Long names", fmt.Sprintf("encrypted names over %d characters are stored shortened (.c9s)", i.LongNameMax)},
+		{"Scrypt", fmt.Sprintf("N=2^%d r=%d p=%d (key %d bytes, salt %d bytes)", i.ScryptLogN, i.ScryptR, i.ScryptP, i.ScryptKeyLen, i.ScryptSaltLen)},
+		{"Not supported yet", "mounting, passwd and conflicts (info, fsck and export read the vault)"},
+	}
 }
 
 // Info reads what a vault's config says: its gocryptfs.conf, or for a reverse vault the

@@ -330,11 +330,7 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 	if err != nil {
 		return Added{}, err
 	}
-	load := vault.LoadConfig
-	if r.Reverse {
-		load = vault.LoadReverseConfig
-	}
-	cfg, err := load(dir)
+	cipher, err := cipherOf(registry.Entry{CipherDir: dir, Reverse: r.Reverse})
 	if err != nil {
 		return Added{}, fmt.Errorf("%s: %w: %w", dir, ErrNotAVault, err)
 	}
@@ -345,7 +341,7 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 	if err := registry.ValidateName(name); err != nil {
 		return Added{}, err
 	}
-	out := Added{Cipher: cfg.Cipher()}
+	out := Added{Cipher: cipher}
 	lock := r.Lock
 	if lock == "" {
 		lock, out.LockNote = a.defaultLock(ctx)
@@ -498,13 +494,25 @@ type Listed struct {
 	Err     error
 }
 
-// configOf reads a registered vault's config: its gocryptfs.conf, or the
-// .gocryptfs.reverse.conf of a reverse vault's plaintext folder.
-func configOf(e registry.Entry) (*vault.Config, error) {
-	if e.Reverse {
-		return vault.LoadReverseConfig(e.CipherDir)
+// cipherOf reads what a registered vault lists as its cipher: its gocryptfs.conf's (or the
+// .gocryptfs.reverse.conf's of a reverse vault's plaintext folder), or CryptomatorVault for a
+// Cryptomator vault whose files describe one (vault.ReadInfo).
+func cipherOf(e registry.Entry) (crypto.CipherID, error) {
+	if !e.Reverse && vault.IsCryptomator(e.CipherDir) {
+		if _, err := vault.ReadInfo(e.CipherDir); err != nil {
+			return "", err
+		}
+		return CryptomatorVault, nil
 	}
-	return vault.LoadConfig(e.CipherDir)
+	load := vault.LoadConfig
+	if e.Reverse {
+		load = vault.LoadReverseConfig
+	}
+	cfg, err := load(e.CipherDir)
+	if err != nil {
+		return "", err
+	}
+	return cfg.Cipher(), nil
 }
 
 // List lists the registered vaults, each with its cipher; a vault whose config cannot be
@@ -519,10 +527,8 @@ func (a *App) List() ([]Listed, error) {
 		l := Listed{Entry: e}
 		if _, err := os.Stat(e.CipherDir); errors.Is(err, os.ErrNotExist) {
 			l.Err, l.Missing = err, true
-		} else if cfg, err := configOf(e); err != nil {
-			l.Err = err
 		} else {
-			l.Cipher = cfg.Cipher()
+			l.Cipher, l.Err = cipherOf(e)
 		}
 		out = append(out, l)
 	}

@@ -15,22 +15,35 @@ type Walker struct {
 	// mountPoint is set for a vault this user's daemon has mounted: it holds the key and
 	// walks the cipherdir with it. Otherwise locked holds the key until Close.
 	mountPoint string
-	locked     *vault.Vault
+	locked     vault.Volume
 }
 
 // OpenWalker opens the vault for fsck or export: through the daemon when the daemon has it
 // mounted (no password needed), else by unlocking it with password, or without one with the
 // keyring's (a *PasswordNeededError when that does not work). A vault mounted by another
 // program (gocryptfs) is read offline, which a check or an export may do beside a mount.
+// The vault may be a gocryptfs or a Cryptomator vault (vault.UnlockVolume tells them apart).
 func (a *App) OpenWalker(ctx context.Context, v Vault, password []byte) (*Walker, KeyringChange, error) {
 	if mp := a.daemonMountOf(ctx, v); mp != "" {
 		return &Walker{a: a, v: v, mountPoint: mp}, KeyringChange{}, nil
 	}
-	locked, change, err := a.Unlock(ctx, v, password)
+	locked, change, err := a.unlockVolume(ctx, v, password)
 	if err != nil {
 		return nil, change, err
 	}
 	return &Walker{a: a, v: v, locked: locked}, change, nil
+}
+
+// unlockVolume is Unlock for a vault of either format, as the walker reads it
+// (vault.UnlockVolume).
+func (a *App) unlockVolume(ctx context.Context, v Vault, password []byte) (vault.Volume, KeyringChange, error) {
+	var out vault.Volume
+	change, err := a.withPassword(ctx, v, password, false, func(pw []byte) error {
+		var err error
+		out, err = vault.UnlockVolume(v.CipherDir, pw)
+		return err
+	})
+	return out, change, err
 }
 
 // daemonMountOf is where the daemon has the vault mounted, by identity (see
@@ -66,11 +79,11 @@ func (a *App) daemonMountOf(ctx context.Context, v Vault) string {
 // MountPoint is where the vault is mounted when the daemon walks it, else "".
 func (w *Walker) MountPoint() string { return w.mountPoint }
 
-// Fsck checks every name, symlink and block of the vault (vault.Vault.Fsck), through the
+// Fsck checks every name, symlink and block of the vault (vault.FsckVolume), through the
 // daemon for a mounted vault; progress (if not nil) is called as the check goes.
 func (w *Walker) Fsck(ctx context.Context, progress func(vault.FsckProgress)) ([]vault.Problem, error) {
 	if w.locked != nil {
-		return w.locked.Fsck(ctx, progress)
+		return vault.FsckVolume(ctx, w.locked, progress)
 	}
 	var out []vault.Problem
 	err := w.a.daemonCall(ctx, func(d Daemon) error {
@@ -81,11 +94,11 @@ func (w *Walker) Fsck(ctx context.Context, progress func(vault.FsckProgress)) ([
 	return out, err
 }
 
-// Export writes the vault's decrypted tree into dest (vault.Vault.ExportWith), through the
+// Export writes the vault's decrypted tree into dest (vault.ExportVolume), through the
 // daemon for a mounted vault, with the same refusals.
 func (w *Walker) Export(ctx context.Context, dest string, opts vault.ExportOptions) error {
 	if w.locked != nil {
-		return w.locked.ExportWith(ctx, dest, opts)
+		return vault.ExportVolume(ctx, w.locked, dest, opts)
 	}
 	return w.a.daemonCall(ctx, func(d Daemon) error {
 		return d.Export(ctx, w.v.CipherDir, dest, opts)

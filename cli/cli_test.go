@@ -19,6 +19,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/vaultui/vaultui/internal/testdeps"
+	"github.com/vaultui/vaultui/vault/cryptomator/cmfixture"
 	"golang.org/x/sys/unix"
 )
 
@@ -63,6 +64,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/config")
 			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("CRYPTOMATOR", cmfixture.Dir())
 			// No system bus, so no logind: lock policies cannot work, on every machine alike.
 			env.Setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path="+env.WorkDir+"/no-system-bus")
 			return os.MkdirAll(env.WorkDir+"/home", 0o700)
@@ -78,6 +80,8 @@ func TestScripts(t *testing.T) {
 			"importtree":  cmdImportTree,
 			"splitfolder": cmdSplitFolder,
 			"badcopy":     cmdBadCopy,
+			"cmcheck":     cmdCryptomatorCheck,
+			"cmflip":      cmdCryptomatorFlip,
 		},
 	})
 }
@@ -273,6 +277,28 @@ func cmdMasterKey(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // sha256 FILE HEX: FILE's SHA-256 must be HEX.
+// cmcheck DIR: DIR holds exactly the Cryptomator fixture's plaintext (cmfixture.CheckTree).
+func cmdCryptomatorCheck(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: cmcheck DIR")
+	}
+	ts.Check(cmfixture.CheckTree(ts.MkAbs(args[0])))
+}
+
+// cmflip VAULT SIZE CHUNK: flip a byte in chunk CHUNK of the Cryptomator fixture's only file
+// of SIZE bytes (cmfixture.FlipInChunk).
+func cmdCryptomatorFlip(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: cmflip VAULT SIZE CHUNK")
+	}
+	size, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	chunk, err := strconv.ParseInt(args[2], 10, 64)
+	ts.Check(err)
+	_, err = cmfixture.FlipInChunk(ts.MkAbs(args[0]), size, chunk)
+	ts.Check(err)
+}
+
 func cmdSHA256(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: sha256 FILE HEX")

@@ -159,6 +159,8 @@ func hints(err error) []string {
 			out = append(out, `run "vaultui list" to see registered vaults, or give the vault's directory`)
 		case errors.Is(err, crypto.ErrKDFMemory):
 			out = append(out, "the vault is fine; open it on a machine with more free memory (gocryptfs needs as much)")
+		case errors.Is(err, vault.ErrCryptomatorNotYet):
+			out = append(out, "the Cryptomator app opens this vault; vaultui info, fsck and export read it")
 		case errors.Is(err, vault.ErrUnsupported):
 			out = append(out, "gocryptfs itself can still open this vault")
 		case errors.Is(err, registry.ErrCorrupt):

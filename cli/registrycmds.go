@@ -59,7 +59,7 @@ examples:
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tCIPHER\tOPENS IN\tCIPHERDIR\tMOUNTPOINT")
 			for _, v := range vaults {
-				cipher, opens := v.Cipher.String(), app.OpensIn(v.Cipher).Short
+				cipher, opens := app.CipherName(v.Cipher), app.OpensIn(v.Cipher).Short
 				switch {
 				case v.Missing:
 					cipher, opens = "(missing)", "-"
@@ -120,8 +120,9 @@ var addCommand = &command{
 	args:     "[--name N] [--mountpoint M] [--automount] [--lock POLICY] [--reverse] CIPHERDIR",
 	operands: []string{"CIPHERDIR"},
 	values:   map[string]string{"name": "", "lock": lockPolicyWords},
-	help: `Checks that CIPHERDIR holds a gocryptfs.conf vaultui can use; no password is
-needed and nothing in CIPHERDIR is changed. --automount and --lock are
+	help: `Checks that CIPHERDIR holds a gocryptfs.conf vaultui can use, or a Cryptomator
+vault's vault.cryptomator (info, fsck, export and conflicts read those; mounting
+them is not supported yet); no password is needed and nothing in CIPHERDIR is changed. --automount and --lock are
 explained in "vaultui edit --help"; the lock policy defaults to sleep, or to
 never where it cannot work (no logind).
 --reverse registers a plaintext folder with a .gocryptfs.reverse.conf (from
@@ -158,7 +159,7 @@ examples:
 			if added.LockNote != nil {
 				fmt.Fprintf(e.stderr, "note: %v\n", added.LockNote)
 			}
-			fmt.Fprintf(e.stdout, "Added %q (%s): %s, mount point %s.\n", added.Entry.Name, added.Cipher, added.Entry.CipherDir, added.Entry.MountPoint)
+			fmt.Fprintf(e.stdout, "Added %q (%s): %s, mount point %s.\n", added.Entry.Name, app.CipherName(added.Cipher), added.Entry.CipherDir, added.Entry.MountPoint)
 			return nil
 		}
 	},

@@ -207,7 +207,8 @@ var infoCommand = &command{
 	summary:  "Show a vault's cipher, feature flags, scrypt cost and creator",
 	args:     "[--json] VAULT",
 	operands: []string{"VAULT"},
-	help: `Reads only gocryptfs.conf; no password is needed. The last line says
+	help: `Reads only gocryptfs.conf (of a Cryptomator vault, vault.cryptomator and its
+masterkey file, unverified as gocryptfs.conf is); no password is needed. The last line says
 whether the desktop keyring holds the vault's password (vaultui mount
 --remember).
 

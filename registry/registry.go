@@ -33,6 +33,7 @@ import (
 	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/internal/userfile"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
 // FileName is the registry's file name inside its directory.
@@ -521,11 +522,12 @@ func (r *Registry) Resolve(nameOrDir string) (Entry, error) {
 	}
 	// Lstat: a gocryptfs.conf that is not a regular file (a FIFO, a link) still marks the
 	// directory as meant to be a vault; loading the config then says what is wrong with it.
-	if _, err := os.Lstat(filepath.Join(dir, crypto.ConfName)); err == nil {
+	// So does a Cryptomator vault's vault.cryptomator.
+	if _, err := os.Lstat(filepath.Join(dir, crypto.ConfName)); err == nil || vault.IsCryptomator(dir) {
 		return Entry{CipherDir: dir}, nil
 	}
 	if looksLikePath {
-		return Entry{}, fmt.Errorf("%s is not a vault (no %s): %w", dir, crypto.ConfName, vault.ErrNotFound)
+		return Entry{}, fmt.Errorf("%s is not a vault (no %s, no %s): %w", dir, crypto.ConfName, cryptomator.ConfigFileName, vault.ErrNotFound)
 	}
 	return Entry{}, fmt.Errorf("%q is neither a registered vault name nor a vault directory: %w", nameOrDir, vault.ErrNotFound)
 }

@@ -105,6 +105,9 @@ func loadConfigNamed(cipherdir, name string) (*Config, error) {
 	p := filepath.Join(cipherdir, name)
 	f, err := openRegular(p)
 	if errors.Is(err, os.ErrNotExist) {
+		if name == crypto.ConfName && IsCryptomator(cipherdir) {
+			return nil, errIsCryptomator(cipherdir)
+		}
 		return nil, fmt.Errorf("%s: %w (no %s)", cipherdir, ErrNotFound, name)
 	}
 	if err != nil {

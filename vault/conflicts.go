@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -53,42 +54,54 @@ type ConflictEntry struct {
 // the entries made in it).
 func (v *Vault) Conflicts(ctx context.Context) ([]ConflictEntry, error) {
 	var out []ConflictEntry
+	err := listConflicts(ctx, gocryptfsVolume{v: v, folder: func(f splitFolder) error {
+		out = append(out, folderEntry(f))
+		return nil
+	}}, &out)
+	return out, err
+}
+
+// ConflictsVolume is Conflicts for a vault of any format (a Cryptomator vault has no folders
+// made twice: its directories are found by ID, not by a per-folder IV).
+func ConflictsVolume(ctx context.Context, vol format.Volume) ([]ConflictEntry, error) {
+	var out []ConflictEntry
+	err := listConflicts(ctx, vol, &out)
+	return out, err
+}
+
+// listConflicts appends the conflict copies of vol to out as the walk meets them, and then
+// says of each whether it or its original is newer.
+func listConflicts(ctx context.Context, vol format.Volume, out *[]ConflictEntry) error {
 	mtimes := map[string]time.Time{}
-	err := v.walk(ctx, func(n Node) error {
+	g := vol.Geometry()
+	err := WalkVolume(ctx, vol, func(n Node) error {
 		if n.Conflict == nil {
 			mtimes[n.Path] = n.Info.ModTime()
 			return nil
 		}
-		out = append(out, v.conflictEntry(n))
+		*out = append(*out, conflictEntry(g, n))
 		return nil
-	}, nil, func(f splitFolder) error {
-		out = append(out, folderEntry(f))
-		return nil
-	})
-	for i := range out {
-		orig, ok := mtimes[out[i].Of]
+	}, nil)
+	for i, e := range *out {
+		orig, ok := mtimes[e.Of]
 		switch {
-		case !ok || out[i].Kind == ConflictFolderMadeTwice:
-		case out[i].ModTime.After(orig):
-			out[i].Newer = "copy"
-		case out[i].ModTime.Before(orig):
-			out[i].Newer = "original"
+		case !ok || e.Kind == ConflictFolderMadeTwice:
+		case e.ModTime.After(orig):
+			(*out)[i].Newer = "copy"
+		case e.ModTime.Before(orig):
+			(*out)[i].Newer = "original"
 		default:
-			out[i].Newer = "same"
+			(*out)[i].Newer = "same"
 		}
 	}
-	return out, err
+	return err
 }
 
-// conflictEntry describes the conflict entry n (n.Conflict is set).
-func (v *Vault) conflictEntry(n Node) ConflictEntry {
+// conflictEntry describes the conflict entry n (n.Conflict is set) of a vault of geometry g.
+func conflictEntry(g format.Geometry, n Node) ConflictEntry {
 	size := n.Info.Size()
 	if n.Info.Mode().IsRegular() {
-		ps, err := v.Content.PlainSize(uint64(size))
-		if err != nil {
-			ps = 0
-		}
-		size = int64(ps)
+		size, _ = g.PlainSize(size)
 	}
 	c := n.Conflict
 	return ConflictEntry{Kind: c.Kind, Path: n.Path, Of: c.Of, CipherPath: n.CipherPath,
@@ -241,7 +254,7 @@ func (v *Vault) CheckSettle(ctx context.Context, p string, keep Keep) (ConflictE
 		if n.Path != p || n.Conflict == nil {
 			return nil
 		}
-		e := v.conflictEntry(n)
+		e := conflictEntry(v.Volume().Geometry(), n)
 		found = &e
 		switch {
 		case keep == KeepOriginal && n.Info.IsDir():
@@ -265,7 +278,7 @@ func (v *Vault) CheckSettle(ctx context.Context, p string, keep Keep) (ConflictE
 			if err := v.authenticate(ctx, n); err != nil {
 				return err
 			}
-			entries = append(entries, v.conflictEntry(n))
+			entries = append(entries, conflictEntry(v.Volume().Geometry(), n))
 		}
 		return errStop
 	})
@@ -286,13 +299,13 @@ var errStop = errors.New("stop")
 // readable: its names are checked when it is walked.
 func (v *Vault) authenticate(ctx context.Context, n Node) error {
 	var bad []string
-	v.checkEntry(ctx, n, func(p Problem) {
+	checkEntry(ctx, v.Volume(), n, func(p Problem) {
 		if p.Damage() {
 			bad = append(bad, strings.TrimPrefix(p.String(), p.Path+": "))
 		}
-	})
+	}, nil)
 	if n.Info.IsDir() && v.Names != nil {
-		if fd, err := layout.OpenDirPath(n.dirfd, n.name); err != nil {
+		if fd, err := layout.OpenDirPath(refOf(n).dirfd, refOf(n).name); err != nil {
 			bad = append(bad, err.Error())
 		} else {
 			if _, err := v.dirIVAt(fd); err != nil {
@@ -321,15 +334,15 @@ func isFormatFile(name string) bool {
 // name's own for an entry made under a diriv copy's IV, or a copy the tool made of the
 // original's (then the original keeps its own). "" when there is none.
 func (v *Vault) ownNameFile(n Node) string {
-	file := n.name + crypto.LongNameSuffix
+	file := refOf(n).name + crypto.LongNameSuffix
 	stored := n.Conflict.Base
 	if n.Conflict.Kind == ConflictMadeInSecondFolder {
-		stored = n.name
+		stored = refOf(n).name
 	}
 	if !crypto.IsLongName(stored) {
 		return ""
 	}
-	if _, err := layout.ReadLongNameFile(n.dirfd, file, stored, v.Names); err != nil {
+	if _, err := layout.ReadLongNameFile(refOf(n).dirfd, file, stored, v.Names); err != nil {
 		return ""
 	}
 	return file
@@ -359,7 +372,7 @@ func syncAt(dirfd int, name string) error {
 }
 
 func (v *Vault) resolve(ctx context.Context, n Node, keep Keep) error {
-	dirfd := n.dirfd
+	dirfd := refOf(n).dirfd
 	ownNameFile := v.ownNameFile(n)
 	// finish removes what went with the copy and makes the change durable.
 	finish := func() error {
@@ -375,7 +388,7 @@ func (v *Vault) resolve(ctx context.Context, n Node, keep Keep) error {
 		if n.Info.IsDir() {
 			return fmt.Errorf("vault: %s is a directory: remove it through the mount", n.Path)
 		}
-		if err := unix.Unlinkat(dirfd, n.name, 0); err != nil {
+		if err := unix.Unlinkat(dirfd, refOf(n).name, 0); err != nil {
 			return fmt.Errorf("vault: removing %s: %w", n.CipherPath, err)
 		}
 		return finish()
@@ -400,7 +413,7 @@ func (v *Vault) resolve(ctx context.Context, n Node, keep Keep) error {
 			return fmt.Errorf("vault: /%s: refusing to settle onto %s", n.Path, target)
 		}
 		// One rename replaces the original: a crash leaves the old one or the new one.
-		if err := unix.Renameat(dirfd, n.name, dirfd, target); err != nil {
+		if err := unix.Renameat(dirfd, refOf(n).name, dirfd, target); err != nil {
 			if createdNameFile {
 				layout.RemoveLongName(dirfd, target)
 			}
@@ -421,16 +434,16 @@ func (v *Vault) resolve(ctx context.Context, n Node, keep Keep) error {
 // moveNoReplace renames entry n to plaintext name plain in its directory under iv, unless
 // that name exists (an error wrapping fs.ErrExist). It returns the new stored name.
 func (v *Vault) moveNoReplace(n Node, plain string, iv []byte) (string, error) {
-	stored, created, err := v.storeUnder(n.dirfd, plain, iv)
+	stored, created, err := v.storeUnder(refOf(n).dirfd, plain, iv)
 	if err != nil {
 		return "", fmt.Errorf("vault: %w", err)
 	}
 	if isFormatFile(stored) {
 		return "", fmt.Errorf("vault: /%s: refusing to settle onto %s", n.Path, stored)
 	}
-	if err := unix.Renameat2(n.dirfd, n.name, n.dirfd, stored, unix.RENAME_NOREPLACE); err != nil {
+	if err := unix.Renameat2(refOf(n).dirfd, refOf(n).name, refOf(n).dirfd, stored, unix.RENAME_NOREPLACE); err != nil {
 		if created {
-			layout.RemoveLongName(n.dirfd, stored)
+			layout.RemoveLongName(refOf(n).dirfd, stored)
 		}
 		if errors.Is(err, unix.EEXIST) {
 			return "", fmt.Errorf("vault: %s: %w", n.CipherPath, fs.ErrExist)
@@ -480,11 +493,11 @@ func (v *Vault) mergeFolder(ctx context.Context, f splitFolder, keep Keep) (Sett
 			renamed = true
 			to = layout.ConflictName(plain, n.Conflict.Conflict, func(s string) bool {
 				stored, _, _, err := v.Names.StoredName(s, iv)
-				return err != nil || lstatErr(n.dirfd, stored) == nil
+				return err != nil || lstatErr(refOf(n).dirfd, stored) == nil
 			})
 		}
 		if ownNameFile != "" {
-			unix.Unlinkat(n.dirfd, ownNameFile, 0)
+			unix.Unlinkat(refOf(n).dirfd, ownNameFile, 0)
 		}
 		done.Moved = append(done.Moved, MovedEntry{Path: n.Path, Of: n.Conflict.Of, To: path.Join(f.path, to), Renamed: renamed})
 	}

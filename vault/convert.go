@@ -1276,11 +1276,11 @@ func checkConverted(ctx context.Context, old, nv *Vault, oldPaths []string, tota
 			return mismatch(n.Path, "its directory is not where it is in the old vault")
 		}
 		ofd := stack[len(stack)-1].fd
-		oinfo, err := lstatAt(ofd, n.name)
+		oinfo, err := lstatAt(ofd, refOf(n).name)
 		if err != nil {
 			return mismatch(n.Path, err.Error())
 		}
-		on := Node{Path: n.Path, CipherPath: n.CipherPath, Info: oinfo, Conflict: n.Conflict, dirfd: ofd, name: n.name}
+		on := Node{Path: n.Path, CipherPath: n.CipherPath, Info: oinfo, Conflict: n.Conflict, Ref: gocryptfsRef{ofd, refOf(n).name}}
 		ost, nst := oinfo.Sys().(*syscall.Stat_t), n.Info.Sys().(*syscall.Stat_t)
 		if oinfo.Mode() != n.Info.Mode() {
 			return mismatch(n.Path, fmt.Sprintf("mode %v, was %v", n.Info.Mode(), oinfo.Mode()))
@@ -1290,7 +1290,7 @@ func checkConverted(ctx context.Context, old, nv *Vault, oldPaths []string, tota
 		}
 		switch t := n.Info.Mode().Type(); {
 		case t.IsDir():
-			cfd, err := layout.OpenDir(ofd, n.name)
+			cfd, err := layout.OpenDir(ofd, refOf(n).name)
 			if err != nil {
 				return mismatch(n.Path, err.Error())
 			}

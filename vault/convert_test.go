@@ -105,7 +105,7 @@ func vaultXattrs(t *testing.T, v *Vault) map[string]string {
 		t.Fatal(err)
 	}
 	defer unix.Close(root)
-	add("/", v.readXattrs(Node{dirfd: root, name: "."}, fail))
+	add("/", v.readXattrs(Node{Ref: gocryptfsRef{root, "."}}, fail))
 	v.Walk(context.Background(), func(n Node) error {
 		add(n.Path, v.readXattrs(n, fail))
 		return nil

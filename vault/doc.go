@@ -24,7 +24,16 @@
 // rename, directory fsync: internal/atomicfile), so a crash during Create or
 // ChangePassword leaves the old file or the new one, never neither.
 //
-// It imports crypto, vault/layout and internal/atomicfile and internal/userfile;
+// # Two formats, one walker
+//
+// The offline walker (Walk, Fsck, Export, conflict listing) reads a vault through
+// format.Volume (package vault/format): the gocryptfs rules here implement it (volume.go),
+// and so does package vault/cryptomator. UnlockVolume tells the two apart by the folder
+// (IsCryptomator) and opens either; ReadInfo describes either. What goes through
+// gocryptfs.conf (Unlock, passwd, create, convert, settling conflicts) is gocryptfs's alone,
+// and for a Cryptomator vault says it is not supported yet (ErrCryptomatorNotYet).
+//
+// It imports crypto, vault/layout, vault/format, vault/cryptomator and internal/atomicfile and internal/userfile;
 // registry, app, the front ends, mountmgr and mountbench import it. It knows nothing of the
 // list of vaults (registry) or of mounts.
 package vault

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 // ExportOptions configure ExportWith.
@@ -42,13 +42,18 @@ func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgr
 // stop (see ExportOptions), and the error at the end wraps ErrCorrupt and
 // counts the damaged items. opts.Progress (if not nil) is called as for Fsck, in bytes.
 func (v *Vault) ExportWith(ctx context.Context, dest string, opts ExportOptions) error {
-	if err := v.checkOutside(dest); err != nil {
+	return ExportVolume(ctx, v.Volume(), dest, opts)
+}
+
+// ExportVolume is ExportWith for a vault of any format.
+func ExportVolume(ctx context.Context, vol format.Volume, dest string, opts ExportOptions) error {
+	if err := checkOutside(vol.Folder(), dest); err != nil {
 		return err
 	}
 	if _, err := prepareEmptyDir(dest); err != nil {
 		return err
 	}
-	m := newMeter(v, opts.Progress)
+	m := newMeter(vol, opts.Progress)
 	var problems []Problem
 	add := func(p Problem) {
 		if !p.Damage() { // conflict copies are exported under their names; foreign files are not ours
@@ -64,11 +69,7 @@ func (v *Vault) ExportWith(ctx context.Context, dest string, opts ExportOptions)
 		if opts.Force || len(problems) == 0 {
 			return nil
 		}
-		return fmt.Errorf("%s: %w: %s; export stopped at the first damage", v.Dir, ErrCorrupt, problems[0])
-	}
-	walk := v.Walk
-	if opts.Force {
-		walk = v.WalkShowingBadNames
+		return fmt.Errorf("%s: %w: %s; export stopped at the first damage", vol.Folder(), ErrCorrupt, problems[0])
 	}
 	type dirAttr struct {
 		path string
@@ -76,7 +77,7 @@ func (v *Vault) ExportWith(ctx context.Context, dest string, opts ExportOptions)
 	}
 	var dirs []dirAttr
 	links := map[[2]uint64]string{} // (dev, inode) of multiply linked files -> exported path
-	err := walk(ctx, func(n Node) error {
+	err := walkVolume(ctx, vol, func(n Node) error {
 		if err := errDamage(); err != nil {
 			return err
 		}
@@ -99,9 +100,9 @@ func (v *Vault) ExportWith(ctx context.Context, dest string, opts ExportOptions)
 				}
 				links[key] = out
 			}
-			err = v.exportFile(ctx, n, out, add, m)
+			err = exportFile(ctx, vol, n, out, add, m)
 		case t == fs.ModeSymlink:
-			target, terr := v.readSymlink(n)
+			target, terr := vol.Readlink(n)
 			if terr != nil {
 				add(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(terr)))
 				skipped = true
@@ -124,7 +125,7 @@ func (v *Vault) ExportWith(ctx context.Context, dest string, opts ExportOptions)
 			skipped = true
 		}
 		if err == nil && !skipped {
-			err = v.exportOwnerAndXattrs(n, out, add)
+			err = exportOwnerAndXattrs(vol, n, out, add)
 		}
 		if err != nil && ctx.Err() == nil {
 			var pe *fs.PathError
@@ -141,7 +142,7 @@ func (v *Vault) ExportWith(ctx context.Context, dest string, opts ExportOptions)
 			return err
 		}
 		return errDamage()
-	}, add)
+	}, add, opts.Force)
 	if err == nil {
 		err = errDamage() // damage after the last entry (a name in the last directory)
 	}
@@ -157,7 +158,7 @@ func (v *Vault) ExportWith(ctx context.Context, dest string, opts ExportOptions)
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s: %w: exported with %d damaged item(s) zeroed or renamed, first: %s",
-			v.Dir, ErrCorrupt, len(problems), problems[0])
+			vol.Folder(), ErrCorrupt, len(problems), problems[0])
 	}
 	return nil
 }
@@ -169,12 +170,12 @@ var ErrInsideVault = errors.New("inside the vault's cipherdir")
 
 // checkOutside refuses a destination dest for plaintext that is the vault's cipherdir or
 // lies inside it, by identity (see Inside): a symlink or a second spelling does not hide it.
-func (v *Vault) checkOutside(dest string) error {
+func checkOutside(cipherdir, dest string) error {
 	abs, err := filepath.Abs(dest)
 	if err != nil {
 		return err
 	}
-	id, err := IDOf(v.Dir)
+	id, err := IDOf(cipherdir)
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
@@ -184,21 +185,22 @@ func (v *Vault) checkOutside(dest string) error {
 	}
 	if inside {
 		return fmt.Errorf("vault: export to %s: %w %s: the plaintext would be written among the cipher files",
-			dest, ErrInsideVault, v.Dir)
+			dest, ErrInsideVault, cipherdir)
 	}
 	return nil
 }
 
 // exportFile decrypts one file into out, leaving holes for zero blocks.
-func (v *Vault) exportFile(ctx context.Context, n Node, out string, problem func(Problem), m *meter) error {
+func exportFile(ctx context.Context, vol format.Volume, n Node, out string, problem func(Problem), m *meter) error {
 	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
 	var werr error
-	size, rerr := v.decryptFileMetered(ctx, n, func(off int64, b []byte) error {
-		for i := 0; i < len(b); i += crypto.BlockSize {
-			blk := b[i:min(i+crypto.BlockSize, len(b))]
+	bs := vol.Geometry().BlockSize
+	size, rerr := decryptVolumeFile(ctx, vol, n, func(off int64, b []byte) error {
+		for i := 0; i < len(b); i += bs {
+			blk := b[i:min(i+bs, len(b))]
 			if isZero(blk) {
 				continue // a hole
 			}
@@ -227,8 +229,8 @@ func (v *Vault) exportFile(ctx context.Context, n Node, out string, problem func
 
 // exportOwnerAndXattrs gives the exported entry out its user.* extended attributes and, when
 // run as root, its owner. A chown drops setuid/setgid, so the mode is set again after it.
-func (v *Vault) exportOwnerAndXattrs(n Node, out string, problem func(Problem)) error {
-	for name, value := range v.readXattrs(n, problem) {
+func exportOwnerAndXattrs(vol format.Volume, n Node, out string, problem func(Problem)) error {
+	for name, value := range vol.Xattrs(n, problem) {
 		if !strings.HasPrefix(name, "user.") {
 			continue // trusted.* and security.* need privileges and mean nothing elsewhere
 		}

@@ -10,8 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault/layout"
-	"golang.org/x/sys/unix"
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 // Fsck decrypts every name, symlink target and content block of the vault
@@ -20,14 +19,19 @@ import (
 // the check goes (see FsckProgress). The error is only for what ends the
 // check early: a cancelled ctx.
 func (v *Vault) Fsck(ctx context.Context, progress func(FsckProgress)) ([]Problem, error) {
-	m := newMeter(v, progress)
+	return FsckVolume(ctx, v.Volume(), progress)
+}
+
+// FsckVolume is Fsck for a vault of any format.
+func FsckVolume(ctx context.Context, vol format.Volume, progress func(FsckProgress)) ([]Problem, error) {
+	m := newMeter(vol, progress)
 	var problems []Problem
 	add := func(p Problem) { problems = append(problems, p) }
-	err := v.Walk(ctx, func(n Node) error {
+	err := WalkVolume(ctx, vol, func(n Node) error {
 		if c := n.Conflict; c != nil {
 			add(newProblem(n.Path, n.CipherPath, KindConflict, conflictDetail(c)))
 		}
-		v.checkEntryMetered(ctx, n, add, m)
+		checkEntry(ctx, vol, n, add, m)
 		m.entry(n.Path, contentSize(n.Info))
 		return ctx.Err()
 	}, add)
@@ -36,18 +40,14 @@ func (v *Vault) Fsck(ctx context.Context, progress func(FsckProgress)) ([]Proble
 
 // checkEntry decrypts what the entry n holds beyond its name (which the walk has decrypted):
 // every block and the header of a file, a symlink's target, the extended attributes, and
-// reports what does not authenticate. A directory's own names are checked when it is walked.
-func (v *Vault) checkEntry(ctx context.Context, n Node, problem func(Problem)) {
-	v.checkEntryMetered(ctx, n, problem, nil)
-}
-
-// checkEntryMetered is checkEntry telling m (if not nil) of the file content read.
-func (v *Vault) checkEntryMetered(ctx context.Context, n Node, problem func(Problem), m *meter) {
+// reports what does not authenticate; it tells m (if not nil) of the file content read. A
+// directory's own names are checked when it is walked.
+func checkEntry(ctx context.Context, vol format.Volume, n Node, problem func(Problem), m *meter) {
 	switch t := n.Info.Mode().Type(); {
 	case t.IsRegular():
-		v.decryptFileMetered(ctx, n, nil, problem, m)
+		decryptVolumeFile(ctx, vol, n, nil, problem, m)
 	case t == fs.ModeSymlink:
-		if _, err := v.readSymlink(n); err != nil {
+		if _, err := vol.Readlink(n); err != nil {
 			problem(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(err)))
 		}
 	case t.IsDir(), isSpecial(t):
@@ -55,35 +55,7 @@ func (v *Vault) checkEntryMetered(ctx context.Context, n Node, problem func(Prob
 	default:
 		problem(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("unexpected file type %v", t)))
 	}
-	v.readXattrs(n, problem)
-}
-
-// countIn counts the entries below the cipher directory open at dirfd (cdir)
-// that the walk will visit, and their content, into m's totals (an estimate:
-// undecryptable entries are counted too).
-func (v *Vault) countIn(dirfd int, cdir string, m *meter) {
-	names, err := layout.ReadDirNames(dirfd)
-	if err != nil {
-		return
-	}
-	for _, name := range names {
-		if v.hidden(cdir, name) {
-			continue
-		}
-		info, err := lstatAt(dirfd, name)
-		if err != nil {
-			m.counted(0)
-			continue
-		}
-		m.counted(contentSize(info))
-		if !info.IsDir() {
-			continue
-		}
-		if cfd, err := layout.OpenDir(dirfd, name); err == nil {
-			v.countIn(cfd, path.Join(cdir, name), m)
-			unix.Close(cfd)
-		}
-	}
+	vol.Xattrs(n, problem)
 }
 
 // FsckDir checks the vault in cipherdir with its password, like Unlock

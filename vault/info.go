@@ -30,13 +30,20 @@ type Info struct {
 	ScryptKeyLen       int             `json:"scrypt_keylen"`
 	ScryptSaltLen      int             `json:"scrypt_salt_len"`
 	EncryptedKeyLen    int             `json:"encrypted_key_len"`
+	// Format names the format of a vault that is not a gocryptfs one ("Cryptomator vault
+	// format 8, SIV_GCM"; Version is then its format number); "" for gocryptfs.
+	Format string `json:"format,omitempty"`
 	// ConfigConflicts lists sync tools' conflict copies of gocryptfs.conf beside it (after a
 	// password change on two machines, say); the vault uses gocryptfs.conf.
 	ConfigConflicts []string `json:"config_conflicts,omitempty"`
 }
 
-// ReadInfo reads and validates cipherdir's config and describes it.
+// ReadInfo reads and validates cipherdir's config and describes it; a Cryptomator vault's
+// is read from its vault.cryptomator and masterkey file (see cryptomator.ReadInfo).
 func ReadInfo(cipherdir string) (Info, error) {
+	if IsCryptomator(cipherdir) {
+		return cryptomatorInfo(cipherdir)
+	}
 	c, err := LoadConfig(cipherdir)
 	if err != nil {
 		return Info{}, err

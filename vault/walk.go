@@ -13,59 +13,39 @@ import (
 	"unicode/utf8"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/layout"
 	"golang.org/x/sys/unix"
 )
 
-// Problem kinds reported by Fsck and Export.
+// Problem kinds reported by Fsck and Export (see package format).
 const (
-	KindDirIV    = "diriv"    // a directory's gocryptfs.diriv is missing or malformed
-	KindName     = "name"     // an entry name does not decrypt
-	KindLongName = "longname" // a long name's .name file is missing, too big or does not match
-	KindHeader   = "header"   // a file header is malformed or its file ID opens no block
-	KindContent  = "content"  // blocks that do not authenticate (FirstBlock..LastBlock)
-	KindSize     = "size"     // a ciphertext size no plaintext size maps to
-	KindSymlink  = "symlink"  // a symlink target does not decrypt
-	KindType     = "type"     // an entry of a type a vault cannot hold (irregular files)
-	KindIO       = "io"       // the cipherdir could not be read
+	KindDirIV    = format.KindDirIV
+	KindDirID    = format.KindDirID
+	KindName     = format.KindName
+	KindLongName = format.KindLongName
+	KindHeader   = format.KindHeader
+	KindContent  = format.KindContent
+	KindSize     = format.KindSize
+	KindSymlink  = format.KindSymlink
+	KindType     = format.KindType
+	KindIO       = format.KindIO
 
-	// Notes, not damage (Problem.Damage is false): the vault reads fine.
-	KindConflict = "conflict" // a sync tool's conflict copy
-	KindForeign  = "foreign"  // a file whose name is not of the vault's format
-	KindTemp     = "temp"     // a directory a crash left half made or half removed (layout.IsTemp)
+	KindConflict = format.KindConflict
+	KindForeign  = format.KindForeign
+	KindTemp     = format.KindTemp
 )
 
-// Damage reports whether p is damage (fsck's exit code 4) rather than a note about a
-// conflict copy or a foreign file.
-func (p Problem) Damage() bool {
-	return p.Kind != KindConflict && p.Kind != KindForeign && p.Kind != KindTemp
-}
+// Conflict is what a sync tool's conflict left (format.Conflict).
+type Conflict = format.Conflict
 
-// Conflict is what a sync tool's conflict left: see Kind. Of is the plaintext path of the
-// entry it concerns.
-type Conflict struct {
-	Kind ConflictKind
-	Of   string
-	layout.Conflict
-}
-
-// ConflictKind says what a conflict is, and so how it can be settled.
-type ConflictKind string
+// ConflictKind says what a conflict is (format.ConflictKind).
+type ConflictKind = format.ConflictKind
 
 const (
-	// ConflictCopyOfEntry is a tool's conflict copy of the entry Of (its Base is that entry's
-	// stored name): the copy's content or tree is a second version of Of.
-	ConflictCopyOfEntry ConflictKind = "copy"
-	// ConflictFolderMadeTwice is a folder made on two computers: the tool kept the second
-	// computer's gocryptfs.diriv as a conflict copy (Base is gocryptfs.diriv), and what was made
-	// in the folder there is encrypted under the copy's IV. It is settled as a whole, by moving
-	// those entries under the folder's own IV.
-	ConflictFolderMadeTwice ConflictKind = "folder made twice"
-	// ConflictMadeInSecondFolder is an entry made in a folder made twice, on the computer whose
-	// gocryptfs.diriv the tool kept as a copy: its name is encrypted under the copy's IV, so
-	// gocryptfs does not show it. Of is the name it has there, which the folder may also hold;
-	// it is not a copy of a file and its Base (gocryptfs.diriv) is never a name to settle onto.
-	ConflictMadeInSecondFolder ConflictKind = "made in second folder"
+	ConflictCopyOfEntry        = format.ConflictCopyOfEntry
+	ConflictFolderMadeTwice    = format.ConflictFolderMadeTwice
+	ConflictMadeInSecondFolder = format.ConflictMadeInSecondFolder
 )
 
 // conflictOfFormatFile describes a conflict copy of the vault's own files in directory cdir.
@@ -98,35 +78,10 @@ func looksEncrypted(name string) bool {
 	return n*6/8%16 == 0 && n > 0
 }
 
-// Problem is one defect found in a vault. Path is the plaintext path
-// (slash-separated, relative to the vault root; for an entry whose name does
-// not decrypt, its directory's plaintext path); CipherPath is the path in
-// the cipherdir. FirstBlock and LastBlock give the affected block range for
-// content problems and are -1 otherwise.
-type Problem struct {
-	Path, CipherPath, Kind, Detail string
-	FirstBlock, LastBlock          int64
-}
+// Problem is one defect found in a vault (format.Problem).
+type Problem = format.Problem
 
-func (p Problem) String() string {
-	s := p.Path
-	if s == "" {
-		s = "/" + p.CipherPath
-	}
-	s += ": " + p.Kind + ": " + p.Detail
-	if p.FirstBlock >= 0 {
-		if p.FirstBlock == p.LastBlock {
-			s += fmt.Sprintf(" (block %d)", p.FirstBlock)
-		} else {
-			s += fmt.Sprintf(" (blocks %d-%d)", p.FirstBlock, p.LastBlock)
-		}
-	}
-	return s
-}
-
-func newProblem(p, cp, kind, detail string) Problem {
-	return Problem{Path: p, CipherPath: cp, Kind: kind, Detail: detail, FirstBlock: -1, LastBlock: -1}
-}
+var newProblem = format.NewProblem
 
 // FsckProgress reports how far Fsck or Export is: Bytes of TotalBytes of file content
 // (the cipher files' sizes, which is what takes the time), Done of Total entries, Path the
@@ -155,15 +110,12 @@ type meter struct {
 	next   int64 // Bytes at which the next report within a file is due
 }
 
-// newMeter reports at once, counts what the walk will visit (reporting as it goes), and
-// reports the totals.
-func newMeter(v *Vault, report func(FsckProgress)) *meter {
+// newMeter reports at once, counts what the walk of vol will visit (reporting as it goes),
+// and reports the totals.
+func newMeter(vol format.Volume, report func(FsckProgress)) *meter {
 	m := &meter{report: report, p: FsckProgress{Counting: true}}
 	m.send()
-	if fd, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
-		v.countIn(fd, "", m)
-		unix.Close(fd)
-	}
+	vol.Count(m.counted)
 	m.p.Counting = false
 	m.send()
 	return m
@@ -215,19 +167,8 @@ func contentSize(info fs.FileInfo) int64 {
 	return 0
 }
 
-// Node is one entry of the decrypted tree.
-type Node struct {
-	Path       string      // plaintext path, slash-separated, relative to the root
-	CipherPath string      // path in the cipherdir, slash-separated (a label: it may exceed PATH_MAX)
-	Info       fs.FileInfo // Lstat of the cipher entry
-	// Conflict is set for a sync tool's conflict copy; Path is then the name it shows under.
-	Conflict *Conflict
-
-	// dirfd and name reach the cipher entry during the walk's call for it (see package
-	// layout: no string paths into the cipherdir).
-	dirfd int
-	name  string
-}
+// Node is one entry of the decrypted tree (format.Node).
+type Node = format.Node
 
 // Walk visits every entry of the vault below the root, depth first and in
 // plaintext name order, a directory before its contents, decrypting names
@@ -237,13 +178,18 @@ type Node struct {
 // may be nil) and are skipped; the walk goes on. An error from fn or ctx ends
 // it and is returned.
 func (v *Vault) Walk(ctx context.Context, fn func(Node) error, problem func(Problem)) error {
-	return v.walk(ctx, fn, problem, nil)
+	return WalkVolume(ctx, v.Volume(), fn, problem)
 }
 
 // WalkShowingBadNames is Walk that also visits the entries whose names do not decrypt (still
 // reported to problem), under layout.BadName's name, as export --force writes them.
 func (v *Vault) WalkShowingBadNames(ctx context.Context, fn func(Node) error, problem func(Problem)) error {
-	return v.walkWith(ctx, fn, problem, nil, true)
+	return walkVolume(ctx, v.Volume(), fn, problem, true)
+}
+
+// WalkVolume is Walk for a vault of any format.
+func WalkVolume(ctx context.Context, vol format.Volume, fn func(Node) error, problem func(Problem)) error {
+	return walkVolume(ctx, vol, fn, problem, false)
 }
 
 // splitFolder is a folder made on two computers, as the walk found it (see
@@ -267,55 +213,12 @@ type dirIVCopy struct {
 // walk is Walk that also calls folder (if not nil) for each folder made on two computers,
 // after the folder's own node and before its entries.
 func (v *Vault) walk(ctx context.Context, fn func(Node) error, problem func(Problem), folder func(splitFolder) error) error {
-	return v.walkWith(ctx, fn, problem, folder, false)
+	return walkVolume(ctx, gocryptfsVolume{v: v, folder: folder}, fn, problem, false)
 }
 
-// walkWith is walk that, with badNames, visits the entries whose names do not decrypt.
-func (v *Vault) walkWith(ctx context.Context, fn func(Node) error, problem func(Problem), folder func(splitFolder) error, badNames bool) error {
-	if problem == nil {
-		problem = func(Problem) {}
-	}
-	fd, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		problem(newProblem("", "", KindIO, err.Error()))
-		return nil
-	}
-	defer unix.Close(fd)
-	return v.walkDir(ctx, fd, "", "", fn, problem, folder, badNames)
-}
-
-// walkDir walks the directory open at dirfd, whose cipher and plaintext paths are cdir and pdir.
-func (v *Vault) walkDir(ctx context.Context, dirfd int, cdir, pdir string, fn func(Node) error, problem func(Problem), folder func(splitFolder) error, badNames bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	nodes, split, ok := v.readDir(dirfd, cdir, pdir, problem, badNames)
-	if !ok {
-		return nil
-	}
-	if split != nil && folder != nil {
-		if err := folder(*split); err != nil {
-			return err
-		}
-	}
-	for _, n := range nodes {
-		if err := fn(n); err != nil {
-			return err
-		}
-		if n.Info.IsDir() {
-			cfd, err := layout.OpenDir(dirfd, n.name)
-			if err != nil {
-				problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
-				continue
-			}
-			err = v.walkDir(ctx, cfd, n.CipherPath, n.Path, fn, problem, folder, badNames)
-			unix.Close(cfd)
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+// walkVolume is format.Walk, the one walk of every format, with vault's Problem and Node.
+func walkVolume(ctx context.Context, vol format.Volume, fn func(Node) error, problem func(Problem), badNames bool) error {
+	return format.Walk(ctx, vol, fn, problem, badNames)
 }
 
 // readDir lists the directory open at dirfd (cipher and plaintext paths cdir and pdir) in
@@ -486,7 +389,7 @@ func (v *Vault) appendNode(nodes []Node, dirfd int, cdir, pdir, name, plain stri
 		problem(newProblem(path.Join(pdir, plain), cpath, KindIO, err.Error()))
 		return nodes
 	}
-	return append(nodes, Node{Path: path.Join(pdir, plain), CipherPath: cpath, Info: info, Conflict: c, dirfd: dirfd, name: name})
+	return append(nodes, Node{Path: path.Join(pdir, plain), CipherPath: cpath, Info: info, Conflict: c, Ref: gocryptfsRef{dirfd, name}})
 }
 
 // PathNames maps this vault's paths between the plaintext view and the cipherdir.
@@ -544,9 +447,10 @@ func errDetail(err error) string {
 
 // readSymlink returns the plaintext target of symlink n.
 func (v *Vault) readSymlink(n Node) (string, error) {
+	at := refOf(n)
 	buf := make([]byte, 4096)
 	for {
-		m, err := unix.Readlinkat(n.dirfd, n.name, buf)
+		m, err := unix.Readlinkat(at.dirfd, at.name, buf)
 		if err != nil {
 			return "", fmt.Errorf("vault: %w", err)
 		}
@@ -566,88 +470,90 @@ func (v *Vault) readSymlink(n Node) (string, error) {
 	return t, nil
 }
 
-// readChunkBlocks is how many blocks decryptFile reads at once (128 KiB).
+// readChunkBlocks is how many blocks decryptFile reads at once (128 KiB of gocryptfs's,
+// 1 MiB of Cryptomator's).
 const readChunkBlocks = 32
 
-// decryptFile decrypts the file n block by block, calling data (if not nil) with each run
-// of plaintext at its offset; blocks that do not authenticate are reported as problems and
-// given to data as zeros. It returns the plaintext size, or an error when the file cannot be
-// read at all (an I/O error, a bad header; each also reported as a problem), ctx is done or
-// data fails.
+// decryptFile decrypts the gocryptfs file n (see decryptVolumeFile).
 func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b []byte) error, problem func(Problem)) (int64, error) {
-	return v.decryptFileMetered(ctx, n, data, problem, nil)
+	return decryptVolumeFile(ctx, v.Volume(), n, data, problem, nil)
 }
 
-// decryptFileMetered is decryptFile telling m (if not nil) of every run of cipher data read.
-func (v *Vault) decryptFileMetered(ctx context.Context, n Node, data func(off int64, b []byte) error, problem func(Problem), m *meter) (int64, error) {
-	fd, err := unix.Openat(n.dirfd, n.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+// decryptVolumeFile decrypts the file n of vol block by block, calling data (if not nil)
+// with each run of plaintext at its offset; blocks that do not authenticate are reported as
+// problems and given to data as zeros. It tells m (if not nil) of every run of cipher data
+// read. It returns the plaintext size, and an error when the file was not readable at all
+// (a bad header or an I/O error, each also reported as a problem), ctx is done or data fails.
+func decryptVolumeFile(ctx context.Context, vol format.Volume, n Node, data func(off int64, b []byte) error, problem func(Problem), m *meter) (int64, error) {
+	f, err := vol.OpenFile(n)
 	if err != nil {
 		problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
 		return 0, err
 	}
-	f := os.NewFile(uintptr(fd), n.CipherPath)
 	defer f.Close()
-	csize, psize, err := v.readableSize(n, problem)
+	g := vol.Geometry()
+	csize, psize, err := readableSize(g, n, problem)
 	if csize == 0 {
 		return 0, err
 	}
-	var hdr [crypto.HeaderLen]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+	hdr := make([]byte, g.HeaderLen)
+	if _, err := io.ReadFull(f, hdr); err != nil {
 		problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
 		return 0, err
 	}
-	h, err := crypto.ParseFileHeader(hdr[:])
+	fc, err := vol.OpenHeader(hdr)
 	if err != nil {
 		problem(newProblem(n.Path, n.CipherPath, KindHeader, errDetail(err)))
 		return 0, err
 	}
-	cbs := int64(v.Content.CipherBlockSize())
-	nblocks := (int64(csize) - crypto.HeaderLen + cbs - 1) / cbs
-	bad, err := v.decryptBlocks(ctx, f, n, h.ID[:], int64(csize), data, problem, m)
+	cbs := int64(g.CipherBlockSize())
+	nblocks := (csize - int64(g.HeaderLen) + cbs - 1) / cbs
+	bad, err := decryptBlocks(ctx, g, f, fc, n, csize, data, problem, m)
 	if err != nil {
 		return 0, err
 	}
 	reportBadBlocks(n, bad, nblocks, problem)
-	return int64(psize), nil
+	return psize, nil
 }
 
 // readableSize returns the cipher size of the file n to read and its plaintext size. A size
 // no file of the format has is reported as a problem; then what is there is read: the header
 // and the full blocks, or nothing (csize 0, with the error) without a whole header.
-func (v *Vault) readableSize(n Node, problem func(Problem)) (csize, psize uint64, err error) {
-	csize = uint64(n.Info.Size())
+func readableSize(g format.Geometry, n Node, problem func(Problem)) (csize, psize int64, err error) {
+	csize = n.Info.Size()
 	if csize == 0 {
 		return 0, 0, nil
 	}
-	psize, err = v.Content.PlainSize(csize)
-	if err == nil {
+	psize, ok := g.PlainSize(csize)
+	if ok {
 		return csize, psize, nil
 	}
+	hlen, cbs := int64(g.HeaderLen), int64(g.CipherBlockSize())
+	err = fmt.Errorf("%w: impossible ciphertext size: %d bytes is not a %d-byte header followed by blocks of %d bytes, the last holding more than its %d-byte overhead",
+		ErrCorrupt, csize, hlen, cbs, g.BlockOverhead)
 	problem(newProblem(n.Path, n.CipherPath, KindSize, errDetail(err)))
-	if csize < crypto.HeaderLen {
+	if csize < hlen {
 		return 0, 0, err
 	}
-	cbs := uint64(v.Content.CipherBlockSize())
-	full := (csize - crypto.HeaderLen) / cbs
-	return crypto.HeaderLen + full*cbs, full * crypto.BlockSize, nil
+	full := (csize - hlen) / cbs
+	return hlen + full*cbs, full * int64(g.BlockSize), nil
 }
 
-// decryptBlocks reads and decrypts the blocks of f (the file n with the ID fileID, csize
-// bytes of it to read) readChunkBlocks at a time, giving each run of plaintext to data, with
-// zeros for the blocks that do not authenticate; it returns those as ranges of block numbers.
-func (v *Vault) decryptBlocks(ctx context.Context, f *os.File, n Node, fileID []byte, csize int64,
+// decryptBlocks reads and decrypts the blocks of f (the file n, sealed under fc, csize bytes
+// of it to read) readChunkBlocks at a time, giving each run of plaintext to data, with zeros
+// for the blocks that do not authenticate; it returns those as ranges of block numbers.
+func decryptBlocks(ctx context.Context, g format.Geometry, f *os.File, fc format.FileCipher, n Node, csize int64,
 	data func(off int64, b []byte) error, problem func(Problem), m *meter) (bad [][2]int64, err error) {
-	ce := v.Content
-	cbs := int64(ce.CipherBlockSize())
-	nblocks := (csize - crypto.HeaderLen + cbs - 1) / cbs
+	hlen, bs, cbs := int64(g.HeaderLen), int64(g.BlockSize), int64(g.CipherBlockSize())
+	nblocks := (csize - hlen + cbs - 1) / cbs
 	cbuf := make([]byte, readChunkBlocks*cbs)
-	pbuf := make([]byte, 0, readChunkBlocks*crypto.BlockSize)
+	pbuf := make([]byte, 0, readChunkBlocks*bs)
 	for first := int64(0); first < nblocks; first += readChunkBlocks {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		cnt := min(readChunkBlocks, nblocks-first)
-		off := crypto.HeaderLen + first*cbs
+		off := hlen + first*cbs
 		clen := min(cnt*cbs, csize-off)
 		chunk := cbuf[:clen]
 		if _, err := f.ReadAt(chunk, off); err != nil {
@@ -657,8 +563,9 @@ func (v *Vault) decryptBlocks(ctx context.Context, f *os.File, n Node, fileID []
 		if m != nil {
 			m.read(n.Path, clen)
 		}
-		pbuf = ce.DecryptBlocksZeroing(pbuf[:0], chunk, uint64(first), fileID, func(be *crypto.BlockError) {
-			b := int64(be.Block)
+		// Zeros in place of bad blocks, recorded as ranges.
+		pbuf = fc.OpenBlocks(pbuf[:0], chunk, uint64(first), func(block uint64) {
+			b := int64(block)
 			if k := len(bad); k > 0 && bad[k-1][1] == b-1 {
 				bad[k-1][1] = b
 			} else {
@@ -666,7 +573,7 @@ func (v *Vault) decryptBlocks(ctx context.Context, f *os.File, n Node, fileID []
 			}
 		})
 		if data != nil {
-			if err := data(first*crypto.BlockSize, pbuf); err != nil {
+			if err := data(first*bs, pbuf); err != nil {
 				return nil, err
 			}
 		}
@@ -674,11 +581,11 @@ func (v *Vault) decryptBlocks(ctx context.Context, f *os.File, n Node, fileID []
 	return bad, nil
 }
 
-// reportBadBlocks reports the ranges of blocks of n (nblocks of them) that did not
-// authenticate: one problem per range, or one with the header when every block fails.
+// reportBadBlocks reports the ranges bad of the nblocks blocks of n as problems: every block
+// bad is a damaged header, else each range is reported by its block numbers.
 func reportBadBlocks(n Node, bad [][2]int64, nblocks int64, problem func(Problem)) {
 	if len(bad) == 1 && nblocks > 1 && bad[0] == [2]int64{0, nblocks - 1} {
-		// Every block fails: the file ID they are bound to is what is damaged.
+		// Every block fails: the file ID (or key) in the header they are bound to is what is damaged.
 		problem(newProblem(n.Path, n.CipherPath, KindHeader, "no block opens with the file ID in the header"))
 		return
 	}

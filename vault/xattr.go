@@ -20,7 +20,7 @@ const xattrBufMax = 64<<10 + 256
 // are), reporting those that do not decrypt. Entries whose file system has no attributes, and
 // symlinks (Linux keeps user attributes off them), have none.
 func (v *Vault) readXattrs(n Node, problem func(Problem)) map[string][]byte {
-	p := "/proc/self/fd/" + strconv.Itoa(n.dirfd) + "/" + n.name
+	p := "/proc/self/fd/" + strconv.Itoa(refOf(n).dirfd) + "/" + refOf(n).name
 	buf := make([]byte, xattrBufMax)
 	sz, err := unix.Llistxattr(p, buf)
 	if err != nil || sz == 0 {

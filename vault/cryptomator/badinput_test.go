@@ -2,6 +2,7 @@ package cryptomator
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -169,19 +171,19 @@ func TestReadFileTampered(t *testing.T) {
 	mustName(t, err, layout.ErrCorrupt, file)
 }
 
-// walkErrors collects every error Walk reports.
-func walkErrors(v *Vault) []error {
-	var errs []error
-	v.Walk(func(p string, e *Entry, err error) error {
-		if err != nil {
-			errs = append(errs, err)
+// walkProblems collects the damage the walker's one walk (format.Walk) reports.
+func walkProblems(v *Vault) []format.Problem {
+	var out []format.Problem
+	format.Walk(context.Background(), v.Volume(), func(format.Node) error { return nil }, func(p format.Problem) {
+		if p.Damage() {
+			out = append(out, p)
 		}
-		return nil
-	})
-	return errs
+	}, false)
+	return out
 }
 
-// Damage to the tree: each is reported by Walk with the file named, and the rest still reads.
+// Damage to the tree: each is reported by the walk with its kind and the file named, and the
+// rest still reads.
 func TestWalkReportsTreeDamage(t *testing.T) {
 	v0, dir0 := createTestVault(t, SIVGCM)
 	root := v0.Root()
@@ -216,62 +218,65 @@ func TestWalkReportsTreeDamage(t *testing.T) {
 	at := func(dir, rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
 	for _, c := range []struct {
 		name   string
-		damage func(dir string) string // returns the file the error must name
-		want   error
+		damage func(dir string) string // returns the file the problem must name
+		want   string                  // its kind
 	}{
 		{"missing dirid.c9r", func(dir string) string {
 			p := at(dir, sub.Path+"/"+dirIDBackup)
 			os.Remove(p)
 			return p
-		}, layout.ErrCorrupt},
+		}, format.KindDirID},
 		{"dirid.c9r of another directory", func(dir string) string {
 			p := at(dir, sub.Path+"/"+dirIDBackup)
 			b, _ := os.ReadFile(at(dir, root.Path+"/"+dirIDBackup))
 			os.WriteFile(p, b, 0o600)
 			return p
-		}, layout.ErrCorrupt},
+		}, format.KindDirID},
 		{".c9s whose name.c9s does not hash to its folder", func(dir string) string {
 			p := at(dir, long.node()+"/"+nameFile)
 			b, _ := os.ReadFile(p)
 			b[10] ^= 1
 			os.WriteFile(p, b, 0o600)
 			return p
-		}, layout.ErrCorrupt},
+		}, format.KindLongName},
 		{".c9s without name.c9s", func(dir string) string {
 			p := at(dir, long.node()+"/"+nameFile)
 			os.Remove(p)
 			return p
-		}, layout.ErrCorrupt},
+		}, format.KindLongName},
 		{"dir.c9r naming a missing directory", func(dir string) string {
 			os.RemoveAll(at(dir, sub.Path))
 			return at(dir, subEntry.node()+"/"+dirFile)
-		}, layout.ErrCorrupt},
+		}, format.KindDirID},
 		{"dir.c9r too long", func(dir string) string {
 			p := at(dir, subEntry.node()+"/"+dirFile)
 			os.WriteFile(p, bytes.Repeat([]byte("x"), 37), 0o600)
 			return p
-		}, layout.ErrCorrupt},
+		}, format.KindDirID},
 		{"name that does not decrypt", func(dir string) string {
 			b := make([]byte, 32)
 			rand.Read(b)
 			p := at(dir, root.Path+"/"+base64.URLEncoding.EncodeToString(b)+suffixC9R)
 			os.WriteFile(p, nil, 0o600)
 			return p
-		}, crypto.ErrAuth},
+		}, format.KindName},
 		{"entry moved to another directory", func(dir string) string {
 			p := at(dir, sub.Path+"/"+long.Stored)
 			os.Rename(at(dir, long.node()), p)
 			return p
-		}, crypto.ErrAuth},
+		}, format.KindName},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v, dir := copyVault(t)
 			file := c.damage(dir)
-			errs := walkErrors(v)
-			if len(errs) != 1 {
-				t.Fatalf("%d errors: %v", len(errs), errs)
+			problems := walkProblems(v)
+			if len(problems) != 1 {
+				t.Fatalf("%d problems: %v", len(problems), problems)
 			}
-			mustName(t, errs[0], c.want, file)
+			rel, _ := filepath.Rel(dir, file)
+			if p := problems[0]; p.Kind != c.want || !strings.Contains(p.CipherPath+" "+p.Detail, filepath.ToSlash(rel)) {
+				t.Fatalf("problem %v, want one of kind %s naming %s", p, c.want, rel)
+			}
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 // CipherCombo is a vault's "cipherCombo" claim: how names and contents are encrypted.
@@ -28,47 +29,9 @@ const (
 // ChunkSize is the cleartext size of a full chunk, the same for both combos.
 const ChunkSize = 32 * 1024
 
-// Geometry is how a file's cleartext maps onto its ciphertext: a header, then blocks of up to
-// BlockSize cleartext bytes, each BlockOverhead bytes longer when sealed. It is a property of
-// the volume's format (gocryptfs: 18, 4096 and its cipher's overhead), which is what lets one
-// file system serve both formats (see the package doc).
-type Geometry struct {
-	HeaderLen, BlockSize, BlockOverhead int
-}
-
-// CipherSize is the ciphertext size of a file of plain cleartext bytes. Cryptomator writes the
-// header even for an empty file.
-func (g Geometry) CipherSize(plain int64) int64 {
-	bs, oh := int64(g.BlockSize), int64(g.BlockOverhead)
-	n := int64(g.HeaderLen) + plain/bs*(bs+oh)
-	if rest := plain % bs; rest > 0 {
-		n += rest + oh
-	}
-	return n
-}
-
-// PlainSize is the cleartext size of a file of cipher ciphertext bytes; false when no
-// cleartext size maps to it (a torn header, or a last chunk too short to hold its overhead).
-// An empty file reads as empty, as in Cryptomator: it is what a file is between its creation
-// and its first write.
-func (g Geometry) PlainSize(cipher int64) (int64, bool) {
-	if cipher == 0 {
-		return 0, true
-	}
-	if cipher < int64(g.HeaderLen) {
-		return 0, false
-	}
-	bs, cbs := int64(g.BlockSize), int64(g.BlockSize+g.BlockOverhead)
-	body := cipher - int64(g.HeaderLen)
-	n := body / cbs * bs
-	if rest := body % cbs; rest > 0 {
-		if rest <= int64(g.BlockOverhead) {
-			return 0, false
-		}
-		n += rest - int64(g.BlockOverhead)
-	}
-	return n, true
-}
+// Geometry is how a file's cleartext maps onto its ciphertext (format.Geometry, shared with
+// gocryptfs vaults): a header, even for an empty file, then chunks.
+type Geometry = format.Geometry
 
 // Sizes of the two combos (Cryptomator's "Security Architecture", and cryptolib's v1 and v2
 // packages, the reference implementation).
@@ -116,12 +79,12 @@ func NewContent(combo CipherCombo, k *Masterkey) (*Content, error) {
 	}
 	switch combo {
 	case SIVGCM:
-		c.geo = Geometry{HeaderLen: gcmHeaderLen, BlockSize: ChunkSize, BlockOverhead: gcmNonceLen + gcmTagLen}
+		c.geo = Geometry{HeaderLen: gcmHeaderLen, BlockSize: ChunkSize, BlockOverhead: gcmNonceLen + gcmTagLen, EmptyHasHeader: true}
 		if c.headerAEAD, err = cipher.NewGCM(block); err != nil {
 			return nil, err
 		}
 	case SIVCTRMAC:
-		c.geo = Geometry{HeaderLen: ctrHeaderLen, BlockSize: ChunkSize, BlockOverhead: ctrNonceLen + macLen}
+		c.geo = Geometry{HeaderLen: ctrHeaderLen, BlockSize: ChunkSize, BlockOverhead: ctrNonceLen + macLen, EmptyHasHeader: true}
 		c.headerBlock = block
 		c.macKey = append([]byte(nil), k.mac[:]...)
 	default:

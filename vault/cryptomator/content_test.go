@@ -257,11 +257,11 @@ func TestGeometry(t *testing.T) {
 		}
 	}
 	gcm, _ := NewContent(SIVGCM, zeroKey())
-	if g := gcm.Geometry(); g != (Geometry{HeaderLen: 68, BlockSize: 32768, BlockOverhead: 28}) {
+	if g := gcm.Geometry(); g != (Geometry{HeaderLen: 68, BlockSize: 32768, BlockOverhead: 28, EmptyHasHeader: true}) {
 		t.Fatalf("SIV_GCM geometry %+v", g)
 	}
 	ctr, _ := NewContent(SIVCTRMAC, zeroKey())
-	if g := ctr.Geometry(); g != (Geometry{HeaderLen: 88, BlockSize: 32768, BlockOverhead: 48}) {
+	if g := ctr.Geometry(); g != (Geometry{HeaderLen: 88, BlockSize: 32768, BlockOverhead: 48, EmptyHasHeader: true}) {
 		t.Fatalf("SIV_CTRMAC geometry %+v", g)
 	}
 }

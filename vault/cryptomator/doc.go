@@ -115,6 +115,9 @@
 // long-name .name file; a missing or foreign dirid.c9r, like a damaged gocryptfs.diriv; a
 // header or chunk that does not authenticate, with its chunk number), and each format tells
 // sync-conflict copies apart by its own naming (for Cryptomator, a sync tool's copy of a
-// .c9r entry and Cryptomator's own "name (1).c9r" renames). This package's [Vault.Walk] and
-// [Vault.ReadDir] are the offline half of that, written so that they can become it.
+// .c9r entry and Cryptomator's own "name (1).c9r" renames). The offline half is done:
+// package vault/format holds the interface as the walker needs it (Geometry, OpenHeader,
+// Root, ReadDir with problems, OpenDir, Readlink), [Vault.Volume] implements it here, and
+// package vault's one walker checks, exports and lists the conflicts of both formats. The
+// mount's half (Lookup, Create, Rename, ... and vfs's geometry) joins it with mountmgr/vfs.
 package cryptomator

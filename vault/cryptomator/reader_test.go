@@ -1,6 +1,7 @@
 package cryptomator
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 type walked struct {
@@ -17,32 +20,31 @@ type walked struct {
 	target string
 }
 
-// walkAll reads every entry of v: files in full (hashed), symlink targets. It fails the test
-// on any error.
+// walkAll reads every entry of v through the walker's one walk (format.Walk): files in full
+// (hashed), symlink targets. It fails the test on any problem or error.
 func walkAll(t *testing.T, v *Vault) map[string]walked {
 	t.Helper()
 	got := map[string]walked{}
-	err := v.Walk(func(p string, e *Entry, err error) error {
-		if err != nil {
-			return err
-		}
+	err := format.Walk(context.Background(), v.Volume(), func(n format.Node) error {
+		e := n.Ref.(Entry)
 		w := walked{kind: e.Kind}
 		switch e.Kind {
 		case KindFile:
 			h := sha256.New()
-			n, err := v.ReadFile(*e, h)
+			size, err := v.ReadFile(e, h)
 			if err != nil {
 				return err
 			}
-			w.size, w.sha256 = n, hex.EncodeToString(h.Sum(nil))
+			w.size, w.sha256 = size, hex.EncodeToString(h.Sum(nil))
 		case KindSymlink:
-			if w.target, err = v.ReadLink(*e); err != nil {
+			var err error
+			if w.target, err = v.ReadLink(e); err != nil {
 				return err
 			}
 		}
-		got[p] = w
+		got[n.Path] = w
 		return nil
-	})
+	}, func(p format.Problem) { t.Errorf("walk: %v", p) }, false)
 	if err != nil {
 		t.Fatal(err)
 	}

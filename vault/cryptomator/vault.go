@@ -7,13 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -58,6 +58,9 @@ type Entry struct {
 	// longer than the vault's shortening threshold "<hash>.c9s" (a folder that also holds
 	// name.c9s).
 	Stored string
+	// Conflict is set for a sync tool's copy of an entry (a marker in Stored, before .c9r or
+	// .c9s): Name is then the name of the entry it is a copy of.
+	Conflict *layout.Conflict
 }
 
 func (e Entry) shortened() bool { return strings.HasSuffix(e.Stored, suffixC9S) }
@@ -214,30 +217,44 @@ func (v *Vault) Root() Dir { return Dir{ID: rootDirID, Path: v.names.DirPath(roo
 // them into place. Cryptomator ignores names without .c9r or .c9s; so does ReadDir.
 const tempPrefix = ".vaultui-tmp-"
 
-// ReadDir lists d. It returns every entry it could read, sorted by name, and an error joining
+// ReadDir lists d. It returns every entry it could read, sorted by name (sync tools' conflict
+// copies among them, Entry.Conflict set, under the name of the entry they copy), and an error joining
 // one error per entry it could not (each naming the entry's path in the vault's folder): a
 // name that does not decrypt, a .c9s folder whose name.c9s does not hash to it, a folder that
 // is neither a directory nor a symlink.
 func (v *Vault) ReadDir(d Dir) ([]Entry, error) {
+	var errs []error
+	ents, err := v.readDir(d, func(_, _ string, err error) { errs = append(errs, err) })
+	if err != nil {
+		return nil, err
+	}
+	return ents, errors.Join(errs...)
+}
+
+// readDir is ReadDir telling bad of each stored name it could not read, with the kind of
+// problem it is (a format.Kind*); the error is a folder that cannot be listed.
+func (v *Vault) readDir(d Dir, bad func(stored, kind string, err error)) ([]Entry, error) {
 	stored, err := v.listNames(d.Path)
 	if err != nil {
 		return nil, err
 	}
 	var ents []Entry
-	var errs []error
 	for _, s := range stored {
 		if s == dirIDBackup || strings.HasPrefix(s, tempPrefix) {
 			continue
 		}
-		e, err := v.entry(d, s)
+		e, kind, err := v.entry(d, s)
 		if err != nil {
-			errs = append(errs, err)
-			continue
+			var ok bool
+			if e, ok = v.conflictCopy(d, s); !ok {
+				bad(s, kind, err)
+				continue
+			}
 		}
 		ents = append(ents, e)
 	}
 	slices.SortFunc(ents, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
-	return ents, errors.Join(errs...)
+	return ents, nil
 }
 
 func (v *Vault) listNames(rel string) ([]string, error) {
@@ -256,8 +273,8 @@ func (v *Vault) listNames(rel string) ([]string, error) {
 	return names, nil
 }
 
-// entry reads the stored entry s of d.
-func (v *Vault) entry(d Dir, s string) (Entry, error) {
+// entry reads the stored entry s of d; an error comes with the kind of problem it is.
+func (v *Vault) entry(d Dir, s string) (Entry, string, error) {
 	e := Entry{Parent: d, Stored: s}
 	var encName string
 	switch {
@@ -266,24 +283,56 @@ func (v *Vault) entry(d Dir, s string) (Entry, error) {
 	case strings.HasSuffix(s, suffixC9S):
 		long, err := v.readSmall(e.node()+"/"+nameFile, maxNameFile)
 		if err != nil {
-			return e, err
+			return e, format.KindLongName, err
 		}
 		encName = string(long)
 		if Shorten(encName) != s {
-			return e, fmt.Errorf("%s: %w: does not hash to its folder's name", v.path(e.node()+"/"+nameFile), layout.ErrCorrupt)
+			return e, format.KindLongName, fmt.Errorf("%s: %w: does not hash to its folder's name", v.path(e.node()+"/"+nameFile), layout.ErrCorrupt)
 		}
 	default:
-		return e, fmt.Errorf("%s: %w: not an entry of the format (no %s or %s)", v.path(e.node()), layout.ErrCorrupt, suffixC9R, suffixC9S)
+		return e, format.KindForeign, fmt.Errorf("%s: %w: not an entry of the format (no %s or %s)", v.path(e.node()), layout.ErrCorrupt, suffixC9R, suffixC9S)
 	}
 	name, err := v.names.Decrypt(d.ID, encName)
 	if err != nil {
-		return e, fmt.Errorf("%s: %w", v.path(e.node()), err)
+		return e, format.KindName, fmt.Errorf("%s: %w", v.path(e.node()), err)
 	}
 	e.Name = name
 	if e.Kind, err = v.kind(e); err != nil {
-		return e, err
+		return e, format.KindType, err
 	}
-	return e, nil
+	return e, "", nil
+}
+
+// conflictCopy reads the stored name s of d, which is not an entry of the format, as a sync
+// tool's conflict copy of one: a tool's marker (layout.ParseConflict) whose removal leaves a
+// name that decrypts in d (for a .c9s folder, the hash of the copy's own name.c9s).
+func (v *Vault) conflictCopy(d Dir, s string) (Entry, bool) {
+	var name string
+	c, ok := layout.ParseConflict(s, func(base string) bool {
+		enc := base
+		switch {
+		case strings.HasSuffix(base, suffixC9S):
+			long, err := v.readSmall(d.Path+"/"+s+"/"+nameFile, maxNameFile)
+			if err != nil || Shorten(string(long)) != base {
+				return false
+			}
+			enc = string(long)
+		case !strings.HasSuffix(base, suffixC9R):
+			return false
+		}
+		var err error
+		name, err = v.names.Decrypt(d.ID, enc)
+		return err == nil
+	})
+	if !ok {
+		return Entry{}, false
+	}
+	e := Entry{Parent: d, Stored: s, Name: name, Conflict: &c}
+	var err error
+	if e.Kind, err = v.kind(e); err != nil {
+		return Entry{}, false
+	}
+	return e, true
 }
 
 // kind tells a stored entry's kind from what is there: a .c9r regular file is a file; a
@@ -338,7 +387,8 @@ func (v *Vault) Lookup(d Dir, name string) (Entry, error) {
 	if _, err := v.root.Lstat(d.Path + "/" + stored); err != nil {
 		return Entry{}, fmt.Errorf("%s: %w", v.path(d.Path+"/"+stored), err)
 	}
-	return v.entry(d, stored)
+	e, _, err := v.entry(d, stored)
+	return e, err
 }
 
 // OpenDir returns the directory e names: the ID in its dir.c9r, and the folder that ID hashes
@@ -442,50 +492,6 @@ func (v *Vault) ReadLink(e Entry) (string, error) {
 		return "", fmt.Errorf("%s: %w: empty link target", v.path(rel), layout.ErrCorrupt)
 	}
 	return string(b), nil
-}
-
-// WalkFunc is called by Walk for every entry, with its plaintext path (slash-separated, from
-// the root), or with an error about a directory or an entry that could not be read (then e
-// is nil and p is the directory's path). Returning an error stops the walk.
-type WalkFunc func(p string, e *Entry, err error) error
-
-// Walk visits the tree depth first, each directory's entries in name order. Besides reading
-// each directory, it checks its dirid.c9r (CheckDirIDBackup).
-func (v *Vault) Walk(fn WalkFunc) error { return v.walk("", v.Root(), fn) }
-
-func (v *Vault) walk(p string, d Dir, fn WalkFunc) error {
-	if err := v.CheckDirIDBackup(d); err != nil {
-		if err := fn(p, nil, err); err != nil {
-			return err
-		}
-	}
-	ents, err := v.ReadDir(d)
-	if err != nil {
-		if err := fn(p, nil, err); err != nil {
-			return err
-		}
-	}
-	for i := range ents {
-		e := &ents[i]
-		ep := path.Join(p, e.Name)
-		if err := fn(ep, e, nil); err != nil {
-			return err
-		}
-		if e.Kind != KindDir {
-			continue
-		}
-		sub, err := v.OpenDir(*e)
-		if err != nil {
-			if err := fn(ep, nil, err); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := v.walk(ep, sub, fn); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Resolve returns the entry at the slash-separated plaintext path p (not the root).

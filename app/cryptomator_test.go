@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/cryptomator/cmfixture"
+)
+
+// A Cryptomator vault is added and listed as one, described by info, exported and checked
+// offline through the same Walker as a gocryptfs vault, and refused by mount before any
+// password is asked, with a clear error.
+func TestCryptomatorVault(t *testing.T) {
+	ctx := context.Background()
+	a, _ := registryApp(t, true)
+	dir := cmfixture.Folder(t)
+	ad, err := a.Add(ctx, NewEntry{CipherDir: dir, Name: "cm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ad.Cipher != CryptomatorVault || CipherName(ad.Cipher) != "Cryptomator" {
+		t.Fatalf("added with cipher %q", ad.Cipher)
+	}
+	list, err := a.List()
+	if err != nil || len(list) != 1 || list[0].Err != nil || list[0].Cipher != CryptomatorVault {
+		t.Fatalf("list %+v, %v", list, err)
+	}
+	info, err := Info(ad.Entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts := map[string]string{}
+	for _, f := range Describe(info) {
+		facts[f.Label] = f.Value
+	}
+	if facts["Format"] != "Cryptomator vault format 8, SIV_GCM" || !strings.Contains(facts["Opens in"], "Cryptomator") ||
+		!strings.HasPrefix(facts["Scrypt"], "N=2^15 r=8 p=1") {
+		t.Fatalf("facts %q", facts)
+	}
+
+	pw, err := cmfixture.Password()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _, err := a.OpenWalker(ctx, VaultOf(ad.Entry), pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	out := filepath.Join(t.TempDir(), "out")
+	if err := w.Export(ctx, out, vault.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmfixture.CheckTree(out); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := w.Fsck(ctx, nil); err != nil || len(problems) != 0 {
+		t.Fatalf("fsck: %v, %v", problems, err)
+	}
+
+	k := &fakeKeyring{entries: map[string]string{}, labels: map[string]string{}}
+	d := &fakeDaemon{password: "pw"}
+	_, err = newTestApp(k, d).Mount(ctx, MountRequest{Vault: VaultOf(ad.Entry), MountPoint: filepath.Join(t.TempDir(), "mnt")})
+	if !errors.Is(err, vault.ErrUnsupported) || !strings.Contains(err.Error(), "mounting Cryptomator vaults is not supported yet") || d.tries != 0 {
+		t.Fatalf("mount: %v after %d tries", err, d.tries)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gocryptfs.conf")); err == nil {
+		t.Fatal("a gocryptfs.conf appeared in the Cryptomator vault")
+	}
+}
+
+// A Cryptomator vault's conflict copies are listed as a gocryptfs vault's are; settling them
+// is refused with a clear error, nothing changed.
+func TestCryptomatorConflictsListed(t *testing.T) {
+	ctx := context.Background()
+	a, _ := registryApp(t, true)
+	dir := cmfixture.Folder(t)
+	// The cipher file of a 1-byte file ("one" or sizes/0000001.bin: either will do).
+	var one string
+	filepath.WalkDir(filepath.Join(dir, "d"), func(p string, d os.DirEntry, err error) error {
+		if info, ierr := os.Lstat(p); one == "" && ierr == nil && info.Mode().IsRegular() && info.Size() == cmfixture.Geometry.CipherSize(1) {
+			one = p
+		}
+		return nil
+	})
+	copyPath, err := cmfixture.CopyAsConflict(one, ".sync-conflict-20261130-101010-ABCDEF7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := cmfixture.Password()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := a.OpenConflicts(ctx, Vault{CipherDir: dir}, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	list, err := c.List(ctx)
+	if err != nil || len(list) != 1 || list[0].Tool != "Syncthing" || list[0].Size != 1 || list[0].Kind != vault.ConflictCopyOfEntry {
+		t.Fatalf("conflicts %+v, %v", list, err)
+	}
+	if _, err := c.Settle(ctx, list[0].Path, vault.KeepBoth); !errors.Is(err, vault.ErrCryptomatorNotYet) {
+		t.Fatalf("settle: %v", err)
+	}
+	if _, err := os.Stat(copyPath); err != nil {
+		t.Fatalf("the copy after a refused settle: %v", err)
+	}
+}

@@ -125,9 +125,10 @@ func (m *Mounted) Wait() {
 	m.closeFS()
 }
 
-// cacheTimeout is how long the kernel may cache entries and attributes. All changes come
-// through this file system, which tells the kernel about them, so caching is safe; with shared
-// storage they do not, and nothing is cached.
+// cacheTimeout is how long the kernel may cache entries and attributes. Changes through this
+// file system reach the kernel as they are made, and changes behind it are told to the kernel
+// as inotify reports them (watch.go), so the timeout only bounds how long a change stays
+// unseen where no watch could be added; with shared storage nothing is cached.
 const cacheTimeout = time.Second
 
 // Capabilities are the FUSE capabilities a mount asks for beyond go-fuse's own. O_TRUNC comes
@@ -227,10 +228,16 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		mo.ExtraCapabilities |= fuse.CAP_DIRECT_IO_ALLOW_MMAP
 	}
 	mo.MaxBackground = 64
+	if !opts.SharedStorage {
+		root.fsys.watch = newWatcher(root.fsys, root)
+	}
 	server, err := fs.Mount(mountPoint, root, mopts)
 	if err != nil {
 		root.fsys.close()
 		return nil, fmt.Errorf("vfs: mounting %s: %w", mountPoint, err)
+	}
+	if w := root.fsys.watch; w != nil {
+		w.start()
 	}
 	if err := RaiseReadahead(mountPoint); err != nil {
 		root.fsys.log.Printf("vfs: %s: reads stay at the kernel's default readahead (128 KiB requests): %v", mountPoint, err)
@@ -347,6 +354,7 @@ type fsys struct {
 	forceDec    bool                                  // Options.ForceDecode
 	badNames    []string                              // Options.BadNames
 	shared      bool                                  // Options.SharedStorage
+	watch       *watcher                              // nil: no changes behind the mount are seen (watch.go)
 	gen         atomic.Uint64                         // node generations with shared storage
 	noLocks     sync.Once                             // logs that the cipherdir refuses locks
 	stats       *Counters
@@ -395,6 +403,9 @@ func (f *fsys) op(errno syscall.Errno) syscall.Errno {
 // close releases the mount's descriptors once it is unmounted; later calls do nothing.
 func (f *fsys) close() {
 	f.closeOnce.Do(func() {
+		if f.watch != nil {
+			f.watch.close()
+		}
 		f.dirs.dropAll()
 		unix.Close(f.rootFd)
 	})

@@ -43,7 +43,11 @@ func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 }
 
 func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	return n.fsys.op(n.setattr(ctx, fh, in, out))
+	errno := n.setattr(ctx, fh, in, out)
+	if w := n.fsys.watch; w != nil && errno == 0 {
+		w.changed(n.StableAttr(), unix.Timespec{Sec: int64(out.Ctime), Nsec: int64(out.Ctimensec)})
+	}
+	return n.fsys.op(errno)
 }
 
 // setattr changes mode, owner, size and times, through the open file when there is one (it

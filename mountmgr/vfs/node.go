@@ -202,6 +202,10 @@ func (n *node) cipherPath() string {
 // than a node allocated for go-fuse to throw away (NewInode would return the same inode).
 func (n *node) newChild(ctx context.Context, plain string, e *entryID, dirfd int, stored string, out *fuse.EntryOut) *fs.Inode {
 	n.fsys.plainAttr(&e.st, dirfd, stored, &out.Attr)
+	if t := n.cacheTimeout(); t != 0 {
+		out.SetEntryTimeout(t)
+		out.SetAttrTimeout(t)
+	}
 	if n.fsys.shared {
 		return n.sharedChild(ctx, plain, e, dirfd, stored)
 	}

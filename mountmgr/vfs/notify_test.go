@@ -333,3 +333,39 @@ func TestOwnChangesNotNotified(t *testing.T) {
 		t.Errorf("the mount's own changes cost %d entry and %d inode notifications", entries, max(inodes, 0))
 	}
 }
+
+// TestPastTheWatchLimit: where no watch can be added (here past a limit of one, the root's),
+// the kernel caches entries and attributes for cacheTimeout only, so a change behind the
+// mount still shows within about that; in the watched root, at once. (Polled for half a
+// second more than the timeout: the kernel counts it from when it cached the entry.)
+func TestPastTheWatchLimit(t *testing.T) {
+	v := volumeOf(realVault(t, "", crypto.AESGCM))
+	mp, m := mountTest(t, v, Options{maxWatches: 1})
+	if err := os.Mkdir(filepath.Join(mp, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"f", "sub/f"} {
+		if err := os.WriteFile(filepath.Join(mp, name), []byte("contents"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !m.root.watched() || m.root.GetChild("sub").Operations().(*node).watched() {
+		t.Fatal("the root should be watched and sub not")
+	}
+	for _, name := range []string{"f", "sub/f"} {
+		if _, err := os.Stat(filepath.Join(mp, name)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(cipherPath(t, v, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	showsWithin(t, "deleted in the watched root", existsState(filepath.Join(mp, "f"), false, false))
+	deadline := time.Now().Add(cacheTimeout + cacheTimeout/2)
+	for _, err := os.Stat(filepath.Join(mp, "sub/f")); err == nil; _, err = os.Stat(filepath.Join(mp, "sub/f")) {
+		if time.Now().After(deadline) {
+			t.Fatal("deleted in an unwatched directory: still there")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -39,7 +39,9 @@ import (
 // Not seen: a change made by someone else to a file the mount has open for writing (two
 // writers of one file without a lock lose writes anyway), and one made to a file within the
 // same tick of the cipher file system's clock as the mount's own last change of it (their
-// change times are equal); the cache timeouts still end the wrong entries and attributes.
+// change times are equal); the cache timeouts (watchedCacheTimeout) still end the wrong
+// entries and attributes. Entries of directories without a watch are cached for cacheTimeout
+// only (node.cacheTimeout).
 //
 // Where no watch can be added (fs.inotify.max_user_watches reached, or no inotify), the
 // kernel's caches still expire after cacheTimeout; only the pages of a file rewritten in
@@ -79,6 +81,7 @@ type watcher struct {
 
 	mu     sync.Mutex
 	closed bool
+	max    int             // Options.maxWatches
 	dirs   map[int32]*node // watch descriptor -> directory node
 	// own maps a file to the change time its last change through the mount left, so that
 	// the events of that change are known for the mount's own.
@@ -88,13 +91,13 @@ type watcher struct {
 
 // newWatcher watches root's cipherdir; nil (and a log line) when inotify is not there. It
 // acts on events once started, when the mount is up.
-func newWatcher(f *fsys, root *node) *watcher {
+func newWatcher(f *fsys, root *node, maxWatches int) *watcher {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		f.log.Printf("vfs: no inotify (%v): changes behind the mount show after the cache timeouts", err)
 		return nil
 	}
-	w := &watcher{f: f, file: os.NewFile(uintptr(fd), "inotify"), fd: fd, done: make(chan struct{}), dirs: map[int32]*node{}}
+	w := &watcher{f: f, file: os.NewFile(uintptr(fd), "inotify"), fd: fd, done: make(chan struct{}), dirs: map[int32]*node{}, max: maxWatches}
 	w.add(root, f.rootFd)
 	return w
 }
@@ -128,6 +131,10 @@ func (w *watcher) add(n *node, fd int) {
 		return
 	}
 	wd, err := unix.InotifyAddWatch(w.fd, procFdPath(fd), watchMask)
+	if err == nil && w.max > 0 && len(w.dirs) >= w.max {
+		unix.InotifyRmWatch(w.fd, uint32(wd))
+		err = unix.ENOSPC
+	}
 	if err != nil {
 		x.wd.Store(-1)
 		if err == unix.ENOSPC {
@@ -143,6 +150,50 @@ func (w *watcher) add(n *node, fd int) {
 	w.dirs[int32(wd)] = n
 	x.wd.Store(int32(wd))
 }
+
+// watched reports whether changes behind the mount in directory node n are told to the kernel.
+func (n *node) watched() bool {
+	x := n.x.Load()
+	return x != nil && x.wd.Load() > 0
+}
+
+// cacheTimeout is how long the kernel may cache entries of directory node n and their
+// attributes: 0 for the mount's default.
+func (n *node) cacheTimeout() time.Duration {
+	if !n.fsys.longCache || n.watched() {
+		return 0
+	}
+	return cacheTimeout
+}
+
+// attrTimeout is how long the kernel may cache n's attributes: 0 for the mount's default.
+func (n *node) attrTimeout() time.Duration {
+	if !n.fsys.longCache || n.IsRoot() {
+		return 0
+	}
+	if _, parent := n.Parent(); parent != nil {
+		return parent.Operations().(*node).cacheTimeout()
+	}
+	return cacheTimeout
+}
+
+// localFS reports whether the file system of the descriptor fd is a local one, whose every
+// change inotify sees; a network or FUSE file system's changes made elsewhere it does not.
+func localFS(fd int) bool {
+	var st unix.Statfs_t
+	if unix.Fstatfs(fd, &st) != nil {
+		return false
+	}
+	switch uint32(st.Type) {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.F2FS_SUPER_MAGIC, unix.BCACHEFS_SUPER_MAGIC, unix.OVERLAYFS_SUPER_MAGIC, zfsSuperMagic:
+		return true
+	}
+	return false
+}
+
+// zfsSuperMagic is ZFS's file system type (not in x/sys/unix).
+const zfsSuperMagic = 0x2fc12fc1
 
 // forget stops watching directory node n, which the kernel forgot.
 func (w *watcher) forget(n *node) {

@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,21 @@ func inoState(p string, ino uint64) func() (string, bool) {
 		}
 		if st.Ino != ino {
 			return fmt.Sprintf("inode number %d, want %d", st.Ino, ino), false
+		}
+		return "", false
+	}
+}
+
+// listedState says whether directory dir lists name yet (want) or no more (!want).
+func listedState(dir, name string, want bool) func() (string, bool) {
+	return func() (string, bool) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return err.Error(), false
+		}
+		listed := slices.ContainsFunc(ents, func(e os.DirEntry) bool { return e.Name() == name })
+		if listed != want {
+			return fmt.Sprintf("%s listed: %v", name, listed), false
 		}
 		return "", false
 	}
@@ -208,17 +224,21 @@ func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
 	})
 	t.Run("create", func(t *testing.T) {
 		absent("created")
+		showsWithin(t, "listing", listedState(in(mp, ""), "created", false))
 		if err := os.WriteFile(in(tool, "created"), next, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		showsWithin(t, "new file", contentsState(in(mp, "created"), nil, next))
+		showsWithin(t, "new file listed", listedState(in(mp, ""), "created", true))
 	})
 	t.Run("delete", func(t *testing.T) {
 		cached("deleted")
+		showsWithin(t, "listing", listedState(in(mp, ""), "deleted", true))
 		if err := os.Remove(cipherPath(t, v, rel("deleted"))); err != nil {
 			t.Fatal(err)
 		}
 		showsWithin(t, "deleted file", existsState(in(mp, "deleted"), false, false))
+		showsWithin(t, "deleted file listed", listedState(in(mp, ""), "deleted", false))
 	})
 	t.Run("rename", func(t *testing.T) {
 		cached("from")

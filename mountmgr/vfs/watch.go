@@ -22,8 +22,9 @@ import (
 // the old modification time. So the mount watches, with inotify, every cipher directory it
 // has worked in (the directories whose descriptor dirFd opened, the root from the start),
 // and tells the kernel what changed: NotifyEntry for a name that now holds another file or
-// none or a new one, NotifyContent for a file rewritten in place (its pages and attributes)
-// and for a directory whose entries changed (its attributes).
+// none or a new one (which also drops the directory's cached listing), NotifyContent for a
+// file rewritten in place (its pages and attributes) and for a directory whose entries
+// changed (its attributes).
 //
 // Each event is checked against what the mount knows rather than trusted: the entry is
 // statted, and the kernel is told only where it holds something that is now wrong. The

@@ -354,11 +354,14 @@ func (w *watcher) process(batch map[eventKey]uint32, recheck map[eventKey]pendin
 			keys = append(keys, dirKey{eventKey: k, d: w.dirs[k.wd]})
 		}
 	}
+	changedDirs := map[*node]bool{}
 	if lost != 0 {
+		// Names the kernel does not know may have come too: every listing goes.
 		for wd, n := range w.dirs {
 			all := eventKey{wd: wd}
 			batch[all] |= lost
 			keys = append(keys, dirKey{eventKey: all, d: n})
+			changedDirs[n] = true
 		}
 	}
 	for k, p := range recheck {
@@ -372,7 +375,6 @@ func (w *watcher) process(batch map[eventKey]uint32, recheck map[eventKey]pendin
 		}
 	}
 	w.mu.Unlock()
-	changedDirs := map[*node]bool{}
 	for _, k := range keys {
 		mask := batch[k.eventKey]
 		found := w.changes(k.d, k.name, mask)

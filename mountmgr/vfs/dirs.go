@@ -183,6 +183,9 @@ func (n *node) dirFd() (dirRef, syscall.Errno) {
 		// and each operation walks from the root, as gocryptfs does always.
 		return d, 0
 	}
+	if f.watch != nil {
+		f.watch.add(n, d.fd)
+	}
 	return f.dirs.put(n, d.fd), 0
 }
 

@@ -71,6 +71,9 @@ type Options struct {
 	// cacheTimeout replaces the package's cacheTimeout when set: tests that count requests
 	// hold the kernel to its caches however slow the machine is.
 	cacheTimeout time.Duration
+	// maxWatches, when set, stands for the inotify watch limit: tests of what a mount does
+	// past it.
+	maxWatches int
 	// SharedStorage is for a cipherdir that other machines use at the same time over network
 	// storage, gocryptfs's -sharedstorage: the kernel caches no entries, attributes or file
 	// contents, every directory entry is a node of its own (identity.go), and content
@@ -125,10 +128,18 @@ func (m *Mounted) Wait() {
 	m.closeFS()
 }
 
-// cacheTimeout is how long the kernel may cache entries and attributes. All changes come
-// through this file system, which tells the kernel about them, so caching is safe; with shared
-// storage they do not, and nothing is cached.
-const cacheTimeout = time.Second
+// cacheTimeout is how long the kernel may cache entries and attributes, and names that do
+// not exist, where nothing tells it of changes behind the mount. Changes through this file
+// system reach the kernel as they are made; with shared storage nothing is cached.
+//
+// watchedCacheTimeout is how long it may cache entries and attributes in directories whose
+// changes behind the mount are told to it (watch.go), on a local cipherdir (localFS): repeated
+// walks of a tree (git status, grep -r, a build) are then answered by the kernel alone. It is
+// not longer because what the watcher misses (watch.go) stays wrong that long.
+const (
+	cacheTimeout        = time.Second
+	watchedCacheTimeout = time.Minute
+)
 
 // Capabilities are the FUSE capabilities a mount asks for beyond go-fuse's own. O_TRUNC comes
 // with OPEN (handled there) instead of a separate SETATTR round trip. HANDLE_KILLPRIV_V2: we
@@ -227,10 +238,21 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		mo.ExtraCapabilities |= fuse.CAP_DIRECT_IO_ALLOW_MMAP
 	}
 	mo.MaxBackground = 64
+	if !opts.SharedStorage {
+		root.fsys.watch = newWatcher(root.fsys, root, opts.maxWatches)
+	}
+	if root.fsys.watch != nil && opts.cacheTimeout == 0 && localFS(root.fsys.rootFd) {
+		long := watchedCacheTimeout
+		mopts.EntryTimeout, mopts.AttrTimeout = &long, &long
+		root.fsys.longCache = true
+	}
 	server, err := fs.Mount(mountPoint, root, mopts)
 	if err != nil {
 		root.fsys.close()
 		return nil, fmt.Errorf("vfs: mounting %s: %w", mountPoint, err)
+	}
+	if w := root.fsys.watch; w != nil {
+		w.start()
 	}
 	if err := RaiseReadahead(mountPoint); err != nil {
 		root.fsys.log.Printf("vfs: %s: reads stay at the kernel's default readahead (128 KiB requests): %v", mountPoint, err)
@@ -347,6 +369,8 @@ type fsys struct {
 	forceDec    bool                                  // Options.ForceDecode
 	badNames    []string                              // Options.BadNames
 	shared      bool                                  // Options.SharedStorage
+	watch       *watcher                              // nil: no changes behind the mount are seen (watch.go)
+	longCache   bool                                  // watched directories' entries are cached for watchedCacheTimeout
 	gen         atomic.Uint64                         // node generations with shared storage
 	noLocks     sync.Once                             // logs that the cipherdir refuses locks
 	stats       *Counters
@@ -395,6 +419,9 @@ func (f *fsys) op(errno syscall.Errno) syscall.Errno {
 // close releases the mount's descriptors once it is unmounted; later calls do nothing.
 func (f *fsys) close() {
 	f.closeOnce.Do(func() {
+		if f.watch != nil {
+			f.watch.close()
+		}
 		f.dirs.dropAll()
 		unix.Close(f.rootFd)
 	})

@@ -51,6 +51,8 @@ type nodeExt struct {
 	// birth is the cipher file's birth time (entryID.gen), kept only with shared storage,
 	// where the node's generation is a counter instead (identity.go).
 	birth uint64
+	// wd is a directory's inotify watch (watch.go): 0 none yet, -1 none possible.
+	wd atomic.Int32
 }
 
 // ext returns n's nodeExt, making it on first use.
@@ -77,7 +79,15 @@ var (
 	_ = (fs.NodeLinker)((*node)(nil))
 	_ = (fs.NodeStatfser)((*node)(nil))
 	_ = (fs.NodeMknoder)((*node)(nil))
+	_ = (fs.NodeOnForgetter)((*node)(nil))
 )
+
+// OnForget stops watching a directory the kernel forgot.
+func (n *node) OnForget() {
+	if w := n.fsys.watch; w != nil && n.StableAttr().Mode == syscall.S_IFDIR {
+		w.forget(n)
+	}
+}
 
 // ino is the inode number the mount shows for a cipher entry. Entries on another device than
 // the cipherdir's root (a bind mount or btrfs subvolume inside it) get their device folded in,
@@ -192,6 +202,10 @@ func (n *node) cipherPath() string {
 // than a node allocated for go-fuse to throw away (NewInode would return the same inode).
 func (n *node) newChild(ctx context.Context, plain string, e *entryID, dirfd int, stored string, out *fuse.EntryOut) *fs.Inode {
 	n.fsys.plainAttr(&e.st, dirfd, stored, &out.Attr)
+	if t := n.cacheTimeout(); t != 0 {
+		out.SetEntryTimeout(t)
+		out.SetAttrTimeout(t)
+	}
 	if n.fsys.shared {
 		return n.sharedChild(ctx, plain, e, dirfd, stored)
 	}

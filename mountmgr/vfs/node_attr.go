@@ -14,6 +14,9 @@ import (
 // times, which drop setuid/setgid as a local file system would.
 
 func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if t := n.attrTimeout(); t != 0 {
+		out.SetTimeout(t)
+	}
 	if f, ok := fh.(*file); ok && f != nil {
 		return n.fsys.op(f.getattr(out))
 	}
@@ -43,7 +46,14 @@ func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 }
 
 func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	return n.fsys.op(n.setattr(ctx, fh, in, out))
+	errno := n.setattr(ctx, fh, in, out)
+	if t := n.attrTimeout(); t != 0 {
+		out.SetTimeout(t)
+	}
+	if w := n.fsys.watch; w != nil && errno == 0 {
+		w.changed(n.StableAttr(), unix.Timespec{Sec: int64(out.Ctime), Nsec: int64(out.Ctimensec)})
+	}
+	return n.fsys.op(errno)
 }
 
 // setattr changes mode, owner, size and times, through the open file when there is one (it

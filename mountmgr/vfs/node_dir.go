@@ -71,7 +71,11 @@ func (n *node) newEntry(ctx context.Context, name string, dirfd int, stored stri
 	if err != nil {
 		return nil, fs2errno(err)
 	}
-	return n.newChild(ctx, name, &e, dirfd, stored, out), 0
+	ch := n.newChild(ctx, name, &e, dirfd, stored, out)
+	if w := n.fsys.watch; w != nil {
+		w.changed(n.fsys.stableAttr(&e), e.st.Ctim) // its owner, set by preserveOwner
+	}
+	return ch, 0
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -223,6 +227,13 @@ func (n *node) rename(name string, np *node, newName string, flags uint32) sysca
 			np.removeLongName(dd.fd, dst)
 		}
 		return fs2errno(err)
+	}
+	if w := n.fsys.watch; w != nil {
+		// A rename sets the moved file's change time.
+		w.changedAt(dd.fd, dst.stored)
+		if flags&unix.RENAME_EXCHANGE != 0 {
+			w.changedAt(sd.fd, src.stored)
+		}
 	}
 	// With RENAME_EXCHANGE both entries still exist under their names, .name files included.
 	if flags&unix.RENAME_EXCHANGE == 0 {

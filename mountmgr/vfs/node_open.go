@@ -41,6 +41,13 @@ func (n *node) newFile(fd int, writable bool) *file {
 // close ends handle f. The cached file ID is dropped before the descriptor is closed: once
 // it is closed, the inode number may name another file.
 func (f *file) close() syscall.Errno {
+	if w := f.node.fsys.watch; w != nil && f.writable {
+		// Before the handle goes: the watcher takes a file open for writing for the mount's.
+		var st unix.Stat_t
+		if unix.Fstat(f.fd, &st) == nil {
+			w.changed(f.node.StableAttr(), st.Ctim)
+		}
+	}
 	x := f.node.ext()
 	x.filesMu.Lock()
 	if i := slices.Index(x.files, f); i >= 0 {
@@ -213,10 +220,11 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	return f, n.openFlags(), n.fsys.op(0)
 }
 
-// openFlags are the FOPEN flags of n's handles. Every change comes through this mount, so the
-// kernel may keep the file's pages across opens (it still drops them when size or mtime
-// change, AUTO_INVAL_DATA), as long as the node cannot have stood for another file before:
-// not where it is known by its inode number alone (see identity.go). With shared storage,
+// openFlags are the FOPEN flags of n's handles. Changes come through this mount, or are told
+// to the kernel as the cipherdir's watch sees them (watch.go), so the kernel may keep the
+// file's pages across opens (it also drops them when size or mtime change, AUTO_INVAL_DATA),
+// as long as the node cannot have stood for another file before: not where it is known by
+// its inode number alone (see identity.go). With shared storage,
 // changes also come from other machines, which the kernel learns nothing of: it caches no
 // pages (an mtime of coarse resolution need not change between two writes, so the pages
 // could stay stale), and every read and write comes here.

@@ -34,9 +34,15 @@ type dirHandle struct {
 	ds *dirStream
 }
 
-// OpendirHandle opens a directory for listing and syncing.
+// OpendirHandle opens a directory for listing and syncing. The kernel may keep a watched
+// directory's listing across opens (FOPEN_CACHE_DIR): it drops it itself when the directory
+// changes through the mount, and is told when it changes behind it (watch.go).
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	return &dirHandle{n: n}, 0, n.fsys.op(0)
+	var fl uint32
+	if n.fsys.longCache && n.watched() {
+		fl = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	}
+	return &dirHandle{n: n}, fl, n.fsys.op(0)
 }
 
 func (h *dirHandle) stream() syscall.Errno {

@@ -1,0 +1,391 @@
+package vfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
+)
+
+// cipherPath returns the cipherdir path of rel, a plaintext path of short names.
+func cipherPath(t *testing.T, v Volume, rel string) string {
+	t.Helper()
+	dir := v.Dir
+	for _, plain := range strings.Split(rel, "/") {
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		iv, err := layout.ReadDirIV(fd)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, _, long, err := v.Names.StoredName(plain, iv)
+		if err != nil || long {
+			t.Fatalf("stored name of %q: %v (long %v)", plain, err, long)
+		}
+		dir = filepath.Join(dir, stored)
+	}
+	return dir
+}
+
+// showsWithin polls state until it returns "" (the change shows), for up to the second in
+// which a change behind the mount must show through it, and fails the test with the last
+// state otherwise. A state that must never show (a mix of old and new) fails it at once.
+func showsWithin(t *testing.T, what string, state func() (string, bool)) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		got, never := state()
+		if never {
+			t.Fatalf("%s: %s", what, got)
+		}
+		if got == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not shown after 1 s: %s", what, got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// contentsState reads p whole and says whether it holds want yet; a read that is neither old
+// nor want is a mix of old and new blocks, which must never show.
+func contentsState(p string, old, want []byte) func() (string, bool) {
+	return func() (string, bool) {
+		b, err := os.ReadFile(p)
+		switch {
+		case err != nil:
+			return err.Error(), false
+		case bytes.Equal(b, want):
+			return "", false
+		case bytes.Equal(b, old):
+			return "old contents", false
+		}
+		return fmt.Sprintf("%d bytes mixing old and new blocks", len(b)), true
+	}
+}
+
+// inoState says whether p shows inode number ino yet.
+func inoState(p string, ino uint64) func() (string, bool) {
+	return func() (string, bool) {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err.Error(), false
+		}
+		if st.Ino != ino {
+			return fmt.Sprintf("inode number %d, want %d", st.Ino, ino), false
+		}
+		return "", false
+	}
+}
+
+// listedState says whether directory dir lists name yet (want) or no more (!want).
+func listedState(dir, name string, want bool) func() (string, bool) {
+	return func() (string, bool) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return err.Error(), false
+		}
+		listed := slices.ContainsFunc(ents, func(e os.DirEntry) bool { return e.Name() == name })
+		if listed != want {
+			return fmt.Sprintf("%s listed: %v", name, listed), false
+		}
+		return "", false
+	}
+}
+
+// existsState says whether p exists yet (want) or is gone yet (!want); dir: as a directory.
+func existsState(p string, want, dir bool) func() (string, bool) {
+	return func() (string, bool) {
+		fi, err := os.Lstat(p)
+		switch {
+		case want && err != nil:
+			return err.Error(), false
+		case want && fi.IsDir() != dir:
+			return fmt.Sprintf("mode %v", fi.Mode()), false
+		case !want && err == nil:
+			return "still there", false
+		case !want && !errors.Is(err, os.ErrNotExist):
+			return err.Error(), false
+		}
+		return "", false
+	}
+}
+
+// TestChangesBehindTheMount: a sync tool changes the cipherdir behind a mount in each of its
+// ways, and the mount shows each change within a second, its caches on, never as a mix of
+// old and new blocks. The tool works on cipher names, with a second mount of the vault (all
+// caching off) to write the contents it brings. "rsync -t" replaces a file by renaming a new
+// one over it, with the old size and modification time; "in place" (rsync --inplace -t)
+// rewrites it keeping both: nothing the kernel's attribute refresh compares changes, so
+// kernel pages kept across opens (FOPEN_KEEP_CACHE) would stay stale for good. Each runs with
+// the mount's own cache times and with an hour (what the kernel shows then can only come from
+// being told), in the root and in a subdirectory.
+func TestChangesBehindTheMount(t *testing.T) {
+	for _, timeout := range []time.Duration{0, time.Hour} {
+		for _, sub := range []string{"", "sub"} {
+			t.Run(fmt.Sprintf("cache=%v/dir=%q", timeout, sub), func(t *testing.T) {
+				changesBehindTheMount(t, timeout, sub)
+			})
+		}
+	}
+}
+
+func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
+	v := volumeOf(realVault(t, "", crypto.AESGCM))
+	mp, _ := mountTest(t, v, Options{cacheTimeout: timeout})
+	tool, _ := mountTest(t, v, Options{SharedStorage: true})
+	in := func(root, name string) string { return filepath.Join(root, sub, name) }
+	rel := func(name string) string { return filepath.Join(sub, name) }
+	if sub != "" {
+		if err := os.Mkdir(filepath.Join(mp, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	size := 5*crypto.BlockSize + 100
+	old := bytes.Repeat([]byte("old "), size/4)
+	next := bytes.Repeat([]byte("NEW "), size/4)
+	// cached writes name through the mount and reads it back, so the kernel holds its entry,
+	// attributes and pages, and returns its cipher file's modification time.
+	cached := func(name string) time.Time {
+		t.Helper()
+		if err := os.WriteFile(in(mp, name), old, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(in(mp, name)); err != nil || !bytes.Equal(b, old) {
+			t.Fatalf("read back %s: %v", name, err)
+		}
+		fi, err := os.Stat(cipherPath(t, v, rel(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.ModTime()
+	}
+	absent := func(name string) {
+		t.Helper()
+		if _, err := os.Lstat(in(mp, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s before it exists: %v", name, err)
+		}
+	}
+
+	t.Run("rsync -t", func(t *testing.T) {
+		mtime := cached("rsynced")
+		if err := os.WriteFile(in(tool, ".rsynced.tmp"), next, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tmp := cipherPath(t, v, rel(".rsynced.tmp"))
+		if err := os.Chtimes(tmp, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(tmp, &st); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, cipherPath(t, v, rel("rsynced"))); err != nil {
+			t.Fatal(err)
+		}
+		// Its inode number first: a read would bring the new file in by itself (an open of
+		// a node whose name now holds another file fails with ESTALE, and the kernel looks
+		// the name up again: node.openEntry).
+		showsWithin(t, "replaced file's inode number", inoState(in(mp, "rsynced"), st.Ino))
+		showsWithin(t, "replaced file", contentsState(in(mp, "rsynced"), old, next))
+	})
+	t.Run("in place", func(t *testing.T) {
+		mtime := cached("inplace")
+		f, err := os.OpenFile(in(tool, "inplace"), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.WriteAt(next, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(cipherPath(t, v, rel("inplace")), mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		showsWithin(t, "rewritten file", contentsState(in(mp, "inplace"), old, next))
+	})
+	t.Run("create", func(t *testing.T) {
+		absent("created")
+		showsWithin(t, "listing", listedState(in(mp, ""), "created", false))
+		if err := os.WriteFile(in(tool, "created"), next, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		showsWithin(t, "new file", contentsState(in(mp, "created"), nil, next))
+		showsWithin(t, "new file listed", listedState(in(mp, ""), "created", true))
+	})
+	t.Run("delete", func(t *testing.T) {
+		cached("deleted")
+		showsWithin(t, "listing", listedState(in(mp, ""), "deleted", true))
+		if err := os.Remove(cipherPath(t, v, rel("deleted"))); err != nil {
+			t.Fatal(err)
+		}
+		showsWithin(t, "deleted file", existsState(in(mp, "deleted"), false, false))
+		showsWithin(t, "deleted file listed", listedState(in(mp, ""), "deleted", false))
+	})
+	t.Run("rename", func(t *testing.T) {
+		cached("from")
+		absent("to")
+		if err := os.Rename(in(tool, "from"), in(tool, "to")); err != nil {
+			t.Fatal(err)
+		}
+		showsWithin(t, "old name", existsState(in(mp, "from"), false, false))
+		showsWithin(t, "new name", contentsState(in(mp, "to"), nil, old))
+	})
+	t.Run("mkdir", func(t *testing.T) {
+		absent("dir")
+		if err := os.Mkdir(in(tool, "dir"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		showsWithin(t, "new directory", existsState(in(mp, "dir"), true, true))
+	})
+	t.Run("rmdir", func(t *testing.T) {
+		if err := os.Mkdir(in(mp, "gone"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.ReadDir(in(mp, "gone")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(in(tool, "gone")); err != nil {
+			t.Fatal(err)
+		}
+		showsWithin(t, "removed directory", existsState(in(mp, "gone"), false, true))
+	})
+}
+
+// TestOwnChangesNotNotified: the mount's own changes raise inotify events in the cipherdir
+// too, and cost no notification storm: the kernel knows them already. Files are created,
+// written, read, changed and removed through the mount (340 changes); then a file appears
+// behind it, twice (the second once the first was notified, so that every earlier event has
+// been acted on), and those two are all the kernel is told of. A handful more may be told on
+// a machine so busy that a request of the mount's own stays between its system call and its
+// reply for longer than watchRecheck (watcher.run); a storm would be hundreds.
+func TestOwnChangesNotNotified(t *testing.T) {
+	reqs := &requestLog{}
+	v := volumeOf(realVault(t, "", crypto.AESGCM))
+	mp, _ := mountTest(t, v, Options{Debug: true, Logger: log.New(reqs, "", 0)})
+	for _, dir := range []string{mp, filepath.Join(mp, "d")} {
+		if dir != mp {
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 20 {
+			p := filepath.Join(dir, fmt.Sprint("f", i))
+			if err := os.WriteFile(p, bytes.Repeat([]byte{byte(i)}, 3*crypto.BlockSize), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.ReadFile(p); err != nil {
+				t.Fatal(err)
+			}
+			ops := []error{
+				os.Chmod(p, 0o600),
+				os.Chtimes(p, time.Unix(1e9, 0), time.Unix(1e9, 0)),
+				os.Truncate(p, 100),
+				os.Rename(p, p+".renamed"),
+				os.Symlink("target", p+".link"),
+				os.Mkdir(p+".dir", 0o700),
+			}
+			if i%2 == 0 {
+				ops = append(ops, os.Remove(p+".renamed"), os.Remove(p+".link"), os.Remove(p+".dir"))
+			}
+			if err := errors.Join(ops...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	notified := func(name string) bool {
+		reqs.mu.Lock()
+		defer reqs.mu.Unlock()
+		for _, l := range reqs.lines {
+			if strings.Contains(l, "NOTIFY_INVAL_ENTRY") && strings.Contains(l, name) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, sentinel := range []string{"sentinel1", "sentinel2"} {
+		if err := os.WriteFile(cipherPath(t, v, sentinel), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); !notified(sentinel); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s behind the mount never notified", sentinel)
+			}
+		}
+	}
+	reqs.mu.Lock()
+	defer reqs.mu.Unlock()
+	// Each sentinel costs its name and its directory's attributes (the second sentinel's
+	// may be on its way still).
+	entries, inodes := 0, -2
+	for _, l := range reqs.lines {
+		switch {
+		case strings.Contains(l, "Response"):
+			continue
+		case strings.Contains(l, "NOTIFY_INVAL_ENTRY") && !strings.Contains(l, "sentinel"):
+			entries++
+		case strings.Contains(l, "NOTIFY_INVAL_INODE"):
+			inodes++
+		default:
+			continue
+		}
+		t.Log(strings.TrimSpace(l))
+	}
+	if entries+max(inodes, 0) > 4 {
+		t.Errorf("the mount's own changes cost %d entry and %d inode notifications", entries, max(inodes, 0))
+	}
+}
+
+// TestPastTheWatchLimit: where no watch can be added (here past a limit of one, the root's),
+// the kernel caches entries and attributes for cacheTimeout only, so a change behind the
+// mount still shows within about that; in the watched root, at once. (Polled for half a
+// second more than the timeout: the kernel counts it from when it cached the entry.)
+func TestPastTheWatchLimit(t *testing.T) {
+	v := volumeOf(realVault(t, "", crypto.AESGCM))
+	mp, m := mountTest(t, v, Options{maxWatches: 1})
+	if err := os.Mkdir(filepath.Join(mp, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"f", "sub/f"} {
+		if err := os.WriteFile(filepath.Join(mp, name), []byte("contents"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !m.root.watched() || m.root.GetChild("sub").Operations().(*node).watched() {
+		t.Fatal("the root should be watched and sub not")
+	}
+	for _, name := range []string{"f", "sub/f"} {
+		if _, err := os.Stat(filepath.Join(mp, name)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(cipherPath(t, v, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	showsWithin(t, "deleted in the watched root", existsState(filepath.Join(mp, "f"), false, false))
+	deadline := time.Now().Add(cacheTimeout + cacheTimeout/2)
+	for _, err := os.Stat(filepath.Join(mp, "sub/f")); err == nil; _, err = os.Stat(filepath.Join(mp, "sub/f")) {
+		if time.Now().After(deadline) {
+			t.Fatal("deleted in an unwatched directory: still there")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,499 @@
+package vfs
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
+)
+
+// Changes behind the mount. The kernel caches entries and attributes for cacheTimeout, and a
+// file's pages across opens (FOPEN_KEEP_CACHE) until its size or modification time changes.
+// A sync tool changes the cipherdir behind the mount, and may keep both: rsync -t renames a
+// new file over the old one, rsync --inplace -t rewrites it in place, and either restores
+// the old modification time. So the mount watches, with inotify, every cipher directory it
+// has worked in (the directories whose descriptor dirFd opened, the root from the start),
+// and tells the kernel what changed: NotifyEntry for a name that now holds another file or
+// none or a new one (which also drops the directory's cached listing), NotifyContent for a
+// file rewritten in place (its pages and attributes) and for a directory whose entries
+// changed (its attributes).
+//
+// Each event is checked against what the mount knows rather than trusted: the entry is
+// statted, and the kernel is told only where it holds something that is now wrong. The
+// mount's own changes raise events too; they match what the mount knows (go-fuse's tree has
+// the new entry, the file is open for writing through the mount, or its change time is the
+// one the mount's last change left, watcher.own), so they cost a stat and no notification.
+// What differs is checked once more watchRecheck later before the kernel is told (run says
+// why). Events are read in batches, one every watchSettle at most, so a burst of writes costs
+// one check, and a change shows through the mount within a tenth of a second or so, where the
+// cache timeouts alone took up to a second and never dropped the pages of a file rewritten in
+// place.
+//
+// Not seen: a change made by someone else to a file the mount has open for writing (two
+// writers of one file without a lock lose writes anyway), and one made to a file within the
+// same tick of the cipher file system's clock as the mount's own last change of it (their
+// change times are equal); the cache timeouts (watchedCacheTimeout) still end the wrong
+// entries and attributes. Entries of directories without a watch are cached for cacheTimeout
+// only (node.cacheTimeout).
+//
+// Where no watch can be added (fs.inotify.max_user_watches reached, or no inotify), the
+// kernel's caches still expire after cacheTimeout; only the pages of a file rewritten in
+// place keeping size and modification time then stay stale until the kernel drops them.
+// Network storage (Options.SharedStorage) caches nothing and needs no watcher: inotify does
+// not see other machines' changes anyway.
+
+// watchSettle is how long the watcher collects events before acting on them; watchRecheck
+// how long a name found changed waits for its second check (run says why).
+const (
+	watchSettle  = 10 * time.Millisecond
+	watchRecheck = 50 * time.Millisecond
+)
+
+// watchMask is what a directory watch reports: changes of its entries, and of the contents
+// and attributes of its files. IN_EXCL_UNLINK: nothing about files once they are unlinked.
+const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+	unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
+
+// contentEvents are the events that say a file's contents or attributes changed.
+const contentEvents = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB
+
+// ownMax bounds watcher.own. Only the changes of the last batch or two need their change time
+// kept; one evicted too early costs one needless notification.
+const ownMax = 1024
+
+// watcher is a mount's inotify instance and what it watches.
+type watcher struct {
+	f *fsys
+	// file is the inotify descriptor, non-blocking, read through Go's poller; fd is its
+	// number, for adding and removing watches (file.Fd would make it blocking), under mu
+	// until closed.
+	file    *os.File
+	fd      int
+	started bool
+	done    chan struct{}
+
+	mu     sync.Mutex
+	closed bool
+	max    int             // Options.maxWatches
+	dirs   map[int32]*node // watch descriptor -> directory node
+	// own maps a file to the change time its last change through the mount left, so that
+	// the events of that change are known for the mount's own.
+	own      boundedMap[fs.StableAttr, unix.Timespec]
+	limitLog sync.Once
+}
+
+// newWatcher watches root's cipherdir; nil (and a log line) when inotify is not there. It
+// acts on events once started, when the mount is up.
+func newWatcher(f *fsys, root *node, maxWatches int) *watcher {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		f.log.Printf("vfs: no inotify (%v): changes behind the mount show after the cache timeouts", err)
+		return nil
+	}
+	w := &watcher{f: f, file: os.NewFile(uintptr(fd), "inotify"), fd: fd, done: make(chan struct{}), dirs: map[int32]*node{}, max: maxWatches}
+	w.add(root, f.rootFd)
+	return w
+}
+
+// start acts on events from now on: the mount is up, so its inodes can be notified.
+func (w *watcher) start() {
+	w.started = true
+	go w.run()
+}
+
+// close stops the watcher and waits for it.
+func (w *watcher) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.file.Close()
+	if w.started {
+		<-w.done
+	}
+}
+
+// add watches directory node n, open as fd, unless it is watched already or cannot be.
+func (w *watcher) add(n *node, fd int) {
+	x := n.ext()
+	if x.wd.Load() != 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, procFdPath(fd), watchMask)
+	if err == nil && w.max > 0 && len(w.dirs) >= w.max {
+		unix.InotifyRmWatch(w.fd, uint32(wd))
+		err = unix.ENOSPC
+	}
+	if err != nil {
+		x.wd.Store(-1)
+		if err == unix.ENOSPC {
+			w.limitLog.Do(func() {
+				w.f.log.Printf("vfs: inotify watch limit reached (fs.inotify.max_user_watches): changes behind the mount in further directories show after the cache timeouts")
+			})
+		}
+		return
+	}
+	if old := w.dirs[int32(wd)]; old != nil && old != n {
+		old.ext().wd.Store(0) // one directory, a new node for it
+	}
+	w.dirs[int32(wd)] = n
+	x.wd.Store(int32(wd))
+}
+
+// watched reports whether changes behind the mount in directory node n are told to the kernel.
+func (n *node) watched() bool {
+	x := n.x.Load()
+	return x != nil && x.wd.Load() > 0
+}
+
+// cacheTimeout is how long the kernel may cache entries of directory node n and their
+// attributes: 0 for the mount's default.
+func (n *node) cacheTimeout() time.Duration {
+	if !n.fsys.longCache || n.watched() {
+		return 0
+	}
+	return cacheTimeout
+}
+
+// attrTimeout is how long the kernel may cache n's attributes: 0 for the mount's default.
+func (n *node) attrTimeout() time.Duration {
+	if !n.fsys.longCache || n.IsRoot() {
+		return 0
+	}
+	if _, parent := n.Parent(); parent != nil {
+		return parent.Operations().(*node).cacheTimeout()
+	}
+	return cacheTimeout
+}
+
+// localFS reports whether the file system of the descriptor fd is a local one, whose every
+// change inotify sees; a network or FUSE file system's changes made elsewhere it does not.
+func localFS(fd int) bool {
+	var st unix.Statfs_t
+	if unix.Fstatfs(fd, &st) != nil {
+		return false
+	}
+	switch uint32(st.Type) {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.F2FS_SUPER_MAGIC, unix.BCACHEFS_SUPER_MAGIC, unix.OVERLAYFS_SUPER_MAGIC, zfsSuperMagic:
+		return true
+	}
+	return false
+}
+
+// zfsSuperMagic is ZFS's file system type (not in x/sys/unix).
+const zfsSuperMagic = 0x2fc12fc1
+
+// forget stops watching directory node n, which the kernel forgot.
+func (w *watcher) forget(n *node) {
+	x := n.x.Load()
+	if x == nil {
+		return
+	}
+	wd := x.wd.Swap(0)
+	if wd <= 0 {
+		return
+	}
+	w.mu.Lock()
+	if w.dirs[wd] == n && !w.closed {
+		delete(w.dirs, wd)
+		unix.InotifyRmWatch(w.fd, uint32(wd))
+	}
+	w.mu.Unlock()
+}
+
+// changed records the change time the mount's own change of the file known as sa left.
+func (w *watcher) changed(sa fs.StableAttr, ctime unix.Timespec) {
+	w.mu.Lock()
+	w.own.put(sa, ctime, ownMax)
+	w.mu.Unlock()
+}
+
+// changedAt records the change time of the entry stored in dirfd, which the mount changed.
+func (w *watcher) changedAt(dirfd int, stored string) {
+	if e, err := statAt(dirfd, stored); err == nil {
+		w.changed(w.f.stableAttr(&e), e.st.Ctim)
+	}
+}
+
+// isOwn reports whether n's file, whose change time is now ctime, was last changed through
+// the mount: it is open for writing through it, or its change time is the one the mount left.
+func (w *watcher) isOwn(n *node, ctime unix.Timespec) bool {
+	if x := n.x.Load(); x != nil {
+		x.filesMu.Lock()
+		writing := false
+		for _, f := range x.files {
+			writing = writing || f.writable
+		}
+		x.filesMu.Unlock()
+		if writing {
+			return true
+		}
+	}
+	w.mu.Lock()
+	t, ok := w.own.get(n.StableAttr())
+	w.mu.Unlock()
+	return ok && t == ctime
+}
+
+// eventKey is a name in a watched directory; an empty name stands for every child of the
+// directory that the kernel knows (the queue overflowed: any of them may have changed).
+type eventKey struct {
+	wd   int32
+	name string
+}
+
+// run reads events until the watcher is closed, acting on each batch. A name that differs
+// from what the kernel holds is told to the kernel only if it still differs watchRecheck
+// later: an event of the mount's own change comes while the change is still on its way
+// (go-fuse adds a new entry to its tree, and the mount records a change time, after the
+// system call that raised the event), and would otherwise cost a needless notification now
+// and then, more often the busier the machine.
+func (w *watcher) run() {
+	defer close(w.done)
+	rc, err := w.file.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 64<<10)
+	var recheck map[eventKey]pending
+	for {
+		batch := map[eventKey]uint32{}
+		// Wait for the first event (unless names wait for their second check), let the
+		// burst it starts come in for a while, then take all there is.
+		if len(recheck) == 0 && rc.Read(func(fd uintptr) bool { return readable(int(fd)) }) != nil {
+			return // closed
+		}
+		time.Sleep(watchSettle)
+		if rc.Read(func(fd uintptr) bool { return readEvents(int(fd), buf, batch) }) != nil {
+			return
+		}
+		recheck = w.process(batch, recheck)
+	}
+}
+
+// readable reports whether the inotify descriptor fd has events to read, or failed: false
+// makes RawConn.Read wait for it.
+func readable(fd int) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err != unix.EINTR && (err != nil || n > 0)
+}
+
+// readEvents reads all the events queued on the non-blocking inotify descriptor fd into
+// batch; it always returns true (done).
+func readEvents(fd int, buf []byte, batch map[eventKey]uint32) bool {
+	for {
+		n, err := unix.Read(fd, buf)
+		if err != nil || n <= 0 {
+			return true
+		}
+		parseEvents(buf[:n], batch)
+	}
+}
+
+// parseEvents adds the inotify events in b to batch, a lost event as one for every name.
+func parseEvents(b []byte, batch map[eventKey]uint32) {
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
+		end := unix.SizeofInotifyEvent + int(ev.Len)
+		if end > len(b) {
+			break
+		}
+		name := strings.TrimRight(string(b[unix.SizeofInotifyEvent:end]), "\x00")
+		b = b[end:]
+		switch {
+		case ev.Mask&unix.IN_Q_OVERFLOW != 0:
+			batch[eventKey{wd: -1}] |= contentEvents
+		case ev.Mask&unix.IN_IGNORED != 0 || name != "":
+			batch[eventKey{ev.Wd, name}] |= ev.Mask
+		}
+	}
+}
+
+// pending is a name found changed, to check again once due.
+type pending struct {
+	mask uint32
+	due  time.Time
+}
+
+// process acts on a batch of events and on the names found changed before (recheck) that are
+// due, and returns the names to check again.
+func (w *watcher) process(batch map[eventKey]uint32, recheck map[eventKey]pending) map[eventKey]pending {
+	type dirKey struct {
+		eventKey
+		d     *node
+		final bool // checked before: tell the kernel
+	}
+	now := time.Now()
+	next := map[eventKey]pending{}
+	var keys []dirKey
+	w.mu.Lock()
+	lost := batch[eventKey{wd: -1}]
+	for k, mask := range batch {
+		switch {
+		case mask&unix.IN_IGNORED != 0: // the directory is gone, or its watch was removed
+			if n := w.dirs[k.wd]; n != nil {
+				delete(w.dirs, k.wd)
+				n.ext().wd.CompareAndSwap(k.wd, 0)
+			}
+		case w.dirs[k.wd] == nil:
+		case recheck[k].mask == 0:
+			keys = append(keys, dirKey{eventKey: k, d: w.dirs[k.wd]})
+		}
+	}
+	changedDirs := map[*node]bool{}
+	if lost != 0 {
+		// Names the kernel does not know may have come too: every listing goes.
+		for wd, n := range w.dirs {
+			all := eventKey{wd: wd}
+			batch[all] |= lost
+			keys = append(keys, dirKey{eventKey: all, d: n})
+			changedDirs[n] = true
+		}
+	}
+	for k, p := range recheck {
+		batch[k] |= p.mask
+		switch n := w.dirs[k.wd]; {
+		case n == nil:
+		case now.Before(p.due):
+			next[k] = pending{batch[k], p.due}
+		default:
+			keys = append(keys, dirKey{eventKey: k, d: n, final: true})
+		}
+	}
+	w.mu.Unlock()
+	for _, k := range keys {
+		mask := batch[k.eventKey]
+		found := w.changes(k.d, k.name, mask)
+		if !k.final && len(found) > 0 {
+			next[k.eventKey] = pending{mask, now.Add(watchRecheck)}
+			continue
+		}
+		for _, c := range found {
+			if c.content != nil {
+				c.content.NotifyContent(0, 0) // its pages and attributes
+				continue
+			}
+			k.d.NotifyEntry(c.name)
+			changedDirs[k.d] = true
+		}
+	}
+	for d := range changedDirs {
+		d.NotifyContent(0, 0) // its size, times and link count
+	}
+	return next
+}
+
+// change is what the kernel holds wrong in a directory: the entry name (gone, replaced, or new
+// where the kernel may hold that it does not exist), or the contents of file content.
+type change struct {
+	name    string
+	content *node
+}
+
+// changes returns what the kernel holds wrong about the entry stored as name in directory
+// node d, given the events mask reported for it; an empty name checks every child the kernel
+// knows.
+func (w *watcher) changes(d *node, name string, mask uint32) []change {
+	dir, errno := d.dirFd()
+	if errno != 0 {
+		return nil // gone: its parent's watch tells
+	}
+	defer dir.close()
+	if name == "" {
+		var out []change
+		for plain := range d.Children() {
+			if stored, errno := d.storedName(plain); errno == 0 {
+				out = append(out, w.check(d, dir.fd, plain, stored, mask)...)
+			}
+		}
+		return out
+	}
+	stored := strings.TrimSuffix(name, crypto.LongNameSuffix) // a long name's .name file
+	if w.ignored(d, stored) {
+		return nil
+	}
+	plain, ok := w.plainName(d, dir.fd, stored)
+	if !ok {
+		return nil
+	}
+	return w.check(d, dir.fd, plain, stored, mask)
+}
+
+// ignored reports whether stored is one of the format's own files, whose changes the mount
+// does not show.
+func (w *watcher) ignored(d *node, stored string) bool {
+	if d.IsRoot() && stored == crypto.ConfName {
+		return true
+	}
+	return w.f.names != nil && (stored == crypto.DirIVName || layout.IsTemp(stored))
+}
+
+// plainName returns the name the mount shows for the cipher entry stored in directory node d
+// (open as dirfd). A long name whose .name file is gone, a conflict copy or a bad name is
+// found among the children the kernel knows, by their stored names; a name that is none of
+// them is one the kernel cannot hold.
+func (w *watcher) plainName(d *node, dirfd int, stored string) (string, bool) {
+	if w.f.names == nil {
+		return stored, true
+	}
+	if iv, errno := d.iv(); errno == 0 {
+		encoded, err := stored, error(nil)
+		if crypto.IsLongName(stored) {
+			encoded, err = layout.ReadLongName(dirfd, stored, w.f.names)
+		}
+		if err == nil {
+			if plain, err := w.f.names.DecryptName(encoded, iv); err == nil {
+				return plain, true
+			}
+		}
+	}
+	for plain := range d.Children() {
+		if s, errno := d.storedName(plain); errno == 0 && s == stored {
+			return plain, true
+		}
+	}
+	return "", false
+}
+
+// check compares entry plain of directory node d (stored in dirfd) with what the kernel
+// holds, given the events mask reported for it.
+func (w *watcher) check(d *node, dirfd int, plain, stored string, mask uint32) []change {
+	var child *node
+	if ch := d.GetChild(plain); ch != nil {
+		child = ch.Operations().(*node)
+	}
+	e, err := statAt(dirfd, stored)
+	switch {
+	case err == unix.ENOENT:
+		if child == nil {
+			return nil // the kernel holds nothing, or that there is nothing
+		}
+	case err != nil:
+		return nil
+	case child == nil || !child.holds(&e):
+	default:
+		// The same file: changed in place?
+		if mask&contentEvents != 0 && !w.isOwn(child, e.st.Ctim) {
+			return []change{{content: child}}
+		}
+		return nil
+	}
+	if child != nil && child.StableAttr().Mode == syscall.S_IFDIR {
+		w.f.dirs.drop(child) // its cached descriptor is of the directory that was there
+	}
+	return []change{{name: plain}}
+}

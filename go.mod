@@ -9,7 +9,7 @@ require (
 	github.com/charmbracelet/lipgloss v1.1.0
 	github.com/charmbracelet/x/exp/teatest v0.0.0-20251215102626-e0db08df7383
 	github.com/godbus/dbus/v5 v5.2.4
-	github.com/hanwen/go-fuse/v2 v2.10.1 // not v2.11+: 10 more allocations per request, see docs/performance.md
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/muesli/termenv v0.16.0
 	github.com/rfjakob/eme v1.2.0
 	github.com/rogpeppe/go-internal v1.16.0

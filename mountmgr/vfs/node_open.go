@@ -154,12 +154,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	cn := ch.Operations().(*node)
 	f := cn.newFile(fd, true)
 	if trunc {
-		errno := f.truncateToZero()
-		if errno == 0 {
-			errno = (entry{fd: fd}).killSuid(ctx)
-		}
-		if errno != 0 {
-			f.close()
+		if errno := f.truncateForOpen(ctx, fd); errno != 0 {
 			return nil, nil, 0, n.fsys.op(errno)
 		}
 	}
@@ -206,14 +201,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	}
 	f := n.newFile(fd, write)
 	if trunc {
-		// The kernel sends O_TRUNC with OPEN instead of a SETATTR (CAP_ATOMIC_O_TRUNC), and
-		// with it the duty to drop setuid/setgid as truncate(2) would.
-		errno := f.truncateToZero()
-		if errno == 0 {
-			errno = (entry{fd: fd}).killSuid(ctx)
-		}
-		if errno != 0 {
-			f.close()
+		if errno := f.truncateForOpen(ctx, fd); errno != 0 {
 			return nil, 0, n.fsys.op(errno)
 		}
 	}
@@ -236,6 +224,20 @@ func (n *node) openFlags() uint32 {
 		return fuse.FOPEN_KEEP_CACHE
 	}
 	return 0
+}
+
+// truncateForOpen does what O_TRUNC asks of an open or create of f (its cipher file fd): the
+// kernel sends O_TRUNC with OPEN instead of a SETATTR (CAP_ATOMIC_O_TRUNC), and with it the
+// duty to drop setuid/setgid as truncate(2) would. On failure f is closed.
+func (f *file) truncateForOpen(ctx context.Context, fd int) syscall.Errno {
+	errno := f.truncateToZero()
+	if errno == 0 {
+		errno = (entry{fd: fd}).killSuid(ctx)
+	}
+	if errno != 0 {
+		f.close()
+	}
+	return errno
 }
 
 // truncateToZero empties the cipher file for a truncating open; the next write makes a new

@@ -62,7 +62,11 @@ func mountTest(t testing.TB, v Volume, opts Options) (string, *Mounted) {
 	t.Cleanup(func() {
 		if err := m.Unmount(); err != nil {
 			t.Errorf("unmount %s: %v", mp, err)
-			unmountFUSE(mp, true)
+			// Detached, the file system is served until its last user is gone: wait for
+			// that, so the test's later cleanups (wiping the vault's keys) find it stopped.
+			if unmountFUSE(mp, true) == nil {
+				m.Wait()
+			}
 		}
 	})
 	return mp, m

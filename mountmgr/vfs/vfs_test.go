@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
@@ -65,7 +66,13 @@ func mountTest(t testing.TB, v Volume, opts Options) (string, *Mounted) {
 			// Detached, the file system is served until its last user is gone: wait for
 			// that, so the test's later cleanups (wiping the vault's keys) find it stopped.
 			if unmountFUSE(mp, true) == nil {
-				m.Wait()
+				done := make(chan struct{})
+				go func() { m.Wait(); close(done) }()
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					t.Errorf("%s: still served 10 s after a lazy unmount: something holds a file open on it", mp)
+				}
 			}
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -20,6 +21,7 @@ type file struct {
 	node     *node
 	fd       int
 	writable bool
+	closed   atomic.Bool // by Release, or by the mount's end (fsys.close), whichever is first
 }
 
 var (

@@ -352,6 +352,10 @@ type fsys struct {
 	rootDev, rootIno uint64
 	dirs             dirCache
 	closeOnce        sync.Once
+	// handles are the open files (*file). A RELEASE the kernel had queued when the mount
+	// ended never comes; close closes what is left, so a long-lived daemon neither leaks
+	// the descriptors nor keeps the cipherdir's file system busy (it could not be unmounted).
+	handles sync.Map
 	// umask is this process's umask. The kernel has applied the caller's umask to every mode
 	// it sends; where ours would strip more bits, a new entry's mode is set again.
 	umask uint32
@@ -419,6 +423,10 @@ func (f *fsys) op(errno syscall.Errno) syscall.Errno {
 // close releases the mount's descriptors once it is unmounted; later calls do nothing.
 func (f *fsys) close() {
 	f.closeOnce.Do(func() {
+		f.handles.Range(func(h, _ any) bool {
+			h.(*file).close()
+			return true
+		})
 		if f.watch != nil {
 			f.watch.close()
 		}

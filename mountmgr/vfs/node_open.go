@@ -34,6 +34,7 @@ func (n *node) newFile(fd int, writable bool) *file {
 		}
 		x.files = append(x.files, f)
 		x.filesMu.Unlock()
+		n.fsys.handles.Store(f, struct{}{})
 		return f
 	}
 }
@@ -41,6 +42,10 @@ func (n *node) newFile(fd int, writable bool) *file {
 // close ends handle f. The cached file ID is dropped before the descriptor is closed: once
 // it is closed, the inode number may name another file.
 func (f *file) close() syscall.Errno {
+	if !f.closed.CompareAndSwap(false, true) {
+		return 0
+	}
+	f.node.fsys.handles.Delete(f)
 	if w := f.node.fsys.watch; w != nil && f.writable {
 		// Before the handle goes: the watcher takes a file open for writing for the mount's.
 		var st unix.Stat_t

@@ -71,7 +71,7 @@ func mountTest(t testing.TB, v Volume, opts Options) (string, *Mounted) {
 				select {
 				case <-done:
 				case <-time.After(10 * time.Second):
-					t.Errorf("%s: still served 10 s after a lazy unmount: something holds a file open on it", mp)
+					t.Errorf("%s: still served 10 s after a lazy unmount; this process's descriptors: %s", mp, openFiles())
 				}
 			}
 		}
@@ -213,4 +213,16 @@ func TestTruncatingOpen(t *testing.T) {
 	if fi, _ := os.Stat(p); fi.Size() != 3 {
 		t.Fatalf("size %d", fi.Size())
 	}
+}
+
+// openFiles lists what this process has open, for a mount that something still holds.
+func openFiles() string {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	var out []string
+	for _, e := range ents {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil {
+			out = append(out, e.Name()+"="+target)
+		}
+	}
+	return strings.Join(out, " ")
 }

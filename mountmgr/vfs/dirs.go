@@ -144,14 +144,18 @@ func (c *dirCache) evict(i int) {
 func (n *node) dirFd() (dirRef, syscall.Errno) {
 	f := n.fsys
 	if n.IsRoot() {
-		return dirRef{fd: f.rootFd}, 0
+		return dirRef{fd: f.rootDir}, 0
 	}
 	if d, ok := f.dirs.get(n); ok {
 		return d, 0
 	}
+	if fd, ok := f.openKnown(n); ok {
+		return f.keepDir(n, fd), 0
+	}
 	// Collect the stored names up to the root or a cached ancestor, then open them downwards.
 	var path []string
-	base := dirRef{fd: f.rootFd}
+	var nodes []*node
+	base := dirRef{fd: f.rootDir}
 	for cur := n; !cur.IsRoot(); {
 		name, parent := cur.Parent()
 		if parent == nil {
@@ -163,6 +167,7 @@ func (n *node) dirFd() (dirRef, syscall.Errno) {
 			return dirRef{}, errno
 		}
 		path = append(path, stored)
+		nodes = append(nodes, cur)
 		if d, ok := f.dirs.get(pn); ok {
 			base = d
 			break
@@ -171,22 +176,57 @@ func (n *node) dirFd() (dirRef, syscall.Errno) {
 	}
 	d := base
 	for i := len(path) - 1; i >= 0; i-- {
-		fd, err := layout.OpenDirPath(d.fd, path[i])
+		fd, key, err := f.tree.openDir(d.fd, path[i])
 		d.close()
 		if err != nil {
 			return dirRef{}, fs2errno(err)
 		}
+		if key != nil {
+			nodes[i].setKey(key)
+		}
 		d = dirRef{fd: fd, owned: true}
 	}
+	return f.keepDir(n, d.fd), 0
+}
+
+// openKnown opens directory node n's folder straight from the root when its key names it
+// (a Cryptomator directory's ID), without walking its ancestors.
+func (f *fsys) openKnown(n *node) (int, bool) {
+	t, ok := f.tree.(*cryptomatorTree)
+	if !ok {
+		return -1, false
+	}
+	k := n.ext().dirKey.Load()
+	if k == nil {
+		return -1, false
+	}
+	fd, err := t.openByID(k.bytes())
+	return fd, err == nil
+}
+
+// keepDir caches fd, just opened for directory node n, and returns it borrowed.
+func (f *fsys) keepDir(n *node, fd int) dirRef {
+	d := dirRef{fd: fd, owned: true}
 	if f.shared {
 		// Another machine may rename or replace a directory at any time: nothing is cached,
 		// and each operation walks from the root, as gocryptfs does always.
-		return d, 0
+		return d
 	}
 	if f.watch != nil {
 		f.watch.add(n, d.fd)
 	}
-	return f.dirs.put(n, d.fd), 0
+	return f.dirs.put(n, d.fd)
+}
+
+// place returns where n's object is (tree.place): a directory descriptor and a name in it,
+// through which its attributes are read and changed and its content opened. For a deleted
+// node it fails with ENOENT. The root has no place: callers handle it first.
+func (n *node) place() (dirRef, string, syscall.Errno) {
+	d, stored, errno := n.parentFd()
+	if errno != 0 {
+		return d, stored, errno
+	}
+	return n.fsys.tree.place(n, d, stored)
 }
 
 // parentFd returns a descriptor of n's parent directory and n's stored name in it. For a
@@ -205,37 +245,46 @@ func (n *node) parentFd() (dirRef, string, syscall.Errno) {
 	return d, stored, errno
 }
 
-// iv returns the directory IV of directory node n, reading gocryptfs.diriv once.
-func (n *node) iv() ([]byte, syscall.Errno) {
-	if !n.fsys.perDirIV {
-		return n.fsys.zeroIV, 0
-	}
-	if iv := n.ext().dirIV.Load(); iv != nil {
-		return iv[:], 0
+// key returns what the names in directory node n are encrypted under (tree.dirKey: its
+// gocryptfs IV, its Cryptomator ID), read once and cached.
+func (n *node) key() ([]byte, syscall.Errno) {
+	if k := n.ext().dirKey.Load(); k != nil {
+		return k.bytes(), 0
 	}
 	d, errno := n.dirFd()
 	if errno != 0 {
 		return nil, errno
 	}
 	defer d.close()
-	b, err := layout.ReadDirIV(d.fd)
+	if k := n.ext().dirKey.Load(); k != nil { // opening it may have read it
+		return k.bytes(), 0
+	}
+	b, err := n.fsys.tree.dirKey(n, d.fd)
 	if err != nil {
-		n.fsys.log.Printf("vfs: directory inode %d: reading its IV: %v", n.StableAttr().Ino, err)
+		n.fsys.log.Printf("vfs: directory inode %d: reading its key: %v", n.StableAttr().Ino, err)
 		return nil, layout.Errno(err)
 	}
-	n.setIV(b)
+	n.setKey(b)
 	return b, 0
 }
 
-// setIV caches a directory's IV (nil forgets it).
-func (n *node) setIV(b []byte) {
-	if b == nil {
-		n.ext().dirIV.Store(nil)
+// dirKey is a directory's key, kept by value: an IV of 16 bytes or an ID of up to 36.
+type dirKey struct {
+	b [36]byte
+	n uint8
+}
+
+func (k *dirKey) bytes() []byte { return k.b[:k.n] }
+
+// setKey caches a directory's key (nil forgets it).
+func (n *node) setKey(b []byte) {
+	if b == nil || len(b) > len(dirKey{}.b) {
+		n.ext().dirKey.Store(nil)
 		return
 	}
-	var iv [crypto.DirIVLen]byte
-	copy(iv[:], b)
-	n.ext().dirIV.Store(&iv)
+	k := &dirKey{n: uint8(len(b))}
+	copy(k.b[:], b)
+	n.ext().dirKey.Store(k)
 }
 
 // storedName returns the on-disk name of child plain of directory n.
@@ -251,11 +300,8 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	if len(plain) > crypto.NameMax {
 		return storedEntry{}, syscall.ENAMETOOLONG
 	}
-	if n.fsys.names == nil {
-		if n.IsRoot() && plain == crypto.ConfName {
-			return storedEntry{}, syscall.EPERM
-		}
-		return storedEntry{stored: plain}, 0
+	if n.fsys.plainNames {
+		return n.fsys.tree.storedEntry(plain, nil, n.IsRoot()) // PlaintextNames
 	}
 	x := n.ext()
 	x.namesMu.Lock()
@@ -264,7 +310,7 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	if ok {
 		return e, 0
 	}
-	iv, errno := n.iv()
+	iv, errno := n.key()
 	if errno != 0 {
 		return storedEntry{}, errno
 	}
@@ -276,12 +322,10 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	if ok {
 		return e, 0
 	}
-	stored, encoded, long, err := n.fsys.names.StoredName(plain, iv)
-	if err != nil {
-		// ValidName refused it: the kernel never sends "", "." or names with '/' or NUL.
-		return storedEntry{}, syscall.EINVAL
+	e, errno = n.fsys.tree.storedEntry(plain, iv, false) // the root is special with PlaintextNames only
+	if errno != 0 {
+		return storedEntry{}, errno
 	}
-	e = storedEntry{stored: stored, encoded: encoded, long: long}
 	c.mu.Lock()
 	// A miss in a full cache evicts nothing: in a pass of lookups over a listing larger than
 	// the cache, it would evict the names still to come.
@@ -290,7 +334,7 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	return e, 0
 }
 
-// cacheName remembers the stored name of child plain of directory n, whose IV is iv.
+// cacheName remembers the stored name of child plain of directory n, whose key is iv.
 func (n *node) cacheName(iv []byte, plain string, e storedEntry) {
 	k := n.nameKey(iv, plain)
 	c := &n.fsys.storedNames
@@ -326,14 +370,14 @@ type storedNameCache struct {
 // holds for that directory (deterministic names share one IV). A new directory that got a
 // deleted one's number has a new IV, so it never finds the old one's names.
 type nameKey struct {
-	iv    [crypto.DirIVLen]byte
+	key   dirKey
 	ino   uint64
 	plain string
 }
 
-func (n *node) nameKey(iv []byte, plain string) nameKey {
+func (n *node) nameKey(key []byte, plain string) nameKey {
 	k := nameKey{ino: n.StableAttr().Ino, plain: plain}
-	copy(k.iv[:], iv)
+	k.key.n = uint8(copy(k.key.b[:], key))
 	return k
 }
 
@@ -346,27 +390,4 @@ const nameCacheMax = 1 << 13
 type storedEntry struct {
 	stored, encoded string
 	long            bool
-}
-
-// writeLongName writes the .name file of a long name before its entry appears; it reports
-// whether it created one, so that a failure can remove it again.
-func writeLongName(dirfd int, e storedEntry) (bool, syscall.Errno) {
-	if !e.long {
-		return false, 0
-	}
-	created, err := layout.WriteLongName(dirfd, e.stored, e.encoded)
-	return created, fs2errno(err)
-}
-
-// removeLongName removes the .name file of a long name whose entry is gone from n (its
-// directory, open as dirfd). The operation has done what was asked either way, so a failure is
-// only logged, as gocryptfs does: listings never show the .name file left behind, only the log
-// can tell that it is there.
-func (n *node) removeLongName(dirfd int, e storedEntry) {
-	if !e.long {
-		return
-	}
-	if err := layout.RemoveLongName(dirfd, e.stored); err != nil {
-		n.fsys.log.Printf("vfs: directory inode %d: removing %s%s: %v", n.StableAttr().Ino, e.stored, crypto.LongNameSuffix, err)
-	}
 }

@@ -1,7 +1,6 @@
 package vfs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"sync/atomic"
@@ -32,8 +31,6 @@ var (
 	_ = (fs.FileReleaser)((*file)(nil))
 	_ = (fs.FileAllocater)((*file)(nil))
 )
-
-const bs = crypto.BlockSize
 
 func procFdPath(fd int) string { return "/proc/self/fd/" + itoa(fd) }
 
@@ -93,30 +90,31 @@ func pwrite(fd int, buf []byte, off int64) error {
 	return nil
 }
 
-// fileID returns the file ID from the header, read once and cached in the node while the file
-// is open (see newFile). empty reports an empty cipher file (no header yet). The caller holds
-// the node lock (shared is enough). With shared storage, another machine may empty the file
-// and give it a new header at any time: the ID is read every time, under the cipher lock.
-func (f *file) fileID() (id []byte, empty bool, errno syscall.Errno) {
-	if p := f.node.ext().fileID.Load(); p != nil {
-		return p[:], false, 0
+// key returns the file's key from its header, read once and cached in the node while the
+// file is open (see newFile). empty reports an empty cipher file (no header yet). The caller
+// holds the node lock (shared is enough). With shared storage, another machine may empty the
+// file and give it a new header at any time: the key is read every time, under the cipher
+// lock.
+func (f *file) key() (k fileKey, empty bool, errno syscall.Errno) {
+	if p := f.node.ext().key.Load(); p != nil {
+		return p.fileKey, false, 0
 	}
-	var buf [crypto.HeaderLen]byte
-	n, err := pread(f.fd, buf[:], 0)
+	fsys := f.node.fsys
+	buf := make([]byte, fsys.geo.HeaderLen)
+	n, err := pread(f.fd, buf, 0)
 	if err != nil {
 		return nil, false, fs2errno(err)
 	}
 	if n == 0 {
 		return nil, true, 0
 	}
-	h, err := crypto.ParseFileHeader(buf[:n])
+	k, err = fsys.content.openHeader(buf[:n])
 	if err != nil {
-		f.node.fsys.log.Printf("vfs: %s: bad file header: %v", f.node.cipherPath(), err)
+		fsys.log.Printf("vfs: %s: bad file header: %v", f.node.cipherPath(), err)
 		return nil, false, syscall.EIO
 	}
-	id2 := h.ID
-	f.cacheID(&id2)
-	return id2[:], false, 0
+	f.cacheKey(k)
+	return k, false, 0
 }
 
 // sizes returns the cipher file's stat and the plaintext size. The caller holds the node lock.
@@ -124,38 +122,40 @@ func (f *file) sizes() (st unix.Stat_t, plainSize uint64, errno syscall.Errno) {
 	if err := unix.Fstat(f.fd, &st); err != nil {
 		return st, 0, fs2errno(err)
 	}
-	ps, err := f.node.fsys.enc.PlainSize(uint64(st.Size))
-	if err != nil {
-		f.node.fsys.log.Printf("vfs: %s: impossible cipher size %d: %v", f.node.cipherPath(), st.Size, err)
+	ps, ok := f.node.fsys.geo.PlainSize(st.Size)
+	if !ok {
+		f.node.fsys.log.Printf("vfs: %s: impossible cipher size %d", f.node.cipherPath(), st.Size)
 		return st, 0, syscall.EIO
 	}
-	return st, ps, 0
+	return st, uint64(ps), 0
 }
 
-// ensureHeader returns the file ID, writing a fresh header into an empty cipher file. The
+// ensureHeader returns the file's key, writing a fresh header into an empty cipher file. The
 // caller holds the node lock exclusively.
-func (f *file) ensureHeader(cipherSize uint64) ([]byte, syscall.Errno) {
+func (f *file) ensureHeader(cipherSize uint64) (fileKey, syscall.Errno) {
 	if cipherSize > 0 {
-		id, _, errno := f.fileID()
-		return id, errno
+		k, _, errno := f.key()
+		return k, errno
 	}
-	h, err := crypto.NewFileHeader()
+	k, h, err := f.node.fsys.content.newHeader()
 	if err != nil {
 		return nil, syscall.EIO
 	}
-	if err := pwrite(f.fd, h.Bytes(), 0); err != nil {
+	if err := pwrite(f.fd, h, 0); err != nil {
 		unix.Ftruncate(f.fd, 0) // a torn header would make the file unreadable
 		return nil, fs2errno(err)
 	}
-	id := h.ID
-	f.cacheID(&id)
-	return id[:], 0
+	f.cacheKey(k)
+	return k, 0
 }
 
-// cacheID keeps the file ID in the node while it has handles, except with shared storage.
-func (f *file) cacheID(id *[crypto.FileIDLen]byte) {
+// cachedKey boxes a file key for nodeExt's atomic pointer.
+type cachedKey struct{ fileKey }
+
+// cacheKey keeps the file's key in the node while it has handles, except with shared storage.
+func (f *file) cacheKey(k fileKey) {
 	if !f.node.fsys.shared {
-		f.node.ext().fileID.Store(id)
+		f.node.ext().key.Store(&cachedKey{k})
 	}
 }
 
@@ -184,10 +184,11 @@ func (f *file) read(dest []byte, off int64) (int, syscall.Errno) {
 	if len(dest) == 0 || off < 0 {
 		return 0, 0
 	}
-	id, empty, errno := f.fileID()
+	k, empty, errno := f.key()
 	if errno != 0 || empty {
 		return 0, errno
 	}
+	bs := fsys.bs
 	first := uint64(off) / bs
 	last := (uint64(off) + uint64(len(dest)) - 1) / bs
 	nb := int(last - first + 1)
@@ -209,16 +210,16 @@ func (f *file) read(dest []byte, off int64) (int, syscall.Errno) {
 	// Aligned reads (the kernel's usual) decrypt straight into dest.
 	var plain []byte
 	var pb *[]byte
-	if skip == 0 && cap(dest) >= nb*bs {
+	if skip == 0 && cap(dest) >= nb*int(bs) {
 		plain = dest[:0]
 	} else {
 		pb = fsys.getPlainBuf()
 		defer fsys.putPlainBuf(pb)
 		plain = (*pb)[:0]
 	}
-	plain, err = fsys.enc.DecryptBlocks(plain, cbuf[:cn], first, id)
+	plain, err = k.open(plain, cbuf[:cn], first)
 	if err != nil && fsys.forceDec {
-		plain, err = f.decryptZeroing(plain[:0], cbuf[:cn], first, id), nil
+		plain, err = f.decryptZeroing(plain[:0], cbuf[:cn], first, k), nil
 	}
 	if err != nil {
 		var be *crypto.BlockError
@@ -245,9 +246,10 @@ func (f *file) read(dest []byte, off int64) (int, syscall.Errno) {
 // decryptZeroing decrypts ciphertext like DecryptBlocks, with zeros for the blocks that fail
 // authentication (recovery mode, Options.ForceDecode), each logged with the cipher file's path
 // and the block's offsets in it and in the plaintext, and reported.
-func (f *file) decryptZeroing(dst, ciphertext []byte, first uint64, id []byte) []byte {
+func (f *file) decryptZeroing(dst, ciphertext []byte, first uint64, k fileKey) []byte {
 	fsys := f.node.fsys
-	return fsys.enc.DecryptBlocksZeroing(dst, ciphertext, first, id, func(be *crypto.BlockError) {
+	bs := fsys.bs
+	return k.openZeroing(dst, ciphertext, first, func(be *crypto.BlockError) {
 		cp := f.node.cipherPath()
 		fsys.log.Printf("vfs: %s: block %d (cipher bytes %d-%d, plaintext bytes %d-%d) fails authentication; read as zeros (forcedecode): %v",
 			cp, be.Block, fsys.blockOff(be.Block), fsys.blockOff(be.Block+1)-1, be.Block*bs, (be.Block+1)*bs-1, be.Err)
@@ -295,18 +297,25 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 			return fs2errno(err)
 		}
 	}
+	fsys := f.node.fsys
+	bs := fsys.bs
 	cs := uint64(st.Size)
 	end := off + uint64(len(data))
 	// Writing past the end: a partial last block must become a full one first, because only
-	// the last block of a file may be short. The blocks in between stay holes.
-	pad := off > size && size%bs != 0 && off/bs > size/bs
+	// the last block of a file may be short. The blocks in between stay holes where the
+	// format has them; otherwise they are written as zeros, up to the block the data starts in.
+	padEnd := off / bs * bs
+	if fsys.content.holes() {
+		padEnd = min(padEnd, fsys.roundUp(size))
+	}
+	pad := off > size && padEnd > size
 	ahead := f.sealAhead(data, off, cs, size, pad)
 	defer ahead.release()
 	if errno := f.reserve(&st, size, off, end); errno != 0 {
 		return errno
 	}
 	if pad {
-		if errno := f.reserve(&st, size, size, roundUp(size)); errno != 0 {
+		if errno := f.reserve(&st, size, size, padEnd); errno != 0 {
 			return errno
 		}
 	}
@@ -314,23 +323,41 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
-	id, errno := f.ensureHeader(cs)
+	k, errno := f.ensureHeader(cs)
 	if errno != 0 {
 		return errno
 	}
 	if pad {
-		if errno := f.writeRange(make([]byte, roundUp(size)-size), size, size, id, nil); errno != 0 {
+		if errno := f.fillZeros(size, padEnd, k); errno != 0 {
 			return g.restore(errno)
 		}
-		size = roundUp(size)
+		size = padEnd
 	}
-	if errno := f.writeRange(data, off, size, id, ahead); errno != 0 {
+	if errno := f.writeRange(data, off, size, k, ahead); errno != 0 {
 		return g.restore(errno)
 	}
 	return 0
 }
 
-func roundUp(n uint64) uint64 { return (n + bs - 1) / bs * bs }
+// fillZeros writes zeros at the end of a file of plaintext size size, up to end, a request's
+// worth at a time (a format without holes writes every block of a file grown by gigabytes).
+func (f *file) fillZeros(size, end uint64, k fileKey) syscall.Errno {
+	zeros := make([]byte, min(end-size, requestMax))
+	for size < end {
+		n := min(end-size, uint64(len(zeros)))
+		if errno := f.writeRange(zeros[:n], size, size, k, nil); errno != 0 {
+			return errno
+		}
+		size += n
+	}
+	return 0
+}
+
+// roundUp rounds n up to a whole number of blocks.
+func (f *fsys) roundUp(n uint64) uint64 { return (n + f.bs - 1) / f.bs * f.bs }
+
+// cipherSize is the size of the cipher file that holds plain cleartext bytes.
+func (f *fsys) cipherSize(plain uint64) uint64 { return uint64(f.geo.CipherSize(int64(plain))) }
 
 // pageAlignedWith returns an empty slice of buf that starts at the same offset within a 4 KiB
 // page as file offset off, when buf has room for that (pool buffers have a page to spare).
@@ -352,19 +379,19 @@ func pageAlignedWith(buf []byte, off int64) []byte {
 // the current plaintext size), so that a full disk refuses the write with ENOSPC before any
 // block changes. Overwriting allocated blocks needs nothing new and skips the system call.
 func (f *file) reserve(st *unix.Stat_t, size, off, end uint64) syscall.Errno {
-	enc := f.node.fsys.enc
+	fsys := f.node.fsys
 	sparse := st.Blocks*512 < st.Size
 	if end <= size && !sparse {
 		return 0
 	}
 	cOff := uint64(0)
 	if st.Size > 0 {
-		cOff = uint64(f.node.fsys.blockOff(off / bs))
+		cOff = uint64(fsys.blockOff(off / fsys.bs))
 	}
 	// The last block written ends at the end of the data or, when it merges old content, at
 	// the end of that block's old content.
-	lastEnd := max(end, min(size, roundUp(end)))
-	cEnd := enc.CipherSize(lastEnd)
+	lastEnd := max(end, min(size, fsys.roundUp(end)))
+	cEnd := fsys.cipherSize(lastEnd)
 	if cEnd <= cOff {
 		return 0
 	}
@@ -390,6 +417,7 @@ type tailGuard struct {
 // saveTail prepares the rollback of a write of plaintext [off, end) into a file of the given
 // cipher and plaintext sizes: it keeps the old partial last block if the write reaches it.
 func (f *file) saveTail(cipherSize, size, end uint64) (tailGuard, syscall.Errno) {
+	bs := f.node.fsys.bs
 	if size%bs == 0 || (end-1)/bs < size/bs {
 		return tailGuard{f: f, cipherSize: cipherSize}, 0
 	}
@@ -422,7 +450,7 @@ func (g tailGuard) restore(errno syscall.Errno) syscall.Errno {
 		f.node.fsys.log.Printf("vfs: %s: restoring the size after a failed write: %v", f.node.cipherPath(), err)
 	}
 	if g.cipherSize == 0 {
-		f.node.ext().fileID.Store(nil)
+		f.node.ext().key.Store(nil)
 	}
 	return errno
 }
@@ -430,7 +458,7 @@ func (g tailGuard) restore(errno syscall.Errno) syscall.Errno {
 // mergesNothing reports whether writing plaintext [off, end) into a file of the given size
 // replaces whole blocks only: it starts on a block boundary and ends on one or at or past the
 // end of the file, so no old content has to be read and merged into its blocks.
-func mergesNothing(off, end, size uint64) bool {
+func mergesNothing(off, end, size, bs uint64) bool {
 	return off%bs == 0 && (end%bs == 0 || end >= size)
 }
 
@@ -443,7 +471,7 @@ const sealAheadMin = 256 << 10
 // so that work and the encryption would otherwise run one after the other, with a core idle.
 type aheadSeal struct {
 	fsys *fsys
-	id   []byte
+	key  fileKey
 	done chan struct{}
 	cb   *[]byte
 	ct   []byte
@@ -451,30 +479,31 @@ type aheadSeal struct {
 
 // sealAhead starts encrypting data, to be written at off into a file of the given cipher and
 // plaintext sizes, when the write is large and merges nothing old (mergesNothing, and no pad:
-// filling the old partial last block first). It needs the file ID, so only files with a
+// filling the file up to the write first). It needs the file's key, so only files with a
 // header cached qualify. nil when the write does not qualify; release must be called either
 // way.
 func (f *file) sealAhead(data []byte, off, cipherSize, size uint64, pad bool) *aheadSeal {
-	p := f.node.ext().fileID.Load()
-	if len(data) < sealAheadMin || p == nil || cipherSize == 0 || pad || !mergesNothing(off, off+uint64(len(data)), size) {
+	fsys := f.node.fsys
+	p := f.node.ext().key.Load()
+	if len(data) < sealAheadMin || p == nil || cipherSize == 0 || pad || !mergesNothing(off, off+uint64(len(data)), size, fsys.bs) {
 		return nil
 	}
-	fsys := f.node.fsys
-	a := &aheadSeal{fsys: fsys, id: p[:], done: make(chan struct{}), cb: fsys.getCipherBuf()}
+	a := &aheadSeal{fsys: fsys, key: p.fileKey, done: make(chan struct{}), cb: fsys.getCipherBuf()}
+	first := off / fsys.bs
 	go func() {
 		defer close(a.done)
-		a.ct = fsys.enc.EncryptBlocks(pageAlignedWith(*a.cb, fsys.blockOff(off/bs)), data, off/bs, a.id)
+		a.ct = a.key.seal(pageAlignedWith(*a.cb, fsys.blockOff(first)), data, first)
 	}()
 	return a
 }
 
-// sealed returns the ciphertext of data if it was sealed ahead under file ID id.
-func (a *aheadSeal) sealed(id []byte) ([]byte, bool) {
+// sealed returns the ciphertext of data if it was sealed ahead under key k.
+func (a *aheadSeal) sealed(k fileKey) ([]byte, bool) {
 	if a == nil {
 		return nil, false
 	}
 	<-a.done
-	return a.ct, bytes.Equal(a.id, id)
+	return a.ct, a.key == k
 }
 
 // release waits for the goroutine (data and the buffer stay in use until it is done) and
@@ -490,8 +519,9 @@ func (a *aheadSeal) release() {
 // writeRange encrypts data at off as whole blocks in one batch, merging the old contents of
 // partially covered first and last blocks (size is the current plaintext size). ahead, if not
 // nil, may hold data's ciphertext already.
-func (f *file) writeRange(data []byte, off, size uint64, id []byte, ahead *aheadSeal) syscall.Errno {
+func (f *file) writeRange(data []byte, off, size uint64, k fileKey, ahead *aheadSeal) syscall.Errno {
 	fsys := f.node.fsys
+	bs := fsys.bs
 	end := off + uint64(len(data))
 	first, last := off/bs, (end-1)/bs
 	base := first * bs
@@ -500,9 +530,9 @@ func (f *file) writeRange(data []byte, off, size uint64, id []byte, ahead *ahead
 
 	cOff := fsys.blockOff(first)
 	var buf []byte
-	if mergesNothing(off, end, size) {
+	if mergesNothing(off, end, size, bs) {
 		// The usual large aligned write: encrypt data as it is.
-		if ct, ok := ahead.sealed(id); ok {
+		if ct, ok := ahead.sealed(k); ok {
 			return fs2errno(pwrite(f.fd, ct, cOff))
 		}
 		buf = data
@@ -513,14 +543,14 @@ func (f *file) writeRange(data []byte, off, size uint64, id []byte, ahead *ahead
 			*pb = make([]byte, 0, l)
 		}
 		buf = (*pb)[:l]
-		if errno := f.merge(buf, data, off, end, size, first, last, id); errno != 0 {
+		if errno := f.merge(buf, data, off, end, size, first, last, k); errno != 0 {
 			return errno
 		}
 	}
 
 	cb := fsys.getCipherBuf()
 	defer fsys.putCipherBuf(cb)
-	return fs2errno(WriteBlocks(fsys.enc, f.fd, *cb, buf, first, id))
+	return fs2errno(writeBlocks(k, f.fd, *cb, buf, first, fsys.blockOff(first)))
 }
 
 // WriteBlocks encrypts plaintext as whole blocks, from block first of the file with ID id,
@@ -528,24 +558,32 @@ func (f *file) writeRange(data []byte, off, size uint64, id []byte, ahead *ahead
 // in the cipher file fd. It is the last step of every write request; the speed test (package
 // app) times it to tell what a mount gains from a faster cipher on a given file system.
 func WriteBlocks(enc *crypto.ContentEnc, fd int, cb, plaintext []byte, first uint64, id []byte) error {
-	cOff := int64(enc.BlockCipherOffset(first))
-	return pwrite(fd, enc.EncryptBlocks(pageAlignedWith(cb, cOff), plaintext, first, id), cOff)
+	k := &gocryptfsKey{enc: enc}
+	copy(k.id[:], id)
+	return writeBlocks(k, fd, cb, plaintext, first, int64(enc.BlockCipherOffset(first)))
+}
+
+// writeBlocks seals plaintext from block first under k and writes it at cOff, the block's
+// offset in the cipher file fd.
+func writeBlocks(k fileKey, fd int, cb, plaintext []byte, first uint64, cOff int64) error {
+	return pwrite(fd, k.seal(pageAlignedWith(cb, cOff), plaintext, first), cOff)
 }
 
 // merge lays data over the old contents of the partially covered first and last blocks in
 // buf, which starts at block first; what neither covers is zero (a hole being filled).
-func (f *file) merge(buf, data []byte, off, end, size, first, last uint64, id []byte) syscall.Errno {
+func (f *file) merge(buf, data []byte, off, end, size, first, last uint64, k fileKey) syscall.Errno {
+	bs := f.node.fsys.bs
 	base := first * bs
 	extEnd := base + uint64(len(buf))
 	clear(buf[:off-base])
 	clear(buf[end-base:])
 	if off > base && base < size {
-		if errno := f.readBlock(first, id, buf[:min(bs, len(buf))]); errno != 0 {
+		if errno := f.readBlock(first, k, buf[:min(int(bs), len(buf))]); errno != 0 {
 			return errno
 		}
 	}
 	if lastBase := last * bs; end < extEnd && lastBase < size && (last != first || off == base) {
-		if errno := f.readBlock(last, id, buf[lastBase-base:]); errno != 0 {
+		if errno := f.readBlock(last, k, buf[lastBase-base:]); errno != 0 {
 			return errno
 		}
 	}
@@ -553,8 +591,8 @@ func (f *file) merge(buf, data []byte, off, end, size, first, last uint64, id []
 	return 0
 }
 
-// readBlock decrypts block b into dst (up to 4096 bytes; a short last block fills less).
-func (f *file) readBlock(b uint64, id []byte, dst []byte) syscall.Errno {
+// readBlock decrypts block b into dst (up to a block; a short last block fills less).
+func (f *file) readBlock(b uint64, k fileKey, dst []byte) syscall.Errno {
 	fsys := f.node.fsys
 	cb := fsys.getCipherBuf()
 	defer fsys.putCipherBuf(cb)
@@ -565,7 +603,7 @@ func (f *file) readBlock(b uint64, id []byte, dst []byte) syscall.Errno {
 	}
 	pb := fsys.getPlainBuf()
 	defer fsys.putPlainBuf(pb)
-	plain, err := fsys.enc.DecryptBlocks((*pb)[:0], c[:n], b, id)
+	plain, err := k.open((*pb)[:0], c[:n], b)
 	if err != nil {
 		cp := f.node.cipherPath()
 		fsys.log.Printf("vfs: %s: block %d fails authentication; refusing to rewrite it: %v", cp, b, err)
@@ -608,6 +646,7 @@ func (f *file) truncate(newSize uint64) syscall.Errno {
 
 func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 	fsys := f.node.fsys
+	bs := fsys.bs
 	st, size, errno := f.sizes()
 	if errno != 0 {
 		return errno
@@ -617,46 +656,62 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 	case newSize == size:
 		return 0
 	case newSize == 0:
-		if err := unix.Ftruncate(f.fd, 0); err != nil {
-			return fs2errno(err)
-		}
-		f.node.ext().fileID.Store(nil)
-		return 0
+		return f.empty(cs)
 	case newSize < size && newSize%bs == 0:
 		// Cutting whole blocks rewrites nothing.
-		return fs2errno(unix.Ftruncate(f.fd, int64(fsys.enc.CipherSize(newSize))))
+		return fs2errno(unix.Ftruncate(f.fd, int64(fsys.cipherSize(newSize))))
 	case newSize < size:
 		return f.shrinkInBlock(cs, newSize)
 	}
 	// Growing: the old partial last block is written out in full, the new last block is
-	// written if partial, and everything in between stays a hole.
+	// written if partial, and everything in between stays a hole where the format has them
+	// (else it is written as zeros too).
 	g, errno := f.saveTail(cs, size, newSize)
 	if errno != 0 {
 		return errno
 	}
-	id, errno := f.ensureHeader(cs)
+	k, errno := f.ensureHeader(cs)
 	if errno != 0 {
 		return errno
 	}
-	if size%bs != 0 {
-		fill := min(roundUp(size), newSize) - size
-		if errno := f.writeRange(make([]byte, fill), size, size, id, nil); errno != 0 {
+	fillEnd := min(fsys.roundUp(size), newSize)
+	if !fsys.content.holes() {
+		fillEnd = newSize
+	}
+	if fillEnd > size {
+		if errno := f.fillZeros(size, fillEnd, k); errno != 0 {
 			return g.restore(errno)
 		}
-		size += fill
+		size = fillEnd
 	}
 	switch {
 	case newSize == size:
 		return 0
 	case newSize%bs == 0:
-		if err := unix.Ftruncate(f.fd, int64(fsys.enc.CipherSize(newSize))); err != nil {
+		if err := unix.Ftruncate(f.fd, int64(fsys.cipherSize(newSize))); err != nil {
 			return g.restore(fs2errno(err))
 		}
 		return 0
 	}
 	lastBase := newSize / bs * bs
-	if errno := f.writeRange(make([]byte, newSize-lastBase), lastBase, size, id, nil); errno != 0 {
+	if errno := f.writeRange(make([]byte, newSize-lastBase), lastBase, size, k, nil); errno != 0 {
 		return g.restore(errno)
+	}
+	return 0
+}
+
+// empty truncates a file of cipher size cs to plaintext size 0: one system call. A format
+// whose empty files have a header keeps the header there is (and the key it holds).
+func (f *file) empty(cs uint64) syscall.Errno {
+	keep := int64(0)
+	if f.node.fsys.geo.EmptyHasHeader && cs >= uint64(f.node.fsys.geo.HeaderLen) {
+		keep = int64(f.node.fsys.geo.HeaderLen)
+	}
+	if err := unix.Ftruncate(f.fd, keep); err != nil {
+		return fs2errno(err)
+	}
+	if keep == 0 {
+		f.node.ext().key.Store(nil)
 	}
 	return 0
 }
@@ -667,13 +722,14 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 // put back: the file then holds its old content up to block b's end, every byte readable.
 func (f *file) shrinkInBlock(cs, newSize uint64) syscall.Errno {
 	fsys := f.node.fsys
+	bs := fsys.bs
 	b := newSize / bs
-	id, _, errno := f.fileID()
+	k, _, errno := f.key()
 	if errno != 0 {
 		return errno
 	}
 	keep := make([]byte, newSize-b*bs)
-	if errno := f.readBlock(b, id, keep); errno != 0 {
+	if errno := f.readBlock(b, k, keep); errno != 0 {
 		return errno
 	}
 	g, errno := f.saveBlock(cs, b)
@@ -684,7 +740,7 @@ func (f *file) shrinkInBlock(cs, newSize uint64) syscall.Errno {
 	if err := unix.Ftruncate(f.fd, g.tailOff); err != nil {
 		return fs2errno(err)
 	}
-	ct := fsys.enc.EncryptBlocks(nil, keep, b, id)
+	ct := k.seal(nil, keep, b)
 	if err := pwrite(f.fd, ct, g.tailOff); err != nil {
 		return g.restore(fs2errno(err))
 	}
@@ -714,9 +770,9 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 	// cipher size, then grow the plaintext if asked to.
 	cOff := uint64(0)
 	if off > 0 {
-		cOff = uint64(fsys.blockOff(off / bs))
+		cOff = uint64(fsys.blockOff(off / fsys.bs))
 	}
-	cEnd := fsys.enc.CipherSize(roundUp(off + size))
+	cEnd := fsys.cipherSize(fsys.roundUp(off + size))
 	if err := syscall.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cEnd-cOff)); err != nil && err != syscall.EOPNOTSUPP {
 		return fsys.op(fs2errno(err))
 	}

@@ -1,27 +1,32 @@
 // Package vfs is the FUSE file system of a mounted vault: a plaintext view of a cipherdir in
-// the gocryptfs v2 format, built on go-fuse's fs API.
+// the gocryptfs v2 format or Cryptomator's vault format 8, built on go-fuse's fs API. Every
+// FUSE operation is written once; what the formats do differently is behind tree (tree.go:
+// names, where an entry's object is, making, removing and renaming entries) and
+// contentFormat (content.go: headers, block geometry, holes).
 //
 // # Layout
 //
 // Every node is a [node]. Operations on the cipherdir run relative to directory descriptors,
 // never on string paths (see dirs.go): a directory's descriptor is opened by walking the go-fuse
-// inode tree to the root and opening each encrypted name with O_NOFOLLOW, each name encrypted
-// with its directory's IV (cached in the directory's node, since a directory keeps its
-// gocryptfs.diriv when renamed). Open files are [file] handles that keep a file descriptor on
-// the cipher file; a handle is always on its node's own file, even when a rename replaced
-// the file under the node's name between the kernel's lookup and its open (node.openEntry).
-// The daemon log gets cipher names and inode numbers, never plaintext names.
+// inode tree to the root and opening each stored name with O_NOFOLLOW, each name encrypted
+// under its directory's key (cached in the directory's node: a gocryptfs directory keeps its
+// gocryptfs.diriv when renamed, a Cryptomator directory its ID; a Cryptomator directory whose
+// ID is known is opened from the root directly). Open files are [file] handles that keep a
+// file descriptor on the cipher file; a handle is always on its node's own file, even when a
+// rename replaced the file under the node's name between the kernel's lookup and its open
+// (node.openEntry). The daemon log gets cipher names and inode numbers, never plaintext names.
 //
 // # Contents
 //
-// Reads and writes are translated into whole 4 KiB blocks and encrypted or decrypted in one
-// batch per request. A per-inode lock serialises writers (and truncation) against each other
-// and against readers, so a reader never sees a torn block. A block that fails authentication
-// fails the read with EIO and is logged with its path; its plaintext is never returned. In
-// recovery mode (Options.ForceDecode, read-only) it reads as zeros instead, logged the same.
+// Reads and writes are translated into whole blocks (4 KiB for gocryptfs, 32 KiB for
+// Cryptomator) and encrypted or decrypted in one batch per request. A per-inode lock
+// serialises writers (and truncation) against each other and against readers, so a reader
+// never sees a torn block. A block that fails authentication fails the read with EIO and is
+// logged with its path; its plaintext is never returned. In recovery mode
+// (Options.ForceDecode, read-only) it reads as zeros instead, logged the same.
 //
-// It imports crypto, vault/layout and mountmgr/vfs/exclude; mountmgr, mountbench and app (the
-// speed test's write path) import it.
+// It imports crypto, vault/layout, vault/format, vault/cryptomator and mountmgr/vfs/exclude;
+// mountmgr, mountbench and app (the speed test's write path) import it.
 package vfs
 
 import (
@@ -41,6 +46,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/cryptomator"
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 // Options configure a mount.
@@ -89,8 +96,11 @@ type Counters struct {
 }
 
 // Volume is what the file system needs of an unlocked vault. vfs does not read
-// gocryptfs.conf; the caller (package vault) did that.
+// gocryptfs.conf; the caller (package vault) did that. A Cryptomator vault is given as
+// Cryptomator alone; the other fields are a gocryptfs vault's.
 type Volume struct {
+	// Cryptomator is an unlocked Cryptomator vault (Dir is then its folder).
+	Cryptomator *cryptomator.Vault
 	// Dir is the cipherdir.
 	Dir     string
 	Content *crypto.ContentEnc
@@ -238,7 +248,9 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		mo.ExtraCapabilities |= fuse.CAP_DIRECT_IO_ALLOW_MMAP
 	}
 	mo.MaxBackground = 64
-	if !opts.SharedStorage {
+	// Changes behind a Cryptomator mount are seen by the kernel's 1 s timeouts alone: the
+	// watcher knows gocryptfs's cipher tree only.
+	if !opts.SharedStorage && v.Cryptomator == nil {
 		root.fsys.watch = newWatcher(root.fsys, root, opts.maxWatches)
 	}
 	if root.fsys.watch != nil && opts.cacheTimeout == 0 && localFS(root.fsys.rootFd) {
@@ -271,8 +283,11 @@ func NewRoot(v Volume, opts Options) (fs.InodeEmbedder, *Counters, error) {
 }
 
 func newRoot(v Volume, opts Options) (*node, error) {
-	if v.Content == nil {
+	if v.Content == nil && v.Cryptomator == nil {
 		return nil, fmt.Errorf("vfs: vault is not unlocked")
+	}
+	if v.Cryptomator != nil && opts.SharedStorage {
+		return nil, fmt.Errorf("vfs: shared storage is not supported for Cryptomator vaults")
 	}
 	if opts.ForceDecode && !opts.ReadOnly {
 		return nil, fmt.Errorf("vfs: forced decoding needs a read-only mount")
@@ -298,6 +313,7 @@ func newRoot(v Volume, opts Options) (*node, error) {
 	f := &fsys{
 		dir:        v.Dir,
 		rootFd:     rootFd,
+		rootDir:    rootFd,
 		rootDev:    st.Dev,
 		rootIno:    st.Ino,
 		umask:      processUmask(),
@@ -313,13 +329,27 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		badNames:   opts.BadNames,
 		shared:     opts.SharedStorage,
 		stats:      &Counters{},
-		cbs:        v.Content.CipherBlockSize(),
 		asRoot:     syscall.Geteuid() == 0,
 		zeroIV:     make([]byte, crypto.DirIVLen),
 	}
+	if c := v.Cryptomator; c != nil {
+		t := &cryptomatorTree{f: f, names: c.Names(), content: c.Content(), threshold: c.ShorteningThreshold()}
+		f.tree, f.content = t, cryptomatorContent{c.Content()}
+		rd, err := t.openByID([]byte{})
+		if err != nil {
+			unix.Close(rootFd)
+			return nil, fmt.Errorf("vfs: %s: the root directory's folder: %w", v.Dir, err)
+		}
+		f.rootDir = rd
+	} else {
+		f.tree, f.content = gocryptfsTree{f}, gocryptfsContent{v.Content}
+		f.plainNames = v.Names == nil
+	}
+	f.geo = f.content.geometry()
+	f.bs, f.cbs = uint64(f.geo.BlockSize), f.geo.CipherBlockSize()
 	// Room for a request's blocks, two more for unaligned ends, and a page for pageAlignedWith.
-	f.cipherPool.New = func() any { b := make([]byte, 0, (requestMax/crypto.BlockSize+2)*f.cbs+4096); return &b }
-	f.plainPool.New = func() any { b := make([]byte, 0, requestMax+2*crypto.BlockSize); return &b }
+	f.cipherPool.New = func() any { b := make([]byte, 0, (requestMax/f.geo.BlockSize+2)*f.cbs+4096); return &b }
+	f.plainPool.New = func() any { b := make([]byte, 0, requestMax+2*f.geo.BlockSize); return &b }
 	return &node{fsys: f}, nil
 }
 
@@ -347,8 +377,9 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 type fsys struct {
 	dir string
 	// rootFd is the cipherdir, opened once (it may be reached through a symlink; nothing
-	// below it is); rootDev and rootIno are its device and inode number.
-	rootFd           int
+	// below it is); rootDev and rootIno are its device and inode number. rootDir is the
+	// folder of the root directory's entries: rootFd itself, or Cryptomator's d/XX/YYYY.
+	rootFd, rootDir  int
 	rootDev, rootIno uint64
 	dirs             dirCache
 	closeOnce        sync.Once
@@ -359,8 +390,15 @@ type fsys struct {
 	// umask is this process's umask. The kernel has applied the caller's umask to every mode
 	// it sends; where ours would strip more bits, a new entry's mode is set again.
 	umask uint32
-	enc   *crypto.ContentEnc
-	names *crypto.NameTransform // nil with PlaintextNames
+	enc   *crypto.ContentEnc    // a gocryptfs vault's (nil for Cryptomator)
+	names *crypto.NameTransform // a gocryptfs vault's; nil with PlaintextNames and for Cryptomator
+	// tree and content are the vault format's cipher tree and file contents (tree.go,
+	// content.go); geo is content's geometry, bs and cbs its cleartext and sealed block sizes.
+	tree       tree
+	content    contentFormat
+	geo        format.Geometry
+	bs         uint64
+	plainNames bool // a gocryptfs vault with PlaintextNames: names are stored as they are
 	// xattrNames encrypts extended attribute names; nil when they are off.
 	xattrNames  *crypto.NameTransform
 	xattrStored xattrNameCache
@@ -431,12 +469,22 @@ func (f *fsys) close() {
 			f.watch.close()
 		}
 		f.dirs.dropAll()
+		if f.rootDir != f.rootFd {
+			unix.Close(f.rootDir)
+		}
 		unix.Close(f.rootFd)
 	})
 }
 
 // blockOff is the offset of cipher block b in a cipher file: after the header, blocks of cbs.
-func (f *fsys) blockOff(b uint64) int64 { return int64(crypto.HeaderLen) + int64(b)*int64(f.cbs) }
+func (f *fsys) blockOff(b uint64) int64 { return int64(f.geo.HeaderLen) + int64(b)*int64(f.cbs) }
+
+// configFile reports whether name, in the cipherdir's root, is the vault's configuration,
+// which the view does not show (a Cryptomator vault's is outside its root directory's folder).
+func (f *fsys) configFile(name string) bool {
+	_, gocryptfs := f.tree.(gocryptfsTree)
+	return gocryptfs && name == crypto.ConfName
+}
 
 func (f *fsys) getCipherBuf() *[]byte { return f.cipherPool.Get().(*[]byte) }
 func (f *fsys) getPlainBuf() *[]byte  { return f.plainPool.Get().(*[]byte) }

@@ -6,8 +6,6 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
-
-	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // A node stands for one cipher file for its whole life, named by go-fuse's StableAttr: the
@@ -113,24 +111,24 @@ func (n *node) sharedChild(ctx context.Context, plain string, e *entryID, dirfd 
 	return n.NewInode(ctx, c, sa)
 }
 
-// keepsIV reports whether directory node n, stored in dirfd, has no cached IV or the one its
-// gocryptfs.diriv holds now. Anything but a directory keeps nothing that a new file with its
+// keepsIV reports whether directory node n, stored in dirfd, has no cached key or the one
+// its folder has now. Anything but a directory keeps nothing that a new file with its
 // number would make wrong.
 func (n *node) keepsIV(dirfd int, stored string) bool {
-	cached := n.ext().dirIV.Load()
+	cached := n.ext().dirKey.Load()
 	if n.StableAttr().Mode != unix.S_IFDIR || cached == nil {
 		return true
 	}
 	if dirfd < 0 {
 		return false
 	}
-	fd, err := layout.OpenDirPath(dirfd, stored)
+	fd, _, err := n.fsys.tree.openDir(dirfd, stored)
 	if err != nil {
 		return false
 	}
 	defer unix.Close(fd)
-	iv, err := layout.ReadDirIV(fd)
-	return err == nil && bytes.Equal(iv, cached[:])
+	key, err := n.fsys.tree.dirKey(n, fd)
+	return err == nil && bytes.Equal(key, cached.bytes())
 }
 
 // holds reports whether entry e is n's own file (see node.openEntry).

@@ -12,7 +12,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -32,8 +31,8 @@ type node struct {
 // nodeExt is the state of a node that is used as a directory or has its contents read or
 // written.
 type nodeExt struct {
-	// dirIV caches a directory's IV (directories only).
-	dirIV atomic.Pointer[[crypto.DirIVLen]byte]
+	// dirKey caches a directory's key (directories only; see node.key).
+	dirKey atomic.Pointer[dirKey]
 	// conflicts maps the names sync tools' conflict copies show under (layout.ConflictName)
 	// to their entries; they cannot be computed from the name, so they are kept until the
 	// copy is renamed or removed (there are few). namesMu guards it.
@@ -42,9 +41,9 @@ type nodeExt struct {
 
 	// mu serialises writers and truncation of a file against each other and against readers.
 	mu sync.RWMutex
-	// fileID caches the file ID from the file header; nil means "read it from the file".
-	// It is only kept while files is not empty (see newFile).
-	fileID atomic.Pointer[[crypto.FileIDLen]byte]
+	// key caches the file's key from its header; nil means "read it from the file". It is
+	// only kept while files is not empty (see newFile).
+	key atomic.Pointer[cachedKey]
 	// files are the handles open on the node's cipher file, and those of truncations by name.
 	filesMu sync.Mutex
 	files   []*file
@@ -103,26 +102,24 @@ func (f *fsys) ino(st *unix.Stat_t) uint64 {
 	return st.Ino ^ (z ^ (z >> 31))
 }
 
-// plainAttr fills out from the cipher entry's stat, translating the size: regular files by the
-// block layout, symlinks by decrypting the target (name in dirfd; dirfd < 0 skips it).
+// plainAttr fills out from the stat of a node's object, translating the size: regular files
+// by the block layout, symlinks by decrypting the target (the object name in dirfd; dirfd < 0
+// skips it).
 func (f *fsys) plainAttr(st *unix.Stat_t, dirfd int, name string, out *fuse.Attr) {
 	statAttr(st, out)
 	out.Ino = f.ino(st)
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
-		size, err := f.enc.PlainSize(uint64(st.Size))
-		if err != nil {
-			f.log.Printf("vfs: inode %d: impossible cipher size %d: %v", st.Ino, st.Size, err)
+		size, ok := f.geo.PlainSize(st.Size)
+		if !ok {
+			f.log.Printf("vfs: inode %d: impossible cipher size %d", st.Ino, st.Size)
 			size = 0
 		}
-		out.Size = size
+		out.Size = uint64(size)
 	case syscall.S_IFLNK:
 		// Reading the link would update its access time, so the target's length comes from
 		// the stored length where the encoding allows.
-		if f.names == nil {
-			break // PlaintextNames: targets are stored as they are
-		}
-		if n, ok := f.enc.SymlinkTargetLen(int(st.Size)); ok {
+		if n, ok := f.tree.symlinkLen(st.Size); ok {
 			out.Size = uint64(n)
 		} else if dirfd >= 0 {
 			if target, errno := f.readlink(dirfd, name); errno == 0 {
@@ -147,29 +144,17 @@ func statAttr(st *unix.Stat_t, out *fuse.Attr) {
 	out.Blksize = uint32(st.Blksize)
 }
 
-// readlink returns the plaintext target of symlink name in dirfd.
+// readlink returns the plaintext target of the symlink object name in dirfd.
 func (f *fsys) readlink(dirfd int, name string) ([]byte, syscall.Errno) {
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Readlinkat(dirfd, name, buf)
-		if err != nil {
-			return nil, fs2errno(err)
-		}
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
+	target, err := f.tree.readlink(dirfd, name)
+	if errno, ok := err.(syscall.Errno); ok {
+		return nil, errno
 	}
-	if f.names == nil {
-		return buf, 0 // PlaintextNames: targets are stored as they are
-	}
-	target, err := f.enc.DecryptSymlink(string(buf))
 	if err != nil {
 		f.log.Printf("vfs: symlink %q: target does not decrypt: %v", name, err)
 		return nil, syscall.EIO
 	}
-	return []byte(target), 0
+	return target, 0
 }
 
 // cipherPath is n's path in the cipherdir, for log messages only: cipher names, never plaintext.
@@ -201,6 +186,9 @@ func (n *node) cipherPath() string {
 // inode (every entry of "ls -l" after the timeout, READDIRPLUS): that child is reused rather
 // than a node allocated for go-fuse to throw away (NewInode would return the same inode).
 func (n *node) newChild(ctx context.Context, plain string, e *entryID, dirfd int, stored string, out *fuse.EntryOut) *fs.Inode {
+	if e.st.Mode&syscall.S_IFMT == syscall.S_IFLNK && !n.fsys.tree.links() {
+		dirfd = -1 // the object is not in dirfd; symlinkLen always tells
+	}
 	n.fsys.plainAttr(&e.st, dirfd, stored, &out.Attr)
 	if t := n.cacheTimeout(); t != 0 {
 		out.SetEntryTimeout(t)
@@ -230,20 +218,24 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 		return nil, n.fsys.op(errno)
 	}
 	defer d.close()
-	e, err := statAt(d.fd, stored)
-	if err == unix.ENOENT && n.fsys.names != nil && (strings.Contains(name, " (conflict ") || strings.HasSuffix(name, layout.BadNameSuffix)) {
+	e, key, err := n.fsys.tree.stat(d.fd, stored)
+	if err == unix.ENOENT && !n.fsys.plainNames && (strings.Contains(name, " (conflict ") || strings.HasSuffix(name, layout.BadNameSuffix)) {
 		// A conflict copy or a bad name looked up before its directory was listed (after a
 		// remount): list it to learn their names.
 		if n.learnConflicts() == 0 {
 			if stored, errno = n.storedName(name); errno == 0 {
-				e, err = statAt(d.fd, stored)
+				e, key, err = n.fsys.tree.stat(d.fd, stored)
 			}
 		}
 	}
 	if err != nil {
 		return nil, n.fsys.op(fs2errno(err))
 	}
-	return n.newChild(ctx, name, &e, d.fd, stored, out), n.fsys.op(0)
+	ch := n.newChild(ctx, name, &e, d.fd, stored, out)
+	if key != nil {
+		ch.Operations().(*node).setKey(key)
+	}
+	return ch, n.fsys.op(0)
 }
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {

@@ -23,7 +23,7 @@ func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 	return n.fsys.op(n.getattr(out))
 }
 
-// getattr stats n's cipher entry through its parent (the root through its own descriptor).
+// getattr stats n's object through its place (the root through its own descriptor).
 func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 	var st unix.Stat_t
 	if n.IsRoot() {
@@ -33,13 +33,16 @@ func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 		n.fsys.plainAttr(&st, -1, "", &out.Attr)
 		return 0
 	}
-	d, stored, errno := n.parentFd()
+	d, stored, errno := n.place()
 	if errno != 0 {
 		return errno
 	}
 	defer d.close()
 	if err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return fs2errno(err)
+	}
+	if n.StableAttr().Mode == syscall.S_IFLNK {
+		st.Mode = syscall.S_IFLNK | 0o777 // a format may keep a symlink in a file (Cryptomator)
 	}
 	n.fsys.plainAttr(&st, d.fd, stored, &out.Attr)
 	return 0
@@ -67,7 +70,7 @@ func (n *node) setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 	case n.IsRoot():
 		e = entry{fd: n.fsys.rootFd}
 	default:
-		d, stored, errno := n.parentFd()
+		d, stored, errno := n.place()
 		if errno != 0 {
 			return errno
 		}
@@ -75,6 +78,9 @@ func (n *node) setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 		e = entry{fd: -1, dirfd: d.fd, name: stored}
 	}
 	if m, ok := in.GetMode(); ok {
+		if n.StableAttr().Mode == syscall.S_IFLNK {
+			return syscall.EOPNOTSUPP // a symlink's mode cannot change on Linux
+		}
 		if errno := e.chmod(m & 07777); errno != 0 {
 			return errno
 		}

@@ -7,14 +7,12 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
-
-	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // Directory operations on a node: making, removing, renaming and linking entries.
 
-// preserveOwner gives a new entry to the caller when the daemon runs as root, as a local file
-// system would.
+// preserveOwner gives a new entry (stored in dirfd) to the caller when the daemon runs as
+// root, as a local file system would.
 func (n *node) preserveOwner(ctx context.Context, dirfd int, name string) syscall.Errno {
 	if !n.fsys.asRoot {
 		return 0
@@ -23,7 +21,7 @@ func (n *node) preserveOwner(ctx context.Context, dirfd int, name string) syscal
 	if !ok || caller.Uid == 0 && caller.Gid == 0 {
 		return 0
 	}
-	return fs2errno(unix.Fchownat(dirfd, name, int(caller.Uid), int(caller.Gid), unix.AT_SYMLINK_NOFOLLOW))
+	return fs2errno(n.fsys.tree.chown(dirfd, name, int(caller.Uid), int(caller.Gid)))
 }
 
 // forgetConflict drops a conflict copy that was renamed or removed.
@@ -34,11 +32,9 @@ func (n *node) forgetConflict(plain string) {
 	x.namesMu.Unlock()
 }
 
-// makeEntry creates the cipher entry for the plaintext name with mk(dirfd, stored). A long
-// name's .name file is written first and removed again when mk fails, so a .name file is
-// never left without its entry; mk cleans up after itself. The caller closes the returned
-// directory reference.
-func (n *node) makeEntry(name string, mk func(dirfd int, stored string) error) (dirRef, string, syscall.Errno) {
+// makeEntry creates the entry for the plaintext name with mk(dirfd, e) (a tree method). The
+// caller closes the returned directory reference.
+func (n *node) makeEntry(name string, mk func(dirfd int, e storedEntry) error) (dirRef, string, syscall.Errno) {
 	e, errno := n.storedEntry(name)
 	if errno != 0 {
 		return dirRef{}, "", errno
@@ -47,15 +43,7 @@ func (n *node) makeEntry(name string, mk func(dirfd int, stored string) error) (
 	if errno != 0 {
 		return dirRef{}, "", errno
 	}
-	createdName, errno := writeLongName(d.fd, e)
-	if errno != 0 {
-		d.close()
-		return dirRef{}, "", errno
-	}
-	if err := mk(d.fd, e.stored); err != nil {
-		if createdName {
-			n.removeLongName(d.fd, e)
-		}
+	if err := mk(d.fd, e); err != nil {
 		d.close()
 		return dirRef{}, "", fs2errno(err)
 	}
@@ -67,11 +55,14 @@ func (n *node) newEntry(ctx context.Context, name string, dirfd int, stored stri
 	if errno := n.preserveOwner(ctx, dirfd, stored); errno != 0 {
 		return nil, errno
 	}
-	e, err := statAt(dirfd, stored)
+	e, key, err := n.fsys.tree.stat(dirfd, stored)
 	if err != nil {
 		return nil, fs2errno(err)
 	}
 	ch := n.newChild(ctx, name, &e, dirfd, stored, out)
+	if key != nil {
+		ch.Operations().(*node).setKey(key)
+	}
 	if w := n.fsys.watch; w != nil {
 		w.changed(n.fsys.stableAttr(&e), e.st.Ctim) // its owner, set by preserveOwner
 	}
@@ -84,12 +75,10 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 }
 
 func (n *node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	var iv []byte
-	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) (err error) {
-		// Built out of sight and renamed into place, so that a crash never leaves it without
-		// its diriv. The kernel holds the parent locked, so nobody creates the name meanwhile.
-		iv, err = layout.MakeDir(dirfd, stored, mode&07777, n.fsys.perDirIV)
-		if err != nil && n.fsys.perDirIV {
+	var key []byte
+	d, stored, errno := n.makeEntry(name, func(dirfd int, e storedEntry) (err error) {
+		key, err = n.fsys.tree.mkdir(dirfd, e, mode&07777)
+		if err != nil {
 			n.fsys.log.Printf("vfs: mkdir in directory inode %d: %v", n.StableAttr().Ino, err)
 		}
 		return err
@@ -103,81 +92,48 @@ func (n *node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, errno
 	}
 	// Where the node is known by its inode number alone (identity.go), it may be that of a
-	// directory that is gone but not yet forgotten by the kernel: this one has a new IV, so
+	// directory that is gone but not yet forgotten by the kernel: this one has a new key, so
 	// nothing cached for the old one may survive.
 	cn := ch.Operations().(*node)
 	cn.forgetNames()
-	cn.setIV(iv)
+	cn.setKey(key)
 	n.fsys.dirs.drop(cn)
 	return ch, 0
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	e, errno := n.storedEntry(name)
-	if errno != 0 {
-		return n.fsys.op(errno)
-	}
-	d, errno := n.dirFd()
-	if errno != 0 {
-		return n.fsys.op(errno)
-	}
-	defer d.close()
-	if err := unix.Unlinkat(d.fd, e.stored, 0); err != nil {
-		return n.fsys.op(fs2errno(err))
-	}
-	n.removeLongName(d.fd, e)
-	n.forgetConflict(name)
-	return n.fsys.op(0)
+	return n.fsys.op(n.remove(name, n.fsys.tree.unlink))
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return n.fsys.op(n.remove(name, n.fsys.tree.rmdir))
+}
+
+// remove removes the entry name with rm (a tree method).
+func (n *node) remove(name string, rm func(dirfd int, e storedEntry) error) syscall.Errno {
 	e, errno := n.storedEntry(name)
 	if errno != 0 {
-		return n.fsys.op(errno)
+		return errno
 	}
 	d, errno := n.dirFd()
 	if errno != 0 {
-		return n.fsys.op(errno)
+		return errno
 	}
 	defer d.close()
-	if errno := n.rmdirIfEmpty(d.fd, e.stored, name); errno != 0 {
-		return n.fsys.op(errno)
+	if err := rm(d.fd, e); err != nil {
+		return fs2errno(err)
 	}
-	n.removeLongName(d.fd, e)
+	n.forgetChildDir(name)
 	n.forgetConflict(name)
-	return n.fsys.op(0)
+	return 0
 }
 
-// rmdirIfEmpty removes the cipher directory stored in dirfd if it holds nothing but its diriv
-// (its .name file stays; layout.RemoveDir says what a crash leaves); plain is its plaintext
-// name, to forget its cached descriptor.
-func (n *node) rmdirIfEmpty(dirfd int, stored, plain string) syscall.Errno {
-	cfd, err := layout.OpenDir(dirfd, stored)
-	if err == unix.EACCES {
-		// Not readable (mode 0, say): an empty one may still be removed, as on a local file
-		// system. Make it readable to look inside; it goes away or gets its mode back.
-		e := entry{fd: -1, dirfd: dirfd, name: stored}
-		var st unix.Stat_t
-		if unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && e.chmod(0o700) == 0 {
-			defer e.chmod(st.Mode & 07777)
-			cfd, err = layout.OpenDir(dirfd, stored)
-		}
-	}
-	if err != nil {
-		return fs2errno(err)
-	}
-	defer unix.Close(cfd)
-	names, err := layout.ReadDirNames(cfd)
-	if err != nil {
-		return fs2errno(err)
-	}
-	if err := layout.RemoveDir(dirfd, cfd, stored, names, n.fsys.perDirIV); err != nil {
-		return fs2errno(err)
-	}
-	if ch := n.GetChild(plain); ch != nil {
+// forgetChildDir forgets the cached descriptor of child name, a directory just removed or
+// replaced.
+func (n *node) forgetChildDir(name string) {
+	if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == syscall.S_IFDIR {
 		n.fsys.dirs.drop(ch.Operations().(*node))
 	}
-	return 0
 }
 
 func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
@@ -210,22 +166,10 @@ func (n *node) rename(name string, np *node, newName string, flags uint32) sysca
 		return errno
 	}
 	defer dd.close()
-	createdName, errno := writeLongName(dd.fd, dst)
-	if errno != 0 {
-		return errno
+	if flags&unix.RENAME_EXCHANGE == 0 {
+		np.forgetChildDir(newName) // a directory the rename may replace
 	}
-	err := unix.Renameat2(sd.fd, src.stored, dd.fd, dst.stored, uint(flags))
-	if (err == unix.ENOTEMPTY || err == unix.EEXIST) && flags == 0 {
-		// The target directory may be empty but for its gocryptfs.diriv: remove it the way
-		// rmdir does (ENOTEMPTY if it really is not empty), then try again.
-		if errno := np.rmdirIfEmpty(dd.fd, dst.stored, newName); errno == 0 {
-			err = unix.Renameat2(sd.fd, src.stored, dd.fd, dst.stored, 0)
-		}
-	}
-	if err != nil {
-		if createdName {
-			np.removeLongName(dd.fd, dst)
-		}
+	if err := n.fsys.tree.rename(sd.fd, src, dd.fd, dst, flags); err != nil {
 		return fs2errno(err)
 	}
 	if w := n.fsys.watch; w != nil {
@@ -235,9 +179,7 @@ func (n *node) rename(name string, np *node, newName string, flags uint32) sysca
 			w.changedAt(sd.fd, src.stored)
 		}
 	}
-	// With RENAME_EXCHANGE both entries still exist under their names, .name files included.
 	if flags&unix.RENAME_EXCHANGE == 0 {
-		n.removeLongName(sd.fd, src)
 		n.forgetConflict(name)
 		np.forgetConflict(newName) // a copy replaced by the rename
 	}
@@ -245,21 +187,17 @@ func (n *node) rename(name string, np *node, newName string, flags uint32) sysca
 }
 
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	stored := target
-	if n.fsys.names != nil {
-		stored = n.fsys.enc.EncryptSymlink(target)
-	}
-	d, cname, errno := n.makeEntry(name, func(dirfd int, cname string) error { return unix.Symlinkat(stored, dirfd, cname) })
+	d, stored, errno := n.makeEntry(name, func(dirfd int, e storedEntry) error { return n.fsys.tree.symlink(dirfd, e, target) })
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
 	defer d.close()
-	ch, errno := n.newEntry(ctx, name, d.fd, cname, out)
+	ch, errno := n.newEntry(ctx, name, d.fd, stored, out)
 	return ch, n.fsys.op(errno)
 }
 
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	d, stored, errno := n.parentFd()
+	d, stored, errno := n.place()
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
@@ -273,13 +211,17 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	if !ok || tn.fsys != n.fsys {
 		return nil, n.fsys.op(syscall.EXDEV)
 	}
+	t, ok := n.fsys.tree.(gocryptfsTree)
+	if !ok {
+		return nil, n.fsys.op(syscall.EPERM) // the format has no hard links, as FAT has none
+	}
 	od, ostored, errno := tn.parentFd()
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
 	}
 	defer od.close()
-	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) error {
-		return unix.Linkat(od.fd, ostored, dirfd, stored, 0)
+	d, stored, errno := n.makeEntry(name, func(dirfd int, e storedEntry) error {
+		return t.makeEntry(dirfd, e, func() error { return unix.Linkat(od.fd, ostored, dirfd, e.stored, 0) })
 	})
 	if errno != 0 {
 		return nil, n.fsys.op(errno)
@@ -296,17 +238,23 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 
 // Mknod creates FIFOs, sockets and (as root) device nodes; only their names are encrypted.
 func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) error {
-		if err := unix.Mknodat(dirfd, stored, mode, int(rdev)); err != nil {
-			return err
-		}
-		if mode&n.fsys.umask != 0 {
-			if errno := (entry{fd: -1, dirfd: dirfd, name: stored}).chmod(mode & 07777); errno != 0 {
-				unix.Unlinkat(dirfd, stored, 0)
-				return errno
+	t, ok := n.fsys.tree.(gocryptfsTree)
+	if !ok {
+		return nil, n.fsys.op(syscall.EPERM) // the format stores files, directories and symlinks only
+	}
+	d, stored, errno := n.makeEntry(name, func(dirfd int, e storedEntry) error {
+		return t.makeEntry(dirfd, e, func() error {
+			if err := unix.Mknodat(dirfd, e.stored, mode, int(rdev)); err != nil {
+				return err
 			}
-		}
-		return nil
+			if mode&n.fsys.umask != 0 {
+				if errno := (entry{fd: -1, dirfd: dirfd, name: e.stored}).chmod(mode & 07777); errno != 0 {
+					unix.Unlinkat(dirfd, e.stored, 0)
+					return errno
+				}
+			}
+			return nil
+		})
 	})
 	if errno != 0 {
 		return nil, n.fsys.op(errno)

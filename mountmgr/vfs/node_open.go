@@ -59,7 +59,7 @@ func (f *file) close() syscall.Errno {
 		x.files = slices.Delete(x.files, i, i+1)
 	}
 	if len(x.files) == 0 {
-		x.fileID.Store(nil)
+		x.key.Store(nil)
 		x.files = nil
 		// Without handles nothing holds the lock, and what a directory keeps (its IV,
 		// conflict copies) is not there: the next handle gets a new nodeExt.
@@ -120,24 +120,18 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	// up. Its file is opened as open(2) would open it: not changed to our mode or owner, not
 	// removed if that fails, and truncated (O_TRUNC) only under the cipher lock.
 	existed, trunc := false, false
-	d, stored, errno := n.makeEntry(name, func(dirfd int, stored string) (err error) {
+	d, stored, errno := n.makeEntry(name, func(dirfd int, e storedEntry) (err error) {
 		fl := openFlags(flags, true) | unix.O_CREAT
 		if n.fsys.shared && flags&syscall.O_EXCL == 0 {
-			fd, err = unix.Openat(dirfd, stored, (fl|unix.O_EXCL)&^unix.O_TRUNC, mode&07777)
+			fd, err = n.fsys.tree.create(dirfd, e, (fl|unix.O_EXCL)&^unix.O_TRUNC, mode)
 			if err == unix.EEXIST {
+				// Shared storage is gocryptfs's only (newRoot): the entry is the file.
 				existed, trunc = true, flags&syscall.O_TRUNC != 0
-				fd, err = unix.Openat(dirfd, stored, openFlags(flags&^syscall.O_TRUNC, true), 0)
-				return err
+				fd, err = unix.Openat(dirfd, e.stored, openFlags(flags&^syscall.O_TRUNC, true), 0)
 			}
-		} else {
-			fd, err = unix.Openat(dirfd, stored, fl, mode&07777)
+			return err
 		}
-		if err == nil && mode&n.fsys.umask != 0 {
-			if err = unix.Fchmod(fd, mode&07777); err != nil {
-				unix.Close(fd)
-				unix.Unlinkat(dirfd, stored, 0)
-			}
-		}
+		fd, err = n.fsys.tree.create(dirfd, e, fl, mode)
 		return err
 	})
 	if errno != 0 {
@@ -158,10 +152,14 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	ch := n.newChild(ctx, name, &e, -1, "", out)
 	cn := ch.Operations().(*node)
 	f := cn.newFile(fd, true)
-	if trunc {
-		if errno := f.truncateForOpen(ctx, fd); errno != 0 {
-			return nil, nil, 0, n.fsys.op(errno)
-		}
+	switch {
+	case trunc:
+		errno = f.truncateForOpen(ctx, fd)
+	case !existed && n.fsys.geo.EmptyHasHeader:
+		errno = f.writeHeader()
+	}
+	if errno != 0 {
+		return nil, nil, 0, n.fsys.op(errno)
 	}
 	var fl uint32
 	if n.fsys.shared {
@@ -193,7 +191,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	// Truncation waits until the file is known to be n's (openEntry), and then takes n's lock.
 	oflags := openFlags(flags&^syscall.O_TRUNC, write)
 	var fd int
-	d, stored, errno := n.parentFd()
+	d, stored, errno := n.place()
 	switch errno {
 	case 0:
 		fd, errno = n.openEntry(d.fd, stored, oflags)
@@ -259,9 +257,26 @@ func (f *file) truncateToZero() syscall.Errno {
 	if locked {
 		defer f.unlockCipher()
 	}
-	if err := unix.Ftruncate(f.fd, 0); err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(f.fd, &st); err != nil {
 		return fs2errno(err)
 	}
-	x.fileID.Store(nil)
-	return 0
+	return f.empty(uint64(st.Size))
+}
+
+// writeHeader gives a new file its header, for a format whose empty files have one
+// (Geometry.EmptyHasHeader). On failure f is closed.
+func (f *file) writeHeader() syscall.Errno {
+	x := f.node.ext()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var st unix.Stat_t
+	errno := fs2errno(unix.Fstat(f.fd, &st))
+	if errno == 0 && st.Size == 0 {
+		_, errno = f.ensureHeader(0)
+	}
+	if errno != 0 {
+		f.close()
+	}
+	return errno
 }

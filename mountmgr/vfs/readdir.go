@@ -8,7 +8,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -114,7 +113,7 @@ type dirStream struct {
 	n   *node
 	dir dirRef       // the cipher directory (borrowed while listing), for long names and conflict copies
 	raw fs.DirStream // its entries
-	iv  []byte       // nil with PlaintextNames
+	iv  []byte       // the directory's key (node.key); nil with PlaintextNames
 
 	handed uint64         // entries handed out so far
 	peeked *fuse.DirEntry // the entry HasNext found, not handed out yet
@@ -136,8 +135,8 @@ func (n *node) openDirStream() (*dirStream, syscall.Errno) {
 		return nil, errno
 	}
 	s := &dirStream{n: n, dir: d}
-	if n.fsys.names != nil {
-		if s.iv, errno = n.iv(); errno != 0 {
+	if !n.fsys.plainNames {
+		if s.iv, errno = n.key(); errno != 0 {
 			d.close()
 			return nil, errno
 		}
@@ -248,30 +247,24 @@ func (s *dirStream) admit(e *fuse.DirEntry) bool {
 	if e.Name == "." || e.Name == ".." {
 		return true
 	}
-	if n.IsRoot() && e.Name == crypto.ConfName {
+	if n.IsRoot() && n.fsys.configFile(e.Name) {
 		return false
 	}
-	if n.fsys.names == nil {
-		return true
-	}
-	if e.Name == crypto.DirIVName || crypto.IsLongNameFile(e.Name) || layout.IsTemp(e.Name) {
-		return false // the format's files, and a directory half made or removed (layout.MakeDir)
-	}
-	encoded := e.Name
-	if crypto.IsLongName(e.Name) {
-		var err error
-		if encoded, err = layout.ReadLongName(s.dir.fd, e.Name, n.fsys.names); err != nil {
-			s.failed = append(s.failed, failedEntry{*e, err})
-			return false
-		}
-	}
-	plain, err := n.fsys.names.DecryptName(encoded, s.iv)
+	plain, se, typ, hide, err := n.fsys.tree.listed(s.dir.fd, e.Name, e.Mode&syscall.S_IFMT, s.iv)
 	if err != nil {
 		s.failed = append(s.failed, failedEntry{*e, err})
 		return false
 	}
-	// "ls -l" looks every entry up next: remember the stored names.
-	n.cacheName(s.iv, plain, storedEntry{stored: e.Name, encoded: encoded, long: e.Name != encoded})
+	if hide {
+		return false
+	}
+	if !n.fsys.plainNames {
+		// "ls -l" looks every entry up next: remember the stored names.
+		n.cacheName(s.iv, plain, se)
+	}
+	if typ != e.Mode&syscall.S_IFMT {
+		e.Mode, e.Ino = typ, 0 // the entry stands for another object (a Cryptomator folder entry)
+	}
 	e.Name = plain
 	return true
 }
@@ -283,12 +276,12 @@ func (s *dirStream) admit(e *fuse.DirEntry) bool {
 func (s *dirStream) finish() {
 	s.finished = true
 	n := s.n
-	if n.fsys.names == nil {
+	if n.fsys.plainNames {
 		return
 	}
 	conflicts := map[string]storedEntry{}
 	if len(s.failed) > 0 {
-		s.tail = s.conflictEntries(conflicts)
+		s.tail = n.fsys.tree.conflicts(s, conflicts)
 		s.failed = nil
 	}
 	if len(conflicts) == 0 {
@@ -298,71 +291,4 @@ func (s *dirStream) finish() {
 	x.namesMu.Lock()
 	x.conflicts = conflicts
 	x.namesMu.Unlock()
-}
-
-// conflictEntries returns the entries that show the failed entries which are conflict
-// copies, and records them in conflicts.
-func (s *dirStream) conflictEntries(conflicts map[string]storedEntry) []fuse.DirEntry {
-	n, dirfd, iv := s.n, s.dir.fd, s.iv
-	var out []fuse.DirEntry
-	// A shown name must not hide a real entry nor another copy. A real entry of that name
-	// exists exactly when the name's encryption does: names encrypt deterministically.
-	taken := func(name string) bool {
-		if _, ok := conflicts[name]; ok {
-			return true
-		}
-		stored, _, _, err := n.fsys.names.StoredName(name, iv)
-		if err != nil {
-			return true
-		}
-		var st unix.Stat_t
-		return unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
-	}
-	show := func(e fuse.DirEntry, plain string, c layout.Conflict, long bool) {
-		shown := layout.ConflictName(plain, c, taken)
-		conflicts[shown] = storedEntry{stored: e.Name, long: long}
-		e.Name = shown
-		out = append(out, e)
-	}
-	var others []layout.OtherIV
-	var rest []failedEntry
-	for _, e := range s.failed {
-		c, plain, nameFile, ok := layout.ConflictCopy(dirfd, e.Name, iv, n.fsys.names, n.IsRoot())
-		switch {
-		case !ok:
-			rest = append(rest, e)
-		case c.Base == crypto.DirIVName:
-			if other, err := layout.ReadDirIVFile(dirfd, e.Name); err == nil {
-				others = append(others, layout.OtherIV{IV: other, Conflict: c})
-			}
-		case plain != "":
-			show(e.DirEntry, plain, c, nameFile)
-		}
-		// Other copies of the format's own files stay hidden: fsck and "vaultui conflicts"
-		// report them.
-	}
-	for _, e := range rest {
-		shown := false
-		for _, o := range others {
-			if plain, err := layout.EntryUnderIV(dirfd, e.Name, o.IV, n.fsys.names); err == nil {
-				show(e.DirEntry, plain, o.Conflict, false)
-				shown = true
-				break
-			}
-		}
-		if !shown && n.fsys.showsBadName(e.Name) {
-			// Shown as gocryptfs's -badname does; its stored name is all the log gets.
-			if name := layout.BadName(e.Name, iv, n.fsys.names); !taken(name) {
-				n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, shown as a bad name: %v", n.StableAttr().Ino, e.Name, e.err)
-				conflicts[name] = storedEntry{stored: e.Name, long: crypto.IsLongName(e.Name)}
-				e.Name = name
-				out = append(out, e.DirEntry)
-				shown = true
-			}
-		}
-		if !shown {
-			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
-		}
-	}
-	return out
 }

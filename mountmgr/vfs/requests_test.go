@@ -155,7 +155,7 @@ func TestListingStaysCached(t *testing.T) {
 	if err != nil || len(ents) != n {
 		t.Fatalf("ReadDir: %d entries, %v", len(ents), err)
 	}
-	iv, errno := dn.iv()
+	iv, errno := dn.key()
 	if errno != 0 {
 		t.Fatal(errno)
 	}
@@ -179,18 +179,19 @@ func TestListingStaysCached(t *testing.T) {
 func TestNameCacheOverflow(t *testing.T) {
 	v := testVolume(t, crypto.AESGCM, true)
 	f := &fsys{names: v.Names, perDirIV: true}
+	f.tree = gocryptfsTree{f}
 	const dirs = 3
 	var nodes [dirs]*node
 	for d := range nodes {
 		nodes[d] = &node{fsys: f}
-		var iv [crypto.DirIVLen]byte
+		iv := make([]byte, crypto.DirIVLen)
 		iv[0] = byte(d)
-		nodes[d].ext().dirIV.Store(&iv)
+		nodes[d].setKey(iv)
 	}
 	const perDir = nameCacheMax
 	name := func(i int) string { return fmt.Sprint("file-", i) }
 	for _, n := range nodes { // Readdir of each directory
-		iv, _ := n.iv()
+		iv, _ := n.key()
 		for i := 0; i < perDir; i++ {
 			n.cacheName(iv, name(i), storedEntry{stored: "s" + name(i)})
 		}

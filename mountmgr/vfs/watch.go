@@ -99,7 +99,7 @@ func newWatcher(f *fsys, root *node, maxWatches int) *watcher {
 		return nil
 	}
 	w := &watcher{f: f, file: os.NewFile(uintptr(fd), "inotify"), fd: fd, done: make(chan struct{}), dirs: map[int32]*node{}, max: maxWatches}
-	w.add(root, f.rootFd)
+	w.add(root, f.rootDir)
 	return w
 }
 
@@ -450,7 +450,7 @@ func (w *watcher) plainName(d *node, dirfd int, stored string) (string, bool) {
 	if w.f.names == nil {
 		return stored, true
 	}
-	if iv, errno := d.iv(); errno == 0 {
+	if iv, errno := d.key(); errno == 0 {
 		encoded, err := stored, error(nil)
 		if crypto.IsLongName(stored) {
 			encoded, err = layout.ReadLongName(dirfd, stored, w.f.names)

@@ -92,7 +92,7 @@ func (n *node) xattrEntry() (xattrEntry, syscall.Errno) {
 	if n.IsRoot() {
 		return xattrEntry{at: n.fsys.xattrAt, fd: n.fsys.rootFd}, 0
 	}
-	d, stored, errno := n.parentFd()
+	d, stored, errno := n.place()
 	if errno != 0 {
 		return xattrEntry{}, errno
 	}

@@ -54,70 +54,40 @@
 // them), the recovery key (a word list defined in Cryptomator's code, not its specification:
 // the raw 64-byte master key, [MasterkeyFromRaw], is the recovery path instead).
 //
-// # One file system over two formats (the design of issue 23)
+// # One file system over two formats (issue 23)
 //
-// The mount (mountmgr/vfs) and the offline walker (vault: fsck, export, conflicts) are
-// written today for gocryptfs alone: the block size is a constant (crypto.BlockSize, vfs's
-// bs, the walker's HeaderLen), and a directory's cipher folder is found by walking the inode
-// tree from the root and opening each encrypted name under its parent's IV (vfs's parentFd).
-// Cryptomator breaks both assumptions: its geometry is different, and a directory's folder is
-// found from its ID, not its path. Issue 23 puts both behind one interface that each format
-// implements, so the FUSE nodes and the walker stay written once. After issue 21 has moved the
-// packages, the interface lives in a package of its own (vault/format, say), imported by vfs
-// and the walker, implemented by a gocryptfs package (today's crypto and vault/layout rules)
-// and by this one:
+// The mount and the offline walker are each written once for both formats, with what a
+// format decides behind an interface:
 //
-//	type Volume interface {
-//		Geometry() Geometry                        // header, block size, block overhead, holes
-//		OpenHeader(b []byte) (FileCipher, error)   // a file's key from its header
-//		NewHeader() (FileCipher, []byte, error)
-//		Root() (Dir, error)
-//		OpenDir(parent Dir, n Node) (Dir, error)   // the parent-directory lookup
-//		Lookup(d Dir, name string) (Node, error)
-//		ReadDir(d Dir) ([]Node, []Problem, error)
-//		Create, Mkdir, Symlink, Readlink, Unlink, Rmdir, Rename(...)
-//	}
-//	type FileCipher interface {                    // one file's key, bound to its header
-//		SealBlocks(dst, plain []byte, first uint64) []byte
-//		OpenBlocks(dst, cipher []byte, first uint64) ([]byte, error)  // *crypto.BlockError
-//	}
+//   - The walker (package vault: fsck, export, conflicts) reads a vault through
+//     vault/format.Volume: its Geometry, a file's key from its header, a directory listed with
+//     the problems met, the parent-directory lookup, symlink targets. [Vault.Volume]
+//     implements it here, through the vault's os.Root.
+//   - The mount (mountmgr/vfs) works through descriptors it holds (every operation runs
+//     relative to a directory descriptor, and a node stands for one cipher file for its whole
+//     life), so its interfaces are its own: vfs's tree (what a directory's names are encrypted
+//     under, what a name is stored as, where an entry's object is, and how entries are made,
+//     removed and renamed crash-safely) and contentFormat (header, geometry, holes). Its
+//     Cryptomator implementation is built on this package's Names, Content and Shorten.
 //
-// Geometry: [Geometry] here is the shape of the shared type: HeaderLen 18 / 68 / 88,
+// The geometry (format.Geometry) is a property of the format: HeaderLen 18 / 68 / 88,
 // BlockSize 4096 / 32768, BlockOverhead per cipher (32 for gocryptfs GCM, 28 for SIV_GCM, 48
-// for SIV_CTRMAC); two flags are still to add when it moves: whether an empty file has a
-// header (Cryptomator: yes, and a 0-byte file reads as empty; gocryptfs: no) and whether an
-// all-zero block is a hole (gocryptfs: yes; Cryptomator: no, so a write past the end seals
-// zeros). vfs's read-modify-write, size and offset arithmetic then take the geometry from
-// the volume instead of constants, and its per-inode lock and batching stay as they are.
+// for SIV_CTRMAC); an empty Cryptomator file has a header, and no Cryptomator block is a hole
+// (a write past the end seals zeros), where gocryptfs keeps holes sparse.
 //
-// The parent-directory lookup: a Dir is the format's handle of an open directory, a
-// descriptor of its cipher folder plus what its names need: for gocryptfs the folder's IV;
-// for Cryptomator its ID (the folder is d/XX/YYYY, opened from the vault's root descriptor).
-// vfs keeps a Dir per directory node, as it keeps a descriptor today, and asks the format for
-// a child's Dir (OpenDir) instead of opening the encrypted name itself. For gocryptfs that is
-// today's walk; for Cryptomator it reads dir.c9r once, and the handle stays valid when the
-// directory or an ancestor is renamed (a rename moves only the small .c9r folder holding
-// dir.c9r; the d/ folder stays), so the descriptor cache never has to re-resolve it.
+// The parent-directory lookup: a directory's key is, for gocryptfs, the IV in its folder,
+// and for Cryptomator its ID, read once from dir.c9r; its folder d/XX/YYYY is then opened
+// from the vault's root by the ID alone, however deep it is, and stays the same when the
+// directory or an ancestor is renamed (a rename moves only the small entry holding
+// dir.c9r), so neither the mount's descriptor cache nor its identity of the directory (the
+// d/ folder's inode) has to change. A file's identity is its content file (the .c9r, or
+// contents.c9r in a .c9s folder), a symlink's its symlink.c9r.
 //
-// A Node is the format's view of one entry: its stored name in its parent's folder and where
-// its content is (gocryptfs: the entry itself; Cryptomator: the .c9r file, or contents.c9r in
-// a .c9s folder, or symlink.c9r for a symlink). vfs's identity rule, one cipher file for a
-// node's life, takes that content file; a Cryptomator directory's identity is its d/ folder,
-// which renames do not touch. Readlink is the format's (gocryptfs: a symlink's encrypted
-// target; Cryptomator: a file to decrypt). Mkdir, Rmdir and Rename keep issue 24's rule, old
-// or new after a crash at any call: Mkdir makes the d/ folder and its dirid.c9r before the
-// entry appears by one rename (Vault.Mkdir here does exactly that); Rmdir removes the entry
-// first and the d/ folder after, so a crash leaves an unreferenced folder, never an entry
-// whose directory is missing.
-//
-// The walker iterates the same Volume: ReadDir's problems carry the walker's kinds (a name
-// that does not decrypt, a .c9s whose name.c9s does not hash to it, like a gocryptfs
-// long-name .name file; a missing or foreign dirid.c9r, like a damaged gocryptfs.diriv; a
-// header or chunk that does not authenticate, with its chunk number), and each format tells
-// sync-conflict copies apart by its own naming (for Cryptomator, a sync tool's copy of a
-// .c9r entry and Cryptomator's own "name (1).c9r" renames). The offline half is done:
-// package vault/format holds the interface as the walker needs it (Geometry, OpenHeader,
-// Root, ReadDir with problems, OpenDir, Readlink), [Vault.Volume] implements it here, and
-// package vault's one walker checks, exports and lists the conflicts of both formats. The
-// mount's half (Lookup, Create, Rename, ... and vfs's geometry) joins it with mountmgr/vfs.
+// Crash safety, as issue 24 asks of gocryptfs vaults: a new entry is built under a temporary
+// name (TempPrefix, which readers skip) and renamed into place; Mkdir makes the d/ folder and
+// its dirid.c9r before the entry; Rmdir and Unlink of a folder entry rename it away first and
+// empty it after, and Rmdir removes the d/ folder last, so a crash leaves an unreferenced
+// folder at worst, never an entry whose directory or payload is missing. A rename between
+// plain .c9r names is one rename(2) (atomic when a file replaces a file); one involving a
+// .c9s name moves the entry's payload into a destination built beforehand.
 package cryptomator

@@ -205,16 +205,15 @@ func (v *Vault) WriteFile(d Dir, name string, r io.Reader) (Entry, error) {
 // (with dirid.c9r) is made first, then its entry: a crash in between leaves an unreferenced
 // folder, never an entry whose directory is missing.
 func (v *Vault) Mkdir(d Dir, name string) (Dir, error) {
-	var u [16]byte
-	if _, err := rand.Read(u[:]); err != nil {
+	id, err := NewDirID()
+	if err != nil {
 		return Dir{}, err
 	}
-	id := uuidString(u)
 	sub := Dir{ID: id, Path: v.names.DirPath(id)}
 	if err := v.makeContentDir(sub); err != nil {
 		return Dir{}, err
 	}
-	_, err := v.place(d, name, true, func(tmp string) error {
+	_, err = v.place(d, name, true, func(tmp string) error {
 		return v.writeNew(tmp+"/"+dirFile, bytes.NewReader([]byte(id)), false)
 	})
 	if err != nil {

@@ -1,9 +1,9 @@
 // Package format is what the offline walker (package vault: Walk, Fsck, Export) needs of a
 // vault format, so that one walker serves both formats vaultui reads: gocryptfs (implemented
 // in package vault, by today's crypto and vault/layout rules) and Cryptomator (package
-// vault/cryptomator). It is the offline half of the design in vault/cryptomator's package
-// doc (issue 23); the mount's half (Lookup, Create, Rename, ...) joins it when mountmgr/vfs
-// moves onto it.
+// vault/cryptomator). It is the walker's half of the design in vault/cryptomator's package
+// doc (issue 23); the mount (mountmgr/vfs) has interfaces of its own, over descriptors, and
+// shares Geometry.
 //
 // A format gives its Geometry (how cleartext maps onto a cipher file), opens a file's content
 // cipher from its header, lists a directory as Nodes with the Problems it met, finds a child

@@ -89,8 +89,8 @@ func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 	}
 }
 
-// readSmall reads the regular file name in dirfd, which must hold between 1 and max bytes.
-func readSmall(dirfd int, name string, max int) ([]byte, error) {
+// ReadSmall reads the regular file name in dirfd, which must hold between 1 and max bytes.
+func ReadSmall(dirfd int, name string, max int) ([]byte, error) {
 	fd, err := openat(dirfd, name, smallFileFlags, 0)
 	if err != nil {
 		switch err {
@@ -157,7 +157,7 @@ func ReadDirIV(dirfd int) ([]byte, error) {
 
 // ReadDirIVFile is ReadDirIV for a diriv under another name (a sync tool's conflict copy).
 func ReadDirIVFile(dirfd int, file string) ([]byte, error) {
-	b, err := readSmall(dirfd, file, crypto.DirIVLen)
+	b, err := ReadSmall(dirfd, file, crypto.DirIVLen)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func ReadLongName(dirfd int, stored string, names *crypto.NameTransform) (string
 // ReadLongNameFile is ReadLongName with the .name file under another name (a sync tool's
 // conflict copy of it).
 func ReadLongNameFile(dirfd int, file, stored string, names *crypto.NameTransform) (string, error) {
-	b, err := readSmall(dirfd, file, crypto.MaxLongNameFile)
+	b, err := ReadSmall(dirfd, file, crypto.MaxLongNameFile)
 	if err != nil {
 		return "", err
 	}
@@ -255,7 +255,7 @@ func WriteLongName(dirfd int, stored, encoded string) (created bool, err error) 
 	if !errors.Is(err, unix.EEXIST) {
 		return err == nil, err
 	}
-	if have, rerr := readSmall(dirfd, file, crypto.MaxLongNameFile); rerr == nil && string(have) == encoded {
+	if have, rerr := ReadSmall(dirfd, file, crypto.MaxLongNameFile); rerr == nil && string(have) == encoded {
 		return false, nil
 	}
 	if err := unix.Unlinkat(dirfd, file, 0); err != nil && !errors.Is(err, unix.ENOENT) {

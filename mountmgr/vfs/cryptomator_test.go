@@ -1,0 +1,343 @@
+package vfs
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/cryptomator"
+	"github.com/vaultui/vaultui/vault/cryptomator/cmfixture"
+)
+
+// cryptomatorVolume makes a fresh Cryptomator vault (format 8, SIV_GCM) and returns it as a
+// volume, with the vault to read it offline.
+func cryptomatorVolume(t testing.TB) (Volume, *cryptomator.Vault) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "vault")
+	v, err := cryptomator.Create(dir, []byte("pw"), cryptomator.CreateOptions{ScryptLogN: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	return Volume{Dir: dir, Cryptomator: v}, v
+}
+
+// The vault an independent implementation made (rclone's Cryptomator backend) reads through
+// the mount exactly as its manifest says.
+func TestCryptomatorFixtureMounted(t *testing.T) {
+	dir := cmfixture.Folder(t)
+	pw, err := cmfixture.Password()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := cryptomator.Open(dir, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	mp, _ := mountTest(t, Volume{Dir: dir, Cryptomator: v}, Options{ReadOnly: true})
+	if err := cmfixture.CheckTree(mp); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// offlineTree reads a Cryptomator vault without the mount, through vault/cryptomator's own
+// reader: path -> "dir", "link:<target>" or the file's content.
+func offlineTree(t *testing.T, v *cryptomator.Vault) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	var walk func(d cryptomator.Dir, prefix string)
+	walk = func(d cryptomator.Dir, prefix string) {
+		ents, err := v.ReadDir(d)
+		if err != nil {
+			t.Fatalf("offline: listing %q: %v", prefix, err)
+		}
+		for _, e := range ents {
+			p := path.Join(prefix, e.Name)
+			switch e.Kind {
+			case cryptomator.KindDir:
+				out[p] = "dir"
+				sub, err := v.OpenDir(e)
+				if err != nil {
+					t.Fatalf("offline: %s: %v", p, err)
+				}
+				walk(sub, p)
+			case cryptomator.KindSymlink:
+				target, err := v.ReadLink(e)
+				if err != nil {
+					t.Fatalf("offline: %s: %v", p, err)
+				}
+				out[p] = "link:" + target
+			default:
+				var b bytes.Buffer
+				if _, err := v.ReadFile(e, &b); err != nil {
+					t.Fatalf("offline: %s: %v", p, err)
+				}
+				out[p] = b.String()
+			}
+		}
+	}
+	walk(v.Root(), "")
+	return out
+}
+
+// mountedTree reads the same map through a mount.
+func mountedTree(t *testing.T, mp string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(mp, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == mp {
+			return err
+		}
+		rel, _ := filepath.Rel(mp, p)
+		switch {
+		case d.IsDir():
+			out[rel] = "dir"
+		case d.Type()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = "link:" + target
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func diffTrees(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	for p, w := range want {
+		g, ok := got[p]
+		switch {
+		case !ok:
+			t.Errorf("%s: %s missing", what, p)
+		case g != w:
+			t.Errorf("%s: %s differs: %d bytes %.40q, want %d bytes %.40q", what, p, len(g), g, len(w), w)
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%s: %s is there, not expected", what, p)
+		}
+	}
+}
+
+func randomBytes(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return string(b)
+}
+
+// Everything a mount writes into a Cryptomator vault reads back exactly through the format's
+// offline reader, and fsck finds nothing wrong: files around the 32 KiB chunk size, names
+// long enough to be shortened (.c9s), symlinks, renames between short and long names, a file
+// replacing another, truncation both ways, writes past the end (no holes in this format).
+func TestCryptomatorWritesReadBack(t *testing.T) {
+	vol, v := cryptomatorVolume(t)
+	mp, _ := mountTest(t, vol, Options{})
+	long := strings.Repeat("long name ", 20) // 200 bytes: over the 220-character threshold once encrypted
+	want := map[string]string{}
+	write := func(p, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(mp, p), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want[p] = content
+	}
+	mkdir := func(p string) {
+		t.Helper()
+		if err := os.Mkdir(filepath.Join(mp, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		want[p] = "dir"
+	}
+	rename := func(from, to string) {
+		t.Helper()
+		// syscall.Rename: os.Rename refuses to replace a directory, rename(2) does not.
+		if err := syscall.Rename(filepath.Join(mp, from), filepath.Join(mp, to)); err != nil {
+			t.Fatalf("rename %.30s… -> %.30s…: %v", from, to, err)
+		}
+		for p, c := range want {
+			if p == from || strings.HasPrefix(p, from+"/") {
+				delete(want, p)
+				want[to+strings.TrimPrefix(p, from)] = c
+			}
+		}
+	}
+	for _, n := range []int{0, 1, 32767, 32768, 32769, 100000, 1<<20 + 3} {
+		write("size-"+itoa(n), randomBytes(n))
+	}
+	mkdir("a")
+	mkdir("a/b")
+	mkdir("a/" + long)
+	write("a/b/deep", "deep file")
+	write("a/"+long+"/inside", "in a directory with a long name")
+	write(long, "a file with a long name")
+	if err := os.Symlink("../size-1", filepath.Join(mp, "a/link")); err != nil {
+		t.Fatal(err)
+	}
+	want["a/link"] = "link:../size-1"
+	if err := os.Symlink("target of a long link", filepath.Join(mp, "a/"+long+"-link")); err != nil {
+		t.Fatal(err)
+	}
+	want["a/"+long+"-link"] = "link:target of a long link"
+
+	rename(long, "short now")            // long -> short, file
+	rename("size-1", long+" 2")          // short -> long, file
+	rename(long+" 2", long+" 3")         // long -> long, file
+	rename("a/"+long, "a/dir short now") // long -> short, directory
+	rename("a/b", "a/"+long+" dir")      // short -> long, directory
+	rename("a/link", "a/"+long+" link")  // short -> long, symlink
+	write("over", "old content")
+	write("new", "new content")
+	rename("new", "over") // a file replacing a file (an editor's save)
+	write(long+" over", "old long")
+	write("new2", "new for long")
+	rename("new2", long+" over") // a file replacing a file with a long name
+	mkdir("empty")
+	mkdir("moved")
+	rename("moved", "empty") // a directory replacing an empty one
+
+	// Truncation and writes past the end: every chunk is sealed, zeros too.
+	p := filepath.Join(mp, "size-100000")
+	if err := os.Truncate(p, 70000); err != nil {
+		t.Fatal(err)
+	}
+	want["size-100000"] = want["size-100000"][:70000]
+	if err := os.Truncate(p, 200000); err != nil {
+		t.Fatal(err)
+	}
+	want["size-100000"] += string(make([]byte, 130000))
+	f, err := os.OpenFile(filepath.Join(mp, "size-32767"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("after a gap"), 100000); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want["size-32767"] += string(make([]byte, 100000-32767)) + "after a gap"
+
+	if err := os.Remove(filepath.Join(mp, "size-0")); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "size-0")
+	if err := os.Remove(filepath.Join(mp, "a/"+long+"-link")); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "a/"+long+"-link")
+	if err := os.Remove(filepath.Join(mp, "a")); !errors.Is(err, syscall.ENOTEMPTY) {
+		t.Fatalf("rmdir of a directory that is not empty: %v, want ENOTEMPTY", err)
+	}
+	mkdir("gone")
+	if err := os.Remove(filepath.Join(mp, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "gone")
+	// Hard links and special files have no place in the format.
+	if err := os.Link(filepath.Join(mp, "over"), filepath.Join(mp, "hard")); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("link: %v, want EPERM", err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(mp, "fifo"), 0o644); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("mkfifo: %v, want EPERM", err)
+	}
+
+	diffTrees(t, "mounted", mountedTree(t, mp), want)
+	diffTrees(t, "offline", offlineTree(t, v), want)
+	problems, err := vault.FsckVolume(context.Background(), v.Volume(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("fsck: %v", p)
+	}
+	// Nothing is left in the vault's folders that is not an entry of the format.
+	err = filepath.WalkDir(filepath.Join(vol.Dir, "d"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && cryptomator.IsTemp(d.Name()) {
+			t.Errorf("left behind: %s", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A sync tool's conflict copy of an entry shows in a Cryptomator mount beside its original,
+// under the name a gocryptfs mount gives it, and goes away when removed through the mount.
+func TestCryptomatorConflictCopyShown(t *testing.T) {
+	vol, v := cryptomatorVolume(t)
+	mp, _ := mountTest(t, vol, Options{})
+	if err := os.WriteFile(filepath.Join(mp, "report.odt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(mp, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(vol.Dir, v.Names().DirPath(""))
+	stored := v.Names().Encrypt("", "report.odt")
+	copyName := strings.TrimSuffix(stored, cryptomator.SuffixC9R) + ".sync-conflict-20261130-101010-ABCDEF7" + cryptomator.SuffixC9R
+	b, err := os.ReadFile(filepath.Join(root, stored))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, copyName), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A copy of a directory's entry, as Dropbox names it.
+	dirStored := v.Names().Encrypt("", "sub")
+	dirCopy := strings.TrimSuffix(dirStored, cryptomator.SuffixC9R) + " (conflicted copy 2026-11-30)" + cryptomator.SuffixC9R
+	if err := os.Mkdir(filepath.Join(root, dirCopy), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	id, err := os.ReadFile(filepath.Join(root, dirStored, cryptomator.DirFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, dirCopy, cryptomator.DirFile), id, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ents, err := os.ReadDir(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	shown := "report (conflict 2026-11-30 Syncthing).odt"
+	if strings.Join(names, "|") != "report (conflict 2026-11-30 Syncthing).odt|report.odt|sub|sub (conflict 2026-11-30 Dropbox)" {
+		t.Fatalf("listed %q", names)
+	}
+	if got, err := os.ReadFile(filepath.Join(mp, shown)); err != nil || string(got) != "mine" {
+		t.Fatalf("the copy reads %q, %v", got, err)
+	}
+	if st, err := os.Stat(filepath.Join(mp, "sub (conflict 2026-11-30 Dropbox)")); err != nil || !st.IsDir() {
+		t.Fatalf("the directory's copy: %v, %v", st, err)
+	}
+	if err := os.Remove(filepath.Join(mp, shown)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, copyName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the copy's cipher file after removing it: %v", err)
+	}
+}

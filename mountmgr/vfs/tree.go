@@ -1,0 +1,369 @@
+package vfs
+
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
+)
+
+// The FUSE operations (node*.go, readdir.go, file.go) are written once for every vault
+// format. What a format decides is behind tree: what a directory's names are encrypted
+// under, what a plaintext name is stored as, where an entry's object is (the file, folder or
+// symlink whose attributes and content are the node's), and how entries are made, removed
+// and renamed so that a crash leaves the old or the new state. gocryptfsTree (below) is the
+// gocryptfs format; cryptomatorTree (tree_cryptomator.go) is Cryptomator's vault format 8.
+//
+// Everything runs relative to directory descriptors (dirs.go): a tree method gets the
+// descriptor of the folder holding an entry and the entry's stored name in it.
+type tree interface {
+	// dirKey returns what the names in directory node n are encrypted under (gocryptfs: its
+	// IV; Cryptomator: its directory ID); fd is n's folder.
+	dirKey(n *node, fd int) ([]byte, error)
+	// openDir opens the folder of the directory stored in parentfd (O_PATH).
+	openDir(parentfd int, stored string) (fd int, key []byte, err error)
+	// storedEntry returns what plain is stored as in a directory of key key.
+	storedEntry(plain string, key []byte, root bool) (storedEntry, syscall.Errno)
+	// listed turns a stored name read from a directory's folder (open at dirfd, key key)
+	// into the name and type the mount shows; hide is set for the format's own files, and
+	// err for names that do not decrypt. typ is the stored entry's own type, as listed.
+	listed(dirfd int, stored string, typ uint32, key []byte) (plain string, e storedEntry, shown uint32, hide bool, err error)
+	// stat stats the object of the entry stored in dirfd, typed as the mount shows it; key
+	// is a directory's key when stat had to read it (else nil).
+	stat(dirfd int, stored string) (e entryID, key []byte, err error)
+	// place returns where the object of the node n, stored in dirfd, is: a directory
+	// descriptor (d, borrowed from the caller or owned) and a name in it.
+	place(n *node, d dirRef, stored string) (dirRef, string, syscall.Errno)
+	// symlinkLen is the length of a symlink target from its stored size, if it tells.
+	symlinkLen(size int64) (int, bool)
+	// readlink returns the plaintext target of the symlink object name in dirfd.
+	readlink(dirfd int, name string) ([]byte, error)
+
+	// create makes a regular file and returns a descriptor of it (flags and mode as openat
+	// takes them; O_CREAT included).
+	create(dirfd int, e storedEntry, flags int, mode uint32) (int, error)
+	// mkdir makes a directory and returns its key.
+	mkdir(dirfd int, e storedEntry, mode uint32) ([]byte, error)
+	symlink(dirfd int, e storedEntry, target string) error
+	// unlink removes a file or symlink; rmdir an empty directory.
+	unlink(dirfd int, e storedEntry) error
+	rmdir(dirfd int, e storedEntry) error
+	// rename moves src in sd to dst in dd with renameat2's flags.
+	rename(sd int, src storedEntry, dd int, dst storedEntry, flags uint32) error
+	// chown changes the owner of the object of the entry stored in dirfd.
+	chown(dirfd int, stored string, uid, gid int) error
+	// links reports whether the format stores hard links, FIFOs, sockets and devices.
+	links() bool
+	// conflicts returns the entries that show those of listing s whose names did not
+	// decrypt and are sync tools' conflict copies (under layout.ConflictName's names), and
+	// records their stored entries in found; the others stay hidden and are logged.
+	conflicts(s *dirStream, found map[string]storedEntry) []fuse.DirEntry
+}
+
+// gocryptfsTree is the gocryptfs format: an entry is stored under its encrypted name in its
+// parent's folder (a name too long for the file system as a hash, with a .name file beside
+// it), a directory is a folder with its IV in gocryptfs.diriv, a symlink a symlink to its
+// encrypted target. With PlaintextNames (f.names nil) names and targets are stored as they
+// are.
+type gocryptfsTree struct{ f *fsys }
+
+func (t gocryptfsTree) links() bool { return true }
+
+func (t gocryptfsTree) chown(dirfd int, stored string, uid, gid int) error {
+	return unix.Fchownat(dirfd, stored, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+func (t gocryptfsTree) dirKey(n *node, fd int) ([]byte, error) {
+	if !t.f.perDirIV {
+		return t.f.zeroIV, nil
+	}
+	return layout.ReadDirIV(fd)
+}
+
+func (t gocryptfsTree) openDir(parentfd int, stored string) (int, []byte, error) {
+	fd, err := layout.OpenDirPath(parentfd, stored)
+	return fd, nil, err
+}
+
+func (t gocryptfsTree) storedEntry(plain string, iv []byte, root bool) (storedEntry, syscall.Errno) {
+	if t.f.names == nil {
+		if root && plain == crypto.ConfName {
+			return storedEntry{}, syscall.EPERM
+		}
+		return storedEntry{stored: plain}, 0
+	}
+	stored, encoded, long, err := t.f.names.StoredName(plain, iv)
+	if err != nil {
+		// ValidName refused it: the kernel never sends "", "." or names with '/' or NUL.
+		return storedEntry{}, syscall.EINVAL
+	}
+	return storedEntry{stored: stored, encoded: encoded, long: long}, 0
+}
+
+func (t gocryptfsTree) listed(dirfd int, stored string, typ uint32, iv []byte) (string, storedEntry, uint32, bool, error) {
+	f := t.f
+	if f.names == nil {
+		return stored, storedEntry{stored: stored}, typ, false, nil
+	}
+	if stored == crypto.DirIVName || crypto.IsLongNameFile(stored) || layout.IsTemp(stored) {
+		return "", storedEntry{}, 0, true, nil // a directory half made or removed (layout.MakeDir)
+	}
+	encoded := stored
+	if crypto.IsLongName(stored) {
+		var err error
+		if encoded, err = layout.ReadLongName(dirfd, stored, f.names); err != nil {
+			return "", storedEntry{}, 0, false, err
+		}
+	}
+	plain, err := f.names.DecryptName(encoded, iv)
+	if err != nil {
+		return "", storedEntry{}, 0, false, err
+	}
+	return plain, storedEntry{stored: stored, encoded: encoded, long: stored != encoded}, typ, false, nil
+}
+
+func (t gocryptfsTree) stat(dirfd int, stored string) (entryID, []byte, error) {
+	e, err := statAt(dirfd, stored)
+	return e, nil, err
+}
+
+func (t gocryptfsTree) place(n *node, d dirRef, stored string) (dirRef, string, syscall.Errno) {
+	return d, stored, 0
+}
+
+func (t gocryptfsTree) symlinkLen(size int64) (int, bool) {
+	if t.f.names == nil {
+		return int(size), true // PlaintextNames: targets are stored as they are
+	}
+	return t.f.enc.SymlinkTargetLen(int(size))
+}
+
+func (t gocryptfsTree) readlink(dirfd int, name string) ([]byte, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	if t.f.names == nil {
+		return buf, nil
+	}
+	target, err := t.f.enc.DecryptSymlink(string(buf))
+	if err != nil {
+		return nil, err
+	}
+	return []byte(target), nil
+}
+
+// makeEntry creates the entry e with mk. A long name's .name file is written first and
+// removed again when mk fails, so a .name file is never left without its entry; mk cleans up
+// after itself.
+func (t gocryptfsTree) makeEntry(dirfd int, e storedEntry, mk func() error) error {
+	createdName := false
+	if e.long {
+		var err error
+		if createdName, err = layout.WriteLongName(dirfd, e.stored, e.encoded); err != nil {
+			return err
+		}
+	}
+	if err := mk(); err != nil {
+		if createdName {
+			t.removeLongName(dirfd, e)
+		}
+		return err
+	}
+	return nil
+}
+
+// removeLongName removes the .name file of a long name whose entry is gone. The operation
+// has done what was asked either way, so a failure is only logged, as gocryptfs does:
+// listings never show the .name file left behind, only the log can tell that it is there.
+func (t gocryptfsTree) removeLongName(dirfd int, e storedEntry) {
+	if !e.long {
+		return
+	}
+	if err := layout.RemoveLongName(dirfd, e.stored); err != nil {
+		t.f.log.Printf("vfs: removing %s%s: %v", e.stored, crypto.LongNameSuffix, err)
+	}
+}
+
+func (t gocryptfsTree) create(dirfd int, e storedEntry, flags int, mode uint32) (fd int, err error) {
+	err = t.makeEntry(dirfd, e, func() error {
+		fd, err = unix.Openat(dirfd, e.stored, flags, mode&07777)
+		if err == nil && mode&t.f.umask != 0 {
+			if err = unix.Fchmod(fd, mode&07777); err != nil {
+				unix.Close(fd)
+				unix.Unlinkat(dirfd, e.stored, 0)
+			}
+		}
+		return err
+	})
+	return fd, err
+}
+
+func (t gocryptfsTree) mkdir(dirfd int, e storedEntry, mode uint32) (iv []byte, err error) {
+	err = t.makeEntry(dirfd, e, func() error {
+		// Built out of sight and renamed into place, so that a crash never leaves it without
+		// its diriv. The kernel holds the parent locked, so nobody creates the name meanwhile.
+		iv, err = layout.MakeDir(dirfd, e.stored, mode&07777, t.f.perDirIV)
+		return err
+	})
+	return iv, err
+}
+
+func (t gocryptfsTree) symlink(dirfd int, e storedEntry, target string) error {
+	stored := target
+	if t.f.names != nil {
+		stored = t.f.enc.EncryptSymlink(target)
+	}
+	return t.makeEntry(dirfd, e, func() error { return unix.Symlinkat(stored, dirfd, e.stored) })
+}
+
+func (t gocryptfsTree) unlink(dirfd int, e storedEntry) error {
+	if err := unix.Unlinkat(dirfd, e.stored, 0); err != nil {
+		return err
+	}
+	t.removeLongName(dirfd, e)
+	return nil
+}
+
+func (t gocryptfsTree) rmdir(dirfd int, e storedEntry) error {
+	if err := t.rmdirIfEmpty(dirfd, e.stored); err != nil {
+		return err
+	}
+	t.removeLongName(dirfd, e)
+	return nil
+}
+
+// rmdirIfEmpty removes the cipher directory stored in dirfd if it holds nothing but its
+// diriv (its .name file stays; layout.RemoveDir says what a crash leaves).
+func (t gocryptfsTree) rmdirIfEmpty(dirfd int, stored string) error {
+	cfd, restore, err := openDirForRemoval(dirfd, stored)
+	if err != nil {
+		return err
+	}
+	defer restore()
+	defer unix.Close(cfd)
+	names, err := layout.ReadDirNames(cfd)
+	if err != nil {
+		return err
+	}
+	return layout.RemoveDir(dirfd, cfd, stored, names, t.f.perDirIV)
+}
+
+// openDirForRemoval opens the folder stored in dirfd for listing and removing its entries.
+// One not readable (mode 0, say) may still be removed when empty, as on a local file system:
+// it is made accessible, and restore gives it its mode back if it is still there.
+func openDirForRemoval(dirfd int, stored string) (cfd int, restore func(), err error) {
+	restore = func() {}
+	cfd, err = layout.OpenDir(dirfd, stored)
+	if err != unix.EACCES {
+		return cfd, restore, err
+	}
+	e := entry{fd: -1, dirfd: dirfd, name: stored}
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || e.chmod(0o700) != 0 {
+		return -1, restore, err
+	}
+	restore = func() { e.chmod(st.Mode & 07777) }
+	if cfd, err = layout.OpenDir(dirfd, stored); err != nil {
+		restore()
+	}
+	return cfd, restore, err
+}
+
+func (t gocryptfsTree) rename(sd int, src storedEntry, dd int, dst storedEntry, flags uint32) error {
+	return t.makeEntry(dd, dst, func() error {
+		err := unix.Renameat2(sd, src.stored, dd, dst.stored, uint(flags))
+		if (err == unix.ENOTEMPTY || err == unix.EEXIST) && flags == 0 {
+			// The target directory may be empty but for its gocryptfs.diriv: remove it the
+			// way rmdir does (ENOTEMPTY if it really is not empty), then try again.
+			if t.rmdirIfEmpty(dd, dst.stored) == nil {
+				err = unix.Renameat2(sd, src.stored, dd, dst.stored, 0)
+			}
+		}
+		if err == nil && flags&unix.RENAME_EXCHANGE == 0 {
+			// With RENAME_EXCHANGE both entries still exist under their names, .name files
+			// included.
+			t.removeLongName(sd, src)
+		}
+		return err
+	})
+}
+
+// conflicts returns the entries that show the failed entries which are conflict copies (of
+// an entry, or entries made under the IV of a copy of the directory's gocryptfs.diriv), or
+// bad names the mount shows (Options.BadNames), and records them in conflicts.
+func (t gocryptfsTree) conflicts(s *dirStream, conflicts map[string]storedEntry) []fuse.DirEntry {
+	n, dirfd, iv := s.n, s.dir.fd, s.iv
+	var out []fuse.DirEntry
+	// A shown name must not hide a real entry nor another copy. A real entry of that name
+	// exists exactly when the name's encryption does: names encrypt deterministically.
+	taken := func(name string) bool {
+		if _, ok := conflicts[name]; ok {
+			return true
+		}
+		stored, _, _, err := n.fsys.names.StoredName(name, iv)
+		if err != nil {
+			return true
+		}
+		var st unix.Stat_t
+		return unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	}
+	show := func(e fuse.DirEntry, plain string, c layout.Conflict, long bool) {
+		shown := layout.ConflictName(plain, c, taken)
+		conflicts[shown] = storedEntry{stored: e.Name, long: long}
+		e.Name = shown
+		out = append(out, e)
+	}
+	var others []layout.OtherIV
+	var rest []failedEntry
+	for _, e := range s.failed {
+		c, plain, nameFile, ok := layout.ConflictCopy(dirfd, e.Name, iv, n.fsys.names, n.IsRoot())
+		switch {
+		case !ok:
+			rest = append(rest, e)
+		case c.Base == crypto.DirIVName:
+			if other, err := layout.ReadDirIVFile(dirfd, e.Name); err == nil {
+				others = append(others, layout.OtherIV{IV: other, Conflict: c})
+			}
+		case plain != "":
+			show(e.DirEntry, plain, c, nameFile)
+		}
+		// Other copies of the format's own files stay hidden: fsck and "vaultui conflicts"
+		// report them.
+	}
+	for _, e := range rest {
+		shown := false
+		for _, o := range others {
+			if plain, err := layout.EntryUnderIV(dirfd, e.Name, o.IV, n.fsys.names); err == nil {
+				show(e.DirEntry, plain, o.Conflict, false)
+				shown = true
+				break
+			}
+		}
+		if !shown && n.fsys.showsBadName(e.Name) {
+			// Shown as gocryptfs's -badname does; its stored name is all the log gets.
+			if name := layout.BadName(e.Name, iv, n.fsys.names); !taken(name) {
+				n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, shown as a bad name: %v", n.StableAttr().Ino, e.Name, e.err)
+				conflicts[name] = storedEntry{stored: e.Name, long: crypto.IsLongName(e.Name)}
+				e.Name = name
+				out = append(out, e.DirEntry)
+				shown = true
+			}
+		}
+		if !shown {
+			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
+		}
+	}
+	return out
+}

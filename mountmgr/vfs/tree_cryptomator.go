@@ -1,0 +1,774 @@
+package vfs
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/vaultui/vaultui/vault/cryptomator"
+	"github.com/vaultui/vaultui/vault/layout"
+)
+
+// cryptomatorTree is Cryptomator's vault format 8 (vault/cryptomator's package doc has the
+// format). A directory's entries live in a folder of its own, d/XX/YYYY, found from its ID:
+// so a directory's key is its ID, and its folder is opened from the vault's root by the ID
+// alone, however deep the directory is. An entry is stored under base64url(AES-SIV(name,
+// parent ID)) + ".c9r", a name longer than the vault's threshold as a hash + ".c9s" folder
+// holding name.c9s; a file is a regular file (contents.c9r in a .c9s folder), a directory a
+// folder holding dir.c9r, a symlink a folder holding symlink.c9r.
+//
+// A node's object is what Cryptomator itself takes attributes from: a file's content file, a
+// directory's d/ folder (which renames never move, so a directory keeps its identity and its
+// cached descriptor when it or an ancestor is renamed), a symlink's symlink.c9r, shown as a
+// symlink. Entries are built under a temporary name (cryptomator.TempPrefix, which readers
+// skip) and renamed into place, and taken away by a rename before being emptied, so that a
+// crash leaves each entry whole or absent.
+type cryptomatorTree struct {
+	f         *fsys
+	names     *cryptomator.Names
+	content   *cryptomator.Content
+	threshold int
+}
+
+func (t *cryptomatorTree) links() bool { return false }
+
+func (t *cryptomatorTree) chown(dirfd int, stored string, uid, gid int) error {
+	typ, err := t.entryType(dirfd, stored)
+	if err != nil {
+		return err
+	}
+	if typ == syscall.S_IFDIR {
+		id, err := t.readDirID(dirfd, stored)
+		if err != nil {
+			return err
+		}
+		fd, err := t.openByID(id)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH)
+	}
+	pfd, name, err := t.payload(dirfd, stored, typ)
+	if err != nil {
+		return err
+	}
+	defer closeIfOther(pfd, dirfd)
+	return unix.Fchownat(pfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// openEntry opens the folder of a folder entry (a .c9s, a directory, a symlink), O_PATH.
+func openEntry(dirfd int, stored string) (int, error) { return layout.OpenDirPath(dirfd, stored) }
+
+// readDirID reads the ID of the directory stored in dirfd from its dir.c9r.
+func (t *cryptomatorTree) readDirID(dirfd int, stored string) ([]byte, error) {
+	efd, err := openEntry(dirfd, stored)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(efd)
+	return layout.ReadSmall(efd, cryptomator.DirFile, cryptomator.MaxDirIDLen)
+}
+
+// openByID opens the folder of the directory with the given ID, refusing symlinks on the way.
+func (t *cryptomatorTree) openByID(id []byte) (int, error) {
+	for {
+		fd, err := unix.Openat2(t.f.rootFd, t.names.DirPath(string(id)), &unix.OpenHow{
+			Flags:   uint64(unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC),
+			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+		})
+		if err != unix.EINTR && err != unix.EAGAIN {
+			return fd, err
+		}
+	}
+}
+
+func (t *cryptomatorTree) dirKey(n *node, fd int) ([]byte, error) {
+	if n.IsRoot() {
+		return []byte{}, nil // the root's ID is ""
+	}
+	d, stored, errno := n.parentFd()
+	if errno != 0 {
+		return nil, errno
+	}
+	defer d.close()
+	return t.readDirID(d.fd, stored)
+}
+
+func (t *cryptomatorTree) openDir(parentfd int, stored string) (int, []byte, error) {
+	id, err := t.readDirID(parentfd, stored)
+	if err != nil {
+		return -1, nil, err
+	}
+	fd, err := t.openByID(id)
+	if err == unix.ENOENT {
+		err = layout.ErrCorrupt // a dir.c9r naming no folder
+	}
+	return fd, id, err
+}
+
+func (t *cryptomatorTree) storedEntry(plain string, id []byte, root bool) (storedEntry, syscall.Errno) {
+	enc := t.names.Encrypt(string(id), plain)
+	if len(enc) > t.threshold {
+		return storedEntry{stored: cryptomator.Shorten(enc), encoded: enc, long: true}, 0
+	}
+	return storedEntry{stored: enc}, 0
+}
+
+// errNotEntry is a name in a directory's folder that is not an entry of the format.
+var errNotEntry = errors.New("not an entry of the format (no .c9r or .c9s)")
+
+func (t *cryptomatorTree) listed(dirfd int, stored string, typ uint32, id []byte) (string, storedEntry, uint32, bool, error) {
+	if stored == cryptomator.DirIDBackup || cryptomator.IsTemp(stored) {
+		return "", storedEntry{}, 0, true, nil
+	}
+	e := storedEntry{stored: stored, encoded: stored}
+	switch {
+	case strings.HasSuffix(stored, cryptomator.SuffixC9R):
+	case strings.HasSuffix(stored, cryptomator.SuffixC9S):
+		long, err := t.longName(dirfd, stored)
+		if err != nil {
+			return "", storedEntry{}, 0, false, err
+		}
+		e.encoded, e.long = long, true
+	default:
+		return "", storedEntry{}, 0, false, errNotEntry
+	}
+	plain, err := t.names.Decrypt(string(id), e.encoded)
+	if err != nil {
+		return "", storedEntry{}, 0, false, err
+	}
+	if typ == syscall.S_IFDIR {
+		if typ, err = t.kind(dirfd, stored); err != nil {
+			return "", storedEntry{}, 0, false, err
+		}
+	}
+	return plain, e, typ, false, nil
+}
+
+// longName reads the full encrypted name of the .c9s folder stored in dirfd; it must hash
+// to the folder's name.
+func (t *cryptomatorTree) longName(dirfd int, stored string) (string, error) {
+	efd, err := openEntry(dirfd, stored)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(efd)
+	b, err := layout.ReadSmall(efd, cryptomator.NameFile, cryptomator.MaxNameFile)
+	if err != nil {
+		return "", err
+	}
+	if cryptomator.Shorten(string(b)) != stored {
+		return "", errors.New(cryptomator.NameFile + " does not hash to its folder's name")
+	}
+	return string(b), nil
+}
+
+// payloads are the files that tell what a folder entry is, with the type each makes it.
+var payloads = [...]struct {
+	name string
+	typ  uint32
+}{{cryptomator.DirFile, syscall.S_IFDIR}, {cryptomator.SymlinkFile, syscall.S_IFLNK}, {cryptomator.ContentsFile, syscall.S_IFREG}}
+
+// kind tells what the folder entry stored in dirfd is from the one payload it holds.
+func (t *cryptomatorTree) kind(dirfd int, stored string) (uint32, error) {
+	efd, err := openEntry(dirfd, stored)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(efd)
+	_, typ, err := payloadIn(efd, stored)
+	return typ, err
+}
+
+// payloadIn returns the payload file of the folder entry open at efd and the type it gives.
+func payloadIn(efd int, stored string) (string, uint32, error) {
+	found, typ := "", uint32(0)
+	for _, p := range payloads {
+		if p.typ == syscall.S_IFREG && !strings.HasSuffix(stored, cryptomator.SuffixC9S) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(efd, p.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			if found != "" {
+				return "", 0, errors.New("a folder holding both " + found + " and " + p.name)
+			}
+			found, typ = p.name, p.typ
+		}
+	}
+	if found == "" {
+		return "", 0, errors.New("a folder holding none of dir.c9r, symlink.c9r, contents.c9r")
+	}
+	return found, typ, nil
+}
+
+func (t *cryptomatorTree) stat(dirfd int, stored string) (entryID, []byte, error) {
+	e, err := statAt(dirfd, stored)
+	if err != nil || e.st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if err == nil && (e.st.Mode&unix.S_IFMT != unix.S_IFREG || strings.HasSuffix(stored, cryptomator.SuffixC9S)) {
+			err = layout.ErrCorrupt // a symlink or special file where an entry belongs
+		}
+		return e, nil, err
+	}
+	efd, err := openEntry(dirfd, stored)
+	if err != nil {
+		return entryID{}, nil, err
+	}
+	defer unix.Close(efd)
+	payload, typ, err := payloadIn(efd, stored)
+	if err != nil {
+		return entryID{}, nil, layout.ErrCorrupt
+	}
+	switch typ {
+	case syscall.S_IFDIR:
+		id, err := layout.ReadSmall(efd, cryptomator.DirFile, cryptomator.MaxDirIDLen)
+		if err != nil {
+			return entryID{}, nil, err
+		}
+		fd, err := t.openByID(id)
+		if err != nil {
+			return entryID{}, nil, layout.ErrCorrupt
+		}
+		defer unix.Close(fd)
+		e, err = statFd(fd)
+		return e, id, err
+	}
+	// A symlink's target and a long-named file's content are regular files, as a .c9r file is.
+	e, err = statAt(efd, payload)
+	if err == nil && e.st.Mode&unix.S_IFMT != unix.S_IFREG {
+		err = layout.ErrCorrupt
+	}
+	if typ == syscall.S_IFLNK {
+		e.st.Mode = syscall.S_IFLNK | 0o777
+	}
+	return e, nil, err
+}
+
+func (t *cryptomatorTree) place(n *node, d dirRef, stored string) (dirRef, string, syscall.Errno) {
+	switch n.StableAttr().Mode {
+	case syscall.S_IFDIR:
+		d.close()
+		own, errno := n.dirFd()
+		return own, ".", errno
+	case syscall.S_IFLNK:
+		return openPayloadDir(d, stored, cryptomator.SymlinkFile)
+	}
+	if strings.HasSuffix(stored, cryptomator.SuffixC9S) {
+		return openPayloadDir(d, stored, cryptomator.ContentsFile)
+	}
+	return d, stored, 0
+}
+
+// openPayloadDir returns the folder entry stored in d (which it gives back) with the name of
+// its payload.
+func openPayloadDir(d dirRef, stored, payload string) (dirRef, string, syscall.Errno) {
+	efd, err := openEntry(d.fd, stored)
+	d.close()
+	if err != nil {
+		return dirRef{}, "", fs2errno(err)
+	}
+	return dirRef{fd: efd, owned: true}, payload, 0
+}
+
+func (t *cryptomatorTree) symlinkLen(size int64) (int, bool) {
+	n, ok := t.content.Geometry().PlainSize(size)
+	return int(n), ok
+}
+
+func (t *cryptomatorTree) readlink(dirfd int, name string) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	g := t.content.Geometry()
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > g.CipherSize(cryptomator.MaxSymlinkLen) {
+		return nil, layout.ErrCorrupt
+	}
+	var b bytes.Buffer
+	if _, err := t.content.Decrypt(&b, io.LimitReader(f, st.Size)); err != nil {
+		return nil, err
+	}
+	if b.Len() == 0 {
+		return nil, layout.ErrCorrupt
+	}
+	return b.Bytes(), nil
+}
+
+// tempName is a name for an entry being built or taken apart.
+func tempName() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return cryptomator.TempPrefix + hex.EncodeToString(b[:])
+}
+
+// writeNewAt creates name in dirfd holding b, synced.
+func writeNewAt(dirfd int, name string, b []byte) error {
+	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	err = pwrite(fd, b, 0)
+	if err == nil {
+		err = unix.Fsync(fd)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, name, 0)
+	}
+	return err
+}
+
+// encrypted is b encrypted as a file's content (a symlink's target, a dirid.c9r).
+func (t *cryptomatorTree) encrypted(b []byte) ([]byte, error) {
+	var out bytes.Buffer
+	_, err := t.content.Encrypt(&out, bytes.NewReader(b))
+	return out.Bytes(), err
+}
+
+// shell builds a folder entry for e in dirfd under a temporary name: with e's name.c9s if
+// it is long, and whatever fill puts in it (given the folder, open). It returns the
+// temporary name; place moves it to e.stored.
+func (t *cryptomatorTree) shell(dirfd int, e storedEntry, fill func(efd int) error) (string, error) {
+	tmp := tempName()
+	if err := unix.Mkdirat(dirfd, tmp, 0o700); err != nil {
+		return "", err
+	}
+	efd, err := openEntry(dirfd, tmp)
+	if err == nil {
+		if e.long {
+			err = writeNewAt(efd, cryptomator.NameFile, []byte(e.encoded))
+		}
+		if err == nil && fill != nil {
+			err = fill(efd)
+		}
+		if err == nil {
+			err = syncDir(efd)
+		}
+		unix.Close(efd)
+	}
+	if err != nil {
+		removeShell(dirfd, tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// syncDir fsyncs the folder open (O_PATH) at fd, through a descriptor fsync accepts.
+func syncDir(fd int) error {
+	rfd, err := layout.OpenDir(fd, ".")
+	if err != nil {
+		return err
+	}
+	defer unix.Close(rfd)
+	return unix.Fsync(rfd)
+}
+
+// removeShell removes a folder entry's folder and what a mount puts in one.
+func removeShell(dirfd int, name string) error {
+	efd, err := openEntry(dirfd, name)
+	if err == nil {
+		for _, f := range []string{cryptomator.NameFile, cryptomator.DirFile, cryptomator.SymlinkFile, cryptomator.ContentsFile} {
+			unix.Unlinkat(efd, f, 0)
+		}
+		unix.Close(efd)
+	}
+	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+}
+
+// place renames the built entry tmp in dirfd to its stored name, which must be free.
+func placeEntry(dirfd int, tmp, stored string) error {
+	err := unix.Renameat2(dirfd, tmp, dirfd, stored, unix.RENAME_NOREPLACE)
+	if err == unix.EINVAL {
+		err = unix.Renameat(dirfd, tmp, dirfd, stored)
+	}
+	if err != nil {
+		removeShell(dirfd, tmp)
+	}
+	return err
+}
+
+func (t *cryptomatorTree) create(dirfd int, e storedEntry, flags int, mode uint32) (int, error) {
+	open := func(dfd int, name string) (int, error) {
+		fd, err := unix.Openat(dfd, name, flags, mode&07777)
+		if err == nil && mode&t.f.umask != 0 {
+			if err = unix.Fchmod(fd, mode&07777); err != nil {
+				unix.Close(fd)
+				unix.Unlinkat(dfd, name, 0)
+			}
+		}
+		return fd, err
+	}
+	if !e.long {
+		return open(dirfd, e.stored)
+	}
+	fd := -1
+	tmp, err := t.shell(dirfd, e, func(efd int) (err error) {
+		fd, err = open(efd, cryptomator.ContentsFile)
+		return err
+	})
+	if err == nil {
+		err = placeEntry(dirfd, tmp, e.stored)
+	}
+	if err != nil {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return -1, err
+	}
+	return fd, nil
+}
+
+// mkdir makes the directory's folder, with its dirid.c9r, before its entry, so that a crash
+// leaves an unreferenced folder at worst, never an entry naming no folder.
+func (t *cryptomatorTree) mkdir(dirfd int, e storedEntry, mode uint32) ([]byte, error) {
+	id, err := cryptomator.NewDirID()
+	if err != nil {
+		return nil, err
+	}
+	backup, err := t.encrypted([]byte(id))
+	if err != nil {
+		return nil, err
+	}
+	rel := t.names.DirPath(id) // d/XX/YYYY
+	parent, name := rel[:strings.LastIndexByte(rel, '/')], rel[strings.LastIndexByte(rel, '/')+1:]
+	pfd, err := t.openBeneath(parent, true)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(pfd)
+	if err := unix.Mkdirat(pfd, name, 0o700); err != nil {
+		return nil, err
+	}
+	undo := func() { removeShellWith(pfd, name, cryptomator.DirIDBackup) }
+	dfd, err := openEntry(pfd, name)
+	if err == nil {
+		err = writeNewAt(dfd, cryptomator.DirIDBackup, backup)
+		if err == nil {
+			if errno := (entry{fd: -1, dirfd: dfd, name: "."}).chmod(mode & 07777); errno != 0 {
+				err = errno
+			}
+		}
+		unix.Close(dfd)
+	}
+	if err == nil {
+		var tmp string
+		tmp, err = t.shell(dirfd, e, func(efd int) error { return writeNewAt(efd, cryptomator.DirFile, []byte(id)) })
+		if err == nil {
+			err = placeEntry(dirfd, tmp, e.stored)
+		}
+	}
+	if err != nil {
+		undo()
+		return nil, err
+	}
+	return []byte(id), nil
+}
+
+// openBeneath opens the folder rel (slash-separated) below the vault's root, making its last
+// component if mk and it is missing.
+func (t *cryptomatorTree) openBeneath(rel string, mk bool) (int, error) {
+	how := &unix.OpenHow{
+		Flags:   uint64(unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	fd, err := unix.Openat2(t.f.rootFd, rel, how)
+	if err == unix.ENOENT && mk {
+		i := strings.LastIndexByte(rel, '/')
+		pfd, perr := unix.Openat2(t.f.rootFd, rel[:max(i, 0)], how)
+		if i < 0 {
+			pfd, perr = unix.Dup(t.f.rootFd)
+		}
+		if perr != nil {
+			return -1, perr
+		}
+		defer unix.Close(pfd)
+		if err := unix.Mkdirat(pfd, rel[i+1:], 0o700); err != nil && err != unix.EEXIST {
+			return -1, err
+		}
+		fd, err = openEntry(pfd, rel[i+1:])
+	}
+	return fd, err
+}
+
+func (t *cryptomatorTree) symlink(dirfd int, e storedEntry, target string) error {
+	if len(target) > cryptomator.MaxSymlinkLen {
+		return unix.ENAMETOOLONG
+	}
+	sealed, err := t.encrypted([]byte(target))
+	if err != nil {
+		return err
+	}
+	tmp, err := t.shell(dirfd, e, func(efd int) error { return writeNewAt(efd, cryptomator.SymlinkFile, sealed) })
+	if err != nil {
+		return err
+	}
+	return placeEntry(dirfd, tmp, e.stored)
+}
+
+// unlink removes a file or symlink: a plain .c9r file at once; a folder entry is renamed out
+// of sight first and then emptied, so a crash never leaves a folder without its payload
+// under an entry's name.
+func (t *cryptomatorTree) unlink(dirfd int, e storedEntry) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, e.stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return unix.Unlinkat(dirfd, e.stored, 0)
+	}
+	return t.takeAway(dirfd, e.stored)
+}
+
+// takeAway removes the folder entry stored in dirfd: renamed to a temporary name (the entry
+// is gone in one system call), then emptied and removed; what is left of it after a failure
+// or a crash is a temporary name, which readers skip.
+func (t *cryptomatorTree) takeAway(dirfd int, stored string) error {
+	tmp := tempName()
+	if err := unix.Renameat(dirfd, stored, dirfd, tmp); err != nil {
+		return err
+	}
+	if err := removeShell(dirfd, tmp); err != nil {
+		t.f.log.Printf("vfs: removing %s (was %s): %v", tmp, stored, err)
+	}
+	return nil
+}
+
+// rmdir removes an empty directory: its entry first, then its folder (with dirid.c9r), so
+// that a crash leaves an unreferenced folder, never an entry naming no folder.
+func (t *cryptomatorTree) rmdir(dirfd int, e storedEntry) error {
+	id, err := t.readDirID(dirfd, e.stored)
+	if err != nil {
+		return err
+	}
+	rel := t.names.DirPath(string(id))
+	i := strings.LastIndexByte(rel, '/')
+	pfd, err := t.openBeneath(rel[:i], false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	cfd, restore, err := openDirForRemoval(pfd, rel[i+1:])
+	if err != nil {
+		return err
+	}
+	defer restore()
+	defer unix.Close(cfd)
+	names, err := layout.ReadDirNames(cfd)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n != cryptomator.DirIDBackup && !cryptomator.IsTemp(n) {
+			return unix.ENOTEMPTY
+		}
+	}
+	if err := t.takeAway(dirfd, e.stored); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if cryptomator.IsTemp(n) {
+			removeShell(cfd, n)
+		}
+	}
+	if err := removeShellWith(pfd, rel[i+1:], cryptomator.DirIDBackup); err != nil {
+		t.f.log.Printf("vfs: removing the folder %s of a removed directory: %v", rel, err)
+	}
+	return nil
+}
+
+// removeShellWith removes file inside the folder name in dirfd, then the folder.
+func removeShellWith(dirfd int, name, file string) error {
+	if efd, err := openEntry(dirfd, name); err == nil {
+		unix.Unlinkat(efd, file, 0)
+		unix.Close(efd)
+	}
+	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+}
+
+// rename moves src in sd to dst in dd. Between plain .c9r names it is one rename, atomic when
+// a file replaces a file (an editor's save). Where a .c9s name is involved, the entry's
+// payload (contents.c9r, dir.c9r or symlink.c9r; a plain .c9r file is its own) moves into a
+// destination entry built beforehand, or over the destination file's content, which keeps
+// the replacement of a file atomic there too; the source's empty folder goes last. A crash
+// leaves the source whole, or the destination whole (beside an empty folder entry that
+// readers report). A directory, or a different kind of entry, in the way is removed first,
+// as gocryptfs does. RENAME_EXCHANGE is not supported (EINVAL, as on file systems without it).
+func (t *cryptomatorTree) rename(sd int, src storedEntry, dd int, dst storedEntry, flags uint32) error {
+	if flags&unix.RENAME_EXCHANGE != 0 || flags&^uint32(unix.RENAME_NOREPLACE) != 0 {
+		return unix.EINVAL
+	}
+	srcTyp, err := t.entryType(sd, src.stored)
+	if err != nil {
+		return err
+	}
+	dstTyp, err := t.entryType(dd, dst.stored)
+	switch {
+	case err == unix.ENOENT:
+		dstTyp = 0
+	case err != nil:
+		return err
+	case flags&unix.RENAME_NOREPLACE != 0:
+		return unix.EEXIST
+	}
+	fileOverFile := srcTyp == syscall.S_IFREG && dstTyp == syscall.S_IFREG
+	if dstTyp != 0 && !fileOverFile {
+		if dstTyp == syscall.S_IFDIR {
+			err = t.rmdir(dd, dst)
+		} else {
+			err = t.unlink(dd, dst)
+		}
+		if err != nil {
+			return err
+		}
+		dstTyp = 0
+	}
+	if !src.long && !dst.long {
+		return unix.Renameat(sd, src.stored, dd, dst.stored)
+	}
+	// The payload's place now, and where it goes.
+	from, fromName, err := t.payload(sd, src.stored, srcTyp)
+	if err != nil {
+		return err
+	}
+	defer closeIfOther(from, sd)
+	var to int
+	var toName string
+	if dstTyp == 0 && (dst.long || srcTyp != syscall.S_IFREG) {
+		tmp, err := t.shell(dd, dst, nil)
+		if err != nil {
+			return err
+		}
+		if err := placeEntry(dd, tmp, dst.stored); err != nil {
+			return err
+		}
+	}
+	to, toName, err = t.payload(dd, dst.stored, srcTyp)
+	if err != nil {
+		return err
+	}
+	defer closeIfOther(to, dd)
+	if err := unix.Renameat(from, fromName, to, toName); err != nil {
+		if dstTyp == 0 && to != dd {
+			removeShell(dd, dst.stored) // the empty entry built for it
+		}
+		return err
+	}
+	if from != sd {
+		if err := removeShellWith(sd, src.stored, cryptomator.NameFile); err != nil {
+			t.f.log.Printf("vfs: removing the emptied entry %s: %v", src.stored, err)
+		}
+	}
+	return nil
+}
+
+// entryType is the type of the entry stored in dirfd (ENOENT if there is none).
+func (t *cryptomatorTree) entryType(dirfd int, stored string) (uint32, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, err
+	}
+	typ := st.Mode & unix.S_IFMT
+	if typ == unix.S_IFDIR {
+		return t.kind(dirfd, stored)
+	}
+	return typ, nil
+}
+
+// payload returns where the payload of an entry of type typ stored in dirfd is (or goes): the
+// entry itself for a plain .c9r file, else a file in its folder (opened; closeIfOther closes
+// it).
+func (t *cryptomatorTree) payload(dirfd int, stored string, typ uint32) (int, string, error) {
+	name := cryptomator.ContentsFile
+	switch {
+	case typ == syscall.S_IFREG && !strings.HasSuffix(stored, cryptomator.SuffixC9S):
+		return dirfd, stored, nil
+	case typ == syscall.S_IFDIR:
+		name = cryptomator.DirFile
+	case typ == syscall.S_IFLNK:
+		name = cryptomator.SymlinkFile
+	}
+	efd, err := openEntry(dirfd, stored)
+	return efd, name, err
+}
+
+func closeIfOther(fd, other int) {
+	if fd != other {
+		unix.Close(fd)
+	}
+}
+
+// conflicts shows a sync tool's copy of an entry (a marker before .c9r or .c9s: Syncthing's
+// "X.sync-conflict-….c9r", Dropbox's "X (conflicted copy …).c9r", Cryptomator's own
+// "X (1).c9r") beside its original, under layout.ConflictName's name, as a gocryptfs mount
+// shows them.
+func (t *cryptomatorTree) conflicts(s *dirStream, found map[string]storedEntry) []fuse.DirEntry {
+	n, dirfd, id := s.n, s.dir.fd, string(s.iv)
+	taken := func(name string) bool {
+		if _, ok := found[name]; ok {
+			return true
+		}
+		e, _ := t.storedEntry(name, s.iv, false)
+		var st unix.Stat_t
+		return unix.Fstatat(dirfd, e.stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	}
+	var out []fuse.DirEntry
+	for _, e := range s.failed {
+		var plain string
+		var long bool
+		c, ok := layout.ParseConflict(e.Name, func(base string) bool {
+			enc := base
+			switch {
+			case strings.HasSuffix(base, cryptomator.SuffixC9S):
+				// The copy's name.c9s still names the original's encrypted name.
+				efd, err := openEntry(dirfd, e.Name)
+				if err != nil {
+					return false
+				}
+				b, err := layout.ReadSmall(efd, cryptomator.NameFile, cryptomator.MaxNameFile)
+				unix.Close(efd)
+				if err != nil || cryptomator.Shorten(string(b)) != base {
+					return false
+				}
+				enc, long = string(b), true
+			case !strings.HasSuffix(base, cryptomator.SuffixC9R):
+				return false
+			}
+			p, err := t.names.Decrypt(id, enc)
+			plain = p
+			return err == nil
+		})
+		if !ok {
+			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
+			continue
+		}
+		de := e.DirEntry
+		if de.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			typ, err := t.kind(dirfd, e.Name)
+			if err != nil {
+				n.fsys.log.Printf("vfs: directory inode %d: conflict copy %q: %v", n.StableAttr().Ino, e.Name, err)
+				continue
+			}
+			de.Mode, de.Ino = typ, 0
+		}
+		de.Name = layout.ConflictName(plain, c, taken)
+		found[de.Name] = storedEntry{stored: e.Name, long: long}
+		out = append(out, de)
+	}
+	return out
+}

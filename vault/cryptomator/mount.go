@@ -1,0 +1,47 @@
+package cryptomator
+
+import (
+	"crypto/rand"
+	"strings"
+)
+
+// What a mount (mountmgr/vfs) needs to work on a vault's cipher tree through descriptors of
+// its own, rather than through Vault's path-based reader and writer.
+
+// Names of the cipher tree, as a mount meets them.
+const (
+	SuffixC9R     = suffixC9R
+	SuffixC9S     = suffixC9S
+	NameFile      = nameFile
+	ContentsFile  = contentsFile
+	DirFile       = dirFile
+	SymlinkFile   = symlinkFile
+	DirIDBackup   = dirIDBackup
+	MaxDirIDLen   = maxDirIDLen
+	MaxNameFile   = maxNameFile
+	MaxSymlinkLen = maxSymlinkLen
+	// TempPrefix begins the names of entries being built or removed: not entries of the
+	// format, which readers skip.
+	TempPrefix = tempPrefix
+)
+
+// IsTemp reports whether a stored name is one of TempPrefix.
+func IsTemp(name string) bool { return strings.HasPrefix(name, tempPrefix) }
+
+// Dir returns the vault's folder.
+func (v *Vault) Dir() string { return v.dir }
+
+// Names returns the vault's name encryption.
+func (v *Vault) Names() *Names { return v.names }
+
+// ShorteningThreshold is the longest encrypted name (with ".c9r") stored as it is.
+func (v *Vault) ShorteningThreshold() int { return v.config.ShorteningThreshold }
+
+// NewDirID returns a fresh directory ID: a random UUID, as Cryptomator makes them.
+func NewDirID() (string, error) {
+	var u [16]byte
+	if _, err := rand.Read(u[:]); err != nil {
+		return "", err
+	}
+	return uuidString(u), nil
+}

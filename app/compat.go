@@ -38,8 +38,8 @@ var compat = map[crypto.CipherID]Compat{
 		Short:    "vaultui, gocryptfs >= 2.2",
 	},
 	CryptomatorVault: {
-		Programs: []string{"vaultui (offline: info, fsck, export; mounting not yet)", "Cryptomator (desktop, iOS, Android)"},
-		Short:    "Cryptomator; vaultui offline",
+		Programs: []string{"vaultui", "Cryptomator (desktop, iOS, Android)"},
+		Short:    "vaultui, Cryptomator",
 	},
 	crypto.AESSIV: {
 		Programs: []string{"vaultui", "gocryptfs (its reverse mode's cipher)"},

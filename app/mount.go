@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/mountmgr"
-	"github.com/vaultui/vaultui/vault"
 )
 
 // MountRequest mounts a vault. Without Password the keyring's is used, or a
@@ -110,12 +109,9 @@ func (a *App) checkHonoured(ctx context.Context, r MountRequest, info mountmgr.M
 
 // CheckMountPoint refuses, before any password is asked for or any daemon started, a mount
 // point that cannot be the vault's: none, or one nested with its cipherdir (the daemon checks
-// again), or a vault of a format vaultui cannot mount yet (Cryptomator). Mount checks it first; a front end that reads a password before calling Mount
+// again). Mount checks it first; a front end that reads a password before calling Mount
 // calls it before that.
 func CheckMountPoint(v Vault, mountPoint string) error {
-	if vault.IsCryptomator(v.CipherDir) {
-		return vault.CryptomatorNotYet(v.CipherDir, "mounting")
-	}
 	if mountPoint == "" {
 		return fmt.Errorf("%w: no mount point for %s", mountmgr.ErrMountpoint, v.display())
 	}

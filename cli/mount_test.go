@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/vaultui/vaultui/vault/cryptomator/cmfixture"
 )
 
 // TestMountScripts runs testdata/mount/*.txtar: the mount commands end to end, through the
@@ -37,6 +39,7 @@ func mountScriptParams(t *testing.T, dir string, extra func(env *testscript.Env)
 			if err != nil {
 				return err
 			}
+			env.Setenv("CRYPTOMATOR", cmfixture.Dir())
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/config")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
@@ -74,6 +77,8 @@ func mountScriptParams(t *testing.T, dir string, extra func(env *testscript.Env)
 			"killdaemon": cmdKillDaemon,
 			"masterkey":  cmdMasterKey,
 			"sametree":   cmdSameTree,
+			"untar":      cmdUntar,
+			"cmcheck":    cmdCryptomatorCheck,
 		},
 	}
 }

@@ -36,7 +36,7 @@ func (d *daemon) handleConflicts(req *request) *response {
 	if err != nil {
 		return &response{Error: toWire(err)}
 	}
-	if m.v.vault == nil {
+	if m.v.walk == nil {
 		return &response{Error: toWire(fmt.Errorf("%s is a reverse view: it has no sync conflicts to settle", where))}
 	}
 	// The key must outlive the walk: an unmount meanwhile waits for it (unlocked.Close).
@@ -46,13 +46,22 @@ func (d *daemon) handleConflicts(req *request) *response {
 		return &response{Error: toWire(errorOf(ErrNotMounted, "%s was unmounted meanwhile", m.info.CipherDir))}
 	}
 	if req.Op == opConflicts {
-		list, err := m.v.vault.Conflicts(ctx)
+		var list []vault.ConflictEntry
+		var err error
+		if m.v.vault != nil {
+			list, err = m.v.vault.Conflicts(ctx) // with the folders made twice, gocryptfs's own kind
+		} else {
+			list, err = vault.ConflictsVolume(ctx, m.v.walk)
+		}
 		if err != nil {
 			// The error names plaintext paths: the log gets its kind only.
 			d.log.Printf("listing the conflicts of %s failed (%s)", m.info.CipherDir, KindOf(err))
 			return &response{Error: toWire(err)}
 		}
 		return &response{Conflicts: toWireConflicts(list)} // never nil: an empty list is no error
+	}
+	if m.v.vault == nil {
+		return &response{Error: toWire(vault.CryptomatorNotYet(m.info.CipherDir, "settling the conflicts of mounted"))}
 	}
 	if req.Settle == nil {
 		return &response{Error: &wireError{Code: codeBadRequest, Msg: "settle_conflict request without a conflict"}}

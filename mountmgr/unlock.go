@@ -11,6 +11,8 @@ import (
 	"github.com/vaultui/vaultui/mountmgr/vfs"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/cryptomator"
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 // unlocked is a vault whose keys the daemon holds while it is mounted.
@@ -19,9 +21,12 @@ type unlocked struct {
 	cipher string
 	// notice is a one-line note for the user about how this vault runs here, or "".
 	notice string
-	// vault is the unlocked vault itself, for what the daemon does with the key besides
-	// serving the mount (listing and checking conflicts).
+	// vault is the unlocked gocryptfs vault itself, for what the daemon does with the key
+	// besides serving the mount (settling conflicts); nil for a Cryptomator vault.
 	vault *vault.Vault
+	// walk is the vault as fsck, export and the conflict listing read it (either format);
+	// nil for a reverse view.
+	walk  format.Volume
 	close func()
 	// mu keeps the keys from being wiped while a request other than the file system's own
 	// uses them (path mapping, conflicts); closed is set once they are.
@@ -113,6 +118,13 @@ func (u *unlocked) using(fn func(vfs.Volume)) bool {
 }
 
 func unlock(cipherDir string, password []byte) (*unlocked, error) {
+	if vault.IsCryptomator(cipherDir) {
+		v, err := vault.UnlockCryptomator(cipherDir, password)
+		if err != nil {
+			return nil, err
+		}
+		return cryptomatorUnlocked(v), nil
+	}
 	v, err := vault.Unlock(cipherDir, password)
 	if err != nil {
 		return nil, err
@@ -125,6 +137,13 @@ func unlock(cipherDir string, password []byte) (*unlocked, error) {
 // is opened anyway only read-only, where a wrong key cannot damage anything (names do not
 // decrypt, contents fail authentication), with a notice saying so; read-write it is refused.
 func unlockMasterKey(cipherDir string, key []byte, readOnly bool) (*unlocked, error) {
+	if vault.IsCryptomator(cipherDir) {
+		v, err := vault.UnlockCryptomatorWithKey(cipherDir, key)
+		if err != nil {
+			return nil, err
+		}
+		return cryptomatorUnlocked(v), nil
+	}
 	v, err := vault.UnlockWithMasterKey(cipherDir, key)
 	if errors.Is(err, vault.ErrKeyUnverifiable) && readOnly {
 		if v, err = vault.OpenWithMasterKey(cipherDir, key); err != nil {
@@ -159,7 +178,17 @@ func unlockedOf(v *vault.Vault) *unlocked {
 		cipher: v.Content.Cipher().String(),
 		notice: slowCipherNotice(v.Content.Cipher()),
 		vault:  v,
+		walk:   v.Volume(),
 		close:  v.Close,
+	}
+}
+
+func cryptomatorUnlocked(v *cryptomator.Vault) *unlocked {
+	return &unlocked{
+		volume: vfs.Volume{Dir: v.Dir(), Cryptomator: v},
+		cipher: cryptomator.Describe(v.Config().Format, v.Config().CipherCombo),
+		walk:   v.Volume(),
+		close:  func() { v.Close() },
 	}
 }
 

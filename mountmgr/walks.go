@@ -86,7 +86,7 @@ func (d *daemon) serveWalk(conn net.Conn, req *request) {
 		fail(err)
 		return
 	}
-	if m.v.vault == nil {
+	if m.v.walk == nil {
 		fail(fmt.Errorf("%s is a reverse view of a plaintext folder: there is nothing encrypted to check or export", where))
 		return
 	}
@@ -155,9 +155,9 @@ func (d *daemon) walk(ctx context.Context, m *mount, req *request, out *walkRepl
 	var problems []vault.Problem
 	var err error
 	if req.Op == opFsck {
-		problems, err = m.v.vault.Fsck(ctx, out.progress)
+		problems, err = vault.FsckVolume(ctx, m.v.walk, out.progress)
 	} else {
-		err = m.v.vault.ExportWith(ctx, req.Export.Dest, vault.ExportOptions{
+		err = vault.ExportVolume(ctx, m.v.walk, req.Export.Dest, vault.ExportOptions{
 			Progress: out.progress,
 			Force:    req.Export.Force,
 			Damaged:  out.damaged,

@@ -28,8 +28,7 @@ func IsCryptomator(cipherdir string) bool {
 }
 
 // ErrCryptomatorNotYet is wrapped, beside ErrUnsupported, by what vaultui cannot do with a
-// Cryptomator vault yet: mount it (the mount's half of issue 23), passwd, conflicts. The
-// walker's commands (info, fsck, export) read it.
+// Cryptomator vault yet (settling its conflicts). Mounting, info, fsck and export read it.
 var ErrCryptomatorNotYet = errors.New("not supported for Cryptomator vaults yet")
 
 // CryptomatorNotYet is the error for doing what (e.g. "mounting") with the Cryptomator vault
@@ -58,6 +57,31 @@ func UnlockVolume(cipherdir string, password []byte) (Volume, error) {
 		return nil, cryptomatorError(cipherdir, err)
 	}
 	return v.Volume(), nil
+}
+
+// UnlockCryptomator opens the Cryptomator vault in cipherdir with its password, for a mount.
+// Errors wrap this package's sentinels, as UnlockVolume's do.
+func UnlockCryptomator(cipherdir string, password []byte) (*cryptomator.Vault, error) {
+	v, err := cryptomator.Open(cipherdir, password)
+	if err != nil {
+		return nil, cryptomatorError(cipherdir, err)
+	}
+	return v, nil
+}
+
+// UnlockCryptomatorWithKey opens the Cryptomator vault in cipherdir with its raw master key
+// (the 64 bytes of its encryption and MAC keys), which the vault's signed configuration
+// checks.
+func UnlockCryptomatorWithKey(cipherdir string, raw []byte) (*cryptomator.Vault, error) {
+	k, err := cryptomator.MasterkeyFromRaw(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cipherdir, err)
+	}
+	v, err := cryptomator.OpenWithKey(cipherdir, k)
+	if err != nil {
+		return nil, cryptomatorError(cipherdir, err)
+	}
+	return v, nil
 }
 
 // cryptomatorError makes an error of package cryptomator also wrap this package's sentinel

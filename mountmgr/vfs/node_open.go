@@ -138,8 +138,15 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, n.fsys.op(errno)
 	}
 	defer d.close()
+	var key fileKey
 	if !existed {
 		if errno := n.preserveOwner(ctx, d.fd, stored); errno != 0 {
+			unix.Close(fd)
+			return nil, nil, 0, n.fsys.op(errno)
+		}
+		// A format whose empty files have a header (Cryptomator) gets it now, before the
+		// file's attributes go to the kernel.
+		if key, errno = n.fsys.emptyHeader(fd); errno != 0 {
 			unix.Close(fd)
 			return nil, nil, 0, n.fsys.op(errno)
 		}
@@ -152,14 +159,13 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	ch := n.newChild(ctx, name, &e, -1, "", out)
 	cn := ch.Operations().(*node)
 	f := cn.newFile(fd, true)
-	switch {
-	case trunc:
-		errno = f.truncateForOpen(ctx, fd)
-	case !existed && n.fsys.geo.EmptyHasHeader:
-		errno = f.writeHeader()
+	if key != nil {
+		f.cacheKey(key)
 	}
-	if errno != 0 {
-		return nil, nil, 0, n.fsys.op(errno)
+	if trunc {
+		if errno := f.truncateForOpen(ctx, fd); errno != 0 {
+			return nil, nil, 0, n.fsys.op(errno)
+		}
 	}
 	var fl uint32
 	if n.fsys.shared {
@@ -264,19 +270,20 @@ func (f *file) truncateToZero() syscall.Errno {
 	return f.empty(uint64(st.Size))
 }
 
-// writeHeader gives a new file its header, for a format whose empty files have one
-// (Geometry.EmptyHasHeader). On failure f is closed.
-func (f *file) writeHeader() syscall.Errno {
-	x := f.node.ext()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	var st unix.Stat_t
-	errno := fs2errno(unix.Fstat(f.fd, &st))
-	if errno == 0 && st.Size == 0 {
-		_, errno = f.ensureHeader(0)
+// emptyHeader writes a header into the new, empty cipher file fd if the format's empty files
+// have one (Geometry.EmptyHasHeader), and returns the key it holds (nil otherwise). A failure
+// leaves the file empty, which reads as an empty file all the same.
+func (f *fsys) emptyHeader(fd int) (fileKey, syscall.Errno) {
+	if !f.geo.EmptyHasHeader {
+		return nil, 0
 	}
-	if errno != 0 {
-		f.close()
+	k, h, err := f.content.newHeader()
+	if err != nil {
+		return nil, syscall.EIO
 	}
-	return errno
+	if err := pwrite(fd, h, 0); err != nil {
+		unix.Ftruncate(fd, 0)
+		return nil, fs2errno(err)
+	}
+	return k, 0
 }

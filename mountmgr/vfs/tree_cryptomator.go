@@ -205,9 +205,40 @@ func payloadIn(efd int, stored string) (string, uint32, error) {
 		}
 	}
 	if found == "" {
+		if halfMade(efd) {
+			return "", 0, cryptomator.ErrHalfMade
+		}
 		return "", 0, errors.New("a folder holding none of dir.c9r, symlink.c9r, contents.c9r")
 	}
 	return found, typ, nil
+}
+
+// halfMade reports whether the entry folder open at efd holds nothing but perhaps its
+// name.c9s: what an interrupted rename leaves (cryptomator.ErrHalfMade). The mount treats
+// the name as free: it hides the folder and removes it when the name is used again.
+func halfMade(efd int) bool {
+	names, err := layout.ReadDirNames(efd)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if n != cryptomator.NameFile {
+			return false
+		}
+	}
+	return true
+}
+
+// clearHalfMade removes the entry stored in dirfd if it is a half-made folder (halfMade),
+// and reports whether it did.
+func clearHalfMade(dirfd int, stored string) bool {
+	efd, err := openEntry(dirfd, stored)
+	if err != nil {
+		return false
+	}
+	ok := halfMade(efd)
+	unix.Close(efd)
+	return ok && removeShell(dirfd, stored) == nil
 }
 
 func (t *cryptomatorTree) stat(dirfd int, stored string) (entryID, []byte, error) {
@@ -224,6 +255,9 @@ func (t *cryptomatorTree) stat(dirfd int, stored string) (entryID, []byte, error
 	}
 	defer unix.Close(efd)
 	payload, typ, err := payloadIn(efd, stored)
+	if errors.Is(err, cryptomator.ErrHalfMade) {
+		return entryID{}, nil, unix.ENOENT
+	}
 	if err != nil {
 		return entryID{}, nil, layout.ErrCorrupt
 	}
@@ -268,10 +302,14 @@ func (t *cryptomatorTree) place(n *node, d dirRef, stored string) (dirRef, strin
 }
 
 // openPayloadDir returns the folder entry stored in d (which it gives back) with the name of
-// its payload.
+// its payload. A file under the name instead (a rename replaced the node's entry since the
+// kernel looked it up) means the node's entry is gone: ENOENT, as for a deleted node.
 func openPayloadDir(d dirRef, stored, payload string) (dirRef, string, syscall.Errno) {
 	efd, err := openEntry(d.fd, stored)
 	d.close()
+	if err == unix.ENOTDIR || err == unix.ELOOP {
+		err = unix.ENOENT
+	}
 	if err != nil {
 		return dirRef{}, "", fs2errno(err)
 	}
@@ -391,9 +429,13 @@ func removeShell(dirfd int, name string) error {
 	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 }
 
-// place renames the built entry tmp in dirfd to its stored name, which must be free.
+// placeEntry renames the built entry tmp in dirfd to its stored name, which must be free (a
+// half-made folder there is removed first).
 func placeEntry(dirfd int, tmp, stored string) error {
 	err := unix.Renameat2(dirfd, tmp, dirfd, stored, unix.RENAME_NOREPLACE)
+	if err == unix.EEXIST && clearHalfMade(dirfd, stored) {
+		err = unix.Renameat2(dirfd, tmp, dirfd, stored, unix.RENAME_NOREPLACE)
+	}
 	if err == unix.EINVAL {
 		err = unix.Renameat(dirfd, tmp, dirfd, stored)
 	}
@@ -415,7 +457,11 @@ func (t *cryptomatorTree) create(dirfd int, e storedEntry, flags int, mode uint3
 		return fd, err
 	}
 	if !e.long {
-		return open(dirfd, e.stored)
+		fd, err := open(dirfd, e.stored)
+		if err == unix.EISDIR && clearHalfMade(dirfd, e.stored) {
+			fd, err = open(dirfd, e.stored)
+		}
+		return fd, err
 	}
 	fd := -1
 	tmp, err := t.shell(dirfd, e, func(efd int) (err error) {
@@ -456,13 +502,11 @@ func (t *cryptomatorTree) mkdir(dirfd int, e storedEntry, mode uint32) ([]byte, 
 		return nil, err
 	}
 	undo := func() { removeShellWith(pfd, name, cryptomator.DirIDBackup) }
-	dfd, err := openEntry(pfd, name)
+	dfd, err := layout.OpenDir(pfd, name)
 	if err == nil {
 		err = writeNewAt(dfd, cryptomator.DirIDBackup, backup)
 		if err == nil {
-			if errno := (entry{fd: -1, dirfd: dfd, name: "."}).chmod(mode & 07777); errno != 0 {
-				err = errno
-			}
+			err = unix.Fchmod(dfd, mode&07777)
 		}
 		unix.Close(dfd)
 	}
@@ -618,6 +662,9 @@ func (t *cryptomatorTree) rename(sd int, src storedEntry, dd int, dst storedEntr
 		return err
 	}
 	dstTyp, err := t.entryType(dd, dst.stored)
+	if errors.Is(err, cryptomator.ErrHalfMade) && clearHalfMade(dd, dst.stored) {
+		err = unix.ENOENT
+	}
 	switch {
 	case err == unix.ENOENT:
 		dstTyp = 0
@@ -670,9 +717,7 @@ func (t *cryptomatorTree) rename(sd int, src storedEntry, dd int, dst storedEntr
 		return err
 	}
 	if from != sd {
-		if err := removeShellWith(sd, src.stored, cryptomator.NameFile); err != nil {
-			t.f.log.Printf("vfs: removing the emptied entry %s: %v", src.stored, err)
-		}
+		t.takeAway(sd, src.stored) // the emptied source folder, out of sight first
 	}
 	return nil
 }

@@ -298,10 +298,20 @@ func (v *Vault) entry(d Dir, s string) (Entry, string, error) {
 	}
 	e.Name = name
 	if e.Kind, err = v.kind(e); err != nil {
+		if errors.Is(err, ErrHalfMade) {
+			return e, format.KindTemp, err
+		}
 		return e, format.KindType, err
 	}
 	return e, "", nil
 }
+
+// ErrHalfMade is an entry folder that holds no payload at all (nothing but, for a .c9s
+// name, its name.c9s): what a crash leaves when it stops a rename that moves an entry's
+// payload into a new folder (a file's name becoming long, say) after the folder was placed
+// and before the payload arrived. The payload is still under its old name; the folder holds
+// no data, and may be removed.
+var ErrHalfMade = errors.New("an entry folder holding no payload (an interrupted rename left it; it holds no data)")
 
 // conflictCopy reads the stored name s of d, which is not an entry of the format, as a sync
 // tool's conflict copy of one: a tool's marker (layout.ParseConflict) whose removal leaves a
@@ -361,10 +371,27 @@ func (v *Vault) kind(e Entry) (Kind, error) {
 			kinds = append(kinds, c.kind)
 		}
 	}
+	if len(kinds) == 0 && v.holdsOnly(e.node(), nameFile) {
+		return 0, fmt.Errorf("%s: %w", v.path(e.node()), ErrHalfMade)
+	}
 	if len(kinds) != 1 {
 		return 0, fmt.Errorf("%s: %w: a folder holding %d of %s, %s, %s", v.path(e.node()), layout.ErrCorrupt, len(kinds), dirFile, symlinkFile, contentsFile)
 	}
 	return kinds[0], nil
+}
+
+// holdsOnly reports whether the folder rel holds nothing but (perhaps) the file name.
+func (v *Vault) holdsOnly(rel, name string) bool {
+	names, err := v.listNames(rel)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if n != name {
+			return false
+		}
+	}
+	return true
 }
 
 // storedName returns the stored name of name in d, and the full encrypted name when it is

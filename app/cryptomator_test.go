@@ -112,3 +112,21 @@ func TestCryptomatorConflictsListed(t *testing.T) {
 		t.Fatalf("the copy after a refused settle: %v", err)
 	}
 }
+
+// Shared storage is gocryptfs-only: asked for on a Cryptomator vault, the mount is refused
+// before any password is asked for, with the error every unsupported Cryptomator use gets.
+func TestCryptomatorSharedStorageRefused(t *testing.T) {
+	ctx := context.Background()
+	a, _ := registryApp(t, true)
+	dir := cmfixture.Folder(t)
+	ad, err := a.Add(ctx, NewEntry{CipherDir: dir, Name: "cm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &fakeDaemon{password: "pw"}
+	_, err = newTestApp(&fakeKeyring{entries: map[string]string{}, labels: map[string]string{}}, d).Mount(ctx,
+		MountRequest{Vault: VaultOf(ad.Entry), MountPoint: filepath.Join(t.TempDir(), "mnt"), Password: []byte("pw"), SharedStorage: true})
+	if !errors.Is(err, vault.ErrUnsupported) || !strings.Contains(err.Error(), "--sharedstorage on Cryptomator vaults is not supported yet") || d.tries != 0 {
+		t.Fatalf("mount --sharedstorage: %v after %d tries", err, d.tries)
+	}
+}

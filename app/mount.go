@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // MountRequest mounts a vault. Without Password the keyring's is used, or a
@@ -52,6 +53,9 @@ type Mounted struct {
 func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 	if err := CheckMountPoint(r.Vault, r.MountPoint); err != nil {
 		return Mounted{}, err
+	}
+	if r.SharedStorage && vault.IsCryptomator(r.Vault.CipherDir) {
+		return Mounted{}, vault.CryptomatorNotYet(r.Vault.CipherDir, "--sharedstorage on")
 	}
 	if _, err := os.Lstat(r.MountPoint); errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(r.MountPoint, 0o700); err != nil {

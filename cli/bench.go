@@ -45,6 +45,8 @@ daemon and vaults are not touched), the passthrough by a child process,
 gocryptfs in the foreground; the report gives each one's CPU time and peak
 memory. --runs N runs N rounds of every target in turn; the ratios are
 medians of each round's ratio, so use 5 or more on a machine with other load.
+--ciphers takes aegis, gcm, xchacha, siv and cryptomator (a Cryptomator vault,
+format 8 with SIV_GCM: AES-GCM in 32 KiB chunks).
 --baseline EXE also measures the vaultui executable EXE (say, a build of the
 code before a change) as targets of its own, side by side.
 
@@ -97,9 +99,13 @@ examples:
 			cfg := mountbench.Config{Dir: *dir, Size: n, Files: *files, RandomReads: *reads, Runs: *runs, UntarFrom: *untar, Exe: exe,
 				Cold: *cold, RepoFiles: *repoFiles, Transactions: *transactions, TreeFiles: *treeFiles, Baseline: *baseline}
 			for _, name := range strings.Split(*ciphers, ",") {
-				c, err := crypto.ParseCipher(strings.TrimSpace(name))
+				name = strings.TrimSpace(name)
+				c, err := crypto.ParseCipher(name)
+				if strings.EqualFold(name, "cryptomator") {
+					c, err = mountbench.CryptomatorVault, nil
+				}
 				if err != nil {
-					return e.usage("--ciphers: %v", err)
+					return e.usage("--ciphers: %v (or cryptomator, a Cryptomator vault)", err)
 				}
 				cfg.Ciphers = append(cfg.Ciphers, c)
 			}

@@ -43,6 +43,7 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/mountmgr/vfs"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
 // Config says what to measure.
@@ -56,7 +57,8 @@ type Config struct {
 	RandomReads int
 	// Files is how many empty files to create, list and delete (default 10000).
 	Files int
-	// Ciphers to mount vaultui vaults with (default: every cipher this build has).
+	// Ciphers to mount vaultui vaults with (default: every cipher this build has);
+	// CryptomatorVault stands for a Cryptomator vault (format 8, SIV_GCM).
 	Ciphers []crypto.CipherID
 	// Exe is the vaultui executable: it serves vaultui mounts ("Exe daemon") and the
 	// passthrough ("Exe bench" with LoopbackEnv set, see ServeLoopbackChild). Required.
@@ -353,11 +355,11 @@ func (cfg Config) targets() (targets []target, gocryptfs string, err error) {
 		}})
 	}
 	for _, c := range cfg.Ciphers {
-		targets = append(targets, target{"vaultui " + c.String(), func(ctx context.Context, work, b, m string) (*server, error) {
+		targets = append(targets, target{targetName(c), func(ctx context.Context, work, b, m string) (*server, error) {
 			return mountVaultui(ctx, cfg.Exe, work, b, m, c)
 		}})
 		if cfg.Baseline != "" {
-			targets = append(targets, target{"baseline " + c.String(), func(ctx context.Context, work, b, m string) (*server, error) {
+			targets = append(targets, target{strings.Replace(targetName(c), "vaultui", "baseline", 1), func(ctx context.Context, work, b, m string) (*server, error) {
 				return mountVaultui(ctx, cfg.Baseline, work, b, m, c)
 			}})
 		}
@@ -941,14 +943,38 @@ func mountLoopbackChild(ctx context.Context, exe, work, backing, mnt string) (*s
 
 var benchPassword = []byte("vaultui bench password")
 
+// CryptomatorVault stands, among Config.Ciphers, for a Cryptomator vault (format 8, SIV_GCM:
+// AES-GCM in 32 KiB chunks), measured through the same mount as the gocryptfs ciphers.
+const CryptomatorVault crypto.CipherID = "cryptomator"
+
+// targetName is how the report names a vaultui target of cipher c.
+func targetName(c crypto.CipherID) string {
+	if c == CryptomatorVault {
+		return "vaultui Cryptomator SIV_GCM"
+	}
+	return "vaultui " + c.String()
+}
+
+// createVault makes the vault a vaultui target of cipher c mounts, in the empty folder dir.
+func createVault(dir string, c crypto.CipherID) error {
+	if c == CryptomatorVault {
+		v, err := cryptomator.Create(dir, benchPassword, cryptomator.CreateOptions{ScryptLogN: crypto.MinScryptLogN})
+		if err == nil {
+			v.Close()
+		}
+		return err
+	}
+	key, err := vault.Create(dir, benchPassword, vault.CreateOptions{Cipher: c, ScryptLogN: crypto.MinScryptLogN})
+	crypto.Wipe(key)
+	return err
+}
+
 // mountVaultui creates a vault and mounts it through a daemon of its own: private runtime,
 // config and state dirs under work, so the user's daemon and registry stay untouched.
 func mountVaultui(ctx context.Context, exe, work, backing, mnt string, c crypto.CipherID) (*server, error) {
-	key, err := vault.Create(backing, benchPassword, vault.CreateOptions{Cipher: c, ScryptLogN: crypto.MinScryptLogN})
-	if err != nil {
+	if err := createVault(backing, c); err != nil {
 		return nil, err
 	}
-	crypto.Wipe(key)
 	xdg := filepath.Join(work, "xdg")
 	run, config, state := filepath.Join(xdg, "run"), filepath.Join(xdg, "config"), filepath.Join(xdg, "state")
 	for _, d := range []string{run, config, state} {

@@ -68,7 +68,7 @@ func TestRunSmall(t *testing.T) {
 	src := t.TempDir()
 	os.WriteFile(src+"/a", []byte("untar me"), 0o644)
 	cfg := Config{Dir: t.TempDir(), Size: 4 << 20, RandomReads: 200, Files: 100, Runs: 2,
-		Ciphers: []crypto.CipherID{crypto.AESGCM}, UntarFrom: src, Exe: exe, RepoFiles: 30, Transactions: 10, TreeFiles: 250,
+		Ciphers: []crypto.CipherID{crypto.AESGCM, CryptomatorVault}, UntarFrom: src, Exe: exe, RepoFiles: 30, Transactions: 10, TreeFiles: 250,
 		NoBuild: true} // TestRunCold builds, once warm and once cold: six cold builds here would add minutes
 	if bin := os.Getenv("GOCRYPTFS"); bin != "" {
 		cfg.Gocryptfs = bin
@@ -80,9 +80,9 @@ func TestRunSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := 2
+	want := 3 // the passthrough, AES-GCM, Cryptomator
 	if cfg.Gocryptfs != "" {
-		want = 3
+		want = 4
 		if !strings.HasPrefix(rep.Gocryptfs, "gocryptfs ") { // "gocryptfs v2.6.1-43-g1a03e99; ..." or Debian's "gocryptfs 2.3; ..."
 			t.Errorf("gocryptfs version %q", rep.Gocryptfs)
 		}

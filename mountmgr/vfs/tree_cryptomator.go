@@ -80,15 +80,7 @@ func (t *cryptomatorTree) readDirID(dirfd int, stored string) ([]byte, error) {
 
 // openByID opens the folder of the directory with the given ID, refusing symlinks on the way.
 func (t *cryptomatorTree) openByID(id []byte) (int, error) {
-	for {
-		fd, err := unix.Openat2(t.f.rootFd, t.names.DirPath(string(id)), &unix.OpenHow{
-			Flags:   uint64(unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC),
-			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
-		})
-		if err != unix.EINTR && err != unix.EAGAIN {
-			return fd, err
-		}
-	}
+	return t.openBeneath(t.names.DirPath(string(id)), false)
 }
 
 func (t *cryptomatorTree) dirKey(n *node, fd int) ([]byte, error) {
@@ -524,30 +516,39 @@ func (t *cryptomatorTree) mkdir(dirfd int, e storedEntry, mode uint32) ([]byte, 
 	return []byte(id), nil
 }
 
-// openBeneath opens the folder rel (slash-separated) below the vault's root, making its last
-// component if mk and it is missing.
+// openat2 retries what openat2 asks to retry: EAGAIN when a rename elsewhere raced the
+// RESOLVE_BENEATH walk, EINTR.
+func openat2(dirfd int, rel string, how *unix.OpenHow) (int, error) {
+	for {
+		fd, err := unix.Openat2(dirfd, rel, how)
+		if err != unix.EAGAIN && err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// openBeneath opens the folder rel (slash-separated, below the vault's folder), refusing
+// symlinks on the way; with mk its last component is made if missing (d/XX, the first
+// directory whose ID hashes to XX).
 func (t *cryptomatorTree) openBeneath(rel string, mk bool) (int, error) {
 	how := &unix.OpenHow{
 		Flags:   uint64(unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC),
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 	}
-	fd, err := unix.Openat2(t.f.rootFd, rel, how)
-	if err == unix.ENOENT && mk {
-		i := strings.LastIndexByte(rel, '/')
-		pfd, perr := unix.Openat2(t.f.rootFd, rel[:max(i, 0)], how)
-		if i < 0 {
-			pfd, perr = unix.Dup(t.f.rootFd)
-		}
-		if perr != nil {
-			return -1, perr
-		}
-		defer unix.Close(pfd)
-		if err := unix.Mkdirat(pfd, rel[i+1:], 0o700); err != nil && err != unix.EEXIST {
-			return -1, err
-		}
-		fd, err = openEntry(pfd, rel[i+1:])
+	fd, err := openat2(t.f.rootFd, rel, how)
+	i := strings.LastIndexByte(rel, '/')
+	if err != unix.ENOENT || !mk || i < 0 {
+		return fd, err
 	}
-	return fd, err
+	pfd, err := openat2(t.f.rootFd, rel[:i], how)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(pfd)
+	if err := unix.Mkdirat(pfd, rel[i+1:], 0o700); err != nil && err != unix.EEXIST {
+		return -1, err
+	}
+	return openEntry(pfd, rel[i+1:])
 }
 
 func (t *cryptomatorTree) symlink(dirfd int, e storedEntry, target string) error {

@@ -341,3 +341,87 @@ func TestCryptomatorConflictCopyShown(t *testing.T) {
 		t.Fatalf("the copy's cipher file after removing it: %v", err)
 	}
 }
+
+// Hostile or damaged entries in a Cryptomator vault's folders fail alone, with EIO or as
+// hidden names, never by following a symlink out of the vault or by releasing content that
+// did not authenticate; the rest of the mount keeps working.
+func TestCryptomatorHostileEntries(t *testing.T) {
+	vol, v := cryptomatorVolume(t)
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("outside the vault"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ok", "file-link", "chunk"} {
+		if _, err := v.WriteFile(v.Root(), name, strings.NewReader(name+strings.Repeat("!", 40000))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"dir-link", "id-elsewhere"} {
+		if _, err := v.Mkdir(v.Root(), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(vol.Dir, v.Names().DirPath(""))
+	at := func(name string) string { return filepath.Join(root, v.Names().Encrypt("", name)) }
+	// A file's entry replaced by a symlink to a file outside.
+	os.Remove(at("file-link"))
+	if err := os.Symlink(secret, at("file-link")); err != nil {
+		t.Fatal(err)
+	}
+	// A directory's dir.c9r replaced by a symlink.
+	os.Remove(filepath.Join(at("dir-link"), cryptomator.DirFile))
+	if err := os.Symlink(secret, filepath.Join(at("dir-link"), cryptomator.DirFile)); err != nil {
+		t.Fatal(err)
+	}
+	// A directory ID whose folder is a symlink to a folder outside.
+	id, err := os.ReadFile(filepath.Join(at("id-elsewhere"), cryptomator.DirFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(vol.Dir, v.Names().DirPath(string(id)))
+	if err := os.RemoveAll(folder); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(secret), folder); err != nil {
+		t.Fatal(err)
+	}
+	// A flipped byte in the second chunk.
+	f, err := os.OpenFile(at("chunk"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	f.ReadAt(b, 68+32796+100)
+	b[0] ^= 1
+	f.WriteAt(b, 68+32796+100)
+	f.Close()
+	// A .c9s folder whose name.c9s does not hash to it, and a file not of the format.
+	if err := os.Mkdir(filepath.Join(root, "AAAA.c9s"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(root, "AAAA.c9s", cryptomator.NameFile), []byte(v.Names().Encrypt("", "x")), 0o600)
+	os.WriteFile(filepath.Join(root, "desktop.ini"), []byte("x"), 0o600)
+
+	mp, _ := mountTest(t, vol, Options{})
+	for _, name := range []string{"file-link", "dir-link/x", "id-elsewhere/secret"} {
+		if b, err := os.ReadFile(filepath.Join(mp, name)); err == nil || strings.Contains(string(b), "outside") {
+			t.Errorf("%s: read %q, %v; want an error", name, b, err)
+		}
+	}
+	// The first chunk authenticates and may be read; nothing of the second is released.
+	if b, err := os.ReadFile(filepath.Join(mp, "chunk")); !errors.Is(err, syscall.EIO) || len(b) > 32768 || string(b) != ("chunk" + strings.Repeat("!", 40000))[:len(b)] {
+		t.Errorf("a file with a damaged second chunk read %d bytes, %v; want at most the first chunk, then EIO", len(b), err)
+	}
+	if b, err := os.ReadFile(filepath.Join(mp, "ok")); err != nil || string(b) != "ok"+strings.Repeat("!", 40000) {
+		t.Errorf("the intact file: %v", err)
+	}
+	ents, err := os.ReadDir(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() == "desktop.ini" || strings.HasSuffix(e.Name(), ".c9s") || e.Name() == "x" {
+			t.Errorf("listed %q", e.Name())
+		}
+	}
+}

@@ -20,9 +20,14 @@ import (
 // cryptomatorVolume makes a fresh Cryptomator vault (format 8, SIV_GCM) and returns it as a
 // volume, with the vault to read it offline.
 func cryptomatorVolume(t testing.TB) (Volume, *cryptomator.Vault) {
+	return cryptomatorVolumeOf(t, cryptomator.SIVGCM)
+}
+
+// cryptomatorVolumeOf is cryptomatorVolume with the content encryption combo.
+func cryptomatorVolumeOf(t testing.TB, combo cryptomator.CipherCombo) (Volume, *cryptomator.Vault) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "vault")
-	v, err := cryptomator.Create(dir, []byte("pw"), cryptomator.CreateOptions{ScryptLogN: 10})
+	v, err := cryptomator.Create(dir, []byte("pw"), cryptomator.CreateOptions{ScryptLogN: 10, Combo: combo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +155,15 @@ func randomBytes(n int) string {
 // offline reader, and fsck finds nothing wrong: files around the 32 KiB chunk size, names
 // long enough to be shortened (.c9s), symlinks, renames between short and long names, a file
 // replacing another, truncation both ways, writes past the end (no holes in this format).
+// Both content encryptions: SIV_GCM, and SIV_CTRMAC of vaults migrated from format 7.
 func TestCryptomatorWritesReadBack(t *testing.T) {
-	vol, v := cryptomatorVolume(t)
+	for _, combo := range []cryptomator.CipherCombo{cryptomator.SIVGCM, cryptomator.SIVCTRMAC} {
+		t.Run(string(combo), func(t *testing.T) { cryptomatorWritesReadBack(t, combo) })
+	}
+}
+
+func cryptomatorWritesReadBack(t *testing.T, combo cryptomator.CipherCombo) {
+	vol, v := cryptomatorVolumeOf(t, combo)
 	mp, _ := mountTest(t, vol, Options{})
 	long := strings.Repeat("long name ", 20) // 200 bytes: over the 220-character threshold once encrypted
 	want := map[string]string{}

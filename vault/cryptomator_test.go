@@ -16,8 +16,14 @@ import (
 // unlockCryptomatorFixture extracts the shared Cryptomator fixture and opens it as any vault is opened.
 func unlockCryptomatorFixture(t *testing.T) (string, Volume) {
 	t.Helper()
-	dir := cmfixture.Folder(t)
-	pw, err := cmfixture.Password()
+	return unlockCryptomator(t, cmfixture.SIVGCMA)
+}
+
+// unlockCryptomator extracts the Cryptomator fixture fx and opens it as any vault is opened.
+func unlockCryptomator(t *testing.T, fx cmfixture.Fixture) (string, Volume) {
+	t.Helper()
+	dir := fx.Folder(t)
+	pw, err := fx.Password()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,23 +35,27 @@ func unlockCryptomatorFixture(t *testing.T) (string, Volume) {
 	return dir, vol
 }
 
-// The walker that exports gocryptfs vaults exports the Cryptomator fixture, every file
+// The walker that exports gocryptfs vaults exports each Cryptomator fixture, every file
 // exact, and its fsck finds nothing.
 func TestCryptomatorExportAndFsck(t *testing.T) {
-	_, vol := unlockCryptomatorFixture(t)
-	if got := vol.FormatName(); got != "Cryptomator vault format 8, SIV_GCM" {
-		t.Errorf("format %q", got)
-	}
-	out := filepath.Join(t.TempDir(), "out")
-	if err := ExportVolume(context.Background(), vol, out, ExportOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmfixture.CheckTree(out); err != nil {
-		t.Fatal(err)
-	}
-	problems, err := FsckVolume(context.Background(), vol, nil)
-	if err != nil || len(problems) != 0 {
-		t.Fatalf("fsck of the fixture: %v, %v", problems, err)
+	for _, fx := range []cmfixture.Fixture{cmfixture.SIVGCMA, cmfixture.RcloneB} {
+		t.Run(string(fx), func(t *testing.T) {
+			_, vol := unlockCryptomator(t, fx)
+			if got := vol.FormatName(); got != "Cryptomator vault format 8, SIV_GCM" {
+				t.Errorf("format %q", got)
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			if err := ExportVolume(context.Background(), vol, out, ExportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := fx.CheckTree(out); err != nil {
+				t.Fatal(err)
+			}
+			problems, err := FsckVolume(context.Background(), vol, nil)
+			if err != nil || len(problems) != 0 {
+				t.Fatalf("fsck of the fixture: %v, %v", problems, err)
+			}
+		})
 	}
 }
 

@@ -51,7 +51,13 @@ func (n *Names) Wipe() { crypto.Wipe(n.key) }
 // with ID dirID: base64url(AES-SIV(NFC(name), dirID)) + ".c9r". The parent's ID as
 // associated data binds the name to its directory.
 func (n *Names) Encrypt(dirID, name string) string {
-	sealed, err := crypto.SIVSeal(n.key, []byte(norm.NFC.String(name)), []byte(dirID))
+	return n.encryptAsIs(dirID, norm.NFC.String(name))
+}
+
+// encryptAsIs is Encrypt without the normalization: the stored name a writer that does not
+// normalize (rclone's backend) gives name.
+func (n *Names) encryptAsIs(dirID, name string) string {
+	sealed, err := crypto.SIVSeal(n.key, []byte(name), []byte(dirID))
 	if err != nil {
 		panic("cryptomator: " + err.Error()) // only a bad key length gets here
 	}

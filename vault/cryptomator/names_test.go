@@ -1,7 +1,10 @@
 package cryptomator
 
 import (
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,5 +121,69 @@ func TestDirPathShape(t *testing.T) {
 func TestShorten(t *testing.T) {
 	if got := Shorten(strings.Repeat("A", 217) + ".c9r"); got != "nJVxya5ikDdUhPmexn39IA5kyOU=.c9s" {
 		t.Fatalf("Shorten = %q", got)
+	}
+}
+
+// The shortening rule from the specification, checked on disk with the standard library: an
+// encrypted name with its ".c9r" longer than the vault's shorteningThreshold is stored as the
+// folder base64url(SHA-1(that name)) + ".c9s", holding it in name.c9s; one of exactly the
+// threshold stays as it is. An n-byte name encrypts to 4*ceil((16+n)/3) + 4 characters: 146
+// bytes give 220, 147 give 224. A vault with threshold 219 shortens the 220-character one.
+func TestShorteningThresholdOnDisk(t *testing.T) {
+	encLen := func(n int) int { return 4*((16+n+2)/3) + 4 }
+	for _, c := range []struct {
+		threshold, nameLen int
+		shortened          bool
+	}{{220, 146, false}, {220, 147, true}, {219, 146, true}, {224, 147, false}} {
+		t.Run(fmt.Sprintf("%d-byte name, threshold %d", c.nameLen, c.threshold), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "vault")
+			v, err := Create(dir, []byte("pw"), CreateOptions{ScryptLogN: 10, ShorteningThreshold: c.threshold})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			name := strings.Repeat("n", c.nameLen)
+			if _, err := v.WriteFile(v.Root(), name, strings.NewReader("content")); err != nil {
+				t.Fatal(err)
+			}
+			folder := filepath.Join(dir, filepath.FromSlash(v.Root().Path))
+			ents, err := os.ReadDir(folder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stored []os.DirEntry
+			for _, e := range ents {
+				if e.Name() != dirIDBackup {
+					stored = append(stored, e)
+				}
+			}
+			if len(stored) != 1 {
+				t.Fatalf("%d entries in the root folder", len(stored))
+			}
+			s := stored[0]
+			enc := s.Name()
+			if c.shortened {
+				long, err := os.ReadFile(filepath.Join(folder, s.Name(), "name.c9s"))
+				if err != nil || !s.IsDir() {
+					t.Fatalf("shortened entry %s: %v", s.Name(), err)
+				}
+				h := sha1.Sum(long)
+				if want := base64.URLEncoding.EncodeToString(h[:]) + ".c9s"; s.Name() != want {
+					t.Fatalf("folder %s, want base64url(SHA-1(name.c9s)) = %s", s.Name(), want)
+				}
+				if _, err := os.Stat(filepath.Join(folder, s.Name(), "contents.c9r")); err != nil {
+					t.Fatal(err)
+				}
+				enc = string(long)
+			} else if s.IsDir() || !strings.HasSuffix(enc, ".c9r") {
+				t.Fatalf("entry %s (folder %v), want a .c9r file", enc, s.IsDir())
+			}
+			if len(enc) != encLen(c.nameLen) || len(enc) > c.threshold != c.shortened {
+				t.Fatalf("encrypted name of %d characters, want %d", len(enc), encLen(c.nameLen))
+			}
+			if got, err := NewNames(v.key).Decrypt(rootDirID, enc); err != nil || got != name {
+				t.Fatalf("the encrypted name decrypts to %q, %v", got, err)
+			}
+		})
 	}
 }

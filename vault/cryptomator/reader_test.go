@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/vaultui/vaultui/vault/cryptomator/cmfixture"
 	"github.com/vaultui/vaultui/vault/format"
 )
 
@@ -51,39 +53,54 @@ func walkAll(t *testing.T, v *Vault) map[string]walked {
 	return got
 }
 
-// Every file of the fixture reads back exactly (size and SHA-256), every directory is there,
-// and nothing else is.
+// Every file of each fixture reads back exactly (size and SHA-256), every directory is there,
+// nothing else is, the walk finds no problem (names, dirid.c9r backups, chunks), and each
+// path listed is found again by Resolve. rclone-b holds a name rclone stored in NFD.
 func TestFixtureReadsExactly(t *testing.T) {
-	dir := extractFixture(t)
-	v, err := Open(dir, fixturePassword(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	got := walkAll(t, v)
-	want := map[string]walked{}
-	for _, m := range fixtureManifest(t) {
-		switch m.Type {
-		case "file":
-			want[rcloneEncoded(m.Path)] = walked{kind: KindFile, size: m.Size, sha256: m.SHA256}
-		case "dir":
-			want[rcloneEncoded(m.Path)] = walked{kind: KindDir}
-		default:
-			t.Fatalf("manifest entry of type %q", m.Type)
-		}
-	}
-	for p, w := range want {
-		if got[p] != w {
-			t.Errorf("%s: read %+v, manifest %+v", p, got[p], w)
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(got)) {
-		if _, ok := want[p]; !ok {
-			t.Errorf("%s: in the vault, not in the manifest", p)
-		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d entries read, manifest has %d", len(got), len(want))
+	for _, fx := range []cmfixture.Fixture{cmfixture.SIVGCMA, cmfixture.RcloneB} {
+		t.Run(string(fx), func(t *testing.T) {
+			pw, err := fx.Password()
+			if err != nil {
+				t.Fatal(err)
+			}
+			manifest, err := fx.Manifest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := Open(fx.Folder(t), pw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			got := walkAll(t, v)
+			want := map[string]walked{}
+			for _, m := range manifest {
+				switch m.Type {
+				case "file":
+					want[rcloneEncoded(m.Path)] = walked{kind: KindFile, size: m.Size, sha256: m.SHA256}
+				case "dir":
+					want[rcloneEncoded(m.Path)] = walked{kind: KindDir}
+				default:
+					t.Fatalf("manifest entry of type %q", m.Type)
+				}
+			}
+			for p, w := range want {
+				if got[p] != w {
+					t.Errorf("%s: read %+v, manifest %+v", p, got[p], w)
+				}
+			}
+			for _, p := range slices.Sorted(maps.Keys(got)) {
+				if _, ok := want[p]; !ok {
+					t.Errorf("%s: in the vault, not in the manifest", p)
+				}
+				if e, err := v.Resolve(p); err != nil || e.Name != path.Base(p) {
+					t.Errorf("Resolve(%+q) = %+q, %v", p, e.Name, err)
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d entries read, manifest has %d", len(got), len(want))
+			}
+		})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/layout"
@@ -397,7 +398,12 @@ func (v *Vault) holdsOnly(rel, name string) bool {
 // storedName returns the stored name of name in d, and the full encrypted name when it is
 // shortened ("" otherwise).
 func (v *Vault) storedName(d Dir, name string) (stored, long string) {
-	enc := v.names.Encrypt(d.ID, name)
+	return v.shortened(v.names.Encrypt(d.ID, name))
+}
+
+// shortened returns the stored name of the encrypted name enc: enc itself, or its .c9s
+// folder's name when enc is longer than the threshold (then also enc, else "").
+func (v *Vault) shortened(enc string) (stored, long string) {
 	if len(enc) > v.config.ShorteningThreshold {
 		return Shorten(enc), enc
 	}
@@ -406,11 +412,22 @@ func (v *Vault) storedName(d Dir, name string) (stored, long string) {
 
 // Lookup finds name in d without listing d. A missing name is an error wrapping
 // fs.ErrNotExist.
+//
+// Names are stored in NFC, as Cryptomator stores them. A writer that does not normalize
+// (rclone's backend) stores a name that is not in NFC as it is, and ReadDir lists it so: such
+// a name is looked for first as it is, so that each listed name finds its own entry even next
+// to one of its NFC spelling, then in NFC (what Create and WriteFile made of it).
 func (v *Vault) Lookup(d Dir, name string) (Entry, error) {
 	if err := checkName(name); err != nil {
 		return Entry{}, err
 	}
 	stored, _ := v.storedName(d, name)
+	if !norm.NFC.IsNormalString(name) {
+		asIs, _ := v.shortened(v.names.encryptAsIs(d.ID, name))
+		if _, err := v.root.Lstat(d.Path + "/" + asIs); err == nil {
+			stored = asIs
+		}
+	}
 	if _, err := v.root.Lstat(d.Path + "/" + stored); err != nil {
 		return Entry{}, fmt.Errorf("%s: %w", v.path(d.Path+"/"+stored), err)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
 )
 
 const testPassword = "correct horse battery staple"
@@ -168,6 +170,47 @@ func TestLookupAndResolve(t *testing.T) {
 	for _, bad := range []string{"", ".", "..", "a/b"} {
 		if _, err := v.Lookup(sub, bad); err == nil {
 			t.Errorf("Lookup(%q) succeeded", bad)
+		}
+	}
+}
+
+// A writer that does not normalize names (rclone's backend stores a name as it is given, so
+// a name in NFD from a Linux or macOS folder stays NFD) leaves entries whose names are not in
+// NFC. Each name ReadDir lists must be found by Lookup under that name, next to an entry of the
+// NFC spelling, which Lookup finds under its own.
+func TestLookupFindsNamesStoredWithoutNormalization(t *testing.T) {
+	v, dir := createTestVault(t, SIVGCM)
+	defer v.Close()
+	nfc, nfd := "r\u00e9sum\u00e9.txt", "re\u0301sume\u0301.txt"
+	root := v.Root()
+	if _, err := v.WriteFile(root, nfc, strings.NewReader("written as NFC")); err != nil {
+		t.Fatal(err)
+	}
+	// The NFD entry as rclone writes it: its name encrypted as is.
+	tmp, err := v.WriteFile(root, "tmp", strings.NewReader("written as NFD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := crypto.SIVSeal(v.names.key, []byte(nfd), []byte(root.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawNFD := nameB64.EncodeToString(sealed) + suffixC9R
+	if err := os.Rename(filepath.Join(dir, tmp.node()), filepath.Join(dir, root.Path, rawNFD)); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := v.ReadDir(root)
+	if err != nil || len(ents) != 2 {
+		t.Fatalf("ReadDir = %+v, %v", ents, err)
+	}
+	for _, want := range []struct{ name, content string }{{nfc, "written as NFC"}, {nfd, "written as NFD"}} {
+		e, err := v.Lookup(root, want.name)
+		if err != nil {
+			t.Fatalf("Lookup(%+q): %v", want.name, err)
+		}
+		var b bytes.Buffer
+		if _, err := v.ReadFile(e, &b); err != nil || e.Name != want.name || b.String() != want.content {
+			t.Fatalf("Lookup(%+q) = %+q holding %q, %v", want.name, e.Name, b.String(), err)
 		}
 	}
 }

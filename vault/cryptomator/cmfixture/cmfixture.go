@@ -1,9 +1,12 @@
-// Package cmfixture gives tests the shared Cryptomator fixture siv-gcm-a (in
-// vault/cryptomator/testdata): a vault made by an independent Go implementation of the format
-// (rclone's unmerged Cryptomator backend, PR 8302), its password, and the manifest of every
-// entry with its size and SHA-256. The format's own tests, the walker's and the CLI's use it,
-// so that each checks the same vault against the same manifest. It holds no format code: it
-// finds files by their sizes (format.Geometry), never by decrypting.
+// Package cmfixture gives tests the Cryptomator fixtures in vault/cryptomator/testdata, vaults
+// made by an independent Go implementation of the format (rclone's unmerged Cryptomator
+// backend, PR 8302), each with its password and the manifest of every entry with its size and
+// SHA-256: siv-gcm-a, the shared fixture, and rclone-b, a vault rclone created itself with
+// more variety (sizes around the 32 KiB chunk, empty files and folders, deep nesting, a name in
+// NFD, a name encrypting to exactly the shortening threshold). The format's own tests, the
+// walker's and the CLI's use them, so that each checks the same vault against the same
+// manifest. It holds no format code: it finds files by their sizes (format.Geometry), never by
+// decrypting. The package functions are siv-gcm-a's.
 package cmfixture
 
 import (
@@ -24,11 +27,23 @@ import (
 	"github.com/vaultui/vaultui/vault/format"
 )
 
+// Fixture is one fixture, by its folder's name in testdata.
+type Fixture string
+
+// The fixtures.
+const (
+	SIVGCMA Fixture = "siv-gcm-a"
+	RcloneB Fixture = "rclone-b"
+)
+
 // Dir is the fixture's folder (cipher.tar, password, manifest.json).
-func Dir() string {
+func (f Fixture) Dir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "testdata", "siv-gcm-a")
+	return filepath.Join(filepath.Dir(file), "..", "testdata", string(f))
 }
+
+// Dir is siv-gcm-a's folder.
+func Dir() string { return SIVGCMA.Dir() }
 
 // Geometry is the fixture's (SIV_GCM).
 var Geometry = format.Geometry{HeaderLen: 68, BlockSize: 32 << 10, BlockOverhead: 28, EmptyHasHeader: true}
@@ -41,9 +56,12 @@ type Entry struct {
 	SHA256 string `json:"sha256"`
 }
 
+// Manifest returns siv-gcm-a's manifest entries.
+func Manifest() ([]Entry, error) { return SIVGCMA.Manifest() }
+
 // Manifest returns the manifest's entries.
-func Manifest() ([]Entry, error) {
-	b, err := os.ReadFile(filepath.Join(Dir(), "manifest.json"))
+func (f Fixture) Manifest() ([]Entry, error) {
+	b, err := os.ReadFile(filepath.Join(f.Dir(), "manifest.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -54,14 +72,20 @@ func Manifest() ([]Entry, error) {
 	return m.Entries, nil
 }
 
+// Password returns siv-gcm-a's password.
+func Password() ([]byte, error) { return SIVGCMA.Password() }
+
 // Password returns the vault's password.
-func Password() ([]byte, error) {
-	b, err := os.ReadFile(PasswordFile())
+func (f Fixture) Password() ([]byte, error) {
+	b, err := os.ReadFile(f.PasswordFile())
 	return bytes.TrimRight(b, "\n"), err
 }
 
+// PasswordFile is siv-gcm-a's password file.
+func PasswordFile() string { return SIVGCMA.PasswordFile() }
+
 // PasswordFile is the file holding the password (with a trailing newline).
-func PasswordFile() string { return filepath.Join(Dir(), "password") }
+func (f Fixture) PasswordFile() string { return filepath.Join(f.Dir(), "password") }
 
 // Shown is the name a manifest path has in the vault: rclone's default encoding replaces
 // control characters with their Unicode control pictures (a tab becomes U+2409 "␉"), and
@@ -75,14 +99,17 @@ func Shown(name string) string {
 	}, name)
 }
 
+// Extract unpacks siv-gcm-a into dst and returns the vault's folder.
+func Extract(dst string) (string, error) { return SIVGCMA.Extract(dst) }
+
 // Extract unpacks cipher.tar into dst and returns the vault's folder.
-func Extract(dst string) (string, error) {
-	f, err := os.Open(filepath.Join(Dir(), "cipher.tar"))
+func (f Fixture) Extract(dst string) (string, error) {
+	tf, err := os.Open(filepath.Join(f.Dir(), "cipher.tar"))
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	tr := tar.NewReader(f)
+	defer tf.Close()
+	tr := tar.NewReader(tf)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -112,20 +139,29 @@ func Extract(dst string) (string, error) {
 	}
 }
 
-// Folder is Extract into a directory of the test's, failing the test on an error.
+// Folder is siv-gcm-a's Folder.
 func Folder(t testing.TB) string {
 	t.Helper()
-	dir, err := Extract(t.TempDir())
+	return SIVGCMA.Folder(t)
+}
+
+// Folder is Extract into a directory of the test's, failing the test on an error.
+func (f Fixture) Folder(t testing.TB) string {
+	t.Helper()
+	dir, err := f.Extract(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return dir
 }
 
+// CheckTree is siv-gcm-a's CheckTree.
+func CheckTree(dir string) error { return SIVGCMA.CheckTree(dir) }
+
 // CheckTree reports how the plaintext tree in dir differs from the manifest: every entry
 // must be there with its type, size and SHA-256, and nothing else.
-func CheckTree(dir string) error {
-	entries, err := Manifest()
+func (f Fixture) CheckTree(dir string) error {
+	entries, err := f.Manifest()
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,31 @@ func TestCryptomatorFixtureMounted(t *testing.T) {
 	}
 }
 
+// A vault rclone made with more variety (sizes around both block sizes, empty files and
+// folders, deep nesting, a name it stored in NFD as given) reads exactly through the mount;
+// the NFD name is found by a lookup before its directory was ever listed.
+func TestCryptomatorRcloneFixtureMounted(t *testing.T) {
+	fx := cmfixture.RcloneB
+	dir := fx.Folder(t)
+	pw, err := fx.Password()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := cryptomator.Open(dir, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	mp, _ := mountTest(t, Volume{Dir: dir, Cryptomator: v}, Options{ReadOnly: true})
+	nfd := filepath.Join(mp, "unicode", "re\u0301sume\u0301-written-nfd.txt")
+	if _, err := os.Stat(nfd); err != nil {
+		t.Fatalf("the name rclone stored in NFD, looked up first: %v", err)
+	}
+	if err := fx.CheckTree(mp); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // offlineTree reads a Cryptomator vault without the mount, through vault/cryptomator's own
 // reader: path -> "dir", "link:<target>" or the file's content.
 func offlineTree(t *testing.T, v *cryptomator.Vault) map[string]string {

@@ -219,9 +219,9 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	}
 	defer d.close()
 	e, key, err := n.fsys.tree.stat(d.fd, stored)
-	if err == unix.ENOENT && !n.fsys.plainNames && (strings.Contains(name, " (conflict ") || strings.HasSuffix(name, layout.BadNameSuffix)) {
-		// A conflict copy or a bad name looked up before its directory was listed (after a
-		// remount): list it to learn their names.
+	if err == unix.ENOENT && !n.fsys.plainNames && (strings.Contains(name, " (conflict ") || strings.HasSuffix(name, layout.BadNameSuffix) || n.fsys.tree.respelled(name)) {
+		// A conflict copy, a bad name or a name stored in another spelling looked up before
+		// its directory was listed (after a remount): list it to learn their names.
 		if n.learnConflicts() == 0 {
 			if stored, errno = n.storedName(name); errno == 0 {
 				e, key, err = n.fsys.tree.stat(d.fd, stored)

@@ -57,6 +57,10 @@ type tree interface {
 	chown(dirfd int, stored string, uid, gid int) error
 	// links reports whether the format stores hard links, FIFOs, sockets and devices.
 	links() bool
+	// respelled reports whether an entry of the plaintext name may be stored under another
+	// spelling than storedEntry gives, found by listing its directory (a Cryptomator name
+	// not in NFC, which an unnormalizing writer stored as given).
+	respelled(plain string) bool
 	// conflicts returns the entries that show those of listing s whose names did not
 	// decrypt and are sync tools' conflict copies (under layout.ConflictName's names), and
 	// records their stored entries in found; the others stay hidden and are logged.
@@ -71,6 +75,8 @@ type tree interface {
 type gocryptfsTree struct{ f *fsys }
 
 func (t gocryptfsTree) links() bool { return true }
+
+func (t gocryptfsTree) respelled(string) bool { return false }
 
 func (t gocryptfsTree) chown(dirfd int, stored string, uid, gid int) error {
 	return unix.Fchownat(dirfd, stored, uid, gid, unix.AT_SYMLINK_NOFOLLOW)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/layout"
@@ -39,6 +40,10 @@ type cryptomatorTree struct {
 }
 
 func (t *cryptomatorTree) links() bool { return false }
+
+// respelled: names are stored in NFC, as Cryptomator stores them, but a writer that does not
+// normalize (rclone's backend) stores a name in NFD as given, and the listing shows it so.
+func (t *cryptomatorTree) respelled(plain string) bool { return !norm.NFC.IsNormalString(plain) }
 
 func (t *cryptomatorTree) chown(dirfd int, stored string, uid, gid int) error {
 	typ, err := t.entryType(dirfd, stored)

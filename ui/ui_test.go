@@ -722,6 +722,7 @@ func TestWizardCreatesCryptomatorVault(t *testing.T) {
 	if got := fb.created[0].NewVault; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("create request\n got %+v\nwant %+v", got, want)
 	}
+	wantView(t, tm, "master key", "not Cryptomator's recovery key words")
 	tm.keys("y")
 	wantView(t, tm, "Created new.", "Cryptomator")
 }

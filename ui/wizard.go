@@ -586,6 +586,9 @@ func (w *wizardScreen) View() string {
 		b.WriteString(s.Success.Render("Created "+w.created.Name+".") + "\n\n")
 		b.WriteString(para.Render("This is the vault's master key. Write it down and keep it somewhere safe: with it you can recover the files if you forget the password. It is shown only now.") + "\n\n")
 		b.WriteString(s.Box.Render(strings.Join(vault.FormatMasterKey(w.masterKey), "\n")) + "\n\n")
+		if w.created.Options.Cryptomator {
+			b.WriteString(para.Render(cryptomatorKeyNote) + "\n\n")
+		}
 		if w.leaving != nil {
 			what := "Back to the list"
 			if key.Matches(*w.leaving, w.c.keys.Quit) {
@@ -635,6 +638,9 @@ func choiceName(c crypto.CipherID) string { return app.CipherName(c) }
 // cryptomatorChoice is what the cipher step says beside the Cryptomator choice: the other
 // ciphers are gocryptfs vaults', this one is a vault format of its own.
 const cryptomatorChoice = "vault format 8 (SIV_GCM)"
+
+// cryptomatorKeyNote says what a Cryptomator vault's key shown is, as init says it.
+const cryptomatorKeyNote = "It is the raw 64-byte key, not Cryptomator's recovery key words; vaultui passwd --masterkey takes it."
 
 func (w *wizardScreen) cipherView() string {
 	s := w.c.styles

@@ -197,11 +197,17 @@ func TestMountRefusesNestingFirst(t *testing.T) {
 }
 
 // TestChangePasswordUpdatesKeyring: the keyring follows passwd in the same step, and a vault
-// with no entry gets none.
+// with no entry gets none; the same for a Cryptomator vault.
 func TestChangePasswordUpdatesKeyring(t *testing.T) {
+	for _, cm := range []bool{false, true} {
+		t.Run(fmt.Sprint("cryptomator=", cm), func(t *testing.T) { testChangePasswordUpdatesKeyring(t, cm) })
+	}
+}
+
+func testChangePasswordUpdatesKeyring(t *testing.T, cm bool) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "v")
-	if _, err := vault.Create(dir, []byte("old"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+	if _, err := vault.Create(dir, []byte("old"), vault.CreateOptions{ScryptLogN: 10, Cryptomator: cm}); err != nil {
 		t.Fatal(err)
 	}
 	k := &fakeKeyring{entries: map[string]string{}, labels: map[string]string{}}
@@ -216,8 +222,8 @@ func TestChangePasswordUpdatesKeyring(t *testing.T) {
 	if err != nil || c.Action != KeyringReplaced || k.entries[dir] != "newer" {
 		t.Fatalf("stored entry: %+v, %v, %q", c, err, k.entries)
 	}
-	// Then Unlock (fsck, export, conflicts) takes it without asking.
-	u, _, err := a.Unlock(ctx, v, nil)
+	// Then unlocking (fsck, export, conflicts) takes it without asking.
+	u, _, err := a.unlockVolume(ctx, v, nil)
 	if err != nil {
 		t.Fatalf("unlock with the keyring's password: %v", err)
 	}

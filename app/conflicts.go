@@ -17,8 +17,8 @@ type Conflicts struct {
 	// (through the mount). Otherwise locked holds the key while the session is open.
 	mountPoint string
 	locked     *vault.Vault
-	// listOnly holds the key of a vault whose conflicts are listed but not settled yet (a
-	// Cryptomator vault).
+	// listOnly holds the key of a locked Cryptomator vault, listed and settled through
+	// vault.ConflictsVolume and vault.SettleVolume.
 	listOnly vault.Volume
 }
 
@@ -67,10 +67,7 @@ func (c *Conflicts) List(ctx context.Context) ([]vault.ConflictEntry, error) {
 // Settle settles the conflict listed at path p with keep: in the cipherdir of a locked
 // vault, through the mount of a mounted one, after the same checks (vault.SettleConflict).
 func (c *Conflicts) Settle(ctx context.Context, p string, keep vault.Keep) (vault.Settled, error) {
-	if c.listOnly != nil {
-		return vault.Settled{}, vault.CryptomatorNotYet(c.v.CipherDir, "settling the conflicts of")
-	}
-	if c.locked == nil {
+	if c.locked == nil && c.listOnly == nil {
 		var out vault.Settled
 		err := c.a.daemonCall(ctx, func(d Daemon) error {
 			var err error
@@ -83,6 +80,9 @@ func (c *Conflicts) Settle(ctx context.Context, p string, keep vault.Keep) (vaul
 	if mp := mountmgr.MountedAt(c.v.CipherDir); mp != "" {
 		return vault.Settled{}, fmt.Errorf("%s was mounted at %s meanwhile: open its conflicts again to settle them through the mount: %w",
 			c.v.display(), mp, mountmgr.ErrAlreadyMounted)
+	}
+	if c.listOnly != nil {
+		return vault.SettleVolume(ctx, c.listOnly, p, keep)
 	}
 	return c.locked.SettleConflict(ctx, p, keep)
 }

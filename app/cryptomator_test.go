@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,42 +75,91 @@ func TestCryptomatorVault(t *testing.T) {
 	}
 }
 
-// A Cryptomator vault's conflict copies are listed as a gocryptfs vault's are; settling them
-// is refused with a clear error, nothing changed.
-func TestCryptomatorConflictsListed(t *testing.T) {
+// A Cryptomator vault's conflict copies are listed as a gocryptfs vault's are, and settled
+// each way: keep both gives the copy its shown name, keep the copy replaces the original,
+// keep the original deletes the copy; a copy that does not authenticate is left as it is.
+func TestCryptomatorConflictsSettled(t *testing.T) {
 	ctx := context.Background()
-	a, _ := registryApp(t, true)
-	dir := cmfixture.Folder(t)
-	// The cipher file of a 1-byte file ("one" or sizes/0000001.bin: either will do).
-	var one string
-	filepath.WalkDir(filepath.Join(dir, "d"), func(p string, d os.DirEntry, err error) error {
-		if info, ierr := os.Lstat(p); one == "" && ierr == nil && info.Mode().IsRegular() && info.Size() == cmfixture.Geometry.CipherSize(1) {
-			one = p
-		}
-		return nil
-	})
-	copyPath, err := cmfixture.CopyAsConflict(one, ".sync-conflict-20261130-101010-ABCDEF7")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pw, err := cmfixture.Password()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _, err := a.OpenConflicts(ctx, Vault{CipherDir: dir}, pw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	list, err := c.List(ctx)
-	if err != nil || len(list) != 1 || list[0].Tool != "Syncthing" || list[0].Size != 1 || list[0].Kind != vault.ConflictCopyOfEntry {
-		t.Fatalf("conflicts %+v, %v", list, err)
-	}
-	if _, err := c.Settle(ctx, list[0].Path, vault.KeepBoth); !errors.Is(err, vault.ErrCryptomatorNotYet) {
-		t.Fatalf("settle: %v", err)
-	}
-	if _, err := os.Stat(copyPath); err != nil {
-		t.Fatalf("the copy after a refused settle: %v", err)
+	for _, keep := range []vault.Keep{vault.KeepBoth, vault.KeepCopy, vault.KeepOriginal, -1} {
+		t.Run(fmt.Sprint(keep), func(t *testing.T) {
+			a, _ := registryApp(t, true)
+			dir := cmfixture.Folder(t)
+			// The cipher file of a 1-byte file ("one" or sizes/0000001.bin: either will do).
+			var one string
+			filepath.WalkDir(filepath.Join(dir, "d"), func(p string, d os.DirEntry, err error) error {
+				if info, ierr := os.Lstat(p); one == "" && ierr == nil && info.Mode().IsRegular() && info.Size() == cmfixture.Geometry.CipherSize(1) {
+					one = p
+				}
+				return nil
+			})
+			copyPath, err := cmfixture.CopyAsConflict(one, ".sync-conflict-20261130-101010-ABCDEF7")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tampered := keep == -1
+			if tampered {
+				b, _ := os.ReadFile(copyPath)
+				b[len(b)-1] ^= 1
+				if err := os.WriteFile(copyPath, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				keep = vault.KeepBoth
+			}
+			pw, err := cmfixture.Password()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, _, err := a.OpenConflicts(ctx, Vault{CipherDir: dir}, pw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			list, err := c.List(ctx)
+			if err != nil || len(list) != 1 || list[0].Tool != "Syncthing" || list[0].Size != 1 || list[0].Kind != vault.ConflictCopyOfEntry {
+				t.Fatalf("conflicts %+v, %v", list, err)
+			}
+			_, err = c.Settle(ctx, list[0].Path, keep)
+			if tampered {
+				if !errors.Is(err, vault.ErrCorrupt) {
+					t.Fatalf("settling a tampered copy: %v", err)
+				}
+				if _, err := os.Stat(copyPath); err != nil {
+					t.Fatalf("the tampered copy after a refused settle: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("settle %s: %v", keep, err)
+			}
+			if _, err := os.Lstat(copyPath); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the copy's cipher file after settling: %v", err)
+			}
+			if _, err := os.Stat(one); err != nil {
+				t.Fatalf("the original after settling: %v", err)
+			}
+			if left, err := c.List(ctx); err != nil || len(left) != 0 {
+				t.Fatalf("conflicts after settling: %+v, %v", left, err)
+			}
+			vol, err := vault.UnlockVolume(dir, pw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer vol.Close()
+			var names []string
+			err = vault.WalkVolume(ctx, vol, func(n vault.Node) error {
+				if n.Path == list[0].Path || n.Path == list[0].Of {
+					names = append(names, n.Path)
+				}
+				return nil
+			}, func(p vault.Problem) { t.Errorf("after settling: %v", p) })
+			want := 1
+			if keep == vault.KeepBoth {
+				want = 2
+			}
+			if err != nil || len(names) != want {
+				t.Fatalf("after settling %s: %v (%v), want %d entries", keep, names, err, want)
+			}
+		})
 	}
 }
 

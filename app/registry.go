@@ -199,6 +199,9 @@ func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, erro
 	if err := r.Options.Validate(); err != nil {
 		return registry.Entry{}, nil, err
 	}
+	if r.Reverse && r.Options.Cryptomator {
+		return registry.Entry{}, nil, fmt.Errorf("%w: reverse mode is gocryptfs's; a Cryptomator vault has none", vault.ErrCreateOptions)
+	}
 	dir, err := filepath.Abs(r.CipherDir)
 	if err != nil {
 		return registry.Entry{}, nil, err
@@ -275,13 +278,14 @@ type Created struct {
 
 // Create writes a new vault with password, makes its mount point and registers it, after
 // CheckCreate's checks. An unset cipher is refused: the front end decides (the speed test's
-// recommendation) before the password is typed.
+// recommendation) before the password is typed. A Cryptomator vault (Options.Cryptomator) has
+// its format's cipher; its MasterKey is the raw 64-byte key.
 func (a *App) Create(ctx context.Context, r NewVault, password []byte) (Created, error) {
 	e, lockNote, err := a.CheckCreate(ctx, r)
 	if err != nil {
 		return Created{}, err
 	}
-	if r.Options.Cipher == "" {
+	if r.Options.Cipher == "" && !r.Options.Cryptomator {
 		return Created{}, fmt.Errorf("creating %s: no cipher chosen", e.CipherDir)
 	}
 	regPath, err := a.registryPath()

@@ -34,8 +34,10 @@ var initCommand = &command{
 	summary:  "Create a new vault in an empty or new directory",
 	args:     "[options] CIPHERDIR",
 	operands: []string{"CIPHERDIR"},
-	values:   map[string]string{"cipher": "auto|aegis|gcm|xchacha|siv", "name": ""},
-	help: `The vault uses the gocryptfs v2 format. It is added to the registry under
+	values:   map[string]string{"cipher": "auto|aegis|gcm|xchacha|siv", "format": "gocryptfs|cryptomator", "name": ""},
+	help: `The vault uses the gocryptfs v2 format, or with --format cryptomator
+Cryptomator's vault format 8 (SIV_GCM, what the Cryptomator apps create; only
+--scryptn applies to it). It is added to the registry under
 --name (default: the directory's name without its extension) with the mount point
 --mountpoint (default: ~/Vaults/NAME, created empty if missing).
 The password is asked twice on the terminal, or read from --passfile.
@@ -50,6 +52,10 @@ or measures (under 3 seconds), and measures the write on the folder the vault
 goes in when that file system has not been measured. It prints what the
 choice gains and costs: a vault with AEGIS-256X2 opens only in vaultui.
 
+A Cryptomator vault's master key is printed as 128 hex digits (its 64 raw
+bytes): Cryptomator's recovery key, the same key as words, is defined by its
+app rather than its specification, so vaultui does not write it.
+
 --reverse prepares an existing plaintext folder for reverse mode instead: it
 writes only CIPHERDIR/.gocryptfs.reverse.conf (as gocryptfs -init -reverse),
 and "vaultui mount" then shows the folder's read-only encrypted view, to back
@@ -60,9 +66,11 @@ and only AES-SIV stays secure that way.
 examples:
   vaultui init ~/Private.enc
   vaultui init --cipher gcm --name work --passfile pw.txt /data/work.enc
+  vaultui init --format cryptomator ~/Dropbox/Vault
   vaultui init --reverse --name docs-backup ~/Documents`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		cipherName := fs.String("cipher", "auto", "content `CIPHER`: auto, aegis, gcm, xchacha or siv")
+		formatName := fs.String("format", "gocryptfs", "vault `FORMAT`: gocryptfs, or cryptomator (format 8)")
 		logN := fs.Int("scryptn", crypto.DefaultScryptLogN, fmt.Sprintf("scrypt cost N = 2^`LOGN`, LOGN %d to %d: each step doubles the time to unlock and to guess", crypto.MinScryptLogN, crypto.MaxScryptLogN))
 		plainNames := fs.Bool("plaintextnames", false, "do not encrypt file names")
 		detNames := fs.Bool("deterministic-names", false, "encrypt names without per-directory IVs (same name, same ciphertext everywhere)")
@@ -87,6 +95,13 @@ examples:
 			}
 			opts := vault.CreateOptions{ScryptLogN: *logN, PlaintextNames: *plainNames,
 				DeterministicNames: *detNames, Creator: creator}
+			switch strings.ToLower(*formatName) {
+			case "gocryptfs":
+			case "cryptomator":
+				opts.Cryptomator = true
+			default:
+				return e.usage("--format %q: want gocryptfs or cryptomator", *formatName)
+			}
 			auto := strings.EqualFold(*cipherName, "auto")
 			if !auto {
 				c, err := crypto.ParseCipher(*cipherName)
@@ -100,6 +115,20 @@ examples:
 			}
 			if *longNameMax < minLongNameMax || *longNameMax > maxLongNameMax {
 				return e.usage("--longnamemax %d: want %d to %d", *longNameMax, minLongNameMax, maxLongNameMax)
+			}
+			if opts.Cryptomator {
+				if *reverse {
+					return e.usage("--reverse with --format cryptomator: reverse mode is gocryptfs's; a Cryptomator vault has none")
+				}
+				// The format fixes cipher and names: a --cipher or --longnamemax given is
+				// refused by the options' one check (vault.CreateOptions.Validate).
+				auto = false
+				if flagSet(fs, "longnamemax") {
+					opts.LongNameMax = *longNameMax
+				}
+				if !flagSet(fs, "scryptn") {
+					opts.ScryptLogN = 0 // Cryptomator's own default cost
+				}
 			}
 			if *longNameMax != maxLongNameMax {
 				// 255 is the plain file system limit: no LongNameMax flag.
@@ -152,10 +181,12 @@ func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, rev
 	if reverse {
 		fmt.Fprintf(e.stdout, "Prepared %s for reverse mode as %q (%s): %s written; \"vaultui mount %s\" shows its encrypted view.\n\n",
 			entry.CipherDir, entry.Name, opts.Cipher, vault.ReverseConfName, entry.Name)
+	} else if opts.Cryptomator {
+		fmt.Fprintf(e.stdout, "Created Cryptomator vault %q in %s (vault format 8, SIV_GCM).\n%s\n\n", entry.Name, entry.CipherDir, app.OpensIn(app.CryptomatorVault).Sentence())
 	} else {
 		fmt.Fprintf(e.stdout, "Created vault %q in %s (%s).\n%s\n\n", entry.Name, entry.CipherDir, opts.Cipher, app.OpensIn(opts.Cipher).Sentence())
 	}
-	printMasterKey(e.stdout, created.MasterKey)
+	printMasterKey(e.stdout, created.MasterKey, opts.Cryptomator)
 	crypto.Wipe(created.MasterKey)
 
 	if created.MountPointErr != nil {
@@ -189,15 +220,23 @@ func createHint(err error, dir string, defaultName bool) error {
 	return withHint(err, "nothing was created")
 }
 
-func printMasterKey(w io.Writer, key []byte) {
-	fmt.Fprintln(w, "Your master key is:")
+// printMasterKey shows a new vault's master key once; cryptomatorVault: the raw 64-byte key of
+// a Cryptomator vault, whose app's recovery key (words) vaultui does not write.
+func printMasterKey(w io.Writer, key []byte, cryptomatorVault bool) {
+	config := crypto.ConfName
+	if cryptomatorVault {
+		config = "masterkey.cryptomator"
+		fmt.Fprintln(w, "Your master key (the raw 64-byte key in hex; not Cryptomator's recovery key words) is:")
+	} else {
+		fmt.Fprintln(w, "Your master key is:")
+	}
 	fmt.Fprintln(w)
 	for _, l := range vault.FormatMasterKey(key) {
 		fmt.Fprintf(w, "    %s\n", l)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Write it down and keep it offline, away from the vault. It is shown only this once.")
-	fmt.Fprintln(w, "If the password is lost or gocryptfs.conf is damaged, it is the only way to your data:")
+	fmt.Fprintf(w, "If the password is lost or %s is damaged, it is the only way to your data:\n", config)
 	fmt.Fprintln(w, "  vaultui passwd --masterkey - VAULT")
 }
 
@@ -244,8 +283,10 @@ var passwdCommand = &command{
 	summary:  "Change a vault's password (with the old password or the master key)",
 	args:     "[options] VAULT",
 	operands: []string{"VAULT"},
-	help: `Only gocryptfs.conf changes, atomically: a crash leaves either the old or
-the new password working. The data is not re-encrypted.
+	help: `Only gocryptfs.conf changes (of a Cryptomator vault, its masterkey.cryptomator),
+atomically: a crash leaves either the old or the new password working. The data
+is not re-encrypted. A Cryptomator vault's master key is the 128 hex digits
+init printed; it is always checked against the vault's signed configuration.
 Without --passfile/--new-passfile the passwords are asked on the terminal.
 --masterkey - asks for the master key on the terminal instead of the old
 password; a key given on the command line is visible to other users of this

@@ -691,3 +691,38 @@ func TestWizardRefusesUnavailableCipher(t *testing.T) {
 	tm.keys("j", "enter")
 	wantView(t, tm, "step 5 of 6")
 }
+
+// TestWizardCreatesCryptomatorVault: the wizard offers the Cryptomator format after
+// gocryptfs's ciphers; chosen, it asks the core for a Cryptomator vault (no cipher, the
+// default options), refuses a gocryptfs-only option with the core's reason, and the new vault
+// is listed as Cryptomator.
+func TestWizardCreatesCryptomatorVault(t *testing.T) {
+	fb := newFake()
+	tm := newTestModel(t, fb)
+	w := wizardTo(t, tm)
+	wantView(t, tm, "Cryptomator", "vault format 8 (SIV_GCM)")
+	tm.keys("j", "j", "j", "j")
+	if got := w.ciphers[w.cipherCursor]; got != app.CryptomatorVault {
+		t.Fatalf("cursor on %v, want the Cryptomator format", got)
+	}
+	wantView(t, tm, "A vault with Cryptomator opens in vaultui and Cryptomator")
+	tm.keys("enter", "correct horse battery", "enter", "correct horse battery", "enter")
+	wantView(t, tm, "step 6 of 6", "Cryptomator")
+	tm.keys("tab", " ", "enter") // plaintext names: not Cryptomator's
+	wantView(t, tm, "a Cryptomator vault takes no plaintext names")
+	if len(fb.created) != 0 {
+		t.Fatal("created despite a refused option")
+	}
+	tm.keys(" ", "tab", "tab", "tab", "enter")
+	if len(fb.created) != 1 {
+		t.Fatalf("created %d vaults, want 1", len(fb.created))
+	}
+	want := app.NewVault{Name: "new", CipherDir: "/data/new.crypt", MountPoint: "/home/u/Vaults/new", Lock: "sleep",
+		Options: vault.CreateOptions{ScryptLogN: defaultScryptLogN, Cryptomator: true}}
+	if got := fb.created[0].NewVault; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("create request\n got %+v\nwant %+v", got, want)
+	}
+	wantView(t, tm, "master key", "not Cryptomator's recovery key words")
+	tm.keys("y")
+	wantView(t, tm, "Created new.", "Cryptomator")
+}

@@ -99,7 +99,8 @@ type vaultCreated struct {
 }
 
 func newWizard(c *common) *wizardScreen {
-	w := &wizardScreen{c: c, ciphers: c.backend.Ciphers()}
+	// The format is chosen with the cipher: gocryptfs's ciphers, then a Cryptomator vault.
+	w := &wizardScreen{c: c, ciphers: append(c.backend.Ciphers(), app.CryptomatorVault)}
 	// The suggestions follow the answers before them (see suggest); the
 	// folder's is checked to be free in the background (Init).
 	w.dir = newForm(c, suggestField("Folder", ""))
@@ -506,18 +507,27 @@ func (w *wizardScreen) request() (app.NewVault, error) {
 	if plain {
 		longMax = 0 // long names only exist for encrypted names
 	}
+	opts := vault.CreateOptions{
+		Cipher:             w.ciphers[w.cipherCursor],
+		ScryptLogN:         logN,
+		PlaintextNames:     plain,
+		DeterministicNames: det,
+		LongNameMax:        longMax,
+	}
+	if opts.Cipher == app.CryptomatorVault {
+		// Its format fixes cipher and names: options changed from their defaults are
+		// passed on for the core to refuse (vault.CreateOptions.Validate).
+		opts.Cipher, opts.Cryptomator = "", true
+		if longMax == defaultLongNameMax {
+			opts.LongNameMax = 0
+		}
+	}
 	return app.NewVault{
 		Name:       strings.TrimSpace(w.name.value(0)),
 		CipherDir:  expandPath(w.dir.value(0)),
 		MountPoint: expandPath(w.mountPoint.value(0)),
 		Lock:       w.advanced.fields[advLock].chosen(),
-		Options: vault.CreateOptions{
-			Cipher:             w.ciphers[w.cipherCursor],
-			ScryptLogN:         logN,
-			PlaintextNames:     plain,
-			DeterministicNames: det,
-			LongNameMax:        longMax,
-		},
+		Options:    opts,
 	}, nil
 }
 
@@ -576,6 +586,9 @@ func (w *wizardScreen) View() string {
 		b.WriteString(s.Success.Render("Created "+w.created.Name+".") + "\n\n")
 		b.WriteString(para.Render("This is the vault's master key. Write it down and keep it somewhere safe: with it you can recover the files if you forget the password. It is shown only now.") + "\n\n")
 		b.WriteString(s.Box.Render(strings.Join(vault.FormatMasterKey(w.masterKey), "\n")) + "\n\n")
+		if w.created.Options.Cryptomator {
+			b.WriteString(para.Render(cryptomatorKeyNote) + "\n\n")
+		}
 		if w.leaving != nil {
 			what := "Back to the list"
 			if key.Matches(*w.leaving, w.c.keys.Quit) {
@@ -608,7 +621,7 @@ func (w *wizardScreen) summary() string {
 	}
 	c := "?"
 	if len(w.ciphers) > 0 {
-		c = w.ciphers[w.cipherCursor].String()
+		c = choiceName(w.ciphers[w.cipherCursor])
 	}
 	return strings.Join([]string{
 		line("Name", strings.TrimSpace(w.name.value(0))),
@@ -617,6 +630,17 @@ func (w *wizardScreen) summary() string {
 		line("Cipher", c),
 	}, "\n")
 }
+
+// choiceName is how the cipher step names a choice: a gocryptfs cipher, or the Cryptomator
+// format (its cipher, SIV_GCM, comes with it; cryptomatorChoice says so beside it).
+func choiceName(c crypto.CipherID) string { return app.CipherName(c) }
+
+// cryptomatorChoice is what the cipher step says beside the Cryptomator choice: the other
+// ciphers are gocryptfs vaults', this one is a vault format of its own.
+const cryptomatorChoice = "vault format 8 (SIV_GCM)"
+
+// cryptomatorKeyNote says what a Cryptomator vault's key shown is, as init says it.
+const cryptomatorKeyNote = "It is the raw 64-byte key, not Cryptomator's recovery key words; vaultui passwd --masterkey takes it."
 
 func (w *wizardScreen) cipherView() string {
 	s := w.c.styles
@@ -639,11 +663,11 @@ func (w *wizardScreen) cipherView() string {
 	}
 	nameW := 0
 	for _, c := range w.ciphers {
-		nameW = max(nameW, lipgloss.Width(c.String()))
+		nameW = max(nameW, lipgloss.Width(choiceName(c)))
 	}
 	base := baseline(w.c)
 	for i, c := range w.ciphers {
-		marker, name := "  ", padRight(c.String(), nameW)
+		marker, name := "  ", padRight(choiceName(c), nameW)
 		if i == w.cipherCursor {
 			marker, name = s.Cursor.Render("› "), s.Selected.Render(name)
 		}
@@ -660,6 +684,9 @@ func (w *wizardScreen) cipherView() string {
 		}
 		if sp.rec != nil && sp.rec.Cipher == c {
 			info += s.Success.Render("  ★ recommended")
+		}
+		if c == app.CryptomatorVault {
+			info = s.Subtle.Render(cryptomatorChoice)
 		}
 		b.WriteString(marker + name + "  " + info + "\n")
 	}

@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/layout"
 	"golang.org/x/sys/unix"
 )
@@ -24,6 +26,9 @@ type CreateOptions struct {
 	DeterministicNames bool // no per-directory IVs (gocryptfs -deterministic-names)
 	LongNameMax        int  // 0 means 255; else 62..255
 	Creator            string
+	// Cryptomator makes a Cryptomator vault (format 8, SIV_GCM) instead of a gocryptfs one:
+	// only ScryptLogN applies to it (Validate refuses the others).
+	Cryptomator bool
 }
 
 // DefaultCreator is written into gocryptfs.conf when CreateOptions.Creator
@@ -81,6 +86,9 @@ func (o CreateOptions) Validate() error {
 	if o.ScryptLogN != 0 && (o.ScryptLogN < crypto.MinScryptLogN || o.ScryptLogN > crypto.MaxScryptLogN) {
 		return &optionsError{fmt.Sprintf("scrypt cost %d is outside %d..%d", o.ScryptLogN, crypto.MinScryptLogN, crypto.MaxScryptLogN)}
 	}
+	if o.Cryptomator {
+		return o.validateCryptomator()
+	}
 	if o.PlaintextNames && o.DeterministicNames {
 		return &optionsError{"plaintext names and deterministic names exclude each other: deterministic names only apply to encrypted names"}
 	}
@@ -95,12 +103,35 @@ func (o CreateOptions) Validate() error {
 	return nil
 }
 
+// validateCryptomator refuses the gocryptfs options a Cryptomator vault has no place for:
+// its content cipher (SIV_GCM) and its names (encrypted, per directory, shortened past 220
+// characters) are fixed by its format.
+func (o CreateOptions) validateCryptomator() error {
+	var not []string
+	if o.Cipher != "" {
+		not = append(not, "a content cipher (its format fixes SIV_GCM)")
+	}
+	if o.PlaintextNames {
+		not = append(not, "plaintext names")
+	}
+	if o.DeterministicNames {
+		not = append(not, "deterministic names")
+	}
+	if o.LongNameMax != 0 {
+		not = append(not, "a long name limit")
+	}
+	if len(not) > 0 {
+		return &optionsError{"a Cryptomator vault takes no " + strings.Join(not, ", ") + ": those are gocryptfs options"}
+	}
+	return nil
+}
+
 // check validates the options and fills in the defaults Create needs.
 func (o *CreateOptions) check() error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	if o.Cipher == "" {
+	if o.Cipher == "" && !o.Cryptomator {
 		o.Cipher = crypto.AESGCM
 	}
 	if o.Creator == "" {
@@ -126,6 +157,9 @@ func create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOp
 	}
 	if len(password) == 0 {
 		return nil, errors.New("the password is empty")
+	}
+	if opts.Cryptomator {
+		return createCryptomator(cipherdir, password, opts.ScryptLogN)
 	}
 	created, err := prepareEmptyDir(cipherdir)
 	if err != nil {
@@ -164,6 +198,25 @@ func create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOp
 		return nil, fmt.Errorf("%s: %w", cipherdir, err)
 	}
 	return masterKey, nil
+}
+
+// createCryptomator makes a Cryptomator vault in cipherdir (cryptomator.Create, which writes
+// vault.cryptomator last and removes what it wrote on failure) and returns its raw 64-byte
+// master key. A folder it made is removed again on failure, as for a gocryptfs vault.
+func createCryptomator(cipherdir string, password []byte, logN int) ([]byte, error) {
+	created, err := prepareEmptyDir(cipherdir)
+	if err != nil {
+		return nil, err
+	}
+	v, err := cryptomator.Create(cipherdir, password, cryptomator.CreateOptions{ScryptLogN: logN})
+	if err != nil {
+		if created {
+			os.Remove(cipherdir)
+		}
+		return nil, cryptomatorError(cipherdir, err)
+	}
+	defer v.Close()
+	return v.RawMasterkey(), nil
 }
 
 // newConfig makes a new master key and the config that seals it under password, for the

@@ -28,13 +28,13 @@ func IsCryptomator(cipherdir string) bool {
 }
 
 // ErrCryptomatorNotYet is wrapped, beside ErrUnsupported, by what vaultui cannot do with a
-// Cryptomator vault yet (settling its conflicts). Mounting, info, fsck and export read it.
+// Cryptomator vault yet (--sharedstorage). Mounting, info, fsck and export read it.
 var ErrCryptomatorNotYet = errors.New("not supported for Cryptomator vaults yet")
 
 // CryptomatorNotYet is the error for doing what (e.g. "mounting") with the Cryptomator vault
 // in dir.
 func CryptomatorNotYet(dir, what string) error {
-	return cryptomatorNotYet(fmt.Sprintf("%s: %s Cryptomator vaults is not supported yet (vaultui reads them offline: info, fsck, export, listing conflicts)", dir, what))
+	return cryptomatorNotYet(fmt.Sprintf("%s: %s Cryptomator vaults is not supported yet (vaultui reads them offline: info, fsck, export, conflicts)", dir, what))
 }
 
 func cryptomatorNotYet(msg string) error {
@@ -136,5 +136,5 @@ func cryptomatorInfo(dir string) (Info, error) {
 // errIsCryptomator is what the gocryptfs side of vault (LoadConfig, and so Unlock, passwd,
 // settling conflicts, mount) says of a Cryptomator vault's folder.
 func errIsCryptomator(dir string) error {
-	return cryptomatorNotYet(dir + " is a Cryptomator vault: vaultui reads it offline (info, fsck, export, listing conflicts); passwd, settling conflicts and mounting are not supported for Cryptomator vaults yet")
+	return cryptomatorNotYet(dir + " is a Cryptomator vault: vaultui reads it offline (info, fsck, export, conflicts) and changes its password; mounting it is not supported for Cryptomator vaults yet")
 }

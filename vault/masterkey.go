@@ -32,7 +32,8 @@ func FormatMasterKey(key []byte) []string {
 }
 
 // ParseMasterKey reads a master key typed back as FormatMasterKey shows it, with or without
-// dashes, spaces and line breaks.
+// dashes, spaces and line breaks: 32 bytes for a gocryptfs vault, 64 (the raw key, encryption
+// then MAC key) for a Cryptomator vault; the vault's format checks which it takes.
 func ParseMasterKey(s string) ([]byte, error) {
 	clean := strings.Map(func(r rune) rune {
 		switch r {
@@ -43,11 +44,11 @@ func ParseMasterKey(s string) ([]byte, error) {
 	}, s)
 	key, err := hex.DecodeString(clean)
 	if err != nil {
-		return nil, errors.New("master key: not hexadecimal (expected 64 hex digits, dashes allowed)")
+		return nil, errors.New("master key: not hexadecimal (expected 64 hex digits, or 128 for a Cryptomator vault; dashes allowed)")
 	}
-	if len(key) != 32 {
+	if len(key) != 32 && len(key) != 64 {
 		crypto.Wipe(key)
-		return nil, fmt.Errorf("master key: %d bytes, expected 32 (64 hex digits)", len(key))
+		return nil, fmt.Errorf("master key: %d bytes, expected 32 (64 hex digits), or 64 (128 hex digits) for a Cryptomator vault", len(key))
 	}
 	return key, nil
 }

@@ -3,9 +3,11 @@ package vault
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
 // ChangePassword re-seals the master key of the vault in cipherdir under
@@ -15,7 +17,8 @@ import (
 // opened with oldPassword (a wrong one gives ErrWrongPassword).
 // The scrypt cost stays the same, with a new salt. Only gocryptfs.conf
 // changes, atomically (see writeConfig): a crash leaves the old or the new
-// config.
+// config. For a Cryptomator vault it is the masterkey file that is rewritten, the same way,
+// and masterKey is the raw 64-byte key (always verified: it must sign vault.cryptomator).
 func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte) error {
 	return changePassword(atomicfile.OS{}, cipherdir, oldPassword, masterKey, newPassword, true)
 }
@@ -34,6 +37,12 @@ func ChangePasswordUnverified(cipherdir string, masterKey, newPassword []byte) e
 func changePassword(fsys atomicfile.FS, cipherdir string, oldPassword, masterKey, newPassword []byte, verify bool) error {
 	if len(newPassword) == 0 {
 		return errors.New("the new password is empty")
+	}
+	if IsCryptomator(cipherdir) {
+		return changeCryptomatorPassword(fsys, cipherdir, oldPassword, masterKey, newPassword)
+	}
+	if masterKey != nil && len(masterKey) != crypto.MasterKeyLen {
+		return fmt.Errorf("%s: the master key is %d bytes; a gocryptfs vault's is %d", cipherdir, len(masterKey), crypto.MasterKeyLen)
 	}
 	c, err := LoadConfig(cipherdir)
 	if err != nil {
@@ -74,4 +83,46 @@ func changePassword(fsys atomicfile.FS, cipherdir string, oldPassword, masterKey
 		return fmt.Errorf("%s: %w", cipherdir, err)
 	}
 	return nil
+}
+
+// changeCryptomatorPassword rewrites a Cryptomator vault's masterkey file (the one its
+// vault.cryptomator names) under newPassword, at the same scrypt cost with a new salt,
+// atomically. The key is opened with oldPassword or given raw; either way the vault's
+// signed configuration must verify under it, so a wrong key is refused.
+func changeCryptomatorPassword(fsys atomicfile.FS, cipherdir string, oldPassword, rawKey, newPassword []byte) error {
+	info, err := cryptomator.ReadInfo(cipherdir)
+	if err != nil {
+		return err
+	}
+	var v *cryptomator.Vault
+	if rawKey != nil {
+		k, err := cryptomator.MasterkeyFromRaw(rawKey)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cipherdir, err)
+		}
+		v, err = cryptomator.OpenWithKey(cipherdir, k)
+		k.Wipe()
+		if err != nil {
+			return fmt.Errorf("%w: the master key does not open this vault: %w", ErrWrongPassword, cryptomatorError(cipherdir, err))
+		}
+	} else if v, err = cryptomator.Open(cipherdir, oldPassword); err != nil {
+		return cryptomatorError(cipherdir, err)
+	}
+	defer v.Close()
+	raw := v.RawMasterkey()
+	defer crypto.Wipe(raw)
+	k, err := cryptomator.MasterkeyFromRaw(raw)
+	if err != nil {
+		return err
+	}
+	defer k.Wipe()
+	data, err := cryptomator.LockMasterkey(k, newPassword, info.ScryptLogN)
+	if err != nil {
+		return cryptomatorError(cipherdir, err)
+	}
+	final := filepath.Join(cipherdir, info.MasterkeyFile)
+	if err := atomicfile.Replace(fsys, final, final+".tmp", data, 0o600); err != nil {
+		return fmt.Errorf("%s: %w", final, err)
+	}
+	return fsys.SyncDir(cipherdir)
 }

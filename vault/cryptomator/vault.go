@@ -144,6 +144,10 @@ func (v *Vault) init() error {
 	return nil
 }
 
+// RawMasterkey returns a copy of the raw 64-byte master key (encryption key, then MAC
+// key), what MasterkeyFromRaw takes back: shown once when a vault is created. Wipe it after.
+func (v *Vault) RawMasterkey() []byte { return v.key.Raw() }
+
 // Close wipes the keys and closes the vault's folder.
 func (v *Vault) Close() error {
 	if v.key != nil {

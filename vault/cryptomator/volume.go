@@ -192,3 +192,6 @@ func skipDir(de fs.DirEntry) error {
 	}
 	return nil
 }
+
+// Vault is the vault the volume reads, for what changes it (settling conflicts).
+func (w *Volume) Vault() *Vault { return w.v }

@@ -57,16 +57,22 @@ func Create(dir string, password []byte, opts CreateOptions) (v *Vault, err erro
 	if err != nil {
 		return nil, err
 	}
-	v = &Vault{dir: dir, root: root, config: cfg, key: key}
+	nv := &Vault{dir: dir, root: root, config: cfg, key: key}
+	// Remove only what this call made: a second Create racing in the same folder stops at
+	// the data folder it cannot make, and must not remove the first one's vault.
+	var madeData, wroteMasterkey bool
 	defer func() {
 		if err != nil {
-			root.RemoveAll(DataDir)
-			root.Remove(MasterkeyFileName)
-			v.Close()
-			v = nil
+			if madeData {
+				root.RemoveAll(DataDir)
+			}
+			if wroteMasterkey {
+				root.Remove(MasterkeyFileName)
+			}
+			nv.Close() // (v is the nil being returned)
 		}
 	}()
-	if err = v.init(); err != nil {
+	if err = nv.init(); err != nil {
 		return nil, err
 	}
 	mk, err := LockMasterkey(key, password, opts.ScryptLogN)
@@ -77,16 +83,21 @@ func Create(dir string, password []byte, opts CreateOptions) (v *Vault, err erro
 	if err != nil {
 		return nil, err
 	}
-	if err = v.makeContentDir(v.Root()); err != nil {
+	if err = root.Mkdir(DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("%s: %w", nv.path(DataDir), err)
+	}
+	madeData = true
+	if err = nv.makeContentDir(nv.Root()); err != nil {
 		return nil, err
 	}
-	if err = v.writeNew(MasterkeyFileName, bytes.NewReader(mk), false); err != nil {
+	if err = nv.writeNew(MasterkeyFileName, bytes.NewReader(mk), false); err != nil {
 		return nil, err
 	}
-	if err = v.writeNew(ConfigFileName, bytes.NewReader(token), false); err != nil {
+	wroteMasterkey = true
+	if err = nv.writeNew(ConfigFileName, bytes.NewReader(token), false); err != nil {
 		return nil, err
 	}
-	return v, nil
+	return nv, nil
 }
 
 // makeContentDir makes d's folder and its dirid.c9r.

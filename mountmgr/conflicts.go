@@ -60,9 +60,6 @@ func (d *daemon) handleConflicts(req *request) *response {
 		}
 		return &response{Conflicts: toWireConflicts(list)} // never nil: an empty list is no error
 	}
-	if m.v.vault == nil {
-		return &response{Error: toWire(vault.CryptomatorNotYet(m.info.CipherDir, "settling the conflicts of mounted"))}
-	}
 	if req.Settle == nil {
 		return &response{Error: &wireError{Code: codeBadRequest, Msg: "settle_conflict request without a conflict"}}
 	}
@@ -99,6 +96,12 @@ func (d *daemon) mountedVault(target string) (*mount, string, error) {
 func (d *daemon) settleThroughMount(ctx context.Context, m *mount, where string, s settleRequest) (vault.Settled, error) {
 	if m.info.ReadOnly {
 		return vault.Settled{}, fmt.Errorf("%s is mounted read-only: unmount it, or mount it writable, to settle its conflicts", m.info.CipherDir)
+	}
+	if m.v.vault == nil {
+		// A Cryptomator vault: each settle is one rename or unlink in the cipherdir, which the
+		// mount sees within its 1 s cache timeouts, as any change behind it.
+		// (Its walk volume is a vault.Volume; the daemon never closes it: Close wipes the keys.)
+		return vault.SettleVolume(ctx, m.v.walk.(vault.Volume), string(s.Path), s.Keep)
 	}
 	entry, made, err := m.v.vault.CheckSettle(ctx, string(s.Path), s.Keep)
 	if err != nil {

@@ -38,6 +38,9 @@ func TestCryptomatorVault(t *testing.T) {
 	for _, f := range Describe(info) {
 		facts[f.Label] = f.Value
 	}
+	if strings.Contains(facts["Not supported"]+facts["Not supported yet"], "mounting") {
+		t.Errorf("info says mounting is not supported: %q", facts["Not supported"]+facts["Not supported yet"])
+	}
 	if facts["Format"] != "Cryptomator vault format 8, SIV_GCM" || !strings.Contains(facts["Opens in"], "Cryptomator") ||
 		!strings.HasPrefix(facts["Scrypt"], "N=2^15 r=8 p=1") {
 		t.Fatalf("facts %q", facts)

@@ -69,7 +69,7 @@ func describeCryptomator(i vault.Info) []Fact {
 		{"File names", "encrypted (AES-SIV, bound to the directory's ID)"},
 		{"Long names", fmt.Sprintf("encrypted names over %d characters are stored shortened (.c9s)", i.LongNameMax)},
 		{"Scrypt", fmt.Sprintf("N=2^%d r=%d p=%d (key %d bytes, salt %d bytes)", i.ScryptLogN, i.ScryptR, i.ScryptP, i.ScryptKeyLen, i.ScryptSaltLen)},
-		{"Not supported yet", "mounting, passwd and conflicts (info, fsck and export read the vault)"},
+		{"Not supported", "--sharedstorage; settling copies of folders, symlinks and shortened names; hard links, special files and extended attributes (the format has none)"},
 	}
 }
 

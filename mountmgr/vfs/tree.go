@@ -253,17 +253,27 @@ func (t gocryptfsTree) rmdir(dirfd int, e storedEntry) error {
 // rmdirIfEmpty removes the cipher directory stored in dirfd if it holds nothing but its
 // diriv (its .name file stays; layout.RemoveDir says what a crash leaves).
 func (t gocryptfsTree) rmdirIfEmpty(dirfd int, stored string) error {
+	cfd, names, done, err := listForRemoval(dirfd, stored)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return layout.RemoveDir(dirfd, cfd, stored, names, t.f.perDirIV)
+}
+
+// listForRemoval opens the folder stored in dirfd (openDirForRemoval) and lists it; done
+// closes it and gives it its mode back.
+func listForRemoval(dirfd int, stored string) (cfd int, names []string, done func(), err error) {
 	cfd, restore, err := openDirForRemoval(dirfd, stored)
 	if err != nil {
-		return err
+		return -1, nil, nil, err
 	}
-	defer restore()
-	defer unix.Close(cfd)
-	names, err := layout.ReadDirNames(cfd)
-	if err != nil {
-		return err
+	done = func() { unix.Close(cfd); restore() }
+	if names, err = layout.ReadDirNames(cfd); err != nil {
+		done()
+		return -1, nil, nil, err
 	}
-	return layout.RemoveDir(dirfd, cfd, stored, names, t.f.perDirIV)
+	return cfd, names, done, nil
 }
 
 // openDirForRemoval opens the folder stored in dirfd for listing and removing its entries.

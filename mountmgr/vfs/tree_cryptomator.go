@@ -613,16 +613,11 @@ func (t *cryptomatorTree) rmdir(dirfd int, e storedEntry) error {
 		return err
 	}
 	defer unix.Close(pfd)
-	cfd, restore, err := openDirForRemoval(pfd, rel[i+1:])
+	cfd, names, done, err := listForRemoval(pfd, rel[i+1:])
 	if err != nil {
 		return err
 	}
-	defer restore()
-	defer unix.Close(cfd)
-	names, err := layout.ReadDirNames(cfd)
-	if err != nil {
-		return err
-	}
+	defer done()
 	for _, n := range names {
 		if n != cryptomator.DirIDBackup && !cryptomator.IsTemp(n) {
 			return unix.ENOTEMPTY

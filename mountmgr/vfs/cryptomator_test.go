@@ -456,3 +456,32 @@ func TestCryptomatorHostileEntries(t *testing.T) {
 		}
 	}
 }
+
+// Growing a file of a format without holes writes every block: a growth beyond the disk
+// fails at once with ENOSPC, the file as it was, instead of filling the disk first.
+func TestCryptomatorHugeTruncateFailsAtOnce(t *testing.T) {
+	vol, _ := cryptomatorVolume(t)
+	mp, _ := mountTest(t, vol, Options{})
+	p := filepath.Join(mp, "f")
+	if err := os.WriteFile(p, []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(vol.Dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	beyond := int64(st.Bavail*uint64(st.Bsize)) + 1<<30
+	if err := os.Truncate(p, beyond); !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EFBIG) {
+		t.Fatalf("truncate to %d bytes, past the disk's free space: %v, want ENOSPC", beyond, err)
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "kept" {
+		t.Fatalf("after the refused truncate: %q, %v", b, err)
+	}
+	var after syscall.Statfs_t
+	if err := syscall.Statfs(vol.Dir, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after.Bavail+st.Bavail/100 < st.Bavail {
+		t.Errorf("the refused truncate used the disk: %d blocks free before, %d after", st.Bavail, after.Bavail)
+	}
+}

@@ -397,6 +397,9 @@ func (f *file) reserve(st *unix.Stat_t, size, off, end uint64) syscall.Errno {
 	}
 	err := unix.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cEnd-cOff))
 	if err != nil && err != unix.EOPNOTSUPP {
+		// ext4 keeps what a failed fallocate did allocate past the end of the file until
+		// the file is truncated: give it back.
+		unix.Ftruncate(f.fd, st.Size)
 		return fs2errno(err)
 	}
 	return 0
@@ -666,6 +669,17 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 	// Growing: the old partial last block is written out in full, the new last block is
 	// written if partial, and everything in between stays a hole where the format has them
 	// (else it is written as zeros too).
+	if !fsys.content.holes() {
+		// Every block will be written: a growth the disk cannot hold fails at once (ENOSPC),
+		// not after writing zeros until it is full, nor after allocating all it has.
+		var sfs unix.Statfs_t
+		if unix.Fstatfs(f.fd, &sfs) == nil && fsys.cipherSize(newSize)-cs > sfs.Bavail*uint64(sfs.Bsize) {
+			return syscall.ENOSPC
+		}
+		if errno := f.reserve(&st, size, size, newSize); errno != 0 {
+			return errno
+		}
+	}
 	g, errno := f.saveTail(cs, size, newSize)
 	if errno != 0 {
 		return errno

@@ -319,7 +319,11 @@ func TestRequestBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	created := reqs.count()
-	check("create", created, map[string]int{"CREATE": n, "RELEASE": n}, 3, 8)
+	// One RELEASE per file; the go-fuse epoll probe's RELEASE may land here too, late.
+	check("create", created, map[string]int{"CREATE": n}, 3, 8)
+	if k := created["RELEASE"]; k < n || k > n+1 {
+		t.Errorf("create: %d RELEASE requests for %d files, want %d (all: %v)", k, n, n, created)
+	}
 	if created["FLUSH"] > 1 {
 		t.Errorf("create: %d FLUSH requests; after the first ENOSYS the kernel should send none", created["FLUSH"])
 	}

@@ -108,43 +108,18 @@ type cryptomatorKey struct {
 }
 
 func (k *cryptomatorKey) seal(dst, plain []byte, first uint64) []byte {
-	bs := k.c.Geometry().BlockSize
-	for i, n := 0, first; i < len(plain); i, n = i+bs, n+1 {
-		out, err := k.c.SealChunk(dst, plain[i:min(i+bs, len(plain))], n, k.h)
-		if err != nil {
-			// Only the random source can fail; the kernel's getrandom does not.
-			panic("vfs: sealing a chunk: " + err.Error())
-		}
-		dst = out
+	out, err := k.c.SealChunks(dst, plain, first, k.h)
+	if err != nil {
+		// Only the random source can fail; the kernel's getrandom does not.
+		panic("vfs: sealing a chunk: " + err.Error())
 	}
-	return dst
+	return out
 }
 
 func (k *cryptomatorKey) open(dst, sealed []byte, first uint64) ([]byte, error) {
-	cbs := k.c.Geometry().CipherBlockSize()
-	for i, n := 0, first; i < len(sealed); i, n = i+cbs, n+1 {
-		out, err := k.c.OpenChunk(dst, sealed[i:min(i+cbs, len(sealed))], n, k.h)
-		if err != nil {
-			return dst, err
-		}
-		dst = out
-	}
-	return dst, nil
+	return k.c.OpenChunks(dst, sealed, first, k.h)
 }
 
 func (k *cryptomatorKey) openZeroing(dst, sealed []byte, first uint64, bad func(*crypto.BlockError)) []byte {
-	g := k.c.Geometry()
-	cbs := g.CipherBlockSize()
-	for i, n := 0, first; i < len(sealed); i, n = i+cbs, n+1 {
-		chunk := sealed[i:min(i+cbs, len(sealed))]
-		out, err := k.c.OpenChunk(dst, chunk, n, k.h)
-		if err != nil {
-			if be, ok := err.(*crypto.BlockError); ok {
-				bad(be)
-			}
-			out = append(dst, make([]byte, max(len(chunk)-g.BlockOverhead, 0))...)
-		}
-		dst = out
-	}
-	return dst
+	return k.c.OpenChunksZeroing(dst, sealed, first, k.h, bad)
 }

@@ -149,8 +149,10 @@ func (n *node) dirFd() (dirRef, syscall.Errno) {
 	if d, ok := f.dirs.get(n); ok {
 		return d, 0
 	}
-	if fd, ok := f.openKnown(n); ok {
-		return f.keepDir(n, fd), 0
+	if k := n.ext().dirKey.Load(); k != nil {
+		if fd, ok := f.tree.openKnown(k.bytes()); ok {
+			return f.keepDir(n, fd), 0
+		}
 	}
 	// Collect the stored names up to the root or a cached ancestor, then open them downwards.
 	var path []string
@@ -187,21 +189,6 @@ func (n *node) dirFd() (dirRef, syscall.Errno) {
 		d = dirRef{fd: fd, owned: true}
 	}
 	return f.keepDir(n, d.fd), 0
-}
-
-// openKnown opens directory node n's folder straight from the root when its key names it
-// (a Cryptomator directory's ID), without walking its ancestors.
-func (f *fsys) openKnown(n *node) (int, bool) {
-	t, ok := f.tree.(*cryptomatorTree)
-	if !ok {
-		return -1, false
-	}
-	k := n.ext().dirKey.Load()
-	if k == nil {
-		return -1, false
-	}
-	fd, err := t.openByID(k.bytes())
-	return fd, err == nil
 }
 
 // keepDir caches fd, just opened for directory node n, and returns it borrowed.

@@ -186,9 +186,6 @@ func (n *node) cipherPath() string {
 // inode (every entry of "ls -l" after the timeout, READDIRPLUS): that child is reused rather
 // than a node allocated for go-fuse to throw away (NewInode would return the same inode).
 func (n *node) newChild(ctx context.Context, plain string, e *entryID, dirfd int, stored string, out *fuse.EntryOut) *fs.Inode {
-	if e.st.Mode&syscall.S_IFMT == syscall.S_IFLNK && !n.fsys.tree.links() {
-		dirfd = -1 // the object is not in dirfd; symlinkLen always tells
-	}
 	n.fsys.plainAttr(&e.st, dirfd, stored, &out.Attr)
 	if t := n.cacheTimeout(); t != 0 {
 		out.SetEntryTimeout(t)

@@ -55,8 +55,9 @@ type tree interface {
 	rename(sd int, src storedEntry, dd int, dst storedEntry, flags uint32) error
 	// chown changes the owner of the object of the entry stored in dirfd.
 	chown(dirfd int, stored string, uid, gid int) error
-	// links reports whether the format stores hard links, FIFOs, sockets and devices.
-	links() bool
+	// openKnown opens the folder of a directory whose key is key from the vault's root, when
+	// the key names it (a Cryptomator ID), without its ancestors; false when it cannot.
+	openKnown(key []byte) (int, bool)
 	// respelled reports whether an entry of the plaintext name may be stored under another
 	// spelling than storedEntry gives, found by listing its directory (a Cryptomator name
 	// not in NFC, which an unnormalizing writer stored as given).
@@ -74,7 +75,7 @@ type tree interface {
 // are.
 type gocryptfsTree struct{ f *fsys }
 
-func (t gocryptfsTree) links() bool { return true }
+func (t gocryptfsTree) openKnown([]byte) (int, bool) { return -1, false }
 
 func (t gocryptfsTree) respelled(string) bool { return false }
 

@@ -2,8 +2,6 @@ package vfs
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"os"
@@ -39,7 +37,11 @@ type cryptomatorTree struct {
 	threshold int
 }
 
-func (t *cryptomatorTree) links() bool { return false }
+// openKnown opens a directory's folder from its ID alone.
+func (t *cryptomatorTree) openKnown(id []byte) (int, bool) {
+	fd, err := t.openByID(id)
+	return fd, err == nil
+}
 
 // respelled: names are stored in NFC, as Cryptomator stores them, but a writer that does not
 // normalize (rclone's backend) stores a name in NFD as given, and the listing shows it so.
@@ -343,32 +345,6 @@ func (t *cryptomatorTree) readlink(dirfd int, name string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// tempName is a name for an entry being built or taken apart.
-func tempName() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return cryptomator.TempPrefix + hex.EncodeToString(b[:])
-}
-
-// writeNewAt creates name in dirfd holding b, synced.
-func writeNewAt(dirfd int, name string, b []byte) error {
-	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return err
-	}
-	err = pwrite(fd, b, 0)
-	if err == nil {
-		err = unix.Fsync(fd)
-	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		unix.Unlinkat(dirfd, name, 0)
-	}
-	return err
-}
-
 // encrypted is b encrypted as a file's content (a symlink's target, a dirid.c9r).
 func (t *cryptomatorTree) encrypted(b []byte) ([]byte, error) {
 	var out bytes.Buffer
@@ -380,14 +356,14 @@ func (t *cryptomatorTree) encrypted(b []byte) ([]byte, error) {
 // it is long, and whatever fill puts in it (given the folder, open). It returns the
 // temporary name; place moves it to e.stored.
 func (t *cryptomatorTree) shell(dirfd int, e storedEntry, fill func(efd int) error) (string, error) {
-	tmp := tempName()
+	tmp := cryptomator.TempName()
 	if err := unix.Mkdirat(dirfd, tmp, 0o700); err != nil {
 		return "", err
 	}
 	efd, err := openEntry(dirfd, tmp)
 	if err == nil {
 		if e.long {
-			err = writeNewAt(efd, cryptomator.NameFile, []byte(e.encoded))
+			err = layout.WriteNew(efd, cryptomator.NameFile, []byte(e.encoded), 0o600, true)
 		}
 		if err == nil && fill != nil {
 			err = fill(efd)
@@ -414,11 +390,13 @@ func syncDir(fd int) error {
 	return unix.Fsync(rfd)
 }
 
-// removeShell removes a folder entry's folder and what a mount puts in one.
+// removeShell removes a folder the format uses (an entry's folder, or a directory's d/ folder
+// once its entry is gone) with the format's files in it: anything else in it makes the removal
+// fail (ENOTEMPTY).
 func removeShell(dirfd int, name string) error {
 	efd, err := openEntry(dirfd, name)
 	if err == nil {
-		for _, f := range []string{cryptomator.NameFile, cryptomator.DirFile, cryptomator.SymlinkFile, cryptomator.ContentsFile} {
+		for _, f := range []string{cryptomator.NameFile, cryptomator.DirFile, cryptomator.SymlinkFile, cryptomator.ContentsFile, cryptomator.DirIDBackup} {
 			unix.Unlinkat(efd, f, 0)
 		}
 		unix.Close(efd)
@@ -498,10 +476,10 @@ func (t *cryptomatorTree) mkdir(dirfd int, e storedEntry, mode uint32) ([]byte, 
 	if err := unix.Mkdirat(pfd, name, 0o700); err != nil {
 		return nil, err
 	}
-	undo := func() { removeShellWith(pfd, name, cryptomator.DirIDBackup) }
+	undo := func() { removeShell(pfd, name) }
 	dfd, err := layout.OpenDir(pfd, name)
 	if err == nil {
-		err = writeNewAt(dfd, cryptomator.DirIDBackup, backup)
+		err = layout.WriteNew(dfd, cryptomator.DirIDBackup, backup, 0o600, true)
 		if err == nil {
 			err = unix.Fchmod(dfd, mode&07777)
 		}
@@ -509,7 +487,7 @@ func (t *cryptomatorTree) mkdir(dirfd int, e storedEntry, mode uint32) ([]byte, 
 	}
 	if err == nil {
 		var tmp string
-		tmp, err = t.shell(dirfd, e, func(efd int) error { return writeNewAt(efd, cryptomator.DirFile, []byte(id)) })
+		tmp, err = t.shell(dirfd, e, func(efd int) error { return layout.WriteNew(efd, cryptomator.DirFile, []byte(id), 0o600, true) })
 		if err == nil {
 			err = placeEntry(dirfd, tmp, e.stored)
 		}
@@ -564,7 +542,7 @@ func (t *cryptomatorTree) symlink(dirfd int, e storedEntry, target string) error
 	if err != nil {
 		return err
 	}
-	tmp, err := t.shell(dirfd, e, func(efd int) error { return writeNewAt(efd, cryptomator.SymlinkFile, sealed) })
+	tmp, err := t.shell(dirfd, e, func(efd int) error { return layout.WriteNew(efd, cryptomator.SymlinkFile, sealed, 0o600, true) })
 	if err != nil {
 		return err
 	}
@@ -589,7 +567,7 @@ func (t *cryptomatorTree) unlink(dirfd int, e storedEntry) error {
 // is gone in one system call), then emptied and removed; what is left of it after a failure
 // or a crash is a temporary name, which readers skip.
 func (t *cryptomatorTree) takeAway(dirfd int, stored string) error {
-	tmp := tempName()
+	tmp := cryptomator.TempName()
 	if err := unix.Renameat(dirfd, stored, dirfd, tmp); err != nil {
 		return err
 	}
@@ -631,19 +609,10 @@ func (t *cryptomatorTree) rmdir(dirfd int, e storedEntry) error {
 			removeShell(cfd, n)
 		}
 	}
-	if err := removeShellWith(pfd, rel[i+1:], cryptomator.DirIDBackup); err != nil {
+	if err := removeShell(pfd, rel[i+1:]); err != nil {
 		t.f.log.Printf("vfs: removing the folder %s of a removed directory: %v", rel, err)
 	}
 	return nil
-}
-
-// removeShellWith removes file inside the folder name in dirfd, then the folder.
-func removeShellWith(dirfd int, name, file string) error {
-	if efd, err := openEntry(dirfd, name); err == nil {
-		unix.Unlinkat(efd, file, 0)
-		unix.Close(efd)
-	}
-	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 }
 
 // rename moves src in sd to dst in dd. Between plain .c9r names it is one rename, atomic when

@@ -257,6 +257,50 @@ func (c *Content) OpenChunk(dst, chunk []byte, n uint64, h *FileHeader) ([]byte,
 	return dst, nil
 }
 
+// SealChunks appends the sealed chunks of plaintext (each ChunkSize bytes but perhaps the
+// last), numbered from first, to dst.
+func (c *Content) SealChunks(dst, plaintext []byte, first uint64, h *FileHeader) ([]byte, error) {
+	for i, n := 0, first; i < len(plaintext); i, n = i+ChunkSize, n+1 {
+		var err error
+		if dst, err = c.SealChunk(dst, plaintext[i:min(i+ChunkSize, len(plaintext))], n, h); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+// OpenChunks appends the plaintext of the sealed chunks numbered from first to dst. It stops
+// at the first chunk that does not authenticate (a *crypto.BlockError), with the chunks before
+// it appended and nothing of it.
+func (c *Content) OpenChunks(dst, sealed []byte, first uint64, h *FileHeader) ([]byte, error) {
+	return c.openChunks(dst, sealed, first, h, nil)
+}
+
+// OpenChunksZeroing is OpenChunks with zeros of its cleartext length for each chunk that does
+// not authenticate (recovery, and fsck reading on), each passed to bad; never its
+// unauthenticated decryption.
+func (c *Content) OpenChunksZeroing(dst, sealed []byte, first uint64, h *FileHeader, bad func(*crypto.BlockError)) []byte {
+	dst, _ = c.openChunks(dst, sealed, first, h, bad)
+	return dst
+}
+
+func (c *Content) openChunks(dst, sealed []byte, first uint64, h *FileHeader, bad func(*crypto.BlockError)) ([]byte, error) {
+	cbs := c.geo.CipherBlockSize()
+	for i, n := 0, first; i < len(sealed); i, n = i+cbs, n+1 {
+		chunk := sealed[i:min(i+cbs, len(sealed))]
+		out, err := c.OpenChunk(dst, chunk, n, h)
+		if err != nil {
+			if bad == nil {
+				return dst, err
+			}
+			bad(err.(*crypto.BlockError))
+			out = append(dst, make([]byte, max(len(chunk)-c.geo.BlockOverhead, 0))...)
+		}
+		dst = out
+	}
+	return dst, nil
+}
+
 // Encrypt writes the ciphertext of everything read from r to w: a new header, then its
 // chunks. It returns the cleartext bytes read.
 func (c *Content) Encrypt(w io.Writer, r io.Reader) (int64, error) {

@@ -2,6 +2,7 @@ package cryptomator
 
 import (
 	"crypto/rand"
+	"encoding/hex"
 	"strings"
 )
 
@@ -24,6 +25,13 @@ const (
 	// format, which readers skip.
 	TempPrefix = tempPrefix
 )
+
+// TempName is a fresh name of TempPrefix, for an entry being built or taken apart.
+func TempName() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return tempPrefix + hex.EncodeToString(b[:])
+}
 
 // IsTemp reports whether a stored name is one of TempPrefix.
 func IsTemp(name string) bool { return strings.HasPrefix(name, tempPrefix) }

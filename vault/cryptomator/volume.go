@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/layout"
 )
@@ -41,17 +42,7 @@ type chunks struct {
 }
 
 func (f chunks) OpenBlocks(dst, cipher []byte, first uint64, bad func(uint64)) []byte {
-	cbs := f.c.geo.CipherBlockSize()
-	for i, n := 0, first; i < len(cipher); i, n = i+cbs, n+1 {
-		chunk := cipher[i:min(i+cbs, len(cipher))]
-		out, err := f.c.OpenChunk(dst, chunk, n, f.h)
-		if err != nil {
-			bad(n)
-			out = append(dst, make([]byte, max(len(chunk)-f.c.geo.BlockOverhead, 0))...)
-		}
-		dst = out
-	}
-	return dst
+	return f.c.OpenChunksZeroing(dst, cipher, first, f.h, func(be *crypto.BlockError) { bad(be.Block) })
 }
 
 func (w *Volume) OpenHeader(b []byte) (format.FileCipher, error) {

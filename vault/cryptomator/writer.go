@@ -2,8 +2,6 @@ package cryptomator
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -149,11 +147,7 @@ func (v *Vault) place(d Dir, name string, folder bool, build func(tmp string) er
 		return Entry{}, err
 	}
 	stored, long := v.storedName(d, name)
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return Entry{}, err
-	}
-	tmp := d.Path + "/" + tempPrefix + hex.EncodeToString(rnd[:])
+	tmp := d.Path + "/" + TempName()
 	folder = folder || long != ""
 	err := func() error {
 		if !folder {

@@ -174,7 +174,7 @@ func WriteDirIV(dirfd int) ([]byte, error) {
 	if _, err := rand.Read(iv); err != nil {
 		return nil, fmt.Errorf("reading a random directory IV: %w", err)
 	}
-	if err := writeNew(dirfd, crypto.DirIVName, iv, 0o440, true); err != nil {
+	if err := WriteNew(dirfd, crypto.DirIVName, iv, 0o440, true); err != nil {
 		return nil, err
 	}
 	return iv, nil
@@ -182,11 +182,12 @@ func WriteDirIV(dirfd int) ([]byte, error) {
 
 // RestoreDirIV writes iv back as the gocryptfs.diriv of dirfd, after a failed rmdir removed it.
 func RestoreDirIV(dirfd int, iv []byte) error {
-	return writeNew(dirfd, crypto.DirIVName, iv, 0o440, true)
+	return WriteNew(dirfd, crypto.DirIVName, iv, 0o440, true)
 }
 
-// writeNew creates name in dirfd (it must not exist) holding b; on failure it removes it again.
-func writeNew(dirfd int, name string, b []byte, mode uint32, sync bool) error {
+// WriteNew creates name in dirfd (it must not exist) with mode, holding b, synced if sync; on
+// failure it removes it again.
+func WriteNew(dirfd int, name string, b []byte, mode uint32, sync bool) error {
 	fd, err := openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", name, err)
@@ -251,7 +252,7 @@ func ReadLongNameFile(dirfd int, file, stored string, names *crypto.NameTransfor
 // entry would appear without a name).
 func WriteLongName(dirfd int, stored, encoded string) (created bool, err error) {
 	file := stored + crypto.LongNameSuffix
-	err = writeNew(dirfd, file, []byte(encoded), 0o400, true)
+	err = WriteNew(dirfd, file, []byte(encoded), 0o400, true)
 	if !errors.Is(err, unix.EEXIST) {
 		return err == nil, err
 	}
@@ -261,7 +262,7 @@ func WriteLongName(dirfd int, stored, encoded string) (created bool, err error) 
 	if err := unix.Unlinkat(dirfd, file, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 		return false, fmt.Errorf("replacing %s: %w", file, err)
 	}
-	err = writeNew(dirfd, file, []byte(encoded), 0o400, true)
+	err = WriteNew(dirfd, file, []byte(encoded), 0o400, true)
 	return err == nil, err
 }
 

@@ -43,7 +43,8 @@ Every target is served by a process of its own: vaultui mounts by a daemon
 started for the bench with private runtime, config and state dirs (your own
 daemon and vaults are not touched), the passthrough by a child process,
 gocryptfs in the foreground; the report gives each one's CPU time and peak
-memory. --runs N runs N rounds of every target in turn; the ratios are
+memory, over the whole run and (as root) from making the du/find tree to the
+end of find. --runs N runs N rounds of every target in turn; the ratios are
 medians of each round's ratio, so use 5 or more on a machine with other load.
 --ciphers takes aegis, gcm, xchacha, siv and cryptomator (a Cryptomator vault,
 format 8 with SIV_GCM: AES-GCM in 32 KiB chunks).
@@ -237,6 +238,9 @@ func printFigures(w io.Writer, label string, r mountbench.Result) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%-26s du -s %5.2f s  find %5.2f s", "", rw.DuSeconds, rw.FindSeconds)
+	if rw.TreePeakRSS > 0 {
+		fmt.Fprintf(w, " (peak RSS %3.0f MB)", float64(rw.TreePeakRSS)/1e6)
+	}
 	if rw.BuildSeconds > 0 {
 		fmt.Fprintf(w, "  go build %5.2f s", rw.BuildSeconds)
 	}

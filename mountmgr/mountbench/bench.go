@@ -98,6 +98,9 @@ type Config struct {
 	sqlite bool   // sqlite3(1) is there
 	// goBuild: go(1) is there to build the bench's module.
 	goBuild bool
+	// serverPid is the process serving the target being measured (set per target by runOne),
+	// for the peak memory of the tree workload.
+	serverPid int
 }
 
 // Result holds one target's figures of one round (or, in Report.Medians, their medians).
@@ -409,6 +412,7 @@ func runOne(ctx context.Context, cfg Config, tg target) Result {
 			syscall.Unmount(mnt, syscall.MNT_DETACH)
 		}
 	}()
+	cfg.serverPid = srv.pid
 	r.Err = measure(ctx, cfg, mnt, &r)
 	r.PeakRSS = peakRSS(srv.pid)
 	r.ServerCPUSeconds = cpuSeconds(srv.pid)
@@ -439,6 +443,13 @@ func cpuSeconds(pid int) float64 {
 		return 0
 	}
 	return float64(utime+stime) / clockTicks
+}
+
+// resetPeakRSS sets process pid's VmHWM to its current resident memory (clear_refs 5), so that
+// a later peakRSS is the peak of what ran in between. It reports whether it could (the process
+// must be ours, or we root).
+func resetPeakRSS(pid int) bool {
+	return pid > 0 && os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) == nil
 }
 
 // peakRSS reads VmHWM of process pid, in bytes; 0 when it cannot.

@@ -165,6 +165,13 @@ func TestRunCold(t *testing.T) {
 		t.Fatalf("medians: %+v", rep.Medians)
 	}
 	checkFigures(t, rep.Medians[0], true, cfg.NoBuild)
+	// As root the server's peak can be reset before the tree, so the tree's peak is known
+	// and lies within the whole run's.
+	for _, r := range []Result{rep.Rounds[0][0], *rep.Rounds[0][0].Cold} {
+		if r.TreePeakRSS == 0 || r.TreePeakRSS > rep.Rounds[0][0].PeakRSS {
+			t.Errorf("peak RSS over the tree %d, over the whole run %d", r.TreePeakRSS, rep.Rounds[0][0].PeakRSS)
+		}
+	}
 }
 
 // TestRatiosArePerRound: the ratio is the median of each round's ratio, which differs from

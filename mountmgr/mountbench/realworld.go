@@ -27,6 +27,9 @@ type RealWorld struct {
 	BuildSeconds       float64 // go build of a module the bench makes, build cache in the vault, cold
 	DuSeconds          float64 // du -s over a tree of TreeFiles small files, entry caches expired
 	FindSeconds        float64 // find over the same tree (after du, so its entries are known)
+	// TreePeakRSS is the server's peak resident memory from making the tree to the end of
+	// find (issue 25's "peak RSS at 100,000 files"), in bytes; 0 when it could not be read.
+	TreePeakRSS uint64
 }
 
 // The word the grep looks for; one file in a hundred holds it.
@@ -240,6 +243,7 @@ func firstLine(b []byte) string {
 func measureTree(ctx context.Context, cfg Config, parent string, r *RealWorld, cold bool) error {
 	dir := filepath.Join(parent, "tree")
 	content := []byte("a small file, as notes and configuration are\n")
+	peakKnown := resetPeakRSS(cfg.serverPid)
 	for i := 0; i < cfg.TreeFiles; i++ {
 		sub := filepath.Join(dir, fmt.Sprintf("d%04d", i/100))
 		if i%100 == 0 {
@@ -270,6 +274,9 @@ func measureTree(ctx context.Context, cfg Config, parent string, r *RealWorld, c
 		return fmt.Errorf("find printed %d entries, want %d", n, want)
 	}
 	r.FindSeconds = d
+	if peakKnown {
+		r.TreePeakRSS = peakRSS(cfg.serverPid)
+	}
 	return nil
 }
 

@@ -470,25 +470,15 @@ func mergesNothing(off, end, size, bs uint64) bool {
 const sealAheadMin = 256 << 10
 
 // aheadSeal is the ciphertext of a write's data, sealed on another goroutine while the write
-// reserves space and checks the file, and handed over a part at a time (sealPart), so that
-// writing the first part overlaps sealing the next. The kernel waits for each write request
-// to be answered, so that work and the encryption would otherwise run one after the other,
-// with a core idle.
+// reserves space and checks the file. The kernel waits for each write request to be answered,
+// so that work and the encryption would otherwise run one after the other, with a core idle.
 type aheadSeal struct {
-	fsys  *fsys
-	key   fileKey
-	parts chan []byte // the sealed parts, in order; closed after the last
-	done  chan struct{}
-	cb    *[]byte
+	fsys *fsys
+	key  fileKey
+	done chan struct{}
+	cb   *[]byte
+	ct   []byte
 }
-
-// sealPart is how much plaintext the goroutine seals before handing it on: small enough
-// that its ciphertext is still in the CPU's cache when pwrite copies it, and that the
-// first write starts early; large enough that a system call per part costs little. dd of
-// 256 MiB in 1 MiB writes to an AEGIS-256X2 vault on tmpfs, against sealing all before
-// writing (farm-bench, alternated pairs, median wall time): 0.97x with 64 KiB parts,
-// 0.94x with 128 KiB, 0.91x and 0.95x with 256 KiB in two runs.
-const sealPart = 256 << 10
 
 // sealAhead starts encrypting data, to be written at off into a file of the given cipher and
 // plaintext sizes, when the write is large and merges nothing old (mergesNothing, and no pad:
@@ -501,38 +491,22 @@ func (f *file) sealAhead(data []byte, off, cipherSize, size uint64, pad bool) *a
 	if len(data) < sealAheadMin || p == nil || cipherSize == 0 || pad || !mergesNothing(off, off+uint64(len(data)), size, fsys.bs) {
 		return nil
 	}
-	// Parts of whole blocks (a Cryptomator chunk is 32 KiB, a gocryptfs block 4 KiB), so
-	// that each part's ciphertext lies right after the one before, in the buffer and the file.
-	step := max(1, sealPart/int(fsys.bs)) * int(fsys.bs)
-	a := &aheadSeal{fsys: fsys, key: p.fileKey, done: make(chan struct{}), cb: fsys.getCipherBuf(),
-		parts: make(chan []byte, (len(data)+step-1)/step)}
+	a := &aheadSeal{fsys: fsys, key: p.fileKey, done: make(chan struct{}), cb: fsys.getCipherBuf()}
 	first := off / fsys.bs
 	go func() {
 		defer close(a.done)
-		defer close(a.parts)
-		buf := pageAlignedWith(*a.cb, fsys.blockOff(first))
-		for i := 0; i < len(data); i += step {
-			n := len(buf)
-			buf = a.key.seal(buf, data[i:min(i+step, len(data))], first+uint64(i)/fsys.bs)
-			a.parts <- buf[n:]
-		}
+		a.ct = a.key.seal(pageAlignedWith(*a.cb, fsys.blockOff(first)), data, first)
 	}()
 	return a
 }
 
-// writeSealed writes the parts sealed ahead under key k at cOff as they come, and reports
-// whether it did: not when there is nothing sealed ahead or it was sealed under another key.
-func (a *aheadSeal) writeSealed(k fileKey, fd int, cOff int64) (bool, error) {
-	if a == nil || a.key != k {
-		return false, nil
+// sealed returns the ciphertext of data if it was sealed ahead under key k.
+func (a *aheadSeal) sealed(k fileKey) ([]byte, bool) {
+	if a == nil {
+		return nil, false
 	}
-	for part := range a.parts {
-		if err := pwrite(fd, part, cOff); err != nil {
-			return true, err
-		}
-		cOff += int64(len(part))
-	}
-	return true, nil
+	<-a.done
+	return a.ct, a.key == k
 }
 
 // release waits for the goroutine (data and the buffer stay in use until it is done) and
@@ -561,8 +535,8 @@ func (f *file) writeRange(data []byte, off, size uint64, k fileKey, ahead *ahead
 	var buf []byte
 	if mergesNothing(off, end, size, bs) {
 		// The usual large aligned write: encrypt data as it is.
-		if ok, err := ahead.writeSealed(k, f.fd, cOff); ok {
-			return fs2errno(err)
+		if ct, ok := ahead.sealed(k); ok {
+			return fs2errno(pwrite(f.fd, ct, cOff))
 		}
 		buf = data
 	} else {

@@ -98,9 +98,9 @@ type Config struct {
 	sqlite bool   // sqlite3(1) is there
 	// goBuild: go(1) is there to build the bench's module.
 	goBuild bool
-	// serverPid is the process serving the target being measured (set per target by runOne),
+	// server is the process serving the target being measured (set per target by runOne),
 	// for the peak memory of the tree workload.
-	serverPid int
+	server *serverPeak
 }
 
 // Result holds one target's figures of one round (or, in Report.Medians, their medians).
@@ -412,9 +412,9 @@ func runOne(ctx context.Context, cfg Config, tg target) Result {
 			syscall.Unmount(mnt, syscall.MNT_DETACH)
 		}
 	}()
-	cfg.serverPid = srv.pid
+	cfg.server = &serverPeak{pid: srv.pid}
 	r.Err = measure(ctx, cfg, mnt, &r)
-	r.PeakRSS = peakRSS(srv.pid)
+	r.PeakRSS = cfg.server.peak()
 	r.ServerCPUSeconds = cpuSeconds(srv.pid)
 	return r
 }
@@ -445,11 +445,28 @@ func cpuSeconds(pid int) float64 {
 	return float64(utime+stime) / clockTicks
 }
 
-// resetPeakRSS sets process pid's VmHWM to its current resident memory (clear_refs 5), so that
-// a later peakRSS is the peak of what ran in between. It reports whether it could (the process
+// serverPeak follows a serving process's peak resident memory (VmHWM) across resets: a
+// workload that wants its own peak resets the kernel's mark, and the peak before the reset is
+// kept for the whole run's.
+type serverPeak struct {
+	pid     int
+	earlier uint64 // the highest VmHWM read before the last reset
+}
+
+// reset sets the process's VmHWM to its current resident memory (clear_refs 5), so that a
+// later peakRSS is the peak of what ran in between. It reports whether it could (the process
 // must be ours, or we root).
-func resetPeakRSS(pid int) bool {
-	return pid > 0 && os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) == nil
+func (s *serverPeak) reset() bool {
+	if s == nil || s.pid <= 0 {
+		return false
+	}
+	s.earlier = max(s.earlier, peakRSS(s.pid))
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.pid), []byte("5"), 0) == nil
+}
+
+// peak is the process's peak resident memory over the whole run; 0 when it cannot be read.
+func (s *serverPeak) peak() uint64 {
+	return max(s.earlier, peakRSS(s.pid))
 }
 
 // peakRSS reads VmHWM of process pid, in bytes; 0 when it cannot.

@@ -17,6 +17,8 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/mountmgr"
+	"runtime"
+	"runtime/debug"
 )
 
 // The test binary stands in for the vaultui executable: "daemon" runs the mount daemon and
@@ -299,5 +301,30 @@ func TestGeoMeanWithoutBuild(t *testing.T) {
 	}
 	if got := rep.GeoMean("a", "b", true, true); got != 0 {
 		t.Errorf("cold, not measured: %v, want 0", got)
+	}
+}
+
+// TestServerPeakKeepsEarlier: resetting the peak for one workload (the tree's) does not lose
+// the whole run's peak from before the reset.
+func TestServerPeakKeepsEarlier(t *testing.T) {
+	s := &serverPeak{pid: os.Getpid()}
+	buf := make([]byte, 64<<20)
+	for i := range buf {
+		buf[i] = 1
+	}
+	high := peakRSS(s.pid)
+	runtime.KeepAlive(buf)
+	buf = nil
+	debug.FreeOSMemory()
+	if !s.reset() {
+		t.Skip("cannot write /proc/self/clear_refs")
+	}
+	// The kernel's counters are per-thread caches, a few pages off at any moment: compare
+	// in MiB, against the 64 MiB the buffer took.
+	if now := peakRSS(s.pid); now > high-32<<20 {
+		t.Fatalf("VmHWM %d after the reset, %d before: the reset did nothing", now, high)
+	}
+	if got := s.peak(); got < high-1<<20 {
+		t.Errorf("peak %d after a reset, below the %d reached before it", got, high)
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// RealWorld holds the figures of a working day's workloads, in seconds; 0 when not measured
-// (git or sqlite3 missing).
+// RealWorld holds the figures of a working day's workloads, in seconds (the tree's peak memory
+// in bytes); 0 when not measured (git or sqlite3 missing).
 type RealWorld struct {
 	CloneSeconds       float64 // git clone --no-hardlinks of the bench's repository
 	StatusSeconds      float64 // the first git status after the clone
@@ -243,7 +243,7 @@ func firstLine(b []byte) string {
 func measureTree(ctx context.Context, cfg Config, parent string, r *RealWorld, cold bool) error {
 	dir := filepath.Join(parent, "tree")
 	content := []byte("a small file, as notes and configuration are\n")
-	peakKnown := resetPeakRSS(cfg.serverPid)
+	peakKnown := cfg.server.reset()
 	for i := 0; i < cfg.TreeFiles; i++ {
 		sub := filepath.Join(dir, fmt.Sprintf("d%04d", i/100))
 		if i%100 == 0 {
@@ -275,7 +275,7 @@ func measureTree(ctx context.Context, cfg Config, parent string, r *RealWorld, c
 	}
 	r.FindSeconds = d
 	if peakKnown {
-		r.TreePeakRSS = peakRSS(cfg.serverPid)
+		r.TreePeakRSS = peakRSS(cfg.server.pid)
 	}
 	return nil
 }

@@ -265,7 +265,9 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 	f.node.ext().mu.Lock()
 	locked, errno := f.lockCipher(true)
 	if errno == 0 {
+		fsys.watch.begin(f.node, entry{fd: f.fd})
 		errno = f.write(data, uint64(off), unprivileged(ctx))
+		fsys.watch.end(f.node, entry{fd: f.fd})
 	}
 	if locked {
 		f.unlockCipher()
@@ -776,6 +778,8 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 	if locked {
 		defer f.unlockCipher()
 	}
+	fsys.watch.begin(f.node, entry{fd: f.fd})
+	defer fsys.watch.end(f.node, entry{fd: f.fd})
 	_, plainSize, errno := f.sizes()
 	if errno != 0 {
 		return fsys.op(errno)

@@ -53,9 +53,6 @@ func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 	if t := n.attrTimeout(); t != 0 {
 		out.SetTimeout(t)
 	}
-	if w := n.fsys.watch; w != nil && errno == 0 {
-		w.changed(n.StableAttr(), unix.Timespec{Sec: int64(out.Ctime), Nsec: int64(out.Ctimensec)})
-	}
 	return n.fsys.op(errno)
 }
 
@@ -77,6 +74,8 @@ func (n *node) setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 		defer d.close()
 		e = entry{fd: -1, dirfd: d.fd, name: stored}
 	}
+	n.fsys.watch.begin(n, e)
+	defer n.fsys.watch.end(n, e)
 	if m, ok := in.GetMode(); ok {
 		if n.StableAttr().Mode == syscall.S_IFLNK {
 			return syscall.EOPNOTSUPP // a symlink's mode cannot change on Linux
@@ -139,6 +138,18 @@ type entry struct {
 	fd    int
 	dirfd int
 	name  string
+}
+
+// ctime returns the entry's change time.
+func (e entry) ctime() (unix.Timespec, error) {
+	var st unix.Stat_t
+	var err error
+	if e.fd >= 0 {
+		err = unix.Fstat(e.fd, &st)
+	} else {
+		err = unix.Fstatat(e.dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	return st.Ctim, err
 }
 
 func (e entry) chmod(mode uint32) syscall.Errno {

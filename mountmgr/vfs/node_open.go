@@ -46,13 +46,6 @@ func (f *file) close() syscall.Errno {
 		return 0
 	}
 	f.node.fsys.handles.Delete(f)
-	if w := f.node.fsys.watch; w != nil && f.writable {
-		// Before the handle goes: the watcher takes a file open for writing for the mount's.
-		var st unix.Stat_t
-		if unix.Fstat(f.fd, &st) == nil {
-			w.changed(f.node.StableAttr(), st.Ctim)
-		}
-	}
 	x := f.node.ext()
 	x.filesMu.Lock()
 	if i := slices.Index(x.files, f); i >= 0 {

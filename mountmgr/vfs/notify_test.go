@@ -182,6 +182,24 @@ func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
 		}
 	}
 
+	// inPlace rewrites name behind the mount with next, keeping its size and modification time.
+	inPlace := func(name string, mtime time.Time) {
+		t.Helper()
+		f, err := os.OpenFile(in(tool, name), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.WriteAt(next, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(cipherPath(t, v, rel(name)), mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Run("rsync -t", func(t *testing.T) {
 		mtime := cached("rsynced")
 		if err := os.WriteFile(in(tool, ".rsynced.tmp"), next, 0o644); err != nil {
@@ -206,21 +224,44 @@ func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
 	})
 	t.Run("in place", func(t *testing.T) {
 		mtime := cached("inplace")
-		f, err := os.OpenFile(in(tool, "inplace"), os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = f.WriteAt(next, 0)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(cipherPath(t, v, rel("inplace")), mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
+		inPlace("inplace", mtime)
 		showsWithin(t, "rewritten file", contentsState(in(mp, "inplace"), old, next))
+	})
+	// A handle open for writing through the mount, as a file is just after close(2) until
+	// the kernel's RELEASE (sent in the background) arrives: changes made behind the mount
+	// in the meantime are someone else's all the same.
+	t.Run("in place while open for writing", func(t *testing.T) {
+		mtime := cached("openw")
+		f, err := os.OpenFile(in(mp, "openw"), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteAt(old[:10], 0); err != nil {
+			t.Fatal(err)
+		}
+		// The write moved the modification time: the kernel drops its pages when it sees
+		// that. Let it see it, and read the file again.
+		if b, err := os.ReadFile(in(mp, "openw")); err != nil || !bytes.Equal(b, old) {
+			t.Fatalf("read back after the write: %v", err)
+		}
+		if mtime, err = cipherMtime(cipherPath(t, v, rel("openw"))); err != nil {
+			t.Fatal(err)
+		}
+		inPlace("openw", mtime)
+		showsWithin(t, "file rewritten while open for writing", contentsState(in(mp, "openw"), old, next))
+	})
+	// Rewritten behind the mount, then changed through it before the watcher saw the
+	// rewrite: the file's change time is then the mount's own, but the kernel's pages are
+	// still the old ones (a change of mode leaves the modification time, by which the kernel
+	// would drop them itself).
+	t.Run("in place then chmod", func(t *testing.T) {
+		mtime := cached("chmodded")
+		inPlace("chmodded", mtime)
+		if err := os.Chmod(in(mp, "chmodded"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		showsWithin(t, "file rewritten then chmodded", contentsState(in(mp, "chmodded"), old, next))
 	})
 	t.Run("create", func(t *testing.T) {
 		absent("created")
@@ -272,7 +313,7 @@ func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
 
 // TestOwnChangesNotNotified: the mount's own changes raise inotify events in the cipherdir
 // too, and cost no notification storm: the kernel knows them already. Files are created,
-// written, read, changed and removed through the mount (340 changes); then a file appears
+// written, read, changed and removed through the mount (440 changes); then a file appears
 // behind it, twice (the second once the first was notified, so that every earlier event has
 // been acted on), and those two are all the kernel is told of. A handful more may be told on
 // a machine so busy that a request of the mount's own stays between its system call and its
@@ -299,12 +340,16 @@ func TestOwnChangesNotNotified(t *testing.T) {
 				os.Chmod(p, 0o600),
 				os.Chtimes(p, time.Unix(1e9, 0), time.Unix(1e9, 0)),
 				os.Truncate(p, 100),
+				unix.Setxattr(p, "user.note", []byte("v"), 0),
+				unix.Removexattr(p, "user.note"),
 				os.Rename(p, p+".renamed"),
 				os.Symlink("target", p+".link"),
 				os.Mkdir(p+".dir", 0o700),
 			}
 			if i%2 == 0 {
 				ops = append(ops, os.Remove(p+".renamed"), os.Remove(p+".link"), os.Remove(p+".dir"))
+			} else {
+				ops = append(ops, unix.Setxattr(p+".renamed", "user.last", []byte("v"), 0))
 			}
 			if err := errors.Join(ops...); err != nil {
 				t.Fatal(err)
@@ -388,4 +433,13 @@ func TestPastTheWatchLimit(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// cipherMtime returns the modification time of the cipher file p.
+func cipherMtime(p string) (time.Time, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return fi.ModTime(), nil
 }

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,20 +30,26 @@ import (
 // Each event is checked against what the mount knows rather than trusted: the entry is
 // statted, and the kernel is told only where it holds something that is now wrong. The
 // mount's own changes raise events too; they match what the mount knows (go-fuse's tree has
-// the new entry, the file is open for writing through the mount, or its change time is the
-// one the mount's last change left, watcher.own), so they cost a stat and no notification.
-// What differs is checked once more watchRecheck later before the kernel is told (run says
-// why). Events are read in batches, one every watchSettle at most, so a burst of writes costs
-// one check, and a change shows through the mount within a tenth of a second or so, where the
-// cache timeouts alone took up to a second and never dropped the pages of a file rewritten in
-// place.
+// the new entry, or the file's change time is the one the mount's last change of it left,
+// watcher.own), so they cost a stat and no notification. A file the mount is changing at
+// that moment (watcher.begin to watcher.end: a write, a truncation, a change of attributes)
+// is checked again once the change is done. A change the mount makes to a file that someone
+// else changed since the mount's last change (the file's change time is not the one the
+// mount left) marks the file stale: its pages were stale before the mount's change and stay
+// so after it, though its change time is then the mount's, so the kernel is told all the
+// same. What differs is checked once more watchRecheck later before the kernel is told (run
+// says why). Events are read in batches, one every watchSettle at most, so a burst of writes
+// costs one check, and a change shows through the mount within a tenth of a second or so,
+// where the cache timeouts alone took up to a second and never dropped the pages of a file
+// rewritten in place.
 //
-// Not seen: a change made by someone else to a file the mount has open for writing (two
-// writers of one file without a lock lose writes anyway), and one made to a file within the
-// same tick of the cipher file system's clock as the mount's own last change of it (their
-// change times are equal); the cache timeouts (watchedCacheTimeout) still end the wrong
-// entries and attributes. Entries of directories without a watch are cached for cacheTimeout
-// only (node.cacheTimeout).
+// Not seen: a change made by someone else to a file while the mount is changing it (during
+// one request: two writers of one file without a lock lose writes anyway), and one made
+// within the same tick of the cipher file system's clock as the mount's own last change of
+// the file (their change times are equal; kernels with fine-grained timestamps give the
+// change after a stat a new time); the cache timeouts (watchedCacheTimeout) still end the
+// wrong entries and attributes. Entries of directories without a watch are cached for
+// cacheTimeout only (node.cacheTimeout).
 //
 // Where no watch can be added (fs.inotify.max_user_watches reached, or no inotify), the
 // kernel's caches still expire after cacheTimeout; only the pages of a file rewritten in
@@ -84,9 +91,11 @@ type watcher struct {
 	closed bool
 	max    int             // Options.maxWatches
 	dirs   map[int32]*node // watch descriptor -> directory node
-	// own maps a file to the change time its last change through the mount left, so that
-	// the events of that change are known for the mount's own.
-	own      boundedMap[fs.StableAttr, unix.Timespec]
+	// own maps a file to what the mount's last change of it left, so that the events of
+	// that change are known for the mount's own; busy counts the changes of a file that the
+	// mount has under way (begin to end).
+	own      boundedMap[fs.StableAttr, ownChange]
+	busy     map[fs.StableAttr]int
 	limitLog sync.Once
 }
 
@@ -98,7 +107,7 @@ func newWatcher(f *fsys, root *node, maxWatches int) *watcher {
 		f.log.Printf("vfs: no inotify (%v): changes behind the mount show after the cache timeouts", err)
 		return nil
 	}
-	w := &watcher{f: f, file: os.NewFile(uintptr(fd), "inotify"), fd: fd, done: make(chan struct{}), dirs: map[int32]*node{}, max: maxWatches}
+	w := &watcher{f: f, file: os.NewFile(uintptr(fd), "inotify"), fd: fd, done: make(chan struct{}), dirs: map[int32]*node{}, busy: map[fs.StableAttr]int{}, max: maxWatches}
 	w.add(root, f.rootDir)
 	return w
 }
@@ -214,10 +223,28 @@ func (w *watcher) forget(n *node) {
 	w.mu.Unlock()
 }
 
+// ownChange is what the mount's last change of a file left: the file's change time, and
+// whether someone else had changed the file before (stale: the kernel's pages of it are
+// stale, whatever the change time says, until the kernel is told). seq counts the records,
+// so that the watcher can tell whether the mount changed the file while it looked.
+type ownChange struct {
+	ctime unix.Timespec
+	stale bool
+	seq   uint32
+}
+
+// record stores c for the file sa; the caller holds w.mu.
+func (w *watcher) record(sa fs.StableAttr, c ownChange) {
+	c.seq++
+	w.own.put(sa, c, ownMax)
+}
+
 // changed records the change time the mount's own change of the file known as sa left.
 func (w *watcher) changed(sa fs.StableAttr, ctime unix.Timespec) {
 	w.mu.Lock()
-	w.own.put(sa, ctime, ownMax)
+	c, _ := w.own.get(sa)
+	c.ctime = ctime
+	w.record(sa, c)
 	w.mu.Unlock()
 }
 
@@ -228,24 +255,99 @@ func (w *watcher) changedAt(dirfd int, stored string) {
 	}
 }
 
-// isOwn reports whether n's file, whose change time is now ctime, was last changed through
-// the mount: it is open for writing through it, or its change time is the one the mount left.
-func (w *watcher) isOwn(n *node, ctime unix.Timespec) bool {
-	if x := n.x.Load(); x != nil {
-		x.filesMu.Lock()
-		writing := false
-		for _, f := range x.files {
-			writing = writing || f.writable
-		}
-		x.filesMu.Unlock()
-		if writing {
-			return true
-		}
+// begin tells the watcher that the mount is about to change the file of n, reached as e;
+// end, that it is done. In between, the file's events are checked again later. A change time
+// other than the one the mount's last change left means that someone else changed the file
+// since: its pages may be stale, and stay so after the mount's change. A file the mount has
+// no record of is taken as the kernel holds it (else every file's first change through the
+// mount would cost a notification): a change behind the mount that the watcher has not seen
+// yet when the mount changes the file is then missed, as one within the same clock tick is.
+// A nil watcher does nothing.
+func (w *watcher) begin(n *node, e entry) {
+	if w == nil {
+		return
 	}
+	before, err := e.ctime()
+	sa := n.StableAttr()
 	w.mu.Lock()
-	t, ok := w.own.get(n.StableAttr())
+	w.busy[sa]++
+	c, ok := w.own.get(sa)
+	switch {
+	case err != nil || ok && c.ctime != before:
+		c.stale = true
+	case !ok:
+		c.ctime = before
+	}
+	w.record(sa, c)
 	w.mu.Unlock()
-	return ok && t == ctime
+}
+
+// end records the change time the mount's change of the file of n (see begin) left.
+func (w *watcher) end(n *node, e entry) {
+	if w == nil {
+		return
+	}
+	after, err := e.ctime()
+	sa := n.StableAttr()
+	w.mu.Lock()
+	if w.busy[sa]--; w.busy[sa] <= 0 {
+		delete(w.busy, sa)
+	}
+	c, _ := w.own.get(sa)
+	if err != nil {
+		c.stale = true // unknown: tell the kernel rather than miss a change
+	} else {
+		c.ctime = after
+	}
+	w.record(sa, c)
+	w.mu.Unlock()
+}
+
+// ownership is whether the mount made a file's last change: mine (and nobody changed it
+// before without the kernel being told), someone else's, or not known yet because the mount
+// is changing it now.
+type ownership int
+
+const (
+	theirs ownership = iota
+	mine
+	changing
+)
+
+// owner reports whose is the last change of n's file, whose change time is now ctime, and the
+// record it went by (for told).
+func (w *watcher) owner(n *node, ctime unix.Timespec) (ownership, uint32) {
+	sa := n.StableAttr()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.own.get(sa)
+	switch {
+	case w.busy[sa] > 0:
+		return changing, c.seq
+	case ok && !c.stale && c.ctime == ctime:
+		return mine, c.seq
+	}
+	return theirs, c.seq
+}
+
+// seq returns the number of n's file's current record (0 for none).
+func (w *watcher) seq(n *node) uint32 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, _ := w.own.get(n.StableAttr())
+	return c.seq
+}
+
+// told records that the kernel was told that n's file changed, as of change time ctime,
+// after its record seq was read: its pages are no longer stale. If the mount changed the file
+// in between, the record stays as it is; the events of that change bring the file back.
+func (w *watcher) told(n *node, ctime unix.Timespec, seq uint32) {
+	sa := n.StableAttr()
+	w.mu.Lock()
+	if c, ok := w.own.get(sa); ok && c.seq == seq && w.busy[sa] == 0 {
+		w.record(sa, ownChange{ctime: ctime, seq: c.seq})
+	}
+	w.mu.Unlock()
 }
 
 // eventKey is a name in a watched directory; an empty name stands for every child of the
@@ -378,13 +480,14 @@ func (w *watcher) process(batch map[eventKey]uint32, recheck map[eventKey]pendin
 	for _, k := range keys {
 		mask := batch[k.eventKey]
 		found := w.changes(k.d, k.name, mask)
-		if !k.final && len(found) > 0 {
+		if len(found) > 0 && (!k.final || slices.ContainsFunc(found, change.busy)) {
 			next[k.eventKey] = pending{mask, now.Add(watchRecheck)}
 			continue
 		}
 		for _, c := range found {
 			if c.content != nil {
 				c.content.NotifyContent(0, 0) // its pages and attributes
+				w.told(c.content, c.ctime, c.seq)
 				continue
 			}
 			k.d.NotifyEntry(c.name)
@@ -398,11 +501,19 @@ func (w *watcher) process(batch map[eventKey]uint32, recheck map[eventKey]pendin
 }
 
 // change is what the kernel holds wrong in a directory: the entry name (gone, replaced, or new
-// where the kernel may hold that it does not exist), or the contents of file content.
+// where the kernel may hold that it does not exist), or the contents of file content, found
+// at change time ctime with the mount's record seq of it (watcher.owner), or not known yet
+// (owner changing: the mount is changing it).
 type change struct {
 	name    string
 	content *node
+	ctime   unix.Timespec
+	seq     uint32
+	owner   ownership
 }
+
+// busy reports whether c cannot be told yet: the mount is changing the file.
+func (c change) busy() bool { return c.owner == changing }
 
 // changes returns what the kernel holds wrong about the entry stored as name in directory
 // node d, given the events mask reported for it; an empty name checks every child the kernel
@@ -482,6 +593,10 @@ func (w *watcher) check(d *node, dirfd int, plain, stored string, mask uint32) [
 		// the mount, so it costs no stat.
 		return nil
 	}
+	var seq uint32
+	if child != nil {
+		seq = w.seq(child) // what the mount had done to it before the stat
+	}
 	e, err := statAt(dirfd, stored)
 	switch {
 	case err == unix.ENOENT:
@@ -493,10 +608,17 @@ func (w *watcher) check(d *node, dirfd int, plain, stored string, mask uint32) [
 	case child == nil || !child.holds(&e):
 	default:
 		// The same file: changed in place?
-		if mask&contentEvents != 0 && !w.isOwn(child, e.st.Ctim) {
-			return []change{{content: child}}
+		if mask&contentEvents == 0 {
+			return nil
 		}
-		return nil
+		owner, now := w.owner(child, e.st.Ctim)
+		switch {
+		case owner == mine:
+			return nil
+		case now != seq:
+			owner = changing // the mount changed it after the stat: look again
+		}
+		return []change{{content: child, ctime: e.st.Ctim, seq: now, owner: owner}}
 	}
 	if child != nil && child.StableAttr().Mode == syscall.S_IFDIR {
 		w.f.dirs.drop(child) // its cached descriptor is of the directory that was there

@@ -99,6 +99,14 @@ func (n *node) xattrEntry() (xattrEntry, syscall.Errno) {
 	return xattrEntry{at: n.fsys.xattrAt, fd: d.fd, name: stored, dir: d}, 0
 }
 
+// entry is e as an entry whose attributes change (for the watcher: watcher.begin).
+func (e xattrEntry) entry() entry {
+	if e.name == "" {
+		return entry{fd: e.fd}
+	}
+	return entry{fd: -1, dirfd: e.fd, name: e.name}
+}
+
 // atFlags are the *xattrat flags for e: the descriptor itself for the root, else the entry
 // without following it.
 func (e xattrEntry) atFlags() int {
@@ -228,6 +236,8 @@ func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 		return f.op(errno)
 	}
 	defer e.dir.close()
+	f.watch.begin(n, e.entry())
+	defer f.watch.end(n, e.entry())
 	return f.op(fs2errno(e.set(stored, value, int(flags))))
 }
 
@@ -242,6 +252,8 @@ func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
 		return f.op(errno)
 	}
 	defer e.dir.close()
+	f.watch.begin(n, e.entry())
+	defer f.watch.end(n, e.entry())
 	return f.op(fs2errno(e.remove(stored)))
 }
 

@@ -80,8 +80,11 @@ func TestNoBus(t *testing.T) {
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(t.TempDir(), "missing"))
 	start := time.Now()
 	_, err := keyring.Open(ctx(t), keyring.Options{})
-	if !errors.Is(err, keyring.ErrUnavailable) {
-		t.Fatalf("Open without a bus: %v, want ErrUnavailable", err)
+	if !errors.Is(err, keyring.ErrUnavailable) || errors.Is(err, keyring.ErrNoAnswer) {
+		t.Fatalf("Open without a bus: %v, want ErrUnavailable and not ErrNoAnswer", err)
+	}
+	if got := keyring.Reason(err); got != "no D-Bus session bus" {
+		t.Errorf("Reason(%v) = %q", err, got)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %v", d)
@@ -109,8 +112,12 @@ func TestSilentBus(t *testing.T) {
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+sock)
 	start := time.Now()
 	_, err = keyring.Open(ctx(t), keyring.Options{CallTimeout: 300 * time.Millisecond})
-	if !errors.Is(err, keyring.ErrUnavailable) {
-		t.Fatalf("Open on a silent bus: %v, want ErrUnavailable", err)
+	// Unavailable, and news: the bus is there but did not answer.
+	if !errors.Is(err, keyring.ErrUnavailable) || !errors.Is(err, keyring.ErrNoAnswer) {
+		t.Fatalf("Open on a silent bus: %v, want ErrUnavailable and ErrNoAnswer", err)
+	}
+	if got := keyring.Reason(err); got != "the D-Bus session bus did not answer in time" {
+		t.Errorf("Reason(%v) = %q", err, got)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("took %v with a 300 ms timeout", d)
@@ -121,7 +128,11 @@ func TestSilentBus(t *testing.T) {
 func TestBusWithoutService(t *testing.T) {
 	addr := keyringtest.StartBus(t)
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
-	if _, err := keyring.Open(ctx(t), keyring.Options{}); !errors.Is(err, keyring.ErrUnavailable) {
-		t.Fatalf("Open: %v, want ErrUnavailable", err)
+	_, err := keyring.Open(ctx(t), keyring.Options{})
+	if !errors.Is(err, keyring.ErrUnavailable) || errors.Is(err, keyring.ErrNoAnswer) {
+		t.Fatalf("Open: %v, want ErrUnavailable and not ErrNoAnswer", err)
+	}
+	if got := keyring.Reason(err); got != "no Secret Service on the session bus" {
+		t.Errorf("Reason(%v) = %q", err, got)
 	}
 }

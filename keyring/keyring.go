@@ -15,8 +15,8 @@
 // No session bus (ssh, containers, CI) or no Secret Service on it is ErrUnavailable, which
 // callers show as a note and then ask for the password: it is a normal state of a headless
 // machine. One that is there but does not answer in time is ErrUnavailable and ErrNoAnswer.
-// Reason says why in a few words, for a one-line note. A locked keyring is unlocked through the service's own prompt, waited for at most
-// Options.PromptTimeout.
+// Reason says why in a few words, for a one-line note. A locked keyring is unlocked through
+// the service's own prompt, waited for at most Options.PromptTimeout.
 //
 // It imports internal/dbusdial; app, cli, ui and mountmgr (automount) import it.
 package keyring
@@ -99,7 +99,7 @@ func Open(ctx context.Context, opts Options) (*Keyring, error) {
 	}
 	conn, err := dbusdial.Dial(ctx, opts.CallTimeout, dbus.SessionBusPrivateNoAutoStartup)
 	if errors.Is(err, dbusdial.ErrNoAnswer) {
-		return nil, &unavailableError{why: "the D-Bus session bus did not answer in time", slow: true, detail: err}
+		return nil, &unavailableError{why: "D-Bus session bus timed out", slow: true, detail: err}
 	}
 	if err != nil {
 		return nil, &unavailableError{why: "no D-Bus session bus", detail: err}
@@ -141,13 +141,13 @@ func unavailable(err error) error {
 		switch de.Name {
 		case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
 			"org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.ServiceNotFound":
-			return &unavailableError{why: "no Secret Service on the session bus", detail: errors.New(de.Name)}
+			return &unavailableError{why: "no Secret Service", detail: errors.New(de.Name)}
 		case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.TimedOut":
-			return &unavailableError{why: "the Secret Service did not answer in time", slow: true, detail: errors.New(de.Name)}
+			return &unavailableError{why: "Secret Service timed out", slow: true, detail: errors.New(de.Name)}
 		}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &unavailableError{why: "the Secret Service did not answer in time", slow: true, detail: err}
+		return &unavailableError{why: "Secret Service timed out", slow: true, detail: err}
 	}
 	return fmt.Errorf("keyring: %w", err)
 }
@@ -174,8 +174,8 @@ func (e *unavailableError) Is(target error) bool {
 func (e *unavailableError) Unwrap() error { return e.detail }
 
 // Reason says in a few words why the keyring could not be used, short enough for one line
-// beside a password prompt ("no D-Bus session bus", "the Secret Service did not answer in
-// time"); err.Error() has the detail behind it.
+// beside a password prompt ("no D-Bus session bus", "Secret Service timed out");
+// err.Error() has the detail behind it.
 func Reason(err error) string {
 	var u *unavailableError
 	if errors.As(err, &u) {

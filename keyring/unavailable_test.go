@@ -18,9 +18,9 @@ func TestUnavailableClassifies(t *testing.T) {
 		noAns  bool
 		reason string
 	}{
-		{dbus.Error{Name: "org.freedesktop.DBus.Error.ServiceUnknown"}, false, "no Secret Service on the session bus"},
-		{dbus.Error{Name: "org.freedesktop.DBus.Error.NoReply"}, true, "the Secret Service did not answer in time"},
-		{fmt.Errorf("SearchItems: %w", context.DeadlineExceeded), true, "the Secret Service did not answer in time"},
+		{dbus.Error{Name: "org.freedesktop.DBus.Error.ServiceUnknown"}, false, "no Secret Service"},
+		{dbus.Error{Name: "org.freedesktop.DBus.Error.NoReply"}, true, "Secret Service timed out"},
+		{fmt.Errorf("SearchItems: %w", context.DeadlineExceeded), true, "Secret Service timed out"},
 	} {
 		err := unavailable(c.err)
 		if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNoAnswer) != c.noAns {

@@ -88,7 +88,7 @@ func TestMountAsksKeyringInTheBackground(t *testing.T) {
 	wantView(t, tm, "asking the keyring…")
 
 	tm.send(storedChecked{dir: "/data/work.crypt", has: true})
-	notInView(t, tm, "asking the keyring")
+	notInView(t, tm, "asking the keyring", "not answered yet")
 	wantView(t, tm, "stored in the keyring: enter mounts with it")
 	tm.keys("enter")
 	wantView(t, tm, "work mounted at")

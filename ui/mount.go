@@ -90,6 +90,9 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		s.asking = false
 		s.form.fields[0].hint = ""
+		if s.err == keyringNotYet {
+			s.err = "" // answered now: the hint says what to do
+		}
 		switch {
 		case msg.err != nil:
 			// Not the same as none stored: say so, or the user waits for a hint that
@@ -147,6 +150,10 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 	return s.form.Update(msg)
 }
 
+// keyringNotYet answers enter on an empty password field before the keyring has said
+// whether it holds the password.
+const keyringNotYet = "The keyring has not answered yet: wait for it, or type the password."
+
 // mountError turns a daemon error into a sentence that says what to do.
 func mountError(mountPoint string, err error) string {
 	switch {
@@ -166,7 +173,7 @@ func (s *mountScreen) submit() tea.Cmd {
 	pw := s.form.value(0)
 	s.fromKeyring = pw == "" && s.stored
 	if pw == "" && s.asking {
-		s.err = "The keyring has not answered yet: wait for it, or type the password."
+		s.err = keyringNotYet
 		return s.form.setFocus(0)
 	}
 	if pw == "" && !s.fromKeyring {

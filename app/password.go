@@ -154,7 +154,7 @@ func (a *App) keyringFollows(ctx context.Context, v Vault, password []byte, reme
 }
 
 // HasStoredPassword reports whether the keyring holds a password for the vault, without
-// reading it or unlocking the keyring; err says why it cannot tell.
+// reading it or unlocking the keyring; err says why it cannot tell (see KeyringTrouble).
 func (a *App) HasStoredPassword(ctx context.Context, v Vault) (bool, error) {
 	k, err := a.openKeyring(ctx)
 	if err != nil {
@@ -162,6 +162,16 @@ func (a *App) HasStoredPassword(ctx context.Context, v Vault) (bool, error) {
 	}
 	defer k.Close()
 	return k.Has(ctx, v.CipherDir)
+}
+
+// KeyringTrouble says why the keyring could not be asked, in a few words for one line beside
+// a password prompt (keyring.Reason), and whether that is news where the password is asked
+// anyway. No keyring at all (no session bus or no Secret Service: ssh, a container) is a
+// normal state of a headless machine and is not; a keyring that is there but did not answer
+// in time, stayed locked or failed is. The TUI and the commands both decide by it.
+func KeyringTrouble(err error) (why string, news bool) {
+	news = !errors.Is(err, keyring.ErrUnavailable) || errors.Is(err, keyring.ErrNoAnswer)
+	return keyring.Reason(err), news
 }
 
 // ForgetPassword removes the vault's password from the keyring (keyring.ErrNotFound when

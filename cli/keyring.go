@@ -34,9 +34,9 @@ func keyringStatus(e *env, entry registry.Entry) string {
 // became of the keyring entry.
 func (e *env) withPassword(entry registry.Entry, src *passSource, run func(pw []byte) (app.KeyringChange, error)) error {
 	name := displayName(entry)
+	var need *app.PasswordNeededError
 	if !src.given() {
 		change, err := run(nil)
-		var need *app.PasswordNeededError
 		if !errors.As(err, &need) {
 			e.keyringNote(name, change)
 			return err
@@ -54,12 +54,19 @@ func (e *env) withPassword(entry registry.Entry, src *passSource, run func(pw []
 			fmt.Fprintf(e.stderr, "%s; asking for the password instead\n", need.Error())
 		case need.Reason == app.StoredFailed:
 			fmt.Fprintf(e.stderr, "The password stored in the keyring for %s does not unlock it (changed since?).\n", name)
-		case need.Reason == app.KeyringUnavailable && !errors.Is(need.Err, keyring.ErrUnavailable):
-			// A keyring that is there but stayed locked is news; none at all is not.
-			fmt.Fprintf(e.stderr, "note: %v; asking for the password instead\n", need.Err)
+		case need.Reason == app.KeyringUnavailable:
+			// A keyring that is there but timed out or stayed locked is news; none at all
+			// is not, while a terminal can ask.
+			if _, news := app.KeyringTrouble(need.Err); news {
+				fmt.Fprintf(e.stderr, "note: %v; asking for the password instead\n", need.Err)
+			}
 		}
 	}
 	pw, err := e.readPassword(src, fmt.Sprintf("Password for %s: ", name))
+	if errors.Is(err, errNoTerminal) && need != nil && need.Reason == app.KeyringUnavailable {
+		// Nothing else can give the password: the keyring's failure is the news.
+		return withHint(fmt.Errorf("%w, and %w", need, errNoTerminal), noTerminalHint)
+	}
 	if err != nil {
 		return err
 	}

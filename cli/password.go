@@ -27,6 +27,9 @@ const maxPasswordLen = 4096
 // errNoTerminal means a password was needed but there is no terminal to ask.
 var errNoTerminal = errors.New("no terminal to ask for the password")
 
+// noTerminalHint says how to give a password without a terminal.
+const noTerminalHint = "give the password in a file with --passfile FILE (its first line is used), or from a program with --extpass PROGRAM"
+
 // readPassword returns the password from the source the user named (a passfile, "-" = first
 // line of stdin, or a password program) or, when none, asks for it on the terminal without
 // echo. The caller wipes the result with crypto.Wipe.
@@ -178,7 +181,7 @@ func (e *env) terminal() (tty *os.File, promptTo io.Writer, done func(), err err
 func (e *env) askTerminal(prompt string, confirm bool) ([]byte, error) {
 	tty, promptTo, done, err := e.terminal()
 	if err != nil {
-		return nil, withHint(errNoTerminal, "give the password in a file with --passfile FILE (its first line is used), or from a program with --extpass PROGRAM")
+		return nil, withHint(errNoTerminal, noTerminalHint)
 	}
 	defer done()
 	pw, err := readNoEcho(tty, promptTo, prompt)

@@ -14,8 +14,9 @@
 //
 // No session bus (ssh, containers, CI) or no Secret Service on it is ErrUnavailable, which
 // callers show as a note and then ask for the password: it is a normal state of a headless
-// machine. A locked keyring is unlocked through the service's own prompt, waited for at most
-// Options.PromptTimeout.
+// machine. One that is there but does not answer in time is ErrUnavailable and ErrNoAnswer.
+// Reason says why in a few words, for a one-line note. A locked keyring is unlocked through
+// the service's own prompt, waited for at most Options.PromptTimeout.
 //
 // It imports internal/dbusdial; app, cli, ui and mountmgr (automount) import it.
 package keyring
@@ -25,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/godbus/dbus/v5"
@@ -35,6 +37,10 @@ import (
 var (
 	// ErrUnavailable: no session bus, or no Secret Service on it, or it does not answer.
 	ErrUnavailable = errors.New("no keyring")
+	// ErrNoAnswer: the session bus or the Secret Service is there but did not answer in time
+	// (a busy or hung session). Such an error is ErrUnavailable too; this tells a keyring
+	// that failed from a machine that has none.
+	ErrNoAnswer = errors.New("the keyring did not answer")
 	// ErrNotFound: no password is stored for the vault.
 	ErrNotFound = errors.New("no password stored")
 	// ErrLocked: the keyring stayed locked (its unlock prompt was dismissed or timed out).
@@ -92,8 +98,11 @@ func Open(ctx context.Context, opts Options) (*Keyring, error) {
 		opts.PromptTimeout = 60 * time.Second
 	}
 	conn, err := dbusdial.Dial(ctx, opts.CallTimeout, dbus.SessionBusPrivateNoAutoStartup)
+	if errors.Is(err, dbusdial.ErrNoAnswer) {
+		return nil, &unavailableError{why: "D-Bus session bus timed out", slow: true, detail: err}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: D-Bus session bus: %w", ErrUnavailable, err)
+		return nil, &unavailableError{why: "no D-Bus session bus", detail: err}
 	}
 	k := &Keyring{conn: conn, opts: opts}
 	dh, err := newDHKey()
@@ -107,14 +116,15 @@ func Open(ctx context.Context, opts Options) (*Keyring, error) {
 		conn.Close()
 		var de dbus.Error
 		if errors.As(err, &de) && de.Name == "org.freedesktop.DBus.Error.NotSupported" {
-			return nil, fmt.Errorf("%w: the Secret Service does not offer encrypted transfer (%s); vaultui does not send passwords in clear", ErrUnavailable, algorithmDH)
+			return nil, &unavailableError{why: "the Secret Service offers no encrypted transfer",
+				detail: fmt.Errorf("%s; vaultui does not send passwords in clear", algorithmDH)}
 		}
 		return nil, unavailable(err)
 	}
 	peer, ok := out.Value().([]byte)
 	if !ok {
 		k.Close()
-		return nil, fmt.Errorf("%w: OpenSession answered %s, not a public key", ErrUnavailable, out.Signature())
+		return nil, &unavailableError{why: fmt.Sprintf("OpenSession answered %s, not a public key", out.Signature())}
 	}
 	if k.key, err = dh.sessionKey(peer); err != nil {
 		k.Close()
@@ -123,21 +133,55 @@ func Open(ctx context.Context, opts Options) (*Keyring, error) {
 	return k, nil
 }
 
-// unavailable classifies a failed call: the service missing or silent is ErrUnavailable.
+// unavailable classifies a failed call: the service missing is ErrUnavailable, the service
+// silent ErrUnavailable and ErrNoAnswer.
 func unavailable(err error) error {
 	var de dbus.Error
 	if errors.As(err, &de) {
 		switch de.Name {
 		case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
-			"org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Spawn.ChildExited",
-			"org.freedesktop.DBus.Error.Spawn.ServiceNotFound", "org.freedesktop.DBus.Error.TimedOut":
-			return fmt.Errorf("%w: no Secret Service on the session bus (%s)", ErrUnavailable, de.Name)
+			"org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.ServiceNotFound":
+			return &unavailableError{why: "no Secret Service", detail: errors.New(de.Name)}
+		case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.TimedOut":
+			return &unavailableError{why: "Secret Service timed out", slow: true, detail: errors.New(de.Name)}
 		}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w: the Secret Service did not answer in time", ErrUnavailable)
+		return &unavailableError{why: "Secret Service timed out", slow: true, detail: err}
 	}
 	return fmt.Errorf("keyring: %w", err)
+}
+
+// unavailableError is ErrUnavailable, and ErrNoAnswer when slow: why in a few words (see
+// Reason) and the detail behind it.
+type unavailableError struct {
+	why    string
+	slow   bool
+	detail error
+}
+
+func (e *unavailableError) Error() string {
+	if e.detail == nil {
+		return "no keyring: " + e.why
+	}
+	return fmt.Sprintf("no keyring: %s (%v)", e.why, e.detail)
+}
+
+func (e *unavailableError) Is(target error) bool {
+	return target == ErrUnavailable || e.slow && target == ErrNoAnswer
+}
+
+func (e *unavailableError) Unwrap() error { return e.detail }
+
+// Reason says in a few words why the keyring could not be used, short enough for one line
+// beside a password prompt ("no D-Bus session bus", "Secret Service timed out");
+// err.Error() has the detail behind it.
+func Reason(err error) string {
+	var u *unavailableError
+	if errors.As(err, &u) {
+		return u.why
+	}
+	return strings.TrimPrefix(err.Error(), "keyring: ")
 }
 
 // Close ends the session and the connection.
@@ -295,7 +339,7 @@ func (k *Keyring) Set(ctx context.Context, cipherDir, label string, password []b
 		return unavailable(err)
 	}
 	if coll == noPrompt || coll == "" {
-		return fmt.Errorf("%w: the Secret Service has no default keyring", ErrUnavailable)
+		return &unavailableError{why: "the Secret Service has no default keyring"}
 	}
 	var unlockedNow []dbus.ObjectPath
 	var p dbus.ObjectPath

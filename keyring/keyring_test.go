@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -80,8 +79,11 @@ func TestNoBus(t *testing.T) {
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(t.TempDir(), "missing"))
 	start := time.Now()
 	_, err := keyring.Open(ctx(t), keyring.Options{})
-	if !errors.Is(err, keyring.ErrUnavailable) {
-		t.Fatalf("Open without a bus: %v, want ErrUnavailable", err)
+	if !errors.Is(err, keyring.ErrUnavailable) || errors.Is(err, keyring.ErrNoAnswer) {
+		t.Fatalf("Open without a bus: %v, want ErrUnavailable and not ErrNoAnswer", err)
+	}
+	if got := keyring.Reason(err); got != "no D-Bus session bus" {
+		t.Errorf("Reason(%v) = %q", err, got)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %v", d)
@@ -91,26 +93,15 @@ func TestNoBus(t *testing.T) {
 // TestSilentBus: a bus that accepts the connection and never answers is ErrUnavailable after
 // the call timeout, not a hang.
 func TestSilentBus(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "bus")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // hold it open, say nothing
-		}
-	}()
-	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+sock)
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", keyringtest.SilentBus(t))
 	start := time.Now()
-	_, err = keyring.Open(ctx(t), keyring.Options{CallTimeout: 300 * time.Millisecond})
-	if !errors.Is(err, keyring.ErrUnavailable) {
-		t.Fatalf("Open on a silent bus: %v, want ErrUnavailable", err)
+	_, err := keyring.Open(ctx(t), keyring.Options{CallTimeout: 300 * time.Millisecond})
+	// Unavailable, and news: the bus is there but did not answer.
+	if !errors.Is(err, keyring.ErrUnavailable) || !errors.Is(err, keyring.ErrNoAnswer) {
+		t.Fatalf("Open on a silent bus: %v, want ErrUnavailable and ErrNoAnswer", err)
+	}
+	if got := keyring.Reason(err); got != "D-Bus session bus timed out" {
+		t.Errorf("Reason(%v) = %q", err, got)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("took %v with a 300 ms timeout", d)
@@ -121,7 +112,11 @@ func TestSilentBus(t *testing.T) {
 func TestBusWithoutService(t *testing.T) {
 	addr := keyringtest.StartBus(t)
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
-	if _, err := keyring.Open(ctx(t), keyring.Options{}); !errors.Is(err, keyring.ErrUnavailable) {
-		t.Fatalf("Open: %v, want ErrUnavailable", err)
+	_, err := keyring.Open(ctx(t), keyring.Options{})
+	if !errors.Is(err, keyring.ErrUnavailable) || errors.Is(err, keyring.ErrNoAnswer) {
+		t.Fatalf("Open: %v, want ErrUnavailable and not ErrNoAnswer", err)
+	}
+	if got := keyring.Reason(err); got != "no Secret Service" {
+		t.Errorf("Reason(%v) = %q", err, got)
 	}
 }

@@ -59,6 +59,8 @@ type fakeBackend struct {
 	speedCalls   int
 	cachedSpeed  app.SpeedReport   // what CachedSpeed returns; none without ciphers
 	stored       map[string]string // the fake keyring: cipherdir -> password
+	storedErr    error             // StoredPassword fails with it (a keyring that timed out)
+	storedWait   chan struct{}     // StoredPassword waits for it to close (a slow keyring)
 	forgotten    []string
 	watch        chan []mountmgr.MountInfo // Watch forwards these until ctx is done
 	// conflicts are the conflict copies by cipherdir; settled records
@@ -502,8 +504,18 @@ func (f *fakeBackend) LockPolicyWorks(ctx context.Context) error { return f.lock
 
 // StoredPassword answers from f.stored, the fake keyring (cipherdir -> password).
 func (f *fakeBackend) StoredPassword(ctx context.Context, cipherDir string) (bool, error) {
+	if f.storedWait != nil {
+		select {
+		case <-f.storedWait:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.storedErr != nil {
+		return false, f.storedErr
+	}
 	_, ok := f.stored[cipherDir]
 	return ok, nil
 }

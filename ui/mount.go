@@ -25,15 +25,19 @@ type mountScreen struct {
 	form     *form
 	mounting bool
 	err      string
-	// stored: the keyring holds a password for the vault, which an empty
-	// password field uses; storedFailed: it did not unlock the vault.
-	stored, storedFailed, fromKeyring bool
+	// asking: the keyring has not said yet whether it holds the vault's password (it may
+	// take seconds, or time out). stored: it holds one, which an empty password field uses;
+	// storedFailed: it did not unlock the vault.
+	asking, stored, storedFailed, fromKeyring bool
 	// The form's fields by job; readOnly is nil for a reverse vault, whose view is
 	// read-only whatever the user chooses.
 	readOnly, idle, keyring *field
 }
 
+// storedChecked is the keyring's answer for the vault at dir: a screen opened since on
+// another vault must not take it as its own.
 type storedChecked struct {
+	dir string
 	has bool
 	err error
 }
@@ -53,6 +57,8 @@ func newMountScreen(c *common, v Vault) *mountScreen {
 	s.idle = textField("Idle timeout", formatIdle(v.Idle), "minutes, empty for none")
 	s.keyring = toggleField("Keyring", false)
 	s.form = newForm(c, append(fields, s.idle, s.keyring)...)
+	s.asking = true
+	s.form.fields[0].hint = c.styles.Subtle.Render("asking the keyring…")
 	return s
 }
 
@@ -66,7 +72,7 @@ func (s *mountScreen) Init() tea.Cmd {
 	b, ctx, dir := s.c.backend, s.c.ctx, s.v.CipherDir
 	return tea.Batch(s.form.setFocus(0), func() tea.Msg {
 		has, err := b.StoredPassword(ctx, dir)
-		return storedChecked{has: has, err: err}
+		return storedChecked{dir: dir, has: has, err: err}
 	})
 }
 
@@ -79,7 +85,21 @@ func (s *mountScreen) keys() []key.Binding {
 func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case storedChecked:
-		if msg.has && s.form.value(0) == "" {
+		if msg.dir != s.v.CipherDir || !s.asking {
+			return nil
+		}
+		s.asking = false
+		s.form.fields[0].hint = ""
+		if s.err == keyringNotYet {
+			s.err = "" // answered now: the hint says what to do
+		}
+		switch {
+		case msg.err != nil:
+			// Not the same as none stored: say so, or the user waits for a hint that
+			// never comes (a keyring that timed out, none on this machine).
+			why, _ := app.KeyringTrouble(msg.err)
+			s.form.fields[0].hint = s.c.styles.Warning.Render("no keyring (" + termsafe.Escape(why) + "): type the password")
+		case msg.has && s.form.value(0) == "":
 			s.stored = true
 			s.keyring.on = true
 			s.form.fields[0].hint = s.c.styles.Subtle.Render("stored in the keyring: enter mounts with it")
@@ -130,6 +150,10 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 	return s.form.Update(msg)
 }
 
+// keyringNotYet answers enter on an empty password field before the keyring has said
+// whether it holds the password.
+const keyringNotYet = "The keyring has not answered yet: wait for it, or type the password."
+
 // mountError turns a daemon error into a sentence that says what to do.
 func mountError(mountPoint string, err error) string {
 	switch {
@@ -148,6 +172,10 @@ func mountError(mountPoint string, err error) string {
 func (s *mountScreen) submit() tea.Cmd {
 	pw := s.form.value(0)
 	s.fromKeyring = pw == "" && s.stored
+	if pw == "" && s.asking {
+		s.err = keyringNotYet
+		return s.form.setFocus(0)
+	}
 	if pw == "" && !s.fromKeyring {
 		s.err = "Type the vault's password."
 		return s.form.setFocus(0)

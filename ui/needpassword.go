@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/vaultui/vaultui/app"
-	"github.com/vaultui/vaultui/keyring"
+	"github.com/vaultui/vaultui/internal/termsafe"
 )
 
 // passwordNeeded reports whether err is the core asking for the vault's password (it tried
@@ -19,8 +19,10 @@ func passwordNeeded(err error) (note string, needed bool) {
 	switch {
 	case need.Reason == app.StoredFailed:
 		return "The password stored in the keyring does not unlock this vault (changed since?). Type it: it replaces the stored one.", true
-	case need.Reason == app.KeyringUnavailable && !errors.Is(need.Err, keyring.ErrUnavailable):
-		return "The keyring could not be used: " + need.Err.Error() + ". Type the password.", true
+	case need.Reason == app.KeyringUnavailable:
+		if why, news := app.KeyringTrouble(need.Err); news {
+			return "The keyring could not be used: " + termsafe.Escape(why) + ". Type the password.", true
+		}
 	}
 	return "", true
 }

@@ -7,11 +7,16 @@ package dbusdial
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/godbus/dbus/v5"
 )
+
+// ErrNoAnswer: the bus accepted the connection but did not finish the handshake in time (a
+// busy or hung session), as opposed to no bus at all.
+var ErrNoAnswer = errors.New("no answer")
 
 // Dial opens a private connection with open (dbus.SessionBusPrivateNoAutoStartup,
 // dbus.SystemBusPrivate) and authenticates, giving up after timeout: a bus socket that accepts
@@ -46,6 +51,6 @@ func Dial(ctx context.Context, timeout time.Duration, open func(...dbus.ConnOpti
 				r.conn.Close()
 			}
 		}()
-		return nil, fmt.Errorf("no answer within %v", timeout)
+		return nil, fmt.Errorf("%w within %v", ErrNoAnswer, timeout)
 	}
 }

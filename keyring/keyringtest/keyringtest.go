@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +50,36 @@ func StartBus(t testing.TB) string {
 	t.Helper()
 	addr, _ := startBus(t)
 	return addr
+}
+
+// SilentBus returns the address of a session bus socket that accepts connections and never
+// answers (a hung or overloaded session), open until the test ends. It needs no programs.
+func SilentBus(t testing.TB) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "bus")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // hold it open, say nothing
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return "unix:path=" + sock
 }
 
 // startBus returns the bus address and the environment for programs on it (a temporary

@@ -295,6 +295,9 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	e, ok := x.conflicts[plain] // first: the name cache may hold what the name encrypts to
 	x.namesMu.Unlock()
 	if ok {
+		if e.stored == "" {
+			return storedEntry{}, syscall.ENOENT // what an entry made under another IV decrypts to by chance
+		}
 		return e, 0
 	}
 	iv, errno := n.key()

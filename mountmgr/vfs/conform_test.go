@@ -1080,6 +1080,40 @@ func TestDirIVConflictNameDecryptsUnderBothIVs(t *testing.T) {
 	}
 }
 
+// A change behind the mount to an entry whose name decrypts by chance under the folder's IV
+// reaches the kernel for the name it shows under, not for the garbage one. The entry is
+// rewritten in place keeping its size and modification time (rsync --inplace -t), so only
+// being told drops the pages the kernel keeps.
+func TestDirIVConflictNameDecryptsUnderBothIVsChangedBehind(t *testing.T) {
+	v := realVault(t, "", crypto.AESGCM)
+	mp, name, _, cipher := folderMadeTwiceByChance(t, v, Options{cacheTimeout: time.Hour})
+	tool, _ := mountTest(t, volumeOf(v), Options{SharedStorage: true})
+	shown := filepath.Join("shared", strings.TrimSuffix(name, ".txt")+" (conflict 2026-11-30 Syncthing).txt")
+	old, next := []byte("made on A"), []byte("MADE ON B")
+	if b, err := os.ReadFile(filepath.Join(mp, shown)); err != nil || !bytes.Equal(b, old) {
+		t.Fatalf("%s: %q, %v", shown, b, err)
+	}
+	fi, err := os.Stat(cipher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(tool, shown), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteAt(next, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(cipher, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	showsWithin(t, "rewritten entry", contentsState(filepath.Join(mp, shown), old, next))
+}
+
 // folderMadeTwiceByChance makes folder shared of v on two computers, as a sync tool leaves it:
 // the other computer's gocryptfs.diriv kept, this one's as a conflict copy, and in it
 // "a.txt" and name ("made on A" in it), made under this one's IV, whose stored name decrypts

@@ -324,6 +324,16 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	return e, 0
 }
 
+// byChance reports whether plain is only what an entry of directory n made under another IV
+// decrypts to by chance (gocryptfsTree.conflicts): no name of it, which shows under another.
+func (n *node) byChance(plain string) bool {
+	x := n.ext()
+	x.namesMu.Lock()
+	e, ok := x.conflicts[plain]
+	x.namesMu.Unlock()
+	return ok && e.stored == ""
+}
+
 // cacheName remembers the stored name of child plain of directory n, whose key is iv.
 func (n *node) cacheName(iv []byte, plain string, e storedEntry) {
 	k := n.nameKey(iv, plain)

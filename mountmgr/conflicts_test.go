@@ -2,9 +2,11 @@ package mountmgr
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
@@ -92,5 +94,103 @@ func TestConflictWithNonUTF8NameThroughDaemon(t *testing.T) {
 	}
 	if got, err := c.Conflicts(ctx(t), mp); err != nil || len(got) != 0 {
 		t.Fatalf("after settling: conflicts %+v, %v", got, err)
+	}
+}
+
+// TestFolderMadeTwiceThroughDaemon: a folder made on two computers, with an entry whose name,
+// made under the IV the sync tool set aside, also decrypts under the folder's own IV (names
+// carry no authentication: about one in 256 does, to bytes no one named a file). The daemon
+// lists it as made in the second folder and settles the folder through the mount by that
+// name: the mount must show it under the same name, and nothing is lost.
+func TestFolderMadeTwiceThroughDaemon(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	v, err := vault.Unlock(cipherdir, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Unmount(context.Background(), mp, true)
+	shared := filepath.Join(mp, "shared")
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rootIV, err := os.ReadFile(filepath.Join(cipherdir, crypto.DirIVName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharedC, _, _, err := v.Names.StoredName("shared", rootIV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(cipherdir, sharedC)
+	made, err := os.ReadFile(filepath.Join(dir, crypto.DirIVName)) // this computer's IV
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := make([]byte, crypto.DirIVLen) // the other computer's, which the sync tool keeps
+	kept[0] = 1
+	var lucky string
+	for i := 0; i < 100000 && lucky == ""; i++ {
+		p := fmt.Sprintf("f%d.txt", i)
+		enc, err := v.Names.EncryptName(p, made)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, err := v.Names.DecryptName(enc, kept); err == nil && !utf8.ValidString(g) {
+			lucky = p
+		}
+	}
+	if lucky == "" {
+		t.Fatal("no name decrypts under the other IV")
+	}
+	files := map[string]string{lucky: "made here, decrypts there by chance", "a.txt": "made here"}
+	for n, data := range files {
+		if err := os.WriteFile(filepath.Join(shared, n), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Unmount(ctx(t), mp, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, crypto.DirIVName), filepath.Join(dir, "gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, crypto.DirIVName), kept, 0o440); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shared, "b.txt"), []byte("made there"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files["b.txt"] = "made there"
+
+	list, err := c.Conflicts(ctx(t), mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 3 || list[0].Kind != vault.ConflictFolderMadeTwice || list[0].Entries != 2 {
+		t.Fatalf("conflicts: %+v; want the folder made twice, with two entries made in it", list)
+	}
+	done, err := c.SettleConflict(ctx(t), mp, list[0].Path, vault.KeepBoth)
+	if err != nil {
+		t.Fatalf("settling the folder: %v", err)
+	}
+	if len(done.Moved) != 2 || len(done.DirIVCopies) != 1 {
+		t.Errorf("settled: %+v; want two entries moved and one copy of gocryptfs.diriv removed", done)
+	}
+	for n, data := range files {
+		if b, err := os.ReadFile(filepath.Join(shared, n)); err != nil || string(b) != data {
+			t.Errorf("after settling, %s: %q, %v; want %q", n, b, err, data)
+		}
+	}
+	if got, err := c.Conflicts(ctx(t), mp); err != nil || len(got) != 0 {
+		t.Errorf("after settling: conflicts %+v, %v", got, err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/format"
@@ -323,20 +322,21 @@ type secondEntry struct {
 }
 
 // madeUnderCopy reports whether the entry name was made under the IV of one of the diriv
-// copies. Under a wrong IV a name still decrypts about once in 300 (its padding happens to
-// check), so a name that decrypts under both IVs goes by which gives valid UTF-8, as every
-// name a person types is; when that does not tell them apart, the folder's own IV wins (plain
-// and realOK are what it gives). Guessing wrong would give the entry a garbled name for good
-// once the folder is merged.
+// copies. Under a wrong IV a name still decrypts about once in 256 (its padding happens to
+// check), so a name that decrypts under both IVs goes by which gives a plausible name
+// (layout.PlausibleName: valid UTF-8 without control characters, as names people and programs
+// give are); when that does not tell them apart, the folder's own IV wins (plain and realOK
+// are what it gives). Guessing wrong would give the entry a garbled name for good once the
+// folder is merged. The mount decides the same way (vfs gocryptfsTree.listed).
 func (v *Vault) madeUnderCopy(dirfd int, name, plain string, realOK bool, copies []dirIVCopy) (secondEntry, bool) {
-	if realOK && utf8.ValidString(plain) {
+	if realOK && layout.PlausibleName(plain) {
 		return secondEntry{}, false
 	}
 	for _, c := range copies {
 		if c.iv == nil {
 			continue
 		}
-		if p, err := layout.EntryUnderIV(dirfd, name, c.iv, v.Names); err == nil && (!realOK || utf8.ValidString(p)) {
+		if p, err := layout.EntryUnderIV(dirfd, name, c.iv, v.Names); err == nil && (!realOK || layout.PlausibleName(p)) {
 			return secondEntry{name: name, plain: p, c: c.Conflict}, true
 		}
 	}

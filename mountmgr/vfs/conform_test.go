@@ -13,11 +13,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -971,10 +973,10 @@ func TestDirIVConflict(t *testing.T) {
 	dir := filepath.Join(v.Dir, sharedC)
 	_, aC := cipherName(t, v, "shared/a.txt")
 	os.Rename(filepath.Join(dir, crypto.DirIVName), filepath.Join(dir, "gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv"))
-	// The other machine's IV. Names carry no authentication: under a random IV, a.txt's
-	// stored name decrypts to a name with valid padding about once in 256 tries, and would
-	// then show as that garbage name rather than as a conflict copy. Take an IV it does not
-	// decrypt under, so that the test does not depend on the vault's random key.
+	// The other machine's IV: one that a.txt's stored name does not decrypt under, so that
+	// whatever the vault's random key this test takes the common path. Under about one IV in
+	// 256 it decrypts by chance (names carry no authentication), to garbage:
+	// TestDirIVConflictNameDecryptsUnderBothIVs takes that path.
 	other := make([]byte, 16)
 	for other[0] = 1; ; other[0]++ {
 		if _, err := v.Names.DecryptName(aC, other); err != nil {
@@ -1015,6 +1017,160 @@ func TestDirIVConflict(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(mp, "shared", "a.txt")); err != nil || string(b) != "made on A" {
 		t.Errorf("a.txt: %q, %v", b, err)
 	}
+}
+
+// Names carry no authentication: a name made under the other machine's IV still decrypts
+// under the folder's own IV about once in 256 (its padding happens to check), to bytes no one
+// named a file. The mount places it as vault's walk does, by the IV that gives a readable
+// name: it shows under its real name with the conflict marker, and opens, renames and goes
+// away under that name, never under the garbage one.
+func TestDirIVConflictNameDecryptsUnderBothIVs(t *testing.T) {
+	v := realVault(t, "", crypto.AESGCM)
+	mp, name, garbage, _ := folderMadeTwiceByChance(t, v, Options{})
+	shared := filepath.Join(mp, "shared")
+	shown := strings.TrimSuffix(name, ".txt") + " (conflict 2026-11-30 Syncthing).txt"
+	listed, err := os.ReadDir(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range listed {
+		names = append(names, e.Name())
+	}
+	if !slices.Contains(names, shown) || slices.Contains(names, garbage) {
+		t.Errorf("listing %q; want %q, and not the garbage %q", names, shown, garbage)
+	}
+	if b, err := os.ReadFile(filepath.Join(shared, shown)); err != nil || string(b) != "made on A" {
+		t.Fatalf("%s: %q, %v", shown, b, err)
+	}
+	// The garbage name is no name for it: nothing reaches the entry through it.
+	if _, err := os.Lstat(filepath.Join(shared, garbage)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lstat of the garbage name %q: %v; want ENOENT", garbage, err)
+	}
+	list, err := v.Conflicts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var of []string
+	for _, c := range list {
+		if c.Kind == vault.ConflictMadeInSecondFolder {
+			if _, err := os.Stat(filepath.Join(mp, c.Path)); err != nil {
+				t.Errorf("Conflicts lists %q, which the mount does not have: %v", c.Path, err)
+			}
+			of = append(of, c.Of)
+		}
+	}
+	slices.Sort(of)
+	if want := []string{"shared/a.txt", "shared/" + name}; !slices.Equal(of, want) {
+		t.Errorf("Conflicts lists entries made in the second folder of %q; want %q", of, want)
+	}
+	// Settled as "vaultui conflicts" does through a mount: renamed to its own name, under the
+	// folder's IV.
+	if err := os.Rename(filepath.Join(shared, shown), filepath.Join(shared, name)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(shared, name)); err != nil || string(b) != "made on A" {
+		t.Errorf("%s after the rename: %q, %v", name, b, err)
+	}
+	if err := os.Remove(filepath.Join(shared, name)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(shared, name)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after removing it: %v", name, err)
+	}
+}
+
+// A change behind the mount to an entry whose name decrypts by chance under the folder's IV
+// reaches the kernel for the name it shows under, not for the garbage one. The entry is
+// rewritten in place keeping its size and modification time (rsync --inplace -t), so only
+// being told drops the pages the kernel keeps.
+func TestDirIVConflictNameDecryptsUnderBothIVsChangedBehind(t *testing.T) {
+	v := realVault(t, "", crypto.AESGCM)
+	mp, name, _, cipher := folderMadeTwiceByChance(t, v, Options{cacheTimeout: time.Hour})
+	tool, _ := mountTest(t, volumeOf(v), Options{SharedStorage: true})
+	shown := filepath.Join("shared", strings.TrimSuffix(name, ".txt")+" (conflict 2026-11-30 Syncthing).txt")
+	old, next := []byte("made on A"), []byte("MADE ON B")
+	if b, err := os.ReadFile(filepath.Join(mp, shown)); err != nil || !bytes.Equal(b, old) {
+		t.Fatalf("%s: %q, %v", shown, b, err)
+	}
+	fi, err := os.Stat(cipher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(tool, shown), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteAt(next, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(cipher, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	showsWithin(t, "rewritten entry", contentsState(filepath.Join(mp, shown), old, next))
+}
+
+// folderMadeTwiceByChance makes folder shared of v on two computers, as a sync tool leaves it:
+// the other computer's gocryptfs.diriv kept, this one's as a conflict copy, and in it
+// "a.txt" and name ("made on A" in it), made under this one's IV, whose stored name decrypts
+// under the other's to garbage (not UTF-8). It mounts v with opts (and returns where), and
+// returns name's cipher file.
+func folderMadeTwiceByChance(t *testing.T, v *vault.Vault, opts Options) (mp, name, garbage, cipher string) {
+	t.Helper()
+	vol := volumeOf(v)
+	mp, m := mountTest(t, vol, Options{})
+	shared := filepath.Join(mp, "shared")
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, sharedC := cipherName(t, v, "shared")
+	dir := filepath.Join(v.Dir, sharedC)
+	made, err := os.ReadFile(filepath.Join(dir, crypto.DirIVName)) // this computer's IV
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := make([]byte, crypto.DirIVLen) // the other computer's, which the sync tool keeps
+	kept[0] = 1
+	// A name whose encryption under made decrypts under kept to bytes that are not UTF-8
+	// (about one name in 256).
+	for i := 0; i < 100000 && name == ""; i++ {
+		p := fmt.Sprintf("f%d.txt", i)
+		enc, err := v.Names.EncryptName(p, made)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, err := v.Names.DecryptName(enc, kept); err == nil && !utf8.ValidString(g) {
+			name, garbage, cipher = p, g, filepath.Join(dir, enc)
+		}
+	}
+	if name == "" {
+		t.Fatal("no name decrypts under the other IV")
+	}
+	for n, data := range map[string]string{name: "made on A", "a.txt": "also made on A"} {
+		if err := os.WriteFile(filepath.Join(shared, n), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, crypto.DirIVName), filepath.Join(dir, "gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, crypto.DirIVName), kept, 0o440); err != nil {
+		t.Fatal(err)
+	}
+	opts.Logger = testLogger(t)
+	m2, err := Mount(mp, vol, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*m = *m2 // unmounted by mountTest's cleanup
+	return mp, name, garbage, cipher
 }
 
 // Without allow_other the mount has no default_permissions, so the kernel leaves permission

@@ -295,6 +295,9 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	e, ok := x.conflicts[plain] // first: the name cache may hold what the name encrypts to
 	x.namesMu.Unlock()
 	if ok {
+		if e.stored == "" {
+			return storedEntry{}, syscall.ENOENT // what an entry made under another IV decrypts to by chance
+		}
 		return e, 0
 	}
 	iv, errno := n.key()
@@ -319,6 +322,16 @@ func (n *node) storedEntry(plain string) (storedEntry, syscall.Errno) {
 	c.m.add(k, e, nameCacheMax)
 	c.mu.Unlock()
 	return e, 0
+}
+
+// byChance reports whether plain is only what an entry of directory n made under another IV
+// decrypts to by chance (gocryptfsTree.conflicts): no name of it, which shows under another.
+func (n *node) byChance(plain string) bool {
+	x := n.ext()
+	x.namesMu.Lock()
+	e, ok := x.conflicts[plain]
+	x.namesMu.Unlock()
+	return ok && e.stored == ""
 }
 
 // cacheName remembers the stored name of child plain of directory n, whose key is iv.

@@ -35,7 +35,9 @@ type nodeExt struct {
 	dirKey atomic.Pointer[dirKey]
 	// conflicts maps the names sync tools' conflict copies show under (layout.ConflictName)
 	// to their entries; they cannot be computed from the name, so they are kept until the
-	// copy is renamed or removed (there are few). namesMu guards it.
+	// copy is renamed or removed (there are few). An entry with no stored name marks what an
+	// entry made under another IV decrypts to by chance (gocryptfsTree.listed): no name of
+	// it, nor of anything. namesMu guards it.
 	namesMu   sync.Mutex
 	conflicts map[string]storedEntry
 

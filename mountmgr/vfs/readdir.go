@@ -122,6 +122,11 @@ type dirStream struct {
 	failed   []failedEntry   // cipher entries that did not decrypt
 	tail     []fuse.DirEntry // conflict copies, handed out after the cipher entries
 	finished bool            // tail is computed
+
+	// otherIVs are the IVs of the copies of a gocryptfs directory's gocryptfs.diriv, read
+	// (otherIVsRead) at the first name that decrypts to one no one gives (gocryptfsTree.listed).
+	otherIVs     []layout.OtherIV
+	otherIVsRead bool
 }
 
 type failedEntry struct {
@@ -225,6 +230,7 @@ func (s *dirStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 		}
 		s.handed, s.peeked, s.err = 0, nil, 0
 		s.failed, s.tail, s.finished = nil, nil, false
+		s.otherIVs, s.otherIVsRead = nil, false
 	}
 	for s.handed < off && s.HasNext() {
 		if _, errno := s.Next(); errno != 0 {
@@ -241,7 +247,8 @@ func (s *dirStream) Close() {
 }
 
 // admit turns cipher entry e into the entry the mount shows, in place; false hides it (the
-// format's own files, and names that do not decrypt, which finish looks at once more).
+// format's own files, and names that do not decrypt or decrypt only by chance, which finish
+// looks at once more).
 func (s *dirStream) admit(e *fuse.DirEntry) bool {
 	n := s.n
 	if e.Name == "." || e.Name == ".." {
@@ -250,7 +257,7 @@ func (s *dirStream) admit(e *fuse.DirEntry) bool {
 	if n.IsRoot() && n.fsys.configFile(e.Name) {
 		return false
 	}
-	plain, se, typ, hide, err := n.fsys.tree.listed(s.dir.fd, e.Name, e.Mode&syscall.S_IFMT, s.iv)
+	plain, se, typ, hide, err := n.fsys.tree.listed(s, e.Name, e.Mode&syscall.S_IFMT)
 	if err != nil {
 		s.failed = append(s.failed, failedEntry{*e, err})
 		return false

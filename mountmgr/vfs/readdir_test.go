@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // dirent is one entry getdents(2) returned: its name and the offset that continues after it.
@@ -206,5 +207,33 @@ func TestFsyncDir(t *testing.T) {
 				d.Close()
 			}
 		})
+	}
+}
+
+// mayBeCopyOf only spares ParseConflict names it would refuse: every tool's copy of
+// gocryptfs.diriv passes it.
+func TestMayBeCopyOf(t *testing.T) {
+	copies := []string{
+		"gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv",
+		"gocryptfs.diriv.sync-conflict-20261130-101010-ABCDEF7",
+		"gocryptfs (conflicted copy 2026-11-30 101010).diriv",
+		"gocryptfs (Ann's conflicted copy 2026-11-30).diriv",
+		"gocryptfs_conflict-20261130-101010.diriv",
+		"gocryptfs (1).diriv",
+		"gocryptfs-LAPTOP.diriv",
+		"gocryptfs.diriv-LAPTOP",
+	}
+	for _, name := range copies {
+		if _, ok := layout.ParseConflict(name, func(base string) bool { return base == crypto.DirIVName }); !ok {
+			t.Errorf("ParseConflict(%q): not a copy of %s", name, crypto.DirIVName)
+		}
+		if !mayBeCopyOf(name, crypto.DirIVName) {
+			t.Errorf("mayBeCopyOf(%q) = false", name)
+		}
+	}
+	for _, name := range []string{crypto.DirIVName, "gocryptfs.conf", "gocryptfs.longname.abc", "Zm9vYmFyYmF6cXV4cXV1eA-LAPTOP", "gocryptfs.longname.abc-LAPTOP.name"} {
+		if mayBeCopyOf(name, crypto.DirIVName) {
+			t.Errorf("mayBeCopyOf(%q) = true", name)
+		}
 	}
 }

@@ -27,10 +27,10 @@ type tree interface {
 	openDir(parentfd int, stored string) (fd int, key []byte, err error)
 	// storedEntry returns what plain is stored as in a directory of key key.
 	storedEntry(plain string, key []byte, root bool) (storedEntry, syscall.Errno)
-	// listed turns a stored name read from a directory's folder (open at dirfd, key key)
-	// into the name and type the mount shows; hide is set for the format's own files, and
-	// err for names that do not decrypt. typ is the stored entry's own type, as listed.
-	listed(dirfd int, stored string, typ uint32, key []byte) (plain string, e storedEntry, shown uint32, hide bool, err error)
+	// listed turns a stored name read by listing s (its folder s.dir, key s.iv) into the
+	// name and type the mount shows; hide is set for the format's own files, and err for
+	// names that do not decrypt. typ is the stored entry's own type, as listed.
+	listed(s *dirStream, stored string, typ uint32) (plain string, e storedEntry, shown uint32, hide bool, err error)
 	// stat stats the object of the entry stored in dirfd, typed as the mount shows it; key
 	// is a directory's key when stat had to read it (else nil).
 	stat(dirfd int, stored string) (e entryID, key []byte, err error)
@@ -110,7 +110,7 @@ func (t gocryptfsTree) storedEntry(plain string, iv []byte, root bool) (storedEn
 	return storedEntry{stored: stored, encoded: encoded, long: long}, 0
 }
 
-func (t gocryptfsTree) listed(dirfd int, stored string, typ uint32, iv []byte) (string, storedEntry, uint32, bool, error) {
+func (t gocryptfsTree) listed(s *dirStream, stored string, typ uint32) (string, storedEntry, uint32, bool, error) {
 	f := t.f
 	if f.names == nil {
 		return stored, storedEntry{stored: stored}, typ, false, nil
@@ -121,15 +121,90 @@ func (t gocryptfsTree) listed(dirfd int, stored string, typ uint32, iv []byte) (
 	encoded := stored
 	if crypto.IsLongName(stored) {
 		var err error
-		if encoded, err = layout.ReadLongName(dirfd, stored, f.names); err != nil {
+		if encoded, err = layout.ReadLongName(s.dir.fd, stored, f.names); err != nil {
 			return "", storedEntry{}, 0, false, err
 		}
 	}
-	plain, err := f.names.DecryptName(encoded, iv)
+	plain, err := f.names.DecryptName(encoded, s.iv)
 	if err != nil {
 		return "", storedEntry{}, 0, false, err
 	}
-	return plain, storedEntry{stored: stored, encoded: encoded, long: stored != encoded}, typ, false, nil
+	e := storedEntry{stored: stored, encoded: encoded, long: stored != encoded}
+	if !layout.PlausibleName(plain) && t.madeUnderOtherIV(s, stored) {
+		return "", storedEntry{}, 0, false, &byChance{plain: plain, e: e}
+	}
+	return plain, e, typ, false, nil
+}
+
+// byChance is the error for a name that decrypts under its directory's IV only by chance: to a
+// name no one gives (layout.PlausibleName), where under the IV of a copy of the directory's
+// gocryptfs.diriv it decrypts to a plausible one. Names carry no authentication, so a name
+// made under another IV decrypts about once in 256; vault's walk places such a name by the
+// same rule (Vault.madeUnderCopy), and so does "vaultui conflicts", which renames it through
+// the mount by the name the walk gave it. conflicts shows it under that name.
+type byChance struct {
+	plain string      // what it decrypts to under the directory's IV
+	e     storedEntry // as stored
+}
+
+func (b *byChance) Error() string {
+	return "decrypts by chance (to a name that is not plausible): made under the IV of a copy of gocryptfs.diriv"
+}
+
+// madeUnderOtherIV reports whether the stored name, which decrypts under the directory's IV to
+// a name that is not plausible, decrypts to a plausible one under the IV of a copy of the
+// directory's gocryptfs.diriv. The copies are looked for once per listing, and only in a
+// listing that has such a name, so a directory without them costs nothing more.
+func (t gocryptfsTree) madeUnderOtherIV(s *dirStream, stored string) bool {
+	if !t.f.perDirIV {
+		return false // no gocryptfs.diriv files, so no copies of one
+	}
+	if !s.otherIVsRead {
+		s.otherIVs, s.otherIVsRead = dirIVCopies(s.dir.fd), true
+	}
+	for _, o := range s.otherIVs {
+		if p, err := layout.EntryUnderIV(s.dir.fd, stored, o.IV, t.f.names); err == nil && layout.PlausibleName(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// dirIVCopies returns the IVs of the sync tools' copies of the gocryptfs.diriv of the directory
+// open at dirfd, in listing order, as conflicts finds them; nil when it cannot be listed (its
+// names then go by the directory's IV alone, as they would without copies).
+func dirIVCopies(dirfd int) []layout.OtherIV {
+	var out []layout.OtherIV
+	layout.ScanDirNames(dirfd, func(name string) {
+		if !mayBeCopyOf(name, crypto.DirIVName) {
+			return // most names: spares a large directory five regular expressions a name
+		}
+		c, ok := layout.ParseConflict(name, func(base string) bool { return base == crypto.DirIVName })
+		if !ok {
+			return
+		}
+		if iv, err := layout.ReadDirIVFile(dirfd, name); err == nil {
+			out = append(out, layout.OtherIV{IV: iv, Conflict: c})
+		}
+	})
+	return out
+}
+
+// mayBeCopyOf reports whether name could be base with a marker inserted somewhere (as
+// layout.ParseConflict takes one out): it starts with a part of base and ends with the rest.
+func mayBeCopyOf(name, base string) bool {
+	if len(name) <= len(base) {
+		return false
+	}
+	pre := 0
+	for pre < len(base) && name[pre] == base[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(base) && name[len(name)-1-suf] == base[len(base)-1-suf] {
+		suf++
+	}
+	return pre+suf >= len(base)
 }
 
 func (t gocryptfsTree) stat(dirfd int, stored string) (entryID, []byte, error) {
@@ -318,8 +393,9 @@ func (t gocryptfsTree) rename(sd int, src storedEntry, dd int, dst storedEntry, 
 }
 
 // conflicts returns the entries that show the failed entries which are conflict copies (of
-// an entry, or entries made under the IV of a copy of the directory's gocryptfs.diriv), or
-// bad names the mount shows (Options.BadNames), and records them in conflicts.
+// an entry, or entries made under the IV of a copy of the directory's gocryptfs.diriv, those
+// that decrypt under its own IV by chance included: byChance), or bad names the mount shows
+// (Options.BadNames), and records them in conflicts.
 func (t gocryptfsTree) conflicts(s *dirStream, conflicts map[string]storedEntry) []fuse.DirEntry {
 	n, dirfd, iv := s.n, s.dir.fd, s.iv
 	var out []fuse.DirEntry
@@ -345,6 +421,10 @@ func (t gocryptfsTree) conflicts(s *dirStream, conflicts map[string]storedEntry)
 	var others []layout.OtherIV
 	var rest []failedEntry
 	for _, e := range s.failed {
+		if _, ok := e.err.(*byChance); ok {
+			rest = append(rest, e) // it decrypts: no copy of anything
+			continue
+		}
 		c, plain, nameFile, ok := layout.ConflictCopy(dirfd, e.Name, iv, n.fsys.names, n.IsRoot())
 		switch {
 		case !ok:
@@ -360,13 +440,30 @@ func (t gocryptfsTree) conflicts(s *dirStream, conflicts map[string]storedEntry)
 		// report them.
 	}
 	for _, e := range rest {
+		chance, _ := e.err.(*byChance)
 		shown := false
 		for _, o := range others {
-			if plain, err := layout.EntryUnderIV(dirfd, e.Name, o.IV, n.fsys.names); err == nil {
+			// The first copy's IV it decrypts under, as vault's walk takes; one that also
+			// decrypts under the directory's IV takes the first that gives a plausible name.
+			if plain, err := layout.EntryUnderIV(dirfd, e.Name, o.IV, n.fsys.names); err == nil && (chance == nil || layout.PlausibleName(plain)) {
 				show(e.DirEntry, plain, o.Conflict, false)
+				if chance != nil {
+					if _, ok := conflicts[chance.plain]; !ok {
+						// What it decrypts to by chance is no name of it: nothing reaches
+						// it so (node.storedEntry).
+						conflicts[chance.plain] = storedEntry{}
+					}
+				}
 				shown = true
 				break
 			}
+		}
+		if !shown && chance != nil {
+			// The copy went meanwhile: it shows under what it decrypts to, as without one.
+			n.cacheName(iv, chance.plain, chance.e)
+			e.Name = chance.plain
+			out = append(out, e.DirEntry)
+			continue
 		}
 		if !shown && n.fsys.showsBadName(e.Name) {
 			// Shown as gocryptfs's -badname does; its stored name is all the log gets.

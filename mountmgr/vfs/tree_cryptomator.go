@@ -125,7 +125,8 @@ func (t *cryptomatorTree) storedEntry(plain string, id []byte, root bool) (store
 // errNotEntry is a name in a directory's folder that is not an entry of the format.
 var errNotEntry = errors.New("not an entry of the format (no .c9r or .c9s)")
 
-func (t *cryptomatorTree) listed(dirfd int, stored string, typ uint32, id []byte) (string, storedEntry, uint32, bool, error) {
+func (t *cryptomatorTree) listed(s *dirStream, stored string, typ uint32) (string, storedEntry, uint32, bool, error) {
+	dirfd, id := s.dir.fd, s.iv
 	if stored == cryptomator.DirIDBackup || cryptomator.IsTemp(stored) {
 		return "", storedEntry{}, 0, true, nil
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/vaultui/vaultui/crypto"
 )
@@ -193,6 +195,24 @@ func ConflictCopy(dirfd int, name string, iv []byte, names *crypto.NameTransform
 type OtherIV struct {
 	IV []byte
 	Conflict
+}
+
+// PlausibleName reports whether a decrypted name looks like one a person or a program gave an
+// entry: valid UTF-8 without control characters. Names carry no authentication, so under a
+// wrong IV (a folder made on two computers) a name still decrypts about once in 256, to
+// random bytes, which almost never are that. Where a name decrypts under both IVs, the one
+// that gives a plausible name is the one it was made under; vault's walk and the mount both
+// go by this, so that they show an entry under the same name.
+func PlausibleName(plain string) bool {
+	if !utf8.ValidString(plain) {
+		return false
+	}
+	for _, r := range plain {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // EntryUnderIV decrypts the entry name in dirfd (a plain or long name) under iv.

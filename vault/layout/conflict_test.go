@@ -82,3 +82,22 @@ func TestConflictName(t *testing.T) {
 		i += len(string(r))
 	}
 }
+
+func TestPlausibleName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"report.odt":           true,
+		"résumé 2026.txt":      true,
+		"日本語のファイル":             true,
+		"\ufffd is a name too": true,  // U+FFFD encoded as UTF-8 is valid
+		"r\xe9sum\xe9.txt":     false, // Latin-1: not UTF-8
+		"a\tb":                 false,
+		"Icon\r":               false, // macOS's folder icon: loses only where both IVs decrypt it
+		"del\x7f":              false,
+		"c1\u0085":             false,
+		"\x8a\x80\x8e\x0e^.":   false,
+	} {
+		if got := PlausibleName(name); got != want {
+			t.Errorf("PlausibleName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

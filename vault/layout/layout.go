@@ -57,9 +57,20 @@ func OpenDirPath(dirfd int, name string) (int, error) {
 // ReadDirNames lists the directory open at dirfd (any descriptor of it, O_PATH too), without
 // "." and "..".
 func ReadDirNames(dirfd int) ([]string, error) {
-	fd, err := OpenDir(dirfd, ".")
+	var names []string
+	err := ScanDirNames(dirfd, func(name string) { names = append(names, name) })
 	if err != nil {
 		return nil, err
+	}
+	return names, nil
+}
+
+// ScanDirNames is ReadDirNames that calls fn with each name instead of keeping them all: a
+// look through a large directory for a few names holds one buffer of names at a time.
+func ScanDirNames(dirfd int, fn func(name string)) error {
+	fd, err := OpenDir(dirfd, ".")
+	if err != nil {
+		return err
 	}
 	defer unix.Close(fd)
 	var names []string
@@ -70,12 +81,15 @@ func ReadDirNames(dirfd int) ([]string, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if n == 0 {
-			return names, nil
+			return nil
 		}
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+		_, _, names = unix.ParseDirent(buf[:n], -1, names[:0])
+		for _, name := range names {
+			fn(name)
+		}
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // realVault creates a vault with a gocryptfs.conf in dir (a temp dir when ""), so the offline
@@ -1288,5 +1289,62 @@ func TestChmodByName(t *testing.T) {
 	}
 	if info.Mode().Perm() != 0o600 {
 		t.Errorf("cipher file mode %o, want 600", info.Mode().Perm())
+	}
+}
+
+// TestDirIVConflictLongName: an entry with a long name (its encrypted name in a .name file
+// beside it) made under the other machine's IV is renamed to its own name through the mount,
+// as settling does; its old .name file goes with it, leaving nothing behind in the folder.
+func TestDirIVConflictLongName(t *testing.T) {
+	v := realVault(t, "", crypto.AESGCM)
+	vol := volumeOf(v)
+	mp, m := mountTest(t, vol, Options{})
+	long := strings.Repeat("long name ", 20) + ".txt"
+	if err := os.Mkdir(filepath.Join(mp, "shared"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mp, "shared", long), []byte("made on A"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	_, sharedC := cipherName(t, v, "shared")
+	dir := filepath.Join(v.Dir, sharedC)
+	_, stored := cipherName(t, v, "shared/"+long)
+	if !crypto.IsLongName(stored) {
+		t.Fatalf("%q is stored as %q, not as a long name", long, stored)
+	}
+	if err := os.Rename(filepath.Join(dir, crypto.DirIVName), filepath.Join(dir, "gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv")); err != nil {
+		t.Fatal(err)
+	}
+	dirfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dirfd)
+	other := make([]byte, 16) // an IV the long name does not decrypt under
+	for other[0] = 1; ; other[0]++ {
+		if _, err := layout.EntryUnderIV(dirfd, stored, other, v.Names); err != nil {
+			break
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, crypto.DirIVName), other, 0o440); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Mount(mp, vol, Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	*m = *m2
+	shown := filepath.Join(mp, "shared", strings.TrimSuffix(long, ".txt")+" (conflict 2026-11-30 Syncthing).txt")
+	if err := os.Rename(shown, filepath.Join(mp, "shared", long)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(mp, "shared", long)); err != nil || string(b) != "made on A" {
+		t.Fatalf("after the rename: %q, %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, stored+crypto.LongNameSuffix)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the old .name file %s is left behind (%v)", stored+crypto.LongNameSuffix, err)
 	}
 }

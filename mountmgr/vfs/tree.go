@@ -446,7 +446,7 @@ func (t gocryptfsTree) conflicts(s *dirStream, conflicts map[string]storedEntry)
 			// The first copy's IV it decrypts under, as vault's walk takes; one that also
 			// decrypts under the directory's IV takes the first that gives a plausible name.
 			if plain, err := layout.EntryUnderIV(dirfd, e.Name, o.IV, n.fsys.names); err == nil && (chance == nil || layout.PlausibleName(plain)) {
-				show(e.DirEntry, plain, o.Conflict, false)
+				show(e.DirEntry, plain, o.Conflict, crypto.IsLongName(e.Name)) // a long name has its own .name file
 				if chance != nil {
 					if _, ok := conflicts[chance.plain]; !ok {
 						// What it decrypts to by chance is no name of it: nothing reaches

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,8 +19,6 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/mountmgr"
-	"runtime"
-	"runtime/debug"
 )
 
 // The test binary stands in for the vaultui executable: "daemon" runs the mount daemon and

@@ -265,9 +265,7 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 	f.node.ext().mu.Lock()
 	locked, errno := f.lockCipher(true)
 	if errno == 0 {
-		fsys.watch.begin(f.node, entry{fd: f.fd})
 		errno = f.write(data, uint64(off), unprivileged(ctx))
-		fsys.watch.end(f.node, entry{fd: f.fd})
 	}
 	if locked {
 		f.unlockCipher()
@@ -294,12 +292,14 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
+	fsys := f.node.fsys
+	fsys.watch.beginWith(f.node, &st, true)
+	defer fsys.watch.end(f.node, entry{fd: f.fd})
 	if kill := suidBits(st.Mode); kill != 0 && unprivileged {
 		if err := unix.Fchmod(f.fd, st.Mode&07777&^kill); err != nil {
 			return fs2errno(err)
 		}
 	}
-	fsys := f.node.fsys
 	bs := fsys.bs
 	cs := uint64(st.Size)
 	end := off + uint64(len(data))
@@ -778,12 +778,12 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 	if locked {
 		defer f.unlockCipher()
 	}
-	fsys.watch.begin(f.node, entry{fd: f.fd})
-	defer fsys.watch.end(f.node, entry{fd: f.fd})
-	_, plainSize, errno := f.sizes()
+	st, plainSize, errno := f.sizes()
 	if errno != 0 {
 		return fsys.op(errno)
 	}
+	fsys.watch.beginWith(f.node, &st, true)
+	defer fsys.watch.end(f.node, entry{fd: f.fd})
 	// Reserve the cipher blocks covering the range (header included) without changing the
 	// cipher size, then grow the plaintext if asked to.
 	cOff := uint64(0)

@@ -140,16 +140,14 @@ type entry struct {
 	name  string
 }
 
-// ctime returns the entry's change time.
-func (e entry) ctime() (unix.Timespec, error) {
-	var st unix.Stat_t
-	var err error
+// stat stats the entry itself (not what a symlink points to).
+func (e entry) stat() (st unix.Stat_t, err error) {
 	if e.fd >= 0 {
 		err = unix.Fstat(e.fd, &st)
 	} else {
 		err = unix.Fstatat(e.dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	return st.Ctim, err
+	return st, err
 }
 
 func (e entry) chmod(mode uint32) syscall.Errno {
@@ -244,13 +242,7 @@ func (e entry) killSuid(ctx context.Context) syscall.Errno {
 	if !unprivileged(ctx) {
 		return 0
 	}
-	var st unix.Stat_t
-	var err error
-	if e.fd >= 0 {
-		err = unix.Fstat(e.fd, &st)
-	} else {
-		err = unix.Fstatat(e.dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	}
+	st, err := e.stat()
 	if err != nil {
 		return fs2errno(err)
 	}

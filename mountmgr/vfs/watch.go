@@ -267,16 +267,25 @@ func (w *watcher) begin(n *node, e entry) {
 	if w == nil {
 		return
 	}
-	before, err := e.ctime()
+	st, err := e.stat()
+	w.beginWith(n, &st, err == nil)
+}
+
+// beginWith is begin for a caller that has just statted the file as st (known: the stat
+// worked), sparing a second stat on the write path.
+func (w *watcher) beginWith(n *node, st *unix.Stat_t, known bool) {
+	if w == nil {
+		return
+	}
 	sa := n.StableAttr()
 	w.mu.Lock()
 	w.busy[sa]++
 	c, ok := w.own.get(sa)
 	switch {
-	case err != nil || ok && c.ctime != before:
+	case !known || ok && c.ctime != st.Ctim:
 		c.stale = true
 	case !ok:
-		c.ctime = before
+		c.ctime = st.Ctim
 	}
 	w.record(sa, c)
 	w.mu.Unlock()
@@ -287,7 +296,7 @@ func (w *watcher) end(n *node, e entry) {
 	if w == nil {
 		return
 	}
-	after, err := e.ctime()
+	after, err := e.stat()
 	sa := n.StableAttr()
 	w.mu.Lock()
 	if w.busy[sa]--; w.busy[sa] <= 0 {
@@ -297,7 +306,7 @@ func (w *watcher) end(n *node, e entry) {
 	if err != nil {
 		c.stale = true // unknown: tell the kernel rather than miss a change
 	} else {
-		c.ctime = after
+		c.ctime = after.Ctim
 	}
 	w.record(sa, c)
 	w.mu.Unlock()

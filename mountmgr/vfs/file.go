@@ -21,6 +21,7 @@ type file struct {
 	fd       int
 	writable bool
 	closed   atomic.Bool // by Release, or by the mount's end (fsys.close), whichever is first
+	readOnce atomic.Bool // a READ was served on this handle (noteRead)
 }
 
 var (
@@ -175,7 +176,31 @@ func (f *file) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResul
 		return nil, fsys.op(errno)
 	}
 	fsys.stats.BytesRead.Add(uint64(n))
+	if !f.readOnce.Load() && !f.readOnce.Swap(true) {
+		f.node.noteRead()
+	}
 	return fuse.ReadResultData(dest[:n]), fsys.op(0)
+}
+
+// noteRead is called on the first READ of each handle. A READ makes the kernel mark the
+// file's access time stale (fuse_invalidate_atime), so its next stat costs a GETATTR even
+// while its attributes are cached, as in "grep -r" a second time: a GETATTR per file. A
+// listing with attributes (READDIRPLUS) refreshes them for a whole directory at once, so
+// the kernel is told to drop the directory's cached listing (FOPEN_CACHE_DIR), once until it
+// lists the directory again. In the background: the kernel may hold locks this READ waits on.
+func (n *node) noteRead() {
+	if !n.fsys.longCache {
+		return
+	}
+	_, p := n.Parent()
+	if p == nil {
+		return
+	}
+	d, ok := p.Operations().(*node)
+	if !ok || !d.watched() || d.ext().childRead.Swap(true) {
+		return
+	}
+	go p.NotifyContent(0, 0)
 }
 
 // read decrypts the blocks covering [off, off+len(dest)) in one batch into dest.

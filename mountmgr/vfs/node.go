@@ -54,6 +54,9 @@ type nodeExt struct {
 	birth uint64
 	// wd is a directory's inotify watch (watch.go): 0 none yet, -1 none possible.
 	wd atomic.Int32
+	// childRead: a file in this directory had pages read since the kernel last listed the
+	// directory from the mount, and the kernel was told to drop its listing (file.noteRead).
+	childRead atomic.Bool
 }
 
 // ext returns n's nodeExt, making it on first use.

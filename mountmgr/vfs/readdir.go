@@ -53,6 +53,9 @@ func (h *dirHandle) stream() syscall.Errno {
 		return h.n.fsys.op(errno)
 	}
 	h.ds = ds
+	if x := h.n.x.Load(); x != nil {
+		x.childRead.Store(false) // the kernel lists anew (noteRead)
+	}
 	return 0
 }
 

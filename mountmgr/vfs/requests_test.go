@@ -447,3 +447,74 @@ func TestClosedFileKeepsNoExt(t *testing.T) {
 		t.Error("a directory's node has no nodeExt after mkdir")
 	}
 }
+
+// TestReadAgainRequests: reading a tree's files a second time ("grep -r" again) costs OPEN and
+// RELEASE per file, not a GETATTR too. The first pass's READs make the kernel mark each file's
+// access time stale, and grep's fstat of the open file would fetch it with a GETATTR per
+// file; a listing with attributes (READDIRPLUS) refreshes the whole directory's instead. A
+// third pass reads no pages, so it also lists nothing: the kernel keeps the listing.
+func TestReadAgainRequests(t *testing.T) {
+	reqs := &requestLog{}
+	v := volumeOf(realVault(t, "", crypto.AESGCM))
+	mp, m := mountTest(t, v, Options{Debug: true, Logger: log.New(reqs, "", 0)})
+	if !m.root.fsys.longCache {
+		t.Skip("the cipherdir's file system keeps no long caches (watched local file systems only)")
+	}
+	const dirs, perDir = 3, 40
+	for d := range dirs {
+		dir := filepath.Join(mp, fmt.Sprint("d", d))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range perDir {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i)), []byte("some text\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// grep -r: list each directory, then open, fstat, read and close each file.
+	pass := func() map[string]int {
+		reqs.count()
+		for d := range dirs {
+			dir := filepath.Join(mp, fmt.Sprint("d", d))
+			ents, err := os.ReadDir(dir)
+			if err != nil || len(ents) != perDir {
+				t.Fatalf("ReadDir %s: %d entries, %v", dir, len(ents), err)
+			}
+			for _, e := range ents {
+				b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+				if err != nil || string(b) != "some text\n" {
+					t.Fatalf("%s: %q, %v", e.Name(), b, err)
+				}
+			}
+		}
+		reqs.waitFor("RELEASE", dirs*perDir)
+		return reqs.count()
+	}
+	// The files' pages were written through the mount; drop them so the first pass reads.
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("1"), 0); err != nil {
+		for d := range dirs {
+			for i := range perDir {
+				f, err := os.Open(filepath.Join(mp, fmt.Sprint("d", d), fmt.Sprint("f", i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+				f.Close()
+			}
+		}
+	}
+	first := pass()
+	if first["READ"] < dirs*perDir {
+		t.Fatalf("the first pass read %d files of %d from the mount: %v", first["READ"], dirs*perDir, first)
+	}
+	second := pass()
+	third := pass()
+	t.Logf("first %v, second %v, third %v", first, second, third)
+	if second["GETATTR"] > dirs+1 || second["READ"] > 0 {
+		t.Errorf("second pass: %v; want no GETATTR or READ per file", second)
+	}
+	if third["GETATTR"] > 0 || third["READ"] > 0 || third["READDIRPLUS"] > 0 {
+		t.Errorf("third pass: %v; want only OPEN and RELEASE (and the directories' OPENDIR, RELEASEDIR)", third)
+	}
+}

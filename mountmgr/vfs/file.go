@@ -189,15 +189,12 @@ func (f *file) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResul
 // the kernel is told to drop the directory's cached listing (FOPEN_CACHE_DIR), once until it
 // lists the directory again. In the background: the kernel may hold locks this READ waits on.
 func (n *node) noteRead() {
-	if !n.fsys.longCache {
-		return
-	}
 	_, p := n.Parent()
 	if p == nil {
 		return
 	}
 	d, ok := p.Operations().(*node)
-	if !ok || !d.watched() || d.ext().childRead.Swap(true) {
+	if !ok || !d.keepsListing() || d.ext().childRead.Swap(true) {
 		return
 	}
 	go p.NotifyContent(0, 0)
@@ -318,7 +315,7 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 		return errno
 	}
 	fsys := f.node.fsys
-	fsys.watch.beginWith(f.node, &st, true)
+	fsys.watch.beginWith(f.node, st.Ctim, nil)
 	defer fsys.watch.end(f.node, entry{fd: f.fd})
 	if kill := suidBits(st.Mode); kill != 0 && unprivileged {
 		if err := unix.Fchmod(f.fd, st.Mode&07777&^kill); err != nil {
@@ -807,7 +804,7 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 	if errno != 0 {
 		return fsys.op(errno)
 	}
-	fsys.watch.beginWith(f.node, &st, true)
+	fsys.watch.beginWith(f.node, st.Ctim, nil)
 	defer fsys.watch.end(f.node, entry{fd: f.fd})
 	// Reserve the cipher blocks covering the range (header included) without changing the
 	// cipher size, then grow the plaintext if asked to.

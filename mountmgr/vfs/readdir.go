@@ -38,10 +38,15 @@ type dirHandle struct {
 // changes through the mount, and is told when it changes behind it (watch.go).
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	var fl uint32
-	if n.fsys.longCache && n.watched() {
+	if n.keepsListing() {
 		fl = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
 	}
 	return &dirHandle{n: n}, fl, n.fsys.op(0)
+}
+
+// keepsListing reports whether the kernel may keep directory n's listing across opens.
+func (n *node) keepsListing() bool {
+	return n.fsys.longCache && n.watched()
 }
 
 func (h *dirHandle) stream() syscall.Errno {

@@ -268,12 +268,12 @@ func (w *watcher) begin(n *node, e entry) {
 		return
 	}
 	st, err := e.stat()
-	w.beginWith(n, &st, err == nil)
+	w.beginWith(n, st.Ctim, err)
 }
 
-// beginWith is begin for a caller that has just statted the file as st (known: the stat
-// worked), sparing a second stat on the write path.
-func (w *watcher) beginWith(n *node, st *unix.Stat_t, known bool) {
+// beginWith is begin for a caller that has just statted the file (its change time ctime, or
+// the stat's error), sparing a second stat on the write path.
+func (w *watcher) beginWith(n *node, ctime unix.Timespec, statErr error) {
 	if w == nil {
 		return
 	}
@@ -282,10 +282,10 @@ func (w *watcher) beginWith(n *node, st *unix.Stat_t, known bool) {
 	w.busy[sa]++
 	c, ok := w.own.get(sa)
 	switch {
-	case !known || ok && c.ctime != st.Ctim:
+	case statErr != nil || ok && c.ctime != ctime:
 		c.stale = true
 	case !ok:
-		c.ctime = st.Ctim
+		c.ctime = ctime
 	}
 	w.record(sa, c)
 	w.mu.Unlock()

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hanwen/go-fuse/v2/fuse"
+
 	"github.com/vaultui/vaultui/crypto"
 )
 
@@ -157,7 +159,16 @@ func atomicSaveStress(t testing.TB, dir string, saves int, d time.Duration) *ato
 					if bad >= 0 || n < atomicSaveVersionSize(2) {
 						c.mu.Lock()
 						if c.foreign < 5 {
-							t.Logf("read of %d bytes; first foreign byte at %d", n, bad)
+							// What the kernel thinks of the file now, and what the read held
+							// around the first foreign byte: zeros point at a size taken from
+							// another version, letters at bytes from another file.
+							var size int64 = -1
+							if st, err := f.Stat(); err == nil {
+								size = st.Size()
+							}
+							from := max(bad-4, 0)
+							t.Logf("read of %d bytes (the handle's size now %d); first foreign byte at %d: %q",
+								n, size, bad, buf[from:min(max(bad, 0)+8, n)])
 						}
 						c.foreign++
 						c.mu.Unlock()
@@ -410,5 +421,58 @@ func TestFileIDNotKeptPastLastClose(t *testing.T) {
 	}
 	if n := reported.Load(); n != 1 {
 		t.Errorf("%d authentication failures reported, want 1", n)
+	}
+}
+
+// TestGetattrAfterRenameOver: the kernel asks for the attributes of a node it looked up
+// before a rename put another file under its name (a permission check during a path walk
+// does, without a handle). The answer is the node's own file's, through a handle still open
+// on it, never the newcomer's: the kernel would take the newcomer's size for the old file
+// and fill a read of it up to that size with zeros (TestAtomicSaves saw such reads). With no
+// handle on the old file left, it is ESTALE, on which the kernel looks the name up again.
+func TestGetattrAfterRenameOver(t *testing.T) {
+	vlt := realVault(t, "", crypto.AESGCM)
+	mp, m := mountTest(t, volumeOf(vlt), Options{})
+	old := bytes.Repeat([]byte("old "), 2500)
+	saved := bytes.Repeat([]byte("new "), 2600)
+	if err := os.WriteFile(filepath.Join(mp, "doc"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mp, ".doc.tmp"), saved, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := os.Open(filepath.Join(mp, "doc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	dir, storedDoc := cipherName(t, vlt, "doc")
+	_, storedTmp := cipherName(t, vlt, ".doc.tmp")
+	if err := os.Rename(filepath.Join(dir, storedTmp), filepath.Join(dir, storedDoc)); err != nil {
+		t.Fatal(err)
+	}
+
+	docNode := m.root.GetChild("doc").Operations().(*node)
+	var out fuse.AttrOut
+	if errno := docNode.Getattr(context.Background(), nil, &out); errno != 0 {
+		t.Fatalf("attributes of the renamed-over node with a handle still on it: %v", errno)
+	}
+	if out.Size != uint64(len(old)) || out.Mode&0o777 != 0o644 {
+		t.Errorf("attributes of the renamed-over node: size %d mode %o, want its own file's %d and 644 (the newcomer has %d and 600)",
+			out.Size, out.Mode&0o777, len(old), len(saved))
+	}
+	holder.Close()
+	for i := 0; openHandles(docNode) > 0; i++ {
+		if i == 500 {
+			t.Fatal("the kernel never released the old file's handle")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if errno := docNode.Getattr(context.Background(), nil, &out); errno != syscall.ESTALE {
+		t.Errorf("attributes of the renamed-over node with no handle on its file left: %v (size %d), want ESTALE", errno, out.Size)
+	}
+	// Through the kernel, the name now leads to the saved file.
+	if st, err := os.Stat(filepath.Join(mp, "doc")); err != nil || st.Size() != int64(len(saved)) {
+		t.Errorf("stat of doc through the mount: %v, want the saved file's size %d", err, len(saved))
 	}
 }

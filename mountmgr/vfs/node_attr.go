@@ -34,6 +34,12 @@ func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 		return 0
 	}
 	d, stored, errno := n.place()
+	if n.StableAttr().Mode == syscall.S_IFREG {
+		if errno == 0 {
+			defer d.close()
+		}
+		return n.fileAttr(d.fd, stored, errno, out)
+	}
 	if errno != 0 {
 		return errno
 	}
@@ -46,6 +52,38 @@ func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 	}
 	n.fsys.plainAttr(&st, d.fd, stored, &out.Attr)
 	return 0
+}
+
+// fileAttr answers getattr for a regular file n stored in dirfd (placeErr: why n has no
+// place). Its name may hold another file by now: a save by rename put a new one there after
+// the kernel looked n up, and the kernel asks for n's attributes without a handle (the
+// permission check of a path walk does). Answering with the newcomer's size would make the
+// kernel take it for n's, and fill reads of n's pages up to it with zeros. So, as for an
+// open (openEntry), n's own file answers, through a handle still open on it, and without one
+// the answer is ESTALE, on which the kernel looks the name up again.
+func (n *node) fileAttr(dirfd int, stored string, placeErr syscall.Errno, out *fuse.AttrOut) syscall.Errno {
+	if placeErr == 0 {
+		e, err := statAt(dirfd, stored)
+		if err == nil && n.holds(&e) {
+			n.fsys.plainAttr(&e.st, dirfd, stored, &out.Attr)
+			return 0
+		}
+		if err != nil && err != unix.ENOENT {
+			return fs2errno(err)
+		}
+	} else if placeErr != syscall.ENOENT {
+		return placeErr
+	}
+	x := n.x.Load() // a node without a nodeExt has no handles: none is made for it here
+	if x == nil {
+		return syscall.ESTALE
+	}
+	x.filesMu.Lock()
+	defer x.filesMu.Unlock()
+	if len(x.files) == 0 {
+		return syscall.ESTALE
+	}
+	return x.files[0].getattr(out)
 }
 
 func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {

@@ -130,20 +130,64 @@ func (d *daemon) startRequest() (settled func(), err error) {
 
 // reserve enters a pending mount of the vault cipherDir (identity vid) at mountPoint in
 // d.mounts, unless the vault or the mount point is in the table already.
+//
+// A mount in the table that is gone from the kernel was unmounted behind the daemon's back
+// ("umount" by hand, or mount(8) in "umount MP && mount MP"), and its server is ending:
+// watchEnd takes it out of the table a moment later. A request in that moment waits for it
+// (up to endWait) instead of failing. A server that does not end in that time still serves
+// files opened before a lazy "umount -l", and a second server of the vault would corrupt
+// what they write: that request is refused, saying so.
 func (d *daemon) reserve(cipherDir, mountPoint string, vid vault.ID) error {
+	for {
+		ending, err := d.tryReserve(cipherDir, mountPoint, vid)
+		if ending == nil {
+			return err
+		}
+		select {
+		case <-ending.done:
+		case <-time.After(endWait):
+			return errorOf(ErrAlreadyMounted, "vault %s was unmounted from %s outside vaultui (a lazy umount) and still serves the files opened on it before: close them first",
+				ending.info.CipherDir, ending.info.MountPoint)
+		}
+	}
+}
+
+// endWait bounds how long a mount request waits for a vault unmounted behind the daemon's
+// back to end (see reserve).
+const endWait = 5 * time.Second
+
+// tryReserve is one attempt of reserve; ending is the mount in the way when it is gone from
+// the kernel and its end is awaited (err says what is in the way).
+func (d *daemon) tryReserve(cipherDir, mountPoint string, vid vault.ID) (ending *mount, err error) {
 	dir, _ := vault.IDOf(mountPoint)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for mp, m := range d.mounts {
-		if mp == mountPoint || !dir.IsZero() && (m.dir == dir || m.root == dir) {
-			return errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
+		switch {
+		case mp == mountPoint || !dir.IsZero() && (m.dir == dir || m.root == dir):
+			err = errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
+		case !vid.IsZero() && m.vid == vid:
+			err = errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, d.whereNow(m))
+		default:
+			continue
 		}
-		if !vid.IsZero() && m.vid == vid {
-			return errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, d.whereNow(m))
+		if m.goneFromKernel() {
+			return m, err
 		}
+		return nil, err
 	}
 	d.mounts[mountPoint] = &mount{info: MountInfo{CipherDir: cipherDir, MountPoint: mountPoint}, vid: vid, dir: dir}
-	return nil
+	return nil, nil
+}
+
+// goneFromKernel reports whether m, a published mount, is no longer in the kernel's mount
+// table. A pending one (no done channel yet) or one without a known identity never is.
+func (m *mount) goneFromKernel() bool {
+	if m.done == nil || !m.mnt.known() {
+		return false
+	}
+	_, found, err := findMount(m.mnt)
+	return err == nil && !found
 }
 
 // checkUnused checks what the mount table of this daemon cannot tell: that nobody else has

@@ -1,0 +1,87 @@
+package mountmgr
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// unmountByHand unmounts mp outside the daemon, as umount(8) or fusermount3 -u would; lazy
+// detaches it (umount -l) even while files on it are open.
+func unmountByHand(t *testing.T, mp string, lazy bool) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		flags := 0
+		if lazy {
+			flags = unix.MNT_DETACH
+		}
+		if err := unix.Unmount(mp, flags); err != nil {
+			t.Fatalf("umount %s: %v", mp, err)
+		}
+		return
+	}
+	args := []string{"-u", mp}
+	if lazy {
+		args = []string{"-u", "-z", mp}
+	}
+	if out, err := exec.Command("fusermount3", args...).CombinedOutput(); err != nil {
+		t.Fatalf("fusermount3 %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+}
+
+// TestMountAgainAfterUnmountByHand: "umount MP && mount MP" (an fstab line, a script) mounts
+// the vault again at once. The daemon learns of the unmount a moment after umount returns;
+// a mount request in that moment used to fail with "already mounted". After a lazy unmount
+// with a file still open on the old mount, whose server goes on serving it, a second server
+// of the vault is refused with a message that says why, until the file is closed.
+func TestMountAgainAfterUnmountByHand(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	req := MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}
+	if _, err := c.Mount(ctx(t), req); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(mp, "f")
+	if err := os.WriteFile(f, []byte("kept"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		unmountByHand(t, mp, false)
+		if _, err := c.Mount(ctx(t), req); err != nil {
+			t.Fatalf("mount %d right after umount by hand: %v", i+1, err)
+		}
+		if b, err := os.ReadFile(f); err != nil || string(b) != "kept" {
+			t.Fatalf("reading back after mount %d: %q, %v", i+1, b, err)
+		}
+	}
+
+	held, err := os.Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	unmountByHand(t, mp, true)
+	_, err = c.Mount(ctx(t), req)
+	if !errors.Is(err, ErrAlreadyMounted) || !strings.Contains(err.Error(), "still serves the files opened on it before") {
+		t.Fatalf("mount while the lazily unmounted server still serves a file: %v, want ErrAlreadyMounted saying why", err)
+	}
+	b := make([]byte, 4)
+	if n, err := held.ReadAt(b, 0); n != 4 || string(b) != "kept" {
+		t.Errorf("the file held open on the old mount: read %q, %v", b[:n], err)
+	}
+	held.Close()
+	if _, err := c.Mount(ctx(t), req); err != nil {
+		t.Fatalf("mount once the last file on the old mount is closed: %v", err)
+	}
+	if b, err := os.ReadFile(f); err != nil || string(b) != "kept" {
+		t.Fatalf("reading back: %q, %v", b, err)
+	}
+}

@@ -443,3 +443,60 @@ func cipherMtime(p string) (time.Time, error) {
 	}
 	return fi.ModTime(), nil
 }
+
+// inotifyInstances counts this process's inotify descriptors.
+func inotifyInstances(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestOneInotifyInstance: every mount of the process watches through one inotify instance
+// (inotifyHub): the user's 128 instances are shared with every other program. Each mount
+// still sees the changes behind it. Two mounts of one cipherdir watch the same directories,
+// for which the kernel gives out one watch descriptor: unmounting one leaves the other's
+// watches in place.
+func TestOneInotifyInstance(t *testing.T) {
+	v1 := volumeOf(realVault(t, "", crypto.AESGCM))
+	v2 := volumeOf(realVault(t, "", crypto.AESGCM))
+	mp1, _ := mountTest(t, v1, Options{})
+	mp2, _ := mountTest(t, v2, Options{})
+	mp3 := t.TempDir()
+	m3, err := Mount(mp3, v2, Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := inotifyInstances(t); n != 1 {
+		t.Errorf("%d inotify instances for three mounts, want 1", n)
+	}
+	deletedBehind := func(what, mp string, v Volume, name string) {
+		t.Helper()
+		p := filepath.Join(mp, name)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(cipherPath(t, v, name)); err != nil {
+			t.Fatal(err)
+		}
+		showsWithin(t, what, existsState(p, false, false))
+	}
+	deletedBehind("deleted behind the first mount", mp1, v1, "f")
+	deletedBehind("deleted behind the second mount", mp2, v2, "f")
+	deletedBehind("deleted behind the third mount", mp3, v2, "g")
+	if err := m3.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	deletedBehind("deleted behind the second mount, the third one gone", mp2, v2, "h")
+}

@@ -1,7 +1,6 @@
 package vfs
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -76,16 +75,19 @@ const contentEvents = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB
 // kept; one evicted too early costs one needless notification.
 const ownMax = 1024
 
-// watcher is a mount's inotify instance and what it watches.
+// watcher is what a mount watches, through the process's inotify instance (inotifyHub).
 type watcher struct {
-	f *fsys
-	// file is the inotify descriptor, non-blocking, read through Go's poller; fd is its
-	// number, for adding and removing watches (file.Fd would make it blocking), under mu
-	// until closed.
-	file    *os.File
-	fd      int
+	f       *fsys
+	hub     *inotifyHub
 	started bool
-	done    chan struct{}
+	quit    chan struct{} // closed by close
+	done    chan struct{} // closed when run returns
+
+	// inbox collects the events the hub hands over (post) until run takes them; wake tells
+	// run that there are some.
+	inboxMu sync.Mutex
+	inbox   map[eventKey]uint32
+	wake    chan struct{}
 
 	mu     sync.Mutex
 	closed bool
@@ -102,12 +104,14 @@ type watcher struct {
 // newWatcher watches root's cipherdir; nil (and a log line) when inotify is not there. It
 // acts on events once started, when the mount is up.
 func newWatcher(f *fsys, root *node, maxWatches int) *watcher {
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	w := &watcher{f: f, quit: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1),
+		dirs: map[int32]*node{}, busy: map[fs.StableAttr]int{}, max: maxWatches}
+	h, err := joinHub(w)
 	if err != nil {
 		f.log.Printf("vfs: no inotify (%v): changes behind the mount show after the cache timeouts", err)
 		return nil
 	}
-	w := &watcher{f: f, file: os.NewFile(uintptr(fd), "inotify"), fd: fd, done: make(chan struct{}), dirs: map[int32]*node{}, busy: map[fs.StableAttr]int{}, max: maxWatches}
+	w.hub = h
 	w.add(root, f.rootDir)
 	return w
 }
@@ -118,15 +122,42 @@ func (w *watcher) start() {
 	go w.run()
 }
 
-// close stops the watcher and waits for it.
+// close stops the watcher and waits for it, then lets its watches go.
 func (w *watcher) close() {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
-	w.file.Close()
+	close(w.quit)
 	if w.started {
 		<-w.done
 	}
+	w.hub.leave(w)
+}
+
+// post adds the hub's event for key k to w's inbox and wakes run.
+func (w *watcher) post(k eventKey, mask uint32) {
+	w.inboxMu.Lock()
+	if w.inbox == nil {
+		w.inbox = map[eventKey]uint32{}
+	}
+	w.inbox[k] |= mask
+	w.inboxMu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// takeInbox returns the events posted since the last call.
+func (w *watcher) takeInbox() map[eventKey]uint32 {
+	w.inboxMu.Lock()
+	defer w.inboxMu.Unlock()
+	b := w.inbox
+	w.inbox = nil
+	if b == nil {
+		b = map[eventKey]uint32{}
+	}
+	return b
 }
 
 // add watches directory node n, open as fd, unless it is watched already or cannot be.
@@ -140,9 +171,9 @@ func (w *watcher) add(n *node, fd int) {
 	if w.closed {
 		return
 	}
-	wd, err := unix.InotifyAddWatch(w.fd, procFdPath(fd), watchMask)
+	wd, err := w.hub.addWatch(w, procFdPath(fd))
 	if err == nil && w.max > 0 && len(w.dirs) >= w.max {
-		unix.InotifyRmWatch(w.fd, uint32(wd))
+		w.hub.removeWatch(w, wd)
 		err = unix.ENOSPC
 	}
 	if err != nil {
@@ -154,11 +185,11 @@ func (w *watcher) add(n *node, fd int) {
 		}
 		return
 	}
-	if old := w.dirs[int32(wd)]; old != nil && old != n {
+	if old := w.dirs[wd]; old != nil && old != n {
 		old.ext().wd.Store(0) // one directory, a new node for it
 	}
-	w.dirs[int32(wd)] = n
-	x.wd.Store(int32(wd))
+	w.dirs[wd] = n
+	x.wd.Store(wd)
 }
 
 // watched reports whether changes behind the mount in directory node n are told to the kernel.
@@ -218,7 +249,7 @@ func (w *watcher) forget(n *node) {
 	w.mu.Lock()
 	if w.dirs[wd] == n && !w.closed {
 		delete(w.dirs, wd)
-		unix.InotifyRmWatch(w.fd, uint32(wd))
+		w.hub.removeWatch(w, wd)
 	}
 	w.mu.Unlock()
 }
@@ -374,44 +405,23 @@ type eventKey struct {
 // and then, more often the busier the machine.
 func (w *watcher) run() {
 	defer close(w.done)
-	rc, err := w.file.SyscallConn()
-	if err != nil {
-		return
-	}
-	buf := make([]byte, 64<<10)
 	var recheck map[eventKey]pending
 	for {
-		batch := map[eventKey]uint32{}
 		// Wait for the first event (unless names wait for their second check), let the
 		// burst it starts come in for a while, then take all there is.
-		if len(recheck) == 0 && rc.Read(func(fd uintptr) bool { return readable(int(fd)) }) != nil {
-			return // closed
+		if len(recheck) == 0 {
+			select {
+			case <-w.wake:
+			case <-w.quit:
+				return
+			}
 		}
-		time.Sleep(watchSettle)
-		if rc.Read(func(fd uintptr) bool { return readEvents(int(fd), buf, batch) }) != nil {
+		select {
+		case <-time.After(watchSettle):
+		case <-w.quit:
 			return
 		}
-		recheck = w.process(batch, recheck)
-	}
-}
-
-// readable reports whether the inotify descriptor fd has events to read, or failed: false
-// makes RawConn.Read wait for it.
-func readable(fd int) bool {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err != unix.EINTR && (err != nil || n > 0)
-}
-
-// readEvents reads all the events queued on the non-blocking inotify descriptor fd into
-// batch; it always returns true (done).
-func readEvents(fd int, buf []byte, batch map[eventKey]uint32) bool {
-	for {
-		n, err := unix.Read(fd, buf)
-		if err != nil || n <= 0 {
-			return true
-		}
-		parseEvents(buf[:n], batch)
+		recheck = w.process(w.takeInbox(), recheck)
 	}
 }
 

@@ -135,8 +135,9 @@ func (d *daemon) startRequest() (settled func(), err error) {
 // ("umount" by hand, or mount(8) in "umount MP && mount MP"), and its server is ending:
 // watchEnd takes it out of the table a moment later. A request in that moment waits for it
 // (up to endWait) instead of failing. A server that does not end in that time still serves
-// files opened before a lazy "umount -l", and a second server of the vault would corrupt
-// what they write: that request is refused, saying so.
+// files opened before a lazy unmount ("umount -l", or "vaultui unmount --lazy": a detached
+// mount), and a second server of the vault would corrupt the blocks both write: that request
+// is refused, saying so.
 func (d *daemon) reserve(cipherDir, mountPoint string, vid vault.ID) error {
 	for {
 		ending, err := d.tryReserve(cipherDir, mountPoint, vid)
@@ -146,7 +147,7 @@ func (d *daemon) reserve(cipherDir, mountPoint string, vid vault.ID) error {
 		select {
 		case <-ending.done:
 		case <-time.After(endWait):
-			return errorOf(ErrAlreadyMounted, "vault %s was unmounted from %s outside vaultui (a lazy umount) and still serves the files opened on it before: close them first",
+			return errorOf(ErrAlreadyMounted, "vault %s was unmounted lazily from %s and still serves the files opened on it before: close them first",
 				ending.info.CipherDir, ending.info.MountPoint)
 		}
 	}
@@ -175,6 +176,11 @@ func (d *daemon) tryReserve(cipherDir, mountPoint string, vid vault.ID) (ending 
 			return m, err
 		}
 		return nil, err
+	}
+	for _, m := range d.detached {
+		if !vid.IsZero() && m.vid == vid && !m.ended {
+			return m, errorOf(ErrAlreadyMounted, "vault %s is still served at %s, detached", cipherDir, m.info.MountPoint)
+		}
 	}
 	d.mounts[mountPoint] = &mount{info: MountInfo{CipherDir: cipherDir, MountPoint: mountPoint}, vid: vid, dir: dir}
 	return nil, nil

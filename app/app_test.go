@@ -6,17 +6,30 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
-// fakeKeyring is a keyring in memory; down makes it unreachable.
+// fakeKeyring is a keyring in memory; down makes it unreachable, silent makes it there but
+// never answering (every call waits for its context, as a hung Secret Service makes the real
+// one wait for its call timeout).
 type fakeKeyring struct {
 	entries map[string]string
 	labels  map[string]string
 	down    bool
+	silent  bool
+}
+
+// answer is what a call gets from a silent keyring, once its context ends; nil otherwise.
+func (k *fakeKeyring) answer(ctx context.Context) error {
+	if !k.silent {
+		return nil
+	}
+	<-ctx.Done()
+	return fmt.Errorf("%w: %w", keyring.ErrNoAnswer, ctx.Err())
 }
 
 func (k *fakeKeyring) open(context.Context) (Keyring, error) {
@@ -25,18 +38,27 @@ func (k *fakeKeyring) open(context.Context) (Keyring, error) {
 	}
 	return k, nil
 }
-func (k *fakeKeyring) Get(_ context.Context, dir string) ([]byte, error) {
+func (k *fakeKeyring) Get(ctx context.Context, dir string) ([]byte, error) {
+	if err := k.answer(ctx); err != nil {
+		return nil, err
+	}
 	pw, ok := k.entries[dir]
 	if !ok {
 		return nil, keyring.ErrNotFound
 	}
 	return []byte(pw), nil
 }
-func (k *fakeKeyring) Has(_ context.Context, dir string) (bool, error) {
+func (k *fakeKeyring) Has(ctx context.Context, dir string) (bool, error) {
+	if err := k.answer(ctx); err != nil {
+		return false, err
+	}
 	_, ok := k.entries[dir]
 	return ok, nil
 }
-func (k *fakeKeyring) Set(_ context.Context, dir, label string, pw []byte) error {
+func (k *fakeKeyring) Set(ctx context.Context, dir, label string, pw []byte) error {
+	if err := k.answer(ctx); err != nil {
+		return err
+	}
 	k.entries[dir], k.labels[dir] = string(pw), label
 	return nil
 }
@@ -181,6 +203,45 @@ func TestMountPasswordSources(t *testing.T) {
 	req.Remember = false
 	if m, err := a.Mount(ctx, req); err != nil || m.Keyring.Action != KeyringUntouched {
 		t.Fatalf("no keyring and no remember is no news: %+v, %v", m.Keyring, err)
+	}
+}
+
+// TestMountDoesNotWaitForSilentKeyring: a mount with a typed password and no "remember" asks
+// the keyring only whether a stale stored password should be replaced. A keyring that is there
+// but does not answer does not hold that mount up for its call timeout: the check gives up
+// after followWait. With "remember" the user asked for the keyring, and the answer is waited
+// for (here until the caller's context ends), then reported.
+func TestMountDoesNotWaitForSilentKeyring(t *testing.T) {
+	k := &fakeKeyring{entries: map[string]string{}, labels: map[string]string{}, silent: true}
+	d := &fakeDaemon{password: "pw"}
+	a := newTestApp(k, d)
+	req := MountRequest{Vault: Vault{Name: "work", CipherDir: "/data/work.crypt"}, MountPoint: t.TempDir(), Password: []byte("pw")}
+	done := make(chan error, 1)
+	go func() {
+		m, err := a.Mount(context.Background(), req)
+		if err == nil && m.Keyring.Action != KeyringUntouched {
+			err = fmt.Errorf("keyring action %v (%v), want untouched", m.Keyring.Action, m.Keyring.Err)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the mount waited for a keyring that never answers")
+	}
+
+	req.Remember = true
+	ctx, cancel := context.WithTimeout(context.Background(), 3*followWait)
+	defer cancel()
+	m, err := a.Mount(ctx, req)
+	if err != nil || m.Keyring.Action != KeyringFailed || !errors.Is(m.Keyring.Err, keyring.ErrNoAnswer) {
+		t.Fatalf("remember with a silent keyring: %+v, %v; want the mount, and why the password was not stored", m.Keyring, err)
+	}
+	if ctx.Err() == nil {
+		t.Error("with remember the keyring's answer was not waited for")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/keyring"
@@ -116,13 +117,20 @@ func (a *App) withPassword(ctx context.Context, v Vault, password []byte, rememb
 // keyringFollows makes the vault's keyring entry hold password, a password that works: an
 // entry with another password is replaced (a vault has one password, so that one was stale),
 // and with remember a missing entry is stored. Without remember, a keyring that cannot be
-// reached is no news.
+// reached is no news, and one that does not answer within followWait is not waited for: the
+// vault is already mounted (or unlocked), and a hung Secret Service would hold every such
+// use up for its call timeout.
 func (a *App) keyringFollows(ctx context.Context, v Vault, password []byte, remember bool) KeyringChange {
 	failed := func(err error) KeyringChange {
 		if !remember {
 			return KeyringChange{}
 		}
 		return KeyringChange{Action: KeyringFailed, Err: err}
+	}
+	if !remember {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, followWait)
+		defer cancel()
 	}
 	k, err := a.openKeyring(ctx)
 	if err != nil {
@@ -152,6 +160,10 @@ func (a *App) keyringFollows(ctx context.Context, v Vault, password []byte, reme
 	}
 	return KeyringChange{Action: action}
 }
+
+// followWait bounds the keyring check after a typed password worked, when the user did not
+// ask to store it (keyringFollows). A healthy keyring answers in milliseconds.
+const followWait = time.Second
 
 // HasStoredPassword reports whether the keyring holds a password for the vault, without
 // reading it or unlocking the keyring; err says why it cannot tell (see KeyringTrouble).

@@ -125,8 +125,14 @@ func (h *inotifyHub) run() {
 	buf := make([]byte, 64<<10)
 	for {
 		batch := map[eventKey]uint32{}
-		if rc.Read(func(fd uintptr) bool { return readEvents(int(fd), buf, batch) }) != nil {
-			return // closed
+		var readErr error
+		err := rc.Read(func(fd uintptr) bool {
+			done, err := readEvents(int(fd), buf, batch)
+			readErr = err
+			return done
+		})
+		if err != nil || readErr != nil {
+			return // closed (a read error of any other kind would repeat for ever)
 		}
 		h.deliver(batch)
 	}
@@ -154,17 +160,21 @@ func (h *inotifyHub) deliver(batch map[eventKey]uint32) {
 }
 
 // readEvents reads all the events queued on the non-blocking inotify descriptor fd into
-// batch. It reports whether it is done: false when nothing was queued, which makes
-// RawConn.Read wait until something is.
-func readEvents(fd int, buf []byte, batch map[eventKey]uint32) bool {
+// batch. It reports whether it is done: not when nothing was queued, which makes
+// RawConn.Read wait until something is; and a read error other than that.
+func readEvents(fd int, buf []byte, batch map[eventKey]uint32) (done bool, err error) {
 	got := false
 	for {
 		n, err := unix.Read(fd, buf)
-		if err == unix.EINTR {
+		switch {
+		case err == unix.EINTR:
 			continue
-		}
-		if err != nil || n <= 0 {
-			return got || err != unix.EAGAIN
+		case err == unix.EAGAIN:
+			return got, nil
+		case err != nil:
+			return true, err
+		case n <= 0:
+			return true, unix.EIO // inotify never reads 0 bytes into a big enough buffer
 		}
 		parseEvents(buf[:n], batch)
 		got = true

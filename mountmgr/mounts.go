@@ -153,8 +153,8 @@ func (d *daemon) reserve(cipherDir, mountPoint string, vid vault.ID) error {
 	}
 }
 
-// endWait bounds how long a mount request waits for a vault unmounted behind the daemon's
-// back to end (see reserve).
+// endWait bounds how long a mount request waits for the vault's earlier server, unmounted
+// by hand or detached, to end (see reserve).
 const endWait = 5 * time.Second
 
 // tryReserve is one attempt of reserve; ending is the mount in the way when it is gone from

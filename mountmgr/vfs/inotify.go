@@ -20,7 +20,11 @@ import (
 // watchers of its watch descriptor (wd): two mounts watching one directory get the same wd
 // from the kernel, so a watch is removed only when its last watcher lets it go. A lost-events
 // notice (queue overflow) goes to every watcher. Each watcher acts on its events on its own
-// goroutine (watcher.run), so one mount's slow checks never hold up another's events.
+// goroutine (watcher.run), so one mount's slow checks never hold up another's events. The
+// kernel queues up to fs.inotify.max_queued_events (16,384) per instance, now shared by all
+// mounts; the hub reads them as they come (the watchers do the batching), and should the
+// queue overflow all the same, every mount drops what the kernel caches of its watched
+// directories: correct, only slower.
 type inotifyHub struct {
 	file *os.File
 	fd   int // for adding and removing watches (file.Fd would make the descriptor blocking)

@@ -23,8 +23,8 @@ import (
 // goroutine (watcher.run), so one mount's slow checks never hold up another's events. The
 // kernel queues up to fs.inotify.max_queued_events (16,384) per instance, now shared by all
 // mounts; the hub reads them as they come (the watchers do the batching), and should the
-// queue overflow all the same, every mount drops what the kernel caches of its watched
-// directories: correct, only slower.
+// queue overflow all the same, every mount checks every name the kernel holds in its watched
+// directories (watcher.process): correct, only slower.
 type inotifyHub struct {
 	file *os.File
 	fd   int // for adding and removing watches (file.Fd would make the descriptor blocking)

@@ -34,16 +34,15 @@ func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 		return 0
 	}
 	d, stored, errno := n.place()
+	if errno == 0 {
+		defer d.close()
+	}
 	if n.StableAttr().Mode == syscall.S_IFREG {
-		if errno == 0 {
-			defer d.close()
-		}
 		return n.fileAttr(d.fd, stored, errno, out)
 	}
 	if errno != 0 {
 		return errno
 	}
-	defer d.close()
 	if err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return fs2errno(err)
 	}
@@ -74,16 +73,7 @@ func (n *node) fileAttr(dirfd int, stored string, placeErr syscall.Errno, out *f
 	} else if placeErr != syscall.ENOENT {
 		return placeErr
 	}
-	x := n.x.Load() // a node without a nodeExt has no handles: none is made for it here
-	if x == nil {
-		return syscall.ESTALE
-	}
-	x.filesMu.Lock()
-	defer x.filesMu.Unlock()
-	if len(x.files) == 0 {
-		return syscall.ESTALE
-	}
-	return x.files[0].getattr(out)
+	return n.throughHandle(func(f *file) syscall.Errno { return f.getattr(out) })
 }
 
 func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {

@@ -69,15 +69,30 @@ func (f *file) close() syscall.Errno {
 // that took its name, so the file that was there then is the one to open, as on a local
 // file system; without a handle on it, it is gone, and the open fails with ESTALE.
 func (n *node) reopen(flags int) (int, syscall.Errno) {
-	x := n.ext()
-	x.filesMu.Lock()
-	defer x.filesMu.Unlock() // the handle's descriptor stays open until the reopen is done
-	if len(x.files) == 0 {
-		return -1, syscall.ESTALE
+	fd := -1
+	errno := n.throughHandle(func(f *file) syscall.Errno {
+		// The /proc link is a symlink by nature: following it is the point.
+		var err error
+		fd, err = unix.Open(procFdPath(f.fd), flags&^unix.O_NOFOLLOW, 0)
+		return fs2errno(err)
+	})
+	return fd, errno
+}
+
+// throughHandle runs use with one of n's open handles, whose descriptor stays open until use
+// returns; without one, n's file can no longer be reached (its name holds another file, or
+// none) and the answer is ESTALE.
+func (n *node) throughHandle(use func(f *file) syscall.Errno) syscall.Errno {
+	x := n.x.Load() // a node without a nodeExt has no handles: none is made for it here
+	if x == nil {
+		return syscall.ESTALE
 	}
-	// The /proc link is a symlink by nature: following it is the point.
-	fd, err := unix.Open(procFdPath(x.files[0].fd), flags&^unix.O_NOFOLLOW, 0)
-	return fd, fs2errno(err)
+	x.filesMu.Lock()
+	defer x.filesMu.Unlock()
+	if len(x.files) == 0 {
+		return syscall.ESTALE
+	}
+	return use(x.files[0])
 }
 
 // openEntry opens n's cipher file, stored in dirfd, with flags; it must be n's own file. The

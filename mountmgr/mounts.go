@@ -142,7 +142,7 @@ func (d *daemon) reserve(cipherDir, mountPoint string, vid vault.ID) error {
 	for {
 		ending, err := d.tryReserve(cipherDir, mountPoint, vid)
 		if ending == nil {
-			return err
+			return err // reserved, or refused
 		}
 		select {
 		case <-ending.done:
@@ -157,29 +157,29 @@ func (d *daemon) reserve(cipherDir, mountPoint string, vid vault.ID) error {
 // by hand or detached, to end (see reserve).
 const endWait = 5 * time.Second
 
-// tryReserve is one attempt of reserve; ending is the mount in the way when it is gone from
-// the kernel and its end is awaited (err says what is in the way).
+// tryReserve is one attempt of reserve. ending is a mount in the way whose end is to be
+// awaited (gone from the kernel, or detached); err refuses the request for another in the way.
 func (d *daemon) tryReserve(cipherDir, mountPoint string, vid vault.ID) (ending *mount, err error) {
 	dir, _ := vault.IDOf(mountPoint)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for mp, m := range d.mounts {
+		samePlace := mp == mountPoint || !dir.IsZero() && (m.dir == dir || m.root == dir)
+		sameVault := !vid.IsZero() && m.vid == vid
 		switch {
-		case mp == mountPoint || !dir.IsZero() && (m.dir == dir || m.root == dir):
-			err = errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
-		case !vid.IsZero() && m.vid == vid:
-			err = errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, d.whereNow(m))
-		default:
+		case !samePlace && !sameVault:
 			continue
+		case m.goneFromKernel():
+			return m, nil
+		case samePlace:
+			return nil, errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
+		default:
+			return nil, errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, d.whereNow(m))
 		}
-		if m.goneFromKernel() {
-			return m, err
-		}
-		return nil, err
 	}
 	for _, m := range d.detached {
 		if !vid.IsZero() && m.vid == vid && !m.ended {
-			return m, errorOf(ErrAlreadyMounted, "vault %s is still served at %s, detached", cipherDir, m.info.MountPoint)
+			return m, nil
 		}
 	}
 	d.mounts[mountPoint] = &mount{info: MountInfo{CipherDir: cipherDir, MountPoint: mountPoint}, vid: vid, dir: dir}

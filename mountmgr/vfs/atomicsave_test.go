@@ -20,6 +20,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // The atomic-save stress: one file that a "renamer" keeps replacing the way editors, office
@@ -295,6 +296,46 @@ func readNode(f *file, n int) ([]byte, syscall.Errno) {
 	return b, 0
 }
 
+// saveBehind writes old as "doc" and saved (mode 0600) as ".doc.tmp" through mount mp of
+// vault vlt, opens and reads doc (the returned holder keeps the old file open), then renames
+// the cipher file of .doc.tmp over doc's in the cipherdir: a save by rename that has reached
+// the cipherdir but not go-fuse's tree, the window the kernel may still reach the old node in.
+func saveBehind(t *testing.T, vlt *vault.Vault, mp string, old, saved []byte) (holder *os.File) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(mp, "doc"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mp, ".doc.tmp"), saved, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := os.Open(filepath.Join(mp, "doc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Close() })
+	if _, err := io.ReadAll(holder); err != nil {
+		t.Fatal(err)
+	}
+	dir, storedDoc := cipherName(t, vlt, "doc")
+	_, storedTmp := cipherName(t, vlt, ".doc.tmp")
+	if err := os.Rename(filepath.Join(dir, storedTmp), filepath.Join(dir, storedDoc)); err != nil {
+		t.Fatal(err)
+	}
+	return holder
+}
+
+// waitReleased waits until n has no handle left: the kernel sends RELEASE after close returns,
+// and there is no event to wait on.
+func waitReleased(t *testing.T, n *node) {
+	t.Helper()
+	for i := 0; openHandles(n) > 0; i++ {
+		if i == 500 {
+			t.Fatal("the kernel never released the old file's handle")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestOpenAfterRenameOver: the kernel opens a node it looked up before a rename put another
 // file under its name (here the rename has reached the cipherdir, not yet go-fuse's tree: the
 // window a save by rename leaves). The open gets the file the node stands for, read and
@@ -307,25 +348,7 @@ func TestOpenAfterRenameOver(t *testing.T) {
 	mp, m := mountTest(t, volumeOf(vlt), Options{AuthFailed: func(string, uint64) { reported.Add(1) }})
 	old := bytes.Repeat([]byte("old "), 2500)
 	saved := bytes.Repeat([]byte("new "), 2500)
-	if err := os.WriteFile(filepath.Join(mp, "doc"), old, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(mp, ".doc.tmp"), saved, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	holder, err := os.Open(filepath.Join(mp, "doc")) // a reader keeping the old file open
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	if _, err := io.ReadAll(holder); err != nil {
-		t.Fatal(err)
-	}
-	dir, storedDoc := cipherName(t, vlt, "doc")
-	_, storedTmp := cipherName(t, vlt, ".doc.tmp")
-	if err := os.Rename(filepath.Join(dir, storedTmp), filepath.Join(dir, storedDoc)); err != nil {
-		t.Fatal(err)
-	}
+	holder := saveBehind(t, vlt, mp, old, saved) // a reader keeping the old file open
 
 	f, errno := openNode(t, m, "doc", syscall.O_RDWR)
 	if errno != 0 {
@@ -342,14 +365,7 @@ func TestOpenAfterRenameOver(t *testing.T) {
 		t.Fatal(errno)
 	}
 	holder.Close()
-	// The kernel sends RELEASE after close returns; wait for it (there is no event to wait on).
-	docNode := m.root.GetChild("doc").Operations().(*node)
-	for i := 0; openHandles(docNode) > 0; i++ {
-		if i == 500 {
-			t.Fatal("the kernel never released the old file's handle")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitReleased(t, m.root.GetChild("doc").Operations().(*node))
 	if f, errno := openNode(t, m, "doc", syscall.O_RDONLY); errno != syscall.ESTALE {
 		if f != nil {
 			f.Release(context.Background())
@@ -435,22 +451,7 @@ func TestGetattrAfterRenameOver(t *testing.T) {
 	mp, m := mountTest(t, volumeOf(vlt), Options{})
 	old := bytes.Repeat([]byte("old "), 2500)
 	saved := bytes.Repeat([]byte("new "), 2600)
-	if err := os.WriteFile(filepath.Join(mp, "doc"), old, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(mp, ".doc.tmp"), saved, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	holder, err := os.Open(filepath.Join(mp, "doc"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	dir, storedDoc := cipherName(t, vlt, "doc")
-	_, storedTmp := cipherName(t, vlt, ".doc.tmp")
-	if err := os.Rename(filepath.Join(dir, storedTmp), filepath.Join(dir, storedDoc)); err != nil {
-		t.Fatal(err)
-	}
+	holder := saveBehind(t, vlt, mp, old, saved)
 
 	docNode := m.root.GetChild("doc").Operations().(*node)
 	var out fuse.AttrOut
@@ -462,12 +463,7 @@ func TestGetattrAfterRenameOver(t *testing.T) {
 			out.Size, out.Mode&0o777, len(old), len(saved))
 	}
 	holder.Close()
-	for i := 0; openHandles(docNode) > 0; i++ {
-		if i == 500 {
-			t.Fatal("the kernel never released the old file's handle")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitReleased(t, docNode)
 	if errno := docNode.Getattr(context.Background(), nil, &out); errno != syscall.ESTALE {
 		t.Errorf("attributes of the renamed-over node with no handle on its file left: %v (size %d), want ESTALE", errno, out.Size)
 	}

@@ -41,9 +41,13 @@ func TestPassfileFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The writer's close must come before the second read opens the FIFO: a reader that
+	// joins a writer about to close reads an empty password.
+	written := make(chan struct{})
 	writeLater := &notifyWriter{on: func(s string) {
 		if strings.Contains(s, "Waiting for the password") {
 			go func() {
+				defer close(written)
 				w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 				if err != nil {
 					t.Error(err)
@@ -74,6 +78,7 @@ func TestPassfileFIFO(t *testing.T) {
 	if err != nil || string(got) != "secret" {
 		t.Fatalf("FIFO written after the wait began: %q, %v", got, err)
 	}
+	<-written
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

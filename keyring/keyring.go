@@ -41,6 +41,10 @@ var (
 	// (a busy or hung session). Such an error is ErrUnavailable too; this tells a keyring
 	// that failed from a machine that has none.
 	ErrNoAnswer = errors.New("the keyring did not answer")
+	// ErrNoService: the session bus is there but no Secret Service is on it (yet: at login
+	// the keyring may register a moment after the programs that want it start). Such an
+	// error is ErrUnavailable too.
+	ErrNoService = errors.New("no Secret Service on the session bus")
 	// ErrNotFound: no password is stored for the vault.
 	ErrNotFound = errors.New("no password stored")
 	// ErrLocked: the keyring stayed locked (its unlock prompt was dismissed or timed out).
@@ -141,7 +145,7 @@ func unavailable(err error) error {
 		switch de.Name {
 		case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
 			"org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.ServiceNotFound":
-			return &unavailableError{why: "no Secret Service", detail: errors.New(de.Name)}
+			return &unavailableError{why: "no Secret Service", absent: true, detail: errors.New(de.Name)}
 		case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.TimedOut":
 			return &unavailableError{why: "Secret Service timed out", slow: true, detail: errors.New(de.Name)}
 		}
@@ -152,11 +156,12 @@ func unavailable(err error) error {
 	return fmt.Errorf("keyring: %w", err)
 }
 
-// unavailableError is ErrUnavailable, and ErrNoAnswer when slow: why in a few words (see
-// Reason) and the detail behind it.
+// unavailableError is ErrUnavailable, and ErrNoAnswer when slow, ErrNoService when absent:
+// why in a few words (see Reason) and the detail behind it.
 type unavailableError struct {
 	why    string
-	slow   bool
+	slow   bool // the bus or the service did not answer in time
+	absent bool // the bus answered: no Secret Service on it
 	detail error
 }
 
@@ -168,7 +173,7 @@ func (e *unavailableError) Error() string {
 }
 
 func (e *unavailableError) Is(target error) bool {
-	return target == ErrUnavailable || e.slow && target == ErrNoAnswer
+	return target == ErrUnavailable || e.slow && target == ErrNoAnswer || e.absent && target == ErrNoService
 }
 
 func (e *unavailableError) Unwrap() error { return e.detail }

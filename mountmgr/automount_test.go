@@ -142,3 +142,47 @@ func TestAutomountWithoutKeyring(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestAutomountWaitsForKeyring: at login the daemon can start before the Secret Service is on
+// the session bus; automount waits for it instead of reporting every vault as failed.
+func TestAutomountWaitsForKeyring(t *testing.T) {
+	base := daemonEnv(t)
+	svc := keyringtest.StartService(t)
+	t.Setenv(testAutomountEnv, "1")
+	dir, mp, pw := newVault(t, base, crypto.AESGCM)
+	regPath, _ := registry.DefaultPath()
+	reg, _ := registry.Load(regPath)
+	if err := reg.Add(registry.Entry{Name: "late", CipherDir: dir, MountPoint: mp, MountAtStart: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Save(); err != nil {
+		t.Fatal(err)
+	}
+	kr, err := keyring.Open(ctx(t), keyring.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kr.Set(ctx(t), dir, "test", pw); err != nil {
+		t.Fatal(err)
+	}
+	kr.Close()
+	svc.Stop() // the bus is up, the keyring not yet
+
+	c := connect(t)
+	waitUntil(t, "automount to wait for the keyring", func() bool {
+		return strings.Contains(daemonLog(base), "automount: waiting up to")
+	})
+	time.Sleep(1500 * time.Millisecond) // a retry or two with no keyring
+	if evs, err := c.Events(ctx(t), 0); err != nil || len(evs) != 0 {
+		t.Fatalf("events while the keyring is still coming: %+v, %v", evs, err)
+	}
+	svc.Start(t)
+	waitUntil(t, "the vault to be mounted", func() bool {
+		evs, err := c.Events(ctx(t), 0)
+		return err == nil && len(evs) > 0
+	})
+	evs, _ := c.Events(ctx(t), 0)
+	if e := evs[0]; e.Kind != EventMounted || e.CipherDir != dir {
+		t.Fatalf("event %+v, want %s mounted", e, dir)
+	}
+}

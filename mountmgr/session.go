@@ -269,8 +269,24 @@ func (w *sessionWatch) remount(ctx context.Context, policy, why string) {
 	}
 }
 
+// keyringPatience bounds how long mountFromKeyring waits for a Secret Service that is not on
+// the session bus yet, or does not answer: at login the daemon may start before the keyring
+// has registered, or while it is busy unlocking, and a keyring that is merely late must not
+// leave every automount vault unmounted. No session bus at all, a keyring that stays locked
+// or a password that is not stored fail at once.
+const keyringPatience = 60 * time.Second
+
+// keyringRetry is the pause between attempts to reach a keyring that is coming up.
+const keyringRetry = time.Second
+
+// keyringComing tells a keyring that may still come up (or answer) from one that will not.
+func keyringComing(err error) bool {
+	return errors.Is(err, keyring.ErrNoService) || errors.Is(err, keyring.ErrNoAnswer)
+}
+
 // mountFromKeyring mounts each entry with its password: from its password program when the
-// registry names one (mountmgr/extpass: no terminal, bounded in time), else from the keyring.
+// registry names one (mountmgr/extpass: no terminal, bounded in time), else from the keyring,
+// waiting up to keyringPatience for one that is coming up.
 // Each failure is an event (mount_failed with reason why) and a log line; neither ever holds
 // the password or the program's output.
 func (d *daemon) mountFromKeyring(ctx context.Context, todo []registry.Entry, why string) {
@@ -280,27 +296,61 @@ func (d *daemon) mountFromKeyring(ctx context.Context, todo []registry.Entry, wh
 			Reason: why, Detail: err.Error(), Reverse: v.Reverse})
 	}
 	var kr *keyring.Keyring
-	var krErr error
+	var krErr error // why the keyring cannot be had, once patience ran out
 	defer func() {
 		if kr != nil {
 			kr.Close()
 		}
 	}()
+	var giveUp time.Time // set by the first failure of a keyring that may still come
+	// wait reports whether to try again after err, having paused.
+	wait := func(err error) bool {
+		if !keyringComing(err) {
+			return false
+		}
+		if giveUp.IsZero() {
+			giveUp = time.Now().Add(keyringPatience)
+			d.log.Printf("%s: waiting up to %v for the keyring (%s)", why, keyringPatience, logSafe(err))
+		}
+		if time.Now().After(giveUp) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(keyringRetry):
+			return true
+		}
+	}
 	password := func(v registry.Entry) ([]byte, error) {
 		if len(v.ExtPass) > 0 {
 			return extpass.Run(ctx, v.ExtPass, extpass.Options{})
 		}
-		if kr == nil && krErr == nil {
-			kr, krErr = keyring.Open(ctx, keyring.Options{})
+		for krErr == nil {
+			if kr == nil {
+				var err error
+				if kr, err = keyring.Open(ctx, keyring.Options{}); err != nil {
+					kr = nil
+					if !wait(err) {
+						krErr = err
+					}
+					continue
+				}
+			}
+			pw, err := kr.Get(ctx, v.CipherDir)
+			if keyringComing(err) { // the service left or hung: open it again
+				kr.Close()
+				kr = nil
+				if wait(err) {
+					continue
+				}
+			}
+			if errors.Is(err, keyring.ErrNotFound) {
+				err = fmt.Errorf("no password in the keyring (store one with: vaultui mount --remember %s, or name a password program with vaultui edit --extpass)", v.Name)
+			}
+			return pw, err
 		}
-		if krErr != nil {
-			return nil, krErr
-		}
-		pw, err := kr.Get(ctx, v.CipherDir)
-		if errors.Is(err, keyring.ErrNotFound) {
-			err = fmt.Errorf("no password in the keyring (store one with: vaultui mount --remember %s, or name a password program with vaultui edit --extpass)", v.Name)
-		}
-		return pw, err
+		return nil, krErr
 	}
 	for _, v := range todo {
 		if v.MountPoint == "" {

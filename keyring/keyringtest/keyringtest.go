@@ -28,19 +28,53 @@ const Password = "keyring test password"
 // gnome-keyring).
 func Start(t testing.TB) string {
 	t.Helper()
+	return StartService(t).Addr
+}
+
+// Service is a test keyring that can be stopped and started again on its bus, as a Secret
+// Service that comes up late at login or restarts: the items it stored stay in its home.
+type Service struct {
+	Addr string // the bus address
+	env  []string
+	cmd  *exec.Cmd
+}
+
+// StartService is Start, returning the service to stop and start again.
+func StartService(t testing.TB) *Service {
+	t.Helper()
 	addr, env := startBus(t)
+	s := &Service{Addr: addr, env: env}
+	t.Cleanup(s.Stop)
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
+	s.Start(t)
+	return s
+}
+
+// Start runs gnome-keyring-daemon on the bus, its login keyring unlocked, and waits until it
+// serves the Secret Service.
+func (s *Service) Start(t testing.TB) {
+	t.Helper()
 	kr := exec.Command("gnome-keyring-daemon", "--unlock", "--foreground", "--components=secrets")
-	kr.Env = env
+	kr.Env = s.env
 	kr.Stdin = strings.NewReader(Password)
 	if err := kr.Start(); err != nil {
 		t.Fatalf("gnome-keyring-daemon: %v", err)
 	}
-	t.Cleanup(func() { kr.Process.Kill(); kr.Wait() })
-	t.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
-	if err := waitForService(addr, 15*time.Second); err != nil {
+	s.cmd = kr
+	if err := waitForService(s.Addr, 15*time.Second); err != nil {
 		t.Fatalf("the test keyring did not come up: %v", err)
 	}
-	return addr
+}
+
+// Stop ends gnome-keyring-daemon and waits until it has left the bus; the bus stays.
+func (s *Service) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	s.cmd = nil
+	waitForNoService(s.Addr, 15*time.Second)
 }
 
 // StartBus runs a private session bus with nothing on it until the test ends and returns its
@@ -149,6 +183,21 @@ func waitForService(addr string, limit time.Duration) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return last
+}
+
+// waitForNoService waits until org.freedesktop.secrets has no owner.
+func waitForNoService(addr string, limit time.Duration) {
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		return // the bus is gone too
+	}
+	defer conn.Close()
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var owned bool
+		if conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, "org.freedesktop.secrets").Store(&owned) != nil || !owned {
+			return
+		}
+	}
 }
 
 // busConfig is a minimal session bus listening at socket: anyone of this uid may own any name

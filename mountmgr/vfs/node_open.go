@@ -227,9 +227,12 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 
 // openFlags are the FOPEN flags of n's handles. Changes come through this mount, or are told
 // to the kernel as the cipherdir's watch sees them (watch.go), so the kernel may keep the
-// file's pages across opens (it also drops them when size or mtime change, AUTO_INVAL_DATA),
-// as long as the node cannot have stood for another file before: not where it is known by
-// its inode number alone (see identity.go). With shared storage,
+// file's pages across opens, as long as the node cannot have stood for another file before:
+// not where it is known by its inode number alone (see identity.go). On a watched local
+// cipherdir the kernel drops pages only when told (pagesTold, see Mount), so a file in a
+// directory the watch could not take (the inotify watch limit) has its pages dropped at every
+// open instead; elsewhere the kernel drops them when size or mtime change (AUTO_INVAL_DATA).
+// With shared storage,
 // changes also come from other machines, which the kernel learns nothing of: it caches no
 // pages (an mtime of coarse resolution need not change between two writes, so the pages
 // could stay stale), and every read and write comes here.
@@ -237,10 +240,19 @@ func (n *node) openFlags() uint32 {
 	switch {
 	case n.fsys.shared:
 		return fuse.FOPEN_DIRECT_IO
-	case n.StableAttr().Gen != 0:
-		return fuse.FOPEN_KEEP_CACHE
+	case n.StableAttr().Gen == 0:
+		return 0
+	case n.fsys.pagesTold && n.parentUnwatched():
+		return 0
 	}
-	return 0
+	return fuse.FOPEN_KEEP_CACHE
+}
+
+// parentUnwatched reports whether n is in a directory whose changes the watch does not see.
+// A file without a name (renamed over, deleted) cannot be changed behind the mount by name.
+func (n *node) parentUnwatched() bool {
+	_, p := n.Parent()
+	return p != nil && !p.Operations().(*node).watched()
 }
 
 // truncateForOpen does what O_TRUNC asks of an open or create of f (its cipher file fd): the

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"log"
 	"os"
@@ -516,5 +517,54 @@ func TestReadAgainRequests(t *testing.T) {
 	}
 	if third["GETATTR"] > 0 || third["READ"] > 0 || third["READDIRPLUS"] > 0 {
 		t.Errorf("third pass: %v; want only OPEN and RELEASE (and the directories' OPENDIR, RELEASEDIR)", third)
+	}
+}
+
+// TestOwnWriteKeepsPages: a write through the mount leaves the kernel's pages of the rest of
+// the file in place. With AUTO_INVAL_DATA the kernel dropped them all at its next look at the
+// file's attributes, for the new modification time that write gave it; such a drop while
+// another process reads the file and a third extends it let the reader return zeros no one
+// wrote (the atomic-save stress). A watched mount tells the kernel itself what changed
+// behind it, so it keeps the pages.
+func TestOwnWriteKeepsPages(t *testing.T) {
+	reqs := &requestLog{}
+	v := volumeOf(realVault(t, "", crypto.AESGCM))
+	mp, m := mountTest(t, v, Options{Debug: true, Logger: log.New(reqs, "", 0), cacheTimeout: countedCache})
+	if m.root.fsys.watch == nil {
+		t.Skip("no watcher: the kernel drops pages for new sizes and times (AUTO_INVAL_DATA)")
+	}
+	p := filepath.Join(mp, "f")
+	old := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB: whole pages, cached by the write
+	if err := os.WriteFile(p, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	buf := make([]byte, len(old))
+	if _, err := r.ReadAt(buf, 0); err != nil || !bytes.Equal(buf, old) {
+		t.Fatalf("first read: %v", err)
+	}
+	time.Sleep(20 * time.Millisecond) // a modification time of its own for the next write
+	w, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteAt([]byte("appended"), int64(len(old))); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	reqs.count()
+	st, err := r.Stat() // the kernel looks at the attributes again: new size and mtime
+	if err != nil || st.Size() != int64(len(old))+8 {
+		t.Fatalf("stat after the write: %v, %v", st, err)
+	}
+	if _, err := r.ReadAt(buf, 0); err != nil || !bytes.Equal(buf, old) {
+		t.Fatalf("read after the write: %v", err)
+	}
+	if got := reqs.count(); got["READ"] > 0 {
+		t.Errorf("reading the unchanged part again after a write through the mount: %v; want no READ", got)
 	}
 }

@@ -16,7 +16,8 @@ import (
 )
 
 // Changes behind the mount. The kernel caches entries and attributes for cacheTimeout, and a
-// file's pages across opens (FOPEN_KEEP_CACHE) until its size or modification time changes.
+// file's pages across opens (FOPEN_KEEP_CACHE); on a local cipherdir it drops them only when
+// told (fsys.pagesTold), elsewhere also when it sees a new size or modification time.
 // A sync tool changes the cipherdir behind the mount, and may keep both: rsync -t renames a
 // new file over the old one, rsync --inplace -t rewrites it in place, and either restores
 // the old modification time. So the mount watches, with inotify, every cipher directory it

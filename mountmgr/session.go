@@ -204,6 +204,7 @@ func (d *daemon) cutOff(mp string, m *mount, why string) error {
 		return err
 	}
 	detail := "in use by " + who + ": detached and cut off (open files now fail)"
+	m.fs.DropOpenPages() // else the kernel keeps answering reads of cached pages after the abort
 	conn := fmt.Sprint(m.dev)
 	if unix.Major(m.dev) == 0 {
 		conn = fmt.Sprint(unix.Minor(m.dev))

@@ -1,6 +1,7 @@
 package mountmgr
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -206,6 +207,10 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	// Whole pages, which the kernel keeps after writing them through.
+	if _, err := f.Write(bytes.Repeat([]byte("before the lock\n"), 512)); err != nil {
+		t.Fatal(err)
+	}
 	logind.conn.Emit(session, logindSession+".Lock")
 	waitUntil(t, "the screenlock vault unmounted on lock", func() bool { return !mounted(screenMP) })
 	if !mounted(sleepMP) || !mounted(neverMP) {
@@ -226,6 +231,7 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 		}
 		return false
 	})
+	_, rerr := f.ReadAt(make([]byte, 4), 0)
 	_, werr := f.Write([]byte("after the lock"))
 	if werr == nil {
 		werr = f.Sync()
@@ -240,6 +246,9 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 			// Cut off (fusectl reachable: always as root): the open file fails from now on.
 			if strings.Contains(e.Detail, "cut off") && !errors.Is(werr, syscall.ENOTCONN) {
 				t.Errorf("writing to a file opened before the lock: %v, want ENOTCONN", werr)
+			}
+			if strings.Contains(e.Detail, "cut off") && !errors.Is(rerr, syscall.ENOTCONN) {
+				t.Errorf("reading what the kernel had cached of a file opened before the lock: %v, want ENOTCONN", rerr)
 			}
 			if os.Geteuid() == 0 && !strings.Contains(e.Detail, "cut off") {
 				t.Errorf("as root the connection must be aborted: %s", e.Detail)

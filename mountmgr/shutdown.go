@@ -215,6 +215,7 @@ func (d *daemon) shutdown() error {
 			for _, m := range left {
 				d.log.Printf("shutdown: %s still in use after %v (%s); exiting anyway: its users now get \"transport endpoint is not connected\"",
 					m.info.MountPoint, d.grace, pids(holders(m.dev, 5)))
+				m.fs.DropOpenPages() // else the kernel answers reads of cached pages itself
 				mps = append(mps, m.info.MountPoint)
 			}
 			errs = append(errs, fmt.Errorf("left in use at exit: %s", strings.Join(mps, ", ")))

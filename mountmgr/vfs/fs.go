@@ -132,6 +132,21 @@ func (m *Mounted) Unmount() error {
 	return nil
 }
 
+// DropOpenPages tells the kernel to drop the cached pages and attributes of every file open
+// on the mount. A daemon that exits with files still open calls it first: the kernel keeps
+// serving cached pages without asking the file system (on a watched local mount it drops them
+// only when told), and those users must get "transport endpoint is not connected" rather
+// than contents that nothing keeps current any more.
+func (m *Mounted) DropOpenPages() {
+	if m.root == nil {
+		return
+	}
+	m.root.fsys.handles.Range(func(h, _ any) bool {
+		h.(*file).node.NotifyContent(0, 0)
+		return true
+	})
+}
+
 // Wait blocks until the file system is unmounted.
 func (m *Mounted) Wait() {
 	m.Server.Wait()

@@ -17,6 +17,39 @@ import (
 // testAutomountEnv makes the test daemon run automount at start.
 const testAutomountEnv = "VAULTUI_TEST_AUTOMOUNT"
 
+// register adds entries to the registry the test daemon reads.
+func register(t *testing.T, entries ...registry.Entry) {
+	t.Helper()
+	regPath, err := registry.DefaultPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := registry.Load(regPath)
+	for _, e := range entries {
+		if err := reg.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reg.Save(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// storePasswords stores each cipherdir's password in the test keyring.
+func storePasswords(t *testing.T, passwords map[string][]byte) {
+	t.Helper()
+	kr, err := keyring.Open(ctx(t), keyring.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kr.Close()
+	for dir, pw := range passwords {
+		if err := kr.Set(ctx(t), dir, "test", pw); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestAutomountWithKeyring: a daemon started for a login mounts the automount vaults whose
 // password is in a real keyring, reports the others, and a later daemon of the same login
 // mounts nothing again.
@@ -29,37 +62,16 @@ func TestAutomountWithKeyring(t *testing.T) {
 	noPWDir, noPWMP, _ := newVault(t, base, crypto.AESGCM)
 	badDir, badMP, _ := newVault(t, base, crypto.AESGCM)
 	manualDir, manualMP, manualPW := newVault(t, base, crypto.AESGCM)
-	regPath, err := registry.DefaultPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, _ := registry.Load(regPath)
-	for _, e := range []registry.Entry{
-		{Name: "ok", CipherDir: okDir, MountPoint: okMP, MountAtStart: true, ReadOnly: true},
-		{Name: "nopw", CipherDir: noPWDir, MountPoint: noPWMP, MountAtStart: true},
-		{Name: "bad", CipherDir: badDir, MountPoint: badMP, MountAtStart: true},
-		{Name: "manual", CipherDir: manualDir, MountPoint: manualMP},
-	} {
-		if err := reg.Add(e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := reg.Save(); err != nil {
-		t.Fatal(err)
-	}
-	kr, err := keyring.Open(ctx(t), keyring.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for dir, pw := range map[string][]byte{okDir: okPW, badDir: []byte("not the password"), manualDir: manualPW} {
-		if err := kr.Set(ctx(t), dir, "test", pw); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kr.Close()
+	register(t,
+		registry.Entry{Name: "ok", CipherDir: okDir, MountPoint: okMP, MountAtStart: true, ReadOnly: true},
+		registry.Entry{Name: "nopw", CipherDir: noPWDir, MountPoint: noPWMP, MountAtStart: true},
+		registry.Entry{Name: "bad", CipherDir: badDir, MountPoint: badMP, MountAtStart: true},
+		registry.Entry{Name: "manual", CipherDir: manualDir, MountPoint: manualMP})
+	storePasswords(t, map[string][]byte{okDir: okPW, badDir: []byte("not the password"), manualDir: manualPW})
 
 	c := connect(t) // starts the daemon, which automounts in the background
 	var evs []Event
+	var err error
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		evs, err = c.Events(ctx(t), 0)
@@ -118,14 +130,7 @@ func TestAutomountWithoutKeyring(t *testing.T) {
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(base, "nobus"))
 	t.Setenv(testAutomountEnv, "1")
 	dir, mp, _ := newVault(t, base, crypto.AESGCM)
-	regPath, _ := registry.DefaultPath()
-	reg, _ := registry.Load(regPath)
-	if err := reg.Add(registry.Entry{Name: "a", CipherDir: dir, MountPoint: mp, MountAtStart: true}); err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.Save(); err != nil {
-		t.Fatal(err)
-	}
+	register(t, registry.Entry{Name: "a", CipherDir: dir, MountPoint: mp, MountAtStart: true})
 	c := connect(t)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -150,22 +155,8 @@ func TestAutomountWaitsForKeyring(t *testing.T) {
 	svc := keyringtest.StartService(t)
 	t.Setenv(testAutomountEnv, "1")
 	dir, mp, pw := newVault(t, base, crypto.AESGCM)
-	regPath, _ := registry.DefaultPath()
-	reg, _ := registry.Load(regPath)
-	if err := reg.Add(registry.Entry{Name: "late", CipherDir: dir, MountPoint: mp, MountAtStart: true}); err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.Save(); err != nil {
-		t.Fatal(err)
-	}
-	kr, err := keyring.Open(ctx(t), keyring.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kr.Set(ctx(t), dir, "test", pw); err != nil {
-		t.Fatal(err)
-	}
-	kr.Close()
+	register(t, registry.Entry{Name: "late", CipherDir: dir, MountPoint: mp, MountAtStart: true})
+	storePasswords(t, map[string][]byte{dir: pw})
 	svc.Stop() // the bus is up, the keyring not yet
 
 	c := connect(t)

@@ -16,7 +16,6 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/keyring/keyringtest"
 	"github.com/vaultui/vaultui/registry"
 )
@@ -137,28 +136,12 @@ func TestLockOnSleepAndScreenLock(t *testing.T) {
 	if err := os.Symlink(linkedDir, linkedLink); err != nil {
 		t.Fatal(err)
 	}
-	regPath, _ := registry.DefaultPath()
-	reg, _ := registry.Load(regPath)
-	for _, e := range []registry.Entry{
-		{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, MountAtStart: true, Lock: registry.LockSleep},
-		{Name: "l", CipherDir: screenDir, MountPoint: screenMP, MountAtStart: true, Lock: registry.LockScreen},
-		{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: registry.LockNever},
-		{Name: "y", CipherDir: linkedLink, MountPoint: linkedMP, Lock: registry.LockSleep},
-	} {
-		if err := reg.Add(e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := reg.Save(); err != nil {
-		t.Fatal(err)
-	}
-	kr, err := keyring.Open(ctx(t), keyring.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kr.Set(ctx(t), sleepDir, "s", sleepPW)
-	kr.Set(ctx(t), screenDir, "l", screenPW)
-	kr.Close()
+	register(t,
+		registry.Entry{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, MountAtStart: true, Lock: registry.LockSleep},
+		registry.Entry{Name: "l", CipherDir: screenDir, MountPoint: screenMP, MountAtStart: true, Lock: registry.LockScreen},
+		registry.Entry{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: registry.LockNever},
+		registry.Entry{Name: "y", CipherDir: linkedLink, MountPoint: linkedMP, Lock: registry.LockSleep})
+	storePasswords(t, map[string][]byte{sleepDir: sleepPW, screenDir: screenPW})
 
 	c := connect(t)
 	for dir, mp := range map[string]string{sleepDir: sleepMP, screenDir: screenMP, neverDir: neverMP, linkedDir: linkedMP} {
@@ -296,13 +279,9 @@ func TestLockOnSleepUnreadableRegistry(t *testing.T) {
 	logind := startFakeLogind(t, base)
 	sleepDir, sleepMP, sleepPW := newVault(t, base, crypto.AESGCM)
 	neverDir, neverMP, neverPW := newVault(t, base, crypto.AESGCM)
-	regPath, _ := registry.DefaultPath()
-	reg, _ := registry.Load(regPath)
-	reg.Add(registry.Entry{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, Lock: registry.LockSleep})
-	reg.Add(registry.Entry{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: registry.LockNever})
-	if err := reg.Save(); err != nil {
-		t.Fatal(err)
-	}
+	register(t,
+		registry.Entry{Name: "s", CipherDir: sleepDir, MountPoint: sleepMP, Lock: registry.LockSleep},
+		registry.Entry{Name: "n", CipherDir: neverDir, MountPoint: neverMP, Lock: registry.LockNever})
 	c := connect(t)
 	for dir, pw := range map[string][]byte{sleepDir: sleepPW, neverDir: neverPW} {
 		mp := map[string]string{sleepDir: sleepMP, neverDir: neverMP}[dir]
@@ -312,6 +291,7 @@ func TestLockOnSleepUnreadableRegistry(t *testing.T) {
 	}
 	waitUntil(t, "the delay lock", func() bool { return logind.inhibitors() == 1 })
 	// Cut short, as a crash of an editor or a full disk might leave it.
+	regPath, _ := registry.DefaultPath()
 	if err := os.WriteFile(regPath, []byte(`{"version":1,"vaults":[{"name":"s",`), 0o600); err != nil {
 		t.Fatal(err)
 	}

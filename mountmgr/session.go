@@ -323,20 +323,26 @@ func (d *daemon) mountFromKeyring(ctx context.Context, todo []registry.Entry, wh
 			return true
 		}
 	}
+	// open opens the keyring unless it is open, waiting for one that is coming.
+	open := func() error {
+		for kr == nil && krErr == nil {
+			k, err := keyring.Open(ctx, keyring.Options{})
+			switch {
+			case err == nil:
+				kr = k
+			case !wait(err):
+				krErr = err
+			}
+		}
+		return krErr
+	}
 	password := func(v registry.Entry) ([]byte, error) {
 		if len(v.ExtPass) > 0 {
 			return extpass.Run(ctx, v.ExtPass, extpass.Options{})
 		}
-		for krErr == nil {
-			if kr == nil {
-				var err error
-				if kr, err = keyring.Open(ctx, keyring.Options{}); err != nil {
-					kr = nil
-					if !wait(err) {
-						krErr = err
-					}
-					continue
-				}
+		for {
+			if err := open(); err != nil {
+				return nil, err
 			}
 			pw, err := kr.Get(ctx, v.CipherDir)
 			if keyringComing(err) { // the service left or hung: open it again
@@ -351,7 +357,6 @@ func (d *daemon) mountFromKeyring(ctx context.Context, todo []registry.Entry, wh
 			}
 			return pw, err
 		}
-		return nil, krErr
 	}
 	for _, v := range todo {
 		if v.MountPoint == "" {

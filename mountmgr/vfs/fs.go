@@ -279,7 +279,7 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	// file system, where the kernel's own drops are all there is.
 	root.fsys.pagesTold = root.fsys.watch != nil && localFS(root.fsys.rootFd)
 	mo.ExplicitDataCacheControl = root.fsys.pagesTold
-	if root.fsys.watch != nil && opts.cacheTimeout == 0 && localFS(root.fsys.rootFd) {
+	if root.fsys.pagesTold && opts.cacheTimeout == 0 {
 		long := watchedCacheTimeout
 		mopts.EntryTimeout, mopts.AttrTimeout = &long, &long
 		root.fsys.longCache = true

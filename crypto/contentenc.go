@@ -184,6 +184,12 @@ func (e *ContentEnc) EncryptBlocks(dst, plaintext []byte, firstBlock uint64, fil
 	return dst
 }
 
+// IsHole reports whether cipherBlock is a hole: a full-size block of zero bytes, which
+// reads as BlockSize zero bytes without a tag check (so it proves nothing about the key).
+func (e *ContentEnc) IsHole(cipherBlock []byte) bool {
+	return len(cipherBlock) == e.cipherBS && bytes.Equal(cipherBlock, zeroBlock[:e.cipherBS])
+}
+
 // DecryptBlocks appends to dst the plaintext of ciphertext, a run of blocks
 // numbered from firstBlock (the last may be short). A full-size block of zero
 // bytes is a hole and yields BlockSize zero bytes. On failure it returns a
@@ -234,7 +240,7 @@ func (e *ContentEnc) DecryptBlocks(dst, ciphertext []byte, firstBlock uint64, fi
 		pt := out[b*BlockSize : b*BlockSize+len(cb)-e.overhead]
 		nonce := cb[:nl]
 		if bytes.Equal(nonce, zeroBlock[:nl]) {
-			if len(cb) == cbs && bytes.Equal(cb, zeroBlock[:cbs]) {
+			if e.IsHole(cb) {
 				clear(pt) // a hole
 				continue
 			}

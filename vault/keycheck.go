@@ -16,9 +16,12 @@ import (
 var ErrKeyUnverifiable = errors.New("the master key cannot be verified")
 
 // How much evidence checkMasterKey gathers. A content block is authenticated (a wrong key
-// passes with probability 2^-128). A name only has padding to check: a wrong key "decrypts"
-// about one name in 255, so names count only in numbers, and only when most of those tried
-// decrypt: with a wrong key, 8 of at most 10 has a probability below 10^-17.
+// passes with probability 2^-128), unless it is a hole: an all-zero block skips the tag
+// check and proves nothing. A name only has padding to check: a wrong key "decrypts" about
+// one name in 255, so names prove the key only in numbers (8 of at most 10 decrypting under
+// a wrong key has a probability below 10^-17). The other way round they are strong evidence:
+// under the right key every name decrypts, so when more than one in four of those tried
+// fails, the key is refused whatever the blocks say.
 const (
 	keyCheckBlocks  = 4    // content blocks tried at most
 	keyCheckNames   = 64   // names tried at most
@@ -34,12 +37,49 @@ const (
 	keyWrong
 )
 
+// keyEvidence is what checkMasterKey found.
+type keyEvidence struct {
+	blocksOK, blocksBad, namesOK, namesTried int
+}
+
+// namesFor: at least n names, and three in four of those tried, decrypt.
+func (e keyEvidence) namesFor(n int) bool {
+	return e.namesOK >= n && 4*e.namesOK >= 3*e.namesTried
+}
+
+// namesAgainst: more than one name in four of those tried fails.
+func (e keyEvidence) namesAgainst() bool {
+	return 4*(e.namesTried-e.namesOK) > e.namesTried
+}
+
+func (e keyEvidence) verdict() keyVerdict {
+	switch {
+	case e.namesAgainst():
+		return keyWrong
+	case e.blocksOK > 0 || e.namesFor(keyCheckNamesOK):
+		return keyRight
+	// A block that fails authentication under the right key means a damaged file; one name
+	// passes under a wrong key once in 255 tries. So failed blocks decide against the key
+	// unless two names speak for it (a wrong key manages that about once in 65,000 tries,
+	// and then the user is asked rather than told).
+	case e.blocksBad > 0 && !e.namesFor(2):
+		return keyWrong
+	}
+	return keyUnverifiable
+}
+
 // checkMasterKey tries v's keys on the vault's content and names, breadth first from the
 // root, and says whether the key is right, wrong, or cannot be told.
 func (v *Vault) checkMasterKey() keyVerdict {
-	var blocksOK, blocksBad, namesOK, namesTried, seen int
+	var ev keyEvidence
+	seen := 0
+	// enough: a block proved the key and enough names were tried to outvote it, or the
+	// name budget is spent.
+	enough := func() bool {
+		return ev.blocksOK > 0 && (v.Names == nil || ev.namesTried >= keyCheckNamesOK) || ev.namesTried >= keyCheckNames
+	}
 	queue := []string{v.Dir}
-	for len(queue) > 0 && seen < keyCheckEntries && blocksOK == 0 {
+	for len(queue) > 0 && seen < keyCheckEntries && !enough() {
 		dir := queue[0]
 		queue = queue[1:]
 		ents, err := os.ReadDir(dir)
@@ -62,7 +102,7 @@ func (v *Vault) checkMasterKey() keyVerdict {
 			}
 		}
 		for _, e := range ents {
-			if seen++; seen > keyCheckEntries || blocksOK > 0 {
+			if seen++; seen > keyCheckEntries || enough() {
 				break
 			}
 			name := e.Name()
@@ -74,56 +114,47 @@ func (v *Vault) checkMasterKey() keyVerdict {
 			if namesHere && !crypto.IsLongName(name) && !v.Names.WellFormed(name) {
 				continue
 			}
-			if namesHere && namesTried < keyCheckNames {
-				namesTried++
+			if namesHere && ev.namesTried < keyCheckNames {
+				ev.namesTried++
 				if _, err := v.decryptEntryName(dirfd, name, iv); err == nil {
-					namesOK++
+					ev.namesOK++
 				}
 			}
 			p := filepath.Join(dir, name)
 			switch {
 			case e.IsDir():
 				queue = append(queue, p)
-			case e.Type().IsRegular() && blocksOK+blocksBad < keyCheckBlocks:
-				if ok, checked := v.firstBlockOpens(p); checked {
+			case e.Type().IsRegular() && ev.blocksOK+ev.blocksBad < keyCheckBlocks:
+				if ok, checked := v.blockOpens(p); checked {
 					if ok {
-						blocksOK++
+						ev.blocksOK++
 					} else {
-						blocksBad++
+						ev.blocksBad++
 					}
 				}
 			}
 		}
 		unix.Close(dirfd)
 	}
-	// namesFor: at least n names, and three in four of those tried, decrypt.
-	namesFor := func(n int) bool { return namesOK >= n && 4*namesOK >= 3*namesTried }
-	// With the right key nearly every name decrypts; with a wrong one nearly none does.
-	namesFail := namesTried > 0 && 4*namesOK < namesTried
-	switch {
-	case blocksOK > 0 || namesFor(keyCheckNamesOK):
-		return keyRight
-	case namesFail:
-		return keyWrong
-	// A block that fails authentication under the right key means a damaged file; one name
-	// passes under a wrong key once in 255 tries. So failed blocks decide against the key
-	// unless two names speak for it (a wrong key manages that about once in 65,000 tries,
-	// and then the user is asked rather than told).
-	case blocksBad > 0 && !namesFor(2):
-		return keyWrong
-	}
-	return keyUnverifiable
+	return ev.verdict()
 }
 
-// firstBlockOpens reports whether the first block of the cipher file p decrypts (checked is
-// false when the file has no block to check).
-func (v *Vault) firstBlockOpens(p string) (ok, checked bool) {
+// blockOpens reports whether a block of the cipher file p that is not a hole decrypts: the
+// first, or when that is a hole the last (checked is false when the file has no such block
+// to check). The last block of a file is a hole only when the file's size is a whole number
+// of blocks, so a file that is all holes, as `truncate -s` leaves, is no evidence.
+func (v *Vault) blockOpens(p string) (ok, checked bool) {
 	f, err := openRegular(p)
 	if err != nil {
 		return false, false
 	}
 	defer f.Close()
-	buf := make([]byte, crypto.HeaderLen+v.Content.CipherBlockSize())
+	fi, err := f.Stat()
+	if err != nil {
+		return false, false
+	}
+	cbs := int64(v.Content.CipherBlockSize())
+	buf := make([]byte, crypto.HeaderLen+cbs)
 	n, _ := io.ReadFull(f, buf)
 	if n <= crypto.HeaderLen+v.Content.BlockOverhead() {
 		return false, false
@@ -132,7 +163,20 @@ func (v *Vault) firstBlockOpens(p string) (ok, checked bool) {
 	if err != nil {
 		return false, false
 	}
-	plain, err := v.Content.DecryptBlocks(nil, buf[crypto.HeaderLen:n], 0, h.ID[:])
+	block, num := buf[crypto.HeaderLen:n], uint64(0)
+	if v.Content.IsHole(block) {
+		num = uint64((fi.Size() - crypto.HeaderLen - 1) / cbs)
+		if num == 0 {
+			return false, false
+		}
+		off := crypto.HeaderLen + int64(num)*cbs
+		m, _ := f.ReadAt(buf[crypto.HeaderLen:], off)
+		block = buf[crypto.HeaderLen : crypto.HeaderLen+m]
+		if len(block) <= v.Content.BlockOverhead() || v.Content.IsHole(block) {
+			return false, false
+		}
+	}
+	plain, err := v.Content.DecryptBlocks(nil, block, num, h.ID[:])
 	crypto.Wipe(plain)
 	return err == nil, true
 }

@@ -85,12 +85,8 @@ func TestMasterKeyLuckyName(t *testing.T) {
 	defer w.Close()
 	// Content by the right key, the name by the wrong one: so the name "decrypts" under the
 	// wrong key, as a lucky name would.
+	// (Under the right key that name fails, which refuses it: see TestMasterKeyNamesOutweighBlocks.)
 	writeFileNamedBy(t, right, w, "lucky", []byte("hello"))
-	if v, err := UnlockWithMasterKey(dir, mk); err != nil {
-		t.Errorf("right key: %v", err)
-	} else {
-		v.Close()
-	}
 	if _, err := UnlockWithMasterKey(dir, wrong); !errors.Is(err, ErrWrongPassword) {
 		t.Errorf("wrong key with one lucky name: %v, want %v", err, ErrWrongPassword)
 	}
@@ -156,5 +152,130 @@ func writeFileNamedBy(t *testing.T, v, namer *Vault, name string, content []byte
 	}
 	if err := os.WriteFile(filepath.Join(v.Dir, cname), data, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// writeCipherFile writes a cipher file at the root of v's vault and returns its path: the
+// header, then blocks, each either encrypted from plain or, where plain is nil, a hole (a full
+// block of zero bytes, as gocryptfs stores a hole and `truncate -s 1M` through a mount leaves).
+func writeCipherFile(t *testing.T, v *Vault, name string, blocks ...[]byte) string {
+	t.Helper()
+	iv, err := v.DirIV("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cname, err := v.Names.EncryptName(name, iv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := crypto.NewFileHeader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := h.Bytes()
+	for i, plain := range blocks {
+		if plain == nil {
+			data = append(data, make([]byte, v.Content.CipherBlockSize())...)
+			continue
+		}
+		data = v.Content.EncryptBlocks(data, plain, uint64(i), h.ID[:])
+	}
+	p := filepath.Join(v.Dir, cname)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestMasterKeyHoleIsNoEvidence: a hole (an all-zero block) skips the tag check, so it says
+// nothing about the key. It used to prove any key: in a vault holding a file made by
+// `truncate -s 1M`, `passwd --masterkey` accepted 32 random bytes and resealed the vault under
+// them, locking its owner out.
+func TestMasterKeyHoleIsNoEvidence(t *testing.T) {
+	full := bytes.Repeat([]byte{'x'}, crypto.BlockSize)
+	for _, c := range []struct {
+		name    string
+		files   [][][]byte // per file, its blocks (nil = hole)
+		damaged bool       // the last byte of the first file is flipped
+		right   error      // want for the right key (nil: accepted)
+	}{
+		// Names alone: one to three names are too few to prove the key.
+		{"one file of holes", [][][]byte{{nil, nil, nil}}, false, ErrKeyUnverifiable},
+		{"three files of holes", [][][]byte{{nil}, {nil, nil}, {nil, nil, nil, nil}}, false, ErrKeyUnverifiable},
+		// The last, short block is never a hole: it is evidence.
+		{"hole then data", [][][]byte{{nil, full, []byte("tail")}}, false, nil},
+		{"a damaged file, then holes", [][][]byte{{[]byte("bad")}, {nil, nil}}, true, ErrKeyUnverifiable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, mk := createTest(t, CreateOptions{})
+			v, err := OpenWithMasterKey(dir, mk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, blocks := range c.files {
+				p := writeCipherFile(t, v, fmt.Sprintf("file %d", i), blocks...)
+				if i == 0 && c.damaged {
+					flipLastByte(t, p)
+				}
+			}
+			v.Close()
+			got, err := UnlockWithMasterKey(dir, mk)
+			if got != nil {
+				got.Close()
+			}
+			if c.right == nil && err != nil || c.right != nil && !errors.Is(err, c.right) {
+				t.Errorf("right key: %v, want %v", err, c.right)
+			}
+			random := make([]byte, crypto.MasterKeyLen)
+			for i := range random {
+				random[i] = byte(i*37 + 11)
+			}
+			// A name fails under a wrong key but once in 255 tries, and one failing name in
+			// more than four refuses the key. With a single name the lucky case leaves the key
+			// unverifiable: asked about, never accepted.
+			_, err = UnlockWithMasterKey(dir, random)
+			if !errors.Is(err, ErrWrongPassword) && !(len(c.files) == 1 && errors.Is(err, ErrKeyUnverifiable)) {
+				t.Errorf("wrong key: %v, want %v", err, ErrWrongPassword)
+			}
+		})
+	}
+}
+
+// flipLastByte damages the file at p.
+func flipLastByte(t *testing.T, p string) {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-1] ^= 1
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMasterKeyNamesOutweighBlocks: when more than one name in four fails, the key is refused
+// whatever the blocks say (a vault's names are all encrypted with one key; a block that opens
+// under a key the names reject was put there by someone else).
+func TestMasterKeyNamesOutweighBlocks(t *testing.T) {
+	dir, mk := createTest(t, CreateOptions{})
+	other := bytes.Repeat([]byte{0x42}, crypto.MasterKeyLen)
+	right, err := OpenWithMasterKey(dir, mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer right.Close()
+	o, err := OpenWithMasterKey(dir, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	// Content by the other key, names by the right one: under the other key the blocks open
+	// and the names fail.
+	for i := range 3 {
+		writeFileNamedBy(t, o, right, fmt.Sprintf("planted %d", i), []byte("hello"))
+	}
+	if _, err := UnlockWithMasterKey(dir, other); !errors.Is(err, ErrWrongPassword) {
+		t.Errorf("key whose blocks open but whose names fail: %v, want %v", err, ErrWrongPassword)
 	}
 }

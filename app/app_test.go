@@ -275,12 +275,12 @@ func testChangePasswordUpdatesKeyring(t *testing.T, cm bool) {
 	a := newTestApp(k, &fakeDaemon{})
 	v := Vault{Name: "v", CipherDir: dir}
 	c, err := a.ChangePassword(ctx, ChangePasswordRequest{Vault: v, OldPassword: []byte("old"), NewPassword: []byte("new")})
-	if err != nil || c.Action != KeyringUntouched || len(k.entries) != 0 {
+	if err != nil || c.Keyring.Action != KeyringUntouched || len(k.entries) != 0 {
 		t.Fatalf("no entry: %+v, %v, %q", c, err, k.entries)
 	}
 	k.entries[dir] = "new"
 	c, err = a.ChangePassword(ctx, ChangePasswordRequest{Vault: v, OldPassword: []byte("new"), NewPassword: []byte("newer")})
-	if err != nil || c.Action != KeyringReplaced || k.entries[dir] != "newer" {
+	if err != nil || c.Keyring.Action != KeyringReplaced || k.entries[dir] != "newer" {
 		t.Fatalf("stored entry: %+v, %v, %q", c, err, k.entries)
 	}
 	// Then unlocking (fsck, export, conflicts) takes it without asking.

@@ -218,19 +218,26 @@ type ChangePasswordRequest struct {
 	// Unverified reseals with a master key the vault holds too little to verify (see
 	// vault.ErrKeyUnverifiable); the front end asks the user first.
 	Unverified bool
+	// ScryptLogN is the new scrypt cost; 0 keeps the current one, raised to the format's
+	// default when below it.
+	ScryptLogN int
+}
+
+// PasswordChanged is what a password change did.
+type PasswordChanged struct {
+	Keyring KeyringChange
+	Backup  string // the old key file, kept (see vault.ChangePassword)
 }
 
 // ChangePassword changes the vault's password and, in the same step, the keyring's entry
 // for it if there is one: the next mount must not try the old password.
-func (a *App) ChangePassword(ctx context.Context, r ChangePasswordRequest) (KeyringChange, error) {
-	var err error
-	if r.Unverified && r.MasterKey != nil {
-		err = vault.ChangePasswordUnverified(r.Vault.CipherDir, r.MasterKey, r.NewPassword)
-	} else {
-		err = vault.ChangePassword(r.Vault.CipherDir, r.OldPassword, r.MasterKey, r.NewPassword)
-	}
+func (a *App) ChangePassword(ctx context.Context, r ChangePasswordRequest) (PasswordChanged, error) {
+	backup, err := vault.ChangePassword(r.Vault.CipherDir, vault.PasswordChange{
+		OldPassword: r.OldPassword, MasterKey: r.MasterKey, NewPassword: r.NewPassword,
+		Unverified: r.Unverified, ScryptLogN: r.ScryptLogN,
+	})
 	if err != nil {
-		return KeyringChange{}, err
+		return PasswordChanged{}, err
 	}
-	return a.keyringFollows(ctx, r.Vault, r.NewPassword, false), nil
+	return PasswordChanged{Keyring: a.keyringFollows(ctx, r.Vault, r.NewPassword, false), Backup: backup}, nil
 }

@@ -294,6 +294,10 @@ machine in the process list, so prefer "-". The key is checked on the vault's
 files first; when the vault holds too little to check it (no file content,
 fewer than 8 names), passwd asks before resealing (--unverified-key: do not
 ask, for scripts).
+The old file is kept beside the new one with the suffix .bak (as gocryptfs
+-passwd keeps one); delete it once the new password works, since the old
+password still opens it. The key is sealed at the vault's scrypt cost, raised
+to the default for new vaults when it is lower, unless --scryptn says.
 
 examples:
   vaultui passwd work
@@ -304,9 +308,13 @@ examples:
 		newPassfile := fs.String("new-passfile", "", "read the new password from `FILE` (- for standard input)")
 		masterKey := fs.String("masterkey", "", "use the master key instead of the current password: - asks for it (or reads standard input), FILE reads its first line; `KEY` written out works but warns")
 		unverified := fs.Bool("unverified-key", false, "with --masterkey: reseal even if the vault holds too little to verify the key (a wrong key locks the vault for good)")
+		logN := fs.Int("scryptn", 0, fmt.Sprintf("scrypt cost N = 2^`LOGN`, LOGN %d to %d (default: the vault's, at least the format's default for new vaults)", crypto.MinScryptLogN, crypto.MaxScryptLogN))
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one VAULT argument, got %d", len(args))
+			}
+			if flagSet(fs, "scryptn") && (*logN < crypto.MinScryptLogN || *logN > crypto.MaxScryptLogN) {
+				return e.usage("--scryptn %d: want %d to %d", *logN, crypto.MinScryptLogN, crypto.MaxScryptLogN)
 			}
 			if err := src.check(e); err != nil {
 				return err
@@ -336,7 +344,7 @@ examples:
 				return err
 			}
 			defer crypto.Wipe(newPassword)
-			req := app.ChangePasswordRequest{Vault: app.VaultOf(entry), OldPassword: oldPassword, MasterKey: key, NewPassword: newPassword}
+			req := app.ChangePasswordRequest{Vault: app.VaultOf(entry), OldPassword: oldPassword, MasterKey: key, NewPassword: newPassword, ScryptLogN: *logN}
 			change, err := e.app.ChangePassword(e.ctx, req)
 			if errors.Is(err, vault.ErrKeyUnverifiable) {
 				err = e.confirmUnverifiedKey(err, *unverified)
@@ -351,8 +359,9 @@ examples:
 				}
 				return err
 			}
-			e.keyringNote(displayName(entry), change)
+			e.keyringNote(displayName(entry), change.Keyring)
 			fmt.Fprintf(e.stdout, "Password changed for %s.\n", displayName(entry))
+			fmt.Fprintf(e.stdout, "The old key file is kept as %s: the old password still opens it, so delete it once the new password works.\n", change.Backup)
 			return nil
 		}
 	},

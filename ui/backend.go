@@ -49,7 +49,9 @@ type Backend interface {
 	// Info describes a vault's configuration as labelled lines (app.Info, app.Describe):
 	// its gocryptfs.conf, or a reverse vault's .gocryptfs.reverse.conf.
 	Info(ctx context.Context, v registry.Entry) ([]Field, error)
-	ChangePassword(ctx context.Context, cipherDir string, oldPassword, newPassword []byte) error
+	// ChangePassword reseals the vault's key under newPassword and returns the path of the
+	// old key file, kept as a backup (vault.ChangePassword).
+	ChangePassword(ctx context.Context, cipherDir string, oldPassword, newPassword []byte) (backup string, err error)
 	// Fsck unlocks the vault and checks every file and name in it.
 	Fsck(ctx context.Context, cipherDir string, password []byte, progress func(FsckProgress)) ([]Problem, error)
 	// Ciphers lists the content ciphers a new vault can use, in display order.

@@ -193,17 +193,17 @@ func (f *fakeBackend) Info(ctx context.Context, v registry.Entry) ([]Field, erro
 	return []Field{{Label: "Cipher", Value: "AEGIS-256X2"}, {Label: "Format", Value: "gocryptfs v2"}, {Label: "scrypt", Value: "N=2^16 r=8 p=1"}, {Label: "Feature flags", Value: "HKDF DirIV EMENames LongNames Raw64"}}, nil
 }
 
-func (f *fakeBackend) ChangePassword(ctx context.Context, dir string, old, pw []byte) error {
+func (f *fakeBackend) ChangePassword(ctx context.Context, dir string, old, pw []byte) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if string(old) != f.password {
-		return fmt.Errorf("%s: %w", dir, ErrWrongPassword)
+		return "", fmt.Errorf("%s: %w", dir, ErrWrongPassword)
 	}
 	f.password = string(pw)
 	if _, ok := f.stored[dir]; ok {
 		f.stored[dir] = string(pw) // as app.ChangePassword
 	}
-	return nil
+	return filepath.Join(dir, "gocryptfs.conf.bak"), nil
 }
 
 // unlock answers as app.Unlock does: without a password (nil) the fake keyring's, else

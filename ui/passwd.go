@@ -20,7 +20,10 @@ type passwdScreen struct {
 	err     string
 }
 
-type passwdChanged struct{ err error }
+type passwdChanged struct {
+	backup string // the old key file, kept
+	err    error
+}
 
 func newPasswdScreen(c *common, v Vault) *passwdScreen {
 	return &passwdScreen{c: c, v: v, form: newForm(c,
@@ -45,7 +48,7 @@ func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 	case passwdChanged:
 		s.working = false
 		if msg.err == nil {
-			return s.c.back("Password of "+s.v.Name+" changed.", false)
+			return s.c.back("Password of "+s.v.Name+" changed. The old key file is kept as "+msg.backup+": delete it once the new password works.", false)
 		}
 		if errors.Is(msg.err, ErrWrongPassword) {
 			s.err = "The current password is wrong."
@@ -93,10 +96,10 @@ func (s *passwdScreen) submit() tea.Cmd {
 	b, ctx, dir := s.c.backend, s.c.ctx, s.v.CipherDir
 	oldB, newB := []byte(old), []byte(pw)
 	return func() tea.Msg {
-		err := b.ChangePassword(ctx, dir, oldB, newB)
+		backup, err := b.ChangePassword(ctx, dir, oldB, newB)
 		crypto.Wipe(oldB)
 		crypto.Wipe(newB)
-		return passwdChanged{err: err}
+		return passwdChanged{backup: backup, err: err}
 	}
 }
 

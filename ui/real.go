@@ -153,9 +153,9 @@ func (b *realBackend) Info(ctx context.Context, v registry.Entry) ([]Field, erro
 	return app.Describe(info), nil
 }
 
-func (b *realBackend) ChangePassword(ctx context.Context, dir string, oldPassword, newPassword []byte) error {
-	_, err := b.app.ChangePassword(ctx, app.ChangePasswordRequest{Vault: b.vaultOf(dir), OldPassword: oldPassword, NewPassword: newPassword})
-	return escaped(err)
+func (b *realBackend) ChangePassword(ctx context.Context, dir string, oldPassword, newPassword []byte) (string, error) {
+	c, err := b.app.ChangePassword(ctx, app.ChangePasswordRequest{Vault: b.vaultOf(dir), OldPassword: oldPassword, NewPassword: newPassword})
+	return c.Backup, escaped(err)
 }
 
 func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, progress func(FsckProgress)) ([]Problem, error) {

@@ -83,10 +83,10 @@ func TestRealBackendVaults(t *testing.T) {
 		t.Fatalf("info fields %v", got)
 	}
 
-	if err := b.ChangePassword(ctx, dir, []byte("wrong"), []byte("pw two")); !errors.Is(err, ErrWrongPassword) {
+	if _, err := b.ChangePassword(ctx, dir, []byte("wrong"), []byte("pw two")); !errors.Is(err, ErrWrongPassword) {
 		t.Fatalf("wrong old password: %v, want ErrWrongPassword", err)
 	}
-	if err := b.ChangePassword(ctx, dir, []byte("pw one"), []byte("pw two")); err != nil {
+	if _, err := b.ChangePassword(ctx, dir, []byte("pw one"), []byte("pw two")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Fsck(ctx, dir, []byte("pw one"), func(FsckProgress) {}); !errors.Is(err, ErrWrongPassword) {

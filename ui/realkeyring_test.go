@@ -36,7 +36,7 @@ func TestRealBackendKeyring(t *testing.T) {
 	if _, err := b.Fsck(ctx, dir, nil, func(FsckProgress) {}); err != nil {
 		t.Fatalf("fsck with the keyring's password: %v", err)
 	}
-	if err := b.ChangePassword(ctx, dir, []byte("old"), []byte("new")); err != nil {
+	if _, err := b.ChangePassword(ctx, dir, []byte("old"), []byte("new")); err != nil {
 		t.Fatal(err)
 	}
 	pw, err := k.Get(ctx, dir)
@@ -48,7 +48,7 @@ func TestRealBackendKeyring(t *testing.T) {
 	}
 
 	// Changed behind the keyring's back: the core says so instead of failing as a wrong password.
-	if err := vault.ChangePassword(dir, []byte("new"), nil, []byte("newer")); err != nil {
+	if _, err := vault.ChangePassword(dir, vault.PasswordChange{OldPassword: []byte("new"), NewPassword: []byte("newer")}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = b.Fsck(ctx, dir, nil, func(FsckProgress) {})

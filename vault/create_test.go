@@ -14,6 +14,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
 var testPassword = []byte("correct horse battery staple")
@@ -204,10 +205,10 @@ func TestUnlockErrors(t *testing.T) {
 func TestChangePassword(t *testing.T) {
 	dir, mk := createTest(t, CreateOptions{})
 	newPw := []byte("new password")
-	if err := ChangePassword(dir, []byte("wrong"), nil, newPw); !errors.Is(err, ErrWrongPassword) {
+	if _, err := ChangePassword(dir, PasswordChange{OldPassword: []byte("wrong"), NewPassword: newPw}); !errors.Is(err, ErrWrongPassword) {
 		t.Fatalf("wrong old password: %v", err)
 	}
-	if err := ChangePassword(dir, testPassword, nil, newPw); err != nil {
+	if _, err := ChangePassword(dir, PasswordChange{OldPassword: testPassword, NewPassword: newPw}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Unlock(dir, testPassword); !errors.Is(err, ErrWrongPassword) {
@@ -221,13 +222,13 @@ func TestChangePassword(t *testing.T) {
 	// With the master key instead of the old password: the vault is empty, so the key cannot
 	// be checked; only ChangePasswordUnverified (after the user confirmed) reseals.
 	before, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName))
-	if err := ChangePassword(dir, nil, mk, testPassword); !errors.Is(err, ErrKeyUnverifiable) {
+	if _, err := ChangePassword(dir, PasswordChange{MasterKey: mk, NewPassword: testPassword}); !errors.Is(err, ErrKeyUnverifiable) {
 		t.Fatalf("unverifiable master key: %v", err)
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName)); !bytes.Equal(before, after) {
 		t.Fatal("config changed with an unverified key")
 	}
-	if err := ChangePasswordUnverified(dir, mk, testPassword); err != nil {
+	if _, err := ChangePassword(dir, PasswordChange{MasterKey: mk, NewPassword: testPassword, Unverified: true}); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := Unlock(dir, testPassword); err != nil {
@@ -235,45 +236,97 @@ func TestChangePassword(t *testing.T) {
 	} else {
 		v.Close()
 	}
-	c, _ := LoadConfig(dir)
-	if c.ScryptObject.N != 1024 {
-		t.Errorf("scrypt cost changed to %d", c.ScryptObject.N)
-	}
+	// The config, its backup and the root's diriv; nothing else.
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 2 {
+	if len(ents) != 3 {
 		t.Errorf("passwd left extra files: %v", ents)
 	}
 }
 
-// TestChangePasswordCrash fails the config write in the middle and, with the
-// new config complete and synced, the rename: the old config must be intact
-// and the old password must still work.
+// TestChangePasswordCrash fails the backup's or the config's write in the middle and, with
+// the file complete and synced, its rename: the old config must be intact, the old password
+// must still work, and no temporary file is left.
 func TestChangePasswordCrash(t *testing.T) {
 	dir, _ := createTest(t, CreateOptions{})
-	before, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName))
+	conf := filepath.Join(dir, crypto.ConfName)
+	before, _ := os.ReadFile(conf)
 	for _, stage := range []string{"write", "rename"} {
-		crash := atomicfile.Failing{At: stage, Err: errors.New("injected crash at " + stage)}
-		err := changePassword(crash, dir, testPassword, nil, []byte("new"), true)
-		if err == nil || !strings.Contains(err.Error(), "injected crash") {
-			t.Fatalf("%s: %v", stage, err)
-		}
-		after, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName))
-		if !bytes.Equal(before, after) {
-			t.Fatalf("%s: config changed", stage)
-		}
-		if v, err := Unlock(dir, testPassword); err != nil {
-			t.Fatalf("%s: old password: %v", stage, err)
-		} else {
-			v.Close()
-		}
-		if _, err := os.Stat(filepath.Join(dir, crypto.ConfName+".tmp")); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s: temporary file left behind", stage)
+		for _, tmp := range []string{conf + ".bak.tmp", conf + ".tmp"} {
+			what := stage + " of " + filepath.Base(tmp)
+			crash := atomicfile.Failing{At: stage, Err: errors.New("injected crash at " + what), Tmp: tmp}
+			_, err := changePassword(crash, dir, PasswordChange{OldPassword: testPassword, NewPassword: []byte("new"), ScryptLogN: 10})
+			if err == nil || !strings.Contains(err.Error(), "injected crash") {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if after, _ := os.ReadFile(conf); !bytes.Equal(before, after) {
+				t.Fatalf("%s: config changed", what)
+			}
+			if v, err := Unlock(dir, testPassword); err != nil {
+				t.Fatalf("%s: old password: %v", what, err)
+			} else {
+				v.Close()
+			}
+			if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: temporary file left behind", what)
+			}
 		}
 	}
 	// A temporary file left by a real crash does not block the next change.
-	os.WriteFile(filepath.Join(dir, crypto.ConfName+".tmp"), []byte("half"), 0o400)
-	if err := ChangePassword(dir, testPassword, nil, []byte("new")); err != nil {
+	os.WriteFile(conf+".tmp", []byte("half"), 0o400)
+	if _, err := ChangePassword(dir, PasswordChange{OldPassword: testPassword, NewPassword: []byte("new"), ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestChangePasswordBackupAndCost: passwd keeps the key file as it was in a .bak beside it,
+// which the old password opens (as gocryptfs -passwd keeps one), of both formats; and it
+// reseals at the vault's cost raised to the format's default, so a cost someone edited down
+// in the file is not carried over, unless a cost is asked for.
+func TestChangePasswordBackupAndCost(t *testing.T) {
+	for _, cm := range []bool{false, true} {
+		t.Run(fmt.Sprint("cryptomator=", cm), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "v")
+			if _, err := Create(dir, []byte("old"), CreateOptions{ScryptLogN: 10, Cryptomator: cm}); err != nil {
+				t.Fatal(err)
+			}
+			keyFile, def := filepath.Join(dir, crypto.ConfName), crypto.DefaultScryptLogN
+			if cm {
+				keyFile, def = filepath.Join(dir, cryptomator.MasterkeyFileName), cryptomator.DefaultScryptLogN
+			}
+			cost := func() int {
+				i, err := ReadInfo(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return i.ScryptLogN
+			}
+			old, _ := os.ReadFile(keyFile)
+			backup, err := ChangePassword(dir, PasswordChange{OldPassword: []byte("old"), NewPassword: []byte("new")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if backup != keyFile+".bak" {
+				t.Errorf("backup at %s, want %s.bak", backup, keyFile)
+			}
+			if kept, _ := os.ReadFile(backup); !bytes.Equal(kept, old) {
+				t.Error("the backup is not the old key file")
+			}
+			if got := cost(); got != def {
+				t.Errorf("cost 2^%d after passwd of a 2^10 vault, want the default 2^%d", got, def)
+			}
+			if _, err := ChangePassword(dir, PasswordChange{OldPassword: []byte("new"), NewPassword: []byte("newer"), ScryptLogN: 11}); err != nil {
+				t.Fatal(err)
+			}
+			if got := cost(); got != 11 {
+				t.Errorf("cost 2^%d after passwd --scryptn 11", got)
+			}
+			// The vault still works, and fsck sees no stranger in the backup.
+			v, err := UnlockVolume(dir, []byte("newer"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v.Close()
+		})
 	}
 }
 
@@ -285,7 +338,7 @@ func TestWrongMasterKey(t *testing.T) {
 			t.Errorf("%s: wrong master key: %v", name, err)
 		}
 		before, _ := os.ReadFile(filepath.Join(f.dir, crypto.ConfName))
-		if err := ChangePassword(f.dir, nil, wrong, []byte("new")); !errors.Is(err, ErrWrongPassword) {
+		if _, err := ChangePassword(f.dir, PasswordChange{MasterKey: wrong, NewPassword: []byte("new")}); !errors.Is(err, ErrWrongPassword) {
 			t.Errorf("%s: passwd with a wrong master key: %v", name, err)
 		}
 		after, _ := os.ReadFile(filepath.Join(f.dir, crypto.ConfName))

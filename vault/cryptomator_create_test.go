@@ -84,37 +84,37 @@ func TestChangePasswordCryptomator(t *testing.T) {
 	}
 	mkPath := filepath.Join(dir, cryptomator.MasterkeyFileName)
 	before, _ := os.ReadFile(mkPath)
-	if err := ChangePassword(dir, []byte("wrong"), nil, []byte("new")); !errors.Is(err, ErrWrongPassword) {
+	if _, err := ChangePassword(dir, PasswordChange{OldPassword: []byte("wrong"), NewPassword: []byte("new")}); !errors.Is(err, ErrWrongPassword) {
 		t.Fatalf("wrong old password: %v", err)
 	}
 	wrongKey := bytes.Repeat([]byte{7}, 64)
-	if err := ChangePassword(dir, nil, wrongKey, []byte("new")); !errors.Is(err, ErrWrongPassword) {
+	if _, err := ChangePassword(dir, PasswordChange{MasterKey: wrongKey, NewPassword: []byte("new")}); !errors.Is(err, ErrWrongPassword) {
 		t.Fatalf("wrong key: %v", err)
 	}
-	if err := ChangePassword(dir, nil, key[:32], []byte("new")); err == nil {
+	if _, err := ChangePassword(dir, PasswordChange{MasterKey: key[:32], NewPassword: []byte("new")}); err == nil {
 		t.Fatal("a 32-byte key was taken")
 	}
 	for _, at := range []string{"write", "rename"} {
-		if err := changePassword(atomicfile.Failing{At: at, Err: errors.New("disk full")}, dir, []byte("old"), nil, []byte("new"), true); err == nil {
+		if _, err := changePassword(atomicfile.Failing{At: at, Err: errors.New("disk full")}, dir, PasswordChange{OldPassword: []byte("old"), NewPassword: []byte("new")}); err == nil {
 			t.Fatalf("failing %s: no error", at)
 		}
 		if after, _ := os.ReadFile(mkPath); !bytes.Equal(after, before) || !opens("old") {
 			t.Fatalf("failing %s: the masterkey file changed", at)
 		}
 	}
-	if err := ChangePassword(dir, []byte("old"), nil, []byte("new")); err != nil {
+	if _, err := ChangePassword(dir, PasswordChange{OldPassword: []byte("old"), NewPassword: []byte("new")}); err != nil {
 		t.Fatal(err)
 	}
 	if !opens("new") || opens("old") {
 		t.Fatal("the new password does not open it, or the old one still does")
 	}
-	if err := ChangePassword(dir, nil, key, []byte("third")); err != nil {
+	if _, err := ChangePassword(dir, PasswordChange{MasterKey: key, NewPassword: []byte("third")}); err != nil {
 		t.Fatalf("with the raw key: %v", err)
 	}
 	if !opens("third") {
 		t.Fatal("the password set with the raw key does not open it")
 	}
-	if info, _ := cryptomator.ReadInfo(dir); info.ScryptLogN != 10 {
-		t.Fatalf("scrypt cost %d after passwd, want 10 kept", info.ScryptLogN)
+	if info, _ := cryptomator.ReadInfo(dir); info.ScryptLogN != cryptomator.DefaultScryptLogN {
+		t.Fatalf("scrypt cost %d after passwd, want 2^10 raised to the default", info.ScryptLogN)
 	}
 }

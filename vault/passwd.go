@@ -3,6 +3,7 @@ package vault
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -10,119 +11,154 @@ import (
 	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
-// ChangePassword re-seals the master key of the vault in cipherdir under
-// newPassword. The master key is either masterKey (when the old password is
-// lost; it is tried on the vault first, see UnlockWithMasterKey: a wrong one
-// gives ErrWrongPassword, one that cannot be checked ErrKeyUnverifiable) or
-// opened with oldPassword (a wrong one gives ErrWrongPassword).
-// The scrypt cost stays the same, with a new salt. Only gocryptfs.conf
-// changes, atomically (see writeConfig): a crash leaves the old or the new
-// config. For a Cryptomator vault it is the masterkey file that is rewritten, the same way,
-// and masterKey is the raw 64-byte key (always verified: it must sign vault.cryptomator).
-func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte) error {
-	return changePassword(atomicfile.OS{}, cipherdir, oldPassword, masterKey, newPassword, true)
+// PasswordChange says how ChangePassword proves the master key and what it seals it under.
+type PasswordChange struct {
+	// OldPassword opens the master key (a wrong one gives ErrWrongPassword); or, when the
+	// password is lost, MasterKey is the key itself: the 32 bytes gocryptfs -init printed,
+	// or a Cryptomator vault's raw 64 bytes. A gocryptfs key is tried on the vault first (see
+	// UnlockWithMasterKey: a wrong one gives ErrWrongPassword, one that cannot be checked
+	// ErrKeyUnverifiable); a Cryptomator key must sign vault.cryptomator.
+	OldPassword, MasterKey []byte
+	NewPassword            []byte
+	// Unverified reseals with a gocryptfs master key that could not be verified
+	// (ErrKeyUnverifiable), once the user has confirmed it. A wrong key makes the vault
+	// unreadable for good.
+	Unverified bool
+	// ScryptLogN is the new scrypt cost; 0 keeps the current one, or raises it to the
+	// format's default for new vaults if it is lower (a cost someone edited down in the
+	// file is not carried over).
+	ScryptLogN int
 }
 
-// ChangePasswordUnverified reseals the vault under newPassword with a master
-// key that could not be verified (ErrKeyUnverifiable), once the user has
-// confirmed it. A wrong key makes the vault unreadable for good.
-func ChangePasswordUnverified(cipherdir string, masterKey, newPassword []byte) error {
-	if masterKey == nil {
-		return errors.New("no master key")
+// ChangePassword re-seals the master key of the vault in cipherdir under c.NewPassword,
+// with a new salt. Only the key file changes (gocryptfs.conf, or the masterkey file a
+// Cryptomator vault names), atomically: a crash leaves the old or the new file. The file as
+// it was is kept beside it with the suffix .bak, as gocryptfs -passwd keeps one (replacing
+// the .bak of an earlier change); backup is its path.
+func ChangePassword(cipherdir string, c PasswordChange) (backup string, err error) {
+	return changePassword(atomicfile.OS{}, cipherdir, c)
+}
+
+// changePassword writes the new key file through fsys.
+func changePassword(fsys atomicfile.FS, cipherdir string, pc PasswordChange) (string, error) {
+	if len(pc.NewPassword) == 0 {
+		return "", errors.New("the new password is empty")
 	}
-	return changePassword(atomicfile.OS{}, cipherdir, nil, masterKey, newPassword, false)
-}
-
-// changePassword writes the new config through fsys.
-func changePassword(fsys atomicfile.FS, cipherdir string, oldPassword, masterKey, newPassword []byte, verify bool) error {
-	if len(newPassword) == 0 {
-		return errors.New("the new password is empty")
+	if pc.Unverified && pc.MasterKey == nil {
+		return "", errors.New("no master key")
 	}
 	if IsCryptomator(cipherdir) {
-		return changeCryptomatorPassword(fsys, cipherdir, oldPassword, masterKey, newPassword)
+		return changeCryptomatorPassword(fsys, cipherdir, pc)
 	}
-	if masterKey != nil && len(masterKey) != crypto.MasterKeyLen {
-		return fmt.Errorf("%s: the master key is %d bytes; a gocryptfs vault's is %d", cipherdir, len(masterKey), crypto.MasterKeyLen)
+	mk := pc.MasterKey
+	if mk != nil && len(mk) != crypto.MasterKeyLen {
+		return "", fmt.Errorf("%s: the master key is %d bytes; a gocryptfs vault's is %d", cipherdir, len(mk), crypto.MasterKeyLen)
 	}
 	c, err := LoadConfig(cipherdir)
 	if err != nil {
-		return err
+		return "", err
 	}
-	mk := masterKey
 	if mk == nil {
-		if mk, err = c.openMasterKey(cipherdir, oldPassword); err != nil {
-			return err
+		if mk, err = c.openMasterKey(cipherdir, pc.OldPassword); err != nil {
+			return "", err
 		}
 		defer crypto.Wipe(mk)
-	} else if verify {
+	} else if !pc.Unverified {
 		// Refuse a wrong master key rather than lock the vault for good.
 		v, err := UnlockWithMasterKey(cipherdir, mk)
 		if err != nil {
-			return err
+			return "", err
 		}
 		v.Close()
 	}
-	logN := c.ScryptObject.LogN()
-	kdf, err := crypto.NewScryptKDF(logN)
+	kdf, err := crypto.NewScryptKDF(resealCost(pc.ScryptLogN, c.ScryptObject.LogN(), crypto.DefaultScryptLogN))
 	if err != nil {
-		return fmt.Errorf("%s: %w", cipherdir, err)
+		return "", fmt.Errorf("%s: %w", cipherdir, err)
 	}
-	kek, err := kdf.DeriveKey(newPassword)
+	kek, err := kdf.DeriveKey(pc.NewPassword)
 	if err != nil {
-		return kdfError(cipherdir, err)
+		return "", kdfError(cipherdir, err)
 	}
 	defer crypto.Wipe(kek)
 	sealed, err := crypto.SealMasterKey(kek, mk, c.Has(FlagHKDF))
 	if err != nil {
-		return fmt.Errorf("%s: %w", cipherdir, err)
+		return "", fmt.Errorf("%s: %w", cipherdir, err)
 	}
 	nc := *c
 	nc.ScryptObject = kdf
 	nc.EncryptedKey = sealed
-	if err := writeConfig(fsys, cipherdir, &nc); err != nil {
-		return fmt.Errorf("%s: %w", cipherdir, err)
+	data, err := nc.Marshal()
+	if err != nil {
+		return "", err
 	}
-	return nil
+	return replaceKeeping(fsys, cipherdir, crypto.ConfName, data, 0o400)
+}
+
+// resealCost is the scrypt cost a password change seals at: the one asked for, else the
+// current one, raised to the format's default when it is below it.
+func resealCost(asked, current, formatDefault int) int {
+	if asked != 0 {
+		return asked
+	}
+	return max(current, formatDefault)
+}
+
+// replaceKeeping replaces the key file name in dir with data and keeps the old file as
+// name.bak. The backup is written first and made durable, so at every point one of the two
+// files holds the old key file and the key file itself is old or new.
+func replaceKeeping(fsys atomicfile.FS, dir, name string, data []byte, perm os.FileMode) (string, error) {
+	final := filepath.Join(dir, name)
+	old, err := os.ReadFile(final)
+	if err != nil {
+		return "", err
+	}
+	backup := final + ".bak"
+	if err := atomicfile.Replace(fsys, backup, backup+".tmp", old, perm); err != nil {
+		return "", fmt.Errorf("%s: keeping a copy of the old file: %w", backup, err)
+	}
+	if err := atomicfile.Replace(fsys, final, final+".tmp", data, perm); err != nil {
+		return "", fmt.Errorf("%s: %w", final, err)
+	}
+	if err := fsys.SyncDir(dir); err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	return backup, nil
 }
 
 // changeCryptomatorPassword rewrites a Cryptomator vault's masterkey file (the one its
-// vault.cryptomator names) under newPassword, at the same scrypt cost with a new salt,
-// atomically. The key is opened with oldPassword or given raw; either way the vault's
-// signed configuration must verify under it, so a wrong key is refused.
-func changeCryptomatorPassword(fsys atomicfile.FS, cipherdir string, oldPassword, rawKey, newPassword []byte) error {
+// vault.cryptomator names) under the new password, with a new salt, atomically. The key is
+// opened with the old password or given raw; either way the vault's signed configuration
+// must verify under it, so a wrong key is refused.
+func changeCryptomatorPassword(fsys atomicfile.FS, cipherdir string, pc PasswordChange) (string, error) {
 	info, err := cryptomator.ReadInfo(cipherdir)
 	if err != nil {
-		return err
+		return "", err
 	}
 	var v *cryptomator.Vault
-	if rawKey != nil {
-		k, err := cryptomator.MasterkeyFromRaw(rawKey)
+	if pc.MasterKey != nil {
+		k, err := cryptomator.MasterkeyFromRaw(pc.MasterKey)
 		if err != nil {
-			return fmt.Errorf("%s: %w", cipherdir, err)
+			return "", fmt.Errorf("%s: %w", cipherdir, err)
 		}
 		v, err = cryptomator.OpenWithKey(cipherdir, k)
 		k.Wipe()
 		if err != nil {
-			return fmt.Errorf("%w: the master key does not open this vault: %w", ErrWrongPassword, cryptomatorError(cipherdir, err))
+			return "", fmt.Errorf("%w: the master key does not open this vault: %w", ErrWrongPassword, cryptomatorError(cipherdir, err))
 		}
-	} else if v, err = cryptomator.Open(cipherdir, oldPassword); err != nil {
-		return cryptomatorError(cipherdir, err)
+	} else if v, err = cryptomator.Open(cipherdir, pc.OldPassword); err != nil {
+		return "", cryptomatorError(cipherdir, err)
 	}
 	defer v.Close()
 	raw := v.RawMasterkey()
 	defer crypto.Wipe(raw)
 	k, err := cryptomator.MasterkeyFromRaw(raw)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer k.Wipe()
-	data, err := cryptomator.LockMasterkey(k, newPassword, info.ScryptLogN)
+	data, err := cryptomator.LockMasterkey(k, pc.NewPassword, resealCost(pc.ScryptLogN, info.ScryptLogN, cryptomator.DefaultScryptLogN))
 	if err != nil {
-		return cryptomatorError(cipherdir, err)
+		return "", cryptomatorError(cipherdir, err)
 	}
-	final := filepath.Join(cipherdir, info.MasterkeyFile)
-	if err := atomicfile.Replace(fsys, final, final+".tmp", data, 0o600); err != nil {
-		return fmt.Errorf("%s: %w", final, err)
-	}
-	return fsys.SyncDir(cipherdir)
+	return replaceKeeping(fsys, cipherdir, info.MasterkeyFile, data, 0o600)
 }

@@ -225,3 +225,16 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
+
+// PathMapper maps paths between a vault's plaintext view and its folder, as gocryptfs-xray
+// -decrypt-paths and -encrypt-paths do: which file a sync tool's error about a cipher path
+// concerns, and the other way round. Paths are slash-separated and relative to the vault's
+// root (plaintext) or folder (cipher); leading slashes, "." and ".." are cleaned.
+type PathMapper interface {
+	// EncryptPath returns the cipher path of the plaintext path; the directories on the way
+	// must exist (their keys encrypt the names below them), the last element need not.
+	EncryptPath(plain string) (string, error)
+	// DecryptPath returns the plaintext path of the cipher path. A path to one of the
+	// format's own files has none: the error says whose file it is.
+	DecryptPath(cipher string) (string, error)
+}

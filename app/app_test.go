@@ -268,7 +268,7 @@ func TestChangePasswordUpdatesKeyring(t *testing.T) {
 func testChangePasswordUpdatesKeyring(t *testing.T, cm bool) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "v")
-	if _, err := vault.Create(dir, []byte("old"), vault.CreateOptions{ScryptLogN: 10, Cryptomator: cm}); err != nil {
+	if _, err := vault.Create(dir, []byte("old"), vault.CreateOptions{ScryptLogN: 10, Format: formatIf(cm)}); err != nil {
 		t.Fatal(err)
 	}
 	k := &fakeKeyring{entries: map[string]string{}, labels: map[string]string{}}
@@ -292,4 +292,12 @@ func testChangePasswordUpdatesKeyring(t *testing.T, cm bool) {
 	if _, err := a.ChangePassword(ctx, ChangePasswordRequest{Vault: v, OldPassword: []byte("wrong"), NewPassword: []byte("x")}); !errors.Is(err, vault.ErrWrongPassword) || k.entries[dir] != "newer" {
 		t.Fatalf("a failed passwd must leave the keyring: %v, %q", err, k.entries)
 	}
+}
+
+// formatIf is the Cryptomator format's ID if cm, else the default format's.
+func formatIf(cm bool) string {
+	if cm {
+		return "cryptomator"
+	}
+	return ""
 }

@@ -16,10 +16,7 @@ type Conflicts struct {
 	// mountPoint is set for a mounted vault, whose key is the daemon's: it lists and settles
 	// (through the mount). Otherwise locked holds the key while the session is open.
 	mountPoint string
-	locked     *vault.Vault
-	// listOnly holds the key of a locked Cryptomator vault, listed and settled through
-	// vault.ConflictsVolume and vault.SettleVolume.
-	listOnly vault.Volume
+	locked     vault.Volume
 }
 
 // OpenConflicts opens the vault's conflicts: through the daemon when it is mounted (no
@@ -29,14 +26,7 @@ func (a *App) OpenConflicts(ctx context.Context, v Vault, password []byte) (*Con
 	if mp := mountmgr.MountedAt(v.CipherDir); mp != "" {
 		return &Conflicts{a: a, v: v, mountPoint: mp}, KeyringChange{}, nil
 	}
-	if vault.IsCryptomator(v.CipherDir) {
-		vol, change, err := a.unlockVolume(ctx, v, password)
-		if err != nil {
-			return nil, change, err
-		}
-		return &Conflicts{a: a, v: v, listOnly: vol}, change, nil
-	}
-	locked, change, err := a.Unlock(ctx, v, password)
+	locked, change, err := a.unlockVolume(ctx, v, password)
 	if err != nil {
 		return nil, change, err
 	}
@@ -47,13 +37,10 @@ func (a *App) OpenConflicts(ctx context.Context, v Vault, password []byte) (*Con
 // mount, else "".
 func (c *Conflicts) MountPoint() string { return c.mountPoint }
 
-// List lists the conflicts, in plaintext path order (vault.Vault.Conflicts).
+// List lists the conflicts, in plaintext path order (vault.Volume.Conflicts).
 func (c *Conflicts) List(ctx context.Context) ([]vault.ConflictEntry, error) {
 	if c.locked != nil {
 		return c.locked.Conflicts(ctx)
-	}
-	if c.listOnly != nil {
-		return vault.ConflictsVolume(ctx, c.listOnly)
 	}
 	var out []vault.ConflictEntry
 	err := c.a.daemonCall(ctx, func(d Daemon) error {
@@ -65,9 +52,9 @@ func (c *Conflicts) List(ctx context.Context) ([]vault.ConflictEntry, error) {
 }
 
 // Settle settles the conflict listed at path p with keep: in the cipherdir of a locked
-// vault, through the mount of a mounted one, after the same checks (vault.SettleConflict).
+// vault, through the mount of a mounted one, after the same checks (vault.Volume.Settle).
 func (c *Conflicts) Settle(ctx context.Context, p string, keep vault.Keep) (vault.Settled, error) {
-	if c.locked == nil && c.listOnly == nil {
+	if c.locked == nil {
 		var out vault.Settled
 		err := c.a.daemonCall(ctx, func(d Daemon) error {
 			var err error
@@ -81,10 +68,7 @@ func (c *Conflicts) Settle(ctx context.Context, p string, keep vault.Keep) (vaul
 		return vault.Settled{}, fmt.Errorf("%s was mounted at %s meanwhile: open its conflicts again to settle them through the mount: %w",
 			c.v.display(), mp, mountmgr.ErrAlreadyMounted)
 	}
-	if c.listOnly != nil {
-		return vault.SettleVolume(ctx, c.listOnly, p, keep)
-	}
-	return c.locked.SettleConflict(ctx, p, keep)
+	return c.locked.Settle(ctx, p, keep)
 }
 
 // Close wipes the key of a locked vault.
@@ -92,10 +76,6 @@ func (c *Conflicts) Close() {
 	if c.locked != nil {
 		c.locked.Close()
 		c.locked = nil
-	}
-	if c.listOnly != nil {
-		c.listOnly.Close()
-		c.listOnly = nil
 	}
 }
 

@@ -23,11 +23,11 @@ func TestCryptomatorVault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ad.Cipher != CryptomatorVault || CipherName(ad.Cipher) != "Cryptomator" {
-		t.Fatalf("added with cipher %q", ad.Cipher)
+	if ad.Format.ID != "cryptomator" || ad.Label() != "Cryptomator" {
+		t.Fatalf("added as %q (%s)", ad.Format.ID, ad.Label())
 	}
 	list, err := a.List()
-	if err != nil || len(list) != 1 || list[0].Err != nil || list[0].Cipher != CryptomatorVault {
+	if err != nil || len(list) != 1 || list[0].Err != nil || list[0].Format.ID != "cryptomator" {
 		t.Fatalf("list %+v, %v", list, err)
 	}
 	info, err := Info(ad.Entry)
@@ -179,7 +179,7 @@ func TestCryptomatorSharedStorageRefused(t *testing.T) {
 	d := &fakeDaemon{password: "pw"}
 	_, err = newTestApp(&fakeKeyring{entries: map[string]string{}, labels: map[string]string{}}, d).Mount(ctx,
 		MountRequest{Vault: VaultOf(ad.Entry), MountPoint: filepath.Join(t.TempDir(), "mnt"), Password: []byte("pw"), SharedStorage: true})
-	if !errors.Is(err, vault.ErrUnsupported) || !strings.Contains(err.Error(), "--sharedstorage on Cryptomator vaults is not supported yet") || d.tries != 0 {
+	if !errors.Is(err, vault.ErrUnsupported) || !strings.Contains(err.Error(), "--sharedstorage is not available for Cryptomator vaults") || d.tries != 0 {
 		t.Fatalf("mount --sharedstorage: %v after %d tries", err, d.tries)
 	}
 }

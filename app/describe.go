@@ -4,86 +4,41 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
 )
 
 // Fact is one labelled line describing a vault; Value is escaped for a terminal.
-type Fact struct{ Label, Value string }
+type Fact = vault.Fact
 
-// Describe says what a vault's config means, one fact a line, for every front end to show
-// as it likes (the CLI's info, the TUI's info screen). The values come from the config,
-// which whoever can write the cipherdir controls: they are escaped.
+// Describe says what a vault's files mean, one fact a line, for every front end to show as
+// it likes (the CLI's info, the TUI's info screen): vault.Info.Facts, escaped, since the
+// values come from files whoever can write the vault's folder controls.
 func Describe(i vault.Info) []Fact {
-	if i.Format != "" {
-		return escapeFacts(describeCryptomator(i))
-	}
-	names := "encrypted (EME, per-directory IV)"
-	switch {
-	case i.PlaintextNames:
-		names = "plaintext (not encrypted)"
-	case i.DeterministicNames:
-		names = "encrypted (EME, deterministic: no per-directory IV)"
-	}
-	longNames := "off"
-	if i.LongNames {
-		longNames = fmt.Sprintf("on: encrypted names over %d bytes are stored hashed", i.LongNameMax)
-	}
-	hkdf := "no"
-	if i.HKDF {
-		hkdf = "yes"
-	}
-	facts := []Fact{
-		{"Cipher", i.CipherName},
-		{"Opens in", OpensIn(i.Cipher).Detail()},
-		{"Format", Format(i.Version, i.Cipher)},
-		{"Creator", i.Creator},
-		{"File names", names},
-		{"Long names", longNames},
-		{"HKDF", hkdf},
-		{"Scrypt", fmt.Sprintf("N=2^%d r=%d p=%d (key %d bytes, salt %d bytes)", i.ScryptLogN, i.ScryptR, i.ScryptP, i.ScryptKeyLen, i.ScryptSaltLen)},
-		{"Feature flags", strings.Join(i.FeatureFlags, " ")},
-	}
-	for _, c := range i.ConfigConflicts {
-		facts = append(facts, Fact{"Config conflict", c + " (a sync tool's copy; this vault uses " + crypto.ConfName + ")"})
-	}
-	return escapeFacts(facts)
-}
-
-// escapeFacts escapes the facts' values for a terminal.
-func escapeFacts(facts []Fact) []Fact {
+	facts := i.Facts()
 	for k := range facts {
 		facts[k].Value = termsafe.Escape(facts[k].Value)
 	}
 	return facts
 }
 
-// describeCryptomator is Describe for a Cryptomator vault (vault.Info.Format set).
-func describeCryptomator(i vault.Info) []Fact {
-	return []Fact{
-		{"Format", i.Format},
-		{"Cipher", i.CipherName},
-		{"Opens in", OpensIn(CryptomatorVault).Detail()},
-		{"File names", "encrypted (AES-SIV, bound to the directory's ID)"},
-		{"Long names", fmt.Sprintf("encrypted names over %d characters are stored shortened (.c9s)", i.LongNameMax)},
-		{"Scrypt", fmt.Sprintf("N=2^%d r=%d p=%d (key %d bytes, salt %d bytes)", i.ScryptLogN, i.ScryptR, i.ScryptP, i.ScryptKeyLen, i.ScryptSaltLen)},
-		{"Not supported", "--sharedstorage; settling copies of folders, symlinks and shortened names; hard links, special files and extended attributes (the format has none)"},
-	}
-}
-
-// Info reads what a vault's config says: its gocryptfs.conf, or for a reverse vault the
-// .gocryptfs.reverse.conf of its plaintext folder (which has no gocryptfs.conf).
+// Info reads what a registered vault's files say (vault.Folder.Info): a reverse entry's
+// folder must be prepared for reverse mode.
 func Info(e registry.Entry) (vault.Info, error) {
-	if !e.Reverse {
-		return vault.ReadInfo(e.CipherDir)
-	}
-	c, err := vault.LoadReverseConfig(e.CipherDir)
+	f, err := vault.Open(e.CipherDir)
 	if err != nil {
 		return vault.Info{}, err
 	}
-	return c.Info(e.CipherDir), nil
+	if e.Reverse && !f.Format.Can.ReverseView {
+		return vault.Info{}, notReverse(e.CipherDir, f.Format)
+	}
+	return f.Info()
+}
+
+// notReverse is the error for a reverse entry whose folder holds a vault of format f.
+func notReverse(dir string, f *vault.Format) error {
+	return fmt.Errorf("%s: %w: it is a %s vault, not a plaintext folder prepared for reverse mode (%s)", dir, vault.ErrNotFound, f.Name, vault.ReverseConfName)
 }
 
 // ReverseView is how every front end names what a reverse vault mounts.
@@ -95,9 +50,9 @@ func EntryFacts(e registry.Entry) []Fact {
 	if !e.Reverse {
 		return nil
 	}
-	facts := []Fact{{"View", ReverseView}}
+	facts := []Fact{{Label: "View", Value: ReverseView}}
 	for _, rule := range e.Exclude {
-		facts = append(facts, Fact{"Excluded", termsafe.Escape(rule)})
+		facts = append(facts, Fact{Label: "Excluded", Value: termsafe.Escape(rule)})
 	}
 	return facts
 }

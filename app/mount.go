@@ -54,8 +54,10 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 	if err := CheckMountPoint(r.Vault, r.MountPoint); err != nil {
 		return Mounted{}, err
 	}
-	if r.SharedStorage && vault.IsCryptomator(r.Vault.CipherDir) {
-		return Mounted{}, vault.CryptomatorNotYet(r.Vault.CipherDir, "--sharedstorage on")
+	if r.SharedStorage {
+		if f, err := vault.Open(r.Vault.CipherDir); err == nil && !f.Format.Can.SharedStorage {
+			return Mounted{}, fmt.Errorf("%s: %w: --sharedstorage is not available for %s vaults", r.Vault.CipherDir, vault.ErrUnsupported, f.Format.Name)
+		}
 	}
 	if _, err := os.Lstat(r.MountPoint); errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(r.MountPoint, 0o700); err != nil {

@@ -199,8 +199,8 @@ func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, erro
 	if err := r.Options.Validate(); err != nil {
 		return registry.Entry{}, nil, err
 	}
-	if r.Reverse && r.Options.Cryptomator {
-		return registry.Entry{}, nil, fmt.Errorf("%w: reverse mode is gocryptfs's; a Cryptomator vault has none", vault.ErrCreateOptions)
+	if f, _ := vault.FormatByID(r.Options.Format); r.Reverse && r.Options.Format != "" && !f.Can.ReverseView {
+		return registry.Entry{}, nil, fmt.Errorf("%w: reverse mode is gocryptfs's; a %s vault has none", vault.ErrCreateOptions, f.Name)
 	}
 	dir, err := filepath.Abs(r.CipherDir)
 	if err != nil {
@@ -278,14 +278,14 @@ type Created struct {
 
 // Create writes a new vault with password, makes its mount point and registers it, after
 // CheckCreate's checks. An unset cipher is refused: the front end decides (the speed test's
-// recommendation) before the password is typed. A Cryptomator vault (Options.Cryptomator) has
-// its format's cipher; its MasterKey is the raw 64-byte key.
+// recommendation) before the password is typed, unless the format fixes its cipher (a
+// Cryptomator vault, whose MasterKey is the raw 64-byte key).
 func (a *App) Create(ctx context.Context, r NewVault, password []byte) (Created, error) {
 	e, lockNote, err := a.CheckCreate(ctx, r)
 	if err != nil {
 		return Created{}, err
 	}
-	if r.Options.Cipher == "" && !r.Options.Cryptomator {
+	if f, _ := vault.FormatByID(r.Options.Format); r.Options.Cipher == "" && f.Ciphers != nil {
 		return Created{}, fmt.Errorf("creating %s: no cipher chosen", e.CipherDir)
 	}
 	regPath, err := a.registryPath()
@@ -322,8 +322,8 @@ type NewEntry struct {
 // Added is a vault that was registered, with its cipher and, when the lock policy cannot
 // work here, why (a defaulted one became never; a chosen one is kept but does nothing).
 type Added struct {
-	Entry    registry.Entry
-	Cipher   crypto.CipherID
+	Entry registry.Entry
+	Kind
 	LockNote error
 }
 
@@ -334,7 +334,7 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 	if err != nil {
 		return Added{}, err
 	}
-	cipher, err := cipherOf(registry.Entry{CipherDir: dir, Reverse: r.Reverse})
+	kind, err := KindOf(registry.Entry{CipherDir: dir, Reverse: r.Reverse})
 	if err != nil {
 		return Added{}, fmt.Errorf("%s: %w: %w", dir, ErrNotAVault, err)
 	}
@@ -345,7 +345,7 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 	if err := registry.ValidateName(name); err != nil {
 		return Added{}, err
 	}
-	out := Added{Cipher: cipher}
+	out := Added{Kind: kind}
 	lock := r.Lock
 	if lock == "" {
 		lock, out.LockNote = a.defaultLock(ctx)
@@ -489,34 +489,13 @@ func notRegistered(name string) error {
 	return fmt.Errorf("vault %q is not in the registry: %w", name, vault.ErrNotFound)
 }
 
-// Listed is a registered vault with its cipher, read from its config; Err says why that
-// could not be read (Missing: the cipherdir is gone).
+// Listed is a registered vault with what it is, read from its folder; Err says why that
+// failed, and Missing that its folder is gone.
 type Listed struct {
 	registry.Entry
-	Cipher  crypto.CipherID
+	Kind
 	Missing bool
 	Err     error
-}
-
-// cipherOf reads what a registered vault lists as its cipher: its gocryptfs.conf's (or the
-// .gocryptfs.reverse.conf's of a reverse vault's plaintext folder), or CryptomatorVault for a
-// Cryptomator vault whose files describe one (vault.ReadInfo).
-func cipherOf(e registry.Entry) (crypto.CipherID, error) {
-	if !e.Reverse && vault.IsCryptomator(e.CipherDir) {
-		if _, err := vault.ReadInfo(e.CipherDir); err != nil {
-			return "", err
-		}
-		return CryptomatorVault, nil
-	}
-	load := vault.LoadConfig
-	if e.Reverse {
-		load = vault.LoadReverseConfig
-	}
-	cfg, err := load(e.CipherDir)
-	if err != nil {
-		return "", err
-	}
-	return cfg.Cipher(), nil
 }
 
 // List lists the registered vaults, each with its cipher; a vault whose config cannot be
@@ -532,7 +511,7 @@ func (a *App) List() ([]Listed, error) {
 		if _, err := os.Stat(e.CipherDir); errors.Is(err, os.ErrNotExist) {
 			l.Err, l.Missing = err, true
 		} else {
-			l.Cipher, l.Err = cipherOf(e)
+			l.Kind, l.Err = KindOf(e)
 		}
 		out = append(out, l)
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr/mountbench"
 )
 
@@ -101,14 +100,11 @@ examples:
 				Cold: *cold, RepoFiles: *repoFiles, Transactions: *transactions, TreeFiles: *treeFiles, Baseline: *baseline}
 			for _, name := range strings.Split(*ciphers, ",") {
 				name = strings.TrimSpace(name)
-				c, err := crypto.ParseCipher(name)
-				if strings.EqualFold(name, "cryptomator") {
-					c, err = mountbench.CryptomatorVault, nil
-				}
+				k, err := mountbench.ParseKind(name)
 				if err != nil {
-					return e.usage("--ciphers: %v (or cryptomator, a Cryptomator vault)", err)
+					return e.usage("--ciphers: %v", err)
 				}
-				cfg.Ciphers = append(cfg.Ciphers, c)
+				cfg.Kinds = append(cfg.Kinds, k)
 			}
 			if cfg.Gocryptfs, err = gocryptfsBinary(*gocryptfs, *noGocryptfs); err != nil {
 				return e.usage("%v", err)

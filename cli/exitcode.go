@@ -159,10 +159,8 @@ func hints(err error) []string {
 			out = append(out, `run "vaultui list" to see registered vaults, or give the vault's directory`)
 		case errors.Is(err, crypto.ErrKDFMemory):
 			out = append(out, "the vault is fine; open it on a machine with more free memory (gocryptfs needs as much)")
-		case errors.Is(err, vault.ErrCryptomatorNotYet):
-			out = append(out, "the Cryptomator app opens this vault; vaultui info, fsck and export read it")
 		case errors.Is(err, vault.ErrUnsupported):
-			out = append(out, "gocryptfs itself can still open this vault")
+			// The error itself names what the folder is and what opens it (vault.Identify).
 		case errors.Is(err, registry.ErrCorrupt):
 			out = append(out, "vaultui leaves the file alone; repair it by hand or move it away to start a new list")
 		}

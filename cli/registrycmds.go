@@ -59,12 +59,14 @@ examples:
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tCIPHER\tOPENS IN\tCIPHERDIR\tMOUNTPOINT")
 			for _, v := range vaults {
-				cipher, opens := app.CipherName(v.Cipher), app.OpensIn(v.Cipher).Short
+				var cipher, opens string
 				switch {
 				case v.Missing:
 					cipher, opens = "(missing)", "-"
 				case v.Err != nil:
 					cipher, opens = "(unreadable)", "-"
+				default:
+					cipher, opens = v.Label(), v.OpensIn().Short
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Name, cipher, opens, v.CipherDir, v.MountPoint)
 			}
@@ -83,7 +85,8 @@ type listEntryJSON struct {
 	MountAtStart bool     `json:"mount_at_start"`
 	Lock         string   `json:"lock"` // effective lock policy
 	Shared       bool     `json:"sharedstorage"`
-	Cipher       string   `json:"cipher,omitempty"`   // crypto.CipherID, e.g. "aes-gcm"
+	Format       string   `json:"format,omitempty"`   // vault.Format.ID, e.g. "gocryptfs"
+	Cipher       string   `json:"cipher,omitempty"`   // crypto.CipherID, e.g. "aes-gcm"; "" where the format fixes it
 	OpensIn      []string `json:"opens_in,omitempty"` // programs that open it (app.OpensIn)
 	Error        string   `json:"error,omitempty"`    // why the config could not be read
 }
@@ -99,8 +102,8 @@ func printListJSON(w io.Writer, vaults []app.Listed) error {
 		if v.Err != nil {
 			j.Error = v.Err.Error()
 		} else {
-			j.Cipher = string(v.Cipher)
-			j.OpensIn = app.OpensIn(v.Cipher).Programs
+			j.Format, j.Cipher = v.Format.ID, string(v.Cipher)
+			j.OpensIn = v.OpensIn().Programs
 		}
 		out = append(out, j)
 	}
@@ -159,7 +162,7 @@ examples:
 			if added.LockNote != nil {
 				fmt.Fprintf(e.stderr, "note: %v\n", added.LockNote)
 			}
-			fmt.Fprintf(e.stdout, "Added %q (%s): %s, mount point %s.\n", added.Entry.Name, app.CipherName(added.Cipher), added.Entry.CipherDir, added.Entry.MountPoint)
+			fmt.Fprintf(e.stdout, "Added %q (%s): %s, mount point %s.\n", added.Entry.Name, added.Label(), added.Entry.CipherDir, added.Entry.MountPoint)
 			return nil
 		}
 	},

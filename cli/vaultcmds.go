@@ -21,20 +21,13 @@ import (
 // creator is written into gocryptfs.conf's Creator field of new vaults.
 const creator = "vaultui"
 
-// Long-name limits accepted by --longnamemax, as gocryptfs -longnamemax: the crypto
-// package's, which vault.Create enforces.
-const (
-	minLongNameMax = crypto.MinLongNameMax
-	maxLongNameMax = crypto.DefaultLongNameMax
-)
-
 var initCommand = &command{
 	name:     "init",
 	group:    groupVaults,
 	summary:  "Create a new vault in an empty or new directory",
 	args:     "[options] CIPHERDIR",
 	operands: []string{"CIPHERDIR"},
-	values:   map[string]string{"cipher": "auto|aegis|gcm|xchacha|siv", "format": "gocryptfs|cryptomator", "name": ""},
+	values:   map[string]string{"cipher": "auto|aegis|gcm|xchacha|siv", "format": strings.Join(creatableFormats(), "|"), "name": ""},
 	help: `The vault uses the gocryptfs v2 format, or with --format cryptomator
 Cryptomator's vault format 8 (SIV_GCM, what the Cryptomator apps create; only
 --scryptn applies to it). It is added to the registry under
@@ -70,11 +63,11 @@ examples:
   vaultui init --reverse --name docs-backup ~/Documents`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		cipherName := fs.String("cipher", "auto", "content `CIPHER`: auto, aegis, gcm, xchacha or siv")
-		formatName := fs.String("format", "gocryptfs", "vault `FORMAT`: gocryptfs, or cryptomator (format 8)")
-		logN := fs.Int("scryptn", crypto.DefaultScryptLogN, fmt.Sprintf("scrypt cost N = 2^`LOGN`, LOGN %d to %d: each step doubles the time to unlock and to guess", crypto.MinScryptLogN, crypto.MaxScryptLogN))
+		formatName := fs.String("format", vault.DefaultFormat().ID, "vault `FORMAT`: "+strings.Join(creatableFormats(), " or "))
+		logN := fs.Int("scryptn", 0, "scrypt cost N = 2^`LOGN`: each step doubles the time to unlock and to guess ("+formatRanges(func(f *vault.Format) vault.Range { return f.ScryptLogN })+")")
 		plainNames := fs.Bool("plaintextnames", false, "do not encrypt file names")
 		detNames := fs.Bool("deterministic-names", false, "encrypt names without per-directory IVs (same name, same ciphertext everywhere)")
-		longNameMax := fs.Int("longnamemax", maxLongNameMax, fmt.Sprintf("store encrypted names longer than `N` bytes (%d to %d) as long names", minLongNameMax, maxLongNameMax))
+		longNameMax := fs.Int("longnamemax", 0, "store encrypted names longer than `N` bytes as long names ("+formatRanges(func(f *vault.Format) vault.Range { return f.LongNameMax })+")")
 		name := fs.String("name", "", "`NAME` in the registry (default: the directory's name without its extension)")
 		mountPoint := fs.String("mountpoint", "", "mount point `DIR` (default: ~/Vaults/NAME)")
 		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
@@ -86,57 +79,69 @@ examples:
 			if err := src.check(e); err != nil {
 				return err
 			}
+			f, err := vault.FormatByID(*formatName)
+			if err != nil {
+				return e.usage("--format %q: want %s", *formatName, strings.Join(creatableFormats(), " or "))
+			}
 			if *reverse {
+				if flagSet(fs, "format") && !f.Can.ReverseView {
+					return e.usage("--reverse with --format %s: reverse mode is gocryptfs's; a %s vault has none", f.ID, f.Name)
+				}
 				if flagSet(fs, "cipher") && !strings.EqualFold(*cipherName, "siv") {
 					return withHint(e.usage("--reverse with --cipher %s: %v", *cipherName, vault.ErrReverseCipher),
 						"reverse mode derives every nonce from the file's path so that an unchanged file encrypts to the same bytes (what makes a backup incremental); only AES-SIV stays secure that way: leave out --cipher")
 				}
 				*cipherName = "siv"
 			}
-			opts := vault.CreateOptions{ScryptLogN: *logN, PlaintextNames: *plainNames,
-				DeterministicNames: *detNames, Creator: creator}
-			switch strings.ToLower(*formatName) {
-			case "gocryptfs":
-			case "cryptomator":
-				opts.Cryptomator = true
-			default:
-				return e.usage("--format %q: want gocryptfs or cryptomator", *formatName)
+			// Every value is checked against the format's table by the options' one check
+			// (vault.CreateOptions.Validate, through app.CheckCreate): a 0 is the default.
+			opts := vault.CreateOptions{Format: f.ID, ScryptLogN: *logN, PlaintextNames: *plainNames,
+				DeterministicNames: *detNames, LongNameMax: *longNameMax, Creator: creator}
+			if *reverse {
+				opts.Format = ""
 			}
-			auto := strings.EqualFold(*cipherName, "auto")
-			if !auto {
+			// auto picks among the format's ciphers; a format that fixes its cipher takes
+			// none (and refuses one given).
+			auto := strings.EqualFold(*cipherName, "auto") && len(f.Ciphers) > 1
+			if !strings.EqualFold(*cipherName, "auto") {
 				c, err := crypto.ParseCipher(*cipherName)
 				if err != nil {
 					return e.usage("--cipher %q: want auto, aegis, gcm, xchacha or siv", *cipherName)
 				}
 				opts.Cipher = c
 			}
-			if *logN < crypto.MinScryptLogN || *logN > crypto.MaxScryptLogN {
-				return e.usage("--scryptn %d: want %d to %d", *logN, crypto.MinScryptLogN, crypto.MaxScryptLogN)
-			}
-			if *longNameMax < minLongNameMax || *longNameMax > maxLongNameMax {
-				return e.usage("--longnamemax %d: want %d to %d", *longNameMax, minLongNameMax, maxLongNameMax)
-			}
-			if opts.Cryptomator {
-				if *reverse {
-					return e.usage("--reverse with --format cryptomator: reverse mode is gocryptfs's; a Cryptomator vault has none")
-				}
-				// The format fixes cipher and names: a --cipher or --longnamemax given is
-				// refused by the options' one check (vault.CreateOptions.Validate).
-				auto = false
-				if flagSet(fs, "longnamemax") {
-					opts.LongNameMax = *longNameMax
-				}
-				if !flagSet(fs, "scryptn") {
-					opts.ScryptLogN = 0 // Cryptomator's own default cost
-				}
-			}
-			if *longNameMax != maxLongNameMax {
-				// 255 is the plain file system limit: no LongNameMax flag.
-				opts.LongNameMax = *longNameMax
+			if opts.LongNameMax == f.LongNameMax.Default {
+				opts.LongNameMax = 0 // the plain file system limit: no LongNameMax flag
 			}
 			return runInit(e, args[0], *name, *mountPoint, src, auto, *reverse, opts)
 		}
 	},
+}
+
+// creatableFormats are the IDs init --format takes: the formats that mount a new vault.
+func creatableFormats() []string {
+	var ids []string
+	for _, f := range vault.Formats() {
+		if f.Can.Mount {
+			ids = append(ids, f.ID)
+		}
+	}
+	return ids
+}
+
+// formatRanges says an option's range and default for each format that has it, from the
+// table of formats: "gocryptfs 10 to 28, default 16; cryptomator ...".
+func formatRanges(of func(*vault.Format) vault.Range) string {
+	var out []string
+	for _, f := range vault.Formats() {
+		if r := of(f); f.Can.Mount && r != (vault.Range{}) {
+			out = append(out, fmt.Sprintf("%s: %d to %d, default %d", f.ID, r.Min, r.Max, r.Default))
+		}
+	}
+	if len(out) == 0 {
+		return "fixed by the format"
+	}
+	return strings.Join(out, "; ")
 }
 
 func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, reverse bool, opts vault.CreateOptions) error {
@@ -167,7 +172,7 @@ func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, rev
 		opts.Cipher = c
 	}
 
-	if opts.ScryptLogN >= 20 {
+	if f, _ := vault.FormatByID(opts.Format); max(opts.ScryptLogN, f.ScryptLogN.Default) >= 20 {
 		fmt.Fprintln(e.stderr, "Deriving the key with scrypt; this takes a moment...")
 	}
 	if lockNote != nil {
@@ -178,15 +183,17 @@ func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, rev
 	if err != nil {
 		return createHint(err, dirArg, false)
 	}
+	kind, err := app.KindOf(registry.Entry{CipherDir: entry.CipherDir, Reverse: reverse})
+	if err != nil {
+		return err
+	}
 	if reverse {
 		fmt.Fprintf(e.stdout, "Prepared %s for reverse mode as %q (%s): %s written; \"vaultui mount %s\" shows its encrypted view.\n\n",
-			entry.CipherDir, entry.Name, opts.Cipher, vault.ReverseConfName, entry.Name)
-	} else if opts.Cryptomator {
-		fmt.Fprintf(e.stdout, "Created Cryptomator vault %q in %s (vault format 8, SIV_GCM).\n%s\n\n", entry.Name, entry.CipherDir, app.OpensIn(app.CryptomatorVault).Sentence())
+			entry.CipherDir, entry.Name, kind.Cipher, vault.ReverseConfName, entry.Name)
 	} else {
-		fmt.Fprintf(e.stdout, "Created vault %q in %s (%s).\n%s\n\n", entry.Name, entry.CipherDir, opts.Cipher, app.OpensIn(opts.Cipher).Sentence())
+		fmt.Fprintf(e.stdout, "Created %s vault %q in %s (%s).\n%s\n\n", kind.Format.Name, entry.Name, entry.CipherDir, kind.Long(), kind.OpensIn().Sentence())
 	}
-	printMasterKey(e.stdout, created.MasterKey, opts.Cryptomator)
+	printMasterKey(e.stdout, created.MasterKey, kind.Format)
 	crypto.Wipe(created.MasterKey)
 
 	if created.MountPointErr != nil {
@@ -222,11 +229,10 @@ func createHint(err error, dir string, defaultName bool) error {
 
 // printMasterKey shows a new vault's master key once; cryptomatorVault: the raw 64-byte key of
 // a Cryptomator vault, whose app's recovery key (words) vaultui does not write.
-func printMasterKey(w io.Writer, key []byte, cryptomatorVault bool) {
-	config := crypto.ConfName
-	if cryptomatorVault {
-		config = "masterkey.cryptomator"
-		fmt.Fprintln(w, "Your master key (the raw 64-byte key in hex; not Cryptomator's recovery key words) is:")
+func printMasterKey(w io.Writer, key []byte, f *vault.Format) {
+	config := f.KeyFile
+	if f.KeyNote != "" {
+		fmt.Fprintf(w, "Your master key (%s) is:\n", f.KeyNote)
 	} else {
 		fmt.Fprintln(w, "Your master key is:")
 	}

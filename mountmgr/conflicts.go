@@ -46,13 +46,7 @@ func (d *daemon) handleConflicts(req *request) *response {
 		return &response{Error: toWire(errorOf(ErrNotMounted, "%s was unmounted meanwhile", m.info.CipherDir))}
 	}
 	if req.Op == opConflicts {
-		var list []vault.ConflictEntry
-		var err error
-		if m.v.vault != nil {
-			list, err = m.v.vault.Conflicts(ctx) // with the folders made twice, gocryptfs's own kind
-		} else {
-			list, err = vault.ConflictsVolume(ctx, m.v.walk)
-		}
+		list, err := m.v.walk.Conflicts(ctx)
 		if err != nil {
 			// The error names plaintext paths: the log gets its kind only.
 			d.log.Printf("listing the conflicts of %s failed (%s)", m.info.CipherDir, KindOf(err))
@@ -97,16 +91,15 @@ func (d *daemon) settleThroughMount(ctx context.Context, m *mount, where string,
 	if m.info.ReadOnly {
 		return vault.Settled{}, fmt.Errorf("%s is mounted read-only: unmount it, or mount it writable, to settle its conflicts", m.info.CipherDir)
 	}
-	if m.v.vault == nil {
-		// A Cryptomator vault: each settle is one rename or unlink in the cipherdir, which the
-		// mount sees within its 1 s cache timeouts, as any change behind it.
-		// (Its walk volume is a vault.Volume; the daemon never closes it: Close wipes the keys.)
-		return vault.SettleVolume(ctx, m.v.walk.(vault.Volume), string(s.Path), s.Keep)
-	}
-	entry, made, err := m.v.vault.CheckSettle(ctx, string(s.Path), s.Keep)
+	plan, err := m.v.walk.PlanSettle(ctx, string(s.Path), s.Keep)
 	if err != nil {
 		return vault.Settled{}, err
 	}
+	if !plan.Mount {
+		// Settled in the cipherdir in one step, which the mount sees as any change behind it.
+		return m.v.walk.Settle(ctx, string(s.Path), s.Keep)
+	}
+	entry, made := plan.Entry, plan.Made
 	root, err := unix.Open(where, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return vault.Settled{}, fmt.Errorf("opening the mount point %s: %w", where, err)
@@ -141,7 +134,7 @@ func (d *daemon) settleThroughMount(ctx context.Context, m *mount, where string,
 		}
 		done.Moved = append(done.Moved, vault.MovedEntry{Path: e.Path, Of: e.Of, To: to, Renamed: renamed})
 	}
-	rest, err := m.v.vault.SettleConflict(ctx, entry.Path, vault.KeepBoth)
+	rest, err := m.v.walk.Settle(ctx, entry.Path, vault.KeepBoth)
 	done.DirIVCopies = rest.DirIVCopies
 	done.Moved = append(done.Moved, rest.Moved...) // made there meanwhile (a sync): moved in the cipherdir
 	return done, err

@@ -4,15 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/vaultui/vaultui/mountmgr/vfs"
-	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // mapPaths maps paths of the vault mounted from or at target with the keys the daemon holds
-// (layout.PathNames), so a mounted vault's paths map without its password. Results and errors
+// (vault.Volume.Paths), so a mounted vault's paths map without its password. Results and errors
 // may hold plaintext names: they go to the client, never into the log.
 func (d *daemon) mapPaths(target string, encrypt bool, paths []string) ([]PathResult, error) {
 	mp := d.findTarget(target)
@@ -24,21 +19,19 @@ func (d *daemon) mapPaths(target string, encrypt bool, paths []string) ([]PathRe
 	}
 	out := make([]PathResult, 0, len(paths))
 	var err error
-	used := m.v.using(func(v vfs.Volume) {
-		var rootfd int
-		if rootfd, err = unix.Open(v.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-			err = fmt.Errorf("vault %s: %w", v.Dir, err)
+	used := m.v.using(func(u *unlocked) {
+		if u.walk == nil {
+			err = fmt.Errorf("%s is a reverse view: its paths are the plaintext folder's", target)
 			return
 		}
-		defer unix.Close(rootfd)
-		pn := layout.PathNames{Names: v.Names, PerDirIV: v.PerDirIV}
+		pm := u.walk.Paths()
 		for _, p := range paths {
 			var r PathResult
 			var perr error
 			if encrypt {
-				r.Path, perr = pn.EncryptPath(rootfd, p)
+				r.Path, perr = pm.EncryptPath(p)
 			} else {
-				r.Path, perr = pn.DecryptPath(rootfd, p)
+				r.Path, perr = pm.DecryptPath(p)
 			}
 			if perr != nil {
 				r.Error = perr.Error()

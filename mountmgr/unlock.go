@@ -11,8 +11,6 @@ import (
 	"github.com/vaultui/vaultui/mountmgr/vfs"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
 	"github.com/vaultui/vaultui/vault"
-	"github.com/vaultui/vaultui/vault/cryptomator"
-	"github.com/vaultui/vaultui/vault/format"
 )
 
 // unlocked is a vault whose keys the daemon holds while it is mounted.
@@ -21,12 +19,9 @@ type unlocked struct {
 	cipher string
 	// notice is a one-line note for the user about how this vault runs here, or "".
 	notice string
-	// vault is the unlocked gocryptfs vault itself, for what the daemon does with the key
-	// besides serving the mount (settling conflicts); nil for a Cryptomator vault.
-	vault *vault.Vault
-	// walk is the vault as fsck, export and the conflict listing read it (either format);
-	// nil for a reverse view.
-	walk  format.Volume
+	// walk is the vault for what the daemon does with its keys besides serving the mount
+	// (fsck, export, conflicts, path mapping); nil for a reverse view.
+	walk  vault.Volume
 	close func()
 	// mu keeps the keys from being wiped while a request other than the file system's own
 	// uses them (path mapping, conflicts); closed is set once they are.
@@ -107,56 +102,53 @@ func (u *unlocked) stopped() <-chan struct{} {
 }
 
 // using runs fn with the vault's volume unless its keys are wiped already (false).
-func (u *unlocked) using(fn func(vfs.Volume)) bool {
+func (u *unlocked) using(fn func(*unlocked)) bool {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	if u.closed {
 		return false
 	}
-	fn(u.volume)
+	fn(u)
 	return true
 }
 
 func unlock(cipherDir string, password []byte) (*unlocked, error) {
-	if vault.IsCryptomator(cipherDir) {
-		v, err := vault.UnlockCryptomator(cipherDir, password)
-		if err != nil {
-			return nil, err
-		}
-		return cryptomatorUnlocked(v), nil
-	}
-	v, err := vault.Unlock(cipherDir, password)
+	f, err := vault.Open(cipherDir)
 	if err != nil {
 		return nil, err
 	}
-	return unlockedOf(v), nil
+	v, err := f.Unlock(password)
+	if err != nil {
+		return nil, err
+	}
+	return unlockedOf(v)
 }
 
 // unlockMasterKey opens the vault with its master key (recovery). The key is checked on the
-// vault's files first (vault.UnlockWithMasterKey). A vault that holds too little to check it
+// vault's files first (vault.Folder.UnlockWithKey). A vault that holds too little to check it
 // is opened anyway only read-only, where a wrong key cannot damage anything (names do not
 // decrypt, contents fail authentication), with a notice saying so; read-write it is refused.
 func unlockMasterKey(cipherDir string, key []byte, readOnly bool) (*unlocked, error) {
-	if vault.IsCryptomator(cipherDir) {
-		v, err := vault.UnlockCryptomatorWithKey(cipherDir, key)
+	f, err := vault.Open(cipherDir)
+	if err != nil {
+		return nil, err
+	}
+	v, err := f.UnlockWithKey(key, false)
+	if errors.Is(err, vault.ErrKeyUnverifiable) && readOnly {
+		if v, err = f.UnlockWithKey(key, true); err != nil {
+			return nil, err
+		}
+		u, err := unlockedOf(v)
 		if err != nil {
 			return nil, err
 		}
-		return cryptomatorUnlocked(v), nil
-	}
-	v, err := vault.UnlockWithMasterKey(cipherDir, key)
-	if errors.Is(err, vault.ErrKeyUnverifiable) && readOnly {
-		if v, err = vault.OpenWithMasterKey(cipherDir, key); err != nil {
-			return nil, err
-		}
-		u := unlockedOf(v)
 		u.notice = joinNotices(u.notice, "the vault holds too little to verify the master key: if its files do not show, the key is wrong")
 		return u, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return unlockedOf(v), nil
+	return unlockedOf(v)
 }
 
 func joinNotices(a, b string) string {
@@ -166,30 +158,28 @@ func joinNotices(a, b string) string {
 	return a + "; " + b
 }
 
-func unlockedOf(v *vault.Vault) *unlocked {
-	return &unlocked{
-		volume: vfs.Volume{
-			Dir:        v.Dir,
-			Content:    v.Content,
-			Names:      v.Names,
-			PerDirIV:   v.Config.Has(vault.FlagDirIV),
-			XattrNames: v.XattrNames,
-		},
-		cipher: v.Content.Cipher().String(),
-		notice: slowCipherNotice(v.Content.Cipher()),
-		vault:  v,
-		walk:   v.Volume(),
-		close:  v.Close,
+func unlockedOf(v vault.Volume) (*unlocked, error) {
+	mv, err := vfs.VolumeOf(v)
+	if err != nil {
+		v.Close()
+		return nil, err
 	}
+	return &unlocked{
+		volume: mv,
+		cipher: cipherLabel(v),
+		notice: slowCipherNotice(v.ContentCipher()),
+		walk:   v,
+		close:  v.Close,
+	}, nil
 }
 
-func cryptomatorUnlocked(v *cryptomator.Vault) *unlocked {
-	return &unlocked{
-		volume: vfs.Volume{Dir: v.Dir(), Cryptomator: v},
-		cipher: cryptomator.Describe(v.Config().Format, v.Config().CipherCombo),
-		walk:   v.Volume(),
-		close:  func() { v.Close() },
+// cipherLabel is what status shows as a mount's cipher: the content cipher, or where the
+// format fixes it, the format's own name for it ("Cryptomator vault format 8, SIV_GCM").
+func cipherLabel(v vault.Volume) string {
+	if c := v.ContentCipher(); c != "" {
+		return c.String()
 	}
+	return v.FormatName()
 }
 
 // slowCipherNotice warns when a vault's cipher has no hardware kernel on this CPU (an AEGIS

@@ -29,11 +29,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/internal/userfile"
 	"github.com/vaultui/vaultui/vault"
-	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
 // FileName is the registry's file name inside its directory.
@@ -495,9 +493,10 @@ func (r *Registry) Lookup(name string) (Entry, bool) {
 }
 
 // Resolve finds a vault by registry name, or by cipherdir path: a registered
-// cipherdir returns its entry, an unregistered directory holding a
-// gocryptfs.conf returns an entry with only CipherDir set. Anything else is
-// an error wrapping vault.ErrNotFound.
+// cipherdir returns its entry, an unregistered folder marked as a vault of any
+// format (vault.Identify) returns an entry with only CipherDir set (and
+// Reverse, for a folder prepared for reverse mode). Anything else is an error
+// wrapping vault.ErrNotFound.
 //
 // A name wins over a path, except when the argument looks like a path
 // (contains a slash or is "." or ".."), so "./work" always means the directory.
@@ -520,14 +519,18 @@ func (r *Registry) Resolve(nameOrDir string) (Entry, error) {
 			return e, nil
 		}
 	}
-	// Lstat: a gocryptfs.conf that is not a regular file (a FIFO, a link) still marks the
-	// directory as meant to be a vault; loading the config then says what is wrong with it.
-	// So does a Cryptomator vault's vault.cryptomator.
-	if _, err := os.Lstat(filepath.Join(dir, crypto.ConfName)); err == nil || vault.IsCryptomator(dir) {
+	// A folder marked as a vault of any format, even one vaultui cannot open or whose marker
+	// is damaged: opening it then says what it is and what is wrong (vault.Identify). A
+	// plaintext folder prepared for reverse mode is served as its encrypted view.
+	f, err := vault.Identify(dir)
+	if err == nil {
+		return Entry{CipherDir: dir, Reverse: f.Can.ReverseView}, nil
+	}
+	if !errors.Is(err, vault.ErrNotFound) {
 		return Entry{CipherDir: dir}, nil
 	}
 	if looksLikePath {
-		return Entry{}, fmt.Errorf("%s is not a vault (no %s, no %s): %w", dir, crypto.ConfName, cryptomator.ConfigFileName, vault.ErrNotFound)
+		return Entry{}, err
 	}
 	return Entry{}, fmt.Errorf("%q is neither a registered vault name nor a vault directory: %w", nameOrDir, vault.ErrNotFound)
 }

@@ -129,10 +129,11 @@ func (f *fakeBackend) CreateVault(ctx context.Context, r app.NewVault, password 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.created = append(f.created, createCall{NewVault: r, Password: append([]byte(nil), password...)})
-	name := r.Options.Cipher.String()
-	if r.Options.Cryptomator {
-		name = app.CipherName(app.CryptomatorVault)
+	format, err := vault.FormatByID(r.Options.Format)
+	if err != nil {
+		return nil, err
 	}
+	name := app.Kind{Format: format, Cipher: r.Options.Cipher}.Label()
 	f.vaults = append(f.vaults, Vault{Entry: registry.Entry{Name: r.Name, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Lock: r.Lock}, Cipher: name})
 	key := make([]byte, 32)
 	for i := range key {

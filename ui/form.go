@@ -67,6 +67,14 @@ func textField(label, value, placeholder string) *field {
 	return &field{label: label, input: in}
 }
 
+// defaultField is a text field holding a default that follows its suggestions (suggest)
+// until the user types another value.
+func defaultField(label, value string) *field {
+	f := textField(label, value, "")
+	f.auto = value
+	return f
+}
+
 // suggestField is a text field whose placeholder is a suggestion: enter on
 // the empty field takes it (see form.acceptSuggestion).
 func suggestField(label, suggestion string) *field {

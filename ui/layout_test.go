@@ -264,7 +264,7 @@ func TestWizardOptionErrorShows(t *testing.T) {
 	tm.resize(60, 16)
 	wizardTo(t, tm)
 	tm.keys("enter", "pw", "enter", "pw", "enter", "ctrl+u", "5", "enter")
-	wantView(t, tm, "scrypt cost must be a number from 10 to 28")
+	wantView(t, tm, "scrypt cost 5 is outside 10..28")
 	checkFits(t, tm.View(), 60, 16)
 }
 

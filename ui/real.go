@@ -89,7 +89,7 @@ func (b *realBackend) Vaults() ([]Vault, error) {
 		if e.Err != nil {
 			v.Problem = e.Err.Error()
 		} else {
-			v.Cipher = app.CipherName(e.Cipher)
+			v.Cipher = e.Label()
 		}
 		out = append(out, v)
 	}
@@ -129,7 +129,7 @@ func (b *realBackend) AddVault(ctx context.Context, r app.NewEntry) (Vault, erro
 	if err != nil {
 		return Vault{}, nil, escaped(err)
 	}
-	return Vault{Entry: added.Entry, Cipher: app.CipherName(added.Cipher)}, escaped(added.LockNote), nil
+	return Vault{Entry: added.Entry, Cipher: added.Label()}, escaped(added.LockNote), nil
 }
 
 func (b *realBackend) LockPolicyWorks(ctx context.Context) error { return b.app.LockPolicyWorks(ctx) }

@@ -243,7 +243,7 @@ func TestWizardCreatesVault(t *testing.T) {
 	tm := newTestModel(t, fb)
 	w := wizardTo(t, tm)
 	// The speed test ran in the background; its recommendation is preselected.
-	if got := w.ciphers[w.cipherCursor]; got != aegis {
+	if got := w.ciphers[w.cipherCursor].Cipher; got != aegis {
 		t.Fatalf("preselected %v, want the recommendation %v", got, aegis)
 	}
 	wantView(t, tm, "7400 MB/s", "★ recommended")
@@ -260,7 +260,7 @@ func TestWizardCreatesVault(t *testing.T) {
 		t.Fatalf("created %d vaults, want 1", len(fb.created))
 	}
 	want := createCall{NewVault: app.NewVault{Name: "new", CipherDir: "/data/new.crypt", MountPoint: "/home/u/Vaults/new", Lock: "sleep",
-		Options: vault.CreateOptions{Cipher: "aes-gcm", ScryptLogN: 12, DeterministicNames: true, LongNameMax: 200}},
+		Options: vault.CreateOptions{Format: "gocryptfs", Cipher: "aes-gcm", ScryptLogN: 12, DeterministicNames: true, LongNameMax: 200}},
 		Password: []byte("correct horse battery")}
 	if got := fb.created[0]; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("create request\n got %+v\nwant %+v", got, want)
@@ -308,7 +308,7 @@ func TestWizardValidates(t *testing.T) {
 	wantView(t, tm, "step 3 of 6", "the new vault's cipherdir /data/taken2 are")
 	tm.keys("ctrl+u", "/mnt/t2", "enter", "enter", "pw", "enter", "pw", "enter")
 	tm.keys("ctrl+u", "5", "enter")
-	wantView(t, tm, "step 6 of 6", "scrypt cost must be a number from 10 to 28")
+	wantView(t, tm, "step 6 of 6", "scrypt cost 5 is outside 10..28")
 	// Options that exclude each other: the core's refusal (vault.CreateOptions.Validate), the
 	// words init uses too, before anything is created.
 	tm.keys("ctrl+u", "16", "tab", " ", "tab", " ", "enter")
@@ -702,10 +702,10 @@ func TestWizardCreatesCryptomatorVault(t *testing.T) {
 	w := wizardTo(t, tm)
 	wantView(t, tm, "Cryptomator", "vault format 8 (SIV_GCM)")
 	tm.keys("j", "j", "j", "j")
-	if got := w.ciphers[w.cipherCursor]; got != app.CryptomatorVault {
+	if got := w.ciphers[w.cipherCursor].Format.ID; got != "cryptomator" {
 		t.Fatalf("cursor on %v, want the Cryptomator format", got)
 	}
-	wantView(t, tm, "A vault with Cryptomator opens in vaultui and Cryptomator")
+	wantView(t, tm, "A Cryptomator vault opens in vaultui and Cryptomator")
 	tm.keys("enter", "correct horse battery", "enter", "correct horse battery", "enter")
 	wantView(t, tm, "step 6 of 6", "Cryptomator")
 	tm.keys("tab", " ", "enter") // plaintext names: not Cryptomator's
@@ -718,7 +718,9 @@ func TestWizardCreatesCryptomatorVault(t *testing.T) {
 		t.Fatalf("created %d vaults, want 1", len(fb.created))
 	}
 	want := app.NewVault{Name: "new", CipherDir: "/data/new.crypt", MountPoint: "/home/u/Vaults/new", Lock: "sleep",
-		Options: vault.CreateOptions{ScryptLogN: defaultScryptLogN, Cryptomator: true}}
+		// The scrypt cost is left to the format's default, as init leaves it (2^15, not
+		// gocryptfs's 2^16).
+		Options: vault.CreateOptions{Format: "cryptomator"}}
 	if got := fb.created[0].NewVault; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("create request\n got %+v\nwant %+v", got, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,8 +31,14 @@ const (
 	stepMasterKey
 )
 
-// advLock is the lock policy's field in the advanced step.
-const advLock = 4
+// The advanced step's fields.
+const (
+	advScrypt = iota
+	advPlainNames
+	advDetNames
+	advLongNames
+	advLock
+)
 
 // inputSteps is how many steps ask for something (for "step 2 of 6").
 const inputSteps = int(stepAdvanced) + 1
@@ -47,14 +54,29 @@ var stepTitles = map[wizardStep]string{
 	stepMasterKey:  "Master key",
 }
 
-// Defaults and bounds for new vaults: the crypto package's, which vault.Create enforces.
-const (
-	defaultScryptLogN  = crypto.DefaultScryptLogN
-	minScryptLogN      = crypto.MinScryptLogN
-	maxScryptLogN      = crypto.MaxScryptLogN
-	defaultLongNameMax = crypto.DefaultLongNameMax
-	minLongNameMax     = crypto.MinLongNameMax
-)
+// choice is one entry of the cipher step: a format, with a content cipher where the format
+// lets the user choose one (app.Kind). The entries come from the table of formats.
+type choice = app.Kind
+
+// formatChoices lists the cipher step's entries: each cipher of a format that offers a
+// choice (measured by the speed test: ciphers), and each format that fixes its cipher.
+func formatChoices(ciphers []crypto.CipherID) []choice {
+	var out []choice
+	for _, f := range vault.Formats() {
+		switch {
+		case !f.Can.Mount: // a reverse view is made from a folder, with init --reverse
+		case len(f.Ciphers) > 1:
+			for _, c := range ciphers {
+				if slices.Contains(f.Ciphers, c) {
+					out = append(out, choice{Format: f, Cipher: c})
+				}
+			}
+		default:
+			out = append(out, choice{Format: f})
+		}
+	}
+	return out
+}
 
 // wizardScreen creates a vault step by step. Nothing is written before the
 // last step validates; the master key is shown once and must be
@@ -66,7 +88,7 @@ type wizardScreen struct {
 
 	dir, name, mountPoint, password, advanced *form
 
-	ciphers      []crypto.CipherID
+	ciphers      []choice
 	cipherCursor int
 	cipherPicked bool // the user moved the cursor: keep their choice
 
@@ -100,18 +122,19 @@ type vaultCreated struct {
 
 func newWizard(c *common) *wizardScreen {
 	// The format is chosen with the cipher: gocryptfs's ciphers, then a Cryptomator vault.
-	w := &wizardScreen{c: c, ciphers: append(c.backend.Ciphers(), app.CryptomatorVault)}
+	w := &wizardScreen{c: c, ciphers: formatChoices(c.backend.Ciphers())}
 	// The suggestions follow the answers before them (see suggest); the
 	// folder's is checked to be free in the background (Init).
 	w.dir = newForm(c, suggestField("Folder", ""))
 	w.name = newForm(c, suggestField("Name", ""))
 	w.mountPoint = newForm(c, suggestField("Mount point", ""))
 	w.password = newForm(c, passwordField("Password"), passwordField("Confirm"))
+	def := vault.DefaultFormat()
 	w.advanced = newForm(c,
-		textField("scrypt cost (log2 N)", strconv.Itoa(defaultScryptLogN), ""),
+		defaultField("scrypt cost (log2 N)", strconv.Itoa(def.ScryptLogN.Default)),
 		toggleField("Plaintext names", false),
 		toggleField("Deterministic names", false),
-		textField("Long-name limit", strconv.Itoa(defaultLongNameMax), ""),
+		defaultField("Long-name limit", strconv.Itoa(def.LongNameMax.Default)),
 		choiceField("Lock", registry.LockPolicies, 0),
 	)
 	w.advanced.fields[advLock].choose(c.defaultLock())
@@ -208,9 +231,23 @@ func (w *wizardScreen) preselect() {
 		return
 	}
 	for i, c := range w.ciphers {
-		if c == w.c.speed.rec.Cipher {
+		if c.Cipher == w.c.speed.rec.Cipher && c.Format == vault.DefaultFormat() {
 			w.cipherCursor = i
 		}
+	}
+	w.formatDefaults()
+}
+
+// formatDefaults makes the chosen format's defaults the advanced options' values, where the
+// user did not type one.
+func (w *wizardScreen) formatDefaults() {
+	if len(w.ciphers) == 0 {
+		return
+	}
+	f := w.ciphers[w.cipherCursor].Format
+	w.advanced.fields[advScrypt].suggest(strconv.Itoa(f.ScryptLogN.Default))
+	if f.LongNameMax != (vault.Range{}) {
+		w.advanced.fields[advLongNames].suggest(strconv.Itoa(f.LongNameMax.Default))
 	}
 }
 
@@ -308,13 +345,15 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Up):
 			w.cipherCursor = max(0, w.cipherCursor-1)
 			w.cipherPicked = true
+			w.formatDefaults()
 		case key.Matches(msg, k.Down):
 			w.cipherCursor = min(len(w.ciphers)-1, w.cipherCursor+1)
 			w.cipherPicked = true
+			w.formatDefaults()
 		case key.Matches(msg, k.Submit):
 			c := w.ciphers[w.cipherCursor]
-			if r, ok := w.c.speed.result(c); ok && r.Err != nil && !errors.Is(r.Err, context.Canceled) {
-				w.err = fmt.Sprintf("%s can't be used on this computer: %v", c.String(), r.Err)
+			if r, ok := w.c.speed.result(c.Cipher); ok && c.Cipher != "" && r.Err != nil && !errors.Is(r.Err, context.Canceled) {
+				w.err = fmt.Sprintf("%s can't be used on this computer: %v", c.Label(), r.Err)
 				return nil
 			}
 			return w.goTo(stepPassword)
@@ -494,33 +533,41 @@ func (w *wizardScreen) nameTaken(name string) bool {
 
 // request gathers the answers; it fails on an out-of-range advanced option.
 func (w *wizardScreen) request() (app.NewVault, error) {
-	logN, err := strconv.Atoi(strings.TrimSpace(w.advanced.value(0)))
-	if err != nil || logN < minScryptLogN || logN > maxScryptLogN {
-		return app.NewVault{}, fmt.Errorf("scrypt cost must be a number from %d to %d (each step doubles the time to unlock)", minScryptLogN, maxScryptLogN)
+	ch := w.ciphers[w.cipherCursor]
+	f := ch.Format
+	// Ranges and which options go together are the core's rules (vault.CreateOptions.Validate
+	// through app.CheckCreate, checked before creating): here only numbers are read. A value
+	// left at the format's default is passed as 0, the default.
+	number := func(i int, what string) (int, error) {
+		fl := w.advanced.fields[i]
+		if !fl.edited() {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(fl.input.Value()))
+		if err != nil {
+			return 0, fmt.Errorf("%s must be a number", what)
+		}
+		return n, nil
 	}
-	longMax, err := strconv.Atoi(strings.TrimSpace(w.advanced.value(3)))
-	if err != nil || longMax < minLongNameMax || longMax > defaultLongNameMax {
-		return app.NewVault{}, fmt.Errorf("long-name limit must be from %d to %d", minLongNameMax, defaultLongNameMax)
+	logN, err := number(advScrypt, "scrypt cost")
+	if err != nil {
+		return app.NewVault{}, err
 	}
-	// Which options go together is the core's rule (app.CheckCreate), checked before creating.
-	plain, det := w.advanced.fields[1].on, w.advanced.fields[2].on
-	if plain {
-		longMax = 0 // long names only exist for encrypted names
+	longMax, err := number(advLongNames, "long-name limit")
+	if err != nil {
+		return app.NewVault{}, err
+	}
+	plain, det := w.advanced.fields[advPlainNames].on, w.advanced.fields[advDetNames].on
+	if plain || longMax == f.LongNameMax.Default {
+		longMax = 0 // long names only exist for encrypted names; the default needs no flag
 	}
 	opts := vault.CreateOptions{
-		Cipher:             w.ciphers[w.cipherCursor],
+		Format:             f.ID,
+		Cipher:             ch.Cipher,
 		ScryptLogN:         logN,
 		PlaintextNames:     plain,
 		DeterministicNames: det,
 		LongNameMax:        longMax,
-	}
-	if opts.Cipher == app.CryptomatorVault {
-		// Its format fixes cipher and names: options changed from their defaults are
-		// passed on for the core to refuse (vault.CreateOptions.Validate).
-		opts.Cipher, opts.Cryptomator = "", true
-		if longMax == defaultLongNameMax {
-			opts.LongNameMax = 0
-		}
 	}
 	return app.NewVault{
 		Name:       strings.TrimSpace(w.name.value(0)),
@@ -586,8 +633,8 @@ func (w *wizardScreen) View() string {
 		b.WriteString(s.Success.Render("Created "+w.created.Name+".") + "\n\n")
 		b.WriteString(para.Render("This is the vault's master key. Write it down and keep it somewhere safe: with it you can recover the files if you forget the password. It is shown only now.") + "\n\n")
 		b.WriteString(s.Box.Render(strings.Join(vault.FormatMasterKey(w.masterKey), "\n")) + "\n\n")
-		if w.created.Options.Cryptomator {
-			b.WriteString(para.Render(cryptomatorKeyNote) + "\n\n")
+		if f, _ := vault.FormatByID(w.created.Options.Format); f.KeyNote != "" {
+			b.WriteString(para.Render("It is "+f.KeyNote+"; vaultui passwd --masterkey takes it.") + "\n\n")
 		}
 		if w.leaving != nil {
 			what := "Back to the list"
@@ -610,7 +657,7 @@ var advancedHints = []string{
 	"scrypt cost: higher is slower to guess and to unlock (16 ≈ 0.1 s).",
 	"Plaintext names leave file names readable (space changes it).",
 	"Deterministic names drop the per-directory IV, as gocryptfs -deterministic-names (space changes it).",
-	fmt.Sprintf("Long-name limit: longer encrypted names are stored in a file of their own (%d to %d).", minLongNameMax, defaultLongNameMax),
+	fmt.Sprintf("Long-name limit: longer encrypted names are stored in a file of their own (%d to %d).", vault.DefaultFormat().LongNameMax.Min, vault.DefaultFormat().LongNameMax.Max),
 	"Lock: when the daemon unmounts the vault (space changes it).",
 }
 
@@ -631,16 +678,9 @@ func (w *wizardScreen) summary() string {
 	}, "\n")
 }
 
-// choiceName is how the cipher step names a choice: a gocryptfs cipher, or the Cryptomator
-// format (its cipher, SIV_GCM, comes with it; cryptomatorChoice says so beside it).
-func choiceName(c crypto.CipherID) string { return app.CipherName(c) }
-
-// cryptomatorChoice is what the cipher step says beside the Cryptomator choice: the other
-// ciphers are gocryptfs vaults', this one is a vault format of its own.
-const cryptomatorChoice = "vault format 8 (SIV_GCM)"
-
-// cryptomatorKeyNote says what a Cryptomator vault's key shown is, as init says it.
-const cryptomatorKeyNote = "It is the raw 64-byte key, not Cryptomator's recovery key words; vaultui passwd --masterkey takes it."
+// choiceName is how the cipher step names a choice: a content cipher, or a format that
+// fixes its cipher.
+func choiceName(c choice) string { return c.Label() }
 
 func (w *wizardScreen) cipherView() string {
 	s := w.c.styles
@@ -672,7 +712,7 @@ func (w *wizardScreen) cipherView() string {
 			marker, name = s.Cursor.Render("› "), s.Selected.Render(name)
 		}
 		info := ""
-		if r, ok := sp.result(c); ok {
+		if r, ok := sp.result(c.Cipher); ok && c.Cipher != "" {
 			if r.Err != nil {
 				info = s.Error.Render("unavailable: " + r.Err.Error())
 			} else {
@@ -682,16 +722,16 @@ func (w *wizardScreen) cipherView() string {
 				}
 			}
 		}
-		if sp.rec != nil && sp.rec.Cipher == c {
+		if sp.rec != nil && sp.rec.Cipher == c.Cipher && c.Format == vault.DefaultFormat() {
 			info += s.Success.Render("  ★ recommended")
 		}
-		if c == app.CryptomatorVault {
-			info = s.Subtle.Render(cryptomatorChoice)
+		if c.Cipher == "" {
+			info = s.Subtle.Render(c.Format.Summary)
 		}
 		b.WriteString(marker + name + "  " + info + "\n")
 	}
 	if len(w.ciphers) > 0 {
-		opens := app.OpensIn(w.ciphers[w.cipherCursor]).Sentence()
+		opens := w.ciphers[w.cipherCursor].OpensIn().Sentence()
 		b.WriteString("\n" + lipgloss.NewStyle().Width(w.c.contentWidth()).Render(opens) + "\n")
 	}
 	return b.String()

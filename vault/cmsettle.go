@@ -11,19 +11,13 @@ import (
 	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
-// SettleVolume settles the conflict listed at plaintext path p of a locked vault of either
-// format, opened with UnlockVolume: a gocryptfs vault as SettleConflict does; a Cryptomator
-// vault with one unlink or rename of the copy, synced (cryptomator.Vault.RemoveCopy,
-// ReplaceWithCopy, KeepCopyAs), after the copy authenticated whole unless it is deleted. What
-// the Cryptomator format cannot settle in one step is refused (ErrUnsupported).
-func SettleVolume(ctx context.Context, vol Volume, p string, keep Keep) (Settled, error) {
-	if g, ok := vol.(gocryptfsVolume); ok {
-		return g.v.SettleConflict(ctx, p, keep)
-	}
-	cv, ok := vol.(*cryptomator.Volume)
-	if !ok {
-		return Settled{}, fmt.Errorf("settling conflicts of %s: %w", vol.FormatName(), ErrUnsupported)
-	}
+// Settle settles the conflict listed at plaintext path p of a Cryptomator vault that is not
+// mounted, or whose mount sees changes in its folder: with one unlink or rename of the copy,
+// synced (cryptomator.Vault.RemoveCopy, ReplaceWithCopy, KeepCopyAs), after the copy
+// authenticated whole unless it is deleted. What the format cannot settle in one step is
+// refused (ErrUnsupported).
+func (cv cryptomatorVolume) Settle(ctx context.Context, p string, keep Keep) (Settled, error) {
+	vol := cv
 	p = strings.Trim(p, "/")
 	var copyNode *Node
 	err := WalkVolume(ctx, vol, func(n Node) error {
@@ -60,4 +54,16 @@ func SettleVolume(ctx context.Context, vol Volume, p string, keep Keep) (Settled
 		return Settled{}, fmt.Errorf("%s: /%s (%s) does not decrypt, so it was left as it is: %w", dir, copyNode.Path, copyNode.CipherPath, err)
 	}
 	return Settled{}, cryptomatorError(dir, err)
+}
+
+// Conflicts lists the vault's conflicts (a Cryptomator vault has no folders made twice: its
+// directories are found by ID, not by a per-folder IV).
+func (cv cryptomatorVolume) Conflicts(ctx context.Context) ([]ConflictEntry, error) {
+	return ConflictsVolume(ctx, cv)
+}
+
+// PlanSettle: a Cryptomator conflict is settled in the vault's folder in one step (Settle),
+// which a mount sees as any change behind it.
+func (cv cryptomatorVolume) PlanSettle(ctx context.Context, p string, keep Keep) (SettlePlan, error) {
+	return SettlePlan{}, nil
 }

@@ -105,8 +105,8 @@ func loadConfigNamed(cipherdir, name string) (*Config, error) {
 	p := filepath.Join(cipherdir, name)
 	f, err := openRegular(p)
 	if errors.Is(err, os.ErrNotExist) {
-		if name == crypto.ConfName && IsCryptomator(cipherdir) {
-			return nil, errIsCryptomator(cipherdir)
+		if f, ierr := Identify(cipherdir); ierr == nil && f.Marker != name {
+			return nil, fmt.Errorf("%s: %w: it is a %s vault (%s), not one with %s", cipherdir, ErrUnsupported, f.Name, f.Marker, name)
 		}
 		return nil, fmt.Errorf("%s: %w (no %s)", cipherdir, ErrNotFound, name)
 	}

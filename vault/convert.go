@@ -110,19 +110,25 @@ type ConvertPlan struct {
 	KeepOld  string // where the old vault will be kept
 	// PlainBytes is the content to re-encrypt, in Files files; NeedBytes the space the new
 	// vault takes (file system blocks), FreeBytes what the file system has for this user.
-	PlainBytes       int64
-	Files            int
-	NeedBytes        uint64
-	FreeBytes        uint64
-	Interrupted      string // "", InterruptedBuilding or InterruptedSwapped
-	InterruptedTo    crypto.CipherID
-	InterruptedKeep  string
-	GocryptfsCompat  bool // the new cipher opens in released gocryptfs (2.x)
-	gocryptfsComment string
+	PlainBytes      int64
+	Files           int
+	NeedBytes       uint64
+	FreeBytes       uint64
+	Interrupted     string // "", InterruptedBuilding or InterruptedSwapped
+	InterruptedTo   crypto.CipherID
+	InterruptedKeep string
+	// OpensIn says who opens the converted vault (the table of formats).
+	OpensIn Compat
 }
 
-// GocryptfsNote says which programs open the converted vault.
-func (p *ConvertPlan) GocryptfsNote() string { return p.gocryptfsComment }
+// GocryptfsNote says which programs open the converted vault: "opens in vaultui, gocryptfs,
+// ...".
+func (p *ConvertPlan) GocryptfsNote() string {
+	if p.OpensIn.VaultuiOnly() {
+		return "opens only in vaultui (" + p.OpensIn.Others + ")"
+	}
+	return "opens in " + p.OpensIn.List()
+}
 
 // ConvertResult says what Convert did.
 type ConvertResult struct {
@@ -188,17 +194,6 @@ func convertFlags(flags []string, to crypto.CipherID) []string {
 		out = append(out, FlagAESSIV)
 	}
 	return out
-}
-
-// gocryptfsCompat describes who opens a vault with cipher c.
-func gocryptfsCompat(c crypto.CipherID) (bool, string) {
-	switch c {
-	case crypto.AEGIS:
-		return false, "opens only in vaultui (released gocryptfs, cppcryptfs and DroidFS do not know AEGIS256X2)"
-	case crypto.XChaCha:
-		return true, "opens in gocryptfs 2.2 and later"
-	}
-	return true, "opens in gocryptfs"
 }
 
 // realDir resolves symlinks in dir, so the swap renames the directory itself, not a link to it.
@@ -271,7 +266,7 @@ func PlanConvert(cipherdir string, opts ConvertOptions) (*ConvertPlan, error) {
 	if err := checkConvertPair(cipherdir, c, opts.To); err != nil {
 		return nil, err
 	}
-	p.GocryptfsCompat, p.gocryptfsComment = gocryptfsCompat(opts.To)
+	p.OpensIn = gocryptfsFormat.OpensIn(opts.To)
 	if p.KeepOld, err = keepPath(dir, p.From, opts.KeepOld); err != nil {
 		return nil, err
 	}

@@ -442,7 +442,7 @@ func TestConvertPlan(t *testing.T) {
 	if plan.PlainBytes != plain {
 		t.Errorf("plan: %d plaintext bytes, the tree has %d", plan.PlainBytes, plain)
 	}
-	if plan.NeedBytes == 0 || plan.FreeBytes == 0 || plan.KeepOld != v.Dir+".old-aegis" || plan.GocryptfsCompat != true {
+	if plan.NeedBytes == 0 || plan.FreeBytes == 0 || plan.KeepOld != v.Dir+".old-aegis" || plan.OpensIn.VaultuiOnly() {
 		t.Errorf("plan %+v", plan)
 	}
 	if _, err := Convert(context.Background(), v.Dir, testPassword, ConvertOptions{To: crypto.AESGCM}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -26,9 +27,9 @@ type CreateOptions struct {
 	DeterministicNames bool // no per-directory IVs (gocryptfs -deterministic-names)
 	LongNameMax        int  // 0 means 255; else 62..255
 	Creator            string
-	// Cryptomator makes a Cryptomator vault (format 8, SIV_GCM) instead of a gocryptfs one:
-	// only ScryptLogN applies to it (Validate refuses the others).
-	Cryptomator bool
+	// Format is the ID of the new vault's format (Formats); "" is DefaultFormat. Options the
+	// format has no place for (Format.Can, Ciphers, LongNameMax) are refused by Validate.
+	Format string
 }
 
 // DefaultCreator is written into gocryptfs.conf when CreateOptions.Creator
@@ -75,19 +76,41 @@ type optionsError struct{ msg string }
 func (e *optionsError) Error() string { return e.msg }
 func (e *optionsError) Unwrap() error { return ErrCreateOptions }
 
-// Validate checks the options: each value in range, and none that exclude each other. It is
-// the one place of these rules: Create checks them again, and app.CheckCreate checks them
-// before a front end asks for the password. A zero field is its default, and valid; so is an
-// unset Cipher, which a front end may choose later.
+// Validate checks the options against the table of formats: each value in its format's
+// range, none the format has no place for, and none that exclude each other. It is the one
+// place of these rules: Create checks them again, and app.CheckCreate checks them before a
+// front end asks for the password. A zero field is its default, and valid; so is an unset
+// Cipher, which a front end may choose later.
 func (o CreateOptions) Validate() error {
+	f, err := FormatByID(o.Format)
+	if err != nil {
+		return err
+	}
 	if o.Cipher != "" && !o.Cipher.Valid() {
 		return fmt.Errorf("%w %q", crypto.ErrUnknownCipher, string(o.Cipher))
 	}
-	if o.ScryptLogN != 0 && (o.ScryptLogN < crypto.MinScryptLogN || o.ScryptLogN > crypto.MaxScryptLogN) {
-		return &optionsError{fmt.Sprintf("scrypt cost %d is outside %d..%d", o.ScryptLogN, crypto.MinScryptLogN, crypto.MaxScryptLogN)}
+	if r := f.ScryptLogN; o.ScryptLogN != 0 && !r.Contains(o.ScryptLogN) {
+		return &optionsError{fmt.Sprintf("scrypt cost %d is outside %d..%d", o.ScryptLogN, r.Min, r.Max)}
 	}
-	if o.Cryptomator {
-		return o.validateCryptomator()
+	var not []string
+	if o.Cipher != "" && !slices.Contains(f.Ciphers, o.Cipher) {
+		if f.Ciphers == nil {
+			not = append(not, "a content cipher (its format fixes it)")
+		} else {
+			not = append(not, "the content cipher "+o.Cipher.String())
+		}
+	}
+	if o.PlaintextNames && !f.Can.PlaintextNames {
+		not = append(not, "plaintext names")
+	}
+	if o.DeterministicNames && !f.Can.DeterministicNames {
+		not = append(not, "deterministic names")
+	}
+	if o.LongNameMax != 0 && f.LongNameMax == (Range{}) {
+		not = append(not, "a long name limit")
+	}
+	if len(not) > 0 {
+		return &optionsError{"a " + f.Name + " vault takes no " + strings.Join(not, ", ")}
 	}
 	if o.PlaintextNames && o.DeterministicNames {
 		return &optionsError{"plaintext names and deterministic names exclude each other: deterministic names only apply to encrypted names"}
@@ -96,32 +119,9 @@ func (o CreateOptions) Validate() error {
 		if o.PlaintextNames {
 			return &optionsError{"a long name limit needs encrypted names: plaintext names are stored as they are"}
 		}
-		if o.LongNameMax < crypto.MinLongNameMax || o.LongNameMax > crypto.DefaultLongNameMax {
-			return &optionsError{fmt.Sprintf("long name limit %d is outside %d..%d", o.LongNameMax, crypto.MinLongNameMax, crypto.DefaultLongNameMax)}
+		if r := f.LongNameMax; !r.Contains(o.LongNameMax) {
+			return &optionsError{fmt.Sprintf("long name limit %d is outside %d..%d", o.LongNameMax, r.Min, r.Max)}
 		}
-	}
-	return nil
-}
-
-// validateCryptomator refuses the gocryptfs options a Cryptomator vault has no place for:
-// its content cipher (SIV_GCM) and its names (encrypted, per directory, shortened past 220
-// characters) are fixed by its format.
-func (o CreateOptions) validateCryptomator() error {
-	var not []string
-	if o.Cipher != "" {
-		not = append(not, "a content cipher (its format fixes SIV_GCM)")
-	}
-	if o.PlaintextNames {
-		not = append(not, "plaintext names")
-	}
-	if o.DeterministicNames {
-		not = append(not, "deterministic names")
-	}
-	if o.LongNameMax != 0 {
-		not = append(not, "a long name limit")
-	}
-	if len(not) > 0 {
-		return &optionsError{"a Cryptomator vault takes no " + strings.Join(not, ", ") + ": those are gocryptfs options"}
 	}
 	return nil
 }
@@ -131,8 +131,8 @@ func (o *CreateOptions) check() error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	if o.Cipher == "" && !o.Cryptomator {
-		o.Cipher = crypto.AESGCM
+	if f, _ := FormatByID(o.Format); o.Cipher == "" && f.Ciphers != nil {
+		o.Cipher = f.Ciphers[0]
 	}
 	if o.Creator == "" {
 		o.Creator = DefaultCreator
@@ -158,9 +158,13 @@ func create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOp
 	if len(password) == 0 {
 		return nil, errors.New("the password is empty")
 	}
-	if opts.Cryptomator {
-		return createCryptomator(cipherdir, password, opts.ScryptLogN)
-	}
+	f, _ := FormatByID(opts.Format) // checked
+	return f.kind.create(fsys, cipherdir, password, opts)
+}
+
+// create makes a gocryptfs vault: gocryptfs.conf and, unless names are plaintext or
+// deterministic, the root gocryptfs.diriv.
+func (gocryptfsKind) create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
 	created, err := prepareEmptyDir(cipherdir)
 	if err != nil {
 		return nil, err
@@ -200,15 +204,15 @@ func create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOp
 	return masterKey, nil
 }
 
-// createCryptomator makes a Cryptomator vault in cipherdir (cryptomator.Create, which writes
+// create makes a Cryptomator vault in cipherdir (cryptomator.Create, which writes
 // vault.cryptomator last and removes what it wrote on failure) and returns its raw 64-byte
 // master key. A folder it made is removed again on failure, as for a gocryptfs vault.
-func createCryptomator(cipherdir string, password []byte, logN int) ([]byte, error) {
+func (cryptomatorKind) create(_ atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) ([]byte, error) {
 	created, err := prepareEmptyDir(cipherdir)
 	if err != nil {
 		return nil, err
 	}
-	v, err := cryptomator.Create(cipherdir, password, cryptomator.CreateOptions{ScryptLogN: logN})
+	v, err := cryptomator.Create(cipherdir, password, cryptomator.CreateOptions{ScryptLogN: opts.ScryptLogN})
 	if err != nil {
 		if created {
 			os.Remove(cipherdir)

@@ -286,7 +286,7 @@ func TestChangePasswordBackupAndCost(t *testing.T) {
 	for _, cm := range []bool{false, true} {
 		t.Run(fmt.Sprint("cryptomator=", cm), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "v")
-			if _, err := Create(dir, []byte("old"), CreateOptions{ScryptLogN: 10, Cryptomator: cm}); err != nil {
+			if _, err := Create(dir, []byte("old"), CreateOptions{ScryptLogN: 10, Format: formatIf(cm)}); err != nil {
 				t.Fatal(err)
 			}
 			keyFile, def := filepath.Join(dir, crypto.ConfName), crypto.DefaultScryptLogN
@@ -425,4 +425,12 @@ func TestCreateOptionRulesLiveOnce(t *testing.T) {
 			t.Errorf("%q is in %v, want only %v", ph, found[ph], want)
 		}
 	}
+}
+
+// formatIf is the Cryptomator format's ID if cm, else the default format's.
+func formatIf(cm bool) string {
+	if cm {
+		return "cryptomator"
+	}
+	return ""
 }

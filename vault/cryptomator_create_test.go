@@ -16,14 +16,14 @@ import (
 // with the password and with the raw 64-byte key Create returns, at the scrypt cost asked.
 func TestCreateCryptomator(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cm")
-	key, err := Create(dir, []byte("pw"), CreateOptions{Cryptomator: true, ScryptLogN: 10})
+	key, err := Create(dir, []byte("pw"), CreateOptions{Format: "cryptomator", ScryptLogN: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(key) != 64 {
 		t.Fatalf("master key of %d bytes, want Cryptomator's 64", len(key))
 	}
-	if !IsCryptomator(dir) {
+	if f, err := Identify(dir); err != nil || f.ID != "cryptomator" {
 		t.Fatal("not a Cryptomator vault")
 	}
 	info, err := cryptomator.ReadInfo(dir)
@@ -53,7 +53,7 @@ func TestCreateCryptomatorRefusesGocryptfsOptions(t *testing.T) {
 		{Cipher: crypto.AESGCM}, {Cipher: crypto.AEGIS}, {PlaintextNames: true},
 		{DeterministicNames: true}, {LongNameMax: 100}, {ScryptLogN: 40},
 	} {
-		o.Cryptomator = true
+		o.Format = "cryptomator"
 		if err := o.Validate(); !errors.Is(err, ErrCreateOptions) {
 			t.Errorf("%+v: Validate %v, want ErrCreateOptions", o, err)
 		}
@@ -71,7 +71,7 @@ func TestCreateCryptomatorRefusesGocryptfsOptions(t *testing.T) {
 // or the raw key; a wrong key or password changes nothing, nor does a failed write.
 func TestChangePasswordCryptomator(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cm")
-	key, err := Create(dir, []byte("old"), CreateOptions{Cryptomator: true, ScryptLogN: 10})
+	key, err := Create(dir, []byte("old"), CreateOptions{Format: "cryptomator", ScryptLogN: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

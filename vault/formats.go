@@ -1,87 +1,305 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/format"
 )
 
-// Volume is an unlocked vault of either format, as the walker reads it (Fsck, Export).
+// Format is one on-disk format vaultui opens: a row of the one table of formats. Front ends
+// list and name formats from it, and ask its Capabilities instead of which format a vault is.
+type Format struct {
+	// ID is how --format, the registry and JSON output name it: "gocryptfs", "cryptomator";
+	// "gocryptfs-reverse" for a plaintext folder prepared for a reverse view.
+	ID string
+	// Name is how a user reads it: "gocryptfs", "Cryptomator"; Summary says which version
+	// of it a new vault is, in a few words: "vault format 8 (SIV_GCM)".
+	Name, Summary string
+	// Marker is the file that makes a folder a vault of this format; KeyFile holds its
+	// master key sealed under the password (what passwd rewrites).
+	Marker, KeyFile string
+	// KeyNote says how the master key Create returns is written out ("" for 32 bytes in the
+	// gocryptfs way, FormatMasterKey).
+	KeyNote string
+	// ScryptLogN is the range and default of the scrypt cost (N = 2^LogN) of new vaults.
+	ScryptLogN Range
+	// LongNameMax is the range and default of the longest encrypted name stored as it is; a
+	// zero Range: the format fixes it.
+	LongNameMax Range
+	// Ciphers are the content ciphers a new vault can have (the first is the default); nil:
+	// the format fixes its cipher.
+	Ciphers []crypto.CipherID
+	Can     Capabilities
+	// opens is who opens a vault of this format with content cipher c.
+	opens func(c crypto.CipherID) Compat
+	// kind is the format's code behind Folder.
+	kind folderKind
+}
+
+// Range is an integer option's bounds and default.
+type Range struct{ Min, Default, Max int }
+
+// Contains reports whether n is within the range.
+func (r Range) Contains(n int) bool { return n >= r.Min && n <= r.Max }
+
+// Capabilities say what a format can hold and what vaultui can do with it. Code outside the
+// format packages tests these, never which format a vault is.
+type Capabilities struct {
+	// Name options at creation: plaintext names, deterministic names (no per-directory IV).
+	PlaintextNames, DeterministicNames bool
+	// Holes: sparse files stay sparse (a hole is stored as a hole, not as encrypted zeros).
+	Holes bool
+	// HardLinks, SpecialFiles (FIFOs, sockets, devices) and Xattrs can be stored.
+	HardLinks, SpecialFiles, Xattrs bool
+	// Mount: the folder mounts as a read-write plaintext view; ReverseView: it is a plaintext
+	// folder that mounts as a read-only encrypted view (gocryptfs -reverse).
+	Mount, ReverseView bool
+	// Walk: fsck, export, conflicts and path mapping read it offline.
+	Walk bool
+	// SharedStorage: it mounts with --sharedstorage (other machines write the cipherdir).
+	SharedStorage bool
+}
+
+// Compat says which programs open a vault of a format with a given content cipher: what a
+// user trades for speed. A vault that only vaultui opens cannot be mounted on Windows or
+// Android, nor with gocryptfs on another Linux machine.
+type Compat struct {
+	// Subject names the vault in a sentence: "A vault with AES-256-GCM", "A Cryptomator vault".
+	Subject string
+	// Programs open the vault, vaultui first, e.g. "cppcryptfs (Windows)".
+	Programs []string
+	// Short is Programs for a table column: "vaultui only", "vaultui, gocryptfs >= 2.2".
+	Short string
+	// Others says who cannot open it and what they say; "" when the usual tools can.
+	Others string
+}
+
+var (
+	gocryptfsFormat = &Format{
+		ID: "gocryptfs", Name: "gocryptfs", Summary: "gocryptfs v2", Marker: crypto.ConfName, KeyFile: crypto.ConfName,
+		ScryptLogN:  Range{crypto.MinScryptLogN, crypto.DefaultScryptLogN, crypto.MaxScryptLogN},
+		LongNameMax: Range{crypto.MinLongNameMax, crypto.DefaultLongNameMax, crypto.DefaultLongNameMax},
+		Ciphers:     []crypto.CipherID{crypto.AESGCM, crypto.AEGIS, crypto.XChaCha, crypto.AESSIV},
+		Can: Capabilities{PlaintextNames: true, DeterministicNames: true, Holes: true, HardLinks: true,
+			SpecialFiles: true, Xattrs: true, Mount: true, Walk: true, SharedStorage: true},
+		opens: gocryptfsOpensIn,
+		kind:  gocryptfsKind{},
+	}
+	cryptomatorFormat = &Format{
+		ID: "cryptomator", Name: "Cryptomator", Summary: "vault format 8 (SIV_GCM)", Marker: cryptomator.ConfigFileName, KeyFile: cryptomator.MasterkeyFileName,
+		KeyNote:    "the raw 64-byte key in hex; not Cryptomator's recovery key words",
+		ScryptLogN: Range{crypto.MinScryptLogN, cryptomator.DefaultScryptLogN, crypto.MaxScryptLogN},
+		Can:        Capabilities{Mount: true, Walk: true},
+		opens: func(crypto.CipherID) Compat {
+			return Compat{Subject: "A Cryptomator vault", Programs: []string{"vaultui", "Cryptomator (desktop, iOS, Android)"}, Short: "vaultui, Cryptomator"}
+		},
+		kind: cryptomatorKind{},
+	}
+	reverseFormat = &Format{
+		ID: "gocryptfs-reverse", Name: "gocryptfs reverse view", Summary: "gocryptfs v2, AES-SIV", Marker: ReverseConfName, KeyFile: ReverseConfName,
+		ScryptLogN: gocryptfsFormat.ScryptLogN, LongNameMax: gocryptfsFormat.LongNameMax,
+		Ciphers: []crypto.CipherID{crypto.AESSIV},
+		Can:     Capabilities{PlaintextNames: true, DeterministicNames: true, ReverseView: true},
+		opens: func(crypto.CipherID) Compat {
+			return Compat{Subject: "A reverse view", Programs: []string{"vaultui", "gocryptfs -reverse"}, Short: "vaultui, gocryptfs -reverse",
+				Others: "a copy of the view is a gocryptfs vault (AES-SIV) that gocryptfs mounts forward"}
+		},
+		kind: reverseKind{},
+	}
+	// formats is the table, in the order front ends list it.
+	formats = []*Format{gocryptfsFormat, cryptomatorFormat, reverseFormat}
+)
+
+// Formats returns the table of formats vaultui opens, in the order front ends list them.
+func Formats() []*Format { return formats }
+
+// DefaultFormat is the format of a new vault unless the user picks another.
+func DefaultFormat() *Format { return gocryptfsFormat }
+
+// FormatByID returns the format of that ID (case-insensitive); "" is DefaultFormat. An
+// unknown ID is an error that lists the known ones.
+func FormatByID(id string) (*Format, error) {
+	if id == "" {
+		return DefaultFormat(), nil
+	}
+	var ids []string
+	for _, f := range formats {
+		if strings.EqualFold(f.ID, id) {
+			return f, nil
+		}
+		ids = append(ids, f.ID)
+	}
+	return nil, fmt.Errorf("%w: unknown format %q (known: %s)", ErrCreateOptions, id, strings.Join(ids, ", "))
+}
+
+// OpensIn returns who opens a vault of this format with content cipher c (ignored by a
+// format that fixes its cipher).
+func (f *Format) OpensIn(c crypto.CipherID) Compat { return f.opens(c) }
+
+// CipherLabel names a vault's cipher in a list: the content cipher where the format lets
+// the user choose one, else the format's name.
+func (f *Format) CipherLabel(c crypto.CipherID) string {
+	if f.Ciphers == nil || len(f.Ciphers) == 1 && c == "" {
+		return f.Name
+	}
+	return c.String()
+}
+
+// Identify tells what the folder dir holds, once, for every entry point: the format whose
+// marker it holds. A folder vaultui knows but cannot open (a Cryptomator vault of format 7
+// or 9, a Hub vault, a FIDO2 gocryptfs vault) gives an error wrapping ErrUnsupported that
+// names what it is and what opens it; damage that hides the format (a Cryptomator vault
+// without its vault.cryptomator) wraps ErrCorrupt; a folder with no vault at all wraps
+// ErrNotFound. The marker's content is checked when the folder is opened for a job.
+func Identify(dir string) (*Format, error) {
+	if exists(dir, crypto.ConfName) {
+		return gocryptfsFormat, nil
+	}
+	if found, err := cryptomator.Identify(dir); found {
+		if err != nil {
+			return nil, cryptomatorError(dir, err)
+		}
+		return cryptomatorFormat, nil
+	}
+	if exists(dir, ReverseConfName) {
+		return reverseFormat, nil
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%s is not a vault: %w: %w", dir, ErrNotFound, err)
+	}
+	return nil, fmt.Errorf("%s is not a vault (no %s, %s or %s): %w", dir, crypto.ConfName, cryptomator.ConfigFileName, ReverseConfName, ErrNotFound)
+}
+
+// IsVault reports whether dir is marked as a vault of a format vaultui knows, even one it
+// cannot open or one whose marker is damaged (opening it then says what is wrong).
+func IsVault(dir string) bool {
+	_, err := Identify(dir)
+	return err == nil || !errors.Is(err, ErrNotFound)
+}
+
+// Folder is a vault's folder of a known format, not unlocked: what can be done with it
+// without its keys, and the ways to unlock it.
+type Folder struct {
+	Dir    string
+	Format *Format
+}
+
+// Open identifies dir (see Identify) for the jobs of a Folder.
+func Open(dir string) (*Folder, error) {
+	f, err := Identify(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Folder{Dir: dir, Format: f}, nil
+}
+
+// Info describes the vault from its files, without its password (like gocryptfs -info).
+func (f *Folder) Info() (Info, error) {
+	i, err := f.Format.kind.info(f.Dir)
+	i.FormatID = f.Format.ID
+	return i, err
+}
+
+// Unlock opens the vault with its password for the offline jobs (fsck, export, conflicts,
+// path mapping) and the mount. A wrong password gives an error wrapping ErrWrongPassword.
+func (f *Folder) Unlock(password []byte) (Volume, error) {
+	return f.Format.kind.unlock(f.Dir, password)
+}
+
+// UnlockWithKey opens the vault with its master key, for a lost password: gocryptfs's 32
+// bytes, tried on the vault's files first (see UnlockWithMasterKey; unverified skips that
+// once the user accepted it), or a Cryptomator vault's raw 64 bytes, which its signed
+// configuration always checks.
+func (f *Folder) UnlockWithKey(key []byte, unverified bool) (Volume, error) {
+	return f.Format.kind.unlockWithKey(f.Dir, key, unverified)
+}
+
+// ChangePassword reseals the vault's key under a new password (see PasswordChange) and
+// returns the path of the old key file, kept beside it.
+func (f *Folder) ChangePassword(pc PasswordChange) (backup string, err error) {
+	return f.changePassword(atomicfile.OS{}, pc)
+}
+
+func (f *Folder) changePassword(fsys atomicfile.FS, pc PasswordChange) (string, error) {
+	if len(pc.NewPassword) == 0 {
+		return "", errors.New("the new password is empty")
+	}
+	if pc.Unverified && pc.MasterKey == nil {
+		return "", errors.New("no master key")
+	}
+	if pc.ScryptLogN != 0 && !f.Format.ScryptLogN.Contains(pc.ScryptLogN) {
+		return "", fmt.Errorf("%w: scrypt cost %d is outside %d..%d", ErrCreateOptions, pc.ScryptLogN, f.Format.ScryptLogN.Min, f.Format.ScryptLogN.Max)
+	}
+	return f.Format.kind.changePassword(fsys, f.Dir, f.Format, pc)
+}
+
+// folderKind is a format's code behind Folder.
+type folderKind interface {
+	// create makes a new vault in dir with checked options (Create).
+	create(fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error)
+	info(dir string) (Info, error)
+	// describe says what the vault's Info means in the format's terms (Info.Facts).
+	describe(i Info) []Fact
+	unlock(dir string, password []byte) (Volume, error)
+	unlockWithKey(dir string, key []byte, unverified bool) (Volume, error)
+	changePassword(fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error)
+}
+
+// Volume is an unlocked vault of any format: what the walker reads (Fsck, Export, the
+// conflicts listing), path mapping, and the keys a mount serves.
 type Volume interface {
 	format.Volume
 	// FormatName names the format as every front end shows it ("Cryptomator vault format 8,
 	// SIV_GCM"; for gocryptfs, "gocryptfs v2, AES-256-GCM").
 	FormatName() string
+	// Paths maps paths between the plaintext view and the vault's folder.
+	Paths() format.PathMapper
+	// Conflicts lists the sync tools' conflict copies, in plaintext path order.
+	Conflicts(ctx context.Context) ([]ConflictEntry, error)
+	// Settle settles the conflict listed at plaintext path p in the vault's folder (the vault
+	// is not mounted). Nothing is deleted but what keep says; a copy that does not
+	// authenticate is refused (ErrCorrupt) unless it is deleted.
+	Settle(ctx context.Context, p string, keep Keep) (Settled, error)
+	// PlanSettle makes the checks Settle makes, changing nothing, for a mounted vault: it
+	// says what to rename or remove through the mount, or that Settle does it in the folder.
+	PlanSettle(ctx context.Context, p string, keep Keep) (SettlePlan, error)
+	// Format is the vault's row in the table of formats.
+	Format() *Format
+	// ContentCipher is the content cipher where the format lets the user choose one ("" where
+	// it does not).
+	ContentCipher() crypto.CipherID
+	// Keys is the format's own unlocked vault (*Vault, *cryptomator.Vault), for the mount's
+	// per-format code alone (vfs.VolumeOf).
+	Keys() any
 	// Close wipes the keys.
 	Close()
 }
 
-// IsCryptomator reports whether cipherdir holds a Cryptomator vault rather than a gocryptfs
-// one: a vault.cryptomator (its masterkey file is where it names) and no gocryptfs.conf.
-func IsCryptomator(cipherdir string) bool {
-	return !exists(cipherdir, crypto.ConfName) && cryptomator.IsVault(cipherdir)
+// SettlePlan is how a conflict of a mounted vault is settled. With Mount set, the daemon
+// renames or removes Entry through the mount (so the kernel's view stays right) and, for a
+// folder made twice, moves each of Made into the folder, then calls Settle for what the mount
+// never shows; else Settle does all of it in the vault's folder.
+type SettlePlan struct {
+	Mount bool
+	Entry ConflictEntry
+	Made  []ConflictEntry
 }
 
-// ErrCryptomatorNotYet is wrapped, beside ErrUnsupported, by what vaultui cannot do with a
-// Cryptomator vault yet (--sharedstorage). Mounting, info, fsck and export read it.
-var ErrCryptomatorNotYet = errors.New("not supported for Cryptomator vaults yet")
-
-// CryptomatorNotYet is the error for doing what (e.g. "mounting") with the Cryptomator vault
-// in dir.
-func CryptomatorNotYet(dir, what string) error {
-	return cryptomatorNotYet(fmt.Sprintf("%s: %s Cryptomator vaults is not supported yet (vaultui reads them offline: info, fsck, export, conflicts)", dir, what))
-}
-
-func cryptomatorNotYet(msg string) error {
-	return also{errors.New(msg), []error{ErrUnsupported, ErrCryptomatorNotYet}}
-}
-
-// UnlockVolume opens the vault in cipherdir, of either format, with its password: the one
-// place a folder's format is told (IsCryptomator). Errors wrap this package's sentinels for
-// both formats (ErrWrongPassword, ErrCorrupt, ErrUnsupported, ErrNotFound).
+// UnlockVolume opens the vault in cipherdir, of any format, with its password.
 func UnlockVolume(cipherdir string, password []byte) (Volume, error) {
-	if !IsCryptomator(cipherdir) {
-		v, err := Unlock(cipherdir, password)
-		if err != nil {
-			return nil, err
-		}
-		return gocryptfsVolume{v: v}, nil
-	}
-	v, err := cryptomator.Open(cipherdir, password)
+	f, err := Open(cipherdir)
 	if err != nil {
-		return nil, cryptomatorError(cipherdir, err)
+		return nil, err
 	}
-	return v.Volume(), nil
-}
-
-// UnlockCryptomator opens the Cryptomator vault in cipherdir with its password, for a mount.
-// Errors wrap this package's sentinels, as UnlockVolume's do.
-func UnlockCryptomator(cipherdir string, password []byte) (*cryptomator.Vault, error) {
-	v, err := cryptomator.Open(cipherdir, password)
-	if err != nil {
-		return nil, cryptomatorError(cipherdir, err)
-	}
-	return v, nil
-}
-
-// UnlockCryptomatorWithKey opens the Cryptomator vault in cipherdir with its raw master key
-// (the 64 bytes of its encryption and MAC keys), which the vault's signed configuration
-// checks.
-func UnlockCryptomatorWithKey(cipherdir string, raw []byte) (*cryptomator.Vault, error) {
-	k, err := cryptomator.MasterkeyFromRaw(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cipherdir, err)
-	}
-	v, err := cryptomator.OpenWithKey(cipherdir, k)
-	if err != nil {
-		return nil, cryptomatorError(cipherdir, err)
-	}
-	return v, nil
+	return f.Unlock(password)
 }
 
 // cryptomatorError makes an error of package cryptomator also wrap this package's sentinel
@@ -110,31 +328,4 @@ func (a also) Unwrap() []error { return append([]error{a.err}, a.sentinels...) }
 func exists(dir, name string) bool {
 	_, err := os.Lstat(filepath.Join(dir, name))
 	return err == nil
-}
-
-// cryptomatorInfo describes the Cryptomator vault in dir without its password.
-func cryptomatorInfo(dir string) (Info, error) {
-	ci, err := cryptomator.ReadInfo(dir)
-	if err != nil {
-		return Info{}, cryptomatorError(dir, err)
-	}
-	content := map[cryptomator.CipherCombo]string{
-		cryptomator.SIVGCM:    "AES-256-GCM content, AES-SIV names",
-		cryptomator.SIVCTRMAC: "AES-256-CTR + HMAC-SHA256 content, AES-SIV names",
-	}[ci.CipherCombo]
-	if content == "" {
-		content = "unknown (" + string(ci.CipherCombo) + ")"
-	}
-	return Info{
-		Dir: dir, Format: cryptomator.Describe(ci.Format, ci.CipherCombo), Version: ci.Format,
-		CipherName: content, LongNames: true, LongNameMax: ci.ShorteningThreshold,
-		ScryptN: 1 << ci.ScryptLogN, ScryptLogN: ci.ScryptLogN, ScryptR: ci.ScryptR, ScryptP: 1,
-		ScryptKeyLen: 32, ScryptSaltLen: ci.ScryptSaltLen,
-	}, nil
-}
-
-// errIsCryptomator is what the gocryptfs side of vault (LoadConfig, and so Unlock, passwd,
-// settling conflicts, mount) says of a Cryptomator vault's folder.
-func errIsCryptomator(dir string) error {
-	return cryptomatorNotYet(dir + " is a Cryptomator vault: vaultui reads it offline (info, fsck, export, conflicts) and changes its password; mounting it is not supported for Cryptomator vaults yet")
 }

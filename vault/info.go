@@ -30,6 +30,8 @@ type Info struct {
 	ScryptKeyLen       int             `json:"scrypt_keylen"`
 	ScryptSaltLen      int             `json:"scrypt_salt_len"`
 	EncryptedKeyLen    int             `json:"encrypted_key_len"`
+	// FormatID is the ID of its row in the table of formats (Format.ID).
+	FormatID string `json:"format_id"`
 	// Format names the format of a vault that is not a gocryptfs one ("Cryptomator vault
 	// format 8, SIV_GCM"; Version is then its format number); "" for gocryptfs.
 	Format string `json:"format,omitempty"`
@@ -38,19 +40,13 @@ type Info struct {
 	ConfigConflicts []string `json:"config_conflicts,omitempty"`
 }
 
-// ReadInfo reads and validates cipherdir's config and describes it; a Cryptomator vault's
-// is read from its vault.cryptomator and masterkey file (see cryptomator.ReadInfo).
+// ReadInfo describes the vault in cipherdir, of any format, from its files (Folder.Info).
 func ReadInfo(cipherdir string) (Info, error) {
-	if IsCryptomator(cipherdir) {
-		return cryptomatorInfo(cipherdir)
-	}
-	c, err := LoadConfig(cipherdir)
+	f, err := Open(cipherdir)
 	if err != nil {
 		return Info{}, err
 	}
-	i := c.Info(cipherdir)
-	i.ConfigConflicts = configConflicts(cipherdir)
-	return i, nil
+	return f.Info()
 }
 
 // configConflicts lists the conflict copies of gocryptfs.conf in cipherdir.

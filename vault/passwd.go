@@ -1,14 +1,11 @@
 package vault
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
-	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
 // PasswordChange says how ChangePassword proves the master key and what it seals it under.
@@ -31,67 +28,21 @@ type PasswordChange struct {
 }
 
 // ChangePassword re-seals the master key of the vault in cipherdir under c.NewPassword,
-// with a new salt. Only the key file changes (gocryptfs.conf, or the masterkey file a
-// Cryptomator vault names), atomically: a crash leaves the old or the new file. The file as
-// it was is kept beside it with the suffix .bak, as gocryptfs -passwd keeps one (replacing
-// the .bak of an earlier change); backup is its path.
+// with a new salt (Folder.ChangePassword). Only the key file changes (gocryptfs.conf, or the
+// masterkey file a Cryptomator vault names), atomically: a crash leaves the old or the new
+// file. The file as it was is kept beside it with the suffix .bak, as gocryptfs -passwd keeps
+// one (replacing the .bak of an earlier change); backup is its path.
 func ChangePassword(cipherdir string, c PasswordChange) (backup string, err error) {
 	return changePassword(atomicfile.OS{}, cipherdir, c)
 }
 
 // changePassword writes the new key file through fsys.
 func changePassword(fsys atomicfile.FS, cipherdir string, pc PasswordChange) (string, error) {
-	if len(pc.NewPassword) == 0 {
-		return "", errors.New("the new password is empty")
-	}
-	if pc.Unverified && pc.MasterKey == nil {
-		return "", errors.New("no master key")
-	}
-	if IsCryptomator(cipherdir) {
-		return changeCryptomatorPassword(fsys, cipherdir, pc)
-	}
-	mk := pc.MasterKey
-	if mk != nil && len(mk) != crypto.MasterKeyLen {
-		return "", fmt.Errorf("%s: the master key is %d bytes; a gocryptfs vault's is %d", cipherdir, len(mk), crypto.MasterKeyLen)
-	}
-	c, err := LoadConfig(cipherdir)
+	f, err := Open(cipherdir)
 	if err != nil {
 		return "", err
 	}
-	if mk == nil {
-		if mk, err = c.openMasterKey(cipherdir, pc.OldPassword); err != nil {
-			return "", err
-		}
-		defer crypto.Wipe(mk)
-	} else if !pc.Unverified {
-		// Refuse a wrong master key rather than lock the vault for good.
-		v, err := UnlockWithMasterKey(cipherdir, mk)
-		if err != nil {
-			return "", err
-		}
-		v.Close()
-	}
-	kdf, err := crypto.NewScryptKDF(resealCost(pc.ScryptLogN, c.ScryptObject.LogN(), crypto.DefaultScryptLogN))
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", cipherdir, err)
-	}
-	kek, err := kdf.DeriveKey(pc.NewPassword)
-	if err != nil {
-		return "", kdfError(cipherdir, err)
-	}
-	defer crypto.Wipe(kek)
-	sealed, err := crypto.SealMasterKey(kek, mk, c.Has(FlagHKDF))
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", cipherdir, err)
-	}
-	nc := *c
-	nc.ScryptObject = kdf
-	nc.EncryptedKey = sealed
-	data, err := nc.Marshal()
-	if err != nil {
-		return "", err
-	}
-	return replaceKeeping(fsys, cipherdir, crypto.ConfName, data, 0o400)
+	return f.changePassword(fsys, pc)
 }
 
 // resealCost is the scrypt cost a password change seals at: the one asked for, else the
@@ -123,42 +74,4 @@ func replaceKeeping(fsys atomicfile.FS, dir, name string, data []byte, perm os.F
 		return "", fmt.Errorf("%s: %w", dir, err)
 	}
 	return backup, nil
-}
-
-// changeCryptomatorPassword rewrites a Cryptomator vault's masterkey file (the one its
-// vault.cryptomator names) under the new password, with a new salt, atomically. The key is
-// opened with the old password or given raw; either way the vault's signed configuration
-// must verify under it, so a wrong key is refused.
-func changeCryptomatorPassword(fsys atomicfile.FS, cipherdir string, pc PasswordChange) (string, error) {
-	info, err := cryptomator.ReadInfo(cipherdir)
-	if err != nil {
-		return "", err
-	}
-	var v *cryptomator.Vault
-	if pc.MasterKey != nil {
-		k, err := cryptomator.MasterkeyFromRaw(pc.MasterKey)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", cipherdir, err)
-		}
-		v, err = cryptomator.OpenWithKey(cipherdir, k)
-		k.Wipe()
-		if err != nil {
-			return "", fmt.Errorf("%w: the master key does not open this vault: %w", ErrWrongPassword, cryptomatorError(cipherdir, err))
-		}
-	} else if v, err = cryptomator.Open(cipherdir, pc.OldPassword); err != nil {
-		return "", cryptomatorError(cipherdir, err)
-	}
-	defer v.Close()
-	raw := v.RawMasterkey()
-	defer crypto.Wipe(raw)
-	k, err := cryptomator.MasterkeyFromRaw(raw)
-	if err != nil {
-		return "", err
-	}
-	defer k.Wipe()
-	data, err := cryptomator.LockMasterkey(k, pc.NewPassword, resealCost(pc.ScryptLogN, info.ScryptLogN, cryptomator.DefaultScryptLogN))
-	if err != nil {
-		return "", cryptomatorError(cipherdir, err)
-	}
-	return replaceKeeping(fsys, cipherdir, info.MasterkeyFile, data, 0o600)
 }

@@ -42,18 +42,15 @@ func CreateReverse(dir string, password []byte, opts CreateOptions) (masterKey [
 }
 
 func createReverse(fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
-	if opts.Cipher == "" {
-		opts.Cipher = crypto.AESSIV
-	}
-	if opts.Cipher != crypto.AESSIV {
+	if opts.Cipher != "" && opts.Cipher != crypto.AESSIV {
 		return nil, fmt.Errorf("%w, not %s: %s", ErrReverseCipher, opts.Cipher, reverseCipherReason)
 	}
-	if err := opts.check(); err != nil {
-		return nil, err
-	}
-	if len(password) == 0 {
-		return nil, errors.New("the password is empty")
-	}
+	opts.Format = reverseFormat.ID
+	return create(fsys, dir, password, opts)
+}
+
+// create writes the reverse config into the existing folder dir.
+func (reverseKind) create(fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
 	if err := CheckReverseDir(dir); err != nil {
 		return nil, err
 	}

@@ -43,7 +43,6 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/mountmgr/vfs"
 	"github.com/vaultui/vaultui/vault"
-	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
 // Config says what to measure.
@@ -57,9 +56,8 @@ type Config struct {
 	RandomReads int
 	// Files is how many empty files to create, list and delete (default 10000).
 	Files int
-	// Ciphers to mount vaultui vaults with (default: every cipher this build has);
-	// CryptomatorVault stands for a Cryptomator vault (format 8, SIV_GCM).
-	Ciphers []crypto.CipherID
+	// Kinds of vaultui vault to mount (default: every cipher of the default format).
+	Kinds []Kind
 	// Exe is the vaultui executable: it serves vaultui mounts ("Exe daemon") and the
 	// passthrough ("Exe bench" with LoopbackEnv set, see ServeLoopbackChild). Required.
 	Exe string
@@ -344,8 +342,10 @@ func (cfg *Config) setDefaults() {
 	if cfg.TreeFiles <= 0 {
 		cfg.TreeFiles = 100000
 	}
-	if len(cfg.Ciphers) == 0 {
-		cfg.Ciphers = []crypto.CipherID{crypto.AEGIS, crypto.AESGCM, crypto.XChaCha, crypto.AESSIV}
+	if len(cfg.Kinds) == 0 {
+		for _, c := range []crypto.CipherID{crypto.AEGIS, crypto.AESGCM, crypto.XChaCha, crypto.AESSIV} {
+			cfg.Kinds = append(cfg.Kinds, Kind{Format: vault.DefaultFormat(), Cipher: c})
+		}
 	}
 }
 
@@ -357,12 +357,12 @@ func (cfg Config) targets() (targets []target, gocryptfs string, err error) {
 			return mountLoopbackChild(ctx, cfg.Exe, work, b, m)
 		}})
 	}
-	for _, c := range cfg.Ciphers {
-		targets = append(targets, target{targetName(c), func(ctx context.Context, work, b, m string) (*server, error) {
+	for _, c := range cfg.Kinds {
+		targets = append(targets, target{c.targetName(), func(ctx context.Context, work, b, m string) (*server, error) {
 			return mountVaultui(ctx, cfg.Exe, work, b, m, c)
 		}})
 		if cfg.Baseline != "" {
-			targets = append(targets, target{strings.Replace(targetName(c), "vaultui", "baseline", 1), func(ctx context.Context, work, b, m string) (*server, error) {
+			targets = append(targets, target{strings.Replace(c.targetName(), "vaultui", "baseline", 1), func(ctx context.Context, work, b, m string) (*server, error) {
 				return mountVaultui(ctx, cfg.Baseline, work, b, m, c)
 			}})
 		}
@@ -971,36 +971,44 @@ func mountLoopbackChild(ctx context.Context, exe, work, backing, mnt string) (*s
 
 var benchPassword = []byte("vaultui bench password")
 
-// CryptomatorVault stands, among Config.Ciphers, for a Cryptomator vault (format 8, SIV_GCM:
-// AES-GCM in 32 KiB chunks), measured through the same mount as the gocryptfs ciphers.
-const CryptomatorVault crypto.CipherID = "cryptomator"
-
-// targetName is how the report names a vaultui target of cipher c.
-func targetName(c crypto.CipherID) string {
-	if c == CryptomatorVault {
-		return "vaultui Cryptomator SIV_GCM"
-	}
-	return "vaultui " + c.String()
+// Kind is a kind of vaultui vault to measure: a format (a row of vault.Formats) and, where
+// the format lets one choose, a content cipher.
+type Kind struct {
+	Format *vault.Format
+	Cipher crypto.CipherID
 }
 
-// createVault makes the vault a vaultui target of cipher c mounts, in the empty folder dir.
-func createVault(dir string, c crypto.CipherID) error {
-	if c == CryptomatorVault {
-		v, err := cryptomator.Create(dir, benchPassword, cryptomator.CreateOptions{ScryptLogN: crypto.MinScryptLogN})
-		if err == nil {
-			v.Close()
-		}
-		return err
+// ParseKind reads a kind as --ciphers names it: a content cipher of the default format
+// ("aegis", "gcm"), or the ID of a format that fixes its cipher ("cryptomator").
+func ParseKind(name string) (Kind, error) {
+	if c, err := crypto.ParseCipher(name); err == nil {
+		return Kind{Format: vault.DefaultFormat(), Cipher: c}, nil
 	}
-	key, err := vault.Create(dir, benchPassword, vault.CreateOptions{Cipher: c, ScryptLogN: crypto.MinScryptLogN})
+	if f, err := vault.FormatByID(name); err == nil && f.Can.Mount && len(f.Ciphers) == 0 {
+		return Kind{Format: f}, nil
+	}
+	return Kind{}, fmt.Errorf("%q is neither a cipher (aegis, gcm, xchacha, siv) nor a format with a cipher of its own", name)
+}
+
+// targetName is how the report names a vaultui target of this kind.
+func (k Kind) targetName() string {
+	if k.Cipher == "" {
+		return "vaultui " + k.Format.Name + " " + k.Format.Summary
+	}
+	return "vaultui " + k.Cipher.String()
+}
+
+// createVault makes the vault a vaultui target of this kind mounts, in the empty folder dir.
+func (k Kind) createVault(dir string) error {
+	key, err := vault.Create(dir, benchPassword, vault.CreateOptions{Format: k.Format.ID, Cipher: k.Cipher, ScryptLogN: k.Format.ScryptLogN.Min})
 	crypto.Wipe(key)
 	return err
 }
 
 // mountVaultui creates a vault and mounts it through a daemon of its own: private runtime,
 // config and state dirs under work, so the user's daemon and registry stay untouched.
-func mountVaultui(ctx context.Context, exe, work, backing, mnt string, c crypto.CipherID) (*server, error) {
-	if err := createVault(backing, c); err != nil {
+func mountVaultui(ctx context.Context, exe, work, backing, mnt string, c Kind) (*server, error) {
+	if err := c.createVault(backing); err != nil {
 		return nil, err
 	}
 	xdg := filepath.Join(work, "xdg")

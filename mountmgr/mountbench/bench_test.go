@@ -70,7 +70,7 @@ func TestRunSmall(t *testing.T) {
 	src := t.TempDir()
 	os.WriteFile(src+"/a", []byte("untar me"), 0o644)
 	cfg := Config{Dir: t.TempDir(), Size: 4 << 20, RandomReads: 200, Files: 100, Runs: 2,
-		Ciphers: []crypto.CipherID{crypto.AESGCM, CryptomatorVault}, UntarFrom: src, Exe: exe, RepoFiles: 30, Transactions: 10, TreeFiles: 250,
+		Kinds: []Kind{mustKind(t, "gcm"), mustKind(t, "cryptomator")}, UntarFrom: src, Exe: exe, RepoFiles: 30, Transactions: 10, TreeFiles: 250,
 		NoBuild: true} // TestRunCold builds, once warm and once cold: six cold builds here would add minutes
 	if bin := os.Getenv("GOCRYPTFS"); bin != "" {
 		cfg.Gocryptfs = bin
@@ -158,7 +158,7 @@ func TestRunCold(t *testing.T) {
 	src := t.TempDir()
 	os.WriteFile(src+"/a", []byte("untar me"), 0o644)
 	cfg := Config{Dir: t.TempDir(), Size: 1 << 20, RandomReads: 50, Files: 20, Runs: 1, NoLoopback: true,
-		Ciphers: []crypto.CipherID{crypto.AEGIS}, UntarFrom: src, Exe: exe, RepoFiles: 20, Transactions: 5, TreeFiles: 150, Cold: true}
+		Kinds: []Kind{mustKind(t, "aegis")}, UntarFrom: src, Exe: exe, RepoFiles: 20, Transactions: 5, TreeFiles: 150, Cold: true}
 	rep, err := Run(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -327,4 +327,13 @@ func TestServerPeakKeepsEarlier(t *testing.T) {
 	if got := s.peak(); got < high-1<<20 {
 		t.Errorf("peak %d after a reset, below the %d reached before it", got, high)
 	}
+}
+
+func mustKind(t testing.TB, name string) Kind {
+	t.Helper()
+	k, err := ParseKind(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -48,8 +48,8 @@ func realVault(t testing.TB, dir string, c crypto.CipherID) *vault.Vault {
 	return v
 }
 
-func volumeOf(v *vault.Vault) Volume {
-	return Volume{Dir: v.Dir, Content: v.Content, Names: v.Names, PerDirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}
+func volumeOf(v *vault.Vault) GocryptfsVolume {
+	return GocryptfsVolume{Dir: v.Dir, Content: v.Content, Names: v.Names, PerDirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}
 }
 
 // fsckClean fails the test unless the offline fsck finds nothing.
@@ -530,10 +530,10 @@ func TestSymlinkSwap(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cdir string
-	ents, _ := os.ReadDir(v.Dir)
+	ents, _ := os.ReadDir(v.CipherDir())
 	for _, e := range ents {
 		if e.IsDir() {
-			cdir = filepath.Join(v.Dir, e.Name())
+			cdir = filepath.Join(v.CipherDir(), e.Name())
 		}
 	}
 	outside := t.TempDir()
@@ -1234,7 +1234,7 @@ func accessChild(dir string) {
 	cipher, mp := filepath.Join(dir, "c"), filepath.Join(dir, "m")
 	os.Mkdir(cipher, 0o700)
 	os.Mkdir(mp, 0o700)
-	m, err := Mount(mp, Volume{Dir: cipher, Content: enc}, Options{})
+	m, err := Mount(mp, GocryptfsVolume{Dir: cipher, Content: enc}, Options{})
 	if err != nil {
 		fmt.Printf("SKIP: mount as nobody: %v\n", err)
 		return

@@ -78,18 +78,16 @@ func crashServe(spec string) int {
 // unlockAny unlocks the vault in dir (either format) with crashPassword, and returns it as
 // a mount and as the walker reads it, and the function that wipes its keys.
 func unlockAny(dir string) (Volume, format.Volume, func(), error) {
-	if vault.IsCryptomator(dir) {
-		v, err := vault.UnlockCryptomator(dir, []byte(crashPassword))
-		if err != nil {
-			return Volume{}, nil, nil, err
-		}
-		return Volume{Dir: dir, Cryptomator: v}, v.Volume(), func() { v.Close() }, nil
-	}
-	v, err := vault.Unlock(dir, []byte(crashPassword))
+	v, err := vault.UnlockVolume(dir, []byte(crashPassword))
 	if err != nil {
-		return Volume{}, nil, nil, err
+		return nil, nil, nil, err
 	}
-	return volumeOf(v), v.Volume(), v.Close, nil
+	mv, err := VolumeOf(v)
+	if err != nil {
+		v.Close()
+		return nil, nil, nil, err
+	}
+	return mv, v, v.Close, nil
 }
 
 // crashOp is one operation of the suite, run on the mount of a vault prepared by crashSetup.

@@ -32,7 +32,7 @@ func cryptomatorVolumeOf(t testing.TB, combo cryptomator.CipherCombo) (Volume, *
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { v.Close() })
-	return Volume{Dir: dir, Cryptomator: v}, v
+	return CryptomatorVolume{v}, v
 }
 
 // mountFixture mounts a copy of the fixture read-only and returns the mount point.
@@ -47,7 +47,7 @@ func mountFixture(t *testing.T, fx cmfixture.Fixture) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { v.Close() }) // after the unmount, which mountTest registered later
-	mp, _ := mountTest(t, Volume{Dir: dir, Cryptomator: v}, Options{ReadOnly: true})
+	mp, _ := mountTest(t, CryptomatorVolume{v}, Options{ReadOnly: true})
 	return mp
 }
 
@@ -301,7 +301,7 @@ func cryptomatorWritesReadBack(t *testing.T, combo cryptomator.CipherCombo) {
 		t.Errorf("fsck: %v", p)
 	}
 	// Nothing is left in the vault's folders that is not an entry of the format.
-	err = filepath.WalkDir(filepath.Join(vol.Dir, "d"), func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(filepath.Join(vol.CipherDir(), "d"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && cryptomator.IsTemp(d.Name()) {
 			t.Errorf("left behind: %s", p)
 		}
@@ -323,7 +323,7 @@ func TestCryptomatorConflictCopyShown(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(mp, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Join(vol.Dir, v.Names().DirPath(""))
+	root := filepath.Join(vol.CipherDir(), v.Names().DirPath(""))
 	stored := v.Names().Encrypt("", "report.odt")
 	copyName := strings.TrimSuffix(stored, cryptomator.SuffixC9R) + ".sync-conflict-20261130-101010-ABCDEF7" + cryptomator.SuffixC9R
 	b, err := os.ReadFile(filepath.Join(root, stored))
@@ -392,7 +392,7 @@ func TestCryptomatorHostileEntries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	root := filepath.Join(vol.Dir, v.Names().DirPath(""))
+	root := filepath.Join(vol.CipherDir(), v.Names().DirPath(""))
 	at := func(name string) string { return filepath.Join(root, v.Names().Encrypt("", name)) }
 	// A file's entry replaced by a symlink to a file outside.
 	os.Remove(at("file-link"))
@@ -409,7 +409,7 @@ func TestCryptomatorHostileEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	folder := filepath.Join(vol.Dir, v.Names().DirPath(string(id)))
+	folder := filepath.Join(vol.CipherDir(), v.Names().DirPath(string(id)))
 	if err := os.RemoveAll(folder); err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +467,7 @@ func TestCryptomatorHugeTruncateFailsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(vol.Dir, &st); err != nil {
+	if err := syscall.Statfs(vol.CipherDir(), &st); err != nil {
 		t.Fatal(err)
 	}
 	beyond := int64(st.Bavail*uint64(st.Bsize)) + 1<<30
@@ -478,7 +478,7 @@ func TestCryptomatorHugeTruncateFailsAtOnce(t *testing.T) {
 		t.Fatalf("after the refused truncate: %q, %v", b, err)
 	}
 	var after syscall.Statfs_t
-	if err := syscall.Statfs(vol.Dir, &after); err != nil {
+	if err := syscall.Statfs(vol.CipherDir(), &after); err != nil {
 		t.Fatal(err)
 	}
 	if after.Bavail+st.Bavail/100 < st.Bavail {

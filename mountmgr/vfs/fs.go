@@ -46,7 +46,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/format"
 )
 
@@ -95,23 +94,14 @@ type Counters struct {
 	BytesRead, BytesWritten, Ops, Errors atomic.Uint64
 }
 
-// Volume is what the file system needs of an unlocked vault. vfs does not read
-// gocryptfs.conf; the caller (package vault) did that. A Cryptomator vault is given as
-// Cryptomator alone; the other fields are a gocryptfs vault's.
-type Volume struct {
-	// Cryptomator is an unlocked Cryptomator vault (Dir is then its folder).
-	Cryptomator *cryptomator.Vault
-	// Dir is the cipherdir.
-	Dir     string
-	Content *crypto.ContentEnc
-	// Names is nil with PlaintextNames.
-	Names *crypto.NameTransform
-	// PerDirIV: names are encrypted with per-directory IVs from gocryptfs.diriv files (feature
-	// flag DirIV); false with deterministic names (all-zero IV, no diriv files).
-	PerDirIV bool
-	// XattrNames encrypts extended attribute names (with plaintext names too); nil turns
-	// extended attributes off.
-	XattrNames *crypto.NameTransform
+// Volume is what the file system needs of an unlocked vault: one implementation per format
+// (GocryptfsVolume, CryptomatorVolume; VolumeOf makes one of a vault.Volume). vfs does not
+// read a vault's configuration; the caller (package vault) did that.
+type Volume interface {
+	// CipherDir is the vault's folder.
+	CipherDir() string
+	// serve sets f up to serve the format: its tree, content, and the keys they use.
+	serve(f *fsys) error
 }
 
 // Mounted is a live mount.
@@ -244,10 +234,10 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	if err != nil {
 		return nil, err
 	}
-	mopts := mountOptions(v.Dir, root.fsys.rootIno, opts, root.fsys.log)
+	mopts := mountOptions(v.CipherDir(), root.fsys.rootIno, opts, root.fsys.log)
 	mo := &mopts.MountOptions
 	mo.MaxWrite = requestMax
-	mo.DisableXAttrs = v.XattrNames == nil
+	mo.DisableXAttrs = root.fsys.xattrNames == nil
 	// Reads return decrypted data from memory, never a descriptor: splice cannot work, and
 	// go-fuse would log its failed attempt once per request.
 	mo.DisableSplice = true
@@ -263,9 +253,9 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		mo.ExtraCapabilities |= fuse.CAP_DIRECT_IO_ALLOW_MMAP
 	}
 	mo.MaxBackground = 64
-	// Changes behind a Cryptomator mount are seen by the kernel's 1 s timeouts alone: the
-	// watcher knows gocryptfs's cipher tree only.
-	if !opts.SharedStorage && v.Cryptomator == nil {
+	// Changes behind a mount whose tree the watcher cannot follow are seen by the kernel's
+	// 1 s timeouts alone.
+	if !opts.SharedStorage && root.fsys.tree.watchable() {
 		root.fsys.watch = newWatcher(root.fsys, root, opts.maxWatches)
 	}
 	// A watched mount tells the kernel itself when a file's pages go stale (watch.go), so the
@@ -309,11 +299,8 @@ func NewRoot(v Volume, opts Options) (fs.InodeEmbedder, *Counters, error) {
 }
 
 func newRoot(v Volume, opts Options) (*node, error) {
-	if v.Content == nil && v.Cryptomator == nil {
+	if v == nil {
 		return nil, fmt.Errorf("vfs: vault is not unlocked")
-	}
-	if v.Cryptomator != nil && opts.SharedStorage {
-		return nil, fmt.Errorf("vfs: shared storage is not supported for Cryptomator vaults")
 	}
 	if opts.ForceDecode && !opts.ReadOnly {
 		return nil, fmt.Errorf("vfs: forced decoding needs a read-only mount")
@@ -327,27 +314,23 @@ func newRoot(v Volume, opts Options) (*node, error) {
 	if lg == nil {
 		lg = log.New(discard{}, "", 0)
 	}
-	rootFd, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dir := v.CipherDir()
+	rootFd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("vfs: opening %s: %w", v.Dir, err)
+		return nil, fmt.Errorf("vfs: opening %s: %w", dir, err)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(rootFd, &st); err != nil {
 		unix.Close(rootFd)
-		return nil, fmt.Errorf("vfs: %s: %w", v.Dir, err)
+		return nil, fmt.Errorf("vfs: %s: %w", dir, err)
 	}
 	f := &fsys{
-		dir:        v.Dir,
+		dir:        dir,
 		rootFd:     rootFd,
 		rootDir:    rootFd,
 		rootDev:    st.Dev,
 		rootIno:    st.Ino,
 		umask:      processUmask(),
-		enc:        v.Content,
-		names:      v.Names,
-		xattrNames: v.XattrNames,
-		xattrAt:    v.XattrNames != nil && probeXattrAt(rootFd),
-		perDirIV:   v.Names != nil && v.PerDirIV,
 		ro:         opts.ReadOnly,
 		log:        lg,
 		authFailed: opts.AuthFailed,
@@ -358,19 +341,15 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		asRoot:     syscall.Geteuid() == 0,
 		zeroIV:     make([]byte, crypto.DirIVLen),
 	}
-	if c := v.Cryptomator; c != nil {
-		t := &cryptomatorTree{f: f, names: c.Names(), content: c.Content(), threshold: c.ShorteningThreshold()}
-		f.tree, f.content = t, cryptomatorContent{c.Content()}
-		rd, err := t.openByID([]byte{})
-		if err != nil {
-			unix.Close(rootFd)
-			return nil, fmt.Errorf("vfs: %s: the root directory's folder: %w", v.Dir, err)
-		}
-		f.rootDir = rd
-	} else {
-		f.tree, f.content = gocryptfsTree{f}, gocryptfsContent{v.Content}
-		f.plainNames = v.Names == nil
+	if err := v.serve(f); err != nil {
+		unix.Close(rootFd)
+		return nil, fmt.Errorf("vfs: %s: %w", dir, err)
 	}
+	if opts.SharedStorage && !f.tree.sharedStorage() {
+		f.close()
+		return nil, fmt.Errorf("vfs: %s: the vault's format cannot be mounted for shared storage", dir)
+	}
+	f.xattrAt = f.xattrNames != nil && probeXattrAt(rootFd)
 	f.geo = f.content.geometry()
 	f.bs, f.cbs = uint64(f.geo.BlockSize), f.geo.CipherBlockSize()
 	// Room for a request's blocks, two more for unaligned ends, and a page for pageAlignedWith.
@@ -505,13 +484,6 @@ func (f *fsys) close() {
 
 // blockOff is the offset of cipher block b in a cipher file: after the header, blocks of cbs.
 func (f *fsys) blockOff(b uint64) int64 { return int64(f.geo.HeaderLen) + int64(b)*int64(f.cbs) }
-
-// configFile reports whether name, in the cipherdir's root, is the vault's configuration,
-// which the view does not show (a Cryptomator vault's is outside its root directory's folder).
-func (f *fsys) configFile(name string) bool {
-	_, gocryptfs := f.tree.(gocryptfsTree)
-	return gocryptfs && name == crypto.ConfName
-}
 
 func (f *fsys) getCipherBuf() *[]byte { return f.cipherPool.Get().(*[]byte) }
 func (f *fsys) getPlainBuf() *[]byte  { return f.plainPool.Get().(*[]byte) }

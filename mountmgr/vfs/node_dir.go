@@ -211,8 +211,8 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	if !ok || tn.fsys != n.fsys {
 		return nil, n.fsys.op(syscall.EXDEV)
 	}
-	t, ok := n.fsys.tree.(gocryptfsTree)
-	if !ok {
+	t := n.fsys.tree
+	if !t.hardLinks() {
 		return nil, n.fsys.op(syscall.EPERM) // the format has no hard links, as FAT has none
 	}
 	od, ostored, errno := tn.parentFd()
@@ -238,8 +238,8 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 
 // Mknod creates FIFOs, sockets and (as root) device nodes; only their names are encrypted.
 func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	t, ok := n.fsys.tree.(gocryptfsTree)
-	if !ok {
+	t := n.fsys.tree
+	if !t.specialFiles() {
 		return nil, n.fsys.op(syscall.EPERM) // the format stores files, directories and symlinks only
 	}
 	d, stored, errno := n.makeEntry(name, func(dirfd int, e storedEntry) error {

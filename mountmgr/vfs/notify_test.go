@@ -19,9 +19,9 @@ import (
 )
 
 // cipherPath returns the cipherdir path of rel, a plaintext path of short names.
-func cipherPath(t *testing.T, v Volume, rel string) string {
+func cipherPath(t *testing.T, v GocryptfsVolume, rel string) string {
 	t.Helper()
-	dir := v.Dir
+	dir := v.CipherDir()
 	for _, plain := range strings.Split(rel, "/") {
 		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -478,7 +478,7 @@ func TestOneInotifyInstance(t *testing.T) {
 	if n := inotifyInstances(t); n != 1 {
 		t.Errorf("%d inotify instances for three mounts, want 1", n)
 	}
-	deletedBehind := func(what, mp string, v Volume, name string) {
+	deletedBehind := func(what, mp string, v GocryptfsVolume, name string) {
 		t.Helper()
 		p := filepath.Join(mp, name)
 		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {

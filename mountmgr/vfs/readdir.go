@@ -262,7 +262,7 @@ func (s *dirStream) admit(e *fuse.DirEntry) bool {
 	if e.Name == "." || e.Name == ".." {
 		return true
 	}
-	if n.IsRoot() && n.fsys.configFile(e.Name) {
+	if n.IsRoot() && n.fsys.tree.configFile(e.Name) {
 		return false
 	}
 	plain, se, typ, hide, err := n.fsys.tree.listed(s, e.Name, e.Mode&syscall.S_IFMT)

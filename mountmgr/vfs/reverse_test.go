@@ -249,7 +249,7 @@ func TestReverseViewIsGocryptfsView(t *testing.T) {
 						t.Fatal(err)
 					}
 					t.Cleanup(v.Close)
-					mp, _ := mountTest(t, Volume{Dir: backup, Content: v.Content, Names: v.Names,
+					mp, _ := mountTest(t, GocryptfsVolume{Dir: backup, Content: v.Content, Names: v.Names,
 						PerDirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}, Options{ReadOnly: true})
 					compareViews(t, "vaultui forward on a copy of gocryptfs's view", treeSnapshot(t, mp), plain)
 				}
@@ -422,7 +422,7 @@ func TestReverseRsyncIsIncremental(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(v.Close)
-	mp, _ := mountTest(t, Volume{Dir: backup, Content: v.Content, Names: v.Names, PerDirIV: true}, Options{ReadOnly: true})
+	mp, _ := mountTest(t, GocryptfsVolume{Dir: backup, Content: v.Content, Names: v.Names, PerDirIV: true}, Options{ReadOnly: true})
 	compareViews(t, "the backup mounted forward", treeSnapshot(t, mp), treeSnapshot(t, dir, vault.ReverseConfName))
 }
 

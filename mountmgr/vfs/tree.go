@@ -66,6 +66,21 @@ type tree interface {
 	// decrypt and are sync tools' conflict copies (under layout.ConflictName's names), and
 	// records their stored entries in found; the others stay hidden and are logged.
 	conflicts(s *dirStream, found map[string]storedEntry) []fuse.DirEntry
+
+	// makeEntry makes an entry with mk (a hard link, a special file) and what the format
+	// stores beside it (gocryptfs: a long name's .name file); only called where the format
+	// has hardLinks or specialFiles.
+	makeEntry(dirfd int, e storedEntry, mk func() error) error
+	// configFile reports whether name, in the root directory's folder, is the vault's
+	// configuration, which the view does not show.
+	configFile(name string) bool
+
+	// Capabilities: the cipherdir watch follows the tree (watch.go); the format stores hard
+	// links and special files (FIFOs, sockets, devices); it mounts for shared storage.
+	watchable() bool
+	hardLinks() bool
+	specialFiles() bool
+	sharedStorage() bool
 }
 
 // gocryptfsTree is the gocryptfs format: an entry is stored under its encrypted name in its

@@ -21,7 +21,7 @@ import (
 
 // testVolume makes a fresh cipherdir (no gocryptfs.conf: vfs does not read it) with a random
 // master key.
-func testVolume(t testing.TB, c crypto.CipherID, names bool) Volume {
+func testVolume(t testing.TB, c crypto.CipherID, names bool) GocryptfsVolume {
 	t.Helper()
 	key := make([]byte, 32)
 	rand.Read(key)
@@ -30,7 +30,7 @@ func testVolume(t testing.TB, c crypto.CipherID, names bool) Volume {
 		t.Skipf("cipher %s: %v", c, err)
 	}
 	dir := t.TempDir()
-	v := Volume{Dir: dir, Content: enc}
+	v := GocryptfsVolume{Dir: dir, Content: enc}
 	if names {
 		if v.Names, err = crypto.NewNameTransform(key, true, true, 0); err != nil {
 			t.Fatal(err)

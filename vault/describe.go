@@ -1,0 +1,148 @@
+package vault
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/vaultui/vaultui/crypto"
+)
+
+// Fact is one labelled line describing a vault, for every front end to show as it likes.
+// Values come from files that whoever can write the vault's folder controls: front ends
+// escape them.
+type Fact struct{ Label, Value string }
+
+// Facts says what the vault's files mean, one fact a line, in its format's terms, then what
+// the format cannot hold or do (from its capabilities).
+func (i Info) Facts() []Fact {
+	f, err := FormatByID(i.FormatID)
+	if err != nil {
+		return []Fact{{"Format", "unknown (" + i.FormatID + ")"}}
+	}
+	facts := f.kind.describe(i)
+	if missing := f.missing(); missing != "" {
+		facts = append(facts, Fact{"Not supported", missing})
+	}
+	return facts
+}
+
+// missing lists what the format cannot hold or do, from its capabilities, for Facts.
+func (f *Format) missing() string {
+	var not []string
+	if f.Can.Mount && !f.Can.SharedStorage {
+		not = append(not, "--sharedstorage")
+	}
+	var holds []string
+	for _, c := range []struct {
+		can  bool
+		what string
+	}{{f.Can.HardLinks, "hard links"}, {f.Can.SpecialFiles, "special files"}, {f.Can.Xattrs, "extended attributes"}} {
+		if !c.can {
+			holds = append(holds, c.what)
+		}
+	}
+	if len(holds) > 0 && f.Can.Mount {
+		not = append(not, listed(holds)+" (the format has none)")
+	}
+	return strings.Join(not, "; ")
+}
+
+// scryptFact is the scrypt line every format has.
+func scryptFact(i Info) Fact {
+	return Fact{"Scrypt", fmt.Sprintf("N=2^%d r=%d p=%d (key %d bytes, salt %d bytes)", i.ScryptLogN, i.ScryptR, i.ScryptP, i.ScryptKeyLen, i.ScryptSaltLen)}
+}
+
+func (gocryptfsKind) describe(i Info) []Fact { return describeGocryptfs(gocryptfsFormat, i) }
+func (reverseKind) describe(i Info) []Fact   { return describeGocryptfs(reverseFormat, i) }
+
+func describeGocryptfs(f *Format, i Info) []Fact {
+	names := "encrypted (EME, per-directory IV)"
+	switch {
+	case i.PlaintextNames:
+		names = "plaintext (not encrypted)"
+	case i.DeterministicNames:
+		names = "encrypted (EME, deterministic: no per-directory IV)"
+	}
+	longNames := "off"
+	if i.LongNames {
+		longNames = fmt.Sprintf("on: encrypted names over %d bytes are stored hashed", i.LongNameMax)
+	}
+	hkdf := "no"
+	if i.HKDF {
+		hkdf = "yes"
+	}
+	version := "gocryptfs v" + strconv.Itoa(i.Version)
+	if i.Cipher == crypto.AEGIS {
+		version += " with the " + FlagAEGIS256X2 + " flag of gocryptfs's unreleased AEGIS branch: opens only in vaultui"
+	}
+	facts := []Fact{
+		{"Cipher", i.CipherName},
+		{"Opens in", f.OpensIn(i.Cipher).Detail()},
+		{"Format", version},
+		{"Creator", i.Creator},
+		{"File names", names},
+		{"Long names", longNames},
+		{"HKDF", hkdf},
+		scryptFact(i),
+		{"Feature flags", strings.Join(i.FeatureFlags, " ")},
+	}
+	for _, c := range i.ConfigConflicts {
+		facts = append(facts, Fact{"Config conflict", c + " (a sync tool's copy; this vault uses " + crypto.ConfName + ")"})
+	}
+	return facts
+}
+
+func (cryptomatorKind) describe(i Info) []Fact {
+	return []Fact{
+		{"Format", i.Format},
+		{"Cipher", i.CipherName},
+		{"Opens in", cryptomatorFormat.OpensIn("").Detail()},
+		{"File names", "encrypted (AES-SIV, bound to the directory's ID)"},
+		{"Long names", fmt.Sprintf("encrypted names over %d characters are stored shortened (.c9s)", i.LongNameMax)},
+		scryptFact(i),
+	}
+}
+
+// VaultuiOnly reports whether only vaultui opens the vault.
+func (c Compat) VaultuiOnly() bool { return len(c.Programs) == 1 }
+
+// List is Programs as a sentence's list: "vaultui, gocryptfs and DroidFS (Android)".
+func (c Compat) List() string {
+	if len(c.Programs) == 0 {
+		return "no program"
+	}
+	return listed(c.Programs)
+}
+
+// listed joins words as a sentence's list: "a", "a and b", "a, b and c".
+func listed(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// Detail is what "info" shows: the programs, and who cannot open it and why.
+func (c Compat) Detail() string {
+	s := c.List()
+	if c.VaultuiOnly() {
+		s += " only"
+	}
+	if c.Others != "" {
+		s += " (" + c.Others + ")"
+	}
+	return s
+}
+
+// Sentence says it in full: "A vault with AES-256-GCM opens in vaultui, gocryptfs, ...".
+func (c Compat) Sentence() string {
+	if c.VaultuiOnly() {
+		return c.Subject + " opens only in vaultui: " + c.Others + "."
+	}
+	s := c.Subject + " opens in " + c.List()
+	if c.Others != "" {
+		s += "; " + c.Others
+	}
+	return s + "."
+}

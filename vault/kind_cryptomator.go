@@ -1,0 +1,104 @@
+package vault
+
+import (
+	"fmt"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault/cryptomator"
+)
+
+// cryptomatorKind is Cryptomator's vault format 8 behind Folder (package vault/cryptomator).
+type cryptomatorKind struct{}
+
+func (cryptomatorKind) info(dir string) (Info, error) {
+	ci, err := cryptomator.ReadInfo(dir)
+	if err != nil {
+		return Info{}, cryptomatorError(dir, err)
+	}
+	content := map[cryptomator.CipherCombo]string{
+		cryptomator.SIVGCM:    "AES-256-GCM content, AES-SIV names",
+		cryptomator.SIVCTRMAC: "AES-256-CTR + HMAC-SHA256 content, AES-SIV names",
+	}[ci.CipherCombo]
+	if content == "" {
+		content = "unknown (" + string(ci.CipherCombo) + ")"
+	}
+	return Info{
+		Dir: dir, Format: cryptomator.Describe(ci.Format, ci.CipherCombo), Version: ci.Format,
+		CipherName: content, LongNames: true, LongNameMax: ci.ShorteningThreshold,
+		ScryptN: 1 << ci.ScryptLogN, ScryptLogN: ci.ScryptLogN, ScryptR: ci.ScryptR, ScryptP: 1,
+		ScryptKeyLen: 32, ScryptSaltLen: ci.ScryptSaltLen,
+	}, nil
+}
+
+func (cryptomatorKind) unlock(dir string, password []byte) (Volume, error) {
+	v, err := cryptomator.Open(dir, password)
+	if err != nil {
+		return nil, cryptomatorError(dir, err)
+	}
+	return cryptomatorVolume{v.Volume()}, nil
+}
+
+// cryptomatorVolume is a Cryptomator vault as a Volume: the walker's volume of package
+// cryptomator, with what this package adds (conflicts: cmsettle.go).
+type cryptomatorVolume struct{ *cryptomator.Volume }
+
+// unlockWithKey: the raw key (the 64 bytes of its encryption and MAC keys) must sign the
+// vault's configuration, so it is always verified.
+func (cryptomatorKind) unlockWithKey(dir string, raw []byte, _ bool) (Volume, error) {
+	v, err := openCryptomatorWithKey(dir, raw)
+	if err != nil {
+		return nil, err
+	}
+	return cryptomatorVolume{v.Volume()}, nil
+}
+
+func openCryptomatorWithKey(dir string, raw []byte) (*cryptomator.Vault, error) {
+	k, err := cryptomator.MasterkeyFromRaw(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	defer k.Wipe()
+	v, err := cryptomator.OpenWithKey(dir, k)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the master key does not open this vault: %w", ErrWrongPassword, cryptomatorError(dir, err))
+	}
+	return v, nil
+}
+
+// changePassword rewrites the masterkey file the vault's vault.cryptomator names under the new
+// password, with a new salt, atomically. The key is opened with the old password or given
+// raw; either way the vault's signed configuration must verify under it, so a wrong key is
+// refused.
+func (cryptomatorKind) changePassword(fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error) {
+	info, err := cryptomator.ReadInfo(dir)
+	if err != nil {
+		return "", cryptomatorError(dir, err)
+	}
+	var v *cryptomator.Vault
+	if pc.MasterKey != nil {
+		v, err = openCryptomatorWithKey(dir, pc.MasterKey)
+	} else if v, err = cryptomator.Open(dir, pc.OldPassword); err != nil {
+		err = cryptomatorError(dir, err)
+	}
+	if err != nil {
+		return "", err
+	}
+	defer v.Close()
+	raw := v.RawMasterkey()
+	defer crypto.Wipe(raw)
+	k, err := cryptomator.MasterkeyFromRaw(raw)
+	if err != nil {
+		return "", err
+	}
+	defer k.Wipe()
+	data, err := cryptomator.LockMasterkey(k, pc.NewPassword, resealCost(pc.ScryptLogN, info.ScryptLogN, f.ScryptLogN.Default))
+	if err != nil {
+		return "", cryptomatorError(dir, err)
+	}
+	return replaceKeeping(fsys, dir, info.MasterkeyFile, data, 0o600)
+}
+
+func (cv cryptomatorVolume) Format() *Format             { return cryptomatorFormat }
+func (cryptomatorVolume) ContentCipher() crypto.CipherID { return "" }
+func (cv cryptomatorVolume) Keys() any                   { return cv.Vault() }

@@ -21,17 +21,10 @@ import (
 // makes (vault.CheckSettle: the copy decrypts whole unless it is deleted), so a copy that
 // does not authenticate never gets a clean name through the mount either.
 
-func (d *daemon) handleConflicts(req *request) *response {
-	// A daemon that stops ends the walk.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-d.quit:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+// handleConflicts lists or settles conflicts for a client whose context is ctx (it ends when
+// the client hangs up). Either walks the cipherdir with the key, which a big or hostile tree
+// makes long: a keyUse, so the client leaving, an unmount or the daemon stopping ends it.
+func (d *daemon) handleConflicts(ctx context.Context, req *request) *response {
 	m, where, err := d.mountedVault(req.Target)
 	if err != nil {
 		return &response{Error: toWire(err)}
@@ -39,18 +32,30 @@ func (d *daemon) handleConflicts(req *request) *response {
 	if m.v.walk == nil {
 		return &response{Error: toWire(fmt.Errorf("%s is a reverse view: it has no sync conflicts to settle", where))}
 	}
-	// The key must outlive the walk: an unmount meanwhile waits for it (unlocked.Close).
-	m.v.mu.RLock()
-	defer m.v.mu.RUnlock()
-	if m.v.closed {
-		return &response{Error: toWire(errorOf(ErrNotMounted, "%s was unmounted meanwhile", m.info.CipherDir))}
+	use, err := d.useKeys(ctx, m)
+	if err != nil {
+		return &response{Error: toWire(err)}
+	}
+	defer use.release()
+	ctx = use.ctx
+	what := "settling of a conflict"
+	if req.Op == opConflicts {
+		what = "conflicts listing"
+	}
+	failed := func(err error) *response {
+		err = use.ended(err, m.info.CipherDir, what)
+		if use.clientLeft() {
+			d.log.Printf("%s of %s: the client went away; stopped", req.Op, m.info.CipherDir)
+		} else {
+			// The error names plaintext paths: the log gets its kind only.
+			d.log.Printf("%s of %s failed (%s)", req.Op, m.info.CipherDir, KindOf(err))
+		}
+		return &response{Error: toWire(err)}
 	}
 	if req.Op == opConflicts {
 		list, err := m.v.walk.Conflicts(ctx)
 		if err != nil {
-			// The error names plaintext paths: the log gets its kind only.
-			d.log.Printf("listing the conflicts of %s failed (%s)", m.info.CipherDir, KindOf(err))
-			return &response{Error: toWire(err)}
+			return failed(err)
 		}
 		return &response{Conflicts: toWireConflicts(list)} // never nil: an empty list is no error
 	}
@@ -59,8 +64,7 @@ func (d *daemon) handleConflicts(req *request) *response {
 	}
 	done, err := d.settleThroughMount(ctx, m, where, *req.Settle)
 	if err != nil {
-		d.log.Printf("settling a conflict in %s failed (%s)", m.info.CipherDir, KindOf(err))
-		return &response{Error: toWire(err)}
+		return failed(err)
 	}
 	d.log.Printf("settled a conflict in %s through %s (kept %s)", m.info.CipherDir, where, req.Settle.Keep)
 	w := toWireSettled(done)

@@ -4,6 +4,7 @@ package mountmgr
 // answering them.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,7 +101,12 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			d.serveWalk(conn, &req)
 			return
 		}
-		resp := d.handleGuarded(&req)
+		ctx, stop := context.Background(), func() {}
+		if req.Op == opConflicts || req.Op == opSettleConflict {
+			ctx, stop = hangup(conn) // a walk: it ends if the client goes away
+		}
+		resp := d.handleGuarded(ctx, &req)
+		stop()
 		resp.ID = req.ID
 		if err := d.send(conn, resp); err != nil {
 			d.giveBackReport(resp.Stale) // not delivered: the next asker gets it
@@ -136,7 +142,8 @@ func (d *daemon) watch(conn net.Conn, id uint64) {
 	}
 }
 
-func (d *daemon) handle(req *request) *response {
+// handle serves req for a client whose context is ctx.
+func (d *daemon) handle(ctx context.Context, req *request) *response {
 	switch req.Op {
 	case opPing:
 		return &response{PID: os.Getpid(), Daemon: d.info()}
@@ -167,7 +174,7 @@ func (d *daemon) handle(req *request) *response {
 		}
 		return &response{}
 	case opConflicts, opSettleConflict:
-		return d.handleConflicts(req)
+		return d.handleConflicts(ctx, req)
 	case opPaths:
 		res, err := d.mapPaths(req.Target, req.Encrypt, req.Paths)
 		if err != nil {

@@ -18,9 +18,9 @@ import (
 
 // Fsck and export of a mounted vault. The daemon holds the vault's key, so it runs the
 // offline walker (vault.Vault.Fsck, vault.Vault.ExportWith) on the cipherdir with it, as for
-// a locked vault, and no password is asked for. Like conflicts, the walk holds the key until
-// it ends; an unmount meanwhile ends the walk instead of waiting for it. A running walk
-// counts as use of the vault: no idle unmount cuts it.
+// a locked vault, and no password is asked for. Like conflicts, the walk uses the key until
+// it ends (keyUse); an unmount meanwhile ends the walk instead of waiting for it. A running
+// walk counts as use of the vault: no idle unmount cuts it.
 //
 // A walk has a connection of its own (like watch). The daemon streams replies with the
 // request's ID: progress (the latest only: a slow reader gets fewer, never stale ones), the
@@ -137,23 +137,14 @@ func (d *daemon) walk(ctx context.Context, m *mount, req *request, out *walkRepl
 		d.mu.Unlock()
 		m.walks.Add(-1)
 	}()
-	m.v.mu.RLock()
-	defer m.v.mu.RUnlock()
-	if m.v.closed {
-		return nil, errorOf(ErrNotMounted, "%s was unmounted meanwhile", m.info.CipherDir)
-	}
 	// An unmount (it waits for the key) or a daemon that stops ends the walk.
-	stopped := m.v.stopped()
-	go func() {
-		select {
-		case <-d.quit:
-		case <-stopped:
-		case <-ctx.Done():
-		}
-		out.cancel()
-	}()
+	use, err := d.useKeys(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	defer use.release()
+	ctx = use.ctx
 	var problems []vault.Problem
-	var err error
 	if req.Op == opFsck {
 		problems, err = vault.FsckVolume(ctx, m.v.walk, out.progress)
 	} else {
@@ -163,15 +154,7 @@ func (d *daemon) walk(ctx context.Context, m *mount, req *request, out *walkRepl
 			Damaged:  out.damaged,
 		})
 	}
-	if ctx.Err() != nil {
-		select {
-		case <-stopped:
-			err = errorOf(ErrNotMounted, "%s was unmounted during the %s, which ended", m.info.CipherDir, req.Op)
-		case <-d.quit:
-			err = fmt.Errorf("the mount daemon is stopping; %s ended: %w", req.Op, ctx.Err())
-		default:
-		}
-	}
+	err = use.ended(err, m.info.CipherDir, req.Op)
 	wire := make([]wireProblem, len(problems))
 	for i, p := range problems {
 		wire[i] = toWireProblem(p)

@@ -65,7 +65,22 @@ func (g gocryptfsVolume) Root() (format.Dir, error) {
 	if err != nil {
 		return format.Dir{}, err
 	}
-	return format.Dir{Ref: fd}, nil
+	key, err := folderKey(fd)
+	if err != nil {
+		unix.Close(fd)
+		return format.Dir{}, err
+	}
+	return format.Dir{Ref: fd, Key: key}, nil
+}
+
+// folderKey is the identity of the folder open at fd (format.Dir.Key): its device and inode,
+// the same whatever path or bind mount reached it.
+func folderKey(fd int) ([2]uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return [2]uint64{}, err
+	}
+	return [2]uint64{st.Dev, st.Ino}, nil
 }
 
 func (g gocryptfsVolume) ReadDir(d format.Dir, showBadNames bool, problem func(Problem)) ([]Node, error) {
@@ -87,7 +102,12 @@ func (g gocryptfsVolume) OpenDir(d format.Dir, n Node) (format.Dir, error) {
 	if err != nil {
 		return format.Dir{}, err
 	}
-	return format.Dir{Path: n.Path, CipherPath: n.CipherPath, Ref: fd}, nil
+	key, err := folderKey(fd)
+	if err != nil {
+		unix.Close(fd)
+		return format.Dir{}, err
+	}
+	return format.Dir{Path: n.Path, CipherPath: n.CipherPath, Ref: fd, Key: key}, nil
 }
 
 func (g gocryptfsVolume) CloseDir(d format.Dir) { unix.Close(d.Ref.(int)) }

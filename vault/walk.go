@@ -29,6 +29,7 @@ const (
 	KindSymlink  = format.KindSymlink
 	KindType     = format.KindType
 	KindIO       = format.KindIO
+	KindDirTwice = format.KindDirTwice
 
 	KindConflict = format.KindConflict
 	KindForeign  = format.KindForeign

@@ -234,10 +234,65 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 		return nil, n.fsys.op(fs2errno(err))
 	}
 	ch := n.newChild(ctx, name, &e, d.fd, stored, out)
+	if first, twice := n.reachedTwice(ch, name); twice {
+		n.fsys.log.Printf("vfs: %s: a directory reached twice: its folder is already shown as %s (a dir.c9r naming another directory's ID?); refused",
+			n.childCipherPath(stored), first)
+		return nil, n.fsys.op(syscall.EIO)
+	}
 	if key != nil {
 		ch.Operations().(*node).setKey(key)
 	}
 	return ch, n.fsys.op(0)
+}
+
+// reachedTwice reports whether the directory ch, just looked up as name in n, is n or one of
+// its ancestors, or is in the tree already as another entry that still holds it: one cipher
+// folder reached twice. Nothing authenticates a Cryptomator dir.c9r, so one may name another
+// directory's ID, an ancestor's among them. Under an ancestor the kernel refuses the name
+// (ELOOP), but go-fuse would have linked the node under it all the same: a cycle that every
+// walk up the tree (dirFd, cipherPath) follows forever. Shown twice elsewhere, the folder is
+// one node with two parents, whose renames and removals step on each other; go-fuse merges
+// nodes by identity only after Lookup, so this is seen when the name is looked up again. A
+// directory whose other entry no longer holds it was moved behind the mount's back (a sync):
+// that is the same directory, and the kernel moves its name. first is the cipher path of
+// where it is shown already, for the log.
+func (n *node) reachedTwice(ch *fs.Inode, name string) (first string, twice bool) {
+	sa := ch.StableAttr()
+	if sa.Mode != syscall.S_IFDIR {
+		return "", false
+	}
+	seen := map[*fs.Inode]bool{}
+	for cur := n.EmbeddedInode(); cur != nil && !seen[cur]; _, cur = cur.Parent() {
+		if cur.StableAttr() == sa {
+			return cur.Operations().(*node).cipherPath(), true
+		}
+		seen[cur] = true
+	}
+	oname, oparent := ch.Parent()
+	if oparent == nil || oparent == n.EmbeddedInode() && oname == name {
+		return "", false // new to the tree, or known here already
+	}
+	on := oparent.Operations().(*node)
+	stored, errno := on.storedName(oname)
+	if errno != 0 {
+		return "", false
+	}
+	d, errno := on.dirFd()
+	if errno != 0 {
+		return "", false
+	}
+	defer d.close()
+	e, _, err := n.fsys.tree.stat(d.fd, stored)
+	if err != nil || n.fsys.stableAttr(&e) != sa {
+		return "", false
+	}
+	return on.childCipherPath(stored), true
+}
+
+// childCipherPath is the cipher path of n's entry stored, for log messages.
+func (n *node) childCipherPath(stored string) string {
+	p, _ := strconv.Unquote(n.cipherPath())
+	return strconv.Quote(strings.TrimSuffix(p, "/") + "/" + stored)
 }
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {

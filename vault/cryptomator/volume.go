@@ -55,7 +55,7 @@ func (w *Volume) OpenHeader(b []byte) (format.FileCipher, error) {
 
 func (w *Volume) Root() (format.Dir, error) {
 	r := w.v.Root()
-	return format.Dir{CipherPath: r.Path, Ref: r}, nil
+	return format.Dir{CipherPath: r.Path, Ref: r, Key: r.Path}, nil
 }
 
 // ReadDir lists d, after checking its dirid.c9r (a missing or foreign one is damage, though
@@ -134,7 +134,9 @@ func (symlinkInfo) Mode() fs.FileMode { return fs.ModeSymlink | 0o777 }
 func (symlinkInfo) IsDir() bool       { return false }
 
 // OpenDir opens the directory n names through its dir.c9r; one that names no folder is
-// damage (format.KindDirID).
+// damage (format.KindDirID). Its Key is its folder's path, which its ID gives: nothing
+// authenticates a dir.c9r, so one may name an ancestor's ID or another folder's (the walker
+// enters a folder once).
 func (w *Volume) OpenDir(_ format.Dir, n format.Node) (format.Dir, error) {
 	sub, err := w.v.OpenDir(n.Ref.(Entry))
 	if err != nil {
@@ -143,7 +145,7 @@ func (w *Volume) OpenDir(_ format.Dir, n format.Node) (format.Dir, error) {
 		}
 		return format.Dir{}, err
 	}
-	return format.Dir{Path: n.Path, CipherPath: sub.Path, Ref: sub}, nil
+	return format.Dir{Path: n.Path, CipherPath: sub.Path, Ref: sub, Key: sub.Path}, nil
 }
 
 func (w *Volume) OpenFile(n format.Node) (*os.File, error) {

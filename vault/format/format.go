@@ -88,6 +88,10 @@ type FileCipher interface {
 type Dir struct {
 	Path, CipherPath string
 	Ref              any
+	// Key is the identity of the cipher folder, comparable: two Dirs of one vault with equal
+	// Keys are one folder (gocryptfs: its device and inode; Cryptomator: its d/XX/YYYY path,
+	// which its ID gives). The walker enters a folder once (see Walk); nil is never compared.
+	Key any
 }
 
 // Node is one entry of the decrypted tree.
@@ -146,6 +150,7 @@ const (
 	KindSymlink  = "symlink"  // a symlink target does not decrypt
 	KindType     = "type"     // an entry of a type a vault cannot hold (irregular files)
 	KindIO       = "io"       // the cipherdir could not be read
+	KindDirTwice = "dirtwice" // a directory whose cipher folder the walk entered already (see Walk)
 
 	// Notes, not damage (Problem.Damage is false): the vault reads fine.
 	KindConflict = "conflict" // a sync tool's conflict copy

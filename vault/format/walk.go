@@ -3,56 +3,116 @@ package format
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // Walk visits every entry of vol below the root, depth first and in plaintext name order, a
 // directory before its contents: the one walk of every format (fsck, export and the conflict
 // listing in package vault are built on it). What a format cannot read (a name that does not
-// decrypt, a directory it cannot open) goes to problem (which may be nil) and is skipped; the
-// walk goes on. showBadNames also visits the entries whose names do not decrypt, where the
-// format can name them (see Volume.ReadDir). An error from fn, from ReadDir or of ctx ends
-// the walk and is returned.
+// decrypt, a directory it cannot open) goes to problem and is skipped; the walk goes on.
+// showBadNames also visits the entries whose names do not decrypt, where the format can name
+// them (see Volume.ReadDir). An error from fn, from ReadDir or of ctx (asked before each
+// entry) ends the walk and is returned.
+//
+// # Hostile trees
+//
+// A vault's folder is writable by whoever can write to the synced folder, and what links a
+// directory to its folder is not always authenticated (a Cryptomator dir.c9r is a plain
+// ID). So the walker knows every directory it entered by its cipher folder's identity
+// (Dir.Key), and a directory whose folder it has entered already (an ancestor's: a loop that
+// would never end; or another folder's elsewhere) is damage of kind KindDirTwice, naming
+// both plaintext paths, and is not walked again. A caller that takes no problems (problem
+// nil) is walking for something other than a check, and for it a tree that is not a tree
+// is the error that ends the walk (wrapping layout.ErrCorrupt).
 func Walk(ctx context.Context, vol Volume, fn func(Node) error, problem func(Problem), showBadNames bool) error {
+	w := &walker{ctx: ctx, vol: vol, fn: fn, problem: problem, showBadNames: showBadNames, seen: map[any]string{}}
 	if problem == nil {
-		problem = func(Problem) {}
+		w.problem, w.strict = func(Problem) {}, true
 	}
 	root, err := vol.Root()
 	if err != nil {
-		problem(NewProblem("", "", KindIO, err.Error()))
+		w.problem(NewProblem("", "", KindIO, err.Error()))
 		return nil
 	}
 	defer vol.CloseDir(root)
-	return walkDir(ctx, vol, root, fn, problem, showBadNames)
+	if root.Key != nil {
+		w.seen[root.Key] = ""
+	}
+	return w.dir(root)
 }
 
-// walkDir walks the open directory d.
-func walkDir(ctx context.Context, vol Volume, d Dir, fn func(Node) error, problem func(Problem), showBadNames bool) error {
-	if err := ctx.Err(); err != nil {
+// walker is one Walk.
+type walker struct {
+	ctx          context.Context
+	vol          Volume
+	fn           func(Node) error
+	problem      func(Problem)
+	strict       bool // no problem callback: a directory reached twice ends the walk
+	showBadNames bool
+	seen         map[any]string // Dir.Key of every directory entered -> its plaintext path
+}
+
+// dir walks the open directory d.
+func (w *walker) dir(d Dir) error {
+	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	nodes, err := vol.ReadDir(d, showBadNames, problem)
+	nodes, err := w.vol.ReadDir(d, w.showBadNames, w.problem)
 	if err != nil {
 		return err
 	}
 	for _, n := range nodes {
-		if err := fn(n); err != nil {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		if err := w.fn(n); err != nil {
 			return err
 		}
 		if !n.Info.IsDir() {
 			continue
 		}
-		sub, err := vol.OpenDir(d, n)
+		sub, err := w.vol.OpenDir(d, n)
 		if err != nil {
-			problem(dirProblem(n, err))
+			w.problem(dirProblem(n, err))
 			continue
 		}
-		err = walkDir(ctx, vol, sub, fn, problem, showBadNames)
-		vol.CloseDir(sub)
+		if first, twice := w.seen[sub.Key]; twice && sub.Key != nil {
+			w.vol.CloseDir(sub)
+			p := reachedTwice(n, sub, first)
+			if w.strict {
+				return fmt.Errorf("%s: %w: %s", w.vol.Folder(), layout.ErrCorrupt, p)
+			}
+			w.problem(p)
+			continue
+		}
+		if sub.Key != nil {
+			w.seen[sub.Key] = n.Path
+		}
+		err = w.dir(sub)
+		w.vol.CloseDir(sub)
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// reachedTwice is the problem of the directory n, whose folder sub the walk entered before
+// as the directory at plaintext path first.
+func reachedTwice(n Node, sub Dir, first string) Problem {
+	shown := "/"
+	if first != "" {
+		shown = first
+	}
+	what := fmt.Sprintf("as %q, reached first", shown)
+	if first == "" || strings.HasPrefix(n.Path, first+"/") {
+		what = fmt.Sprintf("as its ancestor %q: a loop", shown)
+	}
+	return NewProblem(n.Path, n.CipherPath, KindDirTwice, fmt.Sprintf(
+		"the same cipher folder (%s) %s; not walked again", sub.CipherPath, what))
 }
 
 // dirProblem is the problem of a directory n that could not be opened: damage the format

@@ -30,6 +30,9 @@ func (e *NotRegularError) Error() string {
 
 func (e *NotRegularError) Unwrap() error { return ErrCorrupt }
 
+// Kind names what is there instead ("a FIFO").
+func (e *NotRegularError) Kind() string { return typeName(e.Mode) }
+
 // OpenFile opens the file name in dirfd (a path, with unix.AT_FDCWD) with flags, plus
 // O_NOFOLLOW (a symlink in its place is ELOOP), O_CLOEXEC and, while it is opened and
 // checked, O_NONBLOCK, which is cleared again unless flags has it (regular files ignore it,

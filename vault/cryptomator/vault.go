@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/text/unicode/norm"
@@ -198,7 +199,11 @@ func (v *Vault) openRegular(rel string) (*os.File, error) {
 		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
 	}
 	if !lst.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w: not a regular file (%s)", v.path(rel), layout.ErrCorrupt, lst.Mode().Type())
+		var mode uint32
+		if st, ok := lst.Sys().(*syscall.Stat_t); ok {
+			mode = st.Mode
+		}
+		return nil, &layout.NotRegularError{Name: v.path(rel), Mode: mode}
 	}
 	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {

@@ -283,6 +283,18 @@ func (v *Vault) listNames(rel string) ([]string, error) {
 	return names, nil
 }
 
+// listEntries lists the folder rel, opened as a directory without following a symlink; nil
+// if it cannot be.
+func (v *Vault) listEntries(rel string) []fs.DirEntry {
+	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	ents, _ := f.ReadDir(-1)
+	return ents
+}
+
 // entry reads the stored entry s of d; an error comes with the kind of problem it is.
 func (v *Vault) entry(d Dir, s string) (Entry, string, error) {
 	e := Entry{Parent: d, Stored: s}

@@ -2,7 +2,10 @@ package layout
 
 import (
 	"errors"
+	"os"
+	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -88,4 +91,18 @@ func checkRegular(fd int, name string, flags int, st *unix.Stat_t) (int, error) 
 func IsNotRegular(err error) bool {
 	var nr *NotRegularError
 	return errors.As(err, &nr)
+}
+
+// ReadDirPath is os.ReadDir for a path that must be a directory (a cipherdir, one of its
+// folders): opened with O_DIRECTORY, so that a FIFO in its place fails with ENOTDIR instead
+// of blocking the open as os.ReadDir's plain open does. The entries are sorted by name.
+func ReadDirPath(dir string) ([]os.DirEntry, error) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, err
 }

@@ -126,3 +126,22 @@ func TestOpenFile(t *testing.T) {
 		t.Errorf("Reopen of a FIFO: %v", err)
 	}
 }
+
+// ReadDirPath lists a directory and refuses a FIFO in its place without blocking.
+func TestReadDirPath(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "b"), nil, 0o644)
+	os.Mkdir(filepath.Join(dir, "a"), 0o755)
+	unix.Mkfifo(filepath.Join(dir, "fifo"), 0o644)
+	ents, err := ReadDirPath(dir)
+	if err != nil || len(ents) != 3 || ents[0].Name() != "a" || ents[1].Name() != "b" {
+		t.Fatalf("ReadDirPath: %v, %v", ents, err)
+	}
+	err = noHang(t, "listing a FIFO", func() error {
+		_, err := ReadDirPath(filepath.Join(dir, "fifo"))
+		return err
+	})
+	if !errors.Is(err, unix.ENOTDIR) {
+		t.Errorf("ReadDirPath of a FIFO: %v, want ENOTDIR", err)
+	}
+}

@@ -108,17 +108,23 @@ func (n *node) throughHandle(use func(f *file) syscall.Errno) syscall.Errno {
 //
 // The cipherdir is anyone's who can write the synced folder, so what is under the name may
 // not be a regular file at all: a FIFO would block the open until someone opened it for
-// writing. It is opened without blocking (layout.OpenFile) and refused unless n's own file
-// is still open to be reopened: EIO, logged with the cipher path. It fills st (if not nil)
-// with the opened file's stat.
+// writing. It is opened without blocking (layout.OpenFile), and what is not a regular file
+// is not n's. A directory is another entry renamed over the name, as above (Cryptomator
+// keeps directories and symlinks in folders). A FIFO, socket or device is what an attacker
+// leaves: unless n's own file is still open to be reopened, the open fails with EIO, logged
+// with the cipher path, rather than with ESTALE, which would send the kernel to look the
+// name up again and open the FIFO itself. (A FIFO renamed over the name through the mount
+// in the instant between a lookup and its open gets EIO too.) It fills st (if not nil) with
+// the opened file's stat.
 func (n *node) openEntry(dirfd int, stored string, flags int, st *unix.Stat_t) (int, syscall.Errno) {
 	fd, err := layout.OpenFile(dirfd, stored, flags, 0, st)
 	if err == unix.ENOENT {
 		return n.reopen(flags, st)
 	}
-	if layout.IsNotRegular(err) {
+	var nr *layout.NotRegularError
+	if errors.As(err, &nr) {
 		fd, errno := n.reopen(flags, st)
-		if errno == syscall.ESTALE {
+		if errno == syscall.ESTALE && nr.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return -1, n.fsys.notRegular(n.cipherPath(), err)
 		}
 		return fd, errno

@@ -102,7 +102,8 @@ func CountConflicts(cipherDir string) (ConflictTally, error) {
 // scanConflictDir calls each for the entries of dir, a chunk at a time so a huge directory
 // is not read whole, until each returns false. A directory that vanished meanwhile is empty.
 func scanConflictDir(dir string, each func(os.DirEntry) bool) error {
-	f, err := os.Open(dir)
+	// O_DIRECTORY: a FIFO swapped in for the directory fails (ENOTDIR) instead of blocking.
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

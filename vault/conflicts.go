@@ -363,7 +363,7 @@ func (v *Vault) storeUnder(dirfd int, plain string, iv []byte) (stored string, c
 
 // syncAt makes the file name in dirfd durable.
 func syncAt(dirfd int, name string) error {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := layout.OpenFile(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0, nil)
 	if err != nil {
 		return err
 	}

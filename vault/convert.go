@@ -564,7 +564,7 @@ func removeWork(work string) error {
 func syncDir(dir string) { _ = atomicfile.SyncDir(dir) }
 
 func readDirNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
+	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0) // a FIFO in its place: ENOTDIR, not a hang
 	if err != nil {
 		return nil, err
 	}
@@ -1004,7 +1004,7 @@ func (cv *converter) foreign(dirfd int, cdir, name string) error {
 // block, under a fresh file ID. ok is false (and nothing is left in dst) when the old file's
 // size, header or a block does not authenticate; err is for I/O errors.
 func (cv *converter) resealFile(src, dst int, name string, st *unix.Stat_t) (ok bool, err error) {
-	sfd, err := unix.Openat(src, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	sfd, err := layout.OpenFile(src, name, unix.O_RDONLY, 0, nil)
 	if err != nil {
 		return false, err
 	}
@@ -1095,7 +1095,7 @@ func (cv *converter) resealFile(src, dst int, name string, st *unix.Stat_t) (ok 
 
 // copyRaw copies the regular file name from src to a new file in dst byte for byte.
 func copyRaw(src, dst int, name string) error {
-	sfd, err := unix.Openat(src, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	sfd, err := layout.OpenFile(src, name, unix.O_RDONLY, 0, nil)
 	if err != nil {
 		return err
 	}

@@ -279,7 +279,7 @@ func CheckNewCipherDir(dir string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	d, err := os.Open(dir)
+	d, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0) // swapped for a FIFO: ENOTDIR, not a hang
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@
 // gocryptfs.conf (Unlock, passwd, create, convert, settling conflicts) is gocryptfs's alone,
 // and for a Cryptomator vault says it is not supported yet (ErrCryptomatorNotYet).
 //
-// It imports crypto, vault/layout, vault/format, vault/cryptomator and internal/atomicfile and internal/userfile;
+// It imports crypto, vault/layout, vault/format, vault/cryptomator and internal/atomicfile;
 // registry, app, the front ends, mountmgr and mountbench import it. It knows nothing of the
 // list of vaults (registry) or of mounts.
 package vault

@@ -113,6 +113,14 @@ func TestFsckFindsExactlyTheDamage(t *testing.T) {
 			}
 			return cp
 		}, Problem{Path: "size-4097.bin", Kind: KindSize, FirstBlock: -1, LastBlock: -1}},
+		{"shorter than its header", func(t *testing.T, f *fixture) string {
+			cp := f.cipherPath(t, "size-4097.bin")
+			// Not empty, and not even a whole header: damage, not an empty file.
+			if err := os.Truncate(filepath.Join(f.dir, cp), 5); err != nil {
+				t.Fatal(err)
+			}
+			return cp
+		}, Problem{Path: "size-4097.bin", Kind: KindSize, FirstBlock: -1, LastBlock: -1}},
 		{"missing diriv", func(t *testing.T, f *fixture) string {
 			cp := f.cipherPath(t, "a/b/c")
 			p := filepath.Join(f.dir, cp, crypto.DirIVName)

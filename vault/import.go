@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // Import encrypts the plaintext tree under src into the vault root, the
@@ -22,7 +23,7 @@ import (
 // No command uses it: tests in this package and in ui make vaults of known
 // content with it, which is why it is exported rather than in a _test.go file.
 func (v *Vault) Import(ctx context.Context, src string, progress func(FsckProgress)) error {
-	ents, err := os.ReadDir(v.Dir)
+	ents, err := layout.ReadDirPath(v.Dir)
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
@@ -36,7 +37,7 @@ func (v *Vault) Import(ctx context.Context, src string, progress func(FsckProgre
 }
 
 func (v *Vault) importDir(ctx context.Context, src, cdir string, done *int, progress func(FsckProgress)) error {
-	ents, err := os.ReadDir(src)
+	ents, err := layout.ReadDirPath(src)
 	if err != nil {
 		return fmt.Errorf("vault: import: %w", err)
 	}

@@ -1,7 +1,6 @@
 package vault
 
 import (
-	"os"
 	"slices"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -51,7 +50,7 @@ func ReadInfo(cipherdir string) (Info, error) {
 
 // configConflicts lists the conflict copies of gocryptfs.conf in cipherdir.
 func configConflicts(cipherdir string) []string {
-	ents, err := os.ReadDir(cipherdir)
+	ents, err := layout.ReadDirPath(cipherdir)
 	if err != nil {
 		return nil
 	}

@@ -3,11 +3,12 @@ package vault
 import (
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 
-	"github.com/vaultui/vaultui/crypto"
 	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // ErrKeyUnverifiable: the vault holds too little encrypted data (no file content, too few
@@ -82,7 +83,7 @@ func (v *Vault) checkMasterKey() keyVerdict {
 	for len(queue) > 0 && seen < keyCheckEntries && !enough() {
 		dir := queue[0]
 		queue = queue[1:]
-		ents, err := os.ReadDir(dir)
+		ents, err := layout.ReadDirPath(dir)
 		if err != nil {
 			continue
 		}

@@ -114,7 +114,9 @@ func (g gocryptfsVolume) CloseDir(d format.Dir) { unix.Close(d.Ref.(int)) }
 
 func (g gocryptfsVolume) OpenFile(n Node) (*os.File, error) {
 	at := refOf(n)
-	fd, err := unix.Openat(at.dirfd, at.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	// The walk saw a regular file; by now the name may hold a FIFO (which would block the
+	// open) or anything else: layout.OpenFile refuses it, naming what it is.
+	fd, err := layout.OpenFile(at.dirfd, at.name, unix.O_RDONLY, 0, nil)
 	if err != nil {
 		return nil, err
 	}

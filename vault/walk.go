@@ -488,7 +488,11 @@ func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b 
 func decryptVolumeFile(ctx context.Context, vol format.Volume, n Node, data func(off int64, b []byte) error, problem func(Problem), m *meter) (int64, error) {
 	f, err := vol.OpenFile(n)
 	if err != nil {
-		problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
+		if layout.IsNotRegular(err) {
+			problem(newProblem(n.Path, n.CipherPath, KindType, errDetail(err)))
+		} else {
+			problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
+		}
 		return 0, err
 	}
 	defer f.Close()

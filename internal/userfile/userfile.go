@@ -3,7 +3,7 @@
 // can hang, flood or fool it: never blocking on a FIFO, only regular files (or pipes where
 // asked) the user or root owns, read with a size bound, in directories no one else can write.
 //
-// It imports only the standard library and x/sys; vault, app, cli and mountmgr use it.
+// It imports only the standard library and x/sys; app, cli, registry and mountmgr use it.
 package userfile
 
 import (
@@ -139,7 +139,8 @@ func Read(p string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// Kind names a file type for messages ("a FIFO"); vault uses it for the cipherdir's files too.
+// Kind names a file type for messages ("a FIFO"). The cipherdir's files have their own rule
+// (vault/layout.OpenFile).
 func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():

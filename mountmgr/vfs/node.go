@@ -155,6 +155,9 @@ func (f *fsys) readlink(dirfd int, name string) ([]byte, syscall.Errno) {
 	if errno, ok := err.(syscall.Errno); ok {
 		return nil, errno
 	}
+	if layout.IsNotRegular(err) {
+		return nil, f.notRegular(strconv.Quote(name), err)
+	}
 	if err != nil {
 		f.log.Printf("vfs: symlink %q: target does not decrypt: %v", name, err)
 		return nil, syscall.EIO
@@ -163,8 +166,14 @@ func (f *fsys) readlink(dirfd int, name string) ([]byte, syscall.Errno) {
 }
 
 // cipherPath is n's path in the cipherdir, for log messages only: cipher names, never plaintext.
-func (n *node) cipherPath() string {
+func (n *node) cipherPath() string { return n.cipherPathTo("") }
+
+// cipherPathTo is cipherPath of the entry stored in n (n's own path when stored is "").
+func (n *node) cipherPathTo(stored string) string {
 	var parts []string
+	if stored != "" {
+		parts = append(parts, stored)
+	}
 	for cur := n; !cur.IsRoot(); {
 		name, parent := cur.Parent()
 		if parent == nil {

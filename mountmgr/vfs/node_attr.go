@@ -8,6 +8,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // Attributes of a node: stat through the cipher entry, and changes to mode, owner, size and
@@ -233,10 +235,13 @@ func (n *node) truncateEntry(f *file, e entry, size uint64) syscall.Errno {
 	var errno syscall.Errno
 	if e.fd >= 0 {
 		var err error
-		fd, err = unix.Open(procFdPath(e.fd), unix.O_RDWR|unix.O_CLOEXEC, 0)
+		fd, err = layout.Reopen(e.fd, unix.O_RDWR, nil)
+		if layout.IsNotRegular(err) {
+			return n.fsys.notRegular(n.cipherPath(), err)
+		}
 		errno = fs2errno(err)
 	} else {
-		fd, errno = n.openEntry(e.dirfd, e.name, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW)
+		fd, errno = n.openEntry(e.dirfd, e.name, unix.O_RDWR, nil)
 	}
 	if errno != 0 {
 		return errno

@@ -2,12 +2,15 @@ package vfs
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // Opening and creating files: a handle is made only on the node's own cipher file.
@@ -68,12 +71,12 @@ func (f *file) close() syscall.Errno {
 // reach it by name any more (see openEntry). The kernel found n before the rename or unlink
 // that took its name, so the file that was there then is the one to open, as on a local
 // file system; without a handle on it, it is gone, and the open fails with ESTALE.
-func (n *node) reopen(flags int) (int, syscall.Errno) {
+// It fills st (if not nil) with the file's stat.
+func (n *node) reopen(flags int, st *unix.Stat_t) (int, syscall.Errno) {
 	fd := -1
 	errno := n.throughHandle(func(f *file) syscall.Errno {
-		// The /proc link is a symlink by nature: following it is the point.
 		var err error
-		fd, err = unix.Open(procFdPath(f.fd), flags&^unix.O_NOFOLLOW, 0)
+		fd, err = layout.Reopen(f.fd, flags, st)
 		return fs2errno(err)
 	})
 	return fd, errno
@@ -102,10 +105,29 @@ func (n *node) throughHandle(use func(f *file) syscall.Errno) syscall.Errno {
 // cached file ID for a file they do not belong to: so n's file is reopened through one of
 // its handles instead, and without one the open fails with ESTALE; the kernel then looks
 // the path up again and retries the open once, and gets the file now under the name.
-func (n *node) openEntry(dirfd int, stored string, flags int) (int, syscall.Errno) {
-	fd, err := unix.Openat(dirfd, stored, flags, 0)
+//
+// The cipherdir is anyone's who can write the synced folder, so what is under the name may
+// not be a regular file at all: a FIFO would block the open until someone opened it for
+// writing. It is opened without blocking (layout.OpenFile), and what is not a regular file
+// is not n's. A directory is another entry renamed over the name, as above (Cryptomator
+// keeps directories and symlinks in folders). A FIFO, socket or device is what an attacker
+// leaves: unless n's own file is still open to be reopened, the open fails with EIO, logged
+// with the cipher path, rather than with ESTALE, which would send the kernel to look the
+// name up again and open the FIFO itself. (A FIFO renamed over the name through the mount
+// in the instant between a lookup and its open gets EIO too.) It fills st (if not nil) with
+// the opened file's stat.
+func (n *node) openEntry(dirfd int, stored string, flags int, st *unix.Stat_t) (int, syscall.Errno) {
+	fd, err := layout.OpenFile(dirfd, stored, flags, 0, st)
 	if err == unix.ENOENT {
-		return n.reopen(flags)
+		return n.reopen(flags, st)
+	}
+	var nr *layout.NotRegularError
+	if errors.As(err, &nr) {
+		fd, errno := n.reopen(flags, st)
+		if errno == syscall.ESTALE && nr.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return -1, n.fsys.notRegular(n.cipherPath(), err)
+		}
+		return fd, errno
 	}
 	if err != nil {
 		return -1, fs2errno(err)
@@ -117,9 +139,36 @@ func (n *node) openEntry(dirfd int, stored string, flags int) (int, syscall.Errn
 	}
 	if !n.holds(&e) {
 		unix.Close(fd)
-		return n.reopen(flags)
+		return n.reopen(flags, st)
 	}
 	return fd, 0
+}
+
+// notRegular logs that the cipher file at cipherPath (a path of cipher names) is not a
+// regular file (err, a *layout.NotRegularError) where one was expected, and returns the EIO
+// the operation fails with, as for any other damage of the cipherdir.
+func (f *fsys) notRegular(cipherPath string, err error) syscall.Errno {
+	kind := "not a regular file"
+	var nr *layout.NotRegularError
+	if errors.As(err, &nr) {
+		kind = nr.Kind()
+	}
+	f.log.Printf("vfs: %s: the cipher file is %s, not a regular file: refused", cipherPath, kind)
+	return syscall.EIO
+}
+
+// shortHeader logs and refuses (EIO) a cipher file of size bytes that is not empty but
+// shorter than the format's header: no file of the format is, and nothing of its content
+// can be read (gocryptfs logs it too, and reads it as empty). A truncating open does not ask:
+// it replaces what is there.
+func (n *node) shortHeader(size int64) syscall.Errno {
+	hl := int64(n.fsys.geo.HeaderLen)
+	if size <= 0 || size >= hl {
+		return 0
+	}
+	n.fsys.log.Printf("vfs: %s: the cipher file is %d bytes, shorter than its %d-byte header: damaged, open refused",
+		n.cipherPath(), size, hl)
+	return syscall.EIO
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
@@ -129,13 +178,19 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	// removed if that fails, and truncated (O_TRUNC) only under the cipher lock.
 	existed, trunc := false, false
 	d, stored, errno := n.makeEntry(name, func(dirfd int, e storedEntry) (err error) {
+		defer func() {
+			// Without O_EXCL, the name may hold something else than a regular file by now.
+			if layout.IsNotRegular(err) {
+				n.fsys.notRegular(n.cipherPathTo(e.stored), err)
+			}
+		}()
 		fl := openFlags(flags, true) | unix.O_CREAT
 		if n.fsys.shared && flags&syscall.O_EXCL == 0 {
 			fd, err = n.fsys.tree.create(dirfd, e, (fl|unix.O_EXCL)&^unix.O_TRUNC, mode)
 			if err == unix.EEXIST {
 				// Shared storage is gocryptfs's only (newRoot): the entry is the file.
 				existed, trunc = true, flags&syscall.O_TRUNC != 0
-				fd, err = unix.Openat(dirfd, e.stored, openFlags(flags&^syscall.O_TRUNC, true), 0)
+				fd, err = layout.OpenFile(dirfd, e.stored, openFlags(flags&^syscall.O_TRUNC, true), 0, nil)
 			}
 			return err
 		}
@@ -205,16 +260,23 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	// Truncation waits until the file is known to be n's (openEntry), and then takes n's lock.
 	oflags := openFlags(flags&^syscall.O_TRUNC, write)
 	var fd int
+	var st unix.Stat_t
 	d, stored, errno := n.place()
 	switch errno {
 	case 0:
-		fd, errno = n.openEntry(d.fd, stored, oflags)
+		fd, errno = n.openEntry(d.fd, stored, oflags, &st)
 		d.close()
 	case syscall.ENOENT: // n was renamed over or deleted since the kernel looked it up
-		fd, errno = n.reopen(oflags)
+		fd, errno = n.reopen(oflags, &st)
 	}
 	if errno != 0 {
 		return nil, 0, n.fsys.op(errno)
+	}
+	if !trunc {
+		if errno := n.shortHeader(st.Size); errno != 0 {
+			unix.Close(fd)
+			return nil, 0, n.fsys.op(errno)
+		}
 	}
 	f := n.newFile(fd, write)
 	if trunc {

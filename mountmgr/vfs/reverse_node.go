@@ -281,14 +281,14 @@ func (n *rnode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, 
 		return nil, 0, n.op(fs.ToErrno(err))
 	}
 	defer unix.Close(fd)
-	ffd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	// The plaintext directory's file: no FIFO or device behind a name the kernel took for a
+	// regular file is opened (it could hang the daemon) or read.
+	ffd, err := layout.OpenFile(fd, name, unix.O_RDONLY, 0, nil)
+	if layout.IsNotRegular(err) {
+		return nil, 0, n.op(syscall.EACCES)
+	}
 	if err != nil {
 		return nil, 0, n.op(fs.ToErrno(err))
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(ffd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		unix.Close(ffd)
-		return nil, 0, n.op(syscall.EACCES)
 	}
 	if n.kind == kindConf {
 		return &rconf{fd: ffd, fs: n.fs}, 0, n.op(0)

@@ -295,7 +295,7 @@ func (t gocryptfsTree) removeLongName(dirfd int, e storedEntry) {
 
 func (t gocryptfsTree) create(dirfd int, e storedEntry, flags int, mode uint32) (fd int, err error) {
 	err = t.makeEntry(dirfd, e, func() error {
-		fd, err = unix.Openat(dirfd, e.stored, flags, mode&07777)
+		fd, err = layout.OpenFile(dirfd, e.stored, flags, mode&07777, nil)
 		if err == nil && mode&t.f.umask != 0 {
 			if err = unix.Fchmod(fd, mode&07777); err != nil {
 				unix.Close(fd)

@@ -322,18 +322,15 @@ func (t *cryptomatorTree) symlinkLen(size int64) (int, bool) {
 }
 
 func (t *cryptomatorTree) readlink(dirfd int, name string) ([]byte, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	var st unix.Stat_t
+	fd, err := layout.OpenFile(dirfd, name, unix.O_RDONLY, 0, &st)
 	if err != nil {
 		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
-	}
 	g := t.content.Geometry()
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > g.CipherSize(cryptomator.MaxSymlinkLen) {
+	if st.Size > g.CipherSize(cryptomator.MaxSymlinkLen) {
 		return nil, layout.ErrCorrupt
 	}
 	var b bytes.Buffer
@@ -423,7 +420,7 @@ func placeEntry(dirfd int, tmp, stored string) error {
 
 func (t *cryptomatorTree) create(dirfd int, e storedEntry, flags int, mode uint32) (int, error) {
 	open := func(dfd int, name string) (int, error) {
-		fd, err := unix.Openat(dfd, name, flags, mode&07777)
+		fd, err := layout.OpenFile(dfd, name, flags, mode&07777, nil)
 		if err == nil && mode&t.f.umask != 0 {
 			if err = unix.Fchmod(fd, mode&07777); err != nil {
 				unix.Close(fd)

@@ -88,7 +88,7 @@ func (v *Vault) KeepCopyAs(e Entry, name string) error {
 // inFolder runs change on the descriptor of d's folder, then syncs the folder so that the
 // change is durable; errors name the folder.
 func (v *Vault) inFolder(d Dir, change func(fd int) error) error {
-	f, err := v.root.Open(d.Path)
+	f, err := v.root.OpenFile(d.Path, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return fmt.Errorf("%s: %w", v.path(d.Path), err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/text/unicode/norm"
@@ -198,7 +199,11 @@ func (v *Vault) openRegular(rel string) (*os.File, error) {
 		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
 	}
 	if !lst.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w: not a regular file (%s)", v.path(rel), layout.ErrCorrupt, lst.Mode().Type())
+		var mode uint32
+		if st, ok := lst.Sys().(*syscall.Stat_t); ok {
+			mode = st.Mode
+		}
+		return nil, &layout.NotRegularError{Name: v.path(rel), Mode: mode}
 	}
 	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -276,6 +281,18 @@ func (v *Vault) listNames(rel string) ([]string, error) {
 		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
 	}
 	return names, nil
+}
+
+// listEntries lists the folder rel, opened as a directory without following a symlink; nil
+// if it cannot be.
+func (v *Vault) listEntries(rel string) []fs.DirEntry {
+	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	ents, _ := f.ReadDir(-1)
+	return ents
 }
 
 // entry reads the stored entry s of d; an error comes with the kind of problem it is.

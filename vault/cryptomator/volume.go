@@ -153,37 +153,37 @@ func (w *Volume) OpenFile(n format.Node) (*os.File, error) {
 }
 
 // Count counts the entries of every directory's folder (d/XX/YYYY/*.c9r, *.c9s) with the
-// size of a file's content.
+// size of a file's content. Folders are opened as directories (listEntries): a FIFO swapped
+// in for one is skipped, never waited on.
 func (w *Volume) Count(counted func(size int64)) {
-	fs.WalkDir(w.v.root.FS(), "d", func(p string, de fs.DirEntry, err error) error {
-		if err != nil || strings.Count(p, "/") != 3 {
-			return nil
+	for _, xx := range w.v.listEntries("d") {
+		if !xx.IsDir() {
+			continue
 		}
-		name := de.Name()
-		var size int64
-		switch {
-		case strings.HasSuffix(name, suffixC9R) && de.Type().IsRegular():
-			if info, err := de.Info(); err == nil {
-				size = info.Size()
+		for _, yy := range w.v.listEntries("d/" + xx.Name()) {
+			if !yy.IsDir() {
+				continue
 			}
-		case strings.HasSuffix(name, suffixC9S):
-			if info, err := w.v.root.Lstat(p + "/" + contentsFile); err == nil && info.Mode().IsRegular() {
-				size = info.Size()
+			folder := "d/" + xx.Name() + "/" + yy.Name()
+			for _, de := range w.v.listEntries(folder) {
+				name := de.Name()
+				var size int64
+				switch {
+				case strings.HasSuffix(name, suffixC9R) && de.Type().IsRegular():
+					if info, err := de.Info(); err == nil {
+						size = info.Size()
+					}
+				case strings.HasSuffix(name, suffixC9S):
+					if info, err := w.v.root.Lstat(folder + "/" + name + "/" + contentsFile); err == nil && info.Mode().IsRegular() {
+						size = info.Size()
+					}
+				default:
+					continue
+				}
+				counted(size)
 			}
-		default:
-			return skipDir(de)
 		}
-		counted(size)
-		return skipDir(de)
-	})
-}
-
-// skipDir keeps WalkDir out of an entry's folder.
-func skipDir(de fs.DirEntry) error {
-	if de.IsDir() {
-		return fs.SkipDir
 	}
-	return nil
 }
 
 // Vault is the vault the volume reads, for what changes it (settling conflicts).

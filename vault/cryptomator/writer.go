@@ -9,6 +9,8 @@ import (
 	"path"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // CreateOptions configure a new vault.
@@ -35,7 +37,7 @@ func Create(dir string, password []byte, opts CreateOptions) (v *Vault, err erro
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
 	}
-	if ents, err := os.ReadDir(dir); err != nil {
+	if ents, err := layout.ReadDirPath(dir); err != nil {
 		return nil, err
 	} else if len(ents) > 0 {
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotEmpty)

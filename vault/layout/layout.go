@@ -9,8 +9,9 @@
 // operation through a symlink swapped in while it runs.
 //
 // The files read here come from a folder that may be shared or synced, so every reader is
-// bounded, opens with O_NOFOLLOW|O_NONBLOCK (a FIFO would otherwise block forever) and accepts
-// regular files only.
+// bounded, and every file is opened through OpenFile (open.go): without blocking (a FIFO
+// would otherwise block forever), without following a symlink, and regular files only. The
+// mount and the offline tools open their cipher files through it too.
 //
 // It imports only crypto; vault, vault/cryptomator, mountmgr and mountmgr/vfs import it.
 package layout
@@ -38,8 +39,6 @@ const (
 	dirPathFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	// dirReadFlags open a directory to list it.
 	dirReadFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	// smallFileFlags open a machinery file (diriv, .name) for reading.
-	smallFileFlags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 )
 
 // OpenDir opens directory name in dirfd for listing. A symlink in its place is an error
@@ -105,24 +104,20 @@ func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 
 // ReadSmall reads the regular file name in dirfd, which must hold between 1 and max bytes.
 func ReadSmall(dirfd int, name string, max int) ([]byte, error) {
-	fd, err := openat(dirfd, name, smallFileFlags, 0)
+	// Read at once to the end: it may stay non-blocking.
+	fd, err := OpenFile(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0, nil)
 	if err != nil {
-		switch err {
-		case unix.ENOENT:
+		switch {
+		case err == unix.ENOENT:
 			return nil, fmt.Errorf("%w: missing %s", ErrCorrupt, name)
-		case unix.ELOOP:
+		case err == unix.ELOOP:
 			return nil, fmt.Errorf("%w: %s is a symlink", ErrCorrupt, name)
+		case IsNotRegular(err):
+			return nil, err
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrCorrupt, name, typeName(st.Mode))
-	}
 	buf := make([]byte, max+1)
 	n := 0
 	for n < len(buf) {

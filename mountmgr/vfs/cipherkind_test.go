@@ -114,7 +114,7 @@ func cipherFIFOCases() []cipherFIFOCase {
 		{"cryptomator", func(t *testing.T) (Volume, func(string) string) {
 			vol, v := cryptomatorVolume(t)
 			return vol, func(name string) string {
-				return filepath.Join(vol.Dir, v.Names().DirPath(""), v.Names().Encrypt("", name))
+				return filepath.Join(vol.CipherDir(), v.Names().DirPath(""), v.Names().Encrypt("", name))
 			}
 		}},
 	}
@@ -195,7 +195,7 @@ func TestCryptomatorSymlinkFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(fd)
-	fifo := filepath.Join(vol.Dir, v.Names().DirPath(""), v.Names().Encrypt("", "link"), cryptomator.SymlinkFile)
+	fifo := filepath.Join(vol.CipherDir(), v.Names().DirPath(""), v.Names().Encrypt("", "link"), cryptomator.SymlinkFile)
 	swapForFIFO(t, fifo)
 	err = promptly(t, "readlink", fifo, func() error {
 		_, err := unix.Readlinkat(fd, "", make([]byte, 256))

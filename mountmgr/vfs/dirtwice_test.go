@@ -69,7 +69,7 @@ func TestCryptomatorDirReachedTwiceMounted(t *testing.T) {
 		}
 	}
 	var logged lockedBuffer
-	mp, _ := mountTest(t, Volume{Dir: dir, Cryptomator: v}, Options{ReadOnly: true, Logger: log.New(&logged, "", 0)})
+	mp, _ := mountTest(t, CryptomatorVolume{v}, Options{ReadOnly: true, Logger: log.New(&logged, "", 0)})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "find", mp).CombinedOutput()

@@ -86,24 +86,20 @@ func checkToken(dir string, token []byte) error {
 	return nil
 }
 
-// readMarker reads a small file of dir that marks a vault, without following a symlink and
-// without blocking on a FIFO; a marker that is not a regular file is damage.
+// readMarker reads a small file of dir that marks a vault, through the one opener of
+// cipherdir files (layout.OpenFile: no symlink followed, never blocked on a FIFO); a marker
+// that is not a regular file is damage.
 func readMarker(dir, name string) ([]byte, error) {
 	p := filepath.Join(dir, name)
-	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	fd, err := layout.OpenFile(unix.AT_FDCWD, p, unix.O_RDONLY, 0, nil)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, err
+		if layout.IsNotRegular(err) {
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		if fi, lerr := os.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s: %w: not a regular file", p, layout.ErrCorrupt)
-		}
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
 	}
+	f := os.NewFile(uintptr(fd), p)
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w: not a regular file", p, layout.ErrCorrupt)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)

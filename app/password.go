@@ -200,10 +200,11 @@ func (a *App) ForgetPassword(ctx context.Context, v Vault) error {
 // Unlock unlocks the vault for offline work (fsck, export, conflicts of a locked vault) with
 // password, or without one with the keyring's (see the package doc). The caller closes it.
 func (a *App) Unlock(ctx context.Context, v Vault, password []byte) (*vault.Vault, KeyringChange, error) {
+	ctx = kdfContext(ctx, v)
 	var out *vault.Vault
 	change, err := a.withPassword(ctx, v, password, false, func(pw []byte) error {
 		var err error
-		out, err = vault.Unlock(v.CipherDir, pw)
+		out, err = vault.Unlock(ctx, v.CipherDir, pw)
 		return err
 	})
 	return out, change, err
@@ -224,10 +225,11 @@ type ChangePasswordRequest struct {
 // for it if there is one: the next mount must not try the old password.
 func (a *App) ChangePassword(ctx context.Context, r ChangePasswordRequest) (KeyringChange, error) {
 	var err error
+	ctx = kdfContext(ctx, r.Vault)
 	if r.Unverified && r.MasterKey != nil {
-		err = vault.ChangePasswordUnverified(r.Vault.CipherDir, r.MasterKey, r.NewPassword)
+		err = vault.ChangePasswordUnverified(ctx, r.Vault.CipherDir, r.MasterKey, r.NewPassword)
 	} else {
-		err = vault.ChangePassword(r.Vault.CipherDir, r.OldPassword, r.MasterKey, r.NewPassword)
+		err = vault.ChangePassword(ctx, r.Vault.CipherDir, r.OldPassword, r.MasterKey, r.NewPassword)
 	}
 	if err != nil {
 		return KeyringChange{}, err

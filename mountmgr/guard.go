@@ -1,6 +1,7 @@
 package mountmgr
 
 import (
+	"context"
 	"fmt"
 	"runtime/debug"
 )
@@ -8,8 +9,9 @@ import (
 // handleGuarded serves one request and turns a panic in it into an error answer for that
 // request alone: one bad vault or request must not take down the daemon, and with it every
 // other mounted vault. (Fatal errors such as running out of memory cannot be recovered: the
-// KDF refuses those before it starts, see crypto.CheckScryptMemory.)
-func (d *daemon) handleGuarded(req *request) (resp *response) {
+// KDF refuses those before it starts, see crypto.CheckScryptMemory, and a costly one runs in a
+// helper process of its own.)
+func (d *daemon) handleGuarded(ctx context.Context, req *request) (resp *response) {
 	defer func() {
 		if r := recover(); r != nil {
 			d.log.Printf("internal error serving %q (recovered, the daemon goes on): %v\n%s", req.Op, r, debug.Stack())
@@ -17,5 +19,5 @@ func (d *daemon) handleGuarded(req *request) (resp *response) {
 				Msg: fmt.Sprintf("internal error serving %q: %v (see the daemon log)", req.Op, r)}}
 		}
 	}()
-	return d.handle(req)
+	return d.handle(ctx, req)
 }

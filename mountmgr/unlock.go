@@ -50,10 +50,11 @@ func (u *unlocked) mount(mountPoint string, opts vfs.Options) (*vfs.Mounted, err
 	return vfs.Mount(mountPoint, u.volume, opts)
 }
 
-// unlockRequest unlocks what r asks to mount.
-func unlockRequest(r *MountRequest) (*unlocked, error) {
+// unlockRequest unlocks what r asks to mount. The key derivation stops when ctx ends, and
+// costs no more than ctx allows (crypto.WithCostBound).
+func unlockRequest(ctx context.Context, r *MountRequest) (*unlocked, error) {
 	if r.Reverse {
-		return unlockReverse(r.CipherDir, r.Password, r.Exclude)
+		return unlockReverse(ctx, r.CipherDir, r.Password, r.Exclude)
 	}
 	if len(r.Exclude) > 0 {
 		return nil, errors.New("exclusion rules are for reverse mode only")
@@ -61,16 +62,16 @@ func unlockRequest(r *MountRequest) (*unlocked, error) {
 	if r.MasterKey != nil {
 		return unlockMasterKey(r.CipherDir, r.MasterKey, r.ReadOnly)
 	}
-	return unlock(r.CipherDir, r.Password)
+	return unlock(ctx, r.CipherDir, r.Password)
 }
 
 // unlockReverse unlocks the reverse config of the plaintext folder dir.
-func unlockReverse(dir string, password []byte, rules []string) (*unlocked, error) {
+func unlockReverse(ctx context.Context, dir string, password []byte, rules []string) (*unlocked, error) {
 	ex, err := exclude.Compile(rules)
 	if err != nil {
 		return nil, fmt.Errorf("reverse view of %s: %w", dir, err)
 	}
-	v, err := vault.UnlockReverse(dir, password)
+	v, err := vault.UnlockReverse(ctx, dir, password)
 	if err != nil {
 		return nil, err
 	}
@@ -117,15 +118,15 @@ func (u *unlocked) using(fn func(vfs.Volume)) bool {
 	return true
 }
 
-func unlock(cipherDir string, password []byte) (*unlocked, error) {
+func unlock(ctx context.Context, cipherDir string, password []byte) (*unlocked, error) {
 	if vault.IsCryptomator(cipherDir) {
-		v, err := vault.UnlockCryptomator(cipherDir, password)
+		v, err := vault.UnlockCryptomator(ctx, cipherDir, password)
 		if err != nil {
 			return nil, err
 		}
 		return cryptomatorUnlocked(v), nil
 	}
-	v, err := vault.Unlock(cipherDir, password)
+	v, err := vault.Unlock(ctx, cipherDir, password)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -145,13 +146,14 @@ func (o *CreateOptions) check() error {
 // keep (wipe it with crypto.Wipe after showing it). It writes
 // gocryptfs.conf (mode 0400, atomically) and, unless names are plaintext or
 // deterministic, the root gocryptfs.diriv: exactly what gocryptfs -init
-// writes. On failure it leaves nothing behind.
-func Create(cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
-	return create(atomicfile.OS{}, cipherdir, password, opts)
+// writes. On failure it leaves nothing behind. The key derivation stops when ctx ends, and
+// costs no more than ctx allows (crypto.WithCostBound): the same bound unlocking applies.
+func Create(ctx context.Context, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+	return create(ctx, atomicfile.OS{}, cipherdir, password, opts)
 }
 
 // create is Create writing the config through fsys.
-func create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+func create(ctx context.Context, fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
@@ -159,7 +161,7 @@ func create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOp
 		return nil, errors.New("the password is empty")
 	}
 	if opts.Cryptomator {
-		return createCryptomator(cipherdir, password, opts.ScryptLogN)
+		return createCryptomator(ctx, cipherdir, password, opts.ScryptLogN)
 	}
 	created, err := prepareEmptyDir(cipherdir)
 	if err != nil {
@@ -183,7 +185,7 @@ func create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOp
 	}()
 
 	var c *Config
-	if c, masterKey, err = newConfig(cipherdir, password, opts); err != nil {
+	if c, masterKey, err = newConfig(ctx, cipherdir, password, opts); err != nil {
 		return nil, err
 	}
 
@@ -203,12 +205,12 @@ func create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOp
 // createCryptomator makes a Cryptomator vault in cipherdir (cryptomator.Create, which writes
 // vault.cryptomator last and removes what it wrote on failure) and returns its raw 64-byte
 // master key. A folder it made is removed again on failure, as for a gocryptfs vault.
-func createCryptomator(cipherdir string, password []byte, logN int) ([]byte, error) {
+func createCryptomator(ctx context.Context, cipherdir string, password []byte, logN int) ([]byte, error) {
 	created, err := prepareEmptyDir(cipherdir)
 	if err != nil {
 		return nil, err
 	}
-	v, err := cryptomator.Create(cipherdir, password, cryptomator.CreateOptions{ScryptLogN: logN})
+	v, err := cryptomator.Create(ctx, cipherdir, password, cryptomator.CreateOptions{ScryptLogN: logN})
 	if err != nil {
 		if created {
 			os.Remove(cipherdir)
@@ -221,7 +223,7 @@ func createCryptomator(cipherdir string, password []byte, logN int) ([]byte, err
 
 // newConfig makes a new master key and the config that seals it under password, for the
 // (checked) options. where names the vault in errors.
-func newConfig(where string, password []byte, opts CreateOptions) (c *Config, masterKey []byte, err error) {
+func newConfig(ctx context.Context, where string, password []byte, opts CreateOptions) (c *Config, masterKey []byte, err error) {
 	masterKey = make([]byte, crypto.MasterKeyLen)
 	defer func() {
 		if err != nil {
@@ -236,7 +238,7 @@ func newConfig(where string, password []byte, opts CreateOptions) (c *Config, ma
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
-	kek, err := kdf.DeriveKey(password)
+	kek, err := kdf.DeriveKey(ctx, password)
 	if err != nil {
 		return nil, nil, kdfError(where, err)
 	}

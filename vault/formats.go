@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -44,15 +45,15 @@ func cryptomatorNotYet(msg string) error {
 // UnlockVolume opens the vault in cipherdir, of either format, with its password: the one
 // place a folder's format is told (IsCryptomator). Errors wrap this package's sentinels for
 // both formats (ErrWrongPassword, ErrCorrupt, ErrUnsupported, ErrNotFound).
-func UnlockVolume(cipherdir string, password []byte) (Volume, error) {
+func UnlockVolume(ctx context.Context, cipherdir string, password []byte) (Volume, error) {
 	if !IsCryptomator(cipherdir) {
-		v, err := Unlock(cipherdir, password)
+		v, err := Unlock(ctx, cipherdir, password)
 		if err != nil {
 			return nil, err
 		}
 		return gocryptfsVolume{v: v}, nil
 	}
-	v, err := cryptomator.Open(cipherdir, password)
+	v, err := cryptomator.Open(ctx, cipherdir, password)
 	if err != nil {
 		return nil, cryptomatorError(cipherdir, err)
 	}
@@ -61,8 +62,8 @@ func UnlockVolume(cipherdir string, password []byte) (Volume, error) {
 
 // UnlockCryptomator opens the Cryptomator vault in cipherdir with its password, for a mount.
 // Errors wrap this package's sentinels, as UnlockVolume's do.
-func UnlockCryptomator(cipherdir string, password []byte) (*cryptomator.Vault, error) {
-	v, err := cryptomator.Open(cipherdir, password)
+func UnlockCryptomator(ctx context.Context, cipherdir string, password []byte) (*cryptomator.Vault, error) {
+	v, err := cryptomator.Open(ctx, cipherdir, password)
 	if err != nil {
 		return nil, cryptomatorError(cipherdir, err)
 	}

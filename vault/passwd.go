@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -19,27 +20,27 @@ import (
 // changes, atomically (see writeConfig): a crash leaves the old or the new
 // config. For a Cryptomator vault it is the masterkey file that is rewritten, the same way,
 // and masterKey is the raw 64-byte key (always verified: it must sign vault.cryptomator).
-func ChangePassword(cipherdir string, oldPassword, masterKey, newPassword []byte) error {
-	return changePassword(atomicfile.OS{}, cipherdir, oldPassword, masterKey, newPassword, true)
+func ChangePassword(ctx context.Context, cipherdir string, oldPassword, masterKey, newPassword []byte) error {
+	return changePassword(ctx, atomicfile.OS{}, cipherdir, oldPassword, masterKey, newPassword, true)
 }
 
 // ChangePasswordUnverified reseals the vault under newPassword with a master
 // key that could not be verified (ErrKeyUnverifiable), once the user has
 // confirmed it. A wrong key makes the vault unreadable for good.
-func ChangePasswordUnverified(cipherdir string, masterKey, newPassword []byte) error {
+func ChangePasswordUnverified(ctx context.Context, cipherdir string, masterKey, newPassword []byte) error {
 	if masterKey == nil {
 		return errors.New("no master key")
 	}
-	return changePassword(atomicfile.OS{}, cipherdir, nil, masterKey, newPassword, false)
+	return changePassword(ctx, atomicfile.OS{}, cipherdir, nil, masterKey, newPassword, false)
 }
 
 // changePassword writes the new config through fsys.
-func changePassword(fsys atomicfile.FS, cipherdir string, oldPassword, masterKey, newPassword []byte, verify bool) error {
+func changePassword(ctx context.Context, fsys atomicfile.FS, cipherdir string, oldPassword, masterKey, newPassword []byte, verify bool) error {
 	if len(newPassword) == 0 {
 		return errors.New("the new password is empty")
 	}
 	if IsCryptomator(cipherdir) {
-		return changeCryptomatorPassword(fsys, cipherdir, oldPassword, masterKey, newPassword)
+		return changeCryptomatorPassword(ctx, fsys, cipherdir, oldPassword, masterKey, newPassword)
 	}
 	if masterKey != nil && len(masterKey) != crypto.MasterKeyLen {
 		return fmt.Errorf("%s: the master key is %d bytes; a gocryptfs vault's is %d", cipherdir, len(masterKey), crypto.MasterKeyLen)
@@ -50,7 +51,7 @@ func changePassword(fsys atomicfile.FS, cipherdir string, oldPassword, masterKey
 	}
 	mk := masterKey
 	if mk == nil {
-		if mk, err = c.openMasterKey(cipherdir, oldPassword); err != nil {
+		if mk, err = c.openMasterKey(ctx, cipherdir, oldPassword); err != nil {
 			return err
 		}
 		defer crypto.Wipe(mk)
@@ -67,7 +68,7 @@ func changePassword(fsys atomicfile.FS, cipherdir string, oldPassword, masterKey
 	if err != nil {
 		return fmt.Errorf("%s: %w", cipherdir, err)
 	}
-	kek, err := kdf.DeriveKey(newPassword)
+	kek, err := kdf.DeriveKey(ctx, newPassword)
 	if err != nil {
 		return kdfError(cipherdir, err)
 	}
@@ -89,7 +90,7 @@ func changePassword(fsys atomicfile.FS, cipherdir string, oldPassword, masterKey
 // vault.cryptomator names) under newPassword, at the same scrypt cost with a new salt,
 // atomically. The key is opened with oldPassword or given raw; either way the vault's
 // signed configuration must verify under it, so a wrong key is refused.
-func changeCryptomatorPassword(fsys atomicfile.FS, cipherdir string, oldPassword, rawKey, newPassword []byte) error {
+func changeCryptomatorPassword(ctx context.Context, fsys atomicfile.FS, cipherdir string, oldPassword, rawKey, newPassword []byte) error {
 	info, err := cryptomator.ReadInfo(cipherdir)
 	if err != nil {
 		return err
@@ -105,7 +106,7 @@ func changeCryptomatorPassword(fsys atomicfile.FS, cipherdir string, oldPassword
 		if err != nil {
 			return fmt.Errorf("%w: the master key does not open this vault: %w", ErrWrongPassword, cryptomatorError(cipherdir, err))
 		}
-	} else if v, err = cryptomator.Open(cipherdir, oldPassword); err != nil {
+	} else if v, err = cryptomator.Open(ctx, cipherdir, oldPassword); err != nil {
 		return cryptomatorError(cipherdir, err)
 	}
 	defer v.Close()
@@ -116,7 +117,7 @@ func changeCryptomatorPassword(fsys atomicfile.FS, cipherdir string, oldPassword
 		return err
 	}
 	defer k.Wipe()
-	data, err := cryptomator.LockMasterkey(k, newPassword, info.ScryptLogN)
+	data, err := cryptomator.LockMasterkey(ctx, k, newPassword, info.ScryptLogN)
 	if err != nil {
 		return cryptomatorError(cipherdir, err)
 	}

@@ -986,13 +986,13 @@ func targetName(c crypto.CipherID) string {
 // createVault makes the vault a vaultui target of cipher c mounts, in the empty folder dir.
 func createVault(dir string, c crypto.CipherID) error {
 	if c == CryptomatorVault {
-		v, err := cryptomator.Create(dir, benchPassword, cryptomator.CreateOptions{ScryptLogN: crypto.MinScryptLogN})
+		v, err := cryptomator.Create(context.Background(), dir, benchPassword, cryptomator.CreateOptions{ScryptLogN: crypto.MinScryptLogN})
 		if err == nil {
 			v.Close()
 		}
 		return err
 	}
-	key, err := vault.Create(dir, benchPassword, vault.CreateOptions{Cipher: c, ScryptLogN: crypto.MinScryptLogN})
+	key, err := vault.Create(context.Background(), dir, benchPassword, vault.CreateOptions{Cipher: c, ScryptLogN: crypto.MinScryptLogN})
 	crypto.Wipe(key)
 	return err
 }

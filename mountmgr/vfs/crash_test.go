@@ -79,13 +79,13 @@ func crashServe(spec string) int {
 // a mount and as the walker reads it, and the function that wipes its keys.
 func unlockAny(dir string) (Volume, format.Volume, func(), error) {
 	if vault.IsCryptomator(dir) {
-		v, err := vault.UnlockCryptomator(dir, []byte(crashPassword))
+		v, err := vault.UnlockCryptomator(context.Background(), dir, []byte(crashPassword))
 		if err != nil {
 			return Volume{}, nil, nil, err
 		}
 		return Volume{Dir: dir, Cryptomator: v}, v.Volume(), func() { v.Close() }, nil
 	}
-	v, err := vault.Unlock(dir, []byte(crashPassword))
+	v, err := vault.Unlock(context.Background(), dir, []byte(crashPassword))
 	if err != nil {
 		return Volume{}, nil, nil, err
 	}
@@ -471,7 +471,7 @@ func TestCrashConsistency(t *testing.T) {
 			var template string
 			if c == cryptomatorVault {
 				template = filepath.Join(t.TempDir(), "cipher")
-				v, err := cryptomator.Create(template, []byte(crashPassword), cryptomator.CreateOptions{ScryptLogN: 10})
+				v, err := cryptomator.Create(context.Background(), template, []byte(crashPassword), cryptomator.CreateOptions{ScryptLogN: 10})
 				if err != nil {
 					t.Fatal(err)
 				}

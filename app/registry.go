@@ -202,6 +202,12 @@ func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, erro
 	if r.Reverse && r.Options.Cryptomator {
 		return registry.Entry{}, nil, fmt.Errorf("%w: reverse mode is gocryptfs's; a Cryptomator vault has none", vault.ErrCreateOptions)
 	}
+	if logN := r.Options.ScryptLogN; logN >= crypto.MinScryptLogN && logN <= crypto.MaxScryptLogN {
+		// The bound every unlock applies, before the password is asked for.
+		if err := crypto.CheckScryptCost(crypto.ScryptKDF{N: 1 << logN, R: crypto.ScryptR}, crypto.CostBoundOf(ctx)); err != nil {
+			return registry.Entry{}, nil, err
+		}
+	}
 	dir, err := filepath.Abs(r.CipherDir)
 	if err != nil {
 		return registry.Entry{}, nil, err

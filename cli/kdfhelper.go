@@ -14,6 +14,7 @@ var kdfHelperCommand = &command{
 	name:    crypto.KDFHelperArg,
 	group:   groupOther,
 	summary: "Derive one key for vaultui itself (internal)",
+	args:    "(the request on standard input)",
 	hidden:  true,
 	setup: func(fs *flag.FlagSet) runFunc {
 		return func(e *env, args []string) error {

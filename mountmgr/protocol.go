@@ -259,8 +259,11 @@ func fromWire(w *wireError) error {
 	if w == nil {
 		return nil
 	}
-	if w.Code == KindKDFMemory {
+	switch w.Code {
+	case KindKDFMemory:
 		return &remoteError{msg: w.Msg, sentinel: kdfMemoryRemote}
+	case KindKDFCostly:
+		return &remoteError{msg: w.Msg, sentinel: kdfCostlyRemote}
 	}
 	for _, k := range kinds {
 		if k.kind == w.Code {

@@ -91,7 +91,7 @@ func cryptomatorError(cipherdir string, err error) error {
 	switch {
 	case errors.Is(err, cryptomator.ErrWrongPassword):
 		return fmt.Errorf("%s: %w", cipherdir, ErrWrongPassword)
-	case errors.Is(err, cryptomator.ErrUnsupported), errors.Is(err, crypto.ErrKDFMemory):
+	case errors.Is(err, cryptomator.ErrUnsupported), errors.Is(err, crypto.ErrKDFMemory), errors.Is(err, crypto.ErrKDFCostly):
 		return also{err, []error{ErrUnsupported}}
 	}
 	return err // ErrCorrupt is layout's, which is this package's

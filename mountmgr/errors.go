@@ -29,11 +29,11 @@ type Kind string
 
 // The kinds; the strings are the protocol's error codes.
 const (
-	KindOther          Kind = "error"
-	KindKDFMemory      Kind = "kdf_memory"
+	KindOther     Kind = "error"
+	KindKDFMemory Kind = "kdf_memory"
 	// KindKDFCostly: the vault's key derivation costs more than the request allows
 	// (crypto.ErrKDFCostly); older clients show a generic error.
-	KindKDFCostly Kind = "kdf_costly"
+	KindKDFCostly      Kind = "kdf_costly"
 	KindWrongPassword  Kind = "wrong_password"
 	KindUnsupported    Kind = "unsupported"
 	KindCorrupt        Kind = "corrupt"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/mountmgr/extpass"
@@ -158,9 +159,22 @@ type Vault struct {
 	Name, CipherDir string
 	// ExtPass is the registry's password program for the vault, or nil (see the package doc).
 	ExtPass []string
+	// KDFCost is the key derivation cost the registry recorded for the vault (see
+	// registry.Entry.KDFCost), or 0.
+	KDFCost uint64
+}
+
+// kdfContext is ctx allowing the key derivations of v the cost the registry recorded for it,
+// when that is more than ctx allows already (crypto.WithCostBound: the front end's
+// --allow-costly-kdf). Every use case that derives v's key goes through it.
+func kdfContext(ctx context.Context, v Vault) context.Context {
+	if crypto.CostBoundOf(ctx).Allows(v.KDFCost) {
+		return ctx
+	}
+	return crypto.WithCostBound(ctx, crypto.CostBound(v.KDFCost))
 }
 
 // VaultOf names a registered vault.
 func VaultOf(e registry.Entry) Vault {
-	return Vault{Name: e.Name, CipherDir: e.CipherDir, ExtPass: e.ExtPass}
+	return Vault{Name: e.Name, CipherDir: e.CipherDir, ExtPass: e.ExtPass, KDFCost: e.KDFCost}
 }

@@ -268,7 +268,7 @@ func TestChangePasswordUpdatesKeyring(t *testing.T) {
 func testChangePasswordUpdatesKeyring(t *testing.T, cm bool) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "v")
-	if _, err := vault.Create(dir, []byte("old"), vault.CreateOptions{ScryptLogN: 10, Format: formatIf(cm)}); err != nil {
+	if _, err := vault.Create(context.Background(), dir, []byte("old"), vault.CreateOptions{ScryptLogN: 10, Format: formatIf(cm)}); err != nil {
 		t.Fatal(err)
 	}
 	k := &fakeKeyring{entries: map[string]string{}, labels: map[string]string{}}

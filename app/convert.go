@@ -61,6 +61,7 @@ func (a *App) PlanConvert(ctx context.Context, r ConvertRequest) (ConvertPlan, e
 // Convert re-encrypts the vault's contents with r.To (see vault.Convert): with r.Password,
 // or without one with the keyring's.
 func (a *App) Convert(ctx context.Context, r ConvertRequest) (*vault.ConvertResult, KeyringChange, error) {
+	ctx = kdfContext(ctx, r.Vault)
 	var res *vault.ConvertResult
 	change, err := a.withPassword(ctx, r.Vault, r.Password, false, func(pw []byte) error {
 		var err error

@@ -143,7 +143,7 @@ func TestCryptomatorConflictsSettled(t *testing.T) {
 			if left, err := c.List(ctx); err != nil || len(left) != 0 {
 				t.Fatalf("conflicts after settling: %+v, %v", left, err)
 			}
-			vol, err := vault.UnlockVolume(dir, pw)
+			vol, err := vault.UnlockVolume(context.Background(), dir, pw)
 			if err != nil {
 				t.Fatal(err)
 			}

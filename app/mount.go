@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -74,6 +75,7 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 				NoExec: r.NoExec, Idle: r.Idle,
 				Reverse: r.Reverse, Exclude: r.Exclude, ForceDecode: r.ForceDecode, BadNames: r.BadNames,
 				SharedStorage: r.SharedStorage,
+				KDFCost:       uint64(crypto.CostBoundOf(kdfContext(ctx, r.Vault))),
 			})
 			return err
 		})

@@ -200,10 +200,11 @@ func (a *App) ForgetPassword(ctx context.Context, v Vault) error {
 // Unlock unlocks the vault for offline work (fsck, export, conflicts of a locked vault) with
 // password, or without one with the keyring's (see the package doc). The caller closes it.
 func (a *App) Unlock(ctx context.Context, v Vault, password []byte) (*vault.Vault, KeyringChange, error) {
+	ctx = kdfContext(ctx, v)
 	var out *vault.Vault
 	change, err := a.withPassword(ctx, v, password, false, func(pw []byte) error {
 		var err error
-		out, err = vault.Unlock(v.CipherDir, pw)
+		out, err = vault.Unlock(ctx, v.CipherDir, pw)
 		return err
 	})
 	return out, change, err
@@ -232,7 +233,8 @@ type PasswordChanged struct {
 // ChangePassword changes the vault's password and, in the same step, the keyring's entry
 // for it if there is one: the next mount must not try the old password.
 func (a *App) ChangePassword(ctx context.Context, r ChangePasswordRequest) (PasswordChanged, error) {
-	backup, err := vault.ChangePassword(r.Vault.CipherDir, vault.PasswordChange{
+	ctx = kdfContext(ctx, r.Vault)
+	backup, err := vault.ChangePassword(ctx, r.Vault.CipherDir, vault.PasswordChange{
 		OldPassword: r.OldPassword, MasterKey: r.MasterKey, NewPassword: r.NewPassword,
 		Unverified: r.Unverified, ScryptLogN: r.ScryptLogN,
 	})

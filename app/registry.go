@@ -202,6 +202,12 @@ func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, erro
 	if f, _ := vault.FormatByID(r.Options.Format); r.Reverse && r.Options.Format != "" && !f.Can.ReverseView {
 		return registry.Entry{}, nil, fmt.Errorf("%w: reverse mode is gocryptfs's; a %s vault has none", vault.ErrCreateOptions, f.Name)
 	}
+	if logN := r.Options.ScryptLogN; logN >= crypto.MinScryptLogN && logN <= crypto.MaxScryptLogN {
+		// The bound every unlock applies, before the password is asked for.
+		if err := crypto.CheckScryptCost(crypto.ScryptKDF{N: 1 << logN, R: crypto.ScryptR}, crypto.CostBoundOf(ctx)); err != nil {
+			return registry.Entry{}, nil, err
+		}
+	}
 	dir, err := filepath.Abs(r.CipherDir)
 	if err != nil {
 		return registry.Entry{}, nil, err
@@ -292,7 +298,7 @@ func (a *App) Create(ctx context.Context, r NewVault, password []byte) (Created,
 	if err != nil {
 		return Created{}, err
 	}
-	key, err := registry.CreateRegistered(regPath, e, password, r.Options)
+	key, err := registry.CreateRegistered(ctx, regPath, e, password, r.Options)
 	if key == nil {
 		return Created{}, err
 	}
@@ -372,13 +378,29 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 	}
 	reg, err := registry.Update(regPath, func(reg *registry.Registry) error {
 		return reg.Add(registry.Entry{Name: name, CipherDir: dir, MountPoint: mp, MountAtStart: r.Automount,
-			ReadOnly: r.ReadOnly, Idle: r.Idle, Lock: lock, Reverse: r.Reverse})
+			ReadOnly: r.ReadOnly, Idle: r.Idle, Lock: lock, Reverse: r.Reverse, KDFCost: acceptedCost(ctx, dir)})
 	})
 	if err != nil {
 		return Added{}, err
 	}
 	out.Entry = reg.Vaults[len(reg.Vaults)-1]
 	return out, nil
+}
+
+// acceptedCost is the key derivation cost of the vault in dir when it is above
+// crypto.DefaultCostBound and ctx allows it (the user added it with --allow-costly-kdf): the
+// registry records it, and later unlocks are allowed it. Otherwise 0, and those unlocks are
+// held to the default bound (they say so, naming the option).
+func acceptedCost(ctx context.Context, dir string) uint64 {
+	info, err := vault.ReadInfo(dir)
+	if err != nil || info.ScryptN <= 0 || info.ScryptR <= 0 {
+		return 0
+	}
+	cost := crypto.ScryptKDF{N: info.ScryptN, R: info.ScryptR}.Cost()
+	if crypto.DefaultCostBound.Allows(cost) || !crypto.CostBoundOf(ctx).Allows(cost) {
+		return 0
+	}
+	return cost
 }
 
 // Edit changes a registered vault's options; nil fields stay as they are.

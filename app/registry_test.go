@@ -81,7 +81,7 @@ func TestCreateRefusesBeforePassword(t *testing.T) {
 	ctx := context.Background()
 	a, home := registryApp(t, false)
 	existing := filepath.Join(home, "existing")
-	if _, err := vault.Create(existing, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+	if _, err := vault.Create(context.Background(), existing, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := a.CheckCreate(ctx, NewVault{CipherDir: existing}); !errors.Is(err, ErrIsVault) || !errors.Is(err, vault.ErrNotEmpty) {
@@ -125,7 +125,7 @@ func TestAddChecksItIsAVault(t *testing.T) {
 		t.Fatalf("a plain folder: %v", err)
 	}
 	dir := filepath.Join(home, "gc.crypt")
-	if _, err := vault.Create(dir, []byte("pw"), vault.CreateOptions{Cipher: crypto.XChaCha, ScryptLogN: 10}); err != nil {
+	if _, err := vault.Create(context.Background(), dir, []byte("pw"), vault.CreateOptions{Cipher: crypto.XChaCha, ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 	ad, err := a.Add(ctx, NewEntry{CipherDir: dir, Lock: registry.LockScreen})
@@ -151,7 +151,7 @@ func TestEditAndForget(t *testing.T) {
 	ctx := context.Background()
 	a, home := registryApp(t, true)
 	dir := filepath.Join(home, "v")
-	if _, err := vault.Create(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+	if _, err := vault.Create(context.Background(), dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Add(ctx, NewEntry{CipherDir: dir, Idle: time.Minute}); err != nil {

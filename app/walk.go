@@ -37,10 +37,11 @@ func (a *App) OpenWalker(ctx context.Context, v Vault, password []byte) (*Walker
 // unlockVolume is Unlock for a vault of either format, as the walker reads it
 // (vault.UnlockVolume).
 func (a *App) unlockVolume(ctx context.Context, v Vault, password []byte) (vault.Volume, KeyringChange, error) {
+	ctx = kdfContext(ctx, v)
 	var out vault.Volume
 	change, err := a.withPassword(ctx, v, password, false, func(pw []byte) error {
 		var err error
-		out, err = vault.UnlockVolume(v.CipherDir, pw)
+		out, err = vault.UnlockVolume(ctx, v.CipherDir, pw)
 		return err
 	})
 	return out, change, err

@@ -154,6 +154,7 @@ func dispatch(e *env, args []string) error {
 	if err != nil {
 		return usageErrorf(c, "%v", err)
 	}
+	e.ctx = allowsCostlyKDF(e.ctx, fs)
 	return run(e, positional)
 }
 

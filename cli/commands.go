@@ -71,6 +71,7 @@ var commands = []*command{
 	manCommand,
 	completionCommand,
 	completeCommand,
+	kdfHelperCommand,
 }
 
 func allCommands() []*command { return commands }

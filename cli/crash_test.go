@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,7 +29,7 @@ func TestPasswdCrash(t *testing.T) {
 		}
 	}
 	template := filepath.Join(work, "template")
-	if _, err := vault.Create(template, []byte(oldPw), vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: 10}); err != nil {
+	if _, err := vault.Create(context.Background(), template, []byte(oldPw), vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 	runs := 0
@@ -62,7 +63,7 @@ func TestPasswdCrash(t *testing.T) {
 	check := func(what, dir string) (newOpens bool) {
 		var opens []string
 		for _, pw := range []string{oldPw, newPw} {
-			v, err := vault.Unlock(dir, []byte(pw))
+			v, err := vault.Unlock(context.Background(), dir, []byte(pw))
 			if err != nil {
 				continue
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -87,7 +88,7 @@ func TestInitCryptomator(t *testing.T) {
 	if _, errOut, err := run("passwd", "--masterkey", keyFile, "--new-passfile", newPw, "cm"); err != nil {
 		t.Fatalf("passwd --masterkey: %v\n%s", err, errOut)
 	}
-	v, err := cryptomator.Open(dir, []byte("changed"))
+	v, err := cryptomator.Open(context.Background(), dir, []byte("changed"))
 	if err != nil {
 		t.Fatalf("the new password does not open the vault: %v", err)
 	}
@@ -95,7 +96,7 @@ func TestInitCryptomator(t *testing.T) {
 	if _, errOut, err := run("passwd", "--passfile", newPw, "--new-passfile", pw, "cm"); err != nil {
 		t.Fatalf("passwd: %v\n%s", err, errOut)
 	}
-	if v, err = cryptomator.Open(dir, []byte("secret")); err != nil {
+	if v, err = cryptomator.Open(context.Background(), dir, []byte("secret")); err != nil {
 		t.Fatalf("the password set back does not open the vault: %v", err)
 	}
 	v.Close()

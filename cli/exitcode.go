@@ -58,6 +58,7 @@ var exitStatuses = []struct {
 var exitCodes = map[mountmgr.Kind]int{
 	mountmgr.KindWrongPassword:  exitWrongPassword,
 	mountmgr.KindKDFMemory:      exitUnsupported,
+	mountmgr.KindKDFCostly:      exitUnsupported,
 	mountmgr.KindUnsupported:    exitUnsupported,
 	mountmgr.KindCorrupt:        exitCorrupt,
 	mountmgr.KindNotFound:       exitNoSuchVault,
@@ -150,6 +151,11 @@ func hints(err error) []string {
 				out = append(out, h.hint)
 			}
 		}
+	}
+	if errors.Is(err, crypto.ErrKDFCostly) {
+		// Whatever else was said ("nothing was created"): the way on is this option.
+		out = append(out, "if you chose this cost, give --"+allowCostlyFlag+" (vaultui add --"+allowCostlyFlag+" records it for a vault); if not, the vault's config was changed by someone else")
+		return out
 	}
 	if len(out) == 0 {
 		switch {

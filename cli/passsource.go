@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -49,7 +50,26 @@ func passSourceFlags(fs *flag.FlagSet, fileUsage string) *passSource {
 	s := &passSource{}
 	fs.StringVar(&s.file, "passfile", "", fileUsage)
 	fs.Var(&s.prog, "extpass", extpassUsage)
+	allowCostlyKDF(fs)
 	return s
+}
+
+// allowCostlyFlag lets a command derive a key that costs more than crypto.DefaultCostBound
+// (1 GiB of memory): every command that derives one defines it (passSourceFlags, add), and
+// dispatch applies it to the command's context.
+const allowCostlyFlag = "allow-costly-kdf"
+
+// allowCostlyKDF defines --allow-costly-kdf on fs.
+func allowCostlyKDF(fs *flag.FlagSet) {
+	fs.Bool(allowCostlyFlag, false, "allow a key derivation above 1 GiB of memory (a vault whose scrypt cost was raised on purpose); refused without it, naming the memory and time")
+}
+
+// allowsCostlyKDF is ctx allowing any key derivation cost when fs has --allow-costly-kdf set.
+func allowsCostlyKDF(ctx context.Context, fs *flag.FlagSet) context.Context {
+	if f := fs.Lookup(allowCostlyFlag); f != nil && f.Value.String() == "true" {
+		return crypto.WithCostBound(ctx, crypto.AnyCost)
+	}
+	return ctx
 }
 
 // given says whether the user named a source.

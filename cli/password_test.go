@@ -199,7 +199,7 @@ func TestPassfileFIFOSignal(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("init --passfile /dev/fd/3: %v\n%s", err, out.String())
 	}
-	if _, err := vault.Unlock(vaultDir, []byte("from a pipe")); err != nil {
+	if _, err := vault.Unlock(context.Background(), vaultDir, []byte("from a pipe")); err != nil {
 		t.Errorf("the vault made with a piped password does not open with it: %v", err)
 	}
 }

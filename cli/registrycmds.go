@@ -141,6 +141,7 @@ examples:
 		automount := fs.Bool("automount", false, "mount at login with the keyring's password")
 		lock := fs.String("lock", "", "lock `POLICY`: "+strings.Join(registry.LockPolicies, ", ")+" (default sleep where it can work)")
 		reverse := fs.Bool("reverse", false, "CIPHERDIR is a plaintext folder prepared for reverse mode")
+		allowCostlyKDF(fs)
 		return func(e *env, args []string) error {
 			if len(args) != 1 {
 				return e.usage("expected one CIPHERDIR argument, got %d", len(args))

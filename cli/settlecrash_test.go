@@ -175,10 +175,10 @@ func settleTemplate(t *testing.T, dir, pw string, files map[string]string) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := vault.Create(dir, []byte(pw), vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: 10}); err != nil {
+	if _, err := vault.Create(context.Background(), dir, []byte(pw), vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := vault.Unlock(dir, []byte(pw))
+	v, err := vault.Unlock(context.Background(), dir, []byte(pw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ type settleState struct {
 
 func readSettled(t *testing.T, ctx context.Context, dir, pw string) settleState {
 	t.Helper()
-	v, err := vault.Unlock(dir, []byte(pw))
+	v, err := vault.Unlock(context.Background(), dir, []byte(pw))
 	if err != nil {
 		t.Fatalf("%s: %v", dir, err)
 	}

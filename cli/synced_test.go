@@ -19,7 +19,7 @@ import (
 func scriptVault(ts *testscript.TestScript, dir, passfile string) (*vault.Vault, map[string]string) {
 	pw, err := os.ReadFile(ts.MkAbs(passfile))
 	ts.Check(err)
-	v, err := vault.Unlock(ts.MkAbs(dir), []byte(strings.SplitN(string(pw), "\n", 2)[0]))
+	v, err := vault.Unlock(context.Background(), ts.MkAbs(dir), []byte(strings.SplitN(string(pw), "\n", 2)[0]))
 	ts.Check(err)
 	cipher := map[string]string{}
 	ts.Check(v.Walk(context.Background(), func(n vault.Node) error {

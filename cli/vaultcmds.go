@@ -151,6 +151,10 @@ func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, rev
 	if errors.Is(err, vault.ErrCreateOptions) {
 		return e.usage("%v", err) // options that do not go together: the command line's mistake
 	}
+	if errors.Is(err, crypto.ErrKDFCostly) {
+		return &usageError{msg: "init: --scryptn: " + err.Error(),
+			hint: "give --" + allowCostlyFlag + " if you mean it: every unlock of the vault needs that much (the registry records the cost)"}
+	}
 	if errors.Is(err, os.ErrExist) && reverse {
 		return withHint(err, "this folder is already prepared for reverse mode; register it with \"vaultui add --reverse\"")
 	}

@@ -1,6 +1,7 @@
 package crypto
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -68,7 +69,7 @@ func loadKATs(t *testing.T) map[string]*katFixture {
 
 func (f *katFixture) masterKey(t *testing.T) []byte {
 	t.Helper()
-	kek, err := f.Conf.ScryptObject.DeriveKey([]byte(f.Password))
+	kek, err := f.Conf.ScryptObject.DeriveKey(context.Background(), []byte(f.Password))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package crypto
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
@@ -11,7 +12,6 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime/debug"
-	"sync"
 
 	"golang.org/x/crypto/scrypt"
 )
@@ -92,8 +92,9 @@ func (s ScryptKDF) LogN() int {
 // Validate checks the parameters against what gocryptfs creates: N a power
 // of two from 2^10 to 2^28, R = 8, P = 1, a salt of at least 32 bytes and
 // KeyLen from 32 to 1024. The error names the parameter, its value and the
-// limit. Parameters that pass may still need more memory than the machine
-// has: DeriveKey checks that before it runs scrypt.
+// limit. Parameters that pass may still cost more than the caller allows
+// (CheckScryptCost) or need more memory than the machine has (CheckScryptMemory): DeriveKey
+// checks both before it runs scrypt.
 func (s ScryptKDF) Validate() error { return s.validate(ScryptSaltLen) }
 
 // validate is Validate with the smallest salt the format accepts.
@@ -126,36 +127,50 @@ func (s ScryptKDF) MemoryNeed() uint64 {
 	return 128*uint64(s.N)*uint64(s.R) + 128*uint64(s.R)*uint64(s.P+2)
 }
 
-// kdfMu runs one derivation at a time per process, so that the memory check
-// of one is not invalidated by another one running beside it (the daemon
-// serves mount requests concurrently).
-var kdfMu sync.Mutex
+// inProcessCost is the largest cost (Cost) derived in this process: gocryptfs's default
+// 2^16 (64 MiB, a tenth of a second or so). A costlier derivation runs in a helper process
+// (deriveInHelper), the only way to stop scrypt before its end and give its memory back at
+// once: x/crypto's scrypt.Key cannot be interrupted.
+const inProcessCost = 64 << 20
 
 // DeriveKey runs scrypt on password and returns the key-encryption key. It
 // refuses, before scrypt allocates anything, parameters that Validate
-// rejects (ErrWeakKDF) and ones that need more memory than is available
-// (ErrKDFMemory): Go cannot recover from running out of memory, and the
-// daemon must not die for one vault.
-func (s ScryptKDF) DeriveKey(password []byte) ([]byte, error) {
-	return s.DeriveKeyMinSalt(password, ScryptSaltLen)
+// rejects (ErrWeakKDF), a cost above the bound ctx carries (ErrKDFCostly, see WithCostBound
+// and CheckScryptCost; without one, DefaultCostBound) and one that needs more memory than is
+// available (ErrKDFMemory): Go cannot recover from running out of memory, and the daemon must
+// not die for one vault.
+//
+// The derivation stops when ctx ends: a costly one (above 64 MiB) runs in a helper process
+// that is killed then, its memory returned to the system; a cheap one runs here, and ctx is
+// checked before it starts. The error then wraps ctx.Err(). Derivations do not wait for each
+// other: one vault's costly key never holds up another's.
+func (s ScryptKDF) DeriveKey(ctx context.Context, password []byte) ([]byte, error) {
+	return s.DeriveKeyMinSalt(ctx, password, ScryptSaltLen)
 }
 
 // DeriveKeyMinSalt is DeriveKey for a format whose salts may be shorter than gocryptfs's 32
 // bytes, down to minSaltLen: Cryptomator writes 8-byte salts. Every other bound is the same.
-func (s ScryptKDF) DeriveKeyMinSalt(password []byte, minSaltLen int) ([]byte, error) {
+func (s ScryptKDF) DeriveKeyMinSalt(ctx context.Context, password []byte, minSaltLen int) ([]byte, error) {
 	if err := s.validate(minSaltLen); err != nil {
 		return nil, err
 	}
-	kdfMu.Lock()
-	defer kdfMu.Unlock()
+	if err := CheckScryptCost(s, CostBoundOf(ctx)); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("crypto: key derivation not started: %w", err)
+	}
 	if err := CheckScryptMemory(s); err != nil {
 		return nil, err
+	}
+	if s.cost() > inProcessCost {
+		return deriveInHelper(ctx, s, password)
 	}
 	k, err := scrypt.Key(password, s.Salt, s.N, s.R, s.P, s.KeyLen)
 	if err != nil {
 		return nil, fmt.Errorf("crypto: scrypt: %w", err)
 	}
-	if s.MemoryNeed() >= 64<<20 {
+	if s.MemoryNeed() >= inProcessCost {
 		// Hand the table back to the system now, not at the next GC: the next check (and
 		// the rest of the machine) would otherwise see it as still in use.
 		debug.FreeOSMemory()

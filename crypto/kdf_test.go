@@ -2,6 +2,7 @@ package crypto
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"strings"
@@ -47,15 +48,15 @@ func TestScryptValidate(t *testing.T) {
 		if err := c.Validate(); !errors.Is(err, ErrWeakKDF) {
 			t.Errorf("%s: %v", name, err)
 		}
-		if _, err := c.DeriveKey([]byte("pw")); err == nil {
+		if _, err := c.DeriveKey(context.Background(), []byte("pw")); err == nil {
 			t.Errorf("%s: DeriveKey ran", name)
 		}
 	}
-	k1, err := s.DeriveKey([]byte("pw"))
+	k1, err := s.DeriveKey(context.Background(), []byte("pw"))
 	if err != nil || len(k1) != 32 {
 		t.Fatal(err)
 	}
-	k2, _ := s.DeriveKey([]byte("pw2"))
+	k2, _ := s.DeriveKey(context.Background(), []byte("pw2"))
 	if bytes.Equal(k1, k2) {
 		t.Fatal("different passwords, same key")
 	}
@@ -159,11 +160,11 @@ func TestScryptLimits(t *testing.T) {
 	availableMemory = func() (uint64, string, error) { return 100 << 20, "test", nil }
 	big := s
 	big.N = 1 << 16 // 64 MiB: does not fit in 100 MiB less the 64 MiB reserve
-	_, err := big.DeriveKey([]byte("pw"))
+	_, err := big.DeriveKey(context.Background(), []byte("pw"))
 	if !errors.Is(err, ErrKDFMemory) || !strings.Contains(err.Error(), "needs 64 MiB") || !strings.Contains(err.Error(), "36 MiB is available") {
 		t.Errorf("DeriveKey beyond the available memory: %v", err)
 	}
-	if _, err := s.DeriveKey([]byte("pw")); err != nil { // 1 MiB fits
+	if _, err := s.DeriveKey(context.Background(), []byte("pw")); err != nil { // 1 MiB fits
 		t.Errorf("DeriveKey within the available memory: %v", err)
 	}
 	// The real figure: this process can allocate something, and 2^28 x 8 is refused unless
@@ -176,7 +177,7 @@ func TestScryptLimits(t *testing.T) {
 	if avail < 256<<30 {
 		huge := s
 		huge.N = 1 << 28
-		if _, err := huge.DeriveKey([]byte("pw")); !errors.Is(err, ErrKDFMemory) || !strings.Contains(err.Error(), "256 GiB") {
+		if _, err := huge.DeriveKey(WithCostBound(context.Background(), AnyCost), []byte("pw")); !errors.Is(err, ErrKDFMemory) || !strings.Contains(err.Error(), "256 GiB") {
 			t.Errorf("N=2^28: %v", err)
 		}
 	}
@@ -186,10 +187,10 @@ func TestScryptLimits(t *testing.T) {
 // still holds.
 func TestDeriveKeyMinSalt(t *testing.T) {
 	s := ScryptKDF{Salt: make([]byte, 8), N: 1 << MinScryptLogN, R: ScryptR, P: ScryptP, KeyLen: 32}
-	if _, err := s.DeriveKeyMinSalt([]byte("pw"), 8); err != nil {
+	if _, err := s.DeriveKeyMinSalt(context.Background(), []byte("pw"), 8); err != nil {
 		t.Fatalf("8-byte salt with minimum 8: %v", err)
 	}
-	if _, err := s.DeriveKey([]byte("pw")); !errors.Is(err, ErrWeakKDF) {
+	if _, err := s.DeriveKey(context.Background(), []byte("pw")); !errors.Is(err, ErrWeakKDF) {
 		t.Fatalf("8-byte salt through DeriveKey: %v, want ErrWeakKDF", err)
 	}
 	short := s
@@ -199,7 +200,7 @@ func TestDeriveKeyMinSalt(t *testing.T) {
 	bigN := s
 	bigN.N = 1 << 40
 	for name, c := range map[string]ScryptKDF{"7-byte salt": short, "R=16": bigR, "N=2^40": bigN} {
-		if _, err := c.DeriveKeyMinSalt([]byte("pw"), 8); !errors.Is(err, ErrWeakKDF) {
+		if _, err := c.DeriveKeyMinSalt(context.Background(), []byte("pw"), 8); !errors.Is(err, ErrWeakKDF) {
 			t.Errorf("%s: %v, want ErrWeakKDF", name, err)
 		}
 	}

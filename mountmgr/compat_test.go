@@ -2,6 +2,7 @@ package mountmgr
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -303,7 +304,7 @@ func TestWrittenTreeFsckAndExport(t *testing.T) {
 			if err := c.Unmount(ctx(t), mp, false); err != nil {
 				t.Fatal(err)
 			}
-			v, err := vault.Unlock(cipherdir, pw)
+			v, err := vault.Unlock(context.Background(), cipherdir, pw)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -105,7 +105,7 @@ func TestConflictWithNonUTF8NameThroughDaemon(t *testing.T) {
 func TestFolderMadeTwiceThroughDaemon(t *testing.T) {
 	base := daemonEnv(t)
 	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
-	v, err := vault.Unlock(cipherdir, pw)
+	v, err := vault.Unlock(context.Background(), cipherdir, pw)
 	if err != nil {
 		t.Fatal(err)
 	}

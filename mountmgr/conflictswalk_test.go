@@ -100,7 +100,7 @@ func slowFS(t *testing.T, dir string, delay time.Duration) string {
 // synced folder can: nothing authenticates a dir.c9r.
 func redirectDirs(t *testing.T, dir string, pw []byte, fromTo ...[2]string) {
 	t.Helper()
-	vol, err := vault.UnlockVolume(dir, pw)
+	vol, err := vault.UnlockVolume(context.Background(), dir, pw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"golang.org/x/sys/unix"
 )
 
 // accept serves connections until ln is closed.
@@ -101,12 +102,20 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			d.serveWalk(conn, &req)
 			return
 		}
-		ctx, stop := context.Background(), func() {}
-		if req.Op == opConflicts || req.Op == opSettleConflict {
-			ctx, stop = hangup(conn) // a walk: it ends if the client goes away
+		// A mount (its key derivation) and a walk stop when their client leaves: a client
+		// that gave up must not leave the daemon deriving a key or walking a tree nobody
+		// waits for.
+		ctx, cancel := context.WithCancelCause(d.baseContext())
+		stop := func() {}
+		switch req.Op {
+		case opMount, opConflicts, opSettleConflict:
+			if r.buffered() == 0 {
+				stop = watchHangup(conn, func() { cancel(errClientGone) })
+			}
 		}
 		resp := d.handleGuarded(ctx, &req)
 		stop()
+		cancel(nil)
 		resp.ID = req.ID
 		if err := d.send(conn, resp); err != nil {
 			d.giveBackReport(resp.Stale) // not delivered: the next asker gets it
@@ -142,7 +151,7 @@ func (d *daemon) watch(conn net.Conn, id uint64) {
 	}
 }
 
-// handle serves req for a client whose context is ctx.
+// handle serves req; ctx ends when the client leaves or the daemon stops.
 func (d *daemon) handle(ctx context.Context, req *request) *response {
 	switch req.Op {
 	case opPing:
@@ -160,7 +169,7 @@ func (d *daemon) handle(ctx context.Context, req *request) *response {
 		if req.Mount == nil {
 			return &response{Error: &wireError{Code: codeBadRequest, Msg: "mount request without parameters"}}
 		}
-		info, err := d.mount(req.Mount)
+		info, err := d.mount(ctx, req.Mount)
 		if err != nil {
 			d.log.Printf("mount %s at %s: %v", req.Mount.CipherDir, req.Mount.MountPoint, err)
 			d.eventMountFailed(req.Mount, err)
@@ -231,4 +240,48 @@ func (d *daemon) info() *DaemonInfo {
 		}
 	}
 	return info
+}
+
+// errClientGone ends a request whose client left before its answer.
+var errClientGone = fmt.Errorf("the client went away: %w", context.Canceled)
+
+// watchHangup calls gone when the peer closes its end of conn, until stop is called. It
+// reads nothing (it peeks): a byte the client sends meanwhile stays for the next request, and
+// the watch ends there, unable to tell.
+func watchHangup(conn *net.UnixConn, gone func()) (stop func()) {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hup := false
+		var b [1]byte
+		rc.Read(func(fd uintptr) bool {
+			n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+			if err == unix.EAGAIN || err == unix.EINTR {
+				return false // nothing yet: wait until the socket is readable
+			}
+			hup = err != nil || n == 0
+			return true
+		})
+		if hup {
+			gone()
+		}
+	}()
+	return func() {
+		conn.SetReadDeadline(time.Unix(1, 0)) // ends the wait of rc.Read
+		<-done
+		conn.SetReadDeadline(time.Time{})
+	}
+}
+
+// baseContext is what the requests' contexts derive from: d.ctx, or for a daemon made by a
+// test without one, a context that never ends.
+func (d *daemon) baseContext() context.Context {
+	if d.ctx == nil {
+		return context.Background()
+	}
+	return d.ctx
 }

@@ -70,6 +70,7 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	d := newDaemon(opts, dir, dlog, stop)
+	d.ctx = ctx
 	d.cleanStale()
 	ln, err := d.listen(opts.SocketPath)
 	if err != nil {
@@ -199,7 +200,10 @@ type daemon struct {
 	events *eventLog
 	uid    int
 	quit   chan struct{}
-	conns  sync.WaitGroup
+	// ctx ends when the daemon begins to stop (Serve's context): requests being served,
+	// mounts being unlocked among them, end with it. nil (a daemon made by a test) is never.
+	ctx   context.Context
+	conns sync.WaitGroup
 	// inflight counts mount requests being served, so shutdown waits for them.
 	inflight sync.WaitGroup
 	// stop ends Serve (idle exit).
@@ -288,6 +292,9 @@ type mount struct {
 	done  chan struct{}
 	// closing is set once the daemon itself unmounts, so the exit is not reported as external.
 	closing atomic.Bool
+	// pending is set while the mount is only a reservation: its request is unlocking the
+	// vault (fs is nil). See tryReserve.
+	pending *pendingMount
 	// walks counts the fsck and export walks running on the vault (walks.go): they use it
 	// without going through the mount, and it is not idle while they run.
 	walks atomic.Int32

@@ -29,8 +29,11 @@ type Kind string
 
 // The kinds; the strings are the protocol's error codes.
 const (
-	KindOther          Kind = "error"
-	KindKDFMemory      Kind = "kdf_memory"
+	KindOther     Kind = "error"
+	KindKDFMemory Kind = "kdf_memory"
+	// KindKDFCostly: the vault's key derivation costs more than the request allows
+	// (crypto.ErrKDFCostly); older clients show a generic error.
+	KindKDFCostly      Kind = "kdf_costly"
 	KindWrongPassword  Kind = "wrong_password"
 	KindUnsupported    Kind = "unsupported"
 	KindCorrupt        Kind = "corrupt"
@@ -61,6 +64,7 @@ var kinds = []struct {
 	err  error
 }{
 	{KindKDFMemory, crypto.ErrKDFMemory},
+	{KindKDFCostly, crypto.ErrKDFCostly},
 	{KindWrongPassword, vault.ErrWrongPassword},
 	{KindUnsupported, vault.ErrUnsupported},
 	{KindCorrupt, vault.ErrCorrupt},
@@ -79,6 +83,9 @@ var kinds = []struct {
 // kdfMemoryRemote is what a kdf_memory error unwraps to on the client: both the vault being
 // unsupported here (the exit code) and the reason (the hint).
 var kdfMemoryRemote = errors.Join(crypto.ErrKDFMemory, vault.ErrUnsupported)
+
+// kdfCostlyRemote is kdfMemoryRemote for a kdf_costly error.
+var kdfCostlyRemote = errors.Join(crypto.ErrKDFCostly, vault.ErrUnsupported)
 
 // KindOf returns the kind of err: that of the first sentinel in kinds it wraps, else
 // KindOther.

@@ -358,6 +358,9 @@ func (d *daemon) unmountTargetFor(target string, lazy bool) error {
 	if mp := d.findTarget(target); mp != "" {
 		return d.unmountFor(mp, lazy, why)
 	}
+	if d.abortPending(target) {
+		return nil // it was still unlocking: stopped, nothing was mounted
+	}
 	return d.unmountTarget(target, lazy) // a stale mount, or nothing
 }
 

@@ -2,6 +2,7 @@ package mountmgr
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log"
 	"os"
@@ -224,7 +225,7 @@ func TestReverseMountEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	pw := []byte("reverse events")
-	if _, err := vault.CreateReverse(folder, pw, vault.CreateOptions{Cipher: crypto.AESSIV, ScryptLogN: crypto.MinScryptLogN}); err != nil {
+	if _, err := vault.CreateReverse(context.Background(), folder, pw, vault.CreateOptions{Cipher: crypto.AESSIV, ScryptLogN: crypto.MinScryptLogN}); err != nil {
 		t.Fatal(err)
 	}
 	mp := filepath.Join(base, "view")

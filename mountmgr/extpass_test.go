@@ -2,6 +2,7 @@ package mountmgr
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -121,7 +122,7 @@ func newVaultKey(t *testing.T, base string) (cipherdir, mountpoint string, passw
 		t.Fatal(err)
 	}
 	password = []byte("correct horse")
-	if key, err = vault.Create(cipherdir, password, vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: crypto.MinScryptLogN}); err != nil {
+	if key, err = vault.Create(context.Background(), cipherdir, password, vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: crypto.MinScryptLogN}); err != nil {
 		t.Fatal(err)
 	}
 	if mountpoint, err = os.MkdirTemp(base, "mnt"); err != nil {

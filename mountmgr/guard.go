@@ -9,7 +9,8 @@ import (
 // handleGuarded serves one request and turns a panic in it into an error answer for that
 // request alone: one bad vault or request must not take down the daemon, and with it every
 // other mounted vault. (Fatal errors such as running out of memory cannot be recovered: the
-// KDF refuses those before it starts, see crypto.CheckScryptMemory.)
+// KDF refuses those before it starts, see crypto.CheckScryptMemory, and a costly one runs in a
+// helper process of its own.)
 func (d *daemon) handleGuarded(ctx context.Context, req *request) (resp *response) {
 	defer func() {
 		if r := recover(); r != nil {

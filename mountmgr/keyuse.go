@@ -3,10 +3,6 @@ package mountmgr
 import (
 	"context"
 	"fmt"
-	"syscall"
-	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // A walk the daemon runs for a client (fsck, export, the conflicts listing, settling one)
@@ -73,35 +69,3 @@ func (u *keyUse) ended(err error, cipherDir, what string) error {
 
 // clientLeft reports whether the use ended because its client went away.
 func (u *keyUse) clientLeft() bool { return u.client.Err() != nil }
-
-// hangupPoll is how long one wait for a hang-up lasts: how late the watch notices that it is
-// no longer needed.
-const hangupPoll = 100 * time.Millisecond
-
-// hangup returns a context that ends when the client at the other end of conn hangs up
-// (closes its end, or dies), found without reading from conn: what it sent after its request
-// stays there for the next read. stop ends the watch, and the context. (A client that shuts
-// down only its writing side counts as gone: ours never do.)
-func hangup(conn syscall.Conn) (ctx context.Context, stop context.CancelFunc) {
-	ctx, stop = context.WithCancel(context.Background())
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return ctx, stop
-	}
-	go func() {
-		fds := []unix.PollFd{{Events: unix.POLLRDHUP}}
-		for ctx.Err() == nil {
-			gone := false
-			cerr := raw.Control(func(fd uintptr) {
-				fds[0].Fd, fds[0].Revents = int32(fd), 0
-				n, err := unix.Poll(fds, int(hangupPoll/time.Millisecond))
-				gone = err == nil && n > 0 && fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0
-			})
-			if cerr != nil || gone {
-				stop()
-				return
-			}
-		}
-	}()
-	return ctx, stop
-}

@@ -60,6 +60,9 @@ func newLineReader(r io.Reader) *lineReader {
 	return &lineReader{r: r, buf: make([]byte, 4096)}
 }
 
+// buffered is how many bytes were read from the stream and not returned yet.
+func (l *lineReader) buffered() int { return l.end - l.start }
+
 // next returns the next line without its newline. The slice points into the reader's buffer:
 // it is valid until the next call, and wiping it wipes the buffer. A line over the bound is
 // errLineTooLong (over maxRequestLine); the stream is then out of step and must be closed.

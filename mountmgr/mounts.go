@@ -3,6 +3,7 @@ package mountmgr
 // Mounting and unmounting vaults on request, and the checks a mount point must pass.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -23,7 +24,11 @@ import (
 // in use, is refused, as is a vault that gocryptfs or another daemon has mounted. The mount
 // point is reserved in d.mounts while the (slow: scrypt) unlock runs so two requests cannot
 // race for it.
-func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
+//
+// The unlock stops, its key derivation killed and the reservation released, when ctx ends (the
+// client left, the daemon stops) or the mount is aborted (an unmount of the vault or the
+// mount point while it unlocks: abortPending). Its key derivation costs at most r.KDFCost.
+func (d *daemon) mount(ctx context.Context, r *MountRequest) (MountInfo, error) {
 	defer crypto.Wipe(r.Password)
 	defer crypto.Wipe(r.MasterKey)
 	settled, err := d.startRequest()
@@ -37,16 +42,20 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 	cipherDir, mountPoint := filepath.Clean(r.CipherDir), filepath.Clean(r.MountPoint)
 	// What cannot be stat'ed is reported by the checks below (missing vault or mount point).
 	vid, _ := vault.IDOf(cipherDir)
-	if err := d.reserve(cipherDir, mountPoint, vid); err != nil {
+	ctx, abort := context.WithCancelCause(crypto.WithCostBound(ctx, crypto.CostBound(r.KDFCost)))
+	defer abort(nil)
+	pending, err := d.reserve(ctx, abort, cipherDir, mountPoint, vid)
+	if err != nil {
 		return MountInfo{}, err
 	}
 	ok := false
 	defer func() {
-		if !ok {
-			d.mu.Lock()
+		d.mu.Lock()
+		if !ok && d.mounts[mountPoint] == pending {
 			delete(d.mounts, mountPoint)
-			d.mu.Unlock()
 		}
+		d.mu.Unlock()
+		close(pending.pending.released)
 	}()
 	if err := checkUnused(cipherDir, mountPoint, vid); err != nil {
 		return MountInfo{}, err
@@ -57,7 +66,14 @@ func (d *daemon) mount(r *MountRequest) (MountInfo, error) {
 		}
 		r.ReadOnly = true // the encrypted view has no writes
 	}
-	v, err := unlockRequest(r)
+	v, err := unlockRequest(ctx, r)
+	if ctx.Err() != nil {
+		// Stopped, or aborted just as the unlock ended: the mount nobody waits for is not made.
+		if err == nil {
+			v.Close()
+		}
+		return MountInfo{}, fmt.Errorf("mounting %s stopped: %w", cipherDir, context.Cause(ctx))
+	}
 	if err != nil {
 		return MountInfo{}, err
 	}
@@ -138,16 +154,26 @@ func (d *daemon) startRequest() (settled func(), err error) {
 // files opened before a lazy unmount ("umount -l", or "vaultui unmount --lazy": a detached
 // mount), and a second server of the vault would corrupt the blocks both write: that request
 // is refused, saying so.
-func (d *daemon) reserve(cipherDir, mountPoint string, vid vault.ID) error {
+//
+// A pending mount in the way whose request was stopped (its client left, or it was aborted)
+// is waited for too: its key derivation is being killed, and the next try must not be told
+// the vault is already mounted. The reservation made is returned; ctx and abort are its
+// request's, for abortPending.
+func (d *daemon) reserve(ctx context.Context, abort context.CancelCauseFunc, cipherDir, mountPoint string, vid vault.ID) (*mount, error) {
 	for {
-		ending, err := d.tryReserve(cipherDir, mountPoint, vid)
+		ending, m, err := d.tryReserve(ctx, abort, cipherDir, mountPoint, vid)
 		if ending == nil {
-			return err // reserved, or refused
+			return m, err // reserved, or refused
 		}
 		select {
-		case <-ending.done:
+		case <-ending.outOfWay():
+		case <-ctx.Done():
+			return nil, fmt.Errorf("mounting %s stopped: %w", cipherDir, context.Cause(ctx))
 		case <-time.After(endWait):
-			return errorOf(ErrAlreadyMounted, "vault %s was unmounted lazily from %s and still serves the files opened on it before: close them first",
+			if ending.pending != nil {
+				return nil, errorOf(ErrAlreadyMounted, "vault %s is still being unlocked for %s", cipherDir, ending.info.MountPoint)
+			}
+			return nil, errorOf(ErrAlreadyMounted, "vault %s was unmounted lazily from %s and still serves the files opened on it before: close them first",
 				ending.info.CipherDir, ending.info.MountPoint)
 		}
 	}
@@ -158,8 +184,9 @@ func (d *daemon) reserve(cipherDir, mountPoint string, vid vault.ID) error {
 const endWait = 5 * time.Second
 
 // tryReserve is one attempt of reserve. ending is a mount in the way whose end is to be
-// awaited (gone from the kernel, or detached); err refuses the request for another in the way.
-func (d *daemon) tryReserve(cipherDir, mountPoint string, vid vault.ID) (ending *mount, err error) {
+// awaited (gone from the kernel, detached, or a stopped pending one); err refuses the request
+// for another in the way; else reserved is the pending mount entered.
+func (d *daemon) tryReserve(ctx context.Context, abort context.CancelCauseFunc, cipherDir, mountPoint string, vid vault.ID) (ending, reserved *mount, err error) {
 	dir, _ := vault.IDOf(mountPoint)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -169,21 +196,80 @@ func (d *daemon) tryReserve(cipherDir, mountPoint string, vid vault.ID) (ending 
 		switch {
 		case !samePlace && !sameVault:
 			continue
+		case m.pending != nil && m.pending.ctx.Err() != nil:
+			return m, nil, nil // stopped: its reservation is about to go
+		case m.pending != nil && samePlace:
+			return nil, nil, errorOf(ErrAlreadyMounted, "%s is being mounted (vault %s is being unlocked)", mountPoint, m.info.CipherDir)
+		case m.pending != nil:
+			return nil, nil, errorOf(ErrAlreadyMounted, "vault %s is being unlocked for a mount at %s", cipherDir, m.info.MountPoint)
 		case m.goneFromKernel():
-			return m, nil
+			return m, nil, nil
 		case samePlace:
-			return nil, errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
+			return nil, nil, errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
 		default:
-			return nil, errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, d.whereNow(m))
+			return nil, nil, errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, d.whereNow(m))
 		}
 	}
 	for _, m := range d.detached {
 		if !vid.IsZero() && m.vid == vid && !m.ended {
-			return m, nil
+			return m, nil, nil
 		}
 	}
-	d.mounts[mountPoint] = &mount{info: MountInfo{CipherDir: cipherDir, MountPoint: mountPoint}, vid: vid, dir: dir}
-	return nil, nil
+	reserved = &mount{info: MountInfo{CipherDir: cipherDir, MountPoint: mountPoint}, vid: vid, dir: dir,
+		pending: &pendingMount{ctx: ctx, abort: abort, released: make(chan struct{})}}
+	d.mounts[mountPoint] = reserved
+	return nil, reserved, nil
+}
+
+// pendingMount is what a reservation in d.mounts knows of the request that made it.
+type pendingMount struct {
+	// ctx is the request's; abort stops it (abortPending), killing its key derivation.
+	ctx   context.Context
+	abort context.CancelCauseFunc
+	// released is closed once the request is over and the reservation is gone (or replaced by
+	// the mount it made).
+	released chan struct{}
+}
+
+// outOfWay is closed once m is out of the way of a new mount of its vault: its server ended,
+// or, for a pending mount, its request is over.
+func (m *mount) outOfWay() <-chan struct{} {
+	if m.pending != nil {
+		return m.pending.released
+	}
+	return m.done
+}
+
+// errAborted stops a mount request whose vault or mount point was unmounted while it unlocked.
+var errAborted = fmt.Errorf("unmounted while it was being unlocked: %w", context.Canceled)
+
+// abortPending stops the mount requests still unlocking whose vault or mount point target
+// names (by identity, or by the mount point's spelling), and waits for their reservations to
+// go (at most endWait). It reports whether there were any.
+func (d *daemon) abortPending(target string) bool {
+	tid, err := idTimeout(target, time.Second)
+	clean := filepath.Clean(target)
+	var stopped []*pendingMount
+	d.mu.Lock()
+	for mp, m := range d.mounts {
+		if m.pending == nil || m.fs != nil {
+			continue
+		}
+		if mp == clean || m.info.CipherDir == clean || err == nil && (tid == m.vid || tid == m.dir) {
+			m.pending.abort(errAborted)
+			stopped = append(stopped, m.pending)
+		}
+	}
+	d.mu.Unlock()
+	limit := time.After(endWait)
+	for _, p := range stopped {
+		select {
+		case <-p.released:
+		case <-limit:
+			return true
+		}
+	}
+	return len(stopped) > 0
 }
 
 // goneFromKernel reports whether m, a published mount, is no longer in the kernel's mount
@@ -479,9 +565,15 @@ func (d *daemon) locate(m *mount) (string, bool) {
 }
 
 // unmountAll unmounts every vault; busy ones are reported. Mounts being set up when it is
-// asked are waited for (at most settleWait) and unmounted too: "all" means those as well.
+// asked are stopped if they are still unlocking, else waited for (at most settleWait) and
+// unmounted too: "all" means those as well.
 func (d *daemon) unmountAll() error {
 	d.mu.Lock()
+	for _, m := range d.mounts {
+		if m.pending != nil && m.fs == nil {
+			m.pending.abort(errAborted)
+		}
+	}
 	var pending []chan struct{}
 	for ch := range d.settling {
 		pending = append(pending, ch)

@@ -49,6 +49,11 @@ type MountRequest struct {
 	// (vfs.Options.SharedStorage). A daemon that predates it ignores it, and its reply says
 	// so (MountInfo.SharedStorage false).
 	SharedStorage bool `json:",omitempty"`
+	// KDFCost is the most the vault's key derivation may cost (crypto.CostBound: bytes of
+	// scrypt's table); 0 is crypto.DefaultCostBound. The client sets it from the user's say-so
+	// (--allow-costly-kdf, or the cost the registry recorded for the vault). A daemon that
+	// predates it bounds no cost.
+	KDFCost uint64 `json:",omitempty"`
 }
 
 // Stats are the live statistics of one mount. Counters are totals since the mount; rates are
@@ -254,8 +259,11 @@ func fromWire(w *wireError) error {
 	if w == nil {
 		return nil
 	}
-	if w.Code == KindKDFMemory {
+	switch w.Code {
+	case KindKDFMemory:
 		return &remoteError{msg: w.Msg, sentinel: kdfMemoryRemote}
+	case KindKDFCostly:
+		return &remoteError{msg: w.Msg, sentinel: kdfCostlyRemote}
 	}
 	for _, k := range kinds {
 		if k.kind == w.Code {

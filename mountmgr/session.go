@@ -368,8 +368,9 @@ func (d *daemon) mountFromKeyring(ctx context.Context, todo []registry.Entry, wh
 			failed(v, err)
 			continue
 		}
-		if _, err := d.mount(&MountRequest{CipherDir: v.CipherDir, MountPoint: v.MountPoint, Password: pw,
-			ReadOnly: v.ReadOnly, Idle: v.Idle, Reverse: v.Reverse, Exclude: v.Exclude, SharedStorage: v.SharedStorage}); err != nil {
+		if _, err := d.mount(ctx, &MountRequest{CipherDir: v.CipherDir, MountPoint: v.MountPoint, Password: pw,
+			ReadOnly: v.ReadOnly, Idle: v.Idle, Reverse: v.Reverse, Exclude: v.Exclude, SharedStorage: v.SharedStorage,
+			KDFCost: v.KDFCost}); err != nil {
 			failed(v, err)
 		}
 	}

@@ -45,10 +45,11 @@ func (u *unlocked) mount(mountPoint string, opts vfs.Options) (*vfs.Mounted, err
 	return vfs.Mount(mountPoint, u.volume, opts)
 }
 
-// unlockRequest unlocks what r asks to mount.
-func unlockRequest(r *MountRequest) (*unlocked, error) {
+// unlockRequest unlocks what r asks to mount. The key derivation stops when ctx ends, and
+// costs no more than ctx allows (crypto.WithCostBound).
+func unlockRequest(ctx context.Context, r *MountRequest) (*unlocked, error) {
 	if r.Reverse {
-		return unlockReverse(r.CipherDir, r.Password, r.Exclude)
+		return unlockReverse(ctx, r.CipherDir, r.Password, r.Exclude)
 	}
 	if len(r.Exclude) > 0 {
 		return nil, errors.New("exclusion rules are for reverse mode only")
@@ -56,16 +57,16 @@ func unlockRequest(r *MountRequest) (*unlocked, error) {
 	if r.MasterKey != nil {
 		return unlockMasterKey(r.CipherDir, r.MasterKey, r.ReadOnly)
 	}
-	return unlock(r.CipherDir, r.Password)
+	return unlock(ctx, r.CipherDir, r.Password)
 }
 
 // unlockReverse unlocks the reverse config of the plaintext folder dir.
-func unlockReverse(dir string, password []byte, rules []string) (*unlocked, error) {
+func unlockReverse(ctx context.Context, dir string, password []byte, rules []string) (*unlocked, error) {
 	ex, err := exclude.Compile(rules)
 	if err != nil {
 		return nil, fmt.Errorf("reverse view of %s: %w", dir, err)
 	}
-	v, err := vault.UnlockReverse(dir, password)
+	v, err := vault.UnlockReverse(ctx, dir, password)
 	if err != nil {
 		return nil, err
 	}
@@ -112,12 +113,12 @@ func (u *unlocked) using(fn func(*unlocked)) bool {
 	return true
 }
 
-func unlock(cipherDir string, password []byte) (*unlocked, error) {
+func unlock(ctx context.Context, cipherDir string, password []byte) (*unlocked, error) {
 	f, err := vault.Open(cipherDir)
 	if err != nil {
 		return nil, err
 	}
-	v, err := f.Unlock(password)
+	v, err := f.Unlock(ctx, password)
 	if err != nil {
 		return nil, err
 	}

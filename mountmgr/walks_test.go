@@ -39,7 +39,7 @@ func TestWalksThroughDaemon(t *testing.T) {
 	if err := os.Symlink("dir/a", filepath.Join(mp, "link")); err != nil {
 		t.Fatal(err)
 	}
-	offline, err := vault.Unlock(cipherdir, pw)
+	offline, err := vault.Unlock(context.Background(), cipherdir, pw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,12 @@
 package registry
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -33,7 +35,11 @@ func CheckNewEntry(regPath string, e Entry) (Entry, error) {
 //
 // The master key is returned whenever the vault was created (wipe it with crypto.Wipe after
 // showing it): when the mount point or the registration then fails, with an *IncompleteError.
-func CreateRegistered(regPath string, e Entry, password []byte, opts vault.CreateOptions) (masterKey []byte, err error) {
+//
+// The key derivation stops when ctx ends and costs no more than ctx allows
+// (crypto.WithCostBound); a cost above crypto.DefaultCostBound that ctx allowed is recorded in
+// the entry (KDFCost), so that unlocking the vault later is allowed it too.
+func CreateRegistered(ctx context.Context, regPath string, e Entry, password []byte, opts vault.CreateOptions) (masterKey []byte, err error) {
 	if e, err = CheckNewEntry(regPath, e); err != nil {
 		return nil, err
 	}
@@ -41,8 +47,14 @@ func CreateRegistered(regPath string, e Entry, password []byte, opts vault.Creat
 	if e.Reverse {
 		create = vault.CreateReverse
 	}
-	if masterKey, err = create(e.CipherDir, password, opts); err != nil {
+	if masterKey, err = create(ctx, e.CipherDir, password, opts); err != nil {
 		return nil, err
+	}
+	if opts.ScryptLogN > 0 {
+		cost := crypto.ScryptKDF{N: 1 << opts.ScryptLogN, R: crypto.ScryptR}.Cost()
+		if !crypto.DefaultCostBound.Allows(cost) {
+			e.KDFCost = cost
+		}
 	}
 	inc := &IncompleteError{CipherDir: e.CipherDir}
 	if err := os.MkdirAll(e.MountPoint, 0o700); err != nil {

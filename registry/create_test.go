@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,11 +16,11 @@ func TestCreateRegistered(t *testing.T) {
 	base := t.TempDir()
 	regPath := filepath.Join(base, "config", "vaults.json")
 	e := Entry{Name: "v", CipherDir: filepath.Join(base, "v.crypt"), MountPoint: filepath.Join(base, "mnt", "v")}
-	key, err := CreateRegistered(regPath, e, testPassword, vault.CreateOptions{ScryptLogN: 10})
+	key, err := CreateRegistered(context.Background(), regPath, e, testPassword, vault.CreateOptions{ScryptLogN: 10})
 	if err != nil || len(key) == 0 {
 		t.Fatalf("CreateRegistered: %v", err)
 	}
-	if v, err := vault.Unlock(e.CipherDir, testPassword); err != nil {
+	if v, err := vault.Unlock(context.Background(), e.CipherDir, testPassword); err != nil {
 		t.Errorf("the new vault does not open: %v", err)
 	} else {
 		v.Close()
@@ -34,7 +35,7 @@ func TestCreateRegistered(t *testing.T) {
 
 	// A duplicate is refused before anything is written.
 	dup := Entry{Name: "v", CipherDir: filepath.Join(base, "other.crypt"), MountPoint: filepath.Join(base, "mnt", "o")}
-	if _, err := CreateRegistered(regPath, dup, testPassword, vault.CreateOptions{ScryptLogN: 10}); !errors.Is(err, ErrDuplicate) {
+	if _, err := CreateRegistered(context.Background(), regPath, dup, testPassword, vault.CreateOptions{ScryptLogN: 10}); !errors.Is(err, ErrDuplicate) {
 		t.Errorf("duplicate name: %v", err)
 	}
 	if _, err := os.Stat(dup.CipherDir); !errors.Is(err, os.ErrNotExist) {
@@ -46,7 +47,7 @@ func TestCreateRegistered(t *testing.T) {
 	file := filepath.Join(base, "file")
 	os.WriteFile(file, nil, 0o600)
 	e2 := Entry{Name: "w", CipherDir: filepath.Join(base, "w.crypt"), MountPoint: filepath.Join(file, "w")}
-	key, err = CreateRegistered(regPath, e2, testPassword, vault.CreateOptions{ScryptLogN: 10})
+	key, err = CreateRegistered(context.Background(), regPath, e2, testPassword, vault.CreateOptions{ScryptLogN: 10})
 	var inc *IncompleteError
 	if !errors.As(err, &inc) || inc.MountPoint == nil || inc.Register != nil || len(key) == 0 {
 		t.Fatalf("unmakeable mount point: key %d bytes, %v", len(key), err)

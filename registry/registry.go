@@ -101,6 +101,11 @@ type Entry struct {
 	// SharedStorage mounts the vault for a cipherdir that other machines use at the same time
 	// over network storage (gocryptfs's -sharedstorage; see mountmgr/vfs).
 	SharedStorage bool `json:"sharedstorage,omitempty"`
+	// KDFCost is the key derivation cost (bytes of scrypt's table, 128·N·r) the user accepted
+	// for this vault when it was created or added, when that is above the bound every other
+	// vault is held to (crypto.DefaultCostBound); 0 when none was. Unlocking the vault allows
+	// up to this cost and no more: a config edited afterwards to cost more is still refused.
+	KDFCost uint64 `json:"kdf_cost,omitempty"`
 
 	// extra holds the fields of the entry this version does not know (written by a newer
 	// vaultui), written back unchanged so they survive this version's saves.
@@ -133,19 +138,20 @@ type entryJSON struct {
 	Exclude      []string `json:"exclude,omitempty"`
 	ExtPass      []string `json:"extpass,omitempty"`
 	Shared       bool     `json:"sharedstorage,omitempty"`
+	KDFCost      uint64   `json:"kdf_cost,omitempty"`
 }
 
 // entryKeys are entryJSON's keys: everything else in an entry is kept in Entry.extra.
 var entryKeys = map[string]bool{"name": true, "cipherdir": true, "mountpoint": true, "readonly": true,
 	"idle": true, "mount_at_start": true, "lock": true, "reverse": true, "exclude": true, "extpass": true,
-	"sharedstorage": true}
+	"sharedstorage": true, "kdf_cost": true}
 
 // MarshalJSON writes Idle as a duration string, and the fields this version does not know
 // as they were read.
 func (e Entry) MarshalJSON() ([]byte, error) {
 	j := entryJSON{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint,
 		ReadOnly: e.ReadOnly, MountAtStart: e.MountAtStart, Lock: e.Lock, Reverse: e.Reverse, Exclude: e.Exclude, ExtPass: e.ExtPass,
-		Shared: e.SharedStorage}
+		Shared: e.SharedStorage, KDFCost: e.KDFCost}
 	if e.Idle != 0 {
 		j.Idle = e.Idle.String()
 	}
@@ -199,7 +205,7 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 	}
 	*e = Entry{Name: j.Name, CipherDir: j.CipherDir, MountPoint: j.MountPoint,
 		ReadOnly: j.ReadOnly, Idle: idle, MountAtStart: j.MountAtStart, Lock: j.Lock,
-		Reverse: j.Reverse, Exclude: j.Exclude, ExtPass: j.ExtPass, SharedStorage: j.Shared, extra: extra}
+		Reverse: j.Reverse, Exclude: j.Exclude, ExtPass: j.ExtPass, SharedStorage: j.Shared, KDFCost: j.KDFCost, extra: extra}
 	return nil
 }
 

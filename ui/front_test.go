@@ -125,7 +125,7 @@ func TestInfoOfReverseVault(t *testing.T) {
 // .gocryptfs.reverse.conf (its folder has no gocryptfs.conf).
 func TestRealBackendInfoReverse(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{Cipher: crypto.AESSIV, ScryptLogN: 10}); err != nil {
+	if _, err := vault.CreateReverse(context.Background(), dir, []byte("pw"), vault.CreateOptions{Cipher: crypto.AESSIV, ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 	fields, err := testBackend().Info(context.Background(), registry.Entry{Name: "docs", CipherDir: dir, Reverse: true})

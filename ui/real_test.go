@@ -195,7 +195,7 @@ func TestEscapedKeepsSentinels(t *testing.T) {
 // TestRealBackendInfoEscapes: the info screen shows a hostile config's Creator escaped.
 func TestRealBackendInfoEscapes(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := vault.Create(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10, Creator: "x\x1b]0;owned\x07\u202e"}); err != nil {
+	if _, err := vault.Create(context.Background(), dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10, Creator: "x\x1b]0;owned\x07\u202e"}); err != nil {
 		t.Fatal(err)
 	}
 	fields, err := testBackend().Info(context.Background(), registry.Entry{CipherDir: dir})

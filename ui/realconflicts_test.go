@@ -33,10 +33,10 @@ func syncedVault(t *testing.T) string {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "v.crypt")
-	if _, err := vault.Create(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+	if _, err := vault.Create(context.Background(), dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := vault.Unlock(dir, []byte("pw"))
+	v, err := vault.Unlock(context.Background(), dir, []byte("pw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func paths(list []ConflictCopy) []string {
 func plainFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "out")
-	v, err := vault.Unlock(dir, []byte("pw"))
+	v, err := vault.Unlock(context.Background(), dir, []byte("pw"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func TestRealBackendKeyring(t *testing.T) {
 	keyringtest.Start(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "v.crypt")
-	if _, err := vault.Create(dir, []byte("old"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+	if _, err := vault.Create(context.Background(), dir, []byte("old"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 	k, err := keyring.Open(ctx, keyring.Options{})
@@ -48,7 +48,7 @@ func TestRealBackendKeyring(t *testing.T) {
 	}
 
 	// Changed behind the keyring's back: the core says so instead of failing as a wrong password.
-	if _, err := vault.ChangePassword(dir, vault.PasswordChange{OldPassword: []byte("new"), NewPassword: []byte("newer")}); err != nil {
+	if _, err := vault.ChangePassword(context.Background(), dir, vault.PasswordChange{OldPassword: []byte("new"), NewPassword: []byte("newer")}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = b.Fsck(ctx, dir, nil, func(FsckProgress) {})

@@ -19,7 +19,7 @@ func TestCipherFileSwappedForFIFO(t *testing.T) {
 	vaults := map[string]func(t *testing.T) (string, Volume){
 		"gocryptfs": func(t *testing.T) (string, Volume) {
 			f := loadFixture(t, "gcm-default")
-			vol, err := UnlockVolume(f.dir, f.password)
+			vol, err := UnlockVolume(context.Background(), f.dir, f.password)
 			if err != nil {
 				t.Fatal(err)
 			}

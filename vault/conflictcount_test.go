@@ -27,10 +27,10 @@ func syncedVault(t *testing.T, opts CreateOptions, files map[string]string) (*Va
 	}
 	dir := filepath.Join(t.TempDir(), "v.crypt")
 	opts.ScryptLogN = 10
-	if _, err := Create(dir, []byte("pw"), opts); err != nil {
+	if _, err := Create(context.Background(), dir, []byte("pw"), opts); err != nil {
 		t.Fatal(err)
 	}
-	v, err := Unlock(dir, []byte("pw"))
+	v, err := Unlock(context.Background(), dir, []byte("pw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestCountConflictsPlaintextNames(t *testing.T) {
 // the terminal app's recount on every registry refresh.
 func BenchmarkCountConflicts(b *testing.B) {
 	dir := b.TempDir()
-	if _, err := Create(dir, []byte("pw"), CreateOptions{ScryptLogN: 10}); err != nil {
+	if _, err := Create(context.Background(), dir, []byte("pw"), CreateOptions{ScryptLogN: 10}); err != nil {
 		b.Fatal(err)
 	}
 	for d := range 10 {

@@ -665,7 +665,7 @@ func Convert(ctx context.Context, cipherdir string, password []byte, opts Conver
 	if err != nil {
 		return nil, err
 	}
-	mk, err := c.openMasterKey(cipherdir, password)
+	mk, err := c.openMasterKey(ctx, cipherdir, password)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,14 @@ const (
 // TestMain runs a conversion instead of the tests when the environment asks for it: the
 // child that TestConvertKilled kills under strace.
 func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == crypto.KDFHelperArg {
+		// A costly key derivation re-executes the running binary, this one (see crypto.KDFHelperArg).
+		if err := crypto.ServeKDFHelper(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if dir := os.Getenv(childConvertDir); dir != "" {
 		// strace counts system calls per thread: keep this goroutine's calls on one thread so
 		// "the Nth renameat" means the same call in every run.

@@ -48,7 +48,7 @@ func TestConvertFlags(t *testing.T) {
 func makeConvertVault(t *testing.T, opts CreateOptions, src string) *Vault {
 	t.Helper()
 	dir, _ := createTest(t, opts)
-	v, err := Unlock(dir, testPassword)
+	v, err := Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func nameFiles(t *testing.T, dir string) map[string]string {
 // (plaintext tree) and xattrs, with the names of names.
 func checkConvertedVault(t *testing.T, dir string, to crypto.CipherID, want map[string]treeEntry, xattrs, names map[string]string) {
 	t.Helper()
-	v, err := Unlock(dir, testPassword)
+	v, err := Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}

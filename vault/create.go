@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -146,12 +147,12 @@ func (o *CreateOptions) check() error {
 // gocryptfs.conf (mode 0400, atomically) and, unless names are plaintext or
 // deterministic, the root gocryptfs.diriv: exactly what gocryptfs -init
 // writes. On failure it leaves nothing behind.
-func Create(cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
-	return create(atomicfile.OS{}, cipherdir, password, opts)
+func Create(ctx context.Context, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+	return create(ctx, atomicfile.OS{}, cipherdir, password, opts)
 }
 
 // create is Create writing the config through fsys.
-func create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+func create(ctx context.Context, fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
@@ -159,12 +160,12 @@ func create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOp
 		return nil, errors.New("the password is empty")
 	}
 	f, _ := FormatByID(opts.Format) // checked
-	return f.kind.create(fsys, cipherdir, password, opts)
+	return f.kind.create(ctx, fsys, cipherdir, password, opts)
 }
 
 // create makes a gocryptfs vault: gocryptfs.conf and, unless names are plaintext or
 // deterministic, the root gocryptfs.diriv.
-func (gocryptfsKind) create(fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+func (gocryptfsKind) create(ctx context.Context, fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
 	created, err := prepareEmptyDir(cipherdir)
 	if err != nil {
 		return nil, err
@@ -187,7 +188,7 @@ func (gocryptfsKind) create(fsys atomicfile.FS, cipherdir string, password []byt
 	}()
 
 	var c *Config
-	if c, masterKey, err = newConfig(cipherdir, password, opts); err != nil {
+	if c, masterKey, err = newConfig(ctx, cipherdir, password, opts); err != nil {
 		return nil, err
 	}
 
@@ -207,12 +208,12 @@ func (gocryptfsKind) create(fsys atomicfile.FS, cipherdir string, password []byt
 // create makes a Cryptomator vault in cipherdir (cryptomator.Create, which writes
 // vault.cryptomator last and removes what it wrote on failure) and returns its raw 64-byte
 // master key. A folder it made is removed again on failure, as for a gocryptfs vault.
-func (cryptomatorKind) create(_ atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) ([]byte, error) {
+func (cryptomatorKind) create(ctx context.Context, _ atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) ([]byte, error) {
 	created, err := prepareEmptyDir(cipherdir)
 	if err != nil {
 		return nil, err
 	}
-	v, err := cryptomator.Create(cipherdir, password, cryptomator.CreateOptions{ScryptLogN: opts.ScryptLogN})
+	v, err := cryptomator.Create(ctx, cipherdir, password, cryptomator.CreateOptions{ScryptLogN: opts.ScryptLogN})
 	if err != nil {
 		if created {
 			os.Remove(cipherdir)
@@ -225,7 +226,7 @@ func (cryptomatorKind) create(_ atomicfile.FS, cipherdir string, password []byte
 
 // newConfig makes a new master key and the config that seals it under password, for the
 // (checked) options. where names the vault in errors.
-func newConfig(where string, password []byte, opts CreateOptions) (c *Config, masterKey []byte, err error) {
+func newConfig(ctx context.Context, where string, password []byte, opts CreateOptions) (c *Config, masterKey []byte, err error) {
 	masterKey = make([]byte, crypto.MasterKeyLen)
 	defer func() {
 		if err != nil {
@@ -240,7 +241,7 @@ func newConfig(where string, password []byte, opts CreateOptions) (c *Config, ma
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
-	kek, err := kdf.DeriveKey(password)
+	kek, err := kdf.DeriveKey(ctx, password)
 	if err != nil {
 		return nil, nil, kdfError(where, err)
 	}

@@ -2,6 +2,7 @@ package vault
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,7 +26,7 @@ func createTest(t *testing.T, opts CreateOptions) (string, []byte) {
 		opts.ScryptLogN = 10 // cheap for tests
 	}
 	dir := filepath.Join(t.TempDir(), "cipher")
-	mk, err := Create(dir, testPassword, opts)
+	mk, err := Create(context.Background(), dir, testPassword, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestCreateFlagsMatchGocryptfs(t *testing.T) {
 				t.Errorf("%s: diriv %v %d", name, fi.Mode(), fi.Size())
 			}
 		}
-		v, err := Unlock(dir, testPassword)
+		v, err := Unlock(context.Background(), dir, testPassword)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -109,7 +110,7 @@ func TestCreateRefusals(t *testing.T) {
 	full := filepath.Join(base, "full")
 	os.Mkdir(full, 0o755)
 	os.WriteFile(filepath.Join(full, "x"), nil, 0o644)
-	if _, err := Create(full, testPassword, CreateOptions{ScryptLogN: 10}); !errors.Is(err, ErrNotEmpty) {
+	if _, err := Create(context.Background(), full, testPassword, CreateOptions{ScryptLogN: 10}); !errors.Is(err, ErrNotEmpty) {
 		t.Errorf("non-empty dir: %v", err)
 	}
 	if ents, _ := os.ReadDir(full); len(ents) != 1 {
@@ -130,20 +131,20 @@ func TestCreateRefusals(t *testing.T) {
 		if verr == nil {
 			t.Errorf("Validate accepted %+v", o)
 		}
-		if _, err := Create(dir, testPassword, o); err == nil || err.Error() != verr.Error() {
+		if _, err := Create(context.Background(), dir, testPassword, o); err == nil || err.Error() != verr.Error() {
 			t.Errorf("options %+v: Create says %v, Validate %v", o, err, verr)
 		}
 		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("options %+v left %s behind", o, dir)
 		}
 	}
-	if _, err := Create(filepath.Join(base, "nopw"), nil, CreateOptions{ScryptLogN: 10}); err == nil {
+	if _, err := Create(context.Background(), filepath.Join(base, "nopw"), nil, CreateOptions{ScryptLogN: 10}); err == nil {
 		t.Error("empty password accepted")
 	}
 	// A failure while writing the config leaves nothing behind.
 	crash := atomicfile.Failing{At: "write", Err: errors.New("injected crash")}
 	dir := filepath.Join(base, "crash")
-	if _, err := create(crash, dir, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
+	if _, err := create(context.Background(), crash, dir, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
 		t.Fatal("injected failure ignored")
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
@@ -151,7 +152,7 @@ func TestCreateRefusals(t *testing.T) {
 	}
 	empty := filepath.Join(base, "empty")
 	os.Mkdir(empty, 0o755)
-	if _, err := create(crash, empty, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
+	if _, err := create(context.Background(), crash, empty, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
 		t.Fatal("injected failure ignored")
 	}
 	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
@@ -161,16 +162,16 @@ func TestCreateRefusals(t *testing.T) {
 
 func TestUnlockErrors(t *testing.T) {
 	f := loadFixture(t, "gcm-default")
-	if _, err := Unlock(f.dir, []byte("wrong")); !errors.Is(err, ErrWrongPassword) || !strings.Contains(err.Error(), f.dir) {
+	if _, err := Unlock(context.Background(), f.dir, []byte("wrong")); !errors.Is(err, ErrWrongPassword) || !strings.Contains(err.Error(), f.dir) {
 		t.Errorf("wrong password: %v", err)
 	}
-	if _, err := Unlock(t.TempDir(), f.password); !errors.Is(err, ErrNotFound) {
+	if _, err := Unlock(context.Background(), t.TempDir(), f.password); !errors.Is(err, ErrNotFound) {
 		t.Errorf("no vault: %v", err)
 	}
 	if _, err := UnlockWithMasterKey(f.dir, make([]byte, 16)); err == nil {
 		t.Error("16-byte master key accepted")
 	}
-	v, err := Unlock(f.dir, f.password)
+	v, err := Unlock(context.Background(), f.dir, f.password)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestUnlockErrors(t *testing.T) {
 		t.Errorf("long diriv: %v", err)
 	}
 	d := loadFixture(t, "deterministic")
-	dv, err := Unlock(d.dir, d.password)
+	dv, err := Unlock(context.Background(), d.dir, d.password)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,16 +206,16 @@ func TestUnlockErrors(t *testing.T) {
 func TestChangePassword(t *testing.T) {
 	dir, mk := createTest(t, CreateOptions{})
 	newPw := []byte("new password")
-	if _, err := ChangePassword(dir, PasswordChange{OldPassword: []byte("wrong"), NewPassword: newPw}); !errors.Is(err, ErrWrongPassword) {
+	if _, err := ChangePassword(context.Background(), dir, PasswordChange{OldPassword: []byte("wrong"), NewPassword: newPw}); !errors.Is(err, ErrWrongPassword) {
 		t.Fatalf("wrong old password: %v", err)
 	}
-	if _, err := ChangePassword(dir, PasswordChange{OldPassword: testPassword, NewPassword: newPw}); err != nil {
+	if _, err := ChangePassword(context.Background(), dir, PasswordChange{OldPassword: testPassword, NewPassword: newPw}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Unlock(dir, testPassword); !errors.Is(err, ErrWrongPassword) {
+	if _, err := Unlock(context.Background(), dir, testPassword); !errors.Is(err, ErrWrongPassword) {
 		t.Errorf("old password still works: %v", err)
 	}
-	v, err := Unlock(dir, newPw)
+	v, err := Unlock(context.Background(), dir, newPw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,16 +223,16 @@ func TestChangePassword(t *testing.T) {
 	// With the master key instead of the old password: the vault is empty, so the key cannot
 	// be checked; only ChangePasswordUnverified (after the user confirmed) reseals.
 	before, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName))
-	if _, err := ChangePassword(dir, PasswordChange{MasterKey: mk, NewPassword: testPassword}); !errors.Is(err, ErrKeyUnverifiable) {
+	if _, err := ChangePassword(context.Background(), dir, PasswordChange{MasterKey: mk, NewPassword: testPassword}); !errors.Is(err, ErrKeyUnverifiable) {
 		t.Fatalf("unverifiable master key: %v", err)
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, crypto.ConfName)); !bytes.Equal(before, after) {
 		t.Fatal("config changed with an unverified key")
 	}
-	if _, err := ChangePassword(dir, PasswordChange{MasterKey: mk, NewPassword: testPassword, Unverified: true}); err != nil {
+	if _, err := ChangePassword(context.Background(), dir, PasswordChange{MasterKey: mk, NewPassword: testPassword, Unverified: true}); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := Unlock(dir, testPassword); err != nil {
+	if v, err := Unlock(context.Background(), dir, testPassword); err != nil {
 		t.Fatal(err)
 	} else {
 		v.Close()
@@ -254,14 +255,14 @@ func TestChangePasswordCrash(t *testing.T) {
 		for _, tmp := range []string{conf + ".bak.tmp", conf + ".tmp"} {
 			what := stage + " of " + filepath.Base(tmp)
 			crash := atomicfile.Failing{At: stage, Err: errors.New("injected crash at " + what), Tmp: tmp}
-			_, err := changePassword(crash, dir, PasswordChange{OldPassword: testPassword, NewPassword: []byte("new"), ScryptLogN: 10})
+			_, err := changePassword(context.Background(), crash, dir, PasswordChange{OldPassword: testPassword, NewPassword: []byte("new"), ScryptLogN: 10})
 			if err == nil || !strings.Contains(err.Error(), "injected crash") {
 				t.Fatalf("%s: %v", what, err)
 			}
 			if after, _ := os.ReadFile(conf); !bytes.Equal(before, after) {
 				t.Fatalf("%s: config changed", what)
 			}
-			if v, err := Unlock(dir, testPassword); err != nil {
+			if v, err := Unlock(context.Background(), dir, testPassword); err != nil {
 				t.Fatalf("%s: old password: %v", what, err)
 			} else {
 				v.Close()
@@ -273,7 +274,7 @@ func TestChangePasswordCrash(t *testing.T) {
 	}
 	// A temporary file left by a real crash does not block the next change.
 	os.WriteFile(conf+".tmp", []byte("half"), 0o400)
-	if _, err := ChangePassword(dir, PasswordChange{OldPassword: testPassword, NewPassword: []byte("new"), ScryptLogN: 10}); err != nil {
+	if _, err := ChangePassword(context.Background(), dir, PasswordChange{OldPassword: testPassword, NewPassword: []byte("new"), ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -286,7 +287,7 @@ func TestChangePasswordBackupAndCost(t *testing.T) {
 	for _, cm := range []bool{false, true} {
 		t.Run(fmt.Sprint("cryptomator=", cm), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "v")
-			if _, err := Create(dir, []byte("old"), CreateOptions{ScryptLogN: 10, Format: formatIf(cm)}); err != nil {
+			if _, err := Create(context.Background(), dir, []byte("old"), CreateOptions{ScryptLogN: 10, Format: formatIf(cm)}); err != nil {
 				t.Fatal(err)
 			}
 			keyFile, def := filepath.Join(dir, crypto.ConfName), crypto.DefaultScryptLogN
@@ -301,7 +302,7 @@ func TestChangePasswordBackupAndCost(t *testing.T) {
 				return i.ScryptLogN
 			}
 			old, _ := os.ReadFile(keyFile)
-			backup, err := ChangePassword(dir, PasswordChange{OldPassword: []byte("old"), NewPassword: []byte("new")})
+			backup, err := ChangePassword(context.Background(), dir, PasswordChange{OldPassword: []byte("old"), NewPassword: []byte("new")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -314,14 +315,14 @@ func TestChangePasswordBackupAndCost(t *testing.T) {
 			if got := cost(); got != def {
 				t.Errorf("cost 2^%d after passwd of a 2^10 vault, want the default 2^%d", got, def)
 			}
-			if _, err := ChangePassword(dir, PasswordChange{OldPassword: []byte("new"), NewPassword: []byte("newer"), ScryptLogN: 11}); err != nil {
+			if _, err := ChangePassword(context.Background(), dir, PasswordChange{OldPassword: []byte("new"), NewPassword: []byte("newer"), ScryptLogN: 11}); err != nil {
 				t.Fatal(err)
 			}
 			if got := cost(); got != 11 {
 				t.Errorf("cost 2^%d after passwd --scryptn 11", got)
 			}
 			// The vault still works, and fsck sees no stranger in the backup.
-			v, err := UnlockVolume(dir, []byte("newer"))
+			v, err := UnlockVolume(context.Background(), dir, []byte("newer"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,7 +339,7 @@ func TestWrongMasterKey(t *testing.T) {
 			t.Errorf("%s: wrong master key: %v", name, err)
 		}
 		before, _ := os.ReadFile(filepath.Join(f.dir, crypto.ConfName))
-		if _, err := ChangePassword(f.dir, PasswordChange{MasterKey: wrong, NewPassword: []byte("new")}); !errors.Is(err, ErrWrongPassword) {
+		if _, err := ChangePassword(context.Background(), f.dir, PasswordChange{MasterKey: wrong, NewPassword: []byte("new")}); !errors.Is(err, ErrWrongPassword) {
 			t.Errorf("%s: passwd with a wrong master key: %v", name, err)
 		}
 		after, _ := os.ReadFile(filepath.Join(f.dir, crypto.ConfName))
@@ -347,7 +348,7 @@ func TestWrongMasterKey(t *testing.T) {
 		}
 		// The right key (opened from the password) is accepted.
 		c, _ := LoadConfig(f.dir)
-		mk, err := c.openMasterKey(f.dir, f.password)
+		mk, err := c.openMasterKey(context.Background(), f.dir, f.password)
 		if err != nil {
 			t.Fatal(err)
 		}

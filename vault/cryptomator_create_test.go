@@ -2,6 +2,7 @@ package vault
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // with the password and with the raw 64-byte key Create returns, at the scrypt cost asked.
 func TestCreateCryptomator(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cm")
-	key, err := Create(dir, []byte("pw"), CreateOptions{Format: "cryptomator", ScryptLogN: 10})
+	key, err := Create(context.Background(), dir, []byte("pw"), CreateOptions{Format: "cryptomator", ScryptLogN: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestCreateCryptomator(t *testing.T) {
 		t.Fatalf("the printed key does not open the vault: %v", err)
 	}
 	v.Close()
-	vol, err := UnlockVolume(dir, []byte("pw"))
+	vol, err := UnlockVolume(context.Background(), dir, []byte("pw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestCreateCryptomatorRefusesGocryptfsOptions(t *testing.T) {
 			t.Errorf("%+v: Validate %v, want ErrCreateOptions", o, err)
 		}
 		dir := filepath.Join(t.TempDir(), "cm")
-		if _, err := Create(dir, []byte("pw"), o); err == nil {
+		if _, err := Create(context.Background(), dir, []byte("pw"), o); err == nil {
 			t.Errorf("%+v: created", o)
 		}
 		if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
@@ -71,12 +72,12 @@ func TestCreateCryptomatorRefusesGocryptfsOptions(t *testing.T) {
 // or the raw key; a wrong key or password changes nothing, nor does a failed write.
 func TestChangePasswordCryptomator(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cm")
-	key, err := Create(dir, []byte("old"), CreateOptions{Format: "cryptomator", ScryptLogN: 10})
+	key, err := Create(context.Background(), dir, []byte("old"), CreateOptions{Format: "cryptomator", ScryptLogN: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opens := func(pw string) bool {
-		v, err := cryptomator.Open(dir, []byte(pw))
+		v, err := cryptomator.Open(context.Background(), dir, []byte(pw))
 		if err == nil {
 			v.Close()
 		}
@@ -84,31 +85,31 @@ func TestChangePasswordCryptomator(t *testing.T) {
 	}
 	mkPath := filepath.Join(dir, cryptomator.MasterkeyFileName)
 	before, _ := os.ReadFile(mkPath)
-	if _, err := ChangePassword(dir, PasswordChange{OldPassword: []byte("wrong"), NewPassword: []byte("new")}); !errors.Is(err, ErrWrongPassword) {
+	if _, err := ChangePassword(context.Background(), dir, PasswordChange{OldPassword: []byte("wrong"), NewPassword: []byte("new")}); !errors.Is(err, ErrWrongPassword) {
 		t.Fatalf("wrong old password: %v", err)
 	}
 	wrongKey := bytes.Repeat([]byte{7}, 64)
-	if _, err := ChangePassword(dir, PasswordChange{MasterKey: wrongKey, NewPassword: []byte("new")}); !errors.Is(err, ErrWrongPassword) {
+	if _, err := ChangePassword(context.Background(), dir, PasswordChange{MasterKey: wrongKey, NewPassword: []byte("new")}); !errors.Is(err, ErrWrongPassword) {
 		t.Fatalf("wrong key: %v", err)
 	}
-	if _, err := ChangePassword(dir, PasswordChange{MasterKey: key[:32], NewPassword: []byte("new")}); err == nil {
+	if _, err := ChangePassword(context.Background(), dir, PasswordChange{MasterKey: key[:32], NewPassword: []byte("new")}); err == nil {
 		t.Fatal("a 32-byte key was taken")
 	}
 	for _, at := range []string{"write", "rename"} {
-		if _, err := changePassword(atomicfile.Failing{At: at, Err: errors.New("disk full")}, dir, PasswordChange{OldPassword: []byte("old"), NewPassword: []byte("new")}); err == nil {
+		if _, err := changePassword(context.Background(), atomicfile.Failing{At: at, Err: errors.New("disk full")}, dir, PasswordChange{OldPassword: []byte("old"), NewPassword: []byte("new")}); err == nil {
 			t.Fatalf("failing %s: no error", at)
 		}
 		if after, _ := os.ReadFile(mkPath); !bytes.Equal(after, before) || !opens("old") {
 			t.Fatalf("failing %s: the masterkey file changed", at)
 		}
 	}
-	if _, err := ChangePassword(dir, PasswordChange{OldPassword: []byte("old"), NewPassword: []byte("new")}); err != nil {
+	if _, err := ChangePassword(context.Background(), dir, PasswordChange{OldPassword: []byte("old"), NewPassword: []byte("new")}); err != nil {
 		t.Fatal(err)
 	}
 	if !opens("new") || opens("old") {
 		t.Fatal("the new password does not open it, or the old one still does")
 	}
-	if _, err := ChangePassword(dir, PasswordChange{MasterKey: key, NewPassword: []byte("third")}); err != nil {
+	if _, err := ChangePassword(context.Background(), dir, PasswordChange{MasterKey: key, NewPassword: []byte("third")}); err != nil {
 		t.Fatalf("with the raw key: %v", err)
 	}
 	if !opens("third") {

@@ -27,7 +27,7 @@ func unlockCryptomator(t *testing.T, fx cmfixture.Fixture) (string, Volume) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vol, err := UnlockVolume(dir, pw)
+	vol, err := UnlockVolume(context.Background(), dir, pw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestCryptomatorFsckNamesChunk(t *testing.T) {
 // A wrong password is the same error for both formats.
 func TestCryptomatorWrongPassword(t *testing.T) {
 	dir := cmfixture.Folder(t)
-	if _, err := UnlockVolume(dir, []byte("not the password")); !errors.Is(err, ErrWrongPassword) {
+	if _, err := UnlockVolume(context.Background(), dir, []byte("not the password")); !errors.Is(err, ErrWrongPassword) {
 		t.Fatalf("wrong password: %v", err)
 	}
 }
@@ -254,7 +254,7 @@ func TestCryptomatorWalkerCombos(t *testing.T) {
 	for _, combo := range []cryptomator.CipherCombo{cryptomator.SIVGCM, cryptomator.SIVCTRMAC} {
 		t.Run(string(combo), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "v")
-			cv, err := cryptomator.Create(dir, []byte("pw"), cryptomator.CreateOptions{Combo: combo, ScryptLogN: 10})
+			cv, err := cryptomator.Create(context.Background(), dir, []byte("pw"), cryptomator.CreateOptions{Combo: combo, ScryptLogN: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +277,7 @@ func TestCryptomatorWalkerCombos(t *testing.T) {
 			}
 			cv.Close()
 
-			vol, err := UnlockVolume(dir, []byte("pw"))
+			vol, err := UnlockVolume(context.Background(), dir, []byte("pw"))
 			if err != nil {
 				t.Fatal(err)
 			}

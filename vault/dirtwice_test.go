@@ -130,7 +130,7 @@ func TestGocryptfsDirReachedTwice(t *testing.T) {
 		t.Skip("bind mounts need root")
 	}
 	dir, _ := createTest(t, CreateOptions{Cipher: crypto.AESGCM})
-	v, err := Unlock(dir, testPassword)
+	v, err := Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ var (
 // directory) where: parameters this machine cannot afford are a valid vault
 // vaultui cannot open here, so they also wrap ErrUnsupported (exit code 10).
 func kdfError(where string, err error) error {
-	if errors.Is(err, crypto.ErrKDFMemory) {
+	if errors.Is(err, crypto.ErrKDFMemory) || errors.Is(err, crypto.ErrKDFCostly) {
 		return fmt.Errorf("%s: %w: %w", where, ErrUnsupported, err)
 	}
 	return fmt.Errorf("%s: %w", where, err)

@@ -20,7 +20,7 @@ import (
 func unlockFixture(t *testing.T, name string) (*fixture, *Vault) {
 	t.Helper()
 	f := loadFixture(t, name)
-	v, err := Unlock(f.dir, f.password)
+	v, err := Unlock(context.Background(), f.dir, f.password)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

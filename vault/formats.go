@@ -210,8 +210,10 @@ func (f *Folder) Info() (Info, error) {
 
 // Unlock opens the vault with its password for the offline jobs (fsck, export, conflicts,
 // path mapping) and the mount. A wrong password gives an error wrapping ErrWrongPassword.
-func (f *Folder) Unlock(password []byte) (Volume, error) {
-	return f.Format.kind.unlock(f.Dir, password)
+// The key derivation stops when ctx ends and costs no more than ctx allows
+// (crypto.WithCostBound).
+func (f *Folder) Unlock(ctx context.Context, password []byte) (Volume, error) {
+	return f.Format.kind.unlock(ctx, f.Dir, password)
 }
 
 // UnlockWithKey opens the vault with its master key, for a lost password: gocryptfs's 32
@@ -224,11 +226,11 @@ func (f *Folder) UnlockWithKey(key []byte, unverified bool) (Volume, error) {
 
 // ChangePassword reseals the vault's key under a new password (see PasswordChange) and
 // returns the path of the old key file, kept beside it.
-func (f *Folder) ChangePassword(pc PasswordChange) (backup string, err error) {
-	return f.changePassword(atomicfile.OS{}, pc)
+func (f *Folder) ChangePassword(ctx context.Context, pc PasswordChange) (backup string, err error) {
+	return f.changePassword(ctx, atomicfile.OS{}, pc)
 }
 
-func (f *Folder) changePassword(fsys atomicfile.FS, pc PasswordChange) (string, error) {
+func (f *Folder) changePassword(ctx context.Context, fsys atomicfile.FS, pc PasswordChange) (string, error) {
 	if len(pc.NewPassword) == 0 {
 		return "", errors.New("the new password is empty")
 	}
@@ -238,19 +240,19 @@ func (f *Folder) changePassword(fsys atomicfile.FS, pc PasswordChange) (string, 
 	if pc.ScryptLogN != 0 && !f.Format.ScryptLogN.Contains(pc.ScryptLogN) {
 		return "", fmt.Errorf("%w: scrypt cost %d is outside %d..%d", ErrCreateOptions, pc.ScryptLogN, f.Format.ScryptLogN.Min, f.Format.ScryptLogN.Max)
 	}
-	return f.Format.kind.changePassword(fsys, f.Dir, f.Format, pc)
+	return f.Format.kind.changePassword(ctx, fsys, f.Dir, f.Format, pc)
 }
 
 // folderKind is a format's code behind Folder.
 type folderKind interface {
 	// create makes a new vault in dir with checked options (Create).
-	create(fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error)
+	create(ctx context.Context, fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error)
 	info(dir string) (Info, error)
 	// describe says what the vault's Info means in the format's terms (Info.Facts).
 	describe(i Info) []Fact
-	unlock(dir string, password []byte) (Volume, error)
+	unlock(ctx context.Context, dir string, password []byte) (Volume, error)
 	unlockWithKey(dir string, key []byte, unverified bool) (Volume, error)
-	changePassword(fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error)
+	changePassword(ctx context.Context, fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error)
 }
 
 // Volume is an unlocked vault of any format: what the walker reads (Fsck, Export, the
@@ -294,12 +296,12 @@ type SettlePlan struct {
 }
 
 // UnlockVolume opens the vault in cipherdir, of any format, with its password.
-func UnlockVolume(cipherdir string, password []byte) (Volume, error) {
+func UnlockVolume(ctx context.Context, cipherdir string, password []byte) (Volume, error) {
 	f, err := Open(cipherdir)
 	if err != nil {
 		return nil, err
 	}
-	return f.Unlock(password)
+	return f.Unlock(ctx, password)
 }
 
 // cryptomatorError makes an error of package cryptomator also wrap this package's sentinel
@@ -308,7 +310,7 @@ func cryptomatorError(cipherdir string, err error) error {
 	switch {
 	case errors.Is(err, cryptomator.ErrWrongPassword):
 		return fmt.Errorf("%s: %w", cipherdir, ErrWrongPassword)
-	case errors.Is(err, cryptomator.ErrUnsupported), errors.Is(err, crypto.ErrKDFMemory):
+	case errors.Is(err, cryptomator.ErrUnsupported), errors.Is(err, crypto.ErrKDFMemory), errors.Is(err, crypto.ErrKDFCostly):
 		return also{err, []error{ErrUnsupported}}
 	}
 	return err // ErrCorrupt is layout's, which is this package's

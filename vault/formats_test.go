@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 func TestIdentify(t *testing.T) {
 	gocryptfsDir := loadFixture(t, "gcm-default").dir
 	reverseDir := t.TempDir()
-	if _, err := CreateReverse(reverseDir, []byte("pw"), CreateOptions{ScryptLogN: 10}); err != nil {
+	if _, err := CreateReverse(context.Background(), reverseDir, []byte("pw"), CreateOptions{ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 	format9 := t.TempDir()
@@ -70,7 +71,7 @@ func TestIdentify(t *testing.T) {
 		})
 	}
 	// A reverse folder has nothing encrypted for the offline jobs: said so, with what to do.
-	if _, err := UnlockVolume(reverseDir, []byte("pw")); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "--reverse") {
+	if _, err := UnlockVolume(context.Background(), reverseDir, []byte("pw")); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "--reverse") {
 		t.Errorf("unlocking a reverse folder offline: %v", err)
 	}
 }
@@ -85,7 +86,7 @@ func TestFormatTable(t *testing.T) {
 			continue
 		}
 		dir := filepath.Join(t.TempDir(), "v")
-		if _, err := Create(dir, []byte("pw"), CreateOptions{Format: f.ID, ScryptLogN: f.ScryptLogN.Default}); err != nil {
+		if _, err := Create(context.Background(), dir, []byte("pw"), CreateOptions{Format: f.ID, ScryptLogN: f.ScryptLogN.Default}); err != nil {
 			t.Fatal(err)
 		}
 		i, err := ReadInfo(dir)

@@ -69,7 +69,7 @@ func FsckDir(ctx context.Context, cipherdir string, password []byte, progress fu
 			return []Problem{newProblem("", crypto.ConfName, KindConfig, errDetail(err))}, nil
 		}
 	}
-	v, err := Unlock(cipherdir, password)
+	v, err := Unlock(ctx, cipherdir, password)
 	if err != nil {
 		return nil, err
 	}

@@ -134,7 +134,7 @@ func TestFsckFindsExactlyTheDamage(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := loadFixture(t, "gcm-default")
 			cp := c.damage(t, f)
-			v, err := Unlock(f.dir, f.password)
+			v, err := Unlock(context.Background(), f.dir, f.password)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +196,7 @@ func TestFsckDirConfigDamage(t *testing.T) {
 			if err != nil || len(problems) != 1 || problems[0].Kind != KindConfig || !strings.Contains(problems[0].Detail, c.detail) {
 				t.Fatalf("got %v, %v", problems, err)
 			}
-			if _, err := Unlock(f.dir, f.password); !errors.Is(err, ErrCorrupt) {
+			if _, err := Unlock(context.Background(), f.dir, f.password); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("Unlock: %v", err)
 			}
 		})

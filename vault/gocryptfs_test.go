@@ -43,7 +43,7 @@ func TestGocryptfsReadsOurVaults(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			dir, _ := createTest(t, opts)
-			v, err := Unlock(dir, testPassword)
+			v, err := Unlock(context.Background(), dir, testPassword)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -31,8 +32,8 @@ func (cryptomatorKind) info(dir string) (Info, error) {
 	}, nil
 }
 
-func (cryptomatorKind) unlock(dir string, password []byte) (Volume, error) {
-	v, err := cryptomator.Open(dir, password)
+func (cryptomatorKind) unlock(ctx context.Context, dir string, password []byte) (Volume, error) {
+	v, err := cryptomator.Open(ctx, dir, password)
 	if err != nil {
 		return nil, cryptomatorError(dir, err)
 	}
@@ -70,7 +71,7 @@ func openCryptomatorWithKey(dir string, raw []byte) (*cryptomator.Vault, error) 
 // password, with a new salt, atomically. The key is opened with the old password or given
 // raw; either way the vault's signed configuration must verify under it, so a wrong key is
 // refused.
-func (cryptomatorKind) changePassword(fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error) {
+func (cryptomatorKind) changePassword(ctx context.Context, fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error) {
 	info, err := cryptomator.ReadInfo(dir)
 	if err != nil {
 		return "", cryptomatorError(dir, err)
@@ -78,7 +79,7 @@ func (cryptomatorKind) changePassword(fsys atomicfile.FS, dir string, f *Format,
 	var v *cryptomator.Vault
 	if pc.MasterKey != nil {
 		v, err = openCryptomatorWithKey(dir, pc.MasterKey)
-	} else if v, err = cryptomator.Open(dir, pc.OldPassword); err != nil {
+	} else if v, err = cryptomator.Open(ctx, dir, pc.OldPassword); err != nil {
 		err = cryptomatorError(dir, err)
 	}
 	if err != nil {
@@ -92,7 +93,7 @@ func (cryptomatorKind) changePassword(fsys atomicfile.FS, dir string, f *Format,
 		return "", err
 	}
 	defer k.Wipe()
-	data, err := cryptomator.LockMasterkey(k, pc.NewPassword, resealCost(pc.ScryptLogN, info.ScryptLogN, f.ScryptLogN.Default))
+	data, err := cryptomator.LockMasterkey(ctx, k, pc.NewPassword, resealCost(pc.ScryptLogN, info.ScryptLogN, f.ScryptLogN.Default))
 	if err != nil {
 		return "", cryptomatorError(dir, err)
 	}

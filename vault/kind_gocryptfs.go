@@ -46,8 +46,8 @@ func (gocryptfsKind) info(dir string) (Info, error) {
 	return i, nil
 }
 
-func (gocryptfsKind) unlock(dir string, password []byte) (Volume, error) {
-	v, err := Unlock(dir, password)
+func (gocryptfsKind) unlock(ctx context.Context, dir string, password []byte) (Volume, error) {
+	v, err := Unlock(ctx, dir, password)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +66,8 @@ func (gocryptfsKind) unlockWithKey(dir string, key []byte, unverified bool) (Vol
 	return gocryptfsVolume{v: v}, nil
 }
 
-func (gocryptfsKind) changePassword(fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error) {
-	return resealConfig(fsys, dir, crypto.ConfName, f, pc, func(mk []byte) error {
+func (gocryptfsKind) changePassword(ctx context.Context, fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error) {
+	return resealConfig(ctx, fsys, dir, crypto.ConfName, f, pc, func(mk []byte) error {
 		// Refuse a wrong master key rather than lock the vault for good.
 		v, err := UnlockWithMasterKey(dir, mk)
 		if err != nil {
@@ -81,7 +81,7 @@ func (gocryptfsKind) changePassword(fsys atomicfile.FS, dir string, f *Format, p
 // resealConfig reseals the master key in the gocryptfs config file name of dir (gocryptfs.conf,
 // or a reverse folder's .gocryptfs.reverse.conf) under pc.NewPassword. verify checks a master
 // key given instead of the old password, unless pc.Unverified.
-func resealConfig(fsys atomicfile.FS, dir, name string, f *Format, pc PasswordChange, verify func(mk []byte) error) (string, error) {
+func resealConfig(ctx context.Context, fsys atomicfile.FS, dir, name string, f *Format, pc PasswordChange, verify func(mk []byte) error) (string, error) {
 	mk := pc.MasterKey
 	if mk != nil && len(mk) != crypto.MasterKeyLen {
 		return "", fmt.Errorf("%s: the master key is %d bytes; a gocryptfs vault's is %d", dir, len(mk), crypto.MasterKeyLen)
@@ -91,7 +91,7 @@ func resealConfig(fsys atomicfile.FS, dir, name string, f *Format, pc PasswordCh
 		return "", err
 	}
 	if mk == nil {
-		if mk, err = c.openMasterKey(dir, pc.OldPassword); err != nil {
+		if mk, err = c.openMasterKey(ctx, dir, pc.OldPassword); err != nil {
 			return "", err
 		}
 		defer crypto.Wipe(mk)
@@ -104,7 +104,7 @@ func resealConfig(fsys atomicfile.FS, dir, name string, f *Format, pc PasswordCh
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", dir, err)
 	}
-	kek, err := kdf.DeriveKey(pc.NewPassword)
+	kek, err := kdf.DeriveKey(ctx, pc.NewPassword)
 	if err != nil {
 		return "", kdfError(dir, err)
 	}
@@ -169,15 +169,17 @@ func errReversePlain(dir string) error {
 	return fmt.Errorf("%w: %s is a plaintext folder prepared for a reverse view (%s): it holds no encrypted files; mount its encrypted view with vaultui mount --reverse", ErrUnsupported, dir, ReverseConfName)
 }
 
-func (reverseKind) unlock(dir string, _ []byte) (Volume, error) { return nil, errReversePlain(dir) }
+func (reverseKind) unlock(_ context.Context, dir string, _ []byte) (Volume, error) {
+	return nil, errReversePlain(dir)
+}
 
 func (reverseKind) unlockWithKey(dir string, _ []byte, _ bool) (Volume, error) {
 	return nil, errReversePlain(dir)
 }
 
-func (reverseKind) changePassword(fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error) {
+func (reverseKind) changePassword(ctx context.Context, fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error) {
 	// The folder is plaintext: nothing encrypted to try a master key on.
-	return resealConfig(fsys, dir, ReverseConfName, f, pc, func([]byte) error {
+	return resealConfig(ctx, fsys, dir, ReverseConfName, f, pc, func([]byte) error {
 		return fmt.Errorf("%s: %w: a reverse view's folder holds no encrypted files to check the master key on", dir, ErrKeyUnverifiable)
 	})
 }

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,17 +33,17 @@ type PasswordChange struct {
 // masterkey file a Cryptomator vault names), atomically: a crash leaves the old or the new
 // file. The file as it was is kept beside it with the suffix .bak, as gocryptfs -passwd keeps
 // one (replacing the .bak of an earlier change); backup is its path.
-func ChangePassword(cipherdir string, c PasswordChange) (backup string, err error) {
-	return changePassword(atomicfile.OS{}, cipherdir, c)
+func ChangePassword(ctx context.Context, cipherdir string, c PasswordChange) (backup string, err error) {
+	return changePassword(ctx, atomicfile.OS{}, cipherdir, c)
 }
 
 // changePassword writes the new key file through fsys.
-func changePassword(fsys atomicfile.FS, cipherdir string, pc PasswordChange) (string, error) {
+func changePassword(ctx context.Context, fsys atomicfile.FS, cipherdir string, pc PasswordChange) (string, error) {
 	f, err := Open(cipherdir)
 	if err != nil {
 		return "", err
 	}
-	return f.changePassword(fsys, pc)
+	return f.changePassword(ctx, fsys, pc)
 }
 
 // resealCost is the scrypt cost a password change seals at: the one asked for, else the

@@ -13,7 +13,7 @@ import (
 // for the first seconds.
 func TestFsckProgressInBytes(t *testing.T) {
 	dir, _ := createTest(t, CreateOptions{})
-	v, err := Unlock(dir, testPassword)
+	v, err := Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 // treats the directory as a vault, so the user gets that message instead of "not a vault").
 func TestConfigNotARegularFile(t *testing.T) {
 	good := t.TempDir()
-	if _, err := Create(good, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN}); err != nil {
+	if _, err := Create(context.Background(), good, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -64,7 +65,7 @@ func TestConfigNotARegularFile(t *testing.T) {
 // (it used to block the reader: fsck, export, the master-key check of passwd).
 func TestLongNameFIFODoesNotHang(t *testing.T) {
 	dir := t.TempDir()
-	mk, err := Create(dir, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN})
+	mk, err := Create(context.Background(), dir, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN})
 	if err != nil {
 		t.Fatal(err)
 	}

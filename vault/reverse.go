@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -37,24 +38,24 @@ func IsReverse(dir string) bool {
 // returns the new master key (wipe it after showing it). The folder's files are not touched.
 // The cipher must be AES-SIV (the zero value picks it); any other gives ErrReverseCipher with
 // the reason. An existing reverse config is never replaced.
-func CreateReverse(dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
-	return createReverse(atomicfile.OS{}, dir, password, opts)
+func CreateReverse(ctx context.Context, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+	return createReverse(ctx, atomicfile.OS{}, dir, password, opts)
 }
 
-func createReverse(fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+func createReverse(ctx context.Context, fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
 	if opts.Cipher != "" && opts.Cipher != crypto.AESSIV {
 		return nil, fmt.Errorf("%w, not %s: %s", ErrReverseCipher, opts.Cipher, reverseCipherReason)
 	}
 	opts.Format = reverseFormat.ID
-	return create(fsys, dir, password, opts)
+	return create(ctx, fsys, dir, password, opts)
 }
 
 // create writes the reverse config into the existing folder dir.
-func (reverseKind) create(fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+func (reverseKind) create(ctx context.Context, fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
 	if err := CheckReverseDir(dir); err != nil {
 		return nil, err
 	}
-	c, masterKey, err := newConfig(dir, password, opts)
+	c, masterKey, err := newConfig(ctx, dir, password, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -100,12 +101,12 @@ func LoadReverseConfig(dir string) (*Config, error) {
 
 // UnlockReverse opens the reverse-mode config of the plaintext folder dir with its password
 // (made by CreateReverse or gocryptfs -init -reverse). The Vault's Dir is the plaintext folder.
-func UnlockReverse(dir string, password []byte) (*Vault, error) {
+func UnlockReverse(ctx context.Context, dir string, password []byte) (*Vault, error) {
 	c, err := LoadReverseConfig(dir)
 	if err != nil {
 		return nil, err
 	}
-	mk, err := c.openMasterKey(dir, password)
+	mk, err := c.openMasterKey(ctx, dir, password)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -27,7 +28,7 @@ func TestCreateReverseWritesGocryptfsReverseConfig(t *testing.T) {
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, "data"), []byte("plain"), 0o600)
 			tc.opts.ScryptLogN = crypto.MinScryptLogN
-			mk, err := CreateReverse(dir, []byte("pw"), tc.opts)
+			mk, err := CreateReverse(context.Background(), dir, []byte("pw"), tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +46,7 @@ func TestCreateReverseWritesGocryptfsReverseConfig(t *testing.T) {
 			if !slices.Equal(c.FeatureFlags, tc.want) {
 				t.Errorf("flags %v, want %v", c.FeatureFlags, tc.want)
 			}
-			v, err := UnlockReverse(dir, []byte("pw"))
+			v, err := UnlockReverse(context.Background(), dir, []byte("pw"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,14 +55,14 @@ func TestCreateReverseWritesGocryptfsReverseConfig(t *testing.T) {
 				t.Errorf("unlocked %s at %s", v.Content.Cipher(), v.Dir)
 			}
 			crypto.Wipe(mk)
-			if _, err := UnlockReverse(dir, []byte("wrong")); !errors.Is(err, ErrWrongPassword) {
+			if _, err := UnlockReverse(context.Background(), dir, []byte("wrong")); !errors.Is(err, ErrWrongPassword) {
 				t.Errorf("wrong password: %v", err)
 			}
 			if !IsReverse(dir) {
 				t.Error("IsReverse is false")
 			}
 			// Never replaced.
-			if _, err := CreateReverse(dir, []byte("pw"), tc.opts); !errors.Is(err, os.ErrExist) {
+			if _, err := CreateReverse(context.Background(), dir, []byte("pw"), tc.opts); !errors.Is(err, os.ErrExist) {
 				t.Errorf("second init: %v", err)
 			}
 		})
@@ -71,7 +72,7 @@ func TestCreateReverseWritesGocryptfsReverseConfig(t *testing.T) {
 func TestCreateReverseRefusesNonceMisuseCiphers(t *testing.T) {
 	for _, c := range []crypto.CipherID{crypto.AESGCM, crypto.AEGIS, crypto.XChaCha} {
 		dir := t.TempDir()
-		_, err := CreateReverse(dir, []byte("pw"), CreateOptions{Cipher: c, ScryptLogN: crypto.MinScryptLogN})
+		_, err := CreateReverse(context.Background(), dir, []byte("pw"), CreateOptions{Cipher: c, ScryptLogN: crypto.MinScryptLogN})
 		if !errors.Is(err, ErrReverseCipher) || !strings.Contains(err.Error(), "incremental") {
 			t.Errorf("%s: %v, want ErrReverseCipher with the reason", c, err)
 		}
@@ -85,16 +86,16 @@ func TestLoadReverseConfigRefusesOtherCiphers(t *testing.T) {
 	// A forward GCM config copied into place as a reverse config must not be served with
 	// derived nonces.
 	src := t.TempDir() + "/v"
-	if _, err := Create(src, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN}); err != nil {
+	if _, err := Create(context.Background(), src, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	data, _ := os.ReadFile(filepath.Join(src, crypto.ConfName))
 	os.WriteFile(filepath.Join(dir, ReverseConfName), data, 0o400)
-	if _, err := UnlockReverse(dir, []byte("pw")); !errors.Is(err, ErrReverseCipher) {
+	if _, err := UnlockReverse(context.Background(), dir, []byte("pw")); !errors.Is(err, ErrReverseCipher) {
 		t.Errorf("GCM reverse config: %v", err)
 	}
-	if _, err := UnlockReverse(t.TempDir(), []byte("pw")); !errors.Is(err, ErrNotFound) {
+	if _, err := UnlockReverse(context.Background(), t.TempDir(), []byte("pw")); !errors.Is(err, ErrNotFound) {
 		t.Errorf("no config: %v", err)
 	}
 }
@@ -108,7 +109,7 @@ func TestUnlockReverseOpensGocryptfsConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("gocryptfs -init -reverse: %v\n%s", err, out)
 	}
-	v, err := UnlockReverse(dir, []byte("secret"))
+	v, err := UnlockReverse(context.Background(), dir, []byte("secret"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,7 +151,7 @@ func TestRoundTrip(t *testing.T) {
 	for name, opts := range roundTripOptions {
 		t.Run(name, func(t *testing.T) {
 			dir, _ := createTest(t, opts)
-			v, err := Unlock(dir, testPassword)
+			v, err := Unlock(context.Background(), dir, testPassword)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -235,7 +235,7 @@ func mustStatBlocks(t *testing.T, p string) int64 {
 
 func TestImportRefusesNonEmptyVault(t *testing.T) {
 	dir, _ := createTest(t, CreateOptions{})
-	v, _ := Unlock(dir, testPassword)
+	v, _ := Unlock(context.Background(), dir, testPassword)
 	defer v.Close()
 	os.WriteFile(filepath.Join(dir, "x"), nil, 0o644)
 	if err := v.Import(context.Background(), t.TempDir(), nil); err == nil {

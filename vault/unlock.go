@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -23,12 +24,12 @@ type Vault struct {
 
 // Unlock opens the vault in cipherdir with its password. A password that
 // does not open the master key gives an error wrapping ErrWrongPassword.
-func Unlock(cipherdir string, password []byte) (*Vault, error) {
+func Unlock(ctx context.Context, cipherdir string, password []byte) (*Vault, error) {
 	c, err := LoadConfig(cipherdir)
 	if err != nil {
 		return nil, err
 	}
-	mk, err := c.openMasterKey(cipherdir, password)
+	mk, err := c.openMasterKey(ctx, cipherdir, password)
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +38,8 @@ func Unlock(cipherdir string, password []byte) (*Vault, error) {
 }
 
 // openMasterKey derives the KEK from password and opens the master key.
-func (c *Config) openMasterKey(cipherdir string, password []byte) ([]byte, error) {
-	kek, err := c.ScryptObject.DeriveKey(password)
+func (c *Config) openMasterKey(ctx context.Context, cipherdir string, password []byte) ([]byte, error) {
+	kek, err := c.ScryptObject.DeriveKey(ctx, password)
 	if err != nil {
 		return nil, kdfError(cipherdir, err)
 	}

@@ -1000,7 +1000,7 @@ func (k Kind) targetName() string {
 
 // createVault makes the vault a vaultui target of this kind mounts, in the empty folder dir.
 func (k Kind) createVault(dir string) error {
-	key, err := vault.Create(dir, benchPassword, vault.CreateOptions{Format: k.Format.ID, Cipher: k.Cipher, ScryptLogN: k.Format.ScryptLogN.Min})
+	key, err := vault.Create(context.Background(), dir, benchPassword, vault.CreateOptions{Format: k.Format.ID, Cipher: k.Cipher, ScryptLogN: k.Format.ScryptLogN.Min})
 	crypto.Wipe(key)
 	return err
 }

@@ -37,10 +37,10 @@ func realVault(t testing.TB, dir string, c crypto.CipherID) *vault.Vault {
 		dir = filepath.Join(t.TempDir(), "cipher")
 	}
 	pw := []byte("test password")
-	if _, err := vault.Create(dir, pw, vault.CreateOptions{Cipher: c, ScryptLogN: 10}); err != nil {
+	if _, err := vault.Create(context.Background(), dir, pw, vault.CreateOptions{Cipher: c, ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := vault.Unlock(dir, pw)
+	v, err := vault.Unlock(context.Background(), dir, pw)
 	if err != nil {
 		t.Fatal(err)
 	}

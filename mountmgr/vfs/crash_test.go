@@ -78,7 +78,7 @@ func crashServe(spec string) int {
 // unlockAny unlocks the vault in dir (either format) with crashPassword, and returns it as
 // a mount and as the walker reads it, and the function that wipes its keys.
 func unlockAny(dir string) (Volume, format.Volume, func(), error) {
-	v, err := vault.UnlockVolume(dir, []byte(crashPassword))
+	v, err := vault.UnlockVolume(context.Background(), dir, []byte(crashPassword))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -469,7 +469,7 @@ func TestCrashConsistency(t *testing.T) {
 			var template string
 			if c == cryptomatorVault {
 				template = filepath.Join(t.TempDir(), "cipher")
-				v, err := cryptomator.Create(template, []byte(crashPassword), cryptomator.CreateOptions{ScryptLogN: 10})
+				v, err := cryptomator.Create(context.Background(), template, []byte(crashPassword), cryptomator.CreateOptions{ScryptLogN: 10})
 				if err != nil {
 					t.Fatal(err)
 				}

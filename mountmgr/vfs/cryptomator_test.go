@@ -27,7 +27,7 @@ func cryptomatorVolume(t testing.TB) (Volume, *cryptomator.Vault) {
 func cryptomatorVolumeOf(t testing.TB, combo cryptomator.CipherCombo) (Volume, *cryptomator.Vault) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "vault")
-	v, err := cryptomator.Create(dir, []byte("pw"), cryptomator.CreateOptions{ScryptLogN: 10, Combo: combo})
+	v, err := cryptomator.Create(context.Background(), dir, []byte("pw"), cryptomator.CreateOptions{ScryptLogN: 10, Combo: combo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func mountFixture(t *testing.T, fx cmfixture.Fixture) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := cryptomator.Open(dir, pw)
+	v, err := cryptomator.Open(context.Background(), dir, pw)
 	if err != nil {
 		t.Fatal(err)
 	}

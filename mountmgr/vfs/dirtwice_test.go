@@ -54,7 +54,7 @@ func TestCryptomatorDirReachedTwiceMounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := cryptomator.Open(dir, pw)
+	v, err := cryptomator.Open(context.Background(), dir, pw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func TestInodeNumberReused(t *testing.T) {
 		if err := os.CopyFS(dir, os.DirFS(realVault(t, "", crypto.AESGCM).Dir)); err != nil {
 			t.Fatal(err)
 		}
-		vlt, err := vault.Unlock(dir, []byte("test password"))
+		vlt, err := vault.Unlock(context.Background(), dir, []byte("test password"))
 		if err != nil {
 			t.Fatal(err)
 		}

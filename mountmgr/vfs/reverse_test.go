@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -170,7 +171,7 @@ func mountReverseTest(t *testing.T, dir string, password string, rules []string)
 func mountReverseWith(t *testing.T, dir string, password string, rules []string, opts Options) string {
 	t.Helper()
 	testdeps.Need(t, testdeps.FUSE)
-	v, err := vault.UnlockReverse(dir, []byte(password))
+	v, err := vault.UnlockReverse(context.Background(), dir, []byte(password))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func TestReverseViewIsGocryptfsView(t *testing.T) {
 					gocryptfsMount(t, bin, mp, "-ro", "-passfile", pw, backup)
 					compareViews(t, "gocryptfs forward on a copy of vaultui's view", treeSnapshot(t, mp), plain)
 				} else {
-					v, err := vault.Unlock(backup, []byte("reverse-test"))
+					v, err := vault.Unlock(context.Background(), backup, []byte("reverse-test"))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -280,7 +281,7 @@ func rewrite(t *testing.T, p string, content []byte) {
 func TestReverseViewIsStable(t *testing.T) {
 	dir := t.TempDir()
 	plainTree(t, dir)
-	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+	if _, err := vault.CreateReverse(context.Background(), dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 	first := mountReverseTest(t, dir, "pw", nil)
@@ -332,7 +333,7 @@ func TestReverseExcludedEntriesAreInvisible(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "private", "secret"), []byte("s"), 0o600)
 	os.WriteFile(filepath.Join(dir, "private", "keep", "this.txt"), []byte("k"), 0o600)
 	os.WriteFile(filepath.Join(dir, "x.log"), []byte("l"), 0o600)
-	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10, PlaintextNames: true}); err != nil {
+	if _, err := vault.CreateReverse(context.Background(), dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10, PlaintextNames: true}); err != nil {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("l", 176)
@@ -357,7 +358,7 @@ func TestReverseExcludedEntriesAreInvisible(t *testing.T) {
 	dir2 := t.TempDir()
 	os.WriteFile(filepath.Join(dir2, long), []byte("x"), 0o600)
 	os.WriteFile(filepath.Join(dir2, "kept"), []byte("x"), 0o600)
-	if _, err := vault.CreateReverse(dir2, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+	if _, err := vault.CreateReverse(context.Background(), dir2, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 	all := treeSnapshot(t, mountReverseTest(t, dir2, "pw", nil))
@@ -388,7 +389,7 @@ func TestReverseRsyncIsIncremental(t *testing.T) {
 	}
 	dir := t.TempDir()
 	plainTree(t, dir)
-	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+	if _, err := vault.CreateReverse(context.Background(), dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 	view := mountReverseTest(t, dir, "pw", nil)
@@ -417,7 +418,7 @@ func TestReverseRsyncIsIncremental(t *testing.T) {
 		t.Errorf("files sent: %q, want the changed one only", sent)
 	}
 	// The backup is the view: it mounts forward and holds the change.
-	v, err := vault.Unlock(backup, []byte("pw"))
+	v, err := vault.Unlock(context.Background(), backup, []byte("pw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +432,7 @@ func TestReverseRsyncIsIncremental(t *testing.T) {
 func TestMountFlags(t *testing.T) {
 	fwd, _ := mountTest(t, testVolume(t, crypto.AESSIV, true), Options{NoExec: true})
 	dir := t.TempDir()
-	if _, err := vault.CreateReverse(dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
+	if _, err := vault.CreateReverse(context.Background(), dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
 	rev := mountReverseWith(t, dir, "pw", nil, Options{NoExec: true, Logger: testLogger(t)})

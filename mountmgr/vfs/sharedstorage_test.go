@@ -34,7 +34,7 @@ func sharedPair(t *testing.T, bt bool) (a, b string, vlt *vault.Vault) {
 			t.Fatal(err)
 		}
 		var err error
-		if vlt, err = vault.Unlock(dir, []byte("test password")); err != nil {
+		if vlt, err = vault.Unlock(context.Background(), dir, []byte("test password")); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(vlt.Close)

@@ -105,7 +105,7 @@ func TestOpenRejectsTamperedFiles(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := extractFixture(t)
 			c.damage(t, dir)
-			v, err := Open(dir, pw)
+			v, err := Open(context.Background(), dir, pw)
 			if v != nil {
 				t.Fatal("opened")
 			}
@@ -208,7 +208,7 @@ func TestWalkReportsTreeDamage(t *testing.T) {
 		if err := os.CopyFS(dir, os.DirFS(dir0)); err != nil {
 			t.Fatal(err)
 		}
-		v, err := Open(dir, []byte(testPassword))
+		v, err := Open(context.Background(), dir, []byte(testPassword))
 		if err != nil {
 			t.Fatal(err)
 		}

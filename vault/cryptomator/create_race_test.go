@@ -1,6 +1,7 @@
 package cryptomator
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sync"
@@ -19,7 +20,7 @@ func TestCreateRaceLeavesOneWholeVault(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				v, err := Create(dir, []byte{byte('a' + j)}, CreateOptions{ScryptLogN: 10})
+				v, err := Create(context.Background(), dir, []byte{byte('a' + j)}, CreateOptions{ScryptLogN: 10})
 				if err == nil {
 					won[j] = true
 					v.Close()
@@ -34,7 +35,7 @@ func TestCreateRaceLeavesOneWholeVault(t *testing.T) {
 		if won[1] {
 			pw = []byte{'b'}
 		}
-		v, err := Open(dir, pw)
+		v, err := Open(context.Background(), dir, pw)
 		if err != nil {
 			t.Fatalf("round %d: the winner's vault does not open: %v", i, err)
 		}
@@ -49,7 +50,7 @@ func TestCreateRaceLeavesOneWholeVault(t *testing.T) {
 // returns the error, without panicking, and leaves the folder as it found it.
 func TestCreateFailureLeavesFolderEmpty(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Create(dir, []byte("pw"), CreateOptions{ScryptLogN: 40}); err == nil {
+	if _, err := Create(context.Background(), dir, []byte("pw"), CreateOptions{ScryptLogN: 40}); err == nil {
 		t.Fatal("created with scrypt cost 2^40")
 	}
 	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {

@@ -1,6 +1,7 @@
 package cryptomator
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sync"
@@ -60,7 +61,7 @@ var fixtureKey = sync.OnceValues(func() (*Masterkey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return UnlockMasterkey(mk, pw)
+	return UnlockMasterkey(context.Background(), mk, pw)
 })
 
 func mustFixtureKey(t *testing.T) *Masterkey {

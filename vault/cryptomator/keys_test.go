@@ -1,6 +1,7 @@
 package cryptomator
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -40,7 +41,7 @@ func TestUnlockMasterkeyWrongPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k, err := UnlockMasterkey(mk, []byte("not the password")); !errors.Is(err, ErrWrongPassword) || k != nil {
+	if k, err := UnlockMasterkey(context.Background(), mk, []byte("not the password")); !errors.Is(err, ErrWrongPassword) || k != nil {
 		t.Fatalf("wrong password: %v, %v", k, err)
 	}
 }
@@ -52,11 +53,11 @@ func TestPasswordIsNFC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk, err := LockMasterkey(k, []byte("caf\u00e9"), 10)
+	mk, err := LockMasterkey(context.Background(), k, []byte("caf\u00e9"), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := UnlockMasterkey(mk, []byte("cafe\u0301"))
+	got, err := UnlockMasterkey(context.Background(), mk, []byte("cafe\u0301"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestUnlockMasterkeyRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, err := LockMasterkey(k, []byte("pw"), 10)
+	good, err := LockMasterkey(context.Background(), k, []byte("pw"), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestUnlockMasterkeyRejects(t *testing.T) {
 		{"salt of 4 bytes", edit(func(m map[string]any) { m["scryptSalt"] = "AAAAAA==" }), crypto.ErrWeakKDF},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := UnlockMasterkey(c.data, []byte("pw"))
+			got, err := UnlockMasterkey(context.Background(), c.data, []byte("pw"))
 			if !errors.Is(err, c.want) || got != nil {
 				t.Fatalf("UnlockMasterkey = %v, %v; want %v", got, err, c.want)
 			}

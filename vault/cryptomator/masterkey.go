@@ -1,6 +1,7 @@
 package cryptomator
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -110,7 +111,7 @@ func passwordBytes(password []byte) []byte { return norm.NFC.Append(nil, passwor
 // crypto.ErrWeakKDF / crypto.ErrKDFMemory (scrypt parameters outside gocryptfs's bounds:
 // N 2^10..2^28, block size 8, salt at least 8 bytes); they do not name the file, the caller
 // does.
-func UnlockMasterkey(data, password []byte) (*Masterkey, error) {
+func UnlockMasterkey(ctx context.Context, data, password []byte) (*Masterkey, error) {
 	var f masterkeyFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%w: not a masterkey file: %v", layout.ErrCorrupt, err)
@@ -127,7 +128,7 @@ func UnlockMasterkey(data, password []byte) (*Masterkey, error) {
 	}
 	kdf := crypto.ScryptKDF{Salt: f.ScryptSalt, N: f.ScryptCostParam, R: f.ScryptBlockSize, P: 1, KeyLen: subkeyLen}
 	pw := passwordBytes(password)
-	kek, err := kdf.DeriveKeyMinSalt(pw, minScryptSaltLen)
+	kek, err := kdf.DeriveKeyMinSalt(ctx, pw, minScryptSaltLen)
 	crypto.Wipe(pw)
 	if err != nil {
 		return nil, err
@@ -160,7 +161,7 @@ func UnlockMasterkey(data, password []byte) (*Masterkey, error) {
 // LockMasterkey returns the content of a masterkey file holding k under password, with
 // scrypt cost 2^logN (0: DefaultScryptLogN) and a 32-byte salt (longer than Cryptomator's 8,
 // which every reader accepts).
-func LockMasterkey(k *Masterkey, password []byte, logN int) ([]byte, error) {
+func LockMasterkey(ctx context.Context, k *Masterkey, password []byte, logN int) ([]byte, error) {
 	if logN == 0 {
 		logN = DefaultScryptLogN
 	}
@@ -169,7 +170,7 @@ func LockMasterkey(k *Masterkey, password []byte, logN int) ([]byte, error) {
 		return nil, err
 	}
 	pw := passwordBytes(password)
-	kek, err := kdf.DeriveKey(pw)
+	kek, err := kdf.DeriveKey(ctx, pw)
 	crypto.Wipe(pw)
 	if err != nil {
 		return nil, err

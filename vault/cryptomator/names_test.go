@@ -1,6 +1,7 @@
 package cryptomator
 
 import (
+	"context"
 	"crypto/sha1"
 	"encoding/base64"
 	"errors"
@@ -137,7 +138,7 @@ func TestShorteningThresholdOnDisk(t *testing.T) {
 	}{{220, 146, false}, {220, 147, true}, {219, 146, true}, {224, 147, false}} {
 		t.Run(fmt.Sprintf("%d-byte name, threshold %d", c.nameLen, c.threshold), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "vault")
-			v, err := Create(dir, []byte("pw"), CreateOptions{ScryptLogN: 10, ShorteningThreshold: c.threshold})
+			v, err := Create(context.Background(), dir, []byte("pw"), CreateOptions{ScryptLogN: 10, ShorteningThreshold: c.threshold})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -67,7 +67,7 @@ func TestFixtureReadsExactly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := Open(fx.Folder(t), pw)
+			v, err := Open(context.Background(), fx.Folder(t), pw)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestFixtureReadsExactly(t *testing.T) {
 
 func TestOpenWrongPasswordNamesTheFile(t *testing.T) {
 	dir := extractFixture(t)
-	_, err := Open(dir, []byte("wrong"))
+	_, err := Open(context.Background(), dir, []byte("wrong"))
 	if !errors.Is(err, ErrWrongPassword) {
 		t.Fatalf("%v, want ErrWrongPassword", err)
 	}

@@ -2,6 +2,7 @@ package cryptomator
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 // folder in the cipher tree) is refused with ErrSettleUnsupported, every way, and stays.
 func TestSettleRefusesWhatTakesSeveralSteps(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "v")
-	v, err := Create(dir, []byte("pw"), CreateOptions{ScryptLogN: 10})
+	v, err := Create(context.Background(), dir, []byte("pw"), CreateOptions{ScryptLogN: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package cryptomator
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -81,13 +82,13 @@ func (e Entry) contentPath() string {
 // Open unlocks the vault in dir with password. Errors name the file they are about and wrap
 // ErrWrongPassword, ErrUnsupported, layout.ErrCorrupt or the scrypt bounds' errors
 // (crypto.ErrWeakKDF, crypto.ErrKDFMemory).
-func Open(dir string, password []byte) (*Vault, error) {
+func Open(ctx context.Context, dir string, password []byte) (*Vault, error) {
 	return open(dir, func(v *Vault, mkName string) error {
 		data, err := v.readSmall(mkName, maxConfigFile)
 		if err != nil {
 			return err
 		}
-		v.key, err = UnlockMasterkey(data, password)
+		v.key, err = UnlockMasterkey(ctx, data, password)
 		if err != nil {
 			return fmt.Errorf("%s: %w", v.path(mkName), err)
 		}

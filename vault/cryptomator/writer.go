@@ -2,6 +2,7 @@ package cryptomator
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +31,7 @@ var ErrNotEmpty = errors.New("folder is not empty")
 // and returns it open. As Cryptomator does, it writes the root's folder and its dirid.c9r,
 // then masterkey.cryptomator, then vault.cryptomator: a folder with vault.cryptomator is a
 // whole vault. On error it removes what it wrote.
-func Create(dir string, password []byte, opts CreateOptions) (v *Vault, err error) {
+func Create(ctx context.Context, dir string, password []byte, opts CreateOptions) (v *Vault, err error) {
 	if opts.Combo == "" {
 		opts.Combo = SIVGCM
 	}
@@ -75,7 +76,7 @@ func Create(dir string, password []byte, opts CreateOptions) (v *Vault, err erro
 	if err = nv.init(); err != nil {
 		return nil, err
 	}
-	mk, err := LockMasterkey(key, password, opts.ScryptLogN)
+	mk, err := LockMasterkey(ctx, key, password, opts.ScryptLogN)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package cryptomator
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -23,7 +24,7 @@ const testPassword = "correct horse battery staple"
 func createTestVault(t *testing.T, combo CipherCombo) (*Vault, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "vault")
-	v, err := Create(dir, []byte(testPassword), CreateOptions{Combo: combo, ScryptLogN: 10})
+	v, err := Create(context.Background(), dir, []byte(testPassword), CreateOptions{Combo: combo, ScryptLogN: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			}
 			v.Close()
 
-			v, err = Open(dir, []byte(testPassword))
+			v, err = Open(context.Background(), dir, []byte(testPassword))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +143,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 func TestCreateRefusesAFolderWithSomethingInIt(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "x"), nil, 0o600)
-	if _, err := Create(dir, []byte("pw"), CreateOptions{ScryptLogN: 10}); !errors.Is(err, ErrNotEmpty) {
+	if _, err := Create(context.Background(), dir, []byte("pw"), CreateOptions{ScryptLogN: 10}); !errors.Is(err, ErrNotEmpty) {
 		t.Fatalf("%v, want ErrNotEmpty", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {

@@ -105,12 +105,6 @@ func printCommandHelp(w io.Writer, c *command) {
 	printOptions(w, c)
 }
 
-// printUsage prints a command's usage line and options, as docs/reference.md shows them.
-func printUsage(w io.Writer, c *command) {
-	fmt.Fprintln(w, usageLine(c))
-	printOptions(w, c)
-}
-
 // usageLine is "usage: vaultui NAME ARGS".
 func usageLine(c *command) string {
 	return "usage: vaultui " + strings.TrimSpace(c.name+" "+c.args)

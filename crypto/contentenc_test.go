@@ -354,13 +354,6 @@ func TestOffsets(t *testing.T) {
 			t.Error("BlockCipherOffset")
 		}
 	})
-	for _, tc := range []struct{ off, n, first, count uint64 }{
-		{0, 0, 0, 0}, {0, 1, 0, 1}, {4095, 2, 0, 2}, {4096, 4096, 1, 1}, {100, 8192, 0, 3},
-	} {
-		if f, c := BlockRange(tc.off, tc.n); f != tc.first || c != tc.count {
-			t.Errorf("BlockRange(%d,%d) = %d,%d", tc.off, tc.n, f, c)
-		}
-	}
 }
 
 func TestFileHeader(t *testing.T) {

@@ -50,15 +50,3 @@ func (e *ContentEnc) PlainSize(cipherSize uint64) (uint64, error) {
 func (e *ContentEnc) BlockCipherOffset(n uint64) uint64 {
 	return HeaderLen + n*uint64(e.cipherBS)
 }
-
-// BlockRange returns the blocks that hold the plaintext range
-// [off, off+length): the first block number and how many blocks. length 0
-// gives count 0.
-func BlockRange(off, length uint64) (first, count uint64) {
-	if length == 0 {
-		return off / BlockSize, 0
-	}
-	first = off / BlockSize
-	last := (off + length - 1) / BlockSize
-	return first, last - first + 1
-}

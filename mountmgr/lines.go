@@ -238,13 +238,7 @@ func readReply(r *bufio.Reader) (*response, error) {
 	return resp, nil
 }
 
-// readResponse reads and decodes one line of a reply.
-func readResponse(r *bufio.Reader) (*response, error) {
-	resp, _, err := readResponseLine(r)
-	return resp, err
-}
-
-// readResponseLine is readResponse that also returns the line's length.
+// readResponseLine reads and decodes one line of a reply, and returns the line's length.
 func readResponseLine(r *bufio.Reader) (*response, int, error) {
 	line, err := readLineBounded(r, maxReplyLine)
 	if err != nil {

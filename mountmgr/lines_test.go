@@ -110,3 +110,9 @@ func TestMarshalRequest(t *testing.T) {
 		t.Error("marshalRequest changed the caller's request")
 	}
 }
+
+// readResponse reads and decodes one line of a reply.
+func readResponse(r *bufio.Reader) (*response, error) {
+	resp, _, err := readResponseLine(r)
+	return resp, err
+}

@@ -2,14 +2,10 @@ package vault
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/format"
 )
 
@@ -56,33 +52,6 @@ func checkEntry(ctx context.Context, vol format.Volume, n Node, problem func(Pro
 		problem(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("unexpected file type %v", t)))
 	}
 	vol.Xattrs(n, problem)
-}
-
-// FsckDir checks the vault in cipherdir with its password, like Unlock
-// followed by Fsck, and also reports a config that does not parse as a
-// problem of kind "config" (with a nil error), so that a damaged config
-// shows up like any other damage. A wrong password is still an error
-// (ErrWrongPassword): it cannot be told apart from a damaged EncryptedKey.
-func FsckDir(ctx context.Context, cipherdir string, password []byte, progress func(FsckProgress)) ([]Problem, error) {
-	if _, err := os.Stat(filepath.Join(cipherdir, crypto.ConfName)); err == nil {
-		if _, err := LoadConfig(cipherdir); err != nil && !isUnsupported(err) {
-			return []Problem{newProblem("", crypto.ConfName, KindConfig, errDetail(err))}, nil
-		}
-	}
-	v, err := Unlock(ctx, cipherdir, password)
-	if err != nil {
-		return nil, err
-	}
-	defer v.Close()
-	return v.Fsck(ctx, progress)
-}
-
-// KindConfig is reported by FsckDir for a gocryptfs.conf that does not
-// parse or validate.
-const KindConfig = "config"
-
-func isUnsupported(err error) bool {
-	return errors.Is(err, ErrUnsupported) || errors.Is(err, ErrNotFound)
 }
 
 // conflictDetail describes a conflict copy for fsck.

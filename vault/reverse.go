@@ -27,12 +27,6 @@ const reverseCipherReason = "the view derives every nonce from the file's path s
 	"(what makes a backup incremental); AES-GCM, XChaCha20-Poly1305 and AEGIS lose their security when a nonce repeats " +
 	"for changed content, AES-SIV does not"
 
-// IsReverse reports whether dir holds a reverse-mode config.
-func IsReverse(dir string) bool {
-	fi, err := os.Lstat(filepath.Join(dir, ReverseConfName))
-	return err == nil && fi.Mode().IsRegular()
-}
-
 // CreateReverse prepares the existing folder dir for reverse mode: it writes
 // dir/.gocryptfs.reverse.conf (mode 0400, atomically), as gocryptfs -init -reverse does, and
 // returns the new master key (wipe it after showing it). The folder's files are not touched.

@@ -58,7 +58,7 @@ func TestCreateReverseWritesGocryptfsReverseConfig(t *testing.T) {
 			if _, err := UnlockReverse(context.Background(), dir, []byte("wrong")); !errors.Is(err, ErrWrongPassword) {
 				t.Errorf("wrong password: %v", err)
 			}
-			if !IsReverse(dir) {
+			if f, err := Identify(dir); err != nil || !f.Can.ReverseView {
 				t.Error("IsReverse is false")
 			}
 			// Never replaced.

@@ -288,16 +288,6 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	return &Mounted{Server: server, Counters: root.fsys.stats, root: root, closeFS: root.fsys.close}, nil
 }
 
-// NewRoot returns the root node of the file system for v and its counters, for callers that
-// mount with fs.Mount themselves.
-func NewRoot(v Volume, opts Options) (fs.InodeEmbedder, *Counters, error) {
-	n, err := newRoot(v, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return n, n.fsys.stats, nil
-}
-
 func newRoot(v Volume, opts Options) (*node, error) {
 	if v == nil {
 		return nil, fmt.Errorf("vfs: vault is not unlocked")

@@ -27,7 +27,7 @@ import (
 // A node's object is what Cryptomator itself takes attributes from: a file's content file, a
 // directory's d/ folder (which renames never move, so a directory keeps its identity and its
 // cached descriptor when it or an ancestor is renamed), a symlink's symlink.c9r, shown as a
-// symlink. Entries are built under a temporary name (cryptomator.TempPrefix, which readers
+// symlink. Entries are built under a temporary name (cryptomator.TempName, which readers
 // skip) and renamed into place, and taken away by a rename before being emptied, so that a
 // crash leaves each entry whole or absent.
 type cryptomatorTree struct {

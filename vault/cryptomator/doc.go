@@ -84,7 +84,7 @@
 // contents.c9r in a .c9s folder), a symlink's its symlink.c9r.
 //
 // Crash safety, as issue 24 asks of gocryptfs vaults: a new entry is built under a temporary
-// name (TempPrefix, which readers skip) and renamed into place; Mkdir makes the d/ folder and
+// name (TempName, which readers skip) and renamed into place; Mkdir makes the d/ folder and
 // its dirid.c9r before the entry; Rmdir and Unlink of a folder entry rename it away first and
 // empty it after, and Rmdir removes the d/ folder last, so a crash leaves an unreferenced
 // folder at worst, never an entry whose directory or payload is missing. A rename between

@@ -21,19 +21,17 @@ const (
 	MaxDirIDLen   = maxDirIDLen
 	MaxNameFile   = maxNameFile
 	MaxSymlinkLen = maxSymlinkLen
-	// TempPrefix begins the names of entries being built or removed: not entries of the
-	// format, which readers skip.
-	TempPrefix = tempPrefix
 )
 
-// TempName is a fresh name of TempPrefix, for an entry being built or taken apart.
+// TempName is a fresh temporary name, for an entry being built or taken apart: not an entry
+// of the format, which readers skip.
 func TempName() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return tempPrefix + hex.EncodeToString(b[:])
 }
 
-// IsTemp reports whether a stored name is one of TempPrefix.
+// IsTemp reports whether a stored name is a temporary one (TempName).
 func IsTemp(name string) bool { return strings.HasPrefix(name, tempPrefix) }
 
 // Dir returns the vault's folder.

@@ -53,6 +53,7 @@ type Daemon interface {
 	Conflicts(ctx context.Context, target string) ([]vault.ConflictEntry, error)
 	SettleConflict(ctx context.Context, target, path string, keep vault.Keep) (vault.Settled, error)
 	Fsck(ctx context.Context, target string, progress func(vault.FsckProgress)) ([]vault.Problem, error)
+	MapPaths(ctx context.Context, target string, encrypt bool, paths []string) ([]mountmgr.PathResult, error)
 	Export(ctx context.Context, target, dest string, opts vault.ExportOptions) error
 	Close() error
 }
@@ -157,6 +158,9 @@ func (a *App) daemonCall(ctx context.Context, call func(Daemon) error) error {
 // ("" when it is not), which labels its keyring entry.
 type Vault struct {
 	Name, CipherDir string
+	// MountPoint is where the registry mounts it ("" when not registered): absolute plaintext
+	// paths under it are the vault's, for path mapping.
+	MountPoint string
 	// ExtPass is the registry's password program for the vault, or nil (see the package doc).
 	ExtPass []string
 	// KDFCost is the key derivation cost the registry recorded for the vault (see
@@ -176,5 +180,5 @@ func kdfContext(ctx context.Context, v Vault) context.Context {
 
 // VaultOf names a registered vault.
 func VaultOf(e registry.Entry) Vault {
-	return Vault{Name: e.Name, CipherDir: e.CipherDir, ExtPass: e.ExtPass, KDFCost: e.KDFCost}
+	return Vault{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint, ExtPass: e.ExtPass, KDFCost: e.KDFCost}
 }

@@ -131,6 +131,9 @@ func (d *fakeDaemon) Fsck(context.Context, string, func(vault.FsckProgress)) ([]
 func (d *fakeDaemon) Export(context.Context, string, string, vault.ExportOptions) error {
 	return errors.New("fake daemon: no export")
 }
+func (d *fakeDaemon) MapPaths(context.Context, string, bool, []string) ([]mountmgr.PathResult, error) {
+	return nil, errors.New("fake daemon: no path mapping")
+}
 func (d *fakeDaemon) Close() error { return nil }
 
 func newTestApp(k *fakeKeyring, d *fakeDaemon) *App {

@@ -19,11 +19,12 @@ type Conflicts struct {
 	locked     vault.Volume
 }
 
-// OpenConflicts opens the vault's conflicts: through the daemon when it is mounted (no
-// password needed), else by unlocking it with password, or without one with the keyring's
-// (a *PasswordNeededError when that does not work).
+// OpenConflicts opens the vault's conflicts: through the daemon when it has the vault mounted
+// (no password needed; where is the one rule of daemonMountOf), else by unlocking it with
+// password, or without one with the keyring's (a *PasswordNeededError when that does not
+// work).
 func (a *App) OpenConflicts(ctx context.Context, v Vault, password []byte) (*Conflicts, KeyringChange, error) {
-	if mp := mountmgr.MountedAt(v.CipherDir); mp != "" {
+	if mp := a.daemonMountOf(ctx, v); mp != "" {
 		return &Conflicts{a: a, v: v, mountPoint: mp}, KeyringChange{}, nil
 	}
 	locked, change, err := a.unlockVolume(ctx, v, password)

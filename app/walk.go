@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
@@ -112,4 +114,62 @@ func (w *Walker) Close() {
 		w.locked.Close()
 		w.locked = nil
 	}
+}
+
+// MapPaths maps paths of the vault, cipher paths to plaintext paths or the other way with
+// encrypt (vault.Volume.Paths), with the key the walker holds or through the daemon for a
+// mounted vault. Paths are relative to the vault's folder (decrypt) or root (encrypt); an
+// absolute path inside the folder, or inside the mount point, is taken relative to it. There
+// is one result per path, in order; a path that cannot be mapped has its Error set.
+func (w *Walker) MapPaths(ctx context.Context, encrypt bool, paths []string) ([]mountmgr.PathResult, error) {
+	base := w.v.CipherDir
+	if encrypt {
+		base = w.v.MountPoint
+		if w.mountPoint != "" {
+			base = w.mountPoint
+		}
+	}
+	paths = relativeTo(base, paths)
+	if w.locked == nil {
+		var out []mountmgr.PathResult
+		err := w.a.daemonCall(ctx, func(d Daemon) error {
+			var err error
+			out, err = d.MapPaths(ctx, w.v.CipherDir, encrypt, paths)
+			return err
+		})
+		return out, err
+	}
+	pm := w.locked.Paths()
+	out := make([]mountmgr.PathResult, 0, len(paths))
+	for _, p := range paths {
+		var r mountmgr.PathResult
+		var err error
+		if encrypt {
+			r.Path, err = pm.EncryptPath(p)
+		} else {
+			r.Path, err = pm.DecryptPath(p)
+		}
+		if err != nil {
+			r.Error = err.Error()
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// relativeTo makes the absolute paths inside dir relative to it; the others are left as they
+// are (relative to the vault's root, leading slashes or not: see layout.CleanPath).
+func relativeTo(dir string, paths []string) []string {
+	if dir == "" {
+		return paths
+	}
+	dir = filepath.Clean(dir)
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = p
+		if rest, ok := strings.CutPrefix(filepath.Clean(p), dir+"/"); ok && filepath.IsAbs(p) {
+			out[i] = rest
+		}
+	}
+	return out
 }

@@ -3,19 +3,11 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/internal/termsafe"
-	"github.com/vaultui/vaultui/mountmgr"
-	"github.com/vaultui/vaultui/registry"
-	"github.com/vaultui/vaultui/vault"
 )
 
 var pathCommand = &command{
@@ -51,11 +43,11 @@ examples:
 				return e.usage("expected decrypt or encrypt, VAULT and PATHs")
 			}
 			encrypt := args[0] == "encrypt"
-			entry, err := e.resolve(args[1])
-			if err != nil {
-				return err
+			if _, err := e.resolve(args[1]); err != nil {
+				return err // before paths are read
 			}
 			paths := args[2:]
+			var err error
 			if len(paths) == 0 {
 				if src.file == "-" {
 					return e.usage("--passfile - and paths on standard input: give the paths as arguments")
@@ -64,7 +56,12 @@ examples:
 					return err
 				}
 			}
-			results, err := mapPaths(e, entry, encrypt, paths, src)
+			w, _, err := e.openWalker(args[1], src)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			results, err := w.MapPaths(e.ctx, encrypt, paths)
 			if err != nil {
 				return err
 			}
@@ -117,89 +114,4 @@ func readPaths(r io.Reader, nul bool) ([]string, error) {
 			return nil, fmt.Errorf("reading paths: %w", err)
 		}
 	}
-}
-
-// mapPaths maps paths of the vault through the mount manager when the vault is mounted there,
-// else offline with the password.
-func mapPaths(e *env, entry registry.Entry, encrypt bool, paths []string, src *passSource) ([]mountmgr.PathResult, error) {
-	// Only a daemon that already runs can hold the vault's keys: none is started for this.
-	if client, err := mountmgr.Dial(e.ctx, mountmgr.SocketPath()); err == nil {
-		defer client.Close()
-		base := entry.CipherDir
-		if encrypt {
-			base = ""
-			if mounts, err := client.Status(e.ctx); err == nil {
-				for _, m := range mounts {
-					if sameDir(m.CipherDir, entry.CipherDir) {
-						base = m.MountPoint
-					}
-				}
-			}
-		}
-		res, err := client.MapPaths(e.ctx, entry.CipherDir, encrypt, relativeTo(base, paths))
-		if err == nil {
-			return res, nil
-		}
-		if !errors.Is(err, mountmgr.ErrNotMounted) {
-			return nil, err
-		}
-	}
-	v, _, err := e.unlock(entry.CipherDir, src)
-	if err != nil {
-		return nil, err
-	}
-	defer v.Close()
-	base := entry.CipherDir
-	if encrypt {
-		base = entry.MountPoint
-	}
-	rootfd, err := unix.Open(v.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("vault %s: %w", v.Dir, err)
-	}
-	defer unix.Close(rootfd)
-	pn := v.PathNames()
-	out := make([]mountmgr.PathResult, 0, len(paths))
-	for _, p := range relativeTo(base, paths) {
-		var r mountmgr.PathResult
-		var err error
-		if encrypt {
-			r.Path, err = pn.EncryptPath(rootfd, p)
-		} else {
-			r.Path, err = pn.DecryptPath(rootfd, p)
-		}
-		if err != nil {
-			r.Error = err.Error()
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// relativeTo makes the absolute paths inside dir relative to it; the others are left as they
-// are (relative to the vault's root, leading slashes or not: see layout.CleanPath).
-func relativeTo(dir string, paths []string) []string {
-	if dir == "" {
-		return paths
-	}
-	dir = filepath.Clean(dir)
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = p
-		if rest, ok := strings.CutPrefix(filepath.Clean(p), dir+"/"); ok && filepath.IsAbs(p) {
-			out[i] = rest
-		}
-	}
-	return out
-}
-
-// sameDir reports whether a and b are one directory (by identity; by spelling when either
-// cannot be stat'ed).
-func sameDir(a, b string) bool {
-	ia, erra := vault.IDOf(a)
-	ib, errb := vault.IDOf(b)
-	if erra != nil || errb != nil {
-		return filepath.Clean(a) == filepath.Clean(b)
-	}
-	return ia == ib
 }

@@ -1,9 +1,9 @@
-// Package vault reads and writes vaults in the gocryptfs v2 on-disk format
-// (plus AEGIS-256X2): the config file gocryptfs.conf, creating, unlocking and
-// re-keying vaults, and an offline reader that walks, checks (Fsck) and
-// exports a whole vault without FUSE. The rules of the cipherdir layout that
-// the mount shares live in package vault/layout; the user's list of vaults is
-// package registry.
+// Package vault is vaultui's one model of a vault, whatever its format (see One vault
+// model below), and the gocryptfs v2 on-disk format (plus AEGIS-256X2): the config file
+// gocryptfs.conf, creating, unlocking and re-keying vaults, and an offline reader that walks,
+// checks (Fsck) and exports a whole vault without FUSE. The rules of the cipherdir layout that
+// the mount shares live in package vault/layout; the user's list of vaults is package
+// registry.
 //
 // # Compatibility
 //
@@ -24,16 +24,23 @@
 // rename, directory fsync: internal/atomicfile), so a crash during Create or
 // ChangePassword leaves the old file or the new one, never neither.
 //
-// # Two formats, one walker
+// # One vault model
 //
-// The offline walker (Walk, Fsck, Export, conflict listing) reads a vault through
-// format.Volume (package vault/format): the gocryptfs rules here implement it (volume.go),
-// and so does package vault/cryptomator. UnlockVolume tells the two apart by the folder
-// (IsCryptomator) and opens either; ReadInfo describes either. What goes through
-// gocryptfs.conf (Unlock, passwd, create, convert, settling conflicts) is gocryptfs's alone,
-// and for a Cryptomator vault says it is not supported yet (ErrCryptomatorNotYet).
+// vaultui opens three kinds of folder: gocryptfs vaults, plaintext folders prepared for a
+// gocryptfs reverse view, and Cryptomator vaults of format 8. Formats is the one table of
+// them: names, marker and key files, the ranges and defaults of their options, who opens
+// them, and what each can hold and do (Capabilities). Identify tells a folder's kind once, for
+// every entry point, and names what vaultui knows but cannot open (Cryptomator 7 or 9, Hub,
+// FIDO2 gocryptfs vaults). Open gives a Folder (info, unlock, passwd, create through
+// CreateOptions.Format); Folder.Unlock gives a Volume of any format, which the offline walker
+// (Walk, Fsck, Export: package vault/format), path mapping, the conflicts listing and settling,
+// and the mount (mountmgr/vfs.VolumeOf) take. Each format's code is behind an unexported
+// folderKind: gocryptfs's in this package (kind_gocryptfs.go with walk.go, config.go and
+// vault/layout), Cryptomator's in vault/cryptomator (kind_cryptomator.go adapts it). Code
+// outside the format packages asks a Format's capabilities, never which format it is
+// (seam_test.go at the module's root fails on a branch).
 //
-// It imports crypto, vault/layout, vault/format, vault/cryptomator and internal/atomicfile;
-// registry, app, the front ends, mountmgr and mountbench import it. It knows nothing of the
-// list of vaults (registry) or of mounts.
+// It imports crypto, vault/layout, vault/format, vault/cryptomator, internal/atomicfile and
+// internal/userfile; registry, app, the front ends, mountmgr, mountmgr/vfs and mountbench
+// import it. It knows nothing of the list of vaults (registry) or of mounts.
 package vault

@@ -1,7 +1,7 @@
 // Package vfs is the FUSE file system of a mounted vault: a plaintext view of a cipherdir in
 // the gocryptfs v2 format or Cryptomator's vault format 8, built on go-fuse's fs API. Every
 // FUSE operation is written once; what the formats do differently is behind tree (tree.go:
-// names, where an entry's object is, making, removing and renaming entries) and
+// names, where an entry's object is, making, removing and renaming entries, capabilities) and
 // contentFormat (content.go: headers, block geometry, holes).
 //
 // # Layout
@@ -25,7 +25,15 @@
 // logged with its path; its plaintext is never returned. In recovery mode
 // (Options.ForceDecode, read-only) it reads as zeros instead, logged the same.
 //
-// It imports crypto, vault/layout, vault/format, vault/cryptomator and mountmgr/vfs/exclude;
+// # Formats
+//
+// Each vault format's Volume (formats.go: GocryptfsVolume, CryptomatorVolume; VolumeOf makes
+// one of a vault.Volume) sets up its tree and content. formats.go, tree.go, tree_cryptomator.go
+// and content.go are the only files that know which formats there are; the operations ask the
+// tree's capabilities (hard links, special files, the watch, shared storage).
+//
+// It imports crypto, vault (the unlocked Volume, the reverse config's name), vault/layout,
+// vault/format, vault/cryptomator (in its per-format files) and mountmgr/vfs/exclude;
 // mountmgr, mountbench and app (the speed test's write path) import it.
 package vfs
 

@@ -36,11 +36,9 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
+	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/layout"
 )
-
-// ReverseConfName is the plaintext folder's reverse config, shown as gocryptfs.conf.
-const ReverseConfName = ".gocryptfs.reverse.conf"
 
 // ReverseVolume is what a reverse view needs of an unlocked reverse config.
 type ReverseVolume struct {
@@ -184,7 +182,7 @@ func (f *rfs) lstat(plainPath string) (unix.Stat_t, error) {
 
 // visible reports whether the exclusion rules show the plaintext entry.
 func (f *rfs) visible(plainPath string, mode uint32) bool {
-	if plainPath == ReverseConfName {
+	if plainPath == vault.ReverseConfName {
 		return true // gocryptfs.conf is never excluded
 	}
 	return f.exclude.Visible(plainPath, mode&syscall.S_IFMT == syscall.S_IFDIR)

@@ -27,6 +27,9 @@ type field struct {
 	// is still that, the user has not edited it and a new suggestion
 	// replaces it.
 	auto string
+	// hidden fields are neither shown nor focused (an option the chosen format has no
+	// place for).
+	hidden bool
 }
 
 // edited reports whether the user typed the field's value (rather than
@@ -133,7 +136,14 @@ func (f *form) setFocus(i int) tea.Cmd {
 	if len(f.fields) == 0 {
 		return nil
 	}
-	i = (i + len(f.fields)) % len(f.fields)
+	n, step := len(f.fields), 1
+	if i < f.focus {
+		step = -1
+	}
+	for k := 0; k < n && f.fields[((i%n)+n)%n].hidden; k++ {
+		i += step
+	}
+	i = ((i % n) + n) % n
 	for _, fl := range f.fields {
 		fl.input.Blur()
 	}
@@ -208,11 +218,16 @@ func (f *form) View() string {
 	s := f.c.styles
 	labelW := 0
 	for _, fl := range f.fields {
-		labelW = max(labelW, len([]rune(fl.label)))
+		if !fl.hidden {
+			labelW = max(labelW, len([]rune(fl.label)))
+		}
 	}
 	inputW := max(10, f.c.width-labelW-8)
 	var b strings.Builder
 	for i, fl := range f.fields {
+		if fl.hidden {
+			continue
+		}
 		marker := "  "
 		label := s.Label.Render(padRight(fl.label, labelW))
 		if i == f.focus {
@@ -247,11 +262,9 @@ func (f *form) View() string {
 			}
 			b.WriteString("\n" + indent + hint)
 		}
-		if i < len(f.fields)-1 {
-			b.WriteString("\n")
-		}
+		b.WriteString("\n")
 	}
-	return b.String()
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func padRight(s string, w int) string {

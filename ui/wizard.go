@@ -249,6 +249,19 @@ func (w *wizardScreen) formatDefaults() {
 	if f.LongNameMax != (vault.Range{}) {
 		w.advanced.fields[advLongNames].suggest(strconv.Itoa(f.LongNameMax.Default))
 	}
+	// The options the format has no place for are not offered (and not kept from another
+	// format's choice).
+	for _, o := range []struct {
+		field int
+		can   bool
+	}{{advPlainNames, f.Can.PlaintextNames}, {advDetNames, f.Can.DeterministicNames}, {advLongNames, f.LongNameMax != (vault.Range{})}} {
+		fl := w.advanced.fields[o.field]
+		fl.hidden = !o.can
+		if fl.hidden {
+			fl.on = false
+			fl.input.SetValue(fl.auto)
+		}
+	}
 }
 
 func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {

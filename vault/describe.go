@@ -73,6 +73,9 @@ func describeGocryptfs(f *Format, i Info) []Fact {
 		hkdf = "yes"
 	}
 	version := "gocryptfs v" + strconv.Itoa(i.Version)
+	if f.Can.ReverseView {
+		version += ", the config of a reverse view"
+	}
 	if i.Cipher == crypto.AEGIS {
 		version += " with the " + FlagAEGIS256X2 + " flag of gocryptfs's unreleased AEGIS branch: opens only in vaultui"
 	}

@@ -110,7 +110,7 @@ var (
 		Can:     Capabilities{PlaintextNames: true, DeterministicNames: true, ReverseView: true},
 		opens: func(crypto.CipherID) Compat {
 			return Compat{Subject: "A reverse view", Programs: []string{"vaultui", "gocryptfs -reverse"}, Short: "vaultui, gocryptfs -reverse",
-				Others: "a copy of the view is a gocryptfs vault (AES-SIV) that gocryptfs mounts forward"}
+				Others: "a copy of the view is an AES-SIV gocryptfs vault, which gocryptfs mounts forward"}
 		},
 		kind: reverseKind{},
 	}

@@ -64,12 +64,13 @@ func mountScriptParams(t *testing.T, dir string, extra func(env *testscript.Env)
 			return os.MkdirAll(env.WorkDir+"/home", 0o700)
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond != "fuse" {
-				return depCondition(cond)
+			switch cond {
+			case "fuse": // this user can mount (as root directly, else through fusermount3)
+				return depCondition("dep:fuse")
+			case "root": // what only root may do: mount(8), namespaces, another user's files
+				return os.Geteuid() == 0, nil
 			}
-			// The scripts are written for root; FUSE as testdeps probes it.
-			ok, err := depCondition("dep:fuse")
-			return ok && os.Geteuid() == 0, err
+			return depCondition(cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":      cmdExits,

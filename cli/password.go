@@ -82,25 +82,47 @@ func (e *env) readPassfile(path string) ([]byte, error) {
 	// Like gocryptfs's -passfile: the first line, without its newline.
 	// Keeping the same rule keeps vaults made with gocryptfs openable with
 	// the same file.
-	br := bufio.NewReaderSize(io.LimitReader(r, maxPasswordLen+2), maxPasswordLen+2)
-	line, err := br.ReadBytes('\n')
+	pw, err := readFirstLine(r, maxPasswordLen+1)
 	if errors.Is(err, context.Canceled) {
-		crypto.Wipe(line)
 		return nil, fmt.Errorf("waiting for the password from %s: %w", name, err)
 	}
-	if err != nil && err != io.EOF {
-		crypto.Wipe(line)
+	if err != nil {
 		return nil, fmt.Errorf("reading password from %s: %w", name, err)
 	}
-	pw := bytes.TrimSuffix(line, []byte("\n"))
 	if len(pw) == 0 {
 		return nil, fmt.Errorf("password from %s is empty", name)
 	}
 	if len(pw) > maxPasswordLen {
-		crypto.Wipe(line)
+		crypto.Wipe(pw)
 		return nil, fmt.Errorf("password from %s is longer than %d bytes", name, maxPasswordLen)
 	}
 	return pw, nil
+}
+
+// readFirstLine reads r's first line, without its newline, into one buffer it allocates
+// (no bufio.Reader, whose buffer would keep a copy of the password after the call, never
+// wiped): a line longer than max comes back cut at max+1 bytes. Whatever was read past the
+// newline (the rest of a passfile) is wiped; so is everything on an error. Best effort: the
+// kernel's page cache and the writer's buffers are out of reach.
+func readFirstLine(r io.Reader, max int) ([]byte, error) {
+	buf := make([]byte, max+1)
+	n := 0
+	for n < len(buf) {
+		k, err := r.Read(buf[n:])
+		if i := bytes.IndexByte(buf[n:n+k], '\n'); i >= 0 {
+			crypto.Wipe(buf[n+i:])
+			return buf[: n+i : n+i], nil
+		}
+		n += k
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			crypto.Wipe(buf)
+			return nil, err
+		}
+	}
+	return buf[:n:n], nil
 }
 
 // pipeReader reads a pipe opened non-blocking (userfile.OpenPipeOrFile) until ctx is done.

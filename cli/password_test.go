@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/vaultui/vaultui/internal/userfile"
@@ -201,5 +202,30 @@ func TestPassfileFIFOSignal(t *testing.T) {
 	}
 	if _, err := vault.Unlock(context.Background(), vaultDir, []byte("from a pipe")); err != nil {
 		t.Errorf("the vault made with a piped password does not open with it: %v", err)
+	}
+}
+
+// TestReadFirstLine: the first line comes back in a slice with no room past it (what was
+// read after the newline is wiped, not kept behind the password), however the reads split
+// the input; a line longer than max comes back longer than max for the caller to refuse.
+func TestReadFirstLine(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		max      int
+	}{
+		{"pw\nnext secret\n", "pw", 10},
+		{"pw", "pw", 10},
+		{"0123456789\n", "0123456789", 10},
+		{"0123456789a\n", "0123456789a", 10},
+		{"0123456789abc", "0123456789a", 10},
+		{"\nsecond", "", 10},
+	} {
+		got, err := readFirstLine(iotest.OneByteReader(strings.NewReader(tc.in)), tc.max)
+		if err != nil || string(got) != tc.want || cap(got) != len(got) {
+			t.Errorf("%q: got %q (cap %d), %v; want %q with no room past it", tc.in, got, cap(got), err, tc.want)
+		}
+	}
+	if _, err := readFirstLine(iotest.TimeoutReader(strings.NewReader("pw")), 10); err == nil {
+		t.Errorf("a read error was not reported")
 	}
 }

@@ -56,10 +56,31 @@ func (k *dhKey) sessionKey(peer []byte) ([]byte, error) {
 	if len(peer) > groupLen || y.Cmp(big.NewInt(1)) <= 0 || y.Cmp(pm1) >= 0 {
 		return nil, errors.New("keyring: the Secret Service sent an invalid public key")
 	}
-	shared := new(big.Int).Exp(y, k.priv, oakley2).FillBytes(make([]byte, groupLen))
+	z := new(big.Int).Exp(y, k.priv, oakley2)
+	shared := z.FillBytes(make([]byte, groupLen))
+	clearInt(z)
 	key, err := hkdf.Key(sha256.New, shared, nil, "", 16)
 	clear(shared)
 	return key, err
+}
+
+// wipe clears the private exponent once the session key is derived: with it and the public
+// keys on the bus, anyone could derive the session key and read every secret of the session.
+// Best effort: math/big's and crypto/rand's temporaries (the random bytes rand.Int drew, the
+// intermediate powers of Exp) are out of reach.
+func (k *dhKey) wipe() {
+	if k.priv != nil {
+		clearInt(k.priv)
+		k.priv = nil
+	}
+}
+
+// clearInt zeroes x's words in place (Bits aliases them), spare capacity included, and sets
+// it to 0.
+func clearInt(x *big.Int) {
+	w := x.Bits()
+	clear(w[:cap(w)])
+	x.SetInt64(0)
 }
 
 // encryptSecret encrypts a secret for the service: it returns the IV and the ciphertext.

@@ -59,3 +59,24 @@ func TestDHAgreesAndRejectsWeakKeys(t *testing.T) {
 		t.Error("the group is not a 1024-bit prime")
 	}
 }
+
+// TestDHWipe: wipe zeroes the private exponent's words where they are, not just the
+// big.Int's view of them.
+func TestDHWipe(t *testing.T) {
+	k, err := newDHKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := k.priv.Bits()
+	priv := k.priv
+	k.wipe()
+	for i, w := range words {
+		if w != 0 {
+			t.Fatalf("word %d of the private exponent survived the wipe", i)
+		}
+	}
+	if priv.Sign() != 0 || k.priv != nil {
+		t.Errorf("the private exponent is still set")
+	}
+	k.wipe() // twice is harmless
+}

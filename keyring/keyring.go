@@ -114,6 +114,7 @@ func Open(ctx context.Context, opts Options) (*Keyring, error) {
 		conn.Close()
 		return nil, err
 	}
+	defer dh.wipe() // the session key is all that is needed after OpenSession
 	var out dbus.Variant
 	err = k.call(ctx, k.service(), ifaceService+".OpenSession", []any{algorithmDH, dbus.MakeVariant(dh.pub)}, &out, &k.session)
 	if err != nil {

@@ -81,6 +81,11 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 		var req request
 		err = json.Unmarshal(line, &req)
 		crypto.Wipe(line) // a mount request's password lives on only in req, which mount wipes
+		if err != nil || req.V != ProtocolVersion || req.Op != opMount {
+			// Decoded (a malformed line may be decoded up to its fault) but never used: only
+			// a mount of this version reaches mount, which wipes them itself.
+			req.wipeSecrets()
+		}
 		if err != nil {
 			d.send(conn, &response{Error: &wireError{Code: codeBadRequest, Msg: "malformed request: " + err.Error()}})
 			return
@@ -114,6 +119,7 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			}
 		}
 		resp := d.handleGuarded(ctx, &req)
+		req.wipeSecrets() // mount did; again for a path that returned before it
 		stop()
 		cancel(nil)
 		resp.ID = req.ID

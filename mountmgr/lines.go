@@ -109,16 +109,18 @@ func (l *lineReader) wipe() {
 }
 
 // marshalRequest encodes req as one line into a buffer of its own, which the caller wipes
-// after writing it: json.Marshal would leave a copy of the password in its pooled encoder
-// buffers, so the password goes in here, base64-encoded straight into the line.
+// after writing it: json.Marshal would leave a copy of the password or master key in its
+// pooled encoder buffers (and in the line it returns, which a later append may copy again),
+// so both secrets go in here, base64-encoded straight into the line, sized once so that
+// nothing is reallocated. Best effort: the caller's own copies are the caller's to wipe.
 func marshalRequest(req request) ([]byte, error) {
-	if req.Mount == nil || len(req.Mount.Password) == 0 {
+	if req.Mount == nil || (len(req.Mount.Password) == 0 && len(req.Mount.MasterKey) == 0) {
 		line, err := json.Marshal(req)
 		return append(line, '\n'), err
 	}
-	pw := req.Mount.Password
+	pw, mk := req.Mount.Password, req.Mount.MasterKey
 	m := *req.Mount
-	m.Password = []byte{} // encodes as ""
+	m.Password, m.MasterKey = []byte{}, nil // Password encodes as "", MasterKey is left out
 	req.Mount = &m
 	skel, err := json.Marshal(req)
 	if err != nil {
@@ -132,11 +134,20 @@ func marshalRequest(req request) ([]byte, error) {
 		return nil, errors.New("encoding a mount request: no password field")
 	}
 	at := i + len(key) - 1 // the closing quote
-	n := base64.StdEncoding.EncodedLen(len(pw))
-	line := make([]byte, 0, len(skel)+n+1)
+	// The master key goes right after the password, as a field of the same object:
+	// "Password":"...","MasterKey":"...".
+	const mkField = `","MasterKey":"`
+	size := len(skel) + base64.StdEncoding.EncodedLen(len(pw)) + 1
+	if len(mk) > 0 {
+		size += len(mkField) + base64.StdEncoding.EncodedLen(len(mk))
+	}
+	line := make([]byte, 0, size)
 	line = append(line, skel[:at]...)
-	line = line[:at+n]
-	base64.StdEncoding.Encode(line[at:], pw)
+	line = base64.StdEncoding.AppendEncode(line, pw)
+	if len(mk) > 0 {
+		line = append(line, mkField...)
+		line = base64.StdEncoding.AppendEncode(line, mk)
+	}
 	line = append(line, skel[at:]...)
 	return append(line, '\n'), nil
 }

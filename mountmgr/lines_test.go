@@ -109,6 +109,28 @@ func TestMarshalRequest(t *testing.T) {
 	if req.Mount.Password == nil || !bytes.Equal(req.Mount.Password, pw) {
 		t.Error("marshalRequest changed the caller's request")
 	}
+
+	// A master key request (recovery) goes the same way, with or without a password, and
+	// the line has no room past its end that json.Marshal's buffer would have left.
+	mk := bytes.Repeat([]byte{0xa5}, 32)
+	for _, pw := range [][]byte{nil, []byte("pw")} {
+		req := request{V: ProtocolVersion, ID: 4, Op: opMount, Mount: &MountRequest{
+			CipherDir: "/c", MountPoint: "/m", Password: pw, MasterKey: mk, ReadOnly: true}}
+		line, err := marshalRequest(req)
+		if err != nil || line[len(line)-1] != '\n' || cap(line) != len(line) {
+			t.Fatalf("%v (len %d, cap %d)", err, len(line), cap(line))
+		}
+		var back request
+		if err := json.Unmarshal(line, &back); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if !bytes.Equal(back.Mount.MasterKey, mk) || !bytes.Equal(back.Mount.Password, pw) || back.Mount.CipherDir != "/c" || !back.Mount.ReadOnly {
+			t.Errorf("round trip with a master key: %+v", back.Mount)
+		}
+		if !bytes.Equal(req.Mount.MasterKey, mk) || !bytes.Equal(req.Mount.Password, pw) {
+			t.Error("marshalRequest changed the caller's request")
+		}
+	}
 }
 
 // readResponse reads and decodes one line of a reply.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 )
 
@@ -187,6 +188,17 @@ type request struct {
 	Encrypt bool     `json:"encrypt,omitempty"`
 	// Export (export only): where to, and how.
 	Export *ExportRequest `json:"export,omitempty"`
+}
+
+// wipeSecrets zeroes the password and master key a request carries, as the daemon decoded
+// them. Best effort: json.Unmarshal decodes the base64 straight from the line (which the
+// daemon wipes) into these slices, but a value sent with JSON escapes is unquoted through a
+// copy first, which is not wiped.
+func (r *request) wipeSecrets() {
+	if r.Mount != nil {
+		crypto.Wipe(r.Mount.Password)
+		crypto.Wipe(r.Mount.MasterKey)
+	}
 }
 
 // response is one line from the daemon.

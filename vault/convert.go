@@ -525,8 +525,9 @@ func recoverConvert(dir string) (res *ConvertResult, swapped bool, err error) {
 		if err := os.Rename(newDir, dir); err != nil {
 			return nil, false, err
 		}
-		syncDir(parent)
-		syncDir(work)
+		if err := syncDirs(parent, work); err != nil {
+			return nil, false, err
+		}
 	} else if _, err := os.Lstat(newDir); err == nil {
 		if err := moveOld(newDir, st.Keep); err != nil {
 			return nil, false, err
@@ -540,8 +541,9 @@ func moveOld(from, keep string) error {
 	if err := os.Rename(from, keep); err != nil {
 		return fmt.Errorf("moving the old vault to %s: %w (it is still at %s)", keep, err, from)
 	}
-	syncDir(filepath.Dir(keep))
-	syncDir(filepath.Dir(from))
+	if err := syncDirs(filepath.Dir(keep), filepath.Dir(from)); err != nil {
+		return fmt.Errorf("the old vault is at %s, but the move may not be on disk: %w", keep, err)
+	}
 	return nil
 }
 
@@ -553,15 +555,27 @@ func removeWork(work string) error {
 			return err
 		}
 	}
-	syncDir(work)
+	if err := syncDirs(work); err != nil {
+		return err
+	}
 	if err := os.Remove(work); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing %s: %w", work, err)
 	}
-	syncDir(filepath.Dir(work))
-	return nil
+	return syncDirs(filepath.Dir(work))
 }
 
-func syncDir(dir string) { _ = atomicfile.SyncDir(dir) }
+// syncDirs fsyncs each directory in dirs, making the renames, creations and removals in them
+// durable; it stops at the first error. Each error counts: a conversion that went on after
+// one could report success for a swap that is not on disk. Stopping leaves what a crash at
+// that point leaves, which the next run finishes or cleans up (TestConvertKilled).
+func syncDirs(dirs ...string) error {
+	for _, d := range dirs {
+		if err := atomicfile.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func readDirNames(dir string) ([]string, error) {
 	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0) // a FIFO in its place: ENOTDIR, not a hang
@@ -590,8 +604,7 @@ func removeTree(dir string) error {
 	if err := os.Remove(dir); err != nil {
 		return err
 	}
-	syncDir(filepath.Dir(dir))
-	return nil
+	return syncDirs(filepath.Dir(dir))
 }
 
 func removeContents(dirfd int) error {
@@ -701,8 +714,10 @@ func Convert(ctx context.Context, cipherdir string, password []byte, opts Conver
 		removeWork(work)
 		return nil, fmt.Errorf("writing %s: %w", statePath, err)
 	}
-	syncDir(work)
-	syncDir(filepath.Dir(work))
+	if err := syncDirs(work, filepath.Dir(work)); err != nil {
+		removeWork(work)
+		return nil, err
+	}
 
 	newDir := filepath.Join(work, convertNewDir)
 	swapped := false
@@ -756,10 +771,16 @@ func Convert(ctx context.Context, cipherdir string, password []byte, opts Conver
 	if res.Swap != "" {
 		swapped = true
 	}
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = removeWork(work)
 	}
-	if err = removeWork(work); err != nil {
+	if err != nil && swapped {
+		// Stopping here leaves what a crash here would: the state file says what is left to
+		// do, or, once removeWork has taken it, an empty work directory; the next run
+		// finishes or removes it.
+		return nil, fmt.Errorf("%s: the conversion to %s stopped after its swap: %w; nothing is lost: run convert again to finish it", dir, opts.To, err)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -786,19 +807,21 @@ func swapIn(dir, newDir, keep string) (method string, err error) {
 	err = unix.Renameat2(unix.AT_FDCWD, newDir, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE)
 	switch err {
 	case nil:
-		syncDir(filepath.Dir(dir))
-		syncDir(filepath.Dir(newDir))
+		if err := syncDirs(filepath.Dir(dir), filepath.Dir(newDir)); err != nil {
+			return SwapExchange, err
+		}
 		return SwapExchange, moveOld(newDir, keep)
 	case unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP:
 		if err := os.Rename(dir, keep); err != nil {
 			return "", fmt.Errorf("moving the old vault to %s: %w", keep, err)
 		}
-		syncDir(filepath.Dir(keep))
+		if err := syncDirs(filepath.Dir(keep)); err != nil {
+			return SwapRenames, fmt.Errorf("%w (the old vault is at %s; run convert again to finish)", err, keep)
+		}
 		if err := os.Rename(newDir, dir); err != nil {
 			return SwapRenames, fmt.Errorf("moving the new vault to %s: %w (the old vault is at %s; run convert again to finish)", dir, err, keep)
 		}
-		syncDir(filepath.Dir(dir))
-		return SwapRenames, nil
+		return SwapRenames, syncDirs(filepath.Dir(dir))
 	}
 	return "", fmt.Errorf("renameat2 RENAME_EXCHANGE %s %s: %w", newDir, dir, err)
 }

@@ -139,3 +139,66 @@ func TestConvertKilled(t *testing.T) {
 		})
 	}
 }
+
+// countConvertSyscalls runs, under strace, a conversion of dir to cipher to that is meant to
+// succeed and returns how many times it called syscall.
+func countConvertSyscalls(t *testing.T, dir string, to crypto.CipherID, syscall string) int {
+	t.Helper()
+	testdeps.Need(t, testdeps.Strace)
+	trace := filepath.Join(t.TempDir(), "trace")
+	cmd := exec.Command("strace", "-f", "-qq", "-e", "trace="+syscall, "-o", trace, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childConvertDir+"="+dir, childConvertTo+"="+string(to))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("conversion under strace: %v: %s", err, out)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), syscall+"(")
+}
+
+// TestConvertSyncFails makes each fsync of a conversion, in turn, fail with EIO (strace
+// injects it): those of the state file and the config, and those of the work directory, the
+// new vault's folder and their parents that make its renames durable. Every one fails the
+// conversion (a directory's fsync error was once discarded: convert exited 0 with the swap
+// maybe not on disk). Nothing is lost: the old vault is intact wherever the failure left
+// it, and a run without the fault completes the conversion (or finds it complete).
+func TestConvertSyncFails(t *testing.T) {
+	src := makeTree(t)
+	want := readTree(t, src)
+	const from, to = crypto.AEGIS, crypto.AESGCM
+	n := countConvertSyscalls(t, makeConvertVault(t, CreateOptions{Cipher: from}, src).Dir, to, "fsync")
+	if n < 5 {
+		t.Fatalf("a conversion calls fsync %d times; want at least the state file, the work directory, the config and the swap", n)
+	}
+	for when := 1; when <= n; when++ {
+		t.Run(fmt.Sprint("fsync ", when), func(t *testing.T) {
+			v := makeConvertVault(t, CreateOptions{Cipher: from}, src)
+			dir := v.Dir
+			xattrs, names := vaultXattrs(t, v), nameFiles(t, dir)
+			before := cipherSnapshot(t, dir)
+			err := runConvertChild(t, dir, to, fmt.Sprintf("fsync:error=EIO:when=%d", when))
+			if err == nil || !strings.Contains(err.Error(), "input/output error") {
+				t.Fatalf("conversion with fsync %d of %d failing: %v, want the EIO reported", when, n, err)
+			}
+			old := dir
+			if configCipher(dir) != from {
+				old = filepath.Join(dir+convertWorkSuffix, convertNewDir)
+				if configCipher(old) != from {
+					old = dir + ".old-" + string(from)
+				}
+			}
+			sameSnapshot(t, "old vault after the failure", before, cipherSnapshot(t, old))
+			_, err = Convert(context.Background(), dir, testPassword, ConvertOptions{To: to})
+			if err != nil && !strings.Contains(err.Error(), "already uses") {
+				t.Fatalf("re-run: %v", err)
+			}
+			checkConvertedVault(t, dir, to, want, xattrs, names)
+			sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, dir+".old-"+string(from)))
+			if _, err := os.Lstat(dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("work directory left: %v", err)
+			}
+		})
+	}
+}

@@ -10,7 +10,8 @@
 // output, without the newline; the rest of the output is read and thrown away (so a program
 // that prints more, as `pass show` of a multi-line entry does, is not killed by a closed
 // pipe). It must exit with status 0 within the timeout; otherwise its whole process group is
-// killed. Errors name the program (its first word, never its output) and say what went
+// killed. Its group is killed when it exits too, with a password or without: a child it left
+// in the background does not outlive it. Errors name the program (its first word, never its output) and say what went
 // wrong: its exit status and the first line of its standard error, a timeout, or no
 // password printed.
 //
@@ -109,6 +110,15 @@ func Run(ctx context.Context, argv []string, opts Options) ([]byte, error) {
 		fg.restore()
 		return nil, fmt.Errorf("%w: %s: %w", ErrFailed, name, err)
 	}
+	// Once the program has exited, its output is complete but for what children it left in
+	// its group still write: those (a `sleep &`, an agent started without setsid) are
+	// killed, with a password or without, so nothing the program started outlives it.
+	// gocryptfs kills the group only on a timeout. The program is waited for without being
+	// reaped: while it is a zombie its pid stays its group's ID, so the kill cannot reach a
+	// group that reused the number.
+	if waitExited(cmd.Process.Pid) == nil {
+		unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+	}
 	err = cmd.Wait()
 	fg.restore()
 	pw := out.line()
@@ -143,6 +153,18 @@ func Run(ctx context.Context, argv []string, opts Options) ([]byte, error) {
 		return fail("printed no password")
 	}
 	return pw, nil
+}
+
+// waitExited blocks until process pid has exited, leaving it to be reaped (waitid WNOWAIT).
+// A context's Cancel, which exec calls from its own goroutine, ends it too, by killing pid.
+func waitExited(pid int) error {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // lineWriter keeps the first line written to it, up to MaxLen bytes (tooLong past that), in a

@@ -109,6 +109,41 @@ func TestRunTimeoutKillsGroup(t *testing.T) {
 	}
 }
 
+// TestRunKillsGroupAfter: once the program has exited, with a password or with an error, a
+// background child it left in its process group is killed too: a `sleep 100 &` (holding the
+// output open, or not) does not outlive a successful mount.
+func TestRunKillsGroupAfter(t *testing.T) {
+	for _, c := range []struct{ name, child, rest string }{
+		{"password, child holds the output", "sleep 100 &", "echo pw"},
+		{"password, child detached from the output", "sleep 100 </dev/null >/dev/null 2>&1 &", "echo pw"},
+		{"failure", "sleep 100 </dev/null >/dev/null 2>&1 &", "echo 'not found' >&2; exit 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "child")
+			p := script(t, c.child+" echo $! > "+pidFile+"; "+c.rest)
+			pw, err := Run(context.Background(), []string{p}, Options{})
+			if c.name == "failure" {
+				if !errors.Is(err, ErrFailed) {
+					t.Fatalf("got %q, %v; want the program's failure", pw, err)
+				}
+			} else if err != nil || string(pw) != "pw" {
+				t.Fatalf("got %q, %v; want \"pw\"", pw, err)
+			}
+			b, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			for deadline := time.Now().Add(5 * time.Second); !gone(pid); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Fatalf("the program's background child %d outlived it", pid)
+				}
+			}
+		})
+	}
+}
+
 // gone: no such process, or a zombie (killed, waiting for a parent that does not reap).
 func gone(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {

@@ -139,22 +139,7 @@ func (w *Walker) MapPaths(ctx context.Context, encrypt bool, paths []string) ([]
 		})
 		return out, err
 	}
-	pm := w.locked.Paths()
-	out := make([]mountmgr.PathResult, 0, len(paths))
-	for _, p := range paths {
-		var r mountmgr.PathResult
-		var err error
-		if encrypt {
-			r.Path, err = pm.EncryptPath(p)
-		} else {
-			r.Path, err = pm.DecryptPath(p)
-		}
-		if err != nil {
-			r.Error = err.Error()
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return vault.MapPaths(w.locked.Paths(), encrypt, paths), nil
 }
 
 // relativeTo makes the absolute paths inside dir relative to it; the others are left as they

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 // mapPaths maps paths of the vault mounted from or at target with the keys the daemon holds
@@ -17,27 +19,14 @@ func (d *daemon) mapPaths(target string, encrypt bool, paths []string) ([]PathRe
 	if mp == "" || m == nil || m.v == nil {
 		return nil, errorOf(ErrNotMounted, "%s is not mounted", target)
 	}
-	out := make([]PathResult, 0, len(paths))
+	var out []PathResult
 	var err error
 	used := m.v.using(func(u *unlocked) {
 		if u.walk == nil {
 			err = fmt.Errorf("%s is a reverse view: its paths are the plaintext folder's", target)
 			return
 		}
-		pm := u.walk.Paths()
-		for _, p := range paths {
-			var r PathResult
-			var perr error
-			if encrypt {
-				r.Path, perr = pm.EncryptPath(p)
-			} else {
-				r.Path, perr = pm.DecryptPath(p)
-			}
-			if perr != nil {
-				r.Error = perr.Error()
-			}
-			out = append(out, r)
-		}
+		out = vault.MapPaths(u.walk.Paths(), encrypt, paths)
 	})
 	if !used {
 		return nil, errorOf(ErrNotMounted, "%s is not mounted any more", target)

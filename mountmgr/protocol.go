@@ -154,10 +154,7 @@ const (
 )
 
 // PathResult is one path mapped by the daemon: Path, or Error saying why not.
-type PathResult struct {
-	Path  string `json:"path,omitempty"`
-	Error string `json:"error,omitempty"`
-}
+type PathResult = vault.MappedPath
 
 // settleRequest names a conflict of a mounted vault by its path as listed
 // (vault.ConflictEntry.Path) and says how to settle it.

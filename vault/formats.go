@@ -331,3 +331,29 @@ func exists(dir, name string) bool {
 	_, err := os.Lstat(filepath.Join(dir, name))
 	return err == nil
 }
+
+// MappedPath is one path mapped by MapPaths: the result, or why it could not be mapped.
+type MappedPath struct {
+	Path  string `json:"path,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// MapPaths maps each of paths with pm, cipher paths to plaintext paths or the other way with
+// encrypt: one result per path, in order.
+func MapPaths(pm format.PathMapper, encrypt bool, paths []string) []MappedPath {
+	out := make([]MappedPath, 0, len(paths))
+	for _, p := range paths {
+		var r MappedPath
+		var err error
+		if encrypt {
+			r.Path, err = pm.EncryptPath(p)
+		} else {
+			r.Path, err = pm.DecryptPath(p)
+		}
+		if err != nil {
+			r.Error = err.Error()
+		}
+		out = append(out, r)
+	}
+	return out
+}

@@ -237,3 +237,29 @@ func FuzzDecryptName(f *testing.F) {
 		}
 	})
 }
+
+// TestEntryOneForm: an entry name decrypts only in the form StoredName gives it: a short
+// encoded name is not read behind a hashed long name, nor a long one stored as it is.
+func TestEntryOneForm(t *testing.T) {
+	iv := randBytes(DirIVLen)
+	n, err := NewNameTransform(testKey(), true, true, MinLongNameMax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"short", strings.Repeat("long", 20)} {
+		stored, encoded, long, err := n.StoredName(name, iv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := n.DecryptEntry(stored, encoded, iv); err != nil || got != name {
+			t.Fatalf("%q: %q, %v", name, got, err)
+		}
+		other := encoded // the other form: as it is for a long name, hashed for a short one
+		if !long {
+			other = n.HashLongName(encoded)
+		}
+		if got, err := n.DecryptEntry(other, encoded, iv); !errors.Is(err, ErrBadName) {
+			t.Errorf("%q in the other form %q read as %q, %v", name, other, got, err)
+		}
+	}
+}

@@ -172,11 +172,11 @@ func ConflictCopy(dirfd int, name string, iv []byte, names *crypto.NameTransform
 				}
 				decoratedNameFile = true
 			}
-			p, err := names.DecryptName(encoded, iv)
+			p, err := names.DecryptEntry(base, encoded, iv)
 			plain = p
 			return err == nil
 		}
-		p, err := names.DecryptName(base, iv)
+		p, err := names.DecryptEntry(base, base, iv)
 		plain = p
 		return err == nil
 	})
@@ -224,5 +224,5 @@ func EntryUnderIV(dirfd int, name string, iv []byte, names *crypto.NameTransform
 			return "", err
 		}
 	}
-	return names.DecryptName(encoded, iv)
+	return names.DecryptEntry(name, encoded, iv)
 }

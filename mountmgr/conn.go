@@ -76,16 +76,10 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			}
 			return
 		}
-		var req request
-		err = json.Unmarshal(line, &req)
+		req, refusal := decodeRequest(line)
 		crypto.Wipe(line) // a mount request's password lives on only in req, which mount wipes
-		if err != nil {
-			d.send(conn, &response{Error: &wireError{Code: codeBadRequest, Msg: "malformed request: " + err.Error()}})
-			return
-		}
-		if req.V != ProtocolVersion {
-			d.send(conn, &response{ID: req.ID, Error: &wireError{Code: KindDaemon,
-				Msg: fmt.Sprintf("client speaks protocol version %d, daemon %d", req.V, ProtocolVersion)}})
+		if refusal != nil {
+			d.send(conn, refusal)
 			return
 		}
 		if req.Op == opEvents && req.Follow {
@@ -97,10 +91,10 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			return
 		}
 		if req.Op == opFsck || req.Op == opExport {
-			d.serveWalk(conn, &req)
+			d.serveWalk(conn, req)
 			return
 		}
-		resp := d.handleGuarded(&req)
+		resp := d.handleGuarded(req)
 		resp.ID = req.ID
 		if err := d.send(conn, resp); err != nil {
 			d.giveBackReport(resp.Stale) // not delivered: the next asker gets it
@@ -224,4 +218,18 @@ func (d *daemon) info() *DaemonInfo {
 		}
 	}
 	return info
+}
+
+// decodeRequest decodes one request line. A line that is not a request of this protocol
+// version gives the reply that refuses it instead (the connection then ends).
+func decodeRequest(line []byte) (*request, *response) {
+	var req request
+	if err := json.Unmarshal(line, &req); err != nil {
+		return nil, &response{Error: &wireError{Code: codeBadRequest, Msg: "malformed request: " + err.Error()}}
+	}
+	if req.V != ProtocolVersion {
+		return nil, &response{ID: req.ID, Error: &wireError{Code: KindDaemon,
+			Msg: fmt.Sprintf("client speaks protocol version %d, daemon %d", req.V, ProtocolVersion)}}
+	}
+	return &req, nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/format"
@@ -303,4 +304,64 @@ func TestReadLinkRefusesOversizedTarget(t *testing.T) {
 		t.Fatalf("read %d bytes of target", len(target))
 	}
 	mustName(t, err, layout.ErrCorrupt, p)
+}
+
+// A dir.c9r is a reference: a hostile one can name its own ancestor's folder, or a folder
+// another dir.c9r names. The walk ends, reports the entry as damage and walks the folder once.
+func TestWalkRefusesDirectoryLoopsAndSharing(t *testing.T) {
+	for _, loop := range []bool{true, false} {
+		t.Run(map[bool]string{true: "a loop", false: "two entries of one folder"}[loop], func(t *testing.T) {
+			v, dir := createTestVault(t, SIVGCM)
+			a, err := v.Mkdir(v.Root(), "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			parent := a // the loop: b inside a names a
+			if !loop {
+				parent = v.Root() // sharing: b beside a names a
+			}
+			if _, err := v.Mkdir(parent, "b"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.WriteFile(a, "f", strings.NewReader("f")); err != nil {
+				t.Fatal(err)
+			}
+			e, err := v.Lookup(parent, "b")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(e.node()+"/"+dirFile)), []byte(a.ID), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan []format.Problem, 1)
+			var files int
+			go func() {
+				var out []format.Problem
+				format.Walk(context.Background(), v.Volume(), func(n format.Node) error {
+					if !n.Info.IsDir() && n.Info.Mode().IsRegular() {
+						files++
+					}
+					return nil
+				}, func(p format.Problem) {
+					if p.Damage() {
+						out = append(out, p)
+					}
+				}, false)
+				done <- out
+			}()
+			var problems []format.Problem
+			select {
+			case problems = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the walk does not end")
+			}
+			// b's own folder is left without an entry naming it: not the walk's to see.
+			if len(problems) != 1 || problems[0].Kind != format.KindDirID || !strings.Contains(problems[0].CipherPath, e.Stored) {
+				t.Fatalf("problems %v, want one naming %s", problems, e.Stored)
+			}
+			if files != 1 {
+				t.Fatalf("walked %d files, want a's one file once", files)
+			}
+		})
+	}
 }

@@ -55,7 +55,7 @@ func (w *Volume) OpenHeader(b []byte) (format.FileCipher, error) {
 
 func (w *Volume) Root() (format.Dir, error) {
 	r := w.v.Root()
-	return format.Dir{CipherPath: r.Path, Ref: r}, nil
+	return format.Dir{CipherPath: r.Path, Ref: r, Key: r.Path}, nil
 }
 
 // ReadDir lists d, after checking its dirid.c9r (a missing or foreign one is damage, though
@@ -143,7 +143,7 @@ func (w *Volume) OpenDir(_ format.Dir, n format.Node) (format.Dir, error) {
 		}
 		return format.Dir{}, err
 	}
-	return format.Dir{Path: n.Path, CipherPath: sub.Path, Ref: sub}, nil
+	return format.Dir{Path: n.Path, CipherPath: sub.Path, Ref: sub, Key: sub.Path}, nil
 }
 
 func (w *Volume) OpenFile(n format.Node) (*os.File, error) {

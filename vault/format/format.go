@@ -88,6 +88,11 @@ type FileCipher interface {
 type Dir struct {
 	Path, CipherPath string
 	Ref              any
+	// Key, where a format's entries name their directories by reference (a Cryptomator
+	// dir.c9r holds the ID that names the directory's folder), identifies the folder: two
+	// entries may then name one folder, or an entry its own ancestor, and Walk enters each
+	// key once. "" for a format whose directories are where their entries are (gocryptfs).
+	Key string
 }
 
 // Node is one entry of the decrypted tree.

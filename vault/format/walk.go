@@ -22,11 +22,57 @@ func Walk(ctx context.Context, vol Volume, fn func(Node) error, problem func(Pro
 		return nil
 	}
 	defer vol.CloseDir(root)
-	return walkDir(ctx, vol, root, fn, problem, showBadNames)
+	w := &walker{vol: vol, fn: fn, problem: problem, showBadNames: showBadNames, entered: map[string]bool{}}
+	return w.walkDir(ctx, root)
+}
+
+// walker is one Walk. A hostile vault's folder can make an entry name its own ancestor (a walk
+// without end) or many entries name one folder (each level doubling the work), so the walker
+// keeps the Dir.Keys it entered, true while on the path being walked (walkDir, enter).
+type walker struct {
+	vol          Volume
+	fn           func(Node) error
+	problem      func(Problem)
+	showBadNames bool
+	entered      map[string]bool
+	again        int // directories entered again, through conflict copies
+}
+
+// enter decides whether the walk goes into sub, which node n names. A key on the path being
+// walked is a loop; one walked before is a second entry of one directory, which only a sync
+// tool's conflict copy of a directory makes (it names the same folder as the original): its
+// contents are walked again under the copy's name, up to a budget of a few times the number
+// of directories, which no real vault exceeds and which keeps a hostile one's walk linear.
+func (w *walker) enter(n Node, sub Dir) bool {
+	onPath, seen := w.entered[sub.Key]
+	why := ""
+	switch {
+	case sub.Key == "":
+		return true
+	case onPath:
+		why = "its own ancestor (a loop)"
+	case !seen:
+	case n.Conflict == nil:
+		why = "a directory another entry names too"
+	case w.again >= 4*len(w.entered)+64:
+		why = "a directory walked already, once too many (conflict copies of conflict copies)"
+	default:
+		w.again++
+	}
+	if why != "" {
+		w.problem(NewProblem(n.Path, n.CipherPath, KindDirID, "names the folder "+sub.Key+" of "+why))
+		return false
+	}
+	return true
 }
 
 // walkDir walks the open directory d.
-func walkDir(ctx context.Context, vol Volume, d Dir, fn func(Node) error, problem func(Problem), showBadNames bool) error {
+func (w *walker) walkDir(ctx context.Context, d Dir) error {
+	vol, fn, problem, showBadNames := w.vol, w.fn, w.problem, w.showBadNames
+	if d.Key != "" {
+		w.entered[d.Key] = true // on the path until walked, then seen
+		defer func() { w.entered[d.Key] = false }()
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -46,7 +92,11 @@ func walkDir(ctx context.Context, vol Volume, d Dir, fn func(Node) error, proble
 			problem(dirProblem(n, err))
 			continue
 		}
-		err = walkDir(ctx, vol, sub, fn, problem, showBadNames)
+		if !w.enter(n, sub) {
+			vol.CloseDir(sub)
+			continue
+		}
+		err = w.walkDir(ctx, sub)
 		vol.CloseDir(sub)
 		if err != nil {
 			return err

@@ -96,6 +96,11 @@ func ParseConflict(name string, valid func(base string) bool) (Conflict, bool) {
 	return Conflict{}, false
 }
 
+// maxLabelHost bounds the host a label shows: a host name is at most 63 bytes (a DNS label),
+// but the marker is whatever follows a '-' in a stored name, up to the whole name, and a
+// label that long would leave no room for the name in crypto.NameMax bytes.
+const maxLabelHost = 63
+
 // Label is the readable marker of a conflict copy in a plaintext name, without parentheses:
 // "conflict 2026-11-30 Syncthing".
 func (c Conflict) Label() string {
@@ -105,7 +110,7 @@ func (c Conflict) Label() string {
 	}
 	s += " " + c.Tool
 	if c.Date == "" && c.Host != "" {
-		s += " " + c.Host
+		s += " " + truncateUTF8(c.Host, maxLabelHost)
 	}
 	return s
 }

@@ -118,3 +118,45 @@ func FuzzLongName(f *testing.F) {
 		check(stored, encoded)
 	})
 }
+
+// FuzzConflictName reads hostile entry names as sync tools' conflict copies: no panic; the
+// base is the name without a marker; and the name a copy shows under is a valid name within
+// crypto.NameMax bytes, a different one when that is taken, whatever the marker holds.
+func FuzzConflictName(f *testing.F) {
+	for _, name := range []string{
+		"report.sync-conflict-20261130-101010-ABCDEF7.odt",
+		"report (conflicted copy 2026-11-30 101010).odt",
+		"report (Ann's conflicted copy 2026-11-30).odt",
+		"report_conflict-20261130-101010.odt",
+		"report (1).odt",
+		"gocryptfs.longname.abc-LAPTOP",
+		"a-" + strings.Repeat("h", 250),
+	} {
+		f.Add(name, "report.odt")
+	}
+	f.Fuzz(func(t *testing.T, name, plain string) {
+		if crypto.ValidName(name) != nil {
+			return // not a directory entry
+		}
+		c, ok := ParseConflict(name, func(base string) bool { return crypto.ValidName(base) == nil })
+		if !ok {
+			return
+		}
+		if len(c.Base) >= len(name) || crypto.ValidName(c.Base) != nil {
+			t.Fatalf("%q: base %q", name, c.Base)
+		}
+		if crypto.ValidName(plain) != nil {
+			return // not a decrypted name
+		}
+		first := ConflictName(plain, c, func(string) bool { return false })
+		second := ConflictName(plain, c, func(s string) bool { return s == first })
+		for _, shown := range []string{first, second} {
+			if err := crypto.ValidName(shown); err != nil {
+				t.Fatalf("copy %q of %q shows as %q: %v", name, plain, shown, err)
+			}
+		}
+		if first == second {
+			t.Fatalf("a taken name %q given again", first)
+		}
+	})
+}

@@ -365,3 +365,45 @@ func TestWalkRefusesDirectoryLoopsAndSharing(t *testing.T) {
 		})
 	}
 }
+
+// A sync tool's conflict copy of a directory names the original's folder too: not damage. Its
+// contents are walked under both names, whichever sorts first ("a.d (conflict…)" sorts after
+// "a.d"; "b (conflict…).d" before "b.d").
+func TestWalkConflictCopyOfDirectory(t *testing.T) {
+	for _, name := range []string{"a", "b.d"} {
+		t.Run(name, func(t *testing.T) {
+			v, dir := createTestVault(t, SIVGCM)
+			d, err := v.Mkdir(v.Root(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.WriteFile(d, "f", strings.NewReader("f")); err != nil {
+				t.Fatal(err)
+			}
+			e, err := v.Lookup(v.Root(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := filepath.Join(dir, filepath.FromSlash(e.node()))
+			dst := strings.TrimSuffix(src, suffixC9R) + " (Ann's conflicted copy 2026-11-30)" + suffixC9R
+			if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			var files []string
+			var problems []format.Problem
+			format.Walk(context.Background(), v.Volume(), func(n format.Node) error {
+				if n.Info.Mode().IsRegular() {
+					files = append(files, n.Path)
+				}
+				return nil
+			}, func(p format.Problem) {
+				if p.Damage() {
+					problems = append(problems, p)
+				}
+			}, false)
+			if len(problems) != 0 || len(files) != 2 {
+				t.Fatalf("files %q, damage %v; want the file under both names and no damage", files, problems)
+			}
+		})
+	}
+}

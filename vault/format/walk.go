@@ -22,37 +22,43 @@ func Walk(ctx context.Context, vol Volume, fn func(Node) error, problem func(Pro
 		return nil
 	}
 	defer vol.CloseDir(root)
-	w := &walker{vol: vol, fn: fn, problem: problem, showBadNames: showBadNames, entered: map[string]bool{}}
-	return w.walkDir(ctx, root)
+	w := &walker{vol: vol, fn: fn, problem: problem, showBadNames: showBadNames, entered: map[string]*entered{}}
+	return w.walkDir(ctx, root, false)
 }
 
 // walker is one Walk. A hostile vault's folder can make an entry name its own ancestor (a walk
 // without end) or many entries name one folder (each level doubling the work), so the walker
-// keeps the Dir.Keys it entered, true while on the path being walked (walkDir, enter).
+// keeps the Dir.Keys it entered (walkDir, enter).
 type walker struct {
 	vol          Volume
 	fn           func(Node) error
 	problem      func(Problem)
 	showBadNames bool
-	entered      map[string]bool
+	entered      map[string]*entered
 	again        int // directories entered again, through conflict copies
+}
+
+// entered is a directory key the walk entered.
+type entered struct {
+	onPath  bool // being walked: entering it again would be a loop
+	viaCopy bool // first entered through a sync tool's conflict copy of a directory
 }
 
 // enter decides whether the walk goes into sub, which node n names. A key on the path being
 // walked is a loop; one walked before is a second entry of one directory, which only a sync
-// tool's conflict copy of a directory makes (it names the same folder as the original): its
-// contents are walked again under the copy's name, up to a budget of a few times the number
-// of directories, which no real vault exceeds and which keeps a hostile one's walk linear.
+// tool's conflict copy of a directory makes (it names the same folder as the original, and
+// may come first or second): its contents are walked again under the other name, up to a
+// budget of a few times the number of directories, which no real vault exceeds and which
+// keeps a hostile one's walk linear.
 func (w *walker) enter(n Node, sub Dir) bool {
-	onPath, seen := w.entered[sub.Key]
+	e := w.entered[sub.Key]
 	why := ""
 	switch {
-	case sub.Key == "":
+	case sub.Key == "" || e == nil:
 		return true
-	case onPath:
+	case e.onPath:
 		why = "its own ancestor (a loop)"
-	case !seen:
-	case n.Conflict == nil:
+	case n.Conflict == nil && !e.viaCopy:
 		why = "a directory another entry names too"
 	case w.again >= 4*len(w.entered)+64:
 		why = "a directory walked already, once too many (conflict copies of conflict copies)"
@@ -67,11 +73,17 @@ func (w *walker) enter(n Node, sub Dir) bool {
 }
 
 // walkDir walks the open directory d.
-func (w *walker) walkDir(ctx context.Context, d Dir) error {
+// viaCopy says that a sync tool's conflict copy of a directory names it.
+func (w *walker) walkDir(ctx context.Context, d Dir, viaCopy bool) error {
 	vol, fn, problem, showBadNames := w.vol, w.fn, w.problem, w.showBadNames
 	if d.Key != "" {
-		w.entered[d.Key] = true // on the path until walked, then seen
-		defer func() { w.entered[d.Key] = false }()
+		e := w.entered[d.Key]
+		if e == nil {
+			e = &entered{viaCopy: viaCopy}
+			w.entered[d.Key] = e
+		}
+		e.onPath = true
+		defer func() { e.onPath = false }()
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -96,7 +108,7 @@ func (w *walker) walkDir(ctx context.Context, d Dir) error {
 			vol.CloseDir(sub)
 			continue
 		}
-		err = w.walkDir(ctx, sub)
+		err = w.walkDir(ctx, sub, n.Conflict != nil)
 		vol.CloseDir(sub)
 		if err != nil {
 			return err

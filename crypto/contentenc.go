@@ -330,11 +330,11 @@ var ErrBadSymlink = errors.New("bad encrypted symlink target")
 // DecryptSymlink reverses EncryptSymlink. It accepts padded and unpadded
 // base64url.
 func (e *ContentEnc) DecryptSymlink(c string) (string, error) {
-	enc := base64.RawURLEncoding
+	enc := base64.RawURLEncoding.Strict()
 	if strings.HasSuffix(c, "=") {
-		enc = base64.URLEncoding
+		enc = base64.URLEncoding.Strict()
 	}
-	bin, err := enc.DecodeString(c)
+	bin, err := DecodeBase64(enc, c)
 	if err != nil {
 		return "", fmt.Errorf("crypto: %w: %v", ErrBadSymlink, err)
 	}

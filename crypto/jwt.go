@@ -45,8 +45,8 @@ func jwtHash(alg string) func() hash.Hash {
 	return nil
 }
 
-// jwtB64 is the base64url of JWS without padding; Strict refuses non-zero trailing bits, so
-// that one token has one spelling.
+// jwtB64 is the base64url of JWS without padding; Strict refuses non-zero trailing bits, and
+// DecodeBase64 line breaks, so that one token has one spelling.
 var jwtB64 = base64.RawURLEncoding.Strict()
 
 // ParseJWT splits a compact token into header, claims and signature and decodes the header.
@@ -58,7 +58,7 @@ func ParseJWT(token string) (*JWT, error) {
 	if len(parts) != 3 {
 		return nil, fmt.Errorf("crypto: a JWT has three dot-separated parts, this has %d", len(parts))
 	}
-	hb, err := jwtB64.DecodeString(parts[0])
+	hb, err := DecodeBase64(jwtB64, parts[0])
 	if err != nil {
 		return nil, fmt.Errorf("crypto: JWT header is not base64url: %w", err)
 	}
@@ -77,11 +77,11 @@ func ParseJWT(token string) (*JWT, error) {
 	case h.Crit != nil:
 		return nil, fmt.Errorf("crypto: JWT header has crit %s, which is not understood", h.Crit)
 	}
-	claims, err := jwtB64.DecodeString(parts[1])
+	claims, err := DecodeBase64(jwtB64, parts[1])
 	if err != nil {
 		return nil, fmt.Errorf("crypto: JWT claims are not base64url: %w", err)
 	}
-	sig, err := jwtB64.DecodeString(parts[2])
+	sig, err := DecodeBase64(jwtB64, parts[2])
 	if err != nil {
 		return nil, fmt.Errorf("crypto: JWT signature is not base64url: %w", err)
 	}

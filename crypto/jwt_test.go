@@ -1,6 +1,7 @@
 package crypto
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"strings"
@@ -160,4 +161,54 @@ func TestParseJWTRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseJWT parses hostile tokens (a vault.cryptomator anyone who can write the vault's
+// folder may replace): no panic; only HS256, HS384 and HS512 get through; each part has one
+// spelling (it is the base64url its bytes encode to); and re-signing what was parsed gives a
+// token that parses and verifies to the same header and claims.
+func FuzzParseJWT(f *testing.F) {
+	key, err := base64.RawURLEncoding.DecodeString(rfc7515Key)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, v := range jwtVectors {
+		f.Add(v.token)
+		f.Add(strings.Replace(v.token, ".", ".\n", 1))
+	}
+	f.Add("eyJhbGciOiJub25lIn0.e30.")
+	f.Add("..")
+	f.Fuzz(func(t *testing.T, token string) {
+		if len(token) > 1<<20 {
+			t.Skip("over 1 MiB")
+		}
+		tok, err := ParseJWT(token)
+		if err != nil {
+			return
+		}
+		if jwtHash(tok.Header.Alg) == nil {
+			t.Fatalf("alg %q accepted", tok.Header.Alg)
+		}
+		parts := strings.Split(token, ".")
+		hb, err := DecodeBase64(jwtB64, parts[0])
+		if err != nil || jwtB64.EncodeToString(hb) != parts[0] ||
+			jwtB64.EncodeToString(tok.claims) != parts[1] || jwtB64.EncodeToString(tok.signature) != parts[2] {
+			t.Fatalf("%q parses, but a part is not the one spelling of its bytes", token)
+		}
+		if claims, err := tok.Verify(key); err == nil && !bytes.Equal(claims, tok.claims) {
+			t.Fatal("Verify returned other claims")
+		}
+		again, err := SignJWT(tok.Header, tok.claims, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok2, err := ParseJWT(again)
+		if err != nil {
+			t.Fatalf("re-signed token %q does not parse: %v", again, err)
+		}
+		claims, err := tok2.Verify(key)
+		if err != nil || tok2.Header != tok.Header || !bytes.Equal(claims, tok.claims) {
+			t.Fatalf("re-signed token differs: %+v %q, %v", tok2.Header, claims, err)
+		}
+	})
 }

@@ -97,6 +97,11 @@ func (s ScryptKDF) LogN() int {
 // checks both before it runs scrypt.
 func (s ScryptKDF) Validate() error { return s.validate(ScryptSaltLen) }
 
+// ValidateMinSalt is Validate for a format whose salts may be shorter than gocryptfs's 32
+// bytes, down to minSaltLen (DeriveKeyMinSalt): a reader checks the parameters with it before
+// anything else of the file is used.
+func (s ScryptKDF) ValidateMinSalt(minSaltLen int) error { return s.validate(minSaltLen) }
+
 // validate is Validate with the smallest salt the format accepts.
 func (s ScryptKDF) validate(minSaltLen int) error {
 	logN := s.LogN()

@@ -2,6 +2,7 @@ package crypto
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"strings"
 )
 
@@ -40,3 +41,17 @@ func IsLongNameFile(stored string) bool {
 
 // LongNameMax returns the longest encoded name stored as is.
 func (n *NameTransform) LongNameMax() int { return n.longNameMax }
+
+// DecryptEntry decrypts the name of a directory entry: stored is the entry's name, encoded
+// the encrypted name it stands for (stored itself, or the content of the .name file of a
+// hashed long name). Besides DecryptName's checks it refuses a name in the form StoredName
+// would not give it: an encoded name longer than LongNameMax stored as it is, or one within
+// it behind a hashed long name. Either would be a second entry of one plaintext name, which a
+// listing would show twice while a lookup finds only the one StoredName gives.
+func (n *NameTransform) DecryptEntry(stored, encoded string, iv []byte) (string, error) {
+	if long := stored != encoded; long != (len(encoded) > n.longNameMax) {
+		return "", fmt.Errorf("crypto: %w: %q is not stored as gocryptfs stores a name of %d characters (long names above %d)",
+			ErrBadName, stored, len(encoded), n.longNameMax)
+	}
+	return n.DecryptName(encoded, iv)
+}

@@ -27,6 +27,25 @@ const (
 // does not decrypt to such a valid name.
 var ErrBadName = errors.New("bad file name")
 
+// The name encodings are Strict: an encoding that ignored non-zero trailing bits would give one
+// encrypted name several spellings, so one plaintext name could be listed twice in a directory.
+var (
+	nameB64Padded = base64.URLEncoding.Strict()
+	nameB64Raw    = base64.RawURLEncoding.Strict()
+)
+
+// DecodeBase64 decodes s in enc, which must be a Strict encoding, and refuses every spelling
+// of the bytes but the one enc writes. Strict alone is not enough: every Go decoder skips
+// '\r' and '\n' anywhere in its input, and a file name may hold them, so "QUJD\nREVG" would be
+// a second spelling of "QUJDREVG". Names, hashes and tokens read from a cipherdir go through
+// this, so that a name that decodes has exactly one stored form.
+func DecodeBase64(enc *base64.Encoding, s string) ([]byte, error) {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return nil, base64.CorruptInputError(i)
+	}
+	return enc.DecodeString(s)
+}
+
 // NameTransform encrypts and decrypts file names with EME under a
 // per-directory IV. It is safe for concurrent use. Vaults with plaintext
 // names have no NameTransform.
@@ -65,9 +84,9 @@ func NewNameTransform(masterKey []byte, useHKDF, raw64 bool, longNameMax int) (*
 		Wipe(key)
 		return nil, fmt.Errorf("crypto: %w", err)
 	}
-	n := &NameTransform{eme: eme.New(block), key: key, b64: base64.URLEncoding, longNameMax: longNameMax}
+	n := &NameTransform{eme: eme.New(block), key: key, b64: nameB64Padded, longNameMax: longNameMax}
 	if raw64 {
-		n.b64 = base64.RawURLEncoding
+		n.b64 = nameB64Raw
 	}
 	return n, nil
 }
@@ -145,7 +164,7 @@ func (n *NameTransform) DecryptName(encoded string, iv []byte) (string, error) {
 // decode turns an encoded name into EME ciphertext, checking the shape every encrypted name
 // has whatever the key: base64url of a non-empty multiple of 16 bytes.
 func (n *NameTransform) decode(encoded string) ([]byte, error) {
-	bin, err := n.b64.DecodeString(encoded)
+	bin, err := DecodeBase64(n.b64, encoded)
 	if err != nil {
 		return nil, fmt.Errorf("crypto: %w: %q is not base64url: %v", ErrBadName, encoded, err)
 	}

@@ -125,3 +125,141 @@ func TestLongNamePredicates(t *testing.T) {
 		}
 	}
 }
+
+// nameSpellings returns other spellings of the base64url of the encrypted name encoded, as a
+// lenient decoder would read them: a line break inside, and non-zero trailing bits.
+func nameSpellings(encoded string) []string {
+	out := []string{encoded[:4] + "\n" + encoded[4:], encoded + "\r\n", encoded[:2] + "\r" + encoded[2:]}
+	// Unless the bytes fill whole groups of 3, the last character before any padding carries
+	// bits past their end (16 bytes: 22 characters, 4 bits too many); setting the lowest one
+	// keeps the bytes.
+	body := strings.TrimRight(encoded, "=")
+	if len(body)%4 == 0 {
+		return out
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := strings.IndexByte(alphabet, body[len(body)-1])
+	return append(out, body[:len(body)-1]+string(alphabet[last|1])+encoded[len(body):])
+}
+
+// TestNameOneSpelling: an encrypted name has one stored form. A decoder that skipped line
+// breaks (as every Go base64 decoder does, Strict or not) or ignored trailing bits would read
+// other spellings of it as the same name, and a directory holding both would list one name
+// twice; each is refused instead, for names and attribute names in both encodings.
+func TestNameOneSpelling(t *testing.T) {
+	iv := randBytes(DirIVLen)
+	for _, raw := range []bool{true, false} {
+		n, err := NewNameTransform(testKey(), true, raw, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"a", "exactly16bytes!!", strings.Repeat("x", 40)} {
+			enc, err := n.EncryptName(name, iv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := n.DecryptName(enc, iv); err != nil || got != name {
+				t.Fatalf("raw64=%v: %q decrypts to %q, %v", raw, enc, got, err)
+			}
+			xenc, _ := n.EncryptXattrName(name)
+			for _, other := range nameSpellings(enc) {
+				if other == enc {
+					continue // the trailing bits were already set
+				}
+				if got, err := n.DecryptName(other, iv); !errors.Is(err, ErrBadName) || n.WellFormed(other) {
+					t.Errorf("raw64=%v: second spelling %q of %q read as %q, %v", raw, other, enc, got, err)
+				}
+			}
+			for _, other := range nameSpellings(xenc) {
+				if other == xenc {
+					continue
+				}
+				if got, err := n.DecryptXattrName(other); err == nil {
+					t.Errorf("raw64=%v: second spelling %q of attribute name %q read as %q", raw, other, xenc, got)
+				}
+			}
+		}
+	}
+}
+
+// FuzzDecryptName decodes hostile encrypted names (the entries of a cipherdir, the content
+// of .name files, the names of extended attributes): no panic, an error wrapping ErrBadName
+// for anything refused, and one spelling per name: a name that decrypts encrypts back to
+// exactly the string it came from.
+func FuzzDecryptName(f *testing.F) {
+	iv := bytes.Repeat([]byte{7}, DirIVLen)
+	var transforms [2]*NameTransform
+	for i, raw := range []bool{false, true} {
+		n, err := NewNameTransform(testKey(), true, raw, 0)
+		if err != nil {
+			f.Fatal(err)
+		}
+		transforms[i] = n
+		for _, name := range []string{"a", "exactly16bytes!!", "Ünïcødé ✓", strings.Repeat("z", 255)} {
+			enc, _ := n.EncryptName(name, iv)
+			f.Add(enc, raw)
+			for _, other := range nameSpellings(enc) {
+				f.Add(other, raw)
+			}
+			xenc, _ := n.EncryptXattrName(name)
+			f.Add(xenc, raw)
+		}
+	}
+	f.Add("", true)
+	f.Add("gocryptfs.longname.x", false)
+	f.Add("====", false)
+	f.Fuzz(func(t *testing.T, encoded string, raw bool) {
+		if len(encoded) > 1<<20 {
+			t.Skip("longer than any name")
+		}
+		n := transforms[0]
+		if raw {
+			n = transforms[1]
+		}
+		plain, err := n.DecryptName(encoded, iv)
+		if err != nil {
+			if !errors.Is(err, ErrBadName) {
+				t.Fatalf("error without ErrBadName: %v", err)
+			}
+		} else {
+			if !n.WellFormed(encoded) {
+				t.Fatalf("%q decrypts but is not well formed", encoded)
+			}
+			again, err := n.EncryptName(plain, iv)
+			if err != nil || again != encoded {
+				t.Fatalf("%q decrypts to %q, which encrypts to %q (%v): two spellings of one name", encoded, plain, again, err)
+			}
+		}
+		if x, err := n.DecryptXattrName(encoded); err == nil {
+			if again, err := n.EncryptXattrName(x); err != nil || again != encoded {
+				t.Fatalf("attribute name %q decrypts to %q, which encrypts to %q (%v)", encoded, x, again, err)
+			}
+		}
+	})
+}
+
+// TestEntryOneForm: an entry name decrypts only in the form StoredName gives it: a short
+// encoded name is not read behind a hashed long name, nor a long one stored as it is.
+func TestEntryOneForm(t *testing.T) {
+	iv := randBytes(DirIVLen)
+	n, err := NewNameTransform(testKey(), true, true, MinLongNameMax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"short", strings.Repeat("long", 20)} {
+		stored, encoded, long, err := n.StoredName(name, iv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := n.DecryptEntry(stored, encoded, iv); err != nil || got != name {
+			t.Fatalf("%q: %q, %v", name, got, err)
+		}
+		other := encoded // the other form: as it is for a long name, hashed for a short one
+		if !long {
+			other = n.HashLongName(encoded)
+		}
+		if got, err := n.DecryptEntry(other, encoded, iv); !errors.Is(err, ErrBadName) {
+			t.Errorf("%q in the other form %q read as %q, %v", name, other, got, err)
+		}
+	}
+}

@@ -28,10 +28,7 @@ func (n *NameTransform) EncryptXattrName(name string) (string, error) {
 
 // DecryptXattrName reverses EncryptXattrName.
 func (n *NameTransform) DecryptXattrName(encoded string) (string, error) {
-	if strings.ContainsAny(encoded, "\r\n") {
-		return "", fmt.Errorf("crypto: %w: attribute name %q", ErrBadName, encoded)
-	}
-	bin, err := n.b64.DecodeString(encoded)
+	bin, err := DecodeBase64(n.b64, encoded)
 	if err != nil || len(bin) == 0 || len(bin)%16 != 0 || len(bin) > emeMaxLen {
 		return "", fmt.Errorf("crypto: %w: stored attribute name %q", ErrBadName, encoded)
 	}

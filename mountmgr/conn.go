@@ -78,21 +78,10 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			}
 			return
 		}
-		var req request
-		err = json.Unmarshal(line, &req)
+		req, refusal := decodeRequest(line)
 		crypto.Wipe(line) // a mount request's password lives on only in req, which mount wipes
-		if err != nil || req.V != ProtocolVersion || req.Op != opMount {
-			// Decoded (a malformed line may be decoded up to its fault) but never used: only
-			// a mount of this version reaches mount, which wipes them itself.
-			req.wipeSecrets()
-		}
-		if err != nil {
-			d.send(conn, &response{Error: &wireError{Code: codeBadRequest, Msg: "malformed request: " + err.Error()}})
-			return
-		}
-		if req.V != ProtocolVersion {
-			d.send(conn, &response{ID: req.ID, Error: &wireError{Code: KindDaemon,
-				Msg: fmt.Sprintf("client speaks protocol version %d, daemon %d", req.V, ProtocolVersion)}})
+		if refusal != nil {
+			d.send(conn, refusal)
 			return
 		}
 		if req.Op == opEvents && req.Follow {
@@ -104,7 +93,7 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 			return
 		}
 		if req.Op == opFsck || req.Op == opExport {
-			d.serveWalk(conn, &req)
+			d.serveWalk(conn, req)
 			return
 		}
 		// A mount (its key derivation) and a walk stop when their client leaves: a client
@@ -118,7 +107,7 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 				stop = watchHangup(conn, func() { cancel(errClientGone) })
 			}
 		}
-		resp := d.handleGuarded(ctx, &req)
+		resp := d.handleGuarded(ctx, req)
 		req.wipeSecrets() // mount did; again for a path that returned before it
 		stop()
 		cancel(nil)
@@ -290,4 +279,20 @@ func (d *daemon) baseContext() context.Context {
 		return context.Background()
 	}
 	return d.ctx
+}
+
+// decodeRequest decodes one request line. A line that is not a request of this protocol
+// version gives the reply that refuses it instead (the connection then ends).
+func decodeRequest(line []byte) (*request, *response) {
+	var req request
+	if err := json.Unmarshal(line, &req); err != nil {
+		req.wipeSecrets() // decoded up to its fault, never used
+		return nil, &response{Error: &wireError{Code: codeBadRequest, Msg: "malformed request: " + err.Error()}}
+	}
+	if req.V != ProtocolVersion {
+		req.wipeSecrets()
+		return nil, &response{ID: req.ID, Error: &wireError{Code: KindDaemon,
+			Msg: fmt.Sprintf("client speaks protocol version %d, daemon %d", req.V, ProtocolVersion)}}
+	}
+	return &req, nil
 }

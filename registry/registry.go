@@ -266,53 +266,82 @@ func Load(path string) (*Registry, error) {
 		return fmt.Errorf("%w: %s: %s (fix or move the file away; vaultui will not overwrite it)",
 			ErrCorrupt, path, fmt.Sprintf(format, args...))
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, corrupt("file is empty")
+	vaults, extra, err := parse(data)
+	if err != nil {
+		return nil, corrupt("%v", err)
 	}
-	// Fields this version does not know, at the top or in an entry, are kept and written
-	// back: a newer vaultui may add options, and saving here must not lose them.
+	if err := checkExtPassTrust(path, vaults); err != nil {
+		return nil, fmt.Errorf("reading registry: %w", err)
+	}
+	r.Vaults, r.extra = vaults, extra
+	r.loaded = data
+	return r, nil
+}
+
+// parse reads the content of a registry file: one JSON object of this version, with valid
+// entries, no two of one name or cipherdir. Fields this version does not know, at the top
+// (extra) or in an entry, are kept to be written back: a newer vaultui may add options, and
+// saving here must not lose them. The error does not name the file.
+func parse(data []byte) (vaults []Entry, extra map[string]json.RawMessage, err error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil, errors.New("file is empty")
+	}
 	var f registryFileJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var raw json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
-		return nil, corrupt("%v", err)
+		return nil, nil, err
 	}
 	if dec.More() {
-		return nil, corrupt("trailing data after the JSON object")
+		return nil, nil, errors.New("trailing data after the JSON object")
 	}
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, corrupt("%v", err)
+		return nil, nil, err
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, corrupt("%v", err)
+		return nil, nil, err
 	}
 	for k, v := range top {
 		if k != "version" && k != "vaults" {
-			if r.extra == nil {
-				r.extra = map[string]json.RawMessage{}
+			if extra == nil {
+				extra = map[string]json.RawMessage{}
 			}
-			r.extra[k] = v
+			extra[k] = v
 		}
 	}
 	if f.Version != registryVersion {
-		return nil, corrupt("unsupported version %d (this vaultui reads version %d)", f.Version, registryVersion)
+		return nil, nil, fmt.Errorf("unsupported version %d (this vaultui reads version %d)", f.Version, registryVersion)
 	}
 	seen := newVaultIndex(len(f.Vaults))
 	for i, e := range f.Vaults {
 		if err := validateRegistryEntry(e); err != nil {
-			return nil, corrupt("entry %d: %v", i+1, err)
+			return nil, nil, fmt.Errorf("entry %d: %v", i+1, err)
 		}
 		if err := seen.add(e); err != nil {
-			return nil, corrupt("entry %d: %v", i+1, err)
+			return nil, nil, fmt.Errorf("entry %d: %v", i+1, err)
 		}
 	}
-	if err := checkExtPassTrust(path, f.Vaults); err != nil {
-		return nil, fmt.Errorf("reading registry: %w", err)
+	return f.Vaults, extra, nil
+}
+
+// encode is the content of a registry file holding vaults and the top-level fields extra.
+func encode(vaults []Entry, extra map[string]json.RawMessage) ([]byte, error) {
+	if vaults == nil {
+		vaults = []Entry{}
 	}
-	r.Vaults = f.Vaults
-	r.loaded = data
-	return r, nil
+	data, err := json.Marshal(registryFileJSON{Version: registryVersion, Vaults: vaults})
+	if err == nil && len(extra) > 0 {
+		data, err = mergeExtra(data, extra)
+	}
+	var indented bytes.Buffer
+	if err == nil {
+		err = json.Indent(&indented, data, "", "  ")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(indented.Bytes(), '\n'), nil
 }
 
 // Save writes the registry atomically: a temp file in the same directory,
@@ -336,23 +365,10 @@ func (r *Registry) Save() error {
 
 // save is Save for a caller that holds the registry's lock.
 func (r *Registry) save() error {
-	vaults := r.Vaults
-	if vaults == nil {
-		vaults = []Entry{}
-	}
-	data, err := json.Marshal(registryFileJSON{Version: registryVersion, Vaults: vaults})
-	if err == nil && len(r.extra) > 0 {
-		data, err = mergeExtra(data, r.extra)
-	}
-	var indented bytes.Buffer
-	if err == nil {
-		err = json.Indent(&indented, data, "", "  ")
-		data = indented.Bytes()
-	}
+	data, err := encode(r.Vaults, r.extra)
 	if err != nil {
 		return fmt.Errorf("saving registry %s: %w", r.Path, err)
 	}
-	data = append(data, '\n')
 	target, err := registryTarget(r.Path)
 	if err != nil {
 		return fmt.Errorf("saving registry: %w", err)

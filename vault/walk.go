@@ -429,7 +429,7 @@ func (v *Vault) decryptEntryName(dirfd int, name string, iv []byte) (string, err
 			return "", err
 		}
 	}
-	plain, err := v.Names.DecryptName(encoded, iv)
+	plain, err := v.Names.DecryptEntry(name, encoded, iv)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}

@@ -140,7 +140,7 @@ func (t gocryptfsTree) listed(s *dirStream, stored string, typ uint32) (string, 
 			return "", storedEntry{}, 0, false, err
 		}
 	}
-	plain, err := f.names.DecryptName(encoded, s.iv)
+	plain, err := f.names.DecryptEntry(stored, encoded, s.iv)
 	if err != nil {
 		return "", storedEntry{}, 0, false, err
 	}

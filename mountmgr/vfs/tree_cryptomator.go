@@ -82,7 +82,14 @@ func (t *cryptomatorTree) readDirID(dirfd int, stored string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(efd)
-	return layout.ReadSmall(efd, cryptomator.DirFile, cryptomator.MaxDirIDLen)
+	b, err := layout.ReadSmall(efd, cryptomator.DirFile, cryptomator.MaxDirIDLen)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cryptomator.ParseDirID(b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // openByID opens the folder of the directory with the given ID, refusing symlinks on the way.
@@ -166,10 +173,7 @@ func (t *cryptomatorTree) longName(dirfd int, stored string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if cryptomator.Shorten(string(b)) != stored {
-		return "", errors.New(cryptomator.NameFile + " does not hash to its folder's name")
-	}
-	return string(b), nil
+	return cryptomator.ParseNameFile(b, stored, t.threshold)
 }
 
 // payloads are the files that tell what a folder entry is, with the type each makes it.
@@ -755,10 +759,13 @@ func (t *cryptomatorTree) conflicts(s *dirStream, found map[string]storedEntry) 
 				}
 				b, err := layout.ReadSmall(efd, cryptomator.NameFile, cryptomator.MaxNameFile)
 				unix.Close(efd)
-				if err != nil || cryptomator.Shorten(string(b)) != base {
+				if err != nil {
 					return false
 				}
-				enc, long = string(b), true
+				if enc, err = cryptomator.ParseNameFile(b, base, t.threshold); err != nil {
+					return false
+				}
+				long = true
 			case !strings.HasSuffix(base, cryptomator.SuffixC9R):
 				return false
 			}

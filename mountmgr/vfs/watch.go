@@ -587,7 +587,7 @@ func (w *watcher) plainName(d *node, dirfd int, stored string) (string, bool) {
 			encoded, err = layout.ReadLongName(dirfd, stored, w.f.names)
 		}
 		if err == nil {
-			if plain, err := w.f.names.DecryptName(encoded, iv); err == nil && !d.byChance(plain) {
+			if plain, err := w.f.names.DecryptEntry(stored, encoded, iv); err == nil && !d.byChance(plain) {
 				return plain, true
 			}
 		}

@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/format"
@@ -303,4 +305,106 @@ func TestReadLinkRefusesOversizedTarget(t *testing.T) {
 		t.Fatalf("read %d bytes of target", len(target))
 	}
 	mustName(t, err, layout.ErrCorrupt, p)
+}
+
+// A dir.c9r is a reference: a hostile one can name its own ancestor's folder, or a folder
+// another dir.c9r names. The walk ends, reports the entry as damage and walks the folder once.
+func TestWalkRefusesDirectoryLoopsAndSharing(t *testing.T) {
+	for _, loop := range []bool{true, false} {
+		t.Run(map[bool]string{true: "a loop", false: "two entries of one folder"}[loop], func(t *testing.T) {
+			v, dir := createTestVault(t, SIVGCM)
+			a, err := v.Mkdir(v.Root(), "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			parent := a // the loop: b inside a names a
+			if !loop {
+				parent = v.Root() // sharing: b beside a names a
+			}
+			if _, err := v.Mkdir(parent, "b"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.WriteFile(a, "f", strings.NewReader("f")); err != nil {
+				t.Fatal(err)
+			}
+			e, err := v.Lookup(parent, "b")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(e.node()+"/"+dirFile)), []byte(a.ID), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan []format.Problem, 1)
+			var files int
+			go func() {
+				var out []format.Problem
+				format.Walk(context.Background(), v.Volume(), func(n format.Node) error {
+					if !n.Info.IsDir() && n.Info.Mode().IsRegular() {
+						files++
+					}
+					return nil
+				}, func(p format.Problem) {
+					if p.Damage() {
+						out = append(out, p)
+					}
+				}, false)
+				done <- out
+			}()
+			var problems []format.Problem
+			select {
+			case problems = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the walk does not end")
+			}
+			// b's own folder is left without an entry naming it: not the walk's to see.
+			if len(problems) != 1 || problems[0].Kind != format.KindDirTwice || path.Base(problems[0].Path) != "b" {
+				t.Fatalf("problems %v, want one of kind %s for b", problems, format.KindDirTwice)
+			}
+			if files != 1 {
+				t.Fatalf("walked %d files, want a's one file once", files)
+			}
+		})
+	}
+}
+
+// A sync tool's conflict copy of a directory names the original's folder too: not damage. Its
+// contents are walked under both names, whichever sorts first ("a.d (conflict…)" sorts after
+// "a.d"; "b (conflict…).d" before "b.d").
+func TestWalkConflictCopyOfDirectory(t *testing.T) {
+	for _, name := range []string{"a", "b.d"} {
+		t.Run(name, func(t *testing.T) {
+			v, dir := createTestVault(t, SIVGCM)
+			d, err := v.Mkdir(v.Root(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.WriteFile(d, "f", strings.NewReader("f")); err != nil {
+				t.Fatal(err)
+			}
+			e, err := v.Lookup(v.Root(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := filepath.Join(dir, filepath.FromSlash(e.node()))
+			dst := strings.TrimSuffix(src, suffixC9R) + " (Ann's conflicted copy 2026-11-30)" + suffixC9R
+			if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			var files []string
+			var problems []format.Problem
+			format.Walk(context.Background(), v.Volume(), func(n format.Node) error {
+				if n.Info.Mode().IsRegular() {
+					files = append(files, n.Path)
+				}
+				return nil
+			}, func(p format.Problem) {
+				if p.Damage() {
+					problems = append(problems, p)
+				}
+			}, false)
+			if len(problems) != 0 || len(files) != 2 {
+				t.Fatalf("files %q, damage %v; want the file under both names and no damage", files, problems)
+			}
+		})
+	}
 }

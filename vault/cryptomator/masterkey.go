@@ -112,21 +112,10 @@ func passwordBytes(password []byte) []byte { return norm.NFC.Append(nil, passwor
 // N 2^10..2^28, block size 8, salt at least 8 bytes); they do not name the file, the caller
 // does.
 func UnlockMasterkey(ctx context.Context, data, password []byte) (*Masterkey, error) {
-	var f masterkeyFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%w: not a masterkey file: %v", layout.ErrCorrupt, err)
+	f, kdf, err := parseMasterkeyFile(data)
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case f.Version == 0:
-		return nil, fmt.Errorf("%w: no version", layout.ErrCorrupt)
-	case len(f.PrimaryMasterKey) != wrappedKeyLen:
-		return nil, fmt.Errorf("%w: primaryMasterKey is %d bytes, want %d", layout.ErrCorrupt, len(f.PrimaryMasterKey), wrappedKeyLen)
-	case len(f.HmacMasterKey) != wrappedKeyLen:
-		return nil, fmt.Errorf("%w: hmacMasterKey is %d bytes, want %d", layout.ErrCorrupt, len(f.HmacMasterKey), wrappedKeyLen)
-	case len(f.VersionMac) != sha256.Size:
-		return nil, fmt.Errorf("%w: versionMac is %d bytes, want %d", layout.ErrCorrupt, len(f.VersionMac), sha256.Size)
-	}
-	kdf := crypto.ScryptKDF{Salt: f.ScryptSalt, N: f.ScryptCostParam, R: f.ScryptBlockSize, P: 1, KeyLen: subkeyLen}
 	pw := passwordBytes(password)
 	kek, err := kdf.DeriveKeyMinSalt(ctx, pw, minScryptSaltLen)
 	crypto.Wipe(pw)
@@ -134,6 +123,37 @@ func UnlockMasterkey(ctx context.Context, data, password []byte) (*Masterkey, er
 		return nil, err
 	}
 	defer crypto.Wipe(kek)
+	return f.unwrap(kek)
+}
+
+// parseMasterkeyFile checks everything of a masterkey file that needs no password: its JSON,
+// version, the lengths of the wrapped keys and of versionMac, and the scrypt parameters, all
+// before any key derivation, so that a hostile file costs no more than its parsing.
+func parseMasterkeyFile(data []byte) (*masterkeyFile, crypto.ScryptKDF, error) {
+	var f masterkeyFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, crypto.ScryptKDF{}, fmt.Errorf("%w: not a masterkey file: %v", layout.ErrCorrupt, err)
+	}
+	switch {
+	case f.Version == 0:
+		return nil, crypto.ScryptKDF{}, fmt.Errorf("%w: no version", layout.ErrCorrupt)
+	case len(f.PrimaryMasterKey) != wrappedKeyLen:
+		return nil, crypto.ScryptKDF{}, fmt.Errorf("%w: primaryMasterKey is %d bytes, want %d", layout.ErrCorrupt, len(f.PrimaryMasterKey), wrappedKeyLen)
+	case len(f.HmacMasterKey) != wrappedKeyLen:
+		return nil, crypto.ScryptKDF{}, fmt.Errorf("%w: hmacMasterKey is %d bytes, want %d", layout.ErrCorrupt, len(f.HmacMasterKey), wrappedKeyLen)
+	case len(f.VersionMac) != sha256.Size:
+		return nil, crypto.ScryptKDF{}, fmt.Errorf("%w: versionMac is %d bytes, want %d", layout.ErrCorrupt, len(f.VersionMac), sha256.Size)
+	}
+	kdf := crypto.ScryptKDF{Salt: f.ScryptSalt, N: f.ScryptCostParam, R: f.ScryptBlockSize, P: 1, KeyLen: subkeyLen}
+	if err := kdf.ValidateMinSalt(minScryptSaltLen); err != nil {
+		return nil, crypto.ScryptKDF{}, err
+	}
+	return &f, kdf, nil
+}
+
+// unwrap opens the file's keys with the key-encryption key kek (the password's scrypt
+// output) and checks versionMac under them.
+func (f *masterkeyFile) unwrap(kek []byte) (*Masterkey, error) {
 	enc, err := crypto.KeyUnwrap(kek, f.PrimaryMasterKey)
 	if err != nil {
 		return nil, ErrWrongPassword

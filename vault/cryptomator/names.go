@@ -32,7 +32,8 @@ const (
 )
 
 // nameB64 is base64url with padding, as Cryptomator writes names; Strict refuses non-zero
-// trailing bits, so one name has one spelling (two spellings would list one name twice).
+// trailing bits and crypto.DecodeBase64 line breaks, so one name has one spelling (two
+// spellings would list one name twice).
 var nameB64 = base64.URLEncoding.Strict()
 
 // Names encrypts and decrypts entry names and hashes directory IDs with AES-SIV under the
@@ -73,7 +74,7 @@ func (n *Names) Decrypt(dirID, stored string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: %s is not an encrypted name (no %s)", layout.ErrCorrupt, stored, suffixC9R)
 	}
-	sealed, err := nameB64.DecodeString(enc)
+	sealed, err := crypto.DecodeBase64(nameB64, enc)
 	if err != nil {
 		return "", fmt.Errorf("%w: %s is not base64url", layout.ErrCorrupt, stored)
 	}
@@ -106,4 +107,32 @@ func (n *Names) DirPath(dirID string) string {
 func Shorten(stored string) string {
 	h := sha1.Sum([]byte(stored))
 	return nameB64.EncodeToString(h[:]) + suffixC9S
+}
+
+// ParseNameFile checks the content b of the name.c9s in the .c9s folder stored and returns the
+// encrypted name it holds: at most maxNameFile bytes that Shorten to stored, and longer than
+// the vault's shortening threshold. A name within the threshold is stored as it is: behind a
+// .c9s it would be a second entry of one name, listed twice. The name is not decrypted here.
+func ParseNameFile(b []byte, stored string, threshold int) (string, error) {
+	if len(b) > maxNameFile {
+		return "", fmt.Errorf("%w: %s of %d bytes, at most %d", layout.ErrCorrupt, nameFile, len(b), maxNameFile)
+	}
+	enc := string(b)
+	switch {
+	case Shorten(enc) != stored:
+		return "", fmt.Errorf("%w: %s does not hash to its folder's name", layout.ErrCorrupt, nameFile)
+	case len(enc) <= threshold:
+		return "", fmt.Errorf("%w: %s holds a name of %d characters, which is not shortened (threshold %d)", layout.ErrCorrupt, nameFile, len(enc), threshold)
+	}
+	return enc, nil
+}
+
+// ParseDirID checks the content b of a dir.c9r and returns the directory ID it holds: 1 to
+// maxDirIDLen bytes (a UUID), any of them; only the root's ID is empty, and no dir.c9r names
+// the root.
+func ParseDirID(b []byte) (string, error) {
+	if len(b) == 0 || len(b) > maxDirIDLen {
+		return "", fmt.Errorf("%w: %s of %d bytes, want 1 to %d", layout.ErrCorrupt, dirFile, len(b), maxDirIDLen)
+	}
+	return string(b), nil
 }

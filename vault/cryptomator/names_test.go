@@ -94,6 +94,10 @@ func TestNamesDecryptRejects(t *testing.T) {
 		{"decrypts to NUL", n.Encrypt("", "a\x00b")},
 		{"decrypts to nothing", n.Encrypt("", "")},
 		{"decrypts to invalid UTF-8", n.Encrypt("", "\xff\xfe")},
+		// Every Go base64 decoder skips line breaks: a second spelling of the same name,
+		// which a directory holding both would list twice.
+		{"a line break inside", good[:4] + "\n" + good[4:]},
+		{"a CR LF before .c9r", strings.TrimSuffix(good, ".c9r") + "\r\n.c9r"},
 	} {
 		if c.stored == good {
 			continue
@@ -101,6 +105,38 @@ func TestNamesDecryptRejects(t *testing.T) {
 		if got, err := n.Decrypt("", c.stored); !errors.Is(err, layout.ErrCorrupt) {
 			t.Errorf("%s: %q, %v; want ErrCorrupt", c.name, got, err)
 		}
+	}
+}
+
+// A name.c9s is read only where a writer puts one: for the .c9s folder its name hashes to,
+// holding a name longer than the vault's threshold (a shorter one is stored as it is, and
+// behind a .c9s would be a second entry of one name); a dir.c9r holds 1 to 36 bytes.
+func TestNameFileAndDirIDRules(t *testing.T) {
+	k, _ := NewMasterkey()
+	n := NewNames(k)
+	long := n.Encrypt("", strings.Repeat("x", 200))
+	short := n.Encrypt("", "x")
+	if got, err := ParseNameFile([]byte(long), Shorten(long), DefaultShorteningThreshold); err != nil || got != long {
+		t.Fatalf("a long name's name.c9s: %q, %v", got, err)
+	}
+	for _, c := range []struct {
+		what, content, stored string
+	}{
+		{"a short name behind a .c9s", short, Shorten(short)},
+		{"another folder's name.c9s", long, Shorten(short)},
+		{"a name.c9s over 10 KiB", strings.Repeat("A", maxNameFile+1), Shorten(strings.Repeat("A", maxNameFile+1))},
+	} {
+		if got, err := ParseNameFile([]byte(c.content), c.stored, DefaultShorteningThreshold); !errors.Is(err, layout.ErrCorrupt) {
+			t.Errorf("%s: %q, %v; want ErrCorrupt", c.what, got, err)
+		}
+	}
+	for _, b := range [][]byte{nil, make([]byte, maxDirIDLen+1)} {
+		if id, err := ParseDirID(b); !errors.Is(err, layout.ErrCorrupt) {
+			t.Errorf("dir.c9r of %d bytes: %q, %v", len(b), id, err)
+		}
+	}
+	if id, err := ParseDirID([]byte("8f76b3d1-5a9c-4f0e-8c1e-0d2b3a4c5d6e")); err != nil || len(id) != maxDirIDLen {
+		t.Errorf("a UUID: %q, %v", id, err)
 	}
 }
 

@@ -308,9 +308,8 @@ func (v *Vault) entry(d Dir, s string) (Entry, string, error) {
 		if err != nil {
 			return e, format.KindLongName, err
 		}
-		encName = string(long)
-		if Shorten(encName) != s {
-			return e, format.KindLongName, fmt.Errorf("%s: %w: does not hash to its folder's name", v.path(e.node()+"/"+nameFile), layout.ErrCorrupt)
+		if encName, err = ParseNameFile(long, s, v.config.ShorteningThreshold); err != nil {
+			return e, format.KindLongName, fmt.Errorf("%s: %w", v.path(e.node()+"/"+nameFile), err)
 		}
 	default:
 		return e, format.KindForeign, fmt.Errorf("%s: %w: not an entry of the format (no %s or %s)", v.path(e.node()), layout.ErrCorrupt, suffixC9R, suffixC9S)
@@ -346,10 +345,12 @@ func (v *Vault) conflictCopy(d Dir, s string) (Entry, bool) {
 		switch {
 		case strings.HasSuffix(base, suffixC9S):
 			long, err := v.readSmall(d.Path+"/"+s+"/"+nameFile, maxNameFile)
-			if err != nil || Shorten(string(long)) != base {
+			if err != nil {
 				return false
 			}
-			enc = string(long)
+			if enc, err = ParseNameFile(long, base, v.config.ShorteningThreshold); err != nil {
+				return false
+			}
 		case !strings.HasSuffix(base, suffixC9R):
 			return false
 		}
@@ -468,10 +469,11 @@ func (v *Vault) OpenDir(e Entry) (Dir, error) {
 	if err != nil {
 		return Dir{}, err
 	}
-	if len(b) == 0 {
-		return Dir{}, fmt.Errorf("%s: %w: empty (only the root's ID is empty)", v.path(rel), layout.ErrCorrupt)
+	id, err := ParseDirID(b)
+	if err != nil {
+		return Dir{}, fmt.Errorf("%s: %w", v.path(rel), err)
 	}
-	d := Dir{ID: string(b), Path: v.names.DirPath(string(b))}
+	d := Dir{ID: id, Path: v.names.DirPath(id)}
 	if st, err := v.root.Lstat(d.Path); err != nil || !st.IsDir() {
 		return Dir{}, fmt.Errorf("%s: %w: the directory it names, %s, is missing", v.path(rel), layout.ErrCorrupt, d.Path)
 	}

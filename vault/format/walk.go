@@ -24,11 +24,14 @@ import (
 // ID). So the walker knows every directory it entered by its cipher folder's identity
 // (Dir.Key), and a directory whose folder it has entered already (an ancestor's: a loop that
 // would never end; or another folder's elsewhere) is damage of kind KindDirTwice, naming
-// both plaintext paths, and is not walked again. A caller that takes no problems (problem
+// both plaintext paths, and is not walked again. One directory is legitimately reached twice:
+// through a sync tool's conflict copy of a directory, which names its original's folder (and
+// may sort first); its contents are walked again under the copy's name, within a budget of a
+// few times the number of folders, which keeps a hostile vault's walk linear. A caller that takes no problems (problem
 // nil) is walking for something other than a check, and for it a tree that is not a tree
 // is the error that ends the walk (wrapping layout.ErrCorrupt).
 func Walk(ctx context.Context, vol Volume, fn func(Node) error, problem func(Problem), showBadNames bool) error {
-	w := &walker{ctx: ctx, vol: vol, fn: fn, problem: problem, showBadNames: showBadNames, seen: map[any]string{}}
+	w := &walker{ctx: ctx, vol: vol, fn: fn, problem: problem, showBadNames: showBadNames, seen: map[any]*entered{}}
 	if problem == nil {
 		w.problem, w.strict = func(Problem) {}, true
 	}
@@ -39,7 +42,7 @@ func Walk(ctx context.Context, vol Volume, fn func(Node) error, problem func(Pro
 	}
 	defer vol.CloseDir(root)
 	if root.Key != nil {
-		w.seen[root.Key] = ""
+		w.seen[root.Key] = &entered{onPath: true}
 	}
 	return w.dir(root)
 }
@@ -52,7 +55,26 @@ type walker struct {
 	problem      func(Problem)
 	strict       bool // no problem callback: a directory reached twice ends the walk
 	showBadNames bool
-	seen         map[any]string // Dir.Key of every directory entered -> its plaintext path
+	seen         map[any]*entered // Dir.Key of every directory entered
+	again        int              // directories entered again, through conflict copies
+}
+
+// entered is a directory the walk entered.
+type entered struct {
+	path    string // the plaintext path it was first entered as
+	onPath  bool   // being walked: entering it again would be a loop
+	viaCopy bool   // first entered through a sync tool's conflict copy of a directory
+}
+
+// again reports whether the directory n, whose folder the walk entered before as e, is
+// walked again: only through a conflict copy of a directory (or as the original of a copy
+// walked first), never into its own ancestor, and within the budget.
+func (w *walker) walkAgain(n Node, e *entered) bool {
+	if e.onPath || n.Conflict == nil && !e.viaCopy || w.again >= 4*len(w.seen)+64 {
+		return false
+	}
+	w.again++
+	return true
 }
 
 // dir walks the open directory d.
@@ -79,19 +101,28 @@ func (w *walker) dir(d Dir) error {
 			w.problem(dirProblem(n, err))
 			continue
 		}
-		if first, twice := w.seen[sub.Key]; twice && sub.Key != nil {
+		e := w.seen[sub.Key]
+		if e != nil && sub.Key != nil && !w.walkAgain(n, e) {
 			w.vol.CloseDir(sub)
-			p := reachedTwice(n, sub, first)
+			p := reachedTwice(n, sub, e.path)
 			if w.strict {
 				return fmt.Errorf("%s: %w: %s", w.vol.Folder(), layout.ErrCorrupt, p)
 			}
 			w.problem(p)
 			continue
 		}
-		if sub.Key != nil {
-			w.seen[sub.Key] = n.Path
+		if e == nil && sub.Key != nil {
+			e = &entered{path: n.Path, viaCopy: n.Conflict != nil}
+			w.seen[sub.Key] = e
+		}
+		wasOnPath := e != nil && e.onPath
+		if e != nil {
+			e.onPath = true
 		}
 		err = w.dir(sub)
+		if e != nil {
+			e.onPath = wasOnPath
+		}
 		w.vol.CloseDir(sub)
 		if err != nil {
 			return err

@@ -96,6 +96,11 @@ func ParseConflict(name string, valid func(base string) bool) (Conflict, bool) {
 	return Conflict{}, false
 }
 
+// maxLabelHost bounds the host a label shows: a host name is at most 63 bytes (a DNS label),
+// but the marker is whatever follows a '-' in a stored name, up to the whole name, and a
+// label that long would leave no room for the name in crypto.NameMax bytes.
+const maxLabelHost = 63
+
 // Label is the readable marker of a conflict copy in a plaintext name, without parentheses:
 // "conflict 2026-11-30 Syncthing".
 func (c Conflict) Label() string {
@@ -105,7 +110,7 @@ func (c Conflict) Label() string {
 	}
 	s += " " + c.Tool
 	if c.Date == "" && c.Host != "" {
-		s += " " + c.Host
+		s += " " + truncateUTF8(c.Host, maxLabelHost)
 	}
 	return s
 }
@@ -172,11 +177,11 @@ func ConflictCopy(dirfd int, name string, iv []byte, names *crypto.NameTransform
 				}
 				decoratedNameFile = true
 			}
-			p, err := names.DecryptName(encoded, iv)
+			p, err := names.DecryptEntry(base, encoded, iv)
 			plain = p
 			return err == nil
 		}
-		p, err := names.DecryptName(base, iv)
+		p, err := names.DecryptEntry(base, base, iv)
 		plain = p
 		return err == nil
 	})
@@ -224,5 +229,5 @@ func EntryUnderIV(dirfd int, name string, iv []byte, names *crypto.NameTransform
 			return "", err
 		}
 	}
-	return names.DecryptName(encoded, iv)
+	return names.DecryptEntry(name, encoded, iv)
 }

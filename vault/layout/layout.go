@@ -170,8 +170,18 @@ func ReadDirIVFile(dirfd int, file string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	iv, err := ParseDirIV(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return iv, nil
+}
+
+// ParseDirIV checks the content of a gocryptfs.diriv, read by the caller, and returns the IV:
+// exactly crypto.DirIVLen bytes, any value.
+func ParseDirIV(b []byte) ([]byte, error) {
 	if len(b) != crypto.DirIVLen {
-		return nil, fmt.Errorf("%w: %s is %d bytes, want %d", ErrCorrupt, file, len(b), crypto.DirIVLen)
+		return nil, fmt.Errorf("%w: the directory IV is %d bytes, want %d", ErrCorrupt, len(b), crypto.DirIVLen)
 	}
 	return b, nil
 }
@@ -243,9 +253,23 @@ func ReadLongNameFile(dirfd int, file, stored string, names *crypto.NameTransfor
 	if err != nil {
 		return "", err
 	}
+	encoded, err := ParseLongName(b, stored, names)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", file, err)
+	}
+	return encoded, nil
+}
+
+// ParseLongName checks the content b of the .name file of the long-name entry stored (a
+// gocryptfs.longname.HASH name) and returns the encoded name it holds: 1 to
+// crypto.MaxLongNameFile bytes whose hash is the one in stored. It does not decrypt the name.
+func ParseLongName(b []byte, stored string, names *crypto.NameTransform) (string, error) {
+	if len(b) == 0 || len(b) > crypto.MaxLongNameFile {
+		return "", fmt.Errorf("%w: long name of %d bytes, want 1 to %d", ErrCorrupt, len(b), crypto.MaxLongNameFile)
+	}
 	encoded := string(b)
 	if names.HashLongName(encoded) != stored {
-		return "", fmt.Errorf("%w: %s does not match its entry's hash", ErrCorrupt, file)
+		return "", fmt.Errorf("%w: the long name does not match its entry's hash", ErrCorrupt)
 	}
 	return encoded, nil
 }

@@ -19,9 +19,10 @@ type ConvertRequest struct {
 	DropUnsupported bool
 	KeepOld         string
 	// Password unlocks the vault; nil: the keyring's (a *PasswordNeededError when it has
-	// none that works).
-	Password []byte
-	Progress func(vault.ConvertProgress)
+	// none that works). NewPassword, if not nil, seals a vault moved into another format
+	// (which gets a new master key) instead of the old password.
+	Password, NewPassword []byte
+	Progress              func(vault.ConvertProgress)
 }
 
 // ConvertPlan is what converting will do, for the user to confirm: vault.ConvertPlan, after
@@ -35,7 +36,7 @@ type ConvertPlan struct {
 
 func (r ConvertRequest) options() vault.ConvertOptions {
 	// The vault must not be mounted: asked of the kernel's mounts, by identity.
-	return vault.ConvertOptions{To: r.To, Format: r.Format, DropUnsupported: r.DropUnsupported, KeepOld: r.KeepOld,
+	return vault.ConvertOptions{To: r.To, Format: r.Format, DropUnsupported: r.DropUnsupported, KeepOld: r.KeepOld, NewPassword: r.NewPassword,
 		MountedAt: mountmgr.MountedAt, Progress: r.Progress}
 }
 
@@ -74,5 +75,9 @@ func (a *App) Convert(ctx context.Context, r ConvertRequest) (*vault.ConvertResu
 		res, err = vault.Convert(ctx, r.Vault.CipherDir, pw, r.options())
 		return err
 	})
+	if err == nil && r.NewPassword != nil && res.MasterKey != nil {
+		// The vault now has the new password: a keyring entry follows it.
+		change = a.keyringFollows(ctx, r.Vault, r.NewPassword, false)
+	}
 	return res, change, err
 }

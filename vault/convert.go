@@ -438,6 +438,9 @@ func PlanConvert(cipherdir string, opts ConvertOptions) (*ConvertPlan, error) {
 			return nil, err
 		}
 	}
+	if opts.NewPassword != nil && !p.NewKey {
+		return nil, fmt.Errorf("%s: a conversion within a format keeps the vault's key file and so its password (change it with vaultui passwd)", cipherdir)
+	}
 	if p.Interrupted == InterruptedBuilding {
 		// The half-built tree is removed first: its space counts as free.
 		p.FreeBytes += treeBytes(filepath.Join(p.Work, convertNewDir))

@@ -532,7 +532,11 @@ func (f *fakeBackend) PlanConvert(ctx context.Context, dir, to, format string) (
 		}
 	}
 	gocryptfs := vault.DefaultFormat()
-	return app.ConvertPlan{ConvertPlan: &vault.ConvertPlan{Dir: dir, From: vault.ConvertSide{Format: gocryptfs, Cipher: "aegis"}, To: vault.ConvertSide{Format: gocryptfs, Cipher: to}, Work: dir + ".vaultui-convert",
+	target, _ := vault.FormatByID(format)
+	if to == "" {
+		to = "SIV_GCM"
+	}
+	return app.ConvertPlan{ConvertPlan: &vault.ConvertPlan{Dir: dir, From: vault.ConvertSide{Format: gocryptfs, Cipher: "aegis"}, To: vault.ConvertSide{Format: target, Cipher: to}, Work: dir + ".vaultui-convert",
 		KeepOld: dir + ".old-aegis", PlainBytes: 3e9, Files: 120, NeedBytes: 3.1e9, FreeBytes: 40e9}}, nil
 }
 
@@ -549,6 +553,9 @@ func (f *fakeBackend) Convert(ctx context.Context, dir, to, format string, pw []
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if format != "" {
+		to += " into " + format
+	}
 	f.converted = append(f.converted, dir+" "+to)
 	gocryptfs := vault.DefaultFormat()
 	return &vault.ConvertResult{Dir: dir, OldDir: dir + ".old-aegis", From: vault.ConvertSide{Format: gocryptfs, Cipher: "aegis"},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
+	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
 // Environment of the re-executed test binary that runs one conversion (TestConvertKilled).
@@ -231,6 +232,62 @@ func TestConvertFormatKilled(t *testing.T) {
 			}
 			if _, err := os.Lstat(keep + "-2"); err == nil {
 				t.Errorf("a second old vault was made")
+			}
+		})
+	}
+}
+
+// TestConvertFormatKilledBack kills a move of a Cryptomator vault into a gocryptfs one at
+// a few system calls (while it writes content, at the exchange, after it, and between the
+// two renames of a file system without RENAME_EXCHANGE): the old vault stays intact and a
+// new run finishes.
+func TestConvertFormatKilledBack(t *testing.T) {
+	src := formatTree(t)
+	want := withoutModes(readTree(t, src))
+	for _, tc := range []struct {
+		name    string
+		injects []string
+	}{
+		{"while writing content", []string{"pwrite64:signal=KILL:when=5"}},
+		{"at the exchange", []string{"renameat2:signal=KILL:when=1"}},
+		{"after the exchange", []string{"renameat:signal=KILL:when=3"}},
+		{"no exchange: between the renames", []string{"renameat2:error=EINVAL", "renameat:signal=KILL:when=4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cm")
+			cv, err := cryptomator.Create(context.Background(), dir, testPassword, cryptomator.CreateOptions{ScryptLogN: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fillWithBuilder(t, cv.Builder(), src)
+			cv.Close()
+			keep := dir + ".old-cryptomator"
+			before := cipherSnapshot(t, dir)
+			if err := runConvertChildTo(t, dir, "", "gocryptfs", tc.injects...); err == nil || !strings.Contains(err.Error(), "killed") {
+				t.Fatalf("the child was not killed (%v): the injection %v missed", err, tc.injects)
+			}
+			old := dir
+			if f, _ := Identify(dir); f != cryptomatorFormat {
+				old = filepath.Join(dir+convertWorkSuffix, convertNewDir)
+				if f, _ := Identify(old); f != cryptomatorFormat {
+					old = keep
+				}
+			}
+			sameSnapshot(t, "old vault after the kill", before, cipherSnapshot(t, old))
+			res, err := Convert(context.Background(), dir, testPassword, ConvertOptions{Format: "gocryptfs", ScryptLogN: 10})
+			if err != nil {
+				t.Fatalf("re-run: %v", err)
+			}
+			if f, err := Identify(dir); err != nil || f != gocryptfsFormat {
+				t.Fatalf("after the re-run the vault is %v (%v)", f, err)
+			}
+			compareTrees(t, want, withoutModes(readTree(t, exportAny(t, dir, testPassword))))
+			if res.OldDir != keep {
+				t.Errorf("old vault kept at %q", res.OldDir)
+			}
+			sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, keep))
+			if _, err := os.Lstat(dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("work directory left: %v", err)
 			}
 		})
 	}

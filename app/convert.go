@@ -2,22 +2,27 @@ package app
 
 import (
 	"context"
+	"errors"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
 
-// ConvertRequest changes a vault's content cipher (vault.Convert). KeepOld: where the old
-// vault is kept ("" beside it).
+// ConvertRequest changes a vault's content cipher or format (vault.Convert). KeepOld: where
+// the old vault is kept ("" beside it). Format: the ID of the new format ("" keeps the
+// vault's); DropUnsupported leaves behind what it cannot hold instead of refusing.
 type ConvertRequest struct {
-	Vault   Vault
-	To      crypto.CipherID
-	KeepOld string
+	Vault           Vault
+	To              crypto.CipherID
+	Format          string
+	DropUnsupported bool
+	KeepOld         string
 	// Password unlocks the vault; nil: the keyring's (a *PasswordNeededError when it has
-	// none that works).
-	Password []byte
-	Progress func(vault.ConvertProgress)
+	// none that works). NewPassword, if not nil, seals a vault moved into another format
+	// (which gets a new master key) instead of the old password.
+	Password, NewPassword []byte
+	Progress              func(vault.ConvertProgress)
 }
 
 // ConvertPlan is what converting will do, for the user to confirm: vault.ConvertPlan, after
@@ -31,7 +36,8 @@ type ConvertPlan struct {
 
 func (r ConvertRequest) options() vault.ConvertOptions {
 	// The vault must not be mounted: asked of the kernel's mounts, by identity.
-	return vault.ConvertOptions{To: r.To, KeepOld: r.KeepOld, MountedAt: mountmgr.MountedAt, Progress: r.Progress}
+	return vault.ConvertOptions{To: r.To, Format: r.Format, DropUnsupported: r.DropUnsupported, KeepOld: r.KeepOld, NewPassword: r.NewPassword,
+		MountedAt: mountmgr.MountedAt, Progress: r.Progress}
 }
 
 // PlanConvert says what converting r.Vault will do, without its password. An interrupted
@@ -50,11 +56,12 @@ func (a *App) PlanConvert(ctx context.Context, r ConvertRequest) (ConvertPlan, e
 	if out.Finished, err = vault.FinishConvert(r.Vault.CipherDir); err != nil {
 		return out, err
 	}
-	if out.Finished.To == r.To {
+	out.ConvertPlan, err = vault.PlanConvert(r.Vault.CipherDir, opts)
+	if errors.Is(err, vault.ErrAlreadyConverted) {
+		// That run was the conversion asked for.
 		out.Done = true
 		return out, nil
 	}
-	out.ConvertPlan, err = vault.PlanConvert(r.Vault.CipherDir, opts)
 	return out, err
 }
 
@@ -68,5 +75,9 @@ func (a *App) Convert(ctx context.Context, r ConvertRequest) (*vault.ConvertResu
 		res, err = vault.Convert(ctx, r.Vault.CipherDir, pw, r.options())
 		return err
 	})
+	if err == nil && r.NewPassword != nil && res.MasterKey != nil {
+		// The vault now has the new password: a keyring entry follows it.
+		change = a.keyringFollows(ctx, r.Vault, r.NewPassword, false)
+	}
 	return res, change, err
 }

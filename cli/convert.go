@@ -19,12 +19,25 @@ import (
 var convertCommand = &command{
 	name:     "convert",
 	group:    groupVaults,
-	summary:  "Re-encrypt a vault's contents with another cipher (e.g. AEGIS to GCM for gocryptfs)",
-	args:     "--to CIPHER [--keep-old DIR] [--passfile F | --extpass PROGRAM] [--yes] VAULT",
+	summary:  "Re-encrypt a vault with another cipher, or move it into another format",
+	args:     "--to CIPHER | --format FORMAT [--drop-unsupported] [--new-passfile F] [--keep-old DIR] [--passfile F | --extpass PROGRAM] [--yes] VAULT",
 	operands: []string{"VAULT"},
-	values:   map[string]string{"to": "aegis|gcm|xchacha|siv"},
-	help: `Names, the master key and the password stay; file contents, symlink targets
-and extended attribute values are re-encrypted. The new vault is built beside
+	values:   map[string]string{"to": "aegis|gcm|xchacha|siv", "format": "gocryptfs|cryptomator"},
+	help: `--to: within gocryptfs, names, the master key and the password stay; file
+contents, symlink targets and extended attribute values are re-encrypted. A
+Cryptomator vault of SIV_CTRMAC (migrated from format 7) becomes SIV_GCM, what
+Cryptomator 1.6 and later create, with --to gcm: its masterkey file stays.
+
+--format cryptomator moves a gocryptfs vault into a Cryptomator vault (it opens
+in Cryptomator's apps); --format gocryptfs moves a Cryptomator vault into a
+gocryptfs one (AES-GCM unless --to: it opens in gocryptfs, cppcryptfs and
+DroidFS). The new vault has a new master key, shown once, and the old password
+(--new-passfile F gives it a new one). A Cryptomator vault holds no hard links,
+FIFOs, sockets, devices, extended attributes or permission bits: entries that
+need them are listed and nothing is written, unless --drop-unsupported, which
+leaves them in the old vault (hard links become copies) and names each one.
+
+Either way the new vault is built beside
 the old one (VAULT.vaultui-convert), checked completely (every name, block,
 symlink and attribute decrypted and compared with the old vault), then swapped
 in with renameat2 RENAME_EXCHANGE. The old vault is kept (default: beside it,
@@ -39,9 +52,13 @@ while it is kept there.
 
 examples:
   vaultui convert --to gcm work
-  vaultui convert --to aegis --keep-old /data/work.enc.before --yes work`,
+  vaultui convert --to aegis --keep-old /data/work.enc.before --yes work
+  vaultui convert --format cryptomator --drop-unsupported work`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		to := fs.String("to", "", "the new content `CIPHER`: gcm, aegis, xchacha or siv")
+		format := fs.String("format", "", "move the vault into the `FORMAT` gocryptfs or cryptomator")
+		drop := fs.Bool("drop-unsupported", false, "with --format: leave behind what the new format cannot hold, naming each, instead of refusing")
+		newPassfile := fs.String("new-passfile", "", "with --format: seal the new vault with the password in `FILE` (- for standard input) instead of the old one")
 		keepOld := fs.String("keep-old", "", "move the old vault to `DIR` (must not exist; same file system)")
 		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		yes := fs.Bool("yes", false, "do not ask before starting")
@@ -52,23 +69,37 @@ examples:
 			if err := src.check(e); err != nil {
 				return err
 			}
-			if *to == "" {
-				return e.usage("--to is required: gcm, aegis, xchacha or siv")
+			if *to == "" && *format == "" {
+				return e.usage("--to or --format is required: --to gcm, aegis, xchacha or siv; --format gocryptfs or cryptomator")
 			}
-			cipher, err := crypto.ParseCipher(*to)
-			if err != nil {
-				return e.usage("--to %q: want gcm, aegis, xchacha or siv", *to)
+			var cipher crypto.CipherID
+			if *to != "" {
+				var err error
+				if cipher, err = crypto.ParseCipher(*to); err != nil {
+					return e.usage("--to %q: want gcm, aegis, xchacha or siv", *to)
+				}
+			}
+			if *format != "" {
+				if _, err := vault.FormatByID(*format); err != nil {
+					return e.usage("--format %q: want gocryptfs or cryptomator", *format)
+				}
+			} else if *drop || *newPassfile != "" {
+				return e.usage("--drop-unsupported and --new-passfile go with --format")
+			}
+			if src.file == "-" && *newPassfile == "-" {
+				return e.usage("--passfile and --new-passfile cannot both read standard input")
 			}
 			entry, err := e.resolve(args[0])
 			if err != nil {
 				return err
 			}
-			return runConvert(e, entry, app.ConvertRequest{Vault: app.VaultOf(entry), To: cipher, KeepOld: *keepOld}, src, *yes)
+			req := app.ConvertRequest{Vault: app.VaultOf(entry), To: cipher, Format: *format, DropUnsupported: *drop, KeepOld: *keepOld}
+			return runConvert(e, entry, req, src, *yes, *newPassfile)
 		}
 	},
 }
 
-func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passSource, yes bool) error {
+func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passSource, yes bool, newPassfile string) error {
 	name := displayName(entry)
 	plan, err := e.app.PlanConvert(e.ctx, req)
 	if plan.Finished != nil {
@@ -82,10 +113,21 @@ func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passS
 		return nil
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "Convert %s (%s) from %s to %s.\n", name, plan.Dir, plan.From, plan.To)
+	fmt.Fprintf(w, "Convert %s (%s) %s.\n", name, plan.Dir, plan.Summary())
 	fmt.Fprintf(w, "The result %s.\n", plan.GocryptfsNote())
-	fmt.Fprintf(w, "Re-encrypts %s in %d files. The new vault is built in %s/new and needs %s (%s free).\n",
-		formatBytes(float64(plan.PlainBytes)), plan.Files, plan.Work, formatBytes(float64(plan.NeedBytes)), formatBytes(float64(plan.FreeBytes)))
+	if plan.NewKey {
+		fmt.Fprintf(w, "It is a new %s vault with a new master key (shown once at the end), sealed under %s.\n", plan.To.Format.Name, map[bool]string{true: "the new password", false: "the same password"}[newPassfile != ""])
+	}
+	if len(plan.Cannot) > 0 {
+		fmt.Fprintf(w, "A %s vault holds no %s: entries that need them are listed before anything is written%s.\n", plan.To.Format.Name, strings.Join(plan.Cannot, ", "),
+			map[bool]string{true: ", and left behind (--drop-unsupported)", false: ", and the conversion stops (--drop-unsupported leaves them behind)"}[req.DropUnsupported])
+	}
+	verb := "Re-encrypts"
+	if plan.Rebuild {
+		verb = "Rebuilds, from about"
+	}
+	fmt.Fprintf(w, "%s %s in %d files. The new vault is built in %s/new and needs %s (%s free).\n",
+		verb, formatBytes(float64(plan.PlainBytes)), plan.Files, plan.Work, formatBytes(float64(plan.NeedBytes)), formatBytes(float64(plan.FreeBytes)))
 	fmt.Fprintf(w, "After a full check it is swapped in with renameat2 RENAME_EXCHANGE; the old vault is kept at %s until you delete it.\n", plan.KeepOld)
 	if plan.Interrupted == vault.InterruptedBuilding {
 		fmt.Fprintf(w, "An interrupted conversion left a half-built vault in %s: it is removed first (the old vault was never changed).\n", plan.Work)
@@ -95,6 +137,14 @@ func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passS
 		if err := e.confirm("Convert now? Type yes to go on: ", "run again with --yes to convert without asking"); err != nil {
 			return err
 		}
+	}
+	if newPassfile != "" {
+		pw, err := e.readNewPassword(&passSource{file: newPassfile}, "New password: ")
+		if err != nil {
+			return err
+		}
+		defer crypto.Wipe(pw)
+		req.NewPassword = pw
 	}
 	prog := newByteProgress(e.stderr)
 	req.Progress = prog.update
@@ -111,6 +161,11 @@ func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passS
 		return convertError(err)
 	}
 	printConvertResult(w, name, res)
+	if res.MasterKey != nil {
+		fmt.Fprintln(w)
+		printMasterKey(w, res.MasterKey, res.To.Format)
+		crypto.Wipe(res.MasterKey)
+	}
 	return nil
 }
 
@@ -122,6 +177,14 @@ func convertError(err error) error {
 	case errors.Is(err, vault.ErrCorrupt):
 		return withHint(err, "the old vault is unchanged; run vaultui fsck to see the damage")
 	}
+	var ue *vault.UnsupportedError
+	if errors.As(err, &ue) {
+		var b strings.Builder
+		for _, it := range ue.Items {
+			fmt.Fprintf(&b, "\n  %s", termsafe.Escape(it.String()))
+		}
+		return withHint(fmt.Errorf("%w:%s", err, b.String()), "--drop-unsupported converts without them; they stay in the old vault")
+	}
 	return err
 }
 
@@ -129,7 +192,11 @@ func printConvertResult(w io.Writer, name string, res *vault.ConvertResult) {
 	if res.Cleaned {
 		fmt.Fprintln(w, "Removed the half-built vault an interrupted conversion had left.")
 	}
-	fmt.Fprintf(w, "Converted %s to %s", name, res.To)
+	from, to := res.From.String(), res.To.String()
+	if res.From.Format != res.To.Format {
+		from, to = res.From.Label(), res.To.Label()
+	}
+	fmt.Fprintf(w, "Converted %s to %s", name, to)
 	if res.Swap != "" {
 		fmt.Fprintf(w, " (swapped in with %s)", res.Swap)
 	}
@@ -140,8 +207,14 @@ func printConvertResult(w io.Writer, name string, res *vault.ConvertResult) {
 	for _, p := range res.Dropped {
 		fmt.Fprintf(w, "Left only in the old vault (a copy of the old config): %s\n", termsafe.Escape(p))
 	}
+	for _, p := range res.Left {
+		fmt.Fprintf(w, "Left only in the old vault (not the vault's, hidden in the mount): %s\n", termsafe.Escape(p))
+	}
+	for _, u := range res.Lost {
+		fmt.Fprintf(w, "Dropped (a %s vault cannot hold it; it stays in the old vault): %s\n", res.To.Format.Name, termsafe.Escape(u.String()))
+	}
 	if res.OldDir != "" {
-		fmt.Fprintf(w, "The old vault (%s) is kept at %s; delete it when you no longer need it.\n", res.From, res.OldDir)
+		fmt.Fprintf(w, "The old vault (%s) is kept at %s; delete it when you no longer need it.\n", from, res.OldDir)
 	}
 }
 

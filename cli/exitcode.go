@@ -49,7 +49,7 @@ var exitStatuses = []struct {
 	{exitBusy, "mount busy"},
 	{exitDaemon, "mount manager (daemon) unreachable, protocol version mismatch, or its socket refused as unsafe"},
 	{exitNoSuchVault, "no such vault (not in the registry and not a cipherdir)"},
-	{exitUnsupported, "a valid vault that vaultui cannot open: FIDO2, another format version or an unknown feature flag (gocryptfs may open it), or scrypt needing more memory than is available here"},
+	{exitUnsupported, "a valid vault that vaultui cannot open: FIDO2, another format version or an unknown feature flag (gocryptfs may open it), scrypt needing more memory than is available here, or a conversion into a format that cannot hold some entries (`convert --drop-unsupported`)"},
 	{exitInterrupted, "interrupted (Ctrl+C or SIGTERM before the command could finish)"},
 }
 

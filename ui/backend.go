@@ -79,8 +79,10 @@ type Backend interface {
 	OpenConflicts(ctx context.Context, cipherDir, mountPoint string, password []byte) (ConflictSession, error)
 	// PlanConvert says what converting the vault to the cipher with ID to will do
 	// (app.PlanConvert); Convert does it with password, or without one with the keyring's.
-	PlanConvert(ctx context.Context, cipherDir, to string) (app.ConvertPlan, error)
-	Convert(ctx context.Context, cipherDir, to string, password []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error)
+	// format is the ID of the new format ("" keeps the vault's; to "" is then its default
+	// cipher).
+	PlanConvert(ctx context.Context, cipherDir, to, format string) (app.ConvertPlan, error)
+	Convert(ctx context.Context, cipherDir, to, format string, password []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error)
 	// WatchEvents calls each with the daemon's events numbered after after,
 	// then with every new one, until ctx is done or the daemon goes away.
 	WatchEvents(ctx context.Context, after uint64, each func([]Event)) error

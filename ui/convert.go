@@ -18,6 +18,12 @@ import (
 // convertKey opens the convert screen from info.
 var convertKey = key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "convert cipher"))
 
+// convertChoice is one line of the convert screen's list: a content cipher of the vault's
+// format, or a format to move the vault into (with that format's default cipher).
+type convertChoice struct {
+	label, to, format string
+}
+
 // convertScreen changes a vault's content cipher through the core (app.PlanConvert, then
 // app.Convert): pick the cipher, read the plan (space, where the old vault goes, who can
 // open the result, the sync warning), confirm, then watch the progress. The password is
@@ -25,7 +31,7 @@ var convertKey = key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "convert ci
 type convertScreen struct {
 	c       *common
 	v       Vault
-	ciphers []crypto.CipherID // those the vault does not use
+	choices []convertChoice // the ciphers the vault does not use, then the formats
 	cursor  int
 	step    convertStep
 	plan    app.ConvertPlan
@@ -63,7 +69,12 @@ func newConvertScreen(c *common, v Vault) *convertScreen {
 	s := &convertScreen{c: c, v: v, form: newForm(c, passwordField("Password"))}
 	for _, ci := range c.backend.Ciphers() {
 		if ci.String() != v.Cipher {
-			s.ciphers = append(s.ciphers, ci)
+			s.choices = append(s.choices, convertChoice{label: ci.String(), to: string(ci)})
+		}
+	}
+	for _, f := range vault.Formats() {
+		if f.Can.Mount && f.Can.Walk {
+			s.choices = append(s.choices, convertChoice{label: "into a " + f.Name + " vault (" + f.Summary + ", a new master key)", format: f.ID})
 		}
 	}
 	return s
@@ -139,12 +150,12 @@ func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
 			case key.Matches(msg, k.Up):
 				s.cursor = max(0, s.cursor-1)
 			case key.Matches(msg, k.Down):
-				s.cursor = min(len(s.ciphers)-1, s.cursor+1)
-			case key.Matches(msg, k.Submit) && len(s.ciphers) > 0:
+				s.cursor = min(len(s.choices)-1, s.cursor+1)
+			case key.Matches(msg, k.Submit) && len(s.choices) > 0:
 				s.step, s.err = convertPlanning, ""
-				b, ctx, dir, to := s.c.backend, s.c.ctx, s.v.CipherDir, string(s.ciphers[s.cursor])
+				b, ctx, dir, ch := s.c.backend, s.c.ctx, s.v.CipherDir, s.choices[s.cursor]
 				return func() tea.Msg {
-					p, err := b.PlanConvert(ctx, dir, to)
+					p, err := b.PlanConvert(ctx, dir, ch.to, ch.format)
 					return convertPlanned{plan: p, err: err}
 				}
 			}
@@ -176,12 +187,12 @@ func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
 // run converts with pw, or without a password (nil) with the keyring's.
 func (s *convertScreen) run(pw []byte) tea.Cmd {
 	s.step, s.err, s.prog = convertRunning, "", vault.ConvertProgress{}
-	b, dir, to := s.c.backend, s.v.CipherDir, s.plan.To
+	b, dir, ch := s.c.backend, s.v.CipherDir, s.choices[s.cursor]
 	ctx, cancel := context.WithCancel(s.c.ctx)
 	s.cancel = cancel
 	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
 		defer crypto.Wipe(pw)
-		res, err := b.Convert(ctx, dir, string(to), pw, func(p vault.ConvertProgress) { emit(convertProgressMsg(p)) })
+		res, err := b.Convert(ctx, dir, ch.to, ch.format, pw, func(p vault.ConvertProgress) { emit(convertProgressMsg(p)) })
 		return convertFinished{res: res, err: err}
 	})
 }
@@ -193,13 +204,13 @@ func (s *convertScreen) View() string {
 	var b strings.Builder
 	switch s.step {
 	case convertPick:
-		b.WriteString(para.Render("Re-encrypt "+s.v.Name+"'s file contents ("+s.v.Cipher+" now) with another cipher. Names, the password and the master key stay.") + "\n\n")
-		for i, c := range s.ciphers {
+		b.WriteString(para.Render("Re-encrypt "+s.v.Name+"'s file contents ("+s.v.Cipher+" now) with another cipher: names, the password and the master key stay. Or move it into another format: a new vault with a new master key and the same password.") + "\n\n")
+		for i, c := range s.choices {
 			marker := "  "
 			if i == s.cursor {
 				marker = st.Key.Render("› ")
 			}
-			b.WriteString(marker + c.String() + "\n")
+			b.WriteString(marker + c.label + "\n")
 		}
 	case convertPlanning:
 		b.WriteString(s.c.spinner.View() + " Measuring the vault and the free space…")
@@ -208,7 +219,10 @@ func (s *convertScreen) View() string {
 		if p.Finished != nil {
 			b.WriteString(para.Render(fmt.Sprintf("An interrupted conversion to %s was finished first.", p.Finished.To)) + "\n\n")
 		}
-		b.WriteString(para.Render(fmt.Sprintf("Convert from %s to %s. The result %s.", p.From, p.To, p.GocryptfsNote())) + "\n\n")
+		b.WriteString(para.Render(fmt.Sprintf("Convert %s. The result %s.", p.Summary(), p.GocryptfsNote())) + "\n\n")
+		if len(p.Cannot) > 0 {
+			b.WriteString(st.Warning.Render(para.Render("A "+p.To.Format.Name+" vault keeps no "+strings.Join(p.Cannot, ", ")+": entries that need them are listed and nothing is written (vaultui convert --drop-unsupported carries the vault without them).")) + "\n\n")
+		}
 		b.WriteString(para.Render(fmt.Sprintf("Re-encrypts %s in %s. Needs %s beside the vault (%s free).",
 			size(float64(p.PlainBytes)), plural(p.Files, "file", "files"), size(float64(p.NeedBytes)), size(float64(p.FreeBytes)))) + "\n\n")
 		b.WriteString(para.Render("After a full check the new vault is swapped in; the old one is kept at "+tildePath(p.KeepOld)+" until you delete it.") + "\n\n")
@@ -234,6 +248,10 @@ func (s *convertScreen) View() string {
 	case convertDone:
 		if r := s.result; r != nil {
 			b.WriteString(st.Success.Render(fmt.Sprintf("Converted %s to %s.", s.v.Name, r.To)) + "\n\n")
+			if r.MasterKey != nil {
+				b.WriteString(para.Render("The new vault has a new master key. Store it safely: it opens the vault if the password is lost.") + "\n")
+				b.WriteString(st.Box.Render(strings.Join(vault.FormatMasterKey(r.MasterKey), "\n")) + "\n\n")
+			}
 			if r.OldDir != "" {
 				b.WriteString(para.Render("The old vault ("+r.From.String()+") is kept at "+tildePath(r.OldDir)+"; delete it when you no longer need it.") + "\n")
 			}

@@ -15,7 +15,7 @@ func TestConvertFromInfo(t *testing.T) {
 	tm.keys("i")
 	wantView(t, tm, "C convert cipher")
 	tm.keys("C")
-	wantView(t, tm, "convert · work", "AES-256-GCM", "XChaCha20-Poly1305")
+	wantView(t, tm, "convert · work", "AES-256-GCM", "XChaCha20-Poly1305", "into a Cryptomator vault")
 	if strings.Contains(tm.View(), "› AEGIS-256X2") {
 		t.Fatal("the vault's own cipher is offered")
 	}
@@ -43,4 +43,19 @@ func TestConvertFromInfo(t *testing.T) {
 	fb.mounts = mountWork(fb, 0, 0)
 	tm.keys("esc", "up", "i", "C", "enter")
 	wantView(t, tm, "is mounted")
+}
+
+// TestConvertIntoFormat: the convert screen also offers the other formats; picking one plans
+// and converts into it, and the plan says what the new format cannot hold.
+func TestConvertIntoFormat(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.keys("i", "C", "down", "down", "down", "down", "enter")
+	wantView(t, tm, "Convert from gocryptfs AEGIS-256X2 to Cryptomator SIV_GCM")
+	tm.keys("y", "hunter22", "enter")
+	wantView(t, tm, "Converted work to")
+	if strings.Join(fb.converted, ",") != "/data/work.crypt  into cryptomator" {
+		t.Fatalf("converted %q", fb.converted)
+	}
 }

@@ -523,7 +523,7 @@ func (f *fakeBackend) StoredPassword(ctx context.Context, cipherDir string) (boo
 
 // PlanConvert plans as the core would for a vault of size convertBytes; a mounted vault is
 // refused as app.PlanConvert refuses it.
-func (f *fakeBackend) PlanConvert(ctx context.Context, dir, to string) (app.ConvertPlan, error) {
+func (f *fakeBackend) PlanConvert(ctx context.Context, dir, to, format string) (app.ConvertPlan, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, m := range f.mounts {
@@ -531,12 +531,17 @@ func (f *fakeBackend) PlanConvert(ctx context.Context, dir, to string) (app.Conv
 			return app.ConvertPlan{}, fmt.Errorf("%s is mounted at %s: %w", dir, m.MountPoint, vault.ErrMounted)
 		}
 	}
-	return app.ConvertPlan{ConvertPlan: &vault.ConvertPlan{Dir: dir, From: "aegis", To: crypto.CipherID(to), Work: dir + ".vaultui-convert",
+	gocryptfs := vault.DefaultFormat()
+	target, _ := vault.FormatByID(format)
+	if to == "" {
+		to = "SIV_GCM"
+	}
+	return app.ConvertPlan{ConvertPlan: &vault.ConvertPlan{Dir: dir, From: vault.ConvertSide{Format: gocryptfs, Cipher: "aegis"}, To: vault.ConvertSide{Format: target, Cipher: to}, Work: dir + ".vaultui-convert",
 		KeepOld: dir + ".old-aegis", PlainBytes: 3e9, Files: 120, NeedBytes: 3.1e9, FreeBytes: 40e9}}, nil
 }
 
 // Convert converts with the keyring's password or pw (as unlock), reporting each phase.
-func (f *fakeBackend) Convert(ctx context.Context, dir, to string, pw []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error) {
+func (f *fakeBackend) Convert(ctx context.Context, dir, to, format string, pw []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error) {
 	f.mu.Lock()
 	err := f.unlock(dir, pw)
 	f.mu.Unlock()
@@ -548,6 +553,11 @@ func (f *fakeBackend) Convert(ctx context.Context, dir, to string, pw []byte, pr
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if format != "" {
+		to += " into " + format
+	}
 	f.converted = append(f.converted, dir+" "+to)
-	return &vault.ConvertResult{Dir: dir, OldDir: dir + ".old-aegis", From: "aegis", To: crypto.CipherID(to), Swap: vault.SwapExchange}, nil
+	gocryptfs := vault.DefaultFormat()
+	return &vault.ConvertResult{Dir: dir, OldDir: dir + ".old-aegis", From: vault.ConvertSide{Format: gocryptfs, Cipher: "aegis"},
+		To: vault.ConvertSide{Format: gocryptfs, Cipher: to}, Swap: vault.SwapExchange}, nil
 }

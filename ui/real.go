@@ -198,20 +198,28 @@ func (b *realBackend) Watch(ctx context.Context, each func([]mountmgr.MountInfo)
 	return escaped(b.app.Watch(ctx, each))
 }
 
-func (b *realBackend) PlanConvert(ctx context.Context, dir, to string) (app.ConvertPlan, error) {
-	c, err := crypto.ParseCipher(to)
+// convertCipher parses the cipher of a conversion; "" is the new format's default.
+func convertCipher(to string) (crypto.CipherID, error) {
+	if to == "" {
+		return "", nil
+	}
+	return crypto.ParseCipher(to)
+}
+
+func (b *realBackend) PlanConvert(ctx context.Context, dir, to, format string) (app.ConvertPlan, error) {
+	c, err := convertCipher(to)
 	if err != nil {
 		return app.ConvertPlan{}, err
 	}
-	p, err := b.app.PlanConvert(ctx, app.ConvertRequest{Vault: b.vaultOf(dir), To: c})
+	p, err := b.app.PlanConvert(ctx, app.ConvertRequest{Vault: b.vaultOf(dir), To: c, Format: format})
 	return p, escaped(err)
 }
 
-func (b *realBackend) Convert(ctx context.Context, dir, to string, password []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error) {
-	c, err := crypto.ParseCipher(to)
+func (b *realBackend) Convert(ctx context.Context, dir, to, format string, password []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error) {
+	c, err := convertCipher(to)
 	if err != nil {
 		return nil, err
 	}
-	res, _, err := b.app.Convert(ctx, app.ConvertRequest{Vault: b.vaultOf(dir), To: c, Password: password, Progress: progress})
+	res, _, err := b.app.Convert(ctx, app.ConvertRequest{Vault: b.vaultOf(dir), To: c, Format: format, Password: password, Progress: progress})
 	return res, escaped(err)
 }

@@ -1,8 +1,15 @@
 package vault
 
-// Converting a vault to another content cipher (vaultui convert).
+// Converting a vault to another content cipher or another format (vaultui convert).
 //
-// # What changes and what does not
+// A conversion is one of two kinds, by what the format offers. Within a format that can
+// reseal its files in place (gocryptfs: the resealer below), only the content cipher changes
+// and the names stay byte for byte. Otherwise (into another format, or Cryptomator's
+// SIV_CTRMAC to SIV_GCM) the vault is rebuilt through its plaintext: read through its Volume,
+// written through the new vault's format.Builder (convert_rebuild.go). Both share the crash
+// safety below.
+//
+// # What changes and what does not (resealing a gocryptfs vault)
 //
 // Only the content cipher changes: file contents, symlink targets and extended attribute
 // values are sealed with it. Everything else is derived from the master key, the HKDF flag,
@@ -25,6 +32,8 @@ package vault
 // (old away, new in). Either way the new and the old vault differ in their configs' cipher,
 // so a later run can tell from the state file which side of the swap a crash left, and
 // either removes the half-built tree (the old vault was never touched) or finishes the swap.
+// A rebuilt vault differs from the old one in its format or its cipher combo, read from its
+// files without a key in the same way (ConvertSide).
 // Nothing is written into the old vault at any point.
 
 import (
@@ -68,9 +77,29 @@ const (
 	convertNewDir     = "new"
 )
 
+// ErrAlreadyConverted is wrapped by PlanConvert and Convert for a vault that already has the
+// format and cipher asked for.
+var ErrAlreadyConverted = errors.New("already uses")
+
 // ConvertOptions says what Convert does.
 type ConvertOptions struct {
-	To crypto.CipherID // the new content cipher
+	// To is the new content cipher; "" keeps the format's default for new vaults when the
+	// format changes. A Cryptomator vault's is gcm (its cipher combo SIV_GCM).
+	To crypto.CipherID
+	// Format is the ID of the new format (Formats); "" keeps the vault's. A new format gets a
+	// new vault with a new master key (ConvertResult.MasterKey), sealed under the old
+	// password unless NewPassword.
+	Format string
+	// DropUnsupported carries a vault into a format that cannot hold some of its entries
+	// (hard links, special files, extended attributes, names; see Format.Can) without them:
+	// each is named in ConvertResult.Lost. Without it Convert refuses such a vault with an
+	// *UnsupportedError listing them, before anything is written.
+	DropUnsupported bool
+	// NewPassword, if not nil, seals a new vault's master key (a rebuilt vault's) instead of
+	// the old password. ScryptLogN is its scrypt cost; 0: the old vault's, or the format's
+	// default if that is higher.
+	NewPassword []byte
+	ScryptLogN  int
 	// KeepOld is where the old vault is moved after the swap: a path that does not exist yet,
 	// on the vault's file system. "" means beside the vault, CIPHERDIR.old-CIPHER (with -2,
 	// -3... if taken).
@@ -102,10 +131,66 @@ const (
 	InterruptedSwapped  = "swapped"  // the new vault is in place: FinishConvert moves the old one away
 )
 
+// ConvertSide is a vault's format and content encryption: one side of a conversion.
+type ConvertSide struct {
+	Format *Format
+	// Cipher is the content encryption in the format's terms: a content cipher's ID
+	// ("aes-gcm") or a Cryptomator cipher combo ("SIV_GCM").
+	Cipher string
+}
+
+// String names the side as a list of vaults does: the cipher alone where the user picks it
+// ("AES-256-GCM"), else the format and its combo ("Cryptomator SIV_GCM").
+func (s ConvertSide) String() string {
+	if s.Format == nil || s.Format.Ciphers != nil {
+		return crypto.CipherID(s.Cipher).String()
+	}
+	return s.Format.Name + " " + s.Cipher
+}
+
+// Label names the side with its format: "gocryptfs AES-256-GCM", "Cryptomator SIV_GCM".
+func (s ConvertSide) Label() string {
+	if s.Format == nil || s.Format.Ciphers == nil {
+		return s.String()
+	}
+	return s.Format.Name + " " + s.String()
+}
+
+// key is the side as a state file records it and a later run compares it.
+func (s ConvertSide) key() string {
+	if s.Format == nil {
+		return ""
+	}
+	return s.Format.ID + "/" + s.Cipher
+}
+
+// slug names the side in the default path of the kept old vault: its cipher within a
+// format (CIPHERDIR.old-aegis), its format across formats (CIPHERDIR.old-gocryptfs).
+func (s ConvertSide) slug(other ConvertSide) string {
+	if s.Format != other.Format {
+		return s.Format.ID
+	}
+	return strings.ToLower(s.Cipher)
+}
+
+// sideAt reads the side of the vault in dir from its files, without a key; ok is false
+// when dir holds no vault vaultui can read that way.
+func sideAt(dir string) (ConvertSide, bool) {
+	f, err := Identify(dir)
+	if err != nil {
+		return ConvertSide{}, false
+	}
+	c, err := f.kind.variant(dir)
+	if err != nil {
+		return ConvertSide{}, false
+	}
+	return ConvertSide{Format: f, Cipher: c}, true
+}
+
 // ConvertPlan is what a conversion will do, found without the password.
 type ConvertPlan struct {
 	Dir      string // the cipherdir (symlinks resolved)
-	From, To crypto.CipherID
+	From, To ConvertSide
 	Work     string // the work directory; the new vault is built in Work/new
 	KeepOld  string // where the old vault will be kept
 	// PlainBytes is the content to re-encrypt, in Files files; NeedBytes the space the new
@@ -115,10 +200,26 @@ type ConvertPlan struct {
 	NeedBytes       uint64
 	FreeBytes       uint64
 	Interrupted     string // "", InterruptedBuilding or InterruptedSwapped
-	InterruptedTo   crypto.CipherID
+	InterruptedTo   ConvertSide
 	InterruptedKeep string
 	// OpensIn says who opens the converted vault (the table of formats).
 	OpensIn Compat
+	// Rebuild: the vault is rebuilt through its plaintext (a new format, or a format that
+	// cannot reseal in place), not resealed file by file; NewKey: it gets a new master key.
+	Rebuild, NewKey bool
+	// Cannot lists what the old format can hold and the new one cannot (from the table of
+	// formats: "hard links", "permission bits"...); which entries that concerns is known
+	// once the vault is unlocked.
+	Cannot []string
+}
+
+// Summary says what the plan converts: "from AEGIS-256X2 to AES-256-GCM" within a format,
+// "from gocryptfs AES-256-GCM to Cryptomator SIV_GCM" across formats.
+func (p *ConvertPlan) Summary() string {
+	if p.From.Format != p.To.Format {
+		return "from " + p.From.Label() + " to " + p.To.Label()
+	}
+	return "from " + p.From.String() + " to " + p.To.String()
 }
 
 // GocryptfsNote says which programs open the converted vault: "opens in vaultui, gocryptfs,
@@ -134,7 +235,7 @@ func (p *ConvertPlan) GocryptfsNote() string {
 type ConvertResult struct {
 	Dir      string // the cipherdir, now with the new cipher
 	OldDir   string // where the old vault is kept
-	From, To crypto.CipherID
+	From, To ConvertSide
 	Swap     string // SwapExchange or SwapRenames
 	Bytes    int64  // plaintext bytes re-encrypted
 	// Unchanged lists entries copied as they are, cipher paths: files that are not the
@@ -144,13 +245,37 @@ type ConvertResult struct {
 	// Resumed says that this run finished an interrupted one; Cleaned that it removed a
 	// half-built tree an interrupted run left.
 	Resumed, Cleaned bool
+	// Lost names what the new format cannot hold and DropUnsupported left behind (it stays
+	// in the old vault). Left lists, as cipher paths, files in the old vault's folder that are
+	// not the vault's (desktop.ini): a rebuilt vault does not carry them.
+	Lost []Unsupported
+	Left []string
+	// MasterKey is a rebuilt vault's new master key, to show once (see Format.KeyNote for how
+	// it is written); nil when the master key stayed. Wipe it after.
+	MasterKey []byte
 }
 
-// convertState is WORK/state.json.
+// convertState is WORK/state.json: the two sides' ciphers (ConvertSide.Cipher) and formats
+// (their IDs; "" is gocryptfs, the only format of the first state files).
 type convertState struct {
-	From crypto.CipherID `json:"from"`
-	To   crypto.CipherID `json:"to"`
-	Keep string          `json:"keep"`
+	From       string `json:"from"`
+	To         string `json:"to"`
+	Keep       string `json:"keep"`
+	FromFormat string `json:"from_format,omitempty"`
+	ToFormat   string `json:"to_format,omitempty"`
+}
+
+// sides returns the sides st records.
+func (st *convertState) sides() (from, to ConvertSide, err error) {
+	ff, err := FormatByID(st.FromFormat)
+	if err != nil {
+		return from, to, err
+	}
+	tf, err := FormatByID(st.ToFormat)
+	if err != nil {
+		return from, to, err
+	}
+	return ConvertSide{ff, st.From}, ConvertSide{tf, st.To}, nil
 }
 
 // checkConvertPair refuses conversions that would not keep the vault's names.
@@ -159,7 +284,7 @@ func checkConvertPair(dir string, c *Config, to crypto.CipherID) error {
 		return fmt.Errorf("%w %q", crypto.ErrUnknownCipher, string(to))
 	}
 	if c.Cipher() == to {
-		return fmt.Errorf("%s already uses %s", dir, to)
+		return fmt.Errorf("%s %w %s", dir, ErrAlreadyConverted, to)
 	}
 	if (to == crypto.AEGIS || to == crypto.XChaCha) && !c.Has(FlagHKDF) {
 		return fmt.Errorf("%s: %w: the vault predates HKDF key derivation (gocryptfs before 1.3), which %s requires; adding it would change the key every name is encrypted with (convert to gcm or siv, or copy the files into a new vault)",
@@ -223,10 +348,11 @@ func checkMounted(dir, real string, mountedAt func(string) string) error {
 
 // PlanConvert checks that the vault in cipherdir can be converted as opts say and finds what
 // that takes, without the password and without changing anything: the vault must not be
-// mounted, the pair must keep the names (see the package comment in convert.go), the place
-// for the old vault must be free and on the same file system, and the file system must have
-// room for the new vault (an error wrapping syscall.ENOSPC says how much it needs). It also
-// reports what an interrupted conversion left (Interrupted).
+// mounted, the pair must be one vaultui converts (within gocryptfs, one that keeps the names:
+// see the comment at the top of convert.go), the place for the old vault must be free and on
+// the same file system, and the file system must have room for the new vault (an error
+// wrapping syscall.ENOSPC says how much it needs). It also reports what an interrupted
+// conversion left (Interrupted).
 func PlanConvert(cipherdir string, opts ConvertOptions) (*ConvertPlan, error) {
 	dir, err := realDir(cipherdir)
 	missing := errors.Is(err, os.ErrNotExist)
@@ -239,9 +365,13 @@ func PlanConvert(cipherdir string, opts ConvertOptions) (*ConvertPlan, error) {
 	if err := checkMounted(cipherdir, dir, opts.MountedAt); err != nil {
 		return nil, err
 	}
-	p := &ConvertPlan{Dir: dir, To: opts.To, Work: dir + convertWorkSuffix}
+	p := &ConvertPlan{Dir: dir, Work: dir + convertWorkSuffix}
 	if st, serr := readConvertState(p.Work); serr == nil {
-		p.InterruptedTo, p.InterruptedKeep = st.To, st.Keep
+		from, to, err := st.sides()
+		if err != nil {
+			return nil, err
+		}
+		p.InterruptedTo, p.InterruptedKeep = to, st.Keep
 		p.Interrupted = InterruptedBuilding
 		swapped, err := convertSwapped(dir, p.Work, st)
 		if err != nil {
@@ -249,7 +379,7 @@ func PlanConvert(cipherdir string, opts ConvertOptions) (*ConvertPlan, error) {
 		}
 		if swapped {
 			p.Interrupted = InterruptedSwapped
-			p.From, p.KeepOld = st.From, st.Keep
+			p.From, p.To, p.KeepOld = from, to, st.Keep
 			return p, nil
 		}
 	} else if !errors.Is(serr, os.ErrNotExist) {
@@ -258,16 +388,37 @@ func PlanConvert(cipherdir string, opts ConvertOptions) (*ConvertPlan, error) {
 	if missing {
 		return nil, fmt.Errorf("%s: %w", cipherdir, ErrNotFound)
 	}
-	c, err := LoadConfig(dir)
+	folder, err := Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	p.From = c.Cipher()
-	if err := checkConvertPair(cipherdir, c, opts.To); err != nil {
+	if !folder.Format.Can.Walk {
+		return nil, fmt.Errorf("%s: %w: a %s is not converted", cipherdir, ErrUnsupported, folder.Format.Name)
+	}
+	variant, err := folder.Format.kind.variant(dir)
+	if err != nil {
 		return nil, err
 	}
-	p.OpensIn = gocryptfsFormat.OpensIn(opts.To)
-	if p.KeepOld, err = keepPath(dir, p.From, opts.KeepOld); err != nil {
+	p.From = ConvertSide{Format: folder.Format, Cipher: variant}
+	target := folder.Format
+	if opts.Format != "" {
+		if target, err = FormatByID(opts.Format); err != nil {
+			return nil, err
+		}
+		if !target.Can.Walk || !target.Can.Mount {
+			return nil, fmt.Errorf("%w: a vault cannot be converted into a %s", ErrUnsupported, target.Name)
+		}
+	}
+	to, err := target.kind.targetVariant(opts.To)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cipherdir, err)
+	}
+	p.To = ConvertSide{Format: target, Cipher: to}
+	if p.To == p.From {
+		return nil, fmt.Errorf("%s %w %s", cipherdir, ErrAlreadyConverted, p.To)
+	}
+	p.OpensIn = target.OpensIn(crypto.CipherID(to))
+	if p.KeepOld, err = keepPath(dir, p.From.slug(p.To), opts.KeepOld); err != nil {
 		return nil, err
 	}
 	var sfs unix.Statfs_t
@@ -276,8 +427,19 @@ func PlanConvert(cipherdir string, opts ConvertOptions) (*ConvertPlan, error) {
 	}
 	bsize := uint64(sfs.Bsize)
 	p.FreeBytes = sfs.Bavail * bsize
-	if err := p.measure(bsize, c.PlaintextNames()); err != nil {
-		return nil, err
+	if r, ok := resealerOf(p); ok {
+		if err := r.planReseal(cipherdir, p, bsize); err != nil {
+			return nil, err
+		}
+	} else {
+		p.Rebuild, p.NewKey = true, p.From.Format != p.To.Format
+		p.Cannot = cannotHold(p.From.Format, p.To.Format)
+		if err := p.measureRebuild(bsize); err != nil {
+			return nil, err
+		}
+	}
+	if opts.NewPassword != nil && !p.NewKey {
+		return nil, fmt.Errorf("%s: a conversion within a format keeps the vault's key file and so its password (change it with vaultui passwd)", cipherdir)
 	}
 	if p.Interrupted == InterruptedBuilding {
 		// The half-built tree is removed first: its space counts as free.
@@ -290,11 +452,41 @@ func PlanConvert(cipherdir string, opts ConvertOptions) (*ConvertPlan, error) {
 	return p, nil
 }
 
+// resealer is a format that converts a vault to another of its content ciphers by resealing
+// its files in place, keeping its master key and names (gocryptfs).
+type resealer interface {
+	// planReseal checks the pair of p and measures what resealing takes (p.PlainBytes,
+	// p.Files, p.NeedBytes) in blocks of bsize.
+	planReseal(cipherdir string, p *ConvertPlan, bsize uint64) error
+	// reseal converts the vault of plan p (Convert).
+	reseal(ctx context.Context, cipherdir string, p *ConvertPlan, password []byte, opts ConvertOptions) (*ConvertResult, error)
+}
+
+// resealerOf returns the resealer that converts p within its format, if its format has one.
+func resealerOf(p *ConvertPlan) (resealer, bool) {
+	if p.From.Format != p.To.Format {
+		return nil, false
+	}
+	r, ok := p.From.Format.kind.(resealer)
+	return r, ok
+}
+
+func (gocryptfsKind) planReseal(cipherdir string, p *ConvertPlan, bsize uint64) error {
+	c, err := LoadConfig(p.Dir)
+	if err != nil {
+		return err
+	}
+	if err := checkConvertPair(cipherdir, c, crypto.CipherID(p.To.Cipher)); err != nil {
+		return err
+	}
+	return p.measure(bsize, c.PlaintextNames())
+}
+
 // keepPath returns where the old vault goes: keep, checked, or the first free
-// DIR.old-CIPHER[-N] beside dir.
-func keepPath(dir string, from crypto.CipherID, keep string) (string, error) {
+// DIR.old-SLUG[-N] beside dir.
+func keepPath(dir string, slug string, keep string) (string, error) {
 	if keep == "" {
-		base := dir + ".old-" + string(from)
+		base := dir + ".old-" + slug
 		for i := 1; ; i++ {
 			p := base
 			if i > 1 {
@@ -331,7 +523,7 @@ func keepPath(dir string, from crypto.CipherID, keep string) (string, error) {
 // measure walks the cipherdir (cipher entries only, no key needed) for the plaintext bytes to
 // re-encrypt and the space the new vault takes in blocks of bsize.
 func (p *ConvertPlan) measure(bsize uint64, plaintextNames bool) error {
-	oldOver, newOver := uint64(p.From.BlockOverhead()), uint64(p.To.BlockOverhead())
+	oldOver, newOver := uint64(crypto.CipherID(p.From.Cipher).BlockOverhead()), uint64(crypto.CipherID(p.To.Cipher).BlockOverhead())
 	round := func(n uint64) uint64 { return (n + bsize - 1) / bsize * bsize }
 	fd, err := unix.Open(p.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -418,7 +610,11 @@ func readConvertState(work string) (*convertState, error) {
 		return nil, fmt.Errorf("reading the state of an interrupted conversion: %w", err)
 	}
 	var st convertState
-	if err := json.Unmarshal(b, &st); err != nil || !st.From.Valid() || !st.To.Valid() || st.Keep == "" {
+	err = json.Unmarshal(b, &st)
+	if err == nil {
+		_, _, err = st.sides()
+	}
+	if err != nil || st.From == "" || st.To == "" || st.Keep == "" {
 		return nil, fmt.Errorf("%s: %w: the state of an interrupted conversion does not parse; move %s away and run again", filepath.Join(work, convertStateFile), ErrCorrupt, work)
 	}
 	return &st, nil
@@ -438,20 +634,29 @@ func configCipher(dir string) crypto.CipherID {
 // vault's place is empty, the old vault is at its keeping place and WORK/new holds the new
 // one (between the two renames). Any other mix is an error: nothing is touched then.
 func convertSwapped(dir, work string, st *convertState) (bool, error) {
+	fromSide, toSide, err := st.sides()
+	if err != nil {
+		return false, err
+	}
+	from, to := fromSide.key(), toSide.key()
+	at := func(d string) string {
+		s, _ := sideAt(d)
+		return s.key()
+	}
 	newDir := filepath.Join(work, convertNewDir)
-	atDir, atNew := configCipher(dir), configCipher(newDir)
+	atDir, atNew := at(dir), at(newDir)
 	_, dirErr := os.Lstat(dir)
 	_, newErr := os.Lstat(newDir)
 	switch {
-	case errors.Is(dirErr, os.ErrNotExist) && atNew == st.To && configCipher(st.Keep) == st.From:
+	case errors.Is(dirErr, os.ErrNotExist) && atNew == to && at(st.Keep) == from:
 		return true, nil
-	case atDir == st.To && (atNew == st.From || errors.Is(newErr, os.ErrNotExist)):
+	case atDir == to && (atNew == from || errors.Is(newErr, os.ErrNotExist)):
 		return true, nil
-	case atDir == st.From && atNew != st.From:
+	case atDir == from && atNew != from:
 		return false, nil
 	}
 	return false, fmt.Errorf("%s: an interrupted conversion from %s to %s left a state vaultui does not recognise (%s: %q, %s: %q); nothing was changed: check both by hand",
-		dir, st.From, st.To, dir, atDir, newDir, atNew)
+		dir, fromSide.Label(), toSide.Label(), dir, atDir, newDir, atNew)
 }
 
 // FinishConvert completes a conversion that was interrupted after its swap (PlanConvert says
@@ -504,7 +709,10 @@ func recoverConvert(dir string) (res *ConvertResult, swapped bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	res.From, res.To, res.OldDir = st.From, st.To, st.Keep
+	if res.From, res.To, err = st.sides(); err != nil {
+		return nil, false, err
+	}
+	res.OldDir = st.Keep
 	swapped, err = convertSwapped(dir, work, st)
 	if err != nil {
 		return nil, false, err
@@ -638,14 +846,16 @@ func removeContents(dirfd int) error {
 	return nil
 }
 
-// Convert re-encrypts the vault in cipherdir with the cipher opts.To, crash-safely (see the
-// comment at the top of convert.go): it builds the new vault beside the old one with the
-// same master key, names and password, checks it completely, swaps it in and keeps the old
-// vault at opts.KeepOld (or beside). An interrupted earlier run is finished or cleaned up
-// first. It refuses a mounted vault (ErrMounted), a wrong password (ErrWrongPassword), a
-// damaged vault (ErrCorrupt: run Fsck; nothing unauthenticated is carried over) and too
-// little space (syscall.ENOSPC). On any error before the swap the old vault is unchanged and
-// the half-built tree is removed; a later run also removes what a crash left.
+// Convert converts the vault in cipherdir as opts say, crash-safely (see the comment at the
+// top of convert.go): it builds the new vault beside the old one (within gocryptfs with the
+// same master key, names and password; into another format with a new master key), checks
+// it completely, swaps it in and keeps the old vault at opts.KeepOld (or beside). An
+// interrupted earlier run is finished or cleaned up first. It refuses a mounted vault
+// (ErrMounted), a wrong password (ErrWrongPassword), a damaged vault (ErrCorrupt: run Fsck;
+// nothing unauthenticated is carried over), entries the new format cannot hold
+// (*UnsupportedError, unless opts.DropUnsupported) and too little space (syscall.ENOSPC). On
+// any error before the swap the old vault is unchanged and the half-built tree is removed; a
+// later run also removes what a crash left.
 func Convert(ctx context.Context, cipherdir string, password []byte, opts ConvertOptions) (res *ConvertResult, err error) {
 	if dir, err := realDir(cipherdir); err == nil {
 		if _, err := readConvertState(dir + convertWorkSuffix); errors.Is(err, os.ErrNotExist) {
@@ -665,15 +875,25 @@ func Convert(ctx context.Context, cipherdir string, password []byte, opts Conver
 		if err != nil {
 			return nil, err
 		}
-		if done.To == opts.To {
-			return done, nil
-		}
-		// A different conversion was interrupted; it is finished, go on from its result.
+		// If the interrupted conversion was another one, go on from its result.
 		if plan, err = PlanConvert(cipherdir, opts); err != nil {
+			if errors.Is(err, ErrAlreadyConverted) {
+				return done, nil
+			}
 			return nil, err
 		}
 	}
+	if r, ok := resealerOf(plan); ok {
+		return r.reseal(ctx, cipherdir, plan, password, opts)
+	}
+	return rebuild(ctx, cipherdir, plan, password, opts)
+}
+
+// reseal converts a gocryptfs vault to another content cipher, file by file (see the
+// comment at the top of convert.go).
+func (gocryptfsKind) reseal(ctx context.Context, cipherdir string, plan *ConvertPlan, password []byte, opts ConvertOptions) (*ConvertResult, error) {
 	dir := plan.Dir
+	to := crypto.CipherID(plan.To.Cipher)
 	c, err := LoadConfig(dir)
 	if err != nil {
 		return nil, err
@@ -693,30 +913,70 @@ func Convert(ctx context.Context, cipherdir string, password []byte, opts Conver
 		return nil, err
 	}
 
-	res = &ConvertResult{Dir: dir, From: plan.From, To: opts.To, OldDir: plan.KeepOld}
+	res := &ConvertResult{Dir: dir, From: plan.From, To: plan.To, OldDir: plan.KeepOld}
+	err = convertInto(cipherdir, plan, opts, res, func(newDir string) error {
+		nc := *c
+		nc.FeatureFlags = convertFlags(c.FeatureFlags, to)
+		if err := nc.Validate(); err != nil {
+			return fmt.Errorf("the converted config does not validate: %w", err)
+		}
+		newCE, err := crypto.NewContentEnc(to, mk, c.Has(FlagHKDF))
+		if err != nil {
+			return err
+		}
+		newCE.SetPaddedBase64(!c.Has(FlagRaw64))
+		defer newCE.Wipe()
+		cv := &converter{ctx: ctx, old: old, newCE: newCE, newRoot: newDir, total: plan.PlainBytes,
+			progress: opts.Progress, links: map[[2]uint64]string{}}
+		if err := cv.copyVault(dir, newDir, &nc); err != nil {
+			return err
+		}
+		res.Bytes, res.Unchanged, res.Dropped = cv.done, cv.unchanged, cv.dropped
+
+		nv, err := open(newDir, &nc, mk)
+		if err != nil {
+			return err
+		}
+		defer nv.Close()
+		return checkConverted(ctx, old, nv, oldPaths, plan.PlainBytes, opts.Progress)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// convertInto does what every conversion does around building its new vault: it removes what
+// an interrupted run left before its swap, records the conversion in the work directory's
+// state file, has build make and check the new vault in WORK/new, syncs it, swaps it in and
+// removes the work directory. Until the swap, an error (or a crash, on the next run) removes
+// what was built; the old vault is only read.
+func convertInto(cipherdir string, plan *ConvertPlan, opts ConvertOptions, res *ConvertResult, build func(newDir string) error) (err error) {
+	dir := plan.Dir
 	// What an interrupted run left before the swap (a half-built tree, or only the start
 	// of a work directory) goes first.
 	r, _, err := recoverConvert(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.Cleaned = r.Cleaned
 	work := plan.Work
 	if err := os.Mkdir(work, 0o700); err != nil {
-		return nil, fmt.Errorf("creating the work directory: %w", err)
+		return fmt.Errorf("creating the work directory: %w", err)
 	}
-	state, err := json.Marshal(convertState{From: plan.From, To: opts.To, Keep: plan.KeepOld})
+	state, err := json.Marshal(convertState{From: plan.From.Cipher, To: plan.To.Cipher, Keep: plan.KeepOld,
+		FromFormat: plan.From.Format.ID, ToFormat: plan.To.Format.ID})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	statePath := filepath.Join(work, convertStateFile)
 	if err := atomicfile.Replace(atomicfile.OS{}, statePath, statePath+".tmp", state, 0o600); err != nil {
 		removeWork(work)
-		return nil, fmt.Errorf("writing %s: %w", statePath, err)
+		return fmt.Errorf("writing %s: %w", statePath, err)
 	}
 	if err := syncDirs(work, filepath.Dir(work)); err != nil {
 		removeWork(work)
-		return nil, err
+		return err
 	}
 
 	newDir := filepath.Join(work, convertNewDir)
@@ -729,43 +989,18 @@ func Convert(ctx context.Context, cipherdir string, password []byte, opts Conver
 			}
 		}
 	}()
-	nc := *c
-	nc.FeatureFlags = convertFlags(c.FeatureFlags, opts.To)
-	if err = nc.Validate(); err != nil {
-		return nil, fmt.Errorf("the converted config does not validate: %w", err)
+	if err = build(newDir); err != nil {
+		return err
 	}
-	newCE, err := crypto.NewContentEnc(opts.To, mk, c.Has(FlagHKDF))
-	if err != nil {
-		return nil, err
-	}
-	newCE.SetPaddedBase64(!c.Has(FlagRaw64))
-	defer newCE.Wipe()
-	cv := &converter{ctx: ctx, old: old, newCE: newCE, newRoot: newDir, total: plan.PlainBytes,
-		progress: opts.Progress, links: map[[2]uint64]string{}}
-	if err = cv.copyVault(dir, newDir, &nc); err != nil {
-		return nil, err
-	}
-	res.Bytes, res.Unchanged, res.Dropped = cv.done, cv.unchanged, cv.dropped
-
-	nv, err := open(newDir, &nc, mk)
-	if err != nil {
-		return nil, err
-	}
-	err = checkConverted(ctx, old, nv, oldPaths, plan.PlainBytes, opts.Progress)
-	nv.Close()
-	if err != nil {
-		return nil, err
-	}
-
 	if opts.Progress != nil {
 		opts.Progress(ConvertProgress{Phase: PhaseSwap})
 	}
 	// Everything of the new vault reaches the disk before it becomes the vault.
 	if err = syncFS(newDir); err != nil {
-		return nil, err
+		return err
 	}
 	if err = checkMounted(cipherdir, dir, opts.MountedAt); err != nil {
-		return nil, err
+		return err
 	}
 	res.Swap, err = swapIn(dir, newDir, plan.KeepOld)
 	if res.Swap != "" {
@@ -778,12 +1013,9 @@ func Convert(ctx context.Context, cipherdir string, password []byte, opts Conver
 		// Stopping here leaves what a crash here would: the state file says what is left to
 		// do, or, once removeWork has taken it, an empty work directory; the next run
 		// finishes or removes it.
-		return nil, fmt.Errorf("%s: the conversion to %s stopped after its swap: %w; nothing is lost: run convert again to finish it", dir, opts.To, err)
+		return fmt.Errorf("%s: the conversion to %s stopped after its swap: %w; nothing is lost: run convert again to finish it", dir, plan.To, err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return err
 }
 
 // syncFS flushes the file system holding dir (syncfs): one call for the whole new tree.

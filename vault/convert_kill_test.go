@@ -13,12 +13,16 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
+	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
 // Environment of the re-executed test binary that runs one conversion (TestConvertKilled).
 const (
 	childConvertDir = "VAULTUI_TEST_CONVERT_DIR"
 	childConvertTo  = "VAULTUI_TEST_CONVERT_TO"
+	// childConvertFormat names the new format (ConvertOptions.Format); the new vault is then
+	// sealed at the cheapest scrypt cost.
+	childConvertFormat = "VAULTUI_TEST_CONVERT_FORMAT"
 )
 
 // TestMain runs a conversion instead of the tests when the environment asks for it: the
@@ -36,7 +40,11 @@ func TestMain(m *testing.M) {
 		// strace counts system calls per thread: keep this goroutine's calls on one thread so
 		// "the Nth renameat" means the same call in every run.
 		runtime.LockOSThread()
-		_, err := Convert(context.Background(), dir, testPassword, ConvertOptions{To: crypto.CipherID(os.Getenv(childConvertTo))})
+		opts := ConvertOptions{To: crypto.CipherID(os.Getenv(childConvertTo)), Format: os.Getenv(childConvertFormat)}
+		if opts.Format != "" {
+			opts.ScryptLogN = 10
+		}
+		_, err := Convert(context.Background(), dir, testPassword, opts)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -49,6 +57,11 @@ func TestMain(m *testing.M) {
 // runConvertChild converts dir to cipher to in a child process run under strace with the
 // fault injections injects (strace -e inject=... expressions); it returns the child's error.
 func runConvertChild(t *testing.T, dir string, to crypto.CipherID, injects ...string) error {
+	return runConvertChildTo(t, dir, to, "", injects...)
+}
+
+// runConvertChildTo is runConvertChild into the format of ID format ("" keeps the vault's).
+func runConvertChildTo(t *testing.T, dir string, to crypto.CipherID, format string, injects ...string) error {
 	t.Helper()
 	testdeps.Need(t, testdeps.Strace)
 	args := []string{"-f", "-qq", "-o", "/dev/null"}
@@ -57,7 +70,7 @@ func runConvertChild(t *testing.T, dir string, to crypto.CipherID, injects ...st
 	}
 	args = append(args, os.Args[0], "-test.run=^$")
 	cmd := exec.Command("strace", args...)
-	cmd.Env = append(os.Environ(), childConvertDir+"="+dir, childConvertTo+"="+string(to))
+	cmd.Env = append(os.Environ(), childConvertDir+"="+dir, childConvertTo+"="+string(to), childConvertFormat+"="+format)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%w: %s", err, out)
@@ -196,6 +209,143 @@ func TestConvertSyncFails(t *testing.T) {
 			}
 			checkConvertedVault(t, dir, to, want, xattrs, names)
 			sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, dir+".old-"+string(from)))
+		})
+	}
+}
+
+// TestConvertFormatKilled kills a move of a gocryptfs vault into a Cryptomator one (in a
+// child process under strace) at system calls across its run: while it sets up, makes the
+// new vault, places its entries (each a renameat2), syncs, exchanges, moves the old vault
+// away and cleans up; also on a file system without RENAME_EXCHANGE between its two renames,
+// and a second run killed while it removes what the first left. After each kill the old
+// vault is intact byte for byte wherever the crash left it, and a new run completes: the
+// vault is a Cryptomator vault with the same files, and the old one is kept unchanged.
+func TestConvertFormatKilled(t *testing.T) {
+	src := formatTree(t)
+	want := withoutModes(readTree(t, src))
+	// Every entry is placed with one renameat2 (RENAME_NOREPLACE); the exchange comes next.
+	exchange := fmt.Sprintf("when=%d", len(want)+1)
+	for _, tc := range []struct {
+		name    string
+		injects [][]string
+		done    bool
+	}{
+		{"before the work directory", [][]string{{"mkdirat:signal=KILL:when=1"}}, false},
+		{"before the new vault", [][]string{{"mkdirat:signal=KILL:when=2"}}, false},
+		{"before the state file is in place", [][]string{{"renameat:signal=KILL:when=1"}}, false},
+		{"placing the first entry", [][]string{{"renameat2:signal=KILL:when=1"}}, false},
+		{"while copying", [][]string{{"renameat2:signal=KILL:when=" + fmt.Sprint(len(want)/2)}}, false},
+		{"while writing a file", [][]string{{"fsync:signal=KILL:when=20"}}, false},
+		{"after the check, at syncfs", [][]string{{"syncfs:signal=KILL:when=1"}}, false},
+		{"at the exchange", [][]string{{"renameat2:signal=KILL:" + exchange}}, false},
+		{"after the exchange", [][]string{{"renameat:signal=KILL:when=2"}}, false},
+		{"while cleaning up", [][]string{{"unlinkat:signal=KILL:when=5"}}, false},
+		{"before removing the work directory", [][]string{{"unlinkat:signal=KILL:when=7"}}, true},
+		{"no exchange: between the renames", [][]string{{"renameat2:error=EINVAL:" + exchange, "renameat:signal=KILL:when=3"}}, false},
+		{"copying, then removing the half-built tree", [][]string{{"renameat2:signal=KILL:when=9"}, {"unlinkat:signal=KILL:when=3"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := createTest(t, CreateOptions{})
+			v, err := Unlock(context.Background(), dir, testPassword)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := v.Import(context.Background(), src, nil); err != nil {
+				t.Fatal(err)
+			}
+			v.Close()
+			keep := dir + ".old-gocryptfs"
+			before := cipherSnapshot(t, dir)
+			for _, injects := range tc.injects {
+				err := runConvertChildTo(t, dir, "", "cryptomator", injects...)
+				if err == nil || !strings.Contains(err.Error(), "killed") {
+					t.Fatalf("the child was not killed (%v): the injection %v missed", err, injects)
+				}
+				old := dir
+				if f, _ := Identify(dir); f != gocryptfsFormat {
+					old = filepath.Join(dir+convertWorkSuffix, convertNewDir)
+					if f, _ := Identify(old); f != gocryptfsFormat {
+						old = keep
+					}
+				}
+				sameSnapshot(t, "old vault after the kill", before, cipherSnapshot(t, old))
+			}
+			res, err := Convert(context.Background(), dir, testPassword, ConvertOptions{Format: "cryptomator", ScryptLogN: 10})
+			switch {
+			case tc.done && !errors.Is(err, ErrAlreadyConverted):
+				t.Fatalf("re-run after a complete conversion: %v, want ErrAlreadyConverted", err)
+			case tc.done:
+				res = &ConvertResult{OldDir: keep}
+			case err != nil:
+				t.Fatalf("re-run: %v", err)
+			}
+			if f, err := Identify(dir); err != nil || f != cryptomatorFormat {
+				t.Fatalf("after the re-run the vault is %v (%v)", f, err)
+			}
+			compareTrees(t, want, withoutModes(readTree(t, exportAny(t, dir, testPassword))))
+			if res.OldDir != keep {
+				t.Errorf("old vault kept at %q", res.OldDir)
+			}
+			sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, keep))
+			if _, err := os.Lstat(dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("work directory left: %v", err)
+			}
+			if _, err := os.Lstat(keep + "-2"); err == nil {
+				t.Errorf("a second old vault was made")
+			}
+		})
+	}
+}
+
+// TestConvertFormatKilledBack kills a move of a Cryptomator vault into a gocryptfs one at
+// a few system calls (while it writes content, at the exchange, after it, and between the
+// two renames of a file system without RENAME_EXCHANGE): the old vault stays intact and a
+// new run finishes.
+func TestConvertFormatKilledBack(t *testing.T) {
+	src := formatTree(t)
+	want := withoutModes(readTree(t, src))
+	for _, tc := range []struct {
+		name    string
+		injects []string
+	}{
+		{"while writing content", []string{"pwrite64:signal=KILL:when=5"}},
+		{"at the exchange", []string{"renameat2:signal=KILL:when=1"}},
+		{"after the exchange", []string{"renameat:signal=KILL:when=3"}},
+		{"no exchange: between the renames", []string{"renameat2:error=EINVAL", "renameat:signal=KILL:when=4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cm")
+			cv, err := cryptomator.Create(context.Background(), dir, testPassword, cryptomator.CreateOptions{ScryptLogN: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fillWithBuilder(t, cv.Builder(), src)
+			cv.Close()
+			keep := dir + ".old-cryptomator"
+			before := cipherSnapshot(t, dir)
+			if err := runConvertChildTo(t, dir, "", "gocryptfs", tc.injects...); err == nil || !strings.Contains(err.Error(), "killed") {
+				t.Fatalf("the child was not killed (%v): the injection %v missed", err, tc.injects)
+			}
+			old := dir
+			if f, _ := Identify(dir); f != cryptomatorFormat {
+				old = filepath.Join(dir+convertWorkSuffix, convertNewDir)
+				if f, _ := Identify(old); f != cryptomatorFormat {
+					old = keep
+				}
+			}
+			sameSnapshot(t, "old vault after the kill", before, cipherSnapshot(t, old))
+			res, err := Convert(context.Background(), dir, testPassword, ConvertOptions{Format: "gocryptfs", ScryptLogN: 10})
+			if err != nil {
+				t.Fatalf("re-run: %v", err)
+			}
+			if f, err := Identify(dir); err != nil || f != gocryptfsFormat {
+				t.Fatalf("after the re-run the vault is %v (%v)", f, err)
+			}
+			compareTrees(t, want, withoutModes(readTree(t, exportAny(t, dir, testPassword))))
+			if res.OldDir != keep {
+				t.Errorf("old vault kept at %q", res.OldDir)
+			}
+			sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, keep))
 			if _, err := os.Lstat(dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("work directory left: %v", err)
 			}

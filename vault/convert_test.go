@@ -278,12 +278,14 @@ func TestConvertRoundTrip(t *testing.T) {
 			if !slices.Equal(phases, []string{PhaseCopy, PhaseCheck, PhaseSwap}) {
 				t.Errorf("phases %v", phases)
 			}
-			if res.Swap != SwapExchange || res.From != tc.opts.Cipher && !(tc.opts.Cipher == "" && res.From == crypto.AESGCM) {
+			from := crypto.CipherID(res.From.Cipher)
+			if res.Swap != SwapExchange || res.From.Format.ID != "gocryptfs" || res.To != (ConvertSide{res.From.Format, string(tc.to)}) ||
+				from != tc.opts.Cipher && !(tc.opts.Cipher == "" && from == crypto.AESGCM) || res.MasterKey != nil {
 				t.Errorf("result %+v", res)
 			}
 			checkConvertedVault(t, v.Dir, tc.to, want, xattrs, names)
 			// The old vault is kept, unchanged, beside.
-			if res.OldDir != v.Dir+".old-"+string(res.From) {
+			if res.OldDir != v.Dir+".old-"+string(from) {
 				t.Errorf("old vault kept at %s", res.OldDir)
 			}
 			sameSnapshot(t, "old vault", before, cipherSnapshot(t, res.OldDir))

@@ -59,6 +59,12 @@ type Capabilities struct {
 	Holes bool
 	// HardLinks, SpecialFiles (FIFOs, sockets, devices) and Xattrs can be stored.
 	HardLinks, SpecialFiles, Xattrs bool
+	// Modes: permission bits (and, written as root, owners) are kept; without it every entry
+	// shows the format's own.
+	Modes bool
+	// NFCNames: names are stored in Unicode normalization form C, so a name in another form
+	// would come back changed.
+	NFCNames bool
 	// Mount: the folder mounts as a read-write plaintext view; ReverseView: it is a plaintext
 	// folder that mounts as a read-only encrypted view (gocryptfs -reverse).
 	Mount, ReverseView bool
@@ -89,7 +95,7 @@ var (
 		LongNameMax: Range{crypto.MinLongNameMax, crypto.DefaultLongNameMax, crypto.DefaultLongNameMax},
 		Ciphers:     []crypto.CipherID{crypto.AESGCM, crypto.AEGIS, crypto.XChaCha, crypto.AESSIV},
 		Can: Capabilities{PlaintextNames: true, DeterministicNames: true, Holes: true, HardLinks: true,
-			SpecialFiles: true, Xattrs: true, Mount: true, Walk: true, SharedStorage: true},
+			SpecialFiles: true, Xattrs: true, Modes: true, Mount: true, Walk: true, SharedStorage: true},
 		opens: gocryptfsOpensIn,
 		kind:  gocryptfsKind{},
 	}
@@ -97,7 +103,7 @@ var (
 		ID: "cryptomator", Name: "Cryptomator", Summary: "vault format 8 (SIV_GCM)", Marker: cryptomator.ConfigFileName, KeyFile: cryptomator.MasterkeyFileName,
 		KeyNote:    "the raw 64-byte key in hex; not Cryptomator's recovery key words",
 		ScryptLogN: Range{crypto.MinScryptLogN, cryptomator.DefaultScryptLogN, crypto.MaxScryptLogN},
-		Can:        Capabilities{Mount: true, Walk: true},
+		Can:        Capabilities{NFCNames: true, Mount: true, Walk: true},
 		opens: func(crypto.CipherID) Compat {
 			return Compat{Subject: "A Cryptomator vault", Programs: []string{"vaultui", "Cryptomator (desktop, iOS, Android)"}, Short: "vaultui, Cryptomator"}
 		},
@@ -107,7 +113,7 @@ var (
 		ID: "gocryptfs-reverse", Name: "gocryptfs reverse view", Summary: "gocryptfs v2, AES-SIV", Marker: ReverseConfName, KeyFile: ReverseConfName,
 		ScryptLogN: gocryptfsFormat.ScryptLogN, LongNameMax: gocryptfsFormat.LongNameMax,
 		Ciphers: []crypto.CipherID{crypto.AESSIV},
-		Can:     Capabilities{PlaintextNames: true, DeterministicNames: true, ReverseView: true},
+		Can:     Capabilities{PlaintextNames: true, DeterministicNames: true, Modes: true, ReverseView: true},
 		opens: func(crypto.CipherID) Compat {
 			return Compat{Subject: "A reverse view", Programs: []string{"vaultui", "gocryptfs -reverse"}, Short: "vaultui, gocryptfs -reverse",
 				Others: "a copy of the view is an AES-SIV gocryptfs vault, which gocryptfs mounts forward"}
@@ -253,6 +259,19 @@ type folderKind interface {
 	unlock(ctx context.Context, dir string, password []byte) (Volume, error)
 	unlockWithKey(dir string, key []byte, unverified bool) (Volume, error)
 	changePassword(ctx context.Context, fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error)
+	// variant says from the vault's files alone, without its key, which content encryption
+	// the vault in dir has: what a conversion within the format changes (a content cipher's
+	// ID, "aes-gcm"; a Cryptomator cipher combo, "SIV_GCM").
+	variant(dir string) (string, error)
+	// targetVariant is the variant a conversion to the content cipher to makes; "" the
+	// format's default for new vaults. A cipher the format cannot have is an error.
+	targetVariant(to crypto.CipherID) (string, error)
+	// createFor makes the empty vault in dir (a new folder) that a conversion fills through
+	// its Builder: of the variant, sealed under password at scrypt cost 2^logN, with a new
+	// master key, returned; or, with keep (an unlocked vault of this format), under keep's
+	// master key and key file, so that the old password and master key open it (nil is
+	// returned then).
+	createFor(ctx context.Context, dir, variant string, password []byte, logN int, keep Volume) (masterKey []byte, err error)
 }
 
 // Volume is an unlocked vault of any format: what the walker reads (Fsck, Export, the
@@ -278,6 +297,8 @@ type Volume interface {
 	// ContentCipher is the content cipher where the format lets the user choose one ("" where
 	// it does not).
 	ContentCipher() crypto.CipherID
+	// Builder writes into the vault (an empty one that a conversion fills).
+	Builder() format.Builder
 	// Keys is the format's own unlocked vault (*Vault, *cryptomator.Vault), for the mount's
 	// per-format code alone (vfs.VolumeOf).
 	Keys() any

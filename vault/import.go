@@ -129,11 +129,23 @@ func (v *Vault) importFile(src, dst string) error {
 		return fmt.Errorf("vault: import: %w", err)
 	}
 	defer out.Close()
+	if err := v.encryptInto(out, in); err != nil {
+		return fmt.Errorf("vault: import: %w", err)
+	}
+	return out.Close()
+}
+
+// encryptInto writes the content read from in, encrypted, into the empty cipher file out as
+// gocryptfs writes it: a header before the first block (none for an empty file), and full
+// zero blocks left as holes.
+func (v *Vault) encryptInto(out *os.File, in io.Reader) error {
 	ce := v.Content
 	plain := make([]byte, readChunkBlocks*crypto.BlockSize)
 	cipher := make([]byte, 0, readChunkBlocks*ce.CipherBlockSize())
+	defer crypto.Wipe(plain)
 	var h crypto.FileHeader
 	var size int64
+	var err error
 	for blk := int64(0); ; blk += readChunkBlocks {
 		n, rerr := io.ReadFull(in, plain)
 		if n > 0 {
@@ -142,7 +154,7 @@ func (v *Vault) importFile(src, dst string) error {
 					return err
 				}
 				if _, err := out.Write(h.Bytes()); err != nil {
-					return fmt.Errorf("vault: import: %w", err)
+					return err
 				}
 			}
 			// Encrypt runs of data blocks; full zero blocks stay holes.
@@ -156,7 +168,7 @@ func (v *Vault) importFile(src, dst string) error {
 					first := blk + int64(i/crypto.BlockSize)
 					cipher = ce.EncryptBlocks(cipher[:0], plain[i:j], uint64(first), h.ID[:])
 					if _, err := out.WriteAt(cipher, int64(ce.BlockCipherOffset(uint64(first)))); err != nil {
-						return fmt.Errorf("vault: import: %w", err)
+						return err
 					}
 				}
 				i = j + crypto.BlockSize // skip the zero block
@@ -167,13 +179,10 @@ func (v *Vault) importFile(src, dst string) error {
 			break
 		}
 		if rerr != nil {
-			return fmt.Errorf("vault: import: %w", rerr)
+			return rerr
 		}
 	}
-	if err := out.Truncate(int64(ce.CipherSize(uint64(size)))); err != nil {
-		return fmt.Errorf("vault: import: %w", err)
-	}
-	return out.Close()
+	return out.Truncate(int64(ce.CipherSize(uint64(size))))
 }
 
 // writeNew creates path with data and mode, failing if it exists.

@@ -7,6 +7,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/vault/cryptomator"
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 // cryptomatorKind is Cryptomator's vault format 8 behind Folder (package vault/cryptomator).
@@ -103,3 +104,56 @@ func (cryptomatorKind) changePassword(ctx context.Context, fsys atomicfile.FS, d
 func (cv cryptomatorVolume) Format() *Format             { return cryptomatorFormat }
 func (cryptomatorVolume) ContentCipher() crypto.CipherID { return "" }
 func (cv cryptomatorVolume) Keys() any                   { return cv.Vault() }
+
+func (cryptomatorKind) variant(dir string) (string, error) {
+	i, err := cryptomator.ReadInfo(dir)
+	if err != nil {
+		return "", cryptomatorError(dir, err)
+	}
+	return string(i.CipherCombo), nil
+}
+
+// targetVariant: a conversion makes what Cryptomator creates, SIV_GCM (AES-GCM content);
+// SIV_CTRMAC is only read, in vaults migrated from format 7.
+func (cryptomatorKind) targetVariant(to crypto.CipherID) (string, error) {
+	if to == "" || to == crypto.AESGCM {
+		return string(cryptomator.SIVGCM), nil
+	}
+	return "", fmt.Errorf("%w: a Cryptomator vault's content is encrypted with AES-GCM (cipher combo %s), not %s",
+		ErrUnsupported, cryptomator.SIVGCM, to)
+}
+
+func (cryptomatorKind) createFor(ctx context.Context, dir, variant string, password []byte, logN int, keep Volume) ([]byte, error) {
+	opts := cryptomator.CreateOptions{Combo: cryptomator.CipherCombo(variant), ScryptLogN: logN}
+	if keep != nil {
+		old, ok := keep.Keys().(*cryptomator.Vault)
+		if !ok {
+			return nil, fmt.Errorf("%w: the master key of a %s vault cannot make a Cryptomator vault", ErrUnsupported, keep.Format().Name)
+		}
+		raw := old.RawMasterkey()
+		k, err := cryptomator.MasterkeyFromRaw(raw)
+		crypto.Wipe(raw)
+		if err != nil {
+			return nil, err
+		}
+		defer k.Wipe()
+		if opts.KeepFile, err = old.KeyFile(); err != nil {
+			return nil, cryptomatorError(old.Dir(), err)
+		}
+		opts.Keep = k
+	}
+	if _, err := prepareEmptyDir(dir); err != nil {
+		return nil, err
+	}
+	v, err := cryptomator.Create(ctx, dir, password, opts)
+	if err != nil {
+		return nil, cryptomatorError(dir, err)
+	}
+	defer v.Close()
+	if keep != nil {
+		return nil, nil
+	}
+	return v.RawMasterkey(), nil
+}
+
+func (cv cryptomatorVolume) Builder() format.Builder { return cv.Vault().Builder() }

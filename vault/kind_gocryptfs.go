@@ -201,3 +201,41 @@ func (g gocryptfsVolume) PlanSettle(ctx context.Context, p string, keep Keep) (S
 func (g gocryptfsVolume) Format() *Format                { return gocryptfsFormat }
 func (g gocryptfsVolume) ContentCipher() crypto.CipherID { return g.v.Content.Cipher() }
 func (g gocryptfsVolume) Keys() any                      { return g.v }
+
+func (gocryptfsKind) variant(dir string) (string, error) {
+	c, err := LoadConfig(dir)
+	if err != nil {
+		return "", err
+	}
+	return string(c.Cipher()), nil
+}
+
+func (gocryptfsKind) targetVariant(to crypto.CipherID) (string, error) {
+	if to == "" {
+		return string(gocryptfsFormat.Ciphers[0]), nil
+	}
+	if !to.Valid() {
+		return "", fmt.Errorf("%w %q", crypto.ErrUnknownCipher, string(to))
+	}
+	return string(to), nil
+}
+
+// createFor makes a gocryptfs vault with the defaults of gocryptfs -init and the cipher
+// variant. A gocryptfs vault keeps its master key through a change of cipher by resealing
+// its files in place (see convert.go), never by a new vault: keep is refused.
+func (gocryptfsKind) createFor(ctx context.Context, dir, variant string, password []byte, logN int, keep Volume) ([]byte, error) {
+	if keep != nil {
+		return nil, fmt.Errorf("%w: a gocryptfs vault is not rebuilt under its own key", ErrUnsupported)
+	}
+	return Create(ctx, dir, password, CreateOptions{Format: gocryptfsFormat.ID, Cipher: crypto.CipherID(variant), ScryptLogN: logN})
+}
+
+func (g gocryptfsVolume) Builder() format.Builder { return g.v.Builder() }
+
+func (reverseKind) variant(dir string) (string, error) { return "", errReversePlain(dir) }
+func (reverseKind) targetVariant(crypto.CipherID) (string, error) {
+	return "", fmt.Errorf("%w: a reverse view's folder is not a conversion's result", ErrUnsupported)
+}
+func (reverseKind) createFor(_ context.Context, dir, _ string, _ []byte, _ int, _ Volume) ([]byte, error) {
+	return nil, errReversePlain(dir)
+}

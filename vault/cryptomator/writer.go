@@ -22,6 +22,11 @@ type CreateOptions struct {
 	ScryptLogN int
 	// ShorteningThreshold; 0 means DefaultShorteningThreshold.
 	ShorteningThreshold int
+	// Keep, when not nil, is the master key of the new vault and KeepFile its masterkey file,
+	// written as it is (the file of another vault of this key: its password opens the new
+	// vault too, and a recovery key noted for it stays good). ScryptLogN is then unused.
+	Keep     *Masterkey
+	KeepFile []byte
 }
 
 // ErrNotEmpty is wrapped by Create for a folder that already holds something.
@@ -43,8 +48,11 @@ func Create(ctx context.Context, dir string, password []byte, opts CreateOptions
 	} else if len(ents) > 0 {
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotEmpty)
 	}
-	key, err := NewMasterkey()
-	if err != nil {
+	var key *Masterkey
+	if opts.Keep != nil {
+		key = new(Masterkey)
+		*key = *opts.Keep
+	} else if key, err = NewMasterkey(); err != nil {
 		return nil, err
 	}
 	cfg, err := NewConfig(opts.Combo)
@@ -76,9 +84,11 @@ func Create(ctx context.Context, dir string, password []byte, opts CreateOptions
 	if err = nv.init(); err != nil {
 		return nil, err
 	}
-	mk, err := LockMasterkey(ctx, key, password, opts.ScryptLogN)
-	if err != nil {
-		return nil, err
+	mk := opts.KeepFile
+	if opts.Keep == nil {
+		if mk, err = LockMasterkey(ctx, key, password, opts.ScryptLogN); err != nil {
+			return nil, err
+		}
 	}
 	token, err := cfg.Sign(key)
 	if err != nil {

@@ -17,6 +17,7 @@ package format
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
@@ -242,4 +243,37 @@ type PathMapper interface {
 	// DecryptPath returns the plaintext path of the cipher path. A path to one of the
 	// format's own files has none: the error says whose file it is.
 	DecryptPath(cipher string) (string, error)
+}
+
+// Made is a format's handle of an entry a Builder made (a directory to make entries in, a
+// file to link to or to give its attributes), valid until the Builder is done.
+type Made any
+
+// Builder writes a new vault of a format entry by entry, a directory before its entries: what
+// converting a vault into another format (or another cipher of one, through the plaintext)
+// writes into, while it reads the old vault through its Volume. Names and contents are
+// plaintext; each format encrypts and stores them by its own rules (long names, directory
+// IVs or IDs, holes where it keeps them). What the format cannot hold (its capabilities in
+// package vault's table of formats say so) is an error, never silently lost: a caller asks
+// the capabilities first.
+type Builder interface {
+	// Root is the vault's root directory.
+	Root() Made
+	// Mkdir makes the directory name in dir.
+	Mkdir(dir Made, name string) (Made, error)
+	// WriteFile makes the file name in dir with the content read from r until EOF; an error
+	// from r leaves no file.
+	WriteFile(dir Made, name string, r io.Reader) (Made, error)
+	// Symlink makes the symlink name in dir pointing to target.
+	Symlink(dir Made, name, target string) (Made, error)
+	// Mknod makes a FIFO, socket or device node of type mode (special files).
+	Mknod(dir Made, name string, mode fs.FileMode, rdev uint64) (Made, error)
+	// Link makes name in dir a second name of the file m (hard links).
+	Link(dir Made, name string, m Made) (Made, error)
+	// SetXattr sets the extended attribute name of m to value (extended attributes).
+	SetXattr(m Made, name string, value []byte) error
+	// SetAttrs gives m what the format keeps of info: its times; its permission bits and,
+	// run as root, its owner where the format keeps them. A directory's come after its
+	// entries were made.
+	SetAttrs(m Made, info fs.FileInfo) error
 }

@@ -83,7 +83,7 @@ func (t gocryptfsTree) configFile(name string) bool { return name == crypto.Conf
 func (*cryptomatorTree) watchable() bool     { return false }
 func (*cryptomatorTree) hardLinks() bool     { return false }
 func (*cryptomatorTree) specialFiles() bool  { return false }
-func (*cryptomatorTree) sharedStorage() bool { return false }
+func (*cryptomatorTree) sharedStorage() bool { return true }
 
 // configFile: a Cryptomator vault's configuration is outside its root directory's folder.
 func (*cryptomatorTree) configFile(string) bool { return false }

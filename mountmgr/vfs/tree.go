@@ -41,6 +41,9 @@ type tree interface {
 	symlinkLen(size int64) (int, bool)
 	// readlink returns the plaintext target of the symlink object name in dirfd.
 	readlink(dirfd int, name string) ([]byte, error)
+	// filePlace returns where the contents of the regular file stored in dirfd are: dirfd or
+	// a descriptor of the entry's folder (closeIfOther closes it), and a name in it.
+	filePlace(dirfd int, stored string) (int, string, error)
 
 	// create makes a regular file and returns a descriptor of it (flags and mode as openat
 	// takes them; O_CREAT included).
@@ -229,6 +232,10 @@ func (t gocryptfsTree) stat(dirfd int, stored string) (entryID, []byte, error) {
 
 func (t gocryptfsTree) place(n *node, d dirRef, stored string) (dirRef, string, syscall.Errno) {
 	return d, stored, 0
+}
+
+func (t gocryptfsTree) filePlace(dirfd int, stored string) (int, string, error) {
+	return dirfd, stored, nil
 }
 
 func (t gocryptfsTree) symlinkLen(size int64) (int, bool) {

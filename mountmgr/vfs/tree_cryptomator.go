@@ -316,6 +316,10 @@ func openPayloadDir(d dirRef, stored, payload string) (dirRef, string, syscall.E
 	return dirRef{fd: efd, owned: true}, payload, 0
 }
 
+func (t *cryptomatorTree) filePlace(dirfd int, stored string) (int, string, error) {
+	return t.payload(dirfd, stored, syscall.S_IFREG)
+}
+
 func (t *cryptomatorTree) symlinkLen(size int64) (int, bool) {
 	n, ok := t.content.Geometry().PlainSize(size)
 	return int(n), ok

@@ -223,7 +223,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		unix.Close(fd)
 		return nil, nil, 0, n.fsys.op(fs2errno(err))
 	}
-	ch := n.newChild(ctx, name, &e, -1, "", out)
+	ch := n.newChild(ctx, name, &e, d.fd, stored, out)
 	cn := ch.Operations().(*node)
 	f := cn.newFile(fd, true)
 	if key != nil {
@@ -308,7 +308,7 @@ func (n *node) openFlags() uint32 {
 		return fuse.FOPEN_DIRECT_IO
 	case n.StableAttr().Gen == 0:
 		return 0
-	case n.fsys.pagesTold && n.parentUnwatched():
+	case n.fsys.pagesTold && (n.parentUnwatched() || n.entryUnwatched()):
 		return 0
 	}
 	return fuse.FOPEN_KEEP_CACHE

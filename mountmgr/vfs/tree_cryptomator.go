@@ -43,6 +43,15 @@ func (t *cryptomatorTree) openKnown(id []byte) (int, bool) {
 	return fd, err == nil
 }
 
+// eventEntry: changes in an entry's folder come from its own watch (watch.go).
+func (t *cryptomatorTree) eventEntry(name string) string { return name }
+
+// entryFolder: a .c9s entry, a directory's and a symlink's entry are folders holding
+// name.c9s, contents.c9r, dir.c9r or symlink.c9r.
+func (t *cryptomatorTree) entryFolder(stored string, mode uint32) bool {
+	return mode != syscall.S_IFREG || strings.HasSuffix(stored, cryptomator.SuffixC9S)
+}
+
 // respelled: names are stored in NFC, as Cryptomator stores them, but a writer that does not
 // normalize (rclone's backend) stores a name in NFD as given, and the listing shows it so.
 func (t *cryptomatorTree) respelled(plain string) bool { return !norm.NFC.IsNormalString(plain) }

@@ -82,7 +82,7 @@ func (d *fakeDaemon) Mount(_ context.Context, r mountmgr.MountRequest) (mountmgr
 	if string(r.Password) != d.password {
 		return mountmgr.MountInfo{}, fmt.Errorf("%s: %w", r.CipherDir, vault.ErrWrongPassword)
 	}
-	return mountmgr.MountInfo{CipherDir: r.CipherDir, MountPoint: r.MountPoint}, nil
+	return mountmgr.MountInfo{CipherDir: r.CipherDir, MountPoint: r.MountPoint, ForceDecode: r.ForceDecode, SharedStorage: r.SharedStorage}, nil
 }
 func (d *fakeDaemon) Unmount(_ context.Context, target string, _ bool) error {
 	for i, m := range d.mounts {

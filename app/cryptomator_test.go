@@ -166,9 +166,9 @@ func TestCryptomatorConflictsSettled(t *testing.T) {
 	}
 }
 
-// Shared storage is gocryptfs-only: asked for on a Cryptomator vault, the mount is refused
-// before any password is asked for, with the error every unsupported Cryptomator use gets.
-func TestCryptomatorSharedStorageRefused(t *testing.T) {
+// A Cryptomator vault mounts for shared storage as a gocryptfs vault does: the request
+// reaches the daemon with the option, and the mount says it has it.
+func TestCryptomatorSharedStorage(t *testing.T) {
 	ctx := context.Background()
 	a, _ := registryApp(t, true)
 	dir := cmfixture.Folder(t)
@@ -177,9 +177,9 @@ func TestCryptomatorSharedStorageRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &fakeDaemon{password: "pw"}
-	_, err = newTestApp(&fakeKeyring{entries: map[string]string{}, labels: map[string]string{}}, d).Mount(ctx,
+	m, err := newTestApp(&fakeKeyring{entries: map[string]string{}, labels: map[string]string{}}, d).Mount(ctx,
 		MountRequest{Vault: VaultOf(ad.Entry), MountPoint: filepath.Join(t.TempDir(), "mnt"), Password: []byte("pw"), SharedStorage: true})
-	if !errors.Is(err, vault.ErrUnsupported) || !strings.Contains(err.Error(), "--sharedstorage is not available for Cryptomator vaults") || d.tries != 0 {
-		t.Fatalf("mount --sharedstorage: %v after %d tries", err, d.tries)
+	if err != nil || d.tries != 1 || !m.SharedStorage {
+		t.Fatalf("mount --sharedstorage: %v after %d tries, %+v", err, d.tries, m)
 	}
 }

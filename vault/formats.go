@@ -103,7 +103,7 @@ var (
 		ID: "cryptomator", Name: "Cryptomator", Summary: "vault format 8 (SIV_GCM)", Marker: cryptomator.ConfigFileName, KeyFile: cryptomator.MasterkeyFileName,
 		KeyNote:    "the raw 64-byte key in hex; not Cryptomator's recovery key words",
 		ScryptLogN: Range{crypto.MinScryptLogN, cryptomator.DefaultScryptLogN, crypto.MaxScryptLogN},
-		Can:        Capabilities{NFCNames: true, Mount: true, Walk: true},
+		Can:        Capabilities{NFCNames: true, Mount: true, Walk: true, SharedStorage: true},
 		opens: func(crypto.CipherID) Compat {
 			return Compat{Subject: "A Cryptomator vault", Programs: []string{"vaultui", "Cryptomator (desktop, iOS, Android)"}, Short: "vaultui, Cryptomator"}
 		},

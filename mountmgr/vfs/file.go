@@ -310,6 +310,9 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 	if len(data) == 0 {
 		return 0
 	}
+	if f.node.fsys.tooBig(off + uint64(len(data))) {
+		return syscall.EFBIG
+	}
 	st, size, errno := f.sizes()
 	if errno != 0 {
 		return errno
@@ -682,6 +685,8 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 	switch {
 	case newSize == size:
 		return 0
+	case newSize > size && fsys.tooBig(newSize):
+		return syscall.EFBIG
 	case newSize == 0:
 		return f.empty(cs)
 	case newSize < size && newSize%bs == 0:
@@ -698,7 +703,7 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 		// not after writing zeros until it is full, nor after allocating all it has.
 		var sfs unix.Statfs_t
 		if unix.Fstatfs(f.fd, &sfs) == nil && fsys.cipherSize(newSize)-cs > sfs.Bavail*uint64(sfs.Bsize) {
-			return syscall.ENOSPC
+			return noRoomFor(f.fd, fsys.cipherSize(newSize))
 		}
 		if errno := f.reserve(&st, size, size, newSize); errno != 0 {
 			return errno
@@ -790,6 +795,9 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 	if mode&^unix.FALLOC_FL_KEEP_SIZE != 0 {
 		// Punching holes or zeroing ranges would need re-encryption of partial blocks.
 		return fsys.op(syscall.EOPNOTSUPP)
+	}
+	if fsys.tooBig(off + size) {
+		return fsys.op(syscall.EFBIG)
 	}
 	f.node.ext().mu.Lock()
 	defer f.node.ext().mu.Unlock()

@@ -79,11 +79,11 @@ func (gocryptfsTree) sharedStorage() bool { return true }
 func (t gocryptfsTree) configFile(name string) bool { return name == crypto.ConfName }
 
 // Capabilities of the Cryptomator tree: files, directories and symlinks only, as the format
-// stores; the watcher does not follow its d/ folders yet.
-func (*cryptomatorTree) watchable() bool     { return false }
+// stores; the watcher follows its d/ folders and its entries' folders.
+func (*cryptomatorTree) watchable() bool     { return true }
 func (*cryptomatorTree) hardLinks() bool     { return false }
 func (*cryptomatorTree) specialFiles() bool  { return false }
-func (*cryptomatorTree) sharedStorage() bool { return false }
+func (*cryptomatorTree) sharedStorage() bool { return true }
 
 // configFile: a Cryptomator vault's configuration is outside its root directory's folder.
 func (*cryptomatorTree) configFile(string) bool { return false }

@@ -82,11 +82,12 @@ func (h *inotifyHub) leave(w *watcher) {
 	}
 }
 
-// addWatch watches the directory at path for w and returns the watch descriptor.
-func (h *inotifyHub) addWatch(w *watcher, path string) (int32, error) {
+// addWatch watches the directory at path for w (mask: watchMask, with perhaps flags of how
+// path is resolved) and returns the watch descriptor.
+func (h *inotifyHub) addWatch(w *watcher, path string, mask uint32) (int32, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	wd, err := unix.InotifyAddWatch(h.fd, path, watchMask)
+	wd, err := unix.InotifyAddWatch(h.fd, path, mask)
 	if err != nil {
 		return 0, err
 	}

@@ -52,8 +52,9 @@ type nodeExt struct {
 	// birth is the cipher file's birth time (entryID.gen), kept only with shared storage,
 	// where the node's generation is a counter instead (identity.go).
 	birth uint64
-	// wd is a directory's inotify watch (watch.go): 0 none yet, -1 none possible.
-	wd atomic.Int32
+	// wd is a directory's inotify watch (watch.go): 0 none yet, -1 none possible; ewd the
+	// watch of the node's entry folder (tree.entryFolder), likewise.
+	wd, ewd atomic.Int32
 	// childRead: a file in this directory had pages read since the kernel last listed the
 	// directory from the mount, and the kernel was told to drop its listing (file.noteRead).
 	childRead atomic.Bool
@@ -86,9 +87,9 @@ var (
 	_ = (fs.NodeOnForgetter)((*node)(nil))
 )
 
-// OnForget stops watching a directory the kernel forgot.
+// OnForget stops watching a directory, or an entry folder, the kernel forgot.
 func (n *node) OnForget() {
-	if w := n.fsys.watch; w != nil && n.StableAttr().Mode == syscall.S_IFDIR {
+	if w := n.fsys.watch; w != nil {
 		w.forget(n)
 	}
 }
@@ -212,6 +213,9 @@ func (n *node) newChild(ctx context.Context, plain string, e *entryID, dirfd int
 	ch := n.GetChild(plain)
 	if ch == nil || ch.StableAttr() != sa {
 		ch = n.NewInode(ctx, &node{fsys: n.fsys}, sa)
+	}
+	if w := n.fsys.watch; w != nil && dirfd >= 0 && n.fsys.tree.entryFolder(stored, sa.Mode) {
+		w.addEntry(n, ch.Operations().(*node), dirfd, stored)
 	}
 	return ch
 }

@@ -188,9 +188,13 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		if n.fsys.shared && flags&syscall.O_EXCL == 0 {
 			fd, err = n.fsys.tree.create(dirfd, e, (fl|unix.O_EXCL)&^unix.O_TRUNC, mode)
 			if err == unix.EEXIST {
-				// Shared storage is gocryptfs's only (newRoot): the entry is the file.
 				existed, trunc = true, flags&syscall.O_TRUNC != 0
-				fd, err = layout.OpenFile(dirfd, e.stored, openFlags(flags&^syscall.O_TRUNC, true), 0, nil)
+				pfd, name, perr := n.fsys.tree.filePlace(dirfd, e.stored)
+				if perr != nil {
+					return perr
+				}
+				fd, err = layout.OpenFile(pfd, name, openFlags(flags&^syscall.O_TRUNC, true), 0, nil)
+				closeIfOther(pfd, dirfd)
 			}
 			return err
 		}
@@ -219,7 +223,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		unix.Close(fd)
 		return nil, nil, 0, n.fsys.op(fs2errno(err))
 	}
-	ch := n.newChild(ctx, name, &e, -1, "", out)
+	ch := n.newChild(ctx, name, &e, d.fd, stored, out)
 	cn := ch.Operations().(*node)
 	f := cn.newFile(fd, true)
 	if key != nil {
@@ -304,7 +308,7 @@ func (n *node) openFlags() uint32 {
 		return fuse.FOPEN_DIRECT_IO
 	case n.StableAttr().Gen == 0:
 		return 0
-	case n.fsys.pagesTold && n.parentUnwatched():
+	case n.fsys.pagesTold && (n.parentUnwatched() || n.entryUnwatched()):
 		return 0
 	}
 	return fuse.FOPEN_KEEP_CACHE

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -126,6 +127,66 @@ func existsState(p string, want, dir bool) func() (string, bool) {
 	}
 }
 
+// behindVault is a vault whose cipherdir the tests of changes behind a mount change: its
+// volume, the cipher file that holds the contents of the file at plaintext path rel (which
+// need not exist yet, but its directory must), and its block size.
+type behindVault struct {
+	v    Volume
+	path func(t *testing.T, rel string) string
+	bs   int
+}
+
+// behindVaults are a vault of each format the watch follows; long names Cryptomator's with
+// names past its shortening threshold, stored in .c9s folders with contents.c9r inside.
+func behindVaults() []struct {
+	name string
+	make func(t *testing.T) behindVault
+	long bool
+} {
+	return []struct {
+		name string
+		make func(t *testing.T) behindVault
+		long bool
+	}{
+		{"gocryptfs", gocryptfsBehind, false},
+		{"cryptomator", cryptomatorBehind, false},
+		{"cryptomator long names", cryptomatorBehind, true},
+	}
+}
+
+func gocryptfsBehind(t *testing.T) behindVault {
+	v := volumeOf(realVault(t, "", crypto.AESGCM))
+	return behindVault{v: v, path: func(t *testing.T, rel string) string { return cipherPath(t, v, rel) }, bs: crypto.BlockSize}
+}
+
+func cryptomatorBehind(t *testing.T) behindVault {
+	vol, v := cryptomatorVolume(t)
+	return behindVault{v: vol, path: func(t *testing.T, rel string) string { return cmCipherPath(t, v, rel) }, bs: v.Content().Geometry().BlockSize}
+}
+
+// cmCipherPath is cipherPath for a Cryptomator vault: the .c9r file, or the contents.c9r of
+// the .c9s folder, that holds the contents of the file rel.
+func cmCipherPath(t *testing.T, v *cryptomator.Vault, rel string) string {
+	t.Helper()
+	d := v.Root()
+	parts := strings.Split(rel, "/")
+	for _, p := range parts[:len(parts)-1] {
+		e, err := v.Lookup(d, p)
+		if err == nil {
+			d, err = v.OpenDir(e)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc := v.Names().Encrypt(d.ID, parts[len(parts)-1])
+	folder := filepath.Join(v.Dir(), filepath.FromSlash(d.Path))
+	if len(enc) > v.ShorteningThreshold() {
+		return filepath.Join(folder, cryptomator.Shorten(enc), cryptomator.ContentsFile)
+	}
+	return filepath.Join(folder, enc)
+}
+
 // TestChangesBehindTheMount: a sync tool changes the cipherdir behind a mount in each of its
 // ways, and the mount shows each change within a second, its caches on, never as a mix of
 // old and new blocks. The tool works on cipher names, with a second mount of the vault (all
@@ -134,29 +195,38 @@ func existsState(p string, want, dir bool) func() (string, bool) {
 // rewrites it keeping both: nothing the kernel's attribute refresh compares changes, so
 // kernel pages kept across opens (FOPEN_KEEP_CACHE) would stay stale for good. Each runs with
 // the mount's own cache times and with an hour (what the kernel shows then can only come from
-// being told), in the root and in a subdirectory.
+// being told), in the root and in a subdirectory, on a vault of each format the watch
+// follows (a Cryptomator file of a long name has its contents in its entry's folder).
 func TestChangesBehindTheMount(t *testing.T) {
-	for _, timeout := range []time.Duration{0, time.Hour} {
-		for _, sub := range []string{"", "sub"} {
-			t.Run(fmt.Sprintf("cache=%v/dir=%q", timeout, sub), func(t *testing.T) {
-				changesBehindTheMount(t, timeout, sub)
-			})
+	for _, f := range behindVaults() {
+		for _, timeout := range []time.Duration{0, time.Hour} {
+			for _, sub := range []string{"", "sub"} {
+				t.Run(fmt.Sprintf("%s/cache=%v/dir=%q", f.name, timeout, sub), func(t *testing.T) {
+					changesBehindTheMount(t, f.make(t), f.long, timeout, sub)
+				})
+			}
 		}
 	}
 }
 
-func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
-	v := volumeOf(realVault(t, "", crypto.AESGCM))
+func changesBehindTheMount(t *testing.T, bv behindVault, long bool, timeout time.Duration, sub string) {
+	v := bv.v
 	mp, _ := mountTest(t, v, Options{cacheTimeout: timeout})
 	tool, _ := mountTest(t, v, Options{SharedStorage: true})
-	in := func(root, name string) string { return filepath.Join(root, sub, name) }
-	rel := func(name string) string { return filepath.Join(sub, name) }
+	nm := func(name string) string {
+		if long {
+			return strings.Repeat("long-", 40) + name
+		}
+		return name
+	}
+	in := func(root, name string) string { return filepath.Join(root, sub, nm(name)) }
+	rel := func(name string) string { return filepath.Join(sub, nm(name)) }
 	if sub != "" {
 		if err := os.Mkdir(filepath.Join(mp, sub), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	size := 5*crypto.BlockSize + 100
+	size := 5*bv.bs + 100
 	old := bytes.Repeat([]byte("old "), size/4)
 	next := bytes.Repeat([]byte("NEW "), size/4)
 	// cached writes name through the mount and reads it back, so the kernel holds its entry,
@@ -169,7 +239,7 @@ func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
 		if b, err := os.ReadFile(in(mp, name)); err != nil || !bytes.Equal(b, old) {
 			t.Fatalf("read back %s: %v", name, err)
 		}
-		fi, err := os.Stat(cipherPath(t, v, rel(name)))
+		fi, err := os.Stat(bv.path(t, rel(name)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +266,7 @@ func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Chtimes(cipherPath(t, v, rel(name)), mtime, mtime); err != nil {
+		if err := os.Chtimes(bv.path(t, rel(name)), mtime, mtime); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,7 +275,7 @@ func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
 		if err := os.WriteFile(in(tool, ".rsynced.tmp"), next, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		tmp := cipherPath(t, v, rel(".rsynced.tmp"))
+		tmp := bv.path(t, rel(".rsynced.tmp"))
 		if err := os.Chtimes(tmp, mtime, mtime); err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +283,7 @@ func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
 		if err := unix.Stat(tmp, &st); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Rename(tmp, cipherPath(t, v, rel("rsynced"))); err != nil {
+		if err := os.Rename(tmp, bv.path(t, rel("rsynced"))); err != nil {
 			t.Fatal(err)
 		}
 		// Its inode number first: a read would bring the new file in by itself (an open of
@@ -245,7 +315,7 @@ func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
 		if b, err := os.ReadFile(in(mp, "openw")); err != nil || !bytes.Equal(b, old) {
 			t.Fatalf("read back after the write: %v", err)
 		}
-		if mtime, err = cipherMtime(cipherPath(t, v, rel("openw"))); err != nil {
+		if mtime, err = cipherMtime(bv.path(t, rel("openw"))); err != nil {
 			t.Fatal(err)
 		}
 		inPlace("openw", mtime)
@@ -265,21 +335,21 @@ func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
 	})
 	t.Run("create", func(t *testing.T) {
 		absent("created")
-		showsWithin(t, "listing", listedState(in(mp, ""), "created", false))
+		showsWithin(t, "listing", listedState(filepath.Join(mp, sub), nm("created"), false))
 		if err := os.WriteFile(in(tool, "created"), next, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		showsWithin(t, "new file", contentsState(in(mp, "created"), nil, next))
-		showsWithin(t, "new file listed", listedState(in(mp, ""), "created", true))
+		showsWithin(t, "new file listed", listedState(filepath.Join(mp, sub), nm("created"), true))
 	})
 	t.Run("delete", func(t *testing.T) {
 		cached("deleted")
-		showsWithin(t, "listing", listedState(in(mp, ""), "deleted", true))
-		if err := os.Remove(cipherPath(t, v, rel("deleted"))); err != nil {
+		showsWithin(t, "listing", listedState(filepath.Join(mp, sub), nm("deleted"), true))
+		if err := os.Remove(bv.path(t, rel("deleted"))); err != nil {
 			t.Fatal(err)
 		}
 		showsWithin(t, "deleted file", existsState(in(mp, "deleted"), false, false))
-		showsWithin(t, "deleted file listed", listedState(in(mp, ""), "deleted", false))
+		showsWithin(t, "deleted file listed", listedState(filepath.Join(mp, sub), nm("deleted"), false))
 	})
 	t.Run("rename", func(t *testing.T) {
 		cached("from")
@@ -317,11 +387,22 @@ func changesBehindTheMount(t *testing.T, timeout time.Duration, sub string) {
 // behind it, twice (the second once the first was notified, so that every earlier event has
 // been acted on), and those two are all the kernel is told of. A handful more may be told on
 // a machine so busy that a request of the mount's own stays between its system call and its
-// reply for longer than watchRecheck (watcher.run); a storm would be hundreds.
+// reply for longer than watchRecheck (watcher.run); a storm would be hundreds. On each format
+// the watch follows; Cryptomator's files of long names (in .c9s folders, watched too) as well.
 func TestOwnChangesNotNotified(t *testing.T) {
+	for _, f := range behindVaults() {
+		t.Run(f.name, func(t *testing.T) { ownChangesNotNotified(t, f.make(t), f.long) })
+	}
+}
+
+func ownChangesNotNotified(t *testing.T, bv behindVault, long bool) {
 	reqs := &requestLog{}
-	v := volumeOf(realVault(t, "", crypto.AESGCM))
-	mp, _ := mountTest(t, v, Options{Debug: true, Logger: log.New(reqs, "", 0)})
+	_, xattrs := bv.v.(GocryptfsVolume)
+	prefix := ""
+	if long {
+		prefix = strings.Repeat("long-", 40)
+	}
+	mp, _ := mountTest(t, bv.v, Options{Debug: true, Logger: log.New(reqs, "", 0)})
 	for _, dir := range []string{mp, filepath.Join(mp, "d")} {
 		if dir != mp {
 			if err := os.Mkdir(dir, 0o755); err != nil {
@@ -329,8 +410,8 @@ func TestOwnChangesNotNotified(t *testing.T) {
 			}
 		}
 		for i := range 20 {
-			p := filepath.Join(dir, fmt.Sprint("f", i))
-			if err := os.WriteFile(p, bytes.Repeat([]byte{byte(i)}, 3*crypto.BlockSize), 0o644); err != nil {
+			p := filepath.Join(dir, fmt.Sprint(prefix, "f", i))
+			if err := os.WriteFile(p, bytes.Repeat([]byte{byte(i)}, 3*bv.bs), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := os.ReadFile(p); err != nil {
@@ -340,16 +421,22 @@ func TestOwnChangesNotNotified(t *testing.T) {
 				os.Chmod(p, 0o600),
 				os.Chtimes(p, time.Unix(1e9, 0), time.Unix(1e9, 0)),
 				os.Truncate(p, 100),
-				unix.Setxattr(p, "user.note", []byte("v"), 0),
-				unix.Removexattr(p, "user.note"),
+			}
+			if xattrs {
+				ops = append(ops, unix.Setxattr(p, "user.note", []byte("v"), 0), unix.Removexattr(p, "user.note"))
+			}
+			ops = append(ops,
 				os.Rename(p, p+".renamed"),
 				os.Symlink("target", p+".link"),
 				os.Mkdir(p+".dir", 0o700),
-			}
-			if i%2 == 0 {
+			)
+			switch {
+			case i%2 == 0:
 				ops = append(ops, os.Remove(p+".renamed"), os.Remove(p+".link"), os.Remove(p+".dir"))
-			} else {
+			case xattrs:
 				ops = append(ops, unix.Setxattr(p+".renamed", "user.last", []byte("v"), 0))
+			default:
+				ops = append(ops, os.Chmod(p+".renamed", 0o640))
 			}
 			if err := errors.Join(ops...); err != nil {
 				t.Fatal(err)
@@ -367,7 +454,7 @@ func TestOwnChangesNotNotified(t *testing.T) {
 		return false
 	}
 	for _, sentinel := range []string{"sentinel1", "sentinel2"} {
-		if err := os.WriteFile(cipherPath(t, v, sentinel), nil, 0o644); err != nil {
+		if err := os.WriteFile(bv.path(t, sentinel), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for deadline := time.Now().Add(10 * time.Second); !notified(sentinel); time.Sleep(5 * time.Millisecond) {

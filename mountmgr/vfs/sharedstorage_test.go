@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -49,6 +50,8 @@ func sharedPair(t *testing.T, bt bool) (a, b string, vlt *vault.Vault) {
 	return a, b, vlt
 }
 
+// forBirthTimes runs test on a pair of mounts of a gocryptfs vault with birth times and
+// without, and of a Cryptomator vault.
 func forBirthTimes(t *testing.T, test func(t *testing.T, a, b string)) {
 	for _, bt := range []bool{true, false} {
 		name := "birth times"
@@ -60,6 +63,12 @@ func forBirthTimes(t *testing.T, test func(t *testing.T, a, b string)) {
 			test(t, a, b)
 		})
 	}
+	t.Run("cryptomator", func(t *testing.T) {
+		vol, _ := cryptomatorVolume(t)
+		a, _ := mountTest(t, vol, Options{SharedStorage: true})
+		b, _ := mountTest(t, vol, Options{SharedStorage: true})
+		test(t, a, b)
+	})
 }
 
 // TestSharedStorageSeesChanges: what one mount writes, the other shows at once: a new name it
@@ -260,15 +269,29 @@ func TestSharedStorageRecreated(t *testing.T) {
 
 // TestSharedStorageCreateOverTheirs: a create that finds the name made by another machine
 // since the kernel looked it up opens that file as open(2) would: its mode stays, its content
-// stays unless O_TRUNC, which empties it.
+// stays unless O_TRUNC, which empties it. On each format, and for a Cryptomator name long
+// enough to be stored in a .c9s folder (the file is its contents.c9r).
 func TestSharedStorageCreateOverTheirs(t *testing.T) {
-	vlt := realVault(t, "", crypto.AESGCM)
-	a, _ := mountTest(t, volumeOf(vlt), Options{SharedStorage: true})
-	_, mb := mountTest(t, volumeOf(vlt), Options{SharedStorage: true})
-	if err := os.WriteFile(filepath.Join(a, "g"), []byte("theirs"), 0o640); err != nil {
+	for _, c := range []struct {
+		name string
+		v    func(t *testing.T) Volume
+		file string
+	}{
+		{"gocryptfs", func(t *testing.T) Volume { return volumeOf(realVault(t, "", crypto.AESGCM)) }, "g"},
+		{"cryptomator", func(t *testing.T) Volume { v, _ := cryptomatorVolume(t); return v }, "g"},
+		{"cryptomator long name", func(t *testing.T) Volume { v, _ := cryptomatorVolume(t); return v }, strings.Repeat("g", 200)},
+	} {
+		t.Run(c.name, func(t *testing.T) { createOverTheirs(t, c.v(t), c.file) })
+	}
+}
+
+func createOverTheirs(t *testing.T, v Volume, g string) {
+	a, _ := mountTest(t, v, Options{SharedStorage: true})
+	_, mb := mountTest(t, v, Options{SharedStorage: true})
+	if err := os.WriteFile(filepath.Join(a, g), []byte("theirs"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(filepath.Join(a, "g"), 0o640); err != nil {
+	if err := os.Chmod(filepath.Join(a, g), 0o640); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -276,19 +299,19 @@ func TestSharedStorageCreateOverTheirs(t *testing.T) {
 		want  string
 	}{{syscall.O_RDWR, "theirs"}, {syscall.O_RDWR | syscall.O_TRUNC, ""}} {
 		var out fuse.EntryOut
-		_, fh, _, errno := mb.root.Create(context.Background(), "g", c.flags, 0o666, &out)
+		_, fh, _, errno := mb.root.Create(context.Background(), g, c.flags, 0o666, &out)
 		if errno != 0 {
 			t.Fatalf("create over an existing file (flags %#x): %v", c.flags, errno)
 		}
 		fh.(*file).close()
-		got, err := os.ReadFile(filepath.Join(a, "g"))
-		fi, _ := os.Stat(filepath.Join(a, "g"))
+		got, err := os.ReadFile(filepath.Join(a, g))
+		fi, _ := os.Stat(filepath.Join(a, g))
 		if err != nil || string(got) != c.want || fi.Mode().Perm() != 0o640 {
 			t.Errorf("flags %#x: content %q (%v), mode %v; want %q, 0640", c.flags, got, err, fi.Mode().Perm(), c.want)
 		}
 	}
 	var out fuse.EntryOut
-	if _, _, _, errno := mb.root.Create(context.Background(), "g", syscall.O_RDWR|syscall.O_EXCL, 0o600, &out); errno != syscall.EEXIST {
+	if _, _, _, errno := mb.root.Create(context.Background(), g, syscall.O_RDWR|syscall.O_EXCL, 0o600, &out); errno != syscall.EEXIST {
 		t.Errorf("O_EXCL create over an existing file: %v, want EEXIST", errno)
 	}
 }

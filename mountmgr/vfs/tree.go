@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"strings"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -41,6 +42,9 @@ type tree interface {
 	symlinkLen(size int64) (int, bool)
 	// readlink returns the plaintext target of the symlink object name in dirfd.
 	readlink(dirfd int, name string) ([]byte, error)
+	// filePlace returns where the contents of the regular file stored in dirfd are: dirfd or
+	// a descriptor of the entry's folder (closeIfOther closes it), and a name in it.
+	filePlace(dirfd int, stored string) (int, string, error)
 
 	// create makes a regular file and returns a descriptor of it (flags and mode as openat
 	// takes them; O_CREAT included).
@@ -75,6 +79,14 @@ type tree interface {
 	// configuration, which the view does not show.
 	configFile(name string) bool
 
+	// eventEntry returns the stored name of the entry that a change of name in a
+	// directory's folder is about (watch.go): gocryptfs's .name file is its long name's.
+	eventEntry(name string) string
+	// entryFolder reports whether the entry stored as stored, of type mode, is a folder of
+	// the format's that says what the entry is or holds its object (Cryptomator: a .c9s
+	// folder, a directory's or a symlink's folder): the watch follows its changes too.
+	entryFolder(stored string, mode uint32) bool
+
 	// Capabilities: the cipherdir watch follows the tree (watch.go); the format stores hard
 	// links and special files (FIFOs, sockets, devices); it mounts for shared storage.
 	watchable() bool
@@ -91,6 +103,16 @@ type tree interface {
 type gocryptfsTree struct{ f *fsys }
 
 func (t gocryptfsTree) openKnown([]byte) (int, bool) { return -1, false }
+
+func (t gocryptfsTree) eventEntry(name string) string {
+	if t.f.names == nil {
+		return name
+	}
+	return strings.TrimSuffix(name, crypto.LongNameSuffix) // a long name's .name file
+}
+
+// entryFolder: an entry is its object itself (a directory's folder is the directory).
+func (t gocryptfsTree) entryFolder(string, uint32) bool { return false }
 
 func (t gocryptfsTree) respelled(string) bool { return false }
 
@@ -229,6 +251,10 @@ func (t gocryptfsTree) stat(dirfd int, stored string) (entryID, []byte, error) {
 
 func (t gocryptfsTree) place(n *node, d dirRef, stored string) (dirRef, string, syscall.Errno) {
 	return d, stored, 0
+}
+
+func (t gocryptfsTree) filePlace(dirfd int, stored string) (int, string, error) {
+	return dirfd, stored, nil
 }
 
 func (t gocryptfsTree) symlinkLen(size int64) (int, bool) {

@@ -43,6 +43,15 @@ func (t *cryptomatorTree) openKnown(id []byte) (int, bool) {
 	return fd, err == nil
 }
 
+// eventEntry: changes in an entry's folder come from its own watch (watch.go).
+func (t *cryptomatorTree) eventEntry(name string) string { return name }
+
+// entryFolder: a .c9s entry, a directory's and a symlink's entry are folders holding
+// name.c9s, contents.c9r, dir.c9r or symlink.c9r.
+func (t *cryptomatorTree) entryFolder(stored string, mode uint32) bool {
+	return mode != syscall.S_IFREG || strings.HasSuffix(stored, cryptomator.SuffixC9S)
+}
+
 // respelled: names are stored in NFC, as Cryptomator stores them, but a writer that does not
 // normalize (rclone's backend) stores a name in NFD as given, and the listing shows it so.
 func (t *cryptomatorTree) respelled(plain string) bool { return !norm.NFC.IsNormalString(plain) }
@@ -318,6 +327,10 @@ func openPayloadDir(d dirRef, stored, payload string) (dirRef, string, syscall.E
 		return dirRef{}, "", fs2errno(err)
 	}
 	return dirRef{fd: efd, owned: true}, payload, 0
+}
+
+func (t *cryptomatorTree) filePlace(dirfd int, stored string) (int, string, error) {
+	return t.payload(dirfd, stored, syscall.S_IFREG)
 }
 
 func (t *cryptomatorTree) symlinkLen(size int64) (int, bool) {
@@ -624,9 +637,12 @@ func (t *cryptomatorTree) rmdir(dirfd int, e storedEntry) error {
 // the replacement of a file atomic there too; the source's empty folder goes last. A crash
 // leaves the source whole, or the destination whole (beside an empty folder entry that
 // readers report). A directory, or a different kind of entry, in the way is removed first,
-// as gocryptfs does. RENAME_EXCHANGE is not supported (EINVAL, as on file systems without it).
+// as gocryptfs does. RENAME_EXCHANGE swaps the entries (exchange).
 func (t *cryptomatorTree) rename(sd int, src storedEntry, dd int, dst storedEntry, flags uint32) error {
-	if flags&unix.RENAME_EXCHANGE != 0 || flags&^uint32(unix.RENAME_NOREPLACE) != 0 {
+	if flags == unix.RENAME_EXCHANGE {
+		return t.exchange(sd, src, dd, dst)
+	}
+	if flags&^uint32(unix.RENAME_NOREPLACE) != 0 {
 		return unix.EINVAL
 	}
 	srcTyp, err := t.entryType(sd, src.stored)
@@ -692,6 +708,101 @@ func (t *cryptomatorTree) rename(sd int, src storedEntry, dd int, dst storedEntr
 		t.takeAway(sd, src.stored) // the emptied source folder, out of sight first
 	}
 	return nil
+}
+
+// exchange swaps the entries src in sd and dst in dd (RENAME_EXCHANGE), in one system call,
+// so that a crash leaves both old or both new:
+//   - two short names (.c9r): the entries themselves swap, whatever they are;
+//   - two files: their content files swap (a .c9r file, a .c9s folder's contents.c9r), so a
+//     file keeps its content under a name of the other length class too;
+//   - two long names (.c9s) of one kind: their payloads (dir.c9r, symlink.c9r) swap;
+//   - a directory or symlink under a short name and one under a long name: the folders
+//     swap, the short one given the long name's name.c9s beforehand (a short entry's
+//     folder may hold one: readers, Cryptomator's and ours, look only for the payload), and
+//     the copy left under the short name is removed afterwards.
+//
+// What is left, a file and a directory or symlink, one of them long, or a directory and a
+// symlink both long, needs a payload to change its name or a folder its shape, which no one
+// system call does: refused with EINVAL, as a file system without the flag refuses it.
+func (t *cryptomatorTree) exchange(sd int, src storedEntry, dd int, dst storedEntry) error {
+	typ := func(dirfd int, stored string) (uint32, error) {
+		typ, err := t.entryType(dirfd, stored)
+		if errors.Is(err, cryptomator.ErrHalfMade) {
+			err = unix.ENOENT
+		}
+		return typ, err
+	}
+	srcTyp, err := typ(sd, src.stored)
+	if err != nil {
+		return err
+	}
+	dstTyp, err := typ(dd, dst.stored)
+	if err != nil {
+		return err
+	}
+	swapPayloads := func() error {
+		from, fromName, err := t.payload(sd, src.stored, srcTyp)
+		if err != nil {
+			return err
+		}
+		defer closeIfOther(from, sd)
+		to, toName, err := t.payload(dd, dst.stored, dstTyp)
+		if err != nil {
+			return err
+		}
+		defer closeIfOther(to, dd)
+		return unix.Renameat2(from, fromName, to, toName, unix.RENAME_EXCHANGE)
+	}
+	switch {
+	case !src.long && !dst.long:
+		return unix.Renameat2(sd, src.stored, dd, dst.stored, unix.RENAME_EXCHANGE)
+	case srcTyp == syscall.S_IFREG && dstTyp == syscall.S_IFREG,
+		src.long && dst.long && srcTyp == dstTyp:
+		return swapPayloads()
+	case srcTyp != syscall.S_IFREG && dstTyp != syscall.S_IFREG && src.long != dst.long:
+		sfd, short, long := sd, src, dst
+		if src.long {
+			sfd, short, long = dd, dst, src
+		}
+		if err := t.lendName(sfd, short.stored, long.encoded); err != nil {
+			return err
+		}
+		if err := unix.Renameat2(sd, src.stored, dd, dst.stored, unix.RENAME_EXCHANGE); err != nil {
+			t.dropName(sfd, short.stored)
+			return err
+		}
+		t.dropName(sfd, short.stored) // the long name's folder's, now under the short name
+		return nil
+	}
+	return unix.EINVAL
+}
+
+// lendName gives the folder of the short entry stored in dirfd the name.c9s of a long name
+// encoded, durably, before the folder moves to that name.
+func (t *cryptomatorTree) lendName(dirfd int, stored, encoded string) error {
+	efd, err := openEntry(dirfd, stored)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(efd)
+	unix.Unlinkat(efd, cryptomator.NameFile, 0) // one a crash left
+	if err := layout.WriteNew(efd, cryptomator.NameFile, []byte(encoded), 0o600, true); err != nil {
+		return err
+	}
+	return syncDir(efd)
+}
+
+// dropName removes the name.c9s from the folder of the short entry stored in dirfd; one left
+// behind is harmless, so a failure is only logged.
+func (t *cryptomatorTree) dropName(dirfd int, stored string) {
+	efd, err := openEntry(dirfd, stored)
+	if err == nil {
+		err = unix.Unlinkat(efd, cryptomator.NameFile, 0)
+		unix.Close(efd)
+	}
+	if err != nil && err != unix.ENOENT {
+		t.f.log.Printf("vfs: removing %s/%s: %v", stored, cryptomator.NameFile, err)
+	}
 }
 
 // entryType is the type of the entry stored in dirfd (ENOENT if there is none).

@@ -10,9 +10,6 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
-
-	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // Changes behind the mount. The kernel caches entries and attributes for cacheTimeout, and a
@@ -51,6 +48,16 @@ import (
 // wrong entries and attributes. Entries of directories without a watch are cached for
 // cacheTimeout only (node.cacheTimeout).
 //
+// A format whose entries are folders (Cryptomator: a .c9s folder holding a long-named file's
+// contents.c9r, a directory's folder holding its dir.c9r, a symlink's holding symlink.c9r;
+// tree.entryFolder) has what an entry is, and where its contents are, one level down from
+// its directory's folder. So the folder of each such entry the kernel knows is watched too
+// (watcher.addEntry, from node.newChild), and its events count as events of the entry's name
+// in its directory's watch (watcher.entryEvents): a contents.c9r rewritten in place, a
+// dir.c9r naming another directory now, a payload renamed over another's. A directory's own
+// folder is its object there (its d/ folder, not in its parent's folder), so the attributes
+// of a watched directory's own folder are followed too (selfEvent).
+//
 // Where no watch can be added (fs.inotify.max_user_watches reached, or no inotify), the
 // kernel's caches still expire after cacheTimeout; only the pages of a file rewritten in
 // place keeping size and modification time then stay stale until the kernel drops them.
@@ -71,6 +78,10 @@ const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN
 
 // contentEvents are the events that say a file's contents or attributes changed.
 const contentEvents = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB
+
+// selfEvent is the name under which a change of a watched directory's own attributes is
+// kept (inotify reports it without a name; an empty name stands for every child).
+const selfEvent = "."
 
 // ownMax bounds watcher.own. Only the changes of the last batch or two need their change time
 // kept; one evicted too early costs one needless notification.
@@ -94,6 +105,9 @@ type watcher struct {
 	closed bool
 	max    int             // Options.maxWatches
 	dirs   map[int32]*node // watch descriptor -> directory node
+	// entries maps the watch descriptor of an entry folder (tree.entryFolder) to the node
+	// of the entry.
+	entries map[int32]*node
 	// own maps a file to what the mount's last change of it left, so that the events of
 	// that change are known for the mount's own; busy counts the changes of a file that the
 	// mount has under way (begin to end).
@@ -106,7 +120,7 @@ type watcher struct {
 // acts on events once started, when the mount is up.
 func newWatcher(f *fsys, root *node, maxWatches int) *watcher {
 	w := &watcher{f: f, quit: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1),
-		dirs: map[int32]*node{}, busy: map[fs.StableAttr]int{}, max: maxWatches}
+		dirs: map[int32]*node{}, entries: map[int32]*node{}, busy: map[fs.StableAttr]int{}, max: maxWatches}
 	h, err := joinHub(w)
 	if err != nil {
 		f.log.Printf("vfs: no inotify (%v): changes behind the mount show after the cache timeouts", err)
@@ -172,18 +186,9 @@ func (w *watcher) add(n *node, fd int) {
 	if w.closed {
 		return
 	}
-	wd, err := w.hub.addWatch(w, procFdPath(fd))
-	if err == nil && w.max > 0 && len(w.dirs) >= w.max {
-		w.hub.removeWatch(w, wd)
-		err = unix.ENOSPC
-	}
+	wd, err := w.addWatchLocked(procFdPath(fd), watchMask)
 	if err != nil {
 		x.wd.Store(-1)
-		if err == unix.ENOSPC {
-			w.limitLog.Do(func() {
-				w.f.log.Printf("vfs: inotify watch limit reached (fs.inotify.max_user_watches): changes behind the mount in further directories show after the cache timeouts")
-			})
-		}
 		return
 	}
 	if old := w.dirs[wd]; old != nil && old != n {
@@ -191,6 +196,59 @@ func (w *watcher) add(n *node, fd int) {
 	}
 	w.dirs[wd] = n
 	x.wd.Store(wd)
+}
+
+// addWatchLocked adds a watch of path, as long as the mount is under its limit
+// (Options.maxWatches); the caller holds w.mu.
+func (w *watcher) addWatchLocked(path string, mask uint32) (int32, error) {
+	wd, err := w.hub.addWatch(w, path, mask)
+	if err == nil && w.max > 0 && len(w.dirs)+len(w.entries) >= w.max {
+		w.hub.removeWatch(w, wd)
+		err = unix.ENOSPC
+	}
+	if err == unix.ENOSPC {
+		w.limitLog.Do(func() {
+			w.f.log.Printf("vfs: inotify watch limit reached (fs.inotify.max_user_watches): changes behind the mount in further directories show after the cache timeouts")
+		})
+	}
+	return wd, err
+}
+
+// addEntry watches the entry folder (tree.entryFolder) of node n, stored in directory node
+// d, open as dirfd, unless it is watched already, or d is not (its events go to d's watch).
+// A watch that cannot be added for the limit marks the node (entryUnwatched); one that fails
+// otherwise (the entry went meanwhile) is tried again at the next lookup.
+func (w *watcher) addEntry(d, n *node, dirfd int, stored string) {
+	x := n.ext()
+	if x.ewd.Load() != 0 || !d.watched() {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	// Not following a symlink in the entry's place: the kernel resolves the rest of the path
+	// (/proc/self/fd/N, the directory itself) as it does for a directory's watch.
+	wd, err := w.addWatchLocked(procFdPath(dirfd)+"/"+stored, watchMask|unix.IN_DONT_FOLLOW)
+	if err != nil {
+		if err == unix.ENOSPC {
+			x.ewd.Store(-1)
+		}
+		return
+	}
+	if old := w.entries[wd]; old != nil && old != n {
+		old.ext().ewd.Store(0) // one entry folder, a new node for it
+	}
+	w.entries[wd] = n
+	x.ewd.Store(wd)
+}
+
+// entryUnwatched reports whether n's entry folder holds what the watch does not see (the
+// watch limit was reached when it was looked up).
+func (n *node) entryUnwatched() bool {
+	x := n.x.Load()
+	return x != nil && x.ewd.Load() < 0
 }
 
 // watched reports whether changes behind the mount in directory node n are told to the kernel.
@@ -237,20 +295,25 @@ func localFS(fd int) bool {
 // zfsSuperMagic is ZFS's file system type (not in x/sys/unix).
 const zfsSuperMagic = 0x2fc12fc1
 
-// forget stops watching directory node n, which the kernel forgot.
+// forget stops watching node n (its directory's folder, its entry folder), which the kernel
+// forgot.
 func (w *watcher) forget(n *node) {
 	x := n.x.Load()
 	if x == nil {
 		return
 	}
-	wd := x.wd.Swap(0)
-	if wd <= 0 {
+	wd, ewd := x.wd.Swap(0), x.ewd.Swap(0)
+	if wd <= 0 && ewd <= 0 {
 		return
 	}
 	w.mu.Lock()
-	if w.dirs[wd] == n && !w.closed {
+	if wd > 0 && w.dirs[wd] == n && !w.closed {
 		delete(w.dirs, wd)
 		w.hub.removeWatch(w, wd)
+	}
+	if ewd > 0 && w.entries[ewd] == n && !w.closed {
+		delete(w.entries, ewd)
+		w.hub.removeWatch(w, ewd)
 	}
 	w.mu.Unlock()
 }
@@ -282,7 +345,7 @@ func (w *watcher) changed(sa fs.StableAttr, ctime unix.Timespec) {
 
 // changedAt records the change time of the entry stored in dirfd, which the mount changed.
 func (w *watcher) changedAt(dirfd int, stored string) {
-	if e, err := statAt(dirfd, stored); err == nil {
+	if e, _, err := w.f.tree.stat(dirfd, stored); err == nil {
 		w.changed(w.f.stableAttr(&e), e.st.Ctim)
 	}
 }
@@ -441,6 +504,8 @@ func parseEvents(b []byte, batch map[eventKey]uint32) {
 			batch[eventKey{wd: -1}] |= contentEvents
 		case ev.Mask&unix.IN_IGNORED != 0 || name != "":
 			batch[eventKey{ev.Wd, name}] |= ev.Mask
+		case ev.Mask&unix.IN_ATTRIB != 0:
+			batch[eventKey{ev.Wd, selfEvent}] |= ev.Mask
 		}
 	}
 }
@@ -462,6 +527,7 @@ func (w *watcher) process(batch map[eventKey]uint32, recheck map[eventKey]pendin
 	now := time.Now()
 	next := map[eventKey]pending{}
 	var keys []dirKey
+	w.entryEvents(batch)
 	w.mu.Lock()
 	lost := batch[eventKey{wd: -1}]
 	for k, mask := range batch {
@@ -520,6 +586,68 @@ func (w *watcher) process(batch map[eventKey]uint32, recheck map[eventKey]pendin
 	return next
 }
 
+// entryEvents moves the events of entry folders in batch to the names of their entries in
+// their directories' watches. An entry folder that is gone (IN_IGNORED: the mount moved the
+// entry's payload into a new folder, or the entry was removed) is watched again at the
+// entry's present place, if its node still has one.
+func (w *watcher) entryEvents(batch map[eventKey]uint32) {
+	type event struct {
+		k eventKey
+		n *node
+	}
+	var evs []event
+	w.mu.Lock()
+	for k := range batch {
+		if n := w.entries[k.wd]; n != nil {
+			evs = append(evs, event{k, n})
+		}
+	}
+	for _, e := range evs {
+		if batch[e.k]&unix.IN_IGNORED != 0 {
+			delete(w.entries, e.k.wd)
+			e.n.ext().ewd.CompareAndSwap(e.k.wd, 0)
+		}
+	}
+	w.mu.Unlock()
+	for _, e := range evs {
+		mask := batch[e.k]
+		delete(batch, e.k)
+		name, parent := e.n.Parent()
+		if parent == nil {
+			continue
+		}
+		d := parent.Operations().(*node)
+		if mask&unix.IN_IGNORED != 0 {
+			w.watchEntryAgain(d, e.n, name)
+		}
+		if e.k.name == selfEvent || mask&^unix.IN_IGNORED == 0 {
+			continue // the entry folder's own attributes are not the entry's
+		}
+		wd := d.ext().wd.Load()
+		if wd <= 0 {
+			continue
+		}
+		if stored, errno := d.storedName(name); errno == 0 {
+			batch[eventKey{wd, stored}] |= mask &^ unix.IN_IGNORED
+		}
+	}
+}
+
+// watchEntryAgain watches the entry folder of n, entry name of directory node d, at its
+// present place.
+func (w *watcher) watchEntryAgain(d, n *node, name string) {
+	stored, errno := d.storedName(name)
+	if errno != 0 || !w.f.tree.entryFolder(stored, n.StableAttr().Mode) {
+		return
+	}
+	dir, errno := d.dirFd()
+	if errno != 0 {
+		return
+	}
+	defer dir.close()
+	w.addEntry(d, n, dir.fd, stored)
+}
+
 // change is what the kernel holds wrong in a directory: the entry name (gone, replaced, or new
 // where the kernel may hold that it does not exist), or the contents of file content, found
 // at change time ctime with the mount's record seq of it (watcher.owner), or not known yet
@@ -544,7 +672,8 @@ func (w *watcher) changes(d *node, name string, mask uint32) []change {
 		return nil // gone: its parent's watch tells
 	}
 	defer dir.close()
-	if name == "" {
+	switch name {
+	case "":
 		var out []change
 		for plain := range d.Children() {
 			if stored, errno := d.storedName(plain); errno == 0 {
@@ -552,9 +681,19 @@ func (w *watcher) changes(d *node, name string, mask uint32) []change {
 			}
 		}
 		return out
+	case selfEvent:
+		if mask&contentEvents == 0 {
+			return nil
+		}
+		seq := w.seq(d)
+		e, err := statFd(dir.fd)
+		if err != nil || !d.holds(&e) {
+			return nil // the root, whose folder is not its object; or gone
+		}
+		return w.inPlace(d, e, seq)
 	}
-	stored := strings.TrimSuffix(name, crypto.LongNameSuffix) // a long name's .name file
-	if w.ignored(d, stored) {
+	stored := w.f.tree.eventEntry(name)
+	if d.IsRoot() && w.f.tree.configFile(stored) {
 		return nil
 	}
 	plain, ok := w.plainName(d, dir.fd, stored)
@@ -564,32 +703,20 @@ func (w *watcher) changes(d *node, name string, mask uint32) []change {
 	return w.check(d, dir.fd, plain, stored, mask)
 }
 
-// ignored reports whether stored is one of the format's own files, whose changes the mount
-// does not show.
-func (w *watcher) ignored(d *node, stored string) bool {
-	if d.IsRoot() && stored == crypto.ConfName {
-		return true
-	}
-	return w.f.names != nil && (stored == crypto.DirIVName || layout.IsTemp(stored))
-}
-
 // plainName returns the name the mount shows for the cipher entry stored in directory node d
-// (open as dirfd). A long name whose .name file is gone, a conflict copy or a bad name is
-// found among the children the kernel knows, by their stored names; a name that is none of
-// them is one the kernel cannot hold.
+// (open as dirfd); false for the format's own files, whose changes the mount does not show.
+// A long name whose .name file is gone, a conflict copy or a bad name is found among the
+// children the kernel knows, by their stored names; a name that is none of them is one the
+// kernel cannot hold.
 func (w *watcher) plainName(d *node, dirfd int, stored string) (string, bool) {
-	if w.f.names == nil {
-		return stored, true
-	}
-	if iv, errno := d.key(); errno == 0 {
-		encoded, err := stored, error(nil)
-		if crypto.IsLongName(stored) {
-			encoded, err = layout.ReadLongName(dirfd, stored, w.f.names)
+	if key, errno := d.key(); errno == 0 {
+		s := dirStream{n: d, dir: dirRef{fd: dirfd}, iv: key}
+		plain, _, _, hide, err := w.f.tree.listed(&s, stored, 0)
+		if hide {
+			return "", false
 		}
-		if err == nil {
-			if plain, err := w.f.names.DecryptEntry(stored, encoded, iv); err == nil && !d.byChance(plain) {
-				return plain, true
-			}
+		if err == nil && !d.byChance(plain) {
+			return plain, true
 		}
 	}
 	for plain := range d.Children() {
@@ -617,7 +744,7 @@ func (w *watcher) check(d *node, dirfd int, plain, stored string, mask uint32) [
 	if child != nil {
 		seq = w.seq(child) // what the mount had done to it before the stat
 	}
-	e, err := statAt(dirfd, stored)
+	e, _, err := w.f.tree.stat(dirfd, stored)
 	switch {
 	case err == unix.ENOENT:
 		if child == nil {
@@ -631,17 +758,23 @@ func (w *watcher) check(d *node, dirfd int, plain, stored string, mask uint32) [
 		if mask&contentEvents == 0 {
 			return nil
 		}
-		owner, now := w.owner(child, e.st.Ctim)
-		switch {
-		case owner == mine:
-			return nil
-		case now != seq:
-			owner = changing // the mount changed it after the stat: look again
-		}
-		return []change{{content: child, ctime: e.st.Ctim, seq: now, owner: owner}}
+		return w.inPlace(child, e, seq)
 	}
 	if child != nil && child.StableAttr().Mode == syscall.S_IFDIR {
 		w.f.dirs.drop(child) // its cached descriptor is of the directory that was there
 	}
 	return []change{{name: plain}}
+}
+
+// inPlace returns the change of n's file, found as e, unless the mount made it; seq is the
+// mount's record of the file before the stat (watcher.seq).
+func (w *watcher) inPlace(n *node, e entryID, seq uint32) []change {
+	owner, now := w.owner(n, e.st.Ctim)
+	switch {
+	case owner == mine:
+		return nil
+	case now != seq:
+		owner = changing // the mount changed it after the stat: look again
+	}
+	return []change{{content: n, ctime: e.st.Ctim, seq: now, owner: owner}}
 }

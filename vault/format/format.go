@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 
 	"github.com/vaultui/vaultui/vault/layout"
@@ -48,6 +49,19 @@ func (g Geometry) CipherSize(plain int64) int64 {
 		n += rest + oh
 	}
 	return n
+}
+
+// MaxPlainSize is the largest cleartext size a file of the format can have: the largest
+// whose cipher file has a size an int64 counts (Linux's largest file, MAX_LFS_FILESIZE). The
+// cipherdir's own file system may hold less; it says so itself (EFBIG).
+func (g Geometry) MaxPlainSize() int64 {
+	body := uint64(math.MaxInt64) - uint64(g.HeaderLen)
+	bs, cbs := uint64(g.BlockSize), uint64(g.CipherBlockSize())
+	n := body / cbs * bs
+	if rest := body % cbs; rest > uint64(g.BlockOverhead) {
+		n += rest - uint64(g.BlockOverhead)
+	}
+	return int64(n)
 }
 
 // PlainSize is the cleartext size of a cipher file of cipher bytes; false when no cleartext

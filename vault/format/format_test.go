@@ -1,6 +1,7 @@
 package format_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -43,5 +44,36 @@ func TestEmptyFileHeader(t *testing.T) {
 	}
 	if _, ok := g.PlainSize(68 + 28); ok {
 		t.Fatal("a last chunk of only its overhead has a size")
+	}
+}
+
+// TestMaxPlainSize: the largest cleartext size is the largest whose cipher file a file
+// system can have at all (an int64 size), for each geometry: its cipher size fits and maps
+// back, and one byte more would need more cipher bytes than an int64 counts.
+func TestMaxPlainSize(t *testing.T) {
+	cipherSize := func(g format.Geometry, plain uint64) uint64 { // CipherSize without overflow
+		bs, oh := uint64(g.BlockSize), uint64(g.BlockOverhead)
+		n := uint64(g.HeaderLen) + plain/bs*(bs+oh)
+		if rest := plain % bs; rest > 0 {
+			n += rest + oh
+		}
+		return n
+	}
+	for _, g := range []format.Geometry{
+		{HeaderLen: 18, BlockSize: 4096, BlockOverhead: 32},
+		{HeaderLen: 18, BlockSize: 4096, BlockOverhead: 48},
+		{HeaderLen: 68, BlockSize: 32768, BlockOverhead: 28, EmptyHasHeader: true},
+		{HeaderLen: 88, BlockSize: 32768, BlockOverhead: 48, EmptyHasHeader: true},
+	} {
+		m := g.MaxPlainSize()
+		if c := cipherSize(g, uint64(m)); c > math.MaxInt64 || g.CipherSize(m) != int64(c) {
+			t.Errorf("%+v: MaxPlainSize %d takes %d cipher bytes", g, m, c)
+		}
+		if p, ok := g.PlainSize(g.CipherSize(m)); !ok || p != m {
+			t.Errorf("%+v: round trip of %d: %d, %v", g, m, p, ok)
+		}
+		if c := cipherSize(g, uint64(m)+1); c <= math.MaxInt64 {
+			t.Errorf("%+v: %d bytes, one more than MaxPlainSize, fit in %d cipher bytes", g, m+1, c)
+		}
 	}
 }

@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/aperturerobotics/jacobsa-crypto v1.1.0
+	github.com/ccojocar/zxcvbn-go v1.0.4
 	github.com/charmbracelet/bubbles v1.0.0
 	github.com/charmbracelet/bubbletea v1.3.10
 	github.com/charmbracelet/lipgloss v1.1.0

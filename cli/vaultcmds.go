@@ -162,7 +162,7 @@ func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, rev
 		return createHint(err, dirArg, name == "")
 	}
 
-	password, err := e.readNewPassword(src, "Password for the new vault: ")
+	password, err := e.readNewPassword(src, "Password for the new vault: ", entry.Name, filepath.Base(entry.CipherDir))
 	if err != nil {
 		return err
 	}
@@ -349,7 +349,7 @@ examples:
 			}
 			defer crypto.Wipe(oldPassword)
 			defer crypto.Wipe(key)
-			newPassword, err := e.readNewPassword(&passSource{file: *newPassfile}, "New password: ")
+			newPassword, err := e.readNewPassword(&passSource{file: *newPassfile}, "New password: ", entry.Name)
 			if err != nil {
 				return err
 			}

@@ -4,13 +4,11 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 )
 
 // rate formats bytes per second the way people read it: "0 B/s", "512 kB/s", "12.3 MB/s".
@@ -47,50 +45,6 @@ func ago(now, t time.Time) string {
 	default:
 		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 	}
-}
-
-// strength estimates a password's strength from its length and the kinds of
-// characters it uses. It is a hint, not a guarantee: the label says so.
-func strength(pw string) (bits float64, label string) {
-	if pw == "" {
-		return 0, ""
-	}
-	var lower, upper, digit, other bool
-	n := 0
-	for _, r := range pw {
-		n++
-		switch {
-		case unicode.IsLower(r):
-			lower = true
-		case unicode.IsUpper(r):
-			upper = true
-		case unicode.IsDigit(r):
-			digit = true
-		default:
-			other = true
-		}
-	}
-	pool := 0
-	for _, c := range []struct {
-		has  bool
-		size int
-	}{{lower, 26}, {upper, 26}, {digit, 10}, {other, 33}} {
-		if c.has {
-			pool += c.size
-		}
-	}
-	bits = float64(n) * math.Log2(float64(pool))
-	switch {
-	case bits < 40:
-		label = "weak"
-	case bits < 60:
-		label = "fair"
-	case bits < 80:
-		label = "good"
-	default:
-		label = "strong"
-	}
-	return bits, label
 }
 
 // expandPath makes a typed path absolute, expanding a leading "~".

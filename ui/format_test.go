@@ -14,13 +14,21 @@ func TestRateAndSize(t *testing.T) {
 	}
 }
 
-func TestStrength(t *testing.T) {
-	for _, c := range []struct{ pw, label string }{
-		{"", ""}, {"abc", "weak"}, {"hunter22", "fair"}, {"correct horse battery", "strong"}, {"Tr0ub4dor&3x", "good"},
+// The meter is app.RatePassword's: "password123" is weak and says why, and the vault's own
+// name does not make a password strong.
+func TestStrengthHint(t *testing.T) {
+	s := DefaultStyles()
+	for _, c := range []struct{ pw, want string }{
+		{"", ""},
+		{"password123", "strength: weak, a common password"},
+		{"stump tidal cradle lurk", "strength: strong (an estimate)"},
 	} {
-		if _, got := strength(c.pw); got != c.label {
-			t.Errorf("strength(%q) = %q, want %q", c.pw, got, c.label)
+		if got := strengthHint(s, c.pw); got != c.want {
+			t.Errorf("strengthHint(%q) = %q, want %q", c.pw, got, c.want)
 		}
+	}
+	if got := strengthHint(s, "Kestrelvault2024", "Kestrelvault"); !strings.Contains(got, "vault's name") {
+		t.Errorf("a password made of the vault's name: %q", got)
 	}
 }
 

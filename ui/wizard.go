@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -368,7 +369,7 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	cmd := w.form().Update(msg)
 	switch w.step {
 	case stepPassword:
-		w.password.newPasswordHints(0, 1)
+		w.password.newPasswordHints(0, 1, w.related()...)
 	case stepAdvanced:
 		w.lockHint()
 	}
@@ -424,19 +425,30 @@ func (w *wizardScreen) masterKeyKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-func strengthHint(s *Styles, pw string) string {
-	bits, label := strength(pw)
-	if label == "" {
+// strengthHint is app.RatePassword's rating of pw in a line: what makes it guessable
+// when something does, else that it is an estimate.
+func strengthHint(s *Styles, pw string, related ...string) string {
+	r := app.RatePassword(pw, related...)
+	if r.Label == "" {
 		return ""
 	}
 	st := s.Success
-	switch label {
+	switch r.Label {
 	case "weak":
 		st = s.Error
 	case "fair":
 		st = s.Warning
 	}
-	return st.Render(fmt.Sprintf("strength: %s (~%.0f bits, an estimate)", label, bits))
+	return st.Render("strength: " + r.String())
+}
+
+// related are the words the wizard's user typed before the password.
+func (w *wizardScreen) related() []string {
+	words := []string{strings.TrimSpace(w.name.value(0))}
+	if dir := expandPath(w.dir.value(0)); dir != "" {
+		words = append(words, filepath.Base(dir))
+	}
+	return words
 }
 
 // submit validates the current step and moves on.
@@ -481,7 +493,7 @@ func (w *wizardScreen) submit() tea.Cmd {
 		case pw != confirm:
 			w.err = "The passwords do not match. Type the confirmation again."
 			w.password.fields[1].input.Reset()
-			w.password.newPasswordHints(0, 1)
+			w.password.newPasswordHints(0, 1, w.related()...)
 			return nil
 		}
 		if w.err != "" {

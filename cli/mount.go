@@ -181,8 +181,8 @@ examples:
 				}
 				req.Idle = *idle
 			}
-			// Before the passfile is read or the daemon started.
-			if err := app.CheckMountPoint(req.Vault, req.MountPoint); err != nil {
+			// Before the passfile is read, a password asked for or the daemon started.
+			if err := e.app.CheckMount(req); err != nil {
 				return mountHint(err, req.MountPoint)
 			}
 			if *masterKey != "" {

@@ -55,6 +55,7 @@ type fakeBackend struct {
 	lazyUnmounts []string
 	busy         bool  // unmounts without lazy fail with ErrBusy
 	mountErr     error // the next mount fails with it
+	checkErr     error // CheckMount's answer
 	problems     []Problem
 	speedCalls   int
 	cachedSpeed  app.SpeedReport   // what CachedSpeed returns; none without ciphers
@@ -275,6 +276,12 @@ func (f *fakeBackend) CachedSpeed() (app.SpeedReport, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.cachedSpeed, f.cachedSpeed.Ciphers != nil
+}
+
+func (f *fakeBackend) CheckMount(app.MountRequest) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.checkErr
 }
 
 func (f *fakeBackend) Mount(ctx context.Context, req app.MountRequest) (app.Mounted, error) {

@@ -138,6 +138,8 @@ func dispatch(e *env, args []string) error {
 	switch name {
 	case "-h", "-help", "--help":
 		name = helpCommand.name
+	case "-version", "--version":
+		name = versionCommand.name
 	}
 	c := lookup(e.commands, name)
 	if c == nil {

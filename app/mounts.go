@@ -51,7 +51,7 @@ func (a *App) Unmount(ctx context.Context, arg string, lazy bool) error {
 	a.leaveMount(target)
 	err := a.daemonCall(ctx, func(d Daemon) error { return d.Unmount(ctx, target, lazy) })
 	if errors.Is(err, mountmgr.ErrNotMounted) {
-		return fmt.Errorf("%s is not mounted: %w", termsafe.Escape(arg), mountmgr.ErrNotMounted)
+		return mountmgr.ErrorOf(mountmgr.ErrNotMounted, "%s is not mounted", termsafe.Escape(arg))
 	}
 	return err
 }

@@ -187,6 +187,7 @@ func (e *env) askTerminal(prompt string, confirm bool, related ...string) ([]byt
 		return nil, withHint(errNoTerminal, noTerminalHint)
 	}
 	defer done()
+	e.passFrom = "the password typed (keyboard layout, Caps Lock)"
 	pw, err := readNoEcho(tty, promptTo, prompt)
 	if err != nil {
 		return nil, err

@@ -209,7 +209,7 @@ func (f *form) View() string {
 	s := f.c.styles
 	labelW := 0
 	for _, fl := range f.fields {
-		labelW = max(labelW, len([]rune(fl.label)))
+		labelW = max(labelW, lipgloss.Width(fl.label))
 	}
 	inputW := max(10, f.c.width-labelW-8)
 	var b strings.Builder
@@ -256,7 +256,7 @@ func (f *form) View() string {
 }
 
 func padRight(s string, w int) string {
-	if n := len([]rune(s)); n < w {
+	if n := lipgloss.Width(s); n < w {
 		return s + strings.Repeat(" ", w-n)
 	}
 	return s

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"fmt"
 	"os"
@@ -102,16 +103,16 @@ func formatIdle(d time.Duration) string {
 	return d.String()
 }
 
-// truncate cuts s to w cells, marking the cut with "…".
+// truncate cuts s to at most w terminal cells, marking the cut with "…" (a wide character
+// that would straddle the edge goes too).
 func truncate(s string, w int) string {
-	r := []rune(s)
 	if w <= 0 {
 		return ""
 	}
-	if len(r) <= w {
+	if lipgloss.Width(s) <= w {
 		return s
 	}
-	return string(r[:w-1]) + "…"
+	return ansi.Truncate(s, w, "…")
 }
 
 // wrap breaks s into lines of at most w cells at spaces (long words are
@@ -131,14 +132,20 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// truncateLeft keeps the end of s (the interesting part of a path).
+// truncateLeft keeps the end of s (the interesting part of a path) in at most w terminal
+// cells, marking the cut with "…".
 func truncateLeft(s string, w int) string {
-	r := []rune(s)
 	if w <= 0 {
 		return ""
 	}
-	if len(r) <= w {
+	n := lipgloss.Width(s)
+	if n <= w {
 		return s
 	}
-	return "…" + string(r[len(r)-w+1:])
+	out := ansi.TruncateLeft(s, n-w+1, "…")
+	for lipgloss.Width(out) > w { // a wide character straddled the cut
+		n++
+		out = ansi.TruncateLeft(s, n-w+1, "…")
+	}
+	return out
 }

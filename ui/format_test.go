@@ -4,6 +4,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/registry"
 )
 
 func TestRateAndSize(t *testing.T) {
@@ -78,5 +83,58 @@ func TestProgressBar(t *testing.T) {
 	}
 	if strings.Contains(progressBar(2, 3), "░") {
 		t.Error("over 100% is not full")
+	}
+}
+
+// TestCellWidths: padding and cutting count terminal cells, not runes: 日本 takes four cells,
+// so a column after it would shift by two, and a cut to w runes would overflow by as many.
+func TestCellWidths(t *testing.T) {
+	if got := padRight("日本", 6); got != "日本  " {
+		t.Errorf("padRight = %q", got)
+	}
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"/a/日本語のパス", 8, "/a/日本…"},
+		{"/a/日本語のパス", 9, "/a/日本…"}, // a wide character does not fit in the one cell left
+		{"/a/日本", 7, "/a/日本"},
+		{"plain path", 6, "plain…"},
+	} {
+		if got := truncate(c.in, c.w); got != c.want || lipgloss.Width(got) > c.w {
+			t.Errorf("truncate(%q, %d) = %q (%d cells), want %q", c.in, c.w, got, lipgloss.Width(got), c.want)
+		}
+	}
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"/a/日本語のパス", 7, "…のパス"},
+		{"/a/日本語のパス", 8, "…のパス"},
+		{"/a/日本", 7, "/a/日本"},
+		{"/home/u/Vaults/work", 8, "…ts/work"},
+	} {
+		if got := truncateLeft(c.in, c.w); got != c.want || lipgloss.Width(got) > c.w {
+			t.Errorf("truncateLeft(%q, %d) = %q (%d cells), want %q", c.in, c.w, got, lipgloss.Width(got), c.want)
+		}
+	}
+}
+
+// TestListFitsWithWidePaths: a vault whose folders have wide characters in their names fits
+// the screen: no line of the list is wider than the terminal.
+func TestListFitsWithWidePaths(t *testing.T) {
+	fb := newFake()
+	fb.vaults = []Vault{{Entry: registry.Entry{Name: "日本の写真", CipherDir: "/data/日本語のフォルダ/写真の保管庫.crypt",
+		MountPoint: "/home/u/Vaults/日本語のマウントポイント"}, Cipher: "AES-256-GCM"}}
+	tm := newTestModel(t, fb)
+	for _, w := range []int{40, 60, 80} {
+		tm.send(tea.WindowSizeMsg{Width: w, Height: 16})
+		for _, l := range strings.Split(tm.View(), "\n") {
+			if lipgloss.Width(l) > w {
+				t.Errorf("at %d columns a line takes %d cells: %q", w, lipgloss.Width(l), l)
+			}
+		}
 	}
 }

@@ -77,7 +77,7 @@ func mountWork(fb *fakeBackend, readBps, writeBps float64) []mountmgr.MountInfo 
 
 func TestEmptyListInvites(t *testing.T) {
 	tm := newTestModel(t, newFake())
-	wantView(t, tm, "No vaults yet", "n", "a to add an existing gocryptfs vault")
+	wantView(t, tm, "No vaults yet", "n", "a to add an existing gocryptfs or Cryptomator vault")
 	golden(t, tm, "empty")
 }
 

@@ -390,6 +390,8 @@ func (tm *testModel) keys(keys ...string) {
 			tm.send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
 		case "ctrl+u":
 			tm.send(tea.KeyMsg{Type: tea.KeyCtrlU})
+		case "ctrl+c":
+			tm.send(tea.KeyMsg{Type: tea.KeyCtrlC})
 		default:
 			for _, r := range k {
 				tm.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})

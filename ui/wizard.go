@@ -99,6 +99,8 @@ type wizardScreen struct {
 	// leaving is set while asking whether to leave the master key unstored:
 	// by q (quit the app) or esc (back to the list).
 	leaving *tea.KeyMsg
+	// quitAsked: q or ctrl+c on a step before the vault is made; y quits, n stays.
+	quitAsked bool
 }
 
 type dirChecked struct {
@@ -180,6 +182,9 @@ func (w *wizardScreen) form() *form {
 func (w *wizardScreen) keys() []key.Binding {
 	k := w.c.keys
 	next := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "next"))
+	if w.quitAsked {
+		return []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "quit")), key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "stay"))}
+	}
 	switch w.step {
 	case stepCipher:
 		return []key.Binding{next, k.Back, k.Up, k.Down}
@@ -335,6 +340,20 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case stepMasterKey:
 		return w.masterKeyKey(msg)
 	}
+	if w.quitAsked {
+		switch {
+		case key.Matches(msg, k.Yes), key.Matches(msg, k.ForceQuit):
+			return func() tea.Msg { return quitMsg{} }
+		case key.Matches(msg, k.No), key.Matches(msg, k.Back):
+			w.quitAsked = false
+		}
+		return nil
+	}
+	// ctrl+c anywhere, q where it is not typed (the cipher list): ask first.
+	if key.Matches(msg, k.ForceQuit) || w.step == stepCipher && key.Matches(msg, k.Quit) {
+		w.quitAsked = true
+		return nil
+	}
 	if key.Matches(msg, k.Back) {
 		if w.step == stepDir {
 			return w.c.back("", false)
@@ -389,9 +408,10 @@ func (w *wizardScreen) lockHint() {
 	}
 }
 
-// guardsQuit: q on the master key asks first, the key is shown only once; q
-// while the vault is being created waits for the key and asks then.
-func (w *wizardScreen) guardsQuit() bool { return w.step == stepCreating || w.step == stepMasterKey }
+// guardsQuit: the wizard asks before q or ctrl+c quits. On its steps, what was typed would
+// be lost; on the master key, the key is shown only once; while the vault is being created,
+// quitting would leave it half made, so it waits for the key and asks then.
+func (w *wizardScreen) guardsQuit() bool { return true }
 
 // masterKeyKey handles a key on the master key: y once it is stored; q and
 // esc ask first, since it is not shown again.
@@ -400,8 +420,8 @@ func (w *wizardScreen) masterKeyKey(msg tea.KeyMsg) tea.Cmd {
 	done := fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name)
 	if w.leaving != nil {
 		switch {
-		case key.Matches(msg, k.Yes):
-			quit := key.Matches(*w.leaving, k.Quit)
+		case key.Matches(msg, k.Yes), key.Matches(msg, k.ForceQuit): // a second ctrl+c insists
+			quit := key.Matches(*w.leaving, k.Quit) || key.Matches(msg, k.ForceQuit)
 			w.leaving = nil
 			crypto.Wipe(w.masterKey)
 			w.masterKey = nil
@@ -660,6 +680,9 @@ func (w *wizardScreen) View() string {
 	}
 	if w.err != "" {
 		b.WriteString("\n\n" + s.Error.Render(para.Render(w.err)))
+	}
+	if w.quitAsked {
+		b.WriteString("\n\n" + s.Warning.Render(para.Render("Quit vaultui? Nothing has been created. y/n")))
 	}
 	return b.String()
 }

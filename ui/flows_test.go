@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/vaultui/vaultui/registry"
 )
 
@@ -333,6 +335,10 @@ func TestCtrlCInTheWizardAsks(t *testing.T) {
 	wizardTo(t, tm2) // the cipher step: a list, where q is a key too
 	tm2.keys("q")
 	wantView(t, tm2, "Quit vaultui? Nothing has been created. y/n")
+	for _, size := range []tea.WindowSizeMsg{{Width: 40, Height: 10}, {Width: 60, Height: 16}} {
+		tm2.send(size) // the step is longer than these windows: the question stays in view
+		wantView(t, tm2, "Quit vaultui?", "y/n")
+	}
 	tm2.keys("ctrl+c")
 	if !tm2.quitting {
 		t.Fatal("a second ctrl+c did not quit")

@@ -620,6 +620,10 @@ func (w *wizardScreen) View() string {
 	width := w.c.contentWidth()
 	para := lipgloss.NewStyle().Width(width)
 	var b strings.Builder
+	if w.quitAsked {
+		// On top: a small window clips the bottom of a step.
+		b.WriteString(s.Warning.Render(para.Render("Quit vaultui? Nothing has been created. y/n")) + "\n\n")
+	}
 	switch w.step {
 	case stepDir:
 		b.WriteString(para.Render("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it.") + "\n\n")
@@ -680,9 +684,6 @@ func (w *wizardScreen) View() string {
 	}
 	if w.err != "" {
 		b.WriteString("\n\n" + s.Error.Render(para.Render(w.err)))
-	}
-	if w.quitAsked {
-		b.WriteString("\n\n" + s.Warning.Render(para.Render("Quit vaultui? Nothing has been created. y/n")))
 	}
 	return b.String()
 }

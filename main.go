@@ -1,4 +1,4 @@
-// Command vaultui manages gocryptfs-compatible encrypted vaults: with no
+// Command vaultui manages encrypted vaults in the gocryptfs and Cryptomator formats: with no
 // arguments it opens the terminal app, otherwise it runs a subcommand
 // ("vaultui help" lists them).
 package main

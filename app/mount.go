@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/vault"
 )
@@ -49,10 +50,10 @@ type Mounted struct {
 }
 
 // Mount unlocks the vault in the daemon and mounts it. A missing mount point is created
-// (an existing one must be an empty directory: the daemon checks); one inside the cipherdir
-// is refused before any password is asked for.
+// (an existing one must be an empty directory: the daemon checks again). What CheckMount
+// refuses is refused before any password is asked for.
 func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
-	if err := CheckMountPoint(r.Vault, r.MountPoint); err != nil {
+	if err := a.CheckMount(r); err != nil {
 		return Mounted{}, err
 	}
 	if r.SharedStorage {
@@ -115,10 +116,40 @@ func (a *App) checkHonoured(ctx context.Context, r MountRequest, info mountmgr.M
 	return fmt.Errorf("%w: the running daemon predates %s (its mount was undone): stop it with SIGTERM (its pid is in daemon.lock beside its socket), and this vaultui starts its own", mountmgr.ErrDaemon, opt)
 }
 
+// CheckMount refuses, before any password is asked for or any daemon started, a mount that
+// cannot work for what shows without the password: a mount point CheckMountPoint refuses,
+// one that exists but is not an empty directory or is mounted on already
+// (mountmgr.MountPointReady; a missing one is fine, Mount creates it), or a vault the kernel
+// shows mounted already, under any spelling of its path. The daemon checks all this again as
+// it mounts. Mount checks it first; a front end that asks for a password before calling
+// Mount calls it before asking.
+func (a *App) CheckMount(r MountRequest) error {
+	if err := CheckMountPoint(r.Vault, r.MountPoint); err != nil {
+		return err
+	}
+	if id, err := vault.IDOf(r.Vault.CipherDir); err == nil {
+		mounts, _ := a.kernelMounts()
+		for _, m := range mounts {
+			if mid, err := vault.IDOf(m.CipherDir); err == nil && mid == id && !mountmgr.IsStale(m.MountPoint) {
+				what := r.Vault.Name
+				if what == "" {
+					what = "vault " + r.Vault.CipherDir
+				}
+				return mountmgr.ErrorOf(mountmgr.ErrAlreadyMounted, "%s is already mounted at %s", termsafe.Escape(what), termsafe.Escape(m.MountPoint))
+			}
+		}
+	}
+	// A missing mount point is made by Mount; a stale mount there (its server gone) is
+	// cleaned up by the daemon as it starts.
+	if _, err := os.Lstat(r.MountPoint); err == nil && !mountmgr.IsStale(r.MountPoint) {
+		return mountmgr.MountPointReady(r.MountPoint)
+	}
+	return nil
+}
+
 // CheckMountPoint refuses, before any password is asked for or any daemon started, a mount
 // point that cannot be the vault's: none, or one nested with its cipherdir (the daemon checks
-// again). Mount checks it first; a front end that reads a password before calling Mount
-// calls it before that.
+// again). CheckMount checks it first.
 func CheckMountPoint(v Vault, mountPoint string) error {
 	if mountPoint == "" {
 		return fmt.Errorf("%w: no mount point for %s", mountmgr.ErrMountpoint, v.display())

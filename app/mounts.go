@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
@@ -43,11 +45,52 @@ func (a *App) Unmount(ctx context.Context, arg string, lazy bool) error {
 	if _, err := os.Lstat(target); !registered && errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("%q is neither a registered vault nor a mount point: %w", arg, vault.ErrNotFound)
 	}
+	if abs, err := filepath.Abs(target); err == nil {
+		target = abs // before leaveMount moves the working directory
+	}
+	a.leaveMount(target)
 	err := a.daemonCall(ctx, func(d Daemon) error { return d.Unmount(ctx, target, lazy) })
 	if errors.Is(err, mountmgr.ErrNotMounted) {
-		return fmt.Errorf("%s is not mounted: %w", termsafe.Escape(arg), mountmgr.ErrNotMounted)
+		return mountmgr.ErrorOf(mountmgr.ErrNotMounted, "%s is not mounted", termsafe.Escape(arg))
 	}
 	return err
+}
+
+// leaveMount moves this process's working directory out of the vaultui mount it is in, to
+// the mount point's parent, when that mount is target's (its cipherdir or its mount point, by
+// identity; any mount for ""). The kernel counts a working directory as a use of the mount:
+// left there, an unmount asked from inside (a shell's "cd ~/Vaults/work && vaultui unmount
+// work", or a TUI started there) would fail, with this process named as what holds it.
+// Nothing is done when the working directory is on no mount of ours.
+func (a *App) leaveMount(target string) {
+	cwd, err := os.Readlink("/proc/self/cwd") // the kernel's path, not $PWD's
+	if err != nil {
+		return
+	}
+	mounts, _ := a.kernelMounts()
+	var in *mountmgr.MountInfo
+	for i, m := range mounts {
+		if (cwd == m.MountPoint || strings.HasPrefix(cwd, strings.TrimSuffix(m.MountPoint, "/")+"/")) &&
+			(in == nil || len(m.MountPoint) > len(in.MountPoint)) {
+			in = &mounts[i]
+		}
+	}
+	if in == nil || target != "" && !sameFile(target, in.CipherDir) && !sameFile(target, in.MountPoint) {
+		return
+	}
+	if os.Chdir(filepath.Dir(in.MountPoint)) != nil {
+		os.Chdir("/")
+	}
+}
+
+// sameFile reports whether paths a and b name one file, by identity.
+func sameFile(a, b string) bool {
+	ia, err := vault.IDOf(a)
+	if err != nil {
+		return false
+	}
+	ib, err := vault.IDOf(b)
+	return err == nil && ia == ib
 }
 
 // NamedMount is a mount with the name its vault is registered under ("" when none).
@@ -69,6 +112,7 @@ type UnmountedAll struct {
 func (a *App) UnmountAll(ctx context.Context) (UnmountedAll, error) {
 	var out UnmountedAll
 	var before, after []mountmgr.MountInfo
+	a.leaveMount("")
 	err := a.daemonCall(ctx, func(d Daemon) error {
 		var err error
 		if before, err = d.Status(ctx); err != nil {

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/vaultui/vaultui/mountmgr/mountbench"
 )
@@ -316,7 +315,7 @@ func printRatios(w io.Writer, rep mountbench.Report) {
 		}
 		fmt.Fprintf(w, "\nRatio to %s, median of %d per-round ratios (higher is better):\n", title, len(rep.Rounds))
 		var others [][]float64
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		tw := newTable(w)
 		fmt.Fprint(tw, "WORKLOAD")
 		for _, t := range rep.Targets {
 			if t == base {

@@ -60,6 +60,10 @@ type env struct {
 	speed *app.Speed
 	// commands is the command table, for the commands that describe it (help, man, completion).
 	commands []*command
+	// passFrom says where the last password read came from, for the hint of a wrong one:
+	// "the first line of FILE", "what PROGRAM prints (...)", "the password typed"; "" when
+	// none was read here (the keyring's, or the vault's own program, run by the core).
+	passFrom string
 }
 
 // usage reports a mistake in the running command's arguments (exit code 2).
@@ -92,7 +96,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "error: interrupted")
 		return exitInterrupted
 	}
-	printError(stderr, err)
+	printError(stderr, e.explain(err))
 	return exitCode(err)
 }
 
@@ -138,6 +142,8 @@ func dispatch(e *env, args []string) error {
 	switch name {
 	case "-h", "-help", "--help":
 		name = helpCommand.name
+	case "-version", "--version":
+		name = versionCommand.name
 	}
 	c := lookup(e.commands, name)
 	if c == nil {

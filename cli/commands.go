@@ -67,6 +67,7 @@ var commands = []*command{
 	forgetPasswordCommand,
 
 	speedCommand,
+	versionCommand,
 	helpCommand,
 	manCommand,
 	completionCommand,

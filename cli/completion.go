@@ -52,11 +52,52 @@ var completeCommand = &command{
 	args:    "-- WORD...",
 	hidden:  true,
 	setup: func(fs *flag.FlagSet) runFunc {
+		raw := fs.Bool("raw", false, "the words are as typed (bash, zsh): undo their quoting first")
 		return func(e *env, args []string) error {
+			if *raw {
+				for i, w := range args {
+					args[i] = unquote(w)
+				}
+			}
 			complete(e, args)
 			return nil
 		}
 	},
+}
+
+// unquote undoes a POSIX shell's quoting of a word as typed so far: backslash escapes,
+// '...', and "..." (where a backslash escapes only $, `, ", \ and a newline). A quote not
+// closed yet runs to the end of the word, as while the user types it. Expansions ($HOME, ~)
+// are left as they are: completion matches what was typed.
+func unquote(w string) string {
+	var b strings.Builder
+	var quote rune // 0, '\'' or '"'
+	escaped := false
+	for _, r := range w {
+		switch {
+		case escaped:
+			if quote == '"' && !strings.ContainsRune("$`\"\\\n", r) {
+				b.WriteRune('\\')
+			}
+			b.WriteRune(r)
+			escaped = false
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				b.WriteRune(r)
+			}
+		case r == '\\':
+			escaped = true
+		case r == '"' && quote == '"':
+			quote = 0
+		case (r == '"' || r == '\'') && quote == 0:
+			quote = r
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // What completes an argument, by the name usage lines and flag help give it.
@@ -212,18 +253,25 @@ func (o *completion) print(w io.Writer) {
 var completionScripts = map[string]string{
 	"bash": `# bash completion for vaultui, from "vaultui completion bash".
 _vaultui() {
-	local cur=${COMP_WORDS[COMP_CWORD]} line
+	local cur=${COMP_WORDS[COMP_CWORD]} line word
 	local -a lines
-	mapfile -t lines < <("${COMP_WORDS[0]}" __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+	mapfile -t lines < <("${COMP_WORDS[0]}" __complete --raw -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
 	COMPREPLY=()
+	case ${lines[0]} in
+	files|dirs) compopt -o filenames 2>/dev/null ;; # readline quotes every word offered
+	esac
 	for line in "${lines[@]:1}"; do
-		COMPREPLY+=("${line%%$'\t'*}")
+		word=${line%%$'\t'*}
+		# A word with a space or quote ("cm vault") must go in as one argument: quoted here
+		# unless readline quotes it (filenames) or the word typed opened a quote of its own.
+		if [[ ${lines[0]} != files && ${lines[0]} != dirs && $cur != [\"\']* ]]; then
+			printf -v word %q "$word"
+		fi
+		COMPREPLY+=("$word")
 	done
 	case ${lines[0]} in
-	files) compopt -o filenames 2>/dev/null
-		mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur") ;;
-	dirs) compopt -o filenames 2>/dev/null
-		mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -d -- "$cur") ;;
+	files) mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur") ;;
+	dirs) mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -d -- "$cur") ;;
 	programs)
 		mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -c -- "$cur") ;;
 	esac
@@ -235,7 +283,7 @@ complete -F _vaultui vaultui
 _vaultui() {
 	local -a lines candidates
 	local line
-	lines=("${(@f)$("${words[1]}" __complete -- "${(@)words[2,CURRENT]}" 2>/dev/null)}")
+	lines=("${(@f)$("${words[1]}" __complete --raw -- "${(@)words[2,CURRENT]}" 2>/dev/null)}")
 	for line in "${(@)lines[2,-1]}"; do
 		candidates+=("${${line%%$'\t'*}//:/\\:}:${line#*$'\t'}")
 	done
@@ -254,9 +302,12 @@ fi
 `,
 	"fish": `# fish completion for vaultui, from "vaultui completion fish".
 function __vaultui_complete
+	# The tokens before the cursor come unquoted; the one being typed is unquoted here, so
+	# that "cm\ v" or "'cm v" is the start of the vault name "cm vault".
 	set -l tokens (commandline -opc)
 	set -l cur (commandline -ct)
-	set -l out ($tokens[1] __complete -- $tokens[2..-1] "$cur" 2>/dev/null)
+	set -l word (string unescape -- "$cur"; or echo "$cur")
+	set -l out ($tokens[1] __complete -- $tokens[2..-1] "$word[1]" 2>/dev/null)
 	if set -q out[2]
 		printf '%s\n' $out[2..-1]
 	end

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/internal/termsafe"
@@ -121,7 +120,7 @@ examples:
 				return nil
 			}
 			var folders []vault.ConflictEntry
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			tw := newTable(e.stdout)
 			header := false
 			for _, c := range list {
 				if c.Kind == vault.ConflictFolderMadeTwice {

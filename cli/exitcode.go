@@ -159,8 +159,6 @@ func hints(err error) []string {
 	}
 	if len(out) == 0 {
 		switch {
-		case errors.Is(err, vault.ErrWrongPassword):
-			out = append(out, "nothing was changed; check the password (or the --passfile's first line)")
 		case errors.Is(err, vault.ErrNotFound):
 			out = append(out, `run "vaultui list" to see registered vaults, or give the vault's directory`)
 		case errors.Is(err, crypto.ErrKDFMemory):
@@ -172,6 +170,19 @@ func hints(err error) []string {
 		}
 	}
 	return out
+}
+
+// explain gives a wrong password without a hint of its own the one that names where the
+// password came from (env.passFrom): the passfile's first line, the program's output, or
+// what was typed; --passfile is not named where none was given.
+func (e *env) explain(err error) error {
+	if !errors.Is(err, vault.ErrWrongPassword) || len(hints(err)) > 0 {
+		return err
+	}
+	if e.passFrom == "" {
+		return withHint(err, "nothing was changed; check the password")
+	}
+	return withHint(err, "nothing was changed; check %s", e.passFrom)
 }
 
 // oneLine keeps messages to one line so the error/hint layout holds.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/vaultui/vaultui/app"
 )
 
 var helpCommand = &command{
@@ -45,7 +47,7 @@ const vaultArgNote = "VAULT is a registered vault's name or the path of its encr
 
 // printOverview prints "vaultui help".
 func printOverview(w io.Writer, table []*command) {
-	fmt.Fprintln(w, "vaultui manages gocryptfs-compatible encrypted vaults.")
+	fmt.Fprintf(w, "vaultui manages encrypted vaults in the %s formats.\n", app.FormatNames("and"))
 	fmt.Fprintln(w)
 	for i, u := range overviewUsage {
 		lead := "usage: "

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/internal/termsafe"
@@ -27,7 +26,7 @@ func printInfoJSON(w io.Writer, e registry.Entry, i vault.Info) error {
 // printInfo prints the vault's facts; keyring, when not "", says whether its password is in
 // the desktop keyring.
 func printInfo(w io.Writer, e registry.Entry, i vault.Info, keyring string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w)
 	// Values come from the config, which whoever can write the cipherdir controls.
 	row := func(label, value string) { fmt.Fprintf(tw, "%s:\t%s\n", label, termsafe.Escape(value)) }
 	if e.Name != "" {

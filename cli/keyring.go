@@ -20,7 +20,8 @@ func keyringStatus(e *env, entry registry.Entry) string {
 	has, err := e.app.HasStoredPassword(ctx, app.VaultOf(entry))
 	switch {
 	case err != nil:
-		return "unavailable (" + err.Error() + ")"
+		why, _ := app.KeyringTrouble(err) // the reason alone: "no D-Bus session bus"
+		return "unavailable: " + why
 	case has:
 		return "password stored (vaultui mount uses it; vaultui forget-password removes it)"
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/vaultui/vaultui/app"
 )
 
 var manCommand = &command{
@@ -32,11 +34,11 @@ or read it at once with "vaultui man | man -l -".`,
 // writeMan writes the manual page: the overview, every command with its options, and the
 // exit codes.
 func writeMan(w io.Writer, table []*command) {
-	fmt.Fprint(w, `.TH VAULTUI 1 "" vaultui "User Commands"
+	fmt.Fprintf(w, `.TH VAULTUI 1 "" vaultui "User Commands"
 .SH NAME
-vaultui \- manage gocryptfs-compatible encrypted vaults
+vaultui \- manage encrypted vaults in the %s formats
 .SH SYNOPSIS
-`)
+`, app.FormatNames("and"))
 	for i, u := range overviewUsage {
 		if i > 0 {
 			fmt.Fprintln(w, ".br")

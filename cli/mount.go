@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -181,8 +182,8 @@ examples:
 				}
 				req.Idle = *idle
 			}
-			// Before the passfile is read or the daemon started.
-			if err := app.CheckMountPoint(req.Vault, req.MountPoint); err != nil {
+			// Before the passfile is read, a password asked for or the daemon started.
+			if err := e.app.CheckMount(req); err != nil {
 				return mountHint(err, req.MountPoint)
 			}
 			if *masterKey != "" {
@@ -328,7 +329,13 @@ func mountHint(err error, mp string) error {
 	case errors.Is(err, mountmgr.ErrNested):
 		return withHint(err, "mount it at an empty directory outside the cipherdir")
 	case errors.Is(err, mountmgr.ErrMountpoint):
-		return withHint(err, "create an empty directory for it (mkdir -p %s) or give another MOUNTPOINT", mp)
+		// What to do depends on what is there: mkdir only where nothing is.
+		if fi, serr := os.Stat(mp); serr == nil && fi.IsDir() {
+			return withHint(err, "move what is in %s elsewhere, or give another MOUNTPOINT (an empty directory)", mp)
+		} else if serr == nil {
+			return withHint(err, "give an empty directory as MOUNTPOINT (%s is a file)", mp)
+		}
+		return withHint(err, "create an empty directory for it (mkdir -p %s) or give another MOUNTPOINT", shellWord(mp))
 	case errors.Is(err, mountmgr.ErrAlreadyMounted):
 		return withHint(err, `"vaultui status" lists the mounts; "vaultui unmount" one first`)
 	case errors.Is(err, mountmgr.ErrFuseDevice):
@@ -453,19 +460,40 @@ func unmountAll(e *env) error {
 	if err != nil {
 		return err
 	}
-	var others []string
-	for _, m := range res.Others {
-		others = append(others, fmt.Sprintf("%s (vault %s)", m.MountPoint, m.CipherDir))
-	}
-	if len(res.Unmounted) == 0 && len(others) == 0 {
+	if len(res.Unmounted) == 0 && len(res.Others) == 0 {
 		fmt.Fprintln(e.stdout, "Nothing was mounted.")
 	} else if len(res.Unmounted) == 0 {
 		fmt.Fprintln(e.stdout, "Nothing was mounted by this mount manager.")
 	}
-	if len(others) > 0 {
-		fmt.Fprintf(e.stderr, "note: still mounted by another mount manager (another XDG_RUNTIME_DIR): %s\n", strings.Join(others, ", "))
-	}
+	fmt.Fprint(e.stderr, othersNote(res.Others))
 	return nil
+}
+
+// othersShown is how many of other mount managers' mounts othersNote names.
+const othersShown = 5
+
+// othersNote says what other mount managers (other runtime directories) keep mounted, which
+// unmount --all leaves: one on a line, the latest mounted first (the kernel lists them oldest
+// first), othersShown of many and a count of the rest; "" for none.
+func othersNote(others []mountmgr.MountInfo) string {
+	others = slices.Clone(others)
+	slices.Reverse(others)
+	what := func(m mountmgr.MountInfo) string { return fmt.Sprintf("%s (vault %s)", m.MountPoint, m.CipherDir) }
+	switch len(others) {
+	case 0:
+		return ""
+	case 1:
+		return "note: still mounted by another mount manager (another XDG_RUNTIME_DIR): " + what(others[0]) + "\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "note: %d vaults are still mounted by other mount managers (other XDG_RUNTIME_DIRs):\n", len(others))
+	for _, m := range others[:min(len(others), othersShown)] {
+		b.WriteString("  " + what(m) + "\n")
+	}
+	if n := len(others) - othersShown; n > 0 {
+		fmt.Fprintf(&b, "  and %d more (findmnt -t %s lists them all)\n", n, mountmgr.FSType)
+	}
+	return b.String()
 }
 
 // stringsFlag is a flag that may be given more than once.

@@ -87,7 +87,12 @@ func (s *passSource) check(e *env) error {
 // line (through the core, which runs it: app.RunPasswordProgram).
 func (e *env) fromSource(s *passSource) ([]byte, error) {
 	if len(s.prog) > 0 {
+		e.passFrom = fmt.Sprintf("what %s prints (its first line is the password)", strings.Join(s.prog.argv(), " "))
 		return e.app.RunPasswordProgram(e.ctx, s.prog.argv())
+	}
+	e.passFrom = "the first line of " + s.file
+	if s.file == "-" {
+		e.passFrom = "the first line of standard input"
 	}
 	return e.readPassfile(s.file)
 }

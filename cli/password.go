@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/userfile"
 )
@@ -40,13 +41,14 @@ func (e *env) readPassword(src *passSource, prompt string) ([]byte, error) {
 	return e.askTerminal(prompt, false)
 }
 
-// readNewPassword is readPassword for a password being set: on a terminal it
+// readNewPassword is readPassword for a password being set: on a terminal it rates the
+// password (app.RatePassword, as the TUI does; related are words such as the vault's name),
 // asks twice and refuses a mismatch before anything is written.
-func (e *env) readNewPassword(src *passSource, prompt string) ([]byte, error) {
+func (e *env) readNewPassword(src *passSource, prompt string, related ...string) ([]byte, error) {
 	if src.given() {
 		return e.fromSource(src)
 	}
-	return e.askTerminal(prompt, true)
+	return e.askTerminal(prompt, true, related...)
 }
 
 // readPassfile reads the password from a passfile: "-" is standard input; anything else
@@ -199,18 +201,22 @@ func (e *env) terminal() (tty *os.File, promptTo io.Writer, done func(), err err
 	return f, f, func() { f.Close() }, nil
 }
 
-// askTerminal prompts on stdin when it is a terminal, else on e.tty.
-func (e *env) askTerminal(prompt string, confirm bool) ([]byte, error) {
+// askTerminal prompts on stdin when it is a terminal, else on e.tty. With confirm, the
+// password is being set: it is rated, then asked again.
+func (e *env) askTerminal(prompt string, confirm bool, related ...string) ([]byte, error) {
 	tty, promptTo, done, err := e.terminal()
 	if err != nil {
 		return nil, withHint(errNoTerminal, noTerminalHint)
 	}
 	defer done()
+	e.passFrom = "the password typed (keyboard layout, Caps Lock)"
 	pw, err := readNoEcho(tty, promptTo, prompt)
 	if err != nil {
 		return nil, err
 	}
 	if confirm {
+		// The rating needs a string, a copy this process cannot wipe (as the TUI's field).
+		fmt.Fprintf(promptTo, "strength: %s\n", app.RatePassword(string(pw), related...))
 		again, err := readNoEcho(tty, promptTo, "Repeat "+lowerFirst(prompt))
 		if err != nil {
 			crypto.Wipe(pw)

@@ -72,3 +72,28 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("mount busy: got %d", got)
 	}
 }
+
+// TestFrontMatterNamesEveryFormat: what a user reads first (the README's first paragraph,
+// the help header, the man page's NAME line) names every vault format.
+func TestFrontMatterNamesEveryFormat(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	para := strings.SplitN(strings.TrimSpace(strings.SplitN(string(data), "\n\n", 3)[1]), "\n\n", 2)[0]
+	var help, man strings.Builder
+	printOverview(&help, commands)
+	writeMan(&man, commands)
+	nameLine := strings.SplitN(strings.SplitN(man.String(), ".SH NAME\n", 2)[1], "\n", 2)[0]
+	helpHeader := strings.SplitN(help.String(), "\n", 2)[0]
+	for _, f := range vault.Formats() {
+		if f.Can.ReverseView {
+			continue
+		}
+		for what, text := range map[string]string{"README's first paragraph": para, "help header": helpHeader, "man page NAME": nameLine} {
+			if !strings.Contains(text, f.Name) {
+				t.Errorf("the %s does not name %s: %q", what, f.Name, text)
+			}
+		}
+	}
+}

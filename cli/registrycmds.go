@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/registry"
@@ -56,7 +55,7 @@ examples:
 				fmt.Fprintln(e.stdout, `No vaults registered. Create one with "vaultui init DIR" or add one with "vaultui add DIR".`)
 				return nil
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			tw := newTable(e.stdout)
 			fmt.Fprintln(tw, "NAME\tCIPHER\tOPENS IN\tCIPHERDIR\tMOUNTPOINT")
 			for _, v := range vaults {
 				var cipher, opens string

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/vaultui/vaultui/mountmgr"
@@ -144,7 +143,7 @@ func printStatus(w io.Writer, mounts []mountmgr.MountInfo, now time.Time) {
 		fmt.Fprintln(w, "No vaults mounted.")
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "MOUNTPOINT\tCIPHERDIR\tCIPHER\tSINCE\tREAD\tWRITTEN\tREAD/s\tWRITE/s")
 	for _, m := range mounts {
 		if m.Stale {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +86,28 @@ func TestStatusShowsDetached(t *testing.T) {
 	js := statusJSON(mounts, nil)
 	if !js[0].Detached || !js[0].Until.IsZero() || !js[1].Until.Equal(until) || js[2].Detached {
 		t.Fatalf("JSON %+v", js)
+	}
+}
+
+// TestOthersNote: unmount --all names what other mount managers keep mounted one a line, a
+// few of them, the latest first, and counts the rest (a test machine had 20, 200 characters
+// each, on one line).
+func TestOthersNote(t *testing.T) {
+	var ms []mountmgr.MountInfo
+	if got := othersNote(ms); got != "" {
+		t.Errorf("none: %q", got)
+	}
+	ms = append(ms, mountmgr.MountInfo{MountPoint: "/m/a", CipherDir: "/c/a"})
+	if got, want := othersNote(ms), "note: still mounted by another mount manager (another XDG_RUNTIME_DIR): /m/a (vault /c/a)\n"; got != want {
+		t.Errorf("one:\n%s\nwant\n%s", got, want)
+	}
+	for i := range 19 {
+		ms = append(ms, mountmgr.MountInfo{MountPoint: fmt.Sprintf("/m/%d", i), CipherDir: fmt.Sprintf("/c/%d", i)})
+	}
+	got := othersNote(ms)
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) != 1+othersShown+1 || lines[0] != "note: 20 vaults are still mounted by other mount managers (other XDG_RUNTIME_DIRs):" ||
+		lines[1] != "  /m/18 (vault /c/18)" || lines[len(lines)-1] != "  and 15 more (findmnt -t fuse.vaultui lists them all)" {
+		t.Errorf("twenty:\n%s", got)
 	}
 }

@@ -32,7 +32,8 @@ var initCommand = &command{
 Cryptomator's vault format 8 (SIV_GCM, what the Cryptomator apps create; only
 --scryptn applies to it). It is added to the registry under
 --name (default: the directory's name without its extension) with the mount point
---mountpoint (default: ~/Vaults/NAME, created empty if missing).
+--mountpoint (default: ~/Vaults/NAME, created empty if missing). CIPHERDIR
+is created if missing, with the folders above it.
 The password is asked twice on the terminal, or read from --passfile.
 The master key is printed once: store it offline, it is the only way back
 in if the password is lost or gocryptfs.conf is damaged.
@@ -162,7 +163,7 @@ func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, rev
 		return createHint(err, dirArg, name == "")
 	}
 
-	password, err := e.readNewPassword(src, "Password for the new vault: ")
+	password, err := e.readNewPassword(src, "Password for the new vault: ", entry.Name, filepath.Base(entry.CipherDir))
 	if err != nil {
 		return err
 	}
@@ -349,7 +350,7 @@ examples:
 			}
 			defer crypto.Wipe(oldPassword)
 			defer crypto.Wipe(key)
-			newPassword, err := e.readNewPassword(&passSource{file: *newPassfile}, "New password: ")
+			newPassword, err := e.readNewPassword(&passSource{file: *newPassfile}, "New password: ", entry.Name)
 			if err != nil {
 				return err
 			}

@@ -109,8 +109,15 @@ type kindError struct {
 func (e *kindError) Error() string { return e.msg }
 func (e *kindError) Unwrap() error { return e.sentinel }
 
-// errorOf returns an error with the formatted message that wraps sentinel without showing it.
-// Causes go in with %v: the sentinel is what callers test.
+// ErrorOf returns an error with the formatted message that wraps sentinel without showing it
+// ("work is not mounted", not "work is not mounted: not mounted"), for the callers of this
+// package that say what its sentinels mean in their own words. Causes go in with %v: the
+// sentinel is what callers test.
+func ErrorOf(sentinel error, format string, args ...any) error {
+	return errorOf(sentinel, format, args...)
+}
+
+// errorOf is ErrorOf.
 func errorOf(sentinel error, format string, args ...any) error {
 	return &kindError{msg: fmt.Sprintf(format, args...), sentinel: sentinel}
 }

@@ -387,6 +387,11 @@ func (d *daemon) whereNow(m *mount) string {
 	return m.info.MountPoint
 }
 
+// MountPointReady refuses a mount point that a mount cannot use: missing, not a directory, a
+// mount point already (or a stale one), or not empty. The daemon checks it as it mounts; a
+// client checks it before it asks for a password (app.CheckMount).
+func MountPointReady(mp string) error { return checkMountPoint(mp) }
+
 func checkMountPoint(mp string) error {
 	fi, err := os.Stat(mp)
 	if errors.Is(err, os.ErrNotExist) {

@@ -198,6 +198,13 @@ func findStale(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 	return stale, nil
 }
 
+// IsStale reports whether the FUSE mount at mountPoint has lost its server, as findStale
+// tells (statfs fails with ENOTCONN; one that does not answer within a second is not
+// called stale). A daemon cleans such mounts up as it starts.
+func IsStale(mountPoint string) bool {
+	return errors.Is(statfsTimeout(mountPoint, time.Second), syscall.ENOTCONN)
+}
+
 // statfsTimeout is statfs that gives up after d: a FUSE server that hangs (rather than dies)
 // would block the caller forever. The goroutine of a hung call is left behind.
 func statfsTimeout(path string, d time.Duration) error {

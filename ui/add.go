@@ -11,7 +11,7 @@ import (
 	"github.com/vaultui/vaultui/app"
 )
 
-// addScreen registers an existing gocryptfs (or vaultui) vault.
+// addScreen registers an existing vault of any format (app.FormatNames).
 type addScreen struct {
 	c       *common
 	form    *form
@@ -27,7 +27,7 @@ type vaultAdded struct {
 
 func newAddScreen(c *common) *addScreen {
 	return &addScreen{c: c, form: newForm(c,
-		textField("Folder", "", "the folder with gocryptfs.conf"),
+		textField("Folder", "", "the folder with "+app.FormatMarkers("or")),
 		textField("Name", "", "default: the folder's name"),
 		textField("Mount point", "", "default: ~/Vaults/NAME"),
 	)}
@@ -90,7 +90,7 @@ func (s *addScreen) submit() tea.Cmd {
 func (s *addScreen) View() string {
 	st := s.c.styles
 	var b strings.Builder
-	b.WriteString(lipgloss.NewStyle().Width(s.c.contentWidth()).Render("Register a vault made by gocryptfs or vaultui. Nothing in the folder changes.") + "\n\n")
+	b.WriteString(lipgloss.NewStyle().Width(s.c.contentWidth()).Render("Register an existing "+app.FormatNames("or")+" vault, made by vaultui or another program. Nothing in the folder changes.") + "\n\n")
 	b.WriteString(s.form.View())
 	if s.working {
 		b.WriteString("\n\n" + s.c.spinner.View() + " Checking the folder…")

@@ -62,6 +62,8 @@ type Backend interface {
 	// CachedSpeed returns the remembered speed test, if there is one for this
 	// CPU and build.
 	CachedSpeed() (app.SpeedReport, bool)
+	// CheckMount is app.CheckMount: what refuses the mount before a password is asked for.
+	CheckMount(req app.MountRequest) error
 	// Mount mounts through app.Mount; a request without Password uses the keyring's. The
 	// screens build it from app.MountFor, so the registry's options are its defaults.
 	Mount(ctx context.Context, req app.MountRequest) (app.Mounted, error)

@@ -258,7 +258,8 @@ func (s *eventsScreen) detailView(e Event, w int) string {
 	return fieldsView(st, rows, w, map[string]lipgloss.Style{"What": eventStyle(st, e)})
 }
 
-func lenRunes(s string) int { return len([]rune(s)) }
+// lenRunes is how many terminal cells s takes (the name is older than the rule).
+func lenRunes(s string) int { return lipgloss.Width(s) }
 
 // automountSet reports the result of toggling a vault's automount option.
 type automountSet struct {

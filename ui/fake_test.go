@@ -55,6 +55,7 @@ type fakeBackend struct {
 	lazyUnmounts []string
 	busy         bool  // unmounts without lazy fail with ErrBusy
 	mountErr     error // the next mount fails with it
+	checkErr     error // CheckMount's answer
 	problems     []Problem
 	speedCalls   int
 	cachedSpeed  app.SpeedReport   // what CachedSpeed returns; none without ciphers
@@ -277,6 +278,12 @@ func (f *fakeBackend) CachedSpeed() (app.SpeedReport, bool) {
 	return f.cachedSpeed, f.cachedSpeed.Ciphers != nil
 }
 
+func (f *fakeBackend) CheckMount(app.MountRequest) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.checkErr
+}
+
 func (f *fakeBackend) Mount(ctx context.Context, req app.MountRequest) (app.Mounted, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -383,6 +390,8 @@ func (tm *testModel) keys(keys ...string) {
 			tm.send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
 		case "ctrl+u":
 			tm.send(tea.KeyMsg{Type: tea.KeyCtrlU})
+		case "ctrl+c":
+			tm.send(tea.KeyMsg{Type: tea.KeyCtrlC})
 		default:
 			for _, r := range k {
 				tm.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/vaultui/vaultui/registry"
 )
 
@@ -298,6 +300,71 @@ func TestQuitWhileCreatingWaitsForTheKey(t *testing.T) {
 	tm.keys("y")
 	if !tm.quitting {
 		t.Fatal("y did not quit")
+	}
+}
+
+// TestCtrlCInTheWizardAsks: ctrl+c in the wizard asks before it drops what was typed (it
+// quit at once, exit 0, no question); n stays where the wizard was, with what was typed; y
+// quits, and so does a second ctrl+c (a user who insists).
+func TestCtrlCInTheWizardAsks(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	tm.keys("n", "/data/half")
+	w := tm.current.(*wizardScreen)
+	tm.keys("ctrl+c")
+	if tm.quitting {
+		t.Fatal("ctrl+c in the wizard quit at once")
+	}
+	wantView(t, tm, "Quit vaultui? Nothing has been created. y/n")
+	tm.keys("n")
+	if tm.current != w || w.dir.value(0) != "/data/half" {
+		t.Fatalf("n: screen %T, folder %q", tm.current, w.dir.value(0))
+	}
+	if strings.Contains(tm.View(), "Quit vaultui?") {
+		t.Error("n left the question on the screen")
+	}
+	tm.keys("y") // typed into the folder field now, not an answer
+	if tm.quitting || w.dir.value(0) != "/data/halfy" {
+		t.Fatalf("y after n: quitting %v, folder %q", tm.quitting, w.dir.value(0))
+	}
+	tm.keys("ctrl+c", "y")
+	if !tm.quitting {
+		t.Fatal("ctrl+c, y did not quit")
+	}
+
+	tm2 := newTestModel(t, newFake())
+	wizardTo(t, tm2) // the cipher step: a list, where q is a key too
+	tm2.keys("q")
+	wantView(t, tm2, "Quit vaultui? Nothing has been created. y/n")
+	for _, size := range []tea.WindowSizeMsg{{Width: 40, Height: 10}, {Width: 60, Height: 16}} {
+		tm2.send(size) // the step is longer than these windows: the question stays in view
+		wantView(t, tm2, "Quit vaultui?", "y/n")
+	}
+	tm2.keys("ctrl+c")
+	if !tm2.quitting {
+		t.Fatal("a second ctrl+c did not quit")
+	}
+}
+
+// TestCtrlCWhileCreatingWaitsForTheKey: ctrl+c while scrypt runs is q: the vault is not left
+// half made (an empty, unregistered folder), and its master key is shown before quitting.
+func TestCtrlCWhileCreatingWaitsForTheKey(t *testing.T) {
+	tm := newTestModel(t, newFake())
+	w := wizardTo(t, tm)
+	tm.keys("enter", "pw", "enter", "pw", "enter")
+	cmd := w.Update(w.submit()())
+	if w.step != stepCreating {
+		t.Fatalf("after the check the wizard is at step %v, not creating", w.step)
+	}
+	tm.keys("ctrl+c")
+	if tm.quitting {
+		t.Fatal("ctrl+c while creating quit before the vault was made")
+	}
+	wantView(t, tm, "The master key is shown before you quit")
+	tm.run(cmd)
+	wantView(t, tm, "master key", "Quit vaultui without storing the master key? It is not shown again. y/n")
+	tm.keys("ctrl+c") // insists
+	if !tm.quitting || w.masterKey != nil {
+		t.Fatalf("a second ctrl+c: quitting %v, key held %v", tm.quitting, w.masterKey != nil)
 	}
 }
 

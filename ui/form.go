@@ -178,10 +178,11 @@ func (f *form) acceptSuggestion() {
 
 // newPasswordHints shows a strength hint under the new password field pw and
 // "does not match" under its confirmation field once what is typed there
-// stops being a prefix of the password, so a mismatch shows while typing.
-func (f *form) newPasswordHints(pw, confirm int) {
+// stops being a prefix of the password, so a mismatch shows while typing. related are
+// words typed nearby (the vault's name): a password made of them rates weak.
+func (f *form) newPasswordHints(pw, confirm int, related ...string) {
 	p, c := f.value(pw), f.value(confirm)
-	f.fields[pw].hint = strengthHint(f.c.styles, p)
+	f.fields[pw].hint = strengthHint(f.c.styles, p, related...)
 	f.fields[confirm].hint = ""
 	if c != "" && !strings.HasPrefix(p, c) {
 		f.fields[confirm].hint = f.c.styles.Error.Render("does not match")
@@ -219,7 +220,7 @@ func (f *form) View() string {
 	labelW := 0
 	for _, fl := range f.fields {
 		if !fl.hidden {
-			labelW = max(labelW, len([]rune(fl.label)))
+			labelW = max(labelW, lipgloss.Width(fl.label))
 		}
 	}
 	inputW := max(10, f.c.width-labelW-8)
@@ -268,7 +269,7 @@ func (f *form) View() string {
 }
 
 func padRight(s string, w int) string {
-	if n := len([]rune(s)); n < w {
+	if n := lipgloss.Width(s); n < w {
 		return s + strings.Repeat(" ", w-n)
 	}
 	return s

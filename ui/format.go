@@ -2,15 +2,14 @@ package ui
 
 import (
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 )
 
 // rate formats bytes per second the way people read it: "0 B/s", "512 kB/s", "12.3 MB/s".
@@ -47,50 +46,6 @@ func ago(now, t time.Time) string {
 	default:
 		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 	}
-}
-
-// strength estimates a password's strength from its length and the kinds of
-// characters it uses. It is a hint, not a guarantee: the label says so.
-func strength(pw string) (bits float64, label string) {
-	if pw == "" {
-		return 0, ""
-	}
-	var lower, upper, digit, other bool
-	n := 0
-	for _, r := range pw {
-		n++
-		switch {
-		case unicode.IsLower(r):
-			lower = true
-		case unicode.IsUpper(r):
-			upper = true
-		case unicode.IsDigit(r):
-			digit = true
-		default:
-			other = true
-		}
-	}
-	pool := 0
-	for _, c := range []struct {
-		has  bool
-		size int
-	}{{lower, 26}, {upper, 26}, {digit, 10}, {other, 33}} {
-		if c.has {
-			pool += c.size
-		}
-	}
-	bits = float64(n) * math.Log2(float64(pool))
-	switch {
-	case bits < 40:
-		label = "weak"
-	case bits < 60:
-		label = "fair"
-	case bits < 80:
-		label = "good"
-	default:
-		label = "strong"
-	}
-	return bits, label
 }
 
 // expandPath makes a typed path absolute, expanding a leading "~".
@@ -148,16 +103,16 @@ func formatIdle(d time.Duration) string {
 	return d.String()
 }
 
-// truncate cuts s to w cells, marking the cut with "…".
+// truncate cuts s to at most w terminal cells, marking the cut with "…" (a wide character
+// that would straddle the edge goes too).
 func truncate(s string, w int) string {
-	r := []rune(s)
 	if w <= 0 {
 		return ""
 	}
-	if len(r) <= w {
+	if lipgloss.Width(s) <= w {
 		return s
 	}
-	return string(r[:w-1]) + "…"
+	return ansi.Truncate(s, w, "…")
 }
 
 // wrap breaks s into lines of at most w cells at spaces (long words are
@@ -177,14 +132,20 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// truncateLeft keeps the end of s (the interesting part of a path).
+// truncateLeft keeps the end of s (the interesting part of a path) in at most w terminal
+// cells, marking the cut with "…".
 func truncateLeft(s string, w int) string {
-	r := []rune(s)
 	if w <= 0 {
 		return ""
 	}
-	if len(r) <= w {
+	n := lipgloss.Width(s)
+	if n <= w {
 		return s
 	}
-	return "…" + string(r[len(r)-w+1:])
+	out := ansi.TruncateLeft(s, n-w+1, "…")
+	for lipgloss.Width(out) > w { // a wide character straddled the cut
+		n++
+		out = ansi.TruncateLeft(s, n-w+1, "…")
+	}
+	return out
 }

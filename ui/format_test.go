@@ -4,6 +4,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/registry"
 )
 
 func TestRateAndSize(t *testing.T) {
@@ -14,13 +19,21 @@ func TestRateAndSize(t *testing.T) {
 	}
 }
 
-func TestStrength(t *testing.T) {
-	for _, c := range []struct{ pw, label string }{
-		{"", ""}, {"abc", "weak"}, {"hunter22", "fair"}, {"correct horse battery", "strong"}, {"Tr0ub4dor&3x", "good"},
+// The meter is app.RatePassword's: "password123" is weak and says why, and the vault's own
+// name does not make a password strong.
+func TestStrengthHint(t *testing.T) {
+	s := DefaultStyles()
+	for _, c := range []struct{ pw, want string }{
+		{"", ""},
+		{"password123", "strength: weak, a common password"},
+		{"stump tidal cradle lurk", "strength: strong (an estimate)"},
 	} {
-		if _, got := strength(c.pw); got != c.label {
-			t.Errorf("strength(%q) = %q, want %q", c.pw, got, c.label)
+		if got := strengthHint(s, c.pw); got != c.want {
+			t.Errorf("strengthHint(%q) = %q, want %q", c.pw, got, c.want)
 		}
+	}
+	if got := strengthHint(s, "Kestrelvault2024", "Kestrelvault"); !strings.Contains(got, "vault's name") {
+		t.Errorf("a password made of the vault's name: %q", got)
 	}
 }
 
@@ -70,5 +83,58 @@ func TestProgressBar(t *testing.T) {
 	}
 	if strings.Contains(progressBar(2, 3), "░") {
 		t.Error("over 100% is not full")
+	}
+}
+
+// TestCellWidths: padding and cutting count terminal cells, not runes: 日本 takes four cells,
+// so a column after it would shift by two, and a cut to w runes would overflow by as many.
+func TestCellWidths(t *testing.T) {
+	if got := padRight("日本", 6); got != "日本  " {
+		t.Errorf("padRight = %q", got)
+	}
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"/a/日本語のパス", 8, "/a/日本…"},
+		{"/a/日本語のパス", 9, "/a/日本…"}, // a wide character does not fit in the one cell left
+		{"/a/日本", 7, "/a/日本"},
+		{"plain path", 6, "plain…"},
+	} {
+		if got := truncate(c.in, c.w); got != c.want || lipgloss.Width(got) > c.w {
+			t.Errorf("truncate(%q, %d) = %q (%d cells), want %q", c.in, c.w, got, lipgloss.Width(got), c.want)
+		}
+	}
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"/a/日本語のパス", 7, "…のパス"},
+		{"/a/日本語のパス", 8, "…のパス"},
+		{"/a/日本", 7, "/a/日本"},
+		{"/home/u/Vaults/work", 8, "…ts/work"},
+	} {
+		if got := truncateLeft(c.in, c.w); got != c.want || lipgloss.Width(got) > c.w {
+			t.Errorf("truncateLeft(%q, %d) = %q (%d cells), want %q", c.in, c.w, got, lipgloss.Width(got), c.want)
+		}
+	}
+}
+
+// TestListFitsWithWidePaths: a vault whose folders have wide characters in their names fits
+// the screen: no line of the list is wider than the terminal.
+func TestListFitsWithWidePaths(t *testing.T) {
+	fb := newFake()
+	fb.vaults = []Vault{{Entry: registry.Entry{Name: "日本の写真", CipherDir: "/data/日本語のフォルダ/写真の保管庫.crypt",
+		MountPoint: "/home/u/Vaults/日本語のマウントポイント"}, Cipher: "AES-256-GCM"}}
+	tm := newTestModel(t, fb)
+	for _, w := range []int{40, 60, 80} {
+		tm.send(tea.WindowSizeMsg{Width: w, Height: 16})
+		for _, l := range strings.Split(tm.View(), "\n") {
+			if lipgloss.Width(l) > w {
+				t.Errorf("at %d columns a line takes %d cells: %q", w, lipgloss.Width(l), l)
+			}
+		}
 	}
 }

@@ -42,6 +42,12 @@ type storedChecked struct {
 	err error
 }
 
+// mountChecked is app.CheckMount's answer for the vault at dir, asked as the prompt opens.
+type mountChecked struct {
+	dir string
+	err error
+}
+
 type mounted struct {
 	m   app.Mounted
 	err error
@@ -69,10 +75,12 @@ func (s *mountScreen) title() string { return "mount " + s.v.Name }
 func (s *mountScreen) typing() bool  { return s.form.typing() }
 func (s *mountScreen) busy() bool    { return s.mounting }
 func (s *mountScreen) Init() tea.Cmd {
-	b, ctx, dir := s.c.backend, s.c.ctx, s.v.CipherDir
+	b, ctx, dir, req := s.c.backend, s.c.ctx, s.v.CipherDir, s.req
 	return tea.Batch(s.form.setFocus(0), func() tea.Msg {
 		has, err := b.StoredPassword(ctx, dir)
 		return storedChecked{dir: dir, has: has, err: err}
+	}, func() tea.Msg {
+		return mountChecked{dir: dir, err: b.CheckMount(req)}
 	})
 }
 
@@ -103,6 +111,13 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 			s.stored = true
 			s.keyring.on = true
 			s.form.fields[0].hint = s.c.styles.Subtle.Render("stored in the keyring: enter mounts with it")
+		}
+		return nil
+	case mountChecked:
+		// Said before the password is typed; the mount checks again, so a mount point
+		// emptied meanwhile mounts.
+		if msg.dir == s.v.CipherDir && msg.err != nil && !s.mounting && s.err == "" {
+			s.err = mountError(s.req.MountPoint, msg.err)
 		}
 		return nil
 	case mounted:

@@ -68,7 +68,7 @@ func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 			return s.submit()
 		}
 		cmd := s.form.Update(msg)
-		s.form.newPasswordHints(1, 2)
+		s.form.newPasswordHints(1, 2, s.v.Name)
 		return cmd
 	}
 	return s.form.Update(msg)
@@ -89,7 +89,7 @@ func (s *passwdScreen) submit() tea.Cmd {
 	case pw != confirm:
 		s.err = "The new passwords do not match. Type the confirmation again."
 		s.form.fields[2].input.Reset()
-		s.form.newPasswordHints(1, 2)
+		s.form.newPasswordHints(1, 2, s.v.Name)
 		return s.form.setFocus(2)
 	}
 	s.working = true

@@ -185,6 +185,10 @@ func (b *realBackend) SpeedTest(ctx context.Context, report func(app.SpeedReport
 
 func (b *realBackend) CachedSpeed() (app.SpeedReport, bool) { return b.speed.Cached("") }
 
+func (b *realBackend) CheckMount(req app.MountRequest) error {
+	return escaped(b.app.CheckMount(req))
+}
+
 func (b *realBackend) Mount(ctx context.Context, req app.MountRequest) (app.Mounted, error) {
 	m, err := b.app.Mount(ctx, req)
 	return m, escaped(err)

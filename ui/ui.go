@@ -51,8 +51,8 @@ type screen interface {
 	keys() []key.Binding
 }
 
-// quitGuard is a screen that must ask before q quits: it gets the key and
-// sends quitMsg once the user confirms.
+// quitGuard is a screen that must ask before q or ctrl+c quits: it gets the key and sends
+// quitMsg once the user confirms.
 type quitGuard interface{ guardsQuit() bool }
 
 // quitMsg quits the app after a screen asked (see quitGuard).
@@ -358,14 +358,16 @@ func (m *Model) recordSpeed(msg tea.Msg) {
 	}
 }
 
-// globalKey handles the keys that work on every screen: force quit and the form help
-// always, quit and help unless the screen takes typing or guards against quitting. ok is
-// false for a key the screen handles.
+// globalKey handles the keys that work on every screen: force quit, and quit unless the
+// screen takes typing, both unless the screen guards against quitting (it asks first); the
+// form help always, and help unless the screen takes typing. ok is false for a key the
+// screen handles.
 func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	g, guarded := m.screen().(quitGuard)
-	free := !m.screen().typing() && !(guarded && g.guardsQuit())
+	guarded = guarded && g.guardsQuit()
+	free := !m.screen().typing()
 	switch {
-	case key.Matches(msg, m.c.keys.ForceQuit), free && key.Matches(msg, m.c.keys.Quit):
+	case !guarded && (key.Matches(msg, m.c.keys.ForceQuit) || free && key.Matches(msg, m.c.keys.Quit)):
 		m.quitting = true
 		return tea.Quit, true
 	case key.Matches(msg, m.c.keys.FormHelp), free && key.Matches(msg, m.c.keys.Help):

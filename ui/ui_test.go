@@ -77,7 +77,7 @@ func mountWork(fb *fakeBackend, readBps, writeBps float64) []mountmgr.MountInfo 
 
 func TestEmptyListInvites(t *testing.T) {
 	tm := newTestModel(t, newFake())
-	wantView(t, tm, "No vaults yet", "n", "a to add an existing gocryptfs vault")
+	wantView(t, tm, "No vaults yet", "n", "a to add an existing gocryptfs or Cryptomator vault")
 	golden(t, tm, "empty")
 }
 
@@ -359,6 +359,28 @@ func TestMountPointErrorInline(t *testing.T) {
 	tm.keys("esc")
 	if tm.current != nil {
 		t.Fatal("esc did not go back")
+	}
+}
+
+// TestMountChecksBeforeThePassword: what the core can refuse without the password (a mount
+// point with files in it) shows as the prompt opens, before a password is typed for nothing.
+func TestMountChecksBeforeThePassword(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	fb.checkErr = fmt.Errorf("mount point /home/u/Vaults/work is not empty: %w", ErrMountpoint)
+	tm := newTestModel(t, fb)
+	tm.keys("m")
+	if _, ok := tm.current.(*mountScreen); !ok {
+		t.Fatalf("m opened %T", tm.current)
+	}
+	wantView(t, tm, "Mount point /home/u/Vaults/work can't be used", "is not empty")
+	if len(fb.mountReqs) != 0 {
+		t.Fatal("a mount was tried")
+	}
+	fb.checkErr = nil // emptied meanwhile: the mount goes ahead
+	tm.keys("hunter22", "enter")
+	if tm.current != nil {
+		t.Fatalf("still on %T after a good password", tm.current)
 	}
 }
 

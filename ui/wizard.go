@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,6 +99,8 @@ type wizardScreen struct {
 	// leaving is set while asking whether to leave the master key unstored:
 	// by q (quit the app) or esc (back to the list).
 	leaving *tea.KeyMsg
+	// quitAsked: q or ctrl+c on a step before the vault is made; y quits, n stays.
+	quitAsked bool
 }
 
 type dirChecked struct {
@@ -179,6 +182,9 @@ func (w *wizardScreen) form() *form {
 func (w *wizardScreen) keys() []key.Binding {
 	k := w.c.keys
 	next := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "next"))
+	if w.quitAsked {
+		return []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "quit")), key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "stay"))}
+	}
 	switch w.step {
 	case stepCipher:
 		return []key.Binding{next, k.Back, k.Up, k.Down}
@@ -347,6 +353,20 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case stepMasterKey:
 		return w.masterKeyKey(msg)
 	}
+	if w.quitAsked {
+		switch {
+		case key.Matches(msg, k.Yes), key.Matches(msg, k.ForceQuit):
+			return func() tea.Msg { return quitMsg{} }
+		case key.Matches(msg, k.No), key.Matches(msg, k.Back):
+			w.quitAsked = false
+		}
+		return nil
+	}
+	// ctrl+c anywhere, q where it is not typed (the cipher list): ask first.
+	if key.Matches(msg, k.ForceQuit) || w.step == stepCipher && key.Matches(msg, k.Quit) {
+		w.quitAsked = true
+		return nil
+	}
 	if key.Matches(msg, k.Back) {
 		if w.step == stepDir {
 			return w.c.back("", false)
@@ -381,7 +401,7 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	cmd := w.form().Update(msg)
 	switch w.step {
 	case stepPassword:
-		w.password.newPasswordHints(0, 1)
+		w.password.newPasswordHints(0, 1, w.related()...)
 	case stepAdvanced:
 		w.lockHint()
 	}
@@ -401,9 +421,10 @@ func (w *wizardScreen) lockHint() {
 	}
 }
 
-// guardsQuit: q on the master key asks first, the key is shown only once; q
-// while the vault is being created waits for the key and asks then.
-func (w *wizardScreen) guardsQuit() bool { return w.step == stepCreating || w.step == stepMasterKey }
+// guardsQuit: the wizard asks before q or ctrl+c quits. On its steps, what was typed would
+// be lost; on the master key, the key is shown only once; while the vault is being created,
+// quitting would leave it half made, so it waits for the key and asks then.
+func (w *wizardScreen) guardsQuit() bool { return true }
 
 // masterKeyKey handles a key on the master key: y once it is stored; q and
 // esc ask first, since it is not shown again.
@@ -412,8 +433,8 @@ func (w *wizardScreen) masterKeyKey(msg tea.KeyMsg) tea.Cmd {
 	done := fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name)
 	if w.leaving != nil {
 		switch {
-		case key.Matches(msg, k.Yes):
-			quit := key.Matches(*w.leaving, k.Quit)
+		case key.Matches(msg, k.Yes), key.Matches(msg, k.ForceQuit): // a second ctrl+c insists
+			quit := key.Matches(*w.leaving, k.Quit) || key.Matches(msg, k.ForceQuit)
 			w.leaving = nil
 			crypto.Wipe(w.masterKey)
 			w.masterKey = nil
@@ -437,19 +458,30 @@ func (w *wizardScreen) masterKeyKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-func strengthHint(s *Styles, pw string) string {
-	bits, label := strength(pw)
-	if label == "" {
+// strengthHint is app.RatePassword's rating of pw in a line: what makes it guessable
+// when something does, else that it is an estimate.
+func strengthHint(s *Styles, pw string, related ...string) string {
+	r := app.RatePassword(pw, related...)
+	if r.Label == "" {
 		return ""
 	}
 	st := s.Success
-	switch label {
+	switch r.Label {
 	case "weak":
 		st = s.Error
 	case "fair":
 		st = s.Warning
 	}
-	return st.Render(fmt.Sprintf("strength: %s (~%.0f bits, an estimate)", label, bits))
+	return st.Render("strength: " + r.String())
+}
+
+// related are the words the wizard's user typed before the password.
+func (w *wizardScreen) related() []string {
+	words := []string{strings.TrimSpace(w.name.value(0))}
+	if dir := expandPath(w.dir.value(0)); dir != "" {
+		words = append(words, filepath.Base(dir))
+	}
+	return words
 }
 
 // submit validates the current step and moves on.
@@ -494,7 +526,7 @@ func (w *wizardScreen) submit() tea.Cmd {
 		case pw != confirm:
 			w.err = "The passwords do not match. Type the confirmation again."
 			w.password.fields[1].input.Reset()
-			w.password.newPasswordHints(0, 1)
+			w.password.newPasswordHints(0, 1, w.related()...)
 			return nil
 		}
 		if w.err != "" {
@@ -601,6 +633,10 @@ func (w *wizardScreen) View() string {
 	width := w.c.contentWidth()
 	para := lipgloss.NewStyle().Width(width)
 	var b strings.Builder
+	if w.quitAsked {
+		// On top: a small window clips the bottom of a step.
+		b.WriteString(s.Warning.Render(para.Render("Quit vaultui? Nothing has been created. y/n")) + "\n\n")
+	}
 	switch w.step {
 	case stepDir:
 		b.WriteString(para.Render("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it.") + "\n\n")

@@ -166,7 +166,7 @@ func create(ctx context.Context, fsys atomicfile.FS, cipherdir string, password 
 // create makes a gocryptfs vault: gocryptfs.conf and, unless names are plaintext or
 // deterministic, the root gocryptfs.diriv.
 func (gocryptfsKind) create(ctx context.Context, fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
-	created, err := prepareEmptyDir(cipherdir)
+	undo, err := prepareEmptyDir(cipherdir)
 	if err != nil {
 		return nil, err
 	}
@@ -178,9 +178,7 @@ func (gocryptfsKind) create(ctx context.Context, fsys atomicfile.FS, cipherdir s
 		for _, p := range wrote {
 			os.Remove(p)
 		}
-		if created {
-			os.Remove(cipherdir)
-		}
+		undo()
 		if masterKey != nil {
 			crypto.Wipe(masterKey)
 			masterKey = nil
@@ -207,17 +205,15 @@ func (gocryptfsKind) create(ctx context.Context, fsys atomicfile.FS, cipherdir s
 
 // create makes a Cryptomator vault in cipherdir (cryptomator.Create, which writes
 // vault.cryptomator last and removes what it wrote on failure) and returns its raw 64-byte
-// master key. A folder it made is removed again on failure, as for a gocryptfs vault.
+// master key. The folders it made are removed again on failure, as for a gocryptfs vault.
 func (cryptomatorKind) create(ctx context.Context, _ atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) ([]byte, error) {
-	created, err := prepareEmptyDir(cipherdir)
+	undo, err := prepareEmptyDir(cipherdir)
 	if err != nil {
 		return nil, err
 	}
 	v, err := cryptomator.Create(ctx, cipherdir, password, cryptomator.CreateOptions{ScryptLogN: opts.ScryptLogN})
 	if err != nil {
-		if created {
-			os.Remove(cipherdir)
-		}
+		undo()
 		return nil, cryptomatorError(cipherdir, err)
 	}
 	defer v.Close()
@@ -261,18 +257,27 @@ func newConfig(ctx context.Context, where string, password []byte, opts CreateOp
 }
 
 // CheckNewCipherDir reports whether dir can hold a new vault, without
-// changing anything: it must be an empty directory, or not exist yet in a
-// parent directory that does (Create makes the directory, not its parents).
-// A non-empty directory gives ErrNotEmpty; a missing parent wraps
-// fs.ErrNotExist. The CLI and the TUI ask before prompting for a password.
+// changing anything: it must be an empty directory, or not exist yet. Create
+// makes it, and the folders above it that are missing, as the mount point is
+// made; the nearest one that exists must be a directory. A non-empty
+// directory gives ErrNotEmpty. The CLI and the TUI ask before prompting for a
+// password.
 func CheckNewCipherDir(dir string) error {
 	fi, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		parent := filepath.Dir(dir)
-		if pfi, perr := os.Stat(parent); perr != nil || !pfi.IsDir() {
-			return missingParentError{dir, parent}
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+		for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+			pfi, perr := os.Stat(p)
+			switch {
+			case perr == nil && pfi.IsDir():
+				return nil
+			case perr == nil:
+				return fmt.Errorf("%s: %s is not a directory", dir, p)
+			case !errors.Is(perr, os.ErrNotExist) && !errors.Is(perr, unix.ENOTDIR):
+				return perr
+			case p == filepath.Dir(p):
+				return perr
+			}
 		}
-		return nil
 	}
 	if err != nil {
 		return err
@@ -293,27 +298,33 @@ func CheckNewCipherDir(dir string) error {
 	return nil
 }
 
-// missingParentError says which parent is missing and matches fs.ErrNotExist.
-type missingParentError struct{ dir, parent string }
-
-func (e missingParentError) Error() string {
-	return fmt.Sprintf("%s: parent directory %s does not exist", e.dir, e.parent)
-}
-
-func (e missingParentError) Is(target error) bool { return target == os.ErrNotExist }
-
 // prepareEmptyDir checks dir with CheckNewCipherDir and creates it (mode
-// 0700) when it does not exist; created says whether it did.
-func prepareEmptyDir(dir string) (created bool, err error) {
+// 0700) when it does not exist, with the folders above it that are missing
+// (0700 too). undo removes what it made, if still empty, for a create that
+// failed.
+func prepareEmptyDir(dir string) (undo func(), err error) {
 	if err := CheckNewCipherDir(dir); err != nil {
-		return false, err
+		return nil, err
 	}
-	if err := os.Mkdir(dir, 0o700); errors.Is(err, os.ErrExist) {
-		return false, nil
-	} else if err != nil {
-		return false, err
+	var made []string // the deepest first
+	for p := dir; ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || p == filepath.Dir(p) {
+			break
+		}
+		made = append(made, p)
 	}
-	return true, nil
+	undo = func() {
+		for _, p := range made {
+			os.Remove(p)
+		}
+	}
+	for i := len(made) - 1; i >= 0; i-- {
+		if err := os.Mkdir(made[i], 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			undo()
+			return nil, err
+		}
+	}
+	return undo, nil
 }
 
 // writeDirIV creates the gocryptfs.diriv of directory dir.

@@ -141,6 +141,19 @@ func TestCreateRefusals(t *testing.T) {
 	if _, err := Create(context.Background(), filepath.Join(base, "nopw"), nil, CreateOptions{ScryptLogN: 10}); err == nil {
 		t.Error("empty password accepted")
 	}
+	// Folders it made above the vault go too when it fails, and stay when it works.
+	deep := filepath.Join(base, "deep", "er", "v")
+	if _, err := create(context.Background(), atomicfile.Failing{At: "write", Err: errors.New("injected crash")}, deep, testPassword, CreateOptions{ScryptLogN: 10}); err == nil {
+		t.Fatal("injected failure ignored")
+	}
+	if _, err := os.Stat(filepath.Join(base, "deep")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed Create left the folders it made above %s", deep)
+	}
+	if key, err := Create(context.Background(), deep, testPassword, CreateOptions{ScryptLogN: 10}); err != nil {
+		t.Errorf("Create below missing folders: %v", err)
+	} else {
+		crypto.Wipe(key)
+	}
 	// A failure while writing the config leaves nothing behind.
 	crash := atomicfile.Failing{At: "write", Err: errors.New("injected crash")}
 	dir := filepath.Join(base, "crash")
@@ -368,11 +381,16 @@ func TestCheckNewCipherDir(t *testing.T) {
 	if err := CheckNewCipherDir(filepath.Join(dir, "new")); err != nil {
 		t.Errorf("new dir in existing parent: %v", err)
 	}
-	if err := CheckNewCipherDir(filepath.Join(dir, "no", "such")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("missing parent: got %v, want fs.ErrNotExist", err)
+	// Missing folders above it are made, as for the mount point (issue 39: the wizard's folder
+	// step refused "~/Sync/work.enc" without ~/Sync, which its mount point step would make).
+	if err := CheckNewCipherDir(filepath.Join(dir, "no", "such")); err != nil {
+		t.Errorf("missing parent: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if err := CheckNewCipherDir(filepath.Join(dir, "f", "below", "v")); err == nil || !strings.Contains(err.Error(), "is not a directory") {
+		t.Errorf("a file above it: %v", err)
 	}
 	if err := CheckNewCipherDir(dir); !errors.Is(err, ErrNotEmpty) {
 		t.Errorf("non-empty dir: got %v, want ErrNotEmpty", err)

@@ -36,10 +36,11 @@ const (
 	SecretTool Dep = "secret-tool" // libsecret's command line client (libsecret-tools)
 	Qemu       Dep = "qemu"        // qemu-aarch64-static, for the arm64 AEGIS kernels (qemu-user-static)
 	Strace     Dep = "strace"      // strace with fault injection, for the kill suites (strace)
+	Shells     Dep = "shells"      // zsh and fish, whose completion is tested in them, and tmux (zsh, fish)
 )
 
 // All lists every dependency; VAULTUI_REQUIRE=all requires them all.
-var All = []Dep{FUSE, Gocryptfs, Tmux, DBus, SecretTool, Qemu, Strace}
+var All = []Dep{FUSE, Gocryptfs, Tmux, DBus, SecretTool, Qemu, Strace, Shells}
 
 // RequireEnv is the environment variable that lists the required dependencies.
 const RequireEnv = "VAULTUI_REQUIRE"
@@ -52,6 +53,7 @@ var probes = map[Dep]func() string{
 	SecretTool: func() string { return programs("secret-tool") },
 	Qemu:       probeQemu,
 	Strace:     probeStrace,
+	Shells:     func() string { return programs("zsh", "fish", "tmux") },
 }
 
 var (

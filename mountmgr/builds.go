@@ -159,7 +159,7 @@ func (d *daemon) replaceFor(build string) *replaceReply {
 	}
 	told := d.clients.told[build]
 	if !told {
-		d.log.Printf("a client of build %q asks for a daemon of its own; this one (build %q) stays: %d mounts", build, d.build, mounts)
+		d.log.Printf("a client of build %q asks for a daemon of its own; this one (build %q) stays, with mounts (%d)", build, d.build, mounts)
 	}
 	d.clients.told[build] = true
 	return &replaceReply{Mounts: mounts, Told: told}

@@ -52,8 +52,13 @@ func writePackages(out, version, arch, bin string, e *extras, mtime time.Time) (
 		file(filepath.Join(stage, "_vaultui"), "/usr/share/zsh/site-functions/_vaultui", 0o644, "rpm"),
 		file(filepath.Join(stage, "vaultui.fish"), "/usr/share/fish/vendor_completions.d/vaultui.fish", 0o644, ""),
 	}
+	summary, body, _ := strings.Cut(description, "\n")
 	var written []string
 	for _, format := range []string{"deb", "rpm"} {
+		desc := description // deb: the first line is the synopsis
+		if format == "rpm" {
+			desc = body // rpm has a Summary of its own
+		}
 		info := nfpm.WithDefaults(&nfpm.Info{
 			Name:          "vaultui",
 			Arch:          arch,
@@ -63,7 +68,7 @@ func writePackages(out, version, arch, bin string, e *extras, mtime time.Time) (
 			Section:       "utils",
 			Priority:      "optional",
 			Maintainer:    "The vaultui authors <https://github.com/vaultui/vaultui>",
-			Description:   description,
+			Description:   desc,
 			Homepage:      "https://github.com/vaultui/vaultui",
 			MTime:         mtime,
 			Overridables: nfpm.Overridables{
@@ -73,7 +78,7 @@ func writePackages(out, version, arch, bin string, e *extras, mtime time.Time) (
 				RPM: nfpm.RPM{
 					// The default is this machine's name, which would make the package differ.
 					BuildHost: "reproducible",
-					Summary:   strings.SplitN(description, "\n", 2)[0],
+					Summary:   summary,
 					Group:     "Applications/System",
 				},
 			},

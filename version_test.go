@@ -16,7 +16,7 @@ func TestVersionStamped(t *testing.T) {
 		t.Skip("builds the binary: skipped with -short")
 	}
 	bin := filepath.Join(t.TempDir(), "vaultui")
-	build := exec.Command("go", "build", "-o", bin, "-ldflags", "-X github.com/vaultui/vaultui/app.version=v0.0.0-stamped", ".")
+	build := exec.Command("go", "build", "-o", bin, "-ldflags", "-X github.com/vaultui/vaultui/internal/buildinfo.Version=v0.0.0-stamped", ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -77,6 +77,9 @@ type Options struct {
 	// they may ask on and where their messages go. The zero value: no terminal, messages kept
 	// for the error only (a TUI that owns the screen).
 	PasswordPrograms extpass.Options
+	// DaemonNotice, if set, is told what the default Connect says of the daemon for the user
+	// (mountmgr.Client.Notice: a daemon of another build kept for its mounts), once.
+	DaemonNotice func(string)
 }
 
 // New returns the use cases over the keyring and daemon of opts.
@@ -101,6 +104,9 @@ func New(opts Options) *App {
 			c, err := mountmgr.Connect(ctx)
 			if err != nil {
 				return nil, err
+			}
+			if n := c.Notice(); n != "" && opts.DaemonNotice != nil {
+				opts.DaemonNotice(n)
 			}
 			return c, nil
 		}

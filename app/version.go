@@ -5,13 +5,8 @@ import (
 	"runtime/debug"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/buildinfo"
 )
-
-// version is vaultui's version, stamped at build time (builds here run with -buildvcs=false,
-// so the commit is not recorded by itself):
-//
-//	go build -ldflags "-X github.com/vaultui/vaultui/app.version=$(git describe --tags --always --dirty)"
-var version string
 
 // VersionInfo is what a bug report needs to name: which vaultui, built with which Go and
 // go-fuse, and which AEGIS code runs on this CPU.
@@ -32,7 +27,9 @@ type VersionInfo struct {
 // Version reports this build's versions.
 func Version() VersionInfo {
 	bi, _ := debug.ReadBuildInfo()
-	v := versionOf(version, bi)
+	// Stamped at build time (builds here run with -buildvcs=false, so the commit is not
+	// recorded by itself): see internal/buildinfo.
+	v := versionOf(buildinfo.Version, bi)
 	name, hw := crypto.Implementation(crypto.AEGIS)
 	v.AEGIS = name
 	if hw {

@@ -80,7 +80,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// password) and its messages go where ours do.
 	programs := extpass.Options{Terminal: stdinTerminal(stdin), Stderr: stderr}
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, tty: "/dev/tty",
-		app: app.New(app.Options{PasswordPrograms: programs}), commands: commands}
+		app: app.New(app.Options{PasswordPrograms: programs,
+			DaemonNotice: func(n string) { fmt.Fprintf(stderr, "note: %s\n", n) }}), commands: commands}
 	defer e.app.Close()
 	if isMountHelperCall(args) {
 		args = MountHelperArgs(args)

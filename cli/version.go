@@ -13,7 +13,7 @@ var versionCommand = &command{
 	summary: "Print vaultui's version, and Go's, go-fuse's and the AEGIS code's in use",
 	args:    "",
 	help: `Prints what a bug report needs: vaultui's version (stamped at build time
-with -ldflags "-X github.com/vaultui/vaultui/app.version=VERSION"; a build
+with -ldflags "-X github.com/vaultui/vaultui/internal/buildinfo.Version=VERSION"; a build
 without it says so), the Go toolchain and platform it was built for, the
 go-fuse version built in, and the code that runs AEGIS on this CPU (assembly
 on AES instructions, or the portable constant-time code).`,

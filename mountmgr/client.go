@@ -32,6 +32,10 @@ type Client struct {
 	r      *bufio.Reader
 	nextID uint64
 	closed bool
+
+	// daemon is what the daemon said of itself when dialled; notice is Notice.
+	daemon DaemonInfo
+	notice string
 }
 
 // DaemonCommand builds the command that starts the daemon; Connect runs it detached when no
@@ -51,12 +55,22 @@ var DaemonCommand = func() (*exec.Cmd, error) {
 // daemonStartTimeout bounds how long Connect waits for a freshly started daemon.
 const daemonStartTimeout = 15 * time.Second
 
-// Connect connects to the user's daemon, starting it when nothing answers on the socket.
+// Connect connects to the user's daemon, starting it when nothing answers on the socket, and
+// replacing it when it is an idle daemon of another build (see builds.go).
 func Connect(ctx context.Context) (*Client, error) {
+	return ConnectWith(ctx, ConnectOptions{})
+}
+
+// ConnectWith is Connect with options.
+func ConnectWith(ctx context.Context, opts ConnectOptions) (*Client, error) {
+	build := opts.ourBuild()
 	path := SocketPath()
 	c, err := dial(ctx, path)
 	if err == nil {
-		return c, nil
+		if c.sameBuild(build) {
+			return c, nil
+		}
+		c.Close() // dialled again under the start lock
 	}
 	var unsafe *unsafeSocketError
 	var version *versionError
@@ -80,7 +94,17 @@ func Connect(ctx context.Context) (*Client, error) {
 	}
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
 	if c, err := dial(ctx, path); err == nil {
-		return c, nil
+		if c.sameBuild(build) {
+			return c, nil
+		}
+		gone, err := c.replaceOrKeep(ctx, build)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		if !gone {
+			return c, nil
+		}
 	} else if errors.As(err, &unsafe) || errors.As(err, &version) {
 		return nil, err
 	}
@@ -211,9 +235,14 @@ func dial(ctx context.Context, path string) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{path: path, conn: conn, r: bufio.NewReaderSize(conn, 64<<10)}
-	if _, err := c.call(ctx, request{Op: opPing}); err != nil {
+	resp, err := c.call(ctx, request{Op: opPing})
+	if err != nil {
 		conn.Close()
 		return nil, err
+	}
+	c.daemon.PID = resp.PID
+	if resp.Daemon != nil {
+		c.daemon = *resp.Daemon
 	}
 	return c, nil
 }

@@ -112,7 +112,13 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 		stop()
 		cancel(nil)
 		resp.ID = req.ID
-		if err := d.send(conn, resp); err != nil {
+		err = d.send(conn, resp)
+		if resp.Replace != nil && resp.Replace.Exiting {
+			// Replaced by a client of another build (replaceFor): stop once it has the
+			// answer, which it waits for before it waits for this daemon to be gone.
+			d.stop()
+		}
+		if err != nil {
 			d.giveBackReport(resp.Stale) // not delivered: the next asker gets it
 			return
 		}
@@ -179,6 +185,8 @@ func (d *daemon) handle(ctx context.Context, req *request) *response {
 		return &response{}
 	case opConflicts, opSettleConflict:
 		return d.handleConflicts(ctx, req)
+	case opReplace:
+		return &response{Replace: d.replaceFor(req.Build)}
 	case opPaths:
 		res, err := d.mapPaths(req.Target, req.Encrypt, req.Paths)
 		if err != nil {
@@ -227,7 +235,7 @@ func (d *daemon) status() []MountInfo {
 
 // info describes how the daemon runs (DaemonInfo).
 func (d *daemon) info() *DaemonInfo {
-	info := &DaemonInfo{PID: os.Getpid(), EventsError: d.events.problem()}
+	info := &DaemonInfo{PID: os.Getpid(), EventsError: d.events.problem(), Build: d.build}
 	if d.dlog != nil {
 		info.Log, info.StderrNull = d.dlog.file, d.dlog.stderrNull()
 		if d.dlog.fileErr != nil {

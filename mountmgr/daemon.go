@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vaultui/vaultui/internal/buildinfo"
 	"github.com/vaultui/vaultui/mountmgr/vfs"
 	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
@@ -46,6 +47,9 @@ type ServeOptions struct {
 	// means registry.DefaultPath().
 	Automount    bool
 	RegistryPath string
+	// Build is the build the daemon reports (DaemonInfo.Build); "" means buildinfo.ID(), this
+	// executable's. A client of another build replaces the daemon when it is idle.
+	Build string
 }
 
 // Serve runs the mount daemon until ctx is done (or it has been idle for IdleExit), then
@@ -76,7 +80,7 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	d.log.Printf("daemon pid %d listening on %s (protocol %d)", os.Getpid(), opts.SocketPath, ProtocolVersion)
+	d.log.Printf("daemon pid %d listening on %s (protocol %d, build %s)", os.Getpid(), opts.SocketPath, ProtocolVersion, opts.Build)
 	dlog.ready()
 	if opts.Ready != nil {
 		opts.Ready()
@@ -116,6 +120,9 @@ func (opts *ServeOptions) setDefaults() {
 	}
 	if opts.RegistryPath == "" {
 		opts.RegistryPath, _ = registry.DefaultPath()
+	}
+	if opts.Build == "" {
+		opts.Build = buildinfo.ID()
 	}
 }
 
@@ -164,6 +171,7 @@ func newDaemon(opts ServeOptions, dir string, dlog *logSink, stop func()) *daemo
 		unmountWait: defaultUnmountWait,
 		stop:        stop,
 		dlog:        dlog,
+		build:       opts.Build,
 	}
 	d.clients.lastUsed = time.Now()
 	d.events = openEventLog(opts.EventsPath, opts.EventsMax, d.log)
@@ -208,6 +216,8 @@ type daemon struct {
 	inflight sync.WaitGroup
 	// stop ends Serve (idle exit).
 	stop func()
+	// build is the daemon's build (ServeOptions.Build).
+	build string
 	// idleExit, grace, unmountWait: see ServeOptions.IdleExit, ShutdownGrace and
 	// defaultUnmountWait.
 	idleExit, grace, unmountWait time.Duration
@@ -233,6 +243,9 @@ type daemon struct {
 		active   int       // connected clients
 		lastUsed time.Time // when the daemon was last seen in use (a mount, a client)
 		exiting  bool      // the idle exit is decided: connections are refused
+		// told are the other builds whose clients were told that this daemon stays (it has
+		// mounts), so that each warns its user once (see replaceFor).
+		told map[string]bool
 	}
 
 	// mu guards the mount table: the fields below up to the next lock, and each mount's

@@ -36,6 +36,10 @@ const (
 	testLogMaxEnv   = "VAULTUI_MOUNTMGR_TEST_LOG_MAX"
 )
 
+// testBuildEnv is the test daemon's ServeOptions.Build, when set: the build it claims to be
+// (builds_test.go runs daemons of two "builds" from the one test binary).
+const testBuildEnv = "VAULTUI_MOUNTMGR_TEST_BUILD"
+
 // testFakeDaemonEnv makes the test binary an impostor daemon on the socket it names (the
 // attacker tests run it as another user): it answers every request line with success and, on
 // SIGTERM, prints how many bytes it received and what.
@@ -78,6 +82,7 @@ func TestMain(m *testing.M) {
 			opts.LogMax, _ = strconv.ParseInt(v, 10, 64)
 		}
 		opts.Automount = os.Getenv(testAutomountEnv) == "1"
+		opts.Build = os.Getenv(testBuildEnv)
 		err := Serve(ctx, opts)
 		stop()
 		if err != nil {

@@ -123,6 +123,9 @@ type DaemonInfo struct {
 	// EventsError is why the event log cannot be saved, so that it is kept in memory only
 	// and lost when the daemon stops, or "".
 	EventsError string `json:",omitempty"`
+	// Build is the daemon's build (buildinfo.ID): a client of another build replaces the
+	// daemon when it is idle (see Connect). "" from a daemon that predates the field.
+	Build string `json:",omitempty"`
 }
 
 // Wire operations.
@@ -151,7 +154,22 @@ const (
 	// A daemon that predates them answers bad_request.
 	opFsck   = "fsck"
 	opExport = "export"
+	// opReplace is a client of another build (request.Build) asking the daemon to exit so
+	// that it can start its own: the daemon exits if it is idle (as for the idle exit:
+	// nothing mounted) and says so in response.Replace. A daemon that predates it answers
+	// bad_request.
+	opReplace = "replace"
 )
+
+// replaceReply answers a replace request.
+type replaceReply struct {
+	// Exiting: the daemon was idle and is exiting; connections are refused from now on.
+	Exiting bool `json:"exiting,omitempty"`
+	// Mounts is the number of mounts that keep it (when not Exiting).
+	Mounts int `json:"mounts,omitempty"`
+	// Told: a client of this build was answered so before, and has warned its user.
+	Told bool `json:"told,omitempty"`
+}
 
 // PathResult is one path mapped by the daemon: Path, or Error saying why not.
 type PathResult = vault.MappedPath
@@ -185,6 +203,8 @@ type request struct {
 	Encrypt bool     `json:"encrypt,omitempty"`
 	// Export (export only): where to, and how.
 	Export *ExportRequest `json:"export,omitempty"`
+	// Build (replace only): the client's build.
+	Build string `json:"build,omitempty"`
 }
 
 // wipeSecrets zeroes the password and master key a request carries, as the daemon decoded
@@ -227,6 +247,8 @@ type response struct {
 	Progress *wireProgress `json:"progress,omitempty"`
 	Problems []wireProblem `json:"problems,omitempty"`
 	Done     bool          `json:"done,omitempty"`
+	// Replace answers a replace request.
+	Replace *replaceReply `json:"replace,omitempty"`
 }
 
 // wireError carries an error across the socket; Code keeps errors.Is working on the client.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -36,6 +37,10 @@ func Run() error {
 			fmt.Println(msg)
 		}
 	}
+	if n := b.daemonNotice(); n != "" {
+		// Said once the screen is back: the daemon of another build runs on meanwhile.
+		fmt.Println("note: " + n)
+	}
 	return nil
 }
 
@@ -44,10 +49,26 @@ func Run() error {
 type realBackend struct {
 	app   *app.App
 	speed *app.Speed
+
+	mu     sync.Mutex
+	notice string // the daemon's notice (app.Options.DaemonNotice), shown after the TUI
 }
 
 func newRealBackend() (*realBackend, error) {
-	return &realBackend{app: app.New(app.Options{}), speed: app.NewSpeed()}, nil
+	b := &realBackend{speed: app.NewSpeed()}
+	b.app = app.New(app.Options{DaemonNotice: func(n string) {
+		b.mu.Lock()
+		b.notice = n
+		b.mu.Unlock()
+	}})
+	return b, nil
+}
+
+// daemonNotice is what connecting to the daemon had to tell the user, or "".
+func (b *realBackend) daemonNotice() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.notice
 }
 
 // Close drops the daemon connection; mounts stay with the daemon.

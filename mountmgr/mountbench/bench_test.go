@@ -228,11 +228,14 @@ func TestGocryptfsVersion(t *testing.T) {
 }
 
 // TestCPUSeconds reads this process's own times: positive after some work, and 0 for a
-// process that does not exist.
+// process that does not exist. The work is bounded by CPU time, not wall time: on a loaded
+// machine 50 ms of wall time bought less than a clock tick of CPU (seen in CI).
 func TestCPUSeconds(t *testing.T) {
 	x := 0
-	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
-		x++
+	for start := time.Now(); cpuSeconds(os.Getpid()) <= 0 && time.Since(start) < time.Minute; {
+		for range 1 << 20 {
+			x++
+		}
 	}
 	if s := cpuSeconds(os.Getpid()); s <= 0 {
 		t.Errorf("cpuSeconds of this process: %v (after %d loops)", s, x)

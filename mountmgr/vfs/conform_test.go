@@ -397,6 +397,31 @@ func TestDiskFull(t *testing.T) {
 				}
 				f.Close()
 			}
+			// Writes past the end leave holes (gocryptfs format): into the old files, and into
+			// new empty ones, which need their header as well as the block written.
+			sparse := func(name string, want []byte, off int) {
+				f, err := os.OpenFile(filepath.Join(mp, name), os.O_WRONLY|os.O_CREATE, 0o644)
+				if err != nil {
+					if !errors.Is(err, syscall.ENOSPC) {
+						t.Errorf("%s: create: %v", name, err)
+					}
+					return
+				}
+				defer f.Close()
+				data := bytes.Repeat([]byte("S"), 9000)
+				if _, err := f.WriteAt(data, int64(off)); err == nil {
+					want = append(append(want, make([]byte, off-len(want))...), data...)
+				} else if !errors.Is(err, syscall.ENOSPC) {
+					t.Errorf("%s: write past the end: %v, want success or ENOSPC", name, err)
+				}
+				old[name] = want
+			}
+			for name, want := range old {
+				sparse(name, want, len(want)+3*4096+100)
+			}
+			for i := 0; i < 3; i++ {
+				sparse(fmt.Sprintf("sparse%d", i), nil, 1<<20+77)
+			}
 			// Every file reads back in full: the old ones as they were (plus what was accepted),
 			// the fillers with no block that fails authentication.
 			check := func(when string) {

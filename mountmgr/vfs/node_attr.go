@@ -42,10 +42,17 @@ func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 	if n.StableAttr().Mode == syscall.S_IFREG {
 		return n.fileAttr(d.fd, stored, errno, out)
 	}
+	isDir := n.StableAttr().Mode == syscall.S_IFDIR
+	if errno == syscall.ENOENT && isDir {
+		return n.removedDirAttr(out)
+	}
 	if errno != 0 {
 		return errno
 	}
 	if err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err == unix.ENOENT && isDir {
+			return n.removedDirAttr(out)
+		}
 		return fs2errno(err)
 	}
 	if n.StableAttr().Mode == syscall.S_IFLNK {

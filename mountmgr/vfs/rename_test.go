@@ -84,3 +84,43 @@ func TestRenameWhiteout(t *testing.T) {
 		}
 	})
 }
+
+// TestRenameOverOpenDirectory: a directory renamed over an open empty one leaves the open one
+// removed, and fstat on its descriptor says so (nlink 0) rather than failing, as for a file
+// (xfstests generic/035).
+func TestRenameOverOpenDirectory(t *testing.T) {
+	v := testVolume(t, crypto.AESGCM, true)
+	mp, _ := mountTest(t, v, Options{})
+	for _, kind := range []string{"file", "directory"} {
+		t.Run(kind, func(t *testing.T) {
+			a, b := filepath.Join(mp, kind+"1"), filepath.Join(mp, kind+"2")
+			for _, p := range []string{a, b} {
+				var err error
+				if kind == "file" {
+					err = os.WriteFile(p, nil, 0o644)
+				} else {
+					err = os.Mkdir(p, 0o755)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := os.Open(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			// syscall.Rename: os.Rename refuses a directory as the target.
+			if err := syscall.Rename(a, b); err != nil {
+				t.Fatal(err)
+			}
+			var st unix.Stat_t
+			if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+				t.Fatalf("fstat of the %s renamed over: %v", kind, err)
+			}
+			if st.Nlink != 0 {
+				t.Errorf("nlink %d, want 0", st.Nlink)
+			}
+		})
+	}
+}

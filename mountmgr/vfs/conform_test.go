@@ -1373,3 +1373,51 @@ func TestDirIVConflictLongName(t *testing.T) {
 		t.Errorf("the old .name file %s is left behind (%v)", stored+crypto.LongNameSuffix, err)
 	}
 }
+
+// In a setgid directory, new entries take the directory's group and new directories its
+// setgid bit too, whoever makes them, as on a local file system (xfstests generic/314).
+func TestSetgidDirectory(t *testing.T) {
+	needRoot(t)
+	mp, _ := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{AllowOther: true})
+	for d := filepath.Dir(mp); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	sg := filepath.Join(mp, "sg")
+	if err := os.Mkdir(sg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(sg, 65533, 12345); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Chmod(sg, 0o2775); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", `umask 022; mkdir "$1/user dir" && : > "$1/user file"`, "sh", sg)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65533, Gid: 65533}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("as uid 65533: %v: %s", err, out)
+	}
+	if err := os.Mkdir(filepath.Join(sg, "root dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		uid    uint32
+		setgid bool
+	}{
+		{"user dir", 65533, true},
+		{"user file", 65533, false},
+		{"root dir", 0, true},
+	} {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(sg, c.name), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Gid != 12345 || st.Uid != c.uid {
+			t.Errorf("%s: owner %d:%d, want %d:12345 (the directory's group)", c.name, st.Uid, st.Gid, c.uid)
+		}
+		if got := st.Mode&syscall.S_ISGID != 0; got != c.setgid {
+			t.Errorf("%s: mode %o, setgid %v, want %v", c.name, st.Mode, got, c.setgid)
+		}
+	}
+}

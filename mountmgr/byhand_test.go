@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -90,5 +91,43 @@ func TestMountAgainAfterUnmountByHand(t *testing.T) {
 		if b, err := os.ReadFile(f); err != nil || string(b) != "kept" {
 			t.Fatalf("reading back: %q, %v", b, err)
 		}
+	}
+}
+
+// TestMountRacingUnmountByHand: a mount of the vault where it is mounted, while an unmount by
+// hand of that mount is on its way ("umount MP & mount MP", xfstests generic/604), waits for
+// the old mount to go and then mounts, rather than refusing it as mounted. Without an unmount
+// coming, the request is refused after that short wait.
+func TestMountRacingUnmountByHand(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	req := MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}
+	if _, err := c.Mount(ctx(t), req); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		done := make(chan error, 1)
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			done <- unix.Unmount(mp, 0)
+		}()
+		_, err := c.Mount(ctx(t), req)
+		if uerr := <-done; uerr != nil {
+			t.Fatalf("umount %d: %v", i+1, uerr)
+		}
+		if err != nil {
+			t.Fatalf("mount %d while an umount by hand is on its way: %v", i+1, err)
+		}
+		if st, err := c.Status(ctx(t)); err != nil || len(st) != 1 || st[0].MountPoint != mp {
+			t.Fatalf("status after mount %d: %+v, %v", i+1, st, err)
+		}
+	}
+	start := time.Now()
+	if _, err := c.Mount(ctx(t), req); !errors.Is(err, ErrAlreadyMounted) {
+		t.Fatalf("mounting again with no unmount coming: %v, want ErrAlreadyMounted", err)
+	}
+	if waited := time.Since(start); waited > endWait {
+		t.Errorf("the refusal took %v", waited)
 	}
 }

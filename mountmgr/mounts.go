@@ -295,8 +295,20 @@ func (m *mount) goneFromKernel() bool {
 	if m.done == nil || !m.mnt.known() {
 		return false
 	}
-	_, found, err := findMount(m.mnt)
+	_, found, err := m.inKernel()
 	return err == nil && !found
+}
+
+// inKernel returns m's line in the kernel's mount table, found by its identity. The kernel
+// hands an unmounted mount's ID and anonymous device number to the next mount made (xfstests
+// mounting gocryptfs beside vaultui met that): a mount of another type or source that holds
+// m's identity is not m, which is then gone.
+func (m *mount) inKernel() (mountEntry, bool, error) {
+	e, found, err := findMount(m.mnt)
+	if found && m.mntSource != "" && (e.FSType != m.mntType || e.Source != m.mntSource) {
+		return mountEntry{}, false, err
+	}
+	return e, found, err
 }
 
 // checkUnused checks what the mount table of this daemon cannot tell: that nobody else has
@@ -354,6 +366,7 @@ func (d *daemon) newMount(r *MountRequest, cipherDir, mountPoint string, vid vau
 	}
 	if e, found, _ := findMount(id); found {
 		m.info.MountPoint = e.MountPoint // where the kernel put it: symlinks resolved
+		m.mntType, m.mntSource = e.FSType, e.Source
 	}
 	return m
 }
@@ -397,7 +410,7 @@ func (d *daemon) watchEnd(m *mount, mountPoint string) {
 // with a renamed parent), else the one it was mounted at.
 func (d *daemon) whereNow(m *mount) string {
 	if m.mnt.known() {
-		if e, found, err := findMount(m.mnt); err == nil && found {
+		if e, found, err := m.inKernel(); err == nil && found {
 			return e.MountPoint
 		}
 	}
@@ -573,7 +586,7 @@ func (d *daemon) locate(m *mount) (string, bool) {
 	if !m.mnt.known() {
 		return m.info.MountPoint, isMountPoint(m.info.MountPoint)
 	}
-	e, found, err := findMount(m.mnt)
+	e, found, err := m.inKernel()
 	if err != nil {
 		d.log.Printf("locating %s: %v; trying its first mount point", m.info.MountPoint, err)
 		return m.info.MountPoint, true

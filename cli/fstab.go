@@ -8,8 +8,9 @@ import (
 // Mount helper calls. For an fstab line of type fuse.vaultui, mount(8) runs mount.fuse3,
 // which runs "vaultui SRC MOUNTPOINT -o OPTS"; for type vaultui it runs "mount.vaultui SRC
 // MOUNTPOINT [-sfnv] [-o OPTS]" (the binary installed, or linked, under that name). Both
-// become "vaultui mount SRC MOUNTPOINT -o OPTS": one command, whose -o maps the options
-// onto its own flags.
+// become "vaultui mount --quiet SRC MOUNTPOINT -o OPTS": one command, whose -o maps the
+// options onto its own flags, silent when it worked, as mount helpers are (mount(8) says
+// nothing either).
 
 // MountHelperName is the name under which the binary acts as mount(8)'s helper for the
 // fstab type vaultui.
@@ -24,9 +25,10 @@ func isMountHelperCall(args []string) bool {
 
 // MountHelperArgs turns a mount helper's arguments into the mount command's: mount(8)'s own
 // switches (-s sloppy, -n no mtab, -v verbose, -t TYPE) mean nothing to vaultui and are
-// dropped; -f (fake) too, which mount(8) handles without calling the helper.
+// dropped; -f (fake) too, which mount(8) handles without calling the helper. The mount is
+// --quiet.
 func MountHelperArgs(args []string) []string {
-	out := []string{"mount"}
+	out := []string{"mount", "--quiet"}
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; a {
 		case "-s", "-n", "-v", "-f", "-sn", "-nv":

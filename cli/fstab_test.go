@@ -13,8 +13,8 @@ func TestMountHelperArgs(t *testing.T) {
 		in   []string
 		want string // "" : not a helper call
 	}{
-		{[]string{"/data/w", "/mnt/w", "-o", "rw,passfile=/root/pw"}, "mount /data/w /mnt/w -o rw,passfile=/root/pw"},
-		{[]string{"work", "/mnt/w", "-o", "ro"}, "mount work /mnt/w -o ro"},
+		{[]string{"/data/w", "/mnt/w", "-o", "rw,passfile=/root/pw"}, "mount --quiet /data/w /mnt/w -o rw,passfile=/root/pw"},
+		{[]string{"work", "/mnt/w", "-o", "ro"}, "mount --quiet work /mnt/w -o ro"},
 		{[]string{"mount", "/data/w", "/mnt/w"}, ""},
 		{[]string{"info", "/data/w"}, ""},
 		{[]string{"--help", "/x"}, ""},
@@ -30,7 +30,7 @@ func TestMountHelperArgs(t *testing.T) {
 	}
 	// mount.vaultui SRC MNT [-sfnv] [-o OPTS] [-t TYPE]
 	got := strings.Join(MountHelperArgs([]string{"/data/w", "/mnt/w", "-n", "-v", "-o", "ro", "-t", "vaultui"}), " ")
-	if got != "mount /data/w /mnt/w -o ro" {
+	if got != "mount --quiet /data/w /mnt/w -o ro" {
 		t.Errorf("mount.vaultui: %q", got)
 	}
 }

@@ -22,7 +22,7 @@ var mountCommand = &command{
 	name:     "mount",
 	group:    groupMounts,
 	summary:  "Unlock a vault and mount it (it stays mounted in the background)",
-	args:     "[--passfile F | --extpass PROGRAM | --masterkey -|FILE] [--remember] [--ro | --rw] [--noexec] [--idle DUR] [--allow-other] [--sharedstorage] [-o OPTS] [--forcedecode] [--badname PATTERN] [--reverse [--exclude P] [--exclude-wildcard P] [--exclude-from F]] VAULT [MOUNTPOINT]",
+	args:     "[--passfile F | --extpass PROGRAM | --masterkey -|FILE] [--remember] [--ro | --rw] [--noexec] [--idle DUR] [--allow-other] [--sharedstorage] [-o OPTS] [--quiet] [--forcedecode] [--badname PATTERN] [--reverse [--exclude P] [--exclude-wildcard P] [--exclude-from F]] VAULT [MOUNTPOINT]",
 	operands: []string{"VAULT", "MOUNTPOINT"},
 	help: `VAULT is a registered name or a cipherdir. MOUNTPOINT defaults to the
 registry's; it is created if missing, else it must be an empty directory. The mount is owned by
@@ -58,12 +58,15 @@ never taken from the command line.
 -o takes the options of an fstab line, comma-separated, each mapped onto the
 options above: ro, rw, noexec, exec, reverse, forcedecode, sharedstorage, nosuid, nodev,
 allow_other, idle=DUR,
-passfile=F, extpass=PROGRAM (split on spaces). defaults, auto, noauto, user,
+passfile=F, extpass=PROGRAM (split on spaces). default_permissions is taken and
+needs nothing: the kernel checks permissions whenever other users come in
+(allow_other). defaults, auto, noauto, user,
 nouser, users, nofail, _netdev, comment=... and x-* (x-systemd.*) are for
 mount(8) and systemd and are passed over; so are suid and dev (mounts stay
 nosuid and nodev; mount.fuse3 adds dev,suid to root's mounts).
 With the fstab type fuse.vaultui, mount(8) runs "vaultui SRC MOUNTPOINT -o
-OPTS", which is this command (see docs/reference.md, "fstab").
+OPTS", which is this command with --quiet: a mount helper prints nothing
+when the mount worked (see docs/reference.md, "fstab").
 
 --reverse mounts the read-only encrypted view of a plaintext folder prepared
 with "vaultui init --reverse" or "gocryptfs -init -reverse" (the registry's
@@ -111,6 +114,7 @@ examples:
 		var badNames stringsFlag
 		fs.Var(&badNames, "badname", "show entries whose names do not decrypt and match the glob `PATTERN` (repeatable)")
 		fs.Var(&mountOptions{fs: fs}, "o", "fstab-style mount options `OPTS`, comma-separated (see above)")
+		quiet := fs.Bool("quiet", false, "print nothing when the mount worked (as mount(8)'s helper, which this is for an fstab line)")
 		return func(e *env, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return e.usage("expected VAULT [MOUNTPOINT], got %d arguments", len(args))
@@ -219,6 +223,9 @@ examples:
 			if err != nil {
 				return mountHint(err, req.MountPoint)
 			}
+			if *quiet {
+				return nil
+			}
 			mode := ""
 			if info.Reverse {
 				mode = ", encrypted view"
@@ -275,6 +282,10 @@ func (o *mountOptions) Set(s string) error {
 				return fmt.Errorf("mount option %s needs a value (%s=...)", key, key)
 			}
 			flagName, flagVal = key, val
+		case "default_permissions":
+			// The kernel checks permissions itself whenever other users come in
+			// (allow_other); without allow_other only the mount's owner enters, and the
+			// cipherdir applies the same checks to the daemon running as that owner.
 		case "nosuid", "nodev", "suid", "dev":
 			// Always nosuid and nodev: mount.fuse3 adds dev,suid to every mount root makes
 			// without nodev,nosuid, so those cannot be refused, and are not honoured.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -89,6 +90,121 @@ func TestMountAgainAfterUnmountByHand(t *testing.T) {
 		}
 		if b, err := os.ReadFile(f); err != nil || string(b) != "kept" {
 			t.Fatalf("reading back: %q, %v", b, err)
+		}
+	}
+}
+
+// TestMountRacingUnmountByHand: a mount of the vault where it is mounted, while an unmount by
+// hand of that mount is on its way ("umount MP & mount MP", xfstests generic/604), waits for
+// the old mount to go and then mounts, rather than refusing it as mounted. Without an unmount
+// coming, the request is refused after that short wait.
+func TestMountRacingUnmountByHand(t *testing.T) {
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	req := MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}
+	if _, err := c.Mount(ctx(t), req); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		done := make(chan error, 1)
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			done <- unix.Unmount(mp, 0)
+		}()
+		_, err := c.Mount(ctx(t), req)
+		if uerr := <-done; uerr != nil {
+			t.Fatalf("umount %d: %v", i+1, uerr)
+		}
+		if err != nil {
+			t.Fatalf("mount %d while an umount by hand is on its way: %v", i+1, err)
+		}
+		if st, err := c.Status(ctx(t)); err != nil || len(st) != 1 || st[0].MountPoint != mp {
+			t.Fatalf("status after mount %d: %+v, %v", i+1, st, err)
+		}
+	}
+	start := time.Now()
+	if _, err := c.Mount(ctx(t), req); !errors.Is(err, ErrAlreadyMounted) {
+		t.Fatalf("mounting again with no unmount coming: %v, want ErrAlreadyMounted", err)
+	}
+	if waited := time.Since(start); waited > endWait {
+		t.Errorf("the refusal took %v", waited)
+	}
+}
+
+// TestMountAgainWhenAnotherMountTookTheIdentity: the kernel hands an unmounted mount's ID and
+// its anonymous device number to the next mount made, and xfstests, running gocryptfs beside
+// vaultui, mounted that in the moment between an umount by hand and vaultui's next mount: the
+// daemon took the other file system for the vault's old mount and refused the mount as already
+// there. A mount is known by its ID and device number, and also by its type and source.
+func TestMountAgainWhenAnotherMountTookTheIdentity(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: mounts a tmpfs")
+	}
+	base := daemonEnv(t)
+	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
+	c := connect(t)
+	req := MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}
+	if _, err := c.Mount(ctx(t), req); err != nil {
+		t.Fatal(err)
+	}
+	old, err := mountAt(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	took := false
+	for range 20 {
+		unmountByHand(t, mp, false)
+		if err := unix.Mount("tmpfs", other, "tmpfs", 0, "size=1m"); err != nil {
+			t.Skipf("mount a tmpfs: %v", err)
+		}
+		id, err := mountAt(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		took = id == old
+		if _, err := c.Mount(ctx(t), req); err != nil {
+			t.Fatalf("mount after umount by hand, with a tmpfs mounted in between (same identity: %v): %v", took, err)
+		}
+		unix.Unmount(other, 0)
+		if took {
+			return
+		}
+		if old, err = mountAt(mp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Skip("the kernel never handed the unmounted mount's ID and device number to the tmpfs")
+}
+
+// TestInKernelTellsReusedIdentity: a mount found by its ID and device number is the mount
+// only if its type and source are the ones it was made with.
+func TestInKernelTellsReusedIdentity(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: mounts a tmpfs")
+	}
+	dir := t.TempDir()
+	if err := unix.Mount("vaultui-test-src", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("mount a tmpfs: %v", err)
+	}
+	defer unix.Unmount(dir, 0)
+	id, err := mountAt(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		typ, source string
+		want        bool
+	}{
+		{"tmpfs", "vaultui-test-src", true},
+		{"", "", true}, // not listed when it was made: the identity alone
+		{FSType, "vaultui-test-src", false},
+		{"tmpfs", "/data/vault", false},
+	} {
+		m := &mount{mnt: id, mntType: c.typ, mntSource: c.source}
+		if _, found, err := m.inKernel(); err != nil || found != c.want {
+			t.Errorf("made as %q from %q: found %v, %v; want %v", c.typ, c.source, found, err, c.want)
 		}
 	}
 }

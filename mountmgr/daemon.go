@@ -295,6 +295,10 @@ type mount struct {
 	// pending), root the mounted file system's root, mnt the mount itself.
 	vid, dir, root vault.ID
 	mnt            mountID
+	// mntType and mntSource are the mount's type and source as the kernel listed them when
+	// it was made: the kernel hands an unmounted mount's ID and device number to the next
+	// mount made, which these tell apart (inKernel). Empty if it was not listed.
+	mntType, mntSource string
 	// movedTo (under d.mu) is where the kernel lists the mount now when that differs from
 	// info.MountPoint (a parent directory renamed since), for status; info itself is fixed
 	// once the mount is published, so it is read without the lock.

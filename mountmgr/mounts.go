@@ -157,19 +157,29 @@ func (d *daemon) startRequest() (settled func(), err error) {
 //
 // A pending mount in the way whose request was stopped (its client left, or it was aborted)
 // is waited for too: its key derivation is being killed, and the next try must not be told
-// the vault is already mounted. The reservation made is returned; ctx and abort are its
-// request's, for abortPending.
+// the vault is already mounted. So is, for a moment (remountWait), the very mount asked for
+// (the vault at the mount point) while still in the kernel's table: an unmount of it may be
+// on its way ("umount MP & mount MP", xfstests generic/604); if none comes, the request is
+// refused. The reservation made is returned; ctx and abort are its request's, for
+// abortPending.
 func (d *daemon) reserve(ctx context.Context, abort context.CancelCauseFunc, cipherDir, mountPoint string, vid vault.ID) (*mount, error) {
 	for {
 		ending, m, err := d.tryReserve(ctx, abort, cipherDir, mountPoint, vid)
 		if ending == nil {
 			return m, err // reserved, or refused
 		}
+		limit := endWait
+		if err != nil {
+			limit = remountWait // err refuses the request unless ending goes meanwhile
+		}
 		select {
 		case <-ending.outOfWay():
 		case <-ctx.Done():
 			return nil, fmt.Errorf("mounting %s stopped: %w", cipherDir, context.Cause(ctx))
-		case <-time.After(endWait):
+		case <-time.After(limit):
+			if err != nil {
+				return nil, err
+			}
 			if ending.pending != nil {
 				return nil, errorOf(ErrAlreadyMounted, "vault %s is still being unlocked for %s", cipherDir, ending.info.MountPoint)
 			}
@@ -183,9 +193,14 @@ func (d *daemon) reserve(ctx context.Context, abort context.CancelCauseFunc, cip
 // by hand or detached, to end (see reserve).
 const endWait = 5 * time.Second
 
+// remountWait bounds how long a mount request waits for the same mount, still in the kernel's
+// table, to be unmounted (see reserve).
+const remountWait = 2 * time.Second
+
 // tryReserve is one attempt of reserve. ending is a mount in the way whose end is to be
 // awaited (gone from the kernel, detached, or a stopped pending one); err refuses the request
-// for another in the way; else reserved is the pending mount entered.
+// for another in the way; else reserved is the pending mount entered. Both ending and err:
+// the mount asked for is there already, refused unless it ends within remountWait.
 func (d *daemon) tryReserve(ctx context.Context, abort context.CancelCauseFunc, cipherDir, mountPoint string, vid vault.ID) (ending, reserved *mount, err error) {
 	dir, _ := vault.IDOf(mountPoint)
 	d.mu.Lock()
@@ -204,6 +219,8 @@ func (d *daemon) tryReserve(ctx context.Context, abort context.CancelCauseFunc, 
 			return nil, nil, errorOf(ErrAlreadyMounted, "vault %s is being unlocked for a mount at %s", cipherDir, m.info.MountPoint)
 		case m.goneFromKernel():
 			return m, nil, nil
+		case samePlace && sameVault:
+			return m, nil, errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
 		case samePlace:
 			return nil, nil, errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
 		default:
@@ -278,8 +295,20 @@ func (m *mount) goneFromKernel() bool {
 	if m.done == nil || !m.mnt.known() {
 		return false
 	}
-	_, found, err := findMount(m.mnt)
+	_, found, err := m.inKernel()
 	return err == nil && !found
+}
+
+// inKernel returns m's line in the kernel's mount table, found by its identity. The kernel
+// hands an unmounted mount's ID and anonymous device number to the next mount made (xfstests
+// mounting gocryptfs beside vaultui met that): a mount of another type or source that holds
+// m's identity is not m, which is then gone.
+func (m *mount) inKernel() (mountEntry, bool, error) {
+	e, found, err := findMount(m.mnt)
+	if found && m.mntSource != "" && (e.FSType != m.mntType || e.Source != m.mntSource) {
+		return mountEntry{}, false, err
+	}
+	return e, found, err
 }
 
 // checkUnused checks what the mount table of this daemon cannot tell: that nobody else has
@@ -337,6 +366,7 @@ func (d *daemon) newMount(r *MountRequest, cipherDir, mountPoint string, vid vau
 	}
 	if e, found, _ := findMount(id); found {
 		m.info.MountPoint = e.MountPoint // where the kernel put it: symlinks resolved
+		m.mntType, m.mntSource = e.FSType, e.Source
 	}
 	return m
 }
@@ -380,7 +410,7 @@ func (d *daemon) watchEnd(m *mount, mountPoint string) {
 // with a renamed parent), else the one it was mounted at.
 func (d *daemon) whereNow(m *mount) string {
 	if m.mnt.known() {
-		if e, found, err := findMount(m.mnt); err == nil && found {
+		if e, found, err := m.inKernel(); err == nil && found {
 			return e.MountPoint
 		}
 	}
@@ -561,7 +591,7 @@ func (d *daemon) locate(m *mount) (string, bool) {
 	if !m.mnt.known() {
 		return m.info.MountPoint, isMountPoint(m.info.MountPoint)
 	}
-	e, found, err := findMount(m.mnt)
+	e, found, err := m.inKernel()
 	if err != nil {
 		d.log.Printf("locating %s: %v; trying its first mount point", m.info.MountPoint, err)
 		return m.info.MountPoint, true

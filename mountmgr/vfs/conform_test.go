@@ -397,6 +397,31 @@ func TestDiskFull(t *testing.T) {
 				}
 				f.Close()
 			}
+			// Writes past the end leave holes (gocryptfs format): into the old files, and into
+			// new empty ones, which need their header as well as the block written.
+			sparse := func(name string, want []byte, off int) {
+				f, err := os.OpenFile(filepath.Join(mp, name), os.O_WRONLY|os.O_CREATE, 0o644)
+				if err != nil {
+					if !errors.Is(err, syscall.ENOSPC) {
+						t.Errorf("%s: create: %v", name, err)
+					}
+					return
+				}
+				defer f.Close()
+				data := bytes.Repeat([]byte("S"), 9000)
+				if _, err := f.WriteAt(data, int64(off)); err == nil {
+					want = append(append(want, make([]byte, off-len(want))...), data...)
+				} else if !errors.Is(err, syscall.ENOSPC) {
+					t.Errorf("%s: write past the end: %v, want success or ENOSPC", name, err)
+				}
+				old[name] = want
+			}
+			for name, want := range old {
+				sparse(name, want, len(want)+3*4096+100)
+			}
+			for i := 0; i < 3; i++ {
+				sparse(fmt.Sprintf("sparse%d", i), nil, 1<<20+77)
+			}
 			// Every file reads back in full: the old ones as they were (plus what was accepted),
 			// the fillers with no block that fails authentication.
 			check := func(when string) {
@@ -1346,5 +1371,53 @@ func TestDirIVConflictLongName(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, stored+crypto.LongNameSuffix)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the old .name file %s is left behind (%v)", stored+crypto.LongNameSuffix, err)
+	}
+}
+
+// In a setgid directory, new entries take the directory's group and new directories its
+// setgid bit too, whoever makes them, as on a local file system (xfstests generic/314).
+func TestSetgidDirectory(t *testing.T) {
+	needRoot(t)
+	mp, _ := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{AllowOther: true})
+	for d := filepath.Dir(mp); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	sg := filepath.Join(mp, "sg")
+	if err := os.Mkdir(sg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(sg, 65533, 12345); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Chmod(sg, 0o2775); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", `umask 022; mkdir "$1/user dir" && : > "$1/user file"`, "sh", sg)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65533, Gid: 65533}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("as uid 65533: %v: %s", err, out)
+	}
+	if err := os.Mkdir(filepath.Join(sg, "root dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		uid    uint32
+		setgid bool
+	}{
+		{"user dir", 65533, true},
+		{"user file", 65533, false},
+		{"root dir", 0, true},
+	} {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(sg, c.name), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Gid != 12345 || st.Uid != c.uid {
+			t.Errorf("%s: owner %d:%d, want %d:12345 (the directory's group)", c.name, st.Uid, st.Gid, c.uid)
+		}
+		if got := st.Mode&syscall.S_ISGID != 0; got != c.setgid {
+			t.Errorf("%s: mode %o, setgid %v, want %v", c.name, st.Mode, got, c.setgid)
+		}
 	}
 }

@@ -411,10 +411,7 @@ func (f *file) reserve(st *unix.Stat_t, size, off, end uint64) syscall.Errno {
 	if end <= size && !sparse {
 		return 0
 	}
-	cOff := uint64(0)
-	if st.Size > 0 {
-		cOff = uint64(fsys.blockOff(off / fsys.bs))
-	}
+	cOff := uint64(fsys.blockOff(off / fsys.bs))
 	// The last block written ends at the end of the data or, when it merges old content, at
 	// the end of that block's old content.
 	lastEnd := max(end, min(size, fsys.roundUp(end)))
@@ -422,7 +419,17 @@ func (f *file) reserve(st *unix.Stat_t, size, off, end uint64) syscall.Errno {
 	if cEnd <= cOff {
 		return 0
 	}
-	err := unix.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cEnd-cOff))
+	var err error
+	if st.Size == 0 && cOff > uint64(fsys.geo.HeaderLen) {
+		// An empty file gets its header too; the blocks between it and the data stay a hole
+		// where the format has them (write pads them otherwise, reserving them itself).
+		err = unix.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, 0, int64(fsys.geo.HeaderLen))
+	} else if st.Size == 0 {
+		cOff = 0
+	}
+	if err == nil {
+		err = unix.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cEnd-cOff))
+	}
 	if err != nil && err != unix.EOPNOTSUPP {
 		// ext4 keeps what a failed fallocate did allocate past the end of the file until
 		// the file is truncated: give it back.

@@ -140,7 +140,9 @@ func (m *Mounted) DropOpenPages() {
 		return
 	}
 	m.root.fsys.handles.Range(func(h, _ any) bool {
-		h.(*file).node.NotifyContent(0, 0)
+		if f, ok := h.(*file); ok {
+			f.node.NotifyContent(0, 0)
+		}
 		return true
 	})
 }
@@ -386,7 +388,7 @@ type fsys struct {
 	rootDev, rootIno uint64
 	dirs             dirCache
 	closeOnce        sync.Once
-	// handles are the open files (*file). A RELEASE the kernel had queued when the mount
+	// handles are the open files (*file) and directories (*dirHandle). A RELEASE the kernel had queued when the mount
 	// ended never comes; close closes what is left, so a long-lived daemon neither leaks
 	// the descriptors nor keeps the cipherdir's file system busy (it could not be unmounted).
 	handles sync.Map
@@ -466,7 +468,7 @@ func (f *fsys) op(errno syscall.Errno) syscall.Errno {
 func (f *fsys) close() {
 	f.closeOnce.Do(func() {
 		f.handles.Range(func(h, _ any) bool {
-			h.(*file).close()
+			h.(interface{ close() syscall.Errno }).close()
 			return true
 		})
 		if f.watch != nil {

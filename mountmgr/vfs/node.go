@@ -49,6 +49,8 @@ type nodeExt struct {
 	// files are the handles open on the node's cipher file, and those of truncations by name.
 	filesMu sync.Mutex
 	files   []*file
+	// dirHandles are a directory's open handles (filesMu guards them too).
+	dirHandles []*dirHandle
 	// birth is the cipher file's birth time (entryID.gen), kept only with shared storage,
 	// where the node's generation is a counter instead (identity.go).
 	birth uint64

@@ -19,6 +19,15 @@ func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 	if t := n.attrTimeout(); t != 0 {
 		out.SetTimeout(t)
 	}
+	if n.StableAttr().Mode == syscall.S_IFREG {
+		// Not while a write or truncation is under way: the cipher file grows a page at a
+		// time as a write is copied in, and a size in the middle of a block is no file's.
+		// Only a file with handles is written (a nodeExt without them has no writer).
+		if x := n.x.Load(); x != nil {
+			x.mu.RLock()
+			defer x.mu.RUnlock()
+		}
+	}
 	if f, ok := fh.(*file); ok && f != nil {
 		return n.fsys.op(f.getattr(out))
 	}
@@ -42,10 +51,17 @@ func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 	if n.StableAttr().Mode == syscall.S_IFREG {
 		return n.fileAttr(d.fd, stored, errno, out)
 	}
+	isDir := n.StableAttr().Mode == syscall.S_IFDIR
+	if errno == syscall.ENOENT && isDir {
+		return n.removedDirAttr(out)
+	}
 	if errno != 0 {
 		return errno
 	}
 	if err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err == unix.ENOENT && isDir {
+			return n.removedDirAttr(out)
+		}
 		return fs2errno(err)
 	}
 	if n.StableAttr().Mode == syscall.S_IFLNK {

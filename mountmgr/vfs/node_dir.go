@@ -12,7 +12,8 @@ import (
 // Directory operations on a node: making, removing, renaming and linking entries.
 
 // preserveOwner gives a new entry (stored in dirfd) to the caller when the daemon runs as
-// root, as a local file system would.
+// root, as a local file system would: in a setgid directory the entry keeps the group it
+// took from it.
 func (n *node) preserveOwner(ctx context.Context, dirfd int, name string) syscall.Errno {
 	if !n.fsys.asRoot {
 		return 0
@@ -21,7 +22,15 @@ func (n *node) preserveOwner(ctx context.Context, dirfd int, name string) syscal
 	if !ok || caller.Uid == 0 && caller.Gid == 0 {
 		return 0
 	}
-	return fs2errno(n.fsys.tree.chown(dirfd, name, int(caller.Uid), int(caller.Gid)))
+	gid := int(caller.Gid)
+	var st unix.Stat_t
+	if err := unix.Fstat(dirfd, &st); err != nil {
+		return fs2errno(err)
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		gid = -1
+	}
+	return fs2errno(n.fsys.tree.chown(dirfd, name, int(caller.Uid), gid))
 }
 
 // forgetConflict drops a conflict copy that was renamed or removed.

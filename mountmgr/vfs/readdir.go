@@ -2,6 +2,8 @@ package vfs
 
 import (
 	"context"
+	"slices"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -28,9 +30,15 @@ var (
 // not 100,000 (the daemon's memory grows with every byte it holds, twice over with the
 // garbage collector's headroom). It answers FSYNCDIR, which go-fuse's own handle for a
 // NodeReaddirer refuses with EOPNOTSUPP.
+//
+// It keeps a descriptor (O_PATH) of the directory's folder: a directory removed or renamed
+// over while open still answers stat through it, with its link count 0, as on a local file
+// system (the kernel asks for a directory's attributes by node, never by handle).
 type dirHandle struct {
-	n  *node
-	ds *dirStream
+	n      *node
+	ds     *dirStream
+	fd     int // the folder; -1 for the root, which is never removed, or one already gone
+	closed atomic.Bool
 }
 
 // OpendirHandle opens a directory for listing and syncing. The kernel may keep a watched
@@ -41,7 +49,69 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 	if n.keepsListing() {
 		fl = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
 	}
-	return &dirHandle{n: n}, fl, n.fsys.op(0)
+	h := &dirHandle{n: n, fd: -1}
+	if !n.IsRoot() {
+		// Without its folder (gone), the handle opens all the same; listing it fails.
+		if d, errno := n.dirFd(); errno == 0 {
+			h.fd, _ = dupFd(d.fd)
+			d.close()
+		}
+	}
+	if h.fd >= 0 {
+		x := n.ext() // a directory's nodeExt stays with it
+		x.filesMu.Lock()
+		x.dirHandles = append(x.dirHandles, h)
+		x.filesMu.Unlock()
+		n.fsys.handles.Store(h, struct{}{})
+	}
+	return h, fl, n.fsys.op(0)
+}
+
+// dupFd duplicates fd, close-on-exec.
+func dupFd(fd int) (int, syscall.Errno) {
+	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	return nfd, fs2errno(err)
+}
+
+// close ends the handle: by Releasedir, or by the mount's end (fsys.close).
+func (h *dirHandle) close() syscall.Errno {
+	if !h.closed.CompareAndSwap(false, true) {
+		return 0
+	}
+	if h.ds != nil {
+		h.ds.Close()
+	}
+	if h.fd < 0 {
+		return 0
+	}
+	h.n.fsys.handles.Delete(h)
+	x := h.n.ext()
+	x.filesMu.Lock()
+	if i := slices.Index(x.dirHandles, h); i >= 0 {
+		x.dirHandles = slices.Delete(x.dirHandles, i, i+1)
+	}
+	x.filesMu.Unlock()
+	return fs2errno(unix.Close(h.fd))
+}
+
+// removedDirAttr answers getattr for directory n when its place is gone (removed, or renamed
+// over): through one of its open handles, else ENOENT.
+func (n *node) removedDirAttr(out *fuse.AttrOut) syscall.Errno {
+	x := n.x.Load()
+	if x == nil {
+		return syscall.ENOENT
+	}
+	x.filesMu.Lock()
+	defer x.filesMu.Unlock()
+	if len(x.dirHandles) == 0 {
+		return syscall.ENOENT
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(x.dirHandles[0].fd, &st); err != nil {
+		return fs2errno(err)
+	}
+	n.fsys.plainAttr(&st, -1, "", &out.Attr)
+	return 0
 }
 
 // keepsListing reports whether the kernel may keep directory n's listing across opens.
@@ -84,11 +154,7 @@ func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	return h.ds.Seekdir(ctx, off)
 }
 
-func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) {
-	if h.ds != nil {
-		h.ds.Close()
-	}
-}
+func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) { h.close() }
 
 // Fsyncdir makes the cipher directory's entries durable: what fsync of a directory promises
 // (POSIX; ext4 and gocryptfs do the same). Creates, renames and removals are not synced one

@@ -417,16 +417,18 @@ func openDirForRemoval(dirfd int, stored string) (cfd int, restore func(), err e
 func (t gocryptfsTree) rename(sd int, src storedEntry, dd int, dst storedEntry, flags uint32) error {
 	return t.makeEntry(dd, dst, func() error {
 		err := unix.Renameat2(sd, src.stored, dd, dst.stored, uint(flags))
-		if (err == unix.ENOTEMPTY || err == unix.EEXIST) && flags == 0 {
+		if (err == unix.ENOTEMPTY || err == unix.EEXIST) && flags&(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) == 0 {
 			// The target directory may be empty but for its gocryptfs.diriv: remove it the
-			// way rmdir does (ENOTEMPTY if it really is not empty), then try again.
+			// way rmdir does (ENOTEMPTY if it really is not empty), then try again (with
+			// RENAME_WHITEOUT too).
 			if t.rmdirIfEmpty(dd, dst.stored) == nil {
-				err = unix.Renameat2(sd, src.stored, dd, dst.stored, 0)
+				err = unix.Renameat2(sd, src.stored, dd, dst.stored, uint(flags))
 			}
 		}
-		if err == nil && flags&unix.RENAME_EXCHANGE == 0 {
+		if err == nil && flags&(unix.RENAME_EXCHANGE|unix.RENAME_WHITEOUT) == 0 {
 			// With RENAME_EXCHANGE both entries still exist under their names, .name files
-			// included.
+			// included; with RENAME_WHITEOUT the whiteout takes the old name, and keeps its
+			// .name file, or a listing could not show it nor rm remove it.
 			t.removeLongName(sd, src)
 		}
 		return err

@@ -337,7 +337,7 @@ func MakeDir(dirfd int, name string, perm uint32, perDirIV bool) (iv []byte, err
 		}
 		cfd, err := OpenDir(dirfd, name)
 		if err == nil {
-			err = unix.Fchmod(cfd, perm)
+			err = unix.Fchmod(cfd, keepSetgid(cfd, perm))
 			unix.Close(cfd)
 		}
 		if err != nil {
@@ -361,7 +361,7 @@ func MakeDir(dirfd int, name string, perm uint32, perDirIV bool) (iv []byte, err
 	}
 	defer unix.Close(cfd)
 	if iv, err = WriteDirIV(cfd); err == nil {
-		if err = unix.Fchmod(cfd, perm); err == nil {
+		if err = unix.Fchmod(cfd, keepSetgid(cfd, perm)); err == nil {
 			err = unix.Fsync(cfd)
 		}
 		if err == nil {
@@ -376,6 +376,17 @@ func MakeDir(dirfd int, name string, perm uint32, perDirIV bool) (iv []byte, err
 		return nil, err
 	}
 	return iv, nil
+}
+
+// keepSetgid adds to perm the setgid bit that the new directory open at cfd took from its
+// parent: a directory made in a setgid directory is setgid too (and of its group), and a
+// chmod to perm alone would drop that.
+func keepSetgid(cfd int, perm uint32) uint32 {
+	var st unix.Stat_t
+	if unix.Fstat(cfd, &st) == nil {
+		perm |= st.Mode & unix.S_ISGID
+	}
+	return perm
 }
 
 // renameNoReplace renames old to new in dirfd unless new exists (EEXIST); on a file system

@@ -61,7 +61,14 @@ func mountTest(t testing.TB, v Volume, opts Options) (string, *Mounted) {
 		t.Fatalf("mount on %s: %v", mp, err)
 	}
 	t.Cleanup(func() {
-		if err := m.Unmount(); err != nil {
+		// The kernel releases the files a test closed a moment after close returns; until it
+		// has, the unmount is busy (seen on a loaded machine). Try again for a few seconds.
+		err := m.Unmount()
+		for deadline := time.Now().Add(5 * time.Second); err != nil && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond)
+			err = m.Unmount()
+		}
+		if err != nil {
 			t.Errorf("unmount %s: %v", mp, err)
 			// Detached, the file system is served until its last user is gone: wait for
 			// that, so the test's later cleanups (wiping the vault's keys) find it stopped.

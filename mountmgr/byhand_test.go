@@ -2,6 +2,7 @@ package mountmgr
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,23 +19,31 @@ import (
 // detaches it (umount -l) even while files on it are open.
 func unmountByHand(t *testing.T, mp string, lazy bool) {
 	t.Helper()
+	if err := unmountByHandErr(mp, lazy); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// unmountByHandErr is unmountByHand returning its error: umount(2) as root, else fusermount3.
+func unmountByHandErr(mp string, lazy bool) error {
 	if os.Geteuid() == 0 {
 		flags := 0
 		if lazy {
 			flags = unix.MNT_DETACH
 		}
 		if err := unix.Unmount(mp, flags); err != nil {
-			t.Fatalf("umount %s: %v", mp, err)
+			return fmt.Errorf("umount %s: %w", mp, err)
 		}
-		return
+		return nil
 	}
 	args := []string{"-u", mp}
 	if lazy {
 		args = []string{"-u", "-z", mp}
 	}
 	if out, err := exec.Command("fusermount3", args...).CombinedOutput(); err != nil {
-		t.Fatalf("fusermount3 %s: %v: %s", strings.Join(args, " "), err, out)
+		return fmt.Errorf("fusermount3 %s: %v: %s", strings.Join(args, " "), err, out)
 	}
+	return nil
 }
 
 // TestMountAgainAfterUnmountByHand: "umount MP && mount MP" (an fstab line, a script) mounts
@@ -110,7 +119,7 @@ func TestMountRacingUnmountByHand(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			time.Sleep(200 * time.Millisecond)
-			done <- unix.Unmount(mp, 0)
+			done <- unmountByHandErr(mp, false)
 		}()
 		_, err := c.Mount(ctx(t), req)
 		if uerr := <-done; uerr != nil {

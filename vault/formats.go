@@ -184,13 +184,6 @@ func Identify(dir string) (*Format, error) {
 	return nil, fmt.Errorf("%s is not a vault (no %s, %s or %s): %w", dir, crypto.ConfName, cryptomator.ConfigFileName, ReverseConfName, ErrNotFound)
 }
 
-// IsVault reports whether dir is marked as a vault of a format vaultui knows, even one it
-// cannot open or one whose marker is damaged (opening it then says what is wrong).
-func IsVault(dir string) bool {
-	_, err := Identify(dir)
-	return err == nil || !errors.Is(err, ErrNotFound)
-}
-
 // Folder is a vault's folder of a known format, not unlocked: what can be done with it
 // without its keys, and the ways to unlock it.
 type Folder struct {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/vaultui/vaultui/vault/layout"
 )
@@ -27,13 +26,6 @@ type Info struct {
 // Describe names a vault's format as every front end shows it.
 func Describe(format int, combo CipherCombo) string {
 	return fmt.Sprintf("Cryptomator vault format %d, %s", format, combo)
-}
-
-// IsVault reports whether dir holds a Cryptomator vault's configuration (vault.cryptomator,
-// even if it is damaged: opening it then says what is wrong).
-func IsVault(dir string) bool {
-	_, err := os.Lstat(filepath.Join(dir, ConfigFileName))
-	return err == nil
 }
 
 // ReadInfo describes the vault in dir from its files, without the password. The files are

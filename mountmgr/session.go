@@ -225,30 +225,50 @@ func abortFuseConn(conn string) error {
 	if err == nil || os.Geteuid() != 0 {
 		return err
 	}
+	return onThrowawayThread(func() error {
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			return fmt.Errorf("unshare: %w", err)
+		}
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return fmt.Errorf("making mounts private: %w", err)
+		}
+		dir, err := os.MkdirTemp("", "vaultui-fusectl")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(dir)
+		if err := unix.Mount("fusectl", dir, "fusectl", 0, ""); err != nil {
+			return fmt.Errorf("mounting fusectl: %w", err)
+		}
+		defer unix.Unmount(dir, 0)
+		return os.WriteFile(filepath.Join(dir, conn, "abort"), []byte("1"), 0)
+	})
+}
+
+// onThrowawayThread runs f on an OS thread that ends with it, so that what f changes of its
+// thread (its mount namespace) goes with it. Never on the main thread: the runtime cannot end
+// that one and parks it instead, keeping the change for the life of the process, and
+// /proc/self shows the main thread. The daemon's mount table would then be a private copy
+// (new mount IDs, none of the later mounts: every vault "no longer mounted here"), and the
+// copy would hold each vault's file system after its unmount.
+func onThrowawayThread(f func() error) error {
 	done := make(chan error, 1)
-	go func() {
-		// Never unlocked: the thread, and its mount namespace, end with this goroutine.
-		runtime.LockOSThread()
-		done <- func() error {
-			if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-				return fmt.Errorf("unshare: %w", err)
-			}
-			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-				return fmt.Errorf("making mounts private: %w", err)
-			}
-			dir, err := os.MkdirTemp("", "vaultui-fusectl")
-			if err != nil {
-				return err
-			}
-			defer os.Remove(dir)
-			if err := unix.Mount("fusectl", dir, "fusectl", 0, ""); err != nil {
-				return fmt.Errorf("mounting fusectl: %w", err)
-			}
-			defer unix.Unmount(dir, 0)
-			return os.WriteFile(filepath.Join(dir, conn, "abort"), []byte("1"), 0)
-		}()
-	}()
+	go throwaway(f, done)
 	return <-done
+}
+
+func throwaway(f func() error, done chan<- error) {
+	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		// The main thread: this goroutine holds it until f is done, so f runs on another.
+		inner := make(chan error, 1)
+		go throwaway(f, inner)
+		done <- <-inner
+		runtime.UnlockOSThread()
+		return
+	}
+	// Never unlocked: the thread ends with this goroutine.
+	done <- f()
 }
 
 // remount mounts again the automount vaults of the given policy that a lock unmounted; why

@@ -506,28 +506,6 @@ examples:
 	},
 }
 
-// unlock resolves arg and unlocks the vault: with the password of the source named, else with the
-// keyring's, else with one asked on the terminal (see withPassword).
-func (e *env) unlock(arg string, src *passSource) (*vault.Vault, registry.Entry, error) {
-	if err := src.check(e); err != nil {
-		return nil, registry.Entry{}, err
-	}
-	entry, err := e.resolve(arg)
-	if err != nil {
-		return nil, entry, err
-	}
-	var v *vault.Vault
-	err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
-		var change app.KeyringChange
-		var err error
-		v, change, err = e.app.Unlock(e.ctx, app.VaultOf(entry), pw)
-		return change, err
-	})
-	if err != nil {
-		return nil, entry, err
-	}
-	return v, entry, nil
-}
 
 // openWalker resolves arg and opens the vault for fsck or export (app.OpenWalker): through
 // the daemon when it has the vault mounted, else as unlock does.

@@ -620,15 +620,6 @@ func readConvertState(work string) (*convertState, error) {
 	return &st, nil
 }
 
-// configCipher returns the cipher of the vault in dir, or "" when it has no readable config.
-func configCipher(dir string) crypto.CipherID {
-	c, err := LoadConfig(dir)
-	if err != nil {
-		return ""
-	}
-	return c.Cipher()
-}
-
 // convertSwapped reports whether an interrupted conversion (st) got past the swap: the
 // vault's place holds the new cipher and WORK/new the old one (after an exchange), or the
 // vault's place is empty, the old vault is at its keeping place and WORK/new holds the new

@@ -352,3 +352,12 @@ func TestConvertFormatKilledBack(t *testing.T) {
 		})
 	}
 }
+
+// configCipher returns the cipher of the vault in dir, or "" when it has no readable config.
+func configCipher(dir string) crypto.CipherID {
+	c, err := LoadConfig(dir)
+	if err != nil {
+		return ""
+	}
+	return c.Cipher()
+}

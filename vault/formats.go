@@ -223,12 +223,6 @@ func (f *Folder) UnlockWithKey(key []byte, unverified bool) (Volume, error) {
 	return f.Format.kind.unlockWithKey(f.Dir, key, unverified)
 }
 
-// ChangePassword reseals the vault's key under a new password (see PasswordChange) and
-// returns the path of the old key file, kept beside it.
-func (f *Folder) ChangePassword(ctx context.Context, pc PasswordChange) (backup string, err error) {
-	return f.changePassword(ctx, atomicfile.OS{}, pc)
-}
-
 func (f *Folder) changePassword(ctx context.Context, fsys atomicfile.FS, pc PasswordChange) (string, error) {
 	if len(pc.NewPassword) == 0 {
 		return "", errors.New("the new password is empty")

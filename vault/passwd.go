@@ -29,7 +29,7 @@ type PasswordChange struct {
 }
 
 // ChangePassword re-seals the master key of the vault in cipherdir under c.NewPassword,
-// with a new salt (Folder.ChangePassword). Only the key file changes (gocryptfs.conf, or the
+// with a new salt. Only the key file changes (gocryptfs.conf, or the
 // masterkey file a Cryptomator vault names), atomically: a crash leaves the old or the new
 // file. The file as it was is kept beside it with the suffix .bak, as gocryptfs -passwd keeps
 // one (replacing the .bak of an earlier change); backup is its path.

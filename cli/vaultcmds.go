@@ -506,9 +506,9 @@ examples:
 	},
 }
 
-
 // openWalker resolves arg and opens the vault for fsck or export (app.OpenWalker): through
-// the daemon when it has the vault mounted, else as unlock does.
+// the daemon when it has the vault mounted, else unlocked here with the password of the
+// source named, the keyring's or one asked on the terminal (see withPassword).
 func (e *env) openWalker(arg string, src *passSource) (*app.Walker, registry.Entry, error) {
 	if err := src.check(e); err != nil {
 		return nil, registry.Entry{}, err

@@ -18,7 +18,7 @@ type KeyMap struct {
 	NextField, PrevField, Toggle, Submit key.Binding
 
 	// Confirmations and screen-specific actions.
-	Yes, No, Rerun, Lazy, UseCipher key.Binding
+	Yes, No, Rerun, Lazy, UseCipher, Details key.Binding
 
 	// The conflicts screen: k keeps the copy there, so only the arrows and
 	// j move.
@@ -63,6 +63,7 @@ func DefaultKeyMap() *KeyMap {
 		Rerun:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "run again")),
 		Lazy:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "lazy unmount")),
 		UseCipher: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new vault with it")),
+		Details:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "details")),
 
 		KeepBoth:     key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "keep both")),
 		KeepOriginal: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "keep original")),

@@ -8,13 +8,17 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 )
 
 // speedScreen shows the speed test: one bar per cipher, growing as results
 // arrive, then the recommendation. The run itself belongs to the root
 // model (common.speed) so the create wizard sees it too.
-type speedScreen struct{ c *common }
+type speedScreen struct {
+	c       *common
+	details bool // d shows how the recommendation was measured
+}
 
 func newSpeedScreen(c *common) *speedScreen { return &speedScreen{c: c} }
 
@@ -27,7 +31,7 @@ func (s *speedScreen) keys() []key.Binding {
 	if s.c.speed.running {
 		return []key.Binding{k.Back}
 	}
-	return []key.Binding{k.UseCipher, k.Rerun, k.Back}
+	return []key.Binding{k.UseCipher, k.Details, k.Rerun, k.Back}
 }
 
 func (s *speedScreen) Init() tea.Cmd {
@@ -47,6 +51,8 @@ func (s *speedScreen) Update(msg tea.Msg) tea.Cmd {
 	case key.Matches(km, k.Back):
 		return s.c.back("", false)
 	case s.c.speed.running:
+	case key.Matches(km, k.Details):
+		s.details = !s.details
 	case key.Matches(km, k.Rerun):
 		return func() tea.Msg { return runSpeedMsg{} }
 	case key.Matches(km, k.UseCipher):
@@ -69,14 +75,6 @@ func speedRows(c *common) []crypto.CipherID {
 		}
 	}
 	return rows
-}
-
-// baseline is AES-256-GCM's speed, the reference for ratios.
-func baseline(c *common) float64 {
-	if r, ok := c.speed.report.Result(crypto.AESGCM); ok && r.Err == nil {
-		return r.MBps
-	}
-	return 0
 }
 
 func (s *speedScreen) View() string {
@@ -113,7 +111,6 @@ func (s *speedScreen) View() string {
 			maxMB = max(maxMB, r.MBps)
 		}
 	}
-	base := baseline(s.c)
 	barW := max(5, w-nameW-2-21)
 	for _, cph := range rows {
 		line := padRight(cph.String(), nameW) + "  "
@@ -133,11 +130,7 @@ func (s *speedScreen) View() string {
 			} else {
 				bar = st.Bar.Render(bar)
 			}
-			ratio := "     "
-			if f := sp.report.Ratio(cph); base > 0 && f.N > 0 {
-				ratio = fmt.Sprintf("%4.2fx", f.Median)
-			}
-			line += bar + fmt.Sprintf(" %7.0f MB/s %s", r.MBps, ratio)
+			line += bar + fmt.Sprintf(" %7.0f MB/s %5s", r.MBps, sp.report.Times(cph))
 			if best {
 				line += " ★"
 			}
@@ -158,6 +151,26 @@ func (s *speedScreen) View() string {
 		for _, l := range sp.rec.Lines() {
 			b.WriteString(lipgloss.NewStyle().Width(w).Render(l) + "\n")
 		}
+		b.WriteString(recDetails(s.c, *sp.rec, s.details, ""))
+	}
+	return b.String()
+}
+
+// recDetails is what d shows under a recommendation: how it was measured and how noisy, what
+// a write gains, who cannot open the vault (opens, when given, for the choice at the cursor
+// rather than the recommendation); folded, a line says d unfolds it.
+func recDetails(c *common, rec app.Recommendation, shown bool, opens string) string {
+	st, w := c.styles, c.contentWidth()
+	if !shown {
+		return st.Subtle.Render(wrap("d: how this was measured", w)) + "\n"
+	}
+	details := rec.Details()
+	if opens != "" {
+		details = append(details[:len(details):len(details)], opens)
+	}
+	var b strings.Builder
+	for _, d := range details {
+		b.WriteString("\n" + st.Subtle.Render(lipgloss.NewStyle().Width(w).Render(d)) + "\n")
 	}
 	return b.String()
 }

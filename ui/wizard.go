@@ -92,6 +92,7 @@ type wizardScreen struct {
 	ciphers      []choice
 	cipherCursor int
 	cipherPicked bool // the user moved the cursor: keep their choice
+	details      bool // d shows how the recommendation was measured
 
 	checking  bool // cipherdir validation in flight
 	masterKey []byte
@@ -187,7 +188,7 @@ func (w *wizardScreen) keys() []key.Binding {
 	}
 	switch w.step {
 	case stepCipher:
-		return []key.Binding{next, k.Back, k.Up, k.Down}
+		return []key.Binding{next, k.Back, k.Up, k.Down, k.Details}
 	case stepPassword:
 		return []key.Binding{next, k.Back, k.NextField, k.PrevField}
 	case stepAdvanced:
@@ -383,6 +384,8 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			w.cipherCursor = min(len(w.ciphers)-1, w.cipherCursor+1)
 			w.cipherPicked = true
 			w.formatDefaults()
+		case key.Matches(msg, k.Details):
+			w.details = !w.details
 		case key.Matches(msg, k.Submit):
 			c := w.ciphers[w.cipherCursor]
 			if r, ok := w.c.speed.result(c.Cipher); ok && c.Cipher != "" && r.Err != nil && !errors.Is(r.Err, context.Canceled) {
@@ -734,19 +737,14 @@ func choiceName(c choice) string { return c.Label() }
 func (w *wizardScreen) cipherView() string {
 	s := w.c.styles
 	sp := &w.c.speed
+	para := lipgloss.NewStyle().Width(w.c.contentWidth())
 	var b strings.Builder
 	switch {
 	case sp.running:
 		b.WriteString(w.c.spinner.View() + " Measuring the ciphers on this CPU…\n\n")
 	case sp.rec != nil:
 		// What the recommendation gains; what each choice costs follows the cursor below.
-		text := "Recommended: " + sp.rec.Cipher.String() + ". " + sp.rec.Reason
-		// On a short screen the ciphers and what each costs come first; the speed screen
-		// (s) shows the gain in full.
-		if sp.rec.Gain != "" && w.c.height >= 24 {
-			text += " " + sp.rec.Gain
-		}
-		b.WriteString(lipgloss.NewStyle().Width(w.c.contentWidth()).Render(text) + "\n\n")
+		b.WriteString(s.Title.Render("Recommended: "+sp.rec.Cipher.String()) + "\n" + para.Render(sp.rec.Gain) + "\n\n")
 	default:
 		b.WriteString("Content cipher:\n\n")
 	}
@@ -754,7 +752,6 @@ func (w *wizardScreen) cipherView() string {
 	for _, c := range w.ciphers {
 		nameW = max(nameW, lipgloss.Width(choiceName(c)))
 	}
-	base := baseline(w.c)
 	for i, c := range w.ciphers {
 		marker, name := "  ", padRight(choiceName(c), nameW)
 		if i == w.cipherCursor {
@@ -765,10 +762,7 @@ func (w *wizardScreen) cipherView() string {
 			if r.Err != nil {
 				info = s.Error.Render("unavailable: " + r.Err.Error())
 			} else {
-				info = fmt.Sprintf("%7.0f MB/s", r.MBps)
-				if base > 0 {
-					info += fmt.Sprintf("  %4.2fx", r.MBps/base)
-				}
+				info = fmt.Sprintf("%7.0f MB/s  %5s", r.MBps, sp.report.Times(c.Cipher))
 			}
 		}
 		if sp.rec != nil && sp.rec.Cipher == c.Cipher && c.Format == vault.DefaultFormat() {
@@ -780,8 +774,15 @@ func (w *wizardScreen) cipherView() string {
 		b.WriteString(marker + name + "  " + info + "\n")
 	}
 	if len(w.ciphers) > 0 {
-		opens := w.ciphers[w.cipherCursor].OpensIn().Sentence()
-		b.WriteString("\n" + lipgloss.NewStyle().Width(w.c.contentWidth()).Render(opens) + "\n")
+		opens := w.ciphers[w.cipherCursor].OpensIn()
+		b.WriteString("\n" + para.Render(opens.Line()) + "\n")
+		if sp.rec != nil {
+			full := opens.Sentence()
+			if full == opens.Line() {
+				full = ""
+			}
+			b.WriteString(recDetails(w.c, app.Recommendation{Method: sp.rec.Method, Write: sp.rec.Write}, w.details, full))
+		}
 	}
 	return b.String()
 }

@@ -222,7 +222,7 @@ func TestLiveViewUsesTheScreen(t *testing.T) {
 	tm := busyModel(t)
 	tm.keys("enter")
 	tm.resize(160, 45)
-	wantView(t, tm, "-148s", "Totals  read 12 MB")
+	wantView(t, tm, "-60s", "Totals  read 12 MB")
 	bars := 0
 	for _, l := range strings.Split(tm.View(), "\n") {
 		if strings.Contains(l, "┤") || strings.Contains(l, "│") {
@@ -236,8 +236,58 @@ func TestLiveViewUsesTheScreen(t *testing.T) {
 		t.Errorf("charts are %d rows in all at 160x45, want at least 24", bars)
 	}
 	tm.resize(60, 16)
-	wantView(t, tm, "-48s", "Totals", "errors")
+	wantView(t, tm, "-60s", "Totals", "errors")
 	checkFits(t, tm.View(), 60, 16)
+}
+
+// TestLiveChartIsTheLastMinute: at any width the chart spans the last 60 seconds, as its
+// axis says: a burst 30 s ago sits in the middle, and what came before the minute (a minute
+// of heavy writing) is not drawn, nor does it set the scale.
+func TestLiveChartIsTheLastMinute(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	for i := range 100 { // seconds 0..99; "now" is second 99
+		bps := 0.0
+		switch {
+		case i < 40:
+			bps = 50e6
+		case i == 69:
+			bps = 8e6
+		}
+		tm.send(mountsMsg(mountWork(fb, bps, bps)))
+	}
+	tm.keys("enter")
+	for _, sz := range [][2]int{{40, 24}, {60, 16}, {80, 24}, {124, 30}, {160, 45}} {
+		tm.resize(sz[0], sz[1])
+		v := tm.View()
+		if !strings.Contains(v, "-60s") || strings.Contains(v, "50 MB/s") {
+			t.Errorf("%dx%d: want the axis at -60s and nothing of before the minute:\n%s", sz[0], sz[1], v)
+		}
+		rows := 0
+		for _, l := range strings.Split(v, "\n") {
+			i := strings.IndexAny(l, "┤│")
+			if i < 0 {
+				continue
+			}
+			rows++
+			cells := []rune(strings.TrimPrefix(l[:i], " ")) // the app's padding
+			for x, r := range cells {
+				// 30 s before now (second 59 of 0..59) is second 29: its columns lie between
+				// 29/60 and 30/60 of the width.
+				if r != ' ' && (float64(x) < float64(len(cells))*29/60-1 || float64(x) > float64(len(cells))*30/60) {
+					t.Errorf("%dx%d: column %d of %d drawn, want only the burst's at 30 s of 60:\n%s", sz[0], sz[1], x, len(cells), v)
+					break
+				}
+			}
+			if !strings.ContainsAny(string(cells), "▁▂▃▄▅▆▇█") && strings.Contains(l, "┤ 8.0 MB/s") {
+				t.Errorf("%dx%d: the burst's top row is blank: %q", sz[0], sz[1], l)
+			}
+		}
+		if rows < 2 {
+			t.Errorf("%dx%d: no chart:\n%s", sz[0], sz[1], v)
+		}
+	}
 }
 
 // TestConflictDetailsWrap: a copy's details (which version is newer) wrap

@@ -453,7 +453,7 @@ func TestLiveView(t *testing.T) {
 		t.Fatalf("enter on a mounted vault opened %T", tm.current)
 	}
 	wantView(t, tm, "AEGIS-256X2 · mounted at /home/u/Vaults/work", "5m ago", "write  now 9.0 MB/s", "peak 19 MB/s",
-		"read 12 MB · written 34 MB · 1234 ops (56/s)", "-68s", "█")
+		"read 12 MB · written 34 MB · 1234 ops (56/s)", "-60s", "█")
 	// The y axis is labelled at the top and the middle of both charts.
 	if v := tm.View(); strings.Count(v, "┤ 19 MB/s") != 2 || strings.Count(v, "┤ 9.5 MB/s") != 2 {
 		t.Errorf("chart axis labels missing:\n%s", v)

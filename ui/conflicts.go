@@ -495,7 +495,7 @@ func (s *conflictsScreen) View() string {
 		h := s.c.bodyHeight() - lipgloss.Height(intro) - 1 - lipgloss.Height(footText) - 1
 		b.WriteString(s.list(w, max(3, h)))
 	case s.opening && s.mountPoint != "":
-		b.WriteString(s.c.spinner.View() + " Reading " + truncateLeft(tildePath(s.mountPoint), w-12) + "…")
+		b.WriteString(s.c.spinner.View() + " Reading " + truncatePath(tildePath(s.mountPoint), w-12) + "…")
 	case s.opening:
 		b.WriteString(s.c.spinner.View() + " Unlocking (scrypt) and reading the vault…")
 	case s.mountPoint == "":
@@ -529,7 +529,7 @@ func (s *conflictsScreen) list(w, h int) string {
 	blocks := make([]string, len(s.copies))
 	heights := make([]int, len(s.copies))
 	for i, cp := range s.copies {
-		marker, name := "  ", truncateLeft(termsafe.Escape(cp.Path), w-2)
+		marker, name := "  ", truncatePath(termsafe.Escape(cp.Path), w-2)
 		if i == s.cursor {
 			marker, name = st.Cursor.Render("› "), st.Selected.Render(name)
 		}

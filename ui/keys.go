@@ -20,6 +20,9 @@ type KeyMap struct {
 	// Confirmations and screen-specific actions.
 	Yes, No, Rerun, Lazy, UseCipher, Details key.Binding
 
+	// A screen taller than the window scrolls by pages (the help names PageDown for both).
+	PageUp, PageDown key.Binding
+
 	// The conflicts screen: k keeps the copy there, so only the arrows and
 	// j move.
 	KeepBoth, KeepOriginal, KeepCopy, ListUp, ListDown key.Binding
@@ -64,6 +67,8 @@ func DefaultKeyMap() *KeyMap {
 		Lazy:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "lazy unmount")),
 		UseCipher: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new vault with it")),
 		Details:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "details")),
+		PageUp:    key.NewBinding(key.WithKeys("pgup")),
+		PageDown:  key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn/pgup", "more")),
 
 		KeepBoth:     key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "keep both")),
 		KeepOriginal: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "keep original")),

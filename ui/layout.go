@@ -80,17 +80,61 @@ func window(heights []int, cursor, offset, h, gap int) (start, end int) {
 	return start, end
 }
 
-// scrollLines shows h lines of a text taller than the screen from offset on,
-// the last line saying what is hidden; offset is clamped and returned.
-func scrollLines(lines []string, offset, h int, st *Styles) (string, int) {
-	if len(lines) <= h {
-		return strings.Join(lines, "\n"), 0
-	}
-	shown := max(1, h-1)
-	offset = max(0, min(offset, len(lines)-shown))
-	out := append(append([]string(nil), lines[offset:offset+shown]...), st.Subtle.Render(moreText(offset, len(lines)-offset-shown)))
-	return strings.Join(out, "\n"), offset
+// scroll is where a screen taller than the terminal is scrolled to: the one way
+// the info, speed and wizard screens scroll. Lines hidden above are counted on
+// the first line ("↑ 2 more"), lines hidden below on the last ("↓ 3 more").
+type scroll struct {
+	offset int // the first line shown
 }
+
+// noFocus is view's focus for a screen without one (the user scrolls it).
+var noFocus = [2]int{-1, -1}
+
+// view shows h lines of text from the offset on. The offset moves as little as it must
+// for lines focus[0] to focus[1] to show (as many of them as fit, the first first): the
+// focused line always shows.
+func (s *scroll) view(text string, h int, focus [2]int, st *Styles) string {
+	lines := strings.Split(text, "\n")
+	n := len(lines)
+	h = max(1, h)
+	if n <= h {
+		s.offset = 0
+		return text
+	}
+	// shown is how many text lines fit from off on, beside the markers.
+	shown := func(off int) int {
+		k := h
+		if off > 0 {
+			k--
+		}
+		if off+k < n {
+			k--
+		}
+		return max(1, k)
+	}
+	last := n - max(1, h-1) // the offset that shows the end, under the "↑" line
+	off := max(0, min(s.offset, last))
+	if from, to := focus[0], min(focus[1], n-1); from >= 0 {
+		for off < last && to >= off+shown(off) {
+			off++
+		}
+		off = min(off, from)
+	}
+	s.offset = off
+	k := shown(off)
+	out := make([]string, 0, h)
+	if off > 0 {
+		out = append(out, st.Subtle.Render(fmt.Sprintf("↑ %d more", off)))
+	}
+	out = append(out, lines[off:off+k]...)
+	if below := n - off - k; below > 0 {
+		out = append(out, st.Subtle.Render(fmt.Sprintf("↓ %d more", below)))
+	}
+	return strings.Join(out, "\n")
+}
+
+// scrollBy moves the offset by d lines; view clamps it.
+func (s *scroll) scrollBy(d int) { s.offset = max(0, s.offset+d) }
 
 // joinWrap joins parts with sep, breaking the line between parts (never
 // inside one) where the next would pass w.

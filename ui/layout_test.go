@@ -549,3 +549,82 @@ func TestWrapPath(t *testing.T) {
 		}
 	}
 }
+
+// TestScrollKeepsFocusAndCounts: the scroll shows h lines, says on its first line how many
+// are hidden above and on its last how many below, the counts adding up, and keeps the
+// focus in view wherever the offset was.
+func TestScrollKeepsFocusAndCounts(t *testing.T) {
+	st := DefaultStyles()
+	var text []string
+	for i := range 20 {
+		text = append(text, fmt.Sprintf("line %d", i))
+	}
+	for h := 3; h <= 21; h++ {
+		for from := 0; from < 20; from++ {
+			for _, start := range []int{0, 7, 19} {
+				s := scroll{offset: start}
+				lines := strings.Split(s.view(strings.Join(text, "\n"), h, [2]int{from, min(19, from+1)}, st), "\n")
+				if len(lines) != min(h, 20) {
+					t.Fatalf("h %d: %d lines", h, len(lines))
+				}
+				above, below, shown := 0, 0, 0
+				focused := false
+				for i, l := range lines {
+					switch {
+					case strings.HasPrefix(l, "↑ "):
+						if i != 0 {
+							t.Fatalf("h %d focus %d: ↑ on line %d", h, from, i)
+						}
+						fmt.Sscanf(l, "↑ %d more", &above)
+					case strings.HasPrefix(l, "↓ "):
+						if i != len(lines)-1 {
+							t.Fatalf("h %d focus %d: ↓ on line %d", h, from, i)
+						}
+						fmt.Sscanf(l, "↓ %d more", &below)
+					default:
+						if l != text[above+shown] {
+							t.Fatalf("h %d focus %d: line %q, want %q", h, from, l, text[above+shown])
+						}
+						shown++
+						focused = focused || l == text[from]
+					}
+				}
+				if above+shown+below != 20 || !focused {
+					t.Fatalf("h %d focus %d from %d: %d above, %d shown, %d below, focus shown %v:\n%s",
+						h, from, start, above, shown, below, focused, strings.Join(lines, "\n"))
+				}
+			}
+		}
+	}
+}
+
+// TestSmallScreensShowTheCost: at 40x10 and 60x16 the speed screen and the wizard's cipher
+// step show that an AEGIS vault opens only in vaultui (they hid it), the cursor's cipher
+// stays in view as it moves, and no line is cut at the edge.
+func TestSmallScreensShowTheCost(t *testing.T) {
+	for _, sz := range [][2]int{{40, 10}, {60, 16}} {
+		tm := busyModel(t)
+		tm.resize(sz[0], sz[1])
+		tm.keys("s")
+		// Words wrap across lines: read the view as one line.
+		reads := func(want string) {
+			t.Helper()
+			if flat := strings.Join(strings.Fields(tm.View()), " "); !strings.Contains(flat, want) {
+				t.Errorf("%dx%d: view lacks %q:\n%s", sz[0], sz[1], want, tm.View())
+			}
+		}
+		reads("Recommended: AEGIS-256X2")
+		reads("A vault with AEGIS-256X2 opens only in vaultui.")
+		checkFits(t, tm.View(), sz[0], sz[1])
+		tm.keys("esc", "n", "/data/new.crypt", "enter", "enter", "enter")
+		reads("› AEGIS-256X2")
+		reads("A vault with AEGIS-256X2 opens only in vaultui.")
+		w := tm.current.(*wizardScreen)
+		for i := 1; i < len(w.ciphers); i++ {
+			tm.keys("down")
+			reads("› " + choiceName(w.ciphers[i]))
+			reads(w.ciphers[i].OpensIn().Line())
+			checkFits(t, tm.View(), sz[0], sz[1])
+		}
+	}
+}

@@ -156,7 +156,8 @@ func (s *speedScreen) content() (text string, rec, details int) {
 	// The figures, a ratio and a star take figW cells; the bar what is left, if
 	// enough is left for a bar to mean something.
 	figW := numW + len(" MB/s ") + 5 + 2
-	barW := w - nameW - 2 - 1 - figW
+	// At most 60 cells: on a wide terminal the figures stay near the names.
+	barW := min(60, w-nameW-2-1-figW)
 	if barW < 5 {
 		barW = 0
 	}

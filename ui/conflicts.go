@@ -539,11 +539,7 @@ func (s *conflictsScreen) list(w, h int) string {
 	}
 	start, end := window(heights, s.cursor, s.offset, h-lipgloss.Height(head)-1, 0)
 	s.offset = start
-	out := head + "\n\n" + strings.Join(blocks[start:end], "\n")
-	if more := moreText(start, len(s.copies)-end); more != "" {
-		out += "\n" + st.Subtle.Render(more)
-	}
-	return out
+	return head + "\n\n" + framed(st, strings.Join(blocks[start:end], "\n"), start, len(s.copies)-end)
 }
 
 // copyDetails is what a copy's second line says: what it copies, who made

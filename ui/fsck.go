@@ -232,9 +232,6 @@ func (s *fsckScreen) results(w int) string {
 	// line, one above the help bar.
 	h := s.c.bodyHeight() - lipgloss.Height(s.intro(w)) - 1 - 2 - 1
 	start, end := window(heights, s.offset, s.offset, max(3, h), 0)
-	b.WriteString(strings.Join(blocks[start:end], "\n"))
-	if more := moreText(start, len(s.problems)-end); more != "" {
-		b.WriteString("\n" + st.Subtle.Render(more))
-	}
+	b.WriteString(framed(st, strings.Join(blocks[start:end], "\n"), start, len(s.problems)-end))
 	return b.String()
 }

@@ -17,40 +17,34 @@ import (
 // the blank line under it and the one-line help bar.
 func (c *common) bodyHeight() int { return max(1, c.height-3) }
 
-// moreText says what a scrolled view hides above and below it:
-// "↑ 2 more · ↓ 3 more"; "" when everything shows.
-func moreText(above, below int) string {
-	var parts []string
-	if above > 0 {
-		parts = append(parts, fmt.Sprintf("↑ %d more", above))
+// above and below are the lines that say what a scrolled view hides: "↑ 2 more" is its
+// first line, "↓ 3 more" its last.
+func above(n int) string { return fmt.Sprintf("↑ %d more", n) }
+func below(n int) string { return fmt.Sprintf("↓ %d more", n) }
+
+// framed puts the lines saying what is hidden above and below around the part of a list
+// that shows (window chose it and counted those lines).
+func framed(st *Styles, shown string, hiddenAbove, hiddenBelow int) string {
+	if hiddenAbove > 0 {
+		shown = st.Subtle.Render(above(hiddenAbove)) + "\n" + shown
 	}
-	if below > 0 {
-		parts = append(parts, fmt.Sprintf("↓ %d more", below))
+	if hiddenBelow > 0 {
+		shown += "\n" + st.Subtle.Render(below(hiddenBelow))
 	}
-	return strings.Join(parts, " · ")
+	return shown
 }
 
 // window picks the items a scrolled list shows in h lines: whole items from
 // offset on, gap blank lines between them, with offset moved (and returned)
-// so that the item at cursor shows. heights are the items' line counts; one
-// line is kept for the "more" line whenever not everything fits.
+// so that the item at cursor shows. heights are the items' line counts; a
+// line above and one below say what is hidden there (framed).
 func window(heights []int, cursor, offset, h, gap int) (start, end int) {
 	n := len(heights)
 	if n == 0 {
 		return 0, 0
 	}
-	total := 0
-	for i, ht := range heights {
-		total += ht
-		if i > 0 {
-			total += gap
-		}
-	}
-	if total <= h {
-		return 0, n
-	}
-	h-- // the "more" line
-	// fits reports whether the items from..to (inclusive) fit in h.
+	// fits reports whether the items from..to (inclusive) fit in h with the
+	// lines that say what is hidden.
 	fits := func(from, to int) bool {
 		used := 0
 		for i := from; i <= to; i++ {
@@ -59,7 +53,16 @@ func window(heights []int, cursor, offset, h, gap int) (start, end int) {
 				used += gap
 			}
 		}
+		if from > 0 {
+			used++
+		}
+		if to < n-1 {
+			used++
+		}
 		return used <= h
+	}
+	if fits(0, n-1) {
+		return 0, n
 	}
 	cursor = max(0, min(cursor, n-1))
 	start = max(0, min(offset, n-1))
@@ -124,11 +127,11 @@ func (s *scroll) view(text string, h int, focus [2]int, st *Styles) string {
 	k := shown(off)
 	out := make([]string, 0, h)
 	if off > 0 {
-		out = append(out, st.Subtle.Render(fmt.Sprintf("↑ %d more", off)))
+		out = append(out, st.Subtle.Render(above(off)))
 	}
 	out = append(out, lines[off:off+k]...)
-	if below := n - off - k; below > 0 {
-		out = append(out, st.Subtle.Render(fmt.Sprintf("↓ %d more", below)))
+	if hidden := n - off - k; hidden > 0 {
+		out = append(out, st.Subtle.Render(below(hidden)))
 	}
 	return strings.Join(out, "\n")
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -199,7 +200,12 @@ func TestEventsScroll(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		tm.keys("j")
 	}
-	wantView(t, tm, "› Nov 30 17:00:00  work  event 17", "↑ 2 more · ↓ 22 more")
+	// What is hidden above is said above, what is hidden below, below.
+	wantView(t, tm, "› Nov 30 17:00:00  work  event 17")
+	if v := tm.View(); !regexp.MustCompile(`events.*\n *\n ↑ 3 more *\n.*event 26`).MatchString(v) ||
+		!regexp.MustCompile(`event 17 *\n ↓ 22 more`).MatchString(v) {
+		t.Errorf("want ↑ 3 more first, ↓ 22 more under the last event:\n%s", v)
+	}
 	checkFits(t, tm.View(), 60, 16)
 }
 
@@ -409,12 +415,13 @@ func TestWindow(t *testing.T) {
 		cursor, offset, h, gap int
 		start, end             int
 	}{
-		{[]int{2, 2, 2}, 0, 0, 8, 1, 0, 3},       // all fit: no "more" line
-		{[]int{2, 2, 2, 2, 2}, 0, 0, 9, 1, 0, 3}, // 8 lines of rows and the "more" line
-		{[]int{2, 2, 2, 2, 2}, 4, 0, 9, 1, 2, 5}, // the cursor pulls the window down
-		{[]int{2, 2, 2, 2, 2}, 2, 2, 9, 1, 2, 5}, // kept, and filled from above only at the end
-		{[]int{2, 2, 2, 2, 2}, 1, 3, 9, 1, 1, 4}, // moving up pulls it up
-		{[]int{9, 1, 1}, 0, 0, 5, 0, 0, 1},       // an item taller than the screen still shows
+		{[]int{2, 2, 2}, 0, 0, 8, 1, 0, 3},          // all fit: no "more" line
+		{[]int{2, 2, 2, 2, 2}, 0, 0, 9, 1, 0, 3},    // 8 lines of rows and the "↓" line
+		{[]int{2, 2, 2, 2, 2}, 4, 0, 9, 1, 2, 5},    // the cursor pulls the window down
+		{[]int{2, 2, 2, 2, 2}, 2, 2, 9, 1, 2, 5},    // kept, and filled from above only at the end
+		{[]int{2, 2, 2, 2, 2}, 1, 3, 9, 1, 0, 3},    // moving up pulls it up, to the top: no "↑" line
+		{[]int{1, 1, 1, 1, 1, 1}, 2, 3, 4, 0, 2, 4}, // "↑" and "↓" lines take one each
+		{[]int{9, 1, 1}, 0, 0, 5, 0, 0, 1},          // an item taller than the screen still shows
 		{nil, 0, 0, 5, 0, 0, 0},
 	} {
 		start, end := window(c.heights, c.cursor, c.offset, c.h, c.gap)

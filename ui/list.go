@@ -457,11 +457,7 @@ func (l *listScreen) rowsView(items []Vault, w, h int) string {
 	}
 	start, end := window(heights, l.cursor, l.offset, h, 1)
 	l.offset = start
-	out := strings.Join(rows[start:end], "\n\n")
-	if more := moreText(start, len(items)-end); more != "" {
-		out += "\n" + l.c.styles.Subtle.Render(more)
-	}
-	return out
+	return framed(l.c.styles, strings.Join(rows[start:end], "\n\n"), start, len(items)-end)
 }
 
 func (l *listScreen) View() string {

@@ -694,9 +694,7 @@ func (w *wizardScreen) View() string {
 			keyText = box // where it fits: the key must show whole, a box is only a frame
 		}
 		b.WriteString(keyText + "\n\n")
-		if f, _ := vault.FormatByID(w.created.Options.Format); f.KeyNote != "" {
-			b.WriteString(para.Render("It is "+f.KeyNote+"; vaultui passwd --masterkey takes it.") + "\n\n")
-		}
+		// What to do next right under the key, so a small window shows both.
 		if w.leaving != nil {
 			what := "Back to the list"
 			if key.Matches(*w.leaving, w.c.keys.Quit) {
@@ -705,6 +703,9 @@ func (w *wizardScreen) View() string {
 			b.WriteString(s.Warning.Render(para.Render(what + " without storing the master key? It is not shown again. y/n")))
 		} else {
 			b.WriteString(para.Render("Press " + s.Key.Render("y") + " once you have stored it."))
+		}
+		if f, _ := vault.FormatByID(w.created.Options.Format); f.KeyNote != "" {
+			b.WriteString("\n\n" + para.Render("It is "+f.KeyNote+"; vaultui passwd --masterkey takes it."))
 		}
 	}
 	if w.err != "" {

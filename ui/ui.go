@@ -15,6 +15,16 @@
 // All work is done by a Backend; Run wires the real one, which forwards to
 // the vault, crypto and mountmgr packages exactly like the CLI commands.
 //
+// # Small windows
+//
+// Every screen works down to 40x10. What does not fit scrolls, one way
+// (layout.go): a list shows whole items around its cursor (window, framed),
+// any other text a scroll that keeps its focus in view (the wizard's field
+// or cipher with what it costs, the speed test's recommendation), and the
+// root model pages whatever a screen could not fit with pgup/pgdn. Each
+// says what it hides with "↑ N more" on its first line and "↓ N more" on its
+// last. Lines are shortened after a word, paths in their middle.
+//
 // It imports app and, for their types, registry, vault, crypto, keyring and mountmgr; only main
 // imports it. It never imports cli.
 package ui

@@ -106,13 +106,17 @@ func formatIdle(d time.Duration) string {
 
 // truncate cuts s to at most w terminal cells, marking the cut with "…": after the last
 // word or folder name that fits, so none is cut, unless the first alone is too long (a wide
-// character that would straddle the edge goes too).
+// character that would straddle the edge goes too). A path alone is cut in its middle
+// (truncatePath).
 func truncate(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
 	if lipgloss.Width(s) <= w {
 		return s
+	}
+	if strings.Contains(s, "/") && !strings.ContainsAny(s, " \x1b") {
+		return truncatePath(s, w)
 	}
 	cut := ansi.Truncate(s, w, "…")
 	if strings.Contains(s, "\x1b") {

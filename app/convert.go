@@ -65,6 +65,17 @@ func (a *App) PlanConvert(ctx context.Context, r ConvertRequest) (ConvertPlan, e
 	return out, err
 }
 
+// CheckPassword unlocks the vault (of either format) and locks it again: the password, or
+// without one the keyring's, is tried before a conversion shows its plan, so that a wrong
+// one is said first and not after the user read the plan and said yes.
+func (a *App) CheckPassword(ctx context.Context, v Vault, password []byte) (KeyringChange, error) {
+	vol, change, err := a.unlockVolume(ctx, v, password)
+	if err == nil {
+		vol.Close()
+	}
+	return change, err
+}
+
 // Convert re-encrypts the vault's contents with r.To (see vault.Convert): with r.Password,
 // or without one with the keyring's.
 func (a *App) Convert(ctx context.Context, r ConvertRequest) (*vault.ConvertResult, KeyringChange, error) {

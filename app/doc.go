@@ -40,8 +40,10 @@
 // until the figures are stable, measures what a mount would gain through vaultui's own write
 // path on a given file system, remembers the result on disk (keyed by CPU model and vaultui
 // build, and by file system for the write), and recommends a cipher with what it costs and
-// gains. The TUI's speed screen and wizard, "vaultui speed" and "vaultui init --cipher auto"
-// all use it, so one cached test serves every front end.
+// gains: a line of each (Recommendation.Lines), with how it was measured and how noisy as
+// details on request. The TUI's speed screen and wizard, "vaultui speed" and "vaultui init
+// --cipher auto" all use it, so one cached test serves every front end, and every ratio
+// they print is SpeedReport.Times of it.
 //
 // # Compatibility
 //

@@ -30,7 +30,7 @@ func TestRecommend(t *testing.T) {
 		text []string
 	}{
 		{"aegis faster", report(true, []float64{6200, 6000, 6400}, three(2000), three(900), nil), crypto.AEGIS,
-			[]string{"3.1x ±3% (median of 3 rounds) as fast as AES-256-GCM", "opens only in vaultui",
+			[]string{"3.1x as fast as AES-256-GCM", "3.1x ±3% (median of 3 rounds)", "opens only in vaultui",
 				`Unknown feature flag "AEGIS256X2"`, "cppcryptfs (Windows)", "DroidFS (Android)", "Choose AES-256-GCM"}},
 		{"aegis slower", report(true, three(1500), three(2000), three(900), nil), crypto.AESGCM,
 			[]string{"not faster", "0.75x", "opens in vaultui, gocryptfs, cppcryptfs (Windows), DroidFS (Android) and SiriKali"}},
@@ -43,7 +43,7 @@ func TestRecommend(t *testing.T) {
 			[]string{"no AES instructions", "4.5x", "opens in vaultui and gocryptfs 2.2 or later"}},
 	} {
 		rec := c.r.Recommend()
-		text := strings.Join(rec.Lines(), "\n")
+		text := strings.Join(append(rec.Lines(), rec.Details()...), "\n")
 		if rec.Cipher != c.want {
 			t.Errorf("%s: recommends %s, want %s", c.name, rec.Cipher, c.want)
 		}
@@ -52,6 +52,33 @@ func TestRecommend(t *testing.T) {
 				t.Errorf("%s: text lacks %q:\n%s", c.name, s, text)
 			}
 		}
+	}
+}
+
+// TestRecommendInTwoLines: a user first reads one line of gain, with the ratio as Times
+// writes it, and one of cost; the rounds and the noise wait in the details.
+func TestRecommendInTwoLines(t *testing.T) {
+	// Ratios of the rounds 3.2, 3.6, 3.9: median 3.6, while the medians' ratio is 3.9.
+	r := report(true, []float64{6400, 7200, 7800}, []float64{2000, 2000, 2000}, []float64{900, 900, 900}, nil)
+	r.Ciphers[1].Samples = []float64{2000, 2000, 2000}
+	r.Ciphers[0].MBps, r.Ciphers[1].MBps = 7800, 2000
+	if got := r.Times(crypto.AEGIS); got != "3.6x" {
+		t.Fatalf("Times = %q, want 3.6x (the median of the rounds' ratios)", got)
+	}
+	rec := r.Recommend()
+	lines := rec.Lines()
+	if len(lines) != 2 || lines[0] != "AEGIS-256X2 is 3.6x as fast as AES-256-GCM on this CPU." ||
+		lines[1] != "A vault with AEGIS-256X2 opens only in vaultui." {
+		t.Fatalf("lines: %q", lines)
+	}
+	details := strings.Join(rec.Details(), "\n")
+	for _, s := range []string{"±", "median of 3 rounds", "faster in every round", "Choose AES-256-GCM"} {
+		if !strings.Contains(details, s) {
+			t.Errorf("details lack %q:\n%s", s, details)
+		}
+	}
+	if empty := (SpeedReport{}); empty.Times(crypto.AEGIS) != "" {
+		t.Error("Times of nothing measured is not empty")
 	}
 }
 
@@ -67,7 +94,7 @@ func TestRecommendGain(t *testing.T) {
 			{WriteSample{300 * ms, 10 * ms}, WriteSample{340 * ms, 20 * ms}},
 		}}
 	r.Write = disk
-	g := r.Recommend().Gain
+	g := r.Recommend().Write
 	for _, s := range []string{"On /srv/v (ext4)", "vaultui's write path", "32 MiB", "1.10x ±3% (median of 3 rounds)",
 		"against 3.1x for the cipher alone: the disk decides", "saves 0.32 s of CPU per GiB"} {
 		if !strings.Contains(g, s) {
@@ -77,17 +104,17 @@ func TestRecommendGain(t *testing.T) {
 	tmpfs := *disk
 	tmpfs.FSType, tmpfs.Rounds = "tmpfs", []WriteRound{{WriteSample{50 * ms, 10 * ms}, WriteSample{100 * ms, 20 * ms}}}
 	r.Write = &tmpfs
-	if g := r.Recommend().Gain; strings.Contains(g, "disk decides") || !strings.Contains(g, "writes 2.0x (1 round)") {
+	if g := r.Recommend().Write; strings.Contains(g, "disk decides") || !strings.Contains(g, "writes 2.0x (1 round)") {
 		t.Errorf("tmpfs gain: %s", g)
 	}
 	// Measured for AEGIS while GCM is recommended: what AEGIS would give.
 	slow := report(true, []float64{1900, 1900, 1900}, []float64{2000, 2000, 2000}, nil, nil)
 	slow.Write = disk
-	if g := slow.Recommend().Gain; !strings.Contains(g, "AEGIS-256X2 would write") {
+	if g := slow.Recommend().Write; !strings.Contains(g, "AEGIS-256X2 would write") {
 		t.Errorf("gain for a cipher not recommended: %s", g)
 	}
 	r.Write = &WriteSpeed{Dir: "/srv/v", Cipher: crypto.AEGIS, Baseline: crypto.AESGCM, Err: errors.New("no space")}
-	if g := r.Recommend().Gain; !strings.Contains(g, "could not be measured: no space") {
+	if g := r.Recommend().Write; !strings.Contains(g, "could not be measured: no space") {
 		t.Errorf("failed write: %s", g)
 	}
 }

@@ -142,7 +142,7 @@ func TestCacheKeyedByCPUBuildAndFileSystem(t *testing.T) {
 		t.Errorf("an error did not survive as its message: %+v", siv)
 	}
 	if got.Recommend().Lines()[0] != ran.Recommend().Lines()[0] {
-		t.Errorf("the cached test recommends %q, the run %q", got.Recommend().Reason, ran.Recommend().Reason)
+		t.Errorf("the cached test recommends %q, the run %q", got.Recommend().Gain, ran.Recommend().Gain)
 	}
 
 	// Another file system: the ciphers are remembered, the write is not.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -112,6 +113,20 @@ func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passS
 	if plan.Done {
 		return nil
 	}
+	// The password first: a wrong one is said before the plan, not after it (and the
+	// confirmation). The one that worked converts; nil, the keyring's still does.
+	var password []byte
+	err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
+		change, err := e.app.CheckPassword(e.ctx, req.Vault, pw)
+		if err == nil {
+			password = bytes.Clone(pw)
+		}
+		return change, err
+	})
+	defer crypto.Wipe(password)
+	if err != nil {
+		return convertError(err)
+	}
 	w := e.stdout
 	fmt.Fprintf(w, "Convert %s (%s) %s.\n", name, plan.Dir, plan.Summary())
 	fmt.Fprintf(w, "The result %s.\n", plan.GocryptfsNote())
@@ -126,15 +141,19 @@ func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passS
 	if plan.Rebuild {
 		verb = "Rebuilds, from about"
 	}
-	fmt.Fprintf(w, "%s %s in %d files. The new vault is built in %s/new and needs %s (%s free).\n",
-		verb, formatBytes(float64(plan.PlainBytes)), plan.Files, plan.Work, formatBytes(float64(plan.NeedBytes)), formatBytes(float64(plan.FreeBytes)))
+	files := "files"
+	if plan.Files == 1 {
+		files = "file"
+	}
+	fmt.Fprintf(w, "%s %s in %d %s. The new vault is built in %s/new and needs %s; %s are free.\n",
+		verb, formatBytes(float64(plan.PlainBytes)), plan.Files, files, plan.Work, formatBytes(float64(plan.NeedBytes)), formatBytes(float64(plan.FreeBytes)))
 	fmt.Fprintf(w, "After a full check it is swapped in with renameat2 RENAME_EXCHANGE; the old vault is kept at %s until you delete it.\n", plan.KeepOld)
 	if plan.Interrupted == vault.InterruptedBuilding {
 		fmt.Fprintf(w, "An interrupted conversion left a half-built vault in %s: it is removed first (the old vault was never changed).\n", plan.Work)
 	}
 	fmt.Fprintln(w, "If this folder is synced (Dropbox, Nextcloud, Syncthing...), the sync tool uploads the whole vault again, and the old copy too while it stays in the synced folder (--keep-old DIR puts it elsewhere).")
 	if !yes {
-		if err := e.confirm("Convert now? Type yes to go on: ", "run again with --yes to convert without asking"); err != nil {
+		if err := e.confirm("Convert now? [y/N] ", "run again with --yes to convert without asking"); err != nil {
 			return err
 		}
 	}
@@ -148,15 +167,10 @@ func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passS
 	}
 	prog := newByteProgress(e.stderr)
 	req.Progress = prog.update
-	var res *vault.ConvertResult
-	err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
-		req.Password = pw
-		var change app.KeyringChange
-		var err error
-		res, change, err = e.app.Convert(e.ctx, req)
-		return change, err
-	})
+	req.Password = password
+	res, change, err := e.app.Convert(e.ctx, req)
 	prog.done()
+	e.keyringNote(name, change) // a new password, which the keyring follows
 	if err != nil {
 		return convertError(err)
 	}
@@ -198,7 +212,7 @@ func printConvertResult(w io.Writer, name string, res *vault.ConvertResult) {
 	}
 	fmt.Fprintf(w, "Converted %s to %s", name, to)
 	if res.Swap != "" {
-		fmt.Fprintf(w, " (swapped in with %s)", res.Swap)
+		fmt.Fprintf(w, ", swapped in with %s", res.Swap)
 	}
 	fmt.Fprintln(w, ".")
 	for _, p := range res.Unchanged {
@@ -218,7 +232,8 @@ func printConvertResult(w io.Writer, name string, res *vault.ConvertResult) {
 	}
 }
 
-// confirm asks a yes/no question on the terminal; without one it fails with hint.
+// confirm asks a yes/no question on the terminal: y or yes, in any case, goes on. Without a
+// terminal it fails with hint.
 func (e *env) confirm(question, hint string) error {
 	tty, promptTo, done, err := e.terminal()
 	if err != nil {
@@ -230,10 +245,13 @@ func (e *env) confirm(question, hint string) error {
 	if rerr != nil && rerr != io.EOF {
 		return rerr
 	}
-	if strings.TrimSpace(strings.ToLower(answer)) != "yes" {
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	case "", "n", "no":
 		return errors.New("not confirmed; nothing was changed")
 	}
-	return nil
+	return withHint(fmt.Errorf("%q is not yes; nothing was changed", strings.TrimSpace(answer)), "answer y or yes to go on")
 }
 
 // byteProgress draws convert's progress in bytes on a terminal, at most ten times a second.

@@ -67,10 +67,14 @@ examples:
 			if rec.Cipher == "" {
 				return errors.New("no cipher could be measured")
 			}
-			lines := rec.Lines()
-			fmt.Fprintf(e.stdout, "\nRecommended: %s. %s\n", rec.Cipher, lines[0])
-			for _, l := range lines[1:] {
+			// What a user reads first, then how it was measured for one who reads on.
+			fmt.Fprintf(e.stdout, "\nRecommended: %s\n", rec.Cipher)
+			for _, l := range rec.Lines() {
 				fmt.Fprintln(e.stdout, l)
+			}
+			fmt.Fprintln(e.stdout, "\nDetails:")
+			for _, l := range rec.Details() {
+				fmt.Fprintf(e.stdout, "  %s\n", l)
 			}
 			return nil
 		}
@@ -169,6 +173,7 @@ type speedReportJSON struct {
 		Cipher     string   `json:"cipher"`
 		Name       string   `json:"name"`
 		Reason     string   `json:"reason"`
+		Method     string   `json:"method,omitempty"`
 		Gain       string   `json:"gain,omitempty"`
 		Cost       string   `json:"cost"`
 		Ratio      float64  `json:"ratio_to_aes_gcm"`
@@ -203,7 +208,7 @@ func speedJSON(rep app.SpeedReport, rec app.Recommendation) speedReportJSON {
 		r.Name = rec.Cipher.String()
 		r.OpensIn = app.OpensIn(rec.Cipher).Programs
 	}
-	r.Reason, r.Gain, r.Cost = rec.Reason, rec.Gain, rec.Cost
+	r.Reason, r.Method, r.Gain, r.Cost = rec.Gain, rec.Method, rec.Write, rec.Cost
 	r.Ratio, r.RatioRange = rec.Ratio.Median, rangeJSON(rec.Ratio)
 	return out
 }

@@ -39,6 +39,26 @@ func chart(samples []float64, width, height int, top float64) []string {
 	return out
 }
 
+// chartWindow is the seconds a live chart shows whatever its width: the last minute, as
+// the docs say.
+const chartWindow = 60
+
+// resample fits the last n one-second samples into cols columns: a column shows the busiest
+// second it covers, so a short burst stays visible and reaches the peak the chart is scaled
+// to, and a chart wider than n repeats a second over columns. The columns before the history
+// began are left out (always on the left), so chart leaves them blank.
+func resample(samples []float64, n, cols int) []float64 {
+	first := len(samples) - n // the window's first second, as an index into samples
+	out := make([]float64, 0, cols)
+	for j := range cols {
+		lo, hi := max(0, first+j*n/cols), first+max((j+1)*n/cols, j*n/cols+1)
+		if lo < hi {
+			out = append(out, peak(samples[lo:hi]))
+		}
+	}
+	return out
+}
+
 func peak(samples []float64) float64 {
 	p := 0.0
 	for _, v := range samples {

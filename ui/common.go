@@ -135,10 +135,9 @@ func (c *common) dropMount(mountPoint string) {
 	c.mounts = kept
 }
 
-// historyLen is how many one-second samples the live chart keeps: five
-// minutes, more than a chart shows on all but the widest terminals (it
-// shows a sample a column).
-const historyLen = 300
+// historyLen is how many one-second samples a mount's history keeps: what
+// the live chart shows.
+const historyLen = chartWindow
 
 // history is the last historyLen seconds of throughput samples of one mount.
 type history struct {

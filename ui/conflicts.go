@@ -495,7 +495,7 @@ func (s *conflictsScreen) View() string {
 		h := s.c.bodyHeight() - lipgloss.Height(intro) - 1 - lipgloss.Height(footText) - 1
 		b.WriteString(s.list(w, max(3, h)))
 	case s.opening && s.mountPoint != "":
-		b.WriteString(s.c.spinner.View() + " Reading " + truncateLeft(tildePath(s.mountPoint), w-12) + "…")
+		b.WriteString(s.c.spinner.View() + " Reading " + truncatePath(tildePath(s.mountPoint), w-12) + "…")
 	case s.opening:
 		b.WriteString(s.c.spinner.View() + " Unlocking (scrypt) and reading the vault…")
 	case s.mountPoint == "":
@@ -529,7 +529,7 @@ func (s *conflictsScreen) list(w, h int) string {
 	blocks := make([]string, len(s.copies))
 	heights := make([]int, len(s.copies))
 	for i, cp := range s.copies {
-		marker, name := "  ", truncateLeft(termsafe.Escape(cp.Path), w-2)
+		marker, name := "  ", truncatePath(termsafe.Escape(cp.Path), w-2)
 		if i == s.cursor {
 			marker, name = st.Cursor.Render("› "), st.Selected.Render(name)
 		}
@@ -539,11 +539,7 @@ func (s *conflictsScreen) list(w, h int) string {
 	}
 	start, end := window(heights, s.cursor, s.offset, h-lipgloss.Height(head)-1, 0)
 	s.offset = start
-	out := head + "\n\n" + strings.Join(blocks[start:end], "\n")
-	if more := moreText(start, len(s.copies)-end); more != "" {
-		out += "\n" + st.Subtle.Render(more)
-	}
-	return out
+	return head + "\n\n" + framed(st, strings.Join(blocks[start:end], "\n"), start, len(s.copies)-end)
 }
 
 // copyDetails is what a copy's second line says: what it copies, who made

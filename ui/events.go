@@ -188,6 +188,9 @@ func (s *eventsScreen) View() string {
 	}
 	nameW = min(nameW, max(8, w/4))
 	cut := false
+	if start > 0 {
+		b.WriteString(st.Subtle.Render(above(start)) + "\n")
+	}
 	for i := start; i < end; i++ {
 		e := s.newest(i)
 		when := e.Time.Local().Format("Jan 02 15:04:05")
@@ -206,8 +209,8 @@ func (s *eventsScreen) View() string {
 		b.WriteString(marker + st.Subtle.Render(when) + "  " + name + "  " + eventStyle(st, e).Render(text) + "\n")
 	}
 	var foot []string
-	if more := moreText(start, len(evs)-end); more != "" {
-		foot = append(foot, more)
+	if end < len(evs) {
+		foot = append(foot, below(len(evs)-end))
 	}
 	if cut {
 		foot = append(foot, "enter shows an event whole")

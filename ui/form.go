@@ -216,7 +216,15 @@ func (f *form) Update(msg tea.Msg) tea.Cmd {
 }
 
 func (f *form) View() string {
+	v, _ := f.viewFocus()
+	return v
+}
+
+// viewFocus is View with the lines of the focused field (from its label to its hint), for a
+// screen that scrolls to keep them in view.
+func (f *form) viewFocus() (string, [2]int) {
 	s := f.c.styles
+	focus := noFocus
 	labelW := 0
 	for _, fl := range f.fields {
 		if !fl.hidden {
@@ -249,6 +257,9 @@ func (f *form) View() string {
 			fl.input.Width = inputW
 			v = fl.input.View()
 		}
+		if i == f.focus {
+			focus[0] = strings.Count(b.String(), "\n")
+		}
 		b.WriteString(marker + label + "  " + v)
 		if fl.hint != "" {
 			// A long hint wraps under itself.
@@ -263,9 +274,12 @@ func (f *form) View() string {
 			}
 			b.WriteString("\n" + indent + hint)
 		}
+		if i == f.focus {
+			focus[1] = strings.Count(b.String(), "\n")
+		}
 		b.WriteString("\n")
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return strings.TrimSuffix(b.String(), "\n"), focus
 }
 
 func padRight(s string, w int) string {

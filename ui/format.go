@@ -3,6 +3,7 @@ package ui
 import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"unicode/utf8"
 
 	"fmt"
 	"os"
@@ -103,8 +104,10 @@ func formatIdle(d time.Duration) string {
 	return d.String()
 }
 
-// truncate cuts s to at most w terminal cells, marking the cut with "…" (a wide character
-// that would straddle the edge goes too).
+// truncate cuts s to at most w terminal cells, marking the cut with "…": after the last
+// word or folder name that fits, so none is cut, unless the first alone is too long (a wide
+// character that would straddle the edge goes too). A path alone is cut in its middle
+// (truncatePath).
 func truncate(s string, w int) string {
 	if w <= 0 {
 		return ""
@@ -112,7 +115,41 @@ func truncate(s string, w int) string {
 	if lipgloss.Width(s) <= w {
 		return s
 	}
-	return ansi.Truncate(s, w, "…")
+	if strings.Contains(s, "/") && !strings.ContainsAny(s, " \x1b") {
+		return truncatePath(s, w)
+	}
+	cut := ansi.Truncate(s, w, "…")
+	if strings.Contains(s, "\x1b") {
+		return cut // styled: cut where it must
+	}
+	kept := strings.TrimSuffix(cut, "…") // a prefix of s
+	next, _ := utf8.DecodeRuneInString(s[len(kept):])
+	switch i := strings.LastIndexAny(kept, " /"); {
+	case lipgloss.Width(string(next)) > 1:
+		return cut // wide scripts write no spaces: any character ends a word
+	case next == ' ':
+	case i > 0:
+		kept = kept[:i+1] // a path breaks after a "/", between folder names
+	default:
+		return cut
+	}
+	return strings.TrimRight(kept, " ") + "…"
+}
+
+// truncatePath cuts a path to at most w cells in the middle, between folder names:
+// "~/…/Vaults/work" keeps where it starts and as much of where it ends as fits. Only a
+// last name too long for "…/name" is cut itself, at its start.
+func truncatePath(p string, w int) string {
+	if lipgloss.Width(p) <= w {
+		return p
+	}
+	parts := strings.Split(p, "/")
+	for i := 2; i < len(parts); i++ { // keep parts[0], drop parts[1:i]
+		if t := parts[0] + "/…/" + strings.Join(parts[i:], "/"); lipgloss.Width(t) <= w {
+			return t
+		}
+	}
+	return truncateLeft(p, w)
 }
 
 // wrap breaks s into lines of at most w cells at spaces (long words are
@@ -122,6 +159,12 @@ func wrap(s string, w int) string {
 		return ""
 	}
 	return lipgloss.NewStyle().Width(w).Render(s)
+}
+
+// indent puts n spaces before every line of s.
+func indent(s string, n int) string {
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
 }
 
 // plural is "1 vault" or "2 vaults": n with the noun's singular or plural.

@@ -97,10 +97,13 @@ func TestCellWidths(t *testing.T) {
 		w    int
 		want string
 	}{
-		{"/a/日本語のパス", 8, "/a/日本…"},
-		{"/a/日本語のパス", 9, "/a/日本…"}, // a wide character does not fit in the one cell left
+		{"ab日本語のパス", 9, "ab日本語…"},
+		{"ab日本語のパス", 8, "ab日本…"}, // a wide character does not fit in the one cell left
 		{"/a/日本", 7, "/a/日本"},
+		{"/a/日本語のパス", 8, "…のパス"}, // a path keeps its end
 		{"plain path", 6, "plain…"},
+		{"mounted at somewhere", 14, "mounted at…"},        // after a word, not inside one
+		{"~/Sync/Vaults/work.crypt", 20, "~/…/work.crypt"}, // a path loses folders in its middle
 	} {
 		if got := truncate(c.in, c.w); got != c.want || lipgloss.Width(got) > c.w {
 			t.Errorf("truncate(%q, %d) = %q (%d cells), want %q", c.in, c.w, got, lipgloss.Width(got), c.want)

@@ -193,7 +193,7 @@ func (s *fsckScreen) progress(w int) string {
 	var b strings.Builder
 	b.WriteString(st.Bar.Render(progressBar(pct, w-6)) + fmt.Sprintf(" %3.0f%%\n", pct*100))
 	b.WriteString(truncate(fmt.Sprintf("%s of %s · %d of %s", size(float64(p.Bytes)), size(float64(p.TotalBytes)), p.Done, plural(p.Total, "entry", "entries")), w) + "\n")
-	b.WriteString(s.c.spinner.View() + " " + st.Subtle.Render(truncateLeft(p.Path, w-2)))
+	b.WriteString(s.c.spinner.View() + " " + st.Subtle.Render(truncatePath(p.Path, w-2)))
 	return b.String()
 }
 
@@ -225,16 +225,13 @@ func (s *fsckScreen) results(w int) string {
 	heights := make([]int, len(s.problems))
 	for i, p := range s.problems {
 		detail := lipgloss.NewStyle().PaddingLeft(11).Render(st.Subtle.Render(wrap(p.What, w-11)))
-		blocks[i] = st.Warning.Render(padRight(p.Kind, 10)) + " " + truncateLeft(p.Where, w-11) + "\n" + detail
+		blocks[i] = st.Warning.Render(padRight(p.Kind, 10)) + " " + truncatePath(p.Where, w-11) + "\n" + detail
 		heights[i] = lipgloss.Height(blocks[i])
 	}
 	// The intro above (its lines and a blank one), the heading and a blank
 	// line, one above the help bar.
 	h := s.c.bodyHeight() - lipgloss.Height(s.intro(w)) - 1 - 2 - 1
 	start, end := window(heights, s.offset, s.offset, max(3, h), 0)
-	b.WriteString(strings.Join(blocks[start:end], "\n"))
-	if more := moreText(start, len(s.problems)-end); more != "" {
-		b.WriteString("\n" + st.Subtle.Render(more))
-	}
+	b.WriteString(framed(st, strings.Join(blocks[start:end], "\n"), start, len(s.problems)-end))
 	return b.String()
 }

@@ -16,7 +16,7 @@ type infoScreen struct {
 	fields []Field
 	err    error
 	loaded bool
-	offset int // the first line shown when the info is taller than the screen
+	scroll scroll // when the info is taller than the screen
 }
 
 type infoLoaded struct {
@@ -66,23 +66,21 @@ func (s *infoScreen) Update(msg tea.Msg) tea.Cmd {
 			}
 			return s.c.open(newConvertScreen(s.c, s.v))
 		case key.Matches(msg, k.Up):
-			s.offset = max(0, s.offset-1)
+			s.scroll.scrollBy(-1)
 		case key.Matches(msg, k.Down):
-			s.offset++ // View clamps
+			s.scroll.scrollBy(1)
 		}
 	}
 	return nil
 }
 
-// height is the lines the info may take: a blank line stays above the help bar.
-func (s *infoScreen) height() int { return s.c.bodyHeight() - 1 }
+// height is the lines the info may take.
+func (s *infoScreen) height() int { return s.c.bodyHeight() }
 
 // View shows the lines that fit; taller than the screen (a narrow one wraps
 // long values), it scrolls and says what is hidden.
 func (s *infoScreen) View() string {
-	var view string
-	view, s.offset = scrollLines(s.lines(), s.offset, s.height(), s.c.styles)
-	return view
+	return s.scroll.view(strings.Join(s.lines(), "\n"), s.height(), noFocus, s.c.styles)
 }
 
 // lines is the whole info, wrapped to the width.

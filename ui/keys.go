@@ -18,7 +18,10 @@ type KeyMap struct {
 	NextField, PrevField, Toggle, Submit key.Binding
 
 	// Confirmations and screen-specific actions.
-	Yes, No, Rerun, Lazy, UseCipher key.Binding
+	Yes, No, Rerun, Lazy, UseCipher, Details key.Binding
+
+	// A screen taller than the window scrolls by pages (the help names PageDown for both).
+	PageUp, PageDown key.Binding
 
 	// The conflicts screen: k keeps the copy there, so only the arrows and
 	// j move.
@@ -63,6 +66,9 @@ func DefaultKeyMap() *KeyMap {
 		Rerun:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "run again")),
 		Lazy:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "lazy unmount")),
 		UseCipher: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new vault with it")),
+		Details:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "details")),
+		PageUp:    key.NewBinding(key.WithKeys("pgup")),
+		PageDown:  key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn/pgup", "more")),
 
 		KeepBoth:     key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "keep both")),
 		KeepOriginal: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "keep original")),

@@ -17,40 +17,34 @@ import (
 // the blank line under it and the one-line help bar.
 func (c *common) bodyHeight() int { return max(1, c.height-3) }
 
-// moreText says what a scrolled view hides above and below it:
-// "↑ 2 more · ↓ 3 more"; "" when everything shows.
-func moreText(above, below int) string {
-	var parts []string
-	if above > 0 {
-		parts = append(parts, fmt.Sprintf("↑ %d more", above))
+// above and below are the lines that say what a scrolled view hides: "↑ 2 more" is its
+// first line, "↓ 3 more" its last.
+func above(n int) string { return fmt.Sprintf("↑ %d more", n) }
+func below(n int) string { return fmt.Sprintf("↓ %d more", n) }
+
+// framed puts the lines saying what is hidden above and below around the part of a list
+// that shows (window chose it and counted those lines).
+func framed(st *Styles, shown string, hiddenAbove, hiddenBelow int) string {
+	if hiddenAbove > 0 {
+		shown = st.Subtle.Render(above(hiddenAbove)) + "\n" + shown
 	}
-	if below > 0 {
-		parts = append(parts, fmt.Sprintf("↓ %d more", below))
+	if hiddenBelow > 0 {
+		shown += "\n" + st.Subtle.Render(below(hiddenBelow))
 	}
-	return strings.Join(parts, " · ")
+	return shown
 }
 
 // window picks the items a scrolled list shows in h lines: whole items from
 // offset on, gap blank lines between them, with offset moved (and returned)
-// so that the item at cursor shows. heights are the items' line counts; one
-// line is kept for the "more" line whenever not everything fits.
+// so that the item at cursor shows. heights are the items' line counts; a
+// line above and one below say what is hidden there (framed).
 func window(heights []int, cursor, offset, h, gap int) (start, end int) {
 	n := len(heights)
 	if n == 0 {
 		return 0, 0
 	}
-	total := 0
-	for i, ht := range heights {
-		total += ht
-		if i > 0 {
-			total += gap
-		}
-	}
-	if total <= h {
-		return 0, n
-	}
-	h-- // the "more" line
-	// fits reports whether the items from..to (inclusive) fit in h.
+	// fits reports whether the items from..to (inclusive) fit in h with the
+	// lines that say what is hidden.
 	fits := func(from, to int) bool {
 		used := 0
 		for i := from; i <= to; i++ {
@@ -59,7 +53,16 @@ func window(heights []int, cursor, offset, h, gap int) (start, end int) {
 				used += gap
 			}
 		}
+		if from > 0 {
+			used++
+		}
+		if to < n-1 {
+			used++
+		}
 		return used <= h
+	}
+	if fits(0, n-1) {
+		return 0, n
 	}
 	cursor = max(0, min(cursor, n-1))
 	start = max(0, min(offset, n-1))
@@ -80,17 +83,61 @@ func window(heights []int, cursor, offset, h, gap int) (start, end int) {
 	return start, end
 }
 
-// scrollLines shows h lines of a text taller than the screen from offset on,
-// the last line saying what is hidden; offset is clamped and returned.
-func scrollLines(lines []string, offset, h int, st *Styles) (string, int) {
-	if len(lines) <= h {
-		return strings.Join(lines, "\n"), 0
-	}
-	shown := max(1, h-1)
-	offset = max(0, min(offset, len(lines)-shown))
-	out := append(append([]string(nil), lines[offset:offset+shown]...), st.Subtle.Render(moreText(offset, len(lines)-offset-shown)))
-	return strings.Join(out, "\n"), offset
+// scroll is where a screen taller than the terminal is scrolled to: the one way
+// the info, speed and wizard screens scroll. Lines hidden above are counted on
+// the first line ("↑ 2 more"), lines hidden below on the last ("↓ 3 more").
+type scroll struct {
+	offset int // the first line shown
 }
+
+// noFocus is view's focus for a screen without one (the user scrolls it).
+var noFocus = [2]int{-1, -1}
+
+// view shows h lines of text from the offset on. The offset moves as little as it must
+// for lines focus[0] to focus[1] to show (as many of them as fit, the first first): the
+// focused line always shows.
+func (s *scroll) view(text string, h int, focus [2]int, st *Styles) string {
+	lines := strings.Split(text, "\n")
+	n := len(lines)
+	h = max(1, h)
+	if n <= h {
+		s.offset = 0
+		return text
+	}
+	// shown is how many text lines fit from off on, beside the markers.
+	shown := func(off int) int {
+		k := h
+		if off > 0 {
+			k--
+		}
+		if off+k < n {
+			k--
+		}
+		return max(1, k)
+	}
+	last := n - max(1, h-1) // the offset that shows the end, under the "↑" line
+	off := max(0, min(s.offset, last))
+	if from, to := focus[0], min(focus[1], n-1); from >= 0 {
+		for off < last && to >= off+shown(off) {
+			off++
+		}
+		off = min(off, from)
+	}
+	s.offset = off
+	k := shown(off)
+	out := make([]string, 0, h)
+	if off > 0 {
+		out = append(out, st.Subtle.Render(above(off)))
+	}
+	out = append(out, lines[off:off+k]...)
+	if hidden := n - off - k; hidden > 0 {
+		out = append(out, st.Subtle.Render(below(hidden)))
+	}
+	return strings.Join(out, "\n")
+}
+
+// scrollBy moves the offset by d lines; view clamps it.
+func (s *scroll) scrollBy(d int) { s.offset = max(0, s.offset+d) }
 
 // joinWrap joins parts with sep, breaking the line between parts (never
 // inside one) where the next would pass w.

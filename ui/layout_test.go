@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 
 // The sizes every screen is drawn at: a small split pane, the classic
 // terminal and a wide one.
-var layoutSizes = [][2]int{{60, 16}, {80, 24}, {160, 45}}
+var layoutSizes = [][2]int{{40, 10}, {60, 16}, {80, 24}, {160, 45}}
 
 // goldenAt is golden at another size than 80x24.
 func goldenAt(t *testing.T, tm *testModel, name string, w, h int) {
@@ -95,6 +96,17 @@ func TestLayouts(t *testing.T) {
 			goldenAt(t, tm, "wizard_cipher", w, h)
 			tm.keys("enter", "pw", "enter", "pw", "enter")
 			goldenAt(t, tm, "wizard_options", w, h)
+			// The last choice, the Cryptomator format, and its options.
+			tm.keys("esc", "esc", "j", "j", "j", "j")
+			goldenAt(t, tm, "wizard_cryptomator", w, h)
+			tm.keys("enter", "enter") // the password step keeps what was typed
+			goldenAt(t, tm, "wizard_cryptomator_options", w, h)
+			tm.keys("enter")
+			goldenAt(t, tm, "wizard_masterkey", w, h)
+			tm.keys("y", "s")
+			goldenAt(t, tm, "speed", w, h)
+			tm.keys("d")
+			goldenAt(t, tm, "speed_details", w, h)
 		})
 	}
 }
@@ -153,7 +165,7 @@ func TestEventsShowHomeAsTildeAndWhole(t *testing.T) {
 	tm.resize(60, 16)
 	tm.keys("e")
 	notInView(t, tm, "/home/u")
-	wantView(t, tm, "› Nov 30 16:50:00", "stale mount at ~/Vault", "enter shows an event whole")
+	wantView(t, tm, "› Nov 30 16:50:00", "stale mount at ~/…", "enter shows an event whole")
 	notInView(t, tm, "pid 12345")
 	tm.keys("enter")
 	wantView(t, tm, "Mount point  ~/Vaults/old", "What         stale mount at ~/Vaults/old: transport", "(pid 12345 held it)")
@@ -188,7 +200,12 @@ func TestEventsScroll(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		tm.keys("j")
 	}
-	wantView(t, tm, "› Nov 30 17:00:00  work  event 17", "↑ 2 more · ↓ 22 more")
+	// What is hidden above is said above, what is hidden below, below.
+	wantView(t, tm, "› Nov 30 17:00:00  work  event 17")
+	if v := tm.View(); !regexp.MustCompile(`events.*\n *\n ↑ 3 more *\n.*event 26`).MatchString(v) ||
+		!regexp.MustCompile(`event 17 *\n ↓ 22 more`).MatchString(v) {
+		t.Errorf("want ↑ 3 more first, ↓ 22 more under the last event:\n%s", v)
+	}
 	checkFits(t, tm.View(), 60, 16)
 }
 
@@ -222,7 +239,7 @@ func TestLiveViewUsesTheScreen(t *testing.T) {
 	tm := busyModel(t)
 	tm.keys("enter")
 	tm.resize(160, 45)
-	wantView(t, tm, "-148s", "Totals  read 12 MB")
+	wantView(t, tm, "-60s", "Totals  read 12 MB")
 	bars := 0
 	for _, l := range strings.Split(tm.View(), "\n") {
 		if strings.Contains(l, "┤") || strings.Contains(l, "│") {
@@ -236,8 +253,58 @@ func TestLiveViewUsesTheScreen(t *testing.T) {
 		t.Errorf("charts are %d rows in all at 160x45, want at least 24", bars)
 	}
 	tm.resize(60, 16)
-	wantView(t, tm, "-48s", "Totals", "errors")
+	wantView(t, tm, "-60s", "Totals", "errors")
 	checkFits(t, tm.View(), 60, 16)
+}
+
+// TestLiveChartIsTheLastMinute: at any width the chart spans the last 60 seconds, as its
+// axis says: a burst 30 s ago sits in the middle, and what came before the minute (a minute
+// of heavy writing) is not drawn, nor does it set the scale.
+func TestLiveChartIsTheLastMinute(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	for i := range 100 { // seconds 0..99; "now" is second 99
+		bps := 0.0
+		switch {
+		case i < 40:
+			bps = 50e6
+		case i == 69:
+			bps = 8e6
+		}
+		tm.send(mountsMsg(mountWork(fb, bps, bps)))
+	}
+	tm.keys("enter")
+	for _, sz := range [][2]int{{40, 24}, {60, 16}, {80, 24}, {124, 30}, {160, 45}} {
+		tm.resize(sz[0], sz[1])
+		v := tm.View()
+		if !strings.Contains(v, "-60s") || strings.Contains(v, "50 MB/s") {
+			t.Errorf("%dx%d: want the axis at -60s and nothing of before the minute:\n%s", sz[0], sz[1], v)
+		}
+		rows := 0
+		for _, l := range strings.Split(v, "\n") {
+			i := strings.IndexAny(l, "┤│")
+			if i < 0 {
+				continue
+			}
+			rows++
+			cells := []rune(strings.TrimPrefix(l[:i], " ")) // the app's padding
+			for x, r := range cells {
+				// 30 s before now (second 59 of 0..59) is second 29: its columns lie between
+				// 29/60 and 30/60 of the width.
+				if r != ' ' && (float64(x) < float64(len(cells))*29/60-1 || float64(x) > float64(len(cells))*30/60) {
+					t.Errorf("%dx%d: column %d of %d drawn, want only the burst's at 30 s of 60:\n%s", sz[0], sz[1], x, len(cells), v)
+					break
+				}
+			}
+			if !strings.ContainsAny(string(cells), "▁▂▃▄▅▆▇█") && strings.Contains(l, "┤ 8.0 MB/s") {
+				t.Errorf("%dx%d: the burst's top row is blank: %q", sz[0], sz[1], l)
+			}
+		}
+		if rows < 2 {
+			t.Errorf("%dx%d: no chart:\n%s", sz[0], sz[1], v)
+		}
+	}
 }
 
 // TestConflictDetailsWrap: a copy's details (which version is newer) wrap
@@ -348,12 +415,13 @@ func TestWindow(t *testing.T) {
 		cursor, offset, h, gap int
 		start, end             int
 	}{
-		{[]int{2, 2, 2}, 0, 0, 8, 1, 0, 3},       // all fit: no "more" line
-		{[]int{2, 2, 2, 2, 2}, 0, 0, 9, 1, 0, 3}, // 8 lines of rows and the "more" line
-		{[]int{2, 2, 2, 2, 2}, 4, 0, 9, 1, 2, 5}, // the cursor pulls the window down
-		{[]int{2, 2, 2, 2, 2}, 2, 2, 9, 1, 2, 5}, // kept, and filled from above only at the end
-		{[]int{2, 2, 2, 2, 2}, 1, 3, 9, 1, 1, 4}, // moving up pulls it up
-		{[]int{9, 1, 1}, 0, 0, 5, 0, 0, 1},       // an item taller than the screen still shows
+		{[]int{2, 2, 2}, 0, 0, 8, 1, 0, 3},          // all fit: no "more" line
+		{[]int{2, 2, 2, 2, 2}, 0, 0, 9, 1, 0, 3},    // 8 lines of rows and the "↓" line
+		{[]int{2, 2, 2, 2, 2}, 4, 0, 9, 1, 2, 5},    // the cursor pulls the window down
+		{[]int{2, 2, 2, 2, 2}, 2, 2, 9, 1, 2, 5},    // kept, and filled from above only at the end
+		{[]int{2, 2, 2, 2, 2}, 1, 3, 9, 1, 0, 3},    // moving up pulls it up, to the top: no "↑" line
+		{[]int{1, 1, 1, 1, 1, 1}, 2, 3, 4, 0, 2, 4}, // "↑" and "↓" lines take one each
+		{[]int{9, 1, 1}, 0, 0, 5, 0, 0, 1},          // an item taller than the screen still shows
 		{nil, 0, 0, 5, 0, 0, 0},
 	} {
 		start, end := window(c.heights, c.cursor, c.offset, c.h, c.gap)
@@ -434,7 +502,8 @@ var reverseEvent = Event{Event: mountmgr.Event{Seq: 20, Time: testNow.Add(-time.
 // folder and its encrypted view as such, home as ~, each path wrapped rather than cut, at
 // every size; a reverse vault's event from a daemon that did not mark it reads the same.
 func TestReverseEventShowsBothPaths(t *testing.T) {
-	for _, sz := range layoutSizes {
+	// At 40x10 the event scrolls (TestLayouts draws one there).
+	for _, sz := range layoutSizes[1:] {
 		w, h := sz[0], sz[1]
 		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
 			tm := busyModel(t)
@@ -484,6 +553,85 @@ func TestWrapPath(t *testing.T) {
 			if lipgloss.Width(l) > c.w {
 				t.Errorf("wrapPath(%q, %d): line %q too wide", c.p, c.w, l)
 			}
+		}
+	}
+}
+
+// TestScrollKeepsFocusAndCounts: the scroll shows h lines, says on its first line how many
+// are hidden above and on its last how many below, the counts adding up, and keeps the
+// focus in view wherever the offset was.
+func TestScrollKeepsFocusAndCounts(t *testing.T) {
+	st := DefaultStyles()
+	var text []string
+	for i := range 20 {
+		text = append(text, fmt.Sprintf("line %d", i))
+	}
+	for h := 3; h <= 21; h++ {
+		for from := 0; from < 20; from++ {
+			for _, start := range []int{0, 7, 19} {
+				s := scroll{offset: start}
+				lines := strings.Split(s.view(strings.Join(text, "\n"), h, [2]int{from, min(19, from+1)}, st), "\n")
+				if len(lines) != min(h, 20) {
+					t.Fatalf("h %d: %d lines", h, len(lines))
+				}
+				above, below, shown := 0, 0, 0
+				focused := false
+				for i, l := range lines {
+					switch {
+					case strings.HasPrefix(l, "↑ "):
+						if i != 0 {
+							t.Fatalf("h %d focus %d: ↑ on line %d", h, from, i)
+						}
+						fmt.Sscanf(l, "↑ %d more", &above)
+					case strings.HasPrefix(l, "↓ "):
+						if i != len(lines)-1 {
+							t.Fatalf("h %d focus %d: ↓ on line %d", h, from, i)
+						}
+						fmt.Sscanf(l, "↓ %d more", &below)
+					default:
+						if l != text[above+shown] {
+							t.Fatalf("h %d focus %d: line %q, want %q", h, from, l, text[above+shown])
+						}
+						shown++
+						focused = focused || l == text[from]
+					}
+				}
+				if above+shown+below != 20 || !focused {
+					t.Fatalf("h %d focus %d from %d: %d above, %d shown, %d below, focus shown %v:\n%s",
+						h, from, start, above, shown, below, focused, strings.Join(lines, "\n"))
+				}
+			}
+		}
+	}
+}
+
+// TestSmallScreensShowTheCost: at 40x10 and 60x16 the speed screen and the wizard's cipher
+// step show that an AEGIS vault opens only in vaultui (they hid it), the cursor's cipher
+// stays in view as it moves, and no line is cut at the edge.
+func TestSmallScreensShowTheCost(t *testing.T) {
+	for _, sz := range [][2]int{{40, 10}, {60, 16}} {
+		tm := busyModel(t)
+		tm.resize(sz[0], sz[1])
+		tm.keys("s")
+		// Words wrap across lines: read the view as one line.
+		reads := func(want string) {
+			t.Helper()
+			if flat := strings.Join(strings.Fields(tm.View()), " "); !strings.Contains(flat, want) {
+				t.Errorf("%dx%d: view lacks %q:\n%s", sz[0], sz[1], want, tm.View())
+			}
+		}
+		reads("Recommended: AEGIS-256X2")
+		reads("A vault with AEGIS-256X2 opens only in vaultui.")
+		checkFits(t, tm.View(), sz[0], sz[1])
+		tm.keys("esc", "n", "/data/new.crypt", "enter", "enter", "enter")
+		reads("› AEGIS-256X2")
+		reads("A vault with AEGIS-256X2 opens only in vaultui.")
+		w := tm.current.(*wizardScreen)
+		for i := 1; i < len(w.ciphers); i++ {
+			tm.keys("down")
+			reads("› " + choiceName(w.ciphers[i]))
+			reads(w.ciphers[i].OpensIn().Line())
+			checkFits(t, tm.View(), sz[0], sz[1])
 		}
 	}
 }

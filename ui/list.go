@@ -457,11 +457,7 @@ func (l *listScreen) rowsView(items []Vault, w, h int) string {
 	}
 	start, end := window(heights, l.cursor, l.offset, h, 1)
 	l.offset = start
-	out := strings.Join(rows[start:end], "\n\n")
-	if more := moreText(start, len(items)-end); more != "" {
-		out += "\n" + l.c.styles.Subtle.Render(more)
-	}
-	return out
+	return framed(l.c.styles, strings.Join(rows[start:end], "\n\n"), start, len(items)-end)
 }
 
 func (l *listScreen) View() string {
@@ -605,10 +601,10 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		state = l.c.spinner.View() + " unmounting…"
 	case mounted && m.Stale:
 		pre, post := "✗ stale mount at ", " (u cleans up)"
-		state = s.StateStale.Render(pre + truncateLeft(tildePath(m.MountPoint), room(pre+post)) + post)
+		state = s.StateStale.Render(pre + truncatePath(tildePath(m.MountPoint), room(pre+post)) + post)
 	case mounted && m.Detached:
 		pre := "◌ detached, open files still served · "
-		state = s.Warning.Render(pre + truncateLeft(tildePath(m.MountPoint), room(pre)))
+		state = s.Warning.Render(pre + truncatePath(tildePath(m.MountPoint), room(pre)))
 	case mounted:
 		pre, modes := "● mounted at ", mountModes(m)
 		if modes != "" && room(pre+modes) < min(16, lenRunes(tildePath(m.MountPoint))) {
@@ -616,13 +612,13 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 			// and the live view (enter) shows them.
 			right = ""
 		}
-		state = s.StateMounted.Render(pre + truncateLeft(tildePath(m.MountPoint), room(pre+modes)) + modes)
+		state = s.StateMounted.Render(pre + truncatePath(tildePath(m.MountPoint), room(pre+modes)) + modes)
 	case v.Problem != "":
 		// Why the vault cannot be used, whole: it wraps under itself.
 		return line1 + "\n" + lipgloss.NewStyle().PaddingLeft(2).Render(s.Error.Render(wrap("! "+v.Problem, w-2)))
 	default:
 		pre := "○ locked · "
-		state = s.StateLocked.Render(pre + truncateLeft(tildePath(v.CipherDir), room(pre)))
+		state = s.StateLocked.Render(pre + truncatePath(tildePath(v.CipherDir), room(pre)))
 	}
 	line2 := "  " + state
 	if right != "" {

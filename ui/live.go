@@ -97,7 +97,9 @@ func (s *liveScreen) View() string {
 	// labelled at the top and the middle row, right of the chart.
 	labelW := len(rate(1e9)) + 1 // the widest label ("999 MB/s") and its space
 	cw := max(10, w-1-labelW)
-	rd, wr = tail(rd, cw), tail(wr, cw)
+	// The chart spans chartWindow seconds at any width.
+	rd, wr = tail(rd, chartWindow), tail(wr, chartWindow)
+	rdCols, wrCols := resample(rd, chartWindow, cw), resample(wr, chartWindow, cw)
 	top := max(peak(rd), peak(wr), 1)
 	labels := map[int]string{0: rate(top)}
 	if ch > 2 {
@@ -105,9 +107,9 @@ func (s *liveScreen) View() string {
 	}
 	var b strings.Builder
 	b.WriteString(head + "\n" + since + "\n\n")
-	draw := func(name string, cur float64, samples []float64, style func(...string) string) {
+	draw := func(name string, cur float64, samples, cols []float64, style func(...string) string) {
 		b.WriteString(style(truncate(fmt.Sprintf("%-6s now %-11s peak %s", name, rate(cur), rate(peak(samples))), w)) + "\n")
-		for i, line := range chart(samples, cw, ch, top) {
+		for i, line := range chart(cols, cw, ch, top) {
 			tick, label := "│", ""
 			if l, ok := labels[i]; ok {
 				tick, label = "┤", " "+st.Subtle.Render(l)
@@ -115,15 +117,15 @@ func (s *liveScreen) View() string {
 			b.WriteString(style(line) + tick + label + "\n")
 		}
 	}
-	draw("read", m.Stats.ReadBps, rd, st.Read.Render)
-	draw("write", m.Stats.WriteBps, wr, st.Write.Render)
-	start := fmt.Sprintf("-%ds", cw)
+	draw("read", m.Stats.ReadBps, rd, rdCols, st.Read.Render)
+	draw("write", m.Stats.WriteBps, wr, wrCols, st.Write.Render)
+	start := fmt.Sprintf("-%ds", chartWindow)
 	b.WriteString(st.Subtle.Render(start+strings.Repeat(" ", max(1, cw-len(start)-3))+"now") + "\n\n")
 	b.WriteString(totals)
 	return b.String()
 }
 
-// tail is the last n samples, the ones a chart n columns wide shows.
+// tail is the last n samples.
 func tail(s []float64, n int) []float64 {
 	if len(s) > n {
 		return s[len(s)-n:]

@@ -226,7 +226,7 @@ func (s *mountScreen) View() string {
 	st := s.c.styles
 	var b strings.Builder
 	lbl := func(l, v string) {
-		b.WriteString(st.Label.Render(padRight(l, 12)) + " " + truncateLeft(v, s.c.contentWidth()-13) + "\n")
+		b.WriteString(st.Label.Render(padRight(l, 12)) + " " + truncatePath(v, s.c.contentWidth()-13) + "\n")
 	}
 	lbl("Vault", s.v.Name)
 	lbl("Folder", tildePath(s.v.CipherDir))

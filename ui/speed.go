@@ -8,13 +8,21 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 )
 
 // speedScreen shows the speed test: one bar per cipher, growing as results
 // arrive, then the recommendation. The run itself belongs to the root
 // model (common.speed) so the create wizard sees it too.
-type speedScreen struct{ c *common }
+type speedScreen struct {
+	c       *common
+	details bool // d shows how the recommendation was measured
+	// reveal scrolls the details into view once, after d opened them; until the user
+	// scrolls, the recommendation is kept in view.
+	reveal, scrolled bool
+	scroll           scroll
+}
 
 func newSpeedScreen(c *common) *speedScreen { return &speedScreen{c: c} }
 
@@ -27,8 +35,15 @@ func (s *speedScreen) keys() []key.Binding {
 	if s.c.speed.running {
 		return []key.Binding{k.Back}
 	}
-	return []key.Binding{k.UseCipher, k.Rerun, k.Back}
+	out := []key.Binding{k.UseCipher, k.Details, k.Rerun, k.Back}
+	if text, _, _ := s.content(); lipgloss.Height(text) > s.height() {
+		out = append(out, k.Up, k.Down)
+	}
+	return out
 }
+
+// height is the lines the screen may take.
+func (s *speedScreen) height() int { return s.c.bodyHeight() }
 
 func (s *speedScreen) Init() tea.Cmd {
 	if s.c.speed.running || s.c.speed.rec != nil {
@@ -46,7 +61,16 @@ func (s *speedScreen) Update(msg tea.Msg) tea.Cmd {
 	switch {
 	case key.Matches(km, k.Back):
 		return s.c.back("", false)
+	case key.Matches(km, k.Up):
+		s.scroll.scrollBy(-1)
+		s.scrolled = true
+	case key.Matches(km, k.Down):
+		s.scroll.scrollBy(1)
+		s.scrolled = true
 	case s.c.speed.running:
+	case key.Matches(km, k.Details):
+		s.details = !s.details
+		s.reveal = s.details
 	case key.Matches(km, k.Rerun):
 		return func() tea.Msg { return runSpeedMsg{} }
 	case key.Matches(km, k.UseCipher):
@@ -71,15 +95,27 @@ func speedRows(c *common) []crypto.CipherID {
 	return rows
 }
 
-// baseline is AES-256-GCM's speed, the reference for ratios.
-func baseline(c *common) float64 {
-	if r, ok := c.speed.report.Result(crypto.AESGCM); ok && r.Err == nil {
-		return r.MBps
+// View shows what fits: the recommendation (what the test is for) until the user scrolls,
+// the details once d opened them.
+func (s *speedScreen) View() string {
+	text, rec, details := s.content()
+	focus := noFocus
+	switch {
+	case s.reveal && details >= 0:
+		focus = [2]int{details, lipgloss.Height(text) - 1}
+		s.reveal = false
+	case !s.scrolled && rec >= 0:
+		focus = [2]int{rec, lipgloss.Height(text) - 1}
+		if details >= 0 {
+			focus[1] = details - 1
+		}
 	}
-	return 0
+	return s.scroll.view(text, s.height(), focus, s.c.styles)
 }
 
-func (s *speedScreen) View() string {
+// content is the whole screen, and the lines where the recommendation and its details
+// start (-1 while there is none, or they are folded).
+func (s *speedScreen) content() (text string, rec, details int) {
 	st := s.c.styles
 	sp := &s.c.speed
 	w := s.c.contentWidth()
@@ -95,9 +131,9 @@ func (s *speedScreen) View() string {
 	case sp.rec == nil:
 		b.WriteString("Starting…\n\n")
 	default:
-		b.WriteString(wrap("Encryption throughput on this CPU (one core), median of the rounds:", w) + "\n")
+		b.WriteString(wrap("Encryption on this CPU (one core), median MB/s:", w) + "\n")
 		if !sp.report.Measured.IsZero() {
-			b.WriteString(st.Subtle.Render("measured "+ago(s.c.now(), sp.report.Measured)+" · r runs it again") + "\n")
+			b.WriteString(st.Subtle.Render(wrap("measured "+ago(s.c.now(), sp.report.Measured)+" · r runs it again", w)) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -113,31 +149,40 @@ func (s *speedScreen) View() string {
 			maxMB = max(maxMB, r.MBps)
 		}
 	}
-	base := baseline(s.c)
-	barW := max(5, w-nameW-2-21)
+	numW := 1
+	for _, r := range sp.report.Ciphers {
+		numW = max(numW, len(fmt.Sprintf("%.0f", r.MBps)))
+	}
+	// The figures, a ratio and a star take figW cells; the bar what is left, if
+	// enough is left for a bar to mean something.
+	figW := numW + len(" MB/s ") + 5 + 2
+	// At most 60 cells: on a wide terminal the figures stay near the names.
+	barW := min(60, w-nameW-2-1-figW)
+	if barW < 5 {
+		barW = 0
+	}
 	for _, cph := range rows {
 		line := padRight(cph.String(), nameW) + "  "
 		r, ok := sp.result(cph)
 		best := sp.rec != nil && sp.rec.Cipher == cph
 		switch {
 		case ok && r.Err != nil:
-			line += st.Error.Render(truncate("failed: "+r.Err.Error(), barW+21))
+			line += st.Error.Render(truncate("failed: "+r.Err.Error(), w-nameW-2))
 		case ok && len(r.Samples) > 0:
-			n := 0
-			if maxMB > 0 {
-				n = int(float64(barW)*r.MBps/maxMB + 0.5)
+			if barW > 0 {
+				n := 0
+				if maxMB > 0 {
+					n = int(float64(barW)*r.MBps/maxMB + 0.5)
+				}
+				bar := strings.Repeat("█", n) + strings.Repeat(" ", barW-n)
+				if best {
+					bar = st.BarBest.Render(bar)
+				} else {
+					bar = st.Bar.Render(bar)
+				}
+				line += bar + " "
 			}
-			bar := strings.Repeat("█", n) + strings.Repeat(" ", barW-n)
-			if best {
-				bar = st.BarBest.Render(bar)
-			} else {
-				bar = st.Bar.Render(bar)
-			}
-			ratio := "     "
-			if f := sp.report.Ratio(cph); base > 0 && f.N > 0 {
-				ratio = fmt.Sprintf("%4.2fx", f.Median)
-			}
-			line += bar + fmt.Sprintf(" %7.0f MB/s %s", r.MBps, ratio)
+			line += fmt.Sprintf("%*.0f MB/s %5s", numW, r.MBps, sp.report.Times(cph))
 			if best {
 				line += " ★"
 			}
@@ -153,11 +198,37 @@ func (s *speedScreen) View() string {
 			b.WriteString(st.Subtle.Render(wrap(cph.String()+" runs on: "+r.Implementation, w)) + "\n")
 		}
 	}
+	rec, details = -1, -1
 	if sp.rec != nil {
-		b.WriteString("\n" + st.Title.Render("Recommended: "+sp.rec.Cipher.String()) + "\n")
+		b.WriteString("\n")
+		rec = lipgloss.Height(b.String()) - 1
+		b.WriteString(st.Title.Render("Recommended: "+sp.rec.Cipher.String()) + "\n")
 		for _, l := range sp.rec.Lines() {
-			b.WriteString(lipgloss.NewStyle().Width(w).Render(l) + "\n")
+			b.WriteString(wrap(l, w) + "\n")
 		}
+		if s.details {
+			details = lipgloss.Height(b.String())
+		}
+		b.WriteString(recDetails(s.c, *sp.rec, s.details, ""))
+	}
+	return strings.TrimSuffix(b.String(), "\n"), rec, details
+}
+
+// recDetails is what d shows under a recommendation: how it was measured and how noisy, what
+// a write gains, who cannot open the vault (opens, when given, for the choice at the cursor
+// rather than the recommendation); folded, a line says d unfolds it.
+func recDetails(c *common, rec app.Recommendation, shown bool, opens string) string {
+	st, w := c.styles, c.contentWidth()
+	if !shown {
+		return st.Subtle.Render(wrap("d: how this was measured", w)) + "\n"
+	}
+	details := rec.Details()
+	if opens != "" {
+		details = append(details[:len(details):len(details)], opens)
+	}
+	var b strings.Builder
+	for _, d := range details {
+		b.WriteString("\n" + st.Subtle.Render(lipgloss.NewStyle().Width(w).Render(d)) + "\n")
 	}
 	return b.String()
 }

@@ -15,6 +15,16 @@
 // All work is done by a Backend; Run wires the real one, which forwards to
 // the vault, crypto and mountmgr packages exactly like the CLI commands.
 //
+// # Small windows
+//
+// Every screen works down to 40x10. What does not fit scrolls, one way
+// (layout.go): a list shows whole items around its cursor (window, framed),
+// any other text a scroll that keeps its focus in view (the wizard's field
+// or cipher with what it costs, the speed test's recommendation), and the
+// root model pages whatever a screen could not fit with pgup/pgdn. Each
+// says what it hides with "↑ N more" on its first line and "↓ N more" on its
+// last. Lines are shortened after a word, paths in their middle.
+//
 // It imports app and, for their types, registry, vault, crypto, keyring and mountmgr; only main
 // imports it. It never imports cli.
 package ui
@@ -67,6 +77,12 @@ type Model struct {
 	fullHelp bool
 	spinning bool
 	quitting bool
+	// page scrolls a screen taller than the window (pageOf, with the full help
+	// when pageHelp), paged says the last frame was.
+	page     scroll
+	pageOf   screen
+	pageHelp bool
+	paged    bool
 	// watchFails counts failed watch attempts in a row, for the retry backoff;
 	// eventFails the same for the event stream.
 	watchFails, eventFails int
@@ -373,6 +389,12 @@ func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(msg, m.c.keys.FormHelp), free && key.Matches(msg, m.c.keys.Help):
 		m.fullHelp = !m.fullHelp
 		return nil, true
+	case m.paged && key.Matches(msg, m.c.keys.PageDown):
+		m.page.scrollBy(max(1, m.c.height-6))
+		return nil, true
+	case m.paged && key.Matches(msg, m.c.keys.PageUp):
+		m.page.scrollBy(-max(1, m.c.height-6))
+		return nil, true
 	}
 	return nil, false
 }
@@ -383,7 +405,8 @@ func (m *Model) View() string {
 	}
 	s := m.c.styles
 	sc := m.screen()
-	header := s.Header.Render("vaultui") + " " + s.Screen.Render(sc.title())
+	logo := s.Header.Render("vaultui") + " "
+	header := logo + s.Screen.Render(truncate(sc.title(), m.c.contentWidth()-lipgloss.Width(logo)-lipgloss.Width(s.Screen.Render(""))))
 	if right := m.mountSummary(); right != "" {
 		gap := m.c.contentWidth() - lipgloss.Width(header) - lipgloss.Width(right)
 		if gap >= 2 {
@@ -391,16 +414,31 @@ func (m *Model) View() string {
 		}
 	}
 
-	var helpView string
+	body, helpView := sc.View(), ""
 	if m.fullHelp {
-		helpView = fullHelp(m.help, m.helpKeys(false), m.c.contentWidth())
-	} else {
+		full := fullHelp(m.help, m.helpKeys(false), m.c.contentWidth())
+		if lipgloss.Height(full) <= m.c.height-3 {
+			helpView = full
+		} else {
+			body = full // too tall to sit over the screen: it is the screen, and scrolls
+		}
+	}
+	if m.pageOf != sc || m.pageHelp != m.fullHelp {
+		m.page, m.pageOf, m.pageHelp = scroll{}, sc, m.fullHelp
+	}
+	// A screen taller than the window scrolls with pgup/pgdn; screens with a cursor fit
+	// themselves and keep it in view.
+	// Under the full help the screen is only cut: the user looks at the keys.
+	bodyH := max(1, m.c.height-2-max(1, lipgloss.Height(helpView)))
+	m.paged = helpView == "" && lipgloss.Height(body) > bodyH
+	if m.paged {
+		body = m.page.view(body, bodyH, noFocus, s)
+	}
+	if helpView == "" {
 		// The screen's keys come most important first; the bar keeps what fits.
 		helpView = shortHelp(m.help, m.helpKeys(true), m.c.contentWidth())
 	}
-	body := sc.View()
-	bodyH := m.c.height - 2 - lipgloss.Height(helpView)
-	body = fitHeight(body, bodyH, s, !m.fullHelp)
+	body = fitHeight(body, bodyH)
 	// MaxWidth cuts what a screen drew too wide rather than let the
 	// terminal wrap it and push the help bar off.
 	return s.App.MaxWidth(m.c.width).Render(header + "\n\n" + body + "\n" + helpView)
@@ -441,6 +479,9 @@ func (m *Model) helpKeys(bar bool) []key.Binding {
 	if sc.typing() {
 		global = []key.Binding{k.FormHelp, k.ForceQuit}
 	}
+	if m.paged {
+		global = append(global, k.PageDown)
+	}
 	if bar {
 		return uniqueKeys(append(global, sc.keys()...))
 	}
@@ -459,24 +500,10 @@ func columns(b []key.Binding, n int) [][]key.Binding {
 }
 
 // fitHeight pads or cuts a block of text to exactly h lines, so the help
-// bar stays at the bottom. With sayCut a cut says so on its last line
-// (not under the full help, which the user opened over the screen):
-// screens that can scroll fit themselves, this is the net under the others.
-func fitHeight(s string, h int, st *Styles, sayCut bool) string {
-	if h < 1 {
-		h = 1
-	}
+// bar stays at the bottom.
+func fitHeight(s string, h int) string {
 	lines := strings.Split(s, "\n")
-	for len(lines) > h && strings.TrimSpace(lines[len(lines)-1]) == "" {
-		lines = lines[:len(lines)-1]
-	}
-	switch {
-	case len(lines) > h && sayCut:
-		hidden := len(lines) - h + 1
-		lines = append(lines[:h-1], st.Subtle.Render(fmt.Sprintf("↓ %d more lines: a taller window shows them", hidden)))
-	case len(lines) > h:
-		lines = lines[:h]
-	}
+	lines = lines[:min(len(lines), max(1, h))]
 	for len(lines) < h {
 		lines = append(lines, "")
 	}

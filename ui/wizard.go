@@ -92,6 +92,8 @@ type wizardScreen struct {
 	ciphers      []choice
 	cipherCursor int
 	cipherPicked bool // the user moved the cursor: keep their choice
+	details      bool // d shows how the recommendation was measured
+	scroll       scroll
 
 	checking  bool // cipherdir validation in flight
 	masterKey []byte
@@ -187,7 +189,7 @@ func (w *wizardScreen) keys() []key.Binding {
 	}
 	switch w.step {
 	case stepCipher:
-		return []key.Binding{next, k.Back, k.Up, k.Down}
+		return []key.Binding{next, k.Back, k.Up, k.Down, k.Details}
 	case stepPassword:
 		return []key.Binding{next, k.Back, k.NextField, k.PrevField}
 	case stepAdvanced:
@@ -334,6 +336,7 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 
 func (w *wizardScreen) goTo(s wizardStep) tea.Cmd {
 	w.step, w.err = s, ""
+	w.scroll = scroll{}
 	w.suggest()
 	w.lockHint()
 	if f := w.form(); f != nil {
@@ -383,6 +386,8 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			w.cipherCursor = min(len(w.ciphers)-1, w.cipherCursor+1)
 			w.cipherPicked = true
 			w.formatDefaults()
+		case key.Matches(msg, k.Details):
+			w.details = !w.details
 		case key.Matches(msg, k.Submit):
 			c := w.ciphers[w.cipherCursor]
 			if r, ok := w.c.speed.result(c.Cipher); ok && c.Cipher != "" && r.Err != nil && !errors.Is(r.Err, context.Canceled) {
@@ -628,63 +633,68 @@ func (w *wizardScreen) request() (app.NewVault, error) {
 // ".secret" -> "secret".
 func defaultName(dir string) string { return app.DefaultName(dir) }
 
+// View shows the step, scrolled so that what has the keyboard (the focused field or cipher,
+// with its hint and any error below it) stays in view at any height.
 func (w *wizardScreen) View() string {
 	s := w.c.styles
-	width := w.c.contentWidth()
-	para := lipgloss.NewStyle().Width(width)
+	para := lipgloss.NewStyle().Width(w.c.contentWidth())
 	var b strings.Builder
+	// focus is the first line that must show; it and what follows it (to focusEnd, or the
+	// end) show as far as they fit.
+	focus, focusEnd := -1, -1
+	// add writes what comes before the focus, then a form and where its focus is.
+	addForm := func(intro string, f *form) {
+		b.WriteString(para.Render(intro) + "\n\n")
+		v, at := f.viewFocus()
+		focus = lipgloss.Height(b.String()) - 1 + at[0]
+		b.WriteString(v)
+	}
 	if w.quitAsked {
-		// On top: a small window clips the bottom of a step.
+		// On top, and in view (below): a small window scrolls the step under it.
 		b.WriteString(s.Warning.Render(para.Render("Quit vaultui? Nothing has been created. y/n")) + "\n\n")
 	}
 	switch w.step {
 	case stepDir:
-		b.WriteString(para.Render("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it.") + "\n\n")
-		b.WriteString(w.dir.View())
+		addForm("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it.", w.dir)
 		if w.checking {
 			b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")
 		}
 	case stepName:
-		b.WriteString(para.Render("A short name to refer to the vault, here and in commands (vaultui mount NAME).") + "\n\n")
-		b.WriteString(w.name.View())
+		addForm("A short name to refer to the vault, here and in commands (vaultui mount NAME).", w.name)
 		if w.checking {
 			b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")
 		}
 	case stepMountPoint:
-		b.WriteString(para.Render("Where the decrypted files appear while the vault is mounted (created if missing; it must be empty).") + "\n\n")
-		b.WriteString(w.mountPoint.View())
+		addForm("Where the decrypted files appear while the vault is mounted (created if missing; it must be empty).", w.mountPoint)
 	case stepCipher:
-		b.WriteString(w.cipherView())
+		v, at := w.cipherView()
+		top := lipgloss.Height(b.String()) - 1
+		focus, focusEnd = top+at[0], top+at[1]
+		b.WriteString(v)
 	case stepPassword:
-		b.WriteString(para.Render("The password unlocks the vault. There is no way to recover it, only the master key shown at the end.") + "\n\n")
-		b.WriteString(w.password.View())
+		addForm("The password unlocks the vault. There is no way to recover it, only the master key shown at the end.", w.password)
 	case stepAdvanced:
-		// The options, the error and what the focused option means; above
-		// them the answers so far where the screen has room (a blank line
-		// stays above the help bar).
-		opts := w.advanced.View()
-		if w.err != "" {
-			opts += "\n\n" + s.Error.Render(para.Render(w.err))
-		}
-		opts += "\n\n" + s.Subtle.Render(para.Render(advancedHints[w.advanced.focus]))
-		if sum := w.summary(); lipgloss.Height(sum)+1+lipgloss.Height(opts) < w.c.bodyHeight() {
-			b.WriteString(sum + "\n\n")
-		}
-		b.WriteString(opts)
-		return b.String()
+		// The answers so far, then the options, the error and what the focused option means.
+		b.WriteString(w.summary() + "\n\n")
+		v, at := w.advanced.viewFocus()
+		focus = lipgloss.Height(b.String()) - 1 + at[0]
+		b.WriteString(v + "\n\n" + s.Subtle.Render(para.Render(advancedHints[w.advanced.focus])))
 	case stepCreating:
 		b.WriteString(w.c.spinner.View() + " Creating " + w.created.Name + " in " + tildePath(w.created.CipherDir) + "…\n\n")
-		b.WriteString(s.Subtle.Render("Deriving the key with scrypt takes a moment."))
+		b.WriteString(s.Subtle.Render(para.Render("Deriving the key with scrypt takes a moment.")))
 		if w.leaving != nil {
 			b.WriteString("\n\n" + s.Warning.Render(para.Render("The master key is shown before you quit: it is the only way back in without the password.")))
 		}
 	case stepMasterKey:
 		b.WriteString(s.Success.Render("Created "+w.created.Name+".") + "\n\n")
 		b.WriteString(para.Render("This is the vault's master key. Write it down and keep it somewhere safe: with it you can recover the files if you forget the password. It is shown only now.") + "\n\n")
-		b.WriteString(s.Box.Render(strings.Join(vault.FormatMasterKey(w.masterKey), "\n")) + "\n\n")
-		if f, _ := vault.FormatByID(w.created.Options.Format); f.KeyNote != "" {
-			b.WriteString(para.Render("It is "+f.KeyNote+"; vaultui passwd --masterkey takes it.") + "\n\n")
+		focus = lipgloss.Height(b.String()) - 1 // the key itself
+		keyText := strings.Join(vault.FormatMasterKey(w.masterKey), "\n")
+		if box := s.Box.Render(keyText); lipgloss.Width(box) <= w.c.contentWidth() {
+			keyText = box // where it fits: the key must show whole, a box is only a frame
 		}
+		b.WriteString(keyText + "\n\n")
+		// What to do next right under the key, so a small window shows both.
 		if w.leaving != nil {
 			what := "Back to the list"
 			if key.Matches(*w.leaving, w.c.keys.Quit) {
@@ -692,13 +702,23 @@ func (w *wizardScreen) View() string {
 			}
 			b.WriteString(s.Warning.Render(para.Render(what + " without storing the master key? It is not shown again. y/n")))
 		} else {
-			b.WriteString("Press " + s.Key.Render("y") + " once you have stored it.")
+			b.WriteString(para.Render("Press " + s.Key.Render("y") + " once you have stored it."))
+		}
+		if f, _ := vault.FormatByID(w.created.Options.Format); f.KeyNote != "" {
+			b.WriteString("\n\n" + para.Render("It is "+f.KeyNote+"; vaultui passwd --masterkey takes it."))
 		}
 	}
 	if w.err != "" {
 		b.WriteString("\n\n" + s.Error.Render(para.Render(w.err)))
 	}
-	return b.String()
+	text := b.String()
+	if focusEnd < 0 {
+		focusEnd = lipgloss.Height(text) - 1
+	}
+	if w.quitAsked {
+		focus = 0
+	}
+	return w.scroll.view(text, w.c.bodyHeight(), [2]int{focus, focusEnd}, s)
 }
 
 // advancedHints say what each advanced option means, by field.
@@ -713,7 +733,7 @@ var advancedHints = []string{
 func (w *wizardScreen) summary() string {
 	s := w.c.styles
 	line := func(label, value string) string {
-		return s.Label.Render(padRight(label, 12)) + " " + truncateLeft(value, w.c.contentWidth()-13)
+		return s.Label.Render(padRight(label, 12)) + " " + truncatePath(value, w.c.contentWidth()-13)
 	}
 	c := "?"
 	if len(w.ciphers) > 0 {
@@ -731,22 +751,19 @@ func (w *wizardScreen) summary() string {
 // fixes its cipher.
 func choiceName(c choice) string { return c.Label() }
 
-func (w *wizardScreen) cipherView() string {
+// cipherView is the cipher step, and the lines of the choice under the cursor with what it
+// costs.
+func (w *wizardScreen) cipherView() (string, [2]int) {
 	s := w.c.styles
 	sp := &w.c.speed
+	para := lipgloss.NewStyle().Width(w.c.contentWidth())
 	var b strings.Builder
 	switch {
 	case sp.running:
 		b.WriteString(w.c.spinner.View() + " Measuring the ciphers on this CPU…\n\n")
 	case sp.rec != nil:
 		// What the recommendation gains; what each choice costs follows the cursor below.
-		text := "Recommended: " + sp.rec.Cipher.String() + ". " + sp.rec.Reason
-		// On a short screen the ciphers and what each costs come first; the speed screen
-		// (s) shows the gain in full.
-		if sp.rec.Gain != "" && w.c.height >= 24 {
-			text += " " + sp.rec.Gain
-		}
-		b.WriteString(lipgloss.NewStyle().Width(w.c.contentWidth()).Render(text) + "\n\n")
+		b.WriteString(s.Title.Render("Recommended: "+sp.rec.Cipher.String()) + "\n" + para.Render(sp.rec.Gain) + "\n\n")
 	default:
 		b.WriteString("Content cipher:\n\n")
 	}
@@ -754,34 +771,62 @@ func (w *wizardScreen) cipherView() string {
 	for _, c := range w.ciphers {
 		nameW = max(nameW, lipgloss.Width(choiceName(c)))
 	}
-	base := baseline(w.c)
+	// The figures take what the width gives: the star says "recommended" where there is
+	// room, and the MB/s give way first to the ratio, the figure the choice rests on.
+	numW := 1
+	for _, r := range sp.report.Ciphers {
+		numW = max(numW, len(fmt.Sprintf("%.0f", r.MBps)))
+	}
+	room := w.c.contentWidth() - 2 - nameW - 2
+	star, showMB := "  ★ recommended", true
+	if numW+len(" MB/s  ")+5+len(star) > room {
+		star = " ★"
+	}
+	if numW+len(" MB/s  ")+5+len(star) > room {
+		showMB = false
+	}
+	focus := noFocus
 	for i, c := range w.ciphers {
 		marker, name := "  ", padRight(choiceName(c), nameW)
 		if i == w.cipherCursor {
+			focus[0] = lipgloss.Height(b.String()) - 1
 			marker, name = s.Cursor.Render("› "), s.Selected.Render(name)
 		}
 		info := ""
-		if r, ok := sp.result(c.Cipher); ok && c.Cipher != "" {
-			if r.Err != nil {
-				info = s.Error.Render("unavailable: " + r.Err.Error())
-			} else {
-				info = fmt.Sprintf("%7.0f MB/s", r.MBps)
-				if base > 0 {
-					info += fmt.Sprintf("  %4.2fx", r.MBps/base)
-				}
+		switch r, ok := sp.result(c.Cipher); {
+		case c.Cipher == "":
+			info = s.Subtle.Render(truncate(c.Format.Summary, room))
+		case ok && r.Err != nil:
+			info = s.Error.Render(truncate("unavailable: "+r.Err.Error(), room))
+		case ok:
+			if showMB {
+				info = fmt.Sprintf("%*.0f MB/s  ", numW, r.MBps)
 			}
+			info += fmt.Sprintf("%5s", sp.report.Times(c.Cipher))
 		}
 		if sp.rec != nil && sp.rec.Cipher == c.Cipher && c.Format == vault.DefaultFormat() {
-			info += s.Success.Render("  ★ recommended")
-		}
-		if c.Cipher == "" {
-			info = s.Subtle.Render(c.Format.Summary)
+			info += s.Success.Render(star)
 		}
 		b.WriteString(marker + name + "  " + info + "\n")
+		if i == w.cipherCursor {
+			// What the choice costs, under it, so the two show together at any height.
+			style := s.Subtle
+			if c.OpensIn().VaultuiOnly() {
+				style = s.Warning
+			}
+			b.WriteString(style.Render(indent(wrap(c.OpensIn().Line(), w.c.contentWidth()-4), 4)) + "\n")
+			focus[1] = lipgloss.Height(b.String()) - 2
+		}
 	}
 	if len(w.ciphers) > 0 {
-		opens := w.ciphers[w.cipherCursor].OpensIn().Sentence()
-		b.WriteString("\n" + lipgloss.NewStyle().Width(w.c.contentWidth()).Render(opens) + "\n")
+		opens := w.ciphers[w.cipherCursor].OpensIn()
+		if sp.rec != nil {
+			full := opens.Sentence()
+			if full == opens.Line() {
+				full = ""
+			}
+			b.WriteString(recDetails(w.c, app.Recommendation{Method: sp.rec.Method, Write: sp.rec.Write}, w.details, full))
+		}
 	}
-	return b.String()
+	return strings.TrimSuffix(b.String(), "\n"), focus
 }

@@ -226,7 +226,7 @@ func (p *ConvertPlan) Summary() string {
 // ...".
 func (p *ConvertPlan) GocryptfsNote() string {
 	if p.OpensIn.VaultuiOnly() {
-		return "opens only in vaultui (" + p.OpensIn.Others + ")"
+		return "opens only in vaultui: " + p.OpensIn.Others
 	}
 	return "opens in " + p.OpensIn.List()
 }

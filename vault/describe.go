@@ -138,6 +138,15 @@ func (c Compat) Detail() string {
 	return s
 }
 
+// Line says it in a line: "A vault with AEGIS-256X2 opens only in vaultui." (Sentence adds who
+// cannot open it and why).
+func (c Compat) Line() string {
+	if c.VaultuiOnly() {
+		return c.Subject + " opens only in vaultui."
+	}
+	return c.Subject + " opens in " + c.List() + "."
+}
+
 // Sentence says it in full: "A vault with AES-256-GCM opens in vaultui, gocryptfs, ...".
 func (c Compat) Sentence() string {
 	if c.VaultuiOnly() {

@@ -240,7 +240,7 @@ func (s *eventsScreen) detailView(e Event, w int) string {
 		{Label: "Vault", Value: s.c.vaultName(e.CipherDir)},
 	}
 	// A reverse view turns the paths round: the folder is the plaintext and the mount point
-	// the encrypted view. Each path gets a row of its own, wrapped, never cut.
+	// the encrypted view. Each path gets a row of its own, wrapped between folder names.
 	folder, mountPoint := "Folder", "Mount point"
 	if s.c.reverseEvent(e) {
 		folder, mountPoint = "Plain folder", "Encrypted view"
@@ -252,12 +252,6 @@ func (s *eventsScreen) detailView(e Event, w int) string {
 		rows = append(rows, Field{Label: mountPoint, Value: tildePath(e.MountPoint)})
 	}
 	rows = append(rows, Field{Label: "What", Value: tildeText(e.Summary())})
-	vw := fieldsValueWidth(rows, w)
-	for i := range rows {
-		if l := rows[i].Label; l == folder || l == mountPoint || l == "What" {
-			rows[i].Value = wrapPath(rows[i].Value, vw)
-		}
-	}
 	return fieldsView(st, rows, w, map[string]lipgloss.Style{"What": eventStyle(st, e)})
 }
 

@@ -248,48 +248,62 @@ func fieldsValueWidth(rows []Field, w int) int {
 	return max(10, w-labelW-2)
 }
 
-// wrapPath breaks text into lines of at most w cells after a space or a "/", so that a path
-// breaks between folder names (lipgloss's word wrapping breaks at a "-" inside a name, or
-// anywhere in a long one); a name longer than a line is cut across lines. Only the spaces at
-// the breaks are dropped.
-func wrapPath(p string, w int) string {
-	if w <= 0 || lipgloss.Width(p) <= w {
-		return p
+// wrapValue breaks a value into lines of at most w cells between its words, never inside
+// one: lipgloss's word wrapping also breaks after a "-", inside a date or a name. A word
+// wider than a line (a long path) breaks after a "/", between folder names, and a folder
+// name or other token still wider than a line is cut with truncate, never split across lines.
+// Only the spaces at the breaks are dropped.
+func wrapValue(s string, w int) string {
+	if w <= 0 || lipgloss.Width(s) <= w {
+		return s
 	}
-	fits := func(s string) bool { return lipgloss.Width(strings.TrimRight(s, " ")) <= w }
+	fits := func(s string) bool { return lipgloss.Width(s) <= w }
 	var lines []string
 	line := ""
-	for rest := p; rest != ""; {
-		i := strings.IndexAny(rest, "/ ")
-		part := rest
-		if i >= 0 {
-			part = rest[:i+1]
+	// add puts p at the end of the line, or starts a new line with it (cut when wider).
+	add := func(p string) {
+		if line == "" {
+			p = strings.TrimLeft(p, " ")
 		}
-		rest = rest[len(part):]
-		if line != "" && !fits(line+part) && fits(part) {
-			lines = append(lines, strings.TrimRight(line, " "))
+		if fits(line + p) {
+			line += p
+			return
+		}
+		if line != "" {
+			lines = append(lines, line)
+		}
+		line = strings.TrimLeft(p, " ")
+		if !fits(line) {
+			lines = append(lines, truncate(line, w))
 			line = ""
 		}
-		line += part
-		for !fits(line) {
-			r := []rune(line)
-			n := 0
-			for n < len(r) && lipgloss.Width(string(r[:n+1])) <= w {
-				n++
+	}
+	for i, word := range strings.Split(s, " ") {
+		sep := ""
+		if i > 0 {
+			sep = " "
+		}
+		switch {
+		case fits(line + sep + word), fits(word):
+			add(sep + word)
+		default: // wider than a line: it starts here and breaks between folder names
+			for j, p := range strings.SplitAfter(word, "/") {
+				if j == 0 {
+					p = sep + p
+				}
+				add(p)
 			}
-			n = max(n, 1)
-			lines = append(lines, string(r[:n]))
-			line = string(r[n:])
 		}
 	}
 	if line != "" {
-		lines = append(lines, strings.TrimRight(line, " "))
+		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
 }
 
 // fieldsView draws labelled values in two columns; a long value wraps under
-// itself, beside its label. styles colours the values of some labels.
+// itself, beside its label, between its tokens (wrapValue). styles colours the
+// values of some labels.
 func fieldsView(st *Styles, rows []Field, w int, styles map[string]lipgloss.Style) string {
 	labelW := 0
 	for _, r := range rows {
@@ -298,7 +312,7 @@ func fieldsView(st *Styles, rows []Field, w int, styles map[string]lipgloss.Styl
 	valueW := fieldsValueWidth(rows, w)
 	lines := make([]string, 0, len(rows))
 	for _, r := range rows {
-		v := lipgloss.NewStyle().Width(valueW).Render(r.Value)
+		v := lipgloss.NewStyle().Width(valueW).Render(wrapValue(r.Value, valueW))
 		if style, ok := styles[r.Label]; ok {
 			v = style.Render(v)
 		}

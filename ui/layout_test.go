@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/vaultui/vaultui/mountmgr"
@@ -71,7 +72,7 @@ func busyModel(t *testing.T) *testModel {
 	return tm
 }
 
-// TestLayouts draws the list, its full help, the live view, the events with
+// TestLayouts draws the list, the info, its full help, the live view, the events with
 // one shown whole, the conflicts and the wizard's steps at each size.
 func TestLayouts(t *testing.T) {
 	for _, sz := range layoutSizes {
@@ -80,7 +81,9 @@ func TestLayouts(t *testing.T) {
 			tm := busyModel(t)
 			tm.resize(w, h)
 			goldenAt(t, tm, "list", w, h)
-			tm.keys("?")
+			tm.keys("i")
+			goldenAt(t, tm, "info", w, h)
+			tm.keys("esc", "?")
 			goldenAt(t, tm, "help", w, h)
 			tm.keys("?", "enter")
 			goldenAt(t, tm, "live", w, h)
@@ -528,9 +531,10 @@ func TestReverseEventShowsBothPaths(t *testing.T) {
 	wantView(t, tm, "Vault           reports", "Plain folder    ~/Documents/Projects/2026/client-reports", "Encrypted view  ~/Backups/encrypted-views/client-reports.reverse")
 }
 
-// TestWrapPath: text breaks after a space or a "/", a name longer than the line is cut
-// across lines, and only the spaces at the breaks are lost.
-func TestWrapPath(t *testing.T) {
+// TestWrapValue: a value breaks between words, never inside one (a date's "-" is no place to
+// break); a word longer than a line breaks after a "/", and a token longer than a line is cut
+// with "…" rather than split across lines. Otherwise only the spaces at the breaks are lost.
+func TestWrapValue(t *testing.T) {
 	for _, c := range []struct {
 		p    string
 		w    int
@@ -539,19 +543,23 @@ func TestWrapPath(t *testing.T) {
 		{"~/short", 20, "~/short"},
 		{"~/Backups/encrypted-views/client-reports.reverse", 30, "~/Backups/encrypted-views/\nclient-reports.reverse"},
 		{"/a/b/c/d", 4, "/a/\nb/c/\nd"},
-		{"/averyveryverylongname/x", 10, "/averyvery\nverylongna\nme/x"},
 		{"encrypted view mounted at ~/Backups/client-reports.reverse", 30, "encrypted view mounted at ~/\nBackups/client-reports.reverse"},
+		{"mounted at ~/Vaults/work since 2026-12-07 10:00", 40, "mounted at ~/Vaults/work since\n2026-12-07 10:00"},
+		{"run vaultui edit --lock never work", 20, "run vaultui edit\n--lock never work"},
+		{"key 0123456789abcdef0123456789abcdef ok", 12, "key\n0123456789a…\nok"},
+		{"/x/averyveryverylongname/y", 12, "/x/\n…rylongname/\ny"},
+		{"mounted at ~/Vaults/work since 2026-11-30 16:55", 23, "mounted at\n~/Vaults/work since\n2026-11-30 16:55"},
 	} {
-		got := wrapPath(c.p, c.w)
+		got := wrapValue(c.p, c.w)
 		if got != c.want {
-			t.Errorf("wrapPath(%q, %d) = %q, want %q", c.p, c.w, got, c.want)
+			t.Errorf("wrapValue(%q, %d) = %q, want %q", c.p, c.w, got, c.want)
 		}
-		if strings.ReplaceAll(strings.ReplaceAll(got, "\n", ""), " ", "") != strings.ReplaceAll(c.p, " ", "") {
-			t.Errorf("wrapPath(%q, %d) lost something: %q", c.p, c.w, got)
+		if !strings.Contains(got, "…") && strings.ReplaceAll(strings.ReplaceAll(got, "\n", ""), " ", "") != strings.ReplaceAll(c.p, " ", "") {
+			t.Errorf("wrapValue(%q, %d) lost something: %q", c.p, c.w, got)
 		}
 		for _, l := range strings.Split(got, "\n") {
 			if lipgloss.Width(l) > c.w {
-				t.Errorf("wrapPath(%q, %d): line %q too wide", c.p, c.w, l)
+				t.Errorf("wrapValue(%q, %d): line %q too wide", c.p, c.w, l)
 			}
 		}
 	}
@@ -632,6 +640,35 @@ func TestSmallScreensShowTheCost(t *testing.T) {
 			reads("› " + choiceName(w.ciphers[i]))
 			reads(w.ciphers[i].OpensIn().Line())
 			checkFits(t, tm.View(), sz[0], sz[1])
+		}
+	}
+}
+
+// TestInfoValuesBreakBetweenTokens: at every size, whatever the length of the mount point,
+// the info wraps its values between tokens: a date stays whole ("2026-12-" then "07" was
+// lipgloss breaking at the "-"), and no line ends inside a word.
+func TestInfoValuesBreakBetweenTokens(t *testing.T) {
+	midToken := regexp.MustCompile(`[0-9A-Za-z]-$`)
+	for _, sz := range layoutSizes {
+		w, h := sz[0], sz[1]
+		tm := busyModel(t)
+		tm.resize(w, h)
+		for pad := 0; pad < 24; pad++ {
+			ms := mountWork(tm.fb, 0, 0)
+			ms[0].MountPoint += strings.Repeat("x", pad)
+			tm.send(mountsMsg(ms))
+			tm.keys("i")
+			lines := tm.current.(*infoScreen).lines()
+			if !strings.Contains(strings.Join(lines, "\n"), "2026-11-30") {
+				t.Errorf("%dx%d, mount point +%d: the date is not whole:\n%s", w, h, pad, strings.Join(lines, "\n"))
+			}
+			for _, l := range lines {
+				l = strings.TrimRight(ansi.Strip(l), " ")
+				if midToken.MatchString(l) || lipgloss.Width(l) > w-2 {
+					t.Errorf("%dx%d, mount point +%d: %q breaks inside a token or is too wide", w, h, pad, l)
+				}
+			}
+			tm.keys("esc")
 		}
 	}
 }

@@ -672,3 +672,65 @@ func TestInfoValuesBreakBetweenTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveTotalsFitTheWidth: the live view's totals never wrap by accident. At 60x16 they fit
+// one line without the ops rate; at 40x10 they take two planned lines, the ops and errors
+// under the bytes; wider, one line with everything.
+func TestLiveTotalsFitTheWidth(t *testing.T) {
+	want := map[int][]string{
+		40:  {"Totals  read 12 MB · written 34 MB", "        1234 ops (56/s) · 0 errors"},
+		60:  {"Totals  read 12 MB · written 34 MB · 1234 ops · 0 errors"},
+		80:  {"Totals  read 12 MB · written 34 MB · 1234 ops (56/s) · 0 errors"},
+		160: {"Totals  read 12 MB · written 34 MB · 1234 ops (56/s) · 0 errors"},
+	}
+	for _, sz := range layoutSizes {
+		w, h := sz[0], sz[1]
+		tm := busyModel(t)
+		tm.resize(w, h)
+		tm.keys("enter")
+		for i := 0; i < 3; i++ { // a small window pages the live view
+			tm.View()
+			tm.send(tea.KeyMsg{Type: tea.KeyPgDown})
+		}
+		lines := strings.Split(tm.View(), "\n")
+		at := -1
+		for i, l := range lines {
+			if strings.Contains(l, "Totals") {
+				at = i
+			}
+		}
+		if at < 0 || at+len(want[w]) > len(lines) {
+			t.Errorf("%dx%d: no totals:\n%s", w, h, tm.View())
+			continue
+		}
+		for i, wl := range want[w] {
+			if got := strings.TrimRight(lines[at+i], " "); got != " "+wl {
+				t.Errorf("%dx%d: totals line %d is %q, want %q", w, h, i, got, " "+wl)
+			}
+		}
+		if next := strings.TrimSpace(lines[at+len(want[w])]); next != "" && !strings.Contains(next, "esc back") && !strings.Contains(next, "more") {
+			t.Errorf("%dx%d: the totals run on: %q", w, h, next)
+		}
+	}
+}
+
+// TestTotalsViewFits: however large the numbers, the totals take at most two lines, none
+// wider than w, the second under the first's values.
+func TestTotalsViewFits(t *testing.T) {
+	big := mountmgr.Stats{BytesRead: 987654321098, BytesWritten: 123456789012, Ops: 123456789, OpsPerSec: 98765, Errors: 4321}
+	for w := 20; w <= 200; w++ {
+		v := totalsView(big, w)
+		lines := strings.Split(v, "\n")
+		if len(lines) > 2 || !strings.HasPrefix(lines[0], "Totals  ") {
+			t.Fatalf("width %d: %q", w, v)
+		}
+		if len(lines) == 2 && !regexp.MustCompile(`^ {8}[0-9]`).MatchString(lines[1]) {
+			t.Errorf("width %d: the second line is not under the values: %q", w, lines[1])
+		}
+		for _, l := range lines {
+			if lipgloss.Width(l) > w {
+				t.Errorf("width %d: %q is too wide", w, l)
+			}
+		}
+	}
+}

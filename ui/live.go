@@ -7,6 +7,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/mountmgr"
 )
 
 // liveScreen charts a mounted vault's read and write throughput over the
@@ -82,8 +84,7 @@ func (s *liveScreen) View() string {
 	case m.Detached:
 		since = st.Warning.Render(wrap("detached: files opened before are served until they are closed", w))
 	}
-	totals := joinWrap([]string{"Totals  read " + size(float64(m.Stats.BytesRead)), "written " + size(float64(m.Stats.BytesWritten)),
-		fmt.Sprintf("%d ops (%.0f/s)", m.Stats.Ops, m.Stats.OpsPerSec), plural(int(m.Stats.Errors), "error", "errors")}, " · ", w)
+	totals := totalsView(m.Stats, w)
 
 	var rd, wr []float64
 	if h := s.c.history[m.MountPoint]; h != nil {
@@ -123,6 +124,34 @@ func (s *liveScreen) View() string {
 	b.WriteString(st.Subtle.Render(start+strings.Repeat(" ", max(1, cw-len(start)-3))+"now") + "\n\n")
 	b.WriteString(totals)
 	return b.String()
+}
+
+// totalsView lays a mount's totals out for w cells, never leaving the line to wrap: all of
+// them on one line where they fit, else without the ops rate, else on two lines (the bytes,
+// then the ops and errors under them), with the rate where it fits; a line still too wide is
+// cut.
+func totalsView(t mountmgr.Stats, w int) string {
+	const label = "Totals  "
+	bytes := "read " + size(float64(t.BytesRead)) + " · written " + size(float64(t.BytesWritten))
+	errs := plural(int(t.Errors), "error", "errors")
+	withRate := fmt.Sprintf("%d ops (%.0f/s) · %s", t.Ops, t.OpsPerSec, errs)
+	noRate := fmt.Sprintf("%d ops · %s", t.Ops, errs)
+	under := strings.Repeat(" ", len(label))
+	for _, lines := range [][]string{
+		{label + bytes + " · " + withRate},
+		{label + bytes + " · " + noRate},
+		{label + bytes, under + withRate},
+		{label + bytes, under + noRate},
+	} {
+		fit := true
+		for _, l := range lines {
+			fit = fit && lipgloss.Width(l) <= w
+		}
+		if fit {
+			return strings.Join(lines, "\n")
+		}
+	}
+	return truncate(label+bytes, w) + "\n" + truncate(under+noRate, w)
 }
 
 // tail is the last n samples.

@@ -161,6 +161,31 @@ func joinWrap(parts []string, sep string, w int) string {
 	return b.String()
 }
 
+// titleSep separates the parts of a screen's title ("new vault · step 4 of 6 · Cipher").
+const titleSep = " · "
+
+// fitTitle fits a screen's title in w cells. The last part gives way: it is cut with
+// truncate, or dropped where less than a short word of it would be left; the parts before it
+// stay whole ("new vault · step 4 of 6", never "step 4 of 6 ·…"), unless they alone are too
+// wide, when the same applies to them.
+func fitTitle(t string, w int) string {
+	if lipgloss.Width(t) <= w {
+		return t
+	}
+	i := strings.LastIndex(t, titleSep)
+	if i < 0 {
+		return truncate(t, w)
+	}
+	head, last := t[:i], t[i+len(titleSep):]
+	if lipgloss.Width(head) > w {
+		return fitTitle(head, w)
+	}
+	if cut := truncate(last, w-lipgloss.Width(head+titleSep)); lipgloss.Width(cut) > 3 {
+		return head + titleSep + cut
+	}
+	return head
+}
+
 // tildeText shortens every absolute path under the home directory in a
 // sentence ("mounted at /home/ann/Vaults/work" -> "mounted at ~/Vaults/work");
 // only paths that start a word are touched.

@@ -734,3 +734,47 @@ func TestTotalsViewFits(t *testing.T) {
 		}
 	}
 }
+
+// TestFitTitle: a title gives way from its last part: cut where a word of it is left, else
+// dropped; the parts before it stay whole.
+func TestFitTitle(t *testing.T) {
+	for _, c := range []struct {
+		t    string
+		w    int
+		want string
+	}{
+		{"new vault · step 4 of 6 · Cipher", 40, "new vault · step 4 of 6 · Cipher"},
+		{"new vault · step 4 of 6 · Cipher", 27, "new vault · step 4 of 6"},
+		{"new vault · step 6 of 6 · Advanced options", 36, "new vault · step 6 of 6 · Advanced…"},
+		{"new vault · step 6 of 6 · Advanced options", 30, "new vault · step 6 of 6 · Adv…"},
+		{"new vault · step 6 of 6 · Advanced options", 29, "new vault · step 6 of 6"},
+		{"info · a-rather-long-vault-name", 20, "info · a-rather-lon…"},
+		{"new vault · step 4 of 6 · Cipher", 14, "new vault"},
+		{"speed test", 6, "speed…"},
+	} {
+		got := fitTitle(c.t, c.w)
+		if got != c.want {
+			t.Errorf("fitTitle(%q, %d) = %q, want %q", c.t, c.w, got, c.want)
+		}
+		if lipgloss.Width(got) > c.w {
+			t.Errorf("fitTitle(%q, %d) = %q is too wide", c.t, c.w, got)
+		}
+	}
+}
+
+// TestWizardTitleKeepsTheStep: at 40 columns the wizard's header keeps "step 4 of 6"
+// whole; the step's name gives way.
+func TestWizardTitleKeepsTheStep(t *testing.T) {
+	tm := busyModel(t)
+	tm.resize(40, 10)
+	tm.keys("n")
+	header := strings.Split(tm.View(), "\n")[0]
+	if !strings.Contains(header, "new vault · step 1 of 6") || strings.Contains(header, "·…") {
+		t.Errorf("header %q", header)
+	}
+	tm.keys("/data/new.crypt", "enter", "enter", "enter")
+	header = strings.Split(tm.View(), "\n")[0]
+	if !strings.Contains(header, "step 4 of 6") || strings.Contains(header, "·…") {
+		t.Errorf("header %q", header)
+	}
+}

@@ -406,7 +406,7 @@ func (m *Model) View() string {
 	s := m.c.styles
 	sc := m.screen()
 	logo := s.Header.Render("vaultui") + " "
-	header := logo + s.Screen.Render(truncate(sc.title(), m.c.contentWidth()-lipgloss.Width(logo)-lipgloss.Width(s.Screen.Render(""))))
+	header := logo + s.Screen.Render(fitTitle(sc.title(), m.c.contentWidth()-lipgloss.Width(logo)-lipgloss.Width(s.Screen.Render(""))))
 	if right := m.mountSummary(); right != "" {
 		gap := m.c.contentWidth() - lipgloss.Width(header) - lipgloss.Width(right)
 		if gap >= 2 {

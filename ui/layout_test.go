@@ -778,3 +778,40 @@ func TestWizardTitleKeepsTheStep(t *testing.T) {
 		t.Errorf("header %q", header)
 	}
 }
+
+// TestListColumnsHugTheirContent: on a wide terminal the rows are as wide as the widest
+// needs, so the cipher and the rates sit next to the names and states they describe (not 100
+// columns away at the terminal's edge), their right edges align, and they stay put while the
+// rates change.
+func TestListColumnsHugTheirContent(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.resize(160, 45)
+	// ends is where the cipher of work and its rates end.
+	ends := func() (cipher, rates int) {
+		for _, l := range strings.Split(tm.View(), "\n") {
+			l = strings.TrimRight(ansi.Strip(l), " ")
+			if strings.HasSuffix(l, "AEGIS-256X2") {
+				cipher = lipgloss.Width(l)
+			}
+			if strings.Contains(l, "write ") {
+				rates = lipgloss.Width(l)
+			}
+		}
+		return cipher, rates
+	}
+	tm.send(mountsMsg(mountWork(fb, 0, 0)))
+	c0, r0 := ends()
+	if c0 == 0 || c0 > 80 || r0 != c0 {
+		t.Errorf("the cipher ends at column %d, the rates at %d: want them together, near the names:\n%s", c0, r0, tm.View())
+	}
+	tm.send(mountsMsg(mountWork(fb, 123e6, 5e3)))
+	if c, r := ends(); c != c0 || r != r0 {
+		t.Errorf("the columns moved from %d,%d to %d,%d when the rates changed:\n%s", c0, r0, c, r, tm.View())
+	}
+	// Where the terminal is narrower than the rows, they take it all, as before.
+	tm.resize(40, 10)
+	checkFits(t, tm.View(), 40, 10)
+	wantView(t, tm, "AEGIS-256X2")
+}

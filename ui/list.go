@@ -448,11 +448,21 @@ func (l *listScreen) clamp() {
 // rowsView draws the vaults that fit in h lines around the cursor (one blank
 // line between them), with a line saying how many more there are above and
 // below; it keeps the scroll offset for the next frame.
+//
+// The rows are as wide as the widest needs, not as the terminal: on a wide one
+// the cipher and the rates stay next to the names and states they describe.
 func (l *listScreen) rowsView(items []Vault, w, h int) string {
+	texts := make([]rowText, len(items))
+	tw := 0
+	for i, v := range items {
+		texts[i] = l.row(v, i == l.cursor, w)
+		tw = max(tw, texts[i].width())
+	}
+	tw = min(w, tw)
 	rows := make([]string, len(items))
 	heights := make([]int, len(items))
-	for i, v := range items {
-		rows[i] = l.row(v, i == l.cursor, w)
+	for i, t := range texts {
+		rows[i] = t.render(tw)
 		heights[i] = lipgloss.Height(rows[i])
 	}
 	start, end := window(heights, l.cursor, l.offset, h, 1)
@@ -534,11 +544,47 @@ func (l *listScreen) statusLine(w int) string {
 // encrypted view of its plaintext folder.
 const reverseBadge = "reverse · read-only view"
 
-// row draws a vault: its name, newest event and cipher, then its state
+// rowText is a vault's row fitted to a width but not yet laid out: each line's
+// left and right side, or under the name a problem, whole.
+type rowText struct {
+	name, cipher string // the first line: name, flags and event; the cipher
+	state, right string // the second: the state; the rates or notes
+	problem      string // set: the second line is this, wrapped
+	// rightRoom is the least room right takes: the rates as wide as they get, so that
+	// the columns stay put while they change.
+	rightRoom int
+}
+
+// width is the cells the row needs: each line's sides two spaces apart.
+func (r rowText) width() int {
+	second := lipgloss.Width(r.problem)
+	if r.problem == "" {
+		second = lipgloss.Width(r.state)
+		if r.right != "" {
+			second += 2 + max(r.rightRoom, lipgloss.Width(r.right))
+		}
+	}
+	return max(lipgloss.Width(r.name)+2+lipgloss.Width(r.cipher), second)
+}
+
+// render lays the row out in w cells, each line's right side at its right edge.
+func (r rowText) render(w int) string {
+	line1 := r.name + strings.Repeat(" ", max(1, w-lipgloss.Width(r.name)-lipgloss.Width(r.cipher))) + r.cipher
+	if r.problem != "" {
+		return line1 + "\n" + r.problem
+	}
+	line2 := r.state
+	if r.right != "" {
+		line2 += strings.Repeat(" ", max(2, w-lipgloss.Width(line2)-lipgloss.Width(r.right))) + r.right
+	}
+	return line1 + "\n" + line2
+}
+
+// row fits a vault's row to w cells: its name, newest event and cipher, then its state
 // with throughput or notes. What is cut to fit is a path (the start is
 // dropped) or the event (shown whole or not at all: the events screen has
 // it); flags and reasons are never cut, a problem wraps.
-func (l *listScreen) row(v Vault, sel bool, w int) string {
+func (l *listScreen) row(v Vault, sel bool, w int) rowText {
 	s := l.c.styles
 	cipher := v.Cipher
 	if cipher == "" {
@@ -568,13 +614,14 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 			line1 += "  " + s.Subtle.Render(text)
 		}
 	}
-	line1 += strings.Repeat(" ", max(1, w-lipgloss.Width(line1)-lipgloss.Width(cipher))) + s.Subtle.Render(cipher)
 
 	// The right side first: the state's path gives way to it.
 	var right string
+	rightRoom := 0
 	busy := l.pending[v.MountPoint] || (mounted && l.pending[m.MountPoint])
 	if mounted && !m.Stale && !busy {
 		right = s.Read.Render("read "+rate(m.Stats.ReadBps)) + "  " + s.Write.Render("write "+rate(m.Stats.WriteBps))
+		rightRoom = lipgloss.Width("read " + rate(999e6) + "  write " + rate(999e6))
 	} else {
 		var notes []string
 		if v.MountAtStart {
@@ -615,16 +662,12 @@ func (l *listScreen) row(v Vault, sel bool, w int) string {
 		state = s.StateMounted.Render(pre + truncatePath(tildePath(m.MountPoint), room(pre+modes)) + modes)
 	case v.Problem != "":
 		// Why the vault cannot be used, whole: it wraps under itself.
-		return line1 + "\n" + lipgloss.NewStyle().PaddingLeft(2).Render(s.Error.Render(wrap("! "+v.Problem, w-2)))
+		return rowText{name: line1, cipher: s.Subtle.Render(cipher), problem: lipgloss.NewStyle().PaddingLeft(2).Render(s.Error.Render(wrap("! "+v.Problem, w-2)))}
 	default:
 		pre := "○ locked · "
 		state = s.StateLocked.Render(pre + truncatePath(tildePath(v.CipherDir), room(pre)))
 	}
-	line2 := "  " + state
-	if right != "" {
-		line2 += strings.Repeat(" ", max(2, w-lipgloss.Width(line2)-lipgloss.Width(right))) + right
-	}
-	return line1 + "\n" + line2
+	return rowText{name: line1, cipher: s.Subtle.Render(cipher), state: "  " + state, right: right, rightRoom: rightRoom}
 }
 
 // mountModes names how a mount differs from a plain read-write one (", read-only, shared

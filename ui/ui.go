@@ -23,7 +23,10 @@
 // or cipher with what it costs, the speed test's recommendation), and the
 // root model pages whatever a screen could not fit with pgup/pgdn. Each
 // says what it hides with "↑ N more" on its first line and "↓ N more" on its
-// last. Lines are shortened after a word, paths in their middle.
+// last. Lines are shortened after a word, paths in their middle; labelled
+// values wrap between words (wrapValue), never inside a date or a name; a
+// title gives way from its last part (fitTitle); and the list's rows are as
+// wide as their content, so its columns stay next to what they describe.
 //
 // It imports app and, for their types, registry, vault, crypto, keyring and mountmgr; only main
 // imports it. It never imports cli.

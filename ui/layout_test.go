@@ -815,3 +815,19 @@ func TestListColumnsHugTheirContent(t *testing.T) {
 	checkFits(t, tm.View(), 40, 10)
 	wantView(t, tm, "AEGIS-256X2")
 }
+
+// TestListRatesGiveWay: at 40 columns a mounted vault's rates do not fit beside its mount
+// point; they give way whole (the live view has them) rather than run off the line.
+func TestListRatesGiveWay(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	t.Setenv("HOME", "/home/u")
+	tm.resize(40, 10)
+	tm.send(mountsMsg(mountWork(fb, 0, 0)))
+	wantView(t, tm, "● mounted at ~/Vaults/work")
+	notInView(t, tm, "read ", "write ")
+	checkFits(t, tm.View(), 40, 10)
+	tm.resize(60, 16)
+	wantView(t, tm, "● mounted at ~/Vaults/work", "read 0 B/s  write 0 B/s")
+}

@@ -654,9 +654,9 @@ func (l *listScreen) row(v Vault, sel bool, w int) rowText {
 		state = s.Warning.Render(pre + truncatePath(tildePath(m.MountPoint), room(pre)))
 	case mounted:
 		pre, modes := "● mounted at ", mountModes(m)
-		if modes != "" && room(pre+modes) < min(16, lenRunes(tildePath(m.MountPoint))) {
-			// On a narrow screen the rates give way: how the vault is mounted matters more,
-			// and the live view (enter) shows them.
+		if room(pre+modes) < min(16, lenRunes(tildePath(m.MountPoint))) {
+			// On a narrow screen the rates give way: where the vault is mounted and how
+			// matter more, and the live view (enter) shows them.
 			right = ""
 		}
 		state = s.StateMounted.Render(pre + truncatePath(tildePath(m.MountPoint), room(pre+modes)) + modes)

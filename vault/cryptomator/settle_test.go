@@ -38,7 +38,7 @@ func TestSettleRefusesWhatTakesSeveralSteps(t *testing.T) {
 		if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 			t.Fatal(err)
 		}
-		c, ok := v.conflictCopy(v.Root(), filepath.Base(dst))
+		c, ok := conflictCopyOf(t, v, v.Root(), filepath.Base(dst))
 		if !ok {
 			t.Fatalf("%s: the copy is not seen as one", name)
 		}
@@ -55,4 +55,15 @@ func TestSettleRefusesWhatTakesSeveralSteps(t *testing.T) {
 	if err := v.RemoveCopy(f); err == nil {
 		t.Fatal("an entry that is not a copy was removed as one")
 	}
+}
+
+// conflictCopyOf reads the stored name s of d as a conflict copy (Vault.conflictCopy).
+func conflictCopyOf(t *testing.T, v *Vault, d Dir, s string) (Entry, bool) {
+	t.Helper()
+	f, err := v.openFolder(d.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return v.conflictCopy(int(f.Fd()), d, s)
 }

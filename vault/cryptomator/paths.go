@@ -86,10 +86,9 @@ func (m pathMapper) DecryptPath(cipher string) (string, error) {
 	defer f.Close()
 	e, _, err := m.v.entry(int(f.Fd()), d, stored)
 	if err != nil {
-		var ok bool
-		if e, ok = m.v.conflictCopy(int(f.Fd()), d, stored); !ok {
-			return "", fmt.Errorf("%s: %w", clean, err)
-		}
+		return "", fmt.Errorf("%s: %w", clean, err)
+	}
+	if e.Conflict != nil {
 		e.Name = layout.ConflictName(e.Name, *e.Conflict, func(name string) bool {
 			_, err := m.v.Lookup(d, name)
 			return err == nil

@@ -57,7 +57,7 @@ func TestSettleRefusesWhatTakesSeveralSteps(t *testing.T) {
 	}
 }
 
-// conflictCopyOf reads the stored name s of d as a conflict copy (Vault.conflictCopy).
+// conflictCopyOf reads the stored name s of d as a conflict copy (Vault.entry).
 func conflictCopyOf(t *testing.T, v *Vault, d Dir, s string) (Entry, bool) {
 	t.Helper()
 	f, err := v.openFolder(d.Path)
@@ -65,5 +65,6 @@ func conflictCopyOf(t *testing.T, v *Vault, d Dir, s string) (Entry, bool) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	return v.conflictCopy(int(f.Fd()), d, s)
+	e, _, err := v.entry(int(f.Fd()), d, s)
+	return e, err == nil && e.Conflict != nil
 }

@@ -229,10 +229,11 @@ func (v *Vault) Root() Dir { return Dir{ID: rootDirID, Path: v.names.DirPath(roo
 const tempPrefix = ".vaultui-tmp-"
 
 // ReadDir lists d. It returns every entry it could read, sorted by name (sync tools' conflict
-// copies among them, Entry.Conflict set, under the name of the entry they copy), and an error joining
-// one error per entry it could not (each naming the entry's path in the vault's folder): a
-// name that does not decrypt, a .c9s folder whose name.c9s does not hash to it, a folder that
-// is neither a directory nor a symlink.
+// copies among them, Entry.Conflict set, under the name of the entry they copy), and an
+// error joining one error per entry it could not (each naming the entry's path in the
+// vault's folder): a name that does not decrypt, a .c9s folder whose name.c9s does not hash
+// to it, a folder that is neither a directory nor a symlink, or one holding no payload
+// (ErrHalfMade).
 func (v *Vault) ReadDir(d Dir) ([]Entry, error) {
 	var errs []error
 	ents, err := v.readDir(d, func(_, _ string, err error) { errs = append(errs, err) })
@@ -262,11 +263,8 @@ func (v *Vault) readDir(d Dir, bad func(stored, kind string, err error)) ([]Entr
 		}
 		e, kind, err := v.entry(dirfd, d, s)
 		if err != nil {
-			var ok bool
-			if e, ok = v.conflictCopy(dirfd, d, s); !ok {
-				bad(s, kind, err)
-				continue
-			}
+			bad(s, kind, err)
+			continue
 		}
 		ents = append(ents, e)
 	}
@@ -299,22 +297,19 @@ func (v *Vault) listEntries(rel string) []fs.DirEntry {
 	return ents
 }
 
-// entry reads the stored entry s of d, whose folder is open at dirfd; an error comes with
-// the kind of problem it is.
+// entry reads the stored entry s of d, whose folder is open at dirfd, or a sync tool's
+// conflict copy of one (ParseCopy: Entry.Conflict set); an error comes with the kind of
+// problem it is.
 func (v *Vault) entry(dirfd int, d Dir, s string) (Entry, string, error) {
 	e := Entry{Parent: d, Stored: s}
-	encName, err := EncryptedName(dirfd, s, s, v.config.ShorteningThreshold)
-	switch {
-	case errors.Is(err, ErrNotEntry):
-		return e, format.KindForeign, fmt.Errorf("%s: %w", v.path(e.node()), err)
-	case err != nil:
-		return e, format.KindLongName, fmt.Errorf("%s: %w", v.path(e.node()+"/"+nameFile), err)
-	}
-	name, err := v.names.Decrypt(d.ID, encName)
+	kind, err := v.entryName(dirfd, &e)
 	if err != nil {
-		return e, format.KindName, fmt.Errorf("%s: %w", v.path(e.node()), err)
+		c, name, ok := ParseCopy(dirfd, v.names, d.ID, s, v.config.ShorteningThreshold)
+		if !ok {
+			return e, kind, err
+		}
+		e.Name, e.Conflict = name, &c
 	}
-	e.Name = name
 	if e.Kind, err = EntryKind(dirfd, s); err != nil {
 		err = fmt.Errorf("%s: %w", v.path(e.node()), err)
 		if errors.Is(err, ErrHalfMade) {
@@ -325,19 +320,20 @@ func (v *Vault) entry(dirfd int, d Dir, s string) (Entry, string, error) {
 	return e, "", nil
 }
 
-// conflictCopy reads the stored name s of d (its folder open at dirfd), which is not an entry
-// of the format, as a sync tool's conflict copy of one (ParseCopy).
-func (v *Vault) conflictCopy(dirfd int, d Dir, s string) (Entry, bool) {
-	c, name, ok := ParseCopy(dirfd, v.names, d.ID, s, v.config.ShorteningThreshold)
-	if !ok {
-		return Entry{}, false
+// entryName decrypts e's stored name into e.Name; an error comes with the kind of problem it
+// is.
+func (v *Vault) entryName(dirfd int, e *Entry) (string, error) {
+	enc, err := EncryptedName(dirfd, e.Stored, e.Stored, v.config.ShorteningThreshold)
+	switch {
+	case errors.Is(err, ErrNotEntry):
+		return format.KindForeign, fmt.Errorf("%s: %w", v.path(e.node()), err)
+	case err != nil:
+		return format.KindLongName, fmt.Errorf("%s: %w", v.path(e.node()+"/"+nameFile), err)
 	}
-	e := Entry{Parent: d, Stored: s, Name: name, Conflict: &c}
-	var err error
-	if e.Kind, err = EntryKind(dirfd, s); err != nil {
-		return Entry{}, false
+	if e.Name, err = v.names.Decrypt(e.Parent.ID, enc); err != nil {
+		return format.KindName, fmt.Errorf("%s: %w", v.path(e.node()), err)
 	}
-	return e, true
+	return "", nil
 }
 
 // storedName returns the stored name of name in d, and the full encrypted name when it is

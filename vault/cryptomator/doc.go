@@ -92,5 +92,6 @@
 // empty it after, and Rmdir removes the d/ folder last, so a crash leaves an unreferenced
 // folder at worst, never an entry whose directory or payload is missing. A rename between
 // plain .c9r names is one rename(2) (atomic when a file replaces a file); one involving a
-// .c9s name moves the entry's payload into a destination built beforehand.
+// .c9s name moves the entry's payload into a destination built beforehand. Settling a sync
+// tool's conflict copy offline (settle.go) takes the same steps.
 package cryptomator

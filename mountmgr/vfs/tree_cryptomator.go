@@ -115,11 +115,8 @@ func (t *cryptomatorTree) openDir(parentfd int, stored string) (int, []byte, err
 }
 
 func (t *cryptomatorTree) storedEntry(plain string, id []byte, root bool) (storedEntry, syscall.Errno) {
-	enc := t.names.Encrypt(string(id), plain)
-	if len(enc) > t.threshold {
-		return storedEntry{stored: cryptomator.Shorten(enc), encoded: enc, long: true}, 0
-	}
-	return storedEntry{stored: enc}, 0
+	stored, long := cryptomator.StoredName(t.names.Encrypt(string(id), plain), t.threshold)
+	return storedEntry{stored: stored, encoded: long, long: long != ""}, 0
 }
 
 func (t *cryptomatorTree) listed(s *dirStream, stored string, typ uint32) (string, storedEntry, uint32, bool, error) {
@@ -191,26 +188,20 @@ func (t *cryptomatorTree) stat(dirfd int, stored string) (entryID, []byte, error
 	return e, nil, err
 }
 
+// place: a node's object is its entry's payload (cryptomator.Payload); a directory's is its
+// own folder. A file under the name of a folder entry (a rename replaced the node's entry
+// since the kernel looked it up) means the node's entry is gone: ENOENT, as for a deleted
+// node.
 func (t *cryptomatorTree) place(n *node, d dirRef, stored string) (dirRef, string, syscall.Errno) {
-	switch n.StableAttr().Mode {
-	case syscall.S_IFDIR:
+	if n.StableAttr().Mode == syscall.S_IFDIR {
 		d.close()
 		own, errno := n.dirFd()
 		return own, ".", errno
-	case syscall.S_IFLNK:
-		return openPayloadDir(d, stored, cryptomator.SymlinkFile)
 	}
-	if cryptomator.IsShortened(stored) {
-		return openPayloadDir(d, stored, cryptomator.ContentsFile)
+	fd, name, err := payload(d.fd, stored, n.StableAttr().Mode)
+	if err == nil && fd == d.fd {
+		return d, name, 0
 	}
-	return d, stored, 0
-}
-
-// openPayloadDir returns the folder entry stored in d (which it gives back) with the name of
-// its payload. A file under the name instead (a rename replaced the node's entry since the
-// kernel looked it up) means the node's entry is gone: ENOENT, as for a deleted node.
-func openPayloadDir(d dirRef, stored, payload string) (dirRef, string, syscall.Errno) {
-	efd, err := cryptomator.OpenEntry(d.fd, stored)
 	d.close()
 	if err == unix.ENOTDIR || err == unix.ELOOP {
 		err = unix.ENOENT
@@ -218,7 +209,7 @@ func openPayloadDir(d dirRef, stored, payload string) (dirRef, string, syscall.E
 	if err != nil {
 		return dirRef{}, "", fs2errno(err)
 	}
-	return dirRef{fd: efd, owned: true}, payload, 0
+	return dirRef{fd: fd, owned: true}, name, 0
 }
 
 func (t *cryptomatorTree) filePlace(dirfd int, stored string) (int, string, error) {
@@ -265,13 +256,10 @@ func (t *cryptomatorTree) create(dirfd int, e storedEntry, flags int, mode uint3
 		return fd, err
 	}
 	fd := -1
-	tmp, err := cryptomator.BuildEntry(dirfd, e.longName(), func(efd int) (err error) {
-		fd, err = open(efd, cryptomator.ContentsFile)
+	err := cryptomator.MakeEntry(dirfd, e.stored, e.longName(), cryptomator.KindFile, func(efd int, name string) (err error) {
+		fd, err = open(efd, name)
 		return err
 	})
-	if err == nil {
-		err = cryptomator.PlaceEntry(dirfd, tmp, e.stored)
-	}
 	if err != nil {
 		if fd >= 0 {
 			unix.Close(fd)
@@ -302,11 +290,7 @@ func (t *cryptomatorTree) mkdir(dirfd int, e storedEntry, mode uint32) ([]byte, 
 	if err := cryptomator.MakeDirFolder(pfd, name, backup, mode); err != nil {
 		return nil, err
 	}
-	tmp, err := cryptomator.BuildEntry(dirfd, e.longName(), func(efd int) error { return layout.WriteNew(efd, cryptomator.DirFile, []byte(id), 0o600, true) })
-	if err == nil {
-		err = cryptomator.PlaceEntry(dirfd, tmp, e.stored)
-	}
-	if err != nil {
+	if err := cryptomator.MakeEntry(dirfd, e.stored, e.longName(), cryptomator.KindDir, writeNew([]byte(id))); err != nil {
 		cryptomator.RemoveShell(pfd, name)
 		return nil, err
 	}
@@ -356,11 +340,12 @@ func (t *cryptomatorTree) symlink(dirfd int, e storedEntry, target string) error
 	if err != nil {
 		return err
 	}
-	tmp, err := cryptomator.BuildEntry(dirfd, e.longName(), func(efd int) error { return layout.WriteNew(efd, cryptomator.SymlinkFile, sealed, 0o600, true) })
-	if err != nil {
-		return err
-	}
-	return cryptomator.PlaceEntry(dirfd, tmp, e.stored)
+	return cryptomator.MakeEntry(dirfd, e.stored, e.longName(), cryptomator.KindSymlink, writeNew(sealed))
+}
+
+// writeNew writes a new payload holding b, durably.
+func writeNew(b []byte) func(efd int, name string) error {
+	return func(efd int, name string) error { return layout.WriteNew(efd, name, b, 0o600, true) }
 }
 
 // unlink removes a file or symlink (cryptomator.RemoveEntry).

@@ -190,6 +190,18 @@ func BuildEntry(dirfd int, long string, fill func(efd int) error) (string, error
 	return tmp, nil
 }
 
+// MakeEntry makes the folder entry stored in dirfd (long: its full encrypted name when it is
+// shortened, else "") holding the payload of kind k, which write writes (given the folder
+// and the payload's name): built under a temporary name and renamed into place
+// (BuildEntry, PlaceEntry), so that readers see the whole entry or none.
+func MakeEntry(dirfd int, stored, long string, k Kind, write func(efd int, name string) error) error {
+	tmp, err := BuildEntry(dirfd, long, func(efd int) error { return write(efd, payloadNames[k]) })
+	if err != nil {
+		return err
+	}
+	return PlaceEntry(dirfd, tmp, stored)
+}
+
 // SyncFolder fsyncs the folder open (O_PATH too) at fd, through a descriptor fsync accepts.
 func SyncFolder(fd int) error {
 	rfd, err := layout.OpenDir(fd, ".")
@@ -307,8 +319,9 @@ func ParseCopy(dirfd int, names *Names, dirID, stored string, threshold int) (la
 // dst must be free: a folder entry is built there first (BuildEntry, PlaceEntry; long is
 // dst's full encrypted name when dst is shortened, else "") unless the entry is a file going
 // to a .c9r name, and the payload moves in. src's emptied folder is taken away last; a
-// failure there is told to left (if not nil), as by TakeAway: the entry has moved. A crash leaves src whole, or dst whole beside a folder holding no payload
-// (ErrHalfMade), which readers report and the mount hides: never neither.
+// failure there is told to left (if not nil), as by TakeAway: the entry has moved. A crash
+// leaves src whole, or dst whole beside a folder holding no payload (ErrHalfMade), which
+// readers report and the mount hides: never neither.
 func MoveEntry(sfd int, src string, k Kind, dfd int, dst, long string, replace bool, left func(tmp string, err error)) error {
 	from, fromName, err := Payload(sfd, src, k)
 	if err != nil {

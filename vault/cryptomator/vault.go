@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/text/unicode/norm"
@@ -66,7 +65,7 @@ type Entry struct {
 	Conflict *layout.Conflict
 }
 
-func (e Entry) shortened() bool { return strings.HasSuffix(e.Stored, suffixC9S) }
+func (e Entry) shortened() bool { return IsShortened(e.Stored) }
 
 // node is the entry's path in the vault's folder.
 func (e Entry) node() string { return e.Parent.Path + "/" + e.Stored }
@@ -187,38 +186,27 @@ func (v *Vault) readSmall(rel string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// openRegular opens rel for reading: a regular file, not a symlink, not a FIFO that would
-// block (O_NONBLOCK). os.Root follows symlinks that stay inside the folder, so the file is
-// checked with Lstat first and the opened one must be the same file (a symlink swapped in
-// between is refused too).
+// openRegular opens rel for reading, relative to its folder (layout.OpenFile): a regular
+// file, not through a symlink, not a FIFO that would block.
 func (v *Vault) openRegular(rel string) (*os.File, error) {
-	lst, err := v.root.Lstat(rel)
+	d, err := v.openFolder(path.Dir(rel))
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, fs.ErrNotExist)
-		}
-		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
+		return nil, err
 	}
-	if !lst.Mode().IsRegular() {
-		var mode uint32
-		if st, ok := lst.Sys().(*syscall.Stat_t); ok {
-			mode = st.Mode
-		}
-		return nil, &layout.NotRegularError{Name: v.path(rel), Mode: mode}
+	defer d.Close()
+	fd, err := layout.OpenFile(int(d.Fd()), path.Base(rel), unix.O_RDONLY, 0, nil)
+	var nr *layout.NotRegularError
+	switch {
+	case err == nil:
+		return os.NewFile(uintptr(fd), v.path(rel)), nil
+	case errors.As(err, &nr):
+		return nil, &layout.NotRegularError{Name: v.path(rel), Mode: nr.Mode}
+	case err == unix.ELOOP:
+		return nil, &layout.NotRegularError{Name: v.path(rel), Mode: unix.S_IFLNK}
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, err)
 	}
-	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
-	}
-	st, err := f.Stat()
-	if err == nil && !os.SameFile(lst, st) {
-		err = fmt.Errorf("%w: replaced while being opened", layout.ErrCorrupt)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
-	}
-	return f, nil
+	return nil, fmt.Errorf("%s: %w", v.path(rel), err)
 }
 
 // Root returns the root directory.
@@ -339,16 +327,7 @@ func (v *Vault) entryName(dirfd int, e *Entry) (string, error) {
 // storedName returns the stored name of name in d, and the full encrypted name when it is
 // shortened ("" otherwise).
 func (v *Vault) storedName(d Dir, name string) (stored, long string) {
-	return v.shortened(v.names.Encrypt(d.ID, name))
-}
-
-// shortened returns the stored name of the encrypted name enc: enc itself, or its .c9s
-// folder's name when enc is longer than the threshold (then also enc, else "").
-func (v *Vault) shortened(enc string) (stored, long string) {
-	if len(enc) > v.config.ShorteningThreshold {
-		return Shorten(enc), enc
-	}
-	return enc, ""
+	return StoredName(v.names.Encrypt(d.ID, name), v.config.ShorteningThreshold)
 }
 
 // Lookup finds name in d without listing d. A missing name is an error wrapping
@@ -371,7 +350,7 @@ func (v *Vault) Lookup(d Dir, name string) (Entry, error) {
 	var st unix.Stat_t
 	stored, _ := v.storedName(d, name)
 	if !norm.NFC.IsNormalString(name) {
-		asIs, _ := v.shortened(v.names.encryptAsIs(d.ID, name))
+		asIs, _ := StoredName(v.names.encryptAsIs(d.ID, name), v.config.ShorteningThreshold)
 		if unix.Fstatat(dirfd, asIs, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 			stored = asIs
 		}

@@ -174,7 +174,7 @@ func (v *Vault) writeAt(dirfd int, name string, r io.Reader, encrypt bool) error
 // place makes the entry name of kind k in d, whose payload write writes (given the folder
 // and the file's name, which must be new), and renames it to its stored name, which must be
 // free (EEXIST): a reader sees the whole entry or none. A file under a .c9r name is written
-// under a temporary name; every other entry is built as a folder (BuildEntry, PlaceEntry).
+// under a temporary name; every other entry is built as a folder (MakeEntry).
 func (v *Vault) place(d Dir, name string, k Kind, write func(dirfd int, name string) error) (Entry, error) {
 	if err := checkName(name); err != nil {
 		return Entry{}, err
@@ -194,11 +194,7 @@ func (v *Vault) place(d Dir, name string, k Kind, write func(dirfd int, name str
 			}
 		}
 	} else {
-		var tmp string
-		tmp, err = BuildEntry(dirfd, long, func(efd int) error { return write(efd, payloadNames[k]) })
-		if err == nil {
-			err = PlaceEntry(dirfd, tmp, stored)
-		}
+		err = MakeEntry(dirfd, stored, long, k, write)
 	}
 	if err == nil {
 		err = unix.Fsync(dirfd)

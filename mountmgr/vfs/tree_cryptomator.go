@@ -55,7 +55,7 @@ func (t *cryptomatorTree) entryFolder(stored string, mode uint32) bool {
 func (t *cryptomatorTree) respelled(plain string) bool { return !norm.NFC.IsNormalString(plain) }
 
 func (t *cryptomatorTree) chown(dirfd int, stored string, uid, gid int) error {
-	typ, err := t.entryType(dirfd, stored)
+	typ, err := cryptomator.EntryType(dirfd, stored)
 	if err != nil {
 		return err
 	}
@@ -385,14 +385,9 @@ func (t *cryptomatorTree) rmdir(dirfd int, e storedEntry) error {
 	return cryptomator.RemoveDir(pfd, rel[i+1:], cfd, names, func() error { return t.takeAway(dirfd, e.stored) }, t.left)
 }
 
-// rename moves src in sd to dst in dd. Between plain .c9r names it is one rename, atomic when
-// a file replaces a file (an editor's save). Where a .c9s name is involved, the entry's
-// payload (contents.c9r, dir.c9r or symlink.c9r; a plain .c9r file is its own) moves into a
-// destination entry built beforehand, or over the destination file's content, which keeps
-// the replacement of a file atomic there too; the source's empty folder goes last. A crash
-// leaves the source whole, or the destination whole (beside an empty folder entry that
-// readers report). A directory, or a different kind of entry, in the way is removed first,
-// as gocryptfs does. RENAME_EXCHANGE swaps the entries (exchange).
+// rename moves src in sd to dst in dd (cryptomator.Rename: an editor's save, a file
+// replacing a file, is atomic under either length of name); RENAME_EXCHANGE swaps the
+// entries (exchange).
 func (t *cryptomatorTree) rename(sd int, src storedEntry, dd int, dst storedEntry, flags uint32) error {
 	if flags == unix.RENAME_EXCHANGE {
 		return t.exchange(sd, src, dd, dst)
@@ -400,38 +395,12 @@ func (t *cryptomatorTree) rename(sd int, src storedEntry, dd int, dst storedEntr
 	if flags&^uint32(unix.RENAME_NOREPLACE) != 0 {
 		return unix.EINVAL
 	}
-	srcTyp, err := t.entryType(sd, src.stored)
-	if err != nil {
-		return err
-	}
-	dstTyp, err := t.entryType(dd, dst.stored)
-	if errors.Is(err, cryptomator.ErrHalfMade) && cryptomator.ClearHalfMade(dd, dst.stored) {
-		err = unix.ENOENT
-	}
-	switch {
-	case err == unix.ENOENT:
-		dstTyp = 0
-	case err != nil:
-		return err
-	case flags&unix.RENAME_NOREPLACE != 0:
-		return unix.EEXIST
-	}
-	fileOverFile := srcTyp == syscall.S_IFREG && dstTyp == syscall.S_IFREG
-	if dstTyp != 0 && !fileOverFile {
-		if dstTyp == syscall.S_IFDIR {
-			err = t.rmdir(dd, dst)
-		} else {
-			err = t.unlink(dd, dst)
+	return cryptomator.Rename(sd, src.stored, src.long, dd, dst.stored, dst.longName(), flags&unix.RENAME_NOREPLACE != 0, func(typ uint32) error {
+		if typ == syscall.S_IFDIR {
+			return t.rmdir(dd, dst)
 		}
-		if err != nil {
-			return err
-		}
-		dstTyp = 0
-	}
-	if !src.long && !dst.long {
-		return unix.Renameat(sd, src.stored, dd, dst.stored)
-	}
-	return cryptomator.MoveEntry(sd, src.stored, kindOf(srcTyp), dd, dst.stored, dst.longName(), dstTyp != 0, t.left)
+		return t.unlink(dd, dst)
+	}, t.left)
 }
 
 // exchange swaps the entries src in sd and dst in dd (RENAME_EXCHANGE), in one system call,
@@ -450,7 +419,7 @@ func (t *cryptomatorTree) rename(sd int, src storedEntry, dd int, dst storedEntr
 // system call does: refused with EINVAL, as a file system without the flag refuses it.
 func (t *cryptomatorTree) exchange(sd int, src storedEntry, dd int, dst storedEntry) error {
 	typ := func(dirfd int, stored string) (uint32, error) {
-		typ, err := t.entryType(dirfd, stored)
+		typ, err := cryptomator.EntryType(dirfd, stored)
 		if errors.Is(err, cryptomator.ErrHalfMade) {
 			err = unix.ENOENT
 		}
@@ -529,35 +498,10 @@ func (t *cryptomatorTree) dropName(dirfd int, stored string) {
 	}
 }
 
-// entryType is the type of the entry stored in dirfd (ENOENT if there is none).
-func (t *cryptomatorTree) entryType(dirfd int, stored string) (uint32, error) {
-	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return 0, err
-	}
-	typ := st.Mode & unix.S_IFMT
-	if typ == unix.S_IFDIR {
-		k, err := cryptomator.FolderKind(dirfd, stored)
-		return k.Mode(), err
-	}
-	return typ, nil
-}
-
 // payload returns where the payload of an entry of type typ stored in dirfd is, or goes
 // (cryptomator.Payload; closeIfOther closes it).
 func payload(dirfd int, stored string, typ uint32) (int, string, error) {
-	return cryptomator.Payload(dirfd, stored, kindOf(typ))
-}
-
-// kindOf is the kind of entry of the type typ: a directory, a symlink, else a file.
-func kindOf(typ uint32) cryptomator.Kind {
-	switch typ {
-	case syscall.S_IFDIR:
-		return cryptomator.KindDir
-	case syscall.S_IFLNK:
-		return cryptomator.KindSymlink
-	}
-	return cryptomator.KindFile
+	return cryptomator.Payload(dirfd, stored, cryptomator.KindOf(typ))
 }
 
 func closeIfOther(fd, other int) {

@@ -102,6 +102,31 @@ func EntryKind(dirfd int, stored string) (Kind, error) {
 	return 0, fmt.Errorf("%w: %s where a file or folder belongs", layout.ErrCorrupt, typeName(st.Mode))
 }
 
+// EntryType is the file type of the entry stored in dirfd (ENOENT if there is none): for a
+// folder, the type its payload makes it (FolderKind); anything else as it is.
+func EntryType(dirfd int, stored string) (uint32, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		k, err := FolderKind(dirfd, stored)
+		return k.Mode(), err
+	}
+	return st.Mode & unix.S_IFMT, nil
+}
+
+// KindOf is the kind of an entry of the file type typ: a directory, a symlink, else a file.
+func KindOf(typ uint32) Kind {
+	switch typ {
+	case syscall.S_IFDIR:
+		return KindDir
+	case syscall.S_IFLNK:
+		return KindSymlink
+	}
+	return KindFile
+}
+
 // typeName names a stat mode's file type, for errors.
 func typeName(mode uint32) string {
 	return (&layout.NotRegularError{Mode: mode}).Kind()
@@ -365,6 +390,45 @@ func MoveEntry(sfd int, src string, k Kind, dfd int, dst, long string, replace b
 		}
 	}
 	return nil
+}
+
+// Rename moves the entry src in sfd (srcLong: src is shortened) to dst in dfd (long: dst's
+// full encrypted name when it is shortened, else ""), as rename(2) does. What dst holds is
+// replaced (EEXIST with noReplace): a folder holding no payload is cleared, a file under it
+// gets the content of a file moving there, and anything else is removed first by remove
+// (given its type), as gocryptfs does. Between .c9r names it is one rename, atomic when a
+// file replaces a file; where a .c9s name is involved the payload moves (MoveEntry), which
+// keeps the replacement of a file atomic too. A crash leaves src whole, or dst whole.
+func Rename(sfd int, src string, srcLong bool, dfd int, dst, long string, noReplace bool, remove func(typ uint32) error, left func(string, error)) error {
+	srcTyp, err := EntryType(sfd, src)
+	if err != nil {
+		return err
+	}
+	dstTyp, err := EntryType(dfd, dst)
+	if errors.Is(err, ErrHalfMade) && ClearHalfMade(dfd, dst) {
+		err = unix.ENOENT
+	}
+	switch {
+	case err == unix.ENOENT:
+		dstTyp = 0
+	case err != nil:
+		return err
+	case noReplace:
+		return unix.EEXIST
+	}
+	if dstTyp != 0 && (srcTyp != syscall.S_IFREG || dstTyp != syscall.S_IFREG) {
+		if err := remove(dstTyp); err != nil {
+			return err
+		}
+		dstTyp = 0
+	}
+	switch {
+	case srcLong || long != "":
+		return MoveEntry(sfd, src, KindOf(srcTyp), dfd, dst, long, dstTyp != 0, left)
+	case noReplace:
+		return renameNoReplace(sfd, src, dfd, dst)
+	}
+	return unix.Renameat(sfd, src, dfd, dst)
 }
 
 // renameNoReplace renames without replacing anything (EEXIST), also where the file system

@@ -23,9 +23,9 @@ import (
 //   - A folder entry (a directory, a symlink, a .c9s name) is removed by renaming it to a
 //     temporary name, then emptying it (TakeAway). It replaces its original by moving its
 //     payload (dir.c9r, symlink.c9r, contents.c9r) over the original's, atomically, its
-//     emptied folder taken away after. It gets a name of its own by a rename where its
-//     folder can take that name, else by moving its payload into an entry built under the
-//     name beforehand (MoveEntry).
+//     emptied folder taken away after. It gets a name of its own as the mount renames
+//     an entry (Rename): by one rename where its folder can take that name, else by moving
+//     its payload into an entry built under the name beforehand.
 //   - A directory is a folder of its own (d/...) beside its entry: a copy naming a
 //     directory that holds entries is not removed, nor is the original it would replace
 //     (ENOTEMPTY, as rmdir(2) refuses), so that no entry is dropped unseen; an emptied
@@ -131,15 +131,7 @@ func (v *Vault) KeepCopyAs(e Entry, name string) error {
 				return fmt.Errorf("%s: %w", e.node(), ErrSettleUnsupported)
 			}
 		}
-		var err error
-		if long == "" && !e.shortened() {
-			// Its folder, if it is one, takes the name as it is.
-			if err = renameNoReplace(fd, e.Stored, fd, stored); err == unix.EEXIST && ClearHalfMade(fd, stored) {
-				err = renameNoReplace(fd, e.Stored, fd, stored)
-			}
-		} else {
-			err = MoveEntry(fd, e.Stored, e.Kind, fd, stored, long, false, nil)
-		}
+		err := Rename(fd, e.Stored, e.shortened(), fd, stored, long, true, nil, nil)
 		if errors.Is(err, unix.EEXIST) {
 			return fmt.Errorf("%s: %w", path.Join(e.Parent.Path, stored), os.ErrExist)
 		}

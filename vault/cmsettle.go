@@ -7,15 +7,18 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
 // Settle settles the conflict listed at plaintext path p of a Cryptomator vault that is not
-// mounted, or whose mount sees changes in its folder: with one unlink or rename of the copy,
-// synced (cryptomator.Vault.RemoveCopy, ReplaceWithCopy, KeepCopyAs), after the copy
-// authenticated whole unless it is deleted. What the format cannot settle in one step is
-// refused (ErrUnsupported).
+// mounted, or whose mount sees changes in its folder, in the vault's folder with the rules
+// the mount renames and removes entries with (cryptomator.Vault.RemoveCopy, ReplaceWithCopy,
+// KeepCopyAs): a copy of a file, a directory, a symlink, under a short or a shortened name,
+// after the copy authenticated whole unless it is deleted. A directory holding entries is
+// neither deleted nor replaced, and a directory's copy naming the original's own directory
+// is not kept beside it (ErrUnsupported).
 func (cv cryptomatorVolume) Settle(ctx context.Context, p string, keep Keep) (Settled, error) {
 	vol := cv
 	p = strings.Trim(p, "/")
@@ -48,6 +51,8 @@ func (cv cryptomatorVolume) Settle(ctx context.Context, p string, keep Keep) (Se
 		return Settled{}, nil
 	case errors.Is(err, cryptomator.ErrSettleUnsupported):
 		return Settled{}, also{err, []error{ErrUnsupported}}
+	case errors.Is(err, syscall.ENOTEMPTY):
+		return Settled{}, fmt.Errorf("%s: /%s: the directory it would delete holds entries; move or delete them first: %w", dir, copyNode.Path, err)
 	case errors.Is(err, os.ErrExist):
 		return Settled{}, fmt.Errorf("%s: /%s already exists: %w", dir, copyNode.Path, err)
 	case errors.Is(err, ErrCorrupt):
@@ -62,8 +67,8 @@ func (cv cryptomatorVolume) Conflicts(ctx context.Context) ([]ConflictEntry, err
 	return ConflictsVolume(ctx, cv)
 }
 
-// PlanSettle: a Cryptomator conflict is settled in the vault's folder in one step (Settle),
-// which a mount sees as any change behind it.
+// PlanSettle: a Cryptomator conflict is settled in the vault's folder (Settle), which a
+// mount sees as any change behind it.
 func (cv cryptomatorVolume) PlanSettle(ctx context.Context, p string, keep Keep) (SettlePlan, error) {
 	return SettlePlan{}, nil
 }

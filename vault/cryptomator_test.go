@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -310,6 +311,101 @@ func TestCryptomatorWalkerCombos(t *testing.T) {
 			problems, err := FsckVolume(context.Background(), vol, nil)
 			if err != nil || len(problems) != 1 || problems[0].Path != "sub/three" || problems[0].FirstBlock != 1 || problems[0].LastBlock != 1 {
 				t.Fatalf("fsck: %v, %v; want sub/three's chunk 1", problems, err)
+			}
+		})
+	}
+}
+
+// A Cryptomator vault's copies of entries stored in folders (a directory, a symlink, a
+// shortened name) are settled offline as its files' are: kept both, each shows under its own
+// name, and the vault checks clean; a directory's copy holding entries is not deleted.
+func TestCryptomatorSettleFolderCopies(t *testing.T) {
+	ctx := context.Background()
+	long := strings.Repeat("long name ", 20)
+	for _, name := range []string{"dir", "link", long} {
+		t.Run(strings.Fields(name)[0], func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "v")
+			v, err := cryptomator.Create(ctx, dir, []byte("pw"), cryptomator.CreateOptions{ScryptLogN: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			root := v.Root()
+			switch name {
+			case "dir":
+				_, err = v.Mkdir(root, name)
+			case "link":
+				_, err = v.Symlink(root, name, "target")
+			default:
+				_, err = v.WriteFile(root, name, strings.NewReader("data"))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := v.Lookup(root, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := filepath.Join(dir, filepath.FromSlash(e.Parent.Path), e.Stored)
+			ext := filepath.Ext(src)
+			cp := strings.TrimSuffix(src, ext) + " (Ann's conflicted copy 2026-11-30)" + ext
+			if err := os.CopyFS(cp, os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			if name == "dir" {
+				// The copy names a directory of its own, holding a file, as a directory made
+				// on another computer does.
+				sub, err := v.Mkdir(root, "other")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := v.WriteFile(sub, "f", strings.NewReader("x")); err != nil {
+					t.Fatal(err)
+				}
+				other, _ := v.Lookup(root, "other")
+				otherPath := filepath.Join(dir, filepath.FromSlash(other.Parent.Path), other.Stored)
+				if err := os.Rename(filepath.Join(otherPath, cryptomator.DirFile), filepath.Join(cp, cryptomator.DirFile)); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Remove(otherPath); err != nil {
+					t.Fatal(err)
+				}
+			}
+			vol, err := UnlockVolume(ctx, dir, []byte("pw"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer vol.Close()
+			list, err := vol.Conflicts(ctx)
+			if err != nil || len(list) != 1 {
+				t.Fatalf("conflicts %+v, %v", list, err)
+			}
+			if name == "dir" {
+				_, err := vol.Settle(ctx, list[0].Path, KeepOriginal)
+				if err == nil || !strings.Contains(err.Error(), "holds entries") {
+					t.Fatalf("deleting a directory's copy that holds a file: %v", err)
+				}
+			}
+			if _, err := vol.Settle(ctx, list[0].Path, KeepBoth); err != nil {
+				t.Fatalf("keep both: %v", err)
+			}
+			problems, err := FsckVolume(ctx, vol, nil)
+			if err != nil || len(problems) != 0 {
+				t.Fatalf("fsck after settling: %v, %v", problems, err)
+			}
+			var paths []string
+			WalkVolume(ctx, vol, func(n Node) error { paths = append(paths, n.Path); return nil }, nil)
+			want := []string{name, list[0].Path}
+			if name == "dir" {
+				want = append(want, list[0].Path+"/f")
+			}
+			for _, p := range want {
+				if !slices.Contains(paths, p) {
+					t.Errorf("after settling, %q is not in %q", p, paths)
+				}
+			}
+			if left, err := vol.Conflicts(ctx); err != nil || len(left) != 0 {
+				t.Fatalf("conflicts after settling: %+v, %v", left, err)
 			}
 		})
 	}

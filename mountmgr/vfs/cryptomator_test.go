@@ -325,7 +325,7 @@ func TestCryptomatorConflictCopyShown(t *testing.T) {
 	}
 	root := filepath.Join(vol.CipherDir(), v.Names().DirPath(""))
 	stored := v.Names().Encrypt("", "report.odt")
-	copyName := strings.TrimSuffix(stored, cryptomator.SuffixC9R) + ".sync-conflict-20261130-101010-ABCDEF7" + cryptomator.SuffixC9R
+	copyName := strings.TrimSuffix(stored, ".c9r") + ".sync-conflict-20261130-101010-ABCDEF7" + ".c9r"
 	b, err := os.ReadFile(filepath.Join(root, stored))
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +335,7 @@ func TestCryptomatorConflictCopyShown(t *testing.T) {
 	}
 	// A copy of a directory's entry, as Dropbox names it.
 	dirStored := v.Names().Encrypt("", "sub")
-	dirCopy := strings.TrimSuffix(dirStored, cryptomator.SuffixC9R) + " (conflicted copy 2026-11-30)" + cryptomator.SuffixC9R
+	dirCopy := strings.TrimSuffix(dirStored, ".c9r") + " (conflicted copy 2026-11-30)" + ".c9r"
 	if err := os.Mkdir(filepath.Join(root, dirCopy), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,8 @@
 package vfs
 
 import (
-	"bytes"
 	"errors"
-	"io"
-	"os"
+	"path"
 	"strings"
 	"syscall"
 
@@ -49,7 +47,7 @@ func (t *cryptomatorTree) eventEntry(name string) string { return name }
 // entryFolder: a .c9s entry, a directory's and a symlink's entry are folders holding
 // name.c9s, contents.c9r, dir.c9r or symlink.c9r.
 func (t *cryptomatorTree) entryFolder(stored string, mode uint32) bool {
-	return mode != syscall.S_IFREG || strings.HasSuffix(stored, cryptomator.SuffixC9S)
+	return mode != syscall.S_IFREG || cryptomator.IsShortened(stored)
 }
 
 // respelled: names are stored in NFC, as Cryptomator stores them, but a writer that does not
@@ -57,7 +55,7 @@ func (t *cryptomatorTree) entryFolder(stored string, mode uint32) bool {
 func (t *cryptomatorTree) respelled(plain string) bool { return !norm.NFC.IsNormalString(plain) }
 
 func (t *cryptomatorTree) chown(dirfd int, stored string, uid, gid int) error {
-	typ, err := t.entryType(dirfd, stored)
+	typ, err := cryptomator.EntryType(dirfd, stored)
 	if err != nil {
 		return err
 	}
@@ -73,7 +71,7 @@ func (t *cryptomatorTree) chown(dirfd int, stored string, uid, gid int) error {
 		defer unix.Close(fd)
 		return unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH)
 	}
-	pfd, name, err := t.payload(dirfd, stored, typ)
+	pfd, name, err := payload(dirfd, stored, typ)
 	if err != nil {
 		return err
 	}
@@ -81,24 +79,10 @@ func (t *cryptomatorTree) chown(dirfd int, stored string, uid, gid int) error {
 	return unix.Fchownat(pfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
 }
 
-// openEntry opens the folder of a folder entry (a .c9s, a directory, a symlink), O_PATH.
-func openEntry(dirfd int, stored string) (int, error) { return layout.OpenDirPath(dirfd, stored) }
-
 // readDirID reads the ID of the directory stored in dirfd from its dir.c9r.
 func (t *cryptomatorTree) readDirID(dirfd int, stored string) ([]byte, error) {
-	efd, err := openEntry(dirfd, stored)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(efd)
-	b, err := layout.ReadSmall(efd, cryptomator.DirFile, cryptomator.MaxDirIDLen)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := cryptomator.ParseDirID(b); err != nil {
-		return nil, err
-	}
-	return b, nil
+	id, err := cryptomator.ReadDirID(dirfd, stored)
+	return []byte(id), err
 }
 
 // openByID opens the folder of the directory with the given ID, refusing symlinks on the way.
@@ -131,151 +115,56 @@ func (t *cryptomatorTree) openDir(parentfd int, stored string) (int, []byte, err
 }
 
 func (t *cryptomatorTree) storedEntry(plain string, id []byte, root bool) (storedEntry, syscall.Errno) {
-	enc := t.names.Encrypt(string(id), plain)
-	if len(enc) > t.threshold {
-		return storedEntry{stored: cryptomator.Shorten(enc), encoded: enc, long: true}, 0
-	}
-	return storedEntry{stored: enc}, 0
+	stored, long := cryptomator.StoredName(t.names.Encrypt(string(id), plain), t.threshold)
+	return storedEntry{stored: stored, encoded: long, long: long != ""}, 0
 }
-
-// errNotEntry is a name in a directory's folder that is not an entry of the format.
-var errNotEntry = errors.New("not an entry of the format (no .c9r or .c9s)")
 
 func (t *cryptomatorTree) listed(s *dirStream, stored string, typ uint32) (string, storedEntry, uint32, bool, error) {
 	dirfd, id := s.dir.fd, s.iv
-	if stored == cryptomator.DirIDBackup || cryptomator.IsTemp(stored) {
+	if cryptomator.Skipped(stored) {
 		return "", storedEntry{}, 0, true, nil
 	}
-	e := storedEntry{stored: stored, encoded: stored}
-	switch {
-	case strings.HasSuffix(stored, cryptomator.SuffixC9R):
-	case strings.HasSuffix(stored, cryptomator.SuffixC9S):
-		long, err := t.longName(dirfd, stored)
-		if err != nil {
-			return "", storedEntry{}, 0, false, err
-		}
-		e.encoded, e.long = long, true
-	default:
-		return "", storedEntry{}, 0, false, errNotEntry
+	enc, err := cryptomator.EncryptedName(dirfd, stored, stored, t.threshold)
+	if err != nil {
+		return "", storedEntry{}, 0, false, err
 	}
+	e := storedEntry{stored: stored, encoded: enc, long: cryptomator.IsShortened(stored)}
 	plain, err := t.names.Decrypt(string(id), e.encoded)
 	if err != nil {
 		return "", storedEntry{}, 0, false, err
 	}
 	if typ == syscall.S_IFDIR {
-		if typ, err = t.kind(dirfd, stored); err != nil {
+		k, err := cryptomator.FolderKind(dirfd, stored)
+		if err != nil {
 			return "", storedEntry{}, 0, false, err
 		}
+		typ = k.Mode()
 	}
 	return plain, e, typ, false, nil
-}
-
-// longName reads the full encrypted name of the .c9s folder stored in dirfd; it must hash
-// to the folder's name.
-func (t *cryptomatorTree) longName(dirfd int, stored string) (string, error) {
-	efd, err := openEntry(dirfd, stored)
-	if err != nil {
-		return "", err
-	}
-	defer unix.Close(efd)
-	b, err := layout.ReadSmall(efd, cryptomator.NameFile, cryptomator.MaxNameFile)
-	if err != nil {
-		return "", err
-	}
-	return cryptomator.ParseNameFile(b, stored, t.threshold)
-}
-
-// payloads are the files that tell what a folder entry is, with the type each makes it.
-var payloads = [...]struct {
-	name string
-	typ  uint32
-}{{cryptomator.DirFile, syscall.S_IFDIR}, {cryptomator.SymlinkFile, syscall.S_IFLNK}, {cryptomator.ContentsFile, syscall.S_IFREG}}
-
-// kind tells what the folder entry stored in dirfd is from the one payload it holds.
-func (t *cryptomatorTree) kind(dirfd int, stored string) (uint32, error) {
-	efd, err := openEntry(dirfd, stored)
-	if err != nil {
-		return 0, err
-	}
-	defer unix.Close(efd)
-	_, typ, err := payloadIn(efd, stored)
-	return typ, err
-}
-
-// payloadIn returns the payload file of the folder entry open at efd and the type it gives.
-func payloadIn(efd int, stored string) (string, uint32, error) {
-	found, typ := "", uint32(0)
-	for _, p := range payloads {
-		if p.typ == syscall.S_IFREG && !strings.HasSuffix(stored, cryptomator.SuffixC9S) {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Fstatat(efd, p.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			if found != "" {
-				return "", 0, errors.New("a folder holding both " + found + " and " + p.name)
-			}
-			found, typ = p.name, p.typ
-		}
-	}
-	if found == "" {
-		if halfMade(efd) {
-			return "", 0, cryptomator.ErrHalfMade
-		}
-		return "", 0, errors.New("a folder holding none of dir.c9r, symlink.c9r, contents.c9r")
-	}
-	return found, typ, nil
-}
-
-// halfMade reports whether the entry folder open at efd holds nothing but perhaps its
-// name.c9s: what an interrupted rename leaves (cryptomator.ErrHalfMade). The mount treats
-// the name as free: it hides the folder and removes it when the name is used again.
-func halfMade(efd int) bool {
-	names, err := layout.ReadDirNames(efd)
-	if err != nil {
-		return false
-	}
-	for _, n := range names {
-		if n != cryptomator.NameFile {
-			return false
-		}
-	}
-	return true
-}
-
-// clearHalfMade removes the entry stored in dirfd if it is a half-made folder (halfMade),
-// and reports whether it did.
-func clearHalfMade(dirfd int, stored string) bool {
-	efd, err := openEntry(dirfd, stored)
-	if err != nil {
-		return false
-	}
-	ok := halfMade(efd)
-	unix.Close(efd)
-	return ok && removeShell(dirfd, stored) == nil
 }
 
 func (t *cryptomatorTree) stat(dirfd int, stored string) (entryID, []byte, error) {
 	e, err := statAt(dirfd, stored)
 	if err != nil || e.st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		if err == nil && (e.st.Mode&unix.S_IFMT != unix.S_IFREG || strings.HasSuffix(stored, cryptomator.SuffixC9S)) {
+		if err == nil && (e.st.Mode&unix.S_IFMT != unix.S_IFREG || cryptomator.IsShortened(stored)) {
 			err = layout.ErrCorrupt // a symlink or special file where an entry belongs
 		}
 		return e, nil, err
 	}
-	efd, err := openEntry(dirfd, stored)
+	efd, err := cryptomator.OpenEntry(dirfd, stored)
 	if err != nil {
 		return entryID{}, nil, err
 	}
 	defer unix.Close(efd)
-	payload, typ, err := payloadIn(efd, stored)
+	payload, kind, err := cryptomator.PayloadIn(efd, stored)
 	if errors.Is(err, cryptomator.ErrHalfMade) {
 		return entryID{}, nil, unix.ENOENT
 	}
 	if err != nil {
 		return entryID{}, nil, layout.ErrCorrupt
 	}
-	switch typ {
-	case syscall.S_IFDIR:
+	switch kind {
+	case cryptomator.KindDir:
 		id, err := layout.ReadSmall(efd, cryptomator.DirFile, cryptomator.MaxDirIDLen)
 		if err != nil {
 			return entryID{}, nil, err
@@ -293,32 +182,26 @@ func (t *cryptomatorTree) stat(dirfd int, stored string) (entryID, []byte, error
 	if err == nil && e.st.Mode&unix.S_IFMT != unix.S_IFREG {
 		err = layout.ErrCorrupt
 	}
-	if typ == syscall.S_IFLNK {
+	if kind == cryptomator.KindSymlink {
 		e.st.Mode = syscall.S_IFLNK | 0o777
 	}
 	return e, nil, err
 }
 
+// place: a node's object is its entry's payload (cryptomator.Payload); a directory's is its
+// own folder. A file under the name of a folder entry (a rename replaced the node's entry
+// since the kernel looked it up) means the node's entry is gone: ENOENT, as for a deleted
+// node.
 func (t *cryptomatorTree) place(n *node, d dirRef, stored string) (dirRef, string, syscall.Errno) {
-	switch n.StableAttr().Mode {
-	case syscall.S_IFDIR:
+	if n.StableAttr().Mode == syscall.S_IFDIR {
 		d.close()
 		own, errno := n.dirFd()
 		return own, ".", errno
-	case syscall.S_IFLNK:
-		return openPayloadDir(d, stored, cryptomator.SymlinkFile)
 	}
-	if strings.HasSuffix(stored, cryptomator.SuffixC9S) {
-		return openPayloadDir(d, stored, cryptomator.ContentsFile)
+	fd, name, err := payload(d.fd, stored, n.StableAttr().Mode)
+	if err == nil && fd == d.fd {
+		return d, name, 0
 	}
-	return d, stored, 0
-}
-
-// openPayloadDir returns the folder entry stored in d (which it gives back) with the name of
-// its payload. A file under the name instead (a rename replaced the node's entry since the
-// kernel looked it up) means the node's entry is gone: ENOENT, as for a deleted node.
-func openPayloadDir(d dirRef, stored, payload string) (dirRef, string, syscall.Errno) {
-	efd, err := openEntry(d.fd, stored)
 	d.close()
 	if err == unix.ENOTDIR || err == unix.ELOOP {
 		err = unix.ENOENT
@@ -326,11 +209,11 @@ func openPayloadDir(d dirRef, stored, payload string) (dirRef, string, syscall.E
 	if err != nil {
 		return dirRef{}, "", fs2errno(err)
 	}
-	return dirRef{fd: efd, owned: true}, payload, 0
+	return dirRef{fd: fd, owned: true}, name, 0
 }
 
 func (t *cryptomatorTree) filePlace(dirfd int, stored string) (int, string, error) {
-	return t.payload(dirfd, stored, syscall.S_IFREG)
+	return cryptomator.Payload(dirfd, stored, cryptomator.KindFile)
 }
 
 func (t *cryptomatorTree) symlinkLen(size int64) (int, bool) {
@@ -339,100 +222,19 @@ func (t *cryptomatorTree) symlinkLen(size int64) (int, bool) {
 }
 
 func (t *cryptomatorTree) readlink(dirfd int, name string) ([]byte, error) {
-	var st unix.Stat_t
-	fd, err := layout.OpenFile(dirfd, name, unix.O_RDONLY, 0, &st)
-	if err != nil {
-		return nil, err
+	b, err := t.content.DecryptSmall(dirfd, name, cryptomator.MaxSymlinkLen)
+	if err == nil && len(b) == 0 {
+		err = layout.ErrCorrupt
 	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	g := t.content.Geometry()
-	if st.Size > g.CipherSize(cryptomator.MaxSymlinkLen) {
-		return nil, layout.ErrCorrupt
-	}
-	var b bytes.Buffer
-	if _, err := t.content.Decrypt(&b, io.LimitReader(f, st.Size)); err != nil {
-		return nil, err
-	}
-	if b.Len() == 0 {
-		return nil, layout.ErrCorrupt
-	}
-	return b.Bytes(), nil
+	return b, err
 }
 
-// encrypted is b encrypted as a file's content (a symlink's target, a dirid.c9r).
-func (t *cryptomatorTree) encrypted(b []byte) ([]byte, error) {
-	var out bytes.Buffer
-	_, err := t.content.Encrypt(&out, bytes.NewReader(b))
-	return out.Bytes(), err
-}
-
-// shell builds a folder entry for e in dirfd under a temporary name: with e's name.c9s if
-// it is long, and whatever fill puts in it (given the folder, open). It returns the
-// temporary name; place moves it to e.stored.
-func (t *cryptomatorTree) shell(dirfd int, e storedEntry, fill func(efd int) error) (string, error) {
-	tmp := cryptomator.TempName()
-	if err := unix.Mkdirat(dirfd, tmp, 0o700); err != nil {
-		return "", err
+// longName is e's full encrypted name if it is stored shortened (a .c9s folder), else "".
+func (e storedEntry) longName() string {
+	if e.long {
+		return e.encoded
 	}
-	efd, err := openEntry(dirfd, tmp)
-	if err == nil {
-		if e.long {
-			err = layout.WriteNew(efd, cryptomator.NameFile, []byte(e.encoded), 0o600, true)
-		}
-		if err == nil && fill != nil {
-			err = fill(efd)
-		}
-		if err == nil {
-			err = syncDir(efd)
-		}
-		unix.Close(efd)
-	}
-	if err != nil {
-		removeShell(dirfd, tmp)
-		return "", err
-	}
-	return tmp, nil
-}
-
-// syncDir fsyncs the folder open (O_PATH) at fd, through a descriptor fsync accepts.
-func syncDir(fd int) error {
-	rfd, err := layout.OpenDir(fd, ".")
-	if err != nil {
-		return err
-	}
-	defer unix.Close(rfd)
-	return unix.Fsync(rfd)
-}
-
-// removeShell removes a folder the format uses (an entry's folder, or a directory's d/ folder
-// once its entry is gone) with the format's files in it: anything else in it makes the removal
-// fail (ENOTEMPTY).
-func removeShell(dirfd int, name string) error {
-	efd, err := openEntry(dirfd, name)
-	if err == nil {
-		for _, f := range []string{cryptomator.NameFile, cryptomator.DirFile, cryptomator.SymlinkFile, cryptomator.ContentsFile, cryptomator.DirIDBackup} {
-			unix.Unlinkat(efd, f, 0)
-		}
-		unix.Close(efd)
-	}
-	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
-}
-
-// placeEntry renames the built entry tmp in dirfd to its stored name, which must be free (a
-// half-made folder there is removed first).
-func placeEntry(dirfd int, tmp, stored string) error {
-	err := unix.Renameat2(dirfd, tmp, dirfd, stored, unix.RENAME_NOREPLACE)
-	if err == unix.EEXIST && clearHalfMade(dirfd, stored) {
-		err = unix.Renameat2(dirfd, tmp, dirfd, stored, unix.RENAME_NOREPLACE)
-	}
-	if err == unix.EINVAL {
-		err = unix.Renameat(dirfd, tmp, dirfd, stored)
-	}
-	if err != nil {
-		removeShell(dirfd, tmp)
-	}
-	return err
+	return ""
 }
 
 func (t *cryptomatorTree) create(dirfd int, e storedEntry, flags int, mode uint32) (int, error) {
@@ -448,19 +250,16 @@ func (t *cryptomatorTree) create(dirfd int, e storedEntry, flags int, mode uint3
 	}
 	if !e.long {
 		fd, err := open(dirfd, e.stored)
-		if err == unix.EISDIR && clearHalfMade(dirfd, e.stored) {
+		if err == unix.EISDIR && cryptomator.ClearHalfMade(dirfd, e.stored) {
 			fd, err = open(dirfd, e.stored)
 		}
 		return fd, err
 	}
 	fd := -1
-	tmp, err := t.shell(dirfd, e, func(efd int) (err error) {
-		fd, err = open(efd, cryptomator.ContentsFile)
+	err := cryptomator.MakeEntry(dirfd, e.stored, e.longName(), cryptomator.KindFile, func(efd int, name string) (err error) {
+		fd, err = open(efd, name)
 		return err
 	})
-	if err == nil {
-		err = placeEntry(dirfd, tmp, e.stored)
-	}
 	if err != nil {
 		if fd >= 0 {
 			unix.Close(fd)
@@ -477,38 +276,22 @@ func (t *cryptomatorTree) mkdir(dirfd int, e storedEntry, mode uint32) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	backup, err := t.encrypted([]byte(id))
+	backup, err := t.content.Seal([]byte(id))
 	if err != nil {
 		return nil, err
 	}
 	rel := t.names.DirPath(id) // d/XX/YYYY
-	parent, name := rel[:strings.LastIndexByte(rel, '/')], rel[strings.LastIndexByte(rel, '/')+1:]
-	pfd, err := t.openBeneath(parent, true)
+	parent, name := path.Split(rel)
+	pfd, err := t.openBeneath(strings.TrimSuffix(parent, "/"), true)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(pfd)
-	if err := unix.Mkdirat(pfd, name, 0o700); err != nil {
+	if err := cryptomator.MakeDirFolder(pfd, name, backup, mode); err != nil {
 		return nil, err
 	}
-	undo := func() { removeShell(pfd, name) }
-	dfd, err := layout.OpenDir(pfd, name)
-	if err == nil {
-		err = layout.WriteNew(dfd, cryptomator.DirIDBackup, backup, 0o600, true)
-		if err == nil {
-			err = unix.Fchmod(dfd, mode&07777)
-		}
-		unix.Close(dfd)
-	}
-	if err == nil {
-		var tmp string
-		tmp, err = t.shell(dirfd, e, func(efd int) error { return layout.WriteNew(efd, cryptomator.DirFile, []byte(id), 0o600, true) })
-		if err == nil {
-			err = placeEntry(dirfd, tmp, e.stored)
-		}
-	}
-	if err != nil {
-		undo()
+	if err := cryptomator.MakeEntry(dirfd, e.stored, e.longName(), cryptomator.KindDir, writeNew([]byte(id))); err != nil {
+		cryptomator.RemoveShell(pfd, name)
 		return nil, err
 	}
 	return []byte(id), nil
@@ -546,54 +329,42 @@ func (t *cryptomatorTree) openBeneath(rel string, mk bool) (int, error) {
 	if err := unix.Mkdirat(pfd, rel[i+1:], 0o700); err != nil && err != unix.EEXIST {
 		return -1, err
 	}
-	return openEntry(pfd, rel[i+1:])
+	return cryptomator.OpenEntry(pfd, rel[i+1:])
 }
 
 func (t *cryptomatorTree) symlink(dirfd int, e storedEntry, target string) error {
 	if len(target) > cryptomator.MaxSymlinkLen {
 		return unix.ENAMETOOLONG
 	}
-	sealed, err := t.encrypted([]byte(target))
+	sealed, err := t.content.Seal([]byte(target))
 	if err != nil {
 		return err
 	}
-	tmp, err := t.shell(dirfd, e, func(efd int) error { return layout.WriteNew(efd, cryptomator.SymlinkFile, sealed, 0o600, true) })
-	if err != nil {
-		return err
-	}
-	return placeEntry(dirfd, tmp, e.stored)
+	return cryptomator.MakeEntry(dirfd, e.stored, e.longName(), cryptomator.KindSymlink, writeNew(sealed))
 }
 
-// unlink removes a file or symlink: a plain .c9r file at once; a folder entry is renamed out
-// of sight first and then emptied, so a crash never leaves a folder without its payload
-// under an entry's name.
+// writeNew writes a new payload holding b, durably.
+func writeNew(b []byte) func(efd int, name string) error {
+	return func(efd int, name string) error { return layout.WriteNew(efd, name, b, 0o600, true) }
+}
+
+// unlink removes a file or symlink (cryptomator.RemoveEntry).
 func (t *cryptomatorTree) unlink(dirfd int, e storedEntry) error {
-	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, e.stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return unix.Unlinkat(dirfd, e.stored, 0)
-	}
-	return t.takeAway(dirfd, e.stored)
+	return cryptomator.RemoveEntry(dirfd, e.stored, t.left)
 }
 
-// takeAway removes the folder entry stored in dirfd: renamed to a temporary name (the entry
-// is gone in one system call), then emptied and removed; what is left of it after a failure
-// or a crash is a temporary name, which readers skip.
+// takeAway removes the folder entry stored in dirfd (cryptomator.TakeAway), logging what a
+// failure left under a temporary name.
 func (t *cryptomatorTree) takeAway(dirfd int, stored string) error {
-	tmp := cryptomator.TempName()
-	if err := unix.Renameat(dirfd, stored, dirfd, tmp); err != nil {
-		return err
-	}
-	if err := removeShell(dirfd, tmp); err != nil {
-		t.f.log.Printf("vfs: removing %s (was %s): %v", tmp, stored, err)
-	}
-	return nil
+	return cryptomator.TakeAway(dirfd, stored, t.left)
 }
 
-// rmdir removes an empty directory: its entry first, then its folder (with dirid.c9r), so
-// that a crash leaves an unreferenced folder, never an entry naming no folder.
+// left logs a folder a removal left behind (under a temporary name, or half-made).
+func (t *cryptomatorTree) left(name string, err error) {
+	t.f.log.Printf("vfs: removing %s: %v", name, err)
+}
+
+// rmdir removes an empty directory (cryptomator.RemoveDir).
 func (t *cryptomatorTree) rmdir(dirfd int, e storedEntry) error {
 	id, err := t.readDirID(dirfd, e.stored)
 	if err != nil {
@@ -611,33 +382,12 @@ func (t *cryptomatorTree) rmdir(dirfd int, e storedEntry) error {
 		return err
 	}
 	defer done()
-	for _, n := range names {
-		if n != cryptomator.DirIDBackup && !cryptomator.IsTemp(n) {
-			return unix.ENOTEMPTY
-		}
-	}
-	if err := t.takeAway(dirfd, e.stored); err != nil {
-		return err
-	}
-	for _, n := range names {
-		if cryptomator.IsTemp(n) {
-			removeShell(cfd, n)
-		}
-	}
-	if err := removeShell(pfd, rel[i+1:]); err != nil {
-		t.f.log.Printf("vfs: removing the folder %s of a removed directory: %v", rel, err)
-	}
-	return nil
+	return cryptomator.RemoveDir(pfd, rel[i+1:], cfd, names, func() error { return t.takeAway(dirfd, e.stored) }, t.left)
 }
 
-// rename moves src in sd to dst in dd. Between plain .c9r names it is one rename, atomic when
-// a file replaces a file (an editor's save). Where a .c9s name is involved, the entry's
-// payload (contents.c9r, dir.c9r or symlink.c9r; a plain .c9r file is its own) moves into a
-// destination entry built beforehand, or over the destination file's content, which keeps
-// the replacement of a file atomic there too; the source's empty folder goes last. A crash
-// leaves the source whole, or the destination whole (beside an empty folder entry that
-// readers report). A directory, or a different kind of entry, in the way is removed first,
-// as gocryptfs does. RENAME_EXCHANGE swaps the entries (exchange).
+// rename moves src in sd to dst in dd (cryptomator.Rename: an editor's save, a file
+// replacing a file, is atomic under either length of name); RENAME_EXCHANGE swaps the
+// entries (exchange).
 func (t *cryptomatorTree) rename(sd int, src storedEntry, dd int, dst storedEntry, flags uint32) error {
 	if flags == unix.RENAME_EXCHANGE {
 		return t.exchange(sd, src, dd, dst)
@@ -645,69 +395,12 @@ func (t *cryptomatorTree) rename(sd int, src storedEntry, dd int, dst storedEntr
 	if flags&^uint32(unix.RENAME_NOREPLACE) != 0 {
 		return unix.EINVAL
 	}
-	srcTyp, err := t.entryType(sd, src.stored)
-	if err != nil {
-		return err
-	}
-	dstTyp, err := t.entryType(dd, dst.stored)
-	if errors.Is(err, cryptomator.ErrHalfMade) && clearHalfMade(dd, dst.stored) {
-		err = unix.ENOENT
-	}
-	switch {
-	case err == unix.ENOENT:
-		dstTyp = 0
-	case err != nil:
-		return err
-	case flags&unix.RENAME_NOREPLACE != 0:
-		return unix.EEXIST
-	}
-	fileOverFile := srcTyp == syscall.S_IFREG && dstTyp == syscall.S_IFREG
-	if dstTyp != 0 && !fileOverFile {
-		if dstTyp == syscall.S_IFDIR {
-			err = t.rmdir(dd, dst)
-		} else {
-			err = t.unlink(dd, dst)
+	return cryptomator.Rename(sd, src.stored, src.long, dd, dst.stored, dst.longName(), flags&unix.RENAME_NOREPLACE != 0, func(typ uint32) error {
+		if typ == syscall.S_IFDIR {
+			return t.rmdir(dd, dst)
 		}
-		if err != nil {
-			return err
-		}
-		dstTyp = 0
-	}
-	if !src.long && !dst.long {
-		return unix.Renameat(sd, src.stored, dd, dst.stored)
-	}
-	// The payload's place now, and where it goes.
-	from, fromName, err := t.payload(sd, src.stored, srcTyp)
-	if err != nil {
-		return err
-	}
-	defer closeIfOther(from, sd)
-	var to int
-	var toName string
-	if dstTyp == 0 && (dst.long || srcTyp != syscall.S_IFREG) {
-		tmp, err := t.shell(dd, dst, nil)
-		if err != nil {
-			return err
-		}
-		if err := placeEntry(dd, tmp, dst.stored); err != nil {
-			return err
-		}
-	}
-	to, toName, err = t.payload(dd, dst.stored, srcTyp)
-	if err != nil {
-		return err
-	}
-	defer closeIfOther(to, dd)
-	if err := unix.Renameat(from, fromName, to, toName); err != nil {
-		if dstTyp == 0 && to != dd {
-			removeShell(dd, dst.stored) // the empty entry built for it
-		}
-		return err
-	}
-	if from != sd {
-		t.takeAway(sd, src.stored) // the emptied source folder, out of sight first
-	}
-	return nil
+		return t.unlink(dd, dst)
+	}, t.left)
 }
 
 // exchange swaps the entries src in sd and dst in dd (RENAME_EXCHANGE), in one system call,
@@ -726,7 +419,7 @@ func (t *cryptomatorTree) rename(sd int, src storedEntry, dd int, dst storedEntr
 // system call does: refused with EINVAL, as a file system without the flag refuses it.
 func (t *cryptomatorTree) exchange(sd int, src storedEntry, dd int, dst storedEntry) error {
 	typ := func(dirfd int, stored string) (uint32, error) {
-		typ, err := t.entryType(dirfd, stored)
+		typ, err := cryptomator.EntryType(dirfd, stored)
 		if errors.Is(err, cryptomator.ErrHalfMade) {
 			err = unix.ENOENT
 		}
@@ -741,12 +434,12 @@ func (t *cryptomatorTree) exchange(sd int, src storedEntry, dd int, dst storedEn
 		return err
 	}
 	swapPayloads := func() error {
-		from, fromName, err := t.payload(sd, src.stored, srcTyp)
+		from, fromName, err := payload(sd, src.stored, srcTyp)
 		if err != nil {
 			return err
 		}
 		defer closeIfOther(from, sd)
-		to, toName, err := t.payload(dd, dst.stored, dstTyp)
+		to, toName, err := payload(dd, dst.stored, dstTyp)
 		if err != nil {
 			return err
 		}
@@ -780,7 +473,7 @@ func (t *cryptomatorTree) exchange(sd int, src storedEntry, dd int, dst storedEn
 // lendName gives the folder of the short entry stored in dirfd the name.c9s of a long name
 // encoded, durably, before the folder moves to that name.
 func (t *cryptomatorTree) lendName(dirfd int, stored, encoded string) error {
-	efd, err := openEntry(dirfd, stored)
+	efd, err := cryptomator.OpenEntry(dirfd, stored)
 	if err != nil {
 		return err
 	}
@@ -789,13 +482,13 @@ func (t *cryptomatorTree) lendName(dirfd int, stored, encoded string) error {
 	if err := layout.WriteNew(efd, cryptomator.NameFile, []byte(encoded), 0o600, true); err != nil {
 		return err
 	}
-	return syncDir(efd)
+	return cryptomator.SyncFolder(efd)
 }
 
 // dropName removes the name.c9s from the folder of the short entry stored in dirfd; one left
 // behind is harmless, so a failure is only logged.
 func (t *cryptomatorTree) dropName(dirfd int, stored string) {
-	efd, err := openEntry(dirfd, stored)
+	efd, err := cryptomator.OpenEntry(dirfd, stored)
 	if err == nil {
 		err = unix.Unlinkat(efd, cryptomator.NameFile, 0)
 		unix.Close(efd)
@@ -805,34 +498,10 @@ func (t *cryptomatorTree) dropName(dirfd int, stored string) {
 	}
 }
 
-// entryType is the type of the entry stored in dirfd (ENOENT if there is none).
-func (t *cryptomatorTree) entryType(dirfd int, stored string) (uint32, error) {
-	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return 0, err
-	}
-	typ := st.Mode & unix.S_IFMT
-	if typ == unix.S_IFDIR {
-		return t.kind(dirfd, stored)
-	}
-	return typ, nil
-}
-
-// payload returns where the payload of an entry of type typ stored in dirfd is (or goes): the
-// entry itself for a plain .c9r file, else a file in its folder (opened; closeIfOther closes
-// it).
-func (t *cryptomatorTree) payload(dirfd int, stored string, typ uint32) (int, string, error) {
-	name := cryptomator.ContentsFile
-	switch {
-	case typ == syscall.S_IFREG && !strings.HasSuffix(stored, cryptomator.SuffixC9S):
-		return dirfd, stored, nil
-	case typ == syscall.S_IFDIR:
-		name = cryptomator.DirFile
-	case typ == syscall.S_IFLNK:
-		name = cryptomator.SymlinkFile
-	}
-	efd, err := openEntry(dirfd, stored)
-	return efd, name, err
+// payload returns where the payload of an entry of type typ stored in dirfd is, or goes
+// (cryptomator.Payload; closeIfOther closes it).
+func payload(dirfd int, stored string, typ uint32) (int, string, error) {
+	return cryptomator.Payload(dirfd, stored, cryptomator.KindOf(typ))
 }
 
 func closeIfOther(fd, other int) {
@@ -857,48 +526,22 @@ func (t *cryptomatorTree) conflicts(s *dirStream, found map[string]storedEntry) 
 	}
 	var out []fuse.DirEntry
 	for _, e := range s.failed {
-		var plain string
-		var long bool
-		c, ok := layout.ParseConflict(e.Name, func(base string) bool {
-			enc := base
-			switch {
-			case strings.HasSuffix(base, cryptomator.SuffixC9S):
-				// The copy's name.c9s still names the original's encrypted name.
-				efd, err := openEntry(dirfd, e.Name)
-				if err != nil {
-					return false
-				}
-				b, err := layout.ReadSmall(efd, cryptomator.NameFile, cryptomator.MaxNameFile)
-				unix.Close(efd)
-				if err != nil {
-					return false
-				}
-				if enc, err = cryptomator.ParseNameFile(b, base, t.threshold); err != nil {
-					return false
-				}
-				long = true
-			case !strings.HasSuffix(base, cryptomator.SuffixC9R):
-				return false
-			}
-			p, err := t.names.Decrypt(id, enc)
-			plain = p
-			return err == nil
-		})
+		c, plain, ok := cryptomator.ParseCopy(dirfd, t.names, id, e.Name, t.threshold)
 		if !ok {
 			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
 			continue
 		}
 		de := e.DirEntry
 		if de.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-			typ, err := t.kind(dirfd, e.Name)
+			k, err := cryptomator.FolderKind(dirfd, e.Name)
 			if err != nil {
 				n.fsys.log.Printf("vfs: directory inode %d: conflict copy %q: %v", n.StableAttr().Ino, e.Name, err)
 				continue
 			}
-			de.Mode, de.Ino = typ, 0
+			de.Mode, de.Ino = k.Mode(), 0
 		}
 		de.Name = layout.ConflictName(plain, c, taken)
-		found[de.Name] = storedEntry{stored: e.Name, long: long}
+		found[de.Name] = storedEntry{stored: e.Name, long: cryptomator.IsShortened(c.Base)}
 		out = append(out, de)
 	}
 	return out

@@ -68,7 +68,10 @@
 //     life), so its interfaces are its own: vfs's tree (what a directory's names are encrypted
 //     under, what a name is stored as, where an entry's object is, and how entries are made,
 //     removed and renamed crash-safely) and contentFormat (header, geometry, holes). Its
-//     Cryptomator implementation is built on this package's Names, Content and Shorten.
+//     Cryptomator implementation is built on this package's Names, Content and the rules of
+//     an entry's folder (entries.go: what a folder entry holds and is, and how entries are
+//     built, placed, moved and taken away), which Vault's reader, writer and settling use
+//     too: each rule of the cipher tree is written once.
 //
 // The geometry (format.Geometry) is a property of the format: HeaderLen 18 / 68 / 88,
 // BlockSize 4096 / 32768, BlockOverhead per cipher (32 for gocryptfs GCM, 28 for SIV_GCM, 48
@@ -89,5 +92,6 @@
 // empty it after, and Rmdir removes the d/ folder last, so a crash leaves an unreferenced
 // folder at worst, never an entry whose directory or payload is missing. A rename between
 // plain .c9r names is one rename(2) (atomic when a file replaces a file); one involving a
-// .c9s name moves the entry's payload into a destination built beforehand.
+// .c9s name moves the entry's payload into a destination built beforehand. Settling a sync
+// tool's conflict copy offline (settle.go) takes the same steps.
 package cryptomator

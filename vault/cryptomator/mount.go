@@ -1,38 +1,19 @@
 package cryptomator
 
-import (
-	"crypto/rand"
-	"encoding/hex"
-	"strings"
-)
+import "crypto/rand"
 
 // What a mount (mountmgr/vfs) needs to work on a vault's cipher tree through descriptors of
-// its own, rather than through Vault's path-based reader and writer.
+// its own, beside the rules of an entry's folder (entries.go) it shares with Vault.
 
 // Names of the cipher tree, as a mount meets them.
 const (
-	SuffixC9R     = suffixC9R
-	SuffixC9S     = suffixC9S
 	NameFile      = nameFile
 	ContentsFile  = contentsFile
 	DirFile       = dirFile
 	SymlinkFile   = symlinkFile
-	DirIDBackup   = dirIDBackup
-	MaxDirIDLen   = maxDirIDLen
-	MaxNameFile   = maxNameFile
 	MaxSymlinkLen = maxSymlinkLen
+	MaxDirIDLen   = maxDirIDLen
 )
-
-// TempName is a fresh temporary name, for an entry being built or taken apart: not an entry
-// of the format, which readers skip.
-func TempName() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return tempPrefix + hex.EncodeToString(b[:])
-}
-
-// IsTemp reports whether a stored name is a temporary one (TempName).
-func IsTemp(name string) bool { return strings.HasPrefix(name, tempPrefix) }
 
 // Dir returns the vault's folder.
 func (v *Vault) Dir() string { return v.dir }

@@ -109,6 +109,15 @@ func Shorten(stored string) string {
 	return nameB64.EncodeToString(h[:]) + suffixC9S
 }
 
+// StoredName returns the name the encrypted name enc is stored under: enc itself, or when
+// it is longer than threshold its .c9s folder's name (then long is enc, else "").
+func StoredName(enc string, threshold int) (stored, long string) {
+	if len(enc) > threshold {
+		return Shorten(enc), enc
+	}
+	return enc, ""
+}
+
 // ParseNameFile checks the content b of the name.c9s in the .c9s folder stored and returns the
 // encrypted name it holds: at most maxNameFile bytes that Shorten to stored, and longer than
 // the vault's shortening threshold. A name within the threshold is stored as it is: behind a

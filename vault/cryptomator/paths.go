@@ -79,12 +79,16 @@ func (m pathMapper) DecryptPath(cipher string) (string, error) {
 	if stored == dirIDBackup {
 		return "", fmt.Errorf("%s: %w (the ID backup of /%s)", clean, layout.ErrFormatFile, plainDir)
 	}
-	e, _, err := m.v.entry(d, stored)
+	f, err := m.v.openFolder(d.Path)
 	if err != nil {
-		var ok bool
-		if e, ok = m.v.conflictCopy(d, stored); !ok {
-			return "", fmt.Errorf("%s: %w", clean, err)
-		}
+		return "", fmt.Errorf("%s: %w", clean, err)
+	}
+	defer f.Close()
+	e, _, err := m.v.entry(int(f.Fd()), d, stored)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", clean, err)
+	}
+	if e.Conflict != nil {
 		e.Name = layout.ConflictName(e.Name, *e.Conflict, func(name string) bool {
 			_, err := m.v.Lookup(d, name)
 			return err == nil

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"maps"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -112,5 +114,37 @@ func TestOpenWrongPasswordNamesTheFile(t *testing.T) {
 	}
 	if want := dir + "/" + MasterkeyFileName; !strings.Contains(err.Error(), want) {
 		t.Fatalf("%q does not name %s", err, want)
+	}
+}
+
+// A sync tool's copy of an entry folder that holds no payload (what a crash leaves when it
+// stops a settle or a rename after the copy's payload moved) holds no data: it is reported
+// as ErrHalfMade, which fsck notes (format.KindTemp), not as a name that does not decrypt.
+func TestHalfMadeCopyIsNoDamage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "v")
+	v, err := Create(context.Background(), dir, []byte("pw"), CreateOptions{ScryptLogN: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	x, err := v.Symlink(v.Root(), "x", "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, filepath.FromSlash(x.node()))
+	cp := strings.TrimSuffix(src, ".c9r") + " (conflicted copy 2026-11-30).c9r"
+	if err := os.Mkdir(cp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := v.ReadDir(v.Root())
+	if len(ents) != 1 || !errors.Is(err, ErrHalfMade) {
+		t.Fatalf("%v, %v: want the original, and ErrHalfMade for the copy", ents, err)
+	}
+	var kinds []string
+	if _, err := v.Volume().ReadDir(format.Dir{Ref: v.Root()}, false, func(p format.Problem) { kinds = append(kinds, p.Kind) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(kinds, []string{format.KindTemp}) {
+		t.Fatalf("problems of kinds %q, want one %q", kinds, format.KindTemp)
 	}
 }

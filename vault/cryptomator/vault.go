@@ -1,17 +1,16 @@
 package cryptomator
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/text/unicode/norm"
@@ -66,7 +65,7 @@ type Entry struct {
 	Conflict *layout.Conflict
 }
 
-func (e Entry) shortened() bool { return strings.HasSuffix(e.Stored, suffixC9S) }
+func (e Entry) shortened() bool { return IsShortened(e.Stored) }
 
 // node is the entry's path in the vault's folder.
 func (e Entry) node() string { return e.Parent.Path + "/" + e.Stored }
@@ -187,38 +186,27 @@ func (v *Vault) readSmall(rel string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// openRegular opens rel for reading: a regular file, not a symlink, not a FIFO that would
-// block (O_NONBLOCK). os.Root follows symlinks that stay inside the folder, so the file is
-// checked with Lstat first and the opened one must be the same file (a symlink swapped in
-// between is refused too).
+// openRegular opens rel for reading, relative to its folder (layout.OpenFile): a regular
+// file, not through a symlink, not a FIFO that would block.
 func (v *Vault) openRegular(rel string) (*os.File, error) {
-	lst, err := v.root.Lstat(rel)
+	d, err := v.openFolder(path.Dir(rel))
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, fs.ErrNotExist)
-		}
-		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
+		return nil, err
 	}
-	if !lst.Mode().IsRegular() {
-		var mode uint32
-		if st, ok := lst.Sys().(*syscall.Stat_t); ok {
-			mode = st.Mode
-		}
-		return nil, &layout.NotRegularError{Name: v.path(rel), Mode: mode}
+	defer d.Close()
+	fd, err := layout.OpenFile(int(d.Fd()), path.Base(rel), unix.O_RDONLY, 0, nil)
+	var nr *layout.NotRegularError
+	switch {
+	case err == nil:
+		return os.NewFile(uintptr(fd), v.path(rel)), nil
+	case errors.As(err, &nr):
+		return nil, &layout.NotRegularError{Name: v.path(rel), Mode: nr.Mode}
+	case err == unix.ELOOP:
+		return nil, &layout.NotRegularError{Name: v.path(rel), Mode: unix.S_IFLNK}
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, err)
 	}
-	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
-	}
-	st, err := f.Stat()
-	if err == nil && !os.SameFile(lst, st) {
-		err = fmt.Errorf("%w: replaced while being opened", layout.ErrCorrupt)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
-	}
-	return f, nil
+	return nil, fmt.Errorf("%s: %w", v.path(rel), err)
 }
 
 // Root returns the root directory.
@@ -229,10 +217,11 @@ func (v *Vault) Root() Dir { return Dir{ID: rootDirID, Path: v.names.DirPath(roo
 const tempPrefix = ".vaultui-tmp-"
 
 // ReadDir lists d. It returns every entry it could read, sorted by name (sync tools' conflict
-// copies among them, Entry.Conflict set, under the name of the entry they copy), and an error joining
-// one error per entry it could not (each naming the entry's path in the vault's folder): a
-// name that does not decrypt, a .c9s folder whose name.c9s does not hash to it, a folder that
-// is neither a directory nor a symlink.
+// copies among them, Entry.Conflict set, under the name of the entry they copy), and an
+// error joining one error per entry it could not (each naming the entry's path in the
+// vault's folder): a name that does not decrypt, a .c9s folder whose name.c9s does not hash
+// to it, a folder that is neither a directory nor a symlink, or one holding no payload
+// (ErrHalfMade).
 func (v *Vault) ReadDir(d Dir) ([]Entry, error) {
 	var errs []error
 	ents, err := v.readDir(d, func(_, _ string, err error) { errs = append(errs, err) })
@@ -245,22 +234,25 @@ func (v *Vault) ReadDir(d Dir) ([]Entry, error) {
 // readDir is ReadDir telling bad of each stored name it could not read, with the kind of
 // problem it is (a format.Kind*); the error is a folder that cannot be listed.
 func (v *Vault) readDir(d Dir, bad func(stored, kind string, err error)) ([]Entry, error) {
-	stored, err := v.listNames(d.Path)
+	f, err := v.openFolder(d.Path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	stored, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v.path(d.Path), err)
+	}
+	dirfd := int(f.Fd())
 	var ents []Entry
 	for _, s := range stored {
-		if s == dirIDBackup || strings.HasPrefix(s, tempPrefix) {
+		if Skipped(s) {
 			continue
 		}
-		e, kind, err := v.entry(d, s)
+		e, kind, err := v.entry(dirfd, d, s)
 		if err != nil {
-			var ok bool
-			if e, ok = v.conflictCopy(d, s); !ok {
-				bad(s, kind, err)
-				continue
-			}
+			bad(s, kind, err)
+			continue
 		}
 		ents = append(ents, e)
 	}
@@ -268,7 +260,9 @@ func (v *Vault) readDir(d Dir, bad func(stored, kind string, err error)) ([]Entr
 	return ents, nil
 }
 
-func (v *Vault) listNames(rel string) ([]string, error) {
+// openFolder opens the folder rel as a directory, without following a symlink: the
+// descriptor the rules of entries.go work on.
+func (v *Vault) openFolder(rel string) (*os.File, error) {
 	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -276,12 +270,7 @@ func (v *Vault) listNames(rel string) ([]string, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
 	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
-	}
-	return names, nil
+	return f, nil
 }
 
 // listEntries lists the folder rel, opened as a directory without following a symlink; nil
@@ -296,30 +285,21 @@ func (v *Vault) listEntries(rel string) []fs.DirEntry {
 	return ents
 }
 
-// entry reads the stored entry s of d; an error comes with the kind of problem it is.
-func (v *Vault) entry(d Dir, s string) (Entry, string, error) {
+// entry reads the stored entry s of d, whose folder is open at dirfd, or a sync tool's
+// conflict copy of one (ParseCopy: Entry.Conflict set); an error comes with the kind of
+// problem it is.
+func (v *Vault) entry(dirfd int, d Dir, s string) (Entry, string, error) {
 	e := Entry{Parent: d, Stored: s}
-	var encName string
-	switch {
-	case strings.HasSuffix(s, suffixC9R):
-		encName = s
-	case strings.HasSuffix(s, suffixC9S):
-		long, err := v.readSmall(e.node()+"/"+nameFile, maxNameFile)
-		if err != nil {
-			return e, format.KindLongName, err
-		}
-		if encName, err = ParseNameFile(long, s, v.config.ShorteningThreshold); err != nil {
-			return e, format.KindLongName, fmt.Errorf("%s: %w", v.path(e.node()+"/"+nameFile), err)
-		}
-	default:
-		return e, format.KindForeign, fmt.Errorf("%s: %w: not an entry of the format (no %s or %s)", v.path(e.node()), layout.ErrCorrupt, suffixC9R, suffixC9S)
-	}
-	name, err := v.names.Decrypt(d.ID, encName)
+	kind, err := v.entryName(dirfd, &e)
 	if err != nil {
-		return e, format.KindName, fmt.Errorf("%s: %w", v.path(e.node()), err)
+		c, name, ok := ParseCopy(dirfd, v.names, d.ID, s, v.config.ShorteningThreshold)
+		if !ok {
+			return e, kind, err
+		}
+		e.Name, e.Conflict = name, &c
 	}
-	e.Name = name
-	if e.Kind, err = v.kind(e); err != nil {
+	if e.Kind, err = EntryKind(dirfd, s); err != nil {
+		err = fmt.Errorf("%s: %w", v.path(e.node()), err)
 		if errors.Is(err, ErrHalfMade) {
 			return e, format.KindTemp, err
 		}
@@ -328,109 +308,26 @@ func (v *Vault) entry(d Dir, s string) (Entry, string, error) {
 	return e, "", nil
 }
 
-// ErrHalfMade is an entry folder that holds no payload at all (nothing but, for a .c9s
-// name, its name.c9s): what a crash leaves when it stops a rename that moves an entry's
-// payload into a new folder (a file's name becoming long, say) after the folder was placed
-// and before the payload arrived. The payload is still under its old name; the folder holds
-// no data, and may be removed.
-var ErrHalfMade = errors.New("an entry folder holding no payload (an interrupted rename left it; it holds no data)")
-
-// conflictCopy reads the stored name s of d, which is not an entry of the format, as a sync
-// tool's conflict copy of one: a tool's marker (layout.ParseConflict) whose removal leaves a
-// name that decrypts in d (for a .c9s folder, the hash of the copy's own name.c9s).
-func (v *Vault) conflictCopy(d Dir, s string) (Entry, bool) {
-	var name string
-	c, ok := layout.ParseConflict(s, func(base string) bool {
-		enc := base
-		switch {
-		case strings.HasSuffix(base, suffixC9S):
-			long, err := v.readSmall(d.Path+"/"+s+"/"+nameFile, maxNameFile)
-			if err != nil {
-				return false
-			}
-			if enc, err = ParseNameFile(long, base, v.config.ShorteningThreshold); err != nil {
-				return false
-			}
-		case !strings.HasSuffix(base, suffixC9R):
-			return false
-		}
-		var err error
-		name, err = v.names.Decrypt(d.ID, enc)
-		return err == nil
-	})
-	if !ok {
-		return Entry{}, false
+// entryName decrypts e's stored name into e.Name; an error comes with the kind of problem it
+// is.
+func (v *Vault) entryName(dirfd int, e *Entry) (string, error) {
+	enc, err := EncryptedName(dirfd, e.Stored, e.Stored, v.config.ShorteningThreshold)
+	switch {
+	case errors.Is(err, ErrNotEntry):
+		return format.KindForeign, fmt.Errorf("%s: %w", v.path(e.node()), err)
+	case err != nil:
+		return format.KindLongName, fmt.Errorf("%s: %w", v.path(e.node()+"/"+nameFile), err)
 	}
-	e := Entry{Parent: d, Stored: s, Name: name, Conflict: &c}
-	var err error
-	if e.Kind, err = v.kind(e); err != nil {
-		return Entry{}, false
+	if e.Name, err = v.names.Decrypt(e.Parent.ID, enc); err != nil {
+		return format.KindName, fmt.Errorf("%s: %w", v.path(e.node()), err)
 	}
-	return e, true
-}
-
-// kind tells a stored entry's kind from what is there: a .c9r regular file is a file; a
-// folder holding dir.c9r is a directory, one holding symlink.c9r a symlink, and a .c9s folder
-// holding contents.c9r a file.
-func (v *Vault) kind(e Entry) (Kind, error) {
-	st, err := v.root.Lstat(e.node())
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", v.path(e.node()), err)
-	}
-	if st.Mode().IsRegular() && !e.shortened() {
-		return KindFile, nil
-	}
-	if !st.IsDir() {
-		return 0, fmt.Errorf("%s: %w: a %s where a file or folder belongs", v.path(e.node()), layout.ErrCorrupt, st.Mode().Type())
-	}
-	var kinds []Kind
-	for _, c := range []struct {
-		file string
-		kind Kind
-	}{{dirFile, KindDir}, {symlinkFile, KindSymlink}, {contentsFile, KindFile}} {
-		if c.kind == KindFile && !e.shortened() {
-			continue
-		}
-		if _, err := v.root.Lstat(e.node() + "/" + c.file); err == nil {
-			kinds = append(kinds, c.kind)
-		}
-	}
-	if len(kinds) == 0 && v.holdsOnly(e.node(), nameFile) {
-		return 0, fmt.Errorf("%s: %w", v.path(e.node()), ErrHalfMade)
-	}
-	if len(kinds) != 1 {
-		return 0, fmt.Errorf("%s: %w: a folder holding %d of %s, %s, %s", v.path(e.node()), layout.ErrCorrupt, len(kinds), dirFile, symlinkFile, contentsFile)
-	}
-	return kinds[0], nil
-}
-
-// holdsOnly reports whether the folder rel holds nothing but (perhaps) the file name.
-func (v *Vault) holdsOnly(rel, name string) bool {
-	names, err := v.listNames(rel)
-	if err != nil {
-		return false
-	}
-	for _, n := range names {
-		if n != name {
-			return false
-		}
-	}
-	return true
+	return "", nil
 }
 
 // storedName returns the stored name of name in d, and the full encrypted name when it is
 // shortened ("" otherwise).
 func (v *Vault) storedName(d Dir, name string) (stored, long string) {
-	return v.shortened(v.names.Encrypt(d.ID, name))
-}
-
-// shortened returns the stored name of the encrypted name enc: enc itself, or its .c9s
-// folder's name when enc is longer than the threshold (then also enc, else "").
-func (v *Vault) shortened(enc string) (stored, long string) {
-	if len(enc) > v.config.ShorteningThreshold {
-		return Shorten(enc), enc
-	}
-	return enc, ""
+	return StoredName(v.names.Encrypt(d.ID, name), v.config.ShorteningThreshold)
 }
 
 // Lookup finds name in d without listing d. A missing name is an error wrapping
@@ -444,17 +341,24 @@ func (v *Vault) Lookup(d Dir, name string) (Entry, error) {
 	if err := checkName(name); err != nil {
 		return Entry{}, err
 	}
+	f, err := v.openFolder(d.Path)
+	if err != nil {
+		return Entry{}, err
+	}
+	defer f.Close()
+	dirfd := int(f.Fd())
+	var st unix.Stat_t
 	stored, _ := v.storedName(d, name)
 	if !norm.NFC.IsNormalString(name) {
-		asIs, _ := v.shortened(v.names.encryptAsIs(d.ID, name))
-		if _, err := v.root.Lstat(d.Path + "/" + asIs); err == nil {
+		asIs, _ := StoredName(v.names.encryptAsIs(d.ID, name), v.config.ShorteningThreshold)
+		if unix.Fstatat(dirfd, asIs, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 			stored = asIs
 		}
 	}
-	if _, err := v.root.Lstat(d.Path + "/" + stored); err != nil {
+	if err := unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return Entry{}, fmt.Errorf("%s: %w", v.path(d.Path+"/"+stored), err)
 	}
-	e, _, err := v.entry(d, stored)
+	e, _, err := v.entry(dirfd, d, stored)
 	return e, err
 }
 
@@ -499,25 +403,20 @@ func (v *Vault) CheckDirIDBackup(d Dir) error {
 }
 
 // decryptSmall returns the content of the encrypted file rel, which must hold at most max
-// bytes: a larger one is refused, not cut short.
+// bytes (Content.DecryptSmall).
 func (v *Vault) decryptSmall(rel string, max int64) ([]byte, error) {
-	f, err := v.openRegular(rel)
-	if err != nil {
-		return nil, err
+	f, err := v.openFolder(path.Dir(rel))
+	if err == nil {
+		defer f.Close()
+		var b []byte
+		if b, err = v.content.DecryptSmall(int(f.Fd()), path.Base(rel), max); err == nil {
+			return b, nil
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%w: %w", layout.ErrCorrupt, err)
+		}
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", v.path(rel), err)
-	}
-	if n, ok := v.content.geo.PlainSize(st.Size()); !ok || n > max {
-		return nil, fmt.Errorf("%s: %w: %d bytes, not an encrypted file of at most %d bytes", v.path(rel), layout.ErrCorrupt, st.Size(), max)
-	}
-	var b bytes.Buffer
-	if _, err := v.content.Decrypt(&b, io.LimitReader(f, st.Size())); err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", v.path(rel), layout.ErrCorrupt, err)
-	}
-	return b.Bytes(), nil
+	return nil, fmt.Errorf("%s: %w", v.path(rel), err)
 }
 
 // ReadFile writes the content of file e to w. Only authenticated chunks reach w; an error

@@ -111,17 +111,23 @@ func Create(ctx context.Context, dir string, password []byte, opts CreateOptions
 	return nv, nil
 }
 
-// makeContentDir makes d's folder and its dirid.c9r.
+// makeContentDir makes d's folder and its dirid.c9r (MakeDirFolder).
 func (v *Vault) makeContentDir(d Dir) error {
-	if err := v.root.MkdirAll(path.Dir(d.Path), 0o700); err != nil {
-		return fmt.Errorf("%s: %w", v.path(path.Dir(d.Path)), err)
+	parent := path.Dir(d.Path)
+	if err := v.root.MkdirAll(parent, 0o700); err != nil {
+		return fmt.Errorf("%s: %w", v.path(parent), err)
 	}
-	if err := v.root.Mkdir(d.Path, 0o700); err != nil {
-		return fmt.Errorf("%s: %w", v.path(d.Path), err)
-	}
-	if err := v.writeNew(d.Path+"/"+dirIDBackup, bytes.NewReader([]byte(d.ID)), true); err != nil {
-		v.root.RemoveAll(d.Path)
+	f, err := v.openFolder(parent)
+	if err != nil {
 		return err
+	}
+	defer f.Close()
+	backup, err := v.content.Seal([]byte(d.ID))
+	if err == nil {
+		err = MakeDirFolder(int(f.Fd()), path.Base(d.Path), backup, 0o700)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", v.path(d.Path), err)
 	}
 	return nil
 }
@@ -129,10 +135,25 @@ func (v *Vault) makeContentDir(d Dir) error {
 // writeNew creates rel, which must not exist, with content r (encrypted when encrypt),
 // synced; on error it removes it.
 func (v *Vault) writeNew(rel string, r io.Reader, encrypt bool) error {
-	f, err := v.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	f, err := v.openFolder(path.Dir(rel))
 	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := v.writeAt(int(f.Fd()), path.Base(rel), r, encrypt); err != nil {
 		return fmt.Errorf("%s: %w", v.path(rel), err)
 	}
+	return nil
+}
+
+// writeAt creates the file name in the folder dirfd, which must not exist, with content r
+// (encrypted when encrypt), synced; on error it removes it.
+func (v *Vault) writeAt(dirfd int, name string, r io.Reader, encrypt bool) error {
+	fd, err := layout.OpenFile(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600, nil)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), name)
 	if encrypt {
 		_, err = v.content.Encrypt(f, r)
 	} else {
@@ -145,78 +166,49 @@ func (v *Vault) writeNew(rel string, r io.Reader, encrypt bool) error {
 		err = cerr
 	}
 	if err != nil {
-		v.root.Remove(rel)
-		return fmt.Errorf("%s: %w", v.path(rel), err)
+		unix.Unlinkat(dirfd, name, 0)
 	}
-	return nil
+	return err
 }
 
-// place builds a new entry of d under a temporary name with build, then renames it to its
-// stored name, which must be free: a reader sees the whole entry or none. For a shortened
-// name the entry is a folder and its name.c9s is written before build runs. folder: the entry
-// is a folder even when not shortened (a directory, a symlink).
-func (v *Vault) place(d Dir, name string, folder bool, build func(tmp string) error) (Entry, error) {
+// place makes the entry name of kind k in d, whose payload write writes (given the folder
+// and the file's name, which must be new), and renames it to its stored name, which must be
+// free (EEXIST): a reader sees the whole entry or none. A file under a .c9r name is written
+// under a temporary name; every other entry is built as a folder (MakeEntry).
+func (v *Vault) place(d Dir, name string, k Kind, write func(dirfd int, name string) error) (Entry, error) {
 	if err := checkName(name); err != nil {
 		return Entry{}, err
 	}
 	stored, long := v.storedName(d, name)
-	tmp := d.Path + "/" + TempName()
-	folder = folder || long != ""
-	err := func() error {
-		if !folder {
-			return build(tmp)
-		}
-		if err := v.root.Mkdir(tmp, 0o700); err != nil {
-			return fmt.Errorf("%s: %w", v.path(tmp), err)
-		}
-		if long != "" {
-			if err := v.writeNew(tmp+"/"+nameFile, bytes.NewReader([]byte(long)), false); err != nil {
-				return err
-			}
-		}
-		return build(tmp)
-	}()
-	if err == nil {
-		err = v.renameNoReplace(d.Path, path.Base(tmp), stored)
-	}
+	f, err := v.openFolder(d.Path)
 	if err != nil {
-		v.root.RemoveAll(tmp)
 		return Entry{}, err
 	}
-	return Entry{Name: name, Parent: d, Stored: stored}, nil
-}
-
-// renameNoReplace renames old to new in the folder dirRel, failing (EEXIST) if new exists.
-func (v *Vault) renameNoReplace(dirRel, old, new string) error {
-	df, err := v.root.OpenFile(dirRel, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return fmt.Errorf("%s: %w", v.path(dirRel), err)
-	}
-	defer df.Close()
-	fd := int(df.Fd())
-	for {
-		err = unix.Renameat2(fd, old, fd, new, unix.RENAME_NOREPLACE)
-		if err != unix.EINTR {
-			break
+	defer f.Close()
+	dirfd := int(f.Fd())
+	if k == KindFile && long == "" {
+		tmp := TempName()
+		if err = write(dirfd, tmp); err == nil {
+			if err = renameNoReplace(dirfd, tmp, dirfd, stored); err != nil {
+				unix.Unlinkat(dirfd, tmp, 0)
+			}
 		}
+	} else {
+		err = MakeEntry(dirfd, stored, long, k, write)
+	}
+	if err == nil {
+		err = unix.Fsync(dirfd)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", v.path(dirRel+"/"+new), err)
+		return Entry{}, fmt.Errorf("%s: %w", v.path(d.Path+"/"+stored), err)
 	}
-	return unix.Fsync(fd)
+	return Entry{Name: name, Kind: k, Parent: d, Stored: stored}, nil
 }
 
 // WriteFile creates the file name in d with the content read from r. An existing name is
 // an error (EEXIST).
 func (v *Vault) WriteFile(d Dir, name string, r io.Reader) (Entry, error) {
-	e, err := v.place(d, name, false, func(tmp string) error {
-		if st, err := v.root.Lstat(tmp); err == nil && st.IsDir() {
-			return v.writeNew(tmp+"/"+contentsFile, r, true)
-		}
-		return v.writeNew(tmp, r, true)
-	})
-	e.Kind = KindFile
-	return e, err
+	return v.place(d, name, KindFile, func(dirfd int, name string) error { return v.writeAt(dirfd, name, r, true) })
 }
 
 // Mkdir creates the directory name in d with a fresh random ID and returns it. Its folder
@@ -231,8 +223,8 @@ func (v *Vault) Mkdir(d Dir, name string) (Dir, error) {
 	if err := v.makeContentDir(sub); err != nil {
 		return Dir{}, err
 	}
-	_, err = v.place(d, name, true, func(tmp string) error {
-		return v.writeNew(tmp+"/"+dirFile, bytes.NewReader([]byte(id)), false)
+	_, err = v.place(d, name, KindDir, func(dirfd int, name string) error {
+		return v.writeAt(dirfd, name, bytes.NewReader([]byte(id)), false)
 	})
 	if err != nil {
 		v.root.RemoveAll(sub.Path)
@@ -246,9 +238,7 @@ func (v *Vault) Symlink(d Dir, name, target string) (Entry, error) {
 	if target == "" || len(target) > maxSymlinkLen {
 		return Entry{}, fmt.Errorf("a link target of %d bytes (1 to %d)", len(target), maxSymlinkLen)
 	}
-	e, err := v.place(d, name, true, func(tmp string) error {
-		return v.writeNew(tmp+"/"+symlinkFile, bytes.NewReader([]byte(target)), true)
+	return v.place(d, name, KindSymlink, func(dirfd int, name string) error {
+		return v.writeAt(dirfd, name, bytes.NewReader([]byte(target)), true)
 	})
-	e.Kind = KindSymlink
-	return e, err
 }

@@ -373,6 +373,55 @@ func TestCryptomatorConflictCopyShown(t *testing.T) {
 	}
 }
 
+// A sync tool's copy of a directory's entry names the original's own directory (its dir.c9r
+// copied as it is): removing the copy through the mount takes its entry only. The directory
+// is the original's; it used to be removed with the copy, leaving the original naming none.
+// rmdir's rule still holds: while the directory has entries, the copy is not empty.
+func TestCryptomatorRemoveCopyOfSameDirectory(t *testing.T) {
+	vol, v := cryptomatorVolume(t)
+	mp, _ := mountTest(t, vol, Options{})
+	if err := os.Mkdir(filepath.Join(mp, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(vol.CipherDir(), v.Names().DirPath(""))
+	dirStored := v.Names().Encrypt("", "sub")
+	dirCopy := strings.TrimSuffix(dirStored, ".c9r") + " (conflicted copy 2026-11-30)" + ".c9r"
+	if err := os.Mkdir(filepath.Join(root, dirCopy), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	id, err := os.ReadFile(filepath.Join(root, dirStored, cryptomator.DirFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, dirCopy, cryptomator.DirFile), id, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(mp, "sub (conflict 2026-11-30 Dropbox)")
+	// The mount serves a directory under one name at a time (the other is "reached twice"):
+	// the copy's, here.
+	if err := os.WriteFile(filepath.Join(copyPath, "kept.txt"), []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(copyPath); !errors.Is(err, syscall.ENOTEMPTY) {
+		t.Fatalf("rmdir of the copy while the directory has an entry: %v, want ENOTEMPTY", err)
+	}
+	if err := os.Remove(filepath.Join(copyPath, "kept.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(copyPath); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, dirCopy)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the copy's entry after removing it: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(vol.CipherDir(), v.Names().DirPath(string(id)))); err != nil {
+		t.Fatalf("the original's directory folder after removing the copy: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(mp, "sub", "after.txt"), []byte("after"), 0o644); err != nil {
+		t.Fatalf("writing into the original after removing the copy: %v", err)
+	}
+}
+
 // Hostile or damaged entries in a Cryptomator vault's folders fail alone, with EIO or as
 // hidden names, never by following a symlink out of the vault or by releasing content that
 // did not authenticate; the rest of the mount keeps working.

@@ -382,7 +382,11 @@ func (t *cryptomatorTree) rmdir(dirfd int, e storedEntry) error {
 		return err
 	}
 	defer done()
-	return cryptomator.RemoveDir(pfd, rel[i+1:], cfd, names, func() error { return t.takeAway(dirfd, e.stored) }, t.left)
+	unlink := func() error { return t.takeAway(dirfd, e.stored) }
+	if copied, err := cryptomator.RemoveCopyOfDir(dirfd, e.stored, string(id), names, unlink); copied {
+		return err
+	}
+	return cryptomator.RemoveDir(pfd, rel[i+1:], cfd, names, unlink, t.left)
 }
 
 // rename moves src in sd to dst in dd (cryptomator.Rename: an editor's save, a file

@@ -465,10 +465,8 @@ func RemoveEntry(dirfd int, stored string, left func(tmp string, err error)) err
 // leaves an unreferenced folder, never an entry naming none. A failure to remove the folder
 // is told to left (if not nil): the directory is gone.
 func RemoveDir(pfd int, name string, cfd int, names []string, unlink func() error, left func(string, error)) error {
-	for _, n := range names {
-		if n != dirIDBackup && !IsTemp(n) {
-			return unix.ENOTEMPTY
-		}
+	if !holdsNoEntries(names) {
+		return unix.ENOTEMPTY
 	}
 	if err := unlink(); err != nil {
 		return err
@@ -482,6 +480,35 @@ func RemoveDir(pfd int, name string, cfd int, names []string, unlink func() erro
 		left(name, err)
 	}
 	return nil
+}
+
+// holdsNoEntries reports whether a d/ folder listing names holds none of its directory's
+// entries: only its dirid.c9r and temporary names.
+func holdsNoEntries(names []string) bool {
+	for _, n := range names {
+		if n != dirIDBackup && !IsTemp(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// RemoveCopyOfDir removes the entry stored in dirfd when it is a sync tool's copy of an entry
+// of dirfd naming the same directory id (its dir.c9r copied as it is), and reports whether
+// it was one. The directory is the original's: only the copy's entry goes (unlink), under
+// rmdir's rule all the same (ENOTEMPTY while names, its folder's listing, holds entries).
+func RemoveCopyOfDir(dirfd int, stored, id string, names []string, unlink func() error) (bool, error) {
+	_, copied := layout.ParseConflict(stored, func(base string) bool {
+		bid, err := ReadDirID(dirfd, base)
+		return err == nil && bid == id
+	})
+	switch {
+	case !copied:
+		return false, nil
+	case !holdsNoEntries(names):
+		return true, unix.ENOTEMPTY
+	}
+	return true, unlink()
 }
 
 // MakeDirFolder makes the d/ folder name in pfd (d/XX) of a new directory, with mode and its

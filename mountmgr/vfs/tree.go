@@ -86,6 +86,10 @@ type tree interface {
 	// the format's that says what the entry is or holds its object (Cryptomator: a .c9s
 	// folder, a directory's or a symlink's folder): the watch follows its changes too.
 	entryFolder(stored string, mode uint32) bool
+	// beingMade reports whether the entry stored in dirfd is a folder that does not hold
+	// what makes it an entry yet (Cryptomator: a folder without its payload, as a sync tool
+	// makes one before the files in it): the watch follows it until it does.
+	beingMade(dirfd int, stored string) bool
 
 	// Capabilities: the cipherdir watch follows the tree (watch.go); the format stores hard
 	// links and special files (FIFOs, sockets, devices); it mounts for shared storage.
@@ -113,6 +117,9 @@ func (t gocryptfsTree) eventEntry(name string) string {
 
 // entryFolder: an entry is its object itself (a directory's folder is the directory).
 func (t gocryptfsTree) entryFolder(string, uint32) bool { return false }
+
+// beingMade: an entry is whole as soon as its name is there.
+func (t gocryptfsTree) beingMade(int, string) bool { return false }
 
 func (t gocryptfsTree) respelled(string) bool { return false }
 

@@ -50,6 +50,17 @@ func (t *cryptomatorTree) entryFolder(stored string, mode uint32) bool {
 	return mode != syscall.S_IFREG || cryptomator.IsShortened(stored)
 }
 
+// beingMade: a folder entry holding no payload yet (cryptomator.ErrHalfMade).
+func (t *cryptomatorTree) beingMade(dirfd int, stored string) bool {
+	efd, err := cryptomator.OpenEntry(dirfd, stored)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(efd)
+	_, _, err = cryptomator.PayloadIn(efd, stored)
+	return errors.Is(err, cryptomator.ErrHalfMade)
+}
+
 // respelled: names are stored in NFC, as Cryptomator stores them, but a writer that does not
 // normalize (rclone's backend) stores a name in NFD as given, and the listing shows it so.
 func (t *cryptomatorTree) respelled(plain string) bool { return !norm.NFC.IsNormalString(plain) }

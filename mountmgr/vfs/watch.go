@@ -108,6 +108,9 @@ type watcher struct {
 	// entries maps the watch descriptor of an entry folder (tree.entryFolder) to the node
 	// of the entry.
 	entries map[int32]*node
+	// making maps the watch descriptor of an entry folder being made (tree.beingMade) to
+	// the entry's name in its directory's watch (watchMaking).
+	making map[int32]eventKey
 	// own maps a file to what the mount's last change of it left, so that the events of
 	// that change are known for the mount's own; busy counts the changes of a file that the
 	// mount has under way (begin to end).
@@ -120,7 +123,7 @@ type watcher struct {
 // acts on events once started, when the mount is up.
 func newWatcher(f *fsys, root *node, maxWatches int) *watcher {
 	w := &watcher{f: f, quit: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1),
-		dirs: map[int32]*node{}, entries: map[int32]*node{}, busy: map[fs.StableAttr]int{}, max: maxWatches}
+		dirs: map[int32]*node{}, entries: map[int32]*node{}, making: map[int32]eventKey{}, busy: map[fs.StableAttr]int{}, max: maxWatches}
 	h, err := joinHub(w)
 	if err != nil {
 		f.log.Printf("vfs: no inotify (%v): changes behind the mount show after the cache timeouts", err)
@@ -202,7 +205,7 @@ func (w *watcher) add(n *node, fd int) {
 // (Options.maxWatches); the caller holds w.mu.
 func (w *watcher) addWatchLocked(path string, mask uint32) (int32, error) {
 	wd, err := w.hub.addWatch(w, path, mask)
-	if err == nil && w.max > 0 && len(w.dirs)+len(w.entries) >= w.max {
+	if err == nil && w.max > 0 && len(w.dirs)+len(w.entries)+len(w.making) >= w.max {
 		w.hub.removeWatch(w, wd)
 		err = unix.ENOSPC
 	}
@@ -237,6 +240,7 @@ func (w *watcher) addEntry(d, n *node, dirfd int, stored string) {
 		}
 		return
 	}
+	delete(w.making, wd) // the entry's own watch now (inotify gives one folder one wd)
 	if old := w.entries[wd]; old != nil && old != n {
 		old.ext().ewd.Store(0) // one entry folder, a new node for it
 	}
@@ -597,9 +601,18 @@ func (w *watcher) entryEvents(batch map[eventKey]uint32) {
 	}
 	var evs []event
 	w.mu.Lock()
-	for k := range batch {
+	for k, mask := range batch {
 		if n := w.entries[k.wd]; n != nil {
 			evs = append(evs, event{k, n})
+		} else if entry, ok := w.making[k.wd]; ok {
+			// Something came into a folder being made: its name is checked again as new (and
+			// watched again while it is still being made).
+			delete(batch, k)
+			delete(w.making, k.wd)
+			if mask&unix.IN_IGNORED == 0 {
+				w.hub.removeWatch(w, k.wd)
+			}
+			batch[entry] |= unix.IN_CREATE
 		}
 	}
 	for _, e := range evs {
@@ -696,11 +709,43 @@ func (w *watcher) changes(d *node, name string, mask uint32) []change {
 	if d.IsRoot() && w.f.tree.configFile(stored) {
 		return nil
 	}
+	if mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 && w.f.tree.beingMade(dir.fd, stored) && w.watchMaking(d, dir.fd, stored) {
+		return nil
+	}
 	plain, ok := w.plainName(d, dir.fd, stored)
 	if !ok {
 		return nil
 	}
 	return w.check(d, dir.fd, plain, stored, mask)
+}
+
+// watchMaking watches the entry folder stored in directory node d (open as dirfd), which is
+// being made (tree.beingMade), until something comes into it: its payload comes after its
+// name (a sync tool makes the folder, then the files in it), and unwatched, the new entry
+// would show only after the cache timeouts. It reports false, and the name is checked now,
+// if the folder is whole by the time it is watched, is an entry the mount watches already,
+// or cannot be watched.
+func (w *watcher) watchMaking(d *node, dirfd int, stored string) bool {
+	pwd := d.ext().wd.Load()
+	if pwd <= 0 {
+		return false
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return true
+	}
+	wd, err := w.addWatchLocked(procFdPath(dirfd)+"/"+stored, watchMask|unix.IN_DONT_FOLLOW)
+	if err != nil || w.entries[wd] != nil || w.dirs[wd] != nil {
+		// Not new: the folder of an entry the kernel knows, which lost its payload (the
+		// entry was removed, its folder not yet), and is checked as such.
+		w.mu.Unlock()
+		return false
+	}
+	w.making[wd] = eventKey{pwd, stored}
+	w.mu.Unlock()
+	// What came before the watch raised no event on it.
+	return w.f.tree.beingMade(dirfd, stored)
 }
 
 // plainName returns the name the mount shows for the cipher entry stored in directory node d

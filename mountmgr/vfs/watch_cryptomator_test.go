@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vaultui/vaultui/vault/cryptomator"
 )
@@ -160,4 +161,38 @@ func TestCryptomatorOfflineChangesShow(t *testing.T) {
 		t.Fatal(err)
 	}
 	showsWithin(t, "directory's mode", modeState(at("newdir"), 0o700))
+}
+
+// TestCryptomatorEntryMadeInSteps: a sync tool makes a long name's folder first (with its
+// name.c9s) and brings its contents.c9r later. The entry shows through a mount with the long
+// caches on as soon as its payload is there: the folder is watched while it is being made.
+// Unwatched, the kernel kept its "no such file" for the cache timeout (a minute).
+func TestCryptomatorEntryMadeInSteps(t *testing.T) {
+	vol, v := cryptomatorVolume(t)
+	mp, _ := mountTest(t, vol, Options{cacheTimeout: time.Hour})
+	nameA, nameB := strings.Repeat("a", 200), strings.Repeat("b", 200)
+	if _, err := v.WriteFile(v.Root(), nameA, strings.NewReader("brought in steps")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(mp, nameB)); !os.IsNotExist(err) {
+		t.Fatalf("before it exists: %v", err)
+	}
+	root := filepath.Join(vol.CipherDir(), v.Names().DirPath(""))
+	storedA, _ := cryptomator.StoredName(v.Names().Encrypt("", nameA), v.ShorteningThreshold())
+	storedB, longB := cryptomator.StoredName(v.Names().Encrypt("", nameB), v.ShorteningThreshold())
+	if longB == "" {
+		t.Fatal("the name is not long")
+	}
+	if err := os.Mkdir(filepath.Join(root, storedB), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, storedB, cryptomator.NameFile), []byte(longB), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The watcher sees the folder without its payload (it acts within a tenth of a second).
+	time.Sleep(300 * time.Millisecond)
+	if err := os.Rename(filepath.Join(root, storedA, cryptomator.ContentsFile), filepath.Join(root, storedB, cryptomator.ContentsFile)); err != nil {
+		t.Fatal(err)
+	}
+	showsWithin(t, "the entry made in steps", contentsState(filepath.Join(mp, nameB), nil, []byte("brought in steps")))
 }

@@ -56,7 +56,9 @@ import (
 // in its directory's watch (watcher.entryEvents): a contents.c9r rewritten in place, a
 // dir.c9r naming another directory now, a payload renamed over another's. A directory's own
 // folder is its object there (its d/ folder, not in its parent's folder), so the attributes
-// of a watched directory's own folder are followed too (selfEvent).
+// of a watched directory's own folder are followed too (selfEvent). A new entry folder that
+// does not hold its payload yet (tree.beingMade: a sync tool makes the folder first) is
+// watched until something comes into it (watcher.watchMaking), then its name is checked again.
 //
 // Where no watch can be added (fs.inotify.max_user_watches reached, or no inotify), the
 // kernel's caches still expire after cacheTimeout; only the pages of a file rewritten in

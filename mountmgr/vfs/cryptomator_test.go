@@ -334,18 +334,7 @@ func TestCryptomatorConflictCopyShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A copy of a directory's entry, as Dropbox names it.
-	dirStored := v.Names().Encrypt("", "sub")
-	dirCopy := strings.TrimSuffix(dirStored, ".c9r") + " (conflicted copy 2026-11-30)" + ".c9r"
-	if err := os.Mkdir(filepath.Join(root, dirCopy), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	id, err := os.ReadFile(filepath.Join(root, dirStored, cryptomator.DirFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, dirCopy, cryptomator.DirFile), id, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dropboxCopyOfDir(t, root, v, "sub")
 
 	ents, err := os.ReadDir(mp)
 	if err != nil {
@@ -373,18 +362,12 @@ func TestCryptomatorConflictCopyShown(t *testing.T) {
 	}
 }
 
-// A sync tool's copy of a directory's entry names the original's own directory (its dir.c9r
-// copied as it is): removing the copy through the mount takes its entry only. The directory
-// is the original's; it used to be removed with the copy, leaving the original naming none.
-// rmdir's rule still holds: while the directory has entries, the copy is not empty.
-func TestCryptomatorRemoveCopyOfSameDirectory(t *testing.T) {
-	vol, v := cryptomatorVolume(t)
-	mp, _ := mountTest(t, vol, Options{})
-	if err := os.Mkdir(filepath.Join(mp, "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(vol.CipherDir(), v.Names().DirPath(""))
-	dirStored := v.Names().Encrypt("", "sub")
+// dropboxCopyOfDir copies the entry of directory name in the root folder root as Dropbox
+// names a conflict copy, its dir.c9r as it is (so the copy names the same directory), and
+// returns the copy's stored name and the directory's ID.
+func dropboxCopyOfDir(t *testing.T, root string, v *cryptomator.Vault, name string) (string, []byte) {
+	t.Helper()
+	dirStored := v.Names().Encrypt("", name)
 	dirCopy := strings.TrimSuffix(dirStored, ".c9r") + " (conflicted copy 2026-11-30)" + ".c9r"
 	if err := os.Mkdir(filepath.Join(root, dirCopy), 0o700); err != nil {
 		t.Fatal(err)
@@ -396,6 +379,21 @@ func TestCryptomatorRemoveCopyOfSameDirectory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, dirCopy, cryptomator.DirFile), id, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return dirCopy, id
+}
+
+// A sync tool's copy of a directory's entry names the original's own directory (its dir.c9r
+// copied as it is): removing the copy through the mount takes its entry only. The directory
+// is the original's; it used to be removed with the copy, leaving the original naming none.
+// rmdir's rule still holds: while the directory has entries, the copy is not empty.
+func TestCryptomatorRemoveCopyOfSameDirectory(t *testing.T) {
+	vol, v := cryptomatorVolume(t)
+	mp, _ := mountTest(t, vol, Options{})
+	if err := os.Mkdir(filepath.Join(mp, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(vol.CipherDir(), v.Names().DirPath(""))
+	dirCopy, id := dropboxCopyOfDir(t, root, v, "sub")
 	copyPath := filepath.Join(mp, "sub (conflict 2026-11-30 Dropbox)")
 	// The mount serves a directory under one name at a time (the other is "reached twice"):
 	// the copy's, here.

@@ -831,3 +831,23 @@ func TestListRatesGiveWay(t *testing.T) {
 	tm.resize(60, 16)
 	wantView(t, tm, "● mounted at ~/Vaults/work", "read 0 B/s  write 0 B/s")
 }
+
+// TestListRowsFitAt40: every row of the list fits a 40-column window, whichever row the cursor
+// is on, cut with an ellipsis where it must be: a stale mount's "(u cleans up)" and a vault's
+// lock note used to be cut by the window's edge mid-word ("(u cleans up", "⚠ no lock on sle").
+// The right side gives way first, then the path is cut in its middle, then the text after a
+// word.
+func TestListRowsFitAt40(t *testing.T) {
+	tm := busyModel(t)
+	tm.resize(40, 10)
+	for i := 0; i < 5; i++ {
+		checkFits(t, tm.View(), 40, 10)
+		if v := tm.View(); strings.Contains(v, "⚠ no lock") && !strings.Contains(v, "⚠ no lock on sleep here") {
+			t.Errorf("the lock note is cut:\n%s", v)
+		}
+		tm.keys("j")
+	}
+	wantView(t, tm, "a-rather-long-vault-n…")
+	tm.keys("k", "k")
+	wantView(t, tm, "✗ stale mount at ~/…/old (u cleans…")
+}

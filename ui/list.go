@@ -642,31 +642,34 @@ func (l *listScreen) row(v Vault, sel bool, w int) rowText {
 		}
 		return max(8, w-2-gap-lenRunes(text))
 	}
-	var state string
+	// The state says where the vault is (path) between what it is (pre) and what it
+	// differs in (post). On a narrow screen the right side gives way to it first (where the
+	// vault is matters more; the live view, enter, shows the rates), then the path is cut in
+	// its middle, and what still does not fit is cut after a word.
+	var style lipgloss.Style
+	var pre, path, post string
 	switch {
 	case busy:
-		state = l.c.spinner.View() + " unmounting…"
+		return rowText{name: line1, cipher: s.Subtle.Render(cipher), state: "  " + l.c.spinner.View() + " unmounting…", right: right, rightRoom: rightRoom}
 	case mounted && m.Stale:
-		pre, post := "✗ stale mount at ", " (u cleans up)"
-		state = s.StateStale.Render(pre + truncatePath(tildePath(m.MountPoint), room(pre+post)) + post)
+		style, pre, path, post = s.StateStale, "✗ stale mount at ", m.MountPoint, " (u cleans up)"
 	case mounted && m.Detached:
-		pre := "◌ detached, open files still served · "
-		state = s.Warning.Render(pre + truncatePath(tildePath(m.MountPoint), room(pre)))
+		style, pre, path = s.Warning, "◌ detached, open files still served · ", m.MountPoint
 	case mounted:
-		pre, modes := "● mounted at ", mountModes(m)
-		if room(pre+modes) < min(16, lenRunes(tildePath(m.MountPoint))) {
-			// On a narrow screen the rates give way: where the vault is mounted and how
-			// matter more, and the live view (enter) shows them.
-			right = ""
-		}
-		state = s.StateMounted.Render(pre + truncatePath(tildePath(m.MountPoint), room(pre+modes)) + modes)
+		style, pre, path, post = s.StateMounted, "● mounted at ", m.MountPoint, mountModes(m)
 	case v.Problem != "":
 		// Why the vault cannot be used, whole: it wraps under itself.
 		return rowText{name: line1, cipher: s.Subtle.Render(cipher), problem: lipgloss.NewStyle().PaddingLeft(2).Render(s.Error.Render(wrap("! "+v.Problem, w-2)))}
 	default:
-		pre := "○ locked · "
-		state = s.StateLocked.Render(pre + truncatePath(tildePath(v.CipherDir), room(pre)))
+		style, pre, path = s.StateLocked, "○ locked · ", v.CipherDir
 	}
+	path = tildePath(path)
+	// (A detached mount keeps its rates: they show that its open files are still in use.)
+	if room(pre+post) < min(16, lenRunes(path)) && !m.Detached {
+		right = ""
+	}
+	text := truncate(pre+truncatePath(path, room(pre+post))+post, max(8, w-2))
+	state := style.Render(text)
 	return rowText{name: line1, cipher: s.Subtle.Render(cipher), state: "  " + state, right: right, rightRoom: rightRoom}
 }
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,9 +23,16 @@ import (
 // notice (queue overflow) goes to every watcher. Each watcher acts on its events on its own
 // goroutine (watcher.run), so one mount's slow checks never hold up another's events. The
 // kernel queues up to fs.inotify.max_queued_events (16,384) per instance, now shared by all
-// mounts; the hub reads them as they come (the watchers do the batching), and should the
-// queue overflow all the same, every mount checks every name the kernel holds in its watched
-// directories (watcher.process): correct, only slower.
+// mounts; the hub reads them hubSettle after the first of a burst comes (the watchers batch
+// them further), and should the queue overflow all the same, every mount checks every name
+// the kernel holds in its watched directories (watcher.process): correct, only slower.
+//
+// The mount's own changes raise most events (a file untarred through it raises four or
+// more). Read as they came, each woke the hub on its own: a wakeup, a read and an EAGAIN per
+// event or two. Letting a burst queue up first makes that one read per hubSettle, and the
+// kernel merges repeated events of a name meanwhile. Untar of Go's source tree on a quiet
+// machine, 7 rounds side by side: 0.79x of the passthrough before, 0.87x after (0.92x with
+// no watch at all; 20 ms instead of 5 gained nothing more).
 type inotifyHub struct {
 	file *os.File
 	fd   int // for adding and removing watches (file.Fd would make the descriptor blocking)
@@ -140,8 +148,14 @@ func (h *inotifyHub) run() {
 			return // closed (a read error of any other kind would repeat for ever)
 		}
 		h.deliver(batch)
+		time.Sleep(hubSettle)
 	}
 }
+
+// hubSettle is how long the hub lets events queue up after a batch before it reads again:
+// well below watchSettle, so no watcher waits much longer for its events, and far from the
+// kernel's queue limit (16,384 events in 5 ms would be over 3 million a second).
+const hubSettle = 5 * time.Millisecond
 
 // deliver hands the events of batch to their watchers. A watch the kernel dropped
 // (IN_IGNORED: its directory is gone) is forgotten once its watchers have the event.

@@ -52,12 +52,7 @@ func (t *cryptomatorTree) entryFolder(stored string, mode uint32) bool {
 
 // beingMade: a folder entry holding no payload yet (cryptomator.ErrHalfMade).
 func (t *cryptomatorTree) beingMade(dirfd int, stored string) bool {
-	efd, err := cryptomator.OpenEntry(dirfd, stored)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(efd)
-	_, _, err = cryptomator.PayloadIn(efd, stored)
+	_, err := cryptomator.FolderKind(dirfd, stored)
 	return errors.Is(err, cryptomator.ErrHalfMade)
 }
 

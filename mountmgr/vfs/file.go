@@ -134,20 +134,37 @@ func (f *file) sizes() (st unix.Stat_t, plainSize uint64, errno syscall.Errno) {
 // ensureHeader returns the file's key, writing a fresh header into an empty cipher file. The
 // caller holds the node lock exclusively.
 func (f *file) ensureHeader(cipherSize uint64) (fileKey, syscall.Errno) {
+	k, h, errno := f.keyOrNew(cipherSize)
+	if errno == 0 && h != nil {
+		errno = f.writeHeader(h)
+	}
+	return k, errno
+}
+
+// keyOrNew returns the key of a file of the given cipher size; for an empty one, a fresh key
+// and the header that holds it, for the caller to write (writeHeader, or in one system call
+// with the first block: writeRange).
+func (f *file) keyOrNew(cipherSize uint64) (fileKey, []byte, syscall.Errno) {
 	if cipherSize > 0 {
 		k, _, errno := f.key()
-		return k, errno
+		return k, nil, errno
 	}
 	k, h, err := f.node.fsys.content.newHeader()
 	if err != nil {
-		return nil, syscall.EIO
-	}
-	if err := pwrite(f.fd, h, 0); err != nil {
-		unix.Ftruncate(f.fd, 0) // a torn header would make the file unreadable
-		return nil, fs2errno(err)
+		return nil, nil, syscall.EIO
 	}
 	f.cacheKey(k)
-	return k, 0
+	return k, h, 0
+}
+
+// writeHeader writes header h into the empty cipher file.
+func (f *file) writeHeader(h []byte) syscall.Errno {
+	if err := pwrite(f.fd, h, 0); err != nil {
+		unix.Ftruncate(f.fd, 0) // a torn header would make the file unreadable
+		f.node.ext().key.Store(nil)
+		return fs2errno(err)
+	}
+	return 0
 }
 
 // cachedKey boxes a file key for nodeExt's atomic pointer.
@@ -303,9 +320,11 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 // write writes data at off; a write by an unprivileged caller drops setuid/setgid. The
 // caller holds the node lock exclusively.
 //
-// A failed write leaves the file as it was: the cipher space is reserved before anything is
-// written, so a full disk fails the write up front, and whatever still goes wrong (an I/O
-// error, a file system that cannot reserve) is rolled back to the old size and old last block.
+// A failed write leaves the file as it was. A failure half way through is rolled back to the
+// old size and old partial last block (tailGuard), which is all that an append changes. A
+// write that replaces older blocks could not be rolled back, and zeros padding a gap up to
+// the write (a format without holes) could fill the disk before failing: these reserve their
+// cipher space first, so that a full disk fails them before anything is written (reserve).
 func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 	if len(data) == 0 {
 		return 0
@@ -338,8 +357,10 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 	pad := off > size && padEnd > size
 	ahead := f.sealAhead(data, off, cs, size, pad)
 	defer ahead.release()
-	if errno := f.reserve(&st, size, off, end); errno != 0 {
-		return errno
+	if off/bs < size/bs || pad {
+		if errno := f.reserve(&st, size, off, end); errno != 0 {
+			return errno
+		}
 	}
 	if pad {
 		if errno := f.reserve(&st, size, size, padEnd); errno != 0 {
@@ -350,9 +371,16 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
-	k, errno := f.ensureHeader(cs)
+	k, header, errno := f.keyOrNew(cs)
 	if errno != 0 {
 		return errno
+	}
+	if header != nil && off >= bs {
+		// The first block written is not the file's first: the header goes on its own.
+		if errno := f.writeHeader(header); errno != 0 {
+			return errno
+		}
+		header = nil
 	}
 	if pad {
 		if errno := f.fillZeros(size, padEnd, k); errno != 0 {
@@ -360,7 +388,7 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 		}
 		size = padEnd
 	}
-	if errno := f.writeRange(data, off, size, k, ahead); errno != 0 {
+	if errno := f.writeRange(data, off, size, k, prepared{ahead: ahead, header: header, tail: g}); errno != 0 {
 		return g.restore(errno)
 	}
 	return 0
@@ -372,7 +400,7 @@ func (f *file) fillZeros(size, end uint64, k fileKey) syscall.Errno {
 	zeros := make([]byte, min(end-size, requestMax))
 	for size < end {
 		n := min(end-size, uint64(len(zeros)))
-		if errno := f.writeRange(zeros[:n], size, size, k, nil); errno != 0 {
+		if errno := f.writeRange(zeros[:n], size, size, k, prepared{}); errno != 0 {
 			return errno
 		}
 		size += n
@@ -402,9 +430,10 @@ func pageAlignedWith(buf []byte, off int64) []byte {
 	return buf[shift:shift]
 }
 
-// reserve allocates the cipher bytes that writing plaintext [off, end) will occupy (size is
-// the current plaintext size), so that a full disk refuses the write with ENOSPC before any
-// block changes. Overwriting allocated blocks needs nothing new and skips the system call.
+// reserve allocates the cipher bytes that writing plaintext [off, end) into a file of
+// plaintext size size (not empty) will occupy, so that a full disk refuses the write with
+// ENOSPC before any block changes. Overwriting allocated blocks needs nothing new and skips
+// the system call.
 func (f *file) reserve(st *unix.Stat_t, size, off, end uint64) syscall.Errno {
 	fsys := f.node.fsys
 	sparse := st.Blocks*512 < st.Size
@@ -419,17 +448,7 @@ func (f *file) reserve(st *unix.Stat_t, size, off, end uint64) syscall.Errno {
 	if cEnd <= cOff {
 		return 0
 	}
-	var err error
-	if st.Size == 0 && cOff > uint64(fsys.geo.HeaderLen) {
-		// An empty file gets its header too; the blocks between it and the data stay a hole
-		// where the format has them (write pads them otherwise, reserving them itself).
-		err = unix.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, 0, int64(fsys.geo.HeaderLen))
-	} else if st.Size == 0 {
-		cOff = 0
-	}
-	if err == nil {
-		err = unix.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cEnd-cOff))
-	}
+	err := unix.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cEnd-cOff))
 	if err != nil && err != unix.EOPNOTSUPP {
 		// ext4 keeps what a failed fallocate did allocate past the end of the file until
 		// the file is truncated: give it back.
@@ -473,6 +492,14 @@ func (f *file) saveBlock(cipherSize, b uint64) (tailGuard, syscall.Errno) {
 	}
 	g.tail = g.tail[:n]
 	return g, 0
+}
+
+// of returns the saved ciphertext of block b, or nil.
+func (g tailGuard) of(b uint64) []byte {
+	if g.tail == nil || g.tailOff != g.f.node.fsys.blockOff(b) {
+		return nil
+	}
+	return g.tail
 }
 
 // restore puts the file back as it was and returns errno, the failure that needs it.
@@ -553,10 +580,18 @@ func (a *aheadSeal) release() {
 	a.fsys.putCipherBuf(a.cb)
 }
 
+// prepared is what a write request has at hand for writeRange beyond its data: its ciphertext
+// sealed ahead (may be nil), a new file's header to write with block 0 (see writeBlocks), and
+// the old partial last block, read for the rollback, which need not be read again to merge.
+type prepared struct {
+	ahead  *aheadSeal
+	header []byte
+	tail   tailGuard
+}
+
 // writeRange encrypts data at off as whole blocks in one batch, merging the old contents of
-// partially covered first and last blocks (size is the current plaintext size). ahead, if not
-// nil, may hold data's ciphertext already.
-func (f *file) writeRange(data []byte, off, size uint64, k fileKey, ahead *aheadSeal) syscall.Errno {
+// partially covered first and last blocks (size is the current plaintext size).
+func (f *file) writeRange(data []byte, off, size uint64, k fileKey, p prepared) syscall.Errno {
 	fsys := f.node.fsys
 	bs := fsys.bs
 	end := off + uint64(len(data))
@@ -569,7 +604,7 @@ func (f *file) writeRange(data []byte, off, size uint64, k fileKey, ahead *ahead
 	var buf []byte
 	if mergesNothing(off, end, size, bs) {
 		// The usual large aligned write: encrypt data as it is.
-		if ct, ok := ahead.sealed(k); ok {
+		if ct, ok := p.ahead.sealed(k); ok && p.header == nil {
 			return fs2errno(pwrite(f.fd, ct, cOff))
 		}
 		buf = data
@@ -580,14 +615,14 @@ func (f *file) writeRange(data []byte, off, size uint64, k fileKey, ahead *ahead
 			*pb = make([]byte, 0, l)
 		}
 		buf = (*pb)[:l]
-		if errno := f.merge(buf, data, off, end, size, first, last, k); errno != 0 {
+		if errno := f.merge(buf, data, off, end, size, first, last, k, p.tail); errno != 0 {
 			return errno
 		}
 	}
 
 	cb := fsys.getCipherBuf()
 	defer fsys.putCipherBuf(cb)
-	return fs2errno(writeBlocks(k, f.fd, *cb, buf, first, fsys.blockOff(first)))
+	return fs2errno(writeBlocks(k, f.fd, *cb, buf, first, fsys.blockOff(first), p.header))
 }
 
 // WriteBlocks encrypts plaintext as whole blocks, from block first of the file with ID id,
@@ -597,30 +632,46 @@ func (f *file) writeRange(data []byte, off, size uint64, k fileKey, ahead *ahead
 func WriteBlocks(enc *crypto.ContentEnc, fd int, cb, plaintext []byte, first uint64, id []byte) error {
 	k := &gocryptfsKey{enc: enc}
 	copy(k.id[:], id)
-	return writeBlocks(k, fd, cb, plaintext, first, int64(enc.BlockCipherOffset(first)))
+	return writeBlocks(k, fd, cb, plaintext, first, int64(enc.BlockCipherOffset(first)), nil)
 }
 
 // writeBlocks seals plaintext from block first under k and writes it at cOff, the block's
-// offset in the cipher file fd.
-func writeBlocks(k fileKey, fd int, cb, plaintext []byte, first uint64, cOff int64) error {
-	return pwrite(fd, k.seal(pageAlignedWith(cb, cOff), plaintext, first), cOff)
+// offset in the cipher file fd. A new file's header, if not nil, goes in front of block 0 in
+// the same system call (a write of its own cost as much as the block's, on tmpfs): in the
+// room that cb has before the blocks (see pageAlignedWith) where there is room.
+func writeBlocks(k fileKey, fd int, cb, plaintext []byte, first uint64, cOff int64, header []byte) error {
+	dst := pageAlignedWith(cb, cOff)
+	ct := k.seal(dst, plaintext, first)
+	room := cap(cb) - cap(dst)
+	if header == nil || room < len(header) || unsafe.SliceData(ct) != unsafe.SliceData(dst) {
+		if header != nil {
+			if err := pwrite(fd, header, 0); err != nil {
+				return err
+			}
+		}
+		return pwrite(fd, ct, cOff)
+	}
+	withHeader := cb[room-len(header) : room+len(ct)]
+	copy(withHeader, header)
+	return pwrite(fd, withHeader, cOff-int64(len(header)))
 }
 
 // merge lays data over the old contents of the partially covered first and last blocks in
-// buf, which starts at block first; what neither covers is zero (a hole being filled).
-func (f *file) merge(buf, data []byte, off, end, size, first, last uint64, k fileKey) syscall.Errno {
+// buf, which starts at block first; what neither covers is zero (a hole being filled). saved
+// may hold the ciphertext of one of them.
+func (f *file) merge(buf, data []byte, off, end, size, first, last uint64, k fileKey, saved tailGuard) syscall.Errno {
 	bs := f.node.fsys.bs
 	base := first * bs
 	extEnd := base + uint64(len(buf))
 	clear(buf[:off-base])
 	clear(buf[end-base:])
 	if off > base && base < size {
-		if errno := f.readBlock(first, k, buf[:min(int(bs), len(buf))]); errno != 0 {
+		if errno := f.readBlock(first, k, buf[:min(int(bs), len(buf))], saved.of(first)); errno != 0 {
 			return errno
 		}
 	}
 	if lastBase := last * bs; end < extEnd && lastBase < size && (last != first || off == base) {
-		if errno := f.readBlock(last, k, buf[lastBase-base:]); errno != 0 {
+		if errno := f.readBlock(last, k, buf[lastBase-base:], saved.of(last)); errno != 0 {
 			return errno
 		}
 	}
@@ -628,19 +679,22 @@ func (f *file) merge(buf, data []byte, off, end, size, first, last uint64, k fil
 	return 0
 }
 
-// readBlock decrypts block b into dst (up to a block; a short last block fills less).
-func (f *file) readBlock(b uint64, k fileKey, dst []byte) syscall.Errno {
+// readBlock decrypts block b into dst (up to a block; a short last block fills less). c is the
+// block's ciphertext if the caller has it, else nil: it is read.
+func (f *file) readBlock(b uint64, k fileKey, dst, c []byte) syscall.Errno {
 	fsys := f.node.fsys
-	cb := fsys.getCipherBuf()
-	defer fsys.putCipherBuf(cb)
-	c := (*cb)[:fsys.cbs]
-	n, err := pread(f.fd, c, fsys.blockOff(b))
-	if err != nil {
-		return fs2errno(err)
+	if c == nil {
+		cb := fsys.getCipherBuf()
+		defer fsys.putCipherBuf(cb)
+		n, err := pread(f.fd, (*cb)[:fsys.cbs], fsys.blockOff(b))
+		if err != nil {
+			return fs2errno(err)
+		}
+		c = (*cb)[:n]
 	}
 	pb := fsys.getPlainBuf()
 	defer fsys.putPlainBuf(pb)
-	plain, err := k.open((*pb)[:0], c[:n], b)
+	plain, err := k.open((*pb)[:0], c, b)
 	if err != nil {
 		cp := f.node.cipherPath()
 		fsys.log.Printf("vfs: %s: block %d fails authentication; refusing to rewrite it: %v", cp, b, err)
@@ -744,7 +798,7 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 		return 0
 	}
 	lastBase := newSize / bs * bs
-	if errno := f.writeRange(make([]byte, newSize-lastBase), lastBase, size, k, nil); errno != 0 {
+	if errno := f.writeRange(make([]byte, newSize-lastBase), lastBase, size, k, prepared{}); errno != 0 {
 		return g.restore(errno)
 	}
 	return 0
@@ -779,7 +833,7 @@ func (f *file) shrinkInBlock(cs, newSize uint64) syscall.Errno {
 		return errno
 	}
 	keep := make([]byte, newSize-b*bs)
-	if errno := f.readBlock(b, k, keep); errno != 0 {
+	if errno := f.readBlock(b, k, keep, nil); errno != 0 {
 		return errno
 	}
 	g, errno := f.saveBlock(cs, b)

@@ -120,8 +120,27 @@ func (n *node) setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 		defer d.close()
 		e = entry{fd: -1, dirfd: d.fd, name: stored}
 	}
-	n.fsys.watch.begin(n, e)
-	defer n.fsys.watch.end(n, e)
+	w := n.fsys.watch
+	w.begin(n, e)
+	errno := n.changeAttrs(ctx, f, e, in)
+	if errno == 0 {
+		if f != nil {
+			errno = f.getattr(out)
+		} else {
+			errno = n.getattr(out)
+		}
+	}
+	if errno == 0 && n.StableAttr().Mode == syscall.S_IFREG {
+		// A file's attributes in the reply are its own (fileAttr), taken after the change.
+		w.endWith(n, unix.Timespec{Sec: int64(out.Ctime), Nsec: int64(out.Ctimensec)}, nil)
+	} else {
+		w.end(n, e)
+	}
+	return errno
+}
+
+// changeAttrs makes the changes of in to the entry e of n (f: the open file, if any).
+func (n *node) changeAttrs(ctx context.Context, f *file, e entry, in *fuse.SetAttrIn) syscall.Errno {
 	if m, ok := in.GetMode(); ok {
 		if n.StableAttr().Mode == syscall.S_IFLNK {
 			return syscall.EOPNOTSUPP // a symlink's mode cannot change on Linux
@@ -168,14 +187,9 @@ func (n *node) setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 				ts[1] = unix.Timespec{Nsec: unix.UTIME_NOW}
 			}
 		}
-		if errno := e.utimens(&ts); errno != 0 {
-			return errno
-		}
+		return e.utimens(&ts)
 	}
-	if f != nil {
-		return f.getattr(out)
-	}
-	return n.getattr(out)
+	return 0
 }
 
 // entry is a cipher entry to change attributes of: an open descriptor (fd >= 0), or name in

@@ -398,6 +398,15 @@ func (w *watcher) end(n *node, e entry) {
 		return
 	}
 	after, err := e.stat()
+	w.endWith(n, after.Ctim, err)
+}
+
+// endWith is end for a caller that has just statted the file after its change (its change
+// time ctime, or the stat's error): a change of attributes answers with them.
+func (w *watcher) endWith(n *node, ctime unix.Timespec, err error) {
+	if w == nil {
+		return
+	}
 	sa := n.StableAttr()
 	w.mu.Lock()
 	if w.busy[sa]--; w.busy[sa] <= 0 {
@@ -407,7 +416,7 @@ func (w *watcher) end(n *node, e entry) {
 	if err != nil {
 		c.stale = true // unknown: tell the kernel rather than miss a change
 	} else {
-		c.ctime = after.Ctim
+		c.ctime = ctime
 	}
 	w.record(sa, c)
 	w.mu.Unlock()

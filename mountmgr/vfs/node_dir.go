@@ -56,6 +56,11 @@ func (n *node) makeEntry(name string, mk func(dirfd int, e storedEntry) error) (
 		d.close()
 		return dirRef{}, "", fs2errno(err)
 	}
+	if iv, errno := n.key(); errno == 0 && !n.fsys.plainNames {
+		// The requests that follow ask for the new name (a file's attributes, set by name),
+		// so it is cached even when the cache is full, where a lookup's miss is not.
+		n.cacheName(iv, name, e)
+	}
 	return d, e.stored, 0
 }
 

@@ -249,6 +249,46 @@ func TestNameCacheOverflow(t *testing.T) {
 	}
 }
 
+// TestMadeNameCachedInFullCache: a name the mount makes goes into the name cache even when the
+// cache is full (of a long-lived mount's older names), because the requests that follow ask
+// for it: tar sets each file's owner and times by name after writing it. Before, a full
+// cache took no new name, and every such request encrypted the name again.
+func TestMadeNameCachedInFullCache(t *testing.T) {
+	mp, m := mountTest(t, testVolume(t, crypto.AESGCM, true), Options{})
+	root := m.root
+	iv, errno := root.key()
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	c := &root.fsys.storedNames
+	c.mu.Lock()
+	for i := 0; len(c.m.m) < nameCacheMax; i++ {
+		c.m.put(root.nameKey(iv, fmt.Sprint("old-", i)), storedEntry{stored: fmt.Sprint("s", i)}, nameCacheMax)
+	}
+	c.mu.Unlock()
+	for _, name := range []string{"made-file", "made-dir"} {
+		var err error
+		if name == "made-dir" {
+			err = os.Mkdir(filepath.Join(mp, name), 0o700)
+		} else {
+			err = os.WriteFile(filepath.Join(mp, name), []byte("x"), 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.mu.Lock()
+		_, ok := c.m.get(root.nameKey(iv, name))
+		n := len(c.m.m)
+		c.mu.Unlock()
+		if !ok {
+			t.Errorf("%s: not in the full name cache after it was made", name)
+		}
+		if n > nameCacheMax {
+			t.Errorf("%d names cached, want at most %d", n, nameCacheMax)
+		}
+	}
+}
+
 // TestNodeSize: a mount holds a node for every entry the kernel knows, a hundred thousand
 // after a walk of a large tree, so a node stays go-fuse's inode plus two pointers; what
 // directories and open files need goes in nodeExt.

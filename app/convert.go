@@ -6,10 +6,10 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/convert"
 )
 
-// ConvertRequest changes a vault's content cipher or format (vault.Convert). KeepOld: where
+// ConvertRequest changes a vault's content cipher or format (convert.Run). KeepOld: where
 // the old vault is kept ("" beside it). Format: the ID of the new format ("" keeps the
 // vault's); DropUnsupported leaves behind what it cannot hold instead of refusing.
 type ConvertRequest struct {
@@ -22,21 +22,21 @@ type ConvertRequest struct {
 	// none that works). NewPassword, if not nil, seals a vault moved into another format
 	// (which gets a new master key) instead of the old password.
 	Password, NewPassword []byte
-	Progress              func(vault.ConvertProgress)
+	Progress              func(convert.Progress)
 }
 
-// ConvertPlan is what converting will do, for the user to confirm: vault.ConvertPlan, after
+// ConvertPlan is what converting will do, for the user to confirm: convert.Plan, after
 // an interrupted run that had already swapped its new vault in was finished (Finished).
 // Done: that run was to the cipher asked for, so nothing is left to do.
 type ConvertPlan struct {
-	*vault.ConvertPlan
-	Finished *vault.ConvertResult
+	*convert.Plan
+	Finished *convert.Result
 	Done     bool
 }
 
-func (r ConvertRequest) options() vault.ConvertOptions {
+func (r ConvertRequest) options() convert.Options {
 	// The vault must not be mounted: asked of the kernel's mounts, by identity.
-	return vault.ConvertOptions{To: r.To, Format: r.Format, DropUnsupported: r.DropUnsupported, KeepOld: r.KeepOld, NewPassword: r.NewPassword,
+	return convert.Options{To: r.To, Format: r.Format, DropUnsupported: r.DropUnsupported, KeepOld: r.KeepOld, NewPassword: r.NewPassword,
 		MountedAt: mountmgr.MountedAt, Progress: r.Progress}
 }
 
@@ -45,19 +45,19 @@ func (r ConvertRequest) options() vault.ConvertOptions {
 // moved away, which needs no key.
 func (a *App) PlanConvert(ctx context.Context, r ConvertRequest) (ConvertPlan, error) {
 	opts := r.options()
-	plan, err := vault.PlanConvert(r.Vault.CipherDir, opts)
+	plan, err := convert.PlanFor(r.Vault.CipherDir, opts)
 	if err != nil {
 		return ConvertPlan{}, err
 	}
-	out := ConvertPlan{ConvertPlan: plan}
-	if plan.Interrupted != vault.InterruptedSwapped {
+	out := ConvertPlan{Plan: plan}
+	if plan.Interrupted != convert.InterruptedSwapped {
 		return out, nil
 	}
-	if out.Finished, err = vault.FinishConvert(r.Vault.CipherDir); err != nil {
+	if out.Finished, err = convert.Finish(r.Vault.CipherDir); err != nil {
 		return out, err
 	}
-	out.ConvertPlan, err = vault.PlanConvert(r.Vault.CipherDir, opts)
-	if errors.Is(err, vault.ErrAlreadyConverted) {
+	out.Plan, err = convert.PlanFor(r.Vault.CipherDir, opts)
+	if errors.Is(err, convert.ErrAlreadyConverted) {
 		// That run was the conversion asked for.
 		out.Done = true
 		return out, nil
@@ -76,14 +76,14 @@ func (a *App) CheckPassword(ctx context.Context, v Vault, password []byte) (Keyr
 	return change, err
 }
 
-// Convert re-encrypts the vault's contents with r.To (see vault.Convert): with r.Password,
+// Convert re-encrypts the vault's contents with r.To (see convert.Run): with r.Password,
 // or without one with the keyring's.
-func (a *App) Convert(ctx context.Context, r ConvertRequest) (*vault.ConvertResult, KeyringChange, error) {
+func (a *App) Convert(ctx context.Context, r ConvertRequest) (*convert.Result, KeyringChange, error) {
 	ctx = kdfContext(ctx, r.Vault)
-	var res *vault.ConvertResult
+	var res *convert.Result
 	change, err := a.withPassword(ctx, r.Vault, r.Password, false, func(pw []byte) error {
 		var err error
-		res, err = vault.Convert(ctx, r.Vault.CipherDir, pw, r.options())
+		res, err = convert.Run(ctx, r.Vault.CipherDir, pw, r.options())
 		return err
 	})
 	if err == nil && r.NewPassword != nil && res.MasterKey != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/convert"
 )
 
 var convertCommand = &command{
@@ -129,7 +130,7 @@ func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passS
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "Convert %s (%s) %s.\n", name, plan.Dir, plan.Summary())
-	fmt.Fprintf(w, "The result %s.\n", plan.GocryptfsNote())
+	fmt.Fprintf(w, "The result %s.\n", plan.OpensNote())
 	if plan.NewKey {
 		fmt.Fprintf(w, "It is a new %s vault with a new master key (shown once at the end), sealed under %s.\n", plan.To.Format.Name, map[bool]string{true: "the new password", false: "the same password"}[newPassfile != ""])
 	}
@@ -148,7 +149,7 @@ func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passS
 	fmt.Fprintf(w, "%s %s in %d %s. The new vault is built in %s/new and needs %s; %s are free.\n",
 		verb, formatBytes(float64(plan.PlainBytes)), plan.Files, files, plan.Work, formatBytes(float64(plan.NeedBytes)), formatBytes(float64(plan.FreeBytes)))
 	fmt.Fprintf(w, "After a full check it is swapped in with renameat2 RENAME_EXCHANGE; the old vault is kept at %s until you delete it.\n", plan.KeepOld)
-	if plan.Interrupted == vault.InterruptedBuilding {
+	if plan.Interrupted == convert.InterruptedBuilding {
 		fmt.Fprintf(w, "An interrupted conversion left a half-built vault in %s: it is removed first (the old vault was never changed).\n", plan.Work)
 	}
 	fmt.Fprintln(w, "If this folder is synced (Dropbox, Nextcloud, Syncthing...), the sync tool uploads the whole vault again, and the old copy too while it stays in the synced folder (--keep-old DIR puts it elsewhere).")
@@ -186,12 +187,12 @@ func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passS
 // convertError gives convert's refusals their exit code and hint.
 func convertError(err error) error {
 	switch {
-	case errors.Is(err, vault.ErrMounted):
+	case errors.Is(err, convert.ErrMounted):
 		return &codeError{withHint(err, "unmount it first (vaultui unmount VAULT)"), exitAlreadyMounted}
 	case errors.Is(err, vault.ErrCorrupt):
 		return withHint(err, "the old vault is unchanged; run vaultui fsck to see the damage")
 	}
-	var ue *vault.UnsupportedError
+	var ue *convert.UnsupportedError
 	if errors.As(err, &ue) {
 		var b strings.Builder
 		for _, it := range ue.Items {
@@ -202,7 +203,7 @@ func convertError(err error) error {
 	return err
 }
 
-func printConvertResult(w io.Writer, name string, res *vault.ConvertResult) {
+func printConvertResult(w io.Writer, name string, res *convert.Result) {
 	if res.Cleaned {
 		fmt.Fprintln(w, "Removed the half-built vault an interrupted conversion had left.")
 	}
@@ -267,7 +268,7 @@ func newByteProgress(w io.Writer) *byteProgress {
 	return &byteProgress{w: w, on: isTerminal(w)}
 }
 
-func (p *byteProgress) update(c vault.ConvertProgress) {
+func (p *byteProgress) update(c convert.Progress) {
 	if !p.on || (c.Phase == p.phase && time.Since(p.last) < 100*time.Millisecond) {
 		return
 	}

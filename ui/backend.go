@@ -8,6 +8,7 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/convert"
 )
 
 // Backend is everything the terminal app asks of the rest of vaultui. The
@@ -84,7 +85,7 @@ type Backend interface {
 	// format is the ID of the new format ("" keeps the vault's; to "" is then its default
 	// cipher).
 	PlanConvert(ctx context.Context, cipherDir, to, format string) (app.ConvertPlan, error)
-	Convert(ctx context.Context, cipherDir, to, format string, password []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error)
+	Convert(ctx context.Context, cipherDir, to, format string, password []byte, progress func(convert.Progress)) (*convert.Result, error)
 	// WatchEvents calls each with the daemon's events numbered after after,
 	// then with every new one, until ctx is done or the daemon goes away.
 	WatchEvents(ctx context.Context, after uint64, each func([]Event)) error

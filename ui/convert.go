@@ -13,6 +13,7 @@ import (
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/convert"
 )
 
 // convertKey opens the convert screen from info.
@@ -36,8 +37,8 @@ type convertScreen struct {
 	step    convertStep
 	plan    app.ConvertPlan
 	form    *form
-	prog    vault.ConvertProgress
-	result  *vault.ConvertResult
+	prog    convert.Progress
+	result  *convert.Result
 	err     string
 	cancel  context.CancelFunc
 }
@@ -58,9 +59,9 @@ type (
 		plan app.ConvertPlan
 		err  error
 	}
-	convertProgressMsg vault.ConvertProgress
+	convertProgressMsg convert.Progress
 	convertFinished    struct {
-		res *vault.ConvertResult
+		res *convert.Result
 		err error
 	}
 )
@@ -113,7 +114,7 @@ func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case convertProgressMsg:
-		s.prog = vault.ConvertProgress(msg)
+		s.prog = convert.Progress(msg)
 		return nil
 	case convertFinished:
 		if note, needed := passwordNeeded(msg.err); needed {
@@ -186,13 +187,13 @@ func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
 
 // run converts with pw, or without a password (nil) with the keyring's.
 func (s *convertScreen) run(pw []byte) tea.Cmd {
-	s.step, s.err, s.prog = convertRunning, "", vault.ConvertProgress{}
+	s.step, s.err, s.prog = convertRunning, "", convert.Progress{}
 	b, dir, ch := s.c.backend, s.v.CipherDir, s.choices[s.cursor]
 	ctx, cancel := context.WithCancel(s.c.ctx)
 	s.cancel = cancel
 	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
 		defer crypto.Wipe(pw)
-		res, err := b.Convert(ctx, dir, ch.to, ch.format, pw, func(p vault.ConvertProgress) { emit(convertProgressMsg(p)) })
+		res, err := b.Convert(ctx, dir, ch.to, ch.format, pw, func(p convert.Progress) { emit(convertProgressMsg(p)) })
 		return convertFinished{res: res, err: err}
 	})
 }
@@ -219,14 +220,14 @@ func (s *convertScreen) View() string {
 		if p.Finished != nil {
 			b.WriteString(para.Render(fmt.Sprintf("An interrupted conversion to %s was finished first.", p.Finished.To)) + "\n\n")
 		}
-		b.WriteString(para.Render(fmt.Sprintf("Convert %s. The result %s.", p.Summary(), p.GocryptfsNote())) + "\n\n")
+		b.WriteString(para.Render(fmt.Sprintf("Convert %s. The result %s.", p.Summary(), p.OpensNote())) + "\n\n")
 		if len(p.Cannot) > 0 {
 			b.WriteString(st.Warning.Render(para.Render("A "+p.To.Format.Name+" vault keeps no "+strings.Join(p.Cannot, ", ")+": entries that need them are listed and nothing is written (vaultui convert --drop-unsupported carries the vault without them).")) + "\n\n")
 		}
 		b.WriteString(para.Render(fmt.Sprintf("Re-encrypts %s in %s. Needs %s beside the vault (%s free).",
 			size(float64(p.PlainBytes)), plural(p.Files, "file", "files"), size(float64(p.NeedBytes)), size(float64(p.FreeBytes)))) + "\n\n")
 		b.WriteString(para.Render("After a full check the new vault is swapped in; the old one is kept at "+tildePath(p.KeepOld)+" until you delete it.") + "\n\n")
-		if p.Interrupted == vault.InterruptedBuilding {
+		if p.Interrupted == convert.InterruptedBuilding {
 			b.WriteString(para.Render("A half-built vault an interrupted run left is removed first.") + "\n\n")
 		}
 		b.WriteString(st.Warning.Render(para.Render("In a synced folder the sync tool uploads the whole vault again, and the old copy while it stays there.")) + "\n\n")

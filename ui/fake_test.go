@@ -22,6 +22,7 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/convert"
 )
 
 func init() {
@@ -537,7 +538,7 @@ func (f *fakeBackend) PlanConvert(ctx context.Context, dir, to, format string) (
 	defer f.mu.Unlock()
 	for _, m := range f.mounts {
 		if m.CipherDir == dir {
-			return app.ConvertPlan{}, fmt.Errorf("%s is mounted at %s: %w", dir, m.MountPoint, vault.ErrMounted)
+			return app.ConvertPlan{}, fmt.Errorf("%s is mounted at %s: %w", dir, m.MountPoint, convert.ErrMounted)
 		}
 	}
 	gocryptfs := vault.DefaultFormat()
@@ -545,20 +546,20 @@ func (f *fakeBackend) PlanConvert(ctx context.Context, dir, to, format string) (
 	if to == "" {
 		to = "SIV_GCM"
 	}
-	return app.ConvertPlan{ConvertPlan: &vault.ConvertPlan{Dir: dir, From: vault.ConvertSide{Format: gocryptfs, Cipher: "aegis"}, To: vault.ConvertSide{Format: target, Cipher: to}, Work: dir + ".vaultui-convert",
-		KeepOld: dir + ".old-aegis", PlainBytes: 3e9, Files: 120, NeedBytes: 3.1e9, FreeBytes: 40e9}}, nil
+	return app.ConvertPlan{Plan: &convert.Plan{Dir: dir, From: convert.Side{Format: gocryptfs, Cipher: "aegis"}, To: convert.Side{Format: target, Cipher: to}, Work: dir + ".vaultui-convert",
+		KeepOld: dir + ".old-aegis", Sizes: vault.Sizes{PlainBytes: 3e9, Files: 120, NeedBytes: 3.1e9}, FreeBytes: 40e9}}, nil
 }
 
 // Convert converts with the keyring's password or pw (as unlock), reporting each phase.
-func (f *fakeBackend) Convert(ctx context.Context, dir, to, format string, pw []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error) {
+func (f *fakeBackend) Convert(ctx context.Context, dir, to, format string, pw []byte, progress func(convert.Progress)) (*convert.Result, error) {
 	f.mu.Lock()
 	err := f.unlock(dir, pw)
 	f.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	for _, ph := range []string{vault.PhaseCopy, vault.PhaseCheck} {
-		progress(vault.ConvertProgress{Phase: ph, Done: 3e9, Total: 3e9})
+	for _, ph := range []string{convert.PhaseCopy, convert.PhaseCheck} {
+		progress(convert.Progress{Phase: ph, Done: 3e9, Total: 3e9})
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -567,6 +568,6 @@ func (f *fakeBackend) Convert(ctx context.Context, dir, to, format string, pw []
 	}
 	f.converted = append(f.converted, dir+" "+to)
 	gocryptfs := vault.DefaultFormat()
-	return &vault.ConvertResult{Dir: dir, OldDir: dir + ".old-aegis", From: vault.ConvertSide{Format: gocryptfs, Cipher: "aegis"},
-		To: vault.ConvertSide{Format: gocryptfs, Cipher: to}, Swap: vault.SwapExchange}, nil
+	return &convert.Result{Dir: dir, OldDir: dir + ".old-aegis", From: convert.Side{Format: gocryptfs, Cipher: "aegis"},
+		To: convert.Side{Format: gocryptfs, Cipher: to}, Swap: convert.SwapExchange}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/convert"
 )
 
 // Run starts the terminal app on the real backend in the alternate screen.
@@ -240,7 +241,7 @@ func (b *realBackend) PlanConvert(ctx context.Context, dir, to, format string) (
 	return p, escaped(err)
 }
 
-func (b *realBackend) Convert(ctx context.Context, dir, to, format string, password []byte, progress func(vault.ConvertProgress)) (*vault.ConvertResult, error) {
+func (b *realBackend) Convert(ctx context.Context, dir, to, format string, password []byte, progress func(convert.Progress)) (*convert.Result, error) {
 	c, err := convertCipher(to)
 	if err != nil {
 		return nil, err

@@ -72,6 +72,10 @@ type Capabilities struct {
 	Walk bool
 	// SharedStorage: it mounts with --sharedstorage (other machines write the cipherdir).
 	SharedStorage bool
+	// Reseal: a vault changes to another of the format's content ciphers file by file,
+	// keeping its names, master key and password (Folder.PlanReseal, Folder.Reseal); without
+	// it a conversion rebuilds the vault through its plaintext.
+	Reseal bool
 }
 
 // Compat says which programs open a vault of a format with a given content cipher: what a
@@ -95,7 +99,7 @@ var (
 		LongNameMax: Range{crypto.MinLongNameMax, crypto.DefaultLongNameMax, crypto.DefaultLongNameMax},
 		Ciphers:     []crypto.CipherID{crypto.AESGCM, crypto.AEGIS, crypto.XChaCha, crypto.AESSIV},
 		Can: Capabilities{PlaintextNames: true, DeterministicNames: true, Holes: true, HardLinks: true,
-			SpecialFiles: true, Xattrs: true, Modes: true, Mount: true, Walk: true, SharedStorage: true},
+			SpecialFiles: true, Xattrs: true, Modes: true, Mount: true, Walk: true, SharedStorage: true, Reseal: true},
 		opens: gocryptfsOpensIn,
 		kind:  gocryptfsKind{},
 	}
@@ -236,6 +240,74 @@ func (f *Folder) changePassword(ctx context.Context, fsys atomicfile.FS, pc Pass
 	return f.Format.kind.changePassword(ctx, fsys, f.Dir, f.Format, pc)
 }
 
+// Variant says from the vault's files alone, without its key, which content encryption it
+// has: what a conversion within the format changes (a content cipher's ID, "aes-gcm"; a
+// Cryptomator cipher combo, "SIV_GCM").
+func (f *Folder) Variant() (string, error) { return f.Format.kind.variant(f.Dir) }
+
+// TargetVariant is the variant (see Folder.Variant) a conversion into the format with
+// content cipher to makes; "" picks the format's default for new vaults. A cipher the
+// format cannot have is an error.
+func (f *Format) TargetVariant(to crypto.CipherID) (string, error) { return f.kind.targetVariant(to) }
+
+// CreateFor makes the empty vault in dir (a new folder) that a conversion fills through its
+// Volume's Builder: of the variant, sealed under password at scrypt cost 2^logN, with a new
+// master key, returned; or, with keep (an unlocked vault of this format), under keep's
+// master key and key file, so that the old password and master key open it (nil is returned
+// then).
+func (f *Format) CreateFor(ctx context.Context, dir, variant string, password []byte, logN int, keep Volume) (masterKey []byte, err error) {
+	return f.kind.createFor(ctx, dir, variant, password, logN, keep)
+}
+
+// Sizes is what a conversion takes: PlainBytes of content in Files files to re-encrypt, and
+// NeedBytes of space for the new vault.
+type Sizes struct {
+	PlainBytes int64
+	Files      int
+	NeedBytes  uint64
+}
+
+// Resealed is the vault Folder.Reseal made, unlocked (Close it), with what it did: Bytes of
+// content resealed; Unchanged, cipher paths of files that are not the vault's (desktop.ini
+// and the like, which the mount hides), copied as they are; Dropped, what stays with the old
+// vault only (copies of a key file that carry the old cipher).
+type Resealed struct {
+	Volume
+	Bytes              int64
+	Unchanged, Dropped []string
+}
+
+// PlanReseal checks, without the password, that the vault can be resealed to the variant to
+// (Capabilities.Reseal) and measures what that takes in file system blocks of blockSize.
+func (f *Folder) PlanReseal(to string, blockSize uint64) (Sizes, error) {
+	r, ok := f.Format.kind.(resealer)
+	if !ok {
+		return Sizes{}, fmt.Errorf("%s: %w: a %s vault is not resealed", f.Dir, ErrUnsupported, f.Format.Name)
+	}
+	return r.planReseal(f.Dir, to, blockSize)
+}
+
+// Reseal writes the vault, unlocked with password, into newDir (a path that does not exist
+// yet) under the variant to: the same names, master key and password, every file, symlink
+// target and attribute sealed again. Content that does not authenticate under a name of the
+// vault stops it (ErrCorrupt). progress, if not nil, gets the content bytes done. It
+// returns the new vault, unlocked; the old one is only read.
+func (f *Folder) Reseal(ctx context.Context, password []byte, newDir, to string, progress func(done int64)) (*Resealed, error) {
+	r, ok := f.Format.kind.(resealer)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: a %s vault is not resealed", f.Dir, ErrUnsupported, f.Format.Name)
+	}
+	return r.reseal(ctx, f.Dir, password, newDir, to, progress)
+}
+
+// DecryptFile decrypts the regular file n of vol block by block, calling data (if not nil)
+// with each run of plaintext at its offset; blocks that do not authenticate are reported to
+// problem and given to data as zeros. It returns the plaintext size, and an error when the
+// file was not readable at all (also reported), ctx is done or data fails.
+func DecryptFile(ctx context.Context, vol format.Volume, n Node, data func(off int64, b []byte) error, problem func(Problem)) (int64, error) {
+	return decryptVolumeFile(ctx, vol, n, data, problem, nil)
+}
+
 // folderKind is a format's code behind Folder.
 type folderKind interface {
 	// create makes a new vault in dir with checked options (Create).
@@ -246,18 +318,10 @@ type folderKind interface {
 	unlock(ctx context.Context, dir string, password []byte) (Volume, error)
 	unlockWithKey(dir string, key []byte, unverified bool) (Volume, error)
 	changePassword(ctx context.Context, fsys atomicfile.FS, dir string, f *Format, pc PasswordChange) (string, error)
-	// variant says from the vault's files alone, without its key, which content encryption
-	// the vault in dir has: what a conversion within the format changes (a content cipher's
-	// ID, "aes-gcm"; a Cryptomator cipher combo, "SIV_GCM").
+	// variant, targetVariant and createFor are Folder.Variant, Format.TargetVariant and
+	// Format.CreateFor: what a conversion asks of the format.
 	variant(dir string) (string, error)
-	// targetVariant is the variant a conversion to the content cipher to makes; "" the
-	// format's default for new vaults. A cipher the format cannot have is an error.
 	targetVariant(to crypto.CipherID) (string, error)
-	// createFor makes the empty vault in dir (a new folder) that a conversion fills through
-	// its Builder: of the variant, sealed under password at scrypt cost 2^logN, with a new
-	// master key, returned; or, with keep (an unlocked vault of this format), under keep's
-	// master key and key file, so that the old password and master key open it (nil is
-	// returned then).
 	createFor(ctx context.Context, dir, variant string, password []byte, logN int, keep Volume) (masterKey []byte, err error)
 }
 

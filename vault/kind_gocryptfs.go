@@ -222,7 +222,7 @@ func (gocryptfsKind) targetVariant(to crypto.CipherID) (string, error) {
 
 // createFor makes a gocryptfs vault with the defaults of gocryptfs -init and the cipher
 // variant. A gocryptfs vault keeps its master key through a change of cipher by resealing
-// its files in place (see convert.go), never by a new vault: keep is refused.
+// its files in place (reseal.go), never by a new vault: keep is refused.
 func (gocryptfsKind) createFor(ctx context.Context, dir, variant string, password []byte, logN int, keep Volume) ([]byte, error) {
 	if keep != nil {
 		return nil, fmt.Errorf("%w: a gocryptfs vault is not rebuilt under its own key", ErrUnsupported)

@@ -471,14 +471,9 @@ func (v *Vault) readSymlink(n Node) (string, error) {
 	return t, nil
 }
 
-// readChunkBlocks is how many blocks decryptFile reads at once (128 KiB of gocryptfs's,
+// readChunkBlocks is how many blocks decryptVolumeFile reads at once (128 KiB of gocryptfs's,
 // 1 MiB of Cryptomator's).
 const readChunkBlocks = 32
-
-// decryptFile decrypts the gocryptfs file n (see decryptVolumeFile).
-func (v *Vault) decryptFile(ctx context.Context, n Node, data func(off int64, b []byte) error, problem func(Problem)) (int64, error) {
-	return decryptVolumeFile(ctx, v.Volume(), n, data, problem, nil)
-}
 
 // decryptVolumeFile decrypts the file n of vol block by block, calling data (if not nil)
 // with each run of plaintext at its offset; blocks that do not authenticate are reported as

@@ -1,4 +1,4 @@
-package vault
+package convert
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
+	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/cryptomator"
 )
 
@@ -20,7 +21,7 @@ import (
 const (
 	childConvertDir = "VAULTUI_TEST_CONVERT_DIR"
 	childConvertTo  = "VAULTUI_TEST_CONVERT_TO"
-	// childConvertFormat names the new format (ConvertOptions.Format); the new vault is then
+	// childConvertFormat names the new format (Options.Format); the new vault is then
 	// sealed at the cheapest scrypt cost.
 	childConvertFormat = "VAULTUI_TEST_CONVERT_FORMAT"
 )
@@ -40,11 +41,11 @@ func TestMain(m *testing.M) {
 		// strace counts system calls per thread: keep this goroutine's calls on one thread so
 		// "the Nth renameat" means the same call in every run.
 		runtime.LockOSThread()
-		opts := ConvertOptions{To: crypto.CipherID(os.Getenv(childConvertTo)), Format: os.Getenv(childConvertFormat)}
+		opts := Options{To: crypto.CipherID(os.Getenv(childConvertTo)), Format: os.Getenv(childConvertFormat)}
 		if opts.Format != "" {
 			opts.ScryptLogN = 10
 		}
-		_, err := Convert(context.Background(), dir, testPassword, opts)
+		_, err := Run(context.Background(), dir, testPassword, opts)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -110,7 +111,7 @@ func TestConvertKilled(t *testing.T) {
 		{"copying, then removing the half-built tree", [][]string{{"pwrite64:signal=KILL:when=5"}, {"unlinkat:signal=KILL:when=6"}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := makeConvertVault(t, CreateOptions{Cipher: from}, src)
+			v := makeConvertVault(t, vault.CreateOptions{Cipher: from}, src)
 			dir := v.Dir
 			xattrs, names := vaultXattrs(t, v), nameFiles(t, dir)
 			before := cipherSnapshot(t, dir)
@@ -122,19 +123,19 @@ func TestConvertKilled(t *testing.T) {
 				// The old vault is intact wherever the crash left it.
 				old := dir
 				if configCipher(dir) != from {
-					old = filepath.Join(dir+convertWorkSuffix, convertNewDir)
+					old = filepath.Join(dir+workSuffix, newDirName)
 					if configCipher(old) != from {
 						old = dir + ".old-" + string(from)
 					}
 				}
 				sameSnapshot(t, "old vault after the kill", before, cipherSnapshot(t, old))
 			}
-			res, err := Convert(context.Background(), dir, testPassword, ConvertOptions{To: to})
+			res, err := Run(context.Background(), dir, testPassword, Options{To: to})
 			switch {
 			case tc.done && (err == nil || !strings.Contains(err.Error(), "already uses")):
 				t.Fatalf("re-run after a complete conversion: %v, want \"already uses\"", err)
 			case tc.done:
-				res = &ConvertResult{OldDir: dir + ".old-" + string(from)}
+				res = &Result{OldDir: dir + ".old-" + string(from)}
 			case err != nil:
 				t.Fatalf("re-run: %v", err)
 			}
@@ -143,7 +144,7 @@ func TestConvertKilled(t *testing.T) {
 				t.Errorf("old vault kept at %q", res.OldDir)
 			}
 			sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, res.OldDir))
-			if _, err := os.Lstat(dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Lstat(dir + workSuffix); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("work directory left: %v", err)
 			}
 			if _, err := os.Lstat(dir + ".old-" + string(from) + "-2"); err == nil {
@@ -181,13 +182,13 @@ func TestConvertSyncFails(t *testing.T) {
 	src := makeTree(t)
 	want := readTree(t, src)
 	const from, to = crypto.AEGIS, crypto.AESGCM
-	n := countConvertSyscalls(t, makeConvertVault(t, CreateOptions{Cipher: from}, src).Dir, to, "fsync")
+	n := countConvertSyscalls(t, makeConvertVault(t, vault.CreateOptions{Cipher: from}, src).Dir, to, "fsync")
 	if n < 5 {
 		t.Fatalf("a conversion calls fsync %d times; want at least the state file, the work directory, the config and the swap", n)
 	}
 	for when := 1; when <= n; when++ {
 		t.Run(fmt.Sprint("fsync ", when), func(t *testing.T) {
-			v := makeConvertVault(t, CreateOptions{Cipher: from}, src)
+			v := makeConvertVault(t, vault.CreateOptions{Cipher: from}, src)
 			dir := v.Dir
 			xattrs, names := vaultXattrs(t, v), nameFiles(t, dir)
 			before := cipherSnapshot(t, dir)
@@ -197,13 +198,13 @@ func TestConvertSyncFails(t *testing.T) {
 			}
 			old := dir
 			if configCipher(dir) != from {
-				old = filepath.Join(dir+convertWorkSuffix, convertNewDir)
+				old = filepath.Join(dir+workSuffix, newDirName)
 				if configCipher(old) != from {
 					old = dir + ".old-" + string(from)
 				}
 			}
 			sameSnapshot(t, "old vault after the failure", before, cipherSnapshot(t, old))
-			_, err = Convert(context.Background(), dir, testPassword, ConvertOptions{To: to})
+			_, err = Run(context.Background(), dir, testPassword, Options{To: to})
 			if err != nil && !strings.Contains(err.Error(), "already uses") {
 				t.Fatalf("re-run: %v", err)
 			}
@@ -245,8 +246,8 @@ func TestConvertFormatKilled(t *testing.T) {
 		{"copying, then removing the half-built tree", [][]string{{"renameat2:signal=KILL:when=9"}, {"unlinkat:signal=KILL:when=3"}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, _ := createTest(t, CreateOptions{})
-			v, err := Unlock(context.Background(), dir, testPassword)
+			dir, _ := createTest(t, vault.CreateOptions{})
+			v, err := vault.Unlock(context.Background(), dir, testPassword)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,24 +263,24 @@ func TestConvertFormatKilled(t *testing.T) {
 					t.Fatalf("the child was not killed (%v): the injection %v missed", err, injects)
 				}
 				old := dir
-				if f, _ := Identify(dir); f != gocryptfsFormat {
-					old = filepath.Join(dir+convertWorkSuffix, convertNewDir)
-					if f, _ := Identify(old); f != gocryptfsFormat {
+				if f, _ := vault.Identify(dir); !isFormat(f, "gocryptfs") {
+					old = filepath.Join(dir+workSuffix, newDirName)
+					if f, _ := vault.Identify(old); !isFormat(f, "gocryptfs") {
 						old = keep
 					}
 				}
 				sameSnapshot(t, "old vault after the kill", before, cipherSnapshot(t, old))
 			}
-			res, err := Convert(context.Background(), dir, testPassword, ConvertOptions{Format: "cryptomator", ScryptLogN: 10})
+			res, err := Run(context.Background(), dir, testPassword, Options{Format: "cryptomator", ScryptLogN: 10})
 			switch {
 			case tc.done && !errors.Is(err, ErrAlreadyConverted):
 				t.Fatalf("re-run after a complete conversion: %v, want ErrAlreadyConverted", err)
 			case tc.done:
-				res = &ConvertResult{OldDir: keep}
+				res = &Result{OldDir: keep}
 			case err != nil:
 				t.Fatalf("re-run: %v", err)
 			}
-			if f, err := Identify(dir); err != nil || f != cryptomatorFormat {
+			if f, err := vault.Identify(dir); err != nil || !isFormat(f, "cryptomator") {
 				t.Fatalf("after the re-run the vault is %v (%v)", f, err)
 			}
 			compareTrees(t, want, withoutModes(readTree(t, exportAny(t, dir, testPassword))))
@@ -287,7 +288,7 @@ func TestConvertFormatKilled(t *testing.T) {
 				t.Errorf("old vault kept at %q", res.OldDir)
 			}
 			sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, keep))
-			if _, err := os.Lstat(dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Lstat(dir + workSuffix); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("work directory left: %v", err)
 			}
 			if _, err := os.Lstat(keep + "-2"); err == nil {
@@ -327,18 +328,18 @@ func TestConvertFormatKilledBack(t *testing.T) {
 				t.Fatalf("the child was not killed (%v): the injection %v missed", err, tc.injects)
 			}
 			old := dir
-			if f, _ := Identify(dir); f != cryptomatorFormat {
-				old = filepath.Join(dir+convertWorkSuffix, convertNewDir)
-				if f, _ := Identify(old); f != cryptomatorFormat {
+			if f, _ := vault.Identify(dir); !isFormat(f, "cryptomator") {
+				old = filepath.Join(dir+workSuffix, newDirName)
+				if f, _ := vault.Identify(old); !isFormat(f, "cryptomator") {
 					old = keep
 				}
 			}
 			sameSnapshot(t, "old vault after the kill", before, cipherSnapshot(t, old))
-			res, err := Convert(context.Background(), dir, testPassword, ConvertOptions{Format: "gocryptfs", ScryptLogN: 10})
+			res, err := Run(context.Background(), dir, testPassword, Options{Format: "gocryptfs", ScryptLogN: 10})
 			if err != nil {
 				t.Fatalf("re-run: %v", err)
 			}
-			if f, err := Identify(dir); err != nil || f != gocryptfsFormat {
+			if f, err := vault.Identify(dir); err != nil || !isFormat(f, "gocryptfs") {
 				t.Fatalf("after the re-run the vault is %v (%v)", f, err)
 			}
 			compareTrees(t, want, withoutModes(readTree(t, exportAny(t, dir, testPassword))))
@@ -346,7 +347,7 @@ func TestConvertFormatKilledBack(t *testing.T) {
 				t.Errorf("old vault kept at %q", res.OldDir)
 			}
 			sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, keep))
-			if _, err := os.Lstat(dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Lstat(dir + workSuffix); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("work directory left: %v", err)
 			}
 		})
@@ -355,9 +356,12 @@ func TestConvertFormatKilledBack(t *testing.T) {
 
 // configCipher returns the cipher of the vault in dir, or "" when it has no readable config.
 func configCipher(dir string) crypto.CipherID {
-	c, err := LoadConfig(dir)
+	c, err := vault.LoadConfig(dir)
 	if err != nil {
 		return ""
 	}
 	return c.Cipher()
 }
+
+// isFormat reports whether f is the format of that ID.
+func isFormat(f *vault.Format, id string) bool { return f != nil && f.ID == id }

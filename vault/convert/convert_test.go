@@ -1,4 +1,4 @@
-package vault
+package convert
 
 import (
 	"context"
@@ -14,41 +14,21 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/format"
 )
-
-// TestConvertFlags checks the converted feature flags of every pair: they validate, select
-// the new cipher and keep every flag that is not the content cipher's.
-func TestConvertFlags(t *testing.T) {
-	for _, from := range crypto.Ciphers {
-		for _, to := range crypto.Ciphers {
-			for _, opts := range []CreateOptions{{Cipher: from}, {Cipher: from, PlaintextNames: true},
-				{Cipher: from, DeterministicNames: true, LongNameMax: 100}} {
-				c := &Config{Version: ConfigVersion, FeatureFlags: opts.Flags()}
-				got := convertFlags(c.FeatureFlags, to)
-				nc := &Config{Version: ConfigVersion, FeatureFlags: got}
-				if nc.Cipher() != to {
-					t.Errorf("%s -> %s: flags %v select %s", from, to, got, nc.Cipher())
-				}
-				want := (CreateOptions{Cipher: to, PlaintextNames: opts.PlaintextNames, DeterministicNames: opts.DeterministicNames, LongNameMax: opts.LongNameMax}).Flags()
-				if !slices.Equal(got, want) {
-					t.Errorf("%s -> %s: flags %v, want what init writes: %v", from, to, got, want)
-				}
-			}
-		}
-	}
-}
 
 // makeConvertVault creates a vault with opts holding makeTree's tree plus extended attributes
 // (on a file, a directory and the root; one empty value) and returns it unlocked.
-func makeConvertVault(t *testing.T, opts CreateOptions, src string) *Vault {
+func makeConvertVault(t *testing.T, opts vault.CreateOptions, src string) *vault.Vault {
 	t.Helper()
 	dir, _ := createTest(t, opts)
-	v, err := Unlock(context.Background(), dir, testPassword)
+	v, err := vault.Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,10 +58,10 @@ func makeConvertVault(t *testing.T, opts CreateOptions, src string) *Vault {
 }
 
 // cipherPaths maps the vault's plaintext paths to their cipher paths.
-func cipherPaths(t *testing.T, v *Vault) map[string]string {
+func cipherPaths(t *testing.T, v *vault.Vault) map[string]string {
 	t.Helper()
 	m := map[string]string{}
-	if err := v.Walk(context.Background(), func(n Node) error {
+	if err := v.Walk(context.Background(), func(n vault.Node) error {
 		m[n.Path] = n.CipherPath
 		return nil
 	}, nil); err != nil {
@@ -91,7 +71,7 @@ func cipherPaths(t *testing.T, v *Vault) map[string]string {
 }
 
 // vaultXattrs returns the decrypted extended attributes of every entry and the root.
-func vaultXattrs(t *testing.T, v *Vault) map[string]string {
+func vaultXattrs(t *testing.T, v *vault.Vault) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	add := func(p string, attrs map[string][]byte) {
@@ -99,15 +79,32 @@ func vaultXattrs(t *testing.T, v *Vault) map[string]string {
 			m[p+"\x00"+k] = string(val)
 		}
 	}
-	fail := func(p Problem) { t.Errorf("xattr problem: %v", p) }
-	root, err := unix.Open(v.Dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		t.Fatal(err)
+	fail := func(p vault.Problem) { t.Errorf("xattr problem: %v", p) }
+	root := map[string][]byte{}
+	buf := make([]byte, 1<<16)
+	n, _ := unix.Llistxattr(v.Dir, buf)
+	for _, stored := range strings.Split(string(buf[:max(n, 0)]), "\x00") {
+		enc, ours := strings.CutPrefix(stored, crypto.XattrPrefix)
+		if !ours {
+			continue
+		}
+		val := make([]byte, 1<<16)
+		vn, err := unix.Lgetxattr(v.Dir, stored, val)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, err := v.XattrNames.DecryptXattrName(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if root[name], err = v.Content.DecryptXattrValue(val[:vn]); err != nil {
+			t.Fatal(err)
+		}
 	}
-	defer unix.Close(root)
-	add("/", v.readXattrs(Node{Ref: gocryptfsRef{root, "."}}, fail))
-	v.Walk(context.Background(), func(n Node) error {
-		add(n.Path, v.readXattrs(n, fail))
+	add("/", root)
+	vol := v.Volume()
+	vault.WalkVolume(context.Background(), vol, func(n vault.Node) error {
+		add(n.Path, vol.Xattrs(n, fail))
 		return nil
 	}, nil)
 	return m
@@ -191,7 +188,7 @@ func nameFiles(t *testing.T, dir string) map[string]string {
 // (plaintext tree) and xattrs, with the names of names.
 func checkConvertedVault(t *testing.T, dir string, to crypto.CipherID, want map[string]treeEntry, xattrs, names map[string]string) {
 	t.Helper()
-	v, err := Unlock(context.Background(), dir, testPassword)
+	v, err := vault.Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,34 +213,34 @@ func checkConvertedVault(t *testing.T, dir string, to crypto.CipherID, want map[
 // default options, and each name option with a few pairs.
 func convertPairs() []struct {
 	name string
-	opts CreateOptions
+	opts vault.CreateOptions
 	to   crypto.CipherID
 } {
 	var out []struct {
 		name string
-		opts CreateOptions
+		opts vault.CreateOptions
 		to   crypto.CipherID
 	}
-	add := func(name string, opts CreateOptions, to crypto.CipherID) {
+	add := func(name string, opts vault.CreateOptions, to crypto.CipherID) {
 		out = append(out, struct {
 			name string
-			opts CreateOptions
+			opts vault.CreateOptions
 			to   crypto.CipherID
 		}{name, opts, to})
 	}
 	for _, from := range crypto.Ciphers {
 		for _, to := range crypto.Ciphers {
 			if from != to {
-				add(fmt.Sprintf("%s-to-%s", from, to), CreateOptions{Cipher: from}, to)
+				add(fmt.Sprintf("%s-to-%s", from, to), vault.CreateOptions{Cipher: from}, to)
 			}
 		}
 	}
-	add("plaintextnames-aegis-to-gcm", CreateOptions{Cipher: crypto.AEGIS, PlaintextNames: true}, crypto.AESGCM)
-	add("plaintextnames-gcm-to-xchacha", CreateOptions{PlaintextNames: true}, crypto.XChaCha)
-	add("deterministic-aegis-to-gcm", CreateOptions{Cipher: crypto.AEGIS, DeterministicNames: true}, crypto.AESGCM)
-	add("deterministic-gcm-to-siv", CreateOptions{DeterministicNames: true}, crypto.AESSIV)
-	add("longnamemax-aegis-to-gcm", CreateOptions{Cipher: crypto.AEGIS, LongNameMax: 62}, crypto.AESGCM)
-	add("longnamemax-siv-to-aegis", CreateOptions{Cipher: crypto.AESSIV, LongNameMax: 62}, crypto.AEGIS)
+	add("plaintextnames-aegis-to-gcm", vault.CreateOptions{Cipher: crypto.AEGIS, PlaintextNames: true}, crypto.AESGCM)
+	add("plaintextnames-gcm-to-xchacha", vault.CreateOptions{PlaintextNames: true}, crypto.XChaCha)
+	add("deterministic-aegis-to-gcm", vault.CreateOptions{Cipher: crypto.AEGIS, DeterministicNames: true}, crypto.AESGCM)
+	add("deterministic-gcm-to-siv", vault.CreateOptions{DeterministicNames: true}, crypto.AESSIV)
+	add("longnamemax-aegis-to-gcm", vault.CreateOptions{Cipher: crypto.AEGIS, LongNameMax: 62}, crypto.AESGCM)
+	add("longnamemax-siv-to-aegis", vault.CreateOptions{Cipher: crypto.AESSIV, LongNameMax: 62}, crypto.AEGIS)
 	return out
 }
 
@@ -260,10 +257,10 @@ func TestConvertRoundTrip(t *testing.T) {
 			v := makeConvertVault(t, tc.opts, src)
 			xattrs, names := vaultXattrs(t, v), nameFiles(t, v.Dir)
 			before := cipherSnapshot(t, v.Dir)
-			var last ConvertProgress
+			var last Progress
 			var phases []string
-			res, err := Convert(context.Background(), v.Dir, testPassword, ConvertOptions{To: tc.to,
-				Progress: func(p ConvertProgress) {
+			res, err := Run(context.Background(), v.Dir, testPassword, Options{To: tc.to,
+				Progress: func(p Progress) {
 					if p.Done < last.Done && p.Phase == last.Phase {
 						t.Errorf("progress went back: %+v after %+v", p, last)
 					}
@@ -279,7 +276,7 @@ func TestConvertRoundTrip(t *testing.T) {
 				t.Errorf("phases %v", phases)
 			}
 			from := crypto.CipherID(res.From.Cipher)
-			if res.Swap != SwapExchange || res.From.Format.ID != "gocryptfs" || res.To != (ConvertSide{res.From.Format, string(tc.to)}) ||
+			if res.Swap != SwapExchange || res.From.Format.ID != "gocryptfs" || res.To != (Side{res.From.Format, string(tc.to)}) ||
 				from != tc.opts.Cipher && !(tc.opts.Cipher == "" && from == crypto.AESGCM) || res.MasterKey != nil {
 				t.Errorf("result %+v", res)
 			}
@@ -289,7 +286,7 @@ func TestConvertRoundTrip(t *testing.T) {
 				t.Errorf("old vault kept at %s", res.OldDir)
 			}
 			sameSnapshot(t, "old vault", before, cipherSnapshot(t, res.OldDir))
-			if _, err := os.Lstat(v.Dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Lstat(v.Dir + workSuffix); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("work directory left: %v", err)
 			}
 			if tc.to != crypto.AEGIS {
@@ -333,59 +330,42 @@ func unixGetxattr(p, name string) (string, error) {
 	return string(buf[:n]), nil
 }
 
-// TestConvertRefuses checks what Convert refuses before changing anything: the cipher the
-// vault already uses, a mounted vault, a pair that would change the names, a place for the
-// old vault that is taken, and a damaged vault.
+// TestConvertRefuses checks what Run refuses before changing anything: the cipher the vault
+// already uses, a mounted vault, and a place for the old vault that is taken.
 func TestConvertRefuses(t *testing.T) {
-	dir, _ := createTest(t, CreateOptions{Cipher: crypto.AEGIS})
+	dir, _ := createTest(t, vault.CreateOptions{Cipher: crypto.AEGIS})
 	os.WriteFile(filepath.Join(t.TempDir(), "x"), nil, 0o600)
 	before := cipherSnapshot(t, dir)
-	check := func(what string, opts ConvertOptions, want error, wantText string) {
+	check := func(what string, opts Options, want error, wantText string) {
 		t.Helper()
-		_, err := Convert(context.Background(), dir, testPassword, opts)
+		_, err := Run(context.Background(), dir, testPassword, opts)
 		if err == nil || want != nil && !errors.Is(err, want) || !strings.Contains(err.Error(), wantText) {
 			t.Errorf("%s: got %v, want %v containing %q", what, err, want, wantText)
 		}
 		sameSnapshot(t, what, before, cipherSnapshot(t, dir))
-		if _, err := os.Lstat(dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(dir + workSuffix); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s: work directory left", what)
 		}
 	}
-	check("same cipher", ConvertOptions{To: crypto.AEGIS}, nil, "already uses AEGIS-256X2")
-	check("mounted", ConvertOptions{To: crypto.AESGCM, MountedAt: func(d string) string {
+	check("same cipher", Options{To: crypto.AEGIS}, nil, "already uses AEGIS-256X2")
+	check("mounted", Options{To: crypto.AESGCM, MountedAt: func(d string) string {
 		if d == dir {
 			return "/mnt/work"
 		}
 		return ""
 	}}, ErrMounted, "/mnt/work")
 	taken := t.TempDir()
-	check("keep taken", ConvertOptions{To: crypto.AESGCM, KeepOld: taken}, nil, "already exists")
-	check("keep inside", ConvertOptions{To: crypto.AESGCM, KeepOld: filepath.Join(dir, "old")}, nil, "inside the vault")
-
-	// A vault from before HKDF cannot become AEGIS or XChaCha20-Poly1305: its names would
-	// change. Its config is enough to tell; no password is asked.
-	old := t.TempDir()
-	c := &Config{Creator: "gocryptfs v1.2", EncryptedKey: make([]byte, 12+32+16), Version: 2,
-		FeatureFlags: []string{FlagGCMIV128, FlagDirIV, FlagEMENames, FlagLongNames}}
-	c.ScryptObject, _ = crypto.NewScryptKDF(10)
-	if err := writeConfig(atomicfile.OS{}, old, c); err != nil {
-		t.Fatal(err)
-	}
-	for _, to := range []crypto.CipherID{crypto.AEGIS, crypto.XChaCha} {
-		if _, err := PlanConvert(old, ConvertOptions{To: to}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "HKDF") {
-			t.Errorf("pre-HKDF vault to %s: %v", to, err)
-		}
-	}
-	if _, err := PlanConvert(old, ConvertOptions{To: crypto.AESSIV}); err != nil {
-		t.Errorf("pre-HKDF vault to AES-SIV keeps its names: %v", err)
-	}
+	check("keep taken", Options{To: crypto.AESGCM, KeepOld: taken}, nil, "already exists")
+	check("keep inside", Options{To: crypto.AESGCM, KeepOld: filepath.Join(dir, "old")}, nil, "inside the vault")
+	// A pair that would change the names (vault.Folder.PlanReseal: TestResealPreHKDF) is
+	// refused by the format.
 }
 
 // TestConvertWrongPassword: a wrong password changes nothing.
 func TestConvertWrongPassword(t *testing.T) {
-	dir, _ := createTest(t, CreateOptions{})
+	dir, _ := createTest(t, vault.CreateOptions{})
 	before := cipherSnapshot(t, dir)
-	if _, err := Convert(context.Background(), dir, []byte("wrong"), ConvertOptions{To: crypto.AEGIS}); !errors.Is(err, ErrWrongPassword) {
+	if _, err := Run(context.Background(), dir, []byte("wrong"), Options{To: crypto.AEGIS}); !errors.Is(err, vault.ErrWrongPassword) {
 		t.Fatalf("got %v", err)
 	}
 	sameSnapshot(t, "after a wrong password", before, cipherSnapshot(t, dir))
@@ -396,7 +376,7 @@ func TestConvertWrongPassword(t *testing.T) {
 // is carried over unchanged.
 func TestConvertDamaged(t *testing.T) {
 	src := makeTree(t)
-	v := makeConvertVault(t, CreateOptions{Cipher: crypto.AEGIS}, src)
+	v := makeConvertVault(t, vault.CreateOptions{Cipher: crypto.AEGIS}, src)
 	os.WriteFile(filepath.Join(v.Dir, "desktop.ini"), []byte("[.ShellClassInfo]\n"), 0o644)
 	cp := filepath.Join(v.Dir, cipherPaths(t, v)["size-8192.bin"])
 	b, _ := os.ReadFile(cp)
@@ -404,18 +384,18 @@ func TestConvertDamaged(t *testing.T) {
 	os.Chmod(cp, 0o600)
 	os.WriteFile(cp, b, 0o600)
 	before := cipherSnapshot(t, v.Dir)
-	_, err := Convert(context.Background(), v.Dir, testPassword, ConvertOptions{To: crypto.AESGCM})
-	if !errors.Is(err, ErrCorrupt) {
+	_, err := Run(context.Background(), v.Dir, testPassword, Options{To: crypto.AESGCM})
+	if !errors.Is(err, vault.ErrCorrupt) {
 		t.Fatalf("got %v, want ErrCorrupt", err)
 	}
 	sameSnapshot(t, "damaged vault", before, cipherSnapshot(t, v.Dir))
-	if _, err := os.Lstat(v.Dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(v.Dir + workSuffix); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("work directory left")
 	}
 
 	b[len(b)-1] ^= 1
 	os.WriteFile(cp, b, 0o600)
-	res, err := Convert(context.Background(), v.Dir, testPassword, ConvertOptions{To: crypto.AESGCM})
+	res, err := Run(context.Background(), v.Dir, testPassword, Options{To: crypto.AESGCM})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,8 +412,8 @@ func TestConvertDamaged(t *testing.T) {
 func TestConvertPlan(t *testing.T) {
 	src := makeTree(t)
 	want := readTree(t, src)
-	v := makeConvertVault(t, CreateOptions{Cipher: crypto.AEGIS}, src)
-	plan, err := PlanConvert(v.Dir, ConvertOptions{To: crypto.AESGCM})
+	v := makeConvertVault(t, vault.CreateOptions{Cipher: crypto.AEGIS}, src)
+	plan, err := PlanFor(v.Dir, Options{To: crypto.AESGCM})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +427,7 @@ func TestConvertPlan(t *testing.T) {
 	if plan.NeedBytes == 0 || plan.FreeBytes == 0 || plan.KeepOld != v.Dir+".old-aegis" || plan.OpensIn.VaultuiOnly() {
 		t.Errorf("plan %+v", plan)
 	}
-	if _, err := Convert(context.Background(), v.Dir, testPassword, ConvertOptions{To: crypto.AESGCM}); err != nil {
+	if _, err := Run(context.Background(), v.Dir, testPassword, Options{To: crypto.AESGCM}); err != nil {
 		t.Fatal(err)
 	}
 	var got int64
@@ -461,8 +441,41 @@ func TestConvertPlan(t *testing.T) {
 		t.Errorf("the new vault holds %d bytes, more than the %d planned", got, plan.NeedBytes)
 	}
 	// Converting back picks the next free name for the old vault.
-	plan, err = PlanConvert(v.Dir, ConvertOptions{To: crypto.AEGIS})
+	plan, err = PlanFor(v.Dir, Options{To: crypto.AEGIS})
 	if err != nil || plan.KeepOld != v.Dir+".old-aes-gcm" {
 		t.Errorf("plan back: %+v %v", plan, err)
+	}
+}
+
+// TestConvertDirReachedTwice: a gocryptfs directory reached twice (through a bind mount:
+// Linux has no hard-linked directories) is damage the walker reports, and convert refuses
+// the vault.
+func TestConvertDirReachedTwice(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("bind mounts need root")
+	}
+	dir, _ := createTest(t, vault.CreateOptions{Cipher: crypto.AESGCM})
+	v, err := vault.Unlock(context.Background(), dir, testPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Close)
+	src := filepath.Join(t.TempDir(), "plain")
+	if err := os.MkdirAll(filepath.Join(src, "a/inner"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Import(context.Background(), src, nil); err != nil {
+		t.Fatal(err)
+	}
+	inner := filepath.Join(dir, cipherPaths(t, v)["a/inner"])
+	if err := unix.Mount(dir, inner, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("bind mount: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(inner, unix.MNT_DETACH) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = Run(ctx, dir, testPassword, Options{To: crypto.XChaCha})
+	if !errors.Is(err, vault.ErrCorrupt) || !strings.Contains(err.Error(), format.KindDirTwice) {
+		t.Fatalf("convert: %v, want ErrCorrupt for a directory reached twice", err)
 	}
 }

@@ -1,4 +1,4 @@
-package vault
+package convert
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/format"
 )
@@ -82,13 +83,13 @@ func withoutModes(m map[string]treeEntry) map[string]treeEntry {
 // tree it holds; it also checks that the walker finds no damage.
 func exportAny(t *testing.T, dir string, pw []byte) string {
 	t.Helper()
-	vol, err := UnlockVolume(context.Background(), dir, pw)
+	vol, err := vault.UnlockVolume(context.Background(), dir, pw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer vol.Close()
-	var damage []Problem
-	if err := WalkVolume(context.Background(), vol, func(Node) error { return nil }, func(p Problem) {
+	var damage []vault.Problem
+	if err := vault.WalkVolume(context.Background(), vol, func(vault.Node) error { return nil }, func(p vault.Problem) {
 		if p.Damage() {
 			damage = append(damage, p)
 		}
@@ -96,7 +97,7 @@ func exportAny(t *testing.T, dir string, pw []byte) string {
 		t.Fatalf("walking %s: %v %v", dir, damage, err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	if err := ExportVolume(context.Background(), vol, out, ExportOptions{}); err != nil {
+	if err := vault.ExportVolume(context.Background(), vol, out, vault.ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -134,8 +135,8 @@ func cipherNames(t *testing.T, dir, s string) int {
 func TestConvertFormatRoundTrip(t *testing.T) {
 	src := formatTree(t)
 	want := readTree(t, src)
-	dir, _ := createTest(t, CreateOptions{Cipher: crypto.AEGIS})
-	v, err := Unlock(context.Background(), dir, testPassword)
+	dir, _ := createTest(t, vault.CreateOptions{Cipher: crypto.AEGIS})
+	v, err := vault.Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,10 +159,10 @@ func TestConvertFormatRoundTrip(t *testing.T) {
 		{"gocryptfs", dir + ".old-cryptomator", string(crypto.AESGCM), crypto.LongNamePrefix, crypto.MasterKeyLen},
 	} {
 		before := cipherSnapshot(t, dir)
-		oldFormat, _ := Identify(dir)
+		oldFormat, _ := vault.Identify(dir)
 		var phases []string
-		res, err := Convert(context.Background(), dir, testPassword, ConvertOptions{Format: step.format, ScryptLogN: 10,
-			Progress: func(p ConvertProgress) {
+		res, err := Run(context.Background(), dir, testPassword, Options{Format: step.format, ScryptLogN: 10,
+			Progress: func(p Progress) {
 				if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
 					phases = append(phases, p.Phase)
 				}
@@ -176,21 +177,21 @@ func TestConvertFormatRoundTrip(t *testing.T) {
 			res.OldDir != step.keep || len(res.MasterKey) != step.keyLen || len(res.Lost) != 0 {
 			t.Errorf("to %s: result %+v", step.format, res)
 		}
-		if f, err := Identify(dir); err != nil || f.ID != step.format {
+		if f, err := vault.Identify(dir); err != nil || f.ID != step.format {
 			t.Fatalf("the vault is now %v (%v)", f, err)
 		}
-		if f, err := Identify(res.OldDir); err != nil || f != oldFormat {
+		if f, err := vault.Identify(res.OldDir); err != nil || f != oldFormat {
 			t.Fatalf("the old vault is now %v (%v)", f, err)
 		}
 		sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, res.OldDir))
-		if _, err := os.Lstat(dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(dir + workSuffix); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("work directory left: %v", err)
 		}
 		if cipherNames(t, dir, step.long) == 0 {
 			t.Errorf("the %s vault has no %s long names", step.format, step.long)
 		}
 		// The printed master key opens the new vault.
-		vol, err := (&Folder{Dir: dir, Format: res.To.Format}).UnlockWithKey(res.MasterKey, false)
+		vol, err := (&vault.Folder{Dir: dir, Format: res.To.Format}).UnlockWithKey(res.MasterKey, false)
 		if err != nil {
 			t.Fatalf("the new master key does not open the vault: %v", err)
 		}
@@ -296,15 +297,15 @@ func TestConvertCryptomatorCombo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := PlanConvert(dir, ConvertOptions{To: crypto.AEGIS}); !errors.Is(err, ErrUnsupported) {
+	if _, err := PlanFor(dir, Options{To: crypto.AEGIS}); !errors.Is(err, vault.ErrUnsupported) {
 		t.Errorf("to AEGIS: %v, want ErrUnsupported", err)
 	}
-	plan, err := PlanConvert(dir, ConvertOptions{To: crypto.AESGCM})
+	plan, err := PlanFor(dir, Options{To: crypto.AESGCM})
 	if err != nil || !plan.Rebuild || plan.NewKey || plan.Summary() != "from Cryptomator SIV_CTRMAC to Cryptomator SIV_GCM" {
 		t.Fatalf("plan %+v %v", plan, err)
 	}
 	before := cipherSnapshot(t, dir)
-	res, err := Convert(context.Background(), dir, testPassword, ConvertOptions{To: crypto.AESGCM})
+	res, err := Run(context.Background(), dir, testPassword, Options{To: crypto.AESGCM})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestConvertCryptomatorCombo(t *testing.T) {
 	}
 	compareTrees(t, want, withoutModes(readTree(t, exportAny(t, dir, testPassword))))
 	sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, res.OldDir))
-	if _, err := Convert(context.Background(), dir, testPassword, ConvertOptions{To: crypto.AESGCM}); !errors.Is(err, ErrAlreadyConverted) ||
+	if _, err := Run(context.Background(), dir, testPassword, Options{To: crypto.AESGCM}); !errors.Is(err, ErrAlreadyConverted) ||
 		!strings.Contains(err.Error(), "already uses Cryptomator SIV_GCM") {
 		t.Errorf("second run: %v", err)
 	}
@@ -333,7 +334,7 @@ func TestConvertCryptomatorCombo(t *testing.T) {
 // copies.
 func TestConvertFormatUnsupported(t *testing.T) {
 	src := makeTree(t)
-	v := makeConvertVault(t, CreateOptions{}, src)
+	v := makeConvertVault(t, vault.CreateOptions{}, src)
 	b := v.Builder()
 	if _, err := b.Mknod(b.Root(), "fifo", fs.ModeNamedPipe|0o644, 0); err != nil {
 		t.Fatal(err)
@@ -347,10 +348,10 @@ func TestConvertFormatUnsupported(t *testing.T) {
 	}
 	dir := v.Dir
 	before := cipherSnapshot(t, dir)
-	_, err = Convert(context.Background(), dir, testPassword, ConvertOptions{Format: "cryptomator", ScryptLogN: 10})
+	_, err = Run(context.Background(), dir, testPassword, Options{Format: "cryptomator", ScryptLogN: 10})
 	var ue *UnsupportedError
-	if !errors.As(err, &ue) || !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("Convert: %v, want an *UnsupportedError", err)
+	if !errors.As(err, &ue) || !errors.Is(err, vault.ErrUnsupported) {
+		t.Fatalf("Run: %v, want an *UnsupportedError", err)
 	}
 	var got []string
 	for _, it := range ue.Items {
@@ -362,11 +363,11 @@ func TestConvertFormatUnsupported(t *testing.T) {
 		t.Errorf("listed %v, want %v", ue.Items, wantLost)
 	}
 	sameSnapshot(t, "old vault after the refusal", before, cipherSnapshot(t, dir))
-	if _, err := os.Lstat(dir + convertWorkSuffix); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(dir + workSuffix); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("refused, but a work directory was made: %v", err)
 	}
 
-	res, err := Convert(context.Background(), dir, testPassword, ConvertOptions{Format: "cryptomator", ScryptLogN: 10, DropUnsupported: true})
+	res, err := Run(context.Background(), dir, testPassword, Options{Format: "cryptomator", ScryptLogN: 10, DropUnsupported: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,26 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/internal/testdeps"
+	"github.com/vaultui/vaultui/internal/vaulttest"
 )
-
-// gocryptfsBinary returns the gocryptfs program, or skips the test (testdeps.Need) if it
-// needs more than is here: gocryptfs, and FUSE too if needFUSE (gocryptfs -fsck mounts).
-func gocryptfsBinary(t *testing.T, needFUSE bool) string {
-	t.Helper()
-	testdeps.Need(t, testdeps.Gocryptfs)
-	if needFUSE {
-		testdeps.Need(t, testdeps.FUSE)
-	}
-	p, err := exec.LookPath("gocryptfs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestGocryptfsReadsOurVaults creates vaults with every cipher gocryptfs
 // 2.3 knows (it has no AEGIS) and each name option, fills them offline,
@@ -34,9 +18,9 @@ func gocryptfsBinary(t *testing.T, needFUSE bool) string {
 // show exactly the same tree; then gocryptfs writes a file and vaultui
 // reads it back.
 func TestGocryptfsReadsOurVaults(t *testing.T) {
-	bin := gocryptfsBinary(t, true)
-	src := makeTree(t)
-	want := readTree(t, src)
+	bin := vaulttest.Gocryptfs(t, true)
+	src := vaulttest.Tree(t)
+	want := vaulttest.ReadTree(t, src)
 	for name, opts := range roundTripOptions {
 		if opts.Cipher == crypto.AEGIS {
 			continue // gocryptfs releases have no AEGIS
@@ -72,7 +56,7 @@ func TestGocryptfsReadsOurVaults(t *testing.T) {
 				}
 			}
 			t.Cleanup(unmount)
-			compareTrees(t, want, readTree(t, mnt))
+			vaulttest.CompareTrees(t, want, vaulttest.ReadTree(t, mnt))
 			// gocryptfs writes into our vault; we read it back.
 			data := []byte(strings.Repeat("written by gocryptfs\n", 500))
 			if err := os.WriteFile(filepath.Join(mnt, "a", "from-gocryptfs.txt"), data, 0o640); err != nil {
@@ -82,7 +66,7 @@ func TestGocryptfsReadsOurVaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			unmount()
-			waitUnmounted(t, mnt)
+			vaulttest.WaitUnmounted(t, mnt)
 			problems, err := v.Fsck(context.Background(), nil)
 			if err != nil || len(problems) != 0 {
 				t.Fatalf("fsck after gocryptfs wrote: %v %v", problems, err)
@@ -100,17 +84,4 @@ func TestGocryptfsReadsOurVaults(t *testing.T) {
 			}
 		})
 	}
-}
-
-// waitUnmounted waits until mnt is no longer a mount point.
-func waitUnmounted(t *testing.T, mnt string) {
-	t.Helper()
-	for range 50 {
-		b, _ := os.ReadFile("/proc/self/mounts")
-		if !strings.Contains(string(b), " "+mnt+" ") {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s is still mounted", mnt)
 }

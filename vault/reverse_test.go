@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/vaulttest"
 )
 
 func TestCreateReverseWritesGocryptfsReverseConfig(t *testing.T) {
@@ -101,7 +102,7 @@ func TestLoadReverseConfigRefusesOtherCiphers(t *testing.T) {
 }
 
 func TestUnlockReverseOpensGocryptfsConfig(t *testing.T) {
-	bin := gocryptfsBinary(t, false)
+	bin := vaulttest.Gocryptfs(t, false)
 	dir := t.TempDir()
 	pw := filepath.Join(t.TempDir(), "pw")
 	os.WriteFile(pw, []byte("secret\n"), 0o600)

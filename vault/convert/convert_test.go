@@ -19,11 +19,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/format"
 )
 
-// makeConvertVault creates a vault with opts holding makeTree's tree plus extended attributes
+// makeConvertVault creates a vault with opts holding vaulttest.Tree's tree plus extended attributes
 // (on a file, a directory and the root; one empty value) and returns it unlocked.
 func makeConvertVault(t *testing.T, opts vault.CreateOptions, src string) *vault.Vault {
 	t.Helper()
@@ -186,7 +187,7 @@ func nameFiles(t *testing.T, dir string) map[string]string {
 
 // checkConvertedVault checks that the vault in dir uses cipher to and holds exactly want
 // (plaintext tree) and xattrs, with the names of names.
-func checkConvertedVault(t *testing.T, dir string, to crypto.CipherID, want map[string]treeEntry, xattrs, names map[string]string) {
+func checkConvertedVault(t *testing.T, dir string, to crypto.CipherID, want map[string]vaulttest.Entry, xattrs, names map[string]string) {
 	t.Helper()
 	v, err := vault.Unlock(context.Background(), dir, testPassword)
 	if err != nil {
@@ -204,7 +205,7 @@ func checkConvertedVault(t *testing.T, dir string, to crypto.CipherID, want map[
 	if err := v.Export(context.Background(), out, nil); err != nil {
 		t.Fatal(err)
 	}
-	compareTrees(t, want, readTree(t, out))
+	vaulttest.CompareTrees(t, want, vaulttest.ReadTree(t, out))
 	sameSnapshot(t, "xattrs", xattrs, vaultXattrs(t, v))
 	sameSnapshot(t, "names", names, nameFiles(t, dir))
 }
@@ -250,8 +251,8 @@ func convertPairs() []struct {
 // gocryptfs 2.3 knows are checked with gocryptfs -fsck and, where FUSE works, a gocryptfs
 // mount.
 func TestConvertRoundTrip(t *testing.T) {
-	src := makeTree(t)
-	want := readTree(t, src)
+	src := vaulttest.Tree(t)
+	want := vaulttest.ReadTree(t, src)
 	for _, tc := range convertPairs() {
 		t.Run(tc.name, func(t *testing.T) {
 			v := makeConvertVault(t, tc.opts, src)
@@ -298,9 +299,9 @@ func TestConvertRoundTrip(t *testing.T) {
 
 // gocryptfsCheck runs gocryptfs -fsck on the vault in dir, mounts it with gocryptfs and
 // compares the tree with want.
-func gocryptfsCheck(t *testing.T, dir string, want map[string]treeEntry) {
+func gocryptfsCheck(t *testing.T, dir string, want map[string]vaulttest.Entry) {
 	t.Helper()
-	bin := gocryptfsBinary(t, true)
+	bin := vaulttest.Gocryptfs(t, true)
 	passfile := filepath.Join(t.TempDir(), "password")
 	os.WriteFile(passfile, append(testPassword, '\n'), 0o600)
 	out, err := exec.Command(bin, "-fsck", "-passfile", passfile, dir).CombinedOutput()
@@ -313,9 +314,9 @@ func gocryptfsCheck(t *testing.T, dir string, want map[string]treeEntry) {
 	}
 	defer func() {
 		exec.Command("fusermount3", "-u", mnt).Run()
-		waitUnmounted(t, mnt)
+		vaulttest.WaitUnmounted(t, mnt)
 	}()
-	compareTrees(t, want, readTree(t, mnt))
+	vaulttest.CompareTrees(t, want, vaulttest.ReadTree(t, mnt))
 	if v, err := unixGetxattr(filepath.Join(mnt, "size-4096.bin"), "user.comment"); err != nil || v != "a block's worth" {
 		t.Errorf("gocryptfs reads the attribute as %q, %v", v, err)
 	}
@@ -375,7 +376,7 @@ func TestConvertWrongPassword(t *testing.T) {
 // is unchanged and nothing is left beside it. A file that is not the vault's (desktop.ini)
 // is carried over unchanged.
 func TestConvertDamaged(t *testing.T) {
-	src := makeTree(t)
+	src := vaulttest.Tree(t)
 	v := makeConvertVault(t, vault.CreateOptions{Cipher: crypto.AEGIS}, src)
 	os.WriteFile(filepath.Join(v.Dir, "desktop.ini"), []byte("[.ShellClassInfo]\n"), 0o644)
 	cp := filepath.Join(v.Dir, cipherPaths(t, v)["size-8192.bin"])
@@ -410,8 +411,8 @@ func TestConvertDamaged(t *testing.T) {
 
 // TestConvertPlan checks the space estimate against the real result.
 func TestConvertPlan(t *testing.T) {
-	src := makeTree(t)
-	want := readTree(t, src)
+	src := vaulttest.Tree(t)
+	want := vaulttest.ReadTree(t, src)
 	v := makeConvertVault(t, vault.CreateOptions{Cipher: crypto.AEGIS}, src)
 	plan, err := PlanFor(v.Dir, Options{To: crypto.AESGCM})
 	if err != nil {
@@ -419,7 +420,7 @@ func TestConvertPlan(t *testing.T) {
 	}
 	var plain int64
 	for _, e := range want {
-		plain += e.size
+		plain += e.Size
 	}
 	if plan.PlainBytes != plain {
 		t.Errorf("plan: %d plaintext bytes, the tree has %d", plan.PlainBytes, plain)
@@ -478,4 +479,21 @@ func TestConvertDirReachedTwice(t *testing.T) {
 	if !errors.Is(err, vault.ErrCorrupt) || !strings.Contains(err.Error(), format.KindDirTwice) {
 		t.Fatalf("convert: %v, want ErrCorrupt for a directory reached twice", err)
 	}
+}
+
+var testPassword = []byte("correct horse battery staple")
+
+// createTest creates a gocryptfs vault with opts (at the cheapest scrypt cost unless opts
+// says) and returns its folder and master key.
+func createTest(t *testing.T, opts vault.CreateOptions) (string, []byte) {
+	t.Helper()
+	if opts.ScryptLogN == 0 {
+		opts.ScryptLogN = 10
+	}
+	dir := filepath.Join(t.TempDir(), "cipher")
+	mk, err := vault.Create(context.Background(), dir, testPassword, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, mk
 }

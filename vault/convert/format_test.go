@@ -18,19 +18,20 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/format"
 )
 
-// formatTree is makeTree's tree plus what a move between the formats must carry exactly:
+// formatTree is vaulttest.Tree's tree plus what a move between the formats must carry exactly:
 // sizes at Cryptomator's chunk boundaries (32768 ± 1) besides gocryptfs's block boundaries
-// (4096 ± 1, in makeTree), a deep tree, names long enough for both formats' long-name forms
+// (4096 ± 1, in vaulttest.Tree), a deep tree, names long enough for both formats' long-name forms
 // (gocryptfs.longname.* past 255 encrypted bytes, a .c9s folder past 220) on files,
 // directories and symlinks, and set modification times.
 func formatTree(t *testing.T) string {
 	t.Helper()
-	root := makeTree(t)
+	root := vaulttest.Tree(t)
 	write := func(p string, data []byte) {
 		t.Helper()
 		full := filepath.Join(root, p)
@@ -70,10 +71,10 @@ func formatTree(t *testing.T) string {
 
 // withoutModes is a tree's description with only the entries' types: what a Cryptomator
 // vault keeps of modes.
-func withoutModes(m map[string]treeEntry) map[string]treeEntry {
-	out := map[string]treeEntry{}
+func withoutModes(m map[string]vaulttest.Entry) map[string]vaulttest.Entry {
+	out := map[string]vaulttest.Entry{}
 	for p, e := range m {
-		e.mode = e.mode.Type()
+		e.Mode = e.Mode.Type()
 		out[p] = e
 	}
 	return out
@@ -134,7 +135,7 @@ func cipherNames(t *testing.T, dir, s string) int {
 // and reads the same through a gocryptfs mount, where gocryptfs is installed.
 func TestConvertFormatRoundTrip(t *testing.T) {
 	src := formatTree(t)
-	want := readTree(t, src)
+	want := vaulttest.ReadTree(t, src)
 	dir, _ := createTest(t, vault.CreateOptions{Cipher: crypto.AEGIS})
 	v, err := vault.Unlock(context.Background(), dir, testPassword)
 	if err != nil {
@@ -198,7 +199,7 @@ func TestConvertFormatRoundTrip(t *testing.T) {
 		vol.Close()
 
 		out := exportAny(t, dir, testPassword)
-		compareTrees(t, withoutModes(want), withoutModes(readTree(t, out)))
+		vaulttest.CompareTrees(t, withoutModes(want), withoutModes(vaulttest.ReadTree(t, out)))
 		for _, p := range stamped {
 			if got, w := mtimeOf(t, out, p), mtimeOf(t, orig, p); !got.Equal(w) {
 				t.Errorf("to %s: %s modified %v, was %v", step.format, p, got, w)
@@ -214,9 +215,9 @@ func TestConvertFormatRoundTrip(t *testing.T) {
 // gocryptfsFsckAndMount checks the vault in dir with gocryptfs -fsck and reads it through a
 // gocryptfs mount (types, sizes, contents and targets: modes are compared by the caller's
 // want), where gocryptfs and FUSE are there.
-func gocryptfsFsckAndMount(t *testing.T, dir string, want map[string]treeEntry) {
+func gocryptfsFsckAndMount(t *testing.T, dir string, want map[string]vaulttest.Entry) {
 	t.Helper()
-	bin := gocryptfsBinary(t, true)
+	bin := vaulttest.Gocryptfs(t, true)
 	passfile := filepath.Join(t.TempDir(), "password")
 	os.WriteFile(passfile, append(testPassword, '\n'), 0o600)
 	if out, err := runCmd(bin, "-fsck", "-passfile", passfile, dir); err != nil {
@@ -228,9 +229,9 @@ func gocryptfsFsckAndMount(t *testing.T, dir string, want map[string]treeEntry) 
 	}
 	defer func() {
 		runCmd("fusermount3", "-u", mnt)
-		waitUnmounted(t, mnt)
+		vaulttest.WaitUnmounted(t, mnt)
 	}()
-	compareTrees(t, want, withoutModes(readTree(t, mnt)))
+	vaulttest.CompareTrees(t, want, withoutModes(vaulttest.ReadTree(t, mnt)))
 }
 
 // fillWithBuilder writes the plaintext tree at src into a vault through its format.Builder.
@@ -284,7 +285,7 @@ func fillWithBuilder(t *testing.T, b format.Builder, src string) {
 // refused, and a second run says the vault already uses SIV_GCM.
 func TestConvertCryptomatorCombo(t *testing.T) {
 	src := formatTree(t)
-	want := withoutModes(readTree(t, src))
+	want := withoutModes(vaulttest.ReadTree(t, src))
 	dir := filepath.Join(t.TempDir(), "cm")
 	cv, err := cryptomator.Create(context.Background(), dir, testPassword, cryptomator.CreateOptions{Combo: cryptomator.SIVCTRMAC, ScryptLogN: 10})
 	if err != nil {
@@ -292,7 +293,7 @@ func TestConvertCryptomatorCombo(t *testing.T) {
 	}
 	fillWithBuilder(t, cv.Builder(), src)
 	cv.Close()
-	compareTrees(t, want, withoutModes(readTree(t, exportAny(t, dir, testPassword))))
+	vaulttest.CompareTrees(t, want, withoutModes(vaulttest.ReadTree(t, exportAny(t, dir, testPassword))))
 	keyFile, err := os.ReadFile(filepath.Join(dir, cryptomator.MasterkeyFileName))
 	if err != nil {
 		t.Fatal(err)
@@ -319,7 +320,7 @@ func TestConvertCryptomatorCombo(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, cryptomator.MasterkeyFileName)); !bytes.Equal(got, keyFile) {
 		t.Error("the masterkey file changed")
 	}
-	compareTrees(t, want, withoutModes(readTree(t, exportAny(t, dir, testPassword))))
+	vaulttest.CompareTrees(t, want, withoutModes(vaulttest.ReadTree(t, exportAny(t, dir, testPassword))))
 	sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, res.OldDir))
 	if _, err := Run(context.Background(), dir, testPassword, Options{To: crypto.AESGCM}); !errors.Is(err, ErrAlreadyConverted) ||
 		!strings.Contains(err.Error(), "already uses Cryptomator SIV_GCM") {
@@ -333,7 +334,7 @@ func TestConvertCryptomatorCombo(t *testing.T) {
 // the FIFO and the attributes stay in the old vault only, the hard link's names become
 // copies.
 func TestConvertFormatUnsupported(t *testing.T) {
-	src := makeTree(t)
+	src := vaulttest.Tree(t)
 	v := makeConvertVault(t, vault.CreateOptions{}, src)
 	b := v.Builder()
 	if _, err := b.Mknod(b.Root(), "fifo", fs.ModeNamedPipe|0o644, 0); err != nil {
@@ -375,10 +376,10 @@ func TestConvertFormatUnsupported(t *testing.T) {
 		t.Errorf("lost %v, want %v", res.Lost, ue.Items)
 	}
 	out := exportAny(t, dir, testPassword)
-	wantTree := withoutModes(readTree(t, src))
-	wantTree["linked"] = treeEntry{size: 9, sum: sha256Hex("two names")}
+	wantTree := withoutModes(vaulttest.ReadTree(t, src))
+	wantTree["linked"] = vaulttest.Entry{Size: 9, Sum: sha256Hex("two names")}
 	wantTree["linked-too"] = wantTree["linked"]
-	compareTrees(t, wantTree, withoutModes(readTree(t, out)))
+	vaulttest.CompareTrees(t, wantTree, withoutModes(vaulttest.ReadTree(t, out)))
 	sameSnapshot(t, "kept old vault", before, cipherSnapshot(t, res.OldDir))
 }
 

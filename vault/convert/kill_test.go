@@ -13,6 +13,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
+	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/cryptomator"
 )
@@ -88,8 +89,8 @@ func runConvertChildTo(t *testing.T, dir string, to crypto.CipherID, format stri
 // a new run completes: the vault has the new cipher and the same content, the old vault is
 // kept unchanged and nothing else is left.
 func TestConvertKilled(t *testing.T) {
-	src := makeTree(t)
-	want := readTree(t, src)
+	src := vaulttest.Tree(t)
+	want := vaulttest.ReadTree(t, src)
 	const from, to = crypto.AEGIS, crypto.AESGCM
 	for _, tc := range []struct {
 		name    string
@@ -179,8 +180,8 @@ func countConvertSyscalls(t *testing.T, dir string, to crypto.CipherID, syscall 
 // maybe not on disk). Nothing is lost: the old vault is intact wherever the failure left
 // it, and a run without the fault completes the conversion (or finds it complete).
 func TestConvertSyncFails(t *testing.T) {
-	src := makeTree(t)
-	want := readTree(t, src)
+	src := vaulttest.Tree(t)
+	want := vaulttest.ReadTree(t, src)
 	const from, to = crypto.AEGIS, crypto.AESGCM
 	n := countConvertSyscalls(t, makeConvertVault(t, vault.CreateOptions{Cipher: from}, src).Dir, to, "fsync")
 	if n < 5 {
@@ -223,7 +224,7 @@ func TestConvertSyncFails(t *testing.T) {
 // vault is a Cryptomator vault with the same files, and the old one is kept unchanged.
 func TestConvertFormatKilled(t *testing.T) {
 	src := formatTree(t)
-	want := withoutModes(readTree(t, src))
+	want := withoutModes(vaulttest.ReadTree(t, src))
 	// Every entry is placed with one renameat2 (RENAME_NOREPLACE); the exchange comes next.
 	exchange := fmt.Sprintf("when=%d", len(want)+1)
 	for _, tc := range []struct {
@@ -283,7 +284,7 @@ func TestConvertFormatKilled(t *testing.T) {
 			if f, err := vault.Identify(dir); err != nil || !isFormat(f, "cryptomator") {
 				t.Fatalf("after the re-run the vault is %v (%v)", f, err)
 			}
-			compareTrees(t, want, withoutModes(readTree(t, exportAny(t, dir, testPassword))))
+			vaulttest.CompareTrees(t, want, withoutModes(vaulttest.ReadTree(t, exportAny(t, dir, testPassword))))
 			if res.OldDir != keep {
 				t.Errorf("old vault kept at %q", res.OldDir)
 			}
@@ -304,7 +305,7 @@ func TestConvertFormatKilled(t *testing.T) {
 // new run finishes.
 func TestConvertFormatKilledBack(t *testing.T) {
 	src := formatTree(t)
-	want := withoutModes(readTree(t, src))
+	want := withoutModes(vaulttest.ReadTree(t, src))
 	for _, tc := range []struct {
 		name    string
 		injects []string
@@ -342,7 +343,7 @@ func TestConvertFormatKilledBack(t *testing.T) {
 			if f, err := vault.Identify(dir); err != nil || !isFormat(f, "gocryptfs") {
 				t.Fatalf("after the re-run the vault is %v (%v)", f, err)
 			}
-			compareTrees(t, want, withoutModes(readTree(t, exportAny(t, dir, testPassword))))
+			vaulttest.CompareTrees(t, want, withoutModes(vaulttest.ReadTree(t, exportAny(t, dir, testPassword))))
 			if res.OldDir != keep {
 				t.Errorf("old vault kept at %q", res.OldDir)
 			}

@@ -1,10 +1,9 @@
-package convert
-
-// Helpers of the tests: vaults, plaintext trees and gocryptfs, as package vault's tests have
-// them.
+// Package vaulttest has what the tests of package vault and of the packages built on it share:
+// a plaintext tree covering what a vault must hold, its description for comparison, and the
+// gocryptfs program to check vaults against.
+package vaulttest
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,30 +19,12 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
-	"github.com/vaultui/vaultui/vault"
 )
 
-var testPassword = []byte("correct horse battery staple")
-
-// createTest creates a gocryptfs vault with opts (at the cheapest scrypt cost unless opts
-// says) and returns its folder and master key.
-func createTest(t *testing.T, opts vault.CreateOptions) (string, []byte) {
-	t.Helper()
-	if opts.ScryptLogN == 0 {
-		opts.ScryptLogN = 10
-	}
-	dir := filepath.Join(t.TempDir(), "cipher")
-	mk, err := vault.Create(context.Background(), dir, testPassword, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir, mk
-}
-
-// makeTree writes a plaintext tree covering what vaults must hold: nested
+// Tree writes a plaintext tree covering what vaults must hold: nested
 // and empty directories, block-boundary sizes, a sparse file, zero blocks,
 // long and non-ASCII names, symlinks and modes.
-func makeTree(t *testing.T) string {
+func Tree(t testing.TB) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "plain")
 	must := func(err error) {
@@ -89,17 +70,19 @@ func makeTree(t *testing.T) string {
 	return root
 }
 
-type treeEntry struct {
-	mode   fs.FileMode
-	size   int64
-	sum    string
-	target string
+// Entry describes one entry of a plaintext tree: what ReadTree reads and CompareTrees
+// compares (a symlink's mode is its type alone).
+type Entry struct {
+	Mode   fs.FileMode
+	Size   int64
+	Sum    string // SHA-256 of the content, in hex
+	Target string
 }
 
-// readTree describes a plaintext tree for comparison.
-func readTree(t *testing.T, root string) map[string]treeEntry {
+// ReadTree describes the plaintext tree at root for comparison, by slash-separated path.
+func ReadTree(t testing.TB, root string) map[string]Entry {
 	t.Helper()
-	m := map[string]treeEntry{}
+	m := map[string]Entry{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == root {
 			return err
@@ -109,10 +92,10 @@ func readTree(t *testing.T, root string) map[string]treeEntry {
 		if err != nil {
 			return err
 		}
-		e := treeEntry{mode: fi.Mode()}
+		e := Entry{Mode: fi.Mode()}
 		switch {
 		case fi.Mode().IsRegular():
-			e.size = fi.Size()
+			e.Size = fi.Size()
 			f, err := os.Open(p)
 			if err != nil {
 				return err
@@ -123,10 +106,10 @@ func readTree(t *testing.T, root string) map[string]treeEntry {
 			if err != nil {
 				return err
 			}
-			e.sum = hex.EncodeToString(h.Sum(nil))
+			e.Sum = hex.EncodeToString(h.Sum(nil))
 		case fi.Mode()&fs.ModeSymlink != 0:
-			e.target, _ = os.Readlink(p)
-			e.mode = fs.ModeSymlink // symlink permission bits are meaningless
+			e.Target, _ = os.Readlink(p)
+			e.Mode = fs.ModeSymlink // symlink permission bits are meaningless
 		}
 		m[filepath.ToSlash(rel)] = e
 		return nil
@@ -137,7 +120,9 @@ func readTree(t *testing.T, root string) map[string]treeEntry {
 	return m
 }
 
-func compareTrees(t *testing.T, want, got map[string]treeEntry) {
+// CompareTrees reports each entry of want that got lacks or has otherwise, and each entry of
+// got that want lacks.
+func CompareTrees(t testing.TB, want, got map[string]Entry) {
 	t.Helper()
 	for p, w := range want {
 		g, ok := got[p]
@@ -156,9 +141,9 @@ func compareTrees(t *testing.T, want, got map[string]treeEntry) {
 	}
 }
 
-// gocryptfsBinary returns the gocryptfs program, or skips the test (testdeps.Need) if it
+// Gocryptfs returns the gocryptfs program, or skips the test (testdeps.Need) if it
 // needs more than is here: gocryptfs, and FUSE too if needFUSE (gocryptfs -fsck mounts).
-func gocryptfsBinary(t *testing.T, needFUSE bool) string {
+func Gocryptfs(t testing.TB, needFUSE bool) string {
 	t.Helper()
 	testdeps.Need(t, testdeps.Gocryptfs)
 	if needFUSE {
@@ -171,8 +156,8 @@ func gocryptfsBinary(t *testing.T, needFUSE bool) string {
 	return p
 }
 
-// waitUnmounted waits until mnt is no longer a mount point.
-func waitUnmounted(t *testing.T, mnt string) {
+// WaitUnmounted waits until mnt is no longer a mount point.
+func WaitUnmounted(t testing.TB, mnt string) {
 	t.Helper()
 	for range 50 {
 		b, _ := os.ReadFile("/proc/self/mounts")

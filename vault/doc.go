@@ -39,10 +39,10 @@
 // vault/layout), Cryptomator's in vault/cryptomator (kind_cryptomator.go adapts it). Code
 // outside the format packages asks a Format's capabilities, never which format it is
 // (seam_test.go at the module's root fails on a branch). Package vault/convert, which moves
-// a vault between ciphers and formats, is written against this model alone: what it needs
-// of a format is Folder.Variant, Format.TargetVariant, Format.CreateFor and Volume.Builder,
-// and where the format reseals its files (Capabilities.Reseal: gocryptfs, reseal.go)
-// Folder.PlanReseal and Folder.Reseal.
+// a vault between ciphers and formats, is written against this model alone: beyond opening,
+// unlocking and walking a vault it asks a format for Folder.Variant, Format.TargetVariant,
+// Format.CreateFor and Volume.Builder, and where the format reseals its files
+// (Capabilities.Reseal: gocryptfs, reseal.go) for Folder.PlanReseal and Folder.Reseal.
 //
 // It imports crypto, vault/layout, vault/format, vault/cryptomator, internal/atomicfile and
 // internal/userfile; registry, app, the front ends, vault/convert, mountmgr, mountmgr/vfs and

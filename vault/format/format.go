@@ -1,7 +1,7 @@
-// Package format is what the offline walker (package vault: Walk, Fsck, Export) needs of a
-// vault format, so that one walker serves both formats vaultui reads: gocryptfs (implemented
-// in package vault, by today's crypto and vault/layout rules) and Cryptomator (package
-// vault/cryptomator). It is the walker's half of the design in vault/cryptomator's package
+// Package format is what the offline walker (package vault: WalkVolume, FsckVolume,
+// ExportVolume) needs of a vault format, so that one walker serves both formats vaultui
+// reads: gocryptfs (package vault/gocryptfs, by crypto and vault/layout rules) and
+// Cryptomator (package vault/cryptomator). It is the walker's half of the design in vault/cryptomator's package
 // doc (issue 23); the mount (mountmgr/vfs) has interfaces of its own, over descriptors, and
 // shares Geometry.
 //
@@ -10,9 +10,12 @@
 // directory from its parent (gocryptfs: the folder of the encrypted name; Cryptomator: the
 // d/XX/YYYY folder its dir.c9r names) and reads symlink targets. The rest is written once:
 // the walk itself (Walk, here), and in package vault reading and checking every block,
-// progress, writing an export and listing conflict copies.
+// progress, writing an export and listing conflict copies. It also holds what the format
+// packages and package vault share without importing each other: the sentinel errors
+// (errors.go), which package vault's are.
 //
-// It imports vault/layout (for the sync-conflict description) and nothing of vault.
+// It imports vault/layout (for the sync-conflict description and ErrCorrupt) and nothing of
+// vault; vault and the format packages import it.
 package format
 
 import (
@@ -21,6 +24,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/vaultui/vaultui/vault/layout"
 )
@@ -187,6 +191,16 @@ func NewProblem(p, cp, kind, detail string) Problem {
 	return Problem{Path: p, CipherPath: cp, Kind: kind, Detail: detail, FirstBlock: -1, LastBlock: -1}
 }
 
+// Detail is err's message without the leading "vault is corrupt: " and "crypto: " prefixes,
+// for Problem.Detail.
+func Detail(err error) string {
+	s := err.Error()
+	for _, p := range []string{layout.ErrCorrupt.Error() + ": ", "crypto: "} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	return s
+}
+
 // Damage reports whether p is damage (fsck's exit code 4) rather than a note about a
 // conflict copy or a foreign file.
 func (p Problem) Damage() bool {
@@ -235,6 +249,15 @@ const (
 	// it is not a copy of a file and its Base (gocryptfs.diriv) is never a name to settle onto.
 	ConflictMadeInSecondFolder ConflictKind = "made in second folder"
 )
+
+// FolderArg is how a folder's plaintext path is given to settle a conflict, and shown: "/"
+// for the root.
+func FolderArg(p string) string {
+	if p == "" || p == "." {
+		return "/"
+	}
+	return p
+}
 
 // Error is damage a format found where the walker asked it for something (a directory whose
 // ID names no folder, say): Kind is the problem kind the walker reports it under.

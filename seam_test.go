@@ -12,8 +12,8 @@ import (
 )
 
 // formatCode is where the formats are told apart (issue 37, docs/architecture.md): the
-// vault packages (the table of formats, each format's code; the gocryptfs format still shares
-// package vault with the format-neutral facade) and the mount's per-format files.
+// vault packages (the table of formats and its adapters, each format's package:
+// vault/gocryptfs, vault/cryptomator) and the mount's per-format files.
 var formatCode = []string{
 	"vault/",
 	"mountmgr/vfs/formats.go", "mountmgr/vfs/tree.go", "mountmgr/vfs/tree_cryptomator.go", "mountmgr/vfs/content.go",
@@ -30,8 +30,8 @@ var neutralBranch = regexp.MustCompile(`\.ID\s*[!=]=|"(gocryptfs|cryptomator)"|"
 // formatBranch matches what tells formats apart: the old format test and sentinels, a type
 // assertion or switch to a format's own type, and the Cryptomator package itself.
 var formatBranch = regexp.MustCompile(`IsCryptomator\(|CryptomatorVault|\.Cryptomator\b|` +
-	`\.\(\*?(gocryptfsTree|cryptomatorTree|cryptomator\.\w+|vault\.Vault)\)|` +
-	`case \*?(vault\.Vault|cryptomator\.\w+)[:,]|` +
+	`\.\(\*?(gocryptfsTree|cryptomatorTree|cryptomator\.\w+|gocryptfs\.Vault)\)|` +
+	`case \*?(gocryptfs\.Vault|cryptomator\.\w+)[:,]|` +
 	`"github\.com/vaultui/vaultui/vault/cryptomator"`)
 
 // TestOneVaultModel: outside the format code, production code asks a format's capabilities

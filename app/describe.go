@@ -7,6 +7,7 @@ import (
 	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // Fact is one labelled line describing a vault; Value is escaped for a terminal.
@@ -38,7 +39,7 @@ func Info(e registry.Entry) (vault.Info, error) {
 
 // notReverse is the error for a reverse entry whose folder holds a vault of format f.
 func notReverse(dir string, f *vault.Format) error {
-	return fmt.Errorf("%s: %w: it is a %s vault, not a plaintext folder prepared for reverse mode (%s)", dir, vault.ErrNotFound, f.Name, vault.ReverseConfName)
+	return fmt.Errorf("%s: %w: it is a %s vault, not a plaintext folder prepared for reverse mode (%s)", dir, vault.ErrNotFound, f.Name, gocryptfs.ReverseConfName)
 }
 
 // ReverseView is how every front end names what a reverse vault mounts.

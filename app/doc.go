@@ -8,7 +8,7 @@
 //
 // # Passwords without a dialogue
 //
-// A use case that needs a vault's password (Mount, Unlock, OpenConflicts, OpenWalker) is stateless, so a
+// A use case that needs a vault's password (Mount, OpenConflicts, OpenWalker) is stateless, so a
 // blocking command line and an asynchronous TUI drive it alike. Called without a password it
 // tries the desktop keyring's; when there is none, or it no longer works, or the keyring
 // cannot be reached, it returns a *PasswordNeededError saying which.

@@ -197,19 +197,6 @@ func (a *App) ForgetPassword(ctx context.Context, v Vault) error {
 	return k.Delete(ctx, v.CipherDir)
 }
 
-// Unlock unlocks the vault for offline work (fsck, export, conflicts of a locked vault) with
-// password, or without one with the keyring's (see the package doc). The caller closes it.
-func (a *App) Unlock(ctx context.Context, v Vault, password []byte) (*vault.Vault, KeyringChange, error) {
-	ctx = kdfContext(ctx, v)
-	var out *vault.Vault
-	change, err := a.withPassword(ctx, v, password, false, func(pw []byte) error {
-		var err error
-		out, err = vault.Unlock(ctx, v.CipherDir, pw)
-		return err
-	})
-	return out, change, err
-}
-
 // ChangePasswordRequest changes a vault's password, proven by the old password or by the
 // master key.
 type ChangePasswordRequest struct {

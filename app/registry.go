@@ -13,6 +13,7 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // The registry's use cases: create, add, edit and forget a vault, each with its defaults and
@@ -169,7 +170,7 @@ var ErrNotAVault = errors.New("not a vault")
 func CheckNewCipherDir(dir string) error {
 	err := vault.CheckNewCipherDir(dir)
 	if errors.Is(err, vault.ErrNotEmpty) {
-		if _, cerr := vault.LoadConfig(dir); cerr == nil {
+		if _, cerr := vault.ReadInfo(dir); cerr == nil {
 			return fmt.Errorf("%w (%w: add it rather than create one)", err, ErrIsVault)
 		}
 	}
@@ -213,7 +214,7 @@ func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, erro
 		return registry.Entry{}, nil, err
 	}
 	if r.Reverse {
-		if err := vault.CheckReverseDir(dir); err != nil {
+		if err := gocryptfs.CheckReverseDir(dir); err != nil {
 			return registry.Entry{}, nil, err
 		}
 	} else if err := CheckNewCipherDir(dir); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // TestConvertAsksPlainly: convert counts "1 file", nests no parentheses in its plan, and
@@ -46,11 +47,11 @@ func TestConvertAsksPlainly(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(src, "one.txt"), []byte("one file"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		v, err := vault.Unlock(context.Background(), dir, []byte("secret"))
+		v, err := gocryptfs.Unlock(context.Background(), dir, []byte("secret"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = v.Import(context.Background(), src, nil)
+		err = v.Import(context.Background(), src)
 		v.Close()
 		if err != nil {
 			t.Fatal(err)

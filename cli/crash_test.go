@@ -13,6 +13,7 @@ import (
 	"github.com/vaultui/vaultui/internal/crashtest"
 	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // TestPasswdCrash kills "vaultui passwd" on entry to each system call that changes files
@@ -63,12 +64,12 @@ func TestPasswdCrash(t *testing.T) {
 	check := func(what, dir string) (newOpens bool) {
 		var opens []string
 		for _, pw := range []string{oldPw, newPw} {
-			v, err := vault.Unlock(context.Background(), dir, []byte(pw))
+			v, err := gocryptfs.Unlock(context.Background(), dir, []byte(pw))
 			if err != nil {
 				continue
 			}
 			opens = append(opens, pw)
-			problems, err := v.Fsck(t.Context(), nil)
+			problems, err := vault.FsckVolume(t.Context(), v.Volume(), nil)
 			if err != nil || len(problems) > 0 {
 				t.Errorf("%s: fsck: %v %v", what, err, problems)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 var mountCommand = &command{
@@ -176,7 +177,7 @@ examples:
 				if _, err := exclude.Compile(req.Exclude); err != nil {
 					return e.usage("%v", err)
 				}
-				if _, err := vault.LoadReverseConfig(entry.CipherDir); err != nil {
+				if _, err := gocryptfs.LoadReverseConfig(entry.CipherDir); err != nil {
 					return withHint(err, `prepare the folder with "vaultui init --reverse %s"`, entry.CipherDir)
 				}
 			}

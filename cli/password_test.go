@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/internal/userfile"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // notifyWriter is a stderr that calls on for each write, with everything written so far.
@@ -200,7 +200,7 @@ func TestPassfileFIFOSignal(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("init --passfile /dev/fd/3: %v\n%s", err, out.String())
 	}
-	if _, err := vault.Unlock(context.Background(), vaultDir, []byte("from a pipe")); err != nil {
+	if _, err := gocryptfs.Unlock(context.Background(), vaultDir, []byte("from a pipe")); err != nil {
 		t.Errorf("the vault made with a piped password does not open with it: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/vaultui/vaultui/internal/crashtest"
 	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // settleCrashAllEnv, set, makes TestSettleCrash kill also at the calls that change nothing
@@ -178,12 +179,12 @@ func settleTemplate(t *testing.T, dir, pw string, files map[string]string) {
 	if _, err := vault.Create(context.Background(), dir, []byte(pw), vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := vault.Unlock(context.Background(), dir, []byte(pw))
+	v, err := gocryptfs.Unlock(context.Background(), dir, []byte(pw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	if err := v.Import(context.Background(), src, nil); err != nil {
+	if err := v.Import(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
 	cipher := map[string]string{}
@@ -230,13 +231,13 @@ type settleState struct {
 
 func readSettled(t *testing.T, ctx context.Context, dir, pw string) settleState {
 	t.Helper()
-	v, err := vault.Unlock(context.Background(), dir, []byte(pw))
+	v, err := vault.UnlockVolume(context.Background(), dir, []byte(pw))
 	if err != nil {
 		t.Fatalf("%s: %v", dir, err)
 	}
 	defer v.Close()
 	var s settleState
-	problems, err := v.Fsck(ctx, nil)
+	problems, err := vault.FsckVolume(ctx, v, nil)
 	if err != nil {
 		t.Fatalf("fsck %s: %v", dir, err)
 	}
@@ -253,7 +254,7 @@ func readSettled(t *testing.T, ctx context.Context, dir, pw string) settleState 
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	// Forced, so that every file is read even if one is damaged; the error says one was.
-	s.readErr = v.ExportWith(ctx, out, vault.ExportOptions{Force: true})
+	s.readErr = vault.ExportVolume(ctx, v, out, vault.ExportOptions{Force: true})
 	if s.readErr != nil && !errors.Is(s.readErr, vault.ErrCorrupt) {
 		t.Fatalf("export %s: %v", dir, s.readErr)
 	}

@@ -10,16 +10,17 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // Script commands that leave a vault the way a sync tool does; they use the vault package, so
 // the scripts need no fixture.
 
 // scriptVault unlocks the vault in CIPHERDIR with the first line of PASSFILE.
-func scriptVault(ts *testscript.TestScript, dir, passfile string) (*vault.Vault, map[string]string) {
+func scriptVault(ts *testscript.TestScript, dir, passfile string) (*gocryptfs.Vault, map[string]string) {
 	pw, err := os.ReadFile(ts.MkAbs(passfile))
 	ts.Check(err)
-	v, err := vault.Unlock(context.Background(), ts.MkAbs(dir), []byte(strings.SplitN(string(pw), "\n", 2)[0]))
+	v, err := gocryptfs.Unlock(context.Background(), ts.MkAbs(dir), []byte(strings.SplitN(string(pw), "\n", 2)[0]))
 	ts.Check(err)
 	cipher := map[string]string{}
 	ts.Check(v.Walk(context.Background(), func(n vault.Node) error {
@@ -36,7 +37,7 @@ func cmdImportTree(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	v, _ := scriptVault(ts, args[0], args[1])
 	defer v.Close()
-	ts.Check(v.Import(context.Background(), ts.MkAbs(args[2]), nil))
+	ts.Check(v.Import(context.Background(), ts.MkAbs(args[2])))
 }
 
 // splitfolder CIPHERDIR PASSFILE FOLDER SECOND: make FOLDER a folder made on two computers,

@@ -16,6 +16,7 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // creator is written into gocryptfs.conf's Creator field of new vaults.
@@ -89,7 +90,7 @@ examples:
 					return e.usage("--reverse with --format %s: reverse mode is gocryptfs's; a %s vault has none", f.ID, f.Name)
 				}
 				if flagSet(fs, "cipher") && !strings.EqualFold(*cipherName, "siv") {
-					return withHint(e.usage("--reverse with --cipher %s: %v", *cipherName, vault.ErrReverseCipher),
+					return withHint(e.usage("--reverse with --cipher %s: %v", *cipherName, gocryptfs.ErrReverseCipher),
 						"reverse mode derives every nonce from the file's path so that an unchanged file encrypts to the same bytes (what makes a backup incremental); only AES-SIV stays secure that way: leave out --cipher")
 				}
 				*cipherName = "siv"
@@ -194,7 +195,7 @@ func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, rev
 	}
 	if reverse {
 		fmt.Fprintf(e.stdout, "Prepared %s for reverse mode as %q (%s): %s written; \"vaultui mount %s\" shows its encrypted view.\n\n",
-			entry.CipherDir, entry.Name, kind.Cipher, vault.ReverseConfName, entry.Name)
+			entry.CipherDir, entry.Name, kind.Cipher, gocryptfs.ReverseConfName, entry.Name)
 	} else {
 		fmt.Fprintf(e.stdout, "Created %s vault %q in %s (%s).\n%s\n\n", kind.Format.Name, entry.Name, entry.CipherDir, kind.Long(), kind.OpensIn().Sentence())
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -304,17 +305,17 @@ func TestWrittenTreeFsckAndExport(t *testing.T) {
 			if err := c.Unmount(ctx(t), mp, false); err != nil {
 				t.Fatal(err)
 			}
-			v, err := vault.Unlock(context.Background(), cipherdir, pw)
+			v, err := gocryptfs.Unlock(context.Background(), cipherdir, pw)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer v.Close()
-			problems, err := v.Fsck(ctx(t), nil)
+			problems, err := vault.FsckVolume(ctx(t), v.Volume(), nil)
 			if err != nil || len(problems) != 0 {
 				t.Fatalf("fsck: %v, problems %+v", err, problems)
 			}
 			dest := filepath.Join(base, "export-"+string(cipher))
-			if err := v.Export(ctx(t), dest, nil); err != nil {
+			if err := vault.ExportVolume(ctx(t), v.Volume(), dest, vault.ExportOptions{}); err != nil {
 				t.Fatalf("export: %v", err)
 			}
 			diffTrees(t, "export", treeSnapshot(t, dest), want)

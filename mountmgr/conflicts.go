@@ -17,8 +17,8 @@ import (
 // tools' conflicts with vault.Conflicts, as for a locked vault. It settles one through the
 // mount point, not in the cipherdir: the mount caches names and attributes, and the kernel
 // caches what the mount answered, so a change made behind its back would show stale until
-// those caches expire. Before it changes anything it makes the checks vault.SettleConflict
-// makes (vault.CheckSettle: the copy decrypts whole unless it is deleted), so a copy that
+// those caches expire. Before it changes anything it makes the checks vault.Volume.Settle
+// makes (vault.Volume.PlanSettle: the copy decrypts whole unless it is deleted), so a copy that
 // does not authenticate never gets a clean name through the mount either.
 
 // handleConflicts lists or settles conflicts for a client whose context is ctx (it ends when
@@ -119,7 +119,7 @@ func (d *daemon) settleThroughMount(ctx context.Context, m *mount, where string,
 	}
 	// A folder made twice: each entry made under the copy's IV moves into the folder under
 	// its own name, or keeps the name it shows under (with the marker) where the folder has
-	// that name, as vault.SettleConflict does. Then the copies of gocryptfs.diriv, which the
+	// that name, as vault.Volume.Settle does. Then the copies of gocryptfs.diriv, which the
 	// mount never shows, go in the cipherdir: with nothing left under them, that settle moves
 	// nothing and only removes them.
 	var done vault.Settled
@@ -224,7 +224,7 @@ func (b beneath) settle(e vault.ConflictEntry, keep vault.Keep) error {
 }
 
 // Conflicts lists the sync tools' conflicts of the vault mounted from or at target, with
-// the key the daemon holds (see vault.Vault.Conflicts).
+// the key the daemon holds (see vault.Volume.Conflicts).
 func (c *Client) Conflicts(ctx context.Context, target string) ([]vault.ConflictEntry, error) {
 	if abs, err := filepath.Abs(target); err == nil {
 		target = abs
@@ -244,7 +244,7 @@ func (c *Client) Conflicts(ctx context.Context, target string) ([]vault.Conflict
 }
 
 // SettleConflict settles the conflict listed at path p of the vault mounted from or at
-// target, through the mount, after the checks vault.SettleConflict makes.
+// target, through the mount, after the checks vault.Volume.Settle makes.
 func (c *Client) SettleConflict(ctx context.Context, target, p string, keep vault.Keep) (vault.Settled, error) {
 	if abs, err := filepath.Abs(target); err == nil {
 		target = abs

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // TestConflictWithNonUTF8NameThroughDaemon: a sync tool's conflict copy of a file whose
@@ -105,7 +106,7 @@ func TestConflictWithNonUTF8NameThroughDaemon(t *testing.T) {
 func TestFolderMadeTwiceThroughDaemon(t *testing.T) {
 	base := daemonEnv(t)
 	cipherdir, mp, pw := newVault(t, base, crypto.AESGCM)
-	v, err := vault.Unlock(context.Background(), cipherdir, pw)
+	v, err := gocryptfs.Unlock(context.Background(), cipherdir, pw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/vaultui/vaultui/mountmgr/vfs"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // unlocked is a vault whose keys the daemon holds while it is mounted.
@@ -66,7 +67,7 @@ func unlockReverse(ctx context.Context, dir string, password []byte, rules []str
 	if err != nil {
 		return nil, fmt.Errorf("reverse view of %s: %w", dir, err)
 	}
-	v, err := vault.UnlockReverse(ctx, dir, password)
+	v, err := gocryptfs.UnlockReverse(ctx, dir, password)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +77,7 @@ func unlockReverse(ctx context.Context, dir string, password []byte, rules []str
 			Dir:      v.Dir,
 			Content:  v.Content,
 			Names:    v.Names,
-			PerDirIV: v.Config.Has(vault.FlagDirIV),
+			PerDirIV: v.Config.Has(gocryptfs.FlagDirIV),
 			Exclude:  ex,
 		},
 		cipher: v.Content.Cipher().String(),

@@ -17,7 +17,7 @@ import (
 )
 
 // Fsck and export of a mounted vault. The daemon holds the vault's key, so it runs the
-// offline walker (vault.Vault.Fsck, vault.Vault.ExportWith) on the cipherdir with it, as for
+// offline walker (vault.FsckVolume, vault.ExportVolume) on the cipherdir with it, as for
 // a locked vault, and no password is asked for. Like conflicts, the walk uses the key until
 // it ends (keyUse); an unmount meanwhile ends the walk instead of waiting for it. A running
 // walk counts as use of the vault: no idle unmount cuts it.
@@ -322,7 +322,7 @@ func (r *walkReplies) gone() bool {
 }
 
 // Fsck checks the vault mounted from or at target with the key the daemon holds, as
-// vault.Vault.Fsck checks a locked one: the findings (nil when the vault is clean), and an
+// vault.FsckVolume checks a locked one: the findings (nil when the vault is clean), and an
 // error only for what ended the check early. progress (if not nil) gets the check's progress.
 // Cancelling ctx ends the check in the daemon too.
 func (c *Client) Fsck(ctx context.Context, target string, progress func(vault.FsckProgress)) ([]vault.Problem, error) {
@@ -335,7 +335,7 @@ func (c *Client) Fsck(ctx context.Context, target string, progress func(vault.Fs
 }
 
 // Export writes the decrypted tree of the vault mounted from or at target into dest, with
-// the key the daemon holds, as vault.Vault.ExportWith does for a locked vault (the same
+// the key the daemon holds, as vault.ExportVolume does for a locked vault (the same
 // refusals, and one more: dest inside the vault's own mount). opts.Progress and, with
 // opts.Force, opts.Damaged are called as the daemon reports. Cancelling ctx ends the export in
 // the daemon too, leaving what was written so far.

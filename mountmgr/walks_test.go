@@ -15,6 +15,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // TestWalksThroughDaemon: fsck and export of a mounted vault by the daemon, with its key,
@@ -39,7 +40,7 @@ func TestWalksThroughDaemon(t *testing.T) {
 	if err := os.Symlink("dir/a", filepath.Join(mp, "link")); err != nil {
 		t.Fatal(err)
 	}
-	offline, err := vault.Unlock(context.Background(), cipherdir, pw)
+	offline, err := gocryptfs.Unlock(context.Background(), cipherdir, pw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestWalksThroughDaemon(t *testing.T) {
 	if err := c.Export(ctx(t), mp, mounted, vault.ExportOptions{}); err != nil {
 		t.Fatalf("export through the daemon (named by mount point): %v", err)
 	}
-	if err := offline.Export(ctx(t), plain, nil); err != nil {
+	if err := vault.ExportVolume(ctx(t), offline.Volume(), plain, vault.ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, mounted, plain)
@@ -80,7 +81,7 @@ func TestWalksThroughDaemon(t *testing.T) {
 	// One flipped byte in the content of big: the same finding both ways.
 	cpath := cipherOf(t, cipherdir, len(data))
 	flip(t, cpath, 4200)
-	want, err := offline.Fsck(ctx(t), nil)
+	want, err := vault.FsckVolume(ctx(t), offline.Volume(), nil)
 	if err != nil || len(want) != 1 || want[0].Kind != vault.KindContent {
 		t.Fatalf("offline fsck of the damaged vault: %+v, %v", want, err)
 	}

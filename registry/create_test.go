@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 var testPassword = []byte("correct horse")
@@ -20,7 +21,7 @@ func TestCreateRegistered(t *testing.T) {
 	if err != nil || len(key) == 0 {
 		t.Fatalf("CreateRegistered: %v", err)
 	}
-	if v, err := vault.Unlock(context.Background(), e.CipherDir, testPassword); err != nil {
+	if v, err := gocryptfs.Unlock(context.Background(), e.CipherDir, testPassword); err != nil {
 		t.Errorf("the new vault does not open: %v", err)
 	} else {
 		v.Close()

@@ -209,7 +209,7 @@ func (f *fakeBackend) ChangePassword(ctx context.Context, dir string, old, pw []
 	return filepath.Join(dir, "gocryptfs.conf.bak"), nil
 }
 
-// unlock answers as app.Unlock does: without a password (nil) the fake keyring's, else
+// unlock answers as app's use cases do: without a password (nil) the fake keyring's, else
 // pw. The caller holds f.mu.
 func (f *fakeBackend) unlock(dir string, pw []byte) error {
 	if pw == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // syncedVault makes a real vault (vault.Create, password "pw") holding report.odt, notes and
@@ -36,12 +37,12 @@ func syncedVault(t *testing.T) string {
 	if _, err := vault.Create(context.Background(), dir, []byte("pw"), vault.CreateOptions{ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := vault.Unlock(context.Background(), dir, []byte("pw"))
+	v, err := gocryptfs.Unlock(context.Background(), dir, []byte("pw"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	if err := v.Import(context.Background(), src, nil); err != nil {
+	if err := v.Import(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
 	cipher := map[string]string{}
@@ -76,12 +77,12 @@ func paths(list []ConflictCopy) []string {
 func plainFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "out")
-	v, err := vault.Unlock(context.Background(), dir, []byte("pw"))
+	v, err := gocryptfs.Unlock(context.Background(), dir, []byte("pw"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	if err := v.Export(context.Background(), dst, nil); err != nil {
+	if err := vault.ExportVolume(context.Background(), v.Volume(), dst, vault.ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}

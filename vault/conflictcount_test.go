@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // syncedVault makes a vault holding the plaintext files given (path → content) and returns it
 // unlocked with the cipher path of each file.
-func syncedVault(t *testing.T, opts CreateOptions, files map[string]string) (*Vault, map[string]string) {
+func syncedVault(t *testing.T, opts CreateOptions, files map[string]string) (*gocryptfs.Vault, map[string]string) {
 	t.Helper()
 	src := t.TempDir()
 	for p, data := range files {
@@ -30,12 +31,12 @@ func syncedVault(t *testing.T, opts CreateOptions, files map[string]string) (*Va
 	if _, err := Create(context.Background(), dir, []byte("pw"), opts); err != nil {
 		t.Fatal(err)
 	}
-	v, err := Unlock(context.Background(), dir, []byte("pw"))
+	v, err := gocryptfs.Unlock(context.Background(), dir, []byte("pw"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(v.Close)
-	if err := v.Import(context.Background(), src, nil); err != nil {
+	if err := v.Import(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
 	cipher := map[string]string{}
@@ -106,7 +107,7 @@ func TestCountConflictsKeyless(t *testing.T) {
 		t.Fatalf("inodes %v lack the Syncthing copy's %d", tally.Inodes, st.Ino)
 	}
 	// The keyless count agrees with the decrypting listing but for OneDrive's form.
-	list, err := v.Conflicts(context.Background())
+	list, err := volOf(v).Conflicts(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestCountConflictsKeyless(t *testing.T) {
 	}
 
 	// Settled copies are no longer counted.
-	if err := v.ResolveConflict(context.Background(), list[1].Path, KeepBoth); err != nil {
+	if err := resolveConflict(context.Background(), v, list[1].Path, KeepBoth); err != nil {
 		t.Fatal(err)
 	}
 	if tally, _ := CountConflicts(root); tally.Count != 2 {
@@ -139,7 +140,7 @@ func TestCountConflictsStopsAtLimit(t *testing.T) {
 	v, cipher := syncedVault(t, CreateOptions{}, map[string]string{"a": "a"})
 	big := filepath.Join(v.Dir, "big")
 	os.Mkdir(big, 0o700)
-	for i := range ConflictScanLimit {
+	for i := range gocryptfs.ConflictScanLimit {
 		f, err := os.Create(filepath.Join(big, "f"+strconv.Itoa(i)))
 		if err != nil {
 			t.Fatal(err)
@@ -179,7 +180,7 @@ func BenchmarkCountConflicts(b *testing.B) {
 	for d := range 10 {
 		sub := filepath.Join(dir, "AAAAAAAAAAAAAAAAAAAAA"+strconv.Itoa(d))
 		os.Mkdir(sub, 0o700)
-		for i := range ConflictScanLimit / 10 {
+		for i := range gocryptfs.ConflictScanLimit / 10 {
 			f, err := os.Create(filepath.Join(sub, "BBBBBBBBBBBBBBBBBBBBB"+strconv.Itoa(i)))
 			if err != nil {
 				b.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // dirIVCopyName is Syncthing's conflict copy of a gocryptfs.diriv.
@@ -26,7 +27,7 @@ var longPlain = strings.Repeat("long", 50) + ".txt"
 // machine 2 made in it (its own a.txt, b.txt, a long name and a folder sub) are encrypted under
 // that IV. Machine 2's folder is built as a second folder of the same vault, then its
 // entries are moved into docs the way the sync tool delivers them.
-func folderMadeTwice(t *testing.T) (*Vault, string) {
+func folderMadeTwice(t *testing.T) (*gocryptfs.Vault, string) {
 	t.Helper()
 	v, cipher := syncedVault(t, CreateOptions{}, map[string]string{
 		"docs/a.txt":      "a from machine 1",
@@ -59,7 +60,7 @@ func folderMadeTwice(t *testing.T) (*Vault, string) {
 
 // vaultFiles reads every regular file of the vault through an export (path -> content) and
 // fails the test if the export finds damage.
-func vaultFiles(t *testing.T, v *Vault) map[string]string {
+func vaultFiles(t *testing.T, v *gocryptfs.Vault) map[string]string {
 	t.Helper()
 	files, err := exportFiles(t, v)
 	if err != nil {
@@ -70,11 +71,11 @@ func vaultFiles(t *testing.T, v *Vault) map[string]string {
 
 // exportFiles reads every regular file of the vault through an export; blocks that do not
 // authenticate read as zeros.
-func exportFiles(t *testing.T, v *Vault) (map[string]string, error) {
+func exportFiles(t *testing.T, v *gocryptfs.Vault) (map[string]string, error) {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "out")
 	// Forced: a damaged file must not hide the others from the comparisons.
-	err := v.ExportWith(context.Background(), dst, ExportOptions{Force: true})
+	err := ExportVolume(context.Background(), v.Volume(), dst, ExportOptions{Force: true})
 	if err != nil && !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("export: %v", err)
 	}
@@ -91,9 +92,9 @@ func exportFiles(t *testing.T, v *Vault) (map[string]string, error) {
 }
 
 // damage is what fsck finds beyond notes.
-func damage(t *testing.T, v *Vault) []Problem {
+func damage(t *testing.T, v *gocryptfs.Vault) []Problem {
 	t.Helper()
-	problems, err := v.Fsck(context.Background(), nil)
+	problems, err := FsckVolume(context.Background(), v.Volume(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestKeepCopyInFolderMadeTwiceKeepsTheFolder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		list, err := v.Conflicts(context.Background())
+		list, err := volOf(v).Conflicts(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func TestKeepCopyInFolderMadeTwiceKeepsTheFolder(t *testing.T) {
 		if entry == "" {
 			t.Fatalf("machine 2's b.txt is not listed: %+v", list)
 		}
-		if err := v.ResolveConflict(context.Background(), entry, keep); err != nil {
+		if err := resolveConflict(context.Background(), v, entry, keep); err != nil {
 			t.Fatalf("keep %d: %v", keep, err)
 		}
 		if now, err := os.ReadFile(filepath.Join(docs, crypto.DirIVName)); err != nil || !bytes.Equal(now, iv) {
@@ -188,7 +189,7 @@ func TestSettlingRefusesACopyThatDoesNotAuthenticate(t *testing.T) {
 			os.Remove(filepath.Join(v.Dir, cipher["v2"]))
 			const shown = "report (conflict 2026-11-30 Syncthing).odt"
 			for _, keep := range []Keep{KeepCopy, KeepBoth} {
-				err := v.ResolveConflict(context.Background(), shown, keep)
+				err := resolveConflict(context.Background(), v, shown, keep)
 				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), shown) {
 					t.Fatalf("keep %d of a copy that does not authenticate: %v; want an error naming it that wraps ErrCorrupt", keep, err)
 				}
@@ -200,7 +201,7 @@ func TestSettlingRefusesACopyThatDoesNotAuthenticate(t *testing.T) {
 					t.Fatalf("keep %d: the copy was moved: %v", keep, err)
 				}
 			}
-			if err := v.ResolveConflict(context.Background(), shown, KeepOriginal); err != nil {
+			if err := resolveConflict(context.Background(), v, shown, KeepOriginal); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := os.Lstat(copyPath); !errors.Is(err, os.ErrNotExist) {
@@ -222,7 +223,7 @@ func TestSettlingRefusesACopyThatDoesNotAuthenticate(t *testing.T) {
 func TestFolderMadeTwiceIsListedAndMerged(t *testing.T) {
 	ctx := context.Background()
 	v, docs := folderMadeTwice(t)
-	list, err := v.Conflicts(ctx)
+	list, err := volOf(v).Conflicts(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestFolderMadeTwiceIsListedAndMerged(t *testing.T) {
 	}
 
 	for _, keep := range []Keep{KeepCopy, KeepOriginal} {
-		if err := v.ResolveConflict(ctx, "docs", keep); !errors.Is(err, ErrFolderKeepsBoth) {
+		if err := resolveConflict(ctx, v, "docs", keep); !errors.Is(err, ErrFolderKeepsBoth) {
 			t.Fatalf("keep %d of the folder: %v", keep, err)
 		}
 	}
@@ -259,7 +260,7 @@ func TestFolderMadeTwiceIsListedAndMerged(t *testing.T) {
 		t.Fatalf("a refused settle removed the diriv copy: %v", err)
 	}
 
-	done, err := v.SettleConflict(ctx, "/docs/", KeepBoth)
+	done, err := volOf(v).Settle(ctx, "/docs/", KeepBoth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestFolderMadeTwiceIsListedAndMerged(t *testing.T) {
 			t.Errorf("moved: %+v", m)
 		}
 	}
-	if problems, err := v.Fsck(ctx, nil); err != nil || len(problems) > 0 {
+	if problems, err := FsckVolume(ctx, v.Volume(), nil); err != nil || len(problems) > 0 {
 		t.Fatalf("fsck after the merge: %v, %v", problems, err)
 	}
 	files := vaultFiles(t, v)
@@ -298,7 +299,7 @@ func TestFolderMadeTwiceIsListedAndMerged(t *testing.T) {
 		}
 		t.Fatalf("left in docs: %v", names)
 	}
-	if list, err := v.Conflicts(ctx); err != nil || len(list) != 0 {
+	if list, err := volOf(v).Conflicts(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("conflicts after the merge: %+v, %v", list, err)
 	}
 }
@@ -317,11 +318,11 @@ func TestFolderMergeFinishesAfterACrash(t *testing.T) {
 	if err := os.Rename(filepath.Join(docs, from), filepath.Join(docs, to)); err != nil {
 		t.Fatal(err)
 	}
-	list, err := v.Conflicts(ctx)
+	list, err := volOf(v).Conflicts(ctx)
 	if err != nil || len(list) == 0 || list[0].Kind != ConflictFolderMadeTwice || list[0].Entries != 3 {
 		t.Fatalf("after a crash mid-merge: %+v, %v", list, err)
 	}
-	done, err := v.SettleConflict(ctx, "docs", KeepBoth)
+	done, err := volOf(v).Settle(ctx, "docs", KeepBoth)
 	if err != nil || len(done.Moved) != 3 {
 		t.Fatalf("settling again: %+v, %v", done, err)
 	}
@@ -332,13 +333,13 @@ func TestFolderMergeFinishesAfterACrash(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(docs, dirIVCopyName), iv2, 0o400); err != nil {
 		t.Fatal(err)
 	}
-	if list, err := v.Conflicts(ctx); err != nil || len(list) != 1 || list[0].Entries != 0 {
+	if list, err := volOf(v).Conflicts(ctx); err != nil || len(list) != 1 || list[0].Entries != 0 {
 		t.Fatalf("a diriv copy with nothing under it: %+v, %v", list, err)
 	}
-	if done, err := v.SettleConflict(ctx, "docs", KeepBoth); err != nil || len(done.Moved) != 0 || len(done.DirIVCopies) != 1 {
+	if done, err := volOf(v).Settle(ctx, "docs", KeepBoth); err != nil || len(done.Moved) != 0 || len(done.DirIVCopies) != 1 {
 		t.Fatalf("settling an empty second folder: %+v, %v", done, err)
 	}
-	if problems, err := v.Fsck(ctx, nil); err != nil || len(problems) > 0 {
+	if problems, err := FsckVolume(ctx, v.Volume(), nil); err != nil || len(problems) > 0 {
 		t.Fatalf("fsck: %v, %v", problems, err)
 	}
 }
@@ -357,17 +358,17 @@ func TestFolderMergeRefusesAnEntryThatDoesNotAuthenticate(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadDir(docs)
-	_, err := v.SettleConflict(ctx, "docs", KeepBoth)
+	_, err := volOf(v).Settle(ctx, "docs", KeepBoth)
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "docs/b (conflict 2026-01-01 Syncthing).txt") {
 		t.Fatalf("merging with a broken entry: %v", err)
 	}
 	if after, _ := os.ReadDir(docs); len(after) != len(before) {
 		t.Fatalf("a refused merge changed the folder: %d entries, was %d", len(after), len(before))
 	}
-	if err := v.ResolveConflict(ctx, "docs/b (conflict 2026-01-01 Syncthing).txt", KeepOriginal); err != nil {
+	if err := resolveConflict(ctx, v, "docs/b (conflict 2026-01-01 Syncthing).txt", KeepOriginal); err != nil {
 		t.Fatal(err)
 	}
-	if done, err := v.SettleConflict(ctx, "docs", KeepBoth); err != nil || len(done.Moved) != 3 {
+	if done, err := volOf(v).Settle(ctx, "docs", KeepBoth); err != nil || len(done.Moved) != 3 {
 		t.Fatalf("merging after deleting it: %+v, %v", done, err)
 	}
 	if d := damage(t, v); len(d) > 0 {
@@ -401,7 +402,7 @@ func TestNameThatDecryptsUnderBothIVs(t *testing.T) {
 	}
 	m1 := lucky("one", iv1, iv2)
 	m2 := lucky("two", iv2, iv1)
-	done, err := v.SettleConflict(ctx, "docs", KeepBoth)
+	done, err := volOf(v).Settle(ctx, "docs", KeepBoth)
 	if err != nil || len(done.Moved) != 5 {
 		t.Fatalf("merge: %+v, %v", done, err)
 	}

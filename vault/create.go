@@ -2,7 +2,6 @@ package vault
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
-	"github.com/vaultui/vaultui/vault/cryptomator"
-	"github.com/vaultui/vaultui/vault/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,35 +33,6 @@ type CreateOptions struct {
 // DefaultCreator is written into gocryptfs.conf when CreateOptions.Creator
 // is empty.
 const DefaultCreator = "vaultui"
-
-// Flags returns the feature flags gocryptfs -init sets for these options, in
-// gocryptfs's order.
-func (o CreateOptions) Flags() []string {
-	flags := []string{FlagHKDF}
-	switch o.Cipher {
-	case crypto.XChaCha:
-		flags = append(flags, FlagXChaCha20Poly1305)
-	case crypto.AEGIS:
-		flags = append(flags, FlagAEGIS256X2)
-	default:
-		flags = append(flags, FlagGCMIV128)
-	}
-	if o.PlaintextNames {
-		flags = append(flags, FlagPlaintextNames)
-	} else {
-		if !o.DeterministicNames {
-			flags = append(flags, FlagDirIV)
-		}
-		if o.LongNameMax != 0 && o.LongNameMax != crypto.DefaultLongNameMax {
-			flags = append(flags, FlagLongNameMax)
-		}
-		flags = append(flags, FlagEMENames, FlagLongNames, FlagRaw64)
-	}
-	if o.Cipher == crypto.AESSIV {
-		flags = append(flags, FlagAESSIV)
-	}
-	return flags
-}
 
 // ErrCreateOptions: options for a new vault that exclude each other, or a value out of
 // range. The error's text says which.
@@ -163,99 +131,6 @@ func create(ctx context.Context, fsys atomicfile.FS, cipherdir string, password 
 	return f.kind.create(ctx, fsys, cipherdir, password, opts)
 }
 
-// create makes a gocryptfs vault: gocryptfs.conf and, unless names are plaintext or
-// deterministic, the root gocryptfs.diriv.
-func (gocryptfsKind) create(ctx context.Context, fsys atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
-	undo, err := prepareEmptyDir(cipherdir)
-	if err != nil {
-		return nil, err
-	}
-	var wrote []string
-	defer func() {
-		if err == nil {
-			return
-		}
-		for _, p := range wrote {
-			os.Remove(p)
-		}
-		undo()
-		if masterKey != nil {
-			crypto.Wipe(masterKey)
-			masterKey = nil
-		}
-	}()
-
-	var c *Config
-	if c, masterKey, err = newConfig(ctx, cipherdir, password, opts); err != nil {
-		return nil, err
-	}
-
-	if !opts.PlaintextNames && !opts.DeterministicNames {
-		wrote = append(wrote, filepath.Join(cipherdir, crypto.DirIVName))
-		if err = writeDirIV(cipherdir); err != nil {
-			return nil, err
-		}
-	}
-	wrote = append(wrote, filepath.Join(cipherdir, crypto.ConfName))
-	if err = writeConfig(fsys, cipherdir, c); err != nil {
-		return nil, fmt.Errorf("%s: %w", cipherdir, err)
-	}
-	return masterKey, nil
-}
-
-// create makes a Cryptomator vault in cipherdir (cryptomator.Create, which writes
-// vault.cryptomator last and removes what it wrote on failure) and returns its raw 64-byte
-// master key. The folders it made are removed again on failure, as for a gocryptfs vault.
-func (cryptomatorKind) create(ctx context.Context, _ atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) ([]byte, error) {
-	undo, err := prepareEmptyDir(cipherdir)
-	if err != nil {
-		return nil, err
-	}
-	v, err := cryptomator.Create(ctx, cipherdir, password, cryptomator.CreateOptions{ScryptLogN: opts.ScryptLogN})
-	if err != nil {
-		undo()
-		return nil, cryptomatorError(cipherdir, err)
-	}
-	defer v.Close()
-	return v.RawMasterkey(), nil
-}
-
-// newConfig makes a new master key and the config that seals it under password, for the
-// (checked) options. where names the vault in errors.
-func newConfig(ctx context.Context, where string, password []byte, opts CreateOptions) (c *Config, masterKey []byte, err error) {
-	masterKey = make([]byte, crypto.MasterKeyLen)
-	defer func() {
-		if err != nil {
-			crypto.Wipe(masterKey)
-			masterKey = nil
-		}
-	}()
-	if _, err = rand.Read(masterKey); err != nil {
-		return nil, nil, fmt.Errorf("reading random master key: %w", err)
-	}
-	kdf, err := crypto.NewScryptKDF(opts.ScryptLogN)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", where, err)
-	}
-	kek, err := kdf.DeriveKey(ctx, password)
-	if err != nil {
-		return nil, nil, kdfError(where, err)
-	}
-	sealed, err := crypto.SealMasterKey(kek, masterKey, true)
-	crypto.Wipe(kek)
-	if err != nil {
-		return nil, nil, err
-	}
-	c = &Config{Creator: opts.Creator, EncryptedKey: sealed, ScryptObject: kdf, Version: ConfigVersion, FeatureFlags: opts.Flags()}
-	if c.Has(FlagLongNameMax) {
-		c.LongNameMax = uint8(opts.LongNameMax)
-	}
-	if err = c.Validate(); err != nil {
-		return nil, nil, fmt.Errorf("new config does not validate: %w", err)
-	}
-	return c, masterKey, nil
-}
-
 // CheckNewCipherDir reports whether dir can hold a new vault, without
 // changing anything: it must be an empty directory, or not exist yet. Create
 // makes it, and the folders above it that are missing, as the mount point is
@@ -325,17 +200,4 @@ func prepareEmptyDir(dir string) (undo func(), err error) {
 		}
 	}
 	return undo, nil
-}
-
-// writeDirIV creates the gocryptfs.diriv of directory dir.
-func writeDirIV(dir string) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	defer unix.Close(fd)
-	if _, err := layout.WriteDirIV(fd); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/vault/cryptomator"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 var testPassword = []byte("correct horse battery staple")
@@ -45,15 +46,15 @@ func TestCreateFlagsMatchGocryptfs(t *testing.T) {
 		"longnamemax":    {LongNameMax: 62},
 	} {
 		f := loadFixture(t, name)
-		want, err := LoadConfig(f.dir)
+		want, err := gocryptfs.LoadConfig(f.dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := opts.Flags(); !slices.Equal(got, want.FeatureFlags) {
+		if got := opts.gocryptfsOptions().Flags(); !slices.Equal(got, want.FeatureFlags) {
 			t.Errorf("%s: flags %v, gocryptfs wrote %v", name, got, want.FeatureFlags)
 		}
 		dir, mk := createTest(t, opts)
-		c, err := LoadConfig(dir)
+		c, err := gocryptfs.LoadConfig(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +87,7 @@ func TestCreateFlagsMatchGocryptfs(t *testing.T) {
 				t.Errorf("%s: diriv %v %d", name, fi.Mode(), fi.Size())
 			}
 		}
-		v, err := Unlock(context.Background(), dir, testPassword)
+		v, err := gocryptfs.Unlock(context.Background(), dir, testPassword)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -94,10 +95,10 @@ func TestCreateFlagsMatchGocryptfs(t *testing.T) {
 			t.Errorf("%s: unlocked %s names=%v", name, v.Content.Cipher(), v.Names != nil)
 		}
 		v.Close()
-		if _, err := UnlockWithMasterKey(dir, mk); !errors.Is(err, ErrKeyUnverifiable) {
+		if _, err := gocryptfs.UnlockWithMasterKey(dir, mk); !errors.Is(err, ErrKeyUnverifiable) {
 			t.Errorf("%s: master key on an empty vault: %v, want ErrKeyUnverifiable", name, err)
 		}
-		v2, err := OpenWithMasterKey(dir, mk)
+		v2, err := gocryptfs.OpenWithMasterKey(dir, mk)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,16 +176,16 @@ func TestCreateRefusals(t *testing.T) {
 
 func TestUnlockErrors(t *testing.T) {
 	f := loadFixture(t, "gcm-default")
-	if _, err := Unlock(context.Background(), f.dir, []byte("wrong")); !errors.Is(err, ErrWrongPassword) || !strings.Contains(err.Error(), f.dir) {
+	if _, err := gocryptfs.Unlock(context.Background(), f.dir, []byte("wrong")); !errors.Is(err, ErrWrongPassword) || !strings.Contains(err.Error(), f.dir) {
 		t.Errorf("wrong password: %v", err)
 	}
-	if _, err := Unlock(context.Background(), t.TempDir(), f.password); !errors.Is(err, ErrNotFound) {
+	if _, err := gocryptfs.Unlock(context.Background(), t.TempDir(), f.password); !errors.Is(err, ErrNotFound) {
 		t.Errorf("no vault: %v", err)
 	}
-	if _, err := UnlockWithMasterKey(f.dir, make([]byte, 16)); err == nil {
+	if _, err := gocryptfs.UnlockWithMasterKey(f.dir, make([]byte, 16)); err == nil {
 		t.Error("16-byte master key accepted")
 	}
-	v, err := Unlock(context.Background(), f.dir, f.password)
+	v, err := gocryptfs.Unlock(context.Background(), f.dir, f.password)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestUnlockErrors(t *testing.T) {
 		t.Errorf("long diriv: %v", err)
 	}
 	d := loadFixture(t, "deterministic")
-	dv, err := Unlock(context.Background(), d.dir, d.password)
+	dv, err := gocryptfs.Unlock(context.Background(), d.dir, d.password)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,10 +226,10 @@ func TestChangePassword(t *testing.T) {
 	if _, err := ChangePassword(context.Background(), dir, PasswordChange{OldPassword: testPassword, NewPassword: newPw}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Unlock(context.Background(), dir, testPassword); !errors.Is(err, ErrWrongPassword) {
+	if _, err := gocryptfs.Unlock(context.Background(), dir, testPassword); !errors.Is(err, ErrWrongPassword) {
 		t.Errorf("old password still works: %v", err)
 	}
-	v, err := Unlock(context.Background(), dir, newPw)
+	v, err := gocryptfs.Unlock(context.Background(), dir, newPw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func TestChangePassword(t *testing.T) {
 	if _, err := ChangePassword(context.Background(), dir, PasswordChange{MasterKey: mk, NewPassword: testPassword, Unverified: true}); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := Unlock(context.Background(), dir, testPassword); err != nil {
+	if v, err := gocryptfs.Unlock(context.Background(), dir, testPassword); err != nil {
 		t.Fatal(err)
 	} else {
 		v.Close()
@@ -275,7 +276,7 @@ func TestChangePasswordCrash(t *testing.T) {
 			if after, _ := os.ReadFile(conf); !bytes.Equal(before, after) {
 				t.Fatalf("%s: config changed", what)
 			}
-			if v, err := Unlock(context.Background(), dir, testPassword); err != nil {
+			if v, err := gocryptfs.Unlock(context.Background(), dir, testPassword); err != nil {
 				t.Fatalf("%s: old password: %v", what, err)
 			} else {
 				v.Close()
@@ -348,7 +349,7 @@ func TestWrongMasterKey(t *testing.T) {
 	for _, name := range []string{"gcm-default", "plaintextnames", "deterministic"} {
 		f := loadFixture(t, name)
 		wrong := bytes.Repeat([]byte{0x42}, 32)
-		if _, err := UnlockWithMasterKey(f.dir, wrong); !errors.Is(err, ErrWrongPassword) {
+		if _, err := gocryptfs.UnlockWithMasterKey(f.dir, wrong); !errors.Is(err, ErrWrongPassword) {
 			t.Errorf("%s: wrong master key: %v", name, err)
 		}
 		before, _ := os.ReadFile(filepath.Join(f.dir, crypto.ConfName))
@@ -360,12 +361,12 @@ func TestWrongMasterKey(t *testing.T) {
 			t.Errorf("%s: config changed", name)
 		}
 		// The right key (opened from the password) is accepted.
-		c, _ := LoadConfig(f.dir)
-		mk, err := c.openMasterKey(context.Background(), f.dir, f.password)
+		c, _ := gocryptfs.LoadConfig(f.dir)
+		mk, err := c.OpenMasterKey(context.Background(), f.dir, f.password)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := UnlockWithMasterKey(f.dir, mk)
+		v, err := gocryptfs.UnlockWithMasterKey(f.dir, mk)
 		if err != nil {
 			t.Fatalf("%s: right master key: %v", name, err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/cryptomator/cmfixture"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // unlockCryptomatorFixture extracts the shared Cryptomator fixture and opens it as any vault is opened.
@@ -197,7 +198,7 @@ func TestCryptomatorInfo(t *testing.T) {
 	if i.Format != "Cryptomator vault format 8, SIV_GCM" || i.Version != 8 || i.LongNameMax != 220 || i.ScryptLogN != 15 || i.ScryptR != 8 {
 		t.Fatalf("%+v", i)
 	}
-	if _, err := LoadConfig(dir); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "Cryptomator") {
+	if _, err := gocryptfs.LoadConfig(dir); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a Cryptomator vault opened as a gocryptfs one: %v", err)
 	}
 }

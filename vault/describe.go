@@ -2,10 +2,7 @@ package vault
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
-
-	"github.com/vaultui/vaultui/crypto"
 )
 
 // Fact is one labelled line describing a vault, for every front end to show as it likes.
@@ -51,60 +48,6 @@ func (f *Format) missing() string {
 // scryptFact is the scrypt line every format has.
 func scryptFact(i Info) Fact {
 	return Fact{"Scrypt", fmt.Sprintf("N=2^%d r=%d p=%d (key %d bytes, salt %d bytes)", i.ScryptLogN, i.ScryptR, i.ScryptP, i.ScryptKeyLen, i.ScryptSaltLen)}
-}
-
-func (gocryptfsKind) describe(i Info) []Fact { return describeGocryptfs(gocryptfsFormat, i) }
-func (reverseKind) describe(i Info) []Fact   { return describeGocryptfs(reverseFormat, i) }
-
-func describeGocryptfs(f *Format, i Info) []Fact {
-	names := "encrypted (EME, per-directory IV)"
-	switch {
-	case i.PlaintextNames:
-		names = "plaintext (not encrypted)"
-	case i.DeterministicNames:
-		names = "encrypted (EME, deterministic: no per-directory IV)"
-	}
-	longNames := "off"
-	if i.LongNames {
-		longNames = fmt.Sprintf("on: encrypted names over %d bytes are stored hashed", i.LongNameMax)
-	}
-	hkdf := "no"
-	if i.HKDF {
-		hkdf = "yes"
-	}
-	version := "gocryptfs v" + strconv.Itoa(i.Version)
-	if f.Can.ReverseView {
-		version += ", the config of a reverse view"
-	}
-	if i.Cipher == crypto.AEGIS {
-		version += " with the " + FlagAEGIS256X2 + " flag of gocryptfs's unreleased AEGIS branch: opens only in vaultui"
-	}
-	facts := []Fact{
-		{"Cipher", i.CipherName},
-		{"Opens in", f.OpensIn(i.Cipher).Detail()},
-		{"Format", version},
-		{"Creator", i.Creator},
-		{"File names", names},
-		{"Long names", longNames},
-		{"HKDF", hkdf},
-		scryptFact(i),
-		{"Feature flags", strings.Join(i.FeatureFlags, " ")},
-	}
-	for _, c := range i.ConfigConflicts {
-		facts = append(facts, Fact{"Config conflict", c + " (a sync tool's copy; this vault uses " + crypto.ConfName + ")"})
-	}
-	return facts
-}
-
-func (cryptomatorKind) describe(i Info) []Fact {
-	return []Fact{
-		{"Format", i.Format},
-		{"Cipher", i.CipherName},
-		{"Opens in", cryptomatorFormat.OpensIn("").Detail()},
-		{"File names", "encrypted (AES-SIV, bound to the directory's ID)"},
-		{"Long names", fmt.Sprintf("encrypted names over %d characters are stored shortened (.c9s)", i.LongNameMax)},
-		scryptFact(i),
-	}
 }
 
 // VaultuiOnly reports whether only vaultui opens the vault.

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // walkBound is how long a walk of a small hostile vault may take: a walk that loops runs
@@ -130,7 +131,7 @@ func TestGocryptfsDirReachedTwice(t *testing.T) {
 		t.Skip("bind mounts need root")
 	}
 	dir, _ := createTest(t, CreateOptions{Cipher: crypto.AESGCM})
-	v, err := Unlock(context.Background(), dir, testPassword)
+	v, err := gocryptfs.Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestGocryptfsDirReachedTwice(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "a/inner/f"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Import(context.Background(), src, nil); err != nil {
+	if err := v.Import(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
 	paths := cipherPaths(t, v)
@@ -158,7 +159,7 @@ func TestGocryptfsDirReachedTwice(t *testing.T) {
 	}
 	t.Cleanup(func() { unix.Unmount(b, unix.MNT_DETACH) })
 
-	problems, err := v.Fsck(boundedCtx(t), nil)
+	problems, err := FsckVolume(boundedCtx(t), v.Volume(), nil)
 	if err != nil {
 		t.Fatalf("fsck: %v", err)
 	}

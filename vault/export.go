@@ -15,7 +15,7 @@ import (
 	"github.com/vaultui/vaultui/vault/format"
 )
 
-// ExportOptions configure ExportWith.
+// ExportOptions configure ExportVolume.
 type ExportOptions struct {
 	// Progress (if not nil) is called after each entry.
 	Progress func(FsckProgress)
@@ -27,25 +27,15 @@ type ExportOptions struct {
 	Damaged func(Problem)
 }
 
-// Export is ExportWith without Force: a faithful copy of the vault, or an error.
-func (v *Vault) Export(ctx context.Context, dest string, progress func(FsckProgress)) error {
-	return v.ExportWith(ctx, dest, ExportOptions{Progress: progress})
-}
-
-// ExportWith writes the decrypted tree of the vault into dest, which must be an
-// empty directory or not exist yet (its parent must): directories, files,
-// symlinks, named pipes and hard links, with permission bits (including
-// setuid, setgid, sticky) and modification times. Zero blocks are written as
-// holes, so sparse files stay sparse. Damage (a block, a name or a symlink
-// that does not decrypt) stops the export with an error that wraps ErrCorrupt
-// and names it, leaving what was written so far; with opts.Force it does not
-// stop (see ExportOptions), and the error at the end wraps ErrCorrupt and
-// counts the damaged items. opts.Progress (if not nil) is called as for Fsck, in bytes.
-func (v *Vault) ExportWith(ctx context.Context, dest string, opts ExportOptions) error {
-	return ExportVolume(ctx, v.Volume(), dest, opts)
-}
-
-// ExportVolume is ExportWith for a vault of any format.
+// ExportVolume writes the decrypted tree of the vault of any format into dest, which must be
+// an empty directory or not exist yet (its parent must): directories, files, symlinks,
+// named pipes and hard links, with permission bits (including setuid, setgid, sticky) and
+// modification times, as far as the format keeps them. Zero blocks are written as holes, so
+// sparse files stay sparse. Damage (a block, a name or a symlink that does not decrypt)
+// stops the export with an error that wraps ErrCorrupt and names it, leaving what was
+// written so far; with opts.Force it does not stop (see ExportOptions), and the error at the
+// end wraps ErrCorrupt and counts the damaged items. opts.Progress (if not nil) is called as
+// for FsckVolume, in bytes.
 func ExportVolume(ctx context.Context, vol format.Volume, dest string, opts ExportOptions) error {
 	if err := checkOutside(vol.Folder(), dest); err != nil {
 		return err

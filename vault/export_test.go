@@ -15,12 +15,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
-func unlockFixture(t *testing.T, name string) (*fixture, *Vault) {
+func unlockFixture(t *testing.T, name string) (*fixture, *gocryptfs.Vault) {
 	t.Helper()
 	f := loadFixture(t, name)
-	v, err := Unlock(context.Background(), f.dir, f.password)
+	v, err := gocryptfs.Unlock(context.Background(), f.dir, f.password)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -45,7 +46,7 @@ func TestFixturesExport(t *testing.T) {
 			}
 			dest := filepath.Join(t.TempDir(), "out")
 			var last FsckProgress
-			if err := v.Export(context.Background(), dest, func(p FsckProgress) { last = p }); err != nil {
+			if err := ExportVolume(context.Background(), v.Volume(), dest, ExportOptions{Progress: func(p FsckProgress) { last = p }}); err != nil {
 				t.Fatal(err)
 			}
 			if last.Done != len(f.manifest.Entries) || last.Total != last.Done {
@@ -69,7 +70,7 @@ func TestFixturesExport(t *testing.T) {
 			for p := range got {
 				t.Errorf("exported %s, which is not in the manifest", p)
 			}
-			problems, err := v.Fsck(context.Background(), nil)
+			problems, err := FsckVolume(context.Background(), v.Volume(), nil)
 			if err != nil || len(problems) != 0 {
 				t.Errorf("fsck of a clean fixture: %v %v", problems, err)
 			}
@@ -175,7 +176,7 @@ func TestExportRefusesNonEmpty(t *testing.T) {
 	_, v := unlockFixture(t, "gcm-default")
 	dest := t.TempDir()
 	os.WriteFile(filepath.Join(dest, "x"), nil, 0o644)
-	if err := v.Export(context.Background(), dest, nil); !errors.Is(err, ErrNotEmpty) {
+	if err := ExportVolume(context.Background(), v.Volume(), dest, ExportOptions{}); !errors.Is(err, ErrNotEmpty) {
 		t.Fatalf("non-empty destination: %v", err)
 	}
 }
@@ -184,7 +185,7 @@ func TestExportCancelled(t *testing.T) {
 	_, v := unlockFixture(t, "gcm-default")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := v.Export(ctx, filepath.Join(t.TempDir(), "out"), nil); !errors.Is(err, context.Canceled) {
+	if err := ExportVolume(ctx, v.Volume(), filepath.Join(t.TempDir(), "out"), ExportOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled export: %v", err)
 	}
 }
@@ -212,7 +213,7 @@ func TestExportRefusesCipherDir(t *testing.T) {
 		filepath.Join(link, "sub"),
 		link + "/sub/../out",
 	} {
-		err := v.Export(context.Background(), dest, nil)
+		err := ExportVolume(context.Background(), v.Volume(), dest, ExportOptions{})
 		if !errors.Is(err, ErrInsideVault) {
 			t.Errorf("export to %s: %v, want ErrInsideVault", dest, err)
 		}
@@ -226,7 +227,7 @@ func TestExportRefusesCipherDir(t *testing.T) {
 		t.Errorf("export wrote into the cipherdir's sub: %v", entries)
 	}
 	// Beside the cipherdir is fine, even with a name that starts like it.
-	if err := v.Export(context.Background(), f.dir+"-plain", nil); err != nil {
+	if err := ExportVolume(context.Background(), v.Volume(), f.dir+"-plain", ExportOptions{}); err != nil {
 		t.Errorf("export beside the cipherdir: %v", err)
 	}
 	os.RemoveAll(f.dir + "-plain")

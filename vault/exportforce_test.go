@@ -20,7 +20,7 @@ import (
 func TestExportForce(t *testing.T) {
 	_, v := unlockFixture(t, "gcm-default")
 	clean := filepath.Join(t.TempDir(), "clean")
-	if err := v.Export(context.Background(), clean, nil); err != nil {
+	if err := ExportVolume(context.Background(), v.Volume(), clean, ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cipher := map[string]string{}
@@ -41,7 +41,7 @@ func TestExportForce(t *testing.T) {
 	f.WriteAt(b, off)
 	f.Close()
 	plain := filepath.Join(t.TempDir(), "plain")
-	err = v.Export(context.Background(), plain, nil)
+	err = ExportVolume(context.Background(), v.Volume(), plain, ExportOptions{})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "size-8192.bin: content") {
 		t.Fatalf("export of a damaged vault: %v, want ErrCorrupt naming the damaged file", err)
 	}
@@ -60,7 +60,7 @@ func TestExportForce(t *testing.T) {
 
 	forced := filepath.Join(t.TempDir(), "forced")
 	var report []Problem
-	err = v.ExportWith(context.Background(), forced, ExportOptions{Force: true, Damaged: func(p Problem) { report = append(report, p) }})
+	err = ExportVolume(context.Background(), v.Volume(), forced, ExportOptions{Force: true, Damaged: func(p Problem) { report = append(report, p) }})
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("forced export: %v, want ErrCorrupt counting the damage", err)
 	}

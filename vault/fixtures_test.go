@@ -3,6 +3,7 @@ package vault
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // The fixtures in testdata/fixtures were made by the real gocryptfs (see
@@ -170,4 +173,14 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// volOf is the unlocked gocryptfs vault v as package vault's Volume (what Folder.Unlock
+// gives).
+func volOf(v *gocryptfs.Vault) Volume { return gocryptfsVolume{v.Volume()} }
+
+// resolveConflict settles the conflict at p of v as keep says (Volume.Settle).
+func resolveConflict(ctx context.Context, v *gocryptfs.Vault, p string, keep Keep) error {
+	_, err := volOf(v).Settle(ctx, p, keep)
+	return err
 }

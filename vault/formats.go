@@ -12,6 +12,7 @@ import (
 	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/format"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // Format is one on-disk format vaultui opens: a row of the one table of formats. Front ends
@@ -114,7 +115,7 @@ var (
 		kind: cryptomatorKind{},
 	}
 	reverseFormat = &Format{
-		ID: "gocryptfs-reverse", Name: "gocryptfs reverse view", Summary: "gocryptfs v2, AES-SIV", Marker: ReverseConfName, KeyFile: ReverseConfName,
+		ID: "gocryptfs-reverse", Name: "gocryptfs reverse view", Summary: "gocryptfs v2, AES-SIV", Marker: gocryptfs.ReverseConfName, KeyFile: gocryptfs.ReverseConfName,
 		ScryptLogN: gocryptfsFormat.ScryptLogN, LongNameMax: gocryptfsFormat.LongNameMax,
 		Ciphers: []crypto.CipherID{crypto.AESSIV},
 		Can:     Capabilities{PlaintextNames: true, DeterministicNames: true, Modes: true, ReverseView: true},
@@ -179,13 +180,13 @@ func Identify(dir string) (*Format, error) {
 		}
 		return cryptomatorFormat, nil
 	}
-	if exists(dir, ReverseConfName) {
+	if exists(dir, gocryptfs.ReverseConfName) {
 		return reverseFormat, nil
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("%s is not a vault: %w: %w", dir, ErrNotFound, err)
 	}
-	return nil, fmt.Errorf("%s is not a vault (no %s, %s or %s): %w", dir, crypto.ConfName, cryptomator.ConfigFileName, ReverseConfName, ErrNotFound)
+	return nil, fmt.Errorf("%s is not a vault (no %s, %s or %s): %w", dir, crypto.ConfName, cryptomator.ConfigFileName, gocryptfs.ReverseConfName, ErrNotFound)
 }
 
 // Folder is a vault's folder of a known format, not unlocked: what can be done with it
@@ -350,7 +351,7 @@ type Volume interface {
 	ContentCipher() crypto.CipherID
 	// Builder writes into the vault (an empty one that a conversion fills).
 	Builder() format.Builder
-	// Keys is the format's own unlocked vault (*Vault, *cryptomator.Vault), for the mount's
+	// Keys is the format's own unlocked vault (*gocryptfs.Vault, *cryptomator.Vault), for the mount's
 	// per-format code alone (vfs.VolumeOf).
 	Keys() any
 	// Close wipes the keys.

@@ -9,16 +9,10 @@ import (
 	"github.com/vaultui/vaultui/vault/format"
 )
 
-// Fsck decrypts every name, symlink target and content block of the vault
-// and returns every problem found (nil when the vault is clean); it never
-// stops at the first. progress (if not nil) is called at once and then as
-// the check goes (see FsckProgress). The error is only for what ends the
-// check early: a cancelled ctx.
-func (v *Vault) Fsck(ctx context.Context, progress func(FsckProgress)) ([]Problem, error) {
-	return FsckVolume(ctx, v.Volume(), progress)
-}
-
-// FsckVolume is Fsck for a vault of any format.
+// FsckVolume decrypts every name, symlink target and content block of the vault of any
+// format and returns every problem found (nil when the vault is clean); it never stops at
+// the first. progress (if not nil) is called at once and then as the check goes (see
+// FsckProgress). The error is only for what ends the check early: a cancelled ctx.
 func FsckVolume(ctx context.Context, vol format.Volume, progress func(FsckProgress)) ([]Problem, error) {
 	m := newMeter(vol, progress)
 	var problems []Problem

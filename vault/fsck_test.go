@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -133,13 +134,13 @@ func TestFsckFindsExactlyTheDamage(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := loadFixture(t, "gcm-default")
 			cp := c.damage(t, f)
-			v, err := Unlock(context.Background(), f.dir, f.password)
+			v, err := gocryptfs.Unlock(context.Background(), f.dir, f.password)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer v.Close()
 			var calls int
-			problems, err := v.Fsck(context.Background(), func(FsckProgress) { calls++ })
+			problems, err := FsckVolume(context.Background(), v.Volume(), func(FsckProgress) { calls++ })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +157,7 @@ func TestFsckFindsExactlyTheDamage(t *testing.T) {
 			}
 			t.Logf("%s", p)
 			// Export goes on past the damage and says so.
-			err = v.Export(context.Background(), filepath.Join(t.TempDir(), "out"), nil)
+			err = ExportVolume(context.Background(), v.Volume(), filepath.Join(t.TempDir(), "out"), ExportOptions{})
 			if !errors.Is(err, ErrCorrupt) {
 				t.Errorf("export of a damaged vault: %v", err)
 			}
@@ -168,7 +169,7 @@ func TestFsckCancelled(t *testing.T) {
 	_, v := unlockFixture(t, "gcm-default")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := v.Fsck(ctx, nil); !errors.Is(err, context.Canceled) {
+	if _, err := FsckVolume(ctx, v.Volume(), nil); !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
 }
@@ -181,7 +182,7 @@ func TestFsckIgnoresConfigLeftovers(t *testing.T) {
 		os.WriteFile(filepath.Join(f.dir, n), []byte("{}"), 0o400)
 	}
 	var last FsckProgress
-	problems, err := v.Fsck(context.Background(), func(p FsckProgress) { last = p })
+	problems, err := FsckVolume(context.Background(), v.Volume(), func(p FsckProgress) { last = p })
 	if err != nil || len(problems) != 0 {
 		t.Fatalf("%v %v", problems, err)
 	}
@@ -207,7 +208,7 @@ func TestFsckTempDirIsANote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	problems, err := v.Fsck(context.Background(), nil)
+	problems, err := FsckVolume(context.Background(), v.Volume(), nil)
 	if err != nil || len(problems) != 1 || problems[0].Kind != KindTemp || problems[0].Damage() {
 		t.Fatalf("fsck: %v, problems %+v", err, problems)
 	}
@@ -238,12 +239,12 @@ func TestSpecialFilesAreValid(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	problems, err := v.Fsck(context.Background(), nil)
+	problems, err := FsckVolume(context.Background(), v.Volume(), nil)
 	if err != nil || len(problems) != 0 {
 		t.Fatalf("fsck: %v, problems %+v", err, problems)
 	}
 	dest := filepath.Join(t.TempDir(), "out")
-	if err := v.Export(context.Background(), dest, nil); err != nil {
+	if err := ExportVolume(context.Background(), v.Volume(), dest, ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for name, mode := range specials {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/vaulttest"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // TestGocryptfsReadsOurVaults creates vaults with every cipher gocryptfs
@@ -27,12 +28,12 @@ func TestGocryptfsReadsOurVaults(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			dir, _ := createTest(t, opts)
-			v, err := Unlock(context.Background(), dir, testPassword)
+			v, err := gocryptfs.Unlock(context.Background(), dir, testPassword)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer v.Close()
-			if err := v.Import(context.Background(), src, nil); err != nil {
+			if err := v.Import(context.Background(), src); err != nil {
 				t.Fatal(err)
 			}
 			passfile := filepath.Join(t.TempDir(), "password")
@@ -67,12 +68,12 @@ func TestGocryptfsReadsOurVaults(t *testing.T) {
 			}
 			unmount()
 			vaulttest.WaitUnmounted(t, mnt)
-			problems, err := v.Fsck(context.Background(), nil)
+			problems, err := FsckVolume(context.Background(), v.Volume(), nil)
 			if err != nil || len(problems) != 0 {
 				t.Fatalf("fsck after gocryptfs wrote: %v %v", problems, err)
 			}
 			exp := filepath.Join(t.TempDir(), "out")
-			if err := v.Export(context.Background(), exp, nil); err != nil {
+			if err := ExportVolume(context.Background(), v.Volume(), exp, ExportOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			got, err := os.ReadFile(filepath.Join(exp, "a", "from-gocryptfs.txt"))

@@ -1,11 +1,6 @@
 package vault
 
-import (
-	"slices"
-
-	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault/layout"
-)
+import "github.com/vaultui/vaultui/crypto"
 
 // Info describes a vault from its config alone, without the password and
 // without secrets (like gocryptfs -info).
@@ -46,50 +41,4 @@ func ReadInfo(cipherdir string) (Info, error) {
 		return Info{}, err
 	}
 	return f.Info()
-}
-
-// configConflicts lists the conflict copies of gocryptfs.conf in cipherdir.
-func configConflicts(cipherdir string) []string {
-	ents, err := layout.ReadDirPath(cipherdir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range ents {
-		if _, ok := layout.ParseConflict(e.Name(), func(base string) bool { return base == crypto.ConfName }); ok {
-			out = append(out, e.Name())
-		}
-	}
-	return out
-}
-
-// Info describes c (for the vault in dir).
-func (c *Config) Info(dir string) Info {
-	i := Info{
-		Dir:                dir,
-		Creator:            c.Creator,
-		Version:            int(c.Version),
-		Cipher:             c.Cipher(),
-		CipherName:         c.Cipher().String(),
-		FeatureFlags:       slices.Clone(c.FeatureFlags),
-		HKDF:               c.Has(FlagHKDF),
-		PlaintextNames:     c.PlaintextNames(),
-		DeterministicNames: c.DeterministicNames(),
-		LongNames:          c.Has(FlagLongNames),
-		Raw64:              c.Has(FlagRaw64),
-		ScryptN:            c.ScryptObject.N,
-		ScryptLogN:         c.ScryptObject.LogN(),
-		ScryptR:            c.ScryptObject.R,
-		ScryptP:            c.ScryptObject.P,
-		ScryptKeyLen:       c.ScryptObject.KeyLen,
-		ScryptSaltLen:      len(c.ScryptObject.Salt),
-		EncryptedKeyLen:    len(c.EncryptedKey),
-	}
-	switch l := c.NameLimit(); {
-	case l == 0:
-		i.LongNameMax = crypto.DefaultLongNameMax
-	case l > 0:
-		i.LongNameMax = l
-	}
-	return i
 }

@@ -13,6 +13,23 @@ import (
 // cryptomatorKind is Cryptomator's vault format 8 behind Folder (package vault/cryptomator).
 type cryptomatorKind struct{}
 
+// create makes a Cryptomator vault in cipherdir (cryptomator.Create, which writes
+// vault.cryptomator last and removes what it wrote on failure) and returns its raw 64-byte
+// master key. The folders it made are removed again on failure, as for a gocryptfs vault.
+func (cryptomatorKind) create(ctx context.Context, _ atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) ([]byte, error) {
+	undo, err := prepareEmptyDir(cipherdir)
+	if err != nil {
+		return nil, err
+	}
+	v, err := cryptomator.Create(ctx, cipherdir, password, cryptomator.CreateOptions{ScryptLogN: opts.ScryptLogN})
+	if err != nil {
+		undo()
+		return nil, cryptomatorError(cipherdir, err)
+	}
+	defer v.Close()
+	return v.RawMasterkey(), nil
+}
+
 func (cryptomatorKind) info(dir string) (Info, error) {
 	ci, err := cryptomator.ReadInfo(dir)
 	if err != nil {
@@ -157,3 +174,14 @@ func (cryptomatorKind) createFor(ctx context.Context, dir, variant string, passw
 }
 
 func (cv cryptomatorVolume) Builder() format.Builder { return cv.Vault().Builder() }
+
+func (cryptomatorKind) describe(i Info) []Fact {
+	return []Fact{
+		{"Format", i.Format},
+		{"Cipher", i.CipherName},
+		{"Opens in", cryptomatorFormat.OpensIn("").Detail()},
+		{"File names", "encrypted (AES-SIV, bound to the directory's ID)"},
+		{"Long names", fmt.Sprintf("encrypted names over %d characters are stored shortened (.c9s)", i.LongNameMax)},
+		scryptFact(i),
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // TestFsckProgressInBytes: the first report comes before any work (while counting), a big
@@ -13,7 +15,7 @@ import (
 // for the first seconds.
 func TestFsckProgressInBytes(t *testing.T) {
 	dir, _ := createTest(t, CreateOptions{})
-	v, err := Unlock(context.Background(), dir, testPassword)
+	v, err := gocryptfs.Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,7 @@ func TestFsckProgressInBytes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "b-small"), []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Import(context.Background(), src, nil); err != nil {
+	if err := v.Import(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
 	var reps []FsckProgress
@@ -34,9 +36,12 @@ func TestFsckProgressInBytes(t *testing.T) {
 		name string
 		walk func(func(FsckProgress)) error
 	}{
-		{"fsck", func(p func(FsckProgress)) error { _, err := v.Fsck(context.Background(), p); return err }},
+		{"fsck", func(p func(FsckProgress)) error {
+			_, err := FsckVolume(context.Background(), v.Volume(), p)
+			return err
+		}},
 		{"export", func(p func(FsckProgress)) error {
-			return v.Export(context.Background(), filepath.Join(t.TempDir(), "out"), p)
+			return ExportVolume(context.Background(), v.Volume(), filepath.Join(t.TempDir(), "out"), ExportOptions{Progress: p})
 		}},
 	} {
 		reps = reps[:0]

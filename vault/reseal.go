@@ -29,6 +29,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -42,11 +43,11 @@ type resealer interface {
 // planReseal refuses a pair that would not keep the vault's names (a vault from before HKDF
 // cannot become AEGIS or XChaCha20-Poly1305) and measures what resealing takes.
 func (gocryptfsKind) planReseal(dir, to string, blockSize uint64) (Sizes, error) {
-	c, err := LoadConfig(dir)
+	c, err := gocryptfs.LoadConfig(dir)
 	if err != nil {
 		return Sizes{}, err
 	}
-	if to := crypto.CipherID(to); (to == crypto.AEGIS || to == crypto.XChaCha) && !c.Has(FlagHKDF) {
+	if to := crypto.CipherID(to); (to == crypto.AEGIS || to == crypto.XChaCha) && !c.Has(gocryptfs.FlagHKDF) {
 		return Sizes{}, fmt.Errorf("%s: %w: the vault predates HKDF key derivation (gocryptfs before 1.3), which %s requires; adding it would change the key every name is encrypted with (convert to gcm or siv, or copy the files into a new vault)",
 			dir, ErrUnsupported, to)
 	}
@@ -56,16 +57,16 @@ func (gocryptfsKind) planReseal(dir, to string, blockSize uint64) (Sizes, error)
 // reseal writes the vault in dir, resealed under the content cipher to, into newDir (which
 // must not exist) and opens it.
 func (gocryptfsKind) reseal(ctx context.Context, dir string, password []byte, newDir, to string, progress func(done int64)) (*Resealed, error) {
-	c, err := LoadConfig(dir)
+	c, err := gocryptfs.LoadConfig(dir)
 	if err != nil {
 		return nil, err
 	}
-	mk, err := c.openMasterKey(ctx, dir, password)
+	mk, err := c.OpenMasterKey(ctx, dir, password)
 	if err != nil {
 		return nil, err
 	}
 	defer crypto.Wipe(mk)
-	old, err := open(dir, c, mk)
+	old, err := gocryptfs.OpenConfig(dir, c, mk)
 	if err != nil {
 		return nil, err
 	}
@@ -75,47 +76,47 @@ func (gocryptfsKind) reseal(ctx context.Context, dir string, password []byte, ne
 	if err := nc.Validate(); err != nil {
 		return nil, fmt.Errorf("the converted config does not validate: %w", err)
 	}
-	newCE, err := crypto.NewContentEnc(crypto.CipherID(to), mk, c.Has(FlagHKDF))
+	newCE, err := crypto.NewContentEnc(crypto.CipherID(to), mk, c.Has(gocryptfs.FlagHKDF))
 	if err != nil {
 		return nil, err
 	}
-	newCE.SetPaddedBase64(!c.Has(FlagRaw64))
+	newCE.SetPaddedBase64(!c.Has(gocryptfs.FlagRaw64))
 	defer newCE.Wipe()
 	cv := &converter{ctx: ctx, old: old, newCE: newCE, newRoot: newDir, progress: progress, links: map[[2]uint64]string{}}
 	if err := cv.copyVault(dir, newDir, &nc); err != nil {
 		return nil, err
 	}
-	nv, err := open(newDir, &nc, mk)
+	nv, err := gocryptfs.OpenConfig(newDir, &nc, mk)
 	if err != nil {
 		return nil, err
 	}
-	return &Resealed{Volume: gocryptfsVolume{v: nv}, Bytes: cv.done, Unchanged: cv.unchanged, Dropped: cv.dropped}, nil
+	return &Resealed{Volume: gocryptfsVolume{nv.Volume()}, Bytes: cv.done, Unchanged: cv.unchanged, Dropped: cv.dropped}, nil
 }
 
 // convertFlags returns the feature flags of the vault with flags converted to cipher to: the
 // content cipher's flags replaced, every other flag kept, in gocryptfs's order.
 func convertFlags(flags []string, to crypto.CipherID) []string {
-	cipherFlags := []string{FlagGCMIV128, FlagAESSIV, FlagXChaCha20Poly1305, FlagAEGIS256X2}
+	cipherFlags := []string{gocryptfs.FlagGCMIV128, gocryptfs.FlagAESSIV, gocryptfs.FlagXChaCha20Poly1305, gocryptfs.FlagAEGIS256X2}
 	var out []string
 	for _, f := range flags {
 		if !slices.Contains(cipherFlags, f) {
 			out = append(out, f)
 		}
 	}
-	main := FlagGCMIV128
+	main := gocryptfs.FlagGCMIV128
 	switch to {
 	case crypto.XChaCha:
-		main = FlagXChaCha20Poly1305
+		main = gocryptfs.FlagXChaCha20Poly1305
 	case crypto.AEGIS:
-		main = FlagAEGIS256X2
+		main = gocryptfs.FlagAEGIS256X2
 	}
 	at := 0
-	if i := slices.Index(out, FlagHKDF); i >= 0 {
+	if i := slices.Index(out, gocryptfs.FlagHKDF); i >= 0 {
 		at = i + 1
 	}
 	out = slices.Insert(out, at, main)
 	if to == crypto.AESSIV {
-		out = append(out, FlagAESSIV)
+		out = append(out, gocryptfs.FlagAESSIV)
 	}
 	return out
 }
@@ -158,7 +159,7 @@ func measureReseal(dir string, from, to crypto.CipherID, bsize uint64, plaintext
 // converter copies an unlocked vault into a new tree with another content cipher.
 type converter struct {
 	ctx       context.Context
-	old       *Vault
+	old       *gocryptfs.Vault
 	newCE     *crypto.ContentEnc
 	newRoot   string
 	progress  func(done int64) // may be nil
@@ -175,7 +176,7 @@ func (cv *converter) report() {
 }
 
 // copyVault copies the vault at src into the new directory dst and writes its config c.
-func (cv *converter) copyVault(src, dst string, c *Config) error {
+func (cv *converter) copyVault(src, dst string, c *gocryptfs.Config) error {
 	sfd, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("%s: %w", src, err)
@@ -193,7 +194,7 @@ func (cv *converter) copyVault(src, dst string, c *Config) error {
 	if err := cv.copyDir(sfd, dfd, ""); err != nil {
 		return err
 	}
-	if err := writeConfig(atomicfile.OS{}, dst, c); err != nil {
+	if err := gocryptfs.WriteConfig(atomicfile.OS{}, dst, c); err != nil {
 		return fmt.Errorf("%s: %w", dst, err)
 	}
 	// The root's own attributes last: writing the config changes its times.
@@ -339,8 +340,8 @@ func (cv *converter) foreign(dirfd int, cdir, name string) error {
 	if cv.old.Names == nil {
 		return damaged
 	}
-	if iv, err := cv.old.dirIVAt(dirfd); err == nil {
-		if _, err := cv.old.decryptEntryName(dirfd, name, iv); err == nil {
+	if iv, err := cv.old.DirIVAt(dirfd); err == nil {
+		if _, err := cv.old.DecryptEntryName(dirfd, name, iv); err == nil {
 			return damaged
 		}
 		if _, _, _, ok := layout.ConflictCopy(dirfd, name, iv, cv.old.Names, cdir == ""); ok {
@@ -566,7 +567,7 @@ func xattrList(p string) ([]string, error) {
 }
 
 func xattrGet(p, attr string) ([]byte, error) {
-	buf := make([]byte, xattrBufMax)
+	buf := make([]byte, gocryptfs.XattrBufMax)
 	n, err := unix.Lgetxattr(p, attr, buf)
 	if err != nil {
 		return nil, err

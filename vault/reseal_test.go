@@ -11,6 +11,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // TestMain serves a costly key derivation, which re-executes the running binary, this one
@@ -33,13 +34,13 @@ func TestResealFlags(t *testing.T) {
 		for _, to := range crypto.Ciphers {
 			for _, opts := range []CreateOptions{{Cipher: from}, {Cipher: from, PlaintextNames: true},
 				{Cipher: from, DeterministicNames: true, LongNameMax: 100}} {
-				c := &Config{Version: ConfigVersion, FeatureFlags: opts.Flags()}
+				c := &gocryptfs.Config{Version: gocryptfs.ConfigVersion, FeatureFlags: opts.gocryptfsOptions().Flags()}
 				got := convertFlags(c.FeatureFlags, to)
-				nc := &Config{Version: ConfigVersion, FeatureFlags: got}
+				nc := &gocryptfs.Config{Version: gocryptfs.ConfigVersion, FeatureFlags: got}
 				if nc.Cipher() != to {
 					t.Errorf("%s -> %s: flags %v select %s", from, to, got, nc.Cipher())
 				}
-				want := (CreateOptions{Cipher: to, PlaintextNames: opts.PlaintextNames, DeterministicNames: opts.DeterministicNames, LongNameMax: opts.LongNameMax}).Flags()
+				want := (CreateOptions{Cipher: to, PlaintextNames: opts.PlaintextNames, DeterministicNames: opts.DeterministicNames, LongNameMax: opts.LongNameMax}).gocryptfsOptions().Flags()
 				if !slices.Equal(got, want) {
 					t.Errorf("%s -> %s: flags %v, want what init writes: %v", from, to, got, want)
 				}
@@ -52,10 +53,10 @@ func TestResealFlags(t *testing.T) {
 // names would change. Its config is enough to tell; no password is asked.
 func TestResealPreHKDF(t *testing.T) {
 	old := t.TempDir()
-	c := &Config{Creator: "gocryptfs v1.2", EncryptedKey: make([]byte, 12+32+16), Version: 2,
-		FeatureFlags: []string{FlagGCMIV128, FlagDirIV, FlagEMENames, FlagLongNames}}
+	c := &gocryptfs.Config{Creator: "gocryptfs v1.2", EncryptedKey: make([]byte, 12+32+16), Version: 2,
+		FeatureFlags: []string{gocryptfs.FlagGCMIV128, gocryptfs.FlagDirIV, gocryptfs.FlagEMENames, gocryptfs.FlagLongNames}}
 	c.ScryptObject, _ = crypto.NewScryptKDF(10)
-	if err := writeConfig(atomicfile.OS{}, old, c); err != nil {
+	if err := gocryptfs.WriteConfig(atomicfile.OS{}, old, c); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Open(old)
@@ -73,7 +74,7 @@ func TestResealPreHKDF(t *testing.T) {
 }
 
 // cipherPaths maps the vault's plaintext paths to their cipher paths.
-func cipherPaths(t *testing.T, v *Vault) map[string]string {
+func cipherPaths(t *testing.T, v *gocryptfs.Vault) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	if err := v.Walk(context.Background(), func(n Node) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/vaulttest"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 func TestCreateReverseWritesGocryptfsReverseConfig(t *testing.T) {
@@ -33,21 +34,21 @@ func TestCreateReverseWritesGocryptfsReverseConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fi, err := os.Stat(filepath.Join(dir, ReverseConfName))
+			fi, err := os.Stat(filepath.Join(dir, gocryptfs.ReverseConfName))
 			if err != nil || fi.Mode().Perm() != 0o400 {
 				t.Fatalf("config: %v, mode %v", err, fi.Mode())
 			}
 			if _, err := os.Stat(filepath.Join(dir, crypto.DirIVName)); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("reverse init wrote a diriv into the plaintext folder: %v", err)
 			}
-			c, err := LoadReverseConfig(dir)
+			c, err := gocryptfs.LoadReverseConfig(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(c.FeatureFlags, tc.want) {
 				t.Errorf("flags %v, want %v", c.FeatureFlags, tc.want)
 			}
-			v, err := UnlockReverse(context.Background(), dir, []byte("pw"))
+			v, err := gocryptfs.UnlockReverse(context.Background(), dir, []byte("pw"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +57,7 @@ func TestCreateReverseWritesGocryptfsReverseConfig(t *testing.T) {
 				t.Errorf("unlocked %s at %s", v.Content.Cipher(), v.Dir)
 			}
 			crypto.Wipe(mk)
-			if _, err := UnlockReverse(context.Background(), dir, []byte("wrong")); !errors.Is(err, ErrWrongPassword) {
+			if _, err := gocryptfs.UnlockReverse(context.Background(), dir, []byte("wrong")); !errors.Is(err, ErrWrongPassword) {
 				t.Errorf("wrong password: %v", err)
 			}
 			if f, err := Identify(dir); err != nil || !f.Can.ReverseView {
@@ -74,8 +75,8 @@ func TestCreateReverseRefusesNonceMisuseCiphers(t *testing.T) {
 	for _, c := range []crypto.CipherID{crypto.AESGCM, crypto.AEGIS, crypto.XChaCha} {
 		dir := t.TempDir()
 		_, err := CreateReverse(context.Background(), dir, []byte("pw"), CreateOptions{Cipher: c, ScryptLogN: crypto.MinScryptLogN})
-		if !errors.Is(err, ErrReverseCipher) || !strings.Contains(err.Error(), "incremental") {
-			t.Errorf("%s: %v, want ErrReverseCipher with the reason", c, err)
+		if !errors.Is(err, gocryptfs.ErrReverseCipher) || !strings.Contains(err.Error(), "incremental") {
+			t.Errorf("%s: %v, want gocryptfs.ErrReverseCipher with the reason", c, err)
 		}
 		if names, _ := os.ReadDir(dir); len(names) != 0 {
 			t.Errorf("%s: refused but wrote %v", c, names)
@@ -92,11 +93,11 @@ func TestLoadReverseConfigRefusesOtherCiphers(t *testing.T) {
 	}
 	dir := t.TempDir()
 	data, _ := os.ReadFile(filepath.Join(src, crypto.ConfName))
-	os.WriteFile(filepath.Join(dir, ReverseConfName), data, 0o400)
-	if _, err := UnlockReverse(context.Background(), dir, []byte("pw")); !errors.Is(err, ErrReverseCipher) {
+	os.WriteFile(filepath.Join(dir, gocryptfs.ReverseConfName), data, 0o400)
+	if _, err := gocryptfs.UnlockReverse(context.Background(), dir, []byte("pw")); !errors.Is(err, gocryptfs.ErrReverseCipher) {
 		t.Errorf("GCM reverse config: %v", err)
 	}
-	if _, err := UnlockReverse(context.Background(), t.TempDir(), []byte("pw")); !errors.Is(err, ErrNotFound) {
+	if _, err := gocryptfs.UnlockReverse(context.Background(), t.TempDir(), []byte("pw")); !errors.Is(err, ErrNotFound) {
 		t.Errorf("no config: %v", err)
 	}
 }
@@ -110,7 +111,7 @@ func TestUnlockReverseOpensGocryptfsConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("gocryptfs -init -reverse: %v\n%s", err, out)
 	}
-	v, err := UnlockReverse(context.Background(), dir, []byte("secret"))
+	v, err := gocryptfs.UnlockReverse(context.Background(), dir, []byte("secret"))
 	if err != nil {
 		t.Fatal(err)
 	}

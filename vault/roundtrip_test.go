@@ -9,6 +9,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/vaulttest"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 var roundTripOptions = map[string]CreateOptions{
@@ -30,21 +31,21 @@ func TestRoundTrip(t *testing.T) {
 	for name, opts := range roundTripOptions {
 		t.Run(name, func(t *testing.T) {
 			dir, _ := createTest(t, opts)
-			v, err := Unlock(context.Background(), dir, testPassword)
+			v, err := gocryptfs.Unlock(context.Background(), dir, testPassword)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer v.Close()
-			if err := v.Import(context.Background(), src, nil); err != nil {
+			if err := v.Import(context.Background(), src); err != nil {
 				t.Fatal(err)
 			}
 			checkCipherdirLayout(t, v)
-			problems, err := v.Fsck(context.Background(), nil)
+			problems, err := FsckVolume(context.Background(), v.Volume(), nil)
 			if err != nil || len(problems) != 0 {
 				t.Fatalf("fsck: %v %v", problems, err)
 			}
 			out := filepath.Join(t.TempDir(), "out")
-			if err := v.Export(context.Background(), out, nil); err != nil {
+			if err := ExportVolume(context.Background(), v.Volume(), out, ExportOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			vaulttest.CompareTrees(t, want, vaulttest.ReadTree(t, out))
@@ -60,7 +61,7 @@ func TestRoundTrip(t *testing.T) {
 // filled by Import: diriv files (16 bytes, 0440) exactly where names are
 // per-directory encrypted, .name files beside long names, sizes that map to
 // plaintext sizes.
-func checkCipherdirLayout(t *testing.T, v *Vault) {
+func checkCipherdirLayout(t *testing.T, v *gocryptfs.Vault) {
 	t.Helper()
 	wantDirIV := v.Names != nil && !v.Config.DeterministicNames()
 	filepath.WalkDir(v.Dir, func(p string, d fs.DirEntry, err error) error {
@@ -114,10 +115,10 @@ func mustStatBlocks(t *testing.T, p string) int64 {
 
 func TestImportRefusesNonEmptyVault(t *testing.T) {
 	dir, _ := createTest(t, CreateOptions{})
-	v, _ := Unlock(context.Background(), dir, testPassword)
+	v, _ := gocryptfs.Unlock(context.Background(), dir, testPassword)
 	defer v.Close()
 	os.WriteFile(filepath.Join(dir, "x"), nil, 0o644)
-	if err := v.Import(context.Background(), t.TempDir(), nil); err == nil {
+	if err := v.Import(context.Background(), t.TempDir()); err == nil {
 		t.Fatal("import into a non-empty vault")
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // The atomic-save stress: one file that a "renamer" keeps replacing the way editors, office
@@ -300,7 +300,7 @@ func readNode(f *file, n int) ([]byte, syscall.Errno) {
 // vault vlt, opens and reads doc (the returned holder keeps the old file open), then renames
 // the cipher file of .doc.tmp over doc's in the cipherdir: a save by rename that has reached
 // the cipherdir but not go-fuse's tree, the window the kernel may still reach the old node in.
-func saveBehind(t *testing.T, vlt *vault.Vault, mp string, old, saved []byte) (holder *os.File) {
+func saveBehind(t *testing.T, vlt *gocryptfs.Vault, mp string, old, saved []byte) (holder *os.File) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(mp, "doc"), old, 0o644); err != nil {
 		t.Fatal(err)

@@ -26,12 +26,13 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // realVault creates a vault with a gocryptfs.conf in dir (a temp dir when ""), so the offline
 // tools (fsck, export) can check what the mount wrote, and returns it unlocked.
-func realVault(t testing.TB, dir string, c crypto.CipherID) *vault.Vault {
+func realVault(t testing.TB, dir string, c crypto.CipherID) *gocryptfs.Vault {
 	t.Helper()
 	if dir == "" {
 		dir = filepath.Join(t.TempDir(), "cipher")
@@ -40,7 +41,7 @@ func realVault(t testing.TB, dir string, c crypto.CipherID) *vault.Vault {
 	if _, err := vault.Create(context.Background(), dir, pw, vault.CreateOptions{Cipher: c, ScryptLogN: 10}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := vault.Unlock(context.Background(), dir, pw)
+	v, err := gocryptfs.Unlock(context.Background(), dir, pw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,14 +49,26 @@ func realVault(t testing.TB, dir string, c crypto.CipherID) *vault.Vault {
 	return v
 }
 
-func volumeOf(v *vault.Vault) GocryptfsVolume {
-	return GocryptfsVolume{Dir: v.Dir, Content: v.Content, Names: v.Names, PerDirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}
+func volumeOf(v *gocryptfs.Vault) GocryptfsVolume {
+	return GocryptfsVolume{Dir: v.Dir, Content: v.Content, Names: v.Names, PerDirIV: v.Config.Has(gocryptfs.FlagDirIV), XattrNames: v.XattrNames}
+}
+
+// facadeOf is v (made by realVault) unlocked again through package vault, whose Volume
+// lists and settles conflicts.
+func facadeOf(t testing.TB, v *gocryptfs.Vault) vault.Volume {
+	t.Helper()
+	vol, err := vault.UnlockVolume(context.Background(), v.Dir, []byte("test password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(vol.Close)
+	return vol
 }
 
 // fsckClean fails the test unless the offline fsck finds nothing.
-func fsckClean(t testing.TB, v *vault.Vault) {
+func fsckClean(t testing.TB, v *gocryptfs.Vault) {
 	t.Helper()
-	problems, err := v.Fsck(context.Background(), nil)
+	problems, err := vault.FsckVolume(context.Background(), v.Volume(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +162,7 @@ func TestDeepTree(t *testing.T) {
 	}
 	fsckClean(t, v)
 	out := filepath.Join(t.TempDir(), "export")
-	if err := v.Export(context.Background(), out, nil); err != nil {
+	if err := vault.ExportVolume(context.Background(), v.Volume(), out, vault.ExportOptions{}); err != nil {
 		t.Fatalf("export: %v", err)
 	}
 	if err := os.RemoveAll(filepath.Join(mp, seg[:125]+"00")); err != nil {
@@ -525,11 +538,11 @@ func TestOtherDevice(t *testing.T) {
 }
 
 // rawIno returns the cipher file's own inode number for plaintext path name.
-func rawIno(t testing.TB, v *vault.Vault, name string) uint64 {
+func rawIno(t testing.TB, v *gocryptfs.Vault, name string) uint64 {
 	t.Helper()
 	dir := v.Dir
 	for _, part := range strings.Split(name, "/") {
-		iv, err := vault.ReadDirIV(dir)
+		iv, err := gocryptfs.ReadDirIV(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -718,7 +731,7 @@ func testXattrs(t *testing.T) {
 	// fsck checks them, export restores the user.* ones.
 	fsckClean(t, v)
 	out := filepath.Join(t.TempDir(), "export")
-	if err := v.Export(context.Background(), out, nil); err != nil {
+	if err := vault.ExportVolume(context.Background(), v.Volume(), out, vault.ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if sz, err := unix.Lgetxattr(filepath.Join(out, "f2"), "user.big", buf); err != nil || sz != 3000 {
@@ -749,9 +762,9 @@ func testXattrs(t *testing.T) {
 	if err := unix.Lsetxattr(cipherFile, stored, vb[:vn], 0); err != nil {
 		t.Fatal(err)
 	}
-	problems, _ := v.Fsck(context.Background(), nil)
-	if len(problems) != 1 || problems[0].Kind != vault.KindXattr {
-		t.Errorf("fsck after a flipped attribute byte: %v; want one %q problem", problems, vault.KindXattr)
+	problems, _ := vault.FsckVolume(context.Background(), v.Volume(), nil)
+	if len(problems) != 1 || problems[0].Kind != gocryptfs.KindXattr {
+		t.Errorf("fsck after a flipped attribute byte: %v; want one %q problem", problems, gocryptfs.KindXattr)
 	}
 }
 
@@ -818,12 +831,12 @@ func (w writerFunc) Write(p []byte) (int, error) { w(p); return len(p), nil }
 
 // cipherName returns the on-disk name of plaintext path name (its last component) and the
 // cipher directory holding it.
-func cipherName(t testing.TB, v *vault.Vault, name string) (dir, stored string) {
+func cipherName(t testing.TB, v *gocryptfs.Vault, name string) (dir, stored string) {
 	t.Helper()
 	dir = v.Dir
 	parts := strings.Split(name, "/")
 	for i, part := range parts {
-		iv, err := vault.ReadDirIV(dir)
+		iv, err := gocryptfs.ReadDirIV(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -929,8 +942,8 @@ func TestConflictCopies(t *testing.T) {
 		t.Errorf("the settled copy reads %q", b)
 	}
 
-	// Offline: notes, not damage; listed by Conflicts; settled by ResolveConflict.
-	problems, err := v.Fsck(context.Background(), nil)
+	// Offline: notes, not damage; listed by Volume.Conflicts; settled by Volume.Settle.
+	problems, err := vault.FsckVolume(context.Background(), v.Volume(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -944,7 +957,7 @@ func TestConflictCopies(t *testing.T) {
 	if kinds[vault.KindConflict] != 4 || kinds[vault.KindForeign] != 2 {
 		t.Errorf("fsck notes: %v; want 4 conflict (3 copies, 1 diriv copy) and 2 foreign", kinds)
 	}
-	list, err := v.Conflicts(context.Background())
+	list, err := facadeOf(t, v).Conflicts(context.Background())
 	if err != nil || len(list) != 4 || list[0].Kind != vault.ConflictFolderMadeTwice {
 		t.Fatalf("Conflicts = %+v, %v; want the root made twice and 3 copies", list, err)
 	}
@@ -952,26 +965,26 @@ func TestConflictCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := v.ResolveConflict(ctx, "notes (conflict 2026-11-30 Dropbox)", vault.KeepOriginal); err != nil {
+	if _, err := facadeOf(t, v).Settle(ctx, "notes (conflict 2026-11-30 Dropbox)", vault.KeepOriginal); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.ResolveConflict(ctx, "d/x (conflict OneDrive LAPTOP).txt", vault.KeepBoth); err != nil {
+	if _, err := facadeOf(t, v).Settle(ctx, "d/x (conflict OneDrive LAPTOP).txt", vault.KeepBoth); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.ResolveConflict(ctx, strings.TrimSuffix(longName, ".txt")+" (conflict 2026-12-01 Syncthing).txt", vault.KeepCopy); err != nil {
+	if _, err := facadeOf(t, v).Settle(ctx, strings.TrimSuffix(longName, ".txt")+" (conflict 2026-12-01 Syncthing).txt", vault.KeepCopy); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.ResolveConflict(ctx, "notes", vault.KeepBoth); !errors.Is(err, vault.ErrNoConflict) {
+	if _, err := facadeOf(t, v).Settle(ctx, "notes", vault.KeepBoth); !errors.Is(err, vault.ErrNoConflict) {
 		t.Errorf("settling a normal file: %v, want ErrNoConflict", err)
 	}
-	if err := v.ResolveConflict(ctx, "/", vault.KeepBoth); err != nil {
+	if _, err := facadeOf(t, v).Settle(ctx, "/", vault.KeepBoth); err != nil {
 		t.Fatal(err)
 	}
-	if list, _ := v.Conflicts(ctx); len(list) != 0 {
+	if list, _ := facadeOf(t, v).Conflicts(ctx); len(list) != 0 {
 		t.Errorf("after settling, Conflicts = %+v", list)
 	}
 	out := filepath.Join(t.TempDir(), "export")
-	if err := v.Export(ctx, out, nil); err != nil {
+	if err := vault.ExportVolume(ctx, v.Volume(), out, vault.ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for name, data := range map[string]string{"notes": "notes v1", "d/x (conflict OneDrive LAPTOP).txt": "x v1", "d/x.txt": "x v1", longName: "long v1", "report-mine.odt": "other version + edit"} {
@@ -1022,13 +1035,13 @@ func TestDirIVConflict(t *testing.T) {
 	if b, err := os.ReadFile(shown); err != nil || string(b) != "made on A" {
 		t.Fatalf("the entry under the other IV: %q, %v", b, err)
 	}
-	problems, _ := v.Fsck(context.Background(), nil)
+	problems, _ := vault.FsckVolume(context.Background(), v.Volume(), nil)
 	for _, p := range problems {
 		if p.Damage() {
 			t.Errorf("fsck: %s", p)
 		}
 	}
-	if list, _ := v.Conflicts(context.Background()); len(list) != 2 || list[0].Kind != vault.ConflictFolderMadeTwice || list[0].Entries != 1 ||
+	if list, _ := facadeOf(t, v).Conflicts(context.Background()); len(list) != 2 || list[0].Kind != vault.ConflictFolderMadeTwice || list[0].Entries != 1 ||
 		list[1].Kind != vault.ConflictMadeInSecondFolder || list[1].Of != "shared/a.txt" {
 		t.Errorf("Conflicts = %+v; want the folder made twice and shared/a.txt made in it", list)
 	}
@@ -1037,7 +1050,7 @@ func TestDirIVConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The diriv copy stays, with nothing under it, until it is settled.
-	if list, _ := v.Conflicts(context.Background()); len(list) != 1 || list[0].Entries != 0 {
+	if list, _ := facadeOf(t, v).Conflicts(context.Background()); len(list) != 1 || list[0].Entries != 0 {
 		t.Errorf("after the rename, Conflicts = %+v", list)
 	}
 	if b, err := os.ReadFile(filepath.Join(mp, "shared", "a.txt")); err != nil || string(b) != "made on A" {
@@ -1073,7 +1086,7 @@ func TestDirIVConflictNameDecryptsUnderBothIVs(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(shared, garbage)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("lstat of the garbage name %q: %v; want ENOENT", garbage, err)
 	}
-	list, err := v.Conflicts(context.Background())
+	list, err := facadeOf(t, v).Conflicts(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1145,7 +1158,7 @@ func TestDirIVConflictNameDecryptsUnderBothIVsChangedBehind(t *testing.T) {
 // "a.txt" and name ("made on A" in it), made under this one's IV, whose stored name decrypts
 // under the other's to garbage (not UTF-8). It mounts v with opts (and returns where), and
 // returns name's cipher file.
-func folderMadeTwiceByChance(t *testing.T, v *vault.Vault, opts Options) (mp, name, garbage, cipher string) {
+func folderMadeTwiceByChance(t *testing.T, v *gocryptfs.Vault, opts Options) (mp, name, garbage, cipher string) {
 	t.Helper()
 	vol := volumeOf(v)
 	mp, m := mountTest(t, vol, Options{})

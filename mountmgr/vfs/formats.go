@@ -6,6 +6,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/cryptomator"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // The mount's formats: each vault format's Volume sets up its tree (tree.go,
@@ -61,8 +62,8 @@ func (v CryptomatorVolume) serve(f *fsys) error {
 // VolumeOf is the mount's Volume of a vault unlocked by package vault, of any format.
 func VolumeOf(v vault.Volume) (Volume, error) {
 	switch k := v.Keys().(type) {
-	case *vault.Vault:
-		return GocryptfsVolume{Dir: k.Dir, Content: k.Content, Names: k.Names, PerDirIV: k.Config.Has(vault.FlagDirIV), XattrNames: k.XattrNames}, nil
+	case *gocryptfs.Vault:
+		return GocryptfsVolume{Dir: k.Dir, Content: k.Content, Names: k.Names, PerDirIV: k.Config.Has(gocryptfs.FlagDirIV), XattrNames: k.XattrNames}, nil
 	case *cryptomator.Vault:
 		return CryptomatorVolume{k}, nil
 	}

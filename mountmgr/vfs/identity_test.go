@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -42,7 +42,7 @@ func TestInodeNumberReused(t *testing.T) {
 		if err := os.CopyFS(dir, os.DirFS(realVault(t, "", crypto.AESGCM).Dir)); err != nil {
 			t.Fatal(err)
 		}
-		vlt, err := vault.Unlock(context.Background(), dir, []byte("test password"))
+		vlt, err := gocryptfs.Unlock(context.Background(), dir, []byte("test password"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func hasBirthTime(t *testing.T, dir string) bool {
 	return x.Mask&unix.STATX_BTIME != 0
 }
 
-func inodeNumberReused(t *testing.T, vlt *vault.Vault) {
+func inodeNumberReused(t *testing.T, vlt *gocryptfs.Vault) {
 	mp, _ := mountTest(t, volumeOf(vlt), Options{})
 	old := bytes.Repeat([]byte("old "), 2500)
 	synced := bytes.Repeat([]byte("new "), 2500)

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -42,7 +42,7 @@ func TestForceDecode(t *testing.T) {
 	_, badStored := cipherName(t, vlt, "named-badly.txt")
 	// A changed name decrypts to a valid name about once in 290 tries (names carry no tag):
 	// damage it in a way that does not.
-	iv, err := vault.ReadDirIV(v.Dir)
+	iv, err := gocryptfs.ReadDirIV(v.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

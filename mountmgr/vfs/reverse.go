@@ -36,7 +36,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -182,7 +182,7 @@ func (f *rfs) lstat(plainPath string) (unix.Stat_t, error) {
 
 // visible reports whether the exclusion rules show the plaintext entry.
 func (f *rfs) visible(plainPath string, mode uint32) bool {
-	if plainPath == vault.ReverseConfName {
+	if plainPath == gocryptfs.ReverseConfName {
 		return true // gocryptfs.conf is never excluded
 	}
 	return f.exclude.Visible(plainPath, mode&syscall.S_IFMT == syscall.S_IFDIR)

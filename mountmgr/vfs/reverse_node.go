@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -89,7 +89,7 @@ func (n *rnode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 			attr: virtualAttr(&st, cipher, len(encoded))}
 		return n.child(ctx, c, out, c.attr), n.op(0)
 	case isRoot && name == crypto.ConfName:
-		st, err := f.lstat(vault.ReverseConfName)
+		st, err := f.lstat(gocryptfs.ReverseConfName)
 		if err != nil {
 			return nil, n.op(fs.ToErrno(err))
 		}
@@ -99,14 +99,14 @@ func (n *rnode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 		var a fuse.Attr
 		statAttr(&st, &a)
 		a.Ino = reverseIno(cipher)
-		c := &rnode{fs: f, kind: kindConf, plain: vault.ReverseConfName, cipher: cipher}
+		c := &rnode{fs: f, kind: kindConf, plain: gocryptfs.ReverseConfName, cipher: cipher}
 		return n.child(ctx, c, out, a), n.op(0)
 	}
 	plainName, errno := n.plainName(name)
 	if errno != 0 {
 		return nil, n.op(errno)
 	}
-	if isRoot && plainName == vault.ReverseConfName {
+	if isRoot && plainName == gocryptfs.ReverseConfName {
 		return nil, n.op(syscall.ENOENT) // shown as gocryptfs.conf
 	}
 	plain := joinPath(n.plain, plainName)
@@ -208,13 +208,13 @@ func (n *rnode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 			continue // gone meanwhile
 		}
 		mode := st.Mode & syscall.S_IFMT
-		if isRoot && p == vault.ReverseConfName {
+		if isRoot && p == gocryptfs.ReverseConfName {
 			entries = append(entries, fuse.DirEntry{Name: crypto.ConfName, Mode: mode, Ino: reverseIno(crypto.ConfName)})
 			continue
 		}
 		if isRoot && f.names == nil && p == crypto.ConfName {
 			// With plaintext names a real gocryptfs.conf is shadowed by the config.
-			f.log.Printf("vfs: reverse view of %s: its own gocryptfs.conf is hidden behind %s", f.dir, vault.ReverseConfName)
+			f.log.Printf("vfs: reverse view of %s: its own gocryptfs.conf is hidden behind %s", f.dir, gocryptfs.ReverseConfName)
 			continue
 		}
 		if !f.visible(plain, st.Mode) {

@@ -23,6 +23,7 @@ import (
 	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // gocryptfsForReverse returns the gocryptfs binary to compare with ($VAULTUI_GOCRYPTFS, for a
@@ -171,7 +172,7 @@ func mountReverseTest(t *testing.T, dir string, password string, rules []string)
 func mountReverseWith(t *testing.T, dir string, password string, rules []string, opts Options) string {
 	t.Helper()
 	testdeps.Need(t, testdeps.FUSE)
-	v, err := vault.UnlockReverse(context.Background(), dir, []byte(password))
+	v, err := gocryptfs.UnlockReverse(context.Background(), dir, []byte(password))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func mountReverseWith(t *testing.T, dir string, password string, rules []string,
 	}
 	mp := t.TempDir()
 	m, err := MountReverse(mp, ReverseVolume{Dir: dir, Content: v.Content, Names: v.Names,
-		PerDirIV: v.Config.Has(vault.FlagDirIV), Exclude: ex}, opts)
+		PerDirIV: v.Config.Has(gocryptfs.FlagDirIV), Exclude: ex}, opts)
 	if err != nil {
 		t.Fatalf("mount on %s: %v", mp, err)
 	}
@@ -221,7 +222,7 @@ func TestReverseViewIsGocryptfsView(t *testing.T) {
 			if out, err := exec.Command(bin, append(args, dir)...).CombinedOutput(); err != nil {
 				t.Fatalf("gocryptfs -init -reverse: %v\n%s", err, out)
 			}
-			plain := treeSnapshot(t, dir, vault.ReverseConfName)
+			plain := treeSnapshot(t, dir, gocryptfs.ReverseConfName)
 
 			ours := mountReverseTest(t, dir, "reverse-test", nil)
 			theirs := t.TempDir()
@@ -245,13 +246,13 @@ func TestReverseViewIsGocryptfsView(t *testing.T) {
 					gocryptfsMount(t, bin, mp, "-ro", "-passfile", pw, backup)
 					compareViews(t, "gocryptfs forward on a copy of vaultui's view", treeSnapshot(t, mp), plain)
 				} else {
-					v, err := vault.Unlock(context.Background(), backup, []byte("reverse-test"))
+					v, err := gocryptfs.Unlock(context.Background(), backup, []byte("reverse-test"))
 					if err != nil {
 						t.Fatal(err)
 					}
 					t.Cleanup(v.Close)
 					mp, _ := mountTest(t, GocryptfsVolume{Dir: backup, Content: v.Content, Names: v.Names,
-						PerDirIV: v.Config.Has(vault.FlagDirIV), XattrNames: v.XattrNames}, Options{ReadOnly: true})
+						PerDirIV: v.Config.Has(gocryptfs.FlagDirIV), XattrNames: v.XattrNames}, Options{ReadOnly: true})
 					compareViews(t, "vaultui forward on a copy of gocryptfs's view", treeSnapshot(t, mp), plain)
 				}
 			}
@@ -418,13 +419,13 @@ func TestReverseRsyncIsIncremental(t *testing.T) {
 		t.Errorf("files sent: %q, want the changed one only", sent)
 	}
 	// The backup is the view: it mounts forward and holds the change.
-	v, err := vault.Unlock(context.Background(), backup, []byte("pw"))
+	v, err := gocryptfs.Unlock(context.Background(), backup, []byte("pw"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(v.Close)
 	mp, _ := mountTest(t, GocryptfsVolume{Dir: backup, Content: v.Content, Names: v.Names, PerDirIV: true}, Options{ReadOnly: true})
-	compareViews(t, "the backup mounted forward", treeSnapshot(t, mp), treeSnapshot(t, dir, vault.ReverseConfName))
+	compareViews(t, "the backup mounted forward", treeSnapshot(t, mp), treeSnapshot(t, dir, gocryptfs.ReverseConfName))
 }
 
 // TestMountFlags: the forward mount and the reverse view get their mount flags from Options

@@ -17,14 +17,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
-	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // Shared storage is one cipherdir used by two machines at once; here two mounts of it in
 // one process stand for them. "birth times" keeps the cipherdir in the test's temporary
 // directory (ext4 here); "no birth times" inside another vaultui mount, which gives none, as
 // most network file systems do, so nodes are known by inode number and type alone.
-func sharedPair(t *testing.T, bt bool) (a, b string, vlt *vault.Vault) {
+func sharedPair(t *testing.T, bt bool) (a, b string, vlt *gocryptfs.Vault) {
 	t.Helper()
 	dir := ""
 	if !bt {
@@ -35,7 +35,7 @@ func sharedPair(t *testing.T, bt bool) (a, b string, vlt *vault.Vault) {
 			t.Fatal(err)
 		}
 		var err error
-		if vlt, err = vault.Unlock(context.Background(), dir, []byte("test password")); err != nil {
+		if vlt, err = gocryptfs.Unlock(context.Background(), dir, []byte("test password")); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(vlt.Close)

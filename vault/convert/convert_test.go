@@ -22,19 +22,20 @@ import (
 	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/format"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // makeConvertVault creates a vault with opts holding vaulttest.Tree's tree plus extended attributes
 // (on a file, a directory and the root; one empty value) and returns it unlocked.
-func makeConvertVault(t *testing.T, opts vault.CreateOptions, src string) *vault.Vault {
+func makeConvertVault(t *testing.T, opts vault.CreateOptions, src string) *gocryptfs.Vault {
 	t.Helper()
 	dir, _ := createTest(t, opts)
-	v, err := vault.Unlock(context.Background(), dir, testPassword)
+	v, err := gocryptfs.Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(v.Close)
-	if err := v.Import(context.Background(), src, nil); err != nil {
+	if err := v.Import(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
 	set := func(cpath, name, value string) {
@@ -59,7 +60,7 @@ func makeConvertVault(t *testing.T, opts vault.CreateOptions, src string) *vault
 }
 
 // cipherPaths maps the vault's plaintext paths to their cipher paths.
-func cipherPaths(t *testing.T, v *vault.Vault) map[string]string {
+func cipherPaths(t *testing.T, v *gocryptfs.Vault) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	if err := v.Walk(context.Background(), func(n vault.Node) error {
@@ -72,7 +73,7 @@ func cipherPaths(t *testing.T, v *vault.Vault) map[string]string {
 }
 
 // vaultXattrs returns the decrypted extended attributes of every entry and the root.
-func vaultXattrs(t *testing.T, v *vault.Vault) map[string]string {
+func vaultXattrs(t *testing.T, v *gocryptfs.Vault) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	add := func(p string, attrs map[string][]byte) {
@@ -189,7 +190,7 @@ func nameFiles(t *testing.T, dir string) map[string]string {
 // (plaintext tree) and xattrs, with the names of names.
 func checkConvertedVault(t *testing.T, dir string, to crypto.CipherID, want map[string]vaulttest.Entry, xattrs, names map[string]string) {
 	t.Helper()
-	v, err := vault.Unlock(context.Background(), dir, testPassword)
+	v, err := gocryptfs.Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,12 +198,12 @@ func checkConvertedVault(t *testing.T, dir string, to crypto.CipherID, want map[
 	if got := v.Config.Cipher(); got != to {
 		t.Fatalf("%s uses %s, want %s", dir, got, to)
 	}
-	problems, err := v.Fsck(context.Background(), nil)
+	problems, err := vault.FsckVolume(context.Background(), v.Volume(), nil)
 	if err != nil || len(problems) != 0 {
 		t.Fatalf("fsck of %s: %v %v", dir, problems, err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	if err := v.Export(context.Background(), out, nil); err != nil {
+	if err := vault.ExportVolume(context.Background(), v.Volume(), out, vault.ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	vaulttest.CompareTrees(t, want, vaulttest.ReadTree(t, out))
@@ -456,7 +457,7 @@ func TestConvertDirReachedTwice(t *testing.T) {
 		t.Skip("bind mounts need root")
 	}
 	dir, _ := createTest(t, vault.CreateOptions{Cipher: crypto.AESGCM})
-	v, err := vault.Unlock(context.Background(), dir, testPassword)
+	v, err := gocryptfs.Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +466,7 @@ func TestConvertDirReachedTwice(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(src, "a/inner"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Import(context.Background(), src, nil); err != nil {
+	if err := v.Import(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
 	inner := filepath.Join(dir, cipherPaths(t, v)["a/inner"])

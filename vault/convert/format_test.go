@@ -22,6 +22,7 @@ import (
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/format"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // formatTree is vaulttest.Tree's tree plus what a move between the formats must carry exactly:
@@ -137,11 +138,11 @@ func TestConvertFormatRoundTrip(t *testing.T) {
 	src := formatTree(t)
 	want := vaulttest.ReadTree(t, src)
 	dir, _ := createTest(t, vault.CreateOptions{Cipher: crypto.AEGIS})
-	v, err := vault.Unlock(context.Background(), dir, testPassword)
+	v, err := gocryptfs.Unlock(context.Background(), dir, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Import(context.Background(), src, nil); err != nil {
+	if err := v.Import(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
 	v.Close()

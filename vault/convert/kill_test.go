@@ -16,6 +16,7 @@ import (
 	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/cryptomator"
+	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 // Environment of the re-executed test binary that runs one conversion (TestConvertKilled).
@@ -248,11 +249,11 @@ func TestConvertFormatKilled(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, _ := createTest(t, vault.CreateOptions{})
-			v, err := vault.Unlock(context.Background(), dir, testPassword)
+			v, err := gocryptfs.Unlock(context.Background(), dir, testPassword)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := v.Import(context.Background(), src, nil); err != nil {
+			if err := v.Import(context.Background(), src); err != nil {
 				t.Fatal(err)
 			}
 			v.Close()
@@ -357,7 +358,7 @@ func TestConvertFormatKilledBack(t *testing.T) {
 
 // configCipher returns the cipher of the vault in dir, or "" when it has no readable config.
 func configCipher(dir string) crypto.CipherID {
-	c, err := vault.LoadConfig(dir)
+	c, err := gocryptfs.LoadConfig(dir)
 	if err != nil {
 		return ""
 	}

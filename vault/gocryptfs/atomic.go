@@ -1,4 +1,4 @@
-package vault
+package gocryptfs
 
 import (
 	"path/filepath"
@@ -7,13 +7,13 @@ import (
 	"github.com/vaultui/vaultui/internal/atomicfile"
 )
 
-// writeConfig replaces cipherdir/gocryptfs.conf atomically (see atomicfile.Replace) through
+// WriteConfig replaces cipherdir/gocryptfs.conf atomically (see atomicfile.Replace) through
 // gocryptfs.conf.tmp, mode 0400, as gocryptfs does.
-func writeConfig(fsys atomicfile.FS, cipherdir string, c *Config) error {
+func WriteConfig(fsys atomicfile.FS, cipherdir string, c *Config) error {
 	return writeConfigNamed(fsys, cipherdir, crypto.ConfName, c)
 }
 
-// writeConfigNamed is writeConfig for the config file name in dir.
+// writeConfigNamed is WriteConfig for the config file name in dir.
 func writeConfigNamed(fsys atomicfile.FS, cipherdir, name string, c *Config) error {
 	data, err := c.Marshal()
 	if err != nil {

@@ -1,7 +1,6 @@
-package vault
+package gocryptfs
 
 import (
-	"errors"
 	"io"
 	"path/filepath"
 
@@ -10,11 +9,6 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/layout"
 )
-
-// ErrKeyUnverifiable: the vault holds too little encrypted data (no file content, too few
-// names) to tell a right master key from a wrong one. Resealing the config with a wrong key
-// would lock the vault for good, so callers ask the user before going on (OpenWithMasterKey).
-var ErrKeyUnverifiable = errors.New("the master key cannot be verified")
 
 // How much evidence checkMasterKey gathers. A content block is authenticated (a wrong key
 // passes with probability 2^-128), unless it is a hole: an all-zero block skips the tag
@@ -117,7 +111,7 @@ func (v *Vault) checkMasterKey() keyVerdict {
 			}
 			if namesHere && ev.namesTried < keyCheckNames {
 				ev.namesTried++
-				if _, err := v.decryptEntryName(dirfd, name, iv); err == nil {
+				if _, err := v.DecryptEntryName(dirfd, name, iv); err == nil {
 					ev.namesOK++
 				}
 			}

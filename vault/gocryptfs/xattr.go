@@ -1,4 +1,4 @@
-package vault
+package gocryptfs
 
 import (
 	"fmt"
@@ -8,20 +8,22 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 // KindXattr: an extended attribute whose name or value does not decrypt.
 const KindXattr = "xattr"
 
-// xattrBufMax holds the largest attribute value Linux allows plus encryption overhead.
-const xattrBufMax = 64<<10 + 256
+// XattrBufMax holds the largest attribute value Linux allows plus encryption overhead: what
+// a stored attribute is read into.
+const XattrBufMax = 64<<10 + 256
 
 // readXattrs returns the decrypted extended attributes of n's cipher entry (POSIX ACLs as they
 // are), reporting those that do not decrypt. Entries whose file system has no attributes, and
 // symlinks (Linux keeps user attributes off them), have none.
-func (v *Vault) readXattrs(n Node, problem func(Problem)) map[string][]byte {
-	p := "/proc/self/fd/" + strconv.Itoa(refOf(n).dirfd) + "/" + refOf(n).name
-	buf := make([]byte, xattrBufMax)
+func (v *Vault) readXattrs(n format.Node, problem func(format.Problem)) map[string][]byte {
+	p := "/proc/self/fd/" + strconv.Itoa(RefOf(n).Dirfd) + "/" + RefOf(n).Name
+	buf := make([]byte, XattrBufMax)
 	sz, err := unix.Llistxattr(p, buf)
 	if err != nil || sz == 0 {
 		return nil
@@ -33,10 +35,10 @@ func (v *Vault) readXattrs(n Node, problem func(Problem)) map[string][]byte {
 		if !ours && !isACL {
 			continue // another program's attribute, not part of the vault
 		}
-		vb := make([]byte, xattrBufMax)
+		vb := make([]byte, XattrBufMax)
 		vn, err := unix.Lgetxattr(p, stored, vb)
 		if err != nil {
-			problem(newProblem(n.Path, n.CipherPath, KindIO, fmt.Sprintf("attribute %q: %v", stored, err)))
+			problem(format.NewProblem(n.Path, n.CipherPath, format.KindIO, fmt.Sprintf("attribute %q: %v", stored, err)))
 			continue
 		}
 		if isACL {
@@ -45,12 +47,12 @@ func (v *Vault) readXattrs(n Node, problem func(Problem)) map[string][]byte {
 		}
 		name, err := v.XattrNames.DecryptXattrName(c)
 		if err != nil {
-			problem(newProblem(n.Path, n.CipherPath, KindXattr, fmt.Sprintf("attribute name %q does not decrypt", stored)))
+			problem(format.NewProblem(n.Path, n.CipherPath, KindXattr, fmt.Sprintf("attribute name %q does not decrypt", stored)))
 			continue
 		}
 		value, err := v.Content.DecryptXattrValue(vb[:vn])
 		if err != nil {
-			problem(newProblem(n.Path, n.CipherPath, KindXattr, fmt.Sprintf("the value of attribute %q does not authenticate", name)))
+			problem(format.NewProblem(n.Path, n.CipherPath, KindXattr, fmt.Sprintf("the value of attribute %q does not authenticate", name)))
 			continue
 		}
 		attrs[name] = value

@@ -1,4 +1,4 @@
-package vault
+package gocryptfs
 
 import (
 	"context"
@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/atomicfile"
 )
 
-// TestConfigNotARegularFile: a gocryptfs.conf that is a FIFO (which used to block LoadConfig
+// TestConfigNotARegularFile: a conf that is a FIFO (which used to block LoadConfig
 // forever), a directory, a symbolic link or a link loop is refused at once, as corrupt, with
 // an error saying what it is (registry's TestResolveConfigNotARegularFile: the registry still
 // treats the directory as a vault, so the user gets that message instead of "not a vault").
 func TestConfigNotARegularFile(t *testing.T) {
 	good := t.TempDir()
-	if _, err := Create(context.Background(), good, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN}); err != nil {
+	if _, err := Create(context.Background(), atomicfile.OS{}, good, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -65,11 +66,11 @@ func TestConfigNotARegularFile(t *testing.T) {
 // (it used to block the reader: fsck, export, the master-key check of passwd).
 func TestLongNameFIFODoesNotHang(t *testing.T) {
 	dir := t.TempDir()
-	mk, err := Create(context.Background(), dir, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN})
+	mk, err := Create(context.Background(), atomicfile.OS{}, dir, []byte("pw"), CreateOptions{ScryptLogN: crypto.MinScryptLogN})
 	if err != nil {
 		t.Fatal(err)
 	}
-	long := "gocryptfs.longname.Ej1cG7yLdnl2Re0r0Lhrv2cqCIQmSgq2cpGzQW3ojwQ"
+	long := "longname.Ej1cG7yLdnl2Re0r0Lhrv2cqCIQmSgq2cpGzQW3ojwQ"
 	os.WriteFile(filepath.Join(dir, long), nil, 0o600)
 	if err := syscall.Mkfifo(filepath.Join(dir, long+crypto.LongNameSuffix), 0o600); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package vault
+package gocryptfs
 
 import (
 	"encoding/base64"
@@ -41,14 +41,14 @@ type ConflictTally struct {
 // CountConflicts counts the sync tools' conflict copies in the vault at cipherDir without
 // its password, by the shape of the encrypted names: a tool's marker (layout.ParseConflict)
 // whose removal leaves a name that looks encrypted (base64url of a multiple of 16 bytes, or
-// a gocryptfs.longname.* entry). It counts what Conflicts lists; copies of the format's own
-// files (gocryptfs.diriv, gocryptfs.conf, .name files) are fsck's business and are not
-// counted.
+// a gocryptfs.longname.* entry). It counts what package vault's Volume.Conflicts lists;
+// copies of the format's own files (gocryptfs.diriv, gocryptfs.conf, .name files) are fsck's
+// business and are not counted.
 //
 // OneDrive's "-HOST" suffix is not counted: '-' is a base64url character, so without the key
-// "NAME-HOST" cannot be told from an ordinary encrypted name (Conflicts, which decrypts, does
-// list them). A vault with plaintext names has no copies to count: the tools' renamed names
-// are ordinary names there.
+// "NAME-HOST" cannot be told from an ordinary encrypted name (Volume.Conflicts, which
+// decrypts, does list them). A vault with plaintext names has no copies to count: the tools'
+// renamed names are ordinary names there.
 func CountConflicts(cipherDir string) (ConflictTally, error) {
 	t := ConflictTally{Complete: true, Inodes: map[uint64]bool{}, SplitDirInodes: map[uint64]bool{}}
 	cfg, err := LoadConfig(cipherDir)

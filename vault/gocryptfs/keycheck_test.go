@@ -1,7 +1,8 @@
-package vault
+package gocryptfs
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,7 +10,25 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/atomicfile"
 )
+
+var testPassword = []byte("correct horse battery staple")
+
+// createTest makes a vault with opts (at a cheap scrypt cost unless they say) in a new
+// folder and returns the folder and the master key.
+func createTest(t *testing.T, opts CreateOptions) (string, []byte) {
+	t.Helper()
+	if opts.ScryptLogN == 0 {
+		opts.ScryptLogN = 10
+	}
+	dir := t.TempDir()
+	mk, err := Create(context.Background(), atomicfile.OS{}, dir, testPassword, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, mk
+}
 
 // TestMasterKeyEvidence: a master key is accepted only on real evidence. One decrypting name
 // used to be enough (a wrong key passes that about once in 255 tries); now a content block

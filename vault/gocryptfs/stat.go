@@ -1,4 +1,4 @@
-package vault
+package gocryptfs
 
 import (
 	"io/fs"
@@ -16,8 +16,8 @@ type statInfo struct {
 	st   syscall.Stat_t
 }
 
-// lstatAt stats name in dirfd without following a symlink.
-func lstatAt(dirfd int, name string) (fs.FileInfo, error) {
+// LstatAt stats name in dirfd without following a symlink (an fs.FileInfo like os.Lstat's).
+func LstatAt(dirfd int, name string) (fs.FileInfo, error) {
 	var u unix.Stat_t
 	if err := unix.Fstatat(dirfd, name, &u, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}

@@ -1,4 +1,4 @@
-package vault
+package gocryptfs
 
 import (
 	"fmt"
@@ -12,31 +12,40 @@ import (
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
-// gocryptfsVolume is a gocryptfs vault as the walker reads it (format.Volume): the rules of
+// Volume is a gocryptfs vault as the walker reads it (format.Volume): the rules of
 // walk.go, crypto and vault/layout behind the interface vault/cryptomator also implements.
-type gocryptfsVolume struct {
+type Volume struct {
 	v *Vault
 	// folder (if not nil) is called for each folder made on two computers, after the
-	// folder's own node and before its entries (see ConflictFolderMadeTwice).
-	folder func(splitFolder) error
+	// folder's own node and before its entries (see format.ConflictFolderMadeTwice).
+	folder func(SplitFolder) error
 }
 
 // Volume returns v as the walker reads it.
-func (v *Vault) Volume() format.Volume { return gocryptfsVolume{v: v} }
+func (v *Vault) Volume() *Volume { return &Volume{v: v} }
 
-// gocryptfsRef reaches a gocryptfs entry during the walk's call for it: the descriptor of its
-// directory and its stored name (see package layout: no string paths into the cipherdir).
-type gocryptfsRef struct {
-	dirfd int
-	name  string
+// SplitVolume is Volume that also calls folder for each folder made on two computers, after
+// the folder's own node and before its entries: what listing and settling conflicts walk.
+func (v *Vault) SplitVolume(folder func(SplitFolder) error) *Volume {
+	return &Volume{v: v, folder: folder}
 }
 
-// refOf is where the gocryptfs node n is.
-func refOf(n Node) gocryptfsRef { return n.Ref.(gocryptfsRef) }
+// Vault is the unlocked vault g reads.
+func (g *Volume) Vault() *Vault { return g.v }
 
-func (g gocryptfsVolume) Folder() string { return g.v.Dir }
+// Ref reaches a gocryptfs entry during the walk's call for it: the descriptor of its
+// directory and its stored name (see package layout: no string paths into the cipherdir).
+type Ref struct {
+	Dirfd int
+	Name  string
+}
 
-func (g gocryptfsVolume) Geometry() format.Geometry {
+// RefOf is where the gocryptfs node n is.
+func RefOf(n format.Node) Ref { return n.Ref.(Ref) }
+
+func (g *Volume) Folder() string { return g.v.Dir }
+
+func (g *Volume) Geometry() format.Geometry {
 	return format.Geometry{HeaderLen: crypto.HeaderLen, BlockSize: crypto.BlockSize, BlockOverhead: g.v.Content.BlockOverhead()}
 }
 
@@ -52,7 +61,7 @@ func (f gocryptfsFile) OpenBlocks(dst, cipher []byte, first uint64, bad func(uin
 
 // OpenHeader parses the header; gocryptfs's header holds no MAC, so a damaged file ID shows
 // when no block opens under it.
-func (g gocryptfsVolume) OpenHeader(b []byte) (format.FileCipher, error) {
+func (g *Volume) OpenHeader(b []byte) (format.FileCipher, error) {
 	h, err := crypto.ParseFileHeader(b)
 	if err != nil {
 		return nil, err
@@ -60,7 +69,7 @@ func (g gocryptfsVolume) OpenHeader(b []byte) (format.FileCipher, error) {
 	return gocryptfsFile{ce: g.v.Content, id: h.ID[:]}, nil
 }
 
-func (g gocryptfsVolume) Root() (format.Dir, error) {
+func (g *Volume) Root() (format.Dir, error) {
 	fd, err := unix.Open(g.v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return format.Dir{}, err
@@ -83,7 +92,7 @@ func folderKey(fd int) ([2]uint64, error) {
 	return [2]uint64{st.Dev, st.Ino}, nil
 }
 
-func (g gocryptfsVolume) ReadDir(d format.Dir, showBadNames bool, problem func(Problem)) ([]Node, error) {
+func (g *Volume) ReadDir(d format.Dir, showBadNames bool, problem func(format.Problem)) ([]format.Node, error) {
 	nodes, split, ok := g.v.readDir(d.Ref.(int), d.CipherPath, d.Path, problem, showBadNames)
 	if !ok {
 		return nil, nil
@@ -96,9 +105,9 @@ func (g gocryptfsVolume) ReadDir(d format.Dir, showBadNames bool, problem func(P
 	return nodes, nil
 }
 
-func (g gocryptfsVolume) OpenDir(d format.Dir, n Node) (format.Dir, error) {
-	at := refOf(n)
-	fd, err := layout.OpenDir(at.dirfd, at.name)
+func (g *Volume) OpenDir(d format.Dir, n format.Node) (format.Dir, error) {
+	at := RefOf(n)
+	fd, err := layout.OpenDir(at.Dirfd, at.Name)
 	if err != nil {
 		return format.Dir{}, err
 	}
@@ -110,26 +119,26 @@ func (g gocryptfsVolume) OpenDir(d format.Dir, n Node) (format.Dir, error) {
 	return format.Dir{Path: n.Path, CipherPath: n.CipherPath, Ref: fd, Key: key}, nil
 }
 
-func (g gocryptfsVolume) CloseDir(d format.Dir) { unix.Close(d.Ref.(int)) }
+func (g *Volume) CloseDir(d format.Dir) { unix.Close(d.Ref.(int)) }
 
-func (g gocryptfsVolume) OpenFile(n Node) (*os.File, error) {
-	at := refOf(n)
+func (g *Volume) OpenFile(n format.Node) (*os.File, error) {
+	at := RefOf(n)
 	// The walk saw a regular file; by now the name may hold a FIFO (which would block the
 	// open) or anything else: layout.OpenFile refuses it, naming what it is.
-	fd, err := layout.OpenFile(at.dirfd, at.name, unix.O_RDONLY, 0, nil)
+	fd, err := layout.OpenFile(at.Dirfd, at.Name, unix.O_RDONLY, 0, nil)
 	if err != nil {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), n.CipherPath), nil
 }
 
-func (g gocryptfsVolume) Readlink(n Node) (string, error) { return g.v.readSymlink(n) }
+func (g *Volume) Readlink(n format.Node) (string, error) { return g.v.readSymlink(n) }
 
-func (g gocryptfsVolume) Xattrs(n Node, problem func(Problem)) map[string][]byte {
+func (g *Volume) Xattrs(n format.Node, problem func(format.Problem)) map[string][]byte {
 	return g.v.readXattrs(n, problem)
 }
 
-func (g gocryptfsVolume) Count(counted func(size int64)) {
+func (g *Volume) Count(counted func(size int64)) {
 	if fd, err := unix.Open(g.v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 		g.v.countIn(fd, "", counted)
 		unix.Close(fd)
@@ -147,12 +156,16 @@ func (v *Vault) countIn(dirfd int, cdir string, counted func(size int64)) {
 		if v.hidden(cdir, name) {
 			continue
 		}
-		info, err := lstatAt(dirfd, name)
+		info, err := LstatAt(dirfd, name)
 		if err != nil {
 			counted(0)
 			continue
 		}
-		counted(contentSize(info))
+		if info.Mode().IsRegular() {
+			counted(info.Size())
+		} else {
+			counted(0)
+		}
 		if !info.IsDir() {
 			continue
 		}
@@ -163,8 +176,36 @@ func (v *Vault) countIn(dirfd int, cdir string, counted func(size int64)) {
 	}
 }
 
-func (g gocryptfsVolume) FormatName() string {
+func (g *Volume) FormatName() string {
 	return fmt.Sprintf("gocryptfs v%d, %s", g.v.Config.Version, g.v.Config.Cipher())
 }
 
-func (g gocryptfsVolume) Close() { g.v.Close() }
+func (g *Volume) Close() { g.v.Close() }
+
+// Paths maps paths with the vault's name keys (layout.PathNames).
+func (g *Volume) Paths() format.PathMapper {
+	return paths{dir: g.v.Dir, pn: g.v.PathNames()}
+}
+
+// paths is layout.PathNames on the vault's folder, opened for each path.
+type paths struct {
+	dir string
+	pn  layout.PathNames
+}
+
+func (p paths) EncryptPath(plain string) (string, error) {
+	return p.at(func(rootfd int) (string, error) { return p.pn.EncryptPath(rootfd, plain) })
+}
+
+func (p paths) DecryptPath(cipher string) (string, error) {
+	return p.at(func(rootfd int) (string, error) { return p.pn.DecryptPath(rootfd, cipher) })
+}
+
+func (p paths) at(fn func(rootfd int) (string, error)) (string, error) {
+	rootfd, err := unix.Open(p.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", &os.PathError{Op: "open", Path: p.dir, Err: err}
+	}
+	defer unix.Close(rootfd)
+	return fn(rootfd)
+}

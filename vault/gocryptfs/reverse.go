@@ -1,6 +1,7 @@
-package vault
+package gocryptfs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,25 +28,25 @@ const reverseCipherReason = "the view derives every nonce from the file's path s
 	"(what makes a backup incremental); AES-GCM, XChaCha20-Poly1305 and AEGIS lose their security when a nonce repeats " +
 	"for changed content, AES-SIV does not"
 
-// CreateReverse prepares the existing folder dir for reverse mode: it writes
-// dir/.gocryptfs.reverse.conf (mode 0400, atomically), as gocryptfs -init -reverse does, and
-// returns the new master key (wipe it after showing it). The folder's files are not touched.
-// The cipher must be AES-SIV (the zero value picks it); any other gives ErrReverseCipher with
-// the reason. An existing reverse config is never replaced.
-func CreateReverse(ctx context.Context, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
-	return createReverse(ctx, atomicfile.OS{}, dir, password, opts)
-}
-
-func createReverse(ctx context.Context, fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
-	if opts.Cipher != "" && opts.Cipher != crypto.AESSIV {
-		return nil, fmt.Errorf("%w, not %s: %s", ErrReverseCipher, opts.Cipher, reverseCipherReason)
+// CheckReverseCipher refuses a content cipher other than AES-SIV ("" picks it) for reverse
+// mode, with ErrReverseCipher and the reason.
+func CheckReverseCipher(c crypto.CipherID) error {
+	if c != "" && c != crypto.AESSIV {
+		return fmt.Errorf("%w, not %s: %s", ErrReverseCipher, c, reverseCipherReason)
 	}
-	opts.Format = reverseFormat.ID
-	return create(ctx, fsys, dir, password, opts)
+	return nil
 }
 
-// create writes the reverse config into the existing folder dir.
-func (reverseKind) create(ctx context.Context, fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+// CreateReverse prepares the existing folder dir for reverse mode: it writes
+// dir/.gocryptfs.reverse.conf (mode 0400, atomically, through fsys), as gocryptfs -init
+// -reverse does, and returns the new master key (wipe it after showing it). The folder's
+// files are not touched. The cipher must be AES-SIV (CheckReverseCipher). An existing
+// reverse config is never replaced.
+func CreateReverse(ctx context.Context, fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
+	opts.Cipher = cmp.Or(opts.Cipher, crypto.AESSIV)
+	if err := CheckReverseCipher(opts.Cipher); err != nil {
+		return nil, err
+	}
 	if err := CheckReverseDir(dir); err != nil {
 		return nil, err
 	}
@@ -83,12 +84,12 @@ func CheckReverseDir(dir string) error {
 // LoadReverseConfig reads and validates dir/.gocryptfs.reverse.conf. A missing file is
 // ErrNotFound; a config whose cipher is not AES-SIV gives ErrReverseCipher.
 func LoadReverseConfig(dir string) (*Config, error) {
-	c, err := loadConfigNamed(dir, ReverseConfName)
+	c, err := LoadConfigFile(dir, ReverseConfName)
 	if err != nil {
 		return nil, err
 	}
-	if c.Cipher() != crypto.AESSIV {
-		return nil, fmt.Errorf("%s: %w, not %s: %s", filepath.Join(dir, ReverseConfName), ErrReverseCipher, c.Cipher(), reverseCipherReason)
+	if err := CheckReverseCipher(c.Cipher()); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ReverseConfName), err)
 	}
 	return c, nil
 }
@@ -100,10 +101,10 @@ func UnlockReverse(ctx context.Context, dir string, password []byte) (*Vault, er
 	if err != nil {
 		return nil, err
 	}
-	mk, err := c.openMasterKey(ctx, dir, password)
+	mk, err := c.OpenMasterKey(ctx, dir, password)
 	if err != nil {
 		return nil, err
 	}
 	defer crypto.Wipe(mk)
-	return open(dir, c, mk)
+	return OpenConfig(dir, c, mk)
 }

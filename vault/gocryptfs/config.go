@@ -1,4 +1,4 @@
-package vault
+package gocryptfs
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // Feature flags of gocryptfs.conf.
@@ -96,17 +97,21 @@ func ParseConfig(data []byte) (*Config, error) {
 // LoadConfig reads and validates cipherdir/gocryptfs.conf. A missing file
 // is ErrNotFound.
 func LoadConfig(cipherdir string) (*Config, error) {
-	return loadConfigNamed(cipherdir, crypto.ConfName)
+	return LoadConfigFile(cipherdir, crypto.ConfName)
 }
 
-// loadConfigNamed is LoadConfig for the config file name in dir: gocryptfs.conf, or
+// LoadConfigFile is LoadConfig for the config file name in dir: gocryptfs.conf (crypto.ConfName), or
 // .gocryptfs.reverse.conf in a folder served in reverse mode.
-func loadConfigNamed(cipherdir, name string) (*Config, error) {
+func LoadConfigFile(cipherdir, name string) (*Config, error) {
 	p := filepath.Join(cipherdir, name)
 	f, err := openRegular(p)
 	if errors.Is(err, os.ErrNotExist) {
-		if f, ierr := Identify(cipherdir); ierr == nil && f.Marker != name {
-			return nil, fmt.Errorf("%s: %w: it is a %s vault (%s), not one with %s", cipherdir, ErrUnsupported, f.Name, f.Marker, name)
+		// The folder may hold gocryptfs's other config: a vault is not a reverse view's
+		// folder, nor the other way round.
+		for other, what := range map[string]string{crypto.ConfName: "gocryptfs", ReverseConfName: "gocryptfs reverse view"} {
+			if _, err := os.Lstat(filepath.Join(cipherdir, other)); err == nil && other != name {
+				return nil, fmt.Errorf("%s: %w: it is a %s vault (%s), not one with %s", cipherdir, ErrUnsupported, what, other, name)
+			}
 		}
 		return nil, fmt.Errorf("%s: %w (no %s)", cipherdir, ErrNotFound, name)
 	}
@@ -246,4 +251,20 @@ func (c *Config) Marshal() ([]byte, error) {
 		return nil, fmt.Errorf("encoding config: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// ConfigConflicts lists the sync tools' conflict copies of gocryptfs.conf in cipherdir (after
+// a password change on two machines, say); the vault uses gocryptfs.conf.
+func ConfigConflicts(cipherdir string) []string {
+	ents, err := layout.ReadDirPath(cipherdir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if _, ok := layout.ParseConflict(e.Name(), func(base string) bool { return base == crypto.ConfName }); ok {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }

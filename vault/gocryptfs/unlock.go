@@ -1,4 +1,4 @@
-package vault
+package gocryptfs
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Vault is an unlocked vault: its config and the keys to read and write it.
+// Vault is an unlocked gocryptfs vault: its config and the keys to read and write it.
 type Vault struct {
 	Dir     string // the cipherdir
 	Config  *Config
@@ -29,16 +29,17 @@ func Unlock(ctx context.Context, cipherdir string, password []byte) (*Vault, err
 	if err != nil {
 		return nil, err
 	}
-	mk, err := c.openMasterKey(ctx, cipherdir, password)
+	mk, err := c.OpenMasterKey(ctx, cipherdir, password)
 	if err != nil {
 		return nil, err
 	}
 	defer crypto.Wipe(mk)
-	return open(cipherdir, c, mk)
+	return OpenConfig(cipherdir, c, mk)
 }
 
-// openMasterKey derives the KEK from password and opens the master key.
-func (c *Config) openMasterKey(ctx context.Context, cipherdir string, password []byte) ([]byte, error) {
+// OpenMasterKey derives the KEK from password and opens the master key of the vault in
+// cipherdir (named in errors); a wrong password gives ErrWrongPassword.
+func (c *Config) OpenMasterKey(ctx context.Context, cipherdir string, password []byte) ([]byte, error) {
 	kek, err := c.ScryptObject.DeriveKey(ctx, password)
 	if err != nil {
 		return nil, kdfError(cipherdir, err)
@@ -93,10 +94,12 @@ func OpenWithMasterKey(cipherdir string, masterKey []byte) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	return open(cipherdir, c, masterKey)
+	return OpenConfig(cipherdir, c, masterKey)
 }
 
-func open(cipherdir string, c *Config, mk []byte) (*Vault, error) {
+// OpenConfig opens the vault in cipherdir with its config c and its master key mk (not kept:
+// the caller wipes it), unchecked: for a conversion, which holds both.
+func OpenConfig(cipherdir string, c *Config, mk []byte) (*Vault, error) {
 	useHKDF := c.Has(FlagHKDF)
 	ce, err := crypto.NewContentEnc(c.Cipher(), mk, useHKDF)
 	if err != nil {

@@ -165,13 +165,12 @@ func CountConflicts(dir string) (ConflictTally, error) {
 	if err != nil {
 		return ConflictTally{}, err
 	}
-	k, ok := f.kind.(interface {
-		countConflicts(dir string) (ConflictTally, error)
-	})
-	if !ok {
-		return ConflictTally{}, fmt.Errorf("%s: %w: a %s vault's conflict copies are counted with its key", dir, ErrUnsupported, f.Name)
+	if k, ok := f.kind.(interface {
+		countConflicts(string) (ConflictTally, error)
+	}); ok {
+		return k.countConflicts(dir)
 	}
-	return k.countConflicts(dir)
+	return ConflictTally{}, fmt.Errorf("%s: %w: a %s vault's conflict copies are counted with its key", dir, ErrUnsupported, f.Name)
 }
 
 // errStop ends a walk early once its work is done.

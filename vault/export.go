@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -241,14 +242,7 @@ func exportOwnerAndXattrs(vol format.Volume, n Node, out string, problem func(Pr
 	return nil
 }
 
-func isZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
+func isZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
 
 // finishAttrs copies permission bits and times from info to p.
 func finishAttrs(p string, info fs.FileInfo) error {

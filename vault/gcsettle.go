@@ -32,12 +32,8 @@ func folderEntry(f gocryptfs.SplitFolder) ConflictEntry {
 		ModTime: c.Info.ModTime(), Entries: len(f.Entries)}
 }
 
-// Settle settles the conflict at plaintext path p (ConflictEntry.Path; "/" or "" for the root
-// folder) in the cipherdir, by the rules of conflicts.go, with gocryptfs's steps
-// (gocryptfs.Vault.RemoveCopy, KeepCopy, MergeFolder). The vault must not
-// be mounted: a mounted vault is settled through the mount (PlanSettle). Nothing is deleted
-// but what keep says; a copy that does not authenticate is refused (ErrCorrupt) unless it is
-// deleted.
+// Settle settles the conflict at p in the cipherdir by the rules of conflicts.go, with
+// gocryptfs's steps (gocryptfs.Vault.RemoveCopy, KeepCopy, MergeFolder).
 func (g gocryptfsVolume) Settle(ctx context.Context, p string, keep Keep) (Settled, error) {
 	v := g.Vault()
 	var done Settled
@@ -61,13 +57,10 @@ func (g gocryptfsVolume) Settle(ctx context.Context, p string, keep Keep) (Settl
 	return done, nil
 }
 
-// PlanSettle: a gocryptfs conflict is settled through the mount, after the checks Settle
-// makes before it changes anything: it finds the conflict at plaintext path p and, unless
-// keep deletes it, decrypts it whole (ErrCorrupt if any of it does not authenticate); a
-// folder made twice must be kept both (ErrFolderKeepsBoth) and every entry made in it must
-// authenticate. The plan holds the conflict and, for a folder made twice, the entries made in
-// it. The daemon settles a mounted vault through its mount after these checks (see
-// mountmgr), so the kernel's view of it stays right.
+// PlanSettle: a gocryptfs conflict is settled through the mount (so that the kernel's view
+// stays right), after the checks Settle makes before it changes anything: a copy kept must
+// authenticate whole, a folder made twice is kept both and every entry made in it
+// authenticates. The plan holds the conflict and, for a folder made twice, those entries.
 func (g gocryptfsVolume) PlanSettle(ctx context.Context, p string, keep Keep) (SettlePlan, error) {
 	plan := SettlePlan{Mount: true}
 	err := g.atConflict(ctx, p, func(n Node) error {

@@ -254,15 +254,11 @@ func (reverseKind) info(dir string) (Info, error) {
 // new master key (wipe it after showing it). The cipher must be AES-SIV (the zero value picks
 // it); any other gives gocryptfs.ErrReverseCipher with the reason.
 func CreateReverse(ctx context.Context, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
-	return createReverse(ctx, atomicfile.OS{}, dir, password, opts)
-}
-
-func createReverse(ctx context.Context, fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) (masterKey []byte, err error) {
 	if err := gocryptfs.CheckReverseCipher(opts.Cipher); err != nil {
 		return nil, err
 	}
 	opts.Format = reverseFormat.ID
-	return create(ctx, fsys, dir, password, opts)
+	return create(ctx, atomicfile.OS{}, dir, password, opts)
 }
 
 func (reverseKind) create(ctx context.Context, fsys atomicfile.FS, dir string, password []byte, opts CreateOptions) ([]byte, error) {

@@ -145,10 +145,8 @@ func WalkVolume(ctx context.Context, vol format.Volume, fn func(Node) error, pro
 	return walkVolume(ctx, vol, fn, problem, false)
 }
 
-// walkVolume is format.Walk, the one walk of every format, with vault's Problem and Node.
-func walkVolume(ctx context.Context, vol format.Volume, fn func(Node) error, problem func(Problem), badNames bool) error {
-	return format.Walk(ctx, vol, fn, problem, badNames)
-}
+// walkVolume is format.Walk, the one walk of every format.
+var walkVolume = format.Walk
 
 // readChunkBlocks is how many blocks decryptFile reads at once (128 KiB of gocryptfs's,
 // 1 MiB of Cryptomator's).

@@ -1,9 +1,8 @@
 // Package format is what the offline walker (package vault: WalkVolume, FsckVolume,
 // ExportVolume) needs of a vault format, so that one walker serves both formats vaultui
-// reads: gocryptfs (package vault/gocryptfs, by crypto and vault/layout rules) and
-// Cryptomator (package vault/cryptomator). It is the walker's half of the design in vault/cryptomator's package
-// doc (issue 23); the mount (mountmgr/vfs) has interfaces of its own, over descriptors, and
-// shares Geometry.
+// reads: gocryptfs (package vault/gocryptfs) and Cryptomator (package vault/cryptomator). It
+// is the walker's half of the design in vault/cryptomator's package doc (issue 23); the mount
+// (mountmgr/vfs) has interfaces of its own, over descriptors, and shares Geometry.
 //
 // A format gives its Geometry (how cleartext maps onto a cipher file), opens a file's content
 // cipher from its header, lists a directory as Nodes with the Problems it met, finds a child
@@ -11,14 +10,15 @@
 // d/XX/YYYY folder its dir.c9r names) and reads symlink targets. The rest is written once:
 // the walk itself (Walk, here), and in package vault reading and checking every block,
 // progress, writing an export and listing conflict copies. It also holds what the format
-// packages and package vault share without importing each other: the sentinel errors
-// (errors.go), which package vault's are.
+// packages and package vault share without importing each other: the sentinel errors, which
+// package vault's are.
 //
 // It imports vault/layout (for the sync-conflict description and ErrCorrupt) and nothing of
 // vault; vault and the format packages import it.
 package format
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -27,6 +27,17 @@ import (
 	"strings"
 
 	"github.com/vaultui/vaultui/vault/layout"
+)
+
+// The sentinels every format's errors wrap, so that package vault's (which are these) test
+// alike whichever format package made the error. Package vault documents them; its
+// ErrCorrupt is layout.ErrCorrupt.
+var (
+	ErrWrongPassword   = errors.New("wrong password")
+	ErrNotFound        = errors.New("no vault found")
+	ErrNotEmpty        = errors.New("directory is not empty")
+	ErrUnsupported     = errors.New("unsupported vault feature")
+	ErrKeyUnverifiable = errors.New("the master key cannot be verified")
 )
 
 // Geometry is how a file's cleartext maps onto its cipher file: a header, then blocks of up

@@ -50,7 +50,7 @@
 // OpensIn says which programs open a vault with a given content cipher; the recommendation,
 // the wizard, "info" and "list" all name it from that one table.
 //
-// It imports registry, vault, crypto, keyring, mountmgr (its client), mountmgr/extpass,
+// It imports registry, vault (vault/gocryptfs for reverse configs), crypto, keyring, mountmgr (its client), mountmgr/extpass,
 // mountmgr/vfs (the speed test's write path) and the internal helpers; ui and cli import it,
 // nothing below imports it.
 package app

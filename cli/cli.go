@@ -25,8 +25,8 @@
 // from the command line or the environment, where other users and logs could see them
 // (password.go, passsource.go).
 //
-// It imports app and the packages below it (registry, vault, crypto, keyring, mountmgr and its
-// subpackages); only main imports it. It never imports ui.
+// It imports app and the packages below it (registry, vault and vault/gocryptfs for reverse
+// configs, crypto, keyring, mountmgr and its subpackages); only main imports it. It never imports ui.
 package cli
 
 import (

@@ -36,7 +36,7 @@
 //
 // The file system itself lives in package mountmgr/vfs.
 //
-// It imports registry, vault, vault/layout, crypto, keyring (automount), mountmgr/vfs,
-// mountmgr/extpass and the internal helpers; app, the front ends and mountbench import it
-// (its client and types). It never imports app: the policy both share lives below them.
+// It imports registry, vault, vault/gocryptfs (the reverse config), vault/layout, crypto,
+// keyring (automount), mountmgr/vfs, mountmgr/extpass and the internal helpers; app, the
+// front ends and mountbench import it (its client and types). It never imports app: the policy both share lives below them.
 package mountmgr

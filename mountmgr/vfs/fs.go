@@ -32,8 +32,9 @@
 // and content.go are the only files that know which formats there are; the operations ask the
 // tree's capabilities (hard links, special files, the watch, shared storage).
 //
-// It imports crypto, vault (the unlocked Volume, the reverse config's name), vault/layout,
-// vault/format, vault/cryptomator (in its per-format files) and mountmgr/vfs/exclude;
+// It imports crypto, vault (the unlocked Volume), vault/layout, vault/format,
+// vault/gocryptfs (in its per-format files and the reverse view: the reverse config's name),
+// vault/cryptomator (in its per-format files) and mountmgr/vfs/exclude;
 // mountmgr, mountbench and app (the speed test's write path) import it.
 package vfs
 

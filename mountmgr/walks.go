@@ -165,7 +165,7 @@ func (d *daemon) walk(ctx context.Context, m *mount, req *request, out *walkRepl
 // checkExportDest refuses an export request without a destination or with a relative one
 // (the daemon's working directory is not the client's), and a destination inside the vault's
 // own mount, where the plaintext would be encrypted back into the vault as it is walked.
-// vault.ExportWith makes its own checks (not inside the cipherdir, new or empty).
+// vault.ExportVolume makes its own checks (not inside the cipherdir, new or empty).
 func (d *daemon) checkExportDest(m *mount, where string, r *ExportRequest) error {
 	if r == nil || r.Dest == "" {
 		return &badRequestError{"export request without a destination"}

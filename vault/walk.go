@@ -148,7 +148,7 @@ func WalkVolume(ctx context.Context, vol format.Volume, fn func(Node) error, pro
 // walkVolume is format.Walk, the one walk of every format.
 var walkVolume = format.Walk
 
-// readChunkBlocks is how many blocks decryptFile reads at once (128 KiB of gocryptfs's,
+// readChunkBlocks is how many blocks decryptVolumeFile reads at once (128 KiB of gocryptfs's,
 // 1 MiB of Cryptomator's).
 const readChunkBlocks = 32
 

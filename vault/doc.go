@@ -31,7 +31,7 @@
 // (Walk, Fsck, Export: package vault/format), path mapping, the conflicts listing and settling,
 // and the mount (mountmgr/vfs.VolumeOf) take. Each format's code is behind an unexported
 // folderKind, in a package of its own that this one adapts: gocryptfs's in vault/gocryptfs
-// (kind_gocryptfs.go, gcsettle.go, reseal.go), Cryptomator's in vault/cryptomator
+// (kind_gocryptfs.go, gcsettle.go), Cryptomator's in vault/cryptomator
 // (kind_cryptomator.go, cmsettle.go). Code outside the format packages asks a Format's
 // capabilities, never which format it is (seam_test.go at the module's root fails on a
 // branch). Package vault/convert, which moves a vault between ciphers and formats, is written

@@ -186,7 +186,7 @@ func (gocryptfsKind) targetVariant(to crypto.CipherID) (string, error) {
 
 // createFor makes a gocryptfs vault with the defaults of gocryptfs -init and the cipher
 // variant. A gocryptfs vault keeps its master key through a change of cipher by resealing
-// its files in place (reseal.go), never by a new vault: keep is refused.
+// its files in place (gocryptfs.Reseal), never by a new vault: keep is refused.
 func (gocryptfsKind) createFor(ctx context.Context, dir, variant string, password []byte, logN int, keep Volume) ([]byte, error) {
 	if keep != nil {
 		return nil, fmt.Errorf("%w: a gocryptfs vault is not rebuilt under its own key", ErrUnsupported)
@@ -300,4 +300,26 @@ type ConflictTally = gocryptfs.ConflictTally
 // countConflicts: gocryptfs's encrypted names tell a sync tool's copy without the key.
 func (gocryptfsKind) countConflicts(dir string) (ConflictTally, error) {
 	return gocryptfs.CountConflicts(dir)
+}
+
+// resealer is a format that converts a vault to another of its content ciphers by resealing
+// its files (Capabilities.Reseal; see Folder.PlanReseal and Folder.Reseal).
+type resealer interface {
+	planReseal(dir, to string, blockSize uint64) (Sizes, error)
+	reseal(ctx context.Context, dir string, password []byte, newDir, to string, progress func(done int64)) (*Resealed, error)
+}
+
+// planReseal: gocryptfs.PlanReseal.
+func (gocryptfsKind) planReseal(dir, to string, blockSize uint64) (Sizes, error) {
+	plain, files, need, err := gocryptfs.PlanReseal(dir, crypto.CipherID(to), blockSize)
+	return Sizes{PlainBytes: plain, Files: files, NeedBytes: need}, err
+}
+
+// reseal: gocryptfs.Reseal, the new vault as a Volume.
+func (gocryptfsKind) reseal(ctx context.Context, dir string, password []byte, newDir, to string, progress func(done int64)) (*Resealed, error) {
+	nv, r, err := gocryptfs.Reseal(ctx, dir, password, newDir, crypto.CipherID(to), progress)
+	if err != nil {
+		return nil, err
+	}
+	return &Resealed{Volume: gocryptfsVolume{nv.Volume()}, Bytes: r.Bytes, Unchanged: r.Unchanged, Dropped: r.Dropped}, nil
 }

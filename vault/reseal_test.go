@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -25,28 +24,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
-}
-
-// TestResealFlags checks the resealed feature flags of every pair: they validate, select
-// the new cipher and keep every flag that is not the content cipher's.
-func TestResealFlags(t *testing.T) {
-	for _, from := range crypto.Ciphers {
-		for _, to := range crypto.Ciphers {
-			for _, opts := range []CreateOptions{{Cipher: from}, {Cipher: from, PlaintextNames: true},
-				{Cipher: from, DeterministicNames: true, LongNameMax: 100}} {
-				c := &gocryptfs.Config{Version: gocryptfs.ConfigVersion, FeatureFlags: opts.gocryptfsOptions().Flags()}
-				got := convertFlags(c.FeatureFlags, to)
-				nc := &gocryptfs.Config{Version: gocryptfs.ConfigVersion, FeatureFlags: got}
-				if nc.Cipher() != to {
-					t.Errorf("%s -> %s: flags %v select %s", from, to, got, nc.Cipher())
-				}
-				want := (CreateOptions{Cipher: to, PlaintextNames: opts.PlaintextNames, DeterministicNames: opts.DeterministicNames, LongNameMax: opts.LongNameMax}).gocryptfsOptions().Flags()
-				if !slices.Equal(got, want) {
-					t.Errorf("%s -> %s: flags %v, want what init writes: %v", from, to, got, want)
-				}
-			}
-		}
-	}
 }
 
 // TestResealPreHKDF: a vault from before HKDF cannot become AEGIS or XChaCha20-Poly1305: its

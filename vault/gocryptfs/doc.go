@@ -1,7 +1,8 @@
 // Package gocryptfs reads and writes gocryptfs vaults of on-disk format version 2 (plus
 // AEGIS-256X2), offline: the config file gocryptfs.conf (Config), creating (Create),
 // unlocking (Unlock; UnlockWithMasterKey tries a master key on the vault's files first),
-// resealing the master key (Config.Reseal), the reverse-mode config of a plaintext folder
+// resealing the master key (Config.Reseal) and the whole vault under another content cipher
+// (Reseal), the reverse-mode config of a plaintext folder
 // (ReverseConfName, CreateReverse, UnlockReverse), and the unlocked Vault as the offline
 // walker reads it (Volume), writes it (Builder) and settles sync tools' conflicts in it. It is
 // the gocryptfs half of package vault's one vault model, as vault/cryptomator is

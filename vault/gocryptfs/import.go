@@ -81,21 +81,24 @@ func importDir(ctx context.Context, b format.Builder, dir format.Made, src strin
 	return nil
 }
 
-// encryptChunkBlocks is how many blocks encryptInto encrypts at once (128 KiB).
-const encryptChunkBlocks = 32
+// chunkBlocks is how many blocks encryptInto and a reseal handle at once (128 KiB).
+const chunkBlocks = 32
+
+// isZero reports whether b is all zero bytes: a block gocryptfs leaves as a hole.
+func isZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
 
 // encryptInto writes the content read from in, encrypted, into the empty cipher file out as
 // gocryptfs writes it: a header before the first block (none for an empty file), and full
 // zero blocks left as holes.
 func (v *Vault) encryptInto(out *os.File, in io.Reader) error {
 	ce := v.Content
-	plain := make([]byte, encryptChunkBlocks*crypto.BlockSize)
-	cipher := make([]byte, 0, encryptChunkBlocks*ce.CipherBlockSize())
+	plain := make([]byte, chunkBlocks*crypto.BlockSize)
+	cipher := make([]byte, 0, chunkBlocks*ce.CipherBlockSize())
 	defer crypto.Wipe(plain)
 	var h crypto.FileHeader
 	var size int64
 	var err error
-	for blk := int64(0); ; blk += encryptChunkBlocks {
+	for blk := int64(0); ; blk += chunkBlocks {
 		n, rerr := io.ReadFull(in, plain)
 		if n > 0 {
 			if blk == 0 {
@@ -109,7 +112,7 @@ func (v *Vault) encryptInto(out *os.File, in io.Reader) error {
 			// Encrypt runs of data blocks; full zero blocks stay holes.
 			for i := 0; i < n; {
 				j := i
-				for j < n && !(j+crypto.BlockSize <= n && len(bytes.TrimLeft(plain[j:j+crypto.BlockSize], "\x00")) == 0) {
+				for j < n && !(j+crypto.BlockSize <= n && isZero(plain[j:j+crypto.BlockSize])) {
 					j += crypto.BlockSize
 				}
 				j = min(j, n)

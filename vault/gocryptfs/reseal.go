@@ -1,15 +1,15 @@
-package vault
+package gocryptfs
 
-// Resealing a gocryptfs vault under another content cipher, file by file (Capabilities.Reseal:
-// what package vault/convert does for a conversion within the format).
+// Resealing a gocryptfs vault under another content cipher, file by file (package vault's
+// Capabilities.Reseal: what package vault/convert does for a conversion within the format).
 //
 // Only the content cipher changes: file contents, symlink targets and extended attribute
 // values are sealed with it. Everything else is derived from the master key, the HKDF flag,
 // Raw64 and the long-name settings, none of which a reseal touches: the EME name key
 // (crypto.NewNameTransform), the directory IVs, the long-name hashes and .name files, the
-// attribute names, and the sealed master key in gocryptfs.conf (always AES-GCM under the
+// attribute names, and the sealed master key in conf (always AES-GCM under the
 // scrypt KEK). So the new vault keeps every stored name byte for byte and the same
-// gocryptfs.conf except its feature flags: the password keeps working. The one pair where
+// conf except its feature flags: the password keeps working. The one pair where
 // that would not hold is refused: a vault from before HKDF (gocryptfs < 1.3) cannot become
 // AEGIS or XChaCha20-Poly1305, which require HKDF, because adding HKDF changes the name key.
 // The old vault is only read.
@@ -29,94 +29,93 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
-	"github.com/vaultui/vaultui/vault/gocryptfs"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
-// resealer is a format that converts a vault to another of its content ciphers by resealing
-// its files (Capabilities.Reseal; see Folder.PlanReseal and Folder.Reseal).
-type resealer interface {
-	planReseal(dir, to string, blockSize uint64) (Sizes, error)
-	reseal(ctx context.Context, dir string, password []byte, newDir, to string, progress func(done int64)) (*Resealed, error)
-}
-
-// planReseal refuses a pair that would not keep the vault's names (a vault from before HKDF
-// cannot become AEGIS or XChaCha20-Poly1305) and measures what resealing takes.
-func (gocryptfsKind) planReseal(dir, to string, blockSize uint64) (Sizes, error) {
-	c, err := gocryptfs.LoadConfig(dir)
+// PlanReseal refuses a pair that would not keep the vault's names (a vault from before HKDF
+// cannot become AEGIS or XChaCha20-Poly1305) and measures, without the key, what resealing
+// the vault in dir to cipher to takes: plainBytes of content in files files, and needBytes of
+// space for the new vault in blocks of blockSize.
+func PlanReseal(dir string, to crypto.CipherID, blockSize uint64) (plainBytes int64, files int, needBytes uint64, err error) {
+	c, err := LoadConfig(dir)
 	if err != nil {
-		return Sizes{}, err
+		return 0, 0, 0, err
 	}
-	if to := crypto.CipherID(to); (to == crypto.AEGIS || to == crypto.XChaCha) && !c.Has(gocryptfs.FlagHKDF) {
-		return Sizes{}, fmt.Errorf("%s: %w: the vault predates HKDF key derivation (gocryptfs before 1.3), which %s requires; adding it would change the key every name is encrypted with (convert to gcm or siv, or copy the files into a new vault)",
+	if (to == crypto.AEGIS || to == crypto.XChaCha) && !c.Has(FlagHKDF) {
+		return 0, 0, 0, fmt.Errorf("%s: %w: the vault predates HKDF key derivation (gocryptfs before 1.3), which %s requires; adding it would change the key every name is encrypted with (convert to gcm or siv, or copy the files into a new vault)",
 			dir, ErrUnsupported, to)
 	}
-	return measureReseal(dir, c.Cipher(), crypto.CipherID(to), blockSize, c.PlaintextNames())
+	return measureReseal(dir, c.Cipher(), to, blockSize, c.PlaintextNames())
 }
 
-// reseal writes the vault in dir, resealed under the content cipher to, into newDir (which
-// must not exist) and opens it.
-func (gocryptfsKind) reseal(ctx context.Context, dir string, password []byte, newDir, to string, progress func(done int64)) (*Resealed, error) {
-	c, err := gocryptfs.LoadConfig(dir)
+// Resealed is what Reseal did: Bytes of content resealed; Unchanged, cipher paths of files
+// that are not the vault's, copied as they are; Dropped, what stays with the old vault only.
+type Resealed struct {
+	Bytes              int64
+	Unchanged, Dropped []string
+}
+
+// Reseal writes the vault in dir, unlocked with password and resealed under the content
+// cipher to, into newDir (which must not exist) and opens it; the old vault is only read.
+// progress, if not nil, gets the content bytes done.
+func Reseal(ctx context.Context, dir string, password []byte, newDir string, to crypto.CipherID, progress func(done int64)) (*Vault, Resealed, error) {
+	c, err := LoadConfig(dir)
 	if err != nil {
-		return nil, err
+		return nil, Resealed{}, err
 	}
 	mk, err := c.OpenMasterKey(ctx, dir, password)
 	if err != nil {
-		return nil, err
+		return nil, Resealed{}, err
 	}
 	defer crypto.Wipe(mk)
-	old, err := gocryptfs.OpenConfig(dir, c, mk)
+	old, err := OpenConfig(dir, c, mk)
 	if err != nil {
-		return nil, err
+		return nil, Resealed{}, err
 	}
 	defer old.Close()
 	nc := *c
-	nc.FeatureFlags = convertFlags(c.FeatureFlags, crypto.CipherID(to))
+	nc.FeatureFlags = convertFlags(c.FeatureFlags, to)
 	if err := nc.Validate(); err != nil {
-		return nil, fmt.Errorf("the converted config does not validate: %w", err)
+		return nil, Resealed{}, fmt.Errorf("the converted config does not validate: %w", err)
 	}
-	newCE, err := crypto.NewContentEnc(crypto.CipherID(to), mk, c.Has(gocryptfs.FlagHKDF))
+	newCE, err := crypto.NewContentEnc(to, mk, c.Has(FlagHKDF))
 	if err != nil {
-		return nil, err
+		return nil, Resealed{}, err
 	}
-	newCE.SetPaddedBase64(!c.Has(gocryptfs.FlagRaw64))
+	newCE.SetPaddedBase64(!c.Has(FlagRaw64))
 	defer newCE.Wipe()
 	cv := &converter{ctx: ctx, old: old, newCE: newCE, newRoot: newDir, progress: progress, links: map[[2]uint64]string{}}
 	if err := cv.copyVault(dir, newDir, &nc); err != nil {
-		return nil, err
+		return nil, Resealed{}, err
 	}
-	nv, err := gocryptfs.OpenConfig(newDir, &nc, mk)
-	if err != nil {
-		return nil, err
-	}
-	return &Resealed{Volume: gocryptfsVolume{nv.Volume()}, Bytes: cv.done, Unchanged: cv.unchanged, Dropped: cv.dropped}, nil
+	nv, err := OpenConfig(newDir, &nc, mk)
+	return nv, Resealed{Bytes: cv.done, Unchanged: cv.unchanged, Dropped: cv.dropped}, err
 }
 
 // convertFlags returns the feature flags of the vault with flags converted to cipher to: the
 // content cipher's flags replaced, every other flag kept, in gocryptfs's order.
 func convertFlags(flags []string, to crypto.CipherID) []string {
-	cipherFlags := []string{gocryptfs.FlagGCMIV128, gocryptfs.FlagAESSIV, gocryptfs.FlagXChaCha20Poly1305, gocryptfs.FlagAEGIS256X2}
+	cipherFlags := []string{FlagGCMIV128, FlagAESSIV, FlagXChaCha20Poly1305, FlagAEGIS256X2}
 	var out []string
 	for _, f := range flags {
 		if !slices.Contains(cipherFlags, f) {
 			out = append(out, f)
 		}
 	}
-	main := gocryptfs.FlagGCMIV128
+	main := FlagGCMIV128
 	switch to {
 	case crypto.XChaCha:
-		main = gocryptfs.FlagXChaCha20Poly1305
+		main = FlagXChaCha20Poly1305
 	case crypto.AEGIS:
-		main = gocryptfs.FlagAEGIS256X2
+		main = FlagAEGIS256X2
 	}
 	at := 0
-	if i := slices.Index(out, gocryptfs.FlagHKDF); i >= 0 {
+	if i := slices.Index(out, FlagHKDF); i >= 0 {
 		at = i + 1
 	}
 	out = slices.Insert(out, at, main)
 	if to == crypto.AESSIV {
-		out = append(out, gocryptfs.FlagAESSIV)
+		out = append(out, FlagAESSIV)
 	}
 	return out
 }
@@ -124,15 +123,14 @@ func convertFlags(flags []string, to crypto.CipherID) []string {
 // measureReseal walks the cipherdir dir (cipher entries only, no key needed) for the
 // plaintext bytes to reseal from cipher from to cipher to, and the space the new vault takes
 // in blocks of bsize.
-func measureReseal(dir string, from, to crypto.CipherID, bsize uint64, plaintextNames bool) (Sizes, error) {
-	var s Sizes
+func measureReseal(dir string, from, to crypto.CipherID, bsize uint64, plaintextNames bool) (plainBytes int64, files int, needBytes uint64, err error) {
 	oldOver, newOver := uint64(from.BlockOverhead()), uint64(to.BlockOverhead())
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.Type().IsRegular() || filepath.Dir(p) == dir && strings.HasPrefix(d.Name(), crypto.ConfName) {
-			s.NeedBytes += bsize
+			needBytes += bsize
 			return nil
 		}
 		fi, err := d.Info()
@@ -144,22 +142,22 @@ func measureReseal(dir string, from, to crypto.CipherID, bsize uint64, plaintext
 			blocks := (size - crypto.HeaderLen + uint64(crypto.BlockSize) + oldOver - 1) / (uint64(crypto.BlockSize) + oldOver)
 			plain := size - crypto.HeaderLen - min(size-crypto.HeaderLen, blocks*oldOver)
 			size = crypto.HeaderLen + plain + blocks*newOver
-			s.PlainBytes += int64(plain)
-			s.Files++
+			plainBytes += int64(plain)
+			files++
 		}
-		s.NeedBytes += (size + bsize - 1) / bsize * bsize
+		needBytes += (size + bsize - 1) / bsize * bsize
 		return nil
 	})
 	if err != nil {
-		return s, fmt.Errorf("%s: %w", dir, err)
+		return plainBytes, files, needBytes, fmt.Errorf("%s: %w", dir, err)
 	}
-	return s, nil
+	return plainBytes, files, needBytes, nil
 }
 
 // converter copies an unlocked vault into a new tree with another content cipher.
 type converter struct {
 	ctx       context.Context
-	old       *gocryptfs.Vault
+	old       *Vault
 	newCE     *crypto.ContentEnc
 	newRoot   string
 	progress  func(done int64) // may be nil
@@ -176,7 +174,7 @@ func (cv *converter) report() {
 }
 
 // copyVault copies the vault at src into the new directory dst and writes its config c.
-func (cv *converter) copyVault(src, dst string, c *gocryptfs.Config) error {
+func (cv *converter) copyVault(src, dst string, c *Config) error {
 	sfd, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("%s: %w", src, err)
@@ -194,7 +192,7 @@ func (cv *converter) copyVault(src, dst string, c *gocryptfs.Config) error {
 	if err := cv.copyDir(sfd, dfd, ""); err != nil {
 		return err
 	}
-	if err := gocryptfs.WriteConfig(atomicfile.OS{}, dst, c); err != nil {
+	if err := WriteConfig(atomicfile.OS{}, dst, c); err != nil {
 		return fmt.Errorf("%s: %w", dst, err)
 	}
 	// The root's own attributes last: writing the config changes its times.
@@ -314,7 +312,7 @@ func (cv *converter) copyEntry(src, dst int, cdir, name string, st *unix.Stat_t)
 }
 
 // isMachinery reports whether name is one of the format's own small files that are the same
-// under any content cipher: gocryptfs.diriv, long names' .name files, and sync tools'
+// under any content cipher: diriv, long names' .name files, and sync tools'
 // conflict copies of them.
 func (cv *converter) isMachinery(name string) bool {
 	return cv.old.Names != nil && isMachineryName(name)
@@ -402,16 +400,16 @@ func (cv *converter) resealFile(src, dst int, name string, st *unix.Stat_t) (ok 
 	}
 	ocbs := int64(oc.CipherBlockSize())
 	nblocks := (int64(csize) - crypto.HeaderLen + ocbs - 1) / ocbs
-	cbuf := make([]byte, readChunkBlocks*ocbs)
-	pbuf := make([]byte, 0, readChunkBlocks*crypto.BlockSize)
-	obuf := make([]byte, 0, readChunkBlocks*nc.CipherBlockSize())
+	cbuf := make([]byte, chunkBlocks*ocbs)
+	pbuf := make([]byte, 0, chunkBlocks*crypto.BlockSize)
+	obuf := make([]byte, 0, chunkBlocks*nc.CipherBlockSize())
 	defer crypto.Wipe(pbuf[:cap(pbuf)])
-	for first := int64(0); first < nblocks; first += readChunkBlocks {
+	for first := int64(0); first < nblocks; first += chunkBlocks {
 		if err := cv.ctx.Err(); err != nil {
 			return false, err
 		}
 		off := crypto.HeaderLen + first*ocbs
-		chunk := cbuf[:min(readChunkBlocks*ocbs, int64(csize)-off)]
+		chunk := cbuf[:min(chunkBlocks*ocbs, int64(csize)-off)]
 		if _, err := in.ReadAt(chunk, off); err != nil {
 			return false, err
 		}
@@ -513,7 +511,7 @@ func (cv *converter) finishEntry(src, dst int, name string, st *unix.Stat_t) err
 	return nil
 }
 
-// copyXattrs copies the extended attributes of sp to dp: the vault's own (user.gocryptfs.*)
+// copyXattrs copies the extended attributes of sp to dp: the vault's own (user.*)
 // with their values opened with the old cipher and sealed with the new one (their names do
 // not depend on the cipher), POSIX ACLs and other programs' user.* attributes as they are.
 func (cv *converter) copyXattrs(sp, dp string) error {
@@ -567,7 +565,7 @@ func xattrList(p string) ([]string, error) {
 }
 
 func xattrGet(p, attr string) ([]byte, error) {
-	buf := make([]byte, gocryptfs.XattrBufMax)
+	buf := make([]byte, XattrBufMax)
 	n, err := unix.Lgetxattr(p, attr, buf)
 	if err != nil {
 		return nil, err

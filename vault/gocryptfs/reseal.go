@@ -22,7 +22,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -479,12 +478,6 @@ func readlinkAt(dirfd int, name string) (string, error) {
 	}
 }
 
-// procPath names entry name of dirfd for the *xattr calls, which have no *at form before
-// Linux 6.13 (a symlink in name's place is not followed: the l*xattr calls are used).
-func procPath(dirfd int, name string) string {
-	return "/proc/self/fd/" + strconv.Itoa(dirfd) + "/" + name
-}
-
 // finishEntry gives the new entry name in dst the extended attributes (values re-sealed),
 // owner (as root), permission bits and times of the old one in src (st).
 func (cv *converter) finishEntry(src, dst int, name string, st *unix.Stat_t) error {
@@ -542,38 +535,3 @@ func (cv *converter) copyXattrs(sp, dp string) error {
 	}
 	return nil
 }
-
-func xattrList(p string) ([]string, error) {
-	buf := make([]byte, 4096)
-	for {
-		n, err := unix.Llistxattr(p, buf)
-		if err == unix.ERANGE {
-			buf = make([]byte, 2*len(buf))
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var out []string
-		for _, s := range strings.Split(string(buf[:n]), "\x00") {
-			if s != "" {
-				out = append(out, s)
-			}
-		}
-		return out, nil
-	}
-}
-
-func xattrGet(p, attr string) ([]byte, error) {
-	buf := make([]byte, XattrBufMax)
-	n, err := unix.Lgetxattr(p, attr, buf)
-	if err != nil {
-		return nil, err
-	}
-	return buf[:n], nil
-}
-
-// checkConverted checks the new vault nv completely against the old one: every name, block,
-// symlink target and attribute of nv decrypts (what Fsck checks), the two hold the same
-// entries in the same order, and each entry has the same type, permission bits, times,
-// plaintext content, target and attributes. Both sides are read with the offline reader

@@ -12,7 +12,6 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/layout"
-	"golang.org/x/sys/unix"
 )
 
 // conflictOfFormatFile describes a conflict copy of the vault's own files in directory cdir.
@@ -292,23 +291,14 @@ func (v *Vault) DecryptEntryName(dirfd int, name string, iv []byte) (string, err
 
 // readSymlink returns the plaintext target of symlink n.
 func (v *Vault) readSymlink(n format.Node) (string, error) {
-	at := RefOf(n)
-	buf := make([]byte, 4096)
-	for {
-		m, err := unix.Readlinkat(at.Dirfd, at.Name, buf)
-		if err != nil {
-			return "", fmt.Errorf("vault: %w", err)
-		}
-		if m < len(buf) {
-			buf = buf[:m]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
+	target, err := readlinkAt(RefOf(n).Dirfd, RefOf(n).Name)
+	if err != nil {
+		return "", fmt.Errorf("vault: %w", err)
 	}
 	if v.Names == nil {
-		return string(buf), nil // plaintext names: gocryptfs stores targets as they are
+		return target, nil // plaintext names: gocryptfs stores targets as they are
 	}
-	t, err := v.Content.DecryptSymlink(string(buf))
+	t, err := v.Content.DecryptSymlink(target)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w: %w", n.CipherPath, ErrCorrupt, err)
 	}

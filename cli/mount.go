@@ -16,7 +16,6 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/mountmgr/vfs/exclude"
 	"github.com/vaultui/vaultui/vault"
-	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
 var mountCommand = &command{
@@ -131,6 +130,9 @@ examples:
 			}
 			entry, err := e.resolve(args[0])
 			if err != nil {
+				if *reverse && errors.Is(err, vault.ErrNotFound) {
+					return withHint(err, `prepare the folder with "vaultui init --reverse %s"`, args[0])
+				}
 				return err
 			}
 			req := app.MountFor(entry)
@@ -177,7 +179,9 @@ examples:
 				if _, err := exclude.Compile(req.Exclude); err != nil {
 					return e.usage("%v", err)
 				}
-				if _, err := gocryptfs.LoadReverseConfig(entry.CipherDir); err != nil {
+				view := entry
+				view.Reverse = true
+				if _, err := app.Info(view); err != nil {
 					return withHint(err, `prepare the folder with "vaultui init --reverse %s"`, entry.CipherDir)
 				}
 			}

@@ -161,7 +161,7 @@ func (b gocryptfsBuilder) SetXattr(m format.Made, name string, value []byte) err
 	stored := name
 	if name != "system.posix_acl_access" && name != "system.posix_acl_default" {
 		if !strings.HasPrefix(name, "user.") {
-			return fmt.Errorf("%w: attribute %q: a gocryptfs vault holds user.* attributes and ACLs", ErrUnsupported, name)
+			return fmt.Errorf("%w: attribute %q: a gocryptfs vault holds user.* attributes and ACLs", format.ErrUnsupported, name)
 		}
 		enc, err := b.v.XattrNames.EncryptXattrName(name)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -63,17 +64,17 @@ type Config struct {
 	LongNameMax  uint8        `json:",omitempty"`
 }
 
-// configError wraps ErrCorrupt with a message naming the problem.
+// configError wraps layout.ErrCorrupt with a message naming the problem.
 func configError(format string, args ...any) error {
-	return fmt.Errorf("%w: gocryptfs.conf: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: gocryptfs.conf: %s", layout.ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
 // ParseConfig parses and validates the content of gocryptfs.conf. It
-// refuses, with an error wrapping ErrCorrupt that names the problem: data
+// refuses, with an error wrapping layout.ErrCorrupt that names the problem: data
 // that is not JSON or is truncated, a missing version, conflicting or
 // missing flags, scrypt parameters outside gocryptfs's ranges, and a missing
 // or malformed encrypted key. A version other than 2, unknown feature flags
-// (named) and FIDO2 are refused with ErrUnsupported.
+// (named) and FIDO2 are refused with format.ErrUnsupported.
 func ParseConfig(data []byte) (*Config, error) {
 	var c Config
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -99,7 +100,7 @@ func ParseConfig(data []byte) (*Config, error) {
 }
 
 // LoadConfig reads and validates cipherdir/gocryptfs.conf. A missing file
-// is ErrNotFound.
+// is format.ErrNotFound.
 func LoadConfig(cipherdir string) (*Config, error) {
 	return LoadConfigFile(cipherdir, crypto.ConfName)
 }
@@ -114,10 +115,10 @@ func LoadConfigFile(cipherdir, name string) (*Config, error) {
 		// folder, nor the other way round.
 		for other, what := range map[string]string{crypto.ConfName: "gocryptfs", ReverseConfName: "gocryptfs reverse view"} {
 			if _, err := os.Lstat(filepath.Join(cipherdir, other)); err == nil && other != name {
-				return nil, fmt.Errorf("%s: %w: it is a %s vault (%s), not one with %s", cipherdir, ErrUnsupported, what, other, name)
+				return nil, fmt.Errorf("%s: %w: it is a %s vault (%s), not one with %s", cipherdir, format.ErrUnsupported, what, other, name)
 			}
 		}
-		return nil, fmt.Errorf("%s: %w (no %s)", cipherdir, ErrNotFound, name)
+		return nil, fmt.Errorf("%s: %w (no %s)", cipherdir, format.ErrNotFound, name)
 	}
 	if err != nil {
 		return nil, err
@@ -181,15 +182,15 @@ func (c *Config) Validate() error {
 		return configError("Version is missing or 0")
 	}
 	if c.Version != ConfigVersion {
-		return fmt.Errorf("%w: gocryptfs.conf: on-disk format version %d (vaultui reads version %d; gocryptfs 1.x/2.x and later versions may open it)", ErrUnsupported, c.Version, ConfigVersion)
+		return fmt.Errorf("%w: gocryptfs.conf: on-disk format version %d (vaultui reads version %d; gocryptfs 1.x/2.x and later versions may open it)", format.ErrUnsupported, c.Version, ConfigVersion)
 	}
 	for _, f := range c.FeatureFlags {
 		if !slices.Contains(KnownFlags, f) {
-			return fmt.Errorf("%w: gocryptfs.conf: unknown feature flag %q: this vault needs a newer program", ErrUnsupported, f)
+			return fmt.Errorf("%w: gocryptfs.conf: unknown feature flag %q: this vault needs a newer program", format.ErrUnsupported, f)
 		}
 	}
 	if c.Has(FlagFIDO2) || c.FIDO2 != nil {
-		return fmt.Errorf("%w: FIDO2: this vault is unlocked with a FIDO2 security key, which vaultui does not support; use gocryptfs -fido2", ErrUnsupported)
+		return fmt.Errorf("%w: FIDO2: this vault is unlocked with a FIDO2 security key, which vaultui does not support; use gocryptfs -fido2", format.ErrUnsupported)
 	}
 	if err := c.ScryptObject.Validate(); err != nil {
 		return configError("%v", err)
@@ -296,7 +297,7 @@ func writeConfigNamed(fsys atomicfile.FS, cipherdir, name string, c *Config) err
 // for reading. The cipherdir may be written by someone else, so the file is opened as every
 // file of the cipherdir is (layout.OpenFile): without following a symbolic link and without
 // blocking (a FIFO would otherwise hang the open and the read forever, in the CLI and in the
-// daemon), and anything but a regular file is refused with an error wrapping ErrCorrupt that
+// daemon), and anything but a regular file is refused with an error wrapping layout.ErrCorrupt that
 // says what it is. A missing file is returned as the *fs.PathError wrapping fs.ErrNotExist.
 func openRegular(p string) (*os.File, error) {
 	fd, err := layout.OpenFile(unix.AT_FDCWD, p, unix.O_RDONLY, 0, nil)
@@ -305,9 +306,9 @@ func openRegular(p string) (*os.File, error) {
 			// O_NOFOLLOW fails with ELOOP on a symbolic link as the last component; a loop
 			// further up the path is reported by Lstat's own error.
 			if fi, lerr := os.Lstat(p); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				return nil, fmt.Errorf("%s: %w: it is a symbolic link, not a regular file", p, ErrCorrupt)
+				return nil, fmt.Errorf("%s: %w: it is a symbolic link, not a regular file", p, layout.ErrCorrupt)
 			}
-			return nil, fmt.Errorf("%s: %w: a symbolic link loop in its path", p, ErrCorrupt)
+			return nil, fmt.Errorf("%s: %w: a symbolic link loop in its path", p, layout.ErrCorrupt)
 		}
 		if layout.IsNotRegular(err) {
 			return nil, err

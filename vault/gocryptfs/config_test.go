@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/vaultui/vaultui/vault/format"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // FuzzParseConfig: whatever gocryptfs.conf holds, ParseConfig refuses it with a sentinel or
@@ -20,7 +23,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig(data)
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrUnsupported) {
+			if !errors.Is(err, layout.ErrCorrupt) && !errors.Is(err, format.ErrUnsupported) {
 				t.Fatalf("error without sentinel: %v", err)
 			}
 			return

@@ -29,7 +29,7 @@ func (v *Vault) Import(ctx context.Context, src string) error {
 	}
 	for _, e := range ents {
 		if n := e.Name(); n != crypto.ConfName && n != crypto.DirIVName {
-			return fmt.Errorf("%s: %w: import needs an empty vault", v.Dir, ErrNotEmpty)
+			return fmt.Errorf("%s: %w: import needs an empty vault", v.Dir, format.ErrNotEmpty)
 		}
 	}
 	b := v.Builder()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 var testPassword = []byte("correct horse battery staple")
@@ -53,12 +54,12 @@ func TestMasterKeyEvidence(t *testing.T) {
 		right     error // want for the right key
 		wrongWant error
 	}{
-		{"one empty file", CreateOptions{}, 1, nil, ErrKeyUnverifiable, nil},
-		{"seven empty files", CreateOptions{}, 7, nil, ErrKeyUnverifiable, nil},
-		{"twenty empty files", CreateOptions{}, 20, nil, nil, ErrWrongPassword},
-		{"one file with content", CreateOptions{}, 1, []byte("hello"), nil, ErrWrongPassword},
-		{"plaintext names, content", CreateOptions{PlaintextNames: true}, 1, []byte("hello"), nil, ErrWrongPassword},
-		{"plaintext names, empty", CreateOptions{PlaintextNames: true}, 3, nil, ErrKeyUnverifiable, ErrKeyUnverifiable},
+		{"one empty file", CreateOptions{}, 1, nil, format.ErrKeyUnverifiable, nil},
+		{"seven empty files", CreateOptions{}, 7, nil, format.ErrKeyUnverifiable, nil},
+		{"twenty empty files", CreateOptions{}, 20, nil, nil, format.ErrWrongPassword},
+		{"one file with content", CreateOptions{}, 1, []byte("hello"), nil, format.ErrWrongPassword},
+		{"plaintext names, content", CreateOptions{PlaintextNames: true}, 1, []byte("hello"), nil, format.ErrWrongPassword},
+		{"plaintext names, empty", CreateOptions{PlaintextNames: true}, 3, nil, format.ErrKeyUnverifiable, format.ErrKeyUnverifiable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, mk := createTest(t, c.opts)
@@ -106,8 +107,8 @@ func TestMasterKeyLuckyName(t *testing.T) {
 	// wrong key, as a lucky name would.
 	// (Under the right key that name fails, which refuses it: see TestMasterKeyNamesOutweighBlocks.)
 	writeFileNamedBy(t, right, w, "lucky", []byte("hello"))
-	if _, err := UnlockWithMasterKey(dir, wrong); !errors.Is(err, ErrWrongPassword) {
-		t.Errorf("wrong key with one lucky name: %v, want %v", err, ErrWrongPassword)
+	if _, err := UnlockWithMasterKey(dir, wrong); !errors.Is(err, format.ErrWrongPassword) {
+		t.Errorf("wrong key with one lucky name: %v, want %v", err, format.ErrWrongPassword)
 	}
 }
 
@@ -130,8 +131,8 @@ func TestMasterKeyStrangerFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), other, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := UnlockWithMasterKey(dir, mk); !errors.Is(err, ErrKeyUnverifiable) {
-		t.Errorf("right key, one empty file and a stranger: %v, want %v", err, ErrKeyUnverifiable)
+	if _, err := UnlockWithMasterKey(dir, mk); !errors.Is(err, format.ErrKeyUnverifiable) {
+		t.Errorf("right key, one empty file and a stranger: %v, want %v", err, format.ErrKeyUnverifiable)
 	}
 	wrong := bytes.Repeat([]byte{0x42}, crypto.MasterKeyLen)
 	if _, err := UnlockWithMasterKey(dir, wrong); err == nil {
@@ -219,11 +220,11 @@ func TestMasterKeyHoleIsNoEvidence(t *testing.T) {
 		right   error      // want for the right key (nil: accepted)
 	}{
 		// Names alone: one to three names are too few to prove the key.
-		{"one file of holes", [][][]byte{{nil, nil, nil}}, false, ErrKeyUnverifiable},
-		{"three files of holes", [][][]byte{{nil}, {nil, nil}, {nil, nil, nil, nil}}, false, ErrKeyUnverifiable},
+		{"one file of holes", [][][]byte{{nil, nil, nil}}, false, format.ErrKeyUnverifiable},
+		{"three files of holes", [][][]byte{{nil}, {nil, nil}, {nil, nil, nil, nil}}, false, format.ErrKeyUnverifiable},
 		// The last, short block is never a hole: it is evidence.
 		{"hole then data", [][][]byte{{nil, full, []byte("tail")}}, false, nil},
-		{"a damaged file, then holes", [][][]byte{{[]byte("bad")}, {nil, nil}}, true, ErrKeyUnverifiable},
+		{"a damaged file, then holes", [][][]byte{{[]byte("bad")}, {nil, nil}}, true, format.ErrKeyUnverifiable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, mk := createTest(t, CreateOptions{})
@@ -253,8 +254,8 @@ func TestMasterKeyHoleIsNoEvidence(t *testing.T) {
 			// more than four refuses the key. With a single name the lucky case leaves the key
 			// unverifiable: asked about, never accepted.
 			_, err = UnlockWithMasterKey(dir, random)
-			if !errors.Is(err, ErrWrongPassword) && !(len(c.files) == 1 && errors.Is(err, ErrKeyUnverifiable)) {
-				t.Errorf("wrong key: %v, want %v", err, ErrWrongPassword)
+			if !errors.Is(err, format.ErrWrongPassword) && !(len(c.files) == 1 && errors.Is(err, format.ErrKeyUnverifiable)) {
+				t.Errorf("wrong key: %v, want %v", err, format.ErrWrongPassword)
 			}
 		})
 	}
@@ -294,7 +295,7 @@ func TestMasterKeyNamesOutweighBlocks(t *testing.T) {
 	for i := range 3 {
 		writeFileNamedBy(t, o, right, fmt.Sprintf("planted %d", i), []byte("hello"))
 	}
-	if _, err := UnlockWithMasterKey(dir, other); !errors.Is(err, ErrWrongPassword) {
-		t.Errorf("key whose blocks open but whose names fail: %v, want %v", err, ErrWrongPassword)
+	if _, err := UnlockWithMasterKey(dir, other); !errors.Is(err, format.ErrWrongPassword) {
+		t.Errorf("key whose blocks open but whose names fail: %v, want %v", err, format.ErrWrongPassword)
 	}
 }

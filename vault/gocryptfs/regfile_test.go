@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // TestConfigNotARegularFile: a conf that is a FIFO (which used to block LoadConfig
@@ -47,8 +48,8 @@ func TestConfigNotARegularFile(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("LoadConfig hangs")
 			}
-			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("LoadConfig: %v, want ErrCorrupt saying %q", err, c.want)
+			if !errors.Is(err, layout.ErrCorrupt) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("LoadConfig: %v, want layout.ErrCorrupt saying %q", err, c.want)
 			}
 		})
 	}
@@ -57,7 +58,7 @@ func TestConfigNotARegularFile(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, crypto.DirIVName), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadDirIV(dir); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "FIFO") {
+	if _, err := ReadDirIV(dir); !errors.Is(err, layout.ErrCorrupt) || !strings.Contains(err.Error(), "FIFO") {
 		t.Errorf("ReadDirIV of a FIFO: %v", err)
 	}
 }

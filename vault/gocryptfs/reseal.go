@@ -28,6 +28,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
@@ -42,7 +43,7 @@ func PlanReseal(dir string, to crypto.CipherID, blockSize uint64) (plainBytes in
 	}
 	if (to == crypto.AEGIS || to == crypto.XChaCha) && !c.Has(FlagHKDF) {
 		return 0, 0, 0, fmt.Errorf("%s: %w: the vault predates HKDF key derivation (gocryptfs before 1.3), which %s requires; adding it would change the key every name is encrypted with (convert to gcm or siv, or copy the files into a new vault)",
-			dir, ErrUnsupported, to)
+			dir, format.ErrUnsupported, to)
 	}
 	return measureReseal(dir, c.Cipher(), to, blockSize, c.PlaintextNames())
 }
@@ -333,7 +334,7 @@ func isMachineryName(name string) bool {
 // the mount hides, and it is copied unchanged.
 func (cv *converter) foreign(dirfd int, cdir, name string) error {
 	cpath := path.Join(cdir, name)
-	damaged := fmt.Errorf("%s: %w: content does not authenticate; nothing was changed (run vaultui fsck for details)", cpath, ErrCorrupt)
+	damaged := fmt.Errorf("%s: %w: content does not authenticate; nothing was changed (run vaultui fsck for details)", cpath, layout.ErrCorrupt)
 	if cv.old.Names == nil {
 		return damaged
 	}
@@ -524,7 +525,7 @@ func (cv *converter) copyXattrs(sp, dp string) error {
 		if ours {
 			plain, err := cv.old.Content.DecryptXattrValue(val)
 			if err != nil {
-				return fmt.Errorf("%w: attribute %q of %s does not authenticate; nothing was changed (run vaultui fsck)", ErrCorrupt, attr, sp)
+				return fmt.Errorf("%w: attribute %q of %s does not authenticate; nothing was changed (run vaultui fsck)", layout.ErrCorrupt, attr, sp)
 			}
 			val = cv.newCE.EncryptXattrValue(plain)
 			crypto.Wipe(plain)

@@ -82,7 +82,7 @@ func CheckReverseDir(dir string) error {
 }
 
 // LoadReverseConfig reads and validates dir/.gocryptfs.reverse.conf. A missing file is
-// ErrNotFound; a config whose cipher is not AES-SIV gives ErrReverseCipher.
+// format.ErrNotFound; a config whose cipher is not AES-SIV gives ErrReverseCipher.
 func LoadReverseConfig(dir string) (*Config, error) {
 	c, err := LoadConfigFile(dir, ReverseConfName)
 	if err != nil {

@@ -13,22 +13,12 @@ import (
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
-// The sentinels this package's errors wrap: package vault/format's, which are package vault's.
-var (
-	ErrWrongPassword   = format.ErrWrongPassword
-	ErrCorrupt         = layout.ErrCorrupt
-	ErrNotFound        = format.ErrNotFound
-	ErrNotEmpty        = format.ErrNotEmpty
-	ErrUnsupported     = format.ErrUnsupported
-	ErrKeyUnverifiable = format.ErrKeyUnverifiable
-)
-
 // kdfError wraps an error of crypto's key derivation for the vault (or
 // directory) where: parameters this machine cannot afford are a valid vault
-// vaultui cannot open here, so they also wrap ErrUnsupported (exit code 10).
+// vaultui cannot open here, so they also wrap format.ErrUnsupported (exit code 10).
 func kdfError(where string, err error) error {
 	if errors.Is(err, crypto.ErrKDFMemory) || errors.Is(err, crypto.ErrKDFCostly) {
-		return fmt.Errorf("%s: %w: %w", where, ErrUnsupported, err)
+		return fmt.Errorf("%s: %w: %w", where, format.ErrUnsupported, err)
 	}
 	return fmt.Errorf("%s: %w", where, err)
 }
@@ -45,7 +35,7 @@ type Vault struct {
 }
 
 // Unlock opens the vault in cipherdir with its password. A password that
-// does not open the master key gives an error wrapping ErrWrongPassword.
+// does not open the master key gives an error wrapping format.ErrWrongPassword.
 func Unlock(ctx context.Context, cipherdir string, password []byte) (*Vault, error) {
 	c, err := LoadConfig(cipherdir)
 	if err != nil {
@@ -60,7 +50,7 @@ func Unlock(ctx context.Context, cipherdir string, password []byte) (*Vault, err
 }
 
 // OpenMasterKey derives the KEK from password and opens the master key of the vault in
-// cipherdir (named in errors); a wrong password gives ErrWrongPassword.
+// cipherdir (named in errors); a wrong password gives format.ErrWrongPassword.
 func (c *Config) OpenMasterKey(ctx context.Context, cipherdir string, password []byte) ([]byte, error) {
 	kek, err := c.ScryptObject.DeriveKey(ctx, password)
 	if err != nil {
@@ -69,14 +59,14 @@ func (c *Config) OpenMasterKey(ctx context.Context, cipherdir string, password [
 	defer crypto.Wipe(kek)
 	mk, err := crypto.OpenMasterKey(kek, c.EncryptedKey, c.Has(FlagHKDF))
 	if errors.Is(err, crypto.ErrAuth) {
-		return nil, fmt.Errorf("%s: %w", cipherdir, ErrWrongPassword)
+		return nil, fmt.Errorf("%s: %w", cipherdir, format.ErrWrongPassword)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cipherdir, err)
 	}
 	if len(mk) != crypto.MasterKeyLen {
 		crypto.Wipe(mk)
-		return nil, fmt.Errorf("%s: %w: master key is %d bytes", cipherdir, ErrCorrupt, len(mk))
+		return nil, fmt.Errorf("%s: %w: master key is %d bytes", cipherdir, layout.ErrCorrupt, len(mk))
 	}
 	return mk, nil
 }
@@ -86,8 +76,8 @@ func (c *Config) OpenMasterKey(ctx context.Context, cipherdir string, password [
 // config holds nothing to check the key against, so it is tried on the
 // vault's files (see checkMasterKey): an authenticated content block, or
 // enough names that decrypt, prove it. A key that fails what was tried gives
-// an error wrapping ErrWrongPassword; a vault with too little to check (an
-// empty one) gives ErrKeyUnverifiable, and only OpenWithMasterKey, after the
+// an error wrapping format.ErrWrongPassword; a vault with too little to check (an
+// empty one) gives format.ErrKeyUnverifiable, and only OpenWithMasterKey, after the
 // user confirmed, opens it then.
 func UnlockWithMasterKey(cipherdir string, masterKey []byte) (*Vault, error) {
 	v, err := OpenWithMasterKey(cipherdir, masterKey)
@@ -97,10 +87,10 @@ func UnlockWithMasterKey(cipherdir string, masterKey []byte) (*Vault, error) {
 	switch v.checkMasterKey() {
 	case keyWrong:
 		v.Close()
-		return nil, fmt.Errorf("%s: %w: the master key does not decrypt this vault", cipherdir, ErrWrongPassword)
+		return nil, fmt.Errorf("%s: %w: the master key does not decrypt this vault", cipherdir, format.ErrWrongPassword)
 	case keyUnverifiable:
 		v.Close()
-		return nil, fmt.Errorf("%s: %w: no file content in the vault authenticates and too few names decrypt to tell", cipherdir, ErrKeyUnverifiable)
+		return nil, fmt.Errorf("%s: %w: no file content in the vault authenticates and too few names decrypt to tell", cipherdir, format.ErrKeyUnverifiable)
 	}
 	return v, nil
 }
@@ -172,7 +162,7 @@ func (v *Vault) DirIV(cipherDirPath string) ([]byte, error) {
 func ReadDirIV(dir string) ([]byte, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err == unix.ENOENT {
-		return nil, fmt.Errorf("%s: %w: missing %s", dir, ErrCorrupt, crypto.DirIVName)
+		return nil, fmt.Errorf("%s: %w: missing %s", dir, layout.ErrCorrupt, crypto.DirIVName)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)

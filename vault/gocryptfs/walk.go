@@ -284,7 +284,7 @@ func (v *Vault) DecryptEntryName(dirfd int, name string, iv []byte) (string, err
 	}
 	plain, err := v.Names.DecryptEntry(name, encoded, iv)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return "", fmt.Errorf("%w: %w", layout.ErrCorrupt, err)
 	}
 	return plain, nil
 }
@@ -300,7 +300,7 @@ func (v *Vault) readSymlink(n format.Node) (string, error) {
 	}
 	t, err := v.Content.DecryptSymlink(target)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w: %w", n.CipherPath, ErrCorrupt, err)
+		return "", fmt.Errorf("%s: %w: %w", n.CipherPath, layout.ErrCorrupt, err)
 	}
 	return t, nil
 }

@@ -237,6 +237,7 @@ func (cv *converter) copyDir(src, dst int, cdir string) error {
 // copyEntry copies one entry and its attributes.
 func (cv *converter) copyEntry(src, dst int, cdir, name string, st *unix.Stat_t) error {
 	cpath := path.Join(cdir, name)
+	var err error
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		if err := unix.Mkdirat(dst, name, 0o700); err != nil {
@@ -267,29 +268,24 @@ func (cv *converter) copyEntry(src, dst int, cdir, name string, st *unix.Stat_t)
 			}
 			cv.links[key] = cpath
 		}
-		if cv.isMachinery(name) {
-			if err := copyRaw(src, dst, name); err != nil {
-				return fmt.Errorf("%s: %w", cpath, err)
+		ok := false
+		if !cv.isMachinery(name) {
+			if ok, err = cv.resealFile(src, dst, name, st); err != nil {
+				break
 			}
-			return cv.finishEntry(src, dst, name, st)
-		}
-		ok, err := cv.resealFile(src, dst, name, st)
-		if err != nil {
-			return fmt.Errorf("%s: %w", cpath, err)
+			if !ok {
+				if err := cv.foreign(src, cdir, name); err != nil {
+					return err
+				}
+			}
 		}
 		if !ok {
-			if err := cv.foreign(src, cdir, name); err != nil {
-				return err
-			}
-			if err := copyRaw(src, dst, name); err != nil {
-				return fmt.Errorf("%s: %w", cpath, err)
-			}
+			err = copyRaw(src, dst, name)
 		}
-		return cv.finishEntry(src, dst, name, st)
 	case unix.S_IFLNK:
-		target, err := readlinkAt(src, name)
-		if err != nil {
-			return fmt.Errorf("%s: %w", cpath, err)
+		var target string
+		if target, err = readlinkAt(src, name); err != nil {
+			break
 		}
 		if cv.old.Names != nil { // plaintext names: targets are stored as they are
 			plain, derr := cv.old.Content.DecryptSymlink(target)
@@ -299,16 +295,14 @@ func (cv *converter) copyEntry(src, dst int, cdir, name string, st *unix.Stat_t)
 				return err
 			}
 		}
-		if err := unix.Symlinkat(target, dst, name); err != nil {
-			return fmt.Errorf("%s: %w", cpath, err)
-		}
-		return cv.finishEntry(src, dst, name, st)
+		err = unix.Symlinkat(target, dst, name)
 	default: // FIFOs, sockets, device nodes: only their names are encrypted
-		if err := unix.Mknodat(dst, name, st.Mode&(unix.S_IFMT|0o777), int(st.Rdev)); err != nil {
-			return fmt.Errorf("%s: %w", cpath, err)
-		}
-		return cv.finishEntry(src, dst, name, st)
+		err = unix.Mknodat(dst, name, st.Mode&(unix.S_IFMT|0o777), int(st.Rdev))
 	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", cpath, err)
+	}
+	return cv.finishEntry(src, dst, name, st)
 }
 
 // isMachinery reports whether name is one of the format's own small files that are the same

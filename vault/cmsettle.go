@@ -20,24 +20,15 @@ import (
 // neither deleted nor replaced, and a directory's copy naming the original's own directory
 // is not kept beside it (ErrUnsupported).
 func (cv cryptomatorVolume) Settle(ctx context.Context, p string, keep Keep) (Settled, error) {
-	vol := cv
 	p = strings.Trim(p, "/")
-	var copyNode *Node
-	err := WalkVolume(ctx, vol, func(n Node) error {
-		if n.Path == p && n.Conflict != nil {
-			copyNode = &n
-			return errStop
-		}
-		return nil
-	}, nil)
-	if err != nil && err != errStop {
+	var copyNode Node
+	found := false
+	dir := cv.Folder()
+	if err := atConflict(ctx, cv, dir, p, &found, func(n Node) error { copyNode = n; return nil }); err != nil {
 		return Settled{}, err
 	}
-	dir := vol.Folder()
-	if copyNode == nil {
-		return Settled{}, fmt.Errorf("%s: /%s: %w", dir, p, ErrNoConflict)
-	}
 	v, e := cv.Vault(), copyNode.Ref.(cryptomator.Entry)
+	var err error
 	switch keep {
 	case KeepOriginal:
 		err = v.RemoveCopy(e)

@@ -175,3 +175,26 @@ func CountConflicts(dir string) (ConflictTally, error) {
 
 // errStop ends a walk early once its work is done.
 var errStop = errors.New("stop")
+
+// atConflict walks vol (of the vault in dir) to the conflict copy at plaintext path p and
+// calls entry for it, during the walk; ErrNoConflict when there is none and found, which vol
+// may set for a conflict it found itself, is not set.
+func atConflict(ctx context.Context, vol format.Volume, dir, p string, found *bool, entry func(Node) error) error {
+	err := WalkVolume(ctx, vol, func(n Node) error {
+		if n.Path != p || n.Conflict == nil {
+			return nil
+		}
+		*found = true
+		if err := entry(n); err != nil {
+			return err
+		}
+		return errStop
+	}, nil)
+	if err != nil && err != errStop {
+		return err
+	}
+	if !*found {
+		return fmt.Errorf("%s: /%s: %w", dir, p, ErrNoConflict)
+	}
+	return nil
+}

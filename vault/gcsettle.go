@@ -93,7 +93,7 @@ func (g gocryptfsVolume) PlanSettle(ctx context.Context, p string, keep Keep) (S
 func (g gocryptfsVolume) atConflict(ctx context.Context, p string, entry func(Node) error, folder func(gocryptfs.SplitFolder) error) error {
 	p = strings.Trim(p, "/")
 	found := false
-	err := WalkVolume(ctx, g.Vault().SplitVolume(func(f gocryptfs.SplitFolder) error {
+	return atConflict(ctx, g.Vault().SplitVolume(func(f gocryptfs.SplitFolder) error {
 		if f.Path != p {
 			return nil
 		}
@@ -102,23 +102,7 @@ func (g gocryptfsVolume) atConflict(ctx context.Context, p string, entry func(No
 			return err
 		}
 		return errStop
-	}), func(n Node) error {
-		if n.Path != p || n.Conflict == nil {
-			return nil
-		}
-		found = true
-		if err := entry(n); err != nil {
-			return err
-		}
-		return errStop
-	}, nil)
-	if err != nil && err != errStop {
-		return err
-	}
-	if !found {
-		return fmt.Errorf("%s: /%s: %w", g.Folder(), p, ErrNoConflict)
-	}
-	return nil
+	}), g.Folder(), p, &found, entry)
 }
 
 // checkFolder refuses to settle the folder made twice f but by keeping both, and unless

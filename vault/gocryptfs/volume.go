@@ -71,25 +71,22 @@ func (g *Volume) OpenHeader(b []byte) (format.FileCipher, error) {
 
 func (g *Volume) Root() (format.Dir, error) {
 	fd, err := unix.Open(g.v.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return dirAt(fd, err, "", "")
+}
+
+// dirAt is the folder open at fd (unless err), at plaintext path p and cipher path cp, keyed
+// by its identity (format.Dir.Key): its device and inode, the same whatever path or bind
+// mount reached it. It closes fd when that fails.
+func dirAt(fd int, err error, p, cp string) (format.Dir, error) {
 	if err != nil {
 		return format.Dir{}, err
 	}
-	key, err := folderKey(fd)
-	if err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
 		return format.Dir{}, err
 	}
-	return format.Dir{Ref: fd, Key: key}, nil
-}
-
-// folderKey is the identity of the folder open at fd (format.Dir.Key): its device and inode,
-// the same whatever path or bind mount reached it.
-func folderKey(fd int) ([2]uint64, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return [2]uint64{}, err
-	}
-	return [2]uint64{st.Dev, st.Ino}, nil
+	return format.Dir{Path: p, CipherPath: cp, Ref: fd, Key: [2]uint64{st.Dev, st.Ino}}, nil
 }
 
 func (g *Volume) ReadDir(d format.Dir, showBadNames bool, problem func(format.Problem)) ([]format.Node, error) {
@@ -108,15 +105,7 @@ func (g *Volume) ReadDir(d format.Dir, showBadNames bool, problem func(format.Pr
 func (g *Volume) OpenDir(d format.Dir, n format.Node) (format.Dir, error) {
 	at := RefOf(n)
 	fd, err := layout.OpenDir(at.Dirfd, at.Name)
-	if err != nil {
-		return format.Dir{}, err
-	}
-	key, err := folderKey(fd)
-	if err != nil {
-		unix.Close(fd)
-		return format.Dir{}, err
-	}
-	return format.Dir{Path: n.Path, CipherPath: n.CipherPath, Ref: fd, Key: key}, nil
+	return dirAt(fd, err, n.Path, n.CipherPath)
 }
 
 func (g *Volume) CloseDir(d format.Dir) { unix.Close(d.Ref.(int)) }

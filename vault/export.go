@@ -68,7 +68,7 @@ func ExportVolume(ctx context.Context, vol format.Volume, dest string, opts Expo
 	}
 	var dirs []dirAttr
 	links := map[[2]uint64]string{} // (dev, inode) of multiply linked files -> exported path
-	err := walkVolume(ctx, vol, func(n Node) error {
+	err := format.Walk(ctx, vol, func(n Node) error {
 		if err := errDamage(); err != nil {
 			return err
 		}
@@ -102,7 +102,7 @@ func ExportVolume(ctx context.Context, vol format.Volume, dest string, opts Expo
 			if err = os.Symlink(target, out); err == nil {
 				err = setTimes(out, n.Info, true)
 			}
-		case isSpecial(t):
+		case format.IsSpecial(t):
 			// FIFOs, sockets and device nodes hold no data; mknod remakes them (device nodes
 			// need root, like anywhere else).
 			st, _ := n.Info.Sys().(*syscall.Stat_t)

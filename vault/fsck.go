@@ -40,7 +40,7 @@ func checkEntry(ctx context.Context, vol format.Volume, n Node, problem func(Pro
 		if _, err := vol.Readlink(n); err != nil {
 			problem(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(err)))
 		}
-	case t.IsDir(), isSpecial(t):
+	case t.IsDir(), format.IsSpecial(t):
 		// Nothing encrypted beyond the name.
 	default:
 		problem(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("unexpected file type %v", t)))

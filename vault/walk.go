@@ -142,11 +142,8 @@ type Node = format.Node
 // names it cannot decrypt, and directories it cannot read, go to problem (which may be nil)
 // and are skipped; the walk goes on. An error from fn or ctx ends it and is returned.
 func WalkVolume(ctx context.Context, vol format.Volume, fn func(Node) error, problem func(Problem)) error {
-	return walkVolume(ctx, vol, fn, problem, false)
+	return format.Walk(ctx, vol, fn, problem, false)
 }
-
-// walkVolume is format.Walk, the one walk of every format.
-var walkVolume = format.Walk
 
 // readChunkBlocks is how many blocks decryptVolumeFile reads at once (128 KiB of gocryptfs's,
 // 1 MiB of Cryptomator's).
@@ -274,10 +271,4 @@ func reportBadBlocks(n Node, bad [][2]int64, nblocks int64, problem func(Problem
 		p.FirstBlock, p.LastBlock = r[0], r[1]
 		problem(p)
 	}
-}
-
-// isSpecial reports whether t is a FIFO, socket or device node: entries that gocryptfs (and a
-// vaultui mount) create with only their names encrypted.
-func isSpecial(t fs.FileMode) bool {
-	return t == fs.ModeNamedPipe || t == fs.ModeSocket || t&fs.ModeDevice != 0
 }

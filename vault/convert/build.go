@@ -145,7 +145,7 @@ func scan(ctx context.Context, old vault.Volume, to *vault.Format, drop, content
 			lose("a name not in Unicode NFC (a "+to.Name+" vault stores names in NFC)", true)
 			return nil
 		}
-		if isSpecial(t) && !to.Can.SpecialFiles {
+		if format.IsSpecial(t) && !to.Can.SpecialFiles {
 			lose(specialName(t), true)
 			return nil
 		}
@@ -195,11 +195,6 @@ func (sc *scanned) skipped(p string) bool {
 		}
 	}
 	return false
-}
-
-// isSpecial reports whether t is a FIFO, socket or device node.
-func isSpecial(t fs.FileMode) bool {
-	return t == fs.ModeNamedPipe || t == fs.ModeSocket || t&fs.ModeDevice != 0
 }
 
 func specialName(t fs.FileMode) string {
@@ -316,7 +311,7 @@ func (rb *rebuilder) entry(parent format.Made, n vault.Node, w *entry) error {
 		if m, err = rb.b.Symlink(parent, name, w.target); err != nil {
 			return err
 		}
-	case isSpecial(t):
+	case format.IsSpecial(t):
 		var rdev uint64
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
 			rdev = st.Rdev

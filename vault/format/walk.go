@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/vaultui/vaultui/vault/layout"
@@ -154,4 +155,10 @@ func dirProblem(n Node, err error) Problem {
 		return NewProblem(n.Path, n.CipherPath, fe.Kind, fe.Err.Error())
 	}
 	return NewProblem(n.Path, n.CipherPath, KindIO, err.Error())
+}
+
+// IsSpecial reports whether t is a FIFO, socket or device node: entries that gocryptfs (and a
+// vaultui mount) create with only their names encrypted.
+func IsSpecial(t fs.FileMode) bool {
+	return t == fs.ModeNamedPipe || t == fs.ModeSocket || t&fs.ModeDevice != 0
 }

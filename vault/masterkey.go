@@ -14,16 +14,14 @@ import (
 // paper and typed back. The CLI and the TUI both show it this way.
 func FormatMasterKey(key []byte) []string {
 	h := hex.EncodeToString(key)
-	var groups []string
-	for len(h) > 0 {
-		n := min(8, len(h))
-		groups = append(groups, h[:n])
-		h = h[n:]
-	}
 	var lines []string
-	for i := 0; i < len(groups); i += 4 {
-		line := strings.Join(groups[i:min(i+4, len(groups))], "-")
-		if i+4 < len(groups) {
+	for i := 0; i < len(h); i += 32 {
+		var groups []string
+		for j := i; j < min(i+32, len(h)); j += 8 {
+			groups = append(groups, h[j:min(j+8, len(h))])
+		}
+		line := strings.Join(groups, "-")
+		if i+32 < len(h) {
 			line += "-"
 		}
 		lines = append(lines, line)

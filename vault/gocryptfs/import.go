@@ -109,21 +109,8 @@ func (v *Vault) encryptInto(out *os.File, in io.Reader) error {
 					return err
 				}
 			}
-			// Encrypt runs of data blocks; full zero blocks stay holes.
-			for i := 0; i < n; {
-				j := i
-				for j < n && !(j+crypto.BlockSize <= n && isZero(plain[j:j+crypto.BlockSize])) {
-					j += crypto.BlockSize
-				}
-				j = min(j, n)
-				if j > i {
-					first := blk + int64(i/crypto.BlockSize)
-					cipher = ce.EncryptBlocks(cipher[:0], plain[i:j], uint64(first), h.ID[:])
-					if _, err := out.WriteAt(cipher, int64(ce.BlockCipherOffset(uint64(first)))); err != nil {
-						return err
-					}
-				}
-				i = j + crypto.BlockSize // skip the zero block
+			if cipher, err = writeBlocks(out, ce, cipher, plain[:n], uint64(blk), h.ID[:]); err != nil {
+				return err
 			}
 			size += int64(n)
 		}
@@ -135,6 +122,28 @@ func (v *Vault) encryptInto(out *os.File, in io.Reader) error {
 		}
 	}
 	return out.Truncate(int64(ce.CipherSize(uint64(size))))
+}
+
+// writeBlocks seals plain, blocks numbered from first (all full but perhaps the last), under
+// the file ID id and writes them at their offsets in out, using buf; full zero blocks stay
+// holes, as gocryptfs leaves them (they read as zeros).
+func writeBlocks(out *os.File, ce *crypto.ContentEnc, buf, plain []byte, first uint64, id []byte) ([]byte, error) {
+	for i := 0; i < len(plain); {
+		j := i
+		for j < len(plain) && !(j+crypto.BlockSize <= len(plain) && isZero(plain[j:j+crypto.BlockSize])) {
+			j += crypto.BlockSize
+		}
+		j = min(j, len(plain))
+		if j > i {
+			blk := first + uint64(i/crypto.BlockSize)
+			buf = ce.EncryptBlocks(buf[:0], plain[i:j], blk, id)
+			if _, err := out.WriteAt(buf, int64(ce.BlockCipherOffset(blk))); err != nil {
+				return buf, err
+			}
+		}
+		i = j + crypto.BlockSize // skip the zero block
+	}
+	return buf, nil
 }
 
 // writeNew creates path with data and mode, failing if it exists.

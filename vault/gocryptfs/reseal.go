@@ -411,22 +411,8 @@ func (cv *converter) resealFile(src, dst int, name string, st *unix.Stat_t) (ok 
 		if derr != nil {
 			return false, nil
 		}
-		// Runs of blocks are sealed and written; full zero blocks stay holes, as gocryptfs
-		// leaves them (they read as zeros).
-		for i := 0; i < len(plain); {
-			j := i
-			for j < len(plain) && !(j+crypto.BlockSize <= len(plain) && isZero(plain[j:j+crypto.BlockSize])) {
-				j += crypto.BlockSize
-			}
-			j = min(j, len(plain))
-			if j > i {
-				blk := uint64(first) + uint64(i/crypto.BlockSize)
-				obuf = nc.EncryptBlocks(obuf[:0], plain[i:j], blk, nh.ID[:])
-				if _, err := out.WriteAt(obuf, int64(nc.BlockCipherOffset(blk))); err != nil {
-					return false, err
-				}
-			}
-			i = j + crypto.BlockSize
+		if obuf, err = writeBlocks(out, nc, obuf, plain, uint64(first), nh.ID[:]); err != nil {
+			return false, err
 		}
 		cv.done += int64(len(plain))
 		cv.report()

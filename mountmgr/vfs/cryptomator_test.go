@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -214,7 +215,7 @@ func cryptomatorWritesReadBack(t *testing.T, combo cryptomator.CipherCombo) {
 		}
 	}
 	for _, n := range []int{0, 1, 32767, 32768, 32769, 100000, 1<<20 + 3} {
-		write("size-"+itoa(n), randomBytes(n))
+		write("size-"+strconv.Itoa(n), randomBytes(n))
 	}
 	mkdir("a")
 	mkdir("a/b")

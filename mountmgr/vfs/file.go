@@ -3,6 +3,7 @@ package vfs
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -33,20 +34,7 @@ var (
 	_ = (fs.FileAllocater)((*file)(nil))
 )
 
-func procFdPath(fd int) string { return "/proc/self/fd/" + itoa(fd) }
-
-func itoa(i int) string {
-	var b [20]byte
-	p := len(b)
-	for {
-		p--
-		b[p] = byte('0' + i%10)
-		i /= 10
-		if i == 0 {
-			return string(b[p:])
-		}
-	}
-}
+func procFdPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
 func (f *file) getattr(out *fuse.AttrOut) syscall.Errno {
 	var st unix.Stat_t

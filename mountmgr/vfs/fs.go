@@ -40,6 +40,7 @@ package vfs
 
 import (
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"path"
@@ -313,7 +314,7 @@ func newRoot(v Volume, opts Options) (*node, error) {
 	}
 	lg := opts.Logger
 	if lg == nil {
-		lg = log.New(discard{}, "", 0)
+		lg = log.New(io.Discard, "", 0)
 	}
 	dir := v.CipherDir()
 	rootFd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -374,10 +375,6 @@ func processUmask() uint32 {
 	}
 	return 0o777 // unknown: always set the mode again
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // fsys is the state shared by every node of one mount.
 type fsys struct {

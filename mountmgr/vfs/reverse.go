@@ -25,6 +25,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"log"
 	"path"
 	"strings"
@@ -101,7 +102,7 @@ func newReverseRoot(v ReverseVolume, opts Options) (*rnode, error) {
 	}
 	lg := opts.Logger
 	if lg == nil {
-		lg = log.New(discard{}, "", 0)
+		lg = log.New(io.Discard, "", 0)
 	}
 	fd, err := unix.Open(v.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {

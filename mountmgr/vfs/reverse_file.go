@@ -34,25 +34,6 @@ func newRFile(f *rfs, fd int, cipherPath string) *rfile {
 		block0: crypto.PathIV(cipherPath, crypto.PurposeBlock0IV)}
 }
 
-// preadFull reads len(b) bytes at off, or fewer at the end of the file.
-func preadFull(fd int, b []byte, off int64) (int, error) {
-	n := 0
-	for n < len(b) {
-		k, err := unix.Pread(fd, b[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
-		if k == 0 {
-			break
-		}
-		n += k
-	}
-	return n, nil
-}
-
 // Read returns the ciphertext at off: the header, then the blocks that cover the range,
 // encrypted from the plaintext read now. An empty plaintext file is an empty cipher file.
 func (r *rfile) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -67,7 +48,7 @@ func (r *rfile) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResu
 	first := max(off-crypto.HeaderLen, 0) / cbs
 	last := (max(end-crypto.HeaderLen, 1) - 1) / cbs // inclusive
 	plain := make([]byte, (last-first+1)*crypto.BlockSize)
-	n, err := preadFull(r.fd, plain, first*crypto.BlockSize)
+	n, err := pread(r.fd, plain, first*crypto.BlockSize)
 	if err != nil {
 		r.fs.log.Printf("vfs: reverse view of %s: read: %v", r.fs.dir, err)
 		return nil, r.fs.op(fs.ToErrno(err))
@@ -106,7 +87,7 @@ var (
 )
 
 func (c *rconf) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	n, err := preadFull(c.fd, dest, off)
+	n, err := pread(c.fd, dest, off)
 	if err != nil {
 		return nil, c.fs.op(fs.ToErrno(err))
 	}

@@ -145,15 +145,11 @@ func (f *rfs) dirIV(cipherPath string) []byte {
 // folder, "/"-separated), walking it with O_NOFOLLOW, and returns it with the entry's name.
 // The root itself is "" and comes back as the folder with name ".".
 func (f *rfs) openParent(plainPath string) (dirfd int, name string, err error) {
-	if plainPath == "" {
-		fd, err := unix.Openat(f.rootFd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(f.rootFd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if plainPath == "" || err != nil {
 		return fd, ".", err
 	}
 	parts := strings.Split(plainPath, "/")
-	fd, err := unix.Openat(f.rootFd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, "", err
-	}
 	for _, p := range parts[:len(parts)-1] {
 		next, err := layout.OpenDirPath(fd, p)
 		unix.Close(fd)

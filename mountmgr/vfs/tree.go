@@ -328,15 +328,23 @@ func (t gocryptfsTree) removeLongName(dirfd int, e storedEntry) {
 
 func (t gocryptfsTree) create(dirfd int, e storedEntry, flags int, mode uint32) (fd int, err error) {
 	err = t.makeEntry(dirfd, e, func() error {
-		fd, err = layout.OpenFile(dirfd, e.stored, flags, mode&07777, nil)
-		if err == nil && mode&t.f.umask != 0 {
-			if err = unix.Fchmod(fd, mode&07777); err != nil {
-				unix.Close(fd)
-				unix.Unlinkat(dirfd, e.stored, 0)
-			}
-		}
+		fd, err = t.f.openNew(dirfd, e.stored, flags, mode)
 		return err
 	})
+	return fd, err
+}
+
+// openNew creates and opens the regular file name in dirfd (flags and mode as openat takes
+// them, O_CREAT included). Where this process's umask strips bits of mode that the caller's
+// did not, the mode is set again; if that fails the new file goes.
+func (f *fsys) openNew(dirfd int, name string, flags int, mode uint32) (int, error) {
+	fd, err := layout.OpenFile(dirfd, name, flags, mode&07777, nil)
+	if err == nil && mode&f.umask != 0 {
+		if err = unix.Fchmod(fd, mode&07777); err != nil {
+			unix.Close(fd)
+			unix.Unlinkat(dirfd, name, 0)
+		}
+	}
 	return fd, err
 }
 

@@ -244,16 +244,7 @@ func (e storedEntry) longName() string {
 }
 
 func (t *cryptomatorTree) create(dirfd int, e storedEntry, flags int, mode uint32) (int, error) {
-	open := func(dfd int, name string) (int, error) {
-		fd, err := layout.OpenFile(dfd, name, flags, mode&07777, nil)
-		if err == nil && mode&t.f.umask != 0 {
-			if err = unix.Fchmod(fd, mode&07777); err != nil {
-				unix.Close(fd)
-				unix.Unlinkat(dfd, name, 0)
-			}
-		}
-		return fd, err
-	}
+	open := func(dfd int, name string) (int, error) { return t.f.openNew(dfd, name, flags, mode) }
 	if !e.long {
 		fd, err := open(dirfd, e.stored)
 		if err == unix.EISDIR && cryptomator.ClearHalfMade(dirfd, e.stored) {
@@ -359,12 +350,6 @@ func (t *cryptomatorTree) unlink(dirfd int, e storedEntry) error {
 	return cryptomator.RemoveEntry(dirfd, e.stored, t.left)
 }
 
-// takeAway removes the folder entry stored in dirfd (cryptomator.TakeAway), logging what a
-// failure left under a temporary name.
-func (t *cryptomatorTree) takeAway(dirfd int, stored string) error {
-	return cryptomator.TakeAway(dirfd, stored, t.left)
-}
-
 // left logs a folder a removal left behind (under a temporary name, or half-made).
 func (t *cryptomatorTree) left(name string, err error) {
 	t.f.log.Printf("vfs: removing %s: %v", name, err)
@@ -388,7 +373,7 @@ func (t *cryptomatorTree) rmdir(dirfd int, e storedEntry) error {
 		return err
 	}
 	defer done()
-	unlink := func() error { return t.takeAway(dirfd, e.stored) }
+	unlink := func() error { return cryptomator.TakeAway(dirfd, e.stored, t.left) }
 	if copied, err := cryptomator.RemoveCopyOfDir(dirfd, e.stored, string(id), names, unlink); copied {
 		return err
 	}

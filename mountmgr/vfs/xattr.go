@@ -222,26 +222,20 @@ func (n *node) getxattr(attr string, dest []byte) (uint32, syscall.Errno) {
 }
 
 func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	f := n.fsys
-	stored, errno := f.storedXattr(attr)
-	if errno != 0 {
-		return f.op(errno)
-	}
 	value := data
 	if !isACL(attr) {
-		value = f.enc.EncryptXattrValue(data)
+		value = n.fsys.enc.EncryptXattrValue(data)
 	}
-	e, errno := n.xattrEntry()
-	if errno != 0 {
-		return f.op(errno)
-	}
-	defer e.dir.close()
-	f.watch.begin(n, e.entry())
-	defer f.watch.end(n, e.entry())
-	return f.op(fs2errno(e.set(stored, value, int(flags))))
+	return n.changeXattr(attr, func(e xattrEntry, stored string) error { return e.set(stored, value, int(flags)) })
 }
 
 func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return n.changeXattr(attr, xattrEntry.remove)
+}
+
+// changeXattr runs change on the stored name of attribute attr of n's cipher entry, as a
+// change of the entry's attributes (watcher.begin).
+func (n *node) changeXattr(attr string, change func(e xattrEntry, stored string) error) syscall.Errno {
 	f := n.fsys
 	stored, errno := f.storedXattr(attr)
 	if errno != 0 {
@@ -254,7 +248,7 @@ func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
 	defer e.dir.close()
 	f.watch.begin(n, e.entry())
 	defer f.watch.end(n, e.entry())
-	return f.op(fs2errno(e.remove(stored)))
+	return f.op(fs2errno(change(e, stored)))
 }
 
 func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {

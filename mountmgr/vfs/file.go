@@ -167,16 +167,11 @@ func (f *file) cacheKey(k fileKey) {
 
 func (f *file) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	fsys := f.node.fsys
-	f.node.ext().mu.RLock()
-	locked, errno := f.lockCipher(false)
 	var n int
-	if errno == 0 {
+	errno := f.withLocks(false, func() (errno syscall.Errno) {
 		n, errno = f.read(dest, off)
-	}
-	if locked {
-		f.unlockCipher()
-	}
-	f.node.ext().mu.RUnlock()
+		return errno
+	})
 	if errno != 0 {
 		return nil, fsys.op(errno)
 	}
@@ -289,15 +284,7 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 	if off < 0 {
 		return 0, fsys.op(syscall.EINVAL)
 	}
-	f.node.ext().mu.Lock()
-	locked, errno := f.lockCipher(true)
-	if errno == 0 {
-		errno = f.write(data, uint64(off), unprivileged(ctx))
-	}
-	if locked {
-		f.unlockCipher()
-	}
-	f.node.ext().mu.Unlock()
+	errno := f.withLocks(true, func() syscall.Errno { return f.write(data, uint64(off), unprivileged(ctx)) })
 	if errno != 0 {
 		return 0, fsys.op(errno)
 	}
@@ -711,16 +698,7 @@ func (f *file) readBlock(b uint64, k fileKey, dst, c []byte) syscall.Errno {
 //
 // Errors inside the process (a full disk, an I/O error) are rolled back by a tailGuard.
 func (f *file) truncate(newSize uint64) syscall.Errno {
-	f.node.ext().mu.Lock()
-	defer f.node.ext().mu.Unlock()
-	locked, errno := f.lockCipher(true)
-	if errno != 0 {
-		return errno
-	}
-	if locked {
-		defer f.unlockCipher()
-	}
-	return f.truncateLocked(newSize)
+	return f.withLocks(true, func() syscall.Errno { return f.truncateLocked(newSize) })
 }
 
 func (f *file) truncateLocked(newSize uint64) syscall.Errno {
@@ -848,35 +826,28 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 	if fsys.tooBig(off + size) {
 		return fsys.op(syscall.EFBIG)
 	}
-	f.node.ext().mu.Lock()
-	defer f.node.ext().mu.Unlock()
-	locked, errno := f.lockCipher(true)
-	if errno != 0 {
-		return fsys.op(errno)
-	}
-	if locked {
-		defer f.unlockCipher()
-	}
-	st, plainSize, errno := f.sizes()
-	if errno != 0 {
-		return fsys.op(errno)
-	}
-	fsys.watch.beginWith(f.node, st.Ctim, nil)
-	defer fsys.watch.end(f.node, entry{fd: f.fd})
-	// Reserve the cipher blocks covering the range (header included) without changing the
-	// cipher size, then grow the plaintext if asked to.
-	cOff := uint64(0)
-	if off > 0 {
-		cOff = uint64(fsys.blockOff(off / fsys.bs))
-	}
-	cEnd := fsys.cipherSize(fsys.roundUp(off + size))
-	if err := syscall.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cEnd-cOff)); err != nil && err != syscall.EOPNOTSUPP {
-		return fsys.op(fs2errno(err))
-	}
-	if mode&unix.FALLOC_FL_KEEP_SIZE == 0 && off+size > plainSize {
-		return fsys.op(f.truncateLocked(off + size))
-	}
-	return fsys.op(0)
+	return fsys.op(f.withLocks(true, func() syscall.Errno {
+		st, plainSize, errno := f.sizes()
+		if errno != 0 {
+			return errno
+		}
+		fsys.watch.beginWith(f.node, st.Ctim, nil)
+		defer fsys.watch.end(f.node, entry{fd: f.fd})
+		// Reserve the cipher blocks covering the range (header included) without changing the
+		// cipher size, then grow the plaintext if asked to.
+		cOff := uint64(0)
+		if off > 0 {
+			cOff = uint64(fsys.blockOff(off / fsys.bs))
+		}
+		cEnd := fsys.cipherSize(fsys.roundUp(off + size))
+		if err := syscall.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cEnd-cOff)); err != nil && err != syscall.EOPNOTSUPP {
+			return fs2errno(err)
+		}
+		if mode&unix.FALLOC_FL_KEEP_SIZE == 0 && off+size > plainSize {
+			return f.truncateLocked(off + size)
+		}
+		return 0
+	}))
 }
 
 // Flush has nothing to do (writes are synchronous); answering ENOSYS once tells the kernel to

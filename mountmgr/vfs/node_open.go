@@ -339,21 +339,13 @@ func (f *file) truncateForOpen(ctx context.Context, fd int) syscall.Errno {
 // header. Unlike truncate, it changes the times even when the file is empty already, as
 // O_TRUNC does.
 func (f *file) truncateToZero() syscall.Errno {
-	x := f.node.ext()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	locked, errno := f.lockCipher(true)
-	if errno != 0 {
-		return errno
-	}
-	if locked {
-		defer f.unlockCipher()
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(f.fd, &st); err != nil {
-		return fs2errno(err)
-	}
-	return f.empty(uint64(st.Size))
+	return f.withLocks(true, func() syscall.Errno {
+		var st unix.Stat_t
+		if err := unix.Fstat(f.fd, &st); err != nil {
+			return fs2errno(err)
+		}
+		return f.empty(uint64(st.Size))
+	})
 }
 
 // emptyHeader writes a header into the new, empty cipher file fd if the format's empty files

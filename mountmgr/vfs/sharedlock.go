@@ -20,6 +20,27 @@ import (
 // and header, which any write may change. The node lock is always taken first, so no two
 // operations of one mount wait on each other's cipher lock.
 
+// withLocks runs op under f's node lock, then its cipher file lock (lockCipher): shared for a
+// read, exclusive for a change.
+func (f *file) withLocks(exclusive bool, op func() syscall.Errno) syscall.Errno {
+	x := f.node.ext()
+	if exclusive {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+	} else {
+		x.mu.RLock()
+		defer x.mu.RUnlock()
+	}
+	locked, errno := f.lockCipher(exclusive)
+	if errno != 0 {
+		return errno
+	}
+	if locked {
+		defer f.unlockCipher()
+	}
+	return op()
+}
+
 // lockCipher takes the cipher file lock of f (exclusive for a change) when the mount is on
 // shared storage; it reports whether unlockCipher must be called. A file system that has no
 // such locks is logged once and used without them.

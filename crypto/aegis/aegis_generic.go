@@ -42,14 +42,6 @@ func (x block) store(b []byte) {
 func xor(x, y block) block { return block{x[0] ^ y[0], x[1] ^ y[1], x[2] ^ y[2], x[3] ^ y[3]} }
 func and(x, y block) block { return block{x[0] & y[0], x[1] & y[1], x[2] & y[2], x[3] & y[3]} }
 
-// aesRound is one AES encryption round without the key schedule:
-// MixColumns(ShiftRows(SubBytes(in))) ^ rk, the AESENC instruction.
-func aesRound(in, rk block) block {
-	x := [4]block{in}
-	aesRound4(&x)
-	return xor(x[0], rk)
-}
-
 // aesRounds replaces each block x[i] with MixColumns(ShiftRows(SubBytes(x[i]))),
 // four blocks at a time.
 func aesRounds(x []block) {

@@ -5,6 +5,14 @@ import (
 	"testing"
 )
 
+// aesRound is one AES encryption round without the key schedule:
+// MixColumns(ShiftRows(SubBytes(in))) ^ rk, the AESENC instruction.
+func aesRound(in, rk block) block {
+	x := [4]block{in}
+	aesRound4(&x)
+	return xor(x[0], rk)
+}
+
 // refSbox computes the AES S-box from its definition, slowly and obviously:
 // the inverse in GF(2^8) by search, then the affine map.
 func refSbox(x byte) byte {

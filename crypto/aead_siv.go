@@ -54,23 +54,9 @@ func (s *sivAEAD) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
 	}
 	// pt is a fresh buffer, so copying it out is safe even when dst overlaps
 	// ciphertext.
-	ret, out := sliceForAppend(dst, len(pt))
-	copy(out, pt)
+	ret := append(dst, pt...)
 	Wipe(pt)
 	return ret, nil
 }
 
 func (s *sivAEAD) wipe() { Wipe(s.key) }
-
-// sliceForAppend extends in by n bytes, reallocating only when needed, and
-// returns the whole slice and the new tail.
-func sliceForAppend(in []byte, n int) (head, tail []byte) {
-	if total := len(in) + n; cap(in) >= total {
-		head = in[:total]
-	} else {
-		head = make([]byte, total)
-		copy(head, in)
-	}
-	tail = head[len(in):]
-	return
-}

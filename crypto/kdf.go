@@ -7,7 +7,6 @@ import (
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -95,15 +94,12 @@ func (s ScryptKDF) LogN() int {
 // limit. Parameters that pass may still cost more than the caller allows
 // (CheckScryptCost) or need more memory than the machine has (CheckScryptMemory): DeriveKey
 // checks both before it runs scrypt.
-func (s ScryptKDF) Validate() error { return s.validate(ScryptSaltLen) }
+func (s ScryptKDF) Validate() error { return s.ValidateMinSalt(ScryptSaltLen) }
 
 // ValidateMinSalt is Validate for a format whose salts may be shorter than gocryptfs's 32
 // bytes, down to minSaltLen (DeriveKeyMinSalt): a reader checks the parameters with it before
 // anything else of the file is used.
-func (s ScryptKDF) ValidateMinSalt(minSaltLen int) error { return s.validate(minSaltLen) }
-
-// validate is Validate with the smallest salt the format accepts.
-func (s ScryptKDF) validate(minSaltLen int) error {
+func (s ScryptKDF) ValidateMinSalt(minSaltLen int) error {
 	logN := s.LogN()
 	switch {
 	case s.N < 1<<MinScryptLogN:
@@ -156,7 +152,7 @@ func (s ScryptKDF) DeriveKey(ctx context.Context, password []byte) ([]byte, erro
 // DeriveKeyMinSalt is DeriveKey for a format whose salts may be shorter than gocryptfs's 32
 // bytes, down to minSaltLen: Cryptomator writes 8-byte salts. Every other bound is the same.
 func (s ScryptKDF) DeriveKeyMinSalt(ctx context.Context, password []byte, minSaltLen int) ([]byte, error) {
-	if err := s.validate(minSaltLen); err != nil {
+	if err := s.ValidateMinSalt(minSaltLen); err != nil {
 		return nil, err
 	}
 	if err := CheckScryptCost(s, CostBoundOf(ctx)); err != nil {
@@ -168,7 +164,7 @@ func (s ScryptKDF) DeriveKeyMinSalt(ctx context.Context, password []byte, minSal
 	if err := CheckScryptMemory(s); err != nil {
 		return nil, err
 	}
-	if s.cost() > inProcessCost {
+	if s.Cost() > inProcessCost {
 		return deriveInHelper(ctx, s, password)
 	}
 	k, err := scrypt.Key(password, s.Salt, s.N, s.R, s.P, s.KeyLen)
@@ -250,8 +246,7 @@ func OpenMasterKey(kek, encrypted []byte, useHKDF bool) ([]byte, error) {
 	if len(encrypted) < nonceLen+a.Overhead() {
 		return nil, fmt.Errorf("crypto: encrypted master key is %d bytes, too short: %w", len(encrypted), ErrAuth)
 	}
-	var ad [8]byte
-	binary.BigEndian.PutUint64(ad[:], 0)
+	var ad [8]byte // block number 0, no file ID
 	mk, err := a.Open(nil, encrypted[:nonceLen], encrypted[nonceLen:], ad[:])
 	if err != nil {
 		return nil, fmt.Errorf("crypto: opening master key: %w", ErrAuth)

@@ -58,9 +58,7 @@ func (b CostBound) Allows(cost uint64) bool {
 
 // Cost is what the parameters cost in the sense of CostBound: the bytes of scrypt's table,
 // 128·N·r (MemoryNeed adds its small buffers).
-func (s ScryptKDF) Cost() uint64 { return s.cost() }
-
-func (s ScryptKDF) cost() uint64 {
+func (s ScryptKDF) Cost() uint64 {
 	if s.N <= 0 || s.R <= 0 {
 		return 0
 	}
@@ -77,7 +75,7 @@ func (s ScryptKDF) cost() uint64 {
 // Cryptomator's scryptCostParam and scryptBlockSize) and for new vaults' costs; DeriveKey
 // applies it before it derives anything.
 func CheckScryptCost(s ScryptKDF, bound CostBound) error {
-	if bound.Allows(s.cost()) {
+	if bound.Allows(s.Cost()) {
 		return nil
 	}
 	b := bound
@@ -85,7 +83,7 @@ func CheckScryptCost(s ScryptKDF, bound CostBound) error {
 		b = DefaultCostBound
 	}
 	return fmt.Errorf("%w: scrypt with N=2^%d, R=%d needs %s of memory and about %s on this machine (the bound is %s)",
-		ErrKDFCostly, s.LogN(), s.R, FormatBytes(s.cost()), roundDuration(EstimateScryptTime(s)), FormatBytes(uint64(b)))
+		ErrKDFCostly, s.LogN(), s.R, FormatBytes(s.Cost()), roundDuration(EstimateScryptTime(s)), FormatBytes(uint64(b)))
 }
 
 // EstimateScryptTime is about how long scrypt takes with s on this machine, extrapolated

@@ -117,7 +117,7 @@ func ServeKDFHelper(r io.Reader, w io.Writer) error {
 		return fmt.Errorf("crypto: key derivation helper: reading the request: %w", err)
 	}
 	s.Salt = buf[:saltLen]
-	if err := s.validate(1); err != nil {
+	if err := s.ValidateMinSalt(1); err != nil {
 		return err
 	}
 	key, err := scrypt.Key(buf[saltLen:], s.Salt, s.N, s.R, s.P, s.KeyLen)

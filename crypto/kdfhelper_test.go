@@ -102,8 +102,8 @@ func TestDeriveKeyCancel(t *testing.T) {
 // derivation starts stops a cheap (in-process) one as well.
 func TestDeriveKeyHelper(t *testing.T) {
 	s, _ := NewScryptKDF(17) // 128 MiB: above inProcessCost, so in the helper
-	if s.cost() <= inProcessCost {
-		t.Fatalf("2^17 costs %d, not above the in-process bound %d", s.cost(), inProcessCost)
+	if s.Cost() <= inProcessCost {
+		t.Fatalf("2^17 costs %d, not above the in-process bound %d", s.Cost(), inProcessCost)
 	}
 	got, err := s.DeriveKey(context.Background(), []byte("pw"))
 	if err != nil {

@@ -109,10 +109,7 @@ type FileHeader struct {
 // NewHeader makes a header with a fresh nonce and content key and returns it with its sealed
 // bytes.
 func (c *Content) NewHeader() (*FileHeader, []byte, error) {
-	nonceLen := gcmNonceLen
-	if c.combo == SIVCTRMAC {
-		nonceLen = ctrNonceLen
-	}
+	nonceLen := c.nonceLen()
 	var payload [headerPayloadLen]byte
 	defer crypto.Wipe(payload[:])
 	binary.BigEndian.PutUint64(payload[:8], ^uint64(0))

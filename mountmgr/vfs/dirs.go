@@ -94,11 +94,7 @@ func (c *dirCache) get(n *node) (dirRef, bool) {
 func (c *dirCache) put(n *node, fd int) dirRef {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i, e := range c.entries {
-		if e != nil && e.n == n {
-			c.evict(i)
-		}
-	}
+	c.dropLocked(n)
 	i := c.next
 	c.next = (c.next + 1) % dirCacheSize
 	c.evict(i)
@@ -111,6 +107,10 @@ func (c *dirCache) put(n *node, fd int) dirRef {
 func (c *dirCache) drop(n *node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.dropLocked(n)
+}
+
+func (c *dirCache) dropLocked(n *node) {
 	for i, e := range c.entries {
 		if e != nil && e.n == n {
 			c.evict(i)

@@ -37,23 +37,17 @@ const statxMask = unix.STATX_BASIC_STATS | unix.STATX_BTIME
 
 // statAt stats name in dirfd without following a symlink.
 func statAt(dirfd int, name string) (entryID, error) {
-	var x unix.Statx_t
-	if err := unix.Statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW, statxMask, &x); err != nil {
-		return entryID{}, err
-	}
-	return idFromStatx(&x), nil
+	return statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // statFd stats the open file fd.
-func statFd(fd int) (entryID, error) {
+func statFd(fd int) (entryID, error) { return statx(fd, "", unix.AT_EMPTY_PATH) }
+
+func statx(dirfd int, name string, flags int) (entryID, error) {
 	var x unix.Statx_t
-	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, statxMask, &x); err != nil {
+	if err := unix.Statx(dirfd, name, flags, statxMask, &x); err != nil {
 		return entryID{}, err
 	}
-	return idFromStatx(&x), nil
-}
-
-func idFromStatx(x *unix.Statx_t) entryID {
 	ts := func(t unix.StatxTimestamp) unix.Timespec { return unix.Timespec{Sec: t.Sec, Nsec: int64(t.Nsec)} }
 	e := entryID{st: unix.Stat_t{
 		Dev:    unix.Mkdev(x.Dev_major, x.Dev_minor),
@@ -74,7 +68,7 @@ func idFromStatx(x *unix.Statx_t) entryID {
 	if x.Mask&unix.STATX_BTIME != 0 {
 		e.gen = uint64(x.Btime.Sec)*1e9 + uint64(x.Btime.Nsec)
 	}
-	return e
+	return e, nil
 }
 
 // setInt stores v in *dst, converting to whatever integer type the field has here.

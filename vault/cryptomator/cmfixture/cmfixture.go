@@ -81,9 +81,6 @@ func (f Fixture) Password() ([]byte, error) {
 	return bytes.TrimRight(b, "\n"), err
 }
 
-// PasswordFile is siv-gcm-a's password file.
-func PasswordFile() string { return SIVGCMA.PasswordFile() }
-
 // PasswordFile is the file holding the password (with a trailing newline).
 func (f Fixture) PasswordFile() string { return filepath.Join(f.Dir(), "password") }
 

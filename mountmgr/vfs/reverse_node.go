@@ -315,12 +315,10 @@ func (n *rnode) Read(ctx context.Context, fh fs.FileHandle, dest []byte, off int
 
 // Statfs reports the plaintext folder's file system.
 func (n *rnode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(n.fs.rootFd, &st); err != nil {
+	var st syscall.Statfs_t
+	if err := syscall.Fstatfs(n.fs.rootFd, &st); err != nil {
 		return n.op(fs.ToErrno(err))
 	}
-	out.Blocks, out.Bfree, out.Bavail = st.Blocks, st.Bfree, st.Bavail
-	out.Files, out.Ffree = st.Files, st.Ffree
-	out.Bsize, out.NameLen, out.Frsize = uint32(st.Bsize), uint32(st.Namelen), uint32(st.Frsize)
+	out.FromStatfsT(&st)
 	return n.op(0)
 }

@@ -6,11 +6,8 @@ import (
 	"github.com/vaultui/vaultui/vault/format"
 )
 
-// File contents are written once (file.go) for every vault format: a header, then blocks of
-// the format's geometry, each sealed under a key the header gives. What differs between
-// formats is behind contentFormat and fileKey.
-
-// contentFormat is a vault format's file content encryption as the mount uses it.
+// contentFormat is a vault format's file content encryption as the mount uses it (file.go is
+// written once against it and fileKey): a header, then blocks sealed under the header's key.
 type contentFormat interface {
 	geometry() format.Geometry
 	// holes reports whether an all-zero cipher block reads as a block of zeros (gocryptfs:

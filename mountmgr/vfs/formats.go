@@ -9,11 +9,6 @@ import (
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
-// The mount's formats: each vault format's Volume sets up its tree (tree.go,
-// tree_cryptomator.go) and content (content.go). This file, those and VolumeOf are the only
-// places of the mount that know which formats there are; the FUSE operations ask the tree's
-// capabilities (watchable, hardLinks, specialFiles, sharedStorage).
-
 // GocryptfsVolume is an unlocked gocryptfs vault.
 type GocryptfsVolume struct {
 	// Dir is the cipherdir.

@@ -17,10 +17,7 @@ import (
 // cryptomatorTree is Cryptomator's vault format 8 (vault/cryptomator's package doc has the
 // format). A directory's entries live in a folder of its own, d/XX/YYYY, found from its ID:
 // so a directory's key is its ID, and its folder is opened from the vault's root by the ID
-// alone, however deep the directory is. An entry is stored under base64url(AES-SIV(name,
-// parent ID)) + ".c9r", a name longer than the vault's threshold as a hash + ".c9s" folder
-// holding name.c9s; a file is a regular file (contents.c9r in a .c9s folder), a directory a
-// folder holding dir.c9r, a symlink a folder holding symlink.c9r.
+// alone, however deep the directory is.
 //
 // A node's object is what Cryptomator itself takes attributes from: a file's content file, a
 // directory's d/ folder (which renames never move, so a directory keeps its identity and its

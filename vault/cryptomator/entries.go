@@ -18,11 +18,8 @@ import (
 
 // An entry's folder, on directory descriptors: the one home of these rules, for the offline
 // reader, writer and settling (Vault) and for the mount (mountmgr/vfs) alike, as vault/layout
-// is for gocryptfs vaults. A file stored under a .c9r name is a regular file; every other
-// entry is a folder whose one payload file tells what it is: dir.c9r a directory, symlink.c9r
-// a symlink, contents.c9r (only under a .c9s name) a file; a .c9s folder also holds name.c9s.
-// Every function works relative to the descriptor of the folder holding the entry and never
-// follows a symlink.
+// is for gocryptfs vaults (the package doc describes the entries). Every function works
+// relative to the descriptor of the folder holding the entry and never follows a symlink.
 
 // ErrHalfMade is an entry folder that holds no payload at all (nothing but, for a .c9s
 // name, its name.c9s): what a crash leaves when it stops a rename that moves an entry's

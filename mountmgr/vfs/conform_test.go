@@ -864,7 +864,7 @@ func TestConflictCopies(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(mp, "d"), 0o755)
 	os.WriteFile(filepath.Join(mp, "d", "x.txt"), []byte("x v1"), 0o644)
-	if err := m.Unmount(); err != nil {
+	if err := unmount(m); err != nil {
 		t.Fatal(err)
 	}
 	// The sync tools at work, on the cipherdir.
@@ -961,7 +961,7 @@ func TestConflictCopies(t *testing.T) {
 	if err != nil || len(list) != 4 || list[0].Kind != vault.ConflictFolderMadeTwice {
 		t.Fatalf("Conflicts = %+v, %v; want the root made twice and 3 copies", list, err)
 	}
-	if err := m.Unmount(); err != nil {
+	if err := unmount(m); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -1005,7 +1005,7 @@ func TestDirIVConflict(t *testing.T) {
 	mp, m := mountTest(t, vol, Options{})
 	os.Mkdir(filepath.Join(mp, "shared"), 0o755)
 	os.WriteFile(filepath.Join(mp, "shared", "a.txt"), []byte("made on A"), 0o644)
-	if err := m.Unmount(); err != nil {
+	if err := unmount(m); err != nil {
 		t.Fatal(err)
 	}
 	_, sharedC := cipherName(t, v, "shared")
@@ -1194,7 +1194,7 @@ func folderMadeTwiceByChance(t *testing.T, v *gocryptfs.Vault, opts Options) (mp
 			t.Fatal(err)
 		}
 	}
-	if err := m.Unmount(); err != nil {
+	if err := unmount(m); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(dir, crypto.DirIVName), filepath.Join(dir, "gocryptfs.sync-conflict-20261130-101010-ABCDEF7.diriv")); err != nil {
@@ -1277,7 +1277,7 @@ func accessChild(dir string) {
 		fmt.Printf("SKIP: mount as nobody: %v\n", err)
 		return
 	}
-	defer m.Unmount()
+	defer unmount(m)
 	ro, rw := filepath.Join(mp, "ro"), filepath.Join(mp, "rw")
 	os.WriteFile(ro, []byte("x"), 0o444)
 	os.WriteFile(rw, []byte("x"), 0o644)
@@ -1344,7 +1344,7 @@ func TestDirIVConflictLongName(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mp, "shared", long), []byte("made on A"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Unmount(); err != nil {
+	if err := unmount(m); err != nil {
 		t.Fatal(err)
 	}
 	_, sharedC := cipherName(t, v, "shared")

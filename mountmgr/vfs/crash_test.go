@@ -353,7 +353,7 @@ func inProcess(t *testing.T, dir string, times bool, fn func(mp string) error) m
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := m.Unmount(); err != nil {
+		if err := unmount(m); err != nil {
 			t.Errorf("unmount %s: %v", mp, err)
 			syscall.Unmount(mp, syscall.MNT_DETACH)
 		}

@@ -123,15 +123,6 @@ type Mounted struct {
 	closeFS func()
 }
 
-// Unmount unmounts the file system; it fails (EBUSY) while the mount is in use.
-func (m *Mounted) Unmount() error {
-	if err := m.Server.Unmount(); err != nil {
-		return err
-	}
-	m.Wait()
-	return nil
-}
-
 // DropOpenPages tells the kernel to drop the cached pages and attributes of every file open
 // on the mount. A daemon that exits with files still open calls it first: the kernel keeps
 // serving cached pages without asking the file system (on a watched local mount it drops them

@@ -589,7 +589,7 @@ func TestOneInotifyInstance(t *testing.T) {
 	deletedBehind("deleted behind the first mount", mp1, v1, "f")
 	deletedBehind("deleted behind the second mount", mp2, v2, "f")
 	deletedBehind("deleted behind the third mount", mp3, v2, "g")
-	if err := m3.Unmount(); err != nil {
+	if err := unmount(m3); err != nil {
 		t.Fatal(err)
 	}
 	deletedBehind("deleted behind the second mount, the third one gone", mp2, v2, "h")

@@ -198,7 +198,7 @@ func TestRandomOps(t *testing.T) {
 		compareTrees(t, mp, ref, fmt.Sprintf("after batch %d", b))
 	}
 	// Remount: what is on disk, not what the kernel cached, must match.
-	if err := m.Unmount(); err != nil {
+	if err := unmount(m); err != nil {
 		t.Fatal(err)
 	}
 	var reportMu sync.Mutex
@@ -229,7 +229,7 @@ func TestFlippedByte(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mp, "f"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Unmount(); err != nil {
+	if err := unmount(m); err != nil {
 		t.Fatal(err)
 	}
 	var cipherFile string

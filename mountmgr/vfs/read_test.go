@@ -51,7 +51,7 @@ func TestLargeReads(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("read back %d bytes differing from the %d written", len(got), len(want))
 			}
-			if err := m.Unmount(); err != nil {
+			if err := unmount(m); err != nil {
 				t.Fatal(err)
 			}
 

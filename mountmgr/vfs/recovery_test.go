@@ -34,7 +34,7 @@ func TestForceDecode(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mp, "named-badly.txt"), []byte("still here"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Unmount(); err != nil {
+	if err := unmount(m); err != nil {
 		t.Fatal(err)
 	}
 	_, stored := cipherName(t, vlt, "secret-plan.txt")
@@ -66,7 +66,7 @@ func TestForceDecode(t *testing.T) {
 	if ents, _ := os.ReadDir(mp); len(ents) != 1 {
 		t.Fatalf("normal mount lists %v, want only the file whose name decrypts", ents)
 	}
-	if err := m.Unmount(); err != nil {
+	if err := unmount(m); err != nil {
 		t.Fatal(err)
 	}
 

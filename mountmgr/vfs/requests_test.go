@@ -356,7 +356,7 @@ func TestRequestBudget(t *testing.T) {
 	// Every close's RELEASE arrives before the unmount: one the kernel still had queued
 	// when the mount ended would never come (fsys.close closes its handle instead).
 	reqs.waitFor("RELEASE", n)
-	if err := m.Unmount(); err != nil {
+	if err := unmount(m); err != nil {
 		t.Fatal(err)
 	}
 	created := reqs.count()

@@ -188,7 +188,7 @@ func mountReverseWith(t *testing.T, dir string, password string, rules []string,
 		t.Fatalf("mount on %s: %v", mp, err)
 	}
 	t.Cleanup(func() {
-		if err := m.Unmount(); err != nil {
+		if err := unmount(m); err != nil {
 			t.Errorf("unmount %s: %v", mp, err)
 			unmountFUSE(mp, true)
 		}

@@ -63,10 +63,10 @@ func mountTest(t testing.TB, v Volume, opts Options) (string, *Mounted) {
 	t.Cleanup(func() {
 		// The kernel releases the files a test closed a moment after close returns; until it
 		// has, the unmount is busy (seen on a loaded machine). Try again for a few seconds.
-		err := m.Unmount()
+		err := unmount(m)
 		for deadline := time.Now().Add(5 * time.Second); err != nil && time.Now().Before(deadline); {
 			time.Sleep(100 * time.Millisecond)
-			err = m.Unmount()
+			err = unmount(m)
 		}
 		if err != nil {
 			t.Errorf("unmount %s: %v", mp, err)
@@ -88,6 +88,16 @@ func mountTest(t testing.TB, v Volume, opts Options) (string, *Mounted) {
 
 // unmountFUSE unmounts mp as the test's user can: umount(2) as root, else fusermount3 -u. lazy
 // detaches a busy mount.
+// unmount unmounts m's file system and waits for it to stop; it fails (EBUSY) while the mount
+// is in use.
+func unmount(m *Mounted) error {
+	if err := m.Server.Unmount(); err != nil {
+		return err
+	}
+	m.Wait()
+	return nil
+}
+
 func unmountFUSE(mp string, lazy bool) error {
 	if os.Geteuid() == 0 {
 		flags := 0

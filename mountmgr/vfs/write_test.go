@@ -56,7 +56,7 @@ func TestLargeWrites(t *testing.T) {
 				t.Fatalf("read back %d bytes differing from the %d written", len(got), len(model))
 			}
 			f.Close()
-			if err := m.Unmount(); err != nil {
+			if err := unmount(m); err != nil {
 				t.Fatal(err)
 			}
 			fsckClean(t, v)

@@ -36,14 +36,7 @@ var (
 
 func procFdPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
-func (f *file) getattr(out *fuse.AttrOut) syscall.Errno {
-	var st unix.Stat_t
-	if err := unix.Fstat(f.fd, &st); err != nil {
-		return fs2errno(err)
-	}
-	f.node.fsys.plainAttr(&st, -1, "", &out.Attr)
-	return 0
-}
+func (f *file) getattr(out *fuse.AttrOut) syscall.Errno { return f.node.fsys.fdAttr(f.fd, out) }
 
 // pread reads until buf is full or the file ends.
 func pread(fd int, buf []byte, off int64) (int, error) {

@@ -137,6 +137,16 @@ func (f *fsys) plainAttr(st *unix.Stat_t, dirfd int, name string, out *fuse.Attr
 	}
 }
 
+// fdAttr answers getattr with the stat of the cipher file or folder open at fd.
+func (f *fsys) fdAttr(fd int, out *fuse.AttrOut) syscall.Errno {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fs2errno(err)
+	}
+	f.plainAttr(&st, -1, "", &out.Attr)
+	return 0
+}
+
 // statAttr copies a stat into a FUSE attribute as it is; the forward (plainAttr) and the
 // reverse view (rfs.attr) then set the inode number and the size they show.
 func statAttr(st *unix.Stat_t, out *fuse.Attr) {

@@ -36,13 +36,8 @@ func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 
 // getattr stats n's object through its place (the root through its own descriptor).
 func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
-	var st unix.Stat_t
 	if n.IsRoot() {
-		if err := unix.Fstat(n.fsys.rootFd, &st); err != nil {
-			return fs2errno(err)
-		}
-		n.fsys.plainAttr(&st, -1, "", &out.Attr)
-		return 0
+		return n.fsys.fdAttr(n.fsys.rootFd, out)
 	}
 	d, stored, errno := n.place()
 	if errno == 0 {
@@ -58,6 +53,7 @@ func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
+	var st unix.Stat_t
 	if err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		if err == unix.ENOENT && isDir {
 			return n.removedDirAttr(out)

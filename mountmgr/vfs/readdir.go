@@ -106,12 +106,7 @@ func (n *node) removedDirAttr(out *fuse.AttrOut) syscall.Errno {
 	if len(x.dirHandles) == 0 {
 		return syscall.ENOENT
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(x.dirHandles[0].fd, &st); err != nil {
-		return fs2errno(err)
-	}
-	n.fsys.plainAttr(&st, -1, "", &out.Attr)
-	return 0
+	return n.fsys.fdAttr(x.dirHandles[0].fd, out)
 }
 
 // keepsListing reports whether the kernel may keep directory n's listing across opens.

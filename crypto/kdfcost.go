@@ -75,15 +75,14 @@ func (s ScryptKDF) Cost() uint64 {
 // Cryptomator's scryptCostParam and scryptBlockSize) and for new vaults' costs; DeriveKey
 // applies it before it derives anything.
 func CheckScryptCost(s ScryptKDF, bound CostBound) error {
+	if bound == 0 {
+		bound = DefaultCostBound
+	}
 	if bound.Allows(s.Cost()) {
 		return nil
 	}
-	b := bound
-	if b == 0 {
-		b = DefaultCostBound
-	}
 	return fmt.Errorf("%w: scrypt with N=2^%d, R=%d needs %s of memory and about %s on this machine (the bound is %s)",
-		ErrKDFCostly, s.LogN(), s.R, FormatBytes(s.Cost()), roundDuration(EstimateScryptTime(s)), FormatBytes(uint64(b)))
+		ErrKDFCostly, s.LogN(), s.R, FormatBytes(s.Cost()), roundDuration(EstimateScryptTime(s)), FormatBytes(uint64(bound)))
 }
 
 // EstimateScryptTime is about how long scrypt takes with s on this machine, extrapolated

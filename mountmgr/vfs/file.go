@@ -112,16 +112,6 @@ func (f *file) sizes() (st unix.Stat_t, plainSize uint64, errno syscall.Errno) {
 	return st, uint64(ps), 0
 }
 
-// ensureHeader returns the file's key, writing a fresh header into an empty cipher file. The
-// caller holds the node lock exclusively.
-func (f *file) ensureHeader(cipherSize uint64) (fileKey, syscall.Errno) {
-	k, h, errno := f.keyOrNew(cipherSize)
-	if errno == 0 && h != nil {
-		errno = f.writeHeader(h)
-	}
-	return k, errno
-}
-
 // keyOrNew returns the key of a file of the given cipher size; for an empty one, a fresh key
 // and the header that holds it, for the caller to write (writeHeader, or in one system call
 // with the first block: writeRange).
@@ -733,7 +723,10 @@ func (f *file) truncateLocked(newSize uint64) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
-	k, errno := f.ensureHeader(cs)
+	k, header, errno := f.keyOrNew(cs)
+	if errno == 0 && header != nil {
+		errno = f.writeHeader(header) // an empty file gets its header on its own
+	}
 	if errno != 0 {
 		return errno
 	}

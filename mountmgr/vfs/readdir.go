@@ -53,7 +53,7 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 	if !n.IsRoot() {
 		// Without its folder (gone), the handle opens all the same; listing it fails.
 		if d, errno := n.dirFd(); errno == 0 {
-			h.fd, _ = dupFd(d.fd)
+			h.fd, _ = unix.FcntlInt(uintptr(d.fd), unix.F_DUPFD_CLOEXEC, 0)
 			d.close()
 		}
 	}
@@ -65,12 +65,6 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 		n.fsys.handles.Store(h, struct{}{})
 	}
 	return h, fl, n.fsys.op(0)
-}
-
-// dupFd duplicates fd, close-on-exec.
-func dupFd(fd int) (int, syscall.Errno) {
-	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-	return nfd, fs2errno(err)
 }
 
 // close ends the handle: by Releasedir, or by the mount's end (fsys.close).

@@ -40,11 +40,17 @@ func (n *NameTransform) DecryptXattrName(encoded string) (string, error) {
 }
 
 // EncryptXattrValue encrypts an attribute value; an empty value stays empty, as in gocryptfs.
+// The value, of any length, is sealed as one message numbered block 0 without a file ID
+// (how gocryptfs encrypts attribute values): nonce, then ciphertext and tag.
 func (e *ContentEnc) EncryptXattrValue(value []byte) []byte {
 	if len(value) == 0 {
 		return []byte{}
 	}
-	return e.sealOne(value)
+	out := make([]byte, e.nonceLen, e.nonceLen+len(value)+TagLen)
+	// crypto/rand.Read never returns an error.
+	_, _ = rand.Read(out)
+	var ad [8]byte // block number 0, big endian
+	return e.aead.Seal(out, out[:e.nonceLen], value, ad[:])
 }
 
 // DecryptXattrValue reverses EncryptXattrValue. A value that fails authentication wraps
@@ -56,21 +62,6 @@ func (e *ContentEnc) DecryptXattrValue(c []byte) ([]byte, error) {
 	if len(c) <= e.overhead {
 		return nil, fmt.Errorf("crypto: %w: attribute value of %d bytes", ErrAuth, len(c))
 	}
-	return e.openOne(c)
-}
-
-// sealOne seals msg of any length as one message numbered block 0 without a file ID (how
-// gocryptfs encrypts attribute values): nonce, then ciphertext and tag.
-func (e *ContentEnc) sealOne(msg []byte) []byte {
-	out := make([]byte, e.nonceLen, e.nonceLen+len(msg)+TagLen)
-	// crypto/rand.Read never returns an error.
-	_, _ = rand.Read(out)
-	var ad [8]byte // block number 0, big endian
-	return e.aead.Seal(out, out[:e.nonceLen], msg, ad[:])
-}
-
-// openOne reverses sealOne.
-func (e *ContentEnc) openOne(c []byte) ([]byte, error) {
 	var ad [8]byte
 	plain, err := e.aead.Open(nil, c[:e.nonceLen], c[e.nonceLen:], ad[:])
 	if err != nil {

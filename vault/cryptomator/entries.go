@@ -96,7 +96,7 @@ func EntryKind(dirfd int, stored string) (Kind, error) {
 	case unix.S_IFDIR:
 		return FolderKind(dirfd, stored)
 	}
-	return 0, fmt.Errorf("%w: %s where a file or folder belongs", layout.ErrCorrupt, typeName(st.Mode))
+	return 0, fmt.Errorf("%w: %s where a file or folder belongs", layout.ErrCorrupt, (&layout.NotRegularError{Mode: st.Mode}).Kind())
 }
 
 // EntryType is the file type of the entry stored in dirfd (ENOENT if there is none): for a
@@ -122,11 +122,6 @@ func KindOf(typ uint32) Kind {
 		return KindSymlink
 	}
 	return KindFile
-}
-
-// typeName names a stat mode's file type, for errors.
-func typeName(mode uint32) string {
-	return (&layout.NotRegularError{Mode: mode}).Kind()
 }
 
 // halfMade reports whether the entry folder open at efd holds nothing but perhaps its

@@ -25,6 +25,7 @@ type batchAEAD interface {
 // what Seal produces), so the on-disk block is always nonce || Seal output.
 type backend struct {
 	id       CipherID
+	name     string // CipherID.String
 	info     string // HKDF info string
 	keyLen   int
 	nonceLen int
@@ -40,17 +41,17 @@ type backend struct {
 func backendFor(c CipherID) (*backend, error) {
 	switch c {
 	case AESGCM:
-		return &backend{id: c, info: InfoGCMContent, keyLen: 32, nonceLen: 16,
+		return &backend{id: c, name: "AES-256-GCM", info: InfoGCMContent, keyLen: 32, nonceLen: 16,
 			legacyKey: func(mk []byte) []byte { return append([]byte(nil), mk...) },
 			newAEAD:   newGCM}, nil
 	case XChaCha:
-		return &backend{id: c, info: InfoXChaChaContent, keyLen: 32, nonceLen: 24, newAEAD: newXChaCha}, nil
+		return &backend{id: c, name: "XChaCha20-Poly1305", info: InfoXChaChaContent, keyLen: 32, nonceLen: 24, newAEAD: newXChaCha}, nil
 	case AESSIV:
-		return &backend{id: c, info: InfoSIVContent, keyLen: sivKeyLen, nonceLen: sivNonceLen,
+		return &backend{id: c, name: "AES-SIV-512", info: InfoSIVContent, keyLen: sivKeyLen, nonceLen: sivNonceLen,
 			legacyKey: func(mk []byte) []byte { s := sha512.Sum512(mk); return s[:] },
 			newAEAD:   newSIV, wipe: func(a cipher.AEAD) { a.(*sivAEAD).wipe() }}, nil
 	case AEGIS:
-		return &backend{id: c, info: InfoAEGISContent, keyLen: 32, nonceLen: 32, newAEAD: newAEGIS, wipe: aegis.Wipe}, nil
+		return &backend{id: c, name: "AEGIS-256X2", info: InfoAEGISContent, keyLen: 32, nonceLen: 32, newAEAD: newAEGIS, wipe: aegis.Wipe}, nil
 	}
 	return nil, fmt.Errorf("crypto: %w %q", ErrUnknownCipher, string(c))
 }

@@ -27,26 +27,16 @@ var Ciphers = []CipherID{AEGIS, AESGCM, XChaCha, AESSIV}
 
 // String returns the cipher's full name, e.g. "AES-256-GCM".
 func (c CipherID) String() string {
-	switch c {
-	case AESGCM:
-		return "AES-256-GCM"
-	case XChaCha:
-		return "XChaCha20-Poly1305"
-	case AESSIV:
-		return "AES-SIV-512"
-	case AEGIS:
-		return "AEGIS-256X2"
+	if b, err := backendFor(c); err == nil {
+		return b.name
 	}
 	return fmt.Sprintf("unknown cipher %q", string(c))
 }
 
 // Valid reports whether c is one of the known ciphers.
 func (c CipherID) Valid() bool {
-	switch c {
-	case AESGCM, XChaCha, AESSIV, AEGIS:
-		return true
-	}
-	return false
+	_, err := backendFor(c)
+	return err == nil
 }
 
 // ErrUnknownCipher is returned by ParseCipher for a name it does not know.

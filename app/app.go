@@ -144,11 +144,18 @@ func (a *App) Daemon(ctx context.Context) (Daemon, error) {
 // daemonCall runs call with the daemon's client and forgets a client whose daemon went away,
 // so the next call reconnects (and starts the daemon again).
 func (a *App) daemonCall(ctx context.Context, call func(Daemon) error) error {
+	_, err := daemonGet(ctx, a, func(d Daemon) (struct{}, error) { return struct{}{}, call(d) })
+	return err
+}
+
+// daemonGet is daemonCall for a call that returns a value.
+func daemonGet[T any](ctx context.Context, a *App, call func(Daemon) (T, error)) (T, error) {
 	d, err := a.Daemon(ctx)
 	if err != nil {
-		return err
+		var zero T
+		return zero, err
 	}
-	err = call(d)
+	out, err := call(d)
 	if errors.Is(err, mountmgr.ErrDaemon) {
 		a.mu.Lock()
 		if a.daemon == d {
@@ -157,7 +164,7 @@ func (a *App) daemonCall(ctx context.Context, call func(Daemon) error) error {
 		}
 		a.mu.Unlock()
 	}
-	return err
+	return out, err
 }
 
 // Vault names a vault for the use cases: its cipherdir, and the name it is registered under

@@ -67,10 +67,9 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 		}
 	}
 	var info mountmgr.MountInfo
-	mount := func(pw, key []byte) error {
-		return a.daemonCall(ctx, func(d Daemon) error {
-			var err error
-			info, err = d.Mount(ctx, mountmgr.MountRequest{
+	mount := func(pw, key []byte) (err error) {
+		info, err = daemonGet(ctx, a, func(d Daemon) (mountmgr.MountInfo, error) {
+			return d.Mount(ctx, mountmgr.MountRequest{
 				CipherDir: r.Vault.CipherDir, MountPoint: r.MountPoint, Password: pw, MasterKey: key,
 				ReadOnly: r.ReadOnly || key != nil && !r.ReadWrite, AllowOther: r.AllowOther,
 				NoExec: r.NoExec, Idle: r.Idle,
@@ -78,8 +77,8 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 				SharedStorage: r.SharedStorage,
 				KDFCost:       uint64(crypto.CostBoundOf(kdfContext(ctx, r.Vault))),
 			})
-			return err
 		})
+		return err
 	}
 	if r.MasterKey != nil {
 		if err := mount(nil, r.MasterKey); err != nil {
@@ -159,22 +158,10 @@ func CheckMountPoint(v Vault, mountPoint string) error {
 
 // Status lists the daemon's mounts, detached and stale ones included.
 func (a *App) Status(ctx context.Context) ([]mountmgr.MountInfo, error) {
-	var out []mountmgr.MountInfo
-	err := a.daemonCall(ctx, func(d Daemon) error {
-		var err error
-		out, err = d.Status(ctx)
-		return err
-	})
-	return out, err
+	return daemonGet(ctx, a, func(d Daemon) ([]mountmgr.MountInfo, error) { return d.Status(ctx) })
 }
 
 // Stale is the daemon's report of mounts a crashed daemon left (see mountmgr.Client.Stale).
 func (a *App) Stale(ctx context.Context) ([]mountmgr.StaleMount, error) {
-	var out []mountmgr.StaleMount
-	err := a.daemonCall(ctx, func(d Daemon) error {
-		var err error
-		out, err = d.Stale(ctx)
-		return err
-	})
-	return out, err
+	return daemonGet(ctx, a, func(d Daemon) ([]mountmgr.StaleMount, error) { return d.Stale(ctx) })
 }

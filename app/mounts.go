@@ -172,13 +172,7 @@ func (a *App) Watch(ctx context.Context, each func([]mountmgr.MountInfo)) error 
 
 // DaemonInfo says how the daemon runs (its pid, a log it cannot write).
 func (a *App) DaemonInfo(ctx context.Context) (mountmgr.DaemonInfo, error) {
-	var out mountmgr.DaemonInfo
-	err := a.daemonCall(ctx, func(d Daemon) error {
-		var err error
-		out, err = d.Daemon(ctx)
-		return err
-	})
-	return out, err
+	return daemonGet(ctx, a, func(d Daemon) (mountmgr.DaemonInfo, error) { return d.Daemon(ctx) })
 }
 
 // NamedEvent is a daemon event with the name its vault is registered under ("" when none).
@@ -198,12 +192,7 @@ func (a *App) named(evs []mountmgr.Event) []NamedEvent {
 
 // Events returns the daemon's event log after event number after (0: all), oldest first.
 func (a *App) Events(ctx context.Context, after uint64) ([]NamedEvent, error) {
-	var evs []mountmgr.Event
-	err := a.daemonCall(ctx, func(d Daemon) error {
-		var err error
-		evs, err = d.Events(ctx, after)
-		return err
-	})
+	evs, err := daemonGet(ctx, a, func(d Daemon) ([]mountmgr.Event, error) { return d.Events(ctx, after) })
 	return a.named(evs), err
 }
 

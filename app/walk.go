@@ -11,33 +11,53 @@ import (
 
 // Walker checks (fsck) or exports one vault, whether it is locked or mounted; Close forgets
 // the key.
-type Walker struct {
-	a *App
-	v Vault
-	// mountPoint is set for a vault this user's daemon has mounted: it holds the key and
-	// walks the cipherdir with it. Otherwise locked holds the key until Close.
+type Walker struct{ opened }
+
+// opened is a vault opened for a use case that needs its key. For a vault this user's daemon
+// has mounted, mountPoint is set: the daemon holds the key and does the work. Otherwise
+// locked holds the key until Close.
+type opened struct {
+	a          *App
+	v          Vault
 	mountPoint string
 	locked     vault.Volume
 }
 
-// OpenWalker opens the vault for fsck or export: through the daemon when the daemon has it
-// mounted (no password needed), else by unlocking it with password, or without one with the
-// keyring's (a *PasswordNeededError when that does not work). A vault mounted by another
+// open opens the vault through the daemon when the daemon has it mounted (no password needed;
+// where is the one rule of daemonMountOf), else by unlocking it with password, or without
+// one with the keyring's (a *PasswordNeededError when that does not work).
+func (a *App) open(ctx context.Context, v Vault, password []byte) (opened, KeyringChange, error) {
+	if mp := a.daemonMountOf(ctx, v); mp != "" {
+		return opened{a: a, v: v, mountPoint: mp}, KeyringChange{}, nil
+	}
+	locked, change, err := a.unlockVolume(ctx, v, password)
+	return opened{a: a, v: v, locked: locked}, change, err
+}
+
+// MountPoint is where the vault is mounted when the daemon does the work, else "".
+func (o *opened) MountPoint() string { return o.mountPoint }
+
+// Close wipes the key of a locked vault.
+func (o *opened) Close() {
+	if o.locked != nil {
+		o.locked.Close()
+		o.locked = nil
+	}
+}
+
+// OpenWalker opens the vault for fsck or export (see open). A vault mounted by another
 // program (gocryptfs) is read offline, which a check or an export may do beside a mount.
 // The vault may be a gocryptfs or a Cryptomator vault (vault.UnlockVolume tells them apart).
 func (a *App) OpenWalker(ctx context.Context, v Vault, password []byte) (*Walker, KeyringChange, error) {
-	if mp := a.daemonMountOf(ctx, v); mp != "" {
-		return &Walker{a: a, v: v, mountPoint: mp}, KeyringChange{}, nil
-	}
-	locked, change, err := a.unlockVolume(ctx, v, password)
+	o, change, err := a.open(ctx, v, password)
 	if err != nil {
 		return nil, change, err
 	}
-	return &Walker{a: a, v: v, locked: locked}, change, nil
+	return &Walker{o}, change, nil
 }
 
-// unlockVolume is Unlock for a vault of either format, as the walker reads it
-// (vault.UnlockVolume).
+// unlockVolume unlocks the vault, of any format, for offline work (vault.UnlockVolume) with
+// password, or without one with the keyring's (see the package doc). The caller closes it.
 func (a *App) unlockVolume(ctx context.Context, v Vault, password []byte) (vault.Volume, KeyringChange, error) {
 	ctx = kdfContext(ctx, v)
 	var out vault.Volume
@@ -60,12 +80,8 @@ func (a *App) daemonMountOf(ctx context.Context, v Vault) string {
 	if err != nil {
 		return ""
 	}
-	var list []mountmgr.MountInfo
-	if err := a.daemonCall(ctx, func(d Daemon) error {
-		var err error
-		list, err = d.Status(ctx)
-		return err
-	}); err != nil {
+	list, err := a.Status(ctx)
+	if err != nil {
 		return ""
 	}
 	for _, m := range list {
@@ -79,22 +95,13 @@ func (a *App) daemonMountOf(ctx context.Context, v Vault) string {
 	return ""
 }
 
-// MountPoint is where the vault is mounted when the daemon walks it, else "".
-func (w *Walker) MountPoint() string { return w.mountPoint }
-
 // Fsck checks every name, symlink and block of the vault (vault.FsckVolume), through the
 // daemon for a mounted vault; progress (if not nil) is called as the check goes.
 func (w *Walker) Fsck(ctx context.Context, progress func(vault.FsckProgress)) ([]vault.Problem, error) {
 	if w.locked != nil {
 		return vault.FsckVolume(ctx, w.locked, progress)
 	}
-	var out []vault.Problem
-	err := w.a.daemonCall(ctx, func(d Daemon) error {
-		var err error
-		out, err = d.Fsck(ctx, w.v.CipherDir, progress)
-		return err
-	})
-	return out, err
+	return daemonGet(ctx, w.a, func(d Daemon) ([]vault.Problem, error) { return d.Fsck(ctx, w.v.CipherDir, progress) })
 }
 
 // Export writes the vault's decrypted tree into dest (vault.ExportVolume), through the
@@ -106,14 +113,6 @@ func (w *Walker) Export(ctx context.Context, dest string, opts vault.ExportOptio
 	return w.a.daemonCall(ctx, func(d Daemon) error {
 		return d.Export(ctx, w.v.CipherDir, dest, opts)
 	})
-}
-
-// Close wipes the key of a locked vault.
-func (w *Walker) Close() {
-	if w.locked != nil {
-		w.locked.Close()
-		w.locked = nil
-	}
 }
 
 // MapPaths maps paths of the vault, cipher paths to plaintext paths or the other way with
@@ -131,13 +130,7 @@ func (w *Walker) MapPaths(ctx context.Context, encrypt bool, paths []string) ([]
 	}
 	paths = relativeTo(base, paths)
 	if w.locked == nil {
-		var out []mountmgr.PathResult
-		err := w.a.daemonCall(ctx, func(d Daemon) error {
-			var err error
-			out, err = d.MapPaths(ctx, w.v.CipherDir, encrypt, paths)
-			return err
-		})
-		return out, err
+		return daemonGet(ctx, w.a, func(d Daemon) ([]mountmgr.PathResult, error) { return d.MapPaths(ctx, w.v.CipherDir, encrypt, paths) })
 	}
 	return vault.MapPaths(w.locked.Paths(), encrypt, paths), nil
 }

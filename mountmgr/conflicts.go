@@ -79,11 +79,11 @@ func (d *daemon) mountedVault(target string) (*mount, string, error) {
 	m := d.mounts[mp]
 	d.mu.Unlock()
 	if mp == "" || m == nil || m.fs == nil {
-		return nil, "", errorOf(ErrNotMounted, "%s is not mounted by this daemon", target)
+		return nil, "", ErrorOf(ErrNotMounted, "%s is not mounted by this daemon", target)
 	}
 	where, here := d.locate(m)
 	if !here {
-		return nil, "", errorOf(ErrNotMounted, "%s is no longer mounted in this mount namespace", m.info.CipherDir)
+		return nil, "", ErrorOf(ErrNotMounted, "%s is no longer mounted in this mount namespace", m.info.CipherDir)
 	}
 	return m, where, nil
 }
@@ -111,7 +111,7 @@ func (d *daemon) settleThroughMount(ctx context.Context, m *mount, where string,
 	defer unix.Close(root)
 	var st unix.Stat_t
 	if err := unix.Fstat(root, &st); err != nil || (vault.ID{Dev: st.Dev, Ino: st.Ino}) != m.root {
-		return vault.Settled{}, errorOf(ErrNotMounted, "%s is no longer the mount of %s", where, m.info.CipherDir)
+		return vault.Settled{}, ErrorOf(ErrNotMounted, "%s is no longer the mount of %s", where, m.info.CipherDir)
 	}
 	mnt := beneath{root: root}
 	if entry.Kind != vault.ConflictFolderMadeTwice {

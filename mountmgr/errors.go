@@ -99,8 +99,8 @@ func KindOf(err error) Kind {
 }
 
 // kindError is an error whose message already says what its sentinel would ("mount point /m
-// is not empty" is a bad mount point): errors.Is finds the sentinel, the message does not
-// repeat it.
+// is not empty" is a bad mount point), or one the daemon reported (fromWire): errors.Is finds
+// the sentinel, the message does not repeat it.
 type kindError struct {
 	msg      string
 	sentinel error
@@ -114,10 +114,5 @@ func (e *kindError) Unwrap() error { return e.sentinel }
 // package that say what its sentinels mean in their own words. Causes go in with %v: the
 // sentinel is what callers test.
 func ErrorOf(sentinel error, format string, args ...any) error {
-	return errorOf(sentinel, format, args...)
-}
-
-// errorOf is ErrorOf.
-func errorOf(sentinel error, format string, args ...any) error {
 	return &kindError{msg: fmt.Sprintf(format, args...), sentinel: sentinel}
 }

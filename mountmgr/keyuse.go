@@ -29,7 +29,7 @@ func (d *daemon) useKeys(client context.Context, m *mount) (*keyUse, error) {
 	m.v.mu.RLock()
 	if m.v.closed {
 		m.v.mu.RUnlock()
-		return nil, errorOf(ErrNotMounted, "%s was unmounted meanwhile", m.info.CipherDir)
+		return nil, ErrorOf(ErrNotMounted, "%s was unmounted meanwhile", m.info.CipherDir)
 	}
 	u := &keyUse{client: client, v: m.v, quit: d.quit}
 	u.ctx, u.cancel = context.WithCancel(client)
@@ -59,7 +59,7 @@ func (u *keyUse) ended(err error, cipherDir, what string) error {
 	}
 	select {
 	case <-u.v.stopped():
-		return errorOf(ErrNotMounted, "%s was unmounted during the %s, which ended", cipherDir, what)
+		return ErrorOf(ErrNotMounted, "%s was unmounted during the %s, which ended", cipherDir, what)
 	case <-u.quit:
 		return fmt.Errorf("the mount daemon is stopping; %s ended: %w", what, u.ctx.Err())
 	default:

@@ -181,9 +181,9 @@ func (d *daemon) reserve(ctx context.Context, abort context.CancelCauseFunc, cip
 				return nil, err
 			}
 			if ending.pending != nil {
-				return nil, errorOf(ErrAlreadyMounted, "vault %s is still being unlocked for %s", cipherDir, ending.info.MountPoint)
+				return nil, ErrorOf(ErrAlreadyMounted, "vault %s is still being unlocked for %s", cipherDir, ending.info.MountPoint)
 			}
-			return nil, errorOf(ErrAlreadyMounted, "vault %s was unmounted lazily from %s and still serves the files opened on it before: close them first",
+			return nil, ErrorOf(ErrAlreadyMounted, "vault %s was unmounted lazily from %s and still serves the files opened on it before: close them first",
 				ending.info.CipherDir, ending.info.MountPoint)
 		}
 	}
@@ -215,17 +215,17 @@ func (d *daemon) tryReserve(ctx context.Context, abort context.CancelCauseFunc, 
 		case m.pending != nil && m.pending.ctx.Err() != nil:
 			return m, nil, nil // stopped: its reservation is about to go
 		case m.pending != nil && samePlace:
-			return nil, nil, errorOf(ErrAlreadyMounted, "%s is being mounted (vault %s is being unlocked)", mountPoint, m.info.CipherDir)
+			return nil, nil, ErrorOf(ErrAlreadyMounted, "%s is being mounted (vault %s is being unlocked)", mountPoint, m.info.CipherDir)
 		case m.pending != nil:
-			return nil, nil, errorOf(ErrAlreadyMounted, "vault %s is being unlocked for a mount at %s", cipherDir, m.info.MountPoint)
+			return nil, nil, ErrorOf(ErrAlreadyMounted, "vault %s is being unlocked for a mount at %s", cipherDir, m.info.MountPoint)
 		case m.goneFromKernel():
 			return m, nil, nil
 		case samePlace && sameVault:
-			return m, nil, errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
+			return m, nil, ErrorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
 		case samePlace:
-			return nil, nil, errorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
+			return nil, nil, ErrorOf(ErrAlreadyMounted, "%s is already mounted (vault %s)", mountPoint, m.info.CipherDir)
 		default:
-			return nil, nil, errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, d.whereNow(m))
+			return nil, nil, ErrorOf(ErrAlreadyMounted, "vault %s is already mounted at %s", cipherDir, d.whereNow(m))
 		}
 	}
 	for _, m := range d.detached {
@@ -319,14 +319,14 @@ func checkUnused(cipherDir, mountPoint string, vid vault.ID) error {
 	// source is this cipherdir. Two servers of one vault corrupt each other's blocks.
 	if !vid.IsZero() {
 		for _, e := range mountsOf(vid) {
-			return errorOf(ErrAlreadyMounted, "vault %s is already mounted at %s (%s, from %s)",
+			return ErrorOf(ErrAlreadyMounted, "vault %s is already mounted at %s (%s, from %s)",
 				cipherDir, e.MountPoint, e.FSType, e.Source)
 		}
 	}
 	if err := CheckNesting(cipherDir, mountPoint); err != nil {
 		return err
 	}
-	return checkMountPoint(mountPoint)
+	return MountPointReady(mountPoint)
 }
 
 // newMount describes the vault v of the request r, just mounted (mnt) at mountPoint.
@@ -421,32 +421,30 @@ func (d *daemon) whereNow(m *mount) string {
 // MountPointReady refuses a mount point that a mount cannot use: missing, not a directory, a
 // mount point already (or a stale one), or not empty. The daemon checks it as it mounts; a
 // client checks it before it asks for a password (app.CheckMount).
-func MountPointReady(mp string) error { return checkMountPoint(mp) }
-
-func checkMountPoint(mp string) error {
+func MountPointReady(mp string) error {
 	fi, err := os.Stat(mp)
 	if errors.Is(err, os.ErrNotExist) {
-		return errorOf(ErrMountpoint, "mount point %s does not exist", mp)
+		return ErrorOf(ErrMountpoint, "mount point %s does not exist", mp)
 	}
 	if err != nil {
 		if errors.Is(err, syscall.ENOTCONN) {
-			return errorOf(ErrAlreadyMounted, "%s is a stale mount (transport endpoint is not connected)", mp)
+			return ErrorOf(ErrAlreadyMounted, "%s is a stale mount (transport endpoint is not connected)", mp)
 		}
-		return errorOf(ErrMountpoint, "mount point %s: %v", mp, err)
+		return ErrorOf(ErrMountpoint, "mount point %s: %v", mp, err)
 	}
 	if !fi.IsDir() {
-		return errorOf(ErrMountpoint, "mount point %s is not a directory", mp)
+		return ErrorOf(ErrMountpoint, "mount point %s is not a directory", mp)
 	}
 	if isMountPoint(mp) {
-		return errorOf(ErrAlreadyMounted, "%s is already a mount point", mp)
+		return ErrorOf(ErrAlreadyMounted, "%s is already a mount point", mp)
 	}
 	f, err := os.Open(mp)
 	if err != nil {
-		return errorOf(ErrMountpoint, "mount point %s: %v", mp, err)
+		return ErrorOf(ErrMountpoint, "mount point %s: %v", mp, err)
 	}
 	defer f.Close()
 	if names, _ := f.Readdirnames(1); len(names) > 0 {
-		return errorOf(ErrMountpoint, "mount point %s is not empty", mp)
+		return ErrorOf(ErrMountpoint, "mount point %s is not empty", mp)
 	}
 	return nil
 }
@@ -471,7 +469,7 @@ func (d *daemon) unmountTarget(target string, lazy bool) error {
 				return nil
 			}
 		}
-		return errorOf(ErrNotMounted, "%s is not mounted", target)
+		return ErrorOf(ErrNotMounted, "%s is not mounted", target)
 	}
 	return d.unmount(mp, lazy)
 }
@@ -515,7 +513,7 @@ func (d *daemon) unmount(mp string, lazy bool) error {
 	m := d.mounts[mp]
 	d.mu.Unlock()
 	if m == nil || m.fs == nil {
-		return errorOf(ErrNotMounted, "%s is not mounted", mp)
+		return ErrorOf(ErrNotMounted, "%s is not mounted", mp)
 	}
 	m.closing.Store(true)
 	where, here := d.locate(m)

@@ -37,14 +37,14 @@ func CheckNesting(cipherDir, mountPoint string) error {
 		}
 	}
 	if mpErr == nil && mpID == cid {
-		return errorOf(errNestedMountpoint, "mount point %s is the vault's cipherdir %s%s", mountPoint, cipherDir, real)
+		return ErrorOf(errNestedMountpoint, "mount point %s is the vault's cipherdir %s%s", mountPoint, cipherDir, real)
 	}
 	if in, err := vault.Inside(mountPoint, cid); err == nil && in {
-		return errorOf(errNestedMountpoint, "mount point %s is inside the vault's cipherdir %s%s", mountPoint, cipherDir, real)
+		return ErrorOf(errNestedMountpoint, "mount point %s is inside the vault's cipherdir %s%s", mountPoint, cipherDir, real)
 	}
 	if mpErr == nil {
 		if in, err := vault.Inside(cipherDir, mpID); err == nil && in {
-			return errorOf(errNestedMountpoint, "the vault's cipherdir %s is inside mount point %s%s", cipherDir, mountPoint, real)
+			return ErrorOf(errNestedMountpoint, "the vault's cipherdir %s is inside mount point %s%s", cipherDir, mountPoint, real)
 		}
 	}
 	return nil

@@ -17,7 +17,7 @@ func (d *daemon) mapPaths(target string, encrypt bool, paths []string) ([]PathRe
 	m := d.mounts[mp]
 	d.mu.Unlock()
 	if mp == "" || m == nil || m.v == nil {
-		return nil, errorOf(ErrNotMounted, "%s is not mounted", target)
+		return nil, ErrorOf(ErrNotMounted, "%s is not mounted", target)
 	}
 	var out []PathResult
 	var err error
@@ -29,7 +29,7 @@ func (d *daemon) mapPaths(target string, encrypt bool, paths []string) ([]PathRe
 		out = vault.MapPaths(u.walk.Paths(), encrypt, paths)
 	})
 	if !used {
-		return nil, errorOf(ErrNotMounted, "%s is not mounted any more", target)
+		return nil, ErrorOf(ErrNotMounted, "%s is not mounted any more", target)
 	}
 	return out, err
 }

@@ -276,33 +276,24 @@ func (e *versionError) Error() string {
 	return fmt.Sprintf("the daemon speaks protocol version %d, this vaultui %d: it is from another version of vaultui", e.daemon, ProtocolVersion)
 }
 
-// remoteError is an error reported by the daemon. It unwraps to the sentinel named by its code,
-// so errors.Is(err, vault.ErrWrongPassword) works across the socket.
-type remoteError struct {
-	msg      string
-	sentinel error
-}
-
-func (e *remoteError) Error() string { return e.msg }
-func (e *remoteError) Unwrap() error { return e.sentinel }
-
+// fromWire is an error the daemon reported. It unwraps to the sentinel named by its code, so
+// errors.Is(err, vault.ErrWrongPassword) works across the socket.
 func fromWire(w *wireError) error {
 	if w == nil {
 		return nil
 	}
 	switch w.Code {
 	case KindKDFMemory:
-		return &remoteError{msg: w.Msg, sentinel: kdfMemoryRemote}
+		return &kindError{msg: w.Msg, sentinel: kdfMemoryRemote}
 	case KindKDFCostly:
-		return &remoteError{msg: w.Msg, sentinel: kdfCostlyRemote}
+		return &kindError{msg: w.Msg, sentinel: kdfCostlyRemote}
+	case codeBadRequest:
+		return &kindError{msg: "daemon refused request: " + w.Msg}
 	}
 	for _, k := range kinds {
 		if k.kind == w.Code {
-			return &remoteError{msg: w.Msg, sentinel: k.err}
+			return &kindError{msg: w.Msg, sentinel: k.err}
 		}
 	}
-	if w.Code == codeBadRequest {
-		return &remoteError{msg: fmt.Sprintf("daemon refused request: %s", w.Msg)}
-	}
-	return &remoteError{msg: w.Msg}
+	return &kindError{msg: w.Msg}
 }

@@ -15,6 +15,7 @@ import (
 
 var autostartCommand = &command{
 	name:     "autostart",
+	anyArgs:  true,
 	group:    groupMounts,
 	summary:  "Start the mount manager at login, which mounts the automount vaults",
 	args:     "[--method systemd|xdg] enable|disable|status",

@@ -73,9 +73,6 @@ examples:
 				// This process is a running bench's passthrough server, not a user's command.
 				return mountbench.ServeLoopbackChild(e.ctx, e.stdout)
 			}
-			if len(args) != 0 {
-				return e.usage("takes no arguments, got %d", len(args))
-			}
 			n, err := parseSize(*size)
 			if err != nil {
 				return e.usage("--size: %v", err)

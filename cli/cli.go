@@ -161,6 +161,9 @@ func dispatch(e *env, args []string) error {
 	if err != nil {
 		return usageErrorf(c, "%v", err)
 	}
+	if !c.anyArgs && len(positional) != len(c.operands) {
+		return c.wrongArgs(len(positional))
+	}
 	e.ctx = allowsCostlyKDF(e.ctx, fs)
 	return run(e, positional)
 }

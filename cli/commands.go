@@ -21,6 +21,9 @@ type command struct {
 	// say: "a|b" lists the words to offer, "" offers nothing.
 	values map[string]string
 	hidden bool // left out of help, the man page, the reference and completion
+	// anyArgs: run checks the number of positional arguments itself; otherwise there must be
+	// one per operand, which dispatch checks.
+	anyArgs bool
 	// setup defines the command's flags (name, `PLACEHOLDER` and help text) on fs and returns
 	// the function that runs it with the positional arguments once fs is parsed.
 	setup func(fs *flag.FlagSet) runFunc
@@ -95,6 +98,17 @@ func lookup(table []*command, name string) *command {
 		}
 	}
 	return nil
+}
+
+// wrongArgs is the usage error of c given n positional arguments instead of one per operand.
+func (c *command) wrongArgs(n int) error {
+	switch len(c.operands) {
+	case 0:
+		return usageErrorf(c, "takes no arguments, got %d", n)
+	case 1:
+		return usageErrorf(c, "expected one %s argument, got %d", c.operands[0], n)
+	}
+	return usageErrorf(c, "expected %s arguments, got %d argument(s)", strings.Join(c.operands, " and "), n)
 }
 
 // flagInfo is one flag as help, the man page and completion present it.

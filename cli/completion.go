@@ -18,6 +18,7 @@ import (
 
 var completionCommand = &command{
 	name:     "completion",
+	anyArgs:  true,
 	group:    groupOther,
 	summary:  "Print the shell completion script for bash, zsh or fish",
 	args:     "bash|zsh|fish",
@@ -47,6 +48,7 @@ or load it into the running shell with "source <(vaultui completion bash)".`,
 
 var completeCommand = &command{
 	name:    "__complete",
+	anyArgs: true,
 	group:   groupOther,
 	summary: "Print what completes the last of the words given (for the completion scripts)",
 	args:    "-- WORD...",

@@ -15,6 +15,7 @@ import (
 
 var conflictsCommand = &command{
 	name:     "conflicts",
+	anyArgs:  true,
 	group:    groupVaults,
 	summary:  "List sync tools' conflict copies in a vault, or settle one",
 	args:     "[--passfile F | --extpass PROGRAM] [--json] VAULT | --keep both|original|copy VAULT PATH",

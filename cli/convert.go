@@ -65,9 +65,6 @@ examples:
 		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		yes := fs.Bool("yes", false, "do not ask before starting")
 		return func(e *env, args []string) error {
-			if len(args) != 1 {
-				return e.usage("expected one VAULT argument, got %d", len(args))
-			}
 			if err := src.check(e); err != nil {
 				return err
 			}

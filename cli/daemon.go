@@ -40,9 +40,6 @@ in the keyring (reported in "vaultui events" when it cannot).`,
 		grace := fs.Duration("grace", mountmgr.DefaultShutdownGrace, "on SIGTERM, serve files still open on busy vaults for at most `DURATION`")
 		autostart := fs.Bool("autostart", false, "started at login: automount, and no idle exit")
 		return func(e *env, args []string) error {
-			if len(args) != 0 {
-				return e.usage("takes no arguments, got %d", len(args))
-			}
 			if *idleExit < 0 || *grace <= 0 {
 				return e.usage("--idle-exit must not be negative and --grace must be positive")
 			}

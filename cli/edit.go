@@ -49,9 +49,6 @@ examples:
 		fs.Var(&prog, "extpass", "the vault's password `PROGRAM` (run without a shell, split on spaces; repeat the option to give arguments with spaces)")
 		noProg := fs.Bool("no-extpass", false, "remove the vault's password program")
 		return func(e *env, args []string) error {
-			if len(args) != 1 {
-				return e.usage("expected one NAME argument, got %d", len(args))
-			}
 			if fs.NFlag() == 0 {
 				return e.usage("nothing to change: give at least one option")
 			}

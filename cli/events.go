@@ -34,9 +34,6 @@ examples:
 		follow := fs.Bool("follow", false, "keep printing new events")
 		count := fs.Int("count", 0, "with --follow: stop after `N` events (N >= 1)")
 		return func(e *env, args []string) error {
-			if len(args) != 0 {
-				return e.usage("takes no arguments, got %d", len(args))
-			}
 			// --count 0 once meant "until interrupted", which leaving it out says; any count
 			// given must be one to stop at.
 			counted := false

@@ -11,6 +11,7 @@ import (
 
 var helpCommand = &command{
 	name:     "help",
+	anyArgs:  true,
 	group:    groupOther,
 	summary:  "List the commands, or show one command's usage and options",
 	args:     "[COMMAND]",

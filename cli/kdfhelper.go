@@ -18,9 +18,6 @@ var kdfHelperCommand = &command{
 	hidden:  true,
 	setup: func(fs *flag.FlagSet) runFunc {
 		return func(e *env, args []string) error {
-			if len(args) != 0 {
-				return e.usage("takes no arguments")
-			}
 			return crypto.ServeKDFHelper(e.stdin, e.stdout)
 		}
 	},

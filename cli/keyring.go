@@ -107,9 +107,6 @@ examples:
   vaultui forget-password work`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		return func(e *env, args []string) error {
-			if len(args) != 1 {
-				return e.usage("expected one VAULT argument, got %d", len(args))
-			}
 			entry, err := e.resolve(args[0])
 			if err != nil {
 				return err

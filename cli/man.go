@@ -22,9 +22,6 @@ var manCommand = &command{
 or read it at once with "vaultui man | man -l -".`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		return func(e *env, args []string) error {
-			if len(args) != 0 {
-				return e.usage("takes no arguments, got %d", len(args))
-			}
 			writeMan(e.stdout, e.commands)
 			return nil
 		}

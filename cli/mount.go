@@ -20,6 +20,7 @@ import (
 
 var mountCommand = &command{
 	name:     "mount",
+	anyArgs:  true,
 	group:    groupMounts,
 	summary:  "Unlock a vault and mount it (it stays mounted in the background)",
 	args:     "[--passfile F | --extpass PROGRAM | --masterkey -|FILE] [--remember] [--ro | --rw] [--noexec] [--idle DUR] [--allow-other] [--sharedstorage] [-o OPTS] [--quiet] [--forcedecode] [--badname PATTERN] [--reverse [--exclude P] [--exclude-wildcard P] [--exclude-from F]] VAULT [MOUNTPOINT]",
@@ -409,6 +410,7 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 
 var unmountCommand = &command{
 	name:     "unmount",
+	anyArgs:  true,
 	group:    groupMounts,
 	summary:  "Unmount a vault, or every vault with --all",
 	args:     "[--lazy] VAULT|MOUNTPOINT | --all",

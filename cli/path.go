@@ -12,6 +12,7 @@ import (
 
 var pathCommand = &command{
 	name:     "path",
+	anyArgs:  true,
 	group:    groupVaults,
 	summary:  "Map cipher paths to plaintext paths and back",
 	args:     "[--passfile F | --extpass PROGRAM] [-z] decrypt|encrypt VAULT [PATH...]",

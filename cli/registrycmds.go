@@ -41,9 +41,6 @@ examples:
 	setup: func(fs *flag.FlagSet) runFunc {
 		asJSON := fs.Bool("json", false, "print JSON")
 		return func(e *env, args []string) error {
-			if len(args) != 0 {
-				return e.usage("takes no arguments, got %d", len(args))
-			}
 			vaults, err := e.app.List()
 			if err != nil {
 				return err
@@ -142,9 +139,6 @@ examples:
 		reverse := fs.Bool("reverse", false, "CIPHERDIR is a plaintext folder prepared for reverse mode")
 		allowCostlyKDF(fs)
 		return func(e *env, args []string) error {
-			if len(args) != 1 {
-				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
-			}
 			r := app.NewEntry{Name: *name, CipherDir: args[0], MountPoint: *mountPoint, Automount: *automount, Reverse: *reverse}
 			if flagSet(fs, "lock") {
 				if err := registry.ValidateLockPolicy(*lock); err != nil {
@@ -181,9 +175,6 @@ example:
   vaultui forget work`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		return func(e *env, args []string) error {
-			if len(args) != 1 {
-				return e.usage("expected one NAME argument, got %d", len(args))
-			}
 			entry, err := e.app.Forget(args[0])
 			if errors.Is(err, vault.ErrNotFound) {
 				return withHint(err, `run "vaultui list" to see registered names`)

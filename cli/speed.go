@@ -40,9 +40,6 @@ examples:
 		asJSON := fs.Bool("json", false, "print JSON")
 		dir := fs.String("dir", "", "measure the write on the file system of `DIR` (default: the cache folder)")
 		return func(e *env, args []string) error {
-			if len(args) != 0 {
-				return e.usage("takes no arguments, got %d", len(args))
-			}
 			sp, d := e.speedTest(), *dir
 			if d != "" {
 				var err error

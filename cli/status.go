@@ -36,9 +36,6 @@ examples:
 		watch := fs.Bool("watch", false, "refresh every second")
 		count := fs.Int("count", 0, "with --watch: stop after `N` snapshots (N >= 1)")
 		return func(e *env, args []string) error {
-			if len(args) != 0 {
-				return e.usage("takes no arguments, got %d", len(args))
-			}
 			// As for events --follow: leaving --count out is "until interrupted".
 			counted := false
 			fs.Visit(func(f *flag.Flag) { counted = counted || f.Name == "count" })

@@ -75,9 +75,6 @@ examples:
 		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		reverse := fs.Bool("reverse", false, "prepare the existing plaintext folder for reverse mode: its encrypted view (AES-SIV) is mounted for backups")
 		return func(e *env, args []string) error {
-			if len(args) != 1 {
-				return e.usage("expected one CIPHERDIR argument, got %d", len(args))
-			}
 			if err := src.check(e); err != nil {
 				return err
 			}
@@ -269,9 +266,6 @@ examples:
 	setup: func(fs *flag.FlagSet) runFunc {
 		asJSON := fs.Bool("json", false, "print JSON")
 		return func(e *env, args []string) error {
-			if len(args) != 1 {
-				return e.usage("expected one VAULT argument, got %d", len(args))
-			}
 			entry, err := e.resolve(args[0])
 			if err != nil {
 				return err
@@ -322,9 +316,6 @@ examples:
 		unverified := fs.Bool("unverified-key", false, "with --masterkey: reseal even if the vault holds too little to verify the key (a wrong key locks the vault for good)")
 		logN := fs.Int("scryptn", 0, fmt.Sprintf("scrypt cost N = 2^`LOGN`, LOGN %d to %d (default: the vault's, at least the format's default for new vaults)", crypto.MinScryptLogN, crypto.MaxScryptLogN))
 		return func(e *env, args []string) error {
-			if len(args) != 1 {
-				return e.usage("expected one VAULT argument, got %d", len(args))
-			}
 			if flagSet(fs, "scryptn") && (*logN < crypto.MinScryptLogN || *logN > crypto.MaxScryptLogN) {
 				return e.usage("--scryptn %d: want %d to %d", *logN, crypto.MinScryptLogN, crypto.MaxScryptLogN)
 			}
@@ -410,9 +401,6 @@ examples:
 	setup: func(fs *flag.FlagSet) runFunc {
 		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		return func(e *env, args []string) error {
-			if len(args) != 1 {
-				return e.usage("expected one VAULT argument, got %d", len(args))
-			}
 			w, entry, err := e.openWalker(args[0], src)
 			if err != nil {
 				return err
@@ -473,9 +461,6 @@ examples:
 		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		force := fs.Bool("force", false, "recovery: write damaged blocks as zeros and bad names, list the damage")
 		return func(e *env, args []string) error {
-			if len(args) != 2 {
-				return e.usage("expected VAULT and DESTDIR arguments, got %d argument(s)", len(args))
-			}
 			dest, err := filepath.Abs(args[1])
 			if err != nil {
 				return err

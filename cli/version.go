@@ -19,9 +19,6 @@ go-fuse version built in, and the code that runs AEGIS on this CPU (assembly
 on AES instructions, or the portable constant-time code).`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		return func(e *env, args []string) error {
-			if len(args) > 0 {
-				return e.usage("takes no arguments, got %d", len(args))
-			}
 			v := app.Version()
 			for _, l := range [][2]string{{"vaultui", v.Vaultui}, {"Go", v.Go}, {"go-fuse", v.GoFuse}, {"AEGIS", v.AEGIS}} {
 				fmt.Fprintf(e.stdout, "%-8s %s\n", l[0], l[1])

@@ -123,6 +123,17 @@ func (c *common) mountFor(cipherDir string) (mountmgr.MountInfo, bool) {
 	return *found, true
 }
 
+// inPlace counts the mounts at their mount points.
+func (c *common) inPlace() int {
+	n := 0
+	for _, m := range c.mounts {
+		if m.InPlace() {
+			n++
+		}
+	}
+	return n
+}
+
 // dropMount forgets a mount we just unmounted, so the list doesn't show it
 // until the next statistics snapshot.
 func (c *common) dropMount(mountPoint string) {

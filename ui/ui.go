@@ -117,13 +117,7 @@ func newModel(ctx context.Context, b Backend, now func() time.Time, cursorMode c
 
 // goodbye tells the user what keeps running after the app quits.
 func (m *Model) goodbye() string {
-	n := 0
-	for _, mt := range m.c.mounts {
-		if mt.InPlace() {
-			n++
-		}
-	}
-	switch n {
+	switch n := m.c.inPlace(); n {
 	case 0:
 		return ""
 	case 1:
@@ -460,12 +454,7 @@ func watchBackoff(n int) time.Duration {
 
 // mountSummary is the header's reminder of what is mounted, on every screen.
 func (m *Model) mountSummary() string {
-	n := 0
-	for _, mt := range m.c.mounts {
-		if mt.InPlace() {
-			n++
-		}
-	}
+	n := m.c.inPlace()
 	if n == 0 {
 		return ""
 	}

@@ -266,8 +266,7 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 		c.conn, c.r = conn, bufio.NewReaderSize(conn, 64<<10)
 	}
 	c.nextID++
-	req.V = ProtocolVersion
-	req.ID = c.nextID
+	req.V, req.ID, req.Target = ProtocolVersion, c.nextID, absolute(req.Target)
 	if dl, ok := ctx.Deadline(); ok {
 		c.conn.SetDeadline(dl)
 	} else {
@@ -304,6 +303,15 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 		}
 		return resp, nil
 	}
+}
+
+// absolute makes a request's target (a cipherdir or a mount point) absolute: the daemon has
+// another working directory. "" stays "".
+func absolute(target string) string {
+	if abs, err := filepath.Abs(target); err == nil && target != "" {
+		return abs
+	}
+	return target
 }
 
 // ioError reports a failed exchange and drops the connection, whose stream may now be out of
@@ -353,9 +361,6 @@ func (c *Client) Mount(ctx context.Context, r MountRequest) (MountInfo, error) {
 // Unmount unmounts the vault mounted from or at target (a cipherdir or a mount point). Without
 // lazy, a mount in use fails with ErrBusy naming the processes that hold it.
 func (c *Client) Unmount(ctx context.Context, target string, lazy bool) error {
-	if abs, err := filepath.Abs(target); err == nil {
-		target = abs
-	}
 	_, err := c.call(ctx, request{Op: opUnmount, Target: target, Lazy: lazy})
 	return err
 }

@@ -226,9 +226,6 @@ func (b beneath) settle(e vault.ConflictEntry, keep vault.Keep) error {
 // Conflicts lists the sync tools' conflicts of the vault mounted from or at target, with
 // the key the daemon holds (see vault.Volume.Conflicts).
 func (c *Client) Conflicts(ctx context.Context, target string) ([]vault.ConflictEntry, error) {
-	if abs, err := filepath.Abs(target); err == nil {
-		target = abs
-	}
 	resp, err := c.call(ctx, request{Op: opConflicts, Target: target})
 	if err != nil {
 		return nil, err
@@ -246,9 +243,6 @@ func (c *Client) Conflicts(ctx context.Context, target string) ([]vault.Conflict
 // SettleConflict settles the conflict listed at path p of the vault mounted from or at
 // target, through the mount, after the checks vault.Volume.Settle makes.
 func (c *Client) SettleConflict(ctx context.Context, target, p string, keep vault.Keep) (vault.Settled, error) {
-	if abs, err := filepath.Abs(target); err == nil {
-		target = abs
-	}
 	resp, err := c.call(ctx, request{Op: opSettleConflict, Target: target, Settle: &settleRequest{Path: wireText(p), Keep: keep}})
 	if err != nil {
 		return vault.Settled{}, err

@@ -3,7 +3,6 @@ package mountmgr
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/vaultui/vaultui/vault"
 )
@@ -43,9 +42,6 @@ const pathsPerRequest = 16 << 10
 // with encrypt (see layout.PathNames). A vault that is not mounted fails with ErrNotMounted.
 // There is one result per path, in order.
 func (c *Client) MapPaths(ctx context.Context, target string, encrypt bool, paths []string) ([]PathResult, error) {
-	if abs, err := filepath.Abs(target); err == nil {
-		target = abs
-	}
 	out := make([]PathResult, 0, len(paths))
 	for len(paths) > 0 {
 		if len(paths[0]) > pathsPerRequest {

@@ -326,9 +326,6 @@ func (r *walkReplies) gone() bool {
 // error only for what ended the check early. progress (if not nil) gets the check's progress.
 // Cancelling ctx ends the check in the daemon too.
 func (c *Client) Fsck(ctx context.Context, target string, progress func(vault.FsckProgress)) ([]vault.Problem, error) {
-	if abs, err := filepath.Abs(target); err == nil {
-		target = abs
-	}
 	var problems []vault.Problem
 	err := c.walk(ctx, request{Op: opFsck, Target: target}, progress, func(p vault.Problem) { problems = append(problems, p) })
 	return problems, err
@@ -340,9 +337,6 @@ func (c *Client) Fsck(ctx context.Context, target string, progress func(vault.Fs
 // opts.Force, opts.Damaged are called as the daemon reports. Cancelling ctx ends the export in
 // the daemon too, leaving what was written so far.
 func (c *Client) Export(ctx context.Context, target, dest string, opts vault.ExportOptions) error {
-	if abs, err := filepath.Abs(target); err == nil {
-		target = abs
-	}
 	dest, err := filepath.Abs(dest)
 	if err != nil {
 		return err
@@ -374,7 +368,7 @@ func (c *Client) walk(ctx context.Context, req request, progress func(vault.Fsck
 		return fmt.Errorf("%w: %w", ErrDaemon, err)
 	}
 	defer conn.Close() // the daemon reads the close and ends the walk
-	req.V, req.ID = ProtocolVersion, 1
+	req.V, req.ID, req.Target = ProtocolVersion, 1, absolute(req.Target)
 	line, err := json.Marshal(req)
 	if err != nil {
 		return err

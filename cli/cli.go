@@ -78,7 +78,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	// A password program may ask on the terminal (keepassxc-cli asks for its database's
 	// password) and its messages go where ours do.
-	programs := extpass.Options{Terminal: stdinTerminal(stdin), Stderr: stderr}
+	programs := extpass.Options{Terminal: terminalFile(stdin), Stderr: stderr}
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, tty: "/dev/tty",
 		app: app.New(app.Options{PasswordPrograms: programs,
 			DaemonNotice: func(n string) { fmt.Fprintf(stderr, "note: %s\n", n) }}), commands: commands}

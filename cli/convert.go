@@ -262,7 +262,7 @@ type byteProgress struct {
 }
 
 func newByteProgress(w io.Writer) *byteProgress {
-	return &byteProgress{w: w, on: isTerminal(w)}
+	return &byteProgress{w: w, on: terminalFile(w) != nil}
 }
 
 func (p *byteProgress) update(c convert.Progress) {

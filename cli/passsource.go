@@ -4,10 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
-
-	"golang.org/x/term"
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr/extpass"
@@ -97,14 +94,6 @@ func (e *env) fromSource(s *passSource) ([]byte, error) {
 	return e.readPassfile(s.file)
 }
 
-// stdinTerminal returns stdin when it is a terminal: a password program may ask on it.
-func stdinTerminal(stdin any) *os.File {
-	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return f
-	}
-	return nil
-}
-
 // readMasterKey reads a master key from src: "-" asks on the terminal when standard input is
 // one, else reads its first line; anything else is a file whose first line is the key (as a
 // passfile is read). A key written out on the command line is refused unless hexOK (passwd
@@ -123,7 +112,7 @@ func (e *env) readMasterKey(src string, hexOK bool) ([]byte, error) {
 	}
 	var line []byte
 	var err error
-	if src == "-" && stdinTerminal(e.stdin) != nil {
+	if src == "-" && terminalFile(e.stdin) != nil {
 		line, err = e.askTerminal("Master key: ", false)
 	} else {
 		line, err = e.readPassfile(src)

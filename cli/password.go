@@ -188,7 +188,7 @@ func (p *pipeReader) close() {
 // terminal returns the terminal to ask the user on: stdin when it is one (prompts then go to
 // stderr), else the device e.tty (prompts go there too). done closes what terminal opened.
 func (e *env) terminal() (tty *os.File, promptTo io.Writer, done func(), err error) {
-	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f := terminalFile(e.stdin); f != nil {
 		return f, e.stderr, func() {}, nil
 	}
 	if e.tty == "" {
@@ -217,7 +217,7 @@ func (e *env) askTerminal(prompt string, confirm bool, related ...string) ([]byt
 	if confirm {
 		// The rating needs a string, a copy this process cannot wipe (as the TUI's field).
 		fmt.Fprintf(promptTo, "strength: %s\n", app.RatePassword(string(pw), related...))
-		again, err := readNoEcho(tty, promptTo, "Repeat "+lowerFirst(prompt))
+		again, err := readNoEcho(tty, promptTo, "Repeat "+strings.ToLower(prompt[:1])+prompt[1:])
 		if err != nil {
 			crypto.Wipe(pw)
 			return nil, err
@@ -278,21 +278,13 @@ func readNoEcho(tty *os.File, promptTo io.Writer, prompt string) ([]byte, error)
 	return pw, nil
 }
 
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
+// terminalFile returns f (stdin, stdout, stderr) when it is a terminal, else nil: progress
+// output goes only there, and a password program may ask on it.
+func terminalFile(f any) *os.File {
+	if t, ok := f.(*os.File); ok && term.IsTerminal(int(t.Fd())) {
+		return t
 	}
-	b := []byte(s)
-	if b[0] >= 'A' && b[0] <= 'Z' {
-		b[0] += 'a' - 'A'
-	}
-	return string(b)
-}
-
-// isTerminal reports whether w is a terminal; progress output goes only there.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return nil
 }
 
 // confirmUnverifiedKey asks on the terminal whether to reseal a vault with a master key that

@@ -46,7 +46,7 @@ examples:
 			// as possible, and shown with the first snapshot (and kept under a refreshing
 			// terminal view).
 			var report []mountmgr.StaleMount
-			redraw := *watch && !*asJSON && isTerminal(e.stdout)
+			redraw := *watch && !*asJSON && terminalFile(e.stdout) != nil
 			frames := 0
 			show := func(mounts []mountmgr.MountInfo) error {
 				r := report

@@ -537,7 +537,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, verb string) *progress {
-	return &progress{w: w, verb: verb, on: isTerminal(w)}
+	return &progress{w: w, verb: verb, on: terminalFile(w) != nil}
 }
 
 // update draws f, the first report at once (it comes before any work: see

@@ -61,17 +61,14 @@ func printOverview(w io.Writer, table []*command) {
 		}
 		fmt.Fprintln(w, lead+line)
 	}
-	cs := visibleCommands(table)
-	width := 0
-	for _, c := range cs {
-		width = max(width, len(c.name))
-	}
-	for _, g := range byGroup(cs) {
-		fmt.Fprintf(w, "\n%s:\n", g.name)
+	t := newTable(w) // one table, so every group's summaries line up
+	for _, g := range byGroup(visibleCommands(table)) {
+		fmt.Fprintf(t, "\n%s:\n", g.name)
 		for _, c := range g.commands {
-			fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
+			fmt.Fprintf(t, "  %s\t%s\n", c.name, c.summary)
 		}
 	}
+	t.Flush()
 	fmt.Fprintf(w, "\n%s\nExit codes are listed in the man page (\"vaultui man\") and docs/reference.md.\n", vaultArgNote)
 }
 
@@ -115,18 +112,12 @@ func usageLine(c *command) string {
 
 // printOptions prints the flags of c, one a line, with --help last.
 func printOptions(w io.Writer, c *command) {
-	lines := [][2]string{}
+	t := newTable(w)
 	for _, f := range c.flags() {
-		lines = append(lines, [2]string{f.synopsis(), f.description()})
+		fmt.Fprintf(t, "  %s\t%s\n", f.synopsis(), f.description())
 	}
-	lines = append(lines, [2]string{"--help", "show this help"})
-	width := 0
-	for _, l := range lines {
-		width = max(width, len(l[0]))
-	}
-	for _, l := range lines {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, l[0], l[1])
-	}
+	fmt.Fprint(t, "  --help\tshow this help\n")
+	t.Flush()
 }
 
 // synopsis is the flag with its argument: "--passfile FILE".

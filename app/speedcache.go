@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/internal/userfile"
 )
 
@@ -107,8 +108,8 @@ func (s *Speed) load() (speedFile, bool) {
 }
 
 // save remembers r: its ciphers replace the remembered ones, its write replaces the one
-// remembered for the same file system, and the writes on other file systems stay. It writes
-// a temporary file and renames it, so a reader never sees half of it.
+// remembered for the same file system, and the writes on other file systems stay. It
+// replaces the file atomically (atomicfile), so a reader never sees half of it.
 func (s *Speed) save(r SpeedReport) error {
 	if s.CachePath == "" {
 		return nil
@@ -142,12 +143,7 @@ func (s *Speed) save(r SpeedReport) error {
 	if err := os.MkdirAll(filepath.Dir(s.CachePath), 0o700); err != nil {
 		return fmt.Errorf("speed test cache: %w", err)
 	}
-	tmp := s.CachePath + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("speed test cache: %w", err)
-	}
-	if err := os.Rename(tmp, s.CachePath); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Replace(atomicfile.OS{}, s.CachePath, s.CachePath+".tmp", append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("speed test cache: %w", err)
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/vaultui/vaultui/internal/atomicfile"
 )
 
 var autostartCommand = &command{
@@ -311,12 +313,7 @@ func writeFileAtomic(path, content string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("autostart: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		return fmt.Errorf("autostart: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Replace(atomicfile.OS{}, path, path+".tmp", []byte(content), 0o644); err != nil {
 		return fmt.Errorf("autostart: %w", err)
 	}
 	return nil

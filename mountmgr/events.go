@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/internal/userfile"
 )
@@ -100,7 +101,7 @@ const DefaultEventsMax = 500
 
 // eventLog is the daemon's bounded event log: a ring of the newest max events, mirrored to a
 // file of JSON lines so it survives a restart. New events are appended to the file; when it
-// holds twice max lines it is rewritten with the newest max (temp file and rename), so it
+// holds twice max lines it is rewritten with the newest max (atomicfile.Replace), so it
 // stays bounded without a rewrite per event. Followers wait on changed, which is closed and
 // replaced on every event.
 type eventLog struct {
@@ -162,19 +163,14 @@ func openEventLog(path string, max int, lg *log.Logger) *eventLog {
 		if len(l.events) > max {
 			l.events = l.events[len(l.events)-max:]
 		}
-		l.seq = max64(l.seq, e.Seq)
+		if e.Seq > l.seq {
+			l.seq = e.Seq
+		}
 	}
 	if bad > 0 {
 		lg.Printf("event log %s: skipped %d unreadable lines", path, bad)
 	}
 	return l
-}
-
-func max64(a, b uint64) uint64 {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // escapeEvent escapes the text fields that reach terminals.
@@ -244,12 +240,7 @@ func (l *eventLog) write(e Event) error {
 			line, _ := json.Marshal(ev)
 			buf.Write(append(line, '\n'))
 		}
-		tmp := l.path + ".tmp"
-		if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, l.path); err != nil {
-			os.Remove(tmp)
+		if err := atomicfile.Replace(atomicfile.OS{}, l.path, l.path+".tmp", buf.Bytes(), 0o600); err != nil {
 			return err
 		}
 		l.lines = len(l.events)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/internal/userfile"
 	"golang.org/x/sys/unix"
 )
@@ -67,7 +68,7 @@ func readLedger(path string) (map[string]mountID, error) {
 	return owned, nil
 }
 
-// writeLedger replaces the ledger at path with owned, atomically (temp file and rename), so a
+// writeLedger replaces the ledger at path with owned, atomically (atomicfile.Replace), so a
 // daemon killed mid-write leaves the old list or the new one.
 func writeLedger(path string, owned map[string]mountID) error {
 	mps := slices.Sorted(maps.Keys(owned))
@@ -79,12 +80,7 @@ func writeLedger(path string, owned map[string]mountID) error {
 		buf.WriteString(mp)
 		buf.WriteByte('\n')
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Replace(atomicfile.OS{}, path, path+".tmp", buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

@@ -164,40 +164,29 @@ func replyLines(resp *response) ([][]byte, error) {
 	if len(line) <= replyPage {
 		return [][]byte{append(line, '\n')}, nil
 	}
-	var out [][]byte
-	emit := func(part *response) error {
-		part.V, part.ID, part.OK = resp.V, resp.ID, resp.OK
-		line, err := json.Marshal(part)
-		if err != nil {
-			return err
-		}
-		out = append(out, append(line, '\n'))
-		return nil
-	}
+	var parts []*response
 	for _, p := range pages(resp.Mounts) {
-		if err := emit(&response{More: true, Mounts: p}); err != nil {
-			return nil, err
-		}
+		parts = append(parts, &response{More: true, Mounts: p})
 	}
 	for _, p := range pages(resp.Events) {
-		if err := emit(&response{More: true, Events: p}); err != nil {
-			return nil, err
-		}
+		parts = append(parts, &response{More: true, Events: p})
 	}
 	for _, p := range pages(resp.Stale) {
-		if err := emit(&response{More: true, Stale: p}); err != nil {
-			return nil, err
-		}
+		parts = append(parts, &response{More: true, Stale: p})
 	}
 	for _, p := range pages(resp.Conflicts) {
-		if err := emit(&response{More: true, Conflicts: p}); err != nil {
-			return nil, err
-		}
+		parts = append(parts, &response{More: true, Conflicts: p})
 	}
 	last := *resp
 	last.More, last.Mounts, last.Events, last.Stale, last.Conflicts = false, nil, nil, nil, nil
-	if err := emit(&last); err != nil {
-		return nil, err
+	var out [][]byte
+	for _, part := range append(parts, &last) {
+		part.V, part.ID, part.OK = resp.V, resp.ID, resp.OK
+		line, err := json.Marshal(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, append(line, '\n'))
 	}
 	return out, nil
 }

@@ -21,8 +21,8 @@ import (
 // \n, \u202e); everything else, including a backslash, is left as it is. Every place that
 // prints such text uses this one function.
 func Escape(s string) string {
-	if !needsEscape(s) {
-		return s
+	if strings.IndexFunc(s, func(r rune) bool { return r == utf8.RuneError || unsafeRune(r) }) < 0 {
+		return s // nothing to escape (a RuneError here is a byte that is not UTF-8, or U+FFFD)
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
@@ -46,17 +46,6 @@ func Escape(s string) string {
 		i += size
 	}
 	return b.String()
-}
-
-func needsEscape(s string) bool {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size <= 1) || unsafeRune(r) {
-			return true
-		}
-		i += size
-	}
-	return false
 }
 
 // unsafeRune: controls, separators that break lines, and the bidi formatting characters.

@@ -56,15 +56,13 @@ func openUser(p string, pipeOK bool) (*os.File, error) {
 	}
 	f := os.NewFile(uintptr(fd), p)
 	fi, err := f.Stat()
+	if err == nil {
+		err = checkUserKind(p, fi, pipeOK)
+	}
+	if err == nil {
+		err = checkOwner(p, fi)
+	}
 	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := checkUserKind(p, fi, pipeOK); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := checkOwner(p, fi); err != nil {
 		f.Close()
 		return nil, err
 	}

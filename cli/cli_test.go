@@ -397,7 +397,7 @@ func TestNoTerminalAsksForPassfile(t *testing.T) {
 
 func TestEveryCommandHasHelp(t *testing.T) {
 	seen := map[string]bool{}
-	for _, c := range allCommands() {
+	for _, c := range commands {
 		if seen[c.name] {
 			t.Errorf("command %q registered twice", c.name)
 		}

@@ -78,8 +78,6 @@ var commands = []*command{
 	kdfHelperCommand,
 }
 
-func allCommands() []*command { return commands }
-
 // visibleCommands are the commands help, the man page and completion present.
 func visibleCommands(table []*command) []*command {
 	var cs []*command

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
@@ -163,7 +162,7 @@ func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passS
 		defer crypto.Wipe(pw)
 		req.NewPassword = pw
 	}
-	prog := newByteProgress(e.stderr)
+	prog := &byteProgress{statusLine: newStatusLine(e.stderr)}
 	req.Progress = prog.update
 	req.Password = password
 	res, change, err := e.app.Convert(e.ctx, req)
@@ -252,34 +251,18 @@ func (e *env) confirm(question, hint string) error {
 	return withHint(fmt.Errorf("%q is not yes; nothing was changed", strings.TrimSpace(answer)), "answer y or yes to go on")
 }
 
-// byteProgress draws convert's progress in bytes on a terminal, at most ten times a second.
+// byteProgress draws convert's progress in bytes on a terminal, at once when its phase
+// changes.
 type byteProgress struct {
-	w     io.Writer
-	on    bool
-	last  time.Time
+	statusLine
 	phase string
-	drawn bool
-}
-
-func newByteProgress(w io.Writer) *byteProgress {
-	return &byteProgress{w: w, on: terminalFile(w) != nil}
 }
 
 func (p *byteProgress) update(c convert.Progress) {
-	if !p.on || (c.Phase == p.phase && time.Since(p.last) < 100*time.Millisecond) {
-		return
-	}
-	p.last, p.phase = time.Now(), c.Phase
 	line := c.Phase
 	if c.Total > 0 {
 		line += fmt.Sprintf(" %s of %s (%d%%)", formatBytes(float64(c.Done)), formatBytes(float64(c.Total)), c.Done*100/c.Total)
 	}
-	fmt.Fprintf(p.w, "\r\x1b[K%s", line)
-	p.drawn = true
-}
-
-func (p *byteProgress) done() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
+	p.draw(line, c.Phase != p.phase)
+	p.phase = c.Phase
 }

@@ -145,7 +145,7 @@ func TestReadmeDocumentsMountCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, c := range allCommands() {
+	for _, c := range commands {
 		if c.group != groupMounts {
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 // minutes.
 func TestProgressLineInBytes(t *testing.T) {
 	var out strings.Builder
-	p := &progress{w: &out, verb: "checking", on: true}
+	p := &progress{statusLine: statusLine{w: &out, on: true}, verb: "checking"}
 	p.update(vault.FsckProgress{Counting: true})
 	if got := out.String(); !strings.Contains(got, "checking: counting… 0 entries, 0 B") {
 		t.Fatalf("first line %q, want the count at once", got)

@@ -22,7 +22,7 @@ func TestReadmeDocumentsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(data)
-	for _, c := range allCommands() {
+	for _, c := range commands {
 		if c.group == groupMounts || c.hidden {
 			continue // documented in the Mounting section by the mount commands' owner
 		}

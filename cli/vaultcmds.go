@@ -524,32 +524,50 @@ func displayName(e registry.Entry) string {
 	return e.CipherDir
 }
 
-// progress draws one self-overwriting status line on a terminal, at most
-// ten times a second; elsewhere it only counts.
-type progress struct {
+// statusLine draws one self-overwriting line on a terminal, at most ten times a second
+// unless told to at once; elsewhere it draws nothing.
+type statusLine struct {
 	w     io.Writer
-	verb  string
 	on    bool
 	last  time.Time
 	drawn bool
+}
+
+func newStatusLine(w io.Writer) statusLine { return statusLine{w: w, on: terminalFile(w) != nil} }
+
+// draw shows line, at once when now (and the first time), else only 100 ms after the last.
+func (s *statusLine) draw(line string, now bool) {
+	if !s.on || !now && time.Since(s.last) < 100*time.Millisecond {
+		return
+	}
+	s.last = time.Now()
+	fmt.Fprint(s.w, "\r\x1b[K"+line)
+	s.drawn = true
+}
+
+// done clears the line.
+func (s *statusLine) done() {
+	if s.drawn {
+		fmt.Fprint(s.w, "\r\x1b[K")
+	}
+}
+
+// progress is the status line of fsck and export; it counts the entries wherever it runs.
+type progress struct {
+	statusLine
+	verb  string
 	total int
-	doneN int
 }
 
 func newProgress(w io.Writer, verb string) *progress {
-	return &progress{w: w, verb: verb, on: terminalFile(w) != nil}
+	return &progress{statusLine: newStatusLine(w), verb: verb}
 }
 
 // update draws f, the first report at once (it comes before any work: see
 // vault.FsckProgress), later ones at most ten times a second.
 func (p *progress) update(f vault.FsckProgress) {
-	p.total, p.doneN = f.Total, f.Done
-	if !p.on || p.drawn && time.Since(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	fmt.Fprint(p.w, "\r\x1b[K"+p.line(f))
-	p.drawn = true
+	p.total = f.Total
+	p.draw(p.line(f), false)
 }
 
 // line is the status line of f: what is counted, then the share of the
@@ -571,10 +589,4 @@ func (p *progress) line(f vault.FsckProgress) string {
 	}
 	return fmt.Sprintf("%s %3.0f%% %s of %s, %d/%d entries %s", p.verb, pct,
 		formatBytes(float64(f.Bytes)), formatBytes(float64(f.TotalBytes)), f.Done, f.Total, path)
-}
-
-func (p *progress) done() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
 }

@@ -145,7 +145,11 @@ func (l *listScreen) registered(v Vault) bool {
 	return false
 }
 
-func (l *listScreen) setStatus(s string, isErr bool) { l.status, l.statusErr = s, isErr }
+// setStatus shows s under the list (as an error when isErr); its nil is a key's command.
+func (l *listScreen) setStatus(s string, isErr bool) tea.Cmd {
+	l.status, l.statusErr = s, isErr
+	return nil
+}
 
 func (l *listScreen) unmount(v Vault, lazy bool) tea.Cmd {
 	target := v.MountPoint
@@ -334,18 +338,15 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Mount):
 		if mounted && !mount.Detached {
-			l.setStatus(fmt.Sprintf("%s is already mounted at %s.", v.Name, tildePath(mount.MountPoint)), false)
-			return nil
+			return l.setStatus(fmt.Sprintf("%s is already mounted at %s.", v.Name, tildePath(mount.MountPoint)), false)
 		}
 		return l.c.open(newMountScreen(l.c, v))
 	case key.Matches(msg, k.Unmount):
 		if !mounted {
-			l.setStatus(v.Name+" is not mounted.", false)
-			return nil
+			return l.setStatus(v.Name+" is not mounted.", false)
 		}
 		if mount.Detached {
-			l.setStatus(v.Name+" is already detached: it unmounts when its last open file is closed.", false)
-			return nil
+			return l.setStatus(v.Name+" is already detached: it unmounts when its last open file is closed.", false)
 		}
 		return l.unmount(v, false)
 	case key.Matches(msg, k.Info):
@@ -365,32 +366,26 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		if mounted && mount.Stale {
-			l.setStatus("The mount of "+v.Name+" is stale: press u to clean it up first.", true)
-			return nil
+			return l.setStatus("The mount of "+v.Name+" is stale: press u to clean it up first.", true)
 		}
 		if mounted && mount.Detached {
-			l.setStatus(v.Name+" is detached but still serves open files: settle its conflicts once they are closed.", true)
-			return nil
+			return l.setStatus(v.Name+" is detached but still serves open files: settle its conflicts once they are closed.", true)
 		}
 		return l.c.open(newConflictsScreen(l.c, v))
 	case key.Matches(msg, k.Automount):
 		if !l.registered(v) {
-			l.setStatus(v.Name+" is not in the registry.", true)
-			return nil
+			return l.setStatus(v.Name+" is not in the registry.", true)
 		}
 		return l.toggleAutomount(v)
 	case key.Matches(msg, k.Forget):
 		if !l.registered(v) {
-			l.setStatus(v.Name+" is not in the registry.", true)
-			return nil
+			return l.setStatus(v.Name+" is not in the registry.", true)
 		}
 		if mounted && mount.Detached {
-			l.setStatus(v.Name+" is detached but still serves open files: forget it once they are closed.", true)
-			return nil
+			return l.setStatus(v.Name+" is detached but still serves open files: forget it once they are closed.", true)
 		}
 		if mounted && !mount.Stale {
-			l.setStatus("Unmount "+v.Name+" before forgetting it.", true)
-			return nil
+			return l.setStatus("Unmount "+v.Name+" before forgetting it.", true)
 		}
 		return l.c.open(newForgetScreen(l.c, v))
 	}

@@ -52,9 +52,9 @@ func (a *App) Resolve(arg string) (e registry.Entry, regErr, err error) {
 	return e, nil, err
 }
 
-// vaultOf names the vault at cipherDir by its registered name when it has one (its keyring
-// entry's label shows it).
-func (a *App) vaultOf(cipherDir string) Vault {
+// VaultAt names the vault at cipherDir for the use cases, by its registered name when it has
+// one (its keyring entry's label shows it).
+func (a *App) VaultAt(cipherDir string) Vault {
 	if reg, err := a.Registry(); err == nil {
 		if e, ok := reg.Lookup(cipherDir); ok {
 			return VaultOf(e)
@@ -62,10 +62,6 @@ func (a *App) vaultOf(cipherDir string) Vault {
 	}
 	return Vault{CipherDir: cipherDir}
 }
-
-// VaultAt names the vault at cipherDir for the use cases, by its registered name when it
-// has one.
-func (a *App) VaultAt(cipherDir string) Vault { return a.vaultOf(cipherDir) }
 
 // DefaultName is the name a vault in dir gets unless the user chooses one: the folder's
 // name without its extension and leading dots ("~/Sync/work.enc" is "work").
@@ -220,20 +216,8 @@ func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, erro
 	} else if err := CheckNewCipherDir(dir); err != nil {
 		return registry.Entry{}, nil, err
 	}
-	name := r.Name
-	if name == "" {
-		name = DefaultName(dir)
-	}
-	if err := registry.ValidateName(name); err != nil {
-		return registry.Entry{}, nil, err
-	}
-	mp := r.MountPoint
-	if mp == "" {
-		if mp, err = registry.DefaultMountPoint(name); err != nil {
-			return registry.Entry{}, nil, err
-		}
-	}
-	if mp, err = filepath.Abs(mp); err != nil {
+	name, mp, err := nameAndMountPoint(dir, r.Name, r.MountPoint)
+	if err != nil {
 		return registry.Entry{}, nil, err
 	}
 	if err := checkNewNesting(dir, mp); err != nil {
@@ -252,6 +236,25 @@ func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, erro
 	}
 	e, err := registry.CheckNewEntry(regPath, registry.Entry{Name: name, CipherDir: dir, MountPoint: mp, Lock: lock, Reverse: r.Reverse})
 	return e, lockNote, err
+}
+
+// nameAndMountPoint are the name and the mount point of the vault in dir: those given, or
+// their defaults (DefaultName, ~/Vaults/NAME); the name valid, the mount point absolute.
+func nameAndMountPoint(dir, name, mp string) (string, string, error) {
+	if name == "" {
+		name = DefaultName(dir)
+	}
+	if err := registry.ValidateName(name); err != nil {
+		return "", "", err
+	}
+	var err error
+	if mp == "" {
+		if mp, err = registry.DefaultMountPoint(name); err != nil {
+			return "", "", err
+		}
+	}
+	mp, err = filepath.Abs(mp)
+	return name, mp, err
 }
 
 // checkNewNesting is mountmgr.CheckNesting for a cipherdir that may not exist yet, which
@@ -345,11 +348,8 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 	if err != nil {
 		return Added{}, fmt.Errorf("%s: %w: %w", dir, ErrNotAVault, err)
 	}
-	name := r.Name
-	if name == "" {
-		name = DefaultName(dir)
-	}
-	if err := registry.ValidateName(name); err != nil {
+	name, mp, err := nameAndMountPoint(dir, r.Name, r.MountPoint)
+	if err != nil {
 		return Added{}, err
 	}
 	out := Added{Kind: kind}
@@ -360,15 +360,6 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 		return Added{}, err
 	} else {
 		out.LockNote = LockProblem(lock, a.lockWorks(ctx))
-	}
-	mp := r.MountPoint
-	if mp == "" {
-		if mp, err = registry.DefaultMountPoint(name); err != nil {
-			return Added{}, err
-		}
-	}
-	if mp, err = filepath.Abs(mp); err != nil {
-		return Added{}, err
 	}
 	if err := mountmgr.CheckNesting(dir, mp); err != nil {
 		return Added{}, err

@@ -91,10 +91,6 @@ type escapedError struct{ err error }
 func (e *escapedError) Error() string { return termsafe.Escape(e.err.Error()) }
 func (e *escapedError) Unwrap() error { return e.err }
 
-// vaultOf names the vault at cipherDir for the core, by its registry name when it has one
-// (the keyring's label shows it).
-func (b *realBackend) vaultOf(cipherDir string) app.Vault { return b.app.VaultAt(cipherDir) }
-
 // StoredPassword asks the keyring whether it holds the vault's password.
 func (b *realBackend) StoredPassword(ctx context.Context, cipherDir string) (bool, error) {
 	return b.app.HasStoredPassword(ctx, app.Vault{CipherDir: cipherDir})
@@ -176,13 +172,13 @@ func (b *realBackend) Info(ctx context.Context, v registry.Entry) ([]Field, erro
 }
 
 func (b *realBackend) ChangePassword(ctx context.Context, dir string, oldPassword, newPassword []byte) (string, error) {
-	c, err := b.app.ChangePassword(ctx, app.ChangePasswordRequest{Vault: b.vaultOf(dir), OldPassword: oldPassword, NewPassword: newPassword})
+	c, err := b.app.ChangePassword(ctx, app.ChangePasswordRequest{Vault: b.app.VaultAt(dir), OldPassword: oldPassword, NewPassword: newPassword})
 	return c.Backup, escaped(err)
 }
 
 func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, progress func(FsckProgress)) ([]Problem, error) {
 	// A mounted vault is checked by the daemon with its key; app decides.
-	w, _, err := b.app.OpenWalker(ctx, b.vaultOf(dir), password)
+	w, _, err := b.app.OpenWalker(ctx, b.app.VaultAt(dir), password)
 	if err != nil {
 		return nil, escaped(err)
 	}
@@ -237,7 +233,7 @@ func (b *realBackend) PlanConvert(ctx context.Context, dir, to, format string) (
 	if err != nil {
 		return app.ConvertPlan{}, err
 	}
-	p, err := b.app.PlanConvert(ctx, app.ConvertRequest{Vault: b.vaultOf(dir), To: c, Format: format})
+	p, err := b.app.PlanConvert(ctx, app.ConvertRequest{Vault: b.app.VaultAt(dir), To: c, Format: format})
 	return p, escaped(err)
 }
 
@@ -246,6 +242,6 @@ func (b *realBackend) Convert(ctx context.Context, dir, to, format string, passw
 	if err != nil {
 		return nil, err
 	}
-	res, _, err := b.app.Convert(ctx, app.ConvertRequest{Vault: b.vaultOf(dir), To: c, Format: format, Password: password, Progress: progress})
+	res, _, err := b.app.Convert(ctx, app.ConvertRequest{Vault: b.app.VaultAt(dir), To: c, Format: format, Password: password, Progress: progress})
 	return res, escaped(err)
 }

@@ -17,7 +17,7 @@ func (b *realBackend) CountConflicts(dir string) (ConflictCount, error) {
 // app.ErrPasswordNeeded error when that does not work). Which of the two the vault is now
 // decides, whatever the screen last saw.
 func (b *realBackend) OpenConflicts(ctx context.Context, dir, _ string, password []byte) (ConflictSession, error) {
-	s, _, err := b.app.OpenConflicts(ctx, b.vaultOf(dir), password)
+	s, _, err := b.app.OpenConflicts(ctx, b.app.VaultAt(dir), password)
 	if err != nil {
 		return nil, escaped(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -152,15 +153,7 @@ func readMountInfo() ([]mountEntry, error) {
 // isMountPoint reports whether path is currently a mount point.
 func isMountPoint(path string) bool {
 	entries, err := readMountInfo()
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		if e.MountPoint == path {
-			return true
-		}
-	}
-	return false
+	return err == nil && slices.ContainsFunc(entries, func(e mountEntry) bool { return e.MountPoint == path })
 }
 
 // mountTable is the kernel's mount table as the stale-mount cleanup uses it: the daemon's is
@@ -205,19 +198,34 @@ func IsStale(mountPoint string) bool {
 	return errors.Is(statfsTimeout(mountPoint, time.Second), syscall.ENOTCONN)
 }
 
-// statfsTimeout is statfs that gives up after d: a FUSE server that hangs (rather than dies)
-// would block the caller forever. The goroutine of a hung call is left behind.
+// statfsTimeout is statfs that gives up after d (see within).
 func statfsTimeout(path string, d time.Duration) error {
-	done := make(chan error, 1)
-	go func() {
+	_, err := within(d, "statfs "+path, func() (struct{}, error) {
 		var st syscall.Statfs_t
-		done <- syscall.Statfs(path, &st)
+		return struct{}{}, syscall.Statfs(path, &st)
+	})
+	return err
+}
+
+// within runs f, giving up after d with an error naming what: a FUSE server that hangs
+// (rather than dies) would block the caller forever. The goroutine of a hung call is left
+// behind.
+func within[T any](d time.Duration, what string, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
 	}()
 	select {
-	case err := <-done:
-		return err
+	case r := <-done:
+		return r.v, r.err
 	case <-time.After(d):
-		return fmt.Errorf("statfs %s: no answer within %v", path, d)
+		var zero T
+		return zero, fmt.Errorf("%s: no answer within %v", what, d)
 	}
 }
 
@@ -284,23 +292,9 @@ func mountsOf(id vault.ID) []mountEntry {
 	return out
 }
 
-// idTimeout is vault.IDOf that gives up after d (see statfsTimeout).
+// idTimeout is vault.IDOf that gives up after d (see within).
 func idTimeout(path string, d time.Duration) (vault.ID, error) {
-	type res struct {
-		id  vault.ID
-		err error
-	}
-	done := make(chan res, 1)
-	go func() {
-		id, err := vault.IDOf(path)
-		done <- res{id, err}
-	}()
-	select {
-	case r := <-done:
-		return r.id, r.err
-	case <-time.After(d):
-		return vault.ID{}, fmt.Errorf("%s: no answer within %v", path, d)
-	}
+	return within(d, path, func() (vault.ID, error) { return vault.IDOf(path) })
 }
 
 // VaultuiMounts lists this user's vaultui mounts as the kernel shows them, whichever daemon

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Figure is one quantity measured several times: what the speed test shows is the median,
@@ -64,4 +65,18 @@ func x(r float64) string {
 		return fmt.Sprintf("%.1fx", r)
 	}
 	return fmt.Sprintf("%.2fx", r)
+}
+
+// Age writes a duration coarsely, as both front ends show how old something is: "42s",
+// "17m", "5h03m", "3d".
+func Age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }

@@ -36,9 +36,7 @@ examples:
 		return func(e *env, args []string) error {
 			// --count 0 once meant "until interrupted", which leaving it out says; any count
 			// given must be one to stop at.
-			counted := false
-			fs.Visit(func(f *flag.Flag) { counted = counted || f.Name == "count" })
-			if counted && (*count < 1 || !*follow) {
+			if flagSet(fs, "count") && (*count < 1 || !*follow) {
 				return e.usage("--count takes a number of events of at least 1 and needs --follow (without --count, --follow runs until interrupted)")
 			}
 			printed := 0

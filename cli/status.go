@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
 )
 
@@ -37,9 +38,7 @@ examples:
 		count := fs.Int("count", 0, "with --watch: stop after `N` snapshots (N >= 1)")
 		return func(e *env, args []string) error {
 			// As for events --follow: leaving --count out is "until interrupted".
-			counted := false
-			fs.Visit(func(f *flag.Flag) { counted = counted || f.Name == "count" })
-			if counted && (*count < 1 || !*watch) {
+			if flagSet(fs, "count") && (*count < 1 || !*watch) {
 				return e.usage("--count takes a number of snapshots of at least 1 and needs --watch (without --count, --watch runs until interrupted)")
 			}
 			// The daemon hands out its stale mount report once, so it is fetched once, as late
@@ -163,7 +162,7 @@ func printStatus(w io.Writer, mounts []mountmgr.MountInfo, now time.Time) {
 			cipher += ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.MountPoint, m.CipherDir, cipher,
-			formatDuration(now.Sub(m.Since)), formatBytes(float64(m.Stats.BytesRead)),
+			app.Age(now.Sub(m.Since)), formatBytes(float64(m.Stats.BytesRead)),
 			formatBytes(float64(m.Stats.BytesWritten)), formatBytes(m.Stats.ReadBps), formatBytes(m.Stats.WriteBps))
 	}
 	tw.Flush()

@@ -1,16 +1,18 @@
 package ui
 
 import (
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
-	"unicode/utf8"
-
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vaultui/vaultui/app"
 )
 
 // rate formats bytes per second the way people read it: "0 B/s", "512 kB/s", "12.3 MB/s".
@@ -35,19 +37,7 @@ func size(b float64) string {
 }
 
 // ago says how long ago t was, coarsely.
-func ago(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm ago", int(d.Hours()), int(d.Minutes())%60)
-	default:
-		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
-	}
-}
+func ago(now, t time.Time) string { return app.Age(now.Sub(t)) + " ago" }
 
 // expandPath makes a typed path absolute, expanding a leading "~".
 func expandPath(p string) string {

@@ -119,7 +119,7 @@ func (r *SpeedReport) gain(rec crypto.CipherID) string {
 	if w == nil || r.Writing {
 		return ""
 	}
-	where := tilde(w.Dir)
+	where := Tilde(w.Dir)
 	if w.FSType != "" {
 		where += " (" + w.FSType + ")"
 	}
@@ -160,8 +160,8 @@ func cost(c crypto.CipherID) (line, full string) {
 	return cp.Line(), full
 }
 
-// tilde writes a path under the home directory with ~, as people read it.
-func tilde(p string) string {
+// Tilde writes a path under the home directory with ~, as people read it.
+func Tilde(p string) string {
 	home, err := os.UserHomeDir()
 	if err != nil || home == "" || home == "/" {
 		return p

@@ -495,7 +495,7 @@ func (s *conflictsScreen) View() string {
 		h := s.c.bodyHeight() - lipgloss.Height(intro) - 1 - lipgloss.Height(footText) - 1
 		b.WriteString(s.list(w, max(3, h)))
 	case s.opening && s.mountPoint != "":
-		b.WriteString(s.c.spinner.View() + " Reading " + truncatePath(tildePath(s.mountPoint), w-12) + "…")
+		b.WriteString(s.c.spinner.View() + " Reading " + truncatePath(app.Tilde(s.mountPoint), w-12) + "…")
 	case s.opening:
 		b.WriteString(s.c.spinner.View() + " Unlocking (scrypt) and reading the vault…")
 	case s.mountPoint == "":
@@ -510,9 +510,9 @@ func (s *conflictsScreen) View() string {
 // under it.
 func (s *conflictsScreen) list(w, h int) string {
 	st := s.c.styles
-	where := "in " + tildePath(s.v.CipherDir)
+	where := "in " + app.Tilde(s.v.CipherDir)
 	if s.mountPoint != "" {
-		where = "in the mount at " + tildePath(s.mountPoint)
+		where = "in the mount at " + app.Tilde(s.mountPoint)
 	}
 	if len(s.copies) == 0 {
 		what := "No conflict copies "

@@ -226,7 +226,7 @@ func (s *convertScreen) View() string {
 		}
 		b.WriteString(para.Render(fmt.Sprintf("Re-encrypts %s in %s. Needs %s beside the vault (%s free).",
 			size(float64(p.PlainBytes)), plural(p.Files, "file", "files"), size(float64(p.NeedBytes)), size(float64(p.FreeBytes)))) + "\n\n")
-		b.WriteString(para.Render("After a full check the new vault is swapped in; the old one is kept at "+tildePath(p.KeepOld)+" until you delete it.") + "\n\n")
+		b.WriteString(para.Render("After a full check the new vault is swapped in; the old one is kept at "+app.Tilde(p.KeepOld)+" until you delete it.") + "\n\n")
 		if p.Interrupted == convert.InterruptedBuilding {
 			b.WriteString(para.Render("A half-built vault an interrupted run left is removed first.") + "\n\n")
 		}
@@ -254,7 +254,7 @@ func (s *convertScreen) View() string {
 				b.WriteString(st.Box.Render(strings.Join(vault.FormatMasterKey(r.MasterKey), "\n")) + "\n\n")
 			}
 			if r.OldDir != "" {
-				b.WriteString(para.Render("The old vault ("+r.From.String()+") is kept at "+tildePath(r.OldDir)+"; delete it when you no longer need it.") + "\n")
+				b.WriteString(para.Render("The old vault ("+r.From.String()+") is kept at "+app.Tilde(r.OldDir)+"; delete it when you no longer need it.") + "\n")
 			}
 		}
 	}

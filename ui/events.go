@@ -91,7 +91,7 @@ func (c *common) vaultName(cipherDir string) string {
 	if cipherDir == "" {
 		return "-"
 	}
-	return tildePath(cipherDir)
+	return app.Tilde(cipherDir)
 }
 
 // eventsScreen lists the daemon's events, newest first, one a line; enter
@@ -246,10 +246,10 @@ func (s *eventsScreen) detailView(e Event, w int) string {
 		folder, mountPoint = "Plain folder", "Encrypted view"
 	}
 	if e.CipherDir != "" {
-		rows = append(rows, Field{Label: folder, Value: tildePath(e.CipherDir)})
+		rows = append(rows, Field{Label: folder, Value: app.Tilde(e.CipherDir)})
 	}
 	if e.MountPoint != "" {
-		rows = append(rows, Field{Label: mountPoint, Value: tildePath(e.MountPoint)})
+		rows = append(rows, Field{Label: mountPoint, Value: app.Tilde(e.MountPoint)})
 	}
 	rows = append(rows, Field{Label: "What", Value: tildeText(e.Summary())})
 	return fieldsView(st, rows, w, map[string]lipgloss.Style{"What": eventStyle(st, e)})

@@ -6,6 +6,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/app"
 )
 
 // forgetScreen removes a vault from the registry after the user types its
@@ -41,7 +43,7 @@ func (s *forgetScreen) Update(msg tea.Msg) tea.Cmd {
 			s.err = msg.err.Error()
 			return nil
 		}
-		return s.c.back("Forgot "+s.v.Name+"; its files are still in "+tildePath(s.v.CipherDir)+".", true)
+		return s.c.back("Forgot "+s.v.Name+"; its files are still in "+app.Tilde(s.v.CipherDir)+".", true)
 	case tea.KeyMsg:
 		if s.working {
 			return nil
@@ -66,7 +68,7 @@ func (s *forgetScreen) View() string {
 	st := s.c.styles
 	para := lipgloss.NewStyle().Width(s.c.contentWidth())
 	var b strings.Builder
-	b.WriteString(para.Render("vaultui will forget "+st.Key.Render(s.v.Name)+". Its encrypted files in "+tildePath(s.v.CipherDir)+" are not deleted; you can add it again with a.") + "\n\n")
+	b.WriteString(para.Render("vaultui will forget "+st.Key.Render(s.v.Name)+". Its encrypted files in "+app.Tilde(s.v.CipherDir)+" are not deleted; you can add it again with a.") + "\n\n")
 	b.WriteString("Type the name to confirm:\n\n")
 	b.WriteString(s.form.View())
 	if s.err != "" {

@@ -56,15 +56,6 @@ func expandPath(p string) string {
 	return filepath.Clean(p)
 }
 
-// tildePath shortens a path under the home directory for display.
-func tildePath(p string) string {
-	home, err := os.UserHomeDir()
-	if err == nil && home != "/" && (p == home || strings.HasPrefix(p, home+"/")) {
-		return "~" + p[len(home):]
-	}
-	return p
-}
-
 func samePath(a, b string) bool { return filepath.Clean(a) == filepath.Clean(b) }
 
 // parseIdle reads an idle timeout: empty or "0" for none, a Go duration

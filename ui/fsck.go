@@ -9,6 +9,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 )
 
@@ -151,7 +153,7 @@ func (s *fsckScreen) run(pw []byte) tea.Cmd {
 
 // intro says what the check does.
 func (s *fsckScreen) intro(w int) string {
-	return wrap("Decrypts every file and name in "+tildePath(s.v.CipherDir)+" and reports what fails.", w)
+	return wrap("Decrypts every file and name in "+app.Tilde(s.v.CipherDir)+" and reports what fails.", w)
 }
 
 func (s *fsckScreen) View() string {

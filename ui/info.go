@@ -88,7 +88,7 @@ func (s *infoScreen) lines() []string {
 	st := s.c.styles
 	w := s.c.contentWidth()
 	var rows []Field
-	rows = append(rows, Field{Label: "Name", Value: s.v.Name}, Field{Label: "Folder", Value: tildePath(s.v.CipherDir)}, Field{Label: "Mount point", Value: tildePath(s.v.MountPoint)})
+	rows = append(rows, Field{Label: "Name", Value: s.v.Name}, Field{Label: "Folder", Value: app.Tilde(s.v.CipherDir)}, Field{Label: "Mount point", Value: app.Tilde(s.v.MountPoint)})
 	rows = append(rows, app.EntryFacts(s.v.Entry)...)
 	opts := []string{}
 	if s.v.ReadOnly {
@@ -105,12 +105,12 @@ func (s *infoScreen) lines() []string {
 	}
 	state := "locked"
 	if m, ok := s.c.mountFor(s.v.CipherDir); ok {
-		state = "mounted at " + tildePath(m.MountPoint) + " since " + m.Since.Local().Format("2006-01-02 15:04") + mountModes(m)
+		state = "mounted at " + app.Tilde(m.MountPoint) + " since " + m.Since.Local().Format("2006-01-02 15:04") + mountModes(m)
 		switch {
 		case m.Stale:
-			state = "stale mount at " + tildePath(m.MountPoint)
+			state = "stale mount at " + app.Tilde(m.MountPoint)
 		case m.Detached:
-			state = "detached from " + tildePath(m.MountPoint) + ": unmounts when its last open file is closed"
+			state = "detached from " + app.Tilde(m.MountPoint) + ": unmounts when its last open file is closed"
 		}
 	}
 	rows = append(rows, Field{Label: "State", Value: state})

@@ -338,7 +338,7 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Mount):
 		if mounted && !mount.Detached {
-			return l.setStatus(fmt.Sprintf("%s is already mounted at %s.", v.Name, tildePath(mount.MountPoint)), false)
+			return l.setStatus(fmt.Sprintf("%s is already mounted at %s.", v.Name, app.Tilde(mount.MountPoint)), false)
 		}
 		return l.c.open(newMountScreen(l.c, v))
 	case key.Matches(msg, k.Unmount):
@@ -658,7 +658,7 @@ func (l *listScreen) row(v Vault, sel bool, w int) rowText {
 	default:
 		style, pre, path = s.StateLocked, "○ locked · ", v.CipherDir
 	}
-	path = tildePath(path)
+	path = app.Tilde(path)
 	// (A detached mount keeps its rates: they show that its open files are still in use.)
 	if room(pre+post) < min(16, lenRunes(path)) && !m.Detached {
 		right = ""

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
 )
 
@@ -72,7 +73,7 @@ func (s *liveScreen) View() string {
 	if m.Detached {
 		where = "detached from"
 	}
-	head := wrap(fmt.Sprintf("%s · %s %s%s", m.Cipher, where, tildePath(m.MountPoint), ro), w)
+	head := wrap(fmt.Sprintf("%s · %s %s%s", m.Cipher, where, app.Tilde(m.MountPoint), ro), w)
 	since := "since " + m.Since.Local().Format("15:04:05") + " (" + ago(s.c.now(), m.Since) + ")"
 	if m.Idle > 0 {
 		since += " · unmounts after " + m.Idle.String() + " unused"

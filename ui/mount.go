@@ -127,7 +127,7 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 			if _, ok := s.c.mountFor(msg.m.CipherDir); !ok {
 				s.c.mounts = append(s.c.mounts, msg.m.MountInfo)
 			}
-			status := fmt.Sprintf("%s mounted at %s.", s.v.Name, tildePath(msg.m.MountPoint))
+			status := fmt.Sprintf("%s mounted at %s.", s.v.Name, app.Tilde(msg.m.MountPoint))
 			if note := keyringNote(msg.m.Keyring); note != "" {
 				status += " " + note
 			}
@@ -175,7 +175,7 @@ func mountError(mountPoint string, err error) string {
 	case errors.Is(err, ErrWrongPassword):
 		return "Wrong password. Try again."
 	case errors.Is(err, ErrMountpoint):
-		return fmt.Sprintf("Mount point %s can't be used (it must be an empty directory that isn't mounted): %v", tildePath(mountPoint), err)
+		return fmt.Sprintf("Mount point %s can't be used (it must be an empty directory that isn't mounted): %v", app.Tilde(mountPoint), err)
 	case errors.Is(err, ErrAlreadyMounted):
 		return "Already mounted: " + err.Error()
 	case errors.Is(err, ErrDaemon):
@@ -229,8 +229,8 @@ func (s *mountScreen) View() string {
 		b.WriteString(st.Label.Render(padRight(l, 12)) + " " + truncatePath(v, s.c.contentWidth()-13) + "\n")
 	}
 	lbl("Vault", s.v.Name)
-	lbl("Folder", tildePath(s.v.CipherDir))
-	lbl("Mount point", tildePath(s.req.MountPoint))
+	lbl("Folder", app.Tilde(s.v.CipherDir))
+	lbl("Mount point", app.Tilde(s.req.MountPoint))
 	if s.v.Cipher != "" {
 		lbl("Cipher", s.v.Cipher)
 	}

@@ -208,7 +208,7 @@ func (w *wizardScreen) keys() []key.Binding {
 
 func (w *wizardScreen) Init() tea.Cmd {
 	b := w.c.backend
-	cmds := []tea.Cmd{w.dir.setFocus(0), func() tea.Msg { return folderSuggested{dir: tildePath(app.FreeFolder(b.CheckNewCipherDir))} }}
+	cmds := []tea.Cmd{w.dir.setFocus(0), func() tea.Msg { return folderSuggested{dir: app.Tilde(app.FreeFolder(b.CheckNewCipherDir))} }}
 	if w.c.speed.rec == nil && !w.c.speed.running {
 		// Measure while the user types, so the cipher step can show speeds.
 		cmds = append(cmds, func() tea.Msg { return runSpeedMsg{} })
@@ -229,7 +229,7 @@ func (w *wizardScreen) suggest() {
 		name = typed
 	}
 	if mp := w.c.backend.DefaultMountPoint(name); mp != "" {
-		w.mountPoint.fields[0].suggest(tildePath(mp))
+		w.mountPoint.fields[0].suggest(app.Tilde(mp))
 	}
 }
 
@@ -680,7 +680,7 @@ func (w *wizardScreen) View() string {
 		focus = lipgloss.Height(b.String()) - 1 + at[0]
 		b.WriteString(v + "\n\n" + s.Subtle.Render(para.Render(advancedHints[w.advanced.focus])))
 	case stepCreating:
-		b.WriteString(w.c.spinner.View() + " Creating " + w.created.Name + " in " + tildePath(w.created.CipherDir) + "…\n\n")
+		b.WriteString(w.c.spinner.View() + " Creating " + w.created.Name + " in " + app.Tilde(w.created.CipherDir) + "…\n\n")
 		b.WriteString(s.Subtle.Render(para.Render("Deriving the key with scrypt takes a moment.")))
 		if w.leaving != nil {
 			b.WriteString("\n\n" + s.Warning.Render(para.Render("The master key is shown before you quit: it is the only way back in without the password.")))
@@ -741,8 +741,8 @@ func (w *wizardScreen) summary() string {
 	}
 	return strings.Join([]string{
 		line("Name", strings.TrimSpace(w.name.value(0))),
-		line("Folder", tildePath(expandPath(w.dir.value(0)))),
-		line("Mount point", tildePath(expandPath(w.mountPoint.value(0)))),
+		line("Folder", app.Tilde(expandPath(w.dir.value(0)))),
+		line("Mount point", app.Tilde(expandPath(w.mountPoint.value(0)))),
 		line("Cipher", c),
 	}, "\n")
 }

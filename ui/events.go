@@ -184,7 +184,7 @@ func (s *eventsScreen) View() string {
 	// The vault column is as wide as the names shown, up to a quarter of the line.
 	nameW := 0
 	for i := start; i < end; i++ {
-		nameW = max(nameW, lenRunes(s.c.vaultName(s.newest(i).CipherDir)))
+		nameW = max(nameW, lipgloss.Width(s.c.vaultName(s.newest(i).CipherDir)))
 	}
 	nameW = min(nameW, max(8, w/4))
 	cut := false
@@ -255,9 +255,6 @@ func (s *eventsScreen) detailView(e Event, w int) string {
 	return fieldsView(st, rows, w, map[string]lipgloss.Style{"What": eventStyle(st, e)})
 }
 
-// lenRunes is how many terminal cells s takes (the name is older than the rule).
-func lenRunes(s string) int { return lipgloss.Width(s) }
-
 // automountSet reports the result of toggling a vault's automount option.
 type automountSet struct {
 	v   Vault
@@ -276,8 +273,7 @@ func (l *listScreen) toggleAutomount(v Vault) tea.Cmd {
 func (l *listScreen) automountDone(msg automountSet) tea.Cmd {
 	switch {
 	case msg.err != nil:
-		l.setStatus("Could not change "+msg.v.Name+": "+msg.err.Error(), true)
-		return nil
+		return l.setStatus("Could not change "+msg.v.Name+": "+msg.err.Error(), true)
 	case msg.on:
 		l.setStatus(msg.v.Name+": automount on. It mounts at login with the password stored by mount --remember (vaultui autostart enable).", false)
 	default:

@@ -268,7 +268,7 @@ func fullHelp(h help.Model, bs []key.Binding, width int) string {
 func fieldsValueWidth(rows []Field, w int) int {
 	labelW := 0
 	for _, r := range rows {
-		labelW = max(labelW, lenRunes(r.Label))
+		labelW = max(labelW, lipgloss.Width(r.Label))
 	}
 	return max(10, w-labelW-2)
 }
@@ -332,7 +332,7 @@ func wrapValue(s string, w int) string {
 func fieldsView(st *Styles, rows []Field, w int, styles map[string]lipgloss.Style) string {
 	labelW := 0
 	for _, r := range rows {
-		labelW = max(labelW, lenRunes(r.Label))
+		labelW = max(labelW, lipgloss.Width(r.Label))
 	}
 	valueW := fieldsValueWidth(rows, w)
 	lines := make([]string, 0, len(rows))

@@ -635,7 +635,7 @@ func (l *listScreen) row(v Vault, sel bool, w int) rowText {
 		if right != "" {
 			gap = lipgloss.Width(right) + 2
 		}
-		return max(8, w-2-gap-lenRunes(text))
+		return max(8, w-2-gap-lipgloss.Width(text))
 	}
 	// The state says where the vault is (path) between what it is (pre) and what it
 	// differs in (post). On a narrow screen the right side gives way to it first (where the
@@ -660,7 +660,7 @@ func (l *listScreen) row(v Vault, sel bool, w int) rowText {
 	}
 	path = app.Tilde(path)
 	// (A detached mount keeps its rates: they show that its open files are still in use.)
-	if room(pre+post) < min(16, lenRunes(path)) && !m.Detached {
+	if room(pre+post) < min(16, lipgloss.Width(path)) && !m.Detached {
 		right = ""
 	}
 	text := truncate(pre+truncatePath(path, room(pre+post))+post, max(8, w-2))

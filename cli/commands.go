@@ -15,7 +15,7 @@ type command struct {
 	args    string // usage after the name, e.g. "[options] CIPHERDIR"
 	help    string // longer description and examples, shown by --help
 	// operands name the positional arguments in order, as args spells them; the last one
-	// ends in "..." when it repeats. Their names say what completes them (argKind).
+	// ends in "..." when it repeats. Their names say what completes them (argShells).
 	operands []string
 	// values names what completes a flag's value where the placeholder in its help does not
 	// say: "a|b" lists the words to offer, "" offers nothing.

@@ -102,34 +102,13 @@ func unquote(w string) string {
 	return b.String()
 }
 
-// What completes an argument, by the name usage lines and flag help give it.
-type argKind int
-
-const (
-	noCompletion argKind = iota
-	fileArg
-	dirArg
-	vaultArg   // a registered name, or a cipherdir
-	nameArg    // a registered name
-	programArg // a program on PATH
-	commandArg // a vaultui command
-	wordArg    // one of the words "a|b|c" lists
-)
-
-// argKinds maps argument names to their kind; "a|b|c" is a wordArg, a name not listed
-// completes nothing.
-var argKinds = map[string]argKind{
-	"FILE": fileArg, "PATH": fileArg, "EXE": fileArg,
-	"DIR": dirArg, "CIPHERDIR": dirArg, "DESTDIR": dirArg, "MOUNTPOINT": dirArg,
-	"VAULT": vaultArg, "NAME": nameArg, "PROGRAM": programArg, "COMMAND": commandArg,
-}
-
-func kindOf(arg string) argKind {
-	arg = strings.TrimSuffix(arg, "...")
-	if strings.Contains(arg, "|") {
-		return wordArg
-	}
-	return argKinds[arg]
+// argShells says what completes an argument, by the name usage lines and flag help give it:
+// what the shell adds of its own ("files", "dirs", "programs"). VAULT adds the registered
+// names to the directories, NAME is a registered name, COMMAND a vaultui command, "a|b|c"
+// one of the words it lists; any other name completes nothing.
+var argShells = map[string]string{
+	"FILE": "files", "PATH": "files", "EXE": "files", "PROGRAM": "programs",
+	"DIR": "dirs", "CIPHERDIR": "dirs", "DESTDIR": "dirs", "MOUNTPOINT": "dirs", "VAULT": "dirs",
 }
 
 // complete prints what may replace the last of words, the arguments after "vaultui".
@@ -204,24 +183,17 @@ func (o *completion) commands(table []*command) {
 	}
 }
 
-// argument completes an argument named arg (argKinds).
+// argument completes an argument named arg (argShells).
 func (o *completion) argument(e *env, arg string) {
-	switch kindOf(arg) {
-	case fileArg:
-		o.shell = "files"
-	case dirArg:
-		o.shell = "dirs"
-	case programArg:
-		o.shell = "programs"
-	case vaultArg:
-		o.shell = "dirs"
+	arg = strings.TrimSuffix(arg, "...")
+	o.shell = argShells[arg]
+	switch {
+	case arg == "VAULT", arg == "NAME":
 		o.vaults(e)
-	case nameArg:
-		o.vaults(e)
-	case commandArg:
+	case arg == "COMMAND":
 		o.commands(e.commands)
-	case wordArg:
-		for _, w := range strings.Split(strings.TrimSuffix(arg, "..."), "|") {
+	case strings.Contains(arg, "|"):
+		for _, w := range strings.Split(arg, "|") {
 			o.add(w, "")
 		}
 	}

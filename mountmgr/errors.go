@@ -58,34 +58,29 @@ const (
 
 // kinds gives each kind its sentinel, in order of precedence: an error is of the first kind
 // whose sentinel it wraps. Not enough memory for the KDF comes first: such a vault is also
-// unsupported here (vault wraps both), and the kind keeps the reason for the hint.
+// unsupported here (vault wraps both), and the kind keeps the reason for the hint. remote,
+// where set, is what the kind unwraps to on the client instead of err: a KDF too costly here
+// is both the vault being unsupported here (the exit code) and the reason (the hint).
 var kinds = []struct {
-	kind Kind
-	err  error
+	kind        Kind
+	err, remote error
 }{
-	{KindKDFMemory, crypto.ErrKDFMemory},
-	{KindKDFCostly, crypto.ErrKDFCostly},
-	{KindWrongPassword, vault.ErrWrongPassword},
-	{KindUnsupported, vault.ErrUnsupported},
-	{KindCorrupt, vault.ErrCorrupt},
-	{KindNotFound, vault.ErrNotFound},
-	{KindMountpoint, ErrMountpoint},
-	{KindAlreadyMounted, ErrAlreadyMounted},
-	{KindBusy, ErrBusy},
-	{KindNotMounted, ErrNotMounted},
-	{KindDaemon, ErrDaemon},
-	{KindFuseDevice, ErrFuseDevice},
-	{KindNoConflict, vault.ErrNoConflict},
-	{KindFolderKeepsBoth, vault.ErrFolderKeepsBoth},
-	{KindKeyUnverifiable, vault.ErrKeyUnverifiable},
+	{KindKDFMemory, crypto.ErrKDFMemory, errors.Join(crypto.ErrKDFMemory, vault.ErrUnsupported)},
+	{KindKDFCostly, crypto.ErrKDFCostly, errors.Join(crypto.ErrKDFCostly, vault.ErrUnsupported)},
+	{KindWrongPassword, vault.ErrWrongPassword, nil},
+	{KindUnsupported, vault.ErrUnsupported, nil},
+	{KindCorrupt, vault.ErrCorrupt, nil},
+	{KindNotFound, vault.ErrNotFound, nil},
+	{KindMountpoint, ErrMountpoint, nil},
+	{KindAlreadyMounted, ErrAlreadyMounted, nil},
+	{KindBusy, ErrBusy, nil},
+	{KindNotMounted, ErrNotMounted, nil},
+	{KindDaemon, ErrDaemon, nil},
+	{KindFuseDevice, ErrFuseDevice, nil},
+	{KindNoConflict, vault.ErrNoConflict, nil},
+	{KindFolderKeepsBoth, vault.ErrFolderKeepsBoth, nil},
+	{KindKeyUnverifiable, vault.ErrKeyUnverifiable, nil},
 }
-
-// kdfMemoryRemote is what a kdf_memory error unwraps to on the client: both the vault being
-// unsupported here (the exit code) and the reason (the hint).
-var kdfMemoryRemote = errors.Join(crypto.ErrKDFMemory, vault.ErrUnsupported)
-
-// kdfCostlyRemote is kdfMemoryRemote for a kdf_costly error.
-var kdfCostlyRemote = errors.Join(crypto.ErrKDFCostly, vault.ErrUnsupported)
 
 // KindOf returns the kind of err: that of the first sentinel in kinds it wraps, else
 // KindOther.

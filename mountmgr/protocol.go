@@ -282,16 +282,13 @@ func fromWire(w *wireError) error {
 	if w == nil {
 		return nil
 	}
-	switch w.Code {
-	case KindKDFMemory:
-		return &kindError{msg: w.Msg, sentinel: kdfMemoryRemote}
-	case KindKDFCostly:
-		return &kindError{msg: w.Msg, sentinel: kdfCostlyRemote}
-	case codeBadRequest:
+	if w.Code == codeBadRequest {
 		return &kindError{msg: "daemon refused request: " + w.Msg}
 	}
 	for _, k := range kinds {
-		if k.kind == w.Code {
+		if k.kind == w.Code && k.remote != nil {
+			return &kindError{msg: w.Msg, sentinel: k.remote}
+		} else if k.kind == w.Code {
 			return &kindError{msg: w.Msg, sentinel: k.err}
 		}
 	}

@@ -32,7 +32,7 @@ func (s *infoScreen) busy() bool    { return !s.loaded }
 func (s *infoScreen) keys() []key.Binding {
 	k := s.c.keys
 	var out []key.Binding
-	if len(s.lines()) > s.height() {
+	if len(s.lines()) > s.c.bodyHeight() {
 		out = append(out, k.Up, k.Down)
 	}
 	if s.converts() {
@@ -74,13 +74,10 @@ func (s *infoScreen) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// height is the lines the info may take.
-func (s *infoScreen) height() int { return s.c.bodyHeight() }
-
 // View shows the lines that fit; taller than the screen (a narrow one wraps
 // long values), it scrolls and says what is hidden.
 func (s *infoScreen) View() string {
-	return s.scroll.view(strings.Join(s.lines(), "\n"), s.height(), noFocus, s.c.styles)
+	return s.scroll.view(strings.Join(s.lines(), "\n"), s.c.bodyHeight(), noFocus, s.c.styles)
 }
 
 // lines is the whole info, wrapped to the width.

@@ -36,14 +36,11 @@ func (s *speedScreen) keys() []key.Binding {
 		return []key.Binding{k.Back}
 	}
 	out := []key.Binding{k.UseCipher, k.Details, k.Rerun, k.Back}
-	if text, _, _ := s.content(); lipgloss.Height(text) > s.height() {
+	if text, _, _ := s.content(); lipgloss.Height(text) > s.c.bodyHeight() {
 		out = append(out, k.Up, k.Down)
 	}
 	return out
 }
-
-// height is the lines the screen may take.
-func (s *speedScreen) height() int { return s.c.bodyHeight() }
 
 func (s *speedScreen) Init() tea.Cmd {
 	if s.c.speed.running || s.c.speed.rec != nil {
@@ -110,7 +107,7 @@ func (s *speedScreen) View() string {
 			focus[1] = details - 1
 		}
 	}
-	return s.scroll.view(text, s.height(), focus, s.c.styles)
+	return s.scroll.view(text, s.c.bodyHeight(), focus, s.c.styles)
 }
 
 // content is the whole screen, and the lines where the recommendation and its details

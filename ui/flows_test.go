@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/registry"
 )
 
@@ -157,8 +158,8 @@ func TestDefaultNameDropsTheExtension(t *testing.T) {
 		"/home/u/Sync/work.enc": "work", "/data/Private.crypt": "Private", "/data/.secret": "secret",
 		"/data/photos": "photos", "/data/my.vault.crypt": "my.vault", "/": "vault",
 	} {
-		if got := defaultName(dir); got != want {
-			t.Errorf("defaultName(%q) = %q, want %q", dir, got, want)
+		if got := app.DefaultName(dir); got != want {
+			t.Errorf("app.DefaultName(%q) = %q, want %q", dir, got, want)
 		}
 	}
 }

@@ -637,7 +637,7 @@ func TestSmallScreensShowTheCost(t *testing.T) {
 		w := tm.current.(*wizardScreen)
 		for i := 1; i < len(w.ciphers); i++ {
 			tm.keys("down")
-			reads("› " + choiceName(w.ciphers[i]))
+			reads("› " + w.ciphers[i].Label())
 			reads(w.ciphers[i].OpensIn().Line())
 			checkFits(t, tm.View(), sz[0], sz[1])
 		}

@@ -573,12 +573,7 @@ func (w *wizardScreen) checkCreate(next wizardStep, r app.NewVault) tea.Cmd {
 }
 
 func (w *wizardScreen) nameTaken(name string) bool {
-	for _, v := range w.c.vaults {
-		if v.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(w.c.vaults, func(v Vault) bool { return v.Name == name })
 }
 
 // request gathers the answers; it fails on an out-of-range advanced option.
@@ -627,11 +622,6 @@ func (w *wizardScreen) request() (app.NewVault, error) {
 		Options:    opts,
 	}, nil
 }
-
-// defaultName derives a vault name from its folder without the extension
-// that marks it encrypted: "Private.crypt" -> "Private", "work.enc" -> "work",
-// ".secret" -> "secret".
-func defaultName(dir string) string { return app.DefaultName(dir) }
 
 // View shows the step, scrolled so that what has the keyboard (the focused field or cipher,
 // with its hint and any error below it) stays in view at any height.
@@ -737,7 +727,7 @@ func (w *wizardScreen) summary() string {
 	}
 	c := "?"
 	if len(w.ciphers) > 0 {
-		c = choiceName(w.ciphers[w.cipherCursor])
+		c = w.ciphers[w.cipherCursor].Label()
 	}
 	return strings.Join([]string{
 		line("Name", strings.TrimSpace(w.name.value(0))),
@@ -746,10 +736,6 @@ func (w *wizardScreen) summary() string {
 		line("Cipher", c),
 	}, "\n")
 }
-
-// choiceName is how the cipher step names a choice: a content cipher, or a format that
-// fixes its cipher.
-func choiceName(c choice) string { return c.Label() }
 
 // cipherView is the cipher step, and the lines of the choice under the cursor with what it
 // costs.
@@ -769,7 +755,7 @@ func (w *wizardScreen) cipherView() (string, [2]int) {
 	}
 	nameW := 0
 	for _, c := range w.ciphers {
-		nameW = max(nameW, lipgloss.Width(choiceName(c)))
+		nameW = max(nameW, lipgloss.Width(c.Label()))
 	}
 	// The figures take what the width gives: the star says "recommended" where there is
 	// room, and the MB/s give way first to the ratio, the figure the choice rests on.
@@ -787,7 +773,7 @@ func (w *wizardScreen) cipherView() (string, [2]int) {
 	}
 	focus := noFocus
 	for i, c := range w.ciphers {
-		marker, name := "  ", padRight(choiceName(c), nameW)
+		marker, name := "  ", padRight(c.Label(), nameW)
 		if i == w.cipherCursor {
 			focus[0] = lipgloss.Height(b.String()) - 1
 			marker, name = s.Cursor.Render("› "), s.Selected.Render(name)

@@ -81,8 +81,7 @@ func (a *App) CheckPassword(ctx context.Context, v Vault, password []byte) (Keyr
 func (a *App) Convert(ctx context.Context, r ConvertRequest) (*convert.Result, KeyringChange, error) {
 	ctx = kdfContext(ctx, r.Vault)
 	var res *convert.Result
-	change, err := a.withPassword(ctx, r.Vault, r.Password, false, func(pw []byte) error {
-		var err error
+	change, err := a.withPassword(ctx, r.Vault, r.Password, false, func(pw []byte) (err error) {
 		res, err = convert.Run(ctx, r.Vault.CipherDir, pw, r.options())
 		return err
 	})

@@ -61,8 +61,7 @@ func (a *App) OpenWalker(ctx context.Context, v Vault, password []byte) (*Walker
 func (a *App) unlockVolume(ctx context.Context, v Vault, password []byte) (vault.Volume, KeyringChange, error) {
 	ctx = kdfContext(ctx, v)
 	var out vault.Volume
-	change, err := a.withPassword(ctx, v, password, false, func(pw []byte) error {
-		var err error
+	change, err := a.withPassword(ctx, v, password, false, func(pw []byte) (err error) {
 		out, err = vault.UnlockVolume(ctx, v.CipherDir, pw)
 		return err
 	})

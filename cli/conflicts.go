@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -69,9 +68,7 @@ examples:
 			// A mounted vault's conflicts are the daemon's to list and settle (through the
 			// mount): no password then.
 			var sess *app.Conflicts
-			err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
-				var change app.KeyringChange
-				var err error
+			err = e.withPassword(entry, src, func(pw []byte) (change app.KeyringChange, err error) {
 				sess, change, err = e.app.OpenConflicts(e.ctx, app.VaultOf(entry), pw)
 				return change, err
 			})
@@ -112,9 +109,7 @@ examples:
 				if list == nil {
 					list = []vault.ConflictEntry{}
 				}
-				enc := json.NewEncoder(e.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(list)
+				return writeJSON(e.stdout, list)
 			}
 			if len(list) == 0 {
 				fmt.Fprintf(e.stdout, "%s: no conflict copies.\n", displayName(entry))

@@ -504,9 +504,7 @@ func (e *env) openWalker(arg string, src *passSource) (*app.Walker, registry.Ent
 		return nil, entry, err
 	}
 	var w *app.Walker
-	err = e.withPassword(entry, src, func(pw []byte) (app.KeyringChange, error) {
-		var change app.KeyringChange
-		var err error
+	err = e.withPassword(entry, src, func(pw []byte) (change app.KeyringChange, err error) {
 		w, change, err = e.app.OpenWalker(e.ctx, app.VaultOf(entry), pw)
 		return change, err
 	})

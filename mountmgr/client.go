@@ -397,18 +397,14 @@ func (c *Client) Stale(ctx context.Context) ([]StaleMount, error) {
 // Watch calls each with a status snapshot about once a second until ctx is done (then it
 // returns nil) or the daemon goes away.
 func (c *Client) Watch(ctx context.Context, each func([]MountInfo)) error {
-	return c.stream(ctx, request{V: ProtocolVersion, ID: 1, Op: opWatch}, func(resp *response) error {
-		if resp.Error != nil {
-			return fromWire(resp.Error)
-		}
+	return c.stream(ctx, request{V: ProtocolVersion, ID: 1, Op: opWatch}, func(resp *response) {
 		each(resp.Mounts)
-		return nil
 	})
 }
 
 // stream sends req on a connection of its own and hands each response to each until ctx is
-// done (then it returns nil), the daemon goes away or answers an error, or each fails.
-func (c *Client) stream(ctx context.Context, req request, each func(*response) error) error {
+// done (then it returns nil), or the daemon goes away or answers an error.
+func (c *Client) stream(ctx context.Context, req request, each func(*response)) error {
 	conn, err := dialSocket(ctx, c.path)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrDaemon, err)
@@ -429,9 +425,10 @@ func (c *Client) stream(ctx context.Context, req request, each func(*response) e
 		if err != nil {
 			return daemonIOError(c.path, err)
 		}
-		if err := each(resp); err != nil {
-			return err
+		if resp.Error != nil {
+			return fromWire(resp.Error)
 		}
+		each(resp)
 	}
 }
 

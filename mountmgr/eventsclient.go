@@ -17,16 +17,12 @@ func (c *Client) Events(ctx context.Context, after uint64) ([]Event, error) {
 // it happens, until ctx is done (then it returns nil) or the daemon goes away.
 func (c *Client) FollowEvents(ctx context.Context, after uint64, each func([]Event)) error {
 	first := true
-	return c.stream(ctx, request{V: ProtocolVersion, ID: 1, Op: opEvents, After: after, Follow: true}, func(resp *response) error {
-		if resp.Error != nil {
-			return fromWire(resp.Error)
-		}
+	return c.stream(ctx, request{V: ProtocolVersion, ID: 1, Op: opEvents, After: after, Follow: true}, func(resp *response) {
 		// The first answer is the backlog, even when empty; later empty ones keep the
 		// connection checked.
 		if len(resp.Events) > 0 || first {
 			each(resp.Events)
 		}
 		first = false
-		return nil
 	})
 }

@@ -1,6 +1,7 @@
 package mountmgr
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -261,13 +262,22 @@ type wireError struct {
 // Kind, since clients only send what they can make sense of.
 const codeBadRequest Kind = "bad_request"
 
-// toWire encodes err with its kind.
+// toWire encodes err with its kind; a badRequestError goes out as bad_request.
 func toWire(err error) *wireError {
-	if err == nil {
+	var bad *badRequestError
+	switch {
+	case err == nil:
 		return nil
+	case errors.As(err, &bad):
+		return &wireError{Code: codeBadRequest, Msg: bad.msg}
 	}
 	return &wireError{Code: KindOf(err), Msg: err.Error()}
 }
+
+// badRequestError is a request the daemon cannot make sense of; it goes out as bad_request.
+type badRequestError struct{ msg string }
+
+func (e *badRequestError) Error() string { return e.msg }
 
 // versionError is a reply line of another protocol version than the client's.
 type versionError struct{ daemon int }

@@ -74,7 +74,7 @@ func (p wireProgress) progress() vault.FsckProgress {
 
 // serveWalk runs a fsck or export request on conn, which it then leaves to be closed.
 func (d *daemon) serveWalk(conn net.Conn, req *request) {
-	fail := func(err error) { d.sendWalk(conn, &response{ID: req.ID, Done: true, Error: walkWire(err)}) }
+	fail := func(err error) { d.sendWalk(conn, &response{ID: req.ID, Done: true, Error: toWire(err)}) }
 	defer func() {
 		if r := recover(); r != nil {
 			d.log.Printf("internal error serving %q (recovered, the daemon goes on): %v\n%s", req.Op, r, debug.Stack())
@@ -120,7 +120,7 @@ func (d *daemon) serveWalk(conn net.Conn, req *request) {
 		// The error names plaintext paths: the log gets its kind only.
 		d.log.Printf("%s of %s failed (%s)", req.Op, m.info.CipherDir, KindOf(err))
 	}
-	d.sendWalk(conn, &response{ID: req.ID, Done: true, Error: walkWire(err)})
+	d.sendWalk(conn, &response{ID: req.ID, Done: true, Error: toWire(err)})
 }
 
 // walk runs the fsck or export of m with the key the daemon holds, which it keeps until the
@@ -181,20 +181,6 @@ func (d *daemon) checkExportDest(m *mount, where string, r *ExportRequest) error
 		return fmt.Errorf("export to %s: it is inside the vault's own mount at %s, so the copy would be written into the vault it copies; choose a folder outside it", r.Dest, where)
 	}
 	return nil
-}
-
-// badRequestError is a request the daemon cannot make sense of; it goes out as bad_request.
-type badRequestError struct{ msg string }
-
-func (e *badRequestError) Error() string { return e.msg }
-
-// walkWire is toWire that sends a badRequestError as bad_request.
-func walkWire(err error) *wireError {
-	var bad *badRequestError
-	if errors.As(err, &bad) {
-		return &wireError{Code: codeBadRequest, Msg: bad.msg}
-	}
-	return toWire(err)
 }
 
 // sendWalk sends one reply of a walk, bounded by walkWriteTimeout.

@@ -1,8 +1,8 @@
 // Package atomicfile replaces small files so that a crash leaves the old content or the new,
 // never neither: write a temporary file beside the target, fsync it, rename it over the
-// target, fsync the directory. gocryptfs.conf (vault) and vaults.json (registry) are saved this
-// way. The file system is an interface so tests can fail one step as a full disk or a crash
-// would (Failing).
+// target, fsync the directory. gocryptfs.conf (vault), vaults.json (registry), the daemon's
+// event log and ledger and the front ends' own files are saved this way. The file system is an
+// interface so tests can fail one step as a full disk or a crash would (Failing).
 //
 // It imports only the standard library.
 package atomicfile

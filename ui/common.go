@@ -9,7 +9,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vaultui/vaultui/app"
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/registry"
 )
@@ -99,10 +98,6 @@ type speedState struct {
 	report app.SpeedReport
 	rec    *app.Recommendation
 	err    error // why the last run ended without a result
-}
-
-func (s *speedState) result(id crypto.CipherID) (app.CipherSpeed, bool) {
-	return s.report.Result(id)
 }
 
 // contentWidth is the width inside the app's padding.

@@ -160,7 +160,7 @@ func (s *speedScreen) content() (text string, rec, details int) {
 	}
 	for _, cph := range rows {
 		line := padRight(cph.String(), nameW) + "  "
-		r, ok := sp.result(cph)
+		r, ok := sp.report.Result(cph)
 		best := sp.rec != nil && sp.rec.Cipher == cph
 		switch {
 		case ok && r.Err != nil:
@@ -191,7 +191,7 @@ func (s *speedScreen) content() (text string, rec, details int) {
 		b.WriteString(line + "\n")
 	}
 	for _, cph := range rows {
-		if r, ok := sp.result(cph); ok && r.Implementation != "" {
+		if r, ok := sp.report.Result(cph); ok && r.Implementation != "" {
 			b.WriteString(st.Subtle.Render(wrap(cph.String()+" runs on: "+r.Implementation, w)) + "\n")
 		}
 	}

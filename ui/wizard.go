@@ -390,7 +390,7 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			w.details = !w.details
 		case key.Matches(msg, k.Submit):
 			c := w.ciphers[w.cipherCursor]
-			if r, ok := w.c.speed.result(c.Cipher); ok && c.Cipher != "" && r.Err != nil && !errors.Is(r.Err, context.Canceled) {
+			if r, ok := w.c.speed.report.Result(c.Cipher); ok && c.Cipher != "" && r.Err != nil && !errors.Is(r.Err, context.Canceled) {
 				w.err = fmt.Sprintf("%s can't be used on this computer: %v", c.Label(), r.Err)
 				return nil
 			}
@@ -779,7 +779,7 @@ func (w *wizardScreen) cipherView() (string, [2]int) {
 			marker, name = s.Cursor.Render("› "), s.Selected.Render(name)
 		}
 		info := ""
-		switch r, ok := sp.result(c.Cipher); {
+		switch r, ok := sp.report.Result(c.Cipher); {
 		case c.Cipher == "":
 			info = s.Subtle.Render(truncate(c.Format.Summary, room))
 		case ok && r.Err != nil:

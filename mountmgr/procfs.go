@@ -2,12 +2,10 @@ package mountmgr
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -230,25 +228,7 @@ func within[T any](d time.Duration, what string, f func() (T, error)) (T, error)
 }
 
 // detach lazily unmounts mountPoint: MNT_DETACH as root, fusermount3 -uz otherwise.
-func detach(mountPoint string) error {
-	if os.Geteuid() == 0 {
-		if err := syscall.Unmount(mountPoint, syscall.MNT_DETACH); err == nil {
-			return nil
-		}
-	}
-	bin := "fusermount3"
-	if _, err := exec.LookPath(bin); err != nil {
-		bin = "fusermount"
-	}
-	// Bounded like every wait of the daemon: a helper that hangs must not hang it.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "-u", "-z", mountPoint).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s -uz %s: %w: %s", bin, mountPoint, err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
+func detach(mountPoint string) error { return umount(mountPoint, true) }
 
 // MountedAt returns where the vault in cipherDir is mounted, by vaultui (any daemon),
 // gocryptfs or any other file system whose source is that directory, or "". The vault is

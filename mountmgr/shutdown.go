@@ -67,7 +67,7 @@ func unmountPath(path string, id mountID) error {
 	var err error
 	delay := 5 * time.Millisecond
 	for try := 0; try < 5; try++ {
-		if err = umount(path); err == nil {
+		if err = umount(path, false); err == nil {
 			return nil
 		}
 		time.Sleep(delay)
@@ -76,11 +76,16 @@ func unmountPath(path string, id mountID) error {
 	return err
 }
 
-// umount unmounts path once: umount(2) as root, else (or when that is refused) fusermount3.
-func umount(path string) error {
+// umount unmounts path once, lazy detaching it: umount(2) as root, else (or when that is
+// refused) fusermount3 -u, -uz when lazy.
+func umount(path string, lazy bool) error {
+	flags, opt, args := 0, "-u", []string{"-u", path}
+	if lazy {
+		flags, opt, args = syscall.MNT_DETACH, "-uz", []string{"-u", "-z", path}
+	}
 	if os.Geteuid() == 0 {
-		err := syscall.Unmount(path, 0)
-		if err == nil || errors.Is(err, syscall.EBUSY) {
+		err := syscall.Unmount(path, flags)
+		if err == nil || !lazy && errors.Is(err, syscall.EBUSY) {
 			return err
 		}
 	}
@@ -88,11 +93,12 @@ func umount(path string) error {
 	if _, err := exec.LookPath(bin); err != nil {
 		bin = "fusermount"
 	}
+	// Bounded like every wait of the daemon: a helper that hangs must not hang it.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "-u", path).CombinedOutput()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s -u %s: %w: %s", bin, path, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("%s %s %s: %w: %s", bin, opt, path, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

@@ -294,14 +294,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case quitMsg:
 		m.quitting = true
 		return tea.Quit
-	case backMsg:
-		m.current = nil
-		m.fullHelp = false
-		return m.list.Update(msg)
+	case backMsg: // as common.back and common.open ask, after this message
+		m.c.backTo = &msg
+		return nil
 	case openMsg:
-		m.current = msg.s
-		m.fullHelp = false
-		return msg.s.Init()
+		m.c.switchTo = msg.s
+		return nil
 	case tea.KeyMsg:
 		if cmd, ok := m.globalKey(msg); ok {
 			return cmd

@@ -76,7 +76,7 @@ func (b *realBackend) daemonNotice() string {
 func (b *realBackend) Close() error { return b.app.Close() }
 
 // escaped returns err with vault-controlled text (names, config fields) escaped for the
-// terminal; errors.Is and As still see the original.
+// terminal (termsafe.Escape); errors.Is and As still see the original.
 func escaped(err error) error {
 	if err == nil {
 		return nil
@@ -84,8 +84,6 @@ func escaped(err error) error {
 	return &escapedError{err}
 }
 
-// escapedError shows an error with vault-controlled text (names, config fields) escaped for
-// the terminal (termsafe.Escape); errors.Is and As still see the original.
 type escapedError struct{ err error }
 
 func (e *escapedError) Error() string { return termsafe.Escape(e.err.Error()) }

@@ -127,13 +127,5 @@ func (e *env) readMasterKey(src string, hexOK bool) ([]byte, error) {
 // looksLikeKey: hex digits and dashes only, as a master key is written (a mistyped one is
 // reported as a malformed key, not as a missing file).
 func looksLikeKey(s string) bool {
-	if len(s) < 2 {
-		return false
-	}
-	for _, c := range s {
-		if !strings.ContainsRune("0123456789abcdefABCDEF-", c) {
-			return false
-		}
-	}
-	return true
+	return len(s) >= 2 && strings.Trim(s, "0123456789abcdefABCDEF-") == ""
 }

@@ -3,7 +3,10 @@ package mountmgr
 // Stale mounts (left by a daemon that died): finding and detaching them, and the report that
 // tells the user about them once.
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 func (d *daemon) mountTable() mountTable {
 	if d.mtab == nil {
@@ -115,11 +118,7 @@ func (d *daemon) giveBackReport(r []StaleMount) {
 	defer d.stale.Unlock()
 	// Entries added meanwhile are newer news about the same mounts; they win.
 	for _, s := range r {
-		dup := false
-		for _, u := range d.stale.unreported {
-			dup = dup || u.MountPoint == s.MountPoint
-		}
-		if !dup {
+		if !slices.ContainsFunc(d.stale.unreported, func(u StaleMount) bool { return u.MountPoint == s.MountPoint }) {
 			d.stale.unreported = append(d.stale.unreported, s)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -451,10 +452,8 @@ func (r *Registry) Add(e Entry) error {
 
 // ValidateLockPolicy accepts the lock policies this version knows.
 func ValidateLockPolicy(p string) error {
-	for _, k := range LockPolicies {
-		if p == k {
-			return nil
-		}
+	if slices.Contains(LockPolicies, p) {
+		return nil
 	}
 	return fmt.Errorf("lock policy %q: want one of %s", p, strings.Join(LockPolicies, ", "))
 }
@@ -506,10 +505,8 @@ func (r *Registry) Remove(name string) error {
 
 // Lookup returns the entry called name.
 func (r *Registry) Lookup(name string) (Entry, bool) {
-	for _, e := range r.Vaults {
-		if e.Name == name {
-			return e, true
-		}
+	if i := slices.IndexFunc(r.Vaults, func(e Entry) bool { return e.Name == name }); i >= 0 {
+		return r.Vaults[i], true
 	}
 	return Entry{}, false
 }
@@ -697,11 +694,7 @@ func checkRegistryDirs(path string) error {
 // this user. Its directories were checked already (checkRegistryDirs); vaultui writes the file
 // 0600, so this only catches a file made or changed by hand.
 func checkExtPassTrust(path string, vaults []Entry) error {
-	named := false
-	for _, e := range vaults {
-		named = named || len(e.ExtPass) > 0
-	}
-	if !named {
+	if !slices.ContainsFunc(vaults, func(e Entry) bool { return len(e.ExtPass) > 0 }) {
 		return nil
 	}
 	fi, err := os.Stat(path)

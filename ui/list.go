@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -137,12 +138,7 @@ func (l *listScreen) selected() (Vault, bool) {
 }
 
 func (l *listScreen) registered(v Vault) bool {
-	for _, r := range l.c.vaults {
-		if r.Name == v.Name && samePath(r.CipherDir, v.CipherDir) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(l.c.vaults, func(r Vault) bool { return r.Name == v.Name && samePath(r.CipherDir, v.CipherDir) })
 }
 
 // setStatus shows s under the list (as an error when isErr); its nil is a key's command.

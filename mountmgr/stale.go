@@ -128,10 +128,8 @@ func (d *daemon) giveBackReport(r []StaleMount) {
 func (d *daemon) detachStale(mp string) error {
 	d.cleanMu.Lock()
 	defer d.cleanMu.Unlock()
-	for _, s := range d.staleSnapshot() {
-		if s.MountPoint == mp {
-			return d.mountTable().detach(mp)
-		}
+	if slices.ContainsFunc(d.staleSnapshot(), func(s StaleMount) bool { return s.MountPoint == mp }) {
+		return d.mountTable().detach(mp)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -408,15 +409,7 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 // the listed copies do not: not once something was settled here (the count is recounted
 // back in the list), nor when the folders are listed themselves.
 func (s *conflictsScreen) countApplies() bool {
-	if s.changed {
-		return false
-	}
-	for _, cp := range s.copies {
-		if cp.Kind == vault.ConflictFolderMadeTwice {
-			return false
-		}
-	}
-	return true
+	return !s.changed && !slices.ContainsFunc(s.copies, func(cp ConflictCopy) bool { return cp.Kind == vault.ConflictFolderMadeTwice })
 }
 
 // mergeKey is b on a folder made twice, which merges it (app.Choices).

@@ -1,7 +1,6 @@
 package mountbench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -232,9 +231,8 @@ func sqliteTransactions(ctx context.Context, db string, n int) (float64, error) 
 }
 
 func firstLine(b []byte) string {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Scan()
-	return sc.Text()
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	return string(bytes.TrimSuffix(line, []byte("\r")))
 }
 
 // measureTree makes a tree of cfg.TreeFiles small files (100 to a directory, untimed), then

@@ -309,21 +309,16 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 		w.dir.fields[0].suggest(msg.dir)
 		return nil
 	case vaultCreated:
-		if msg.key != nil {
-			// Written: the key is shown whatever failed after (msg.err says what).
-			w.masterKey, w.step = msg.key, stepMasterKey
-			if msg.err != nil {
-				w.err = msg.err.Error()
-			}
-			return nil
-		}
-		if msg.err != nil {
+		if msg.key == nil && msg.err != nil {
 			w.err = "Could not create the vault: " + msg.err.Error()
 			w.step, w.leaving = stepAdvanced, nil
 			return nil
 		}
-		w.masterKey = msg.key
-		w.step = stepMasterKey
+		// Written: the key is shown whatever failed after (msg.err says what).
+		w.masterKey, w.step = msg.key, stepMasterKey
+		if msg.err != nil {
+			w.err = msg.err.Error()
+		}
 		return nil
 	case tea.KeyMsg:
 		return w.handleKey(msg)

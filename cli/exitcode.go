@@ -72,10 +72,6 @@ var exitCodes = map[mountmgr.Kind]int{
 type exitCoder interface{ ExitCode() int }
 
 func exitCode(err error) int {
-	var u *usageError
-	if errors.As(err, &u) {
-		return exitUsage
-	}
 	var ec exitCoder
 	if errors.As(err, &ec) {
 		return ec.ExitCode()
@@ -93,6 +89,7 @@ type usageError struct {
 }
 
 func (u *usageError) Error() string { return u.msg }
+func (u *usageError) ExitCode() int { return exitUsage }
 
 // usageErrorf reports a usage mistake in command c, with a hint to its help.
 func usageErrorf(c *command, format string, args ...any) error {

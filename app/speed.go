@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -115,10 +116,8 @@ type SpeedReport struct {
 
 // Result returns cipher c's speed.
 func (r *SpeedReport) Result(c crypto.CipherID) (CipherSpeed, bool) {
-	for _, x := range r.Ciphers {
-		if x.Cipher == c {
-			return x, true
-		}
+	if i := slices.IndexFunc(r.Ciphers, func(x CipherSpeed) bool { return x.Cipher == c }); i >= 0 {
+		return r.Ciphers[i], true
 	}
 	return CipherSpeed{}, false
 }

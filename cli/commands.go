@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"slices"
 	"strings"
 )
 
@@ -90,10 +91,8 @@ func visibleCommands(table []*command) []*command {
 }
 
 func lookup(table []*command, name string) *command {
-	for _, c := range table {
-		if c.name == name {
-			return c
-		}
+	if i := slices.IndexFunc(table, func(c *command) bool { return c.name == name }); i >= 0 {
+		return table[i]
 	}
 	return nil
 }

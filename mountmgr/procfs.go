@@ -65,10 +65,8 @@ func findMount(id mountID) (mountEntry, bool, error) {
 	if err != nil {
 		return mountEntry{}, false, err
 	}
-	for _, e := range entries {
-		if e.identity() == id {
-			return e, true, nil
-		}
+	if i := slices.IndexFunc(entries, func(e mountEntry) bool { return e.identity() == id }); i >= 0 {
+		return entries[i], true, nil
 	}
 	return mountEntry{}, false, nil
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -27,8 +28,7 @@ type (
 
 // WatchEvents streams the daemon's event log (see Backend.WatchEvents).
 func (b *realBackend) WatchEvents(ctx context.Context, after uint64, each func([]Event)) error {
-	err := b.app.FollowEvents(ctx, after, each)
-	return escaped(err)
+	return escaped(b.app.FollowEvents(ctx, after, each))
 }
 
 // startEvents follows the event log from the last event the app has.
@@ -70,23 +70,14 @@ func (c *common) lastEvent(cipherDir string) (Event, bool) {
 // reverseEvent reports whether e is about a reverse view: the daemon says so, or (for an
 // event from a daemon before it did) the vault is registered as one.
 func (c *common) reverseEvent(e Event) bool {
-	if e.Reverse {
-		return true
-	}
-	for _, v := range c.vaults {
-		if samePath(v.CipherDir, e.CipherDir) {
-			return v.Reverse
-		}
-	}
-	return false
+	i := slices.IndexFunc(c.vaults, func(v Vault) bool { return samePath(v.CipherDir, e.CipherDir) })
+	return e.Reverse || i >= 0 && c.vaults[i].Reverse
 }
 
 // vaultName is the registered name of cipherDir, or the path itself.
 func (c *common) vaultName(cipherDir string) string {
-	for _, v := range c.vaults {
-		if samePath(v.CipherDir, cipherDir) {
-			return v.Name
-		}
+	if i := slices.IndexFunc(c.vaults, func(v Vault) bool { return samePath(v.CipherDir, cipherDir) }); i >= 0 {
+		return c.vaults[i].Name
 	}
 	if cipherDir == "" {
 		return "-"

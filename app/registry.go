@@ -56,7 +56,7 @@ func (a *App) Resolve(arg string) (e registry.Entry, regErr, err error) {
 // one (its keyring entry's label shows it).
 func (a *App) VaultAt(cipherDir string) Vault {
 	if reg, err := a.Registry(); err == nil {
-		if e, ok := reg.Lookup(cipherDir); ok {
+		if e, err := reg.Resolve(cipherDir); err == nil && e.Name != "" {
 			return VaultOf(e)
 		}
 	}

@@ -43,6 +43,28 @@ func TestDefaultName(t *testing.T) {
 	}
 }
 
+// TestVaultAtFindsTheRegisteredVault: the TUI names a vault by its folder; the use cases
+// then need its registered name, password program and accepted key derivation cost. Before,
+// VaultAt looked the folder up as a name and never found it.
+func TestVaultAtFindsTheRegisteredVault(t *testing.T) {
+	ctx := context.Background()
+	a, home := registryApp(t, true)
+	dir := filepath.Join(home, "Sync", "work.enc")
+	os.MkdirAll(filepath.Dir(dir), 0o700)
+	c, err := a.Create(ctx, NewVault{Name: "office", CipherDir: dir, Options: vault.CreateOptions{Cipher: crypto.AESGCM, ScryptLogN: 10}}, []byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crypto.Wipe(c.MasterKey)
+	if v := a.VaultAt(dir); v.Name != "office" || v.CipherDir != dir || v.MountPoint != c.Entry.MountPoint {
+		t.Errorf("VaultAt(%s) = %+v, want the registered vault office", dir, v)
+	}
+	other := filepath.Join(home, "elsewhere")
+	if v := a.VaultAt(other); v.Name != "" || v.CipherDir != other {
+		t.Errorf("VaultAt(%s) = %+v, want only its folder", other, v)
+	}
+}
+
 // TestCreateDefaults: a new vault takes its name from the folder, its mount point from the
 // name, lock never with a note where the lock policies cannot work; the mount point is made
 // and the vault registered; the master key is returned.

@@ -333,8 +333,8 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
-	if header != nil && off >= bs {
-		// The first block written is not the file's first: the header goes on its own.
+	if header != nil && pad {
+		// The zeros up to the write go first, and the header before them.
 		if errno := f.writeHeader(header); errno != 0 {
 			return errno
 		}
@@ -594,14 +594,14 @@ func WriteBlocks(enc *crypto.ContentEnc, fd int, cb, plaintext []byte, first uin
 }
 
 // writeBlocks seals plaintext from block first under k and writes it at cOff, the block's
-// offset in the cipher file fd. A new file's header, if not nil, goes in front of block 0 in
-// the same system call (a write of its own cost as much as the block's, on tmpfs): in the
-// room that cb has before the blocks (see pageAlignedWith) where there is room.
+// offset in the cipher file fd. A new file's header, if not nil, is written first: in front of
+// block 0 in the same system call (a write of its own cost as much as the block's, on tmpfs),
+// in the room that cb has before the blocks (see pageAlignedWith), where there is room.
 func writeBlocks(k fileKey, fd int, cb, plaintext []byte, first uint64, cOff int64, header []byte) error {
 	dst := pageAlignedWith(cb, cOff)
 	ct := k.seal(dst, plaintext, first)
 	room := cap(cb) - cap(dst)
-	if header == nil || room < len(header) || unsafe.SliceData(ct) != unsafe.SliceData(dst) {
+	if header == nil || first != 0 || room < len(header) || unsafe.SliceData(ct) != unsafe.SliceData(dst) {
 		if header != nil {
 			if err := pwrite(fd, header, 0); err != nil {
 				return err

@@ -215,8 +215,10 @@ func TestNameCacheOverflow(t *testing.T) {
 			n.cacheName(iv, name(i), storedEntry{stored: "s" + name(i)})
 		}
 	}
-	if got := len(f.storedNames.m.m); got != nameCacheMax {
-		t.Fatalf("%d names cached, want %d", got, nameCacheMax)
+	// Full, less at most the eighth that a put into a full cache evicts.
+	cached := len(f.storedNames.m.m)
+	if cached > nameCacheMax || cached < nameCacheMax-nameCacheMax/8-1 {
+		t.Fatalf("%d names cached, want %d or a little fewer", cached, nameCacheMax)
 	}
 	last := nodes[dirs-1]
 	if e, _ := last.storedEntry(name(perDir - 1)); e.stored != "s"+name(perDir-1) {
@@ -234,8 +236,8 @@ func TestNameCacheOverflow(t *testing.T) {
 			}
 		}
 	}
-	if hits != nameCacheMax {
-		t.Errorf("lookups of %d listed names: %d hits, want %d", dirs*perDir, hits, nameCacheMax)
+	if hits != cached {
+		t.Errorf("lookups of %d listed names: %d hits, want %d", dirs*perDir, hits, cached)
 	}
 	// A miss still caches its name while there is room, under its directory's IV only.
 	f.storedNames.m = boundedMap[nameKey, storedEntry]{}

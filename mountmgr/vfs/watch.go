@@ -44,7 +44,8 @@ import (
 // one request: two writers of one file without a lock lose writes anyway), and one made
 // within the same tick of the cipher file system's clock as the mount's own last change of
 // the file (their change times are equal; kernels with fine-grained timestamps give the
-// change after a stat a new time); the cache timeouts (watchedCacheTimeout) still end the
+// change after a stat a new time), or less than ownFresh after it when the mount changes the
+// file's attributes again within that time (begin); the cache timeouts (watchedCacheTimeout) still end the
 // wrong entries and attributes. Entries of directories without a watch are cached for
 // cacheTimeout only (node.cacheTimeout).
 //
@@ -327,11 +328,13 @@ func (w *watcher) forget(n *node) {
 // ownChange is what the mount's last change of a file left: the file's change time, and
 // whether someone else had changed the file before (stale: the kernel's pages of it are
 // stale, whatever the change time says, until the kernel is told). seq counts the records,
-// so that the watcher can tell whether the mount changed the file while it looked.
+// so that the watcher can tell whether the mount changed the file while it looked; ended is
+// when the mount's change ended (begin says why).
 type ownChange struct {
 	ctime unix.Timespec
 	stale bool
 	seq   uint32
+	ended time.Time
 }
 
 // record stores c for the file sa; the caller holds w.mu.
@@ -364,12 +367,35 @@ func (w *watcher) changedAt(dirfd int, stored string) {
 // mount would cost a notification): a change behind the mount that the watcher has not seen
 // yet when the mount changes the file is then missed, as one within the same clock tick is.
 // A nil watcher does nothing.
+//
+// A change that follows the mount's own last change of the file within ownFresh skips the
+// stat, as a change within the same clock tick goes unseen (tar sets a file's times, owner
+// and mode in a request each, right after its last write: a third of an untar's stats).
 func (w *watcher) begin(n *node, e entry) {
-	if w == nil {
+	if w == nil || w.beginFresh(n) {
 		return
 	}
 	st, err := e.stat()
 	w.beginWith(n, st.Ctim, err)
+}
+
+// ownFresh is how soon after the mount's own change of a file a change of it needs no stat
+// to tell whether someone else changed the file in between (begin).
+const ownFresh = time.Millisecond
+
+// beginFresh is begin without a stat, if the mount's recorded change of n's file ended within
+// ownFresh and none is under way.
+func (w *watcher) beginFresh(n *node) bool {
+	sa := n.StableAttr()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.own.get(sa)
+	if !ok || c.stale || w.busy[sa] > 0 || time.Since(c.ended) > ownFresh {
+		return false
+	}
+	w.busy[sa]++
+	w.record(sa, c)
+	return true
 }
 
 // beginWith is begin for a caller that has just statted the file (its change time ctime, or
@@ -416,7 +442,7 @@ func (w *watcher) endWith(n *node, ctime unix.Timespec, err error) {
 	if err != nil {
 		c.stale = true // unknown: tell the kernel rather than miss a change
 	} else {
-		c.ctime = ctime
+		c.ctime, c.ended = ctime, time.Now()
 	}
 	w.record(sa, c)
 	w.mu.Unlock()

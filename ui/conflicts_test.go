@@ -37,7 +37,7 @@ func TestConflictCountInListAndInfo(t *testing.T) {
 
 	// A count that stopped early is a lower bound.
 	tm.c.conflicts["/data/work.crypt"] = ConflictCount{N: 7}
-	if got := tm.c.conflictNote("/data/work.crypt"); got != "7+ conflicts" {
+	if got := tm.c.conflicts["/data/work.crypt"].rowNote(); got != "7+ conflicts" {
 		t.Fatalf("incomplete count shown as %q", got)
 	}
 	if got := (ConflictCount{N: 7}).infoText(); got != "at least 7 sync-conflict copies (counting stopped in a big vault) (c in the list settles them)" {
@@ -45,11 +45,11 @@ func TestConflictCountInListAndInfo(t *testing.T) {
 	}
 	// A folder made on two computers is named as such, beside the copies.
 	tm.c.conflicts["/data/work.crypt"] = ConflictCount{N: 2, Complete: true, SplitDirs: 1}
-	if got := tm.c.conflictNote("/data/work.crypt"); got != "2 conflicts · folder made twice" {
+	if got := tm.c.conflicts["/data/work.crypt"].rowNote(); got != "2 conflicts · folder made twice" {
 		t.Fatalf("count with a split folder shown as %q", got)
 	}
 	tm.c.conflicts["/data/work.crypt"] = ConflictCount{Complete: true, SplitDirs: 1}
-	if got := tm.c.conflictNote("/data/work.crypt"); got != "folder made twice" {
+	if got := tm.c.conflicts["/data/work.crypt"].rowNote(); got != "folder made twice" {
 		t.Fatalf("a split folder alone shown as %q", got)
 	}
 	if got := (ConflictCount{Complete: true, SplitDirs: 1}).infoText(); got != "no sync-conflict copies of files; 1 folder made on two computers (a sync tool kept a second gocryptfs.diriv) (c in the list settles them)" {

@@ -105,14 +105,7 @@ func (l *listScreen) load() tea.Cmd {
 func (l *listScreen) items() []Vault {
 	all := append([]Vault(nil), l.c.vaults...)
 	for _, m := range l.c.mounts {
-		known := false
-		for _, v := range l.c.vaults {
-			if samePath(v.CipherDir, m.CipherDir) {
-				known = true
-				break
-			}
-		}
-		if !known {
+		if l.c.registeredAt(m.CipherDir) < 0 {
 			all = append(all, Vault{Entry: registry.Entry{Name: filepath.Base(m.CipherDir), CipherDir: m.CipherDir, MountPoint: m.MountPoint, ReadOnly: m.ReadOnly}, Cipher: m.Cipher})
 		}
 	}
@@ -120,13 +113,9 @@ func (l *listScreen) items() []Vault {
 	if q == "" {
 		return all
 	}
-	var out []Vault
-	for _, v := range all {
-		if strings.Contains(strings.ToLower(v.Name), q) || strings.Contains(strings.ToLower(v.CipherDir), q) || strings.Contains(strings.ToLower(v.MountPoint), q) {
-			out = append(out, v)
-		}
-	}
-	return out
+	return slices.DeleteFunc(all, func(v Vault) bool {
+		return !strings.Contains(strings.ToLower(v.Name), q) && !strings.Contains(strings.ToLower(v.CipherDir), q) && !strings.Contains(strings.ToLower(v.MountPoint), q)
+	})
 }
 
 func (l *listScreen) selected() (Vault, bool) {
@@ -186,16 +175,6 @@ func (l *listScreen) countConflicts() tea.Cmd {
 		}
 		return out
 	}
-}
-
-// conflictNote is what a vault's row says of its conflict copies ("" when
-// none or not counted).
-func (c *common) conflictNote(cipherDir string) string {
-	n, ok := c.conflicts[cipherDir]
-	if !ok {
-		return ""
-	}
-	return n.rowNote()
 }
 
 func (l *listScreen) Update(msg tea.Msg) tea.Cmd {
@@ -368,15 +347,11 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return l.setStatus(v.Name+" is detached but still serves open files: settle its conflicts once they are closed.", true)
 		}
 		return l.c.open(newConflictsScreen(l.c, v))
+	case (key.Matches(msg, k.Automount) || key.Matches(msg, k.Forget)) && !l.registered(v):
+		return l.setStatus(v.Name+" is not in the registry.", true)
 	case key.Matches(msg, k.Automount):
-		if !l.registered(v) {
-			return l.setStatus(v.Name+" is not in the registry.", true)
-		}
 		return l.toggleAutomount(v)
 	case key.Matches(msg, k.Forget):
-		if !l.registered(v) {
-			return l.setStatus(v.Name+" is not in the registry.", true)
-		}
 		if mounted && mount.Detached {
 			return l.setStatus(v.Name+" is detached but still serves open files: forget it once they are closed.", true)
 		}
@@ -405,23 +380,12 @@ func (l *listScreen) selectPending() {
 		return
 	}
 	find := func() int {
-		for i, v := range l.items() {
-			if samePath(v.CipherDir, l.selectDir) {
-				return i
-			}
-		}
-		return -1
+		return slices.IndexFunc(l.items(), func(v Vault) bool { return samePath(v.CipherDir, l.selectDir) })
 	}
 	i := find()
-	if i < 0 && l.filter.Value() != "" {
-		known := false
-		for _, v := range l.c.vaults {
-			known = known || samePath(v.CipherDir, l.selectDir)
-		}
-		if known {
-			l.filter.Reset()
-			i = find()
-		}
+	if i < 0 && l.filter.Value() != "" && l.c.registeredAt(l.selectDir) >= 0 {
+		l.filter.Reset()
+		i = find()
 	}
 	if i < 0 {
 		return // not read yet: the reload brings it
@@ -590,7 +554,7 @@ func (l *listScreen) row(v Vault, sel bool, w int) rowText {
 	if v.Reverse {
 		line1 += "  " + s.Subtle.Render(reverseBadge)
 	}
-	if note := l.c.conflictNote(v.CipherDir); note != "" {
+	if note := l.c.conflicts[v.CipherDir].rowNote(); note != "" {
 		flag := "  " + s.Warning.Render("⚑ "+note)
 		if lipgloss.Width(line1+flag)+lipgloss.Width(cipher)+1 <= w {
 			line1 += flag

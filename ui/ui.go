@@ -35,6 +35,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -321,11 +322,7 @@ func (m *Model) recordHistory(mounts mountsMsg) {
 		h.add(mt)
 		seen[mt.MountPoint] = true
 	}
-	for mp := range m.c.history {
-		if !seen[mp] {
-			delete(m.c.history, mp)
-		}
-	}
+	maps.DeleteFunc(m.c.history, func(mp string, _ *history) bool { return !seen[mp] })
 }
 
 // eventsEnded retries the event stream after a backoff. The watch stream reports the
@@ -443,11 +440,7 @@ func (m *Model) View() string {
 // failures in a row: 2 s doubling to 30 s, so a daemon that can't start
 // isn't respawned in a tight loop.
 func watchBackoff(n int) time.Duration {
-	d := 2 * time.Second
-	for i := 1; i < n && d < 30*time.Second; i++ {
-		d *= 2
-	}
-	return min(d, 30*time.Second)
+	return min(2*time.Second<<min(max(n-1, 0), 4), 30*time.Second)
 }
 
 // mountSummary is the header's reminder of what is mounted, on every screen.

@@ -12,12 +12,7 @@ import (
 )
 
 // addScreen registers an existing vault of any format (app.FormatNames).
-type addScreen struct {
-	c       *common
-	form    *form
-	working bool
-	err     string
-}
+type addScreen struct{ formScreen }
 
 type vaultAdded struct {
 	v        Vault
@@ -26,17 +21,14 @@ type vaultAdded struct {
 }
 
 func newAddScreen(c *common) *addScreen {
-	return &addScreen{c: c, form: newForm(c,
+	return &addScreen{formScreen{c: c, form: newForm(c,
 		textField("Folder", "", "the folder with "+app.FormatMarkers("or")),
 		textField("Name", "", "default: the folder's name"),
 		textField("Mount point", "", "default: ~/Vaults/NAME"),
-	)}
+	)}}
 }
 
 func (s *addScreen) title() string { return "add existing vault" }
-func (s *addScreen) typing() bool  { return s.form.typing() }
-func (s *addScreen) busy() bool    { return s.working }
-func (s *addScreen) Init() tea.Cmd { return s.form.setFocus(0) }
 
 func (s *addScreen) keys() []key.Binding {
 	k := s.c.keys
@@ -57,15 +49,7 @@ func (s *addScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		return s.c.backToVault(status, msg.v.CipherDir)
 	case tea.KeyMsg:
-		if s.working {
-			return nil
-		}
-		switch {
-		case key.Matches(msg, s.c.keys.Back):
-			return s.c.back("", false)
-		case key.Matches(msg, s.c.keys.Submit):
-			return s.submit()
-		}
+		return s.key(msg, s.submit)
 	}
 	return s.form.Update(msg)
 }

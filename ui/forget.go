@@ -13,23 +13,17 @@ import (
 // forgetScreen removes a vault from the registry after the user types its
 // name. The encrypted files are never touched.
 type forgetScreen struct {
-	c       *common
-	v       Vault
-	form    *form
-	working bool
-	err     string
+	formScreen
+	v Vault
 }
 
 type forgotten struct{ err error }
 
 func newForgetScreen(c *common, v Vault) *forgetScreen {
-	return &forgetScreen{c: c, v: v, form: newForm(c, textField("Name", "", ""))}
+	return &forgetScreen{v: v, formScreen: formScreen{c: c, form: newForm(c, textField("Name", "", ""))}}
 }
 
 func (s *forgetScreen) title() string { return "forget · " + s.v.Name }
-func (s *forgetScreen) typing() bool  { return true }
-func (s *forgetScreen) busy() bool    { return s.working }
-func (s *forgetScreen) Init() tea.Cmd { return s.form.setFocus(0) }
 
 func (s *forgetScreen) keys() []key.Binding {
 	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "forget")), s.c.keys.Back}
@@ -45,23 +39,19 @@ func (s *forgetScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		return s.c.back("Forgot "+s.v.Name+"; its files are still in "+app.Tilde(s.v.CipherDir)+".", true)
 	case tea.KeyMsg:
-		if s.working {
-			return nil
-		}
-		switch {
-		case key.Matches(msg, s.c.keys.Back):
-			return s.c.back("", false)
-		case key.Matches(msg, s.c.keys.Submit):
-			if s.form.value(0) != s.v.Name {
-				s.err = "Type the name exactly to confirm."
-				return nil
-			}
-			s.working = true
-			b, name := s.c.backend, s.v.Name
-			return func() tea.Msg { return forgotten{err: b.Forget(name)} }
-		}
+		return s.key(msg, s.submit)
 	}
 	return s.form.Update(msg)
+}
+
+func (s *forgetScreen) submit() tea.Cmd {
+	if s.form.value(0) != s.v.Name {
+		s.err = "Type the name exactly to confirm."
+		return nil
+	}
+	s.working = true
+	b, name := s.c.backend, s.v.Name
+	return func() tea.Msg { return forgotten{err: b.Forget(name)} }
 }
 
 func (s *forgetScreen) View() string {

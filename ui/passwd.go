@@ -13,11 +13,8 @@ import (
 // passwdScreen changes a vault's password; the config is rewritten
 // atomically by the backend, the master key (and the files) stay.
 type passwdScreen struct {
-	c       *common
-	v       Vault
-	form    *form
-	working bool
-	err     string
+	formScreen
+	v Vault
 }
 
 type passwdChanged struct {
@@ -26,17 +23,14 @@ type passwdChanged struct {
 }
 
 func newPasswdScreen(c *common, v Vault) *passwdScreen {
-	return &passwdScreen{c: c, v: v, form: newForm(c,
+	return &passwdScreen{v: v, formScreen: formScreen{c: c, form: newForm(c,
 		passwordField("Current password"),
 		passwordField("New password"),
 		passwordField("Confirm"),
-	)}
+	)}}
 }
 
 func (s *passwdScreen) title() string { return "change password · " + s.v.Name }
-func (s *passwdScreen) typing() bool  { return s.form.typing() }
-func (s *passwdScreen) busy() bool    { return s.working }
-func (s *passwdScreen) Init() tea.Cmd { return s.form.setFocus(0) }
 
 func (s *passwdScreen) keys() []key.Binding {
 	k := s.c.keys
@@ -58,16 +52,7 @@ func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 		s.err = msg.err.Error()
 		return nil
 	case tea.KeyMsg:
-		if s.working {
-			return nil
-		}
-		switch {
-		case key.Matches(msg, s.c.keys.Back):
-			return s.c.back("", false)
-		case key.Matches(msg, s.c.keys.Submit):
-			return s.submit()
-		}
-		cmd := s.form.Update(msg)
+		cmd := s.key(msg, s.submit)
 		s.form.newPasswordHints(1, 2, s.v.Name)
 		return cmd
 	}

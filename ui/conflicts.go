@@ -115,7 +115,7 @@ type conflictsScreen struct {
 	c          *common
 	v          Vault
 	mountPoint string // set when the vault is mounted
-	form       *form
+	form       passwordPrompt
 
 	opening, working bool
 	job              int // tells this screen's session from a left one's
@@ -148,7 +148,7 @@ type conflictSettled struct {
 }
 
 func newConflictsScreen(c *common, v Vault) *conflictsScreen {
-	s := &conflictsScreen{c: c, v: v, form: newForm(c, passwordField("Password"))}
+	s := &conflictsScreen{c: c, v: v, form: newPasswordPrompt(c)}
 	if m, ok := c.mountFor(v.CipherDir); ok && m.InPlace() {
 		s.mountPoint = m.MountPoint
 	}
@@ -370,13 +370,10 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	if s.sess == nil {
 		if s.mountPoint == "" && key.Matches(msg, k.Submit) {
-			pw := []byte(s.form.value(0))
-			if len(pw) == 0 {
-				s.err = "Type the vault's password."
-				return nil
+			if pw := s.form.take(&s.err); pw != nil {
+				return s.open(pw)
 			}
-			s.form.fields[0].input.Reset()
-			return s.open(pw)
+			return nil
 		}
 		if s.typing() {
 			return s.form.Update(msg)

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -36,7 +35,7 @@ type convertScreen struct {
 	cursor  int
 	step    convertStep
 	plan    app.ConvertPlan
-	form    *form
+	form    passwordPrompt
 	prog    convert.Progress
 	result  *convert.Result
 	err     string
@@ -67,7 +66,7 @@ type (
 )
 
 func newConvertScreen(c *common, v Vault) *convertScreen {
-	s := &convertScreen{c: c, v: v, form: newForm(c, passwordField("Password"))}
+	s := &convertScreen{c: c, v: v, form: newPasswordPrompt(c)}
 	for _, ci := range c.backend.Ciphers() {
 		if ci.String() != v.Cipher {
 			s.choices = append(s.choices, convertChoice{label: ci.String(), to: string(ci)})
@@ -117,14 +116,9 @@ func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
 		s.prog = convert.Progress(msg)
 		return nil
 	case convertFinished:
-		if note, needed := passwordNeeded(msg.err); needed {
-			s.step, s.err = convertPassword, note
-			return s.form.setFocus(0)
-		}
-		if errors.Is(msg.err, ErrWrongPassword) {
-			s.step, s.err = convertPassword, "Wrong password. Try again."
-			s.form.fields[0].input.Reset()
-			return s.form.setFocus(0)
+		if cmd, ask := s.form.retry(msg.err, &s.err); ask {
+			s.step = convertPassword
+			return cmd
 		}
 		s.step, s.result = convertDone, msg.res
 		if msg.err != nil {
@@ -168,13 +162,10 @@ func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		case convertPassword:
 			if key.Matches(msg, k.Submit) {
-				pw := []byte(s.form.value(0))
-				if len(pw) == 0 {
-					s.err = "Type the vault's password."
-					return nil
+				if pw := s.form.take(&s.err); pw != nil {
+					return s.run(pw)
 				}
-				s.form.fields[0].input.Reset()
-				return s.run(pw)
+				return nil
 			}
 			return s.form.Update(msg)
 		}

@@ -167,14 +167,15 @@ func (s *conflictsScreen) keys() []key.Binding {
 		return []key.Binding{k.Yes, k.No}
 	case s.sess != nil && len(s.copies) == 0:
 		return []key.Binding{k.Back} // nothing left to settle
-	case s.sess != nil && s.folderSelected() && len(s.copies) == 1:
-		return []key.Binding{mergeKey, k.Back}
-	case s.sess != nil && s.folderSelected():
-		return []key.Binding{mergeKey, k.Back, k.ListUp, k.ListDown}
-	case s.sess != nil && len(s.copies) == 1:
-		return []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back}
 	case s.sess != nil:
-		return []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back, k.ListUp, k.ListDown}
+		keys := []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back}
+		if s.folderSelected() {
+			keys = []key.Binding{mergeKey, k.Back}
+		}
+		if len(s.copies) > 1 {
+			keys = append(keys, k.ListUp, k.ListDown)
+		}
+		return keys
 	case s.opening:
 		return []key.Binding{k.Back}
 	}
@@ -266,13 +267,10 @@ func (s *conflictsScreen) leave() tea.Cmd {
 }
 
 func (s *conflictsScreen) remaining() string {
-	switch len(s.copies) {
-	case 0:
+	if len(s.copies) == 0 {
 		return "no conflict copies left."
-	case 1:
-		return "1 conflict copy left."
 	}
-	return fmt.Sprintf("%d conflict copies left.", len(s.copies))
+	return plural(len(s.copies), "conflict copy", "conflict copies") + " left."
 }
 
 func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
@@ -511,11 +509,7 @@ func (s *conflictsScreen) list(w, h int) string {
 		}
 		return st.Success.Render(wrap(what+where+".", w))
 	}
-	noun := "conflict copies"
-	if len(s.copies) == 1 {
-		noun = "conflict copy"
-	}
-	head := wrap(fmt.Sprintf("%d %s %s:", len(s.copies), noun, where), w)
+	head := wrap(plural(len(s.copies), "conflict copy", "conflict copies")+" "+where+":", w)
 	blocks := make([]string, len(s.copies))
 	heights := make([]int, len(s.copies))
 	for i, cp := range s.copies {

@@ -430,32 +430,29 @@ func (w *wizardScreen) guardsQuit() bool { return true }
 // esc ask first, since it is not shown again.
 func (w *wizardScreen) masterKeyKey(msg tea.KeyMsg) tea.Cmd {
 	k := w.c.keys
-	done := fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name)
-	if w.leaving != nil {
-		switch {
-		case key.Matches(msg, k.Yes), key.Matches(msg, k.ForceQuit): // a second ctrl+c insists
-			quit := key.Matches(*w.leaving, k.Quit) || key.Matches(msg, k.ForceQuit)
-			w.leaving = nil
-			crypto.Wipe(w.masterKey)
-			w.masterKey = nil
-			if quit {
-				return func() tea.Msg { return quitMsg{} }
-			}
-			return w.c.backToVault(done, w.created.CipherDir)
-		case key.Matches(msg, k.No):
+	quit := false
+	switch {
+	case w.leaving == nil && key.Matches(msg, k.Yes):
+	case w.leaving == nil:
+		if key.Matches(msg, k.Quit) || key.Matches(msg, k.Back) {
+			w.leaving = &msg
+		}
+		return nil
+	case key.Matches(msg, k.Yes), key.Matches(msg, k.ForceQuit): // a second ctrl+c insists
+		quit = key.Matches(*w.leaving, k.Quit) || key.Matches(msg, k.ForceQuit)
+		w.leaving = nil
+	default:
+		if key.Matches(msg, k.No) {
 			w.leaving = nil
 		}
 		return nil
 	}
-	switch {
-	case key.Matches(msg, k.Yes):
-		crypto.Wipe(w.masterKey)
-		w.masterKey = nil
-		return w.c.backToVault(done, w.created.CipherDir)
-	case key.Matches(msg, k.Quit), key.Matches(msg, k.Back):
-		w.leaving = &msg
+	crypto.Wipe(w.masterKey)
+	w.masterKey = nil
+	if quit {
+		return func() tea.Msg { return quitMsg{} }
 	}
-	return nil
+	return w.c.backToVault(fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name), w.created.CipherDir)
 }
 
 // strengthHint is app.RatePassword's rating of pw in a line: what makes it guessable
@@ -521,15 +518,13 @@ func (w *wizardScreen) submit() tea.Cmd {
 		switch {
 		case pw == "":
 			w.err = "Type a password."
+			return nil
 		case w.password.focus == 0 && confirm == "":
 			return w.password.setFocus(1)
 		case pw != confirm:
 			w.err = "The passwords do not match. Type the confirmation again."
 			w.password.fields[1].input.Reset()
 			w.password.newPasswordHints(0, 1, w.related()...)
-			return nil
-		}
-		if w.err != "" {
 			return nil
 		}
 		return w.goTo(stepAdvanced)
@@ -641,14 +636,8 @@ func (w *wizardScreen) View() string {
 	switch w.step {
 	case stepDir:
 		addForm("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it.", w.dir)
-		if w.checking {
-			b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")
-		}
 	case stepName:
 		addForm("A short name to refer to the vault, here and in commands (vaultui mount NAME).", w.name)
-		if w.checking {
-			b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")
-		}
 	case stepMountPoint:
 		addForm("Where the decrypted files appear while the vault is mounted (created if missing; it must be empty).", w.mountPoint)
 	case stepCipher:
@@ -692,6 +681,9 @@ func (w *wizardScreen) View() string {
 		if f, _ := vault.FormatByID(w.created.Options.Format); f.KeyNote != "" {
 			b.WriteString("\n\n" + para.Render("It is "+f.KeyNote+"; vaultui passwd --masterkey takes it."))
 		}
+	}
+	if w.checking && w.step <= stepName {
+		b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")
 	}
 	if w.err != "" {
 		b.WriteString("\n\n" + s.Error.Render(para.Render(w.err)))
@@ -754,10 +746,7 @@ func (w *wizardScreen) cipherView() (string, [2]int) {
 	}
 	// The figures take what the width gives: the star says "recommended" where there is
 	// room, and the MB/s give way first to the ratio, the figure the choice rests on.
-	numW := 1
-	for _, r := range sp.report.Ciphers {
-		numW = max(numW, len(fmt.Sprintf("%.0f", r.MBps)))
-	}
+	numW := figureWidth(sp.report)
 	room := w.c.contentWidth() - 2 - nameW - 2
 	star, showMB := "  ★ recommended", true
 	if numW+len(" MB/s  ")+5+len(star) > room {

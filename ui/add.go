@@ -6,7 +6,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vaultui/vaultui/app"
 )
@@ -74,13 +73,13 @@ func (s *addScreen) submit() tea.Cmd {
 func (s *addScreen) View() string {
 	st := s.c.styles
 	var b strings.Builder
-	b.WriteString(lipgloss.NewStyle().Width(s.c.contentWidth()).Render("Register an existing "+app.FormatNames("or")+" vault, made by vaultui or another program. Nothing in the folder changes.") + "\n\n")
+	b.WriteString(s.c.para("Register an existing "+app.FormatNames("or")+" vault, made by vaultui or another program. Nothing in the folder changes.") + "\n\n")
 	b.WriteString(s.form.View())
 	if s.working {
 		b.WriteString("\n\n" + s.c.spinner.View() + " Checking the folder…")
 	}
 	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(lipgloss.NewStyle().Width(s.c.contentWidth()).Render(s.err)))
+		b.WriteString("\n\n" + st.Error.Render(s.c.para(s.err)))
 	}
 	return b.String()
 }

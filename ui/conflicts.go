@@ -442,8 +442,7 @@ func (s *conflictsScreen) clamp() {
 func (s *conflictsScreen) View() string {
 	st := s.c.styles
 	w := s.c.contentWidth()
-	para := lipgloss.NewStyle().Width(w)
-	intro := para.Render("When a file changes on two computers, sync tools keep both versions. Keep both, keep the original (deletes the copy) or keep the copy (replaces the original).")
+	intro := s.c.para("When a file changes on two computers, sync tools keep both versions. Keep both, keep the original (deletes the copy) or keep the copy (replaces the original).")
 	// The foot (a question, the result, an error, a note) is drawn first:
 	// the list of copies takes what it leaves.
 	var foot []string
@@ -454,20 +453,20 @@ func (s *conflictsScreen) View() string {
 		if *s.confirm == KeepCopy {
 			q = "Replace " + termsafe.Escape(cp.Of) + " with the copy (the original's content is lost)? y/n"
 		}
-		foot = append(foot, st.Warning.Render(para.Render(q)))
+		foot = append(foot, st.Warning.Render(s.c.para(q)))
 	case s.working:
 		foot = append(foot, s.c.spinner.View()+" Settling…")
 	case s.status != "":
-		foot = append(foot, st.Success.Render(para.Render(s.status)))
+		foot = append(foot, st.Success.Render(s.c.para(s.status)))
 	}
 	if s.err != "" {
-		foot = append(foot, st.Error.Render(para.Render(s.err)))
+		foot = append(foot, st.Error.Render(s.c.para(s.err)))
 	}
 	if s.note != "" && s.sess != nil {
-		foot = append(foot, st.Warning.Render(para.Render(s.note)))
+		foot = append(foot, st.Warning.Render(s.c.para(s.note)))
 	} else if n := s.c.conflicts[s.v.CipherDir]; s.sess != nil && n.SplitDirs > 0 && s.countApplies() {
 		// What the row calls "folder made twice", explained where it is settled.
-		foot = append(foot, st.Warning.Render(para.Render("Also "+n.splitText()+
+		foot = append(foot, st.Warning.Render(s.c.para("Also "+n.splitText()+
 			": files made in it on the other computer are listed as conflict copies; the folder itself reads as usual.")))
 	}
 	footText := ""
@@ -487,7 +486,7 @@ func (s *conflictsScreen) View() string {
 	case s.opening:
 		b.WriteString(s.c.spinner.View() + " Unlocking (scrypt) and reading the vault…")
 	case s.mountPoint == "":
-		b.WriteString(st.Subtle.Render(para.Render("The vault is locked: its password shows the copies' names.")) + "\n\n")
+		b.WriteString(st.Subtle.Render(s.c.para("The vault is locked: its password shows the copies' names.")) + "\n\n")
 		b.WriteString(s.form.View())
 	}
 	return b.String() + footText

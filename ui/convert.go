@@ -7,7 +7,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
@@ -192,11 +191,10 @@ func (s *convertScreen) run(pw []byte) tea.Cmd {
 func (s *convertScreen) View() string {
 	st := s.c.styles
 	w := s.c.contentWidth()
-	para := lipgloss.NewStyle().Width(w)
 	var b strings.Builder
 	switch s.step {
 	case convertPick:
-		b.WriteString(para.Render("Re-encrypt "+s.v.Name+"'s file contents ("+s.v.Cipher+" now) with another cipher: names, the password and the master key stay. Or move it into another format: a new vault with a new master key and the same password.") + "\n\n")
+		b.WriteString(s.c.para("Re-encrypt "+s.v.Name+"'s file contents ("+s.v.Cipher+" now) with another cipher: names, the password and the master key stay. Or move it into another format: a new vault with a new master key and the same password.") + "\n\n")
 		for i, c := range s.choices {
 			marker := "  "
 			if i == s.cursor {
@@ -209,22 +207,22 @@ func (s *convertScreen) View() string {
 	case convertConfirm:
 		p := s.plan
 		if p.Finished != nil {
-			b.WriteString(para.Render(fmt.Sprintf("An interrupted conversion to %s was finished first.", p.Finished.To)) + "\n\n")
+			b.WriteString(s.c.para(fmt.Sprintf("An interrupted conversion to %s was finished first.", p.Finished.To)) + "\n\n")
 		}
-		b.WriteString(para.Render(fmt.Sprintf("Convert %s. The result %s.", p.Summary(), p.OpensNote())) + "\n\n")
+		b.WriteString(s.c.para(fmt.Sprintf("Convert %s. The result %s.", p.Summary(), p.OpensNote())) + "\n\n")
 		if len(p.Cannot) > 0 {
-			b.WriteString(st.Warning.Render(para.Render("A "+p.To.Format.Name+" vault keeps no "+strings.Join(p.Cannot, ", ")+": entries that need them are listed and nothing is written (vaultui convert --drop-unsupported carries the vault without them).")) + "\n\n")
+			b.WriteString(st.Warning.Render(s.c.para("A "+p.To.Format.Name+" vault keeps no "+strings.Join(p.Cannot, ", ")+": entries that need them are listed and nothing is written (vaultui convert --drop-unsupported carries the vault without them).")) + "\n\n")
 		}
-		b.WriteString(para.Render(fmt.Sprintf("Re-encrypts %s in %s. Needs %s beside the vault (%s free).",
+		b.WriteString(s.c.para(fmt.Sprintf("Re-encrypts %s in %s. Needs %s beside the vault (%s free).",
 			size(float64(p.PlainBytes)), plural(p.Files, "file", "files"), size(float64(p.NeedBytes)), size(float64(p.FreeBytes)))) + "\n\n")
-		b.WriteString(para.Render("After a full check the new vault is swapped in; the old one is kept at "+app.Tilde(p.KeepOld)+" until you delete it.") + "\n\n")
+		b.WriteString(s.c.para("After a full check the new vault is swapped in; the old one is kept at "+app.Tilde(p.KeepOld)+" until you delete it.") + "\n\n")
 		if p.Interrupted == convert.InterruptedBuilding {
-			b.WriteString(para.Render("A half-built vault an interrupted run left is removed first.") + "\n\n")
+			b.WriteString(s.c.para("A half-built vault an interrupted run left is removed first.") + "\n\n")
 		}
-		b.WriteString(st.Warning.Render(para.Render("In a synced folder the sync tool uploads the whole vault again, and the old copy while it stays there.")) + "\n\n")
+		b.WriteString(st.Warning.Render(s.c.para("In a synced folder the sync tool uploads the whole vault again, and the old copy while it stays there.")) + "\n\n")
 		b.WriteString("Press " + st.Key.Render("y") + " to convert now.")
 	case convertPassword:
-		b.WriteString(para.Render("The vault's password re-encrypts it.") + "\n\n")
+		b.WriteString(s.c.para("The vault's password re-encrypts it.") + "\n\n")
 		b.WriteString(s.form.View())
 	case convertRunning:
 		pct := 0.0
@@ -241,11 +239,11 @@ func (s *convertScreen) View() string {
 		if r := s.result; r != nil {
 			b.WriteString(st.Success.Render(fmt.Sprintf("Converted %s to %s.", s.v.Name, r.To)) + "\n\n")
 			if r.MasterKey != nil {
-				b.WriteString(para.Render("The new vault has a new master key. Store it safely: it opens the vault if the password is lost.") + "\n")
+				b.WriteString(s.c.para("The new vault has a new master key. Store it safely: it opens the vault if the password is lost.") + "\n")
 				b.WriteString(st.Box.Render(strings.Join(vault.FormatMasterKey(r.MasterKey), "\n")) + "\n\n")
 			}
 			if r.OldDir != "" {
-				b.WriteString(para.Render("The old vault ("+r.From.String()+") is kept at "+app.Tilde(r.OldDir)+"; delete it when you no longer need it.") + "\n")
+				b.WriteString(s.c.para("The old vault ("+r.From.String()+") is kept at "+app.Tilde(r.OldDir)+"; delete it when you no longer need it.") + "\n")
 			}
 		}
 	}

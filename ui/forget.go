@@ -5,7 +5,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vaultui/vaultui/app"
 )
@@ -56,9 +55,8 @@ func (s *forgetScreen) submit() tea.Cmd {
 
 func (s *forgetScreen) View() string {
 	st := s.c.styles
-	para := lipgloss.NewStyle().Width(s.c.contentWidth())
 	var b strings.Builder
-	b.WriteString(para.Render("vaultui will forget "+st.Key.Render(s.v.Name)+". Its encrypted files in "+app.Tilde(s.v.CipherDir)+" are not deleted; you can add it again with a.") + "\n\n")
+	b.WriteString(s.c.para("vaultui will forget "+st.Key.Render(s.v.Name)+". Its encrypted files in "+app.Tilde(s.v.CipherDir)+" are not deleted; you can add it again with a.") + "\n\n")
 	b.WriteString("Type the name to confirm:\n\n")
 	b.WriteString(s.form.View())
 	if s.err != "" {

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -12,6 +13,9 @@ import (
 
 // Layout helpers shared by the screens: how much room a screen has, which of
 // its items fit, and the "↓ 3 more" line that says what does not.
+
+// para wraps a paragraph to the content's width.
+func (c *common) para(s string) string { return wrap(s, c.contentWidth()) }
 
 // bodyHeight is the lines a screen may draw: the terminal less the header,
 // the blank line under it and the one-line help bar.
@@ -215,14 +219,7 @@ func uniqueKeys(bs []key.Binding) []key.Binding {
 	seen := map[string]bool{}
 	var out []key.Binding
 	for _, b := range bs {
-		if !b.Enabled() {
-			continue
-		}
-		dup := false
-		for _, k := range b.Keys() {
-			dup = dup || seen[k]
-		}
-		if dup {
+		if !b.Enabled() || slices.ContainsFunc(b.Keys(), func(k string) bool { return seen[k] }) {
 			continue
 		}
 		for _, k := range b.Keys() {
@@ -262,15 +259,6 @@ func fullHelp(h help.Model, bs []key.Binding, width int) string {
 		}
 	}
 	return v
-}
-
-// fieldsValueWidth is the width fieldsView gives the values of rows.
-func fieldsValueWidth(rows []Field, w int) int {
-	labelW := 0
-	for _, r := range rows {
-		labelW = max(labelW, lipgloss.Width(r.Label))
-	}
-	return max(10, w-labelW-2)
 }
 
 // wrapValue breaks a value into lines of at most w cells between its words, never inside
@@ -334,7 +322,7 @@ func fieldsView(st *Styles, rows []Field, w int, styles map[string]lipgloss.Styl
 	for _, r := range rows {
 		labelW = max(labelW, lipgloss.Width(r.Label))
 	}
-	valueW := fieldsValueWidth(rows, w)
+	valueW := max(10, w-labelW-2)
 	lines := make([]string, 0, len(rows))
 	for _, r := range rows {
 		v := lipgloss.NewStyle().Width(valueW).Render(wrapValue(r.Value, valueW))

@@ -448,10 +448,9 @@ func (l *listScreen) View() string {
 	case len(items) == 0 && l.filter.Value() != "":
 		b.WriteString(s.Subtle.Render("No vault matches.") + "\n")
 	case len(items) == 0:
-		para := lipgloss.NewStyle().Width(w)
 		b.WriteString("No vaults yet.\n\n")
-		b.WriteString(para.Render("Press "+s.Key.Render("n")+" to create one, or "+s.Key.Render("a")+" to add an existing "+app.FormatNames("or")+" vault.") + "\n")
-		b.WriteString(para.Render("Press "+s.Key.Render("s")+" to see which cipher is fastest on this computer.") + "\n")
+		b.WriteString(l.c.para("Press "+s.Key.Render("n")+" to create one, or "+s.Key.Render("a")+" to add an existing "+app.FormatNames("or")+" vault.") + "\n")
+		b.WriteString(l.c.para("Press "+s.Key.Render("s")+" to see which cipher is fastest on this computer.") + "\n")
 	default:
 		// The rows take what the filter line, the status, the blank line
 		// above it and the one above the help bar leave.

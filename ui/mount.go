@@ -8,7 +8,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/termsafe"
@@ -230,7 +229,7 @@ func (s *mountScreen) View() string {
 		b.WriteString("\n\n" + s.c.spinner.View() + " Unlocking and mounting…")
 	}
 	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(lipgloss.NewStyle().Width(s.c.contentWidth()).Render(s.err)))
+		b.WriteString("\n\n" + st.Error.Render(s.c.para(s.err)))
 	}
 	return b.String()
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 	"github.com/vaultui/vaultui/crypto"
 )
 
@@ -91,7 +90,7 @@ func (s *passwdScreen) submit() tea.Cmd {
 func (s *passwdScreen) View() string {
 	st := s.c.styles
 	var b strings.Builder
-	b.WriteString(lipgloss.NewStyle().Width(s.c.contentWidth()).Render("The files stay as they are: only the config's encrypted copy of the master key changes. Mounted vaults keep running.") + "\n\n")
+	b.WriteString(s.c.para("The files stay as they are: only the config's encrypted copy of the master key changes. Mounted vaults keep running.") + "\n\n")
 	b.WriteString(s.form.View())
 	if s.working {
 		b.WriteString("\n\n" + s.c.spinner.View() + " Changing the password (scrypt)…")

@@ -227,7 +227,7 @@ func recDetails(c *common, rec app.Recommendation, shown bool, opens string) str
 	}
 	var b strings.Builder
 	for _, d := range details {
-		b.WriteString("\n" + st.Subtle.Render(lipgloss.NewStyle().Width(w).Render(d)) + "\n")
+		b.WriteString("\n" + st.Subtle.Render(c.para(d)) + "\n")
 	}
 	return b.String()
 }

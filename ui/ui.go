@@ -399,7 +399,8 @@ func (m *Model) View() string {
 	sc := m.screen()
 	logo := s.Header.Render("vaultui") + " "
 	header := logo + s.Screen.Render(fitTitle(sc.title(), m.c.contentWidth()-lipgloss.Width(logo)-lipgloss.Width(s.Screen.Render(""))))
-	if right := m.mountSummary(); right != "" {
+	if n := m.c.inPlace(); n > 0 { // what is mounted, on every screen
+		right := s.StateMounted.Render(fmt.Sprintf("● %d mounted", n))
 		gap := m.c.contentWidth() - lipgloss.Width(header) - lipgloss.Width(right)
 		if gap >= 2 {
 			header += strings.Repeat(" ", gap) + right
@@ -441,15 +442,6 @@ func (m *Model) View() string {
 // isn't respawned in a tight loop.
 func watchBackoff(n int) time.Duration {
 	return min(2*time.Second<<min(max(n-1, 0), 4), 30*time.Second)
-}
-
-// mountSummary is the header's reminder of what is mounted, on every screen.
-func (m *Model) mountSummary() string {
-	n := m.c.inPlace()
-	if n == 0 {
-		return ""
-	}
-	return m.c.styles.StateMounted.Render(fmt.Sprintf("● %d mounted", n))
 }
 
 // helpKeys are the keys the help shows on the current screen, each once:

@@ -617,21 +617,20 @@ func (w *wizardScreen) request() (app.NewVault, error) {
 // with its hint and any error below it) stays in view at any height.
 func (w *wizardScreen) View() string {
 	s := w.c.styles
-	para := lipgloss.NewStyle().Width(w.c.contentWidth())
 	var b strings.Builder
 	// focus is the first line that must show; it and what follows it (to focusEnd, or the
 	// end) show as far as they fit.
 	focus, focusEnd := -1, -1
 	// add writes what comes before the focus, then a form and where its focus is.
 	addForm := func(intro string, f *form) {
-		b.WriteString(para.Render(intro) + "\n\n")
+		b.WriteString(w.c.para(intro) + "\n\n")
 		v, at := f.viewFocus()
 		focus = lipgloss.Height(b.String()) - 1 + at[0]
 		b.WriteString(v)
 	}
 	if w.quitAsked {
 		// On top, and in view (below): a small window scrolls the step under it.
-		b.WriteString(s.Warning.Render(para.Render("Quit vaultui? Nothing has been created. y/n")) + "\n\n")
+		b.WriteString(s.Warning.Render(w.c.para("Quit vaultui? Nothing has been created. y/n")) + "\n\n")
 	}
 	switch w.step {
 	case stepDir:
@@ -652,16 +651,16 @@ func (w *wizardScreen) View() string {
 		b.WriteString(w.summary() + "\n\n")
 		v, at := w.advanced.viewFocus()
 		focus = lipgloss.Height(b.String()) - 1 + at[0]
-		b.WriteString(v + "\n\n" + s.Subtle.Render(para.Render(advancedHints[w.advanced.focus])))
+		b.WriteString(v + "\n\n" + s.Subtle.Render(w.c.para(advancedHints[w.advanced.focus])))
 	case stepCreating:
 		b.WriteString(w.c.spinner.View() + " Creating " + w.created.Name + " in " + app.Tilde(w.created.CipherDir) + "…\n\n")
-		b.WriteString(s.Subtle.Render(para.Render("Deriving the key with scrypt takes a moment.")))
+		b.WriteString(s.Subtle.Render(w.c.para("Deriving the key with scrypt takes a moment.")))
 		if w.leaving != nil {
-			b.WriteString("\n\n" + s.Warning.Render(para.Render("The master key is shown before you quit: it is the only way back in without the password.")))
+			b.WriteString("\n\n" + s.Warning.Render(w.c.para("The master key is shown before you quit: it is the only way back in without the password.")))
 		}
 	case stepMasterKey:
 		b.WriteString(s.Success.Render("Created "+w.created.Name+".") + "\n\n")
-		b.WriteString(para.Render("This is the vault's master key. Write it down and keep it somewhere safe: with it you can recover the files if you forget the password. It is shown only now.") + "\n\n")
+		b.WriteString(w.c.para("This is the vault's master key. Write it down and keep it somewhere safe: with it you can recover the files if you forget the password. It is shown only now.") + "\n\n")
 		focus = lipgloss.Height(b.String()) - 1 // the key itself
 		keyText := strings.Join(vault.FormatMasterKey(w.masterKey), "\n")
 		if box := s.Box.Render(keyText); lipgloss.Width(box) <= w.c.contentWidth() {
@@ -674,19 +673,19 @@ func (w *wizardScreen) View() string {
 			if key.Matches(*w.leaving, w.c.keys.Quit) {
 				what = "Quit vaultui"
 			}
-			b.WriteString(s.Warning.Render(para.Render(what + " without storing the master key? It is not shown again. y/n")))
+			b.WriteString(s.Warning.Render(w.c.para(what + " without storing the master key? It is not shown again. y/n")))
 		} else {
-			b.WriteString(para.Render("Press " + s.Key.Render("y") + " once you have stored it."))
+			b.WriteString(w.c.para("Press " + s.Key.Render("y") + " once you have stored it."))
 		}
 		if f, _ := vault.FormatByID(w.created.Options.Format); f.KeyNote != "" {
-			b.WriteString("\n\n" + para.Render("It is "+f.KeyNote+"; vaultui passwd --masterkey takes it."))
+			b.WriteString("\n\n" + w.c.para("It is "+f.KeyNote+"; vaultui passwd --masterkey takes it."))
 		}
 	}
 	if w.checking && w.step <= stepName {
 		b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")
 	}
 	if w.err != "" {
-		b.WriteString("\n\n" + s.Error.Render(para.Render(w.err)))
+		b.WriteString("\n\n" + s.Error.Render(w.c.para(w.err)))
 	}
 	text := b.String()
 	if focusEnd < 0 {
@@ -729,14 +728,13 @@ func (w *wizardScreen) summary() string {
 func (w *wizardScreen) cipherView() (string, [2]int) {
 	s := w.c.styles
 	sp := &w.c.speed
-	para := lipgloss.NewStyle().Width(w.c.contentWidth())
 	var b strings.Builder
 	switch {
 	case sp.running:
 		b.WriteString(w.c.spinner.View() + " Measuring the ciphers on this CPU…\n\n")
 	case sp.rec != nil:
 		// What the recommendation gains; what each choice costs follows the cursor below.
-		b.WriteString(s.Title.Render("Recommended: "+sp.rec.Cipher.String()) + "\n" + para.Render(sp.rec.Gain) + "\n\n")
+		b.WriteString(s.Title.Render("Recommended: "+sp.rec.Cipher.String()) + "\n" + w.c.para(sp.rec.Gain) + "\n\n")
 	default:
 		b.WriteString("Content cipher:\n\n")
 	}

@@ -20,7 +20,8 @@ var convertKey = key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "convert ci
 // convertChoice is one line of the convert screen's list: a content cipher of the vault's
 // format, or a format to move the vault into (with that format's default cipher).
 type convertChoice struct {
-	label, to, format string
+	label, format string
+	to            crypto.CipherID
 }
 
 // convertScreen changes a vault's content cipher through the core (app.PlanConvert, then
@@ -68,7 +69,7 @@ func newConvertScreen(c *common, v Vault) *convertScreen {
 	s := &convertScreen{c: c, v: v, form: newPasswordPrompt(c)}
 	for _, ci := range c.backend.Ciphers() {
 		if ci.String() != v.Cipher {
-			s.choices = append(s.choices, convertChoice{label: ci.String(), to: string(ci)})
+			s.choices = append(s.choices, convertChoice{label: ci.String(), to: ci})
 		}
 	}
 	for _, f := range vault.Formats() {

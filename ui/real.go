@@ -218,28 +218,12 @@ func (b *realBackend) Watch(ctx context.Context, each func([]mountmgr.MountInfo)
 	return escaped(b.app.Watch(ctx, each))
 }
 
-// convertCipher parses the cipher of a conversion; "" is the new format's default.
-func convertCipher(to string) (crypto.CipherID, error) {
-	if to == "" {
-		return "", nil
-	}
-	return crypto.ParseCipher(to)
-}
-
-func (b *realBackend) PlanConvert(ctx context.Context, dir, to, format string) (app.ConvertPlan, error) {
-	c, err := convertCipher(to)
-	if err != nil {
-		return app.ConvertPlan{}, err
-	}
-	p, err := b.app.PlanConvert(ctx, app.ConvertRequest{Vault: b.app.VaultAt(dir), To: c, Format: format})
+func (b *realBackend) PlanConvert(ctx context.Context, dir string, to crypto.CipherID, format string) (app.ConvertPlan, error) {
+	p, err := b.app.PlanConvert(ctx, app.ConvertRequest{Vault: b.app.VaultAt(dir), To: to, Format: format})
 	return p, escaped(err)
 }
 
-func (b *realBackend) Convert(ctx context.Context, dir, to, format string, password []byte, progress func(convert.Progress)) (*convert.Result, error) {
-	c, err := convertCipher(to)
-	if err != nil {
-		return nil, err
-	}
-	res, _, err := b.app.Convert(ctx, app.ConvertRequest{Vault: b.app.VaultAt(dir), To: c, Format: format, Password: password, Progress: progress})
+func (b *realBackend) Convert(ctx context.Context, dir string, to crypto.CipherID, format string, password []byte, progress func(convert.Progress)) (*convert.Result, error) {
+	res, _, err := b.app.Convert(ctx, app.ConvertRequest{Vault: b.app.VaultAt(dir), To: to, Format: format, Password: password, Progress: progress})
 	return res, escaped(err)
 }

@@ -181,8 +181,6 @@ type (
 	}
 	// speedLoaded carries the remembered speed test to the root model.
 	speedLoaded struct{ report app.SpeedReport }
-	// openMsg switches to another screen (the speed test opens the wizard).
-	openMsg struct{ s screen }
 )
 
 // open switches to screen s.

@@ -192,7 +192,7 @@ func (s *conflictsScreen) Init() tea.Cmd {
 }
 
 // open starts a session. One that arrives after the screen was left is
-// closed by the root model (closeStaleSession), so no key stays in memory.
+// closed by the root model (conflictsOpened), so no key stays in memory.
 func (s *conflictsScreen) open(pw []byte) tea.Cmd {
 	s.opening, s.err, s.status = true, "", ""
 	s.c.jobs++

@@ -326,20 +326,15 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return l.unmount(v, false)
 	case key.Matches(msg, k.Info):
 		return l.c.open(newInfoScreen(l.c, v))
+	case key.Matches(msg, k.Passwd) && l.forwardOnly(v, "password change"),
+		key.Matches(msg, k.Fsck) && l.forwardOnly(v, "fsck"),
+		key.Matches(msg, k.Conflicts) && l.forwardOnly(v, "conflict settling"):
+		return nil // refused, and said why
 	case key.Matches(msg, k.Passwd):
-		if l.forwardOnly(v, "password change") {
-			return nil
-		}
 		return l.c.open(newPasswdScreen(l.c, v))
 	case key.Matches(msg, k.Fsck):
-		if l.forwardOnly(v, "fsck") {
-			return nil
-		}
 		return l.c.open(newFsckScreen(l.c, v))
 	case key.Matches(msg, k.Conflicts):
-		if l.forwardOnly(v, "conflict settling") {
-			return nil
-		}
 		if mounted && mount.Stale {
 			return l.setStatus("The mount of "+v.Name+" is stale: press u to clean it up first.", true)
 		}

@@ -295,12 +295,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case quitMsg:
 		m.quitting = true
 		return tea.Quit
-	case backMsg: // as common.back and common.open ask, after this message
-		m.c.backTo = &msg
-		return nil
-	case openMsg:
-		m.c.switchTo = msg.s
-		return nil
 	case tea.KeyMsg:
 		if cmd, ok := m.globalKey(msg); ok {
 			return cmd

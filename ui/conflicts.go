@@ -510,7 +510,6 @@ func (s *conflictsScreen) list(w, h int) string {
 	}
 	head := wrap(plural(len(s.copies), "conflict copy", "conflict copies")+" "+where+":", w)
 	blocks := make([]string, len(s.copies))
-	heights := make([]int, len(s.copies))
 	for i, cp := range s.copies {
 		marker, name := "  ", truncatePath(termsafe.Escape(cp.Path), w-2)
 		if i == s.cursor {
@@ -518,11 +517,10 @@ func (s *conflictsScreen) list(w, h int) string {
 		}
 		details := lipgloss.NewStyle().PaddingLeft(4).Render(st.Subtle.Render(wrap(joinWrap(copyDetails(cp), " · ", w-4), w-4)))
 		blocks[i] = marker + name + "\n" + details
-		heights[i] = lipgloss.Height(blocks[i])
 	}
-	start, end := window(heights, s.cursor, s.offset, h-lipgloss.Height(head)-1, 0)
-	s.offset = start
-	return head + "\n\n" + framed(st, strings.Join(blocks[start:end], "\n"), start, len(s.copies)-end)
+	shown, offset := windowed(st, blocks, s.cursor, s.offset, h-lipgloss.Height(head)-1, 0)
+	s.offset = offset
+	return head + "\n\n" + shown
 }
 
 // copyDetails is what a copy's second line says: what it copies, who made

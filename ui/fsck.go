@@ -207,16 +207,13 @@ func (s *fsckScreen) results(w int) string {
 	// Each problem: its kind and path, then what is wrong wrapped under the
 	// path. Show what fits above the help bar, from the scroll offset.
 	blocks := make([]string, len(s.problems))
-	heights := make([]int, len(s.problems))
 	for i, p := range s.problems {
 		detail := lipgloss.NewStyle().PaddingLeft(11).Render(st.Subtle.Render(wrap(p.What, w-11)))
 		blocks[i] = st.Warning.Render(padRight(p.Kind, 10)) + " " + truncatePath(p.Where, w-11) + "\n" + detail
-		heights[i] = lipgloss.Height(blocks[i])
 	}
 	// The intro above (its lines and a blank one), the heading and a blank
 	// line, one above the help bar.
 	h := s.c.bodyHeight() - lipgloss.Height(s.intro(w)) - 1 - 2 - 1
-	start, end := window(heights, s.offset, s.offset, max(3, h), 0)
-	b.WriteString(framed(st, strings.Join(blocks[start:end], "\n"), start, len(s.problems)-end))
-	return b.String()
+	shown, _ := windowed(st, blocks, s.offset, s.offset, max(3, h), 0)
+	return b.String() + shown
 }

@@ -26,22 +26,29 @@ func (c *common) bodyHeight() int { return max(1, c.height-3) }
 func above(n int) string { return fmt.Sprintf("↑ %d more", n) }
 func below(n int) string { return fmt.Sprintf("↓ %d more", n) }
 
-// framed puts the lines saying what is hidden above and below around the part of a list
-// that shows (window chose it and counted those lines).
-func framed(st *Styles, shown string, hiddenAbove, hiddenBelow int) string {
-	if hiddenAbove > 0 {
-		shown = st.Subtle.Render(above(hiddenAbove)) + "\n" + shown
+// windowed shows the blocks of a list that fit in h lines, gap blank lines apart, around
+// the one at cursor (window), and the lines saying what is hidden above and below; it
+// returns the offset window moved to.
+func windowed(st *Styles, blocks []string, cursor, offset, h, gap int) (string, int) {
+	heights := make([]int, len(blocks))
+	for i, b := range blocks {
+		heights[i] = lipgloss.Height(b)
 	}
-	if hiddenBelow > 0 {
-		shown += "\n" + st.Subtle.Render(below(hiddenBelow))
+	start, end := window(heights, cursor, offset, h, gap)
+	shown := strings.Join(blocks[start:end], strings.Repeat("\n", gap+1))
+	if start > 0 {
+		shown = st.Subtle.Render(above(start)) + "\n" + shown
 	}
-	return shown
+	if end < len(blocks) {
+		shown += "\n" + st.Subtle.Render(below(len(blocks)-end))
+	}
+	return shown, start
 }
 
 // window picks the items a scrolled list shows in h lines: whole items from
 // offset on, gap blank lines between them, with offset moved (and returned)
 // so that the item at cursor shows. heights are the items' line counts; a
-// line above and one below say what is hidden there (framed).
+// line above and one below say what is hidden there (windowed).
 func window(heights []int, cursor, offset, h, gap int) (start, end int) {
 	n := len(heights)
 	if n == 0 {

@@ -410,14 +410,12 @@ func (l *listScreen) rowsView(items []Vault, w, h int) string {
 	}
 	tw = min(w, tw)
 	rows := make([]string, len(items))
-	heights := make([]int, len(items))
 	for i, t := range texts {
 		rows[i] = t.render(tw)
-		heights[i] = lipgloss.Height(rows[i])
 	}
-	start, end := window(heights, l.cursor, l.offset, h, 1)
-	l.offset = start
-	return framed(l.c.styles, strings.Join(rows[start:end], "\n\n"), start, len(items)-end)
+	shown, offset := windowed(l.c.styles, rows, l.cursor, l.offset, h, 1)
+	l.offset = offset
+	return shown
 }
 
 func (l *listScreen) View() string {

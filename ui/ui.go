@@ -18,7 +18,7 @@
 // # Small windows
 //
 // Every screen works down to 40x10. What does not fit scrolls, one way
-// (layout.go): a list shows whole items around its cursor (window, framed),
+// (layout.go): a list shows whole items around its cursor (window, windowed),
 // any other text a scroll that keeps its focus in view (the wizard's field
 // or cipher with what it costs, the speed test's recommendation), and the
 // root model pages whatever a screen could not fit with pgup/pgdn. Each

@@ -159,10 +159,8 @@ func (w *wizardScreen) busy() bool {
 }
 
 func (w *wizardScreen) typing() bool {
-	if f := w.form(); f != nil {
-		return f.typing()
-	}
-	return false
+	f := w.form()
+	return f != nil && f.typing()
 }
 
 func (w *wizardScreen) form() *form {
@@ -621,9 +619,9 @@ func (w *wizardScreen) View() string {
 	// focus is the first line that must show; it and what follows it (to focusEnd, or the
 	// end) show as far as they fit.
 	focus, focusEnd := -1, -1
-	// add writes what comes before the focus, then a form and where its focus is.
-	addForm := func(intro string, f *form) {
-		b.WriteString(w.c.para(intro) + "\n\n")
+	// addForm writes what comes before the focus (head), then a form and where its focus is.
+	addForm := func(head string, f *form) {
+		b.WriteString(head + "\n\n")
 		v, at := f.viewFocus()
 		focus = lipgloss.Height(b.String()) - 1 + at[0]
 		b.WriteString(v)
@@ -634,24 +632,22 @@ func (w *wizardScreen) View() string {
 	}
 	switch w.step {
 	case stepDir:
-		addForm("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it.", w.dir)
+		addForm(w.c.para("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it."), w.dir)
 	case stepName:
-		addForm("A short name to refer to the vault, here and in commands (vaultui mount NAME).", w.name)
+		addForm(w.c.para("A short name to refer to the vault, here and in commands (vaultui mount NAME)."), w.name)
 	case stepMountPoint:
-		addForm("Where the decrypted files appear while the vault is mounted (created if missing; it must be empty).", w.mountPoint)
+		addForm(w.c.para("Where the decrypted files appear while the vault is mounted (created if missing; it must be empty)."), w.mountPoint)
 	case stepCipher:
 		v, at := w.cipherView()
 		top := lipgloss.Height(b.String()) - 1
 		focus, focusEnd = top+at[0], top+at[1]
 		b.WriteString(v)
 	case stepPassword:
-		addForm("The password unlocks the vault. There is no way to recover it, only the master key shown at the end.", w.password)
+		addForm(w.c.para("The password unlocks the vault. There is no way to recover it, only the master key shown at the end."), w.password)
 	case stepAdvanced:
 		// The answers so far, then the options, the error and what the focused option means.
-		b.WriteString(w.summary() + "\n\n")
-		v, at := w.advanced.viewFocus()
-		focus = lipgloss.Height(b.String()) - 1 + at[0]
-		b.WriteString(v + "\n\n" + s.Subtle.Render(w.c.para(advancedHints[w.advanced.focus])))
+		addForm(w.summary(), w.advanced)
+		b.WriteString("\n\n" + s.Subtle.Render(w.c.para(advancedHints[w.advanced.focus])))
 	case stepCreating:
 		b.WriteString(w.c.spinner.View() + " Creating " + w.created.Name + " in " + app.Tilde(w.created.CipherDir) + "…\n\n")
 		b.WriteString(s.Subtle.Render(w.c.para("Deriving the key with scrypt takes a moment.")))

@@ -167,7 +167,6 @@ type (
 	}
 	mountsMsg   []mountmgr.MountInfo
 	watchEnded  struct{ err error }
-	watchRetry  struct{}
 	runSpeedMsg struct{}
 	// speedProgress carries a running test's figures so far.
 	speedProgress struct {

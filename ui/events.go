@@ -23,7 +23,6 @@ const eventsKept = 200
 type (
 	eventsMsg   []Event
 	eventsEnded struct{ err error }
-	eventsRetry struct{}
 )
 
 // WatchEvents streams the daemon's event log (see Backend.WatchEvents).

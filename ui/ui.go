@@ -249,19 +249,23 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.c.ctx.Err() != nil {
 			return nil
 		}
-		m.watchFails++
-		cmd := m.list.Update(msg)
-		return tea.Batch(cmd, tea.Tick(watchBackoff(m.watchFails), func(time.Time) tea.Msg { return watchRetry{} }))
-	case watchRetry:
-		return m.startWatch()
+		return tea.Batch(m.list.Update(msg), m.retry(&m.watchFails, m.startWatch))
+	case retryMsg:
+		return msg.start()
 	case eventsMsg:
 		m.eventFails, m.c.eventsErr = 0, nil
 		m.c.addEvents(msg)
 		return m.screen().Update(msg)
 	case eventsEnded:
-		return m.eventsEnded(msg)
-	case eventsRetry:
-		return m.startEvents()
+		// The watch stream reports the daemon's trouble on the list; the events screen shows
+		// this one's, so that an event log that cannot be read is not taken for an empty one.
+		if m.c.ctx.Err() != nil {
+			return nil
+		}
+		if msg.err != nil {
+			m.c.eventsErr = msg.err
+		}
+		return m.retry(&m.eventFails, m.startEvents)
 	case refreshRegistry:
 		return tea.Batch(m.list.load(), refreshLater())
 	case vaultsMsg, conflictCounts:
@@ -319,18 +323,13 @@ func (m *Model) recordHistory(mounts mountsMsg) {
 	maps.DeleteFunc(m.c.history, func(mp string, _ *history) bool { return !seen[mp] })
 }
 
-// eventsEnded retries the event stream after a backoff. The watch stream reports the
-// daemon's trouble on the list; the events screen shows this one's, so that an event log
-// that cannot be read is not taken for an empty one.
-func (m *Model) eventsEnded(msg eventsEnded) tea.Cmd {
-	if m.c.ctx.Err() != nil {
-		return nil
-	}
-	if msg.err != nil {
-		m.c.eventsErr = msg.err
-	}
-	m.eventFails++
-	return tea.Tick(watchBackoff(m.eventFails), func(time.Time) tea.Msg { return eventsRetry{} })
+// retryMsg starts a stream again (retry).
+type retryMsg struct{ start func() tea.Cmd }
+
+// retry counts one more failure of a stream in a row and starts it again after watchBackoff.
+func (m *Model) retry(fails *int, start func() tea.Cmd) tea.Cmd {
+	*fails++
+	return tea.Tick(watchBackoff(*fails), func(time.Time) tea.Msg { return retryMsg{start} })
 }
 
 // recordSpeed keeps what a speed test message (speedProgress, speedDone, speedLoaded) says

@@ -85,24 +85,11 @@ func (n ConflictCount) splitText() string {
 // (the error says which); the copies it returns are still right.
 var ErrPartialList = errors.New("not every conflict copy is listed")
 
-// Keep says how a conflict copy is settled (vault.Keep).
-type Keep = vault.Keep
-
-const (
-	KeepBoth     = vault.KeepBoth     // the copy gets a name of its own (the one it shows under)
-	KeepOriginal = vault.KeepOriginal // the copy is deleted
-	KeepCopy     = vault.KeepCopy     // the copy replaces the original
-)
-
-// ConflictCopy is one sync tool's conflict, as the layout identifies it (vault.ConflictEntry):
-// Path is the name it shows under in a mount, Of the entry it concerns.
-type ConflictCopy = vault.ConflictEntry
-
 // ConflictSession lists and settles one vault's conflict copies; Close
 // forgets the key (or the mount point).
 type ConflictSession interface {
-	List(ctx context.Context) ([]ConflictCopy, error)
-	Settle(ctx context.Context, path string, keep Keep) error
+	List(ctx context.Context) ([]vault.ConflictEntry, error)
+	Settle(ctx context.Context, path string, keep vault.Keep) error
 	Close()
 }
 
@@ -120,10 +107,10 @@ type conflictsScreen struct {
 	opening, working bool
 	job              int // tells this screen's session from a left one's
 	sess             *sessionGuard
-	copies           []ConflictCopy
+	copies           []vault.ConflictEntry
 	cursor, offset   int
-	confirm          *Keep // asking before deleting or replacing
-	changed          bool  // something was settled: the list recounts
+	confirm          *vault.Keep // asking before deleting or replacing
+	changed          bool        // something was settled: the list recounts
 	status, err      string
 	note             string // what the list leaves out
 
@@ -134,16 +121,16 @@ type conflictsScreen struct {
 type conflictsOpened struct {
 	job    int
 	sess   ConflictSession
-	copies []ConflictCopy
+	copies []vault.ConflictEntry
 	err    error
 }
 
 type conflictSettled struct {
 	path   string
-	keep   Keep
+	keep   vault.Keep
 	folder bool // a folder made twice, merged
 	err    error
-	copies []ConflictCopy
+	copies []vault.ConflictEntry
 	lsErr  error
 }
 
@@ -335,12 +322,12 @@ func (s *conflictsScreen) listErr(err error) {
 	}
 }
 
-func settledText(k Keep, path string) string {
+func settledText(k vault.Keep, path string) string {
 	path = termsafe.Escape(path)
 	switch k {
-	case KeepOriginal:
+	case vault.KeepOriginal:
 		return "Deleted the copy " + path + "; the original stays."
-	case KeepCopy:
+	case vault.KeepCopy:
 		return "The copy replaced the original; it is now " + path + "."
 	}
 	return "Kept both: the copy stays as " + path + "."
@@ -389,12 +376,12 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case s.folderSelected() && (key.Matches(msg, k.KeepOriginal) || key.Matches(msg, k.KeepCopy)):
 		s.status, s.err = "", "A folder made twice is only settled by merging it: b."
 	case key.Matches(msg, k.KeepBoth):
-		return s.settle(KeepBoth)
+		return s.settle(vault.KeepBoth)
 	case key.Matches(msg, k.KeepOriginal):
-		keep := KeepOriginal
+		keep := vault.KeepOriginal
 		s.confirm, s.status, s.err = &keep, "", ""
 	case key.Matches(msg, k.KeepCopy):
-		keep := KeepCopy
+		keep := vault.KeepCopy
 		s.confirm, s.status, s.err = &keep, "", ""
 	}
 	return nil
@@ -404,7 +391,7 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 // the listed copies do not: not once something was settled here (the count is recounted
 // back in the list), nor when the folders are listed themselves.
 func (s *conflictsScreen) countApplies() bool {
-	return !s.changed && !slices.ContainsFunc(s.copies, func(cp ConflictCopy) bool { return cp.Kind == vault.ConflictFolderMadeTwice })
+	return !s.changed && !slices.ContainsFunc(s.copies, func(cp vault.ConflictEntry) bool { return cp.Kind == vault.ConflictFolderMadeTwice })
 }
 
 // mergeKey is b on a folder made twice, which merges it (app.Choices).
@@ -416,12 +403,12 @@ func (s *conflictsScreen) folderSelected() bool {
 	return s.cursor < len(s.copies) && len(app.Choices(s.copies[s.cursor])) == 1
 }
 
-func (s *conflictsScreen) settle(keep Keep) tea.Cmd {
+func (s *conflictsScreen) settle(keep vault.Keep) tea.Cmd {
 	cp := s.copies[s.cursor]
 	s.working, s.status, s.err = true, "", ""
 	g, ctx := s.sess, s.ctx
 	shown := cp.Path
-	if keep == KeepCopy {
+	if keep == vault.KeepCopy {
 		shown = cp.Of
 	}
 	return func() tea.Msg {
@@ -450,7 +437,7 @@ func (s *conflictsScreen) View() string {
 	case s.confirm != nil:
 		cp := s.copies[s.cursor]
 		q := "Delete the copy " + termsafe.Escape(cp.Path) + " and keep the original? y/n"
-		if *s.confirm == KeepCopy {
+		if *s.confirm == vault.KeepCopy {
 			q = "Replace " + termsafe.Escape(cp.Of) + " with the copy (the original's content is lost)? y/n"
 		}
 		foot = append(foot, st.Warning.Render(s.c.para(q)))
@@ -525,7 +512,7 @@ func (s *conflictsScreen) list(w, h int) string {
 
 // copyDetails is what a copy's second line says: what it copies, who made
 // it, when, how big, and which version is newer (wrapped between these).
-func copyDetails(cp ConflictCopy) []string {
+func copyDetails(cp vault.ConflictEntry) []string {
 	if cp.Kind == vault.ConflictFolderMadeTwice {
 		if cp.Entries == 0 {
 			return []string{cp.Tool, "folder made twice", "nothing left under the copy: b removes it"}

@@ -15,7 +15,7 @@ import (
 )
 
 func workConflicts(fb *fakeBackend) {
-	fb.conflicts = map[string][]ConflictCopy{"/data/work.crypt": {
+	fb.conflicts = map[string][]vault.ConflictEntry{"/data/work.crypt": {
 		{Path: "docs/report (conflict 2026-11-30 Syncthing).odt", Of: "docs/report.odt", Tool: "Syncthing", Date: "2026-11-30", Host: "ABCDEF7", Size: 12345, Newer: "copy"},
 		{Path: "notes (conflict 2026-11-29 Dropbox)", Of: "notes", Tool: "Dropbox", Date: "2026-11-29", Host: "Ann", Size: 900, Newer: "original"},
 		{Path: "photos (conflict Google Drive)", Of: "photos", Tool: "Google Drive", Dir: true},
@@ -272,7 +272,7 @@ func TestConflictsMergeFolderMadeTwice(t *testing.T) {
 	fb := newFake()
 	twoVaults(fb)
 	fb.stored = map[string]string{"/data/work.crypt": "hunter22"}
-	fb.conflicts = map[string][]ConflictCopy{"/data/work.crypt": {
+	fb.conflicts = map[string][]vault.ConflictEntry{"/data/work.crypt": {
 		{Kind: vault.ConflictFolderMadeTwice, Path: "/docs/", Of: "/docs/", Tool: "Syncthing", Entries: 2, Dir: true},
 		{Kind: vault.ConflictMadeInSecondFolder, Path: "docs/a.txt", Of: "docs/a.txt", Tool: "Syncthing", Size: 10},
 	}}
@@ -285,7 +285,7 @@ func TestConflictsMergeFolderMadeTwice(t *testing.T) {
 		t.Fatal("o on a folder made twice asked to delete it")
 	}
 	tm.keys("b")
-	if strings.Join(fb.settled, ",") != fmt.Sprintf("/docs/ %d", KeepBoth) {
+	if strings.Join(fb.settled, ",") != fmt.Sprintf("/docs/ %d", vault.KeepBoth) {
 		t.Fatalf("settled %q", fb.settled)
 	}
 	wantView(t, tm, "Merged the folder /docs/ made on two computers.")

@@ -67,7 +67,7 @@ type fakeBackend struct {
 	watch        chan []mountmgr.MountInfo // Watch forwards these until ctx is done
 	// conflicts are the conflict copies by cipherdir; settled records
 	// "path keep" for each Settle, settleErr fails the next one.
-	conflicts map[string][]ConflictCopy
+	conflicts map[string][]vault.ConflictEntry
 	settled   []string
 	settleErr error
 	listNote  error           // List returns it with the copies (ErrPartialList)
@@ -463,13 +463,13 @@ type fakeConflicts struct {
 	dir string
 }
 
-func (s *fakeConflicts) List(ctx context.Context) ([]ConflictCopy, error) {
+func (s *fakeConflicts) List(ctx context.Context) ([]vault.ConflictEntry, error) {
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
-	return append([]ConflictCopy(nil), s.f.conflicts[s.dir]...), s.f.listNote
+	return append([]vault.ConflictEntry(nil), s.f.conflicts[s.dir]...), s.f.listNote
 }
 
-func (s *fakeConflicts) Settle(ctx context.Context, p string, keep Keep) error {
+func (s *fakeConflicts) Settle(ctx context.Context, p string, keep vault.Keep) error {
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
 	if err := s.f.settleErr; err != nil {

@@ -260,7 +260,7 @@ func fullHelp(h help.Model, bs []key.Binding, width int) string {
 	h.Width = 0
 	var v string
 	for rows := min(5, len(bs)); rows <= len(bs); rows++ {
-		v = h.FullHelpView(columns(bs, rows))
+		v = h.FullHelpView(slices.Collect(slices.Chunk(bs, max(1, rows)))) // columns of rows keys
 		if lipgloss.Width(v) <= width {
 			return v
 		}

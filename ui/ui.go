@@ -456,17 +456,6 @@ func (m *Model) helpKeys(bar bool) []key.Binding {
 	return uniqueKeys(append(sc.keys(), global...))
 }
 
-// columns splits bindings into help columns of at most n rows.
-func columns(b []key.Binding, n int) [][]key.Binding {
-	var out [][]key.Binding
-	for len(b) > 0 {
-		k := min(n, len(b))
-		out = append(out, b[:k])
-		b = b[k:]
-	}
-	return out
-}
-
 // fitHeight pads or cuts a block of text to exactly h lines, so the help
 // bar stays at the bottom.
 func fitHeight(s string, h int) string {

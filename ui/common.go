@@ -182,7 +182,6 @@ type (
 	speedLoaded struct{ report app.SpeedReport }
 )
 
-// open switches to screen s.
 func (c *common) open(s screen) tea.Cmd {
 	c.switchTo = s
 	return nil

@@ -105,7 +105,6 @@ func (s *eventsScreen) typing() bool  { return false }
 func (s *eventsScreen) busy() bool    { return false }
 func (s *eventsScreen) Init() tea.Cmd { return nil }
 
-// showDetail is enter on an event.
 var showDetail = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details"))
 
 func (s *eventsScreen) keys() []key.Binding {
@@ -253,14 +252,12 @@ type automountSet struct {
 	err error
 }
 
-// toggleAutomount flips the selected vault's automount option in the registry.
 func (l *listScreen) toggleAutomount(v Vault) tea.Cmd {
 	b := l.c.backend
 	on := !v.MountAtStart
 	return func() tea.Msg { return automountSet{v: v, on: on, err: b.SetAutomount(v.Name, on)} }
 }
 
-// automountDone shows the result and reloads the registry.
 func (l *listScreen) automountDone(msg automountSet) tea.Cmd {
 	switch {
 	case msg.err != nil:

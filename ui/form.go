@@ -154,7 +154,6 @@ func (f *form) setFocus(i int) tea.Cmd {
 	return nil
 }
 
-// focused returns the field with the focus.
 func (f *form) focused() *field { return f.fields[f.focus] }
 
 // typing reports whether keys go to a text input (so letters aren't actions).

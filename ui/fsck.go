@@ -134,7 +134,6 @@ func (s *fsckScreen) run(pw []byte) tea.Cmd {
 	})
 }
 
-// intro says what the check does.
 func (s *fsckScreen) intro(w int) string {
 	return wrap("Decrypts every file and name in "+app.Tilde(s.v.CipherDir)+" and reports what fails.", w)
 }

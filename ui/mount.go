@@ -64,9 +64,6 @@ func newMountScreen(c *common, v Vault) *mountScreen {
 	return s
 }
 
-// fieldIndex is where fl is in the form.
-func (s *mountScreen) fieldIndex(fl *field) int { return slices.Index(s.form.fields, fl) }
-
 func (s *mountScreen) title() string { return "mount " + s.v.Name }
 func (s *mountScreen) Init() tea.Cmd {
 	b, ctx, dir, req := s.c.backend, s.c.ctx, s.v.CipherDir, s.req
@@ -183,7 +180,7 @@ func (s *mountScreen) submit() tea.Cmd {
 	idle, err := parseIdle(s.idle.input.Value())
 	if err != nil {
 		s.err = err.Error()
-		return s.form.setFocus(s.fieldIndex(s.idle))
+		return s.form.setFocus(slices.Index(s.form.fields, s.idle))
 	}
 	if s.req.MountPoint == "" {
 		s.err = "This vault has no mount point and none can be derived from its name."

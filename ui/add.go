@@ -6,18 +6,12 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vaultui/vaultui/app"
 )
 
 // addScreen registers an existing vault of any format (app.FormatNames).
-type addScreen struct {
-	c       *common
-	form    *form
-	working bool
-	err     string
-}
+type addScreen struct{ formScreen }
 
 type vaultAdded struct {
 	v        Vault
@@ -26,17 +20,14 @@ type vaultAdded struct {
 }
 
 func newAddScreen(c *common) *addScreen {
-	return &addScreen{c: c, form: newForm(c,
+	return &addScreen{formScreen{c: c, form: newForm(c,
 		textField("Folder", "", "the folder with "+app.FormatMarkers("or")),
 		textField("Name", "", "default: the folder's name"),
 		textField("Mount point", "", "default: ~/Vaults/NAME"),
-	)}
+	)}}
 }
 
 func (s *addScreen) title() string { return "add existing vault" }
-func (s *addScreen) typing() bool  { return s.form.typing() }
-func (s *addScreen) busy() bool    { return s.working }
-func (s *addScreen) Init() tea.Cmd { return s.form.setFocus(0) }
 
 func (s *addScreen) keys() []key.Binding {
 	k := s.c.keys
@@ -57,15 +48,7 @@ func (s *addScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		return s.c.backToVault(status, msg.v.CipherDir)
 	case tea.KeyMsg:
-		if s.working {
-			return nil
-		}
-		switch {
-		case key.Matches(msg, s.c.keys.Back):
-			return s.c.back("", false)
-		case key.Matches(msg, s.c.keys.Submit):
-			return s.submit()
-		}
+		return s.key(msg, s.submit)
 	}
 	return s.form.Update(msg)
 }
@@ -90,13 +73,13 @@ func (s *addScreen) submit() tea.Cmd {
 func (s *addScreen) View() string {
 	st := s.c.styles
 	var b strings.Builder
-	b.WriteString(lipgloss.NewStyle().Width(s.c.contentWidth()).Render("Register an existing "+app.FormatNames("or")+" vault, made by vaultui or another program. Nothing in the folder changes.") + "\n\n")
+	b.WriteString(s.c.para("Register an existing "+app.FormatNames("or")+" vault, made by vaultui or another program. Nothing in the folder changes.") + "\n\n")
 	b.WriteString(s.form.View())
 	if s.working {
 		b.WriteString("\n\n" + s.c.spinner.View() + " Checking the folder…")
 	}
 	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(lipgloss.NewStyle().Width(s.c.contentWidth()).Render(s.err)))
+		b.WriteString("\n\n" + st.Error.Render(s.c.para(s.err)))
 	}
 	return b.String()
 }

@@ -84,8 +84,8 @@ type Backend interface {
 	// (app.PlanConvert); Convert does it with password, or without one with the keyring's.
 	// format is the ID of the new format ("" keeps the vault's; to "" is then its default
 	// cipher).
-	PlanConvert(ctx context.Context, cipherDir, to, format string) (app.ConvertPlan, error)
-	Convert(ctx context.Context, cipherDir, to, format string, password []byte, progress func(convert.Progress)) (*convert.Result, error)
+	PlanConvert(ctx context.Context, cipherDir string, to crypto.CipherID, format string) (app.ConvertPlan, error)
+	Convert(ctx context.Context, cipherDir string, to crypto.CipherID, format string, password []byte, progress func(convert.Progress)) (*convert.Result, error)
 	// WatchEvents calls each with the daemon's events numbered after after,
 	// then with every new one, until ctx is done or the daemon goes away.
 	WatchEvents(ctx context.Context, after uint64, each func([]Event)) error

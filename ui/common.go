@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/charmbracelet/bubbles/cursor"
@@ -132,13 +133,7 @@ func (c *common) inPlace() int {
 // dropMount forgets a mount we just unmounted, so the list doesn't show it
 // until the next statistics snapshot.
 func (c *common) dropMount(mountPoint string) {
-	kept := c.mounts[:0:0]
-	for _, m := range c.mounts {
-		if !samePath(m.MountPoint, mountPoint) {
-			kept = append(kept, m)
-		}
-	}
-	c.mounts = kept
+	c.mounts = slices.DeleteFunc(slices.Clone(c.mounts), func(m mountmgr.MountInfo) bool { return samePath(m.MountPoint, mountPoint) })
 }
 
 // historyLen is how many one-second samples a mount's history keeps: what
@@ -151,16 +146,8 @@ type history struct {
 }
 
 func (h *history) add(m mountmgr.MountInfo) {
-	h.read = appendCapped(h.read, m.Stats.ReadBps)
-	h.write = appendCapped(h.write, m.Stats.WriteBps)
-}
-
-func appendCapped(s []float64, v float64) []float64 {
-	s = append(s, v)
-	if len(s) > historyLen {
-		s = s[len(s)-historyLen:]
-	}
-	return s
+	h.read = tail(append(h.read, m.Stats.ReadBps), historyLen)
+	h.write = tail(append(h.write, m.Stats.WriteBps), historyLen)
 }
 
 // Messages shared between screens and the root model.
@@ -180,7 +167,6 @@ type (
 	}
 	mountsMsg   []mountmgr.MountInfo
 	watchEnded  struct{ err error }
-	watchRetry  struct{}
 	runSpeedMsg struct{}
 	// speedProgress carries a running test's figures so far.
 	speedProgress struct {
@@ -194,11 +180,8 @@ type (
 	}
 	// speedLoaded carries the remembered speed test to the root model.
 	speedLoaded struct{ report app.SpeedReport }
-	// openMsg switches to another screen (the speed test opens the wizard).
-	openMsg struct{ s screen }
 )
 
-// open switches to screen s.
 func (c *common) open(s screen) tea.Cmd {
 	c.switchTo = s
 	return nil

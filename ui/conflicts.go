@@ -85,24 +85,11 @@ func (n ConflictCount) splitText() string {
 // (the error says which); the copies it returns are still right.
 var ErrPartialList = errors.New("not every conflict copy is listed")
 
-// Keep says how a conflict copy is settled (vault.Keep).
-type Keep = vault.Keep
-
-const (
-	KeepBoth     = vault.KeepBoth     // the copy gets a name of its own (the one it shows under)
-	KeepOriginal = vault.KeepOriginal // the copy is deleted
-	KeepCopy     = vault.KeepCopy     // the copy replaces the original
-)
-
-// ConflictCopy is one sync tool's conflict, as the layout identifies it (vault.ConflictEntry):
-// Path is the name it shows under in a mount, Of the entry it concerns.
-type ConflictCopy = vault.ConflictEntry
-
 // ConflictSession lists and settles one vault's conflict copies; Close
 // forgets the key (or the mount point).
 type ConflictSession interface {
-	List(ctx context.Context) ([]ConflictCopy, error)
-	Settle(ctx context.Context, path string, keep Keep) error
+	List(ctx context.Context) ([]vault.ConflictEntry, error)
+	Settle(ctx context.Context, path string, keep vault.Keep) error
 	Close()
 }
 
@@ -115,15 +102,15 @@ type conflictsScreen struct {
 	c          *common
 	v          Vault
 	mountPoint string // set when the vault is mounted
-	form       *form
+	form       passwordPrompt
 
 	opening, working bool
 	job              int // tells this screen's session from a left one's
 	sess             *sessionGuard
-	copies           []ConflictCopy
+	copies           []vault.ConflictEntry
 	cursor, offset   int
-	confirm          *Keep // asking before deleting or replacing
-	changed          bool  // something was settled: the list recounts
+	confirm          *vault.Keep // asking before deleting or replacing
+	changed          bool        // something was settled: the list recounts
 	status, err      string
 	note             string // what the list leaves out
 
@@ -134,21 +121,21 @@ type conflictsScreen struct {
 type conflictsOpened struct {
 	job    int
 	sess   ConflictSession
-	copies []ConflictCopy
+	copies []vault.ConflictEntry
 	err    error
 }
 
 type conflictSettled struct {
 	path   string
-	keep   Keep
+	keep   vault.Keep
 	folder bool // a folder made twice, merged
 	err    error
-	copies []ConflictCopy
+	copies []vault.ConflictEntry
 	lsErr  error
 }
 
 func newConflictsScreen(c *common, v Vault) *conflictsScreen {
-	s := &conflictsScreen{c: c, v: v, form: newForm(c, passwordField("Password"))}
+	s := &conflictsScreen{c: c, v: v, form: newPasswordPrompt(c)}
 	if m, ok := c.mountFor(v.CipherDir); ok && m.InPlace() {
 		s.mountPoint = m.MountPoint
 	}
@@ -167,14 +154,15 @@ func (s *conflictsScreen) keys() []key.Binding {
 		return []key.Binding{k.Yes, k.No}
 	case s.sess != nil && len(s.copies) == 0:
 		return []key.Binding{k.Back} // nothing left to settle
-	case s.sess != nil && s.folderSelected() && len(s.copies) == 1:
-		return []key.Binding{mergeKey, k.Back}
-	case s.sess != nil && s.folderSelected():
-		return []key.Binding{mergeKey, k.Back, k.ListUp, k.ListDown}
-	case s.sess != nil && len(s.copies) == 1:
-		return []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back}
 	case s.sess != nil:
-		return []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back, k.ListUp, k.ListDown}
+		keys := []key.Binding{k.KeepBoth, k.KeepOriginal, k.KeepCopy, k.Back}
+		if s.folderSelected() {
+			keys = []key.Binding{mergeKey, k.Back}
+		}
+		if len(s.copies) > 1 {
+			keys = append(keys, k.ListUp, k.ListDown)
+		}
+		return keys
 	case s.opening:
 		return []key.Binding{k.Back}
 	}
@@ -191,7 +179,7 @@ func (s *conflictsScreen) Init() tea.Cmd {
 }
 
 // open starts a session. One that arrives after the screen was left is
-// closed by the root model (closeStaleSession), so no key stays in memory.
+// closed by the root model (conflictsOpened), so no key stays in memory.
 func (s *conflictsScreen) open(pw []byte) tea.Cmd {
 	s.opening, s.err, s.status = true, "", ""
 	s.c.jobs++
@@ -266,13 +254,10 @@ func (s *conflictsScreen) leave() tea.Cmd {
 }
 
 func (s *conflictsScreen) remaining() string {
-	switch len(s.copies) {
-	case 0:
+	if len(s.copies) == 0 {
 		return "no conflict copies left."
-	case 1:
-		return "1 conflict copy left."
 	}
-	return fmt.Sprintf("%d conflict copies left.", len(s.copies))
+	return plural(len(s.copies), "conflict copy", "conflict copies") + " left."
 }
 
 func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
@@ -337,12 +322,12 @@ func (s *conflictsScreen) listErr(err error) {
 	}
 }
 
-func settledText(k Keep, path string) string {
+func settledText(k vault.Keep, path string) string {
 	path = termsafe.Escape(path)
 	switch k {
-	case KeepOriginal:
+	case vault.KeepOriginal:
 		return "Deleted the copy " + path + "; the original stays."
-	case KeepCopy:
+	case vault.KeepCopy:
 		return "The copy replaced the original; it is now " + path + "."
 	}
 	return "Kept both: the copy stays as " + path + "."
@@ -370,13 +355,10 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	if s.sess == nil {
 		if s.mountPoint == "" && key.Matches(msg, k.Submit) {
-			pw := []byte(s.form.value(0))
-			if len(pw) == 0 {
-				s.err = "Type the vault's password."
-				return nil
+			if pw := s.form.take(&s.err); pw != nil {
+				return s.open(pw)
 			}
-			s.form.fields[0].input.Reset()
-			return s.open(pw)
+			return nil
 		}
 		if s.typing() {
 			return s.form.Update(msg)
@@ -394,12 +376,12 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case s.folderSelected() && (key.Matches(msg, k.KeepOriginal) || key.Matches(msg, k.KeepCopy)):
 		s.status, s.err = "", "A folder made twice is only settled by merging it: b."
 	case key.Matches(msg, k.KeepBoth):
-		return s.settle(KeepBoth)
+		return s.settle(vault.KeepBoth)
 	case key.Matches(msg, k.KeepOriginal):
-		keep := KeepOriginal
+		keep := vault.KeepOriginal
 		s.confirm, s.status, s.err = &keep, "", ""
 	case key.Matches(msg, k.KeepCopy):
-		keep := KeepCopy
+		keep := vault.KeepCopy
 		s.confirm, s.status, s.err = &keep, "", ""
 	}
 	return nil
@@ -409,7 +391,7 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 // the listed copies do not: not once something was settled here (the count is recounted
 // back in the list), nor when the folders are listed themselves.
 func (s *conflictsScreen) countApplies() bool {
-	return !s.changed && !slices.ContainsFunc(s.copies, func(cp ConflictCopy) bool { return cp.Kind == vault.ConflictFolderMadeTwice })
+	return !s.changed && !slices.ContainsFunc(s.copies, func(cp vault.ConflictEntry) bool { return cp.Kind == vault.ConflictFolderMadeTwice })
 }
 
 // mergeKey is b on a folder made twice, which merges it (app.Choices).
@@ -421,12 +403,12 @@ func (s *conflictsScreen) folderSelected() bool {
 	return s.cursor < len(s.copies) && len(app.Choices(s.copies[s.cursor])) == 1
 }
 
-func (s *conflictsScreen) settle(keep Keep) tea.Cmd {
+func (s *conflictsScreen) settle(keep vault.Keep) tea.Cmd {
 	cp := s.copies[s.cursor]
 	s.working, s.status, s.err = true, "", ""
 	g, ctx := s.sess, s.ctx
 	shown := cp.Path
-	if keep == KeepCopy {
+	if keep == vault.KeepCopy {
 		shown = cp.Of
 	}
 	return func() tea.Msg {
@@ -447,8 +429,7 @@ func (s *conflictsScreen) clamp() {
 func (s *conflictsScreen) View() string {
 	st := s.c.styles
 	w := s.c.contentWidth()
-	para := lipgloss.NewStyle().Width(w)
-	intro := para.Render("When a file changes on two computers, sync tools keep both versions. Keep both, keep the original (deletes the copy) or keep the copy (replaces the original).")
+	intro := s.c.para("When a file changes on two computers, sync tools keep both versions. Keep both, keep the original (deletes the copy) or keep the copy (replaces the original).")
 	// The foot (a question, the result, an error, a note) is drawn first:
 	// the list of copies takes what it leaves.
 	var foot []string
@@ -456,23 +437,23 @@ func (s *conflictsScreen) View() string {
 	case s.confirm != nil:
 		cp := s.copies[s.cursor]
 		q := "Delete the copy " + termsafe.Escape(cp.Path) + " and keep the original? y/n"
-		if *s.confirm == KeepCopy {
+		if *s.confirm == vault.KeepCopy {
 			q = "Replace " + termsafe.Escape(cp.Of) + " with the copy (the original's content is lost)? y/n"
 		}
-		foot = append(foot, st.Warning.Render(para.Render(q)))
+		foot = append(foot, st.Warning.Render(s.c.para(q)))
 	case s.working:
 		foot = append(foot, s.c.spinner.View()+" Settling…")
 	case s.status != "":
-		foot = append(foot, st.Success.Render(para.Render(s.status)))
+		foot = append(foot, st.Success.Render(s.c.para(s.status)))
 	}
 	if s.err != "" {
-		foot = append(foot, st.Error.Render(para.Render(s.err)))
+		foot = append(foot, st.Error.Render(s.c.para(s.err)))
 	}
 	if s.note != "" && s.sess != nil {
-		foot = append(foot, st.Warning.Render(para.Render(s.note)))
+		foot = append(foot, st.Warning.Render(s.c.para(s.note)))
 	} else if n := s.c.conflicts[s.v.CipherDir]; s.sess != nil && n.SplitDirs > 0 && s.countApplies() {
 		// What the row calls "folder made twice", explained where it is settled.
-		foot = append(foot, st.Warning.Render(para.Render("Also "+n.splitText()+
+		foot = append(foot, st.Warning.Render(s.c.para("Also "+n.splitText()+
 			": files made in it on the other computer are listed as conflict copies; the folder itself reads as usual.")))
 	}
 	footText := ""
@@ -492,7 +473,7 @@ func (s *conflictsScreen) View() string {
 	case s.opening:
 		b.WriteString(s.c.spinner.View() + " Unlocking (scrypt) and reading the vault…")
 	case s.mountPoint == "":
-		b.WriteString(st.Subtle.Render(para.Render("The vault is locked: its password shows the copies' names.")) + "\n\n")
+		b.WriteString(st.Subtle.Render(s.c.para("The vault is locked: its password shows the copies' names.")) + "\n\n")
 		b.WriteString(s.form.View())
 	}
 	return b.String() + footText
@@ -514,13 +495,8 @@ func (s *conflictsScreen) list(w, h int) string {
 		}
 		return st.Success.Render(wrap(what+where+".", w))
 	}
-	noun := "conflict copies"
-	if len(s.copies) == 1 {
-		noun = "conflict copy"
-	}
-	head := wrap(fmt.Sprintf("%d %s %s:", len(s.copies), noun, where), w)
+	head := wrap(plural(len(s.copies), "conflict copy", "conflict copies")+" "+where+":", w)
 	blocks := make([]string, len(s.copies))
-	heights := make([]int, len(s.copies))
 	for i, cp := range s.copies {
 		marker, name := "  ", truncatePath(termsafe.Escape(cp.Path), w-2)
 		if i == s.cursor {
@@ -528,16 +504,15 @@ func (s *conflictsScreen) list(w, h int) string {
 		}
 		details := lipgloss.NewStyle().PaddingLeft(4).Render(st.Subtle.Render(wrap(joinWrap(copyDetails(cp), " · ", w-4), w-4)))
 		blocks[i] = marker + name + "\n" + details
-		heights[i] = lipgloss.Height(blocks[i])
 	}
-	start, end := window(heights, s.cursor, s.offset, h-lipgloss.Height(head)-1, 0)
-	s.offset = start
-	return head + "\n\n" + framed(st, strings.Join(blocks[start:end], "\n"), start, len(s.copies)-end)
+	shown, offset := windowed(st, blocks, s.cursor, s.offset, h-lipgloss.Height(head)-1, 0)
+	s.offset = offset
+	return head + "\n\n" + shown
 }
 
 // copyDetails is what a copy's second line says: what it copies, who made
 // it, when, how big, and which version is newer (wrapped between these).
-func copyDetails(cp ConflictCopy) []string {
+func copyDetails(cp vault.ConflictEntry) []string {
 	if cp.Kind == vault.ConflictFolderMadeTwice {
 		if cp.Entries == 0 {
 			return []string{cp.Tool, "folder made twice", "nothing left under the copy: b removes it"}

@@ -15,7 +15,7 @@ import (
 )
 
 func workConflicts(fb *fakeBackend) {
-	fb.conflicts = map[string][]ConflictCopy{"/data/work.crypt": {
+	fb.conflicts = map[string][]vault.ConflictEntry{"/data/work.crypt": {
 		{Path: "docs/report (conflict 2026-11-30 Syncthing).odt", Of: "docs/report.odt", Tool: "Syncthing", Date: "2026-11-30", Host: "ABCDEF7", Size: 12345, Newer: "copy"},
 		{Path: "notes (conflict 2026-11-29 Dropbox)", Of: "notes", Tool: "Dropbox", Date: "2026-11-29", Host: "Ann", Size: 900, Newer: "original"},
 		{Path: "photos (conflict Google Drive)", Of: "photos", Tool: "Google Drive", Dir: true},
@@ -37,7 +37,7 @@ func TestConflictCountInListAndInfo(t *testing.T) {
 
 	// A count that stopped early is a lower bound.
 	tm.c.conflicts["/data/work.crypt"] = ConflictCount{N: 7}
-	if got := tm.c.conflictNote("/data/work.crypt"); got != "7+ conflicts" {
+	if got := tm.c.conflicts["/data/work.crypt"].rowNote(); got != "7+ conflicts" {
 		t.Fatalf("incomplete count shown as %q", got)
 	}
 	if got := (ConflictCount{N: 7}).infoText(); got != "at least 7 sync-conflict copies (counting stopped in a big vault) (c in the list settles them)" {
@@ -45,11 +45,11 @@ func TestConflictCountInListAndInfo(t *testing.T) {
 	}
 	// A folder made on two computers is named as such, beside the copies.
 	tm.c.conflicts["/data/work.crypt"] = ConflictCount{N: 2, Complete: true, SplitDirs: 1}
-	if got := tm.c.conflictNote("/data/work.crypt"); got != "2 conflicts · folder made twice" {
+	if got := tm.c.conflicts["/data/work.crypt"].rowNote(); got != "2 conflicts · folder made twice" {
 		t.Fatalf("count with a split folder shown as %q", got)
 	}
 	tm.c.conflicts["/data/work.crypt"] = ConflictCount{Complete: true, SplitDirs: 1}
-	if got := tm.c.conflictNote("/data/work.crypt"); got != "folder made twice" {
+	if got := tm.c.conflicts["/data/work.crypt"].rowNote(); got != "folder made twice" {
 		t.Fatalf("a split folder alone shown as %q", got)
 	}
 	if got := (ConflictCount{Complete: true, SplitDirs: 1}).infoText(); got != "no sync-conflict copies of files; 1 folder made on two computers (a sync tool kept a second gocryptfs.diriv) (c in the list settles them)" {
@@ -272,7 +272,7 @@ func TestConflictsMergeFolderMadeTwice(t *testing.T) {
 	fb := newFake()
 	twoVaults(fb)
 	fb.stored = map[string]string{"/data/work.crypt": "hunter22"}
-	fb.conflicts = map[string][]ConflictCopy{"/data/work.crypt": {
+	fb.conflicts = map[string][]vault.ConflictEntry{"/data/work.crypt": {
 		{Kind: vault.ConflictFolderMadeTwice, Path: "/docs/", Of: "/docs/", Tool: "Syncthing", Entries: 2, Dir: true},
 		{Kind: vault.ConflictMadeInSecondFolder, Path: "docs/a.txt", Of: "docs/a.txt", Tool: "Syncthing", Size: 10},
 	}}
@@ -285,7 +285,7 @@ func TestConflictsMergeFolderMadeTwice(t *testing.T) {
 		t.Fatal("o on a folder made twice asked to delete it")
 	}
 	tm.keys("b")
-	if strings.Join(fb.settled, ",") != fmt.Sprintf("/docs/ %d", KeepBoth) {
+	if strings.Join(fb.settled, ",") != fmt.Sprintf("/docs/ %d", vault.KeepBoth) {
 		t.Fatalf("settled %q", fb.settled)
 	}
 	wantView(t, tm, "Merged the folder /docs/ made on two computers.")

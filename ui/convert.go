@@ -2,13 +2,11 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
@@ -22,7 +20,8 @@ var convertKey = key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "convert ci
 // convertChoice is one line of the convert screen's list: a content cipher of the vault's
 // format, or a format to move the vault into (with that format's default cipher).
 type convertChoice struct {
-	label, to, format string
+	label, format string
+	to            crypto.CipherID
 }
 
 // convertScreen changes a vault's content cipher through the core (app.PlanConvert, then
@@ -36,7 +35,7 @@ type convertScreen struct {
 	cursor  int
 	step    convertStep
 	plan    app.ConvertPlan
-	form    *form
+	form    passwordPrompt
 	prog    convert.Progress
 	result  *convert.Result
 	err     string
@@ -67,10 +66,10 @@ type (
 )
 
 func newConvertScreen(c *common, v Vault) *convertScreen {
-	s := &convertScreen{c: c, v: v, form: newForm(c, passwordField("Password"))}
+	s := &convertScreen{c: c, v: v, form: newPasswordPrompt(c)}
 	for _, ci := range c.backend.Ciphers() {
 		if ci.String() != v.Cipher {
-			s.choices = append(s.choices, convertChoice{label: ci.String(), to: string(ci)})
+			s.choices = append(s.choices, convertChoice{label: ci.String(), to: ci})
 		}
 	}
 	for _, f := range vault.Formats() {
@@ -117,14 +116,9 @@ func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
 		s.prog = convert.Progress(msg)
 		return nil
 	case convertFinished:
-		if note, needed := passwordNeeded(msg.err); needed {
-			s.step, s.err = convertPassword, note
-			return s.form.setFocus(0)
-		}
-		if errors.Is(msg.err, ErrWrongPassword) {
-			s.step, s.err = convertPassword, "Wrong password. Try again."
-			s.form.fields[0].input.Reset()
-			return s.form.setFocus(0)
+		if cmd, ask := s.form.retry(msg.err, &s.err); ask {
+			s.step = convertPassword
+			return cmd
 		}
 		s.step, s.result = convertDone, msg.res
 		if msg.err != nil {
@@ -168,13 +162,10 @@ func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		case convertPassword:
 			if key.Matches(msg, k.Submit) {
-				pw := []byte(s.form.value(0))
-				if len(pw) == 0 {
-					s.err = "Type the vault's password."
-					return nil
+				if pw := s.form.take(&s.err); pw != nil {
+					return s.run(pw)
 				}
-				s.form.fields[0].input.Reset()
-				return s.run(pw)
+				return nil
 			}
 			return s.form.Update(msg)
 		}
@@ -201,11 +192,10 @@ func (s *convertScreen) run(pw []byte) tea.Cmd {
 func (s *convertScreen) View() string {
 	st := s.c.styles
 	w := s.c.contentWidth()
-	para := lipgloss.NewStyle().Width(w)
 	var b strings.Builder
 	switch s.step {
 	case convertPick:
-		b.WriteString(para.Render("Re-encrypt "+s.v.Name+"'s file contents ("+s.v.Cipher+" now) with another cipher: names, the password and the master key stay. Or move it into another format: a new vault with a new master key and the same password.") + "\n\n")
+		b.WriteString(s.c.para("Re-encrypt "+s.v.Name+"'s file contents ("+s.v.Cipher+" now) with another cipher: names, the password and the master key stay. Or move it into another format: a new vault with a new master key and the same password.") + "\n\n")
 		for i, c := range s.choices {
 			marker := "  "
 			if i == s.cursor {
@@ -218,22 +208,22 @@ func (s *convertScreen) View() string {
 	case convertConfirm:
 		p := s.plan
 		if p.Finished != nil {
-			b.WriteString(para.Render(fmt.Sprintf("An interrupted conversion to %s was finished first.", p.Finished.To)) + "\n\n")
+			b.WriteString(s.c.para(fmt.Sprintf("An interrupted conversion to %s was finished first.", p.Finished.To)) + "\n\n")
 		}
-		b.WriteString(para.Render(fmt.Sprintf("Convert %s. The result %s.", p.Summary(), p.OpensNote())) + "\n\n")
+		b.WriteString(s.c.para(fmt.Sprintf("Convert %s. The result %s.", p.Summary(), p.OpensNote())) + "\n\n")
 		if len(p.Cannot) > 0 {
-			b.WriteString(st.Warning.Render(para.Render("A "+p.To.Format.Name+" vault keeps no "+strings.Join(p.Cannot, ", ")+": entries that need them are listed and nothing is written (vaultui convert --drop-unsupported carries the vault without them).")) + "\n\n")
+			b.WriteString(st.Warning.Render(s.c.para("A "+p.To.Format.Name+" vault keeps no "+strings.Join(p.Cannot, ", ")+": entries that need them are listed and nothing is written (vaultui convert --drop-unsupported carries the vault without them).")) + "\n\n")
 		}
-		b.WriteString(para.Render(fmt.Sprintf("Re-encrypts %s in %s. Needs %s beside the vault (%s free).",
+		b.WriteString(s.c.para(fmt.Sprintf("Re-encrypts %s in %s. Needs %s beside the vault (%s free).",
 			size(float64(p.PlainBytes)), plural(p.Files, "file", "files"), size(float64(p.NeedBytes)), size(float64(p.FreeBytes)))) + "\n\n")
-		b.WriteString(para.Render("After a full check the new vault is swapped in; the old one is kept at "+app.Tilde(p.KeepOld)+" until you delete it.") + "\n\n")
+		b.WriteString(s.c.para("After a full check the new vault is swapped in; the old one is kept at "+app.Tilde(p.KeepOld)+" until you delete it.") + "\n\n")
 		if p.Interrupted == convert.InterruptedBuilding {
-			b.WriteString(para.Render("A half-built vault an interrupted run left is removed first.") + "\n\n")
+			b.WriteString(s.c.para("A half-built vault an interrupted run left is removed first.") + "\n\n")
 		}
-		b.WriteString(st.Warning.Render(para.Render("In a synced folder the sync tool uploads the whole vault again, and the old copy while it stays there.")) + "\n\n")
+		b.WriteString(st.Warning.Render(s.c.para("In a synced folder the sync tool uploads the whole vault again, and the old copy while it stays there.")) + "\n\n")
 		b.WriteString("Press " + st.Key.Render("y") + " to convert now.")
 	case convertPassword:
-		b.WriteString(para.Render("The vault's password re-encrypts it.") + "\n\n")
+		b.WriteString(s.c.para("The vault's password re-encrypts it.") + "\n\n")
 		b.WriteString(s.form.View())
 	case convertRunning:
 		pct := 0.0
@@ -250,11 +240,11 @@ func (s *convertScreen) View() string {
 		if r := s.result; r != nil {
 			b.WriteString(st.Success.Render(fmt.Sprintf("Converted %s to %s.", s.v.Name, r.To)) + "\n\n")
 			if r.MasterKey != nil {
-				b.WriteString(para.Render("The new vault has a new master key. Store it safely: it opens the vault if the password is lost.") + "\n")
+				b.WriteString(s.c.para("The new vault has a new master key. Store it safely: it opens the vault if the password is lost.") + "\n")
 				b.WriteString(st.Box.Render(strings.Join(vault.FormatMasterKey(r.MasterKey), "\n")) + "\n\n")
 			}
 			if r.OldDir != "" {
-				b.WriteString(para.Render("The old vault ("+r.From.String()+") is kept at "+app.Tilde(r.OldDir)+"; delete it when you no longer need it.") + "\n")
+				b.WriteString(s.c.para("The old vault ("+r.From.String()+") is kept at "+app.Tilde(r.OldDir)+"; delete it when you no longer need it.") + "\n")
 			}
 		}
 	}

@@ -104,7 +104,7 @@ func TestNarrowWrapsAndPluralises(t *testing.T) {
 	tm.send(tea.WindowSizeMsg{Width: 60, Height: 24})
 	wantView(t, tm, "1 vault, 0 mounted")
 	msg := "Could not do the thing because the daemon said something long that must be read to the end."
-	tm.send(backMsg{status: msg})
+	tm.list.Update(backMsg{status: msg})
 	v := tm.View()
 	checkFits(t, v, 60, 24)
 	flat := strings.Join(strings.Fields(v), " ")

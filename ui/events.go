@@ -23,7 +23,6 @@ const eventsKept = 200
 type (
 	eventsMsg   []Event
 	eventsEnded struct{ err error }
-	eventsRetry struct{}
 )
 
 // WatchEvents streams the daemon's event log (see Backend.WatchEvents).
@@ -70,13 +69,18 @@ func (c *common) lastEvent(cipherDir string) (Event, bool) {
 // reverseEvent reports whether e is about a reverse view: the daemon says so, or (for an
 // event from a daemon before it did) the vault is registered as one.
 func (c *common) reverseEvent(e Event) bool {
-	i := slices.IndexFunc(c.vaults, func(v Vault) bool { return samePath(v.CipherDir, e.CipherDir) })
+	i := c.registeredAt(e.CipherDir)
 	return e.Reverse || i >= 0 && c.vaults[i].Reverse
+}
+
+// registeredAt is the index in c.vaults of the vault at cipherDir, or -1.
+func (c *common) registeredAt(cipherDir string) int {
+	return slices.IndexFunc(c.vaults, func(v Vault) bool { return samePath(v.CipherDir, cipherDir) })
 }
 
 // vaultName is the registered name of cipherDir, or the path itself.
 func (c *common) vaultName(cipherDir string) string {
-	if i := slices.IndexFunc(c.vaults, func(v Vault) bool { return samePath(v.CipherDir, cipherDir) }); i >= 0 {
+	if i := c.registeredAt(cipherDir); i >= 0 {
 		return c.vaults[i].Name
 	}
 	if cipherDir == "" {
@@ -101,7 +105,6 @@ func (s *eventsScreen) typing() bool  { return false }
 func (s *eventsScreen) busy() bool    { return false }
 func (s *eventsScreen) Init() tea.Cmd { return nil }
 
-// showDetail is enter on an event.
 var showDetail = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details"))
 
 func (s *eventsScreen) keys() []key.Binding {
@@ -166,11 +169,7 @@ func (s *eventsScreen) View() string {
 		return st.Subtle.Render(wrap("No events yet. Mounts, unmounts and their reasons, and read errors will show here.", w))
 	}
 	s.cursor = max(0, min(s.cursor, len(evs)-1))
-	heights := make([]int, len(evs))
-	for i := range heights {
-		heights[i] = 1
-	}
-	start, end := window(heights, s.cursor, s.offset, max(2, h), 0)
+	start, end := window(slices.Repeat([]int{1}, len(evs)), s.cursor, s.offset, max(2, h), 0)
 	s.offset = start
 	// The vault column is as wide as the names shown, up to a quarter of the line.
 	nameW := 0
@@ -253,14 +252,12 @@ type automountSet struct {
 	err error
 }
 
-// toggleAutomount flips the selected vault's automount option in the registry.
 func (l *listScreen) toggleAutomount(v Vault) tea.Cmd {
 	b := l.c.backend
 	on := !v.MountAtStart
 	return func() tea.Msg { return automountSet{v: v, on: on, err: b.SetAutomount(v.Name, on)} }
 }
 
-// automountDone shows the result and reloads the registry.
 func (l *listScreen) automountDone(msg automountSet) tea.Cmd {
 	switch {
 	case msg.err != nil:

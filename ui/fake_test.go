@@ -67,7 +67,7 @@ type fakeBackend struct {
 	watch        chan []mountmgr.MountInfo // Watch forwards these until ctx is done
 	// conflicts are the conflict copies by cipherdir; settled records
 	// "path keep" for each Settle, settleErr fails the next one.
-	conflicts map[string][]ConflictCopy
+	conflicts map[string][]vault.ConflictEntry
 	settled   []string
 	settleErr error
 	listNote  error           // List returns it with the copies (ErrPartialList)
@@ -463,13 +463,13 @@ type fakeConflicts struct {
 	dir string
 }
 
-func (s *fakeConflicts) List(ctx context.Context) ([]ConflictCopy, error) {
+func (s *fakeConflicts) List(ctx context.Context) ([]vault.ConflictEntry, error) {
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
-	return append([]ConflictCopy(nil), s.f.conflicts[s.dir]...), s.f.listNote
+	return append([]vault.ConflictEntry(nil), s.f.conflicts[s.dir]...), s.f.listNote
 }
 
-func (s *fakeConflicts) Settle(ctx context.Context, p string, keep Keep) error {
+func (s *fakeConflicts) Settle(ctx context.Context, p string, keep vault.Keep) error {
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
 	if err := s.f.settleErr; err != nil {
@@ -533,7 +533,7 @@ func (f *fakeBackend) StoredPassword(ctx context.Context, cipherDir string) (boo
 
 // PlanConvert plans as the core would for a vault of size convertBytes; a mounted vault is
 // refused as app.PlanConvert refuses it.
-func (f *fakeBackend) PlanConvert(ctx context.Context, dir, to, format string) (app.ConvertPlan, error) {
+func (f *fakeBackend) PlanConvert(ctx context.Context, dir string, to crypto.CipherID, format string) (app.ConvertPlan, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, m := range f.mounts {
@@ -546,12 +546,13 @@ func (f *fakeBackend) PlanConvert(ctx context.Context, dir, to, format string) (
 	if to == "" {
 		to = "SIV_GCM"
 	}
-	return app.ConvertPlan{Plan: &convert.Plan{Dir: dir, From: convert.Side{Format: gocryptfs, Cipher: "aegis"}, To: convert.Side{Format: target, Cipher: to}, Work: dir + ".vaultui-convert",
+	return app.ConvertPlan{Plan: &convert.Plan{Dir: dir, From: convert.Side{Format: gocryptfs, Cipher: "aegis"}, To: convert.Side{Format: target, Cipher: string(to)}, Work: dir + ".vaultui-convert",
 		KeepOld: dir + ".old-aegis", Sizes: vault.Sizes{PlainBytes: 3e9, Files: 120, NeedBytes: 3.1e9}, FreeBytes: 40e9}}, nil
 }
 
 // Convert converts with the keyring's password or pw (as unlock), reporting each phase.
-func (f *fakeBackend) Convert(ctx context.Context, dir, to, format string, pw []byte, progress func(convert.Progress)) (*convert.Result, error) {
+func (f *fakeBackend) Convert(ctx context.Context, dir string, cipher crypto.CipherID, format string, pw []byte, progress func(convert.Progress)) (*convert.Result, error) {
+	to := string(cipher)
 	f.mu.Lock()
 	err := f.unlock(dir, pw)
 	f.mu.Unlock()

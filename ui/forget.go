@@ -5,7 +5,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vaultui/vaultui/app"
 )
@@ -13,23 +12,17 @@ import (
 // forgetScreen removes a vault from the registry after the user types its
 // name. The encrypted files are never touched.
 type forgetScreen struct {
-	c       *common
-	v       Vault
-	form    *form
-	working bool
-	err     string
+	formScreen
+	v Vault
 }
 
 type forgotten struct{ err error }
 
 func newForgetScreen(c *common, v Vault) *forgetScreen {
-	return &forgetScreen{c: c, v: v, form: newForm(c, textField("Name", "", ""))}
+	return &forgetScreen{v: v, formScreen: formScreen{c: c, form: newForm(c, textField("Name", "", ""))}}
 }
 
 func (s *forgetScreen) title() string { return "forget · " + s.v.Name }
-func (s *forgetScreen) typing() bool  { return true }
-func (s *forgetScreen) busy() bool    { return s.working }
-func (s *forgetScreen) Init() tea.Cmd { return s.form.setFocus(0) }
 
 func (s *forgetScreen) keys() []key.Binding {
 	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "forget")), s.c.keys.Back}
@@ -45,30 +38,25 @@ func (s *forgetScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		return s.c.back("Forgot "+s.v.Name+"; its files are still in "+app.Tilde(s.v.CipherDir)+".", true)
 	case tea.KeyMsg:
-		if s.working {
-			return nil
-		}
-		switch {
-		case key.Matches(msg, s.c.keys.Back):
-			return s.c.back("", false)
-		case key.Matches(msg, s.c.keys.Submit):
-			if s.form.value(0) != s.v.Name {
-				s.err = "Type the name exactly to confirm."
-				return nil
-			}
-			s.working = true
-			b, name := s.c.backend, s.v.Name
-			return func() tea.Msg { return forgotten{err: b.Forget(name)} }
-		}
+		return s.key(msg, s.submit)
 	}
 	return s.form.Update(msg)
 }
 
+func (s *forgetScreen) submit() tea.Cmd {
+	if s.form.value(0) != s.v.Name {
+		s.err = "Type the name exactly to confirm."
+		return nil
+	}
+	s.working = true
+	b, name := s.c.backend, s.v.Name
+	return func() tea.Msg { return forgotten{err: b.Forget(name)} }
+}
+
 func (s *forgetScreen) View() string {
 	st := s.c.styles
-	para := lipgloss.NewStyle().Width(s.c.contentWidth())
 	var b strings.Builder
-	b.WriteString(para.Render("vaultui will forget "+st.Key.Render(s.v.Name)+". Its encrypted files in "+app.Tilde(s.v.CipherDir)+" are not deleted; you can add it again with a.") + "\n\n")
+	b.WriteString(s.c.para("vaultui will forget "+st.Key.Render(s.v.Name)+". Its encrypted files in "+app.Tilde(s.v.CipherDir)+" are not deleted; you can add it again with a.") + "\n\n")
 	b.WriteString("Type the name to confirm:\n\n")
 	b.WriteString(s.form.View())
 	if s.err != "" {

@@ -154,7 +154,6 @@ func (f *form) setFocus(i int) tea.Cmd {
 	return nil
 }
 
-// focused returns the field with the focus.
 func (f *form) focused() *field { return f.fields[f.focus] }
 
 // typing reports whether keys go to a text input (so letters aren't actions).
@@ -280,6 +279,33 @@ func (f *form) viewFocus() (string, [2]int) {
 		b.WriteString("\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n"), focus
+}
+
+// formScreen is what the screens that are one form share (add, passwd, forget, mount): the
+// form, the work its enter starts, which holds every key until it answers, and the error.
+type formScreen struct {
+	c       *common
+	form    *form
+	working bool
+	err     string
+}
+
+func (s *formScreen) typing() bool  { return s.form.typing() }
+func (s *formScreen) busy() bool    { return s.working }
+func (s *formScreen) Init() tea.Cmd { return s.form.setFocus(0) }
+
+// key handles a key as every form screen does: none while working, esc back to the list,
+// enter submits; the rest goes to the form.
+func (s *formScreen) key(msg tea.KeyMsg, submit func() tea.Cmd) tea.Cmd {
+	switch {
+	case s.working:
+		return nil
+	case key.Matches(msg, s.c.keys.Back):
+		return s.c.back("", false)
+	case key.Matches(msg, s.c.keys.Submit):
+		return submit()
+	}
+	return s.form.Update(msg)
 }
 
 func padRight(s string, w int) string {

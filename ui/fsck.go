@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -19,7 +18,7 @@ import (
 type fsckScreen struct {
 	c        *common
 	v        Vault
-	form     *form
+	form     passwordPrompt
 	running  bool
 	done     bool
 	prog     FsckProgress
@@ -45,9 +44,7 @@ type fsckDone struct {
 }
 
 func newFsckScreen(c *common, v Vault) *fsckScreen {
-	return &fsckScreen{c: c, v: v,
-		form: newForm(c, passwordField("Password")),
-	}
+	return &fsckScreen{c: c, v: v, form: newPasswordPrompt(c)}
 }
 
 func (s *fsckScreen) title() string { return "fsck · " + s.v.Name }
@@ -78,15 +75,8 @@ func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		s.running = false
-		if note, needed := passwordNeeded(msg.err); needed {
-			// The keyring's password was tried first; now the prompt.
-			s.err = note
-			return s.form.setFocus(0)
-		}
-		if errors.Is(msg.err, ErrWrongPassword) {
-			s.err = "Wrong password. Try again."
-			s.form.fields[0].input.Reset()
-			return s.form.setFocus(0)
+		if cmd, ask := s.form.retry(msg.err, &s.err); ask {
+			return cmd // the keyring's password was tried first; now the prompt
 		}
 		s.done = true
 		s.problems = msg.problems
@@ -116,23 +106,16 @@ func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
 			s.done, s.problems, s.err, s.offset = false, nil, "", 0
 			return tea.Batch(s.form.setFocus(0), s.run(nil))
 		case !s.done && key.Matches(msg, k.Submit):
-			return s.start()
+			if pw := s.form.take(&s.err); pw != nil {
+				return s.run(pw)
+			}
+			return nil
 		}
 	}
 	if !s.done && !s.running {
 		return s.form.Update(msg)
 	}
 	return nil
-}
-
-func (s *fsckScreen) start() tea.Cmd {
-	pw := []byte(s.form.value(0))
-	if len(pw) == 0 {
-		s.err = "Type the vault's password."
-		return nil
-	}
-	s.form.fields[0].input.Reset()
-	return s.run(pw)
 }
 
 // run checks the vault with pw, or without a password (nil) with the keyring's.
@@ -151,7 +134,6 @@ func (s *fsckScreen) run(pw []byte) tea.Cmd {
 	})
 }
 
-// intro says what the check does.
 func (s *fsckScreen) intro(w int) string {
 	return wrap("Decrypts every file and name in "+app.Tilde(s.v.CipherDir)+" and reports what fails.", w)
 }
@@ -224,16 +206,13 @@ func (s *fsckScreen) results(w int) string {
 	// Each problem: its kind and path, then what is wrong wrapped under the
 	// path. Show what fits above the help bar, from the scroll offset.
 	blocks := make([]string, len(s.problems))
-	heights := make([]int, len(s.problems))
 	for i, p := range s.problems {
 		detail := lipgloss.NewStyle().PaddingLeft(11).Render(st.Subtle.Render(wrap(p.What, w-11)))
 		blocks[i] = st.Warning.Render(padRight(p.Kind, 10)) + " " + truncatePath(p.Where, w-11) + "\n" + detail
-		heights[i] = lipgloss.Height(blocks[i])
 	}
 	// The intro above (its lines and a blank one), the heading and a blank
 	// line, one above the help bar.
 	h := s.c.bodyHeight() - lipgloss.Height(s.intro(w)) - 1 - 2 - 1
-	start, end := window(heights, s.offset, s.offset, max(3, h), 0)
-	b.WriteString(framed(st, strings.Join(blocks[start:end], "\n"), start, len(s.problems)-end))
-	return b.String()
+	shown, _ := windowed(st, blocks, s.offset, s.offset, max(3, h), 0)
+	return b.String() + shown
 }

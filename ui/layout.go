@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -13,6 +14,9 @@ import (
 // Layout helpers shared by the screens: how much room a screen has, which of
 // its items fit, and the "↓ 3 more" line that says what does not.
 
+// para wraps a paragraph to the content's width.
+func (c *common) para(s string) string { return wrap(s, c.contentWidth()) }
+
 // bodyHeight is the lines a screen may draw: the terminal less the header,
 // the blank line under it and the one-line help bar.
 func (c *common) bodyHeight() int { return max(1, c.height-3) }
@@ -22,22 +26,29 @@ func (c *common) bodyHeight() int { return max(1, c.height-3) }
 func above(n int) string { return fmt.Sprintf("↑ %d more", n) }
 func below(n int) string { return fmt.Sprintf("↓ %d more", n) }
 
-// framed puts the lines saying what is hidden above and below around the part of a list
-// that shows (window chose it and counted those lines).
-func framed(st *Styles, shown string, hiddenAbove, hiddenBelow int) string {
-	if hiddenAbove > 0 {
-		shown = st.Subtle.Render(above(hiddenAbove)) + "\n" + shown
+// windowed shows the blocks of a list that fit in h lines, gap blank lines apart, around
+// the one at cursor (window), and the lines saying what is hidden above and below; it
+// returns the offset window moved to.
+func windowed(st *Styles, blocks []string, cursor, offset, h, gap int) (string, int) {
+	heights := make([]int, len(blocks))
+	for i, b := range blocks {
+		heights[i] = lipgloss.Height(b)
 	}
-	if hiddenBelow > 0 {
-		shown += "\n" + st.Subtle.Render(below(hiddenBelow))
+	start, end := window(heights, cursor, offset, h, gap)
+	shown := strings.Join(blocks[start:end], strings.Repeat("\n", gap+1))
+	if start > 0 {
+		shown = st.Subtle.Render(above(start)) + "\n" + shown
 	}
-	return shown
+	if end < len(blocks) {
+		shown += "\n" + st.Subtle.Render(below(len(blocks)-end))
+	}
+	return shown, start
 }
 
 // window picks the items a scrolled list shows in h lines: whole items from
 // offset on, gap blank lines between them, with offset moved (and returned)
 // so that the item at cursor shows. heights are the items' line counts; a
-// line above and one below say what is hidden there (framed).
+// line above and one below say what is hidden there (windowed).
 func window(heights []int, cursor, offset, h, gap int) (start, end int) {
 	n := len(heights)
 	if n == 0 {
@@ -215,14 +226,7 @@ func uniqueKeys(bs []key.Binding) []key.Binding {
 	seen := map[string]bool{}
 	var out []key.Binding
 	for _, b := range bs {
-		if !b.Enabled() {
-			continue
-		}
-		dup := false
-		for _, k := range b.Keys() {
-			dup = dup || seen[k]
-		}
-		if dup {
+		if !b.Enabled() || slices.ContainsFunc(b.Keys(), func(k string) bool { return seen[k] }) {
 			continue
 		}
 		for _, k := range b.Keys() {
@@ -256,21 +260,12 @@ func fullHelp(h help.Model, bs []key.Binding, width int) string {
 	h.Width = 0
 	var v string
 	for rows := min(5, len(bs)); rows <= len(bs); rows++ {
-		v = h.FullHelpView(columns(bs, rows))
+		v = h.FullHelpView(slices.Collect(slices.Chunk(bs, max(1, rows)))) // columns of rows keys
 		if lipgloss.Width(v) <= width {
 			return v
 		}
 	}
 	return v
-}
-
-// fieldsValueWidth is the width fieldsView gives the values of rows.
-func fieldsValueWidth(rows []Field, w int) int {
-	labelW := 0
-	for _, r := range rows {
-		labelW = max(labelW, lipgloss.Width(r.Label))
-	}
-	return max(10, w-labelW-2)
 }
 
 // wrapValue breaks a value into lines of at most w cells between its words, never inside
@@ -334,7 +329,7 @@ func fieldsView(st *Styles, rows []Field, w int, styles map[string]lipgloss.Styl
 	for _, r := range rows {
 		labelW = max(labelW, lipgloss.Width(r.Label))
 	}
-	valueW := fieldsValueWidth(rows, w)
+	valueW := max(10, w-labelW-2)
 	lines := make([]string, 0, len(rows))
 	for _, r := range rows {
 		v := lipgloss.NewStyle().Width(valueW).Render(wrapValue(r.Value, valueW))

@@ -105,14 +105,7 @@ func (l *listScreen) load() tea.Cmd {
 func (l *listScreen) items() []Vault {
 	all := append([]Vault(nil), l.c.vaults...)
 	for _, m := range l.c.mounts {
-		known := false
-		for _, v := range l.c.vaults {
-			if samePath(v.CipherDir, m.CipherDir) {
-				known = true
-				break
-			}
-		}
-		if !known {
+		if l.c.registeredAt(m.CipherDir) < 0 {
 			all = append(all, Vault{Entry: registry.Entry{Name: filepath.Base(m.CipherDir), CipherDir: m.CipherDir, MountPoint: m.MountPoint, ReadOnly: m.ReadOnly}, Cipher: m.Cipher})
 		}
 	}
@@ -120,13 +113,9 @@ func (l *listScreen) items() []Vault {
 	if q == "" {
 		return all
 	}
-	var out []Vault
-	for _, v := range all {
-		if strings.Contains(strings.ToLower(v.Name), q) || strings.Contains(strings.ToLower(v.CipherDir), q) || strings.Contains(strings.ToLower(v.MountPoint), q) {
-			out = append(out, v)
-		}
-	}
-	return out
+	return slices.DeleteFunc(all, func(v Vault) bool {
+		return !strings.Contains(strings.ToLower(v.Name), q) && !strings.Contains(strings.ToLower(v.CipherDir), q) && !strings.Contains(strings.ToLower(v.MountPoint), q)
+	})
 }
 
 func (l *listScreen) selected() (Vault, bool) {
@@ -186,16 +175,6 @@ func (l *listScreen) countConflicts() tea.Cmd {
 		}
 		return out
 	}
-}
-
-// conflictNote is what a vault's row says of its conflict copies ("" when
-// none or not counted).
-func (c *common) conflictNote(cipherDir string) string {
-	n, ok := c.conflicts[cipherDir]
-	if !ok {
-		return ""
-	}
-	return n.rowNote()
 }
 
 func (l *listScreen) Update(msg tea.Msg) tea.Cmd {
@@ -347,20 +326,15 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return l.unmount(v, false)
 	case key.Matches(msg, k.Info):
 		return l.c.open(newInfoScreen(l.c, v))
+	case key.Matches(msg, k.Passwd) && l.forwardOnly(v, "password change"),
+		key.Matches(msg, k.Fsck) && l.forwardOnly(v, "fsck"),
+		key.Matches(msg, k.Conflicts) && l.forwardOnly(v, "conflict settling"):
+		return nil // refused, and said why
 	case key.Matches(msg, k.Passwd):
-		if l.forwardOnly(v, "password change") {
-			return nil
-		}
 		return l.c.open(newPasswdScreen(l.c, v))
 	case key.Matches(msg, k.Fsck):
-		if l.forwardOnly(v, "fsck") {
-			return nil
-		}
 		return l.c.open(newFsckScreen(l.c, v))
 	case key.Matches(msg, k.Conflicts):
-		if l.forwardOnly(v, "conflict settling") {
-			return nil
-		}
 		if mounted && mount.Stale {
 			return l.setStatus("The mount of "+v.Name+" is stale: press u to clean it up first.", true)
 		}
@@ -368,15 +342,11 @@ func (l *listScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return l.setStatus(v.Name+" is detached but still serves open files: settle its conflicts once they are closed.", true)
 		}
 		return l.c.open(newConflictsScreen(l.c, v))
+	case (key.Matches(msg, k.Automount) || key.Matches(msg, k.Forget)) && !l.registered(v):
+		return l.setStatus(v.Name+" is not in the registry.", true)
 	case key.Matches(msg, k.Automount):
-		if !l.registered(v) {
-			return l.setStatus(v.Name+" is not in the registry.", true)
-		}
 		return l.toggleAutomount(v)
 	case key.Matches(msg, k.Forget):
-		if !l.registered(v) {
-			return l.setStatus(v.Name+" is not in the registry.", true)
-		}
 		if mounted && mount.Detached {
 			return l.setStatus(v.Name+" is detached but still serves open files: forget it once they are closed.", true)
 		}
@@ -405,23 +375,12 @@ func (l *listScreen) selectPending() {
 		return
 	}
 	find := func() int {
-		for i, v := range l.items() {
-			if samePath(v.CipherDir, l.selectDir) {
-				return i
-			}
-		}
-		return -1
+		return slices.IndexFunc(l.items(), func(v Vault) bool { return samePath(v.CipherDir, l.selectDir) })
 	}
 	i := find()
-	if i < 0 && l.filter.Value() != "" {
-		known := false
-		for _, v := range l.c.vaults {
-			known = known || samePath(v.CipherDir, l.selectDir)
-		}
-		if known {
-			l.filter.Reset()
-			i = find()
-		}
+	if i < 0 && l.filter.Value() != "" && l.c.registeredAt(l.selectDir) >= 0 {
+		l.filter.Reset()
+		i = find()
 	}
 	if i < 0 {
 		return // not read yet: the reload brings it
@@ -451,14 +410,12 @@ func (l *listScreen) rowsView(items []Vault, w, h int) string {
 	}
 	tw = min(w, tw)
 	rows := make([]string, len(items))
-	heights := make([]int, len(items))
 	for i, t := range texts {
 		rows[i] = t.render(tw)
-		heights[i] = lipgloss.Height(rows[i])
 	}
-	start, end := window(heights, l.cursor, l.offset, h, 1)
-	l.offset = start
-	return framed(l.c.styles, strings.Join(rows[start:end], "\n\n"), start, len(items)-end)
+	shown, offset := windowed(l.c.styles, rows, l.cursor, l.offset, h, 1)
+	l.offset = offset
+	return shown
 }
 
 func (l *listScreen) View() string {
@@ -484,10 +441,9 @@ func (l *listScreen) View() string {
 	case len(items) == 0 && l.filter.Value() != "":
 		b.WriteString(s.Subtle.Render("No vault matches.") + "\n")
 	case len(items) == 0:
-		para := lipgloss.NewStyle().Width(w)
 		b.WriteString("No vaults yet.\n\n")
-		b.WriteString(para.Render("Press "+s.Key.Render("n")+" to create one, or "+s.Key.Render("a")+" to add an existing "+app.FormatNames("or")+" vault.") + "\n")
-		b.WriteString(para.Render("Press "+s.Key.Render("s")+" to see which cipher is fastest on this computer.") + "\n")
+		b.WriteString(l.c.para("Press "+s.Key.Render("n")+" to create one, or "+s.Key.Render("a")+" to add an existing "+app.FormatNames("or")+" vault.") + "\n")
+		b.WriteString(l.c.para("Press "+s.Key.Render("s")+" to see which cipher is fastest on this computer.") + "\n")
 	default:
 		// The rows take what the filter line, the status, the blank line
 		// above it and the one above the help bar leave.
@@ -590,7 +546,7 @@ func (l *listScreen) row(v Vault, sel bool, w int) rowText {
 	if v.Reverse {
 		line1 += "  " + s.Subtle.Render(reverseBadge)
 	}
-	if note := l.c.conflictNote(v.CipherDir); note != "" {
+	if note := l.c.conflicts[v.CipherDir].rowNote(); note != "" {
 		flag := "  " + s.Warning.Render("⚑ "+note)
 		if lipgloss.Width(line1+flag)+lipgloss.Width(cipher)+1 <= w {
 			line1 += flag

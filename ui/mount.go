@@ -8,7 +8,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/termsafe"
@@ -17,14 +16,11 @@ import (
 // mountScreen asks for the password and mount options, then mounts through
 // the daemon. Errors keep the prompt open with the message beside it.
 type mountScreen struct {
-	c *common
-	v Vault
+	formScreen // working: mounting
+	v          Vault
 	// req is the core's request for the vault as registered (app.MountFor: its mount
 	// point, or the default one); the form's choices override its options.
-	req      app.MountRequest
-	form     *form
-	mounting bool
-	err      string
+	req app.MountRequest
 	// asking: the keyring has not said yet whether it holds the vault's password (it may
 	// take seconds, or time out). stored: it holds one, which an empty password field uses;
 	// storedFailed: it did not unlock the vault.
@@ -54,7 +50,7 @@ type mounted struct {
 }
 
 func newMountScreen(c *common, v Vault) *mountScreen {
-	s := &mountScreen{c: c, v: v, req: app.MountFor(v.Entry)}
+	s := &mountScreen{formScreen: formScreen{c: c}, v: v, req: app.MountFor(v.Entry)}
 	fields := []*field{passwordField("Password")}
 	if !v.Reverse {
 		s.readOnly = toggleField("Read-only", v.ReadOnly)
@@ -68,12 +64,7 @@ func newMountScreen(c *common, v Vault) *mountScreen {
 	return s
 }
 
-// fieldIndex is where fl is in the form.
-func (s *mountScreen) fieldIndex(fl *field) int { return slices.Index(s.form.fields, fl) }
-
 func (s *mountScreen) title() string { return "mount " + s.v.Name }
-func (s *mountScreen) typing() bool  { return s.form.typing() }
-func (s *mountScreen) busy() bool    { return s.mounting }
 func (s *mountScreen) Init() tea.Cmd {
 	b, ctx, dir, req := s.c.backend, s.c.ctx, s.v.CipherDir, s.req
 	return tea.Batch(s.form.setFocus(0), func() tea.Msg {
@@ -116,12 +107,12 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 	case mountChecked:
 		// Said before the password is typed; the mount checks again, so a mount point
 		// emptied meanwhile mounts.
-		if msg.dir == s.v.CipherDir && msg.err != nil && !s.mounting && s.err == "" {
+		if msg.dir == s.v.CipherDir && msg.err != nil && !s.working && s.err == "" {
 			s.err = mountError(s.req.MountPoint, msg.err)
 		}
 		return nil
 	case mounted:
-		s.mounting = false
+		s.working = false
 		if msg.err == nil {
 			// Show it at once; the next statistics snapshot replaces this.
 			if _, ok := s.c.mountFor(msg.m.CipherDir); !ok {
@@ -151,16 +142,7 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case tea.KeyMsg:
-		if s.mounting {
-			return nil
-		}
-		k := s.c.keys
-		switch {
-		case key.Matches(msg, k.Back):
-			return s.c.back("", false)
-		case key.Matches(msg, k.Submit):
-			return s.submit()
-		}
+		return s.key(msg, s.submit)
 	}
 	return s.form.Update(msg)
 }
@@ -198,14 +180,13 @@ func (s *mountScreen) submit() tea.Cmd {
 	idle, err := parseIdle(s.idle.input.Value())
 	if err != nil {
 		s.err = err.Error()
-		return s.form.setFocus(s.fieldIndex(s.idle))
+		return s.form.setFocus(slices.Index(s.form.fields, s.idle))
 	}
 	if s.req.MountPoint == "" {
 		s.err = "This vault has no mount point and none can be derived from its name."
 		return nil
 	}
-	s.err = ""
-	s.mounting = true
+	s.err, s.working = "", true
 	req := s.req
 	req.Idle, req.Remember = idle, s.keyring.on
 	if s.readOnly != nil {
@@ -241,11 +222,11 @@ func (s *mountScreen) View() string {
 	if s.form.focused() == s.keyring {
 		b.WriteString("\n" + st.Subtle.Render(wrap("space: remember the password in the desktop keyring for the next mounts", s.c.contentWidth())))
 	}
-	if s.mounting {
+	if s.working {
 		b.WriteString("\n\n" + s.c.spinner.View() + " Unlocking and mounting…")
 	}
 	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(lipgloss.NewStyle().Width(s.c.contentWidth()).Render(s.err)))
+		b.WriteString("\n\n" + st.Error.Render(s.c.para(s.err)))
 	}
 	return b.String()
 }

@@ -3,6 +3,8 @@ package ui
 import (
 	"errors"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/internal/termsafe"
 )
@@ -25,4 +27,40 @@ func passwordNeeded(err error) (note string, needed bool) {
 		}
 	}
 	return "", true
+}
+
+// passwordPrompt is the prompt of a screen whose work tries the keyring's password first
+// (fsck, convert, conflicts): one password field, asked only when the core needs it.
+type passwordPrompt struct{ *form }
+
+func newPasswordPrompt(c *common) passwordPrompt {
+	return passwordPrompt{newForm(c, passwordField("Password"))}
+}
+
+// retry reports whether err asks for the password (again): the keyring's did not do, or the
+// one typed was wrong. It then says why in *msg and focuses the prompt, emptied after a
+// wrong password.
+func (p passwordPrompt) retry(err error, msg *string) (tea.Cmd, bool) {
+	note, needed := passwordNeeded(err)
+	switch {
+	case needed:
+		*msg = note
+	case errors.Is(err, ErrWrongPassword):
+		*msg = "Wrong password. Try again."
+		p.fields[0].input.Reset()
+	default:
+		return nil, false
+	}
+	return p.setFocus(0), true
+}
+
+// take empties the prompt and returns what was typed; nil, with *msg saying so, for nothing.
+func (p passwordPrompt) take(msg *string) []byte {
+	pw := []byte(p.value(0))
+	if len(pw) == 0 {
+		*msg = "Type the vault's password."
+		return nil
+	}
+	p.fields[0].input.Reset()
+	return pw
 }

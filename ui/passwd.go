@@ -6,18 +6,14 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 	"github.com/vaultui/vaultui/crypto"
 )
 
 // passwdScreen changes a vault's password; the config is rewritten
 // atomically by the backend, the master key (and the files) stay.
 type passwdScreen struct {
-	c       *common
-	v       Vault
-	form    *form
-	working bool
-	err     string
+	formScreen
+	v Vault
 }
 
 type passwdChanged struct {
@@ -26,17 +22,14 @@ type passwdChanged struct {
 }
 
 func newPasswdScreen(c *common, v Vault) *passwdScreen {
-	return &passwdScreen{c: c, v: v, form: newForm(c,
+	return &passwdScreen{v: v, formScreen: formScreen{c: c, form: newForm(c,
 		passwordField("Current password"),
 		passwordField("New password"),
 		passwordField("Confirm"),
-	)}
+	)}}
 }
 
 func (s *passwdScreen) title() string { return "change password · " + s.v.Name }
-func (s *passwdScreen) typing() bool  { return s.form.typing() }
-func (s *passwdScreen) busy() bool    { return s.working }
-func (s *passwdScreen) Init() tea.Cmd { return s.form.setFocus(0) }
 
 func (s *passwdScreen) keys() []key.Binding {
 	k := s.c.keys
@@ -58,16 +51,7 @@ func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 		s.err = msg.err.Error()
 		return nil
 	case tea.KeyMsg:
-		if s.working {
-			return nil
-		}
-		switch {
-		case key.Matches(msg, s.c.keys.Back):
-			return s.c.back("", false)
-		case key.Matches(msg, s.c.keys.Submit):
-			return s.submit()
-		}
-		cmd := s.form.Update(msg)
+		cmd := s.key(msg, s.submit)
 		s.form.newPasswordHints(1, 2, s.v.Name)
 		return cmd
 	}
@@ -106,7 +90,7 @@ func (s *passwdScreen) submit() tea.Cmd {
 func (s *passwdScreen) View() string {
 	st := s.c.styles
 	var b strings.Builder
-	b.WriteString(lipgloss.NewStyle().Width(s.c.contentWidth()).Render("The files stay as they are: only the config's encrypted copy of the master key changes. Mounted vaults keep running.") + "\n\n")
+	b.WriteString(s.c.para("The files stay as they are: only the config's encrypted copy of the master key changes. Mounted vaults keep running.") + "\n\n")
 	b.WriteString(s.form.View())
 	if s.working {
 		b.WriteString("\n\n" + s.c.spinner.View() + " Changing the password (scrypt)…")

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
+	"sync/atomic"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -23,10 +23,7 @@ import (
 func Run() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	b, err := newRealBackend()
-	if err != nil {
-		return err
-	}
+	b := newRealBackend()
 	defer b.Close()
 	m := New(ctx, b)
 	final, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx)).Run()
@@ -38,7 +35,7 @@ func Run() error {
 			fmt.Println(msg)
 		}
 	}
-	if n := b.daemonNotice(); n != "" {
+	if n, _ := b.notice.Load().(string); n != "" {
 		// Said once the screen is back: the daemon of another build runs on meanwhile.
 		fmt.Println("note: " + n)
 	}
@@ -48,28 +45,15 @@ func Run() error {
 // realBackend does what the TUI asks through the product core (app), which owns the
 // policies and the one daemon client; it only adapts the answers to the screens.
 type realBackend struct {
-	app   *app.App
-	speed *app.Speed
-
-	mu     sync.Mutex
-	notice string // the daemon's notice (app.Options.DaemonNotice), shown after the TUI
+	app    *app.App
+	speed  *app.Speed
+	notice atomic.Value // the daemon's notice (app.Options.DaemonNotice), shown after the TUI
 }
 
-func newRealBackend() (*realBackend, error) {
+func newRealBackend() *realBackend {
 	b := &realBackend{speed: app.NewSpeed()}
-	b.app = app.New(app.Options{DaemonNotice: func(n string) {
-		b.mu.Lock()
-		b.notice = n
-		b.mu.Unlock()
-	}})
-	return b, nil
-}
-
-// daemonNotice is what connecting to the daemon had to tell the user, or "".
-func (b *realBackend) daemonNotice() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.notice
+	b.app = app.New(app.Options{DaemonNotice: func(n string) { b.notice.Store(n) }})
+	return b
 }
 
 // Close drops the daemon connection; mounts stay with the daemon.
@@ -218,28 +202,12 @@ func (b *realBackend) Watch(ctx context.Context, each func([]mountmgr.MountInfo)
 	return escaped(b.app.Watch(ctx, each))
 }
 
-// convertCipher parses the cipher of a conversion; "" is the new format's default.
-func convertCipher(to string) (crypto.CipherID, error) {
-	if to == "" {
-		return "", nil
-	}
-	return crypto.ParseCipher(to)
-}
-
-func (b *realBackend) PlanConvert(ctx context.Context, dir, to, format string) (app.ConvertPlan, error) {
-	c, err := convertCipher(to)
-	if err != nil {
-		return app.ConvertPlan{}, err
-	}
-	p, err := b.app.PlanConvert(ctx, app.ConvertRequest{Vault: b.app.VaultAt(dir), To: c, Format: format})
+func (b *realBackend) PlanConvert(ctx context.Context, dir string, to crypto.CipherID, format string) (app.ConvertPlan, error) {
+	p, err := b.app.PlanConvert(ctx, app.ConvertRequest{Vault: b.app.VaultAt(dir), To: to, Format: format})
 	return p, escaped(err)
 }
 
-func (b *realBackend) Convert(ctx context.Context, dir, to, format string, password []byte, progress func(convert.Progress)) (*convert.Result, error) {
-	c, err := convertCipher(to)
-	if err != nil {
-		return nil, err
-	}
-	res, _, err := b.app.Convert(ctx, app.ConvertRequest{Vault: b.app.VaultAt(dir), To: c, Format: format, Password: password, Progress: progress})
+func (b *realBackend) Convert(ctx context.Context, dir string, to crypto.CipherID, format string, password []byte, progress func(convert.Progress)) (*convert.Result, error) {
+	res, _, err := b.app.Convert(ctx, app.ConvertRequest{Vault: b.app.VaultAt(dir), To: to, Format: format, Password: password, Progress: progress})
 	return res, escaped(err)
 }

@@ -23,10 +23,7 @@ func TestRealBackendVaults(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("HOME", filepath.Join(tmp, "home"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
-	b, err := newRealBackend()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newRealBackend()
 	defer b.Close()
 	ctx := context.Background()
 
@@ -128,10 +125,7 @@ func TestRealBackendCreateOptions(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("HOME", filepath.Join(tmp, "home"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
-	b, err := newRealBackend()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newRealBackend()
 	ctx := context.Background()
 	for _, c := range []struct {
 		req  app.NewVault

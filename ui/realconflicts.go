@@ -27,12 +27,12 @@ func (b *realBackend) OpenConflicts(ctx context.Context, dir, _ string, password
 // conflictSession is app.Conflicts as the conflicts screen uses it.
 type conflictSession struct{ s *app.Conflicts }
 
-func (c conflictSession) List(ctx context.Context) ([]ConflictCopy, error) {
+func (c conflictSession) List(ctx context.Context) ([]vault.ConflictEntry, error) {
 	list, err := c.s.List(ctx)
 	return list, escaped(err)
 }
 
-func (c conflictSession) Settle(ctx context.Context, p string, keep Keep) error {
+func (c conflictSession) Settle(ctx context.Context, p string, keep vault.Keep) error {
 	_, err := c.s.Settle(ctx, p, keep)
 	return escaped(err)
 }

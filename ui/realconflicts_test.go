@@ -64,7 +64,7 @@ func syncedVault(t *testing.T) string {
 	return dir
 }
 
-func paths(list []ConflictCopy) []string {
+func paths(list []vault.ConflictEntry) []string {
 	var out []string
 	for _, c := range list {
 		out = append(out, c.Path+" <- "+c.Of)
@@ -103,7 +103,7 @@ var wantCopies = []string{
 	"report (conflict 2026-11-30 Syncthing).odt <- report.odt",
 }
 
-func find(t *testing.T, list []ConflictCopy, of string) ConflictCopy {
+func find(t *testing.T, list []vault.ConflictEntry, of string) vault.ConflictEntry {
 	t.Helper()
 	for _, c := range list {
 		if c.Of == of {
@@ -111,7 +111,7 @@ func find(t *testing.T, list []ConflictCopy, of string) ConflictCopy {
 		}
 	}
 	t.Fatalf("no copy of %s in %v", of, paths(list))
-	return ConflictCopy{}
+	return vault.ConflictEntry{}
 }
 
 // settleEachWay keeps both versions of report.odt, the original of notes and the copy of
@@ -134,13 +134,13 @@ func settleEachWay(t *testing.T, b *realBackend, dir string, s ConflictSession, 
 		t.Fatalf("notes' copy: %+v", c)
 	}
 
-	if err := s.Settle(ctx, report.Path, KeepBoth); err != nil {
+	if err := s.Settle(ctx, report.Path, vault.KeepBoth); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Settle(ctx, find(t, list, "notes").Path, KeepOriginal); err != nil {
+	if err := s.Settle(ctx, find(t, list, "notes").Path, vault.KeepOriginal); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Settle(ctx, find(t, list, "d/x.txt").Path, KeepCopy); err != nil {
+	if err := s.Settle(ctx, find(t, list, "d/x.txt").Path, vault.KeepCopy); err != nil {
 		t.Fatal(err)
 	}
 	if list, err := s.List(ctx); err != nil || len(list) != 0 {
@@ -157,7 +157,7 @@ func settleEachWay(t *testing.T, b *realBackend, dir string, s ConflictSession, 
 	if got := files(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("files after settling: %q, want %q", got, want)
 	}
-	if err := s.Settle(ctx, report.Path, KeepOriginal); err == nil {
+	if err := s.Settle(ctx, report.Path, vault.KeepOriginal); err == nil {
 		t.Fatal("a settled copy (an ordinary file now) could be settled again")
 	}
 	if got := files(); !reflect.DeepEqual(got, want) {

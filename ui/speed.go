@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -81,11 +82,7 @@ func (s *speedScreen) Update(msg tea.Msg) tea.Cmd {
 func speedRows(c *common) []crypto.CipherID {
 	rows := append([]crypto.CipherID(nil), c.backend.Ciphers()...)
 	for _, r := range c.speed.report.Ciphers {
-		found := false
-		for _, x := range rows {
-			found = found || x == r.Cipher
-		}
-		if !found {
+		if !slices.Contains(rows, r.Cipher) {
 			rows = append(rows, r.Cipher)
 		}
 	}
@@ -140,15 +137,11 @@ func (s *speedScreen) content() (text string, rec, details int) {
 	for _, r := range rows {
 		nameW = max(nameW, lipgloss.Width(r.String()))
 	}
-	maxMB := 0.0
+	maxMB, numW := 0.0, figureWidth(sp.report)
 	for _, r := range sp.report.Ciphers {
 		if r.Err == nil {
 			maxMB = max(maxMB, r.MBps)
 		}
-	}
-	numW := 1
-	for _, r := range sp.report.Ciphers {
-		numW = max(numW, len(fmt.Sprintf("%.0f", r.MBps)))
 	}
 	// The figures, a ratio and a star take figW cells; the bar what is left, if
 	// enough is left for a bar to mean something.
@@ -211,6 +204,15 @@ func (s *speedScreen) content() (text string, rec, details int) {
 	return strings.TrimSuffix(b.String(), "\n"), rec, details
 }
 
+// figureWidth is the cells the widest MB/s figure of r takes.
+func figureWidth(r app.SpeedReport) int {
+	numW := 1
+	for _, c := range r.Ciphers {
+		numW = max(numW, len(fmt.Sprintf("%.0f", c.MBps)))
+	}
+	return numW
+}
+
 // recDetails is what d shows under a recommendation: how it was measured and how noisy, what
 // a write gains, who cannot open the vault (opens, when given, for the choice at the cursor
 // rather than the recommendation); folded, a line says d unfolds it.
@@ -225,7 +227,7 @@ func recDetails(c *common, rec app.Recommendation, shown bool, opens string) str
 	}
 	var b strings.Builder
 	for _, d := range details {
-		b.WriteString("\n" + st.Subtle.Render(lipgloss.NewStyle().Width(w).Render(d)) + "\n")
+		b.WriteString("\n" + st.Subtle.Render(c.para(d)) + "\n")
 	}
 	return b.String()
 }

@@ -18,7 +18,7 @@
 // # Small windows
 //
 // Every screen works down to 40x10. What does not fit scrolls, one way
-// (layout.go): a list shows whole items around its cursor (window, framed),
+// (layout.go): a list shows whole items around its cursor (window, windowed),
 // any other text a scroll that keeps its focus in view (the wizard's field
 // or cipher with what it costs, the speed test's recommendation), and the
 // root model pages whatever a screen could not fit with pgup/pgdn. Each
@@ -35,6 +35,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -248,19 +249,23 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.c.ctx.Err() != nil {
 			return nil
 		}
-		m.watchFails++
-		cmd := m.list.Update(msg)
-		return tea.Batch(cmd, tea.Tick(watchBackoff(m.watchFails), func(time.Time) tea.Msg { return watchRetry{} }))
-	case watchRetry:
-		return m.startWatch()
+		return tea.Batch(m.list.Update(msg), m.retry(&m.watchFails, m.startWatch))
+	case retryMsg:
+		return msg.start()
 	case eventsMsg:
 		m.eventFails, m.c.eventsErr = 0, nil
 		m.c.addEvents(msg)
 		return m.screen().Update(msg)
 	case eventsEnded:
-		return m.eventsEnded(msg)
-	case eventsRetry:
-		return m.startEvents()
+		// The watch stream reports the daemon's trouble on the list; the events screen shows
+		// this one's, so that an event log that cannot be read is not taken for an empty one.
+		if m.c.ctx.Err() != nil {
+			return nil
+		}
+		if msg.err != nil {
+			m.c.eventsErr = msg.err
+		}
+		return m.retry(&m.eventFails, m.startEvents)
 	case refreshRegistry:
 		return tea.Batch(m.list.load(), refreshLater())
 	case vaultsMsg, conflictCounts:
@@ -294,12 +299,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case quitMsg:
 		m.quitting = true
 		return tea.Quit
-	case backMsg: // as common.back and common.open ask, after this message
-		m.c.backTo = &msg
-		return nil
-	case openMsg:
-		m.c.switchTo = msg.s
-		return nil
 	case tea.KeyMsg:
 		if cmd, ok := m.globalKey(msg); ok {
 			return cmd
@@ -321,25 +320,16 @@ func (m *Model) recordHistory(mounts mountsMsg) {
 		h.add(mt)
 		seen[mt.MountPoint] = true
 	}
-	for mp := range m.c.history {
-		if !seen[mp] {
-			delete(m.c.history, mp)
-		}
-	}
+	maps.DeleteFunc(m.c.history, func(mp string, _ *history) bool { return !seen[mp] })
 }
 
-// eventsEnded retries the event stream after a backoff. The watch stream reports the
-// daemon's trouble on the list; the events screen shows this one's, so that an event log
-// that cannot be read is not taken for an empty one.
-func (m *Model) eventsEnded(msg eventsEnded) tea.Cmd {
-	if m.c.ctx.Err() != nil {
-		return nil
-	}
-	if msg.err != nil {
-		m.c.eventsErr = msg.err
-	}
-	m.eventFails++
-	return tea.Tick(watchBackoff(m.eventFails), func(time.Time) tea.Msg { return eventsRetry{} })
+// retryMsg starts a stream again (retry).
+type retryMsg struct{ start func() tea.Cmd }
+
+// retry counts one more failure of a stream in a row and starts it again after watchBackoff.
+func (m *Model) retry(fails *int, start func() tea.Cmd) tea.Cmd {
+	*fails++
+	return tea.Tick(watchBackoff(*fails), func(time.Time) tea.Msg { return retryMsg{start} })
 }
 
 // recordSpeed keeps what a speed test message (speedProgress, speedDone, speedLoaded) says
@@ -402,7 +392,8 @@ func (m *Model) View() string {
 	sc := m.screen()
 	logo := s.Header.Render("vaultui") + " "
 	header := logo + s.Screen.Render(fitTitle(sc.title(), m.c.contentWidth()-lipgloss.Width(logo)-lipgloss.Width(s.Screen.Render(""))))
-	if right := m.mountSummary(); right != "" {
+	if n := m.c.inPlace(); n > 0 { // what is mounted, on every screen
+		right := s.StateMounted.Render(fmt.Sprintf("● %d mounted", n))
 		gap := m.c.contentWidth() - lipgloss.Width(header) - lipgloss.Width(right)
 		if gap >= 2 {
 			header += strings.Repeat(" ", gap) + right
@@ -443,20 +434,7 @@ func (m *Model) View() string {
 // failures in a row: 2 s doubling to 30 s, so a daemon that can't start
 // isn't respawned in a tight loop.
 func watchBackoff(n int) time.Duration {
-	d := 2 * time.Second
-	for i := 1; i < n && d < 30*time.Second; i++ {
-		d *= 2
-	}
-	return min(d, 30*time.Second)
-}
-
-// mountSummary is the header's reminder of what is mounted, on every screen.
-func (m *Model) mountSummary() string {
-	n := m.c.inPlace()
-	if n == 0 {
-		return ""
-	}
-	return m.c.styles.StateMounted.Render(fmt.Sprintf("● %d mounted", n))
+	return min(2*time.Second<<min(max(n-1, 0), 4), 30*time.Second)
 }
 
 // helpKeys are the keys the help shows on the current screen, each once:
@@ -476,17 +454,6 @@ func (m *Model) helpKeys(bar bool) []key.Binding {
 		return uniqueKeys(append(global, sc.keys()...))
 	}
 	return uniqueKeys(append(sc.keys(), global...))
-}
-
-// columns splits bindings into help columns of at most n rows.
-func columns(b []key.Binding, n int) [][]key.Binding {
-	var out [][]key.Binding
-	for len(b) > 0 {
-		k := min(n, len(b))
-		out = append(out, b[:k])
-		b = b[k:]
-	}
-	return out
 }
 
 // fitHeight pads or cuts a block of text to exactly h lines, so the help

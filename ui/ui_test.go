@@ -168,7 +168,7 @@ func TestSpeedBarsGrowAsResultsArrive(t *testing.T) {
 	tm := newTestModel(t, newFake())
 	// Drive the stream by hand to see every intermediate state.
 	tm.c.speed = speedState{run: 7, running: true}
-	tm.send(openMsg{s: newSpeedScreen(tm.c)})
+	tm.keys("s")
 	wantView(t, tm, "Measuring each cipher", "waiting…")
 	// The first round: GCM first (the baseline), then AEGIS.
 	full := fakeSpeed()
@@ -772,7 +772,7 @@ func TestOneRatioEverywhere(t *testing.T) {
 		t.Fatalf("Times = %q, want 3.4x", want)
 	}
 	tm.c.speed = speedState{run: 7, running: true}
-	tm.send(openMsg{s: newSpeedScreen(tm.c)})
+	tm.keys("s")
 	tm.send(speedDone{run: 7, report: r})
 	ratios := regexp.MustCompile(`\b\d+(\.\d+)?x\b`)
 	// figures returns the ratios on the lines of v that name AEGIS-256X2.

@@ -159,10 +159,8 @@ func (w *wizardScreen) busy() bool {
 }
 
 func (w *wizardScreen) typing() bool {
-	if f := w.form(); f != nil {
-		return f.typing()
-	}
-	return false
+	f := w.form()
+	return f != nil && f.typing()
 }
 
 func (w *wizardScreen) form() *form {
@@ -430,32 +428,29 @@ func (w *wizardScreen) guardsQuit() bool { return true }
 // esc ask first, since it is not shown again.
 func (w *wizardScreen) masterKeyKey(msg tea.KeyMsg) tea.Cmd {
 	k := w.c.keys
-	done := fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name)
-	if w.leaving != nil {
-		switch {
-		case key.Matches(msg, k.Yes), key.Matches(msg, k.ForceQuit): // a second ctrl+c insists
-			quit := key.Matches(*w.leaving, k.Quit) || key.Matches(msg, k.ForceQuit)
-			w.leaving = nil
-			crypto.Wipe(w.masterKey)
-			w.masterKey = nil
-			if quit {
-				return func() tea.Msg { return quitMsg{} }
-			}
-			return w.c.backToVault(done, w.created.CipherDir)
-		case key.Matches(msg, k.No):
+	quit := false
+	switch {
+	case w.leaving == nil && key.Matches(msg, k.Yes):
+	case w.leaving == nil:
+		if key.Matches(msg, k.Quit) || key.Matches(msg, k.Back) {
+			w.leaving = &msg
+		}
+		return nil
+	case key.Matches(msg, k.Yes), key.Matches(msg, k.ForceQuit): // a second ctrl+c insists
+		quit = key.Matches(*w.leaving, k.Quit) || key.Matches(msg, k.ForceQuit)
+		w.leaving = nil
+	default:
+		if key.Matches(msg, k.No) {
 			w.leaving = nil
 		}
 		return nil
 	}
-	switch {
-	case key.Matches(msg, k.Yes):
-		crypto.Wipe(w.masterKey)
-		w.masterKey = nil
-		return w.c.backToVault(done, w.created.CipherDir)
-	case key.Matches(msg, k.Quit), key.Matches(msg, k.Back):
-		w.leaving = &msg
+	crypto.Wipe(w.masterKey)
+	w.masterKey = nil
+	if quit {
+		return func() tea.Msg { return quitMsg{} }
 	}
-	return nil
+	return w.c.backToVault(fmt.Sprintf("Created %s. Press m to mount it.", w.created.Name), w.created.CipherDir)
 }
 
 // strengthHint is app.RatePassword's rating of pw in a line: what makes it guessable
@@ -521,15 +516,13 @@ func (w *wizardScreen) submit() tea.Cmd {
 		switch {
 		case pw == "":
 			w.err = "Type a password."
+			return nil
 		case w.password.focus == 0 && confirm == "":
 			return w.password.setFocus(1)
 		case pw != confirm:
 			w.err = "The passwords do not match. Type the confirmation again."
 			w.password.fields[1].input.Reset()
 			w.password.newPasswordHints(0, 1, w.related()...)
-			return nil
-		}
-		if w.err != "" {
 			return nil
 		}
 		return w.goTo(stepAdvanced)
@@ -622,57 +615,48 @@ func (w *wizardScreen) request() (app.NewVault, error) {
 // with its hint and any error below it) stays in view at any height.
 func (w *wizardScreen) View() string {
 	s := w.c.styles
-	para := lipgloss.NewStyle().Width(w.c.contentWidth())
 	var b strings.Builder
 	// focus is the first line that must show; it and what follows it (to focusEnd, or the
 	// end) show as far as they fit.
 	focus, focusEnd := -1, -1
-	// add writes what comes before the focus, then a form and where its focus is.
-	addForm := func(intro string, f *form) {
-		b.WriteString(para.Render(intro) + "\n\n")
+	// addForm writes what comes before the focus (head), then a form and where its focus is.
+	addForm := func(head string, f *form) {
+		b.WriteString(head + "\n\n")
 		v, at := f.viewFocus()
 		focus = lipgloss.Height(b.String()) - 1 + at[0]
 		b.WriteString(v)
 	}
 	if w.quitAsked {
 		// On top, and in view (below): a small window scrolls the step under it.
-		b.WriteString(s.Warning.Render(para.Render("Quit vaultui? Nothing has been created. y/n")) + "\n\n")
+		b.WriteString(s.Warning.Render(w.c.para("Quit vaultui? Nothing has been created. y/n")) + "\n\n")
 	}
 	switch w.step {
 	case stepDir:
-		addForm("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it.", w.dir)
-		if w.checking {
-			b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")
-		}
+		addForm(w.c.para("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it."), w.dir)
 	case stepName:
-		addForm("A short name to refer to the vault, here and in commands (vaultui mount NAME).", w.name)
-		if w.checking {
-			b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")
-		}
+		addForm(w.c.para("A short name to refer to the vault, here and in commands (vaultui mount NAME)."), w.name)
 	case stepMountPoint:
-		addForm("Where the decrypted files appear while the vault is mounted (created if missing; it must be empty).", w.mountPoint)
+		addForm(w.c.para("Where the decrypted files appear while the vault is mounted (created if missing; it must be empty)."), w.mountPoint)
 	case stepCipher:
 		v, at := w.cipherView()
 		top := lipgloss.Height(b.String()) - 1
 		focus, focusEnd = top+at[0], top+at[1]
 		b.WriteString(v)
 	case stepPassword:
-		addForm("The password unlocks the vault. There is no way to recover it, only the master key shown at the end.", w.password)
+		addForm(w.c.para("The password unlocks the vault. There is no way to recover it, only the master key shown at the end."), w.password)
 	case stepAdvanced:
 		// The answers so far, then the options, the error and what the focused option means.
-		b.WriteString(w.summary() + "\n\n")
-		v, at := w.advanced.viewFocus()
-		focus = lipgloss.Height(b.String()) - 1 + at[0]
-		b.WriteString(v + "\n\n" + s.Subtle.Render(para.Render(advancedHints[w.advanced.focus])))
+		addForm(w.summary(), w.advanced)
+		b.WriteString("\n\n" + s.Subtle.Render(w.c.para(advancedHints[w.advanced.focus])))
 	case stepCreating:
 		b.WriteString(w.c.spinner.View() + " Creating " + w.created.Name + " in " + app.Tilde(w.created.CipherDir) + "…\n\n")
-		b.WriteString(s.Subtle.Render(para.Render("Deriving the key with scrypt takes a moment.")))
+		b.WriteString(s.Subtle.Render(w.c.para("Deriving the key with scrypt takes a moment.")))
 		if w.leaving != nil {
-			b.WriteString("\n\n" + s.Warning.Render(para.Render("The master key is shown before you quit: it is the only way back in without the password.")))
+			b.WriteString("\n\n" + s.Warning.Render(w.c.para("The master key is shown before you quit: it is the only way back in without the password.")))
 		}
 	case stepMasterKey:
 		b.WriteString(s.Success.Render("Created "+w.created.Name+".") + "\n\n")
-		b.WriteString(para.Render("This is the vault's master key. Write it down and keep it somewhere safe: with it you can recover the files if you forget the password. It is shown only now.") + "\n\n")
+		b.WriteString(w.c.para("This is the vault's master key. Write it down and keep it somewhere safe: with it you can recover the files if you forget the password. It is shown only now.") + "\n\n")
 		focus = lipgloss.Height(b.String()) - 1 // the key itself
 		keyText := strings.Join(vault.FormatMasterKey(w.masterKey), "\n")
 		if box := s.Box.Render(keyText); lipgloss.Width(box) <= w.c.contentWidth() {
@@ -685,16 +669,19 @@ func (w *wizardScreen) View() string {
 			if key.Matches(*w.leaving, w.c.keys.Quit) {
 				what = "Quit vaultui"
 			}
-			b.WriteString(s.Warning.Render(para.Render(what + " without storing the master key? It is not shown again. y/n")))
+			b.WriteString(s.Warning.Render(w.c.para(what + " without storing the master key? It is not shown again. y/n")))
 		} else {
-			b.WriteString(para.Render("Press " + s.Key.Render("y") + " once you have stored it."))
+			b.WriteString(w.c.para("Press " + s.Key.Render("y") + " once you have stored it."))
 		}
 		if f, _ := vault.FormatByID(w.created.Options.Format); f.KeyNote != "" {
-			b.WriteString("\n\n" + para.Render("It is "+f.KeyNote+"; vaultui passwd --masterkey takes it."))
+			b.WriteString("\n\n" + w.c.para("It is "+f.KeyNote+"; vaultui passwd --masterkey takes it."))
 		}
 	}
+	if w.checking && w.step <= stepName {
+		b.WriteString("\n\n" + w.c.spinner.View() + " Checking…")
+	}
 	if w.err != "" {
-		b.WriteString("\n\n" + s.Error.Render(para.Render(w.err)))
+		b.WriteString("\n\n" + s.Error.Render(w.c.para(w.err)))
 	}
 	text := b.String()
 	if focusEnd < 0 {
@@ -737,14 +724,13 @@ func (w *wizardScreen) summary() string {
 func (w *wizardScreen) cipherView() (string, [2]int) {
 	s := w.c.styles
 	sp := &w.c.speed
-	para := lipgloss.NewStyle().Width(w.c.contentWidth())
 	var b strings.Builder
 	switch {
 	case sp.running:
 		b.WriteString(w.c.spinner.View() + " Measuring the ciphers on this CPU…\n\n")
 	case sp.rec != nil:
 		// What the recommendation gains; what each choice costs follows the cursor below.
-		b.WriteString(s.Title.Render("Recommended: "+sp.rec.Cipher.String()) + "\n" + para.Render(sp.rec.Gain) + "\n\n")
+		b.WriteString(s.Title.Render("Recommended: "+sp.rec.Cipher.String()) + "\n" + w.c.para(sp.rec.Gain) + "\n\n")
 	default:
 		b.WriteString("Content cipher:\n\n")
 	}
@@ -754,10 +740,7 @@ func (w *wizardScreen) cipherView() (string, [2]int) {
 	}
 	// The figures take what the width gives: the star says "recommended" where there is
 	// room, and the MB/s give way first to the ratio, the figure the choice rests on.
-	numW := 1
-	for _, r := range sp.report.Ciphers {
-		numW = max(numW, len(fmt.Sprintf("%.0f", r.MBps)))
-	}
+	numW := figureWidth(sp.report)
 	room := w.c.contentWidth() - 2 - nameW - 2
 	star, showMB := "  ★ recommended", true
 	if numW+len(" MB/s  ")+5+len(star) > room {

@@ -81,10 +81,6 @@ func (n ConflictCount) splitText() string {
 	return plural(n.SplitDirs, "folder", "folders") + " made on two computers (a sync tool kept a second gocryptfs.diriv)"
 }
 
-// ErrPartialList: List found copies it cannot show without the password
-// (the error says which); the copies it returns are still right.
-var ErrPartialList = errors.New("not every conflict copy is listed")
-
 // ConflictSession lists and settles one vault's conflict copies; Close
 // forgets the key (or the mount point).
 type ConflictSession interface {
@@ -112,7 +108,6 @@ type conflictsScreen struct {
 	confirm          *vault.Keep // asking before deleting or replacing
 	changed          bool        // something was settled: the list recounts
 	status, err      string
-	note             string // what the list leaves out
 
 	ctx    context.Context // ends when the screen is left
 	cancel context.CancelFunc
@@ -281,7 +276,9 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		s.sess, s.copies = &sessionGuard{s: msg.sess}, msg.copies
-		s.listErr(msg.err)
+		if msg.err != nil {
+			s.err = "Cannot list the copies: " + msg.err.Error()
+		}
 		s.clamp()
 		return nil
 	case conflictSettled:
@@ -295,11 +292,10 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 				s.status = "Merged the folder " + termsafe.Escape(msg.path) + " made on two computers."
 			}
 		}
-		if msg.lsErr == nil || errors.Is(msg.lsErr, ErrPartialList) {
+		if msg.lsErr == nil {
 			s.copies = msg.copies
-		}
-		if msg.err == nil {
-			s.listErr(msg.lsErr)
+		} else if msg.err == nil {
+			s.err = "Cannot list the copies: " + msg.lsErr.Error()
 		}
 		s.clamp()
 		return nil
@@ -310,16 +306,6 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 		return s.form.Update(msg)
 	}
 	return nil
-}
-
-// listErr shows why a listing failed or is partial.
-func (s *conflictsScreen) listErr(err error) {
-	switch {
-	case errors.Is(err, ErrPartialList):
-		s.note = err.Error()
-	case err != nil:
-		s.err = "Cannot list the copies: " + err.Error()
-	}
 }
 
 func settledText(k vault.Keep, path string) string {
@@ -449,9 +435,7 @@ func (s *conflictsScreen) View() string {
 	if s.err != "" {
 		foot = append(foot, st.Error.Render(s.c.para(s.err)))
 	}
-	if s.note != "" && s.sess != nil {
-		foot = append(foot, st.Warning.Render(s.c.para(s.note)))
-	} else if n := s.c.conflicts[s.v.CipherDir]; s.sess != nil && n.SplitDirs > 0 && s.countApplies() {
+	if n := s.c.conflicts[s.v.CipherDir]; s.sess != nil && n.SplitDirs > 0 && s.countApplies() {
 		// What the row calls "folder made twice", explained where it is settled.
 		foot = append(foot, st.Warning.Render(s.c.para("Also "+n.splitText()+
 			": files made in it on the other computer are listed as conflict copies; the folder itself reads as usual.")))

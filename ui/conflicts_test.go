@@ -250,22 +250,6 @@ func TestSessionGuard(t *testing.T) {
 	}
 }
 
-// TestConflictsPartialList: copies the mount cannot tell apart are reported
-// beside the list, not as a failure.
-func TestConflictsPartialList(t *testing.T) {
-	fb := newFake()
-	twoVaults(fb)
-	workConflicts(fb)
-	fb.listNote = fmt.Errorf("%w: 1 folder(s) were made on two computers; the copies in them are listed when the vault is not mounted", ErrPartialList)
-	tm := newTestModel(t, fb)
-	tm.send(mountsMsg(mountWork(fb, 0, 0)))
-	tm.keys("c")
-	wantView(t, tm, "3 conflict copies in the mount", "were made on two computers")
-	notInView(t, tm, "Cannot list")
-	tm.keys("b")
-	wantView(t, tm, "Kept both", "2 conflict copies", "were made on two computers")
-}
-
 // TestConflictsMergeFolderMadeTwice: a folder made on two computers is explained in c and
 // offered only what settles it (merging, b); o and k say why not rather than fail.
 func TestConflictsMergeFolderMadeTwice(t *testing.T) {

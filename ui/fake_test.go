@@ -70,7 +70,6 @@ type fakeBackend struct {
 	conflicts map[string][]vault.ConflictEntry
 	settled   []string
 	settleErr error
-	listNote  error           // List returns it with the copies (ErrPartialList)
 	splitDirs map[string]int  // CountConflicts's SplitDirs by cipherdir
 	nonEmpty  map[string]bool // folders CheckNewCipherDir finds not empty
 	lockErr   error           // LockPolicyWorks's answer (no logind)
@@ -466,7 +465,7 @@ type fakeConflicts struct {
 func (s *fakeConflicts) List(ctx context.Context) ([]vault.ConflictEntry, error) {
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
-	return append([]vault.ConflictEntry(nil), s.f.conflicts[s.dir]...), s.f.listNote
+	return append([]vault.ConflictEntry(nil), s.f.conflicts[s.dir]...), nil
 }
 
 func (s *fakeConflicts) Settle(ctx context.Context, p string, keep vault.Keep) error {

@@ -73,7 +73,7 @@ func (e Entry) node() string { return e.Parent.Path + "/" + e.Stored }
 // contentPath is where a file's ciphertext is.
 func (e Entry) contentPath() string {
 	if e.shortened() {
-		return e.node() + "/" + contentsFile
+		return e.node() + "/" + ContentsFile
 	}
 	return e.node()
 }
@@ -316,7 +316,7 @@ func (v *Vault) entryName(dirfd int, e *Entry) (string, error) {
 	case errors.Is(err, ErrNotEntry):
 		return format.KindForeign, fmt.Errorf("%s: %w", v.path(e.node()), err)
 	case err != nil:
-		return format.KindLongName, fmt.Errorf("%s: %w", v.path(e.node()+"/"+nameFile), err)
+		return format.KindLongName, fmt.Errorf("%s: %w", v.path(e.node()+"/"+NameFile), err)
 	}
 	if e.Name, err = v.names.Decrypt(e.Parent.ID, enc); err != nil {
 		return format.KindName, fmt.Errorf("%s: %w", v.path(e.node()), err)
@@ -368,8 +368,8 @@ func (v *Vault) OpenDir(e Entry) (Dir, error) {
 	if e.Kind != KindDir {
 		return Dir{}, fmt.Errorf("%s: not a directory", v.path(e.node()))
 	}
-	rel := e.node() + "/" + dirFile
-	b, err := v.readSmall(rel, maxDirIDLen)
+	rel := e.node() + "/" + DirFile
+	b, err := v.readSmall(rel, MaxDirIDLen)
 	if err != nil {
 		return Dir{}, err
 	}
@@ -389,7 +389,7 @@ func (v *Vault) OpenDir(e Entry) (Dir, error) {
 // and rclone does not write it).
 func (v *Vault) CheckDirIDBackup(d Dir) error {
 	rel := d.Path + "/" + dirIDBackup
-	id, err := v.decryptSmall(rel, maxDirIDLen)
+	id, err := v.decryptSmall(rel, MaxDirIDLen)
 	if err != nil {
 		if d.ID == rootDirID && errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -450,8 +450,8 @@ func (v *Vault) ReadLink(e Entry) (string, error) {
 	if e.Kind != KindSymlink {
 		return "", fmt.Errorf("%s: not a symlink", v.path(e.node()))
 	}
-	rel := e.node() + "/" + symlinkFile
-	b, err := v.decryptSmall(rel, maxSymlinkLen)
+	rel := e.node() + "/" + SymlinkFile
+	b, err := v.decryptSmall(rel, MaxSymlinkLen)
 	if err != nil {
 		return "", err
 	}

@@ -235,8 +235,8 @@ func (v *Vault) Mkdir(d Dir, name string) (Dir, error) {
 
 // Symlink creates the symlink name in d pointing to target.
 func (v *Vault) Symlink(d Dir, name, target string) (Entry, error) {
-	if target == "" || len(target) > maxSymlinkLen {
-		return Entry{}, fmt.Errorf("a link target of %d bytes (1 to %d)", len(target), maxSymlinkLen)
+	if target == "" || len(target) > MaxSymlinkLen {
+		return Entry{}, fmt.Errorf("a link target of %d bytes (1 to %d)", len(target), MaxSymlinkLen)
 	}
 	return v.place(d, name, KindSymlink, func(dirfd int, name string) error {
 		return v.writeAt(dirfd, name, bytes.NewReader([]byte(target)), true)

@@ -276,7 +276,7 @@ func (v *Vault) openFolder(rel string) (*os.File, error) {
 // listEntries lists the folder rel, opened as a directory without following a symlink; nil
 // if it cannot be.
 func (v *Vault) listEntries(rel string) []fs.DirEntry {
-	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	f, err := v.openFolder(rel)
 	if err != nil {
 		return nil
 	}

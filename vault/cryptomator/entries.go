@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -129,15 +130,7 @@ func KindOf(typ uint32) Kind {
 // it when the name is used again (ClearHalfMade).
 func halfMade(efd int) bool {
 	names, err := layout.ReadDirNames(efd)
-	if err != nil {
-		return false
-	}
-	for _, n := range names {
-		if n != NameFile {
-			return false
-		}
-	}
-	return true
+	return err == nil && !slices.ContainsFunc(names, func(n string) bool { return n != NameFile })
 }
 
 // ClearHalfMade removes the entry stored in dirfd if it is a half-made folder (ErrHalfMade),
@@ -477,12 +470,7 @@ func RemoveDir(pfd int, name string, cfd int, names []string, unlink func() erro
 // holdsNoEntries reports whether a d/ folder listing names holds none of its directory's
 // entries: only its dirid.c9r and temporary names.
 func holdsNoEntries(names []string) bool {
-	for _, n := range names {
-		if n != dirIDBackup && !IsTemp(n) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(names, func(n string) bool { return n != dirIDBackup && !IsTemp(n) })
 }
 
 // RemoveCopyOfDir removes the entry stored in dirfd when it is a sync tool's copy of an entry

@@ -96,12 +96,7 @@ func Reseal(ctx context.Context, dir string, password []byte, newDir string, to 
 // content cipher's flags replaced, every other flag kept, in gocryptfs's order.
 func convertFlags(flags []string, to crypto.CipherID) []string {
 	cipherFlags := []string{FlagGCMIV128, FlagAESSIV, FlagXChaCha20Poly1305, FlagAEGIS256X2}
-	var out []string
-	for _, f := range flags {
-		if !slices.Contains(cipherFlags, f) {
-			out = append(out, f)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(flags), func(f string) bool { return slices.Contains(cipherFlags, f) })
 	main := FlagGCMIV128
 	switch to {
 	case crypto.XChaCha:

@@ -96,17 +96,14 @@ func (v *Vault) readDir(dirfd int, cdir, pdir string, problem func(format.Proble
 	var failed []string
 	var failedErr []error
 	var second []secondEntry
-names:
 	for _, name := range names {
 		if v.hidden(cdir, name) {
 			continue
 		}
 		plain := name
 		if v.Names != nil {
-			for _, c := range copies {
-				if name == c.Name {
-					continue names
-				}
+			if slices.ContainsFunc(copies, func(c DirIVCopy) bool { return c.Name == name }) {
+				continue
 			}
 			plain, err = v.DecryptEntryName(dirfd, name, iv)
 			if e, ok := v.madeUnderCopy(dirfd, name, plain, err == nil, copies); ok {

@@ -49,7 +49,7 @@ func checkEntry(ctx context.Context, vol format.Volume, n Node, problem func(Pro
 }
 
 // conflictDetail describes a conflict copy for fsck.
-func conflictDetail(c *Conflict) string {
+func conflictDetail(c *format.Conflict) string {
 	if c.Kind == ConflictMadeInSecondFolder {
 		s := fmt.Sprintf("made as /%s in a folder made on two computers, under the IV of %s's copy of %s", c.Of, c.Tool, c.Base)
 		return s + "; gocryptfs does not show it: merge the folder with \"vaultui conflicts --keep both VAULT " + FolderArg(path.Dir(c.Of)) + "\""

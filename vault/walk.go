@@ -11,9 +11,6 @@ import (
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
-// Conflict is what a sync tool's conflict left (format.Conflict).
-type Conflict = format.Conflict
-
 // ConflictKind says what a conflict is (format.ConflictKind).
 type ConflictKind = format.ConflictKind
 

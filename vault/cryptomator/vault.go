@@ -160,9 +160,6 @@ func (v *Vault) Close() error {
 	return v.root.Close()
 }
 
-// Config returns the vault's verified configuration.
-func (v *Vault) Config() Config { return *v.config }
-
 // Content returns the vault's content encryption.
 func (v *Vault) Content() *Content { return v.content }
 

@@ -102,8 +102,8 @@ func TestWriteReadRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer v.Close()
-			if v.Config().CipherCombo != combo {
-				t.Fatalf("combo %s", v.Config().CipherCombo)
+			if v.Content().Combo() != combo {
+				t.Fatalf("combo %s", v.Content().Combo())
 			}
 			got := walkAll(t, v)
 			for p, w := range want {

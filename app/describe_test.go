@@ -6,6 +6,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 // TestDescribe: one description of a vault for both front ends, its text escaped.
@@ -33,16 +34,16 @@ func TestDescribe(t *testing.T) {
 // TestFindingOf: the block range and the encrypted name are written once, escaped.
 func TestFindingOf(t *testing.T) {
 	evil := "a\x1b[31mb\u202ec"
-	f := FindingOf(vault.Problem{Path: evil, Kind: vault.KindContent, Detail: "bad \x07", FirstBlock: 3, LastBlock: 5, CipherPath: "x\x1by"})
+	f := FindingOf(vault.Problem{Path: evil, Kind: format.KindContent, Detail: "bad \x07", FirstBlock: 3, LastBlock: 5, CipherPath: "x\x1by"})
 	line := f.String()
 	if strings.ContainsAny(line, "\x1b\x07\u202e") || !strings.Contains(line, `a\x1b[31mb\u202ec`) || !strings.Contains(line, `[encrypted: x\x1by]`) ||
 		!strings.Contains(line, "(blocks 3-5)") || !f.Damage {
 		t.Errorf("fsck line %q", line)
 	}
-	if f := FindingOf(vault.Problem{Path: "p", Kind: vault.KindContent, Detail: "bad", FirstBlock: 1, LastBlock: 1}); f.What != "bad (block 1)" || f.CipherPath != "" {
+	if f := FindingOf(vault.Problem{Path: "p", Kind: format.KindContent, Detail: "bad", FirstBlock: 1, LastBlock: 1}); f.What != "bad (block 1)" || f.CipherPath != "" {
 		t.Errorf("one block: %+v", f)
 	}
-	if f := FindingOf(vault.Problem{CipherPath: "abc", Kind: vault.KindName, FirstBlock: -1, LastBlock: -1}); f.Where != "abc" || f.String() != "abc: "+vault.KindName {
+	if f := FindingOf(vault.Problem{CipherPath: "abc", Kind: format.KindName, FirstBlock: -1, LastBlock: -1}); f.Where != "abc" || f.String() != "abc: "+format.KindName {
 		t.Errorf("no plaintext name: %+v", f)
 	}
 }

@@ -57,7 +57,7 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 		return Mounted{}, err
 	}
 	if r.SharedStorage {
-		if f, err := vault.Open(r.Vault.CipherDir); err == nil && !f.Format.Can.SharedStorage {
+		if f, err := vault.Open(r.Vault.CipherDir); err == nil && !f.Format.Can.Mount {
 			return Mounted{}, fmt.Errorf("%s: %w: --sharedstorage is not available for %s vaults", r.Vault.CipherDir, vault.ErrUnsupported, f.Format.Name)
 		}
 	}

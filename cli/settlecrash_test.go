@@ -188,7 +188,7 @@ func settleTemplate(t *testing.T, dir, pw string, files map[string]string) {
 		t.Fatal(err)
 	}
 	cipher := map[string]string{}
-	if err := v.Walk(context.Background(), func(n vault.Node) error {
+	if err := vault.WalkVolume(context.Background(), v.Volume(), func(n vault.Node) error {
 		cipher[n.Path] = filepath.Join(v.Dir, filepath.FromSlash(n.CipherPath))
 		return nil
 	}, nil); err != nil {

@@ -23,7 +23,7 @@ func scriptVault(ts *testscript.TestScript, dir, passfile string) (*gocryptfs.Va
 	v, err := gocryptfs.Unlock(context.Background(), ts.MkAbs(dir), []byte(strings.SplitN(string(pw), "\n", 2)[0]))
 	ts.Check(err)
 	cipher := map[string]string{}
-	ts.Check(v.Walk(context.Background(), func(n vault.Node) error {
+	ts.Check(vault.WalkVolume(context.Background(), v.Volume(), func(n vault.Node) error {
 		cipher[n.Path] = filepath.Join(v.Dir, filepath.FromSlash(n.CipherPath))
 		return nil
 	}, nil))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/cryptomator/cmfixture"
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 // slowDir is a node of slowFS. Listing it takes delay if it is a Cryptomator directory's
@@ -203,7 +204,7 @@ func TestConflictsWalkEnds(t *testing.T) {
 	mount()
 	lctx, cancel := context.WithTimeout(ctx(t), 20*delay)
 	defer cancel()
-	if _, err := c.Conflicts(lctx, mp); !errors.Is(err, vault.ErrCorrupt) || !strings.Contains(err.Error(), vault.KindDirTwice) {
+	if _, err := c.Conflicts(lctx, mp); !errors.Is(err, vault.ErrCorrupt) || !strings.Contains(err.Error(), format.KindDirTwice) {
 		t.Fatalf("conflicts of a vault with a loop: %v, want ErrCorrupt for a directory reached twice", err)
 	}
 	if err := c.Unmount(ctx(t), mp, false); err != nil {

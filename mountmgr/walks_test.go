@@ -15,6 +15,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
@@ -82,7 +83,7 @@ func TestWalksThroughDaemon(t *testing.T) {
 	cpath := cipherOf(t, cipherdir, len(data))
 	flip(t, cpath, 4200)
 	want, err := vault.FsckVolume(ctx(t), offline.Volume(), nil)
-	if err != nil || len(want) != 1 || want[0].Kind != vault.KindContent {
+	if err != nil || len(want) != 1 || want[0].Kind != format.KindContent {
 		t.Fatalf("offline fsck of the damaged vault: %+v, %v", want, err)
 	}
 	got, err := c.Fsck(ctx(t), mp, nil)
@@ -271,7 +272,7 @@ func sameTree(t *testing.T, a, b string) {
 // across the socket, where a JSON string would replace them.
 func TestWireTextKeepsBytes(t *testing.T) {
 	for _, s := range []string{"", "plain/name.txt", "bad \xff name", "\x1b[31m", "ü/\xc3"} {
-		p := toWireProblem(vault.Problem{Path: s, CipherPath: "c", Kind: vault.KindContent, Detail: s + " failed", FirstBlock: 1, LastBlock: 2})
+		p := toWireProblem(vault.Problem{Path: s, CipherPath: "c", Kind: format.KindContent, Detail: s + " failed", FirstBlock: 1, LastBlock: 2})
 		b, err := json.Marshal(response{Problems: []wireProblem{p}, Progress: &wireProgress{Path: wireText(s)}})
 		if err != nil {
 			t.Fatal(err)

@@ -46,7 +46,7 @@ func syncedVault(t *testing.T) string {
 		t.Fatal(err)
 	}
 	cipher := map[string]string{}
-	v.Walk(context.Background(), func(n vault.Node) error {
+	vault.WalkVolume(context.Background(), v.Volume(), func(n vault.Node) error {
 		cipher[n.Path] = filepath.Join(dir, filepath.FromSlash(n.CipherPath))
 		return nil
 	}, nil)

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vaultui/vaultui/vault/format"
 )
 
 // TestCipherFileSwappedForFIFO: a cipher file replaced by a FIFO between the walk's look at
@@ -70,7 +72,7 @@ func TestCipherFileSwappedForFIFO(t *testing.T) {
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "a FIFO") {
 				t.Errorf("reading a cipher file that is a FIFO: %v; want ErrCorrupt saying it is a FIFO", err)
 			}
-			if len(problems) != 1 || !problems[0].Damage() || problems[0].Kind != KindType || problems[0].CipherPath != file.CipherPath || !strings.Contains(problems[0].Detail, "a FIFO") {
+			if len(problems) != 1 || !problems[0].Damage() || problems[0].Kind != format.KindType || problems[0].CipherPath != file.CipherPath || !strings.Contains(problems[0].Detail, "a FIFO") {
 				t.Errorf("problems: %+v; want one naming %s as a FIFO", problems, file.CipherPath)
 			}
 		})

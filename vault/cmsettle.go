@@ -54,8 +54,9 @@ func (cv cryptomatorVolume) Settle(ctx context.Context, p string, keep Keep) (Se
 
 // Conflicts lists the vault's conflicts (a Cryptomator vault has no folders made twice: its
 // directories are found by ID, not by a per-folder IV).
-func (cv cryptomatorVolume) Conflicts(ctx context.Context) ([]ConflictEntry, error) {
-	return ConflictsVolume(ctx, cv)
+func (cv cryptomatorVolume) Conflicts(ctx context.Context) (out []ConflictEntry, err error) {
+	err = listConflicts(ctx, cv, &out)
+	return out, err
 }
 
 // PlanSettle: a Cryptomator conflict is settled in the vault's folder (Settle), which a

@@ -40,7 +40,7 @@ func syncedVault(t *testing.T, opts CreateOptions, files map[string]string) (*go
 		t.Fatal(err)
 	}
 	cipher := map[string]string{}
-	if err := v.Walk(context.Background(), func(n Node) error { cipher[n.Path] = n.CipherPath; return nil }, nil); err != nil {
+	if err := WalkVolume(context.Background(), v.Volume(), func(n Node) error { cipher[n.Path] = n.CipherPath; return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
 	return v, cipher

@@ -43,14 +43,6 @@ type ConflictEntry struct {
 	Entries int `json:",omitempty"`
 }
 
-// ConflictsVolume lists the conflicts of vol, a vault of any format, in plaintext path order
-// (Volume.Conflicts, which also lists a gocryptfs vault's folders made twice).
-func ConflictsVolume(ctx context.Context, vol format.Volume) ([]ConflictEntry, error) {
-	var out []ConflictEntry
-	err := listConflicts(ctx, vol, &out)
-	return out, err
-}
-
 // listConflicts appends the conflict copies of vol to out as the walk meets them, and then
 // says of each whether it or its original is newer.
 func listConflicts(ctx context.Context, vol format.Volume, out *[]ConflictEntry) error {

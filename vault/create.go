@@ -193,11 +193,9 @@ func prepareEmptyDir(dir string) (undo func(), err error) {
 			os.Remove(p)
 		}
 	}
-	for i := len(made) - 1; i >= 0; i-- {
-		if err := os.Mkdir(made[i], 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-			undo()
-			return nil, err
-		}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		undo()
+		return nil, err
 	}
 	return undo, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultui/vaultui/vault/cryptomator"
 	"github.com/vaultui/vaultui/vault/cryptomator/cmfixture"
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
@@ -77,7 +78,7 @@ func TestCryptomatorFsckNamesChunk(t *testing.T) {
 		t.Fatalf("problems %v, want one", problems)
 	}
 	p := problems[0]
-	if p.Path != "sizes/1048579.bin" || p.Kind != KindContent || p.FirstBlock != chunk || p.LastBlock != chunk {
+	if p.Path != "sizes/1048579.bin" || p.Kind != format.KindContent || p.FirstBlock != chunk || p.LastBlock != chunk {
 		t.Fatalf("problem %+v, want sizes/1048579.bin's chunk %d", p, chunk)
 	}
 	if err := ExportVolume(context.Background(), vol, filepath.Join(t.TempDir(), "out"), ExportOptions{}); !errors.Is(err, ErrCorrupt) {
@@ -160,10 +161,10 @@ func TestCryptomatorTreeProblems(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]Problem{
-		KindDirID + " dir.c9r": {Path: "empty-dir", CipherPath: root.CipherPath + "/" + stored["empty-dir"]},
-		KindName:               {Path: "", CipherPath: root.CipherPath + "/" + moved},
-		KindForeign:            {Path: "", CipherPath: root.CipherPath + "/notes.txt"},
-		KindDirID:              {Path: sub.Path, CipherPath: subDir.CipherPath + "/dirid.c9r"},
+		format.KindDirID + " dir.c9r": {Path: "empty-dir", CipherPath: root.CipherPath + "/" + stored["empty-dir"]},
+		format.KindName:               {Path: "", CipherPath: root.CipherPath + "/" + moved},
+		format.KindForeign:            {Path: "", CipherPath: root.CipherPath + "/notes.txt"},
+		format.KindDirID:              {Path: sub.Path, CipherPath: subDir.CipherPath + "/dirid.c9r"},
 	}
 	for _, p := range problems {
 		key := p.Kind
@@ -175,10 +176,10 @@ func TestCryptomatorTreeProblems(t *testing.T) {
 			t.Errorf("unexpected problem %v", p)
 			continue
 		}
-		if p.Kind == KindDirID && p.Path == "sub" && !strings.Contains(p.Detail, "missing") {
+		if p.Kind == format.KindDirID && p.Path == "sub" && !strings.Contains(p.Detail, "missing") {
 			t.Errorf("a missing dirid.c9r: %v", p)
 		}
-		if p.Kind == KindForeign && p.Damage() {
+		if p.Kind == format.KindForeign && p.Damage() {
 			t.Errorf("a foreign file is damage: %v", p)
 		}
 		delete(want, key)
@@ -229,7 +230,7 @@ func TestCryptomatorConflictCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(problems) != 1 || problems[0].Kind != KindConflict || problems[0].Damage() || !strings.Contains(problems[0].Detail, "Dropbox's conflict copy of /one") {
+	if len(problems) != 1 || problems[0].Kind != format.KindConflict || problems[0].Damage() || !strings.Contains(problems[0].Detail, "Dropbox's conflict copy of /one") {
 		t.Fatalf("problems %v, want the conflict copy noted", problems)
 	}
 	shown := problems[0].Path

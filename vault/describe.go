@@ -26,10 +26,6 @@ func (i Info) Facts() []Fact {
 
 // missing lists what the format cannot hold or do, from its capabilities, for Facts.
 func (f *Format) missing() string {
-	var not []string
-	if f.Can.Mount && !f.Can.SharedStorage {
-		not = append(not, "--sharedstorage")
-	}
 	var holds []string
 	for _, c := range []struct {
 		can  bool
@@ -39,10 +35,10 @@ func (f *Format) missing() string {
 			holds = append(holds, c.what)
 		}
 	}
-	if len(holds) > 0 && f.Can.Mount {
-		not = append(not, listed(holds)+" (the format has none)")
+	if len(holds) == 0 || !f.Can.Mount {
+		return ""
 	}
-	return strings.Join(not, "; ")
+	return listed(holds) + " (the format has none)"
 }
 
 // scryptFact is the scrypt line every format has.

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
@@ -62,7 +63,7 @@ func boundedCtx(t *testing.T) context.Context {
 func wantReachedTwice(t *testing.T, problems []Problem, twice map[string]string) {
 	t.Helper()
 	for _, p := range problems {
-		if p.Kind != KindDirTwice {
+		if p.Kind != format.KindDirTwice {
 			t.Errorf("unexpected problem %v", p)
 			continue
 		}
@@ -100,7 +101,7 @@ func TestCryptomatorDirReachedTwiceExport(t *testing.T) {
 	for _, force := range []bool{false, true} {
 		out := filepath.Join(t.TempDir(), "out")
 		err := ExportVolume(boundedCtx(t), vol, out, ExportOptions{Force: force})
-		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), KindDirTwice) {
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), format.KindDirTwice) {
 			t.Fatalf("export (force %v): %v, want ErrCorrupt for a directory reached twice", force, err)
 		}
 		deepest := 0
@@ -117,8 +118,8 @@ func TestCryptomatorDirReachedTwiceExport(t *testing.T) {
 // Listing conflicts of a vault whose tree is not a tree is an error, not a loop.
 func TestCryptomatorDirReachedTwiceConflicts(t *testing.T) {
 	vol := hostileCryptomator(t)
-	_, err := ConflictsVolume(boundedCtx(t), vol)
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), KindDirTwice) {
+	_, err := vol.Conflicts(boundedCtx(t))
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), format.KindDirTwice) {
 		t.Fatalf("conflicts: %v, want ErrCorrupt naming the directory reached twice", err)
 	}
 }

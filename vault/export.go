@@ -95,7 +95,7 @@ func ExportVolume(ctx context.Context, vol format.Volume, dest string, opts Expo
 		case t == fs.ModeSymlink:
 			target, terr := vol.Readlink(n)
 			if terr != nil {
-				add(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(terr)))
+				add(newProblem(n.Path, n.CipherPath, format.KindSymlink, errDetail(terr)))
 				skipped = true
 				break
 			}
@@ -112,7 +112,7 @@ func ExportVolume(ctx context.Context, vol format.Volume, dest string, opts Expo
 				err = finishAttrs(out, n.Info)
 			}
 		default:
-			add(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("not exported: file type %v", t)))
+			add(newProblem(n.Path, n.CipherPath, format.KindType, fmt.Sprintf("not exported: file type %v", t)))
 			skipped = true
 		}
 		if err == nil && !skipped {
@@ -123,7 +123,7 @@ func ExportVolume(ctx context.Context, vol format.Volume, dest string, opts Expo
 			if errors.As(err, &pe) && pe.Path == out || errors.Is(err, syscall.ENOSPC) {
 				return fmt.Errorf("vault: export: %w", err) // the destination fails: stop
 			}
-			add(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
+			add(newProblem(n.Path, n.CipherPath, format.KindIO, err.Error()))
 		}
 		if !opts.Force && len(problems) > damaged && mode.IsRegular() {
 			os.Remove(out) // a file with zeros for its damage is not a copy of it
@@ -226,7 +226,7 @@ func exportOwnerAndXattrs(vol format.Volume, n Node, out string, problem func(Pr
 			continue // trusted.* and security.* need privileges and mean nothing elsewhere
 		}
 		if err := unix.Lsetxattr(out, name, value, 0); err != nil {
-			problem(newProblem(n.Path, n.CipherPath, KindIO, fmt.Sprintf("attribute %q not exported: %v", name, err)))
+			problem(newProblem(n.Path, n.CipherPath, format.KindIO, fmt.Sprintf("attribute %q not exported: %v", name, err)))
 		}
 	}
 	st, ok := n.Info.Sys().(*syscall.Stat_t)

@@ -38,7 +38,7 @@ func TestFixturesExport(t *testing.T) {
 			f, v := unlockFixture(t, name)
 			// The walk decrypts every cipher path in the manifest.
 			cpaths := map[string]string{}
-			if err := v.Walk(context.Background(), func(n Node) error {
+			if err := WalkVolume(context.Background(), v.Volume(), func(n Node) error {
 				cpaths[n.Path] = n.CipherPath
 				return nil
 			}, func(p Problem) { t.Errorf("walk problem: %v", p) }); err != nil {

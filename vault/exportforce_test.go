@@ -24,7 +24,7 @@ func TestExportForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	cipher := map[string]string{}
-	if err := v.Walk(context.Background(), func(n Node) error {
+	if err := WalkVolume(context.Background(), v.Volume(), func(n Node) error {
 		cipher[n.Path] = n.CipherPath
 		return nil
 	}, nil); err != nil {

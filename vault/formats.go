@@ -66,13 +66,12 @@ type Capabilities struct {
 	// NFCNames: names are stored in Unicode normalization form C, so a name in another form
 	// would come back changed.
 	NFCNames bool
-	// Mount: the folder mounts as a read-write plaintext view; ReverseView: it is a plaintext
-	// folder that mounts as a read-only encrypted view (gocryptfs -reverse).
+	// Mount: the folder mounts as a read-write plaintext view, also with --sharedstorage (other
+	// machines write the cipherdir); ReverseView: it is a plaintext folder that mounts as a
+	// read-only encrypted view (gocryptfs -reverse).
 	Mount, ReverseView bool
 	// Walk: fsck, export, conflicts and path mapping read it offline.
 	Walk bool
-	// SharedStorage: it mounts with --sharedstorage (other machines write the cipherdir).
-	SharedStorage bool
 	// Reseal: a vault changes to another of the format's content ciphers file by file,
 	// keeping its names, master key and password (Folder.PlanReseal, Folder.Reseal); without
 	// it a conversion rebuilds the vault through its plaintext.
@@ -100,7 +99,7 @@ var (
 		LongNameMax: Range{crypto.MinLongNameMax, crypto.DefaultLongNameMax, crypto.DefaultLongNameMax},
 		Ciphers:     []crypto.CipherID{crypto.AESGCM, crypto.AEGIS, crypto.XChaCha, crypto.AESSIV},
 		Can: Capabilities{PlaintextNames: true, DeterministicNames: true, Holes: true, HardLinks: true,
-			SpecialFiles: true, Xattrs: true, Modes: true, Mount: true, Walk: true, SharedStorage: true, Reseal: true},
+			SpecialFiles: true, Xattrs: true, Modes: true, Mount: true, Walk: true, Reseal: true},
 		opens: gocryptfsOpensIn,
 		kind:  gocryptfsKind{},
 	}
@@ -108,7 +107,7 @@ var (
 		ID: "cryptomator", Name: "Cryptomator", Summary: "vault format 8 (SIV_GCM)", Marker: cryptomator.ConfigFileName, KeyFile: cryptomator.MasterkeyFileName,
 		KeyNote:    "the raw 64-byte key in hex; not Cryptomator's recovery key words",
 		ScryptLogN: Range{crypto.MinScryptLogN, cryptomator.DefaultScryptLogN, crypto.MaxScryptLogN},
-		Can:        Capabilities{NFCNames: true, Mount: true, Walk: true, SharedStorage: true},
+		Can:        Capabilities{NFCNames: true, Mount: true, Walk: true},
 		opens: func(crypto.CipherID) Compat {
 			return Compat{Subject: "A Cryptomator vault", Programs: []string{"vaultui", "Cryptomator (desktop, iOS, Android)"}, Short: "vaultui, Cryptomator"}
 		},

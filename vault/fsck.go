@@ -19,7 +19,7 @@ func FsckVolume(ctx context.Context, vol format.Volume, progress func(FsckProgre
 	add := func(p Problem) { problems = append(problems, p) }
 	err := WalkVolume(ctx, vol, func(n Node) error {
 		if c := n.Conflict; c != nil {
-			add(newProblem(n.Path, n.CipherPath, KindConflict, conflictDetail(c)))
+			add(newProblem(n.Path, n.CipherPath, format.KindConflict, conflictDetail(c)))
 		}
 		checkEntry(ctx, vol, n, add, m)
 		m.entry(n.Path, contentSize(n.Info))
@@ -38,18 +38,18 @@ func checkEntry(ctx context.Context, vol format.Volume, n Node, problem func(Pro
 		decryptVolumeFile(ctx, vol, n, nil, problem, m)
 	case t == fs.ModeSymlink:
 		if _, err := vol.Readlink(n); err != nil {
-			problem(newProblem(n.Path, n.CipherPath, KindSymlink, errDetail(err)))
+			problem(newProblem(n.Path, n.CipherPath, format.KindSymlink, errDetail(err)))
 		}
 	case t.IsDir(), format.IsSpecial(t):
 		// Nothing encrypted beyond the name.
 	default:
-		problem(newProblem(n.Path, n.CipherPath, KindType, fmt.Sprintf("unexpected file type %v", t)))
+		problem(newProblem(n.Path, n.CipherPath, format.KindType, fmt.Sprintf("unexpected file type %v", t)))
 	}
 	vol.Xattrs(n, problem)
 }
 
 // conflictDetail describes a conflict copy for fsck.
-func conflictDetail(c *Conflict) string {
+func conflictDetail(c *format.Conflict) string {
 	if c.Kind == ConflictMadeInSecondFolder {
 		s := fmt.Sprintf("made as /%s in a folder made on two computers, under the IV of %s's copy of %s", c.Of, c.Tool, c.Base)
 		return s + "; gocryptfs does not show it: merge the folder with \"vaultui conflicts --keep both VAULT " + FolderArg(path.Dir(c.Of)) + "\""

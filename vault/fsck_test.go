@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 	"github.com/vaultui/vaultui/vault/layout"
 )
@@ -56,22 +57,22 @@ func TestFsckFindsExactlyTheDamage(t *testing.T) {
 			// Block 5 starts at 18 + 5*4128; flip a byte in its ciphertext.
 			flipByte(t, filepath.Join(f.dir, cp), 18+5*4128+100)
 			return cp
-		}, Problem{Path: "size-131089.bin", Kind: KindContent, FirstBlock: 5, LastBlock: 5}},
+		}, Problem{Path: "size-131089.bin", Kind: format.KindContent, FirstBlock: 5, LastBlock: 5}},
 		{"last short block", func(t *testing.T, f *fixture) string {
 			cp := f.cipherPath(t, "size-131089.bin")
 			flipByte(t, filepath.Join(f.dir, cp), -1)
 			return cp
-		}, Problem{Path: "size-131089.bin", Kind: KindContent, FirstBlock: 32, LastBlock: 32}},
+		}, Problem{Path: "size-131089.bin", Kind: format.KindContent, FirstBlock: 32, LastBlock: 32}},
 		{"header file ID", func(t *testing.T, f *fixture) string {
 			cp := f.cipherPath(t, "size-8192.bin")
 			flipByte(t, filepath.Join(f.dir, cp), 7)
 			return cp
-		}, Problem{Path: "size-8192.bin", Kind: KindHeader, FirstBlock: -1, LastBlock: -1}},
+		}, Problem{Path: "size-8192.bin", Kind: format.KindHeader, FirstBlock: -1, LastBlock: -1}},
 		{"header version", func(t *testing.T, f *fixture) string {
 			cp := f.cipherPath(t, "size-4097.bin")
 			flipByte(t, filepath.Join(f.dir, cp), 1)
 			return cp
-		}, Problem{Path: "size-4097.bin", Kind: KindHeader, FirstBlock: -1, LastBlock: -1}},
+		}, Problem{Path: "size-4097.bin", Kind: format.KindHeader, FirstBlock: -1, LastBlock: -1}},
 		{"name", func(t *testing.T, f *fixture) string {
 			cp := f.cipherPath(t, "a/top-of-a.txt")
 			dir, base := filepath.Split(cp)
@@ -81,7 +82,7 @@ func TestFsckFindsExactlyTheDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			return dir + string(b)
-		}, Problem{Path: "a", Kind: KindName, FirstBlock: -1, LastBlock: -1}},
+		}, Problem{Path: "a", Kind: format.KindName, FirstBlock: -1, LastBlock: -1}},
 		{"long name file", func(t *testing.T, f *fixture) string {
 			var cp string
 			for _, e := range f.manifest.Entries {
@@ -94,7 +95,7 @@ func TestFsckFindsExactlyTheDamage(t *testing.T) {
 			}
 			flipByte(t, filepath.Join(f.dir, cp+crypto.LongNameSuffix), 10)
 			return cp
-		}, Problem{Path: "", Kind: KindLongName, FirstBlock: -1, LastBlock: -1}},
+		}, Problem{Path: "", Kind: format.KindLongName, FirstBlock: -1, LastBlock: -1}},
 		{"symlink", func(t *testing.T, f *fixture) string {
 			cp := f.cipherPath(t, "link-relative")
 			p := filepath.Join(f.dir, cp)
@@ -104,7 +105,7 @@ func TestFsckFindsExactlyTheDamage(t *testing.T) {
 			os.Remove(p)
 			os.Symlink(string(b), p)
 			return cp
-		}, Problem{Path: "link-relative", Kind: KindSymlink, FirstBlock: -1, LastBlock: -1}},
+		}, Problem{Path: "link-relative", Kind: format.KindSymlink, FirstBlock: -1, LastBlock: -1}},
 		{"impossible size", func(t *testing.T, f *fixture) string {
 			cp := f.cipherPath(t, "size-4097.bin")
 			// Header, one full block, then 10 bytes: less than a block's overhead.
@@ -112,7 +113,7 @@ func TestFsckFindsExactlyTheDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			return cp
-		}, Problem{Path: "size-4097.bin", Kind: KindSize, FirstBlock: -1, LastBlock: -1}},
+		}, Problem{Path: "size-4097.bin", Kind: format.KindSize, FirstBlock: -1, LastBlock: -1}},
 		{"shorter than its header", func(t *testing.T, f *fixture) string {
 			cp := f.cipherPath(t, "size-4097.bin")
 			// Not empty, and not even a whole header: damage, not an empty file.
@@ -120,7 +121,7 @@ func TestFsckFindsExactlyTheDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			return cp
-		}, Problem{Path: "size-4097.bin", Kind: KindSize, FirstBlock: -1, LastBlock: -1}},
+		}, Problem{Path: "size-4097.bin", Kind: format.KindSize, FirstBlock: -1, LastBlock: -1}},
 		{"missing diriv", func(t *testing.T, f *fixture) string {
 			cp := f.cipherPath(t, "a/b/c")
 			p := filepath.Join(f.dir, cp, crypto.DirIVName)
@@ -128,7 +129,7 @@ func TestFsckFindsExactlyTheDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			return cp + "/" + crypto.DirIVName
-		}, Problem{Path: "a/b/c", Kind: KindDirIV, FirstBlock: -1, LastBlock: -1}},
+		}, Problem{Path: "a/b/c", Kind: format.KindDirIV, FirstBlock: -1, LastBlock: -1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -209,7 +210,7 @@ func TestFsckTempDirIsANote(t *testing.T) {
 		t.Fatal(err)
 	}
 	problems, err := FsckVolume(context.Background(), v.Volume(), nil)
-	if err != nil || len(problems) != 1 || problems[0].Kind != KindTemp || problems[0].Damage() {
+	if err != nil || len(problems) != 1 || problems[0].Kind != format.KindTemp || problems[0].Damage() {
 		t.Fatalf("fsck: %v, problems %+v", err, problems)
 	}
 }

@@ -104,14 +104,7 @@ func (cryptomatorKind) changePassword(ctx context.Context, fsys atomicfile.FS, d
 		return "", err
 	}
 	defer v.Close()
-	raw := v.RawMasterkey()
-	defer crypto.Wipe(raw)
-	k, err := cryptomator.MasterkeyFromRaw(raw)
-	if err != nil {
-		return "", err
-	}
-	defer k.Wipe()
-	data, err := cryptomator.LockMasterkey(ctx, k, pc.NewPassword, resealCost(pc.ScryptLogN, info.ScryptLogN, f.ScryptLogN.Default))
+	data, err := v.LockKey(ctx, pc.NewPassword, resealCost(pc.ScryptLogN, info.ScryptLogN, f.ScryptLogN.Default))
 	if err != nil {
 		return "", cryptomatorError(dir, err)
 	}
@@ -143,21 +136,10 @@ func (cryptomatorKind) targetVariant(to crypto.CipherID) (string, error) {
 func (cryptomatorKind) createFor(ctx context.Context, dir, variant string, password []byte, logN int, keep Volume) ([]byte, error) {
 	opts := cryptomator.CreateOptions{Combo: cryptomator.CipherCombo(variant), ScryptLogN: logN}
 	if keep != nil {
-		old, ok := keep.Keys().(*cryptomator.Vault)
-		if !ok {
+		var ok bool
+		if opts.Keep, ok = keep.Keys().(*cryptomator.Vault); !ok {
 			return nil, fmt.Errorf("%w: the master key of a %s vault cannot make a Cryptomator vault", ErrUnsupported, keep.Format().Name)
 		}
-		raw := old.RawMasterkey()
-		k, err := cryptomator.MasterkeyFromRaw(raw)
-		crypto.Wipe(raw)
-		if err != nil {
-			return nil, err
-		}
-		defer k.Wipe()
-		if opts.KeepFile, err = old.KeyFile(); err != nil {
-			return nil, cryptomatorError(old.Dir(), err)
-		}
-		opts.Keep = k
 	}
 	if _, err := prepareEmptyDir(dir); err != nil {
 		return nil, err

@@ -54,7 +54,7 @@ func TestResealPreHKDF(t *testing.T) {
 func cipherPaths(t *testing.T, v *gocryptfs.Vault) map[string]string {
 	t.Helper()
 	m := map[string]string{}
-	if err := v.Walk(context.Background(), func(n Node) error {
+	if err := WalkVolume(context.Background(), v.Volume(), func(n Node) error {
 		m[n.Path] = n.CipherPath
 		return nil
 	}, nil); err != nil {

@@ -11,28 +11,6 @@ import (
 	"github.com/vaultui/vaultui/vault/layout"
 )
 
-// Problem kinds reported by Fsck and Export (see package format).
-const (
-	KindDirIV    = format.KindDirIV
-	KindDirID    = format.KindDirID
-	KindName     = format.KindName
-	KindLongName = format.KindLongName
-	KindHeader   = format.KindHeader
-	KindContent  = format.KindContent
-	KindSize     = format.KindSize
-	KindSymlink  = format.KindSymlink
-	KindType     = format.KindType
-	KindIO       = format.KindIO
-	KindDirTwice = format.KindDirTwice
-
-	KindConflict = format.KindConflict
-	KindForeign  = format.KindForeign
-	KindTemp     = format.KindTemp
-)
-
-// Conflict is what a sync tool's conflict left (format.Conflict).
-type Conflict = format.Conflict
-
 // ConflictKind says what a conflict is (format.ConflictKind).
 type ConflictKind = format.ConflictKind
 
@@ -158,9 +136,9 @@ func decryptVolumeFile(ctx context.Context, vol format.Volume, n Node, data func
 	f, err := vol.OpenFile(n)
 	if err != nil {
 		if layout.IsNotRegular(err) {
-			problem(newProblem(n.Path, n.CipherPath, KindType, errDetail(err)))
+			problem(newProblem(n.Path, n.CipherPath, format.KindType, errDetail(err)))
 		} else {
-			problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
+			problem(newProblem(n.Path, n.CipherPath, format.KindIO, err.Error()))
 		}
 		return 0, err
 	}
@@ -172,12 +150,12 @@ func decryptVolumeFile(ctx context.Context, vol format.Volume, n Node, data func
 	}
 	hdr := make([]byte, g.HeaderLen)
 	if _, err := io.ReadFull(f, hdr); err != nil {
-		problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
+		problem(newProblem(n.Path, n.CipherPath, format.KindIO, err.Error()))
 		return 0, err
 	}
 	fc, err := vol.OpenHeader(hdr)
 	if err != nil {
-		problem(newProblem(n.Path, n.CipherPath, KindHeader, errDetail(err)))
+		problem(newProblem(n.Path, n.CipherPath, format.KindHeader, errDetail(err)))
 		return 0, err
 	}
 	cbs := int64(g.CipherBlockSize())
@@ -205,7 +183,7 @@ func readableSize(g format.Geometry, n Node, problem func(Problem)) (csize, psiz
 	hlen, cbs := int64(g.HeaderLen), int64(g.CipherBlockSize())
 	err = fmt.Errorf("%w: impossible ciphertext size: %d bytes is not a %d-byte header followed by blocks of %d bytes, the last holding more than its %d-byte overhead",
 		ErrCorrupt, csize, hlen, cbs, g.BlockOverhead)
-	problem(newProblem(n.Path, n.CipherPath, KindSize, errDetail(err)))
+	problem(newProblem(n.Path, n.CipherPath, format.KindSize, errDetail(err)))
 	if csize < hlen {
 		return 0, 0, err
 	}
@@ -231,7 +209,7 @@ func decryptBlocks(ctx context.Context, g format.Geometry, f *os.File, fc format
 		clen := min(cnt*cbs, csize-off)
 		chunk := cbuf[:clen]
 		if _, err := f.ReadAt(chunk, off); err != nil {
-			problem(newProblem(n.Path, n.CipherPath, KindIO, err.Error()))
+			problem(newProblem(n.Path, n.CipherPath, format.KindIO, err.Error()))
 			return nil, err
 		}
 		if m != nil {
@@ -260,11 +238,11 @@ func decryptBlocks(ctx context.Context, g format.Geometry, f *os.File, fc format
 func reportBadBlocks(n Node, bad [][2]int64, nblocks int64, problem func(Problem)) {
 	if len(bad) == 1 && nblocks > 1 && bad[0] == [2]int64{0, nblocks - 1} {
 		// Every block fails: the file ID (or key) in the header they are bound to is what is damaged.
-		problem(newProblem(n.Path, n.CipherPath, KindHeader, "no block opens with the file ID in the header"))
+		problem(newProblem(n.Path, n.CipherPath, format.KindHeader, "no block opens with the file ID in the header"))
 		return
 	}
 	for _, r := range bad {
-		p := newProblem(n.Path, n.CipherPath, KindContent, "blocks do not authenticate")
+		p := newProblem(n.Path, n.CipherPath, format.KindContent, "blocks do not authenticate")
 		if r[0] == r[1] {
 			p.Detail = "block does not authenticate"
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/testdeps"
 	"github.com/vaultui/vaultui/vault"
+	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 	"github.com/vaultui/vaultui/vault/layout"
 )
@@ -954,7 +955,7 @@ func TestConflictCopies(t *testing.T) {
 			t.Errorf("fsck: damage: %s", p)
 		}
 	}
-	if kinds[vault.KindConflict] != 4 || kinds[vault.KindForeign] != 2 {
+	if kinds[format.KindConflict] != 4 || kinds[format.KindForeign] != 2 {
 		t.Errorf("fsck notes: %v; want 4 conflict (3 copies, 1 diriv copy) and 2 foreign", kinds)
 	}
 	list, err := facadeOf(t, v).Conflicts(context.Background())

@@ -63,7 +63,7 @@ func makeConvertVault(t *testing.T, opts vault.CreateOptions, src string) *gocry
 func cipherPaths(t *testing.T, v *gocryptfs.Vault) map[string]string {
 	t.Helper()
 	m := map[string]string{}
-	if err := v.Walk(context.Background(), func(n vault.Node) error {
+	if err := vault.WalkVolume(context.Background(), v.Volume(), func(n vault.Node) error {
 		m[n.Path] = n.CipherPath
 		return nil
 	}, nil); err != nil {

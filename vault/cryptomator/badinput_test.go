@@ -235,23 +235,23 @@ func TestWalkReportsTreeDamage(t *testing.T) {
 			return p
 		}, format.KindDirID},
 		{".c9s whose name.c9s does not hash to its folder", func(dir string) string {
-			p := at(dir, long.node()+"/"+nameFile)
+			p := at(dir, long.node()+"/"+NameFile)
 			b, _ := os.ReadFile(p)
 			b[10] ^= 1
 			os.WriteFile(p, b, 0o600)
 			return p
 		}, format.KindLongName},
 		{".c9s without name.c9s", func(dir string) string {
-			p := at(dir, long.node()+"/"+nameFile)
+			p := at(dir, long.node()+"/"+NameFile)
 			os.Remove(p)
 			return p
 		}, format.KindLongName},
 		{"dir.c9r naming a missing directory", func(dir string) string {
 			os.RemoveAll(at(dir, sub.Path))
-			return at(dir, subEntry.node()+"/"+dirFile)
+			return at(dir, subEntry.node()+"/"+DirFile)
 		}, format.KindDirID},
 		{"dir.c9r too long", func(dir string) string {
-			p := at(dir, subEntry.node()+"/"+dirFile)
+			p := at(dir, subEntry.node()+"/"+DirFile)
 			os.WriteFile(p, bytes.Repeat([]byte("x"), 37), 0o600)
 			return p
 		}, format.KindDirID},
@@ -291,12 +291,12 @@ func TestReadLinkRefusesOversizedTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, filepath.FromSlash(e.node()+"/"+symlinkFile))
+	p := filepath.Join(dir, filepath.FromSlash(e.node()+"/"+SymlinkFile))
 	f, err := os.Create(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Content().Encrypt(f, bytes.NewReader(bytes.Repeat([]byte("a"), maxSymlinkLen+ChunkSize))); err != nil {
+	if _, err := v.Content().Encrypt(f, bytes.NewReader(bytes.Repeat([]byte("a"), MaxSymlinkLen+ChunkSize))); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -331,7 +331,7 @@ func TestWalkRefusesDirectoryLoopsAndSharing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(e.node()+"/"+dirFile)), []byte(a.ID), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(e.node()+"/"+DirFile)), []byte(a.ID), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			done := make(chan []format.Problem, 1)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -37,7 +38,7 @@ func (k Kind) Mode() uint32 {
 func IsShortened(stored string) bool { return strings.HasSuffix(stored, suffixC9S) }
 
 // payloadNames are the files that tell what a folder entry is, by the kind each makes it.
-var payloadNames = [...]string{KindFile: contentsFile, KindDir: dirFile, KindSymlink: symlinkFile}
+var payloadNames = [...]string{KindFile: ContentsFile, KindDir: DirFile, KindSymlink: SymlinkFile}
 
 // OpenEntry opens the folder of the folder entry stored in dirfd, O_PATH: a symlink or a
 // file in its place is refused (ELOOP, ENOTDIR).
@@ -65,7 +66,7 @@ func PayloadIn(efd int, stored string) (string, Kind, error) {
 		if halfMade(efd) {
 			return "", 0, ErrHalfMade
 		}
-		return "", 0, fmt.Errorf("%w: a folder holding none of %s, %s, %s", layout.ErrCorrupt, dirFile, symlinkFile, contentsFile)
+		return "", 0, fmt.Errorf("%w: a folder holding none of %s, %s, %s", layout.ErrCorrupt, DirFile, SymlinkFile, ContentsFile)
 	}
 	return found, kind, nil
 }
@@ -129,15 +130,7 @@ func KindOf(typ uint32) Kind {
 // it when the name is used again (ClearHalfMade).
 func halfMade(efd int) bool {
 	names, err := layout.ReadDirNames(efd)
-	if err != nil {
-		return false
-	}
-	for _, n := range names {
-		if n != nameFile {
-			return false
-		}
-	}
-	return true
+	return err == nil && !slices.ContainsFunc(names, func(n string) bool { return n != NameFile })
 }
 
 // ClearHalfMade removes the entry stored in dirfd if it is a half-made folder (ErrHalfMade),
@@ -190,7 +183,7 @@ func BuildEntry(dirfd int, long string, fill func(efd int) error) (string, error
 	efd, err := OpenEntry(dirfd, tmp)
 	if err == nil {
 		if long != "" {
-			err = layout.WriteNew(efd, nameFile, []byte(long), 0o600, true)
+			err = layout.WriteNew(efd, NameFile, []byte(long), 0o600, true)
 		}
 		if err == nil && fill != nil {
 			err = fill(efd)
@@ -235,7 +228,7 @@ func SyncFolder(fd int) error {
 func RemoveShell(dirfd int, name string) error {
 	efd, err := OpenEntry(dirfd, name)
 	if err == nil {
-		for _, f := range []string{nameFile, dirFile, symlinkFile, contentsFile, dirIDBackup} {
+		for _, f := range []string{NameFile, DirFile, SymlinkFile, ContentsFile, dirIDBackup} {
 			unix.Unlinkat(efd, f, 0)
 		}
 		unix.Close(efd)
@@ -279,7 +272,7 @@ func ReadDirID(dirfd int, stored string) (string, error) {
 		return "", err
 	}
 	defer unix.Close(efd)
-	b, err := layout.ReadSmall(efd, dirFile, maxDirIDLen)
+	b, err := layout.ReadSmall(efd, DirFile, MaxDirIDLen)
 	if err != nil {
 		return "", err
 	}
@@ -305,7 +298,7 @@ func EncryptedName(dirfd int, stored, base string, threshold int) (string, error
 		return "", err
 	}
 	defer unix.Close(efd)
-	b, err := layout.ReadSmall(efd, nameFile, maxNameFile)
+	b, err := layout.ReadSmall(efd, NameFile, maxNameFile)
 	if err != nil {
 		return "", err
 	}
@@ -477,12 +470,7 @@ func RemoveDir(pfd int, name string, cfd int, names []string, unlink func() erro
 // holdsNoEntries reports whether a d/ folder listing names holds none of its directory's
 // entries: only its dirid.c9r and temporary names.
 func holdsNoEntries(names []string) bool {
-	for _, n := range names {
-		if n != dirIDBackup && !IsTemp(n) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(names, func(n string) bool { return n != dirIDBackup && !IsTemp(n) })
 }
 
 // RemoveCopyOfDir removes the entry stored in dirfd when it is a sync tool's copy of an entry

@@ -215,13 +215,13 @@ func FuzzNames(f *testing.F) {
 	files := fixtureTarFiles(f, cmfixture.SIVGCMA, 1<<20)
 	ids := map[string]string{names.DirPath(rootDirID): rootDirID} // folder -> directory ID
 	for p, b := range files {
-		if path.Base(p) == dirFile {
+		if path.Base(p) == DirFile {
 			ids[names.DirPath(string(b))] = string(b)
 		}
 	}
 	for p, b := range files {
 		dir, base := path.Split(p)
-		if base == dirFile {
+		if base == DirFile {
 			f.Add("", path.Base(dir), b) // the dir.c9r's own entry name is under its parent's ID
 		}
 		if id, ok := ids[strings.TrimSuffix(dir, "/")]; ok {
@@ -262,7 +262,7 @@ func FuzzNames(f *testing.F) {
 			t.Fatalf("ParseNameFile: error without ErrCorrupt: %v", err)
 		}
 		if id, err := ParseDirID(content); err == nil {
-			if len(id) == 0 || len(id) > maxDirIDLen || id != string(content) {
+			if len(id) == 0 || len(id) > MaxDirIDLen || id != string(content) {
 				t.Fatalf("dir.c9r %q read as %q", content, id)
 			}
 			names.DirPath(id)
@@ -287,7 +287,7 @@ func FuzzDecryptContent(f *testing.F) {
 		contents[i] = c
 	}
 	for p, b := range fixtureTarFiles(f, cmfixture.SIVGCMA, 3*ChunkSize) {
-		if strings.HasSuffix(p, suffixC9R) && path.Base(p) != dirFile {
+		if strings.HasSuffix(p, suffixC9R) && path.Base(p) != DirFile {
 			f.Add(b, false)
 		}
 	}
@@ -334,7 +334,7 @@ func FuzzDecryptContent(f *testing.F) {
 		if !bytes.Equal(zeroing, out.Bytes()) {
 			t.Fatal("OpenChunksZeroing and Decrypt differ")
 		}
-		if id, err := ParseDirID(out.Bytes()); err == nil && len(id) > maxDirIDLen {
+		if id, err := ParseDirID(out.Bytes()); err == nil && len(id) > MaxDirIDLen {
 			t.Fatalf("dirid.c9r content of %d bytes accepted", len(id))
 		}
 	})

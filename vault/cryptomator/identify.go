@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -114,13 +115,6 @@ func readMarker(dir, name string) ([]byte, error) {
 // Cryptomator vault's data is stored.
 func looksLikeData(dir string) bool {
 	ents, err := os.ReadDir(filepath.Join(dir, DataDir))
-	if err != nil || len(ents) == 0 {
-		return false
-	}
-	for _, e := range ents {
-		if !e.IsDir() || len(e.Name()) != 2 {
-			return false
-		}
-	}
-	return true
+	return err == nil && len(ents) > 0 &&
+		!slices.ContainsFunc(ents, func(e os.DirEntry) bool { return !e.IsDir() || len(e.Name()) != 2 })
 }

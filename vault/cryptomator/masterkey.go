@@ -178,6 +178,12 @@ func (f *masterkeyFile) unwrap(kek []byte) (*Masterkey, error) {
 	return k, nil
 }
 
+// LockKey returns the content of a masterkey file holding the vault's master key under
+// password (LockMasterkey).
+func (v *Vault) LockKey(ctx context.Context, password []byte, logN int) ([]byte, error) {
+	return LockMasterkey(ctx, v.key, password, logN)
+}
+
 // LockMasterkey returns the content of a masterkey file holding k under password, with
 // scrypt cost 2^logN (0: DefaultScryptLogN) and a 32-byte salt (longer than Cryptomator's 8,
 // which every reader accepts).

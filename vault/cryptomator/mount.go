@@ -5,16 +5,6 @@ import "crypto/rand"
 // What a mount (mountmgr/vfs) needs to work on a vault's cipher tree through descriptors of
 // its own, beside the rules of an entry's folder (entries.go) it shares with Vault.
 
-// Names of the cipher tree, as a mount meets them.
-const (
-	NameFile      = nameFile
-	ContentsFile  = contentsFile
-	DirFile       = dirFile
-	SymlinkFile   = symlinkFile
-	MaxSymlinkLen = maxSymlinkLen
-	MaxDirIDLen   = maxDirIDLen
-)
-
 // Dir returns the vault's folder.
 func (v *Vault) Dir() string { return v.dir }
 

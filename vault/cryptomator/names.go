@@ -19,14 +19,14 @@ const (
 	DataDir       = "d"            // all directories, flattened: d/XX/YYYY...
 	suffixC9R     = ".c9r"         // an encrypted name
 	suffixC9S     = ".c9s"         // a shortened name: a folder
-	nameFile      = "name.c9s"     // in a .c9s folder: the full encrypted name
-	contentsFile  = "contents.c9r" // in a .c9s folder: a file's content
-	dirFile       = "dir.c9r"      // a directory: its directory ID, in plain text
-	symlinkFile   = "symlink.c9r"  // a symlink: its target, encrypted like a file
+	NameFile      = "name.c9s"     // in a .c9s folder: the full encrypted name
+	ContentsFile  = "contents.c9r" // in a .c9s folder: a file's content
+	DirFile       = "dir.c9r"      // a directory: its directory ID, in plain text
+	SymlinkFile   = "symlink.c9r"  // a symlink: its target, encrypted like a file
 	dirIDBackup   = "dirid.c9r"    // in a content directory: its own ID, encrypted like a file
-	maxDirIDLen   = 36             // a UUID
+	MaxDirIDLen   = 36             // a UUID
 	maxNameFile   = 10 << 10       // cryptofs reads at most 10 KiB of name.c9s
-	maxSymlinkLen = 32767          // cryptofs's limit on a link target
+	MaxSymlinkLen = 32767          // cryptofs's limit on a link target
 	// rootDirID is the root directory's ID.
 	rootDirID = ""
 )
@@ -124,24 +124,24 @@ func StoredName(enc string, threshold int) (stored, long string) {
 // .c9s it would be a second entry of one name, listed twice. The name is not decrypted here.
 func ParseNameFile(b []byte, stored string, threshold int) (string, error) {
 	if len(b) > maxNameFile {
-		return "", fmt.Errorf("%w: %s of %d bytes, at most %d", layout.ErrCorrupt, nameFile, len(b), maxNameFile)
+		return "", fmt.Errorf("%w: %s of %d bytes, at most %d", layout.ErrCorrupt, NameFile, len(b), maxNameFile)
 	}
 	enc := string(b)
 	switch {
 	case Shorten(enc) != stored:
-		return "", fmt.Errorf("%w: %s does not hash to its folder's name", layout.ErrCorrupt, nameFile)
+		return "", fmt.Errorf("%w: %s does not hash to its folder's name", layout.ErrCorrupt, NameFile)
 	case len(enc) <= threshold:
-		return "", fmt.Errorf("%w: %s holds a name of %d characters, which is not shortened (threshold %d)", layout.ErrCorrupt, nameFile, len(enc), threshold)
+		return "", fmt.Errorf("%w: %s holds a name of %d characters, which is not shortened (threshold %d)", layout.ErrCorrupt, NameFile, len(enc), threshold)
 	}
 	return enc, nil
 }
 
 // ParseDirID checks the content b of a dir.c9r and returns the directory ID it holds: 1 to
-// maxDirIDLen bytes (a UUID), any of them; only the root's ID is empty, and no dir.c9r names
+// MaxDirIDLen bytes (a UUID), any of them; only the root's ID is empty, and no dir.c9r names
 // the root.
 func ParseDirID(b []byte) (string, error) {
-	if len(b) == 0 || len(b) > maxDirIDLen {
-		return "", fmt.Errorf("%w: %s of %d bytes, want 1 to %d", layout.ErrCorrupt, dirFile, len(b), maxDirIDLen)
+	if len(b) == 0 || len(b) > MaxDirIDLen {
+		return "", fmt.Errorf("%w: %s of %d bytes, want 1 to %d", layout.ErrCorrupt, DirFile, len(b), MaxDirIDLen)
 	}
 	return string(b), nil
 }

@@ -130,12 +130,12 @@ func TestNameFileAndDirIDRules(t *testing.T) {
 			t.Errorf("%s: %q, %v; want ErrCorrupt", c.what, got, err)
 		}
 	}
-	for _, b := range [][]byte{nil, make([]byte, maxDirIDLen+1)} {
+	for _, b := range [][]byte{nil, make([]byte, MaxDirIDLen+1)} {
 		if id, err := ParseDirID(b); !errors.Is(err, layout.ErrCorrupt) {
 			t.Errorf("dir.c9r of %d bytes: %q, %v", len(b), id, err)
 		}
 	}
-	if id, err := ParseDirID([]byte("8f76b3d1-5a9c-4f0e-8c1e-0d2b3a4c5d6e")); err != nil || len(id) != maxDirIDLen {
+	if id, err := ParseDirID([]byte("8f76b3d1-5a9c-4f0e-8c1e-0d2b3a4c5d6e")); err != nil || len(id) != MaxDirIDLen {
 		t.Errorf("a UUID: %q, %v", id, err)
 	}
 }

@@ -95,7 +95,7 @@ func (m pathMapper) DecryptPath(cipher string) (string, error) {
 		})
 	}
 	p := path.Join(plainDir, e.Name)
-	if len(parts) > 4 && parts[4] == nameFile {
+	if len(parts) > 4 && parts[4] == NameFile {
 		return "", fmt.Errorf("%s: %w (the long name of /%s)", clean, layout.ErrFormatFile, p)
 	}
 	return p, nil

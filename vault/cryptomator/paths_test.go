@@ -25,7 +25,7 @@ func TestPaths(t *testing.T) {
 		}
 		// The entry, and a file in its folder (a sync tool's error names contents.c9r,
 		// dir.c9r or symlink.c9r), map to the entry.
-		for _, c := range []string{enc, "/" + enc + "/", enc + "/" + contentsFile} {
+		for _, c := range []string{enc, "/" + enc + "/", enc + "/" + ContentsFile} {
 			got, err := pm.DecryptPath(c)
 			if err != nil || got != p {
 				t.Errorf("decrypt %s: %q, %v; want %q", c, got, err, p)

@@ -98,7 +98,7 @@ func newSettleVault(t *testing.T, c settleCase) (*Vault, string, Entry) {
 	if err := os.CopyFS(cp, os.DirFS(at(orig))); err != nil {
 		t.Fatal(err)
 	}
-	payload := map[Kind]string{KindFile: contentsFile, KindDir: dirFile, KindSymlink: symlinkFile}[orig.Kind]
+	payload := map[Kind]string{KindFile: ContentsFile, KindDir: DirFile, KindSymlink: SymlinkFile}[orig.Kind]
 	from := at(other)
 	if other.Kind != KindFile {
 		from = filepath.Join(from, payload)
@@ -327,7 +327,7 @@ func TestSettleRefusals(t *testing.T) {
 	if err := v.RemoveCopy(x); err == nil {
 		t.Fatal("an entry that is not a copy was removed as one")
 	}
-	target := filepath.Join(dir, filepath.FromSlash(e.node()), symlinkFile)
+	target := filepath.Join(dir, filepath.FromSlash(e.node()), SymlinkFile)
 	b, err := os.ReadFile(target)
 	if err != nil {
 		t.Fatal(err)

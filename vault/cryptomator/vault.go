@@ -73,7 +73,7 @@ func (e Entry) node() string { return e.Parent.Path + "/" + e.Stored }
 // contentPath is where a file's ciphertext is.
 func (e Entry) contentPath() string {
 	if e.shortened() {
-		return e.node() + "/" + contentsFile
+		return e.node() + "/" + ContentsFile
 	}
 	return e.node()
 }
@@ -159,9 +159,6 @@ func (v *Vault) Close() error {
 	}
 	return v.root.Close()
 }
-
-// Config returns the vault's verified configuration.
-func (v *Vault) Config() Config { return *v.config }
 
 // Content returns the vault's content encryption.
 func (v *Vault) Content() *Content { return v.content }
@@ -276,7 +273,7 @@ func (v *Vault) openFolder(rel string) (*os.File, error) {
 // listEntries lists the folder rel, opened as a directory without following a symlink; nil
 // if it cannot be.
 func (v *Vault) listEntries(rel string) []fs.DirEntry {
-	f, err := v.root.OpenFile(rel, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	f, err := v.openFolder(rel)
 	if err != nil {
 		return nil
 	}
@@ -316,7 +313,7 @@ func (v *Vault) entryName(dirfd int, e *Entry) (string, error) {
 	case errors.Is(err, ErrNotEntry):
 		return format.KindForeign, fmt.Errorf("%s: %w", v.path(e.node()), err)
 	case err != nil:
-		return format.KindLongName, fmt.Errorf("%s: %w", v.path(e.node()+"/"+nameFile), err)
+		return format.KindLongName, fmt.Errorf("%s: %w", v.path(e.node()+"/"+NameFile), err)
 	}
 	if e.Name, err = v.names.Decrypt(e.Parent.ID, enc); err != nil {
 		return format.KindName, fmt.Errorf("%s: %w", v.path(e.node()), err)
@@ -368,8 +365,8 @@ func (v *Vault) OpenDir(e Entry) (Dir, error) {
 	if e.Kind != KindDir {
 		return Dir{}, fmt.Errorf("%s: not a directory", v.path(e.node()))
 	}
-	rel := e.node() + "/" + dirFile
-	b, err := v.readSmall(rel, maxDirIDLen)
+	rel := e.node() + "/" + DirFile
+	b, err := v.readSmall(rel, MaxDirIDLen)
 	if err != nil {
 		return Dir{}, err
 	}
@@ -389,7 +386,7 @@ func (v *Vault) OpenDir(e Entry) (Dir, error) {
 // and rclone does not write it).
 func (v *Vault) CheckDirIDBackup(d Dir) error {
 	rel := d.Path + "/" + dirIDBackup
-	id, err := v.decryptSmall(rel, maxDirIDLen)
+	id, err := v.decryptSmall(rel, MaxDirIDLen)
 	if err != nil {
 		if d.ID == rootDirID && errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -450,8 +447,8 @@ func (v *Vault) ReadLink(e Entry) (string, error) {
 	if e.Kind != KindSymlink {
 		return "", fmt.Errorf("%s: not a symlink", v.path(e.node()))
 	}
-	rel := e.node() + "/" + symlinkFile
-	b, err := v.decryptSmall(rel, maxSymlinkLen)
+	rel := e.node() + "/" + SymlinkFile
+	b, err := v.decryptSmall(rel, MaxSymlinkLen)
 	if err != nil {
 		return "", err
 	}

@@ -174,7 +174,7 @@ func (w *Volume) Count(counted func(size int64)) {
 						size = info.Size()
 					}
 				case strings.HasSuffix(name, suffixC9S):
-					if info, err := w.v.root.Lstat(folder + "/" + name + "/" + contentsFile); err == nil && info.Mode().IsRegular() {
+					if info, err := w.v.root.Lstat(folder + "/" + name + "/" + ContentsFile); err == nil && info.Mode().IsRegular() {
 						size = info.Size()
 					}
 				default:

@@ -22,11 +22,10 @@ type CreateOptions struct {
 	ScryptLogN int
 	// ShorteningThreshold; 0 means DefaultShorteningThreshold.
 	ShorteningThreshold int
-	// Keep, when not nil, is the master key of the new vault and KeepFile its masterkey file,
-	// written as it is (the file of another vault of this key: its password opens the new
-	// vault too, and a recovery key noted for it stays good). ScryptLogN is then unused.
-	Keep     *Masterkey
-	KeepFile []byte
+	// Keep, when not nil, is the vault whose master key and masterkey file (KeyFile, written
+	// as it is) the new vault gets: its password opens the new vault too, and a recovery key
+	// noted for it stays good. ScryptLogN is then unused.
+	Keep *Vault
 }
 
 // ErrNotEmpty is wrapped by Create for a folder that already holds something.
@@ -51,7 +50,7 @@ func Create(ctx context.Context, dir string, password []byte, opts CreateOptions
 	var key *Masterkey
 	if opts.Keep != nil {
 		key = new(Masterkey)
-		*key = *opts.Keep
+		*key = *opts.Keep.key
 	} else if key, err = NewMasterkey(); err != nil {
 		return nil, err
 	}
@@ -84,11 +83,14 @@ func Create(ctx context.Context, dir string, password []byte, opts CreateOptions
 	if err = nv.init(); err != nil {
 		return nil, err
 	}
-	mk := opts.KeepFile
-	if opts.Keep == nil {
-		if mk, err = LockMasterkey(ctx, key, password, opts.ScryptLogN); err != nil {
-			return nil, err
-		}
+	var mk []byte
+	if opts.Keep != nil {
+		mk, err = opts.Keep.KeyFile()
+	} else {
+		mk, err = LockMasterkey(ctx, key, password, opts.ScryptLogN)
+	}
+	if err != nil {
+		return nil, err
 	}
 	token, err := cfg.Sign(key)
 	if err != nil {
@@ -235,8 +237,8 @@ func (v *Vault) Mkdir(d Dir, name string) (Dir, error) {
 
 // Symlink creates the symlink name in d pointing to target.
 func (v *Vault) Symlink(d Dir, name, target string) (Entry, error) {
-	if target == "" || len(target) > maxSymlinkLen {
-		return Entry{}, fmt.Errorf("a link target of %d bytes (1 to %d)", len(target), maxSymlinkLen)
+	if target == "" || len(target) > MaxSymlinkLen {
+		return Entry{}, fmt.Errorf("a link target of %d bytes (1 to %d)", len(target), MaxSymlinkLen)
 	}
 	return v.place(d, name, KindSymlink, func(dirfd int, name string) error {
 		return v.writeAt(dirfd, name, bytes.NewReader([]byte(target)), true)

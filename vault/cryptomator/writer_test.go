@@ -102,8 +102,8 @@ func TestWriteReadRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer v.Close()
-			if v.Config().CipherCombo != combo {
-				t.Fatalf("combo %s", v.Config().CipherCombo)
+			if v.Content().Combo() != combo {
+				t.Fatalf("combo %s", v.Content().Combo())
 			}
 			got := walkAll(t, v)
 			for p, w := range want {
@@ -116,11 +116,11 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			}
 			// The on-disk shape: three .c9s folders in the right places, each with name.c9s;
 			// dirid.c9r everywhere, the root's holding the empty ID (a header, no chunk).
-			c9s, _ := filepath.Glob(filepath.Join(dir, "d", "*", "*", "*.c9s", nameFile))
+			c9s, _ := filepath.Glob(filepath.Join(dir, "d", "*", "*", "*.c9s", NameFile))
 			if len(c9s) != 3 {
 				t.Errorf("%d .c9s folders with name.c9s, want 3", len(c9s))
 			}
-			contents, _ := filepath.Glob(filepath.Join(dir, "d", "*", "*", "*.c9s", contentsFile))
+			contents, _ := filepath.Glob(filepath.Join(dir, "d", "*", "*", "*.c9s", ContentsFile))
 			if len(contents) != 1 {
 				t.Errorf("%d .c9s folders with contents.c9r, want 1", len(contents))
 			}

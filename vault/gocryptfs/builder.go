@@ -14,6 +14,7 @@ import (
 
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/vault/format"
+	"github.com/vaultui/vaultui/vault/layout"
 )
 
 // Builder returns the writer that fills the vault (made empty by Create) with a plaintext
@@ -58,7 +59,7 @@ func (b gocryptfsBuilder) place(dir format.Made, name string) (string, error) {
 		return "", fmt.Errorf("%q: %w", name, err)
 	}
 	if long {
-		if err := writeNew(filepath.Join(string(d), stored+crypto.LongNameSuffix), []byte(encoded), 0o400); err != nil {
+		if err := layout.WriteNew(unix.AT_FDCWD, filepath.Join(string(d), stored+crypto.LongNameSuffix), []byte(encoded), 0o400, false); err != nil {
 			return "", err
 		}
 	}

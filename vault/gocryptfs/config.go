@@ -195,26 +195,24 @@ func (c *Config) Validate() error {
 	if err := c.ScryptObject.Validate(); err != nil {
 		return configError("%v", err)
 	}
-	// Content cipher.
+	// Content cipher: flag a conflicts with flag b, or needs it.
 	has := c.Has
-	switch {
-	case has(FlagXChaCha20Poly1305) && has(FlagAESSIV):
-		return configError("conflicting feature flags XChaCha20Poly1305 and AESSIV")
-	case has(FlagAEGIS256X2) && has(FlagAESSIV):
-		return configError("conflicting feature flags AEGIS256X2 and AESSIV")
-	case has(FlagAEGIS256X2) && has(FlagGCMIV128):
-		return configError("conflicting feature flags AEGIS256X2 and GCMIV128")
-	case has(FlagAEGIS256X2) && has(FlagXChaCha20Poly1305):
-		return configError("conflicting feature flags AEGIS256X2 and XChaCha20Poly1305")
-	case has(FlagAEGIS256X2) && !has(FlagHKDF):
-		return configError("feature flag AEGIS256X2 requires HKDF")
-	case has(FlagXChaCha20Poly1305) && has(FlagGCMIV128):
-		return configError("conflicting feature flags XChaCha20Poly1305 and GCMIV128")
-	case has(FlagXChaCha20Poly1305) && !has(FlagHKDF):
-		return configError("feature flag XChaCha20Poly1305 requires HKDF")
-	case has(FlagAESSIV) && !has(FlagGCMIV128):
-		return configError("feature flag AESSIV requires GCMIV128")
-	case !has(FlagAEGIS256X2) && !has(FlagXChaCha20Poly1305) && !has(FlagAESSIV) && !has(FlagGCMIV128):
+	for _, r := range []struct {
+		a, b  string
+		needs bool
+	}{
+		{FlagXChaCha20Poly1305, FlagAESSIV, false}, {FlagAEGIS256X2, FlagAESSIV, false}, {FlagAEGIS256X2, FlagGCMIV128, false},
+		{FlagAEGIS256X2, FlagXChaCha20Poly1305, false}, {FlagAEGIS256X2, FlagHKDF, true},
+		{FlagXChaCha20Poly1305, FlagGCMIV128, false}, {FlagXChaCha20Poly1305, FlagHKDF, true}, {FlagAESSIV, FlagGCMIV128, true},
+	} {
+		switch {
+		case has(r.a) && !r.needs && has(r.b):
+			return configError("conflicting feature flags %s and %s", r.a, r.b)
+		case has(r.a) && r.needs && !has(r.b):
+			return configError("feature flag %s requires %s", r.a, r.b)
+		}
+	}
+	if !has(FlagAEGIS256X2) && !has(FlagXChaCha20Poly1305) && !has(FlagAESSIV) && !has(FlagGCMIV128) {
 		return configError("AES-GCM requires feature flag GCMIV128 (vaults from gocryptfs before 1.0 are not supported)")
 	}
 	// Names.

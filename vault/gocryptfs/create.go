@@ -100,16 +100,7 @@ func newConfig(ctx context.Context, where string, password []byte, opts CreateOp
 	if _, err = rand.Read(masterKey); err != nil {
 		return nil, nil, fmt.Errorf("reading random master key: %w", err)
 	}
-	kdf, err := crypto.NewScryptKDF(opts.ScryptLogN)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", where, err)
-	}
-	kek, err := kdf.DeriveKey(ctx, password)
-	if err != nil {
-		return nil, nil, kdfError(where, err)
-	}
-	sealed, err := crypto.SealMasterKey(kek, masterKey, true)
-	crypto.Wipe(kek)
+	kdf, sealed, err := sealMasterKey(ctx, where, masterKey, password, opts.ScryptLogN, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -140,21 +131,31 @@ func writeDirIV(dir string) error {
 // scrypt cost 2^logN, with a new salt: what a password change writes. dir names the vault in
 // errors.
 func (c *Config) Reseal(ctx context.Context, dir string, mk, password []byte, logN int) ([]byte, error) {
-	kdf, err := crypto.NewScryptKDF(logN)
+	kdf, sealed, err := sealMasterKey(ctx, dir, mk, password, logN, c.Has(FlagHKDF))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	kek, err := kdf.DeriveKey(ctx, password)
-	if err != nil {
-		return nil, kdfError(dir, err)
-	}
-	defer crypto.Wipe(kek)
-	sealed, err := crypto.SealMasterKey(kek, mk, c.Has(FlagHKDF))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, err
 	}
 	nc := *c
 	nc.ScryptObject = kdf
 	nc.EncryptedKey = sealed
 	return nc.Marshal()
+}
+
+// sealMasterKey seals mk under password with a new scrypt KDF of cost 2^logN (a new salt).
+// where names the vault in errors.
+func sealMasterKey(ctx context.Context, where string, mk, password []byte, logN int, hkdf bool) (crypto.ScryptKDF, []byte, error) {
+	kdf, err := crypto.NewScryptKDF(logN)
+	if err != nil {
+		return kdf, nil, fmt.Errorf("%s: %w", where, err)
+	}
+	kek, err := kdf.DeriveKey(ctx, password)
+	if err != nil {
+		return kdf, nil, kdfError(where, err)
+	}
+	defer crypto.Wipe(kek)
+	sealed, err := crypto.SealMasterKey(kek, mk, hkdf)
+	if err != nil {
+		return kdf, nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return kdf, sealed, nil
 }

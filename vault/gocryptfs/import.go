@@ -145,20 +145,3 @@ func writeBlocks(out *os.File, ce *crypto.ContentEnc, buf, plain []byte, first u
 	}
 	return buf, nil
 }
-
-// writeNew creates path with data and mode, failing if it exists.
-func writeNew(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("vault: writing %s: %w", path, err)
-	}
-	return nil
-}

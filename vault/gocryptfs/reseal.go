@@ -96,12 +96,7 @@ func Reseal(ctx context.Context, dir string, password []byte, newDir string, to 
 // content cipher's flags replaced, every other flag kept, in gocryptfs's order.
 func convertFlags(flags []string, to crypto.CipherID) []string {
 	cipherFlags := []string{FlagGCMIV128, FlagAESSIV, FlagXChaCha20Poly1305, FlagAEGIS256X2}
-	var out []string
-	for _, f := range flags {
-		if !slices.Contains(cipherFlags, f) {
-			out = append(out, f)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(flags), func(f string) bool { return slices.Contains(cipherFlags, f) })
 	main := FlagGCMIV128
 	switch to {
 	case crypto.XChaCha:
@@ -269,7 +264,7 @@ func (cv *converter) copyEntry(src, dst int, cdir, name string, st *unix.Stat_t)
 			cv.links[key] = cpath
 		}
 		ok := false
-		if !cv.isMachinery(name) {
+		if cv.old.Names == nil || !isMachineryName(name) {
 			if ok, err = cv.resealFile(src, dst, name, st); err != nil {
 				break
 			}
@@ -305,14 +300,9 @@ func (cv *converter) copyEntry(src, dst int, cdir, name string, st *unix.Stat_t)
 	return cv.finishEntry(src, dst, name, st)
 }
 
-// isMachinery reports whether name is one of the format's own small files that are the same
-// under any content cipher: diriv, long names' .name files, and sync tools'
-// conflict copies of them.
-func (cv *converter) isMachinery(name string) bool {
-	return cv.old.Names != nil && isMachineryName(name)
-}
-
-// isMachineryName is isMachinery for a vault with encrypted names.
+// isMachineryName reports whether name is, in a vault with encrypted names, one of the
+// format's own small files that are the same under any content cipher: diriv, long names'
+// .name files, and sync tools' conflict copies of them.
 func isMachineryName(name string) bool {
 	own := func(base string) bool { return base == crypto.DirIVName || crypto.IsLongNameFile(base) }
 	if own(name) {

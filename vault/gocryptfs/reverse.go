@@ -97,14 +97,5 @@ func LoadReverseConfig(dir string) (*Config, error) {
 // UnlockReverse opens the reverse-mode config of the plaintext folder dir with its password
 // (made by CreateReverse or gocryptfs -init -reverse). The Vault's Dir is the plaintext folder.
 func UnlockReverse(ctx context.Context, dir string, password []byte) (*Vault, error) {
-	c, err := LoadReverseConfig(dir)
-	if err != nil {
-		return nil, err
-	}
-	mk, err := c.OpenMasterKey(ctx, dir, password)
-	if err != nil {
-		return nil, err
-	}
-	defer crypto.Wipe(mk)
-	return OpenConfig(dir, c, mk)
+	return unlockConfig(ctx, dir, password, LoadReverseConfig)
 }

@@ -210,7 +210,8 @@ func (v *Vault) MergeFolder(ctx context.Context, f SplitFolder) (moved []MovedEn
 			renamed = true
 			to = layout.ConflictName(plain, n.Conflict.Conflict, func(s string) bool {
 				stored, _, _, err := v.Names.StoredName(s, iv)
-				return err != nil || lstatErr(RefOf(n).Dirfd, stored) == nil
+				var st unix.Stat_t
+				return err != nil || unix.Fstatat(RefOf(n).Dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 			})
 		}
 		if ownNameFile != "" {
@@ -235,10 +236,4 @@ func (v *Vault) MergeFolder(ctx context.Context, f SplitFolder) (moved []MovedEn
 		return moved, copies, fmt.Errorf("vault: syncing %s: %w", format.FolderArg(f.Path), err)
 	}
 	return moved, copies, nil
-}
-
-// lstatErr is the error of an lstat of name in dirfd (nil when it exists).
-func lstatErr(dirfd int, name string) error {
-	var st unix.Stat_t
-	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 }

@@ -37,7 +37,12 @@ type Vault struct {
 // Unlock opens the vault in cipherdir with its password. A password that
 // does not open the master key gives an error wrapping format.ErrWrongPassword.
 func Unlock(ctx context.Context, cipherdir string, password []byte) (*Vault, error) {
-	c, err := LoadConfig(cipherdir)
+	return unlockConfig(ctx, cipherdir, password, LoadConfig)
+}
+
+// unlockConfig opens the vault in cipherdir, whose config load reads, with its password.
+func unlockConfig(ctx context.Context, cipherdir string, password []byte, load func(string) (*Config, error)) (*Vault, error) {
+	c, err := load(cipherdir)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package gocryptfs
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"path"
@@ -42,17 +41,6 @@ func looksEncrypted(name string) bool {
 		}
 	}
 	return n*6/8%16 == 0 && n > 0
-}
-
-// Walk visits every entry of the vault below the root, depth first and in
-// plaintext name order, a directory before its contents, decrypting names
-// with each directory's IV (deterministic and plaintext names as the config
-// says, long names through their .name files). Entries it cannot decrypt
-// the name of, and directories whose IV it cannot read, go to problem (which
-// may be nil) and are skipped; the walk goes on. An error from fn or ctx ends
-// it and is returned.
-func (v *Vault) Walk(ctx context.Context, fn func(format.Node) error, problem func(format.Problem)) error {
-	return format.Walk(ctx, v.Volume(), fn, problem, false)
 }
 
 // SplitFolder is a folder made on two computers, as the walk found it (see
@@ -96,17 +84,14 @@ func (v *Vault) readDir(dirfd int, cdir, pdir string, problem func(format.Proble
 	var failed []string
 	var failedErr []error
 	var second []secondEntry
-names:
 	for _, name := range names {
 		if v.hidden(cdir, name) {
 			continue
 		}
 		plain := name
 		if v.Names != nil {
-			for _, c := range copies {
-				if name == c.Name {
-					continue names
-				}
+			if slices.ContainsFunc(copies, func(c DirIVCopy) bool { return c.Name == name }) {
+				continue
 			}
 			plain, err = v.DecryptEntryName(dirfd, name, iv)
 			if e, ok := v.madeUnderCopy(dirfd, name, plain, err == nil, copies); ok {

@@ -75,13 +75,7 @@ func xattrList(p string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		var out []string
-		for _, s := range strings.Split(string(buf[:n]), "\x00") {
-			if s != "" {
-				out = append(out, s)
-			}
-		}
-		return out, nil
+		return strings.FieldsFunc(string(buf[:n]), func(r rune) bool { return r == 0 }), nil
 	}
 }
 

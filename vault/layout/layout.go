@@ -199,11 +199,6 @@ func WriteDirIV(dirfd int) ([]byte, error) {
 	return iv, nil
 }
 
-// RestoreDirIV writes iv back as the gocryptfs.diriv of dirfd, after a failed rmdir removed it.
-func RestoreDirIV(dirfd int, iv []byte) error {
-	return WriteNew(dirfd, crypto.DirIVName, iv, 0o440, true)
-}
-
 // WriteNew creates name in dirfd (it must not exist) with mode, holding b, synced if sync; on
 // failure it removes it again.
 func WriteNew(dirfd int, name string, b []byte, mode uint32, sync bool) error {
@@ -444,7 +439,7 @@ func RemoveDir(dirfd, cfd int, name string, entries []string, perDirIV bool) err
 	err = unix.Unlinkat(dirfd, tmp, unix.AT_REMOVEDIR)
 	if err != nil {
 		if ivErr == nil { // put the IV back so the directory stays readable
-			RestoreDirIV(cfd, iv)
+			WriteNew(cfd, crypto.DirIVName, iv, 0o440, true)
 		}
 		renameNoReplace(dirfd, tmp, name)
 	}

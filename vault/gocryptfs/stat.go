@@ -2,21 +2,66 @@ package gocryptfs
 
 import (
 	"io/fs"
-	"os"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// LstatAt stats name in dirfd without following a symlink: an fs.FileInfo like os.Lstat's
-// (Sys is a *syscall.Stat_t), for a cipher entry whose path may exceed PATH_MAX in a deep
-// vault. An O_PATH descriptor of the entry itself (of a symlink, with O_NOFOLLOW) is stat'ed:
-// opening it neither blocks on a FIFO nor needs permission on the entry.
+// statInfo is the fs.FileInfo of a cipher entry stat'ed relative to its directory (os.Lstat
+// needs a path, which may exceed PATH_MAX in a deep vault). Sys returns a *syscall.Stat_t, as
+// os.Lstat's does.
+type statInfo struct {
+	name string
+	st   syscall.Stat_t
+}
+
+// LstatAt stats name in dirfd without following a symlink (an fs.FileInfo like os.Lstat's).
 func LstatAt(dirfd int, name string) (fs.FileInfo, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
+	var u unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &u, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	return f.Stat()
+	return &statInfo{name: name, st: syscall.Stat_t{
+		Dev: u.Dev, Ino: u.Ino, Nlink: u.Nlink, Mode: u.Mode, Uid: u.Uid, Gid: u.Gid,
+		Rdev: u.Rdev, Size: u.Size, Blksize: u.Blksize, Blocks: u.Blocks,
+		Atim: syscall.Timespec{Sec: u.Atim.Sec, Nsec: u.Atim.Nsec},
+		Mtim: syscall.Timespec{Sec: u.Mtim.Sec, Nsec: u.Mtim.Nsec},
+		Ctim: syscall.Timespec{Sec: u.Ctim.Sec, Nsec: u.Ctim.Nsec},
+	}}, nil
+}
+
+func (i *statInfo) Name() string       { return i.name }
+func (i *statInfo) Size() int64        { return i.st.Size }
+func (i *statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
+func (i *statInfo) IsDir() bool        { return i.Mode().IsDir() }
+func (i *statInfo) Sys() any           { return &i.st }
+
+// Mode translates the Unix mode as os.Lstat does.
+func (i *statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(i.st.Mode & 0o777)
+	switch i.st.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		m |= fs.ModeDir
+	case syscall.S_IFLNK:
+		m |= fs.ModeSymlink
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	}
+	if i.st.Mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if i.st.Mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if i.st.Mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
 }

@@ -241,13 +241,13 @@ type response struct {
 	More bool `json:"more,omitempty"`
 	// Conflicts answers a conflicts request (never nil then), Settled a settle_conflict one.
 	// Their names and paths go as wireText.
-	Conflicts []wireConflict `json:"conflicts,omitempty"`
-	Settled   *wireSettled   `json:"settled,omitempty"`
+	Conflicts []wired[vault.ConflictEntry] `json:"conflicts,omitempty"`
+	Settled   *wired[vault.Settled]        `json:"settled,omitempty"`
 	// Progress, Problems and Done are a fsck's or export's replies: how far it is, findings
 	// (fsck's at the end, an export's damage as it is found), and the end of the stream.
-	Progress *wireProgress `json:"progress,omitempty"`
-	Problems []wireProblem `json:"problems,omitempty"`
-	Done     bool          `json:"done,omitempty"`
+	Progress *wireProgress          `json:"progress,omitempty"`
+	Problems []wired[vault.Problem] `json:"problems,omitempty"`
+	Done     bool                   `json:"done,omitempty"`
 	// Replace answers a replace request.
 	Replace *replaceReply `json:"replace,omitempty"`
 }

@@ -488,10 +488,7 @@ func (d *daemon) findTarget(target string) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for p, m := range d.mounts {
-		if m.fs == nil {
-			continue
-		}
-		if err == nil && (tid == m.root || tid == m.vid) {
+		if m.fs != nil && err == nil && (tid == m.root || tid == m.vid) {
 			return p
 		}
 	}

@@ -128,9 +128,6 @@ const maxEventFile = 4 << 20
 // openEventLog loads the newest max events of path (a missing file is an empty log; lines that
 // do not parse, such as one cut short by a crash, are skipped and logged).
 func openEventLog(path string, max int, lg *log.Logger) *eventLog {
-	if max <= 0 {
-		max = DefaultEventsMax
-	}
 	l := &eventLog{max: max, path: path, changed: make(chan struct{}), log: lg, now: time.Now, authSeen: map[string]time.Time{}}
 	if path == "" {
 		return l

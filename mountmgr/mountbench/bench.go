@@ -507,11 +507,10 @@ func measurePass(ctx context.Context, cfg Config, dir string, r *Result, cold bo
 		if err := settle(cold, false); err != nil {
 			return err
 		}
-		start := time.Now()
-		if out, err := exec.CommandContext(ctx, "tar", "-xf", cfg.UntarFrom, "-C", dest).CombinedOutput(); err != nil {
-			return fmt.Errorf("untar: %w: %s", err, out)
+		var err error
+		if r.UntarSeconds, _, err = timed(exec.CommandContext(ctx, "tar", "-xf", cfg.UntarFrom, "-C", dest)); err != nil {
+			return err
 		}
-		r.UntarSeconds = time.Since(start).Seconds()
 	}
 	return measureRealWorld(ctx, cfg, dir, &r.RealWorld, cold)
 }
@@ -660,12 +659,8 @@ func measureFiles(ctx context.Context, cfg Config, parent string, r *Result, col
 	if err := settle(cold, true); err != nil {
 		return err
 	}
-	start = time.Now()
-	if out, err := exec.CommandContext(ctx, "rm", "-rf", dir).CombinedOutput(); err != nil {
-		return fmt.Errorf("rm -rf: %w: %s", err, out)
-	}
-	r.DeleteSeconds = time.Since(start).Seconds()
-	return nil
+	r.DeleteSeconds, _, err = timed(exec.CommandContext(ctx, "rm", "-rf", dir))
+	return err
 }
 
 // makeTarball tars src into dir once, so every target untars the same bytes.

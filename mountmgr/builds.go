@@ -30,12 +30,9 @@ import (
 	"github.com/vaultui/vaultui/internal/buildinfo"
 )
 
-// ConnectOptions configures [ConnectWith].
-type ConnectOptions struct {
-	// Build is this client's build; "" means buildinfo.ID(), this executable's. A daemon of
-	// another build is replaced when idle, else kept and named in Client.Notice.
-	Build string
-}
+// clientBuild is this client's build: this executable's, but tests claim others. A daemon of
+// another build is replaced when idle, else kept and named in Client.Notice.
+var clientBuild = buildinfo.ID
 
 // replaceTimeout bounds the wait for a replaced daemon to exit (it has nothing mounted).
 const replaceTimeout = 20 * time.Second
@@ -163,12 +160,4 @@ func (d *daemon) replaceFor(build string) *replaceReply {
 	}
 	d.clients.told[build] = true
 	return &replaceReply{Mounts: mounts, Told: told}
-}
-
-// ourBuild is opts.Build, else this executable's.
-func (opts ConnectOptions) ourBuild() string {
-	if opts.Build != "" {
-		return opts.Build
-	}
-	return buildinfo.ID()
 }

@@ -14,7 +14,9 @@ import (
 func connectAs(t *testing.T, build string) *Client {
 	t.Helper()
 	t.Setenv(testBuildEnv, build) // the build of a daemon this client starts
-	c, err := ConnectWith(ctx(t), ConnectOptions{Build: build})
+	defer func(was func() string) { clientBuild = was }(clientBuild)
+	clientBuild = func() string { return build }
+	c, err := Connect(ctx(t))
 	if err != nil {
 		t.Fatalf("connect as build %s: %v", build, err)
 	}

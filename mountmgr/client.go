@@ -58,12 +58,7 @@ const daemonStartTimeout = 15 * time.Second
 // Connect connects to the user's daemon, starting it when nothing answers on the socket, and
 // replacing it when it is an idle daemon of another build (see builds.go).
 func Connect(ctx context.Context) (*Client, error) {
-	return ConnectWith(ctx, ConnectOptions{})
-}
-
-// ConnectWith is Connect with options.
-func ConnectWith(ctx context.Context, opts ConnectOptions) (*Client, error) {
-	build := opts.ourBuild()
+	build := clientBuild()
 	path := SocketPath()
 	c, err := dial(ctx, path)
 	if err == nil {

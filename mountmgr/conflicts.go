@@ -57,7 +57,7 @@ func (d *daemon) handleConflicts(ctx context.Context, req *request) *response {
 		if err != nil {
 			return failed(err)
 		}
-		return &response{Conflicts: toWireConflicts(list)} // never nil: an empty list is no error
+		return &response{Conflicts: wiredList(list)} // never nil: an empty list is no error
 	}
 	if req.Settle == nil {
 		return &response{Error: &wireError{Code: codeBadRequest, Msg: "settle_conflict request without a conflict"}}
@@ -67,8 +67,7 @@ func (d *daemon) handleConflicts(ctx context.Context, req *request) *response {
 		return failed(err)
 	}
 	d.log.Printf("settled a conflict in %s through %s (kept %s)", m.info.CipherDir, where, req.Settle.Keep)
-	w := toWireSettled(done)
-	return &response{Settled: &w}
+	return &response{Settled: &wired[vault.Settled]{done}}
 }
 
 // mountedVault returns the live mount of the vault target names (its cipherdir or mount
@@ -235,7 +234,7 @@ func (c *Client) Conflicts(ctx context.Context, target string) ([]vault.Conflict
 	}
 	list := make([]vault.ConflictEntry, len(resp.Conflicts))
 	for i, e := range resp.Conflicts {
-		list[i] = e.entry()
+		list[i] = e.v
 	}
 	return list, nil
 }
@@ -250,5 +249,5 @@ func (c *Client) SettleConflict(ctx context.Context, target, p string, keep vaul
 	if resp.Settled == nil {
 		return vault.Settled{}, fmt.Errorf("%w: settle reply without a result", ErrDaemon)
 	}
-	return resp.Settled.settled(), nil
+	return resp.Settled.v, nil
 }

@@ -173,12 +173,13 @@ func (d *daemon) handle(ctx context.Context, req *request) *response {
 		info, err := d.mount(ctx, req.Mount)
 		if err != nil {
 			d.log.Printf("mount %s at %s: %v", req.Mount.CipherDir, req.Mount.MountPoint, err)
-			d.eventMountFailed(req.Mount, err)
+			d.events.add(Event{Kind: EventMountFailed, CipherDir: req.Mount.CipherDir, MountPoint: req.Mount.MountPoint,
+				Detail: err.Error(), Reverse: req.Mount.Reverse})
 			return &response{Error: toWire(err)}
 		}
 		return &response{Info: &info}
 	case opUnmount:
-		if err := d.unmountTargetFor(req.Target, req.Lazy); err != nil {
+		if err := d.unmountTarget(req.Target, req.Lazy); err != nil {
 			d.log.Printf("unmount %s: %s", req.Target, logSafe(err))
 			return &response{Error: toWire(err)}
 		}

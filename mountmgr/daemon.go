@@ -36,17 +36,9 @@ type ServeOptions struct {
 	// ShutdownGrace bounds how long a stopping daemon keeps serving the open files of busy
 	// mounts (detached at once) before it exits; 0 means DefaultShutdownGrace.
 	ShutdownGrace time.Duration
-	// Ready, if set, is called once the socket accepts connections.
-	Ready func()
-	// EventsPath is the event log's file; "" means EventsPath(). EventsMax bounds the log
-	// (0: DefaultEventsMax).
-	EventsPath string
-	EventsMax  int
-	// Automount mounts the registry's automount vaults with their keyring passwords once
-	// the socket is up, once per login (see automount). RegistryPath is the registry; ""
-	// means registry.DefaultPath().
-	Automount    bool
-	RegistryPath string
+	// Automount mounts the registry's (registry.DefaultPath) automount vaults with their
+	// keyring passwords once the socket is up, once per login (see automount).
+	Automount bool
 	// Build is the build the daemon reports (DaemonInfo.Build); "" means buildinfo.ID(), this
 	// executable's. A client of another build replaces the daemon when it is idle.
 	Build string
@@ -82,13 +74,11 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	}
 	d.log.Printf("daemon pid %d listening on %s (protocol %d, build %s)", os.Getpid(), opts.SocketPath, ProtocolVersion, opts.Build)
 	dlog.ready()
-	if opts.Ready != nil {
-		opts.Ready()
-	}
+	registryPath, _ := registry.DefaultPath()
 	if opts.Automount {
-		go d.automount(ctx, dir, opts.RegistryPath)
+		go d.automount(ctx, dir, registryPath)
 	}
-	go d.watchSession(ctx, opts.RegistryPath)
+	go d.watchSession(ctx, registryPath)
 
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -114,12 +104,6 @@ func (opts *ServeOptions) setDefaults() {
 	}
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = DefaultShutdownGrace
-	}
-	if opts.EventsPath == "" {
-		opts.EventsPath, _ = EventsPath()
-	}
-	if opts.RegistryPath == "" {
-		opts.RegistryPath, _ = registry.DefaultPath()
 	}
 	if opts.Build == "" {
 		opts.Build = buildinfo.ID()
@@ -174,7 +158,8 @@ func newDaemon(opts ServeOptions, dir string, dlog *logSink, stop func()) *daemo
 		build:       opts.Build,
 	}
 	d.clients.lastUsed = time.Now()
-	d.events = openEventLog(opts.EventsPath, opts.EventsMax, d.log)
+	events, _ := EventsPath()
+	d.events = openEventLog(events, DefaultEventsMax, d.log)
 	var err error
 	if d.owned, err = readLedger(d.ledger); err != nil {
 		d.log.Printf("%v; stale mounts of an earlier daemon will not be cleaned up", err)

@@ -128,9 +128,6 @@ const maxEventFile = 4 << 20
 // openEventLog loads the newest max events of path (a missing file is an empty log; lines that
 // do not parse, such as one cut short by a crash, are skipped and logged).
 func openEventLog(path string, max int, lg *log.Logger) *eventLog {
-	if max <= 0 {
-		max = DefaultEventsMax
-	}
 	l := &eventLog{max: max, path: path, changed: make(chan struct{}), log: lg, now: time.Now, authSeen: map[string]time.Time{}}
 	if path == "" {
 		return l
@@ -294,27 +291,9 @@ func (l *eventLog) since(seq uint64) ([]Event, <-chan struct{}) {
 	return out, l.changed
 }
 
-// Daemon hooks: each records one event; they are called where the daemon logs the same thing.
-
-func (d *daemon) eventMounted(cipherDir, mountPoint string, reverse bool) {
-	d.events.add(Event{Kind: EventMounted, CipherDir: cipherDir, MountPoint: mountPoint, Reverse: reverse})
-}
-
-func (d *daemon) eventMountFailed(r *MountRequest, err error) {
-	d.events.add(Event{Kind: EventMountFailed, CipherDir: r.CipherDir, MountPoint: r.MountPoint, Detail: err.Error(), Reverse: r.Reverse})
-}
-
 // eventUnmounted records that the vault at mountPoint is gone, and why.
 func (d *daemon) eventUnmounted(cipherDir, mountPoint, why string, reverse bool) {
 	d.events.add(Event{Kind: EventUnmounted, CipherDir: cipherDir, MountPoint: mountPoint, Reason: why, Reverse: reverse})
-}
-
-func (d *daemon) eventStale(s StaleMount) {
-	detail := "cleaned up"
-	if !s.Cleaned {
-		detail = "cleanup failed: " + s.Error
-	}
-	d.events.add(Event{Kind: EventStale, CipherDir: s.CipherDir, MountPoint: s.MountPoint, Detail: detail})
 }
 
 // authFailedHook is the vfs.Options.AuthFailed of the mount of cipherDir at mountPoint.
@@ -338,21 +317,6 @@ func (d *daemon) unmountFor(mp string, lazy bool, why string) error {
 		d.eventUnmounted(cipherDir, where, why, reverse)
 	}
 	return err
-}
-
-// unmountTargetFor is unmountTarget recording the unmount as the user's.
-func (d *daemon) unmountTargetFor(target string, lazy bool) error {
-	why := ReasonUser
-	if lazy {
-		why = ReasonLazy
-	}
-	if mp := d.findTarget(target); mp != "" {
-		return d.unmountFor(mp, lazy, why)
-	}
-	if d.abortPending(target) {
-		return nil // it was still unlocking: stopped, nothing was mounted
-	}
-	return d.unmountTarget(target, lazy) // a stale mount, or nothing
 }
 
 // eventKeepalive is how often a follower with nothing new gets an empty answer, so the

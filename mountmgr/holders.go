@@ -31,33 +31,30 @@ func holders(dev uint64, max int) []holder {
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	sortByPID(procs)
 	self := os.Getpid()
-	on := func(p string) bool {
+	var out []holder
+	var what []string
+	// held adds the link p, as what, when it leads to the file system.
+	held := func(p, as string) bool {
 		var st unix.Statx_t
-		if err := unix.Statx(unix.AT_FDCWD, p, unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE, &st); err != nil {
+		err := unix.Statx(unix.AT_FDCWD, p, unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE, &st)
+		if err != nil || unix.Mkdev(st.Dev_major, st.Dev_minor) != dev {
 			return false
 		}
-		return unix.Mkdev(st.Dev_major, st.Dev_minor) == dev
+		target, _ := os.Readlink(p)
+		what = append(what, as+target)
+		return true
 	}
-	var out []holder
 	for _, dir := range procs {
 		pid, err := strconv.Atoi(filepath.Base(dir))
 		if err != nil || pid == self {
 			continue
 		}
-		var what []string
-		if on(dir + "/cwd") {
-			p, _ := os.Readlink(dir + "/cwd")
-			what = append(what, "working directory "+p)
-		}
-		if on(dir + "/root") {
-			p, _ := os.Readlink(dir + "/root")
-			what = append(what, "root "+p)
-		}
+		what = nil
+		held(dir+"/cwd", "working directory ")
+		held(dir+"/root", "root ")
 		fds, _ := os.ReadDir(dir + "/fd")
 		for _, fd := range fds {
-			if on(dir + "/fd/" + fd.Name()) {
-				p, _ := os.Readlink(dir + "/fd/" + fd.Name())
-				what = append(what, "open file "+p)
+			if held(dir+"/fd/"+fd.Name(), "open file ") {
 				break
 			}
 		}

@@ -113,7 +113,7 @@ func (d *daemon) mount(ctx context.Context, r *MountRequest) (MountInfo, error) 
 		recovery = ", read-only for recovery: blocks that fail authentication read as zeros, each logged"
 	}
 	d.log.Printf("mounted %s (%s) at %s%s", cipherDir, m.info.Cipher, m.info.MountPoint, recovery)
-	d.eventMounted(cipherDir, m.info.MountPoint, r.Reverse)
+	d.events.add(Event{Kind: EventMounted, CipherDir: cipherDir, MountPoint: m.info.MountPoint, Reverse: r.Reverse})
 	if v.notice != "" {
 		d.log.Printf("%s: %s", cipherDir, v.notice)
 	}
@@ -449,29 +449,35 @@ func MountPointReady(mp string) error {
 	return nil
 }
 
-// unmountTarget unmounts by mount point or cipherdir, compared by identity: any path to the
-// mount point or to the vault will do. A stale mount (its server gone, so nothing can be
-// stat'ed in it) is found by its mount point's real path or its source's identity; it is
-// detached.
+// unmountTarget unmounts for the user by mount point or cipherdir, compared by identity: any
+// path to the mount point or to the vault will do. A mount still unlocking is stopped. A stale
+// mount (its server gone, so nothing can be stat'ed in it) is found by its mount point's real
+// path or its source's identity; it is detached.
 func (d *daemon) unmountTarget(target string, lazy bool) error {
-	mp := d.findTarget(target)
-	if mp == "" {
-		// One spelling is one place; other spellings are compared by identity.
-		tid, _ := idTimeout(target, time.Second)
-		real := realPath(target)
-		for _, s := range d.staleSnapshot() {
-			sid, _ := idTimeout(s.CipherDir, time.Second)
-			if s.MountPoint == real || s.CipherDir == filepath.Clean(target) || !tid.IsZero() && sid == tid {
-				if err := d.detachStale(s.MountPoint); err != nil {
-					return fmt.Errorf("stale mount %s: %w", s.MountPoint, err)
-				}
-				d.cleanStale()
-				return nil
-			}
-		}
-		return ErrorOf(ErrNotMounted, "%s is not mounted", target)
+	why := ReasonUser
+	if lazy {
+		why = ReasonLazy
 	}
-	return d.unmount(mp, lazy)
+	if mp := d.findTarget(target); mp != "" {
+		return d.unmountFor(mp, lazy, why)
+	}
+	if d.abortPending(target) {
+		return nil // it was still unlocking: stopped, nothing was mounted
+	}
+	// One spelling is one place; other spellings are compared by identity.
+	tid, _ := idTimeout(target, time.Second)
+	real := realPath(target)
+	for _, s := range d.staleSnapshot() {
+		sid, _ := idTimeout(s.CipherDir, time.Second)
+		if s.MountPoint == real || s.CipherDir == filepath.Clean(target) || !tid.IsZero() && sid == tid {
+			if err := d.detachStale(s.MountPoint); err != nil {
+				return fmt.Errorf("stale mount %s: %w", s.MountPoint, err)
+			}
+			d.cleanStale()
+			return nil
+		}
+	}
+	return ErrorOf(ErrNotMounted, "%s is not mounted", target)
 }
 
 // findTarget returns the key in d.mounts of the live mount that target names: the root of
@@ -482,10 +488,7 @@ func (d *daemon) findTarget(target string) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for p, m := range d.mounts {
-		if m.fs == nil {
-			continue
-		}
-		if err == nil && (tid == m.root || tid == m.vid) {
+		if m.fs != nil && err == nil && (tid == m.root || tid == m.vid) {
 			return p
 		}
 	}

@@ -162,15 +162,12 @@ type mountTable interface {
 // procMounts is the real mount table: /proc/self/mountinfo, statfs and umount.
 type procMounts struct{}
 
-func (procMounts) findStale(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
-	return findStale(uid, skip)
-}
 func (procMounts) detach(mountPoint string) error { return detach(mountPoint) }
 
 // findStale returns this user's vaultui mounts whose FUSE server is gone: statfs on them fails
 // with ENOTCONN ("transport endpoint is not connected"). statfs, unlike stat, is never answered
 // from the kernel's attribute cache.
-func findStale(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
+func (procMounts) findStale(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 	entries, err := readMountInfo()
 	if err != nil {
 		return nil, err
@@ -180,27 +177,22 @@ func findStale(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 		if e.FSType != FSType || (e.UserID >= 0 && e.UserID != uid) || skip(e) {
 			continue
 		}
-		if errors.Is(statfsTimeout(e.MountPoint, time.Second), syscall.ENOTCONN) {
+		if IsStale(e.MountPoint) {
 			stale = append(stale, e)
 		}
 	}
 	return stale, nil
 }
 
-// IsStale reports whether the FUSE mount at mountPoint has lost its server, as findStale
-// tells (statfs fails with ENOTCONN; one that does not answer within a second is not
-// called stale). A daemon cleans such mounts up as it starts.
+// IsStale reports whether the FUSE mount at mountPoint has lost its server: statfs fails
+// with ENOTCONN (one that does not answer within a second is not called stale; see within).
+// A daemon cleans such mounts up as it starts.
 func IsStale(mountPoint string) bool {
-	return errors.Is(statfsTimeout(mountPoint, time.Second), syscall.ENOTCONN)
-}
-
-// statfsTimeout is statfs that gives up after d (see within).
-func statfsTimeout(path string, d time.Duration) error {
-	_, err := within(d, "statfs "+path, func() (struct{}, error) {
+	_, err := within(time.Second, "statfs "+mountPoint, func() (struct{}, error) {
 		var st syscall.Statfs_t
-		return struct{}{}, syscall.Statfs(path, &st)
+		return struct{}{}, syscall.Statfs(mountPoint, &st)
 	})
-	return err
+	return errors.Is(err, syscall.ENOTCONN)
 }
 
 // within runs f, giving up after d with an error naming what: a FUSE server that hangs

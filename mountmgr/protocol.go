@@ -1,6 +1,7 @@
 package mountmgr
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -129,7 +130,7 @@ type DaemonInfo struct {
 	Build string `json:",omitempty"`
 }
 
-// Wire operations.
+// Wire operations. A daemon that predates one of those from events on answers bad_request.
 const (
 	opPing       = "ping"
 	opMount      = "mount"
@@ -138,27 +139,23 @@ const (
 	opStatus     = "status"
 	opWatch      = "watch"
 	// opEvents returns the event log after request.After; with Follow it streams it like
-	// watch. A daemon that predates it answers bad_request.
+	// watch.
 	opEvents = "events"
 	// opConflicts lists the sync tools' conflicts of the vault mounted from or at Target,
 	// with the key the daemon holds; opSettleConflict settles one (Settle) through the mount.
-	// A daemon that predates them answers bad_request.
 	opConflicts      = "conflicts"
 	opSettleConflict = "settle_conflict"
 	// opPaths maps request.Paths of the vault mounted from or at Target between cipher and
-	// plaintext paths (Encrypt: plaintext to cipher). A daemon that predates it answers
-	// bad_request.
+	// plaintext paths (Encrypt: plaintext to cipher).
 	opPaths = "paths"
 	// opFsck checks the vault mounted from or at Target, opExport writes its decrypted tree
 	// to Export.Dest, both with the key the daemon holds, on a connection of their own: a
 	// stream of replies with Progress and Problems, the last one marked Done (see walks.go).
-	// A daemon that predates them answers bad_request.
 	opFsck   = "fsck"
 	opExport = "export"
 	// opReplace is a client of another build (request.Build) asking the daemon to exit so
 	// that it can start its own: the daemon exits if it is idle (as for the idle exit:
-	// nothing mounted) and says so in response.Replace. A daemon that predates it answers
-	// bad_request.
+	// nothing mounted) and says so in response.Replace.
 	opReplace = "replace"
 )
 
@@ -241,13 +238,13 @@ type response struct {
 	More bool `json:"more,omitempty"`
 	// Conflicts answers a conflicts request (never nil then), Settled a settle_conflict one.
 	// Their names and paths go as wireText.
-	Conflicts []wireConflict `json:"conflicts,omitempty"`
-	Settled   *wireSettled   `json:"settled,omitempty"`
+	Conflicts []wired[vault.ConflictEntry] `json:"conflicts,omitempty"`
+	Settled   *wired[vault.Settled]        `json:"settled,omitempty"`
 	// Progress, Problems and Done are a fsck's or export's replies: how far it is, findings
 	// (fsck's at the end, an export's damage as it is found), and the end of the stream.
-	Progress *wireProgress `json:"progress,omitempty"`
-	Problems []wireProblem `json:"problems,omitempty"`
-	Done     bool          `json:"done,omitempty"`
+	Progress *wireProgress          `json:"progress,omitempty"`
+	Problems []wired[vault.Problem] `json:"problems,omitempty"`
+	Done     bool                   `json:"done,omitempty"`
 	// Replace answers a replace request.
 	Replace *replaceReply `json:"replace,omitempty"`
 }
@@ -296,10 +293,8 @@ func fromWire(w *wireError) error {
 		return &kindError{msg: "daemon refused request: " + w.Msg}
 	}
 	for _, k := range kinds {
-		if k.kind == w.Code && k.remote != nil {
-			return &kindError{msg: w.Msg, sentinel: k.remote}
-		} else if k.kind == w.Code {
-			return &kindError{msg: w.Msg, sentinel: k.err}
+		if k.kind == w.Code {
+			return &kindError{msg: w.Msg, sentinel: cmp.Or(k.remote, k.err)}
 		}
 	}
 	return &kindError{msg: w.Msg}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/vaultui/vaultui/vault"
 )
 
 // chunkReader returns at most n bytes per Read, so that lines straddle reads.
@@ -129,7 +131,7 @@ func FuzzReadReply(f *testing.F) {
 		{V: ProtocolVersion, ID: 1, OK: true, PID: 42, Daemon: &DaemonInfo{PID: 42}},
 		{V: ProtocolVersion, ID: 2, Mounts: []MountInfo{{CipherDir: "/c", MountPoint: "/m", Since: now, Stats: Stats{ReadBps: 1.5}}}},
 		{V: ProtocolVersion, ID: 3, Error: &wireError{Code: KindDaemon, Msg: "no"}},
-		{V: ProtocolVersion, ID: 4, Events: []Event{{Seq: 1, Time: now, Kind: "mounted"}}, Conflicts: []wireConflict{{Path: "a\xff"}}},
+		{V: ProtocolVersion, ID: 4, Events: []Event{{Seq: 1, Time: now, Kind: "mounted"}}, Conflicts: wiredList([]vault.ConflictEntry{{Path: "a\xff"}})},
 	} {
 		lines, err := replyLines(resp)
 		if err != nil {

@@ -74,15 +74,17 @@ func (d *daemon) cleanStale() {
 	d.stale.mounts = left
 	for _, s := range news {
 		d.addReport(s)
-		d.eventStale(s)
+		detail := "cleaned up"
+		if !s.Cleaned {
+			detail = "cleanup failed: " + s.Error
+		}
+		d.events.add(Event{Kind: EventStale, CipherDir: s.CipherDir, MountPoint: s.MountPoint, Detail: detail})
 	}
 	// Earlier failures that are gone now (unmounted by hand or by "vaultui unmount"): a report
 	// not yet delivered must not claim they are still there.
-	for _, s := range prev {
-		for i := range d.stale.unreported {
-			if d.stale.unreported[i].MountPoint == s.MountPoint {
-				d.stale.unreported[i].Cleaned, d.stale.unreported[i].Error = true, ""
-			}
+	for i, u := range d.stale.unreported {
+		if _, gone := prev[u.MountPoint]; gone {
+			d.stale.unreported[i].Cleaned, d.stale.unreported[i].Error = true, ""
 		}
 	}
 }
@@ -90,14 +92,11 @@ func (d *daemon) cleanStale() {
 // addReport adds s to the undelivered report, replacing an entry for the same mount point
 // (a failure that a retry has since cleaned). The caller holds d.stale.
 func (d *daemon) addReport(s StaleMount) {
-	u := d.stale.unreported
-	for i := range u {
-		if u[i].MountPoint == s.MountPoint {
-			u[i] = s
-			return
-		}
+	if i := slices.IndexFunc(d.stale.unreported, func(u StaleMount) bool { return u.MountPoint == s.MountPoint }); i >= 0 {
+		d.stale.unreported[i] = s
+	} else {
+		d.stale.unreported = append(d.stale.unreported, s)
 	}
-	d.stale.unreported = append(u, s)
 }
 
 // takeReport hands out the undelivered stale mount report and forgets it; giveBackReport

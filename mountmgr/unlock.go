@@ -55,10 +55,18 @@ func unlockRequest(ctx context.Context, r *MountRequest) (*unlocked, error) {
 	if len(r.Exclude) > 0 {
 		return nil, errors.New("exclusion rules are for reverse mode only")
 	}
-	if r.MasterKey != nil {
-		return unlockMasterKey(r.CipherDir, r.MasterKey, r.ReadOnly)
+	f, err := vault.Open(r.CipherDir)
+	if err != nil {
+		return nil, err
 	}
-	return unlock(ctx, r.CipherDir, r.Password)
+	if r.MasterKey != nil {
+		return unlockMasterKey(f, r.MasterKey, r.ReadOnly)
+	}
+	v, err := f.Unlock(ctx, r.Password)
+	if err != nil {
+		return nil, err
+	}
+	return unlockedOf(v)
 }
 
 // unlockReverse unlocks the reverse config of the plaintext folder dir.
@@ -114,43 +122,24 @@ func (u *unlocked) using(fn func(*unlocked)) bool {
 	return true
 }
 
-func unlock(ctx context.Context, cipherDir string, password []byte) (*unlocked, error) {
-	f, err := vault.Open(cipherDir)
-	if err != nil {
-		return nil, err
-	}
-	v, err := f.Unlock(ctx, password)
-	if err != nil {
-		return nil, err
-	}
-	return unlockedOf(v)
-}
-
-// unlockMasterKey opens the vault with its master key (recovery). The key is checked on the
+// unlockMasterKey unlocks the vault f with its master key (recovery). The key is checked on the
 // vault's files first (vault.Folder.UnlockWithKey). A vault that holds too little to check it
 // is opened anyway only read-only, where a wrong key cannot damage anything (names do not
 // decrypt, contents fail authentication), with a notice saying so; read-write it is refused.
-func unlockMasterKey(cipherDir string, key []byte, readOnly bool) (*unlocked, error) {
-	f, err := vault.Open(cipherDir)
-	if err != nil {
-		return nil, err
-	}
+func unlockMasterKey(f *vault.Folder, key []byte, readOnly bool) (*unlocked, error) {
 	v, err := f.UnlockWithKey(key, false)
-	if errors.Is(err, vault.ErrKeyUnverifiable) && readOnly {
-		if v, err = f.UnlockWithKey(key, true); err != nil {
-			return nil, err
-		}
-		u, err := unlockedOf(v)
-		if err != nil {
-			return nil, err
-		}
-		u.notice = joinNotices(u.notice, "the vault holds too little to verify the master key: if its files do not show, the key is wrong")
-		return u, nil
+	unverified := errors.Is(err, vault.ErrKeyUnverifiable) && readOnly
+	if unverified {
+		v, err = f.UnlockWithKey(key, true)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return unlockedOf(v)
+	u, err := unlockedOf(v)
+	if err == nil && unverified {
+		u.notice = joinNotices(u.notice, "the vault holds too little to verify the master key: if its files do not show, the key is wrong")
+	}
+	return u, err
 }
 
 func joinNotices(a, b string) string {

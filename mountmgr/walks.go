@@ -44,21 +44,6 @@ type ExportRequest struct {
 	Force bool `json:",omitempty"`
 }
 
-// wireProblem is a vault.Problem on the wire.
-type wireProblem struct {
-	Path, CipherPath, Kind, Detail wireText
-	FirstBlock, LastBlock          int64
-}
-
-func toWireProblem(p vault.Problem) wireProblem {
-	return wireProblem{wireText(p.Path), wireText(p.CipherPath), wireText(p.Kind), wireText(p.Detail), p.FirstBlock, p.LastBlock}
-}
-
-func (p wireProblem) problem() vault.Problem {
-	return vault.Problem{Path: string(p.Path), CipherPath: string(p.CipherPath), Kind: string(p.Kind),
-		Detail: string(p.Detail), FirstBlock: p.FirstBlock, LastBlock: p.LastBlock}
-}
-
 // wireProgress is a vault.FsckProgress on the wire.
 type wireProgress struct {
 	Done, Total       int
@@ -125,7 +110,7 @@ func (d *daemon) serveWalk(conn net.Conn, req *request) {
 
 // walk runs the fsck or export of m with the key the daemon holds, which it keeps until the
 // walk ends, and returns fsck's findings.
-func (d *daemon) walk(ctx context.Context, m *mount, req *request, out *walkReplies) ([]wireProblem, error) {
+func (d *daemon) walk(ctx context.Context, m *mount, req *request, out *walkReplies) ([]wired[vault.Problem], error) {
 	// The vault is in use while the walk runs: no idle unmount, and the idle time starts
 	// again when it ends.
 	m.walks.Add(1)
@@ -154,12 +139,7 @@ func (d *daemon) walk(ctx context.Context, m *mount, req *request, out *walkRepl
 			Damaged:  out.damaged,
 		})
 	}
-	err = use.ended(err, m.info.CipherDir, req.Op)
-	wire := make([]wireProblem, len(problems))
-	for i, p := range problems {
-		wire[i] = toWireProblem(p)
-	}
-	return wire, err
+	return wiredList(problems), use.ended(err, m.info.CipherDir, req.Op)
 }
 
 // checkExportDest refuses an export request without a destination or with a relative one
@@ -198,9 +178,9 @@ type walkReplies struct {
 	cancel func()
 
 	mu      sync.Mutex
-	prog    *wireProgress // the latest progress not yet sent
-	found   []wireProblem // damage reports not yet sent
-	failed  bool          // a write failed, or the client closed its end: it is gone
+	prog    *wireProgress          // the latest progress not yet sent
+	found   []wired[vault.Problem] // damage reports not yet sent
+	failed  bool                   // a write failed, or the client closed its end: it is gone
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
@@ -225,7 +205,7 @@ func (r *walkReplies) progress(p vault.FsckProgress) {
 func (r *walkReplies) damaged(p vault.Problem) {
 	r.mu.Lock()
 	if !r.failed {
-		r.found = append(r.found, toWireProblem(p))
+		r.found = append(r.found, wired[vault.Problem]{p})
 	}
 	r.mu.Unlock()
 	r.signal()
@@ -379,7 +359,7 @@ func (c *Client) walk(ctx context.Context, req request, progress func(vault.Fsck
 					q.prog = &p
 				}
 				for _, p := range resp.Problems {
-					q.problems = append(q.problems, p.problem())
+					q.problems = append(q.problems, p.v)
 				}
 			}
 			ended := q.err != nil || q.end != nil

@@ -272,8 +272,8 @@ func sameTree(t *testing.T, a, b string) {
 // across the socket, where a JSON string would replace them.
 func TestWireTextKeepsBytes(t *testing.T) {
 	for _, s := range []string{"", "plain/name.txt", "bad \xff name", "\x1b[31m", "ü/\xc3"} {
-		p := toWireProblem(vault.Problem{Path: s, CipherPath: "c", Kind: format.KindContent, Detail: s + " failed", FirstBlock: 1, LastBlock: 2})
-		b, err := json.Marshal(response{Problems: []wireProblem{p}, Progress: &wireProgress{Path: wireText(s)}})
+		p := vault.Problem{Path: s, CipherPath: "c", Kind: format.KindContent, Detail: s + " failed", FirstBlock: 1, LastBlock: 2}
+		b, err := json.Marshal(response{Problems: wiredList([]vault.Problem{p}), Progress: &wireProgress{Path: wireText(s)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +281,7 @@ func TestWireTextKeepsBytes(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatalf("%q: %v (%s)", s, err, b)
 		}
-		got := back.Problems[0].problem()
+		got := back.Problems[0].v
 		if got.Path != s || got.Detail != s+" failed" || got.FirstBlock != 1 || got.LastBlock != 2 || string(back.Progress.Path) != s {
 			t.Errorf("%q came back as %+v, progress %q", s, got, back.Progress.Path)
 		}

@@ -2,10 +2,8 @@ package mountmgr
 
 import (
 	"encoding/json"
-	"time"
+	"reflect"
 	"unicode/utf8"
-
-	"github.com/vaultui/vaultui/vault"
 )
 
 // wireText carries text that comes from a vault (names, details) across the socket byte for
@@ -43,78 +41,75 @@ func (t *wireText) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// wireConflict is a vault.ConflictEntry on the wire.
-type wireConflict struct {
-	Kind                 wireText
-	Path, Of, CipherPath wireText
-	Tool, Date, Host     wireText
-	Size                 int64
-	Dir                  bool `json:",omitempty"`
-	ModTime              time.Time
-	Newer                wireText
-	Entries              int `json:",omitempty"`
+// wired is a vault value (a conflict, a settle's outcome, a finding) on the wire: its JSON is
+// the value's, with every string in it (in fields, lists and nested structs) a wireText.
+type wired[T any] struct{ v T }
+
+func (w wired[T]) MarshalJSON() ([]byte, error) {
+	out := reflect.New(wireType(reflect.TypeFor[T]())).Elem()
+	copyWire(out, reflect.ValueOf(w.v))
+	return json.Marshal(out.Interface())
 }
 
-func toWireConflicts(list []vault.ConflictEntry) []wireConflict {
-	out := make([]wireConflict, len(list))
-	for i, e := range list {
-		out[i] = wireConflict{Kind: wireText(e.Kind), Path: wireText(e.Path), Of: wireText(e.Of),
-			CipherPath: wireText(e.CipherPath), Tool: wireText(e.Tool), Date: wireText(e.Date),
-			Host: wireText(e.Host), Size: e.Size, Dir: e.Dir, ModTime: e.ModTime,
-			Newer: wireText(e.Newer), Entries: e.Entries}
+func (w *wired[T]) UnmarshalJSON(b []byte) error {
+	in := reflect.New(wireType(reflect.TypeFor[T]()))
+	if err := json.Unmarshal(b, in.Interface()); err != nil {
+		return err
+	}
+	copyWire(reflect.ValueOf(&w.v).Elem(), in.Elem())
+	return nil
+}
+
+// wireType is t with its strings made wireText: the same fields, names and tags, so text that
+// is UTF-8 encodes as it would in t. A struct with JSON of its own (time.Time) stays as it is.
+func wireType(t reflect.Type) reflect.Type {
+	switch t.Kind() {
+	case reflect.String:
+		return reflect.TypeFor[wireText]()
+	case reflect.Slice:
+		return reflect.SliceOf(wireType(t.Elem()))
+	case reflect.Struct:
+		if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+			return t
+		}
+		fields := make([]reflect.StructField, t.NumField())
+		for i := range fields {
+			fields[i] = t.Field(i)
+			fields[i].Type = wireType(fields[i].Type)
+		}
+		return reflect.StructOf(fields)
+	}
+	return t
+}
+
+// copyWire sets dst to src, one of a type and the other of its wireType.
+func copyWire(dst, src reflect.Value) {
+	switch {
+	case dst.Type() == src.Type():
+		dst.Set(src)
+	case dst.Kind() == reflect.String:
+		dst.SetString(src.String())
+	case dst.Kind() == reflect.Slice:
+		if !src.IsNil() {
+			dst.Set(reflect.MakeSlice(dst.Type(), src.Len(), src.Len()))
+			for i := range src.Len() {
+				copyWire(dst.Index(i), src.Index(i))
+			}
+		}
+	default: // a struct: field by field; JSON has no unexported ones
+		for i := range dst.NumField() {
+			if dst.Type().Field(i).IsExported() {
+				copyWire(dst.Field(i), src.Field(i))
+			}
+		}
+	}
+}
+
+// wiredList is list on the wire.
+func wiredList[T any](list []T) []wired[T] {
+	out := make([]wired[T], len(list))
+	for i, v := range list {
+		out[i] = wired[T]{v}
 	}
 	return out
-}
-
-func (e wireConflict) entry() vault.ConflictEntry {
-	return vault.ConflictEntry{Kind: vault.ConflictKind(e.Kind), Path: string(e.Path), Of: string(e.Of),
-		CipherPath: string(e.CipherPath), Tool: string(e.Tool), Date: string(e.Date),
-		Host: string(e.Host), Size: e.Size, Dir: e.Dir, ModTime: e.ModTime,
-		Newer: string(e.Newer), Entries: e.Entries}
-}
-
-// wireSettled is a vault.Settled on the wire.
-type wireSettled struct {
-	Moved       []wireMoved
-	DirIVCopies []wireText
-}
-
-// wireMoved is a vault.MovedEntry on the wire.
-type wireMoved struct {
-	Path, Of, To wireText
-	Renamed      bool
-}
-
-func toWireSettled(s vault.Settled) wireSettled {
-	var w wireSettled
-	if s.Moved != nil {
-		w.Moved = make([]wireMoved, len(s.Moved))
-		for i, m := range s.Moved {
-			w.Moved[i] = wireMoved{wireText(m.Path), wireText(m.Of), wireText(m.To), m.Renamed}
-		}
-	}
-	if s.DirIVCopies != nil {
-		w.DirIVCopies = make([]wireText, len(s.DirIVCopies))
-		for i, p := range s.DirIVCopies {
-			w.DirIVCopies[i] = wireText(p)
-		}
-	}
-	return w
-}
-
-func (w wireSettled) settled() vault.Settled {
-	var s vault.Settled
-	if w.Moved != nil {
-		s.Moved = make([]vault.MovedEntry, len(w.Moved))
-		for i, m := range w.Moved {
-			s.Moved[i] = vault.MovedEntry{Path: string(m.Path), Of: string(m.Of), To: string(m.To), Renamed: m.Renamed}
-		}
-	}
-	if w.DirIVCopies != nil {
-		s.DirIVCopies = make([]string, len(w.DirIVCopies))
-		for i, p := range w.DirIVCopies {
-			s.DirIVCopies[i] = string(p)
-		}
-	}
-	return s
 }

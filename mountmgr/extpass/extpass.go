@@ -60,8 +60,6 @@ type Options struct {
 	// Stderr also receives the program's standard error as it comes (a front end shows its
 	// prompts and messages); nil: only its first line is kept, for the error.
 	Stderr io.Writer
-	// Env is the program's environment; nil: this process's.
-	Env []string
 }
 
 // Split makes a command string an argument vector the way gocryptfs's -extpass does: on
@@ -90,7 +88,6 @@ func Run(ctx context.Context, argv []string, opts Options) ([]byte, error) {
 	out := &lineWriter{buf: make([]byte, 0, MaxLen+1)}
 	errs := &firstLine{also: opts.Stderr}
 	cmd := exec.CommandContext(ctx, name, argv[1:]...)
-	cmd.Env = opts.Env
 	cmd.Stdout, cmd.Stderr = out, errs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var fg *foreground

@@ -29,7 +29,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -75,9 +75,9 @@ type Config struct {
 	// a night's sleep; the figures go to Result.Cold.
 	Cold bool
 	// RepoFiles is the size of the git repository the real-world workloads clone, check out
-	// and grep (default 10000 files); RepoChanged of them differ on its second branch
-	// (default a tenth). Without git(1) those workloads are skipped.
-	RepoFiles, RepoChanged int
+	// and grep (default 10000 files); a tenth of them differ on its second branch. Without
+	// git(1) those workloads are skipped.
+	RepoFiles int
 	// Transactions is how many SQLite transactions to commit (default 5000); without
 	// sqlite3(1) that workload is skipped.
 	Transactions int
@@ -196,7 +196,7 @@ func withCold(warm []Metric) []Metric {
 // the same round (>1: target is faster). Ratios of one round share that round's machine load,
 // so their median is steadier than a ratio of medians. A metric either side lacks is 0.
 func (rep Report) Ratios(target, base string) []float64 {
-	ti, bi := rep.index(target), rep.index(base)
+	ti, bi := slices.Index(rep.Targets, target), slices.Index(rep.Targets, base)
 	out := make([]float64, len(Metrics))
 	if ti < 0 || bi < 0 {
 		return out
@@ -220,15 +220,6 @@ func (rep Report) Ratios(target, base string) []float64 {
 		out[m] = medianOf(v)
 	}
 	return out
-}
-
-func (rep Report) index(target string) int {
-	for i, t := range rep.Targets {
-		if t == target {
-			return i
-		}
-	}
-	return -1
 }
 
 const (
@@ -271,7 +262,7 @@ func Run(ctx context.Context, cfg Config, report func(round int, r []Result)) (R
 		cfg.UntarFrom = tarball
 	}
 	if _, err := exec.LookPath("git"); err == nil {
-		if cfg.repo, err = makeRepo(cfg.Dir, cfg.RepoFiles, cfg.RepoChanged); err != nil {
+		if cfg.repo, err = makeRepo(cfg.Dir, cfg.RepoFiles); err != nil {
 			return rep, err
 		}
 		defer os.RemoveAll(cfg.repo)
@@ -332,9 +323,6 @@ func (cfg *Config) setDefaults() {
 	}
 	if cfg.RepoFiles <= 0 {
 		cfg.RepoFiles = 10000
-	}
-	if cfg.RepoChanged <= 0 {
-		cfg.RepoChanged = cfg.RepoFiles / 10
 	}
 	if cfg.Transactions <= 0 {
 		cfg.Transactions = 5000
@@ -519,11 +507,10 @@ func measurePass(ctx context.Context, cfg Config, dir string, r *Result, cold bo
 		if err := settle(cold, false); err != nil {
 			return err
 		}
-		start := time.Now()
-		if out, err := exec.CommandContext(ctx, "tar", "-xf", cfg.UntarFrom, "-C", dest).CombinedOutput(); err != nil {
-			return fmt.Errorf("untar: %w: %s", err, out)
+		var err error
+		if r.UntarSeconds, _, err = timed(exec.CommandContext(ctx, "tar", "-xf", cfg.UntarFrom, "-C", dest)); err != nil {
+			return err
 		}
-		r.UntarSeconds = time.Since(start).Seconds()
 	}
 	return measureRealWorld(ctx, cfg, dir, &r.RealWorld, cold)
 }
@@ -672,12 +659,8 @@ func measureFiles(ctx context.Context, cfg Config, parent string, r *Result, col
 	if err := settle(cold, true); err != nil {
 		return err
 	}
-	start = time.Now()
-	if out, err := exec.CommandContext(ctx, "rm", "-rf", dir).CombinedOutput(); err != nil {
-		return fmt.Errorf("rm -rf: %w: %s", err, out)
-	}
-	r.DeleteSeconds = time.Since(start).Seconds()
-	return nil
+	r.DeleteSeconds, _, err = timed(exec.CommandContext(ctx, "rm", "-rf", dir))
+	return err
 }
 
 // makeTarball tars src into dir once, so every target untars the same bytes.
@@ -750,7 +733,7 @@ func medianOf(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
-	sort.Float64s(v)
+	slices.Sort(v)
 	if len(v)%2 == 1 {
 		return v[len(v)/2]
 	}
@@ -897,7 +880,8 @@ func ServeLoopbackChild(ctx context.Context, ready io.Writer) error {
 }
 
 // startChild starts cmd with its output going to logPath, and kills it should the bench die.
-func startChild(cmd *exec.Cmd, logPath string) (*os.File, error) {
+// done gets its exit.
+func startChild(cmd *exec.Cmd, logPath string) (done chan error, err error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -911,7 +895,9 @@ func startChild(cmd *exec.Cmd, logPath string) (*os.File, error) {
 		logf.Close()
 		return nil, err
 	}
-	return logf, nil
+	done = make(chan error, 1)
+	go func() { done <- cmd.Wait(); logf.Close() }()
+	return done, nil
 }
 
 // childError adds the tail of a child's log to err.
@@ -955,12 +941,10 @@ func mountLoopbackChild(ctx context.Context, exe, work, backing, mnt string) (*s
 		return nil, err
 	}
 	logPath := filepath.Join(work, "loopback.log")
-	logf, err := startChild(cmd, logPath)
+	done, err := startChild(cmd, logPath)
 	if err != nil {
 		return nil, err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait(); logf.Close() }()
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if strings.TrimSpace(line) != "ready" {
 		<-done
@@ -1022,12 +1006,10 @@ func mountVaultui(ctx context.Context, exe, work, backing, mnt string, c Kind) (
 	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+run, "XDG_CONFIG_HOME="+config, "XDG_STATE_HOME="+state)
 	cmd.Dir = "/"
 	logPath := filepath.Join(work, "daemon.log")
-	logf, err := startChild(cmd, logPath)
+	done, err := startChild(cmd, logPath)
 	if err != nil {
 		return nil, err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait(); logf.Close() }()
 	stop := func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -1085,12 +1067,10 @@ func mountGocryptfs(ctx context.Context, bin, backing, mnt string) (*server, err
 	}
 	cmd := exec.Command(bin, "-f", "-q", "-passfile", pf, backing, mnt)
 	logPath := backing + ".log"
-	logf, err := startChild(cmd, logPath)
+	done, err := startChild(cmd, logPath)
 	if err != nil {
 		return nil, err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait(); logf.Close() }()
 	for deadline := time.Now().Add(15 * time.Second); !isMounted(mnt); {
 		select {
 		case exitErr := <-done:

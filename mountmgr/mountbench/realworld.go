@@ -19,7 +19,7 @@ type RealWorld struct {
 	CloneSeconds       float64 // git clone --no-hardlinks of the bench's repository
 	StatusSeconds      float64 // the first git status after the clone
 	StatusAgainSeconds float64 // the second and third, averaged
-	CheckoutSeconds    float64 // git checkout of the branch that changes RepoChanged files
+	CheckoutSeconds    float64 // git checkout of the branch that changes a tenth of the files
 	SQLiteSeconds      float64 // Transactions small transactions, synchronous=FULL
 	GrepSeconds        float64 // grep -r over the checked-out tree
 	GrepAgainSeconds   float64 // the same again
@@ -40,8 +40,8 @@ var gitEnv = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/d
 	"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@example.org")
 
 // makeRepo makes a bare git repository of files text files in dir, the same bytes every time:
-// branch main, and branch other changing changed of them. Files sit 100 to a directory.
-func makeRepo(dir string, files, changed int) (string, error) {
+// branch main, and branch other changing a tenth of them. Files sit 100 to a directory.
+func makeRepo(dir string, files int) (string, error) {
 	repo, err := os.MkdirTemp(dir, "vaultui-bench-repo-")
 	if err != nil {
 		return "", err
@@ -70,6 +70,7 @@ func makeRepo(dir string, files, changed int) (string, error) {
 	fmt.Fprintf(&stream, "\ncommit refs/heads/other\ncommitter bench <bench@example.org> 1700000100 +0000\n")
 	blob(&stream, []byte("change some files"))
 	fmt.Fprintf(&stream, "from :1\n")
+	changed := files / 10
 	step := max(files/max(changed, 1), 1)
 	for k, i := 0, 0; k < changed && i < files; k, i = k+1, i+step {
 		fmt.Fprintf(&stream, "M 100644 inline %s\n", path(i))

@@ -242,9 +242,9 @@ type response struct {
 	Settled   *wired[vault.Settled]        `json:"settled,omitempty"`
 	// Progress, Problems and Done are a fsck's or export's replies: how far it is, findings
 	// (fsck's at the end, an export's damage as it is found), and the end of the stream.
-	Progress *wireProgress          `json:"progress,omitempty"`
-	Problems []wired[vault.Problem] `json:"problems,omitempty"`
-	Done     bool                   `json:"done,omitempty"`
+	Progress *wired[vault.FsckProgress] `json:"progress,omitempty"`
+	Problems []wired[vault.Problem]     `json:"problems,omitempty"`
+	Done     bool                       `json:"done,omitempty"`
 	// Replace answers a replace request.
 	Replace *replaceReply `json:"replace,omitempty"`
 }

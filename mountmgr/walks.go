@@ -44,19 +44,6 @@ type ExportRequest struct {
 	Force bool `json:",omitempty"`
 }
 
-// wireProgress is a vault.FsckProgress on the wire.
-type wireProgress struct {
-	Done, Total       int
-	Bytes, TotalBytes int64
-	Path              wireText `json:",omitempty"`
-	Counting          bool     `json:",omitempty"`
-}
-
-func (p wireProgress) progress() vault.FsckProgress {
-	return vault.FsckProgress{Done: p.Done, Total: p.Total, Bytes: p.Bytes, TotalBytes: p.TotalBytes,
-		Path: string(p.Path), Counting: p.Counting}
-}
-
 // serveWalk runs a fsck or export request on conn, which it then leaves to be closed.
 func (d *daemon) serveWalk(conn net.Conn, req *request) {
 	fail := func(err error) { d.sendWalk(conn, &response{ID: req.ID, Done: true, Error: toWire(err)}) }
@@ -178,9 +165,9 @@ type walkReplies struct {
 	cancel func()
 
 	mu      sync.Mutex
-	prog    *wireProgress          // the latest progress not yet sent
-	found   []wired[vault.Problem] // damage reports not yet sent
-	failed  bool                   // a write failed, or the client closed its end: it is gone
+	prog    *wired[vault.FsckProgress] // the latest progress not yet sent
+	found   []wired[vault.Problem]     // damage reports not yet sent
+	failed  bool                       // a write failed, or the client closed its end: it is gone
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
@@ -195,8 +182,7 @@ func newWalkReplies(d *daemon, conn net.Conn, id uint64, cancel func()) *walkRep
 
 func (r *walkReplies) progress(p vault.FsckProgress) {
 	r.mu.Lock()
-	r.prog = &wireProgress{Done: p.Done, Total: p.Total, Bytes: p.Bytes, TotalBytes: p.TotalBytes,
-		Path: wireText(p.Path), Counting: p.Counting}
+	r.prog = &wired[vault.FsckProgress]{p}
 	r.mu.Unlock()
 	r.signal()
 }
@@ -355,7 +341,7 @@ func (c *Client) walk(ctx context.Context, req request, progress func(vault.Fsck
 				q.end = resp
 			default:
 				if resp.Progress != nil {
-					p := resp.Progress.progress()
+					p := resp.Progress.v
 					q.prog = &p
 				}
 				for _, p := range resp.Problems {

@@ -273,7 +273,7 @@ func sameTree(t *testing.T, a, b string) {
 func TestWireTextKeepsBytes(t *testing.T) {
 	for _, s := range []string{"", "plain/name.txt", "bad \xff name", "\x1b[31m", "ü/\xc3"} {
 		p := vault.Problem{Path: s, CipherPath: "c", Kind: format.KindContent, Detail: s + " failed", FirstBlock: 1, LastBlock: 2}
-		b, err := json.Marshal(response{Problems: wiredList([]vault.Problem{p}), Progress: &wireProgress{Path: wireText(s)}})
+		b, err := json.Marshal(response{Problems: wiredList([]vault.Problem{p}), Progress: &wired[vault.FsckProgress]{vault.FsckProgress{Path: s}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,8 +282,8 @@ func TestWireTextKeepsBytes(t *testing.T) {
 			t.Fatalf("%q: %v (%s)", s, err, b)
 		}
 		got := back.Problems[0].v
-		if got.Path != s || got.Detail != s+" failed" || got.FirstBlock != 1 || got.LastBlock != 2 || string(back.Progress.Path) != s {
-			t.Errorf("%q came back as %+v, progress %q", s, got, back.Progress.Path)
+		if got.Path != s || got.Detail != s+" failed" || got.FirstBlock != 1 || got.LastBlock != 2 || back.Progress.v.Path != s {
+			t.Errorf("%q came back as %+v, progress %q", s, got, back.Progress.v.Path)
 		}
 	}
 }

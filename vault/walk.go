@@ -36,8 +36,8 @@ var (
 type FsckProgress struct {
 	Done, Total       int
 	Bytes, TotalBytes int64
-	Path              string
-	Counting          bool
+	Path              string `json:",omitempty"`
+	Counting          bool   `json:",omitempty"`
 }
 
 // progressStep is how much file content is read between two reports within a file, so a

@@ -48,12 +48,9 @@ func OpensIn(c crypto.CipherID) vault.Compat { return vault.DefaultFormat().Open
 // KindOf reads what a registered vault is from its folder (vault.Open): its format, and its
 // content cipher from its config. A reverse entry's folder must be prepared for reverse mode.
 func KindOf(e registry.Entry) (Kind, error) {
-	f, err := vault.Open(e.CipherDir)
+	f, err := openEntry(e)
 	if err != nil {
 		return Kind{}, err
-	}
-	if e.Reverse && !f.Format.Can.ReverseView {
-		return Kind{}, notReverse(e.CipherDir, f.Format)
 	}
 	i, err := f.Info()
 	if err != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
@@ -17,12 +18,7 @@ type Kind struct {
 }
 
 // Long names the vault's cipher in a sentence: the content cipher, or the format in full.
-func (k Kind) Long() string {
-	if k.Detail != "" {
-		return k.Detail
-	}
-	return k.Label()
-}
+func (k Kind) Long() string { return cmp.Or(k.Detail, k.Label()) }
 
 // Label names the vault's cipher in a list: the content cipher, or the format's name where
 // the format fixes it ("Cryptomator").

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -72,13 +73,7 @@ type Finding struct {
 
 // FindingOf describes one fsck problem. Every text in it is escaped for a terminal.
 func FindingOf(p vault.Problem) Finding {
-	where := p.Path
-	if where == "" {
-		where = p.CipherPath
-	}
-	if where == "" {
-		where = "."
-	}
+	where := cmp.Or(p.Path, p.CipherPath, ".")
 	what := oneLine(p.Detail)
 	if p.FirstBlock >= 0 && p.LastBlock >= p.FirstBlock {
 		if p.FirstBlock == p.LastBlock {

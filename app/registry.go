@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -240,9 +241,7 @@ func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, erro
 // nameAndMountPoint are the name and the mount point of the vault in dir: those given, or
 // their defaults (DefaultName, ~/Vaults/NAME); the name valid, the mount point absolute.
 func nameAndMountPoint(dir, name, mp string) (string, string, error) {
-	if name == "" {
-		name = DefaultName(dir)
-	}
+	name = cmp.Or(name, DefaultName(dir))
 	if err := registry.ValidateName(name); err != nil {
 		return "", "", err
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,10 +60,7 @@ func (s *Speed) Cached(dir string) (r SpeedReport, ok bool) {
 		cs.MBps = cs.Figure().Median
 		r.Ciphers = append(r.Ciphers, cs)
 	}
-	if dir == "" {
-		dir = s.DefaultDir
-	}
-	key, _, err := fileSystem(dir)
+	key, _, err := fileSystem(cmp.Or(dir, s.DefaultDir))
 	challenger, ok := r.challenger()
 	if err != nil || !ok {
 		return r, true

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -212,11 +213,7 @@ func (o *completion) vaults(e *env) {
 }
 
 func (o *completion) print(w io.Writer) {
-	shell := o.shell
-	if shell == "" {
-		shell = "none"
-	}
-	fmt.Fprintln(w, shell)
+	fmt.Fprintln(w, cmp.Or(o.shell, "none"))
 	for _, word := range o.words {
 		fmt.Fprintf(w, "%s\t%s\n", word[0], word[1])
 	}

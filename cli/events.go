@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -87,12 +88,6 @@ examples:
 // printEvent prints one event on one line: local time, vault, what happened. The daemon
 // escaped its text already.
 func printEvent(w io.Writer, ev app.NamedEvent) {
-	vault := ev.Name
-	if vault == "" {
-		vault = ev.CipherDir
-	}
-	if vault == "" {
-		vault = "-"
-	}
+	vault := cmp.Or(ev.Name, ev.CipherDir, "-")
 	fmt.Fprintf(w, "%s  %s  %s\n", ev.Time.Local().Format("2006-01-02 15:04:05"), vault, ev.Summary())
 }

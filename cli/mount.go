@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -451,11 +452,7 @@ examples:
 func unmountAll(e *env) error {
 	res, err := e.app.UnmountAll(e.ctx)
 	for _, m := range res.Unmounted {
-		name := m.Name
-		if name == "" {
-			name = m.CipherDir
-		}
-		fmt.Fprintf(e.stdout, "Unmounted %s from %s\n", name, m.MountPoint)
+		fmt.Fprintf(e.stdout, "Unmounted %s from %s\n", cmp.Or(m.Name, m.CipherDir), m.MountPoint)
 	}
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -515,12 +516,7 @@ func (e *env) openWalker(arg string, src *passSource) (*app.Walker, registry.Ent
 }
 
 // displayName names a vault in messages: its registry name, else its path.
-func displayName(e registry.Entry) string {
-	if e.Name != "" {
-		return e.Name
-	}
-	return e.CipherDir
-}
+func displayName(e registry.Entry) string { return cmp.Or(e.Name, e.CipherDir) }
 
 // statusLine draws one self-overwriting line on a terminal, at most ten times a second
 // unless told to at once; elsewhere it draws nothing.

@@ -81,13 +81,7 @@ var commands = []*command{
 
 // visibleCommands are the commands help, the man page and completion present.
 func visibleCommands(table []*command) []*command {
-	var cs []*command
-	for _, c := range table {
-		if !c.hidden {
-			cs = append(cs, c)
-		}
-	}
-	return cs
+	return slices.DeleteFunc(slices.Clone(table), func(c *command) bool { return c.hidden })
 }
 
 func lookup(table []*command, name string) *command {

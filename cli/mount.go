@@ -153,20 +153,14 @@ examples:
 			if *rw {
 				req.ReadOnly, req.ReadWrite = false, true
 			}
-			if *reverse {
-				req.Reverse = true
-			}
-			if *shared {
-				req.SharedStorage = true
-			}
+			req.Reverse = req.Reverse || *reverse
+			req.SharedStorage = req.SharedStorage || *shared
 			if req.Reverse && req.SharedStorage {
 				return e.usage("--sharedstorage is for vaults mounted from several machines, not for a reverse view")
 			}
 			// Recovery is read-only (the daemon enforces it too).
 			req.ForceDecode, req.BadNames = *forceDecode, badNames
-			if *forceDecode {
-				req.ReadOnly = true
-			}
+			req.ReadOnly = req.ReadOnly || *forceDecode
 			for _, p := range badNames {
 				if _, err := path.Match(p, ""); err != nil {
 					return e.usage("--badname %q: %v", p, err)

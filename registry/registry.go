@@ -259,13 +259,9 @@ func Load(path string) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading registry: %w", err)
 	}
-	corrupt := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s (fix or move the file away; vaultui will not overwrite it)",
-			ErrCorrupt, path, fmt.Sprintf(format, args...))
-	}
 	vaults, extra, err := parse(data)
 	if err != nil {
-		return nil, corrupt("%v", err)
+		return nil, fmt.Errorf("%w: %s: %v (fix or move the file away; vaultui will not overwrite it)", ErrCorrupt, path, err)
 	}
 	if err := checkExtPassTrust(path, vaults); err != nil {
 		return nil, fmt.Errorf("reading registry: %w", err)

@@ -32,6 +32,11 @@ type command struct {
 
 type runFunc func(e *env, args []string) error
 
+// noFlags is the setup of a command without flags of its own.
+func noFlags(run runFunc) func(*flag.FlagSet) runFunc {
+	return func(*flag.FlagSet) runFunc { return run }
+}
+
 // Groups in "vaultui help".
 const (
 	groupVaults   = "Vaults"

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/registry"
 	"github.com/vaultui/vaultui/vault"
@@ -17,12 +18,7 @@ type Kind struct {
 }
 
 // Long names the vault's cipher in a sentence: the content cipher, or the format in full.
-func (k Kind) Long() string {
-	if k.Detail != "" {
-		return k.Detail
-	}
-	return k.Label()
-}
+func (k Kind) Long() string { return cmp.Or(k.Detail, k.Label()) }
 
 // Label names the vault's cipher in a list: the content cipher, or the format's name where
 // the format fixes it ("Cryptomator").
@@ -48,12 +44,9 @@ func OpensIn(c crypto.CipherID) vault.Compat { return vault.DefaultFormat().Open
 // KindOf reads what a registered vault is from its folder (vault.Open): its format, and its
 // content cipher from its config. A reverse entry's folder must be prepared for reverse mode.
 func KindOf(e registry.Entry) (Kind, error) {
-	f, err := vault.Open(e.CipherDir)
+	f, err := openEntry(e)
 	if err != nil {
 		return Kind{}, err
-	}
-	if e.Reverse && !f.Format.Can.ReverseView {
-		return Kind{}, notReverse(e.CipherDir, f.Format)
 	}
 	i, err := f.Info()
 	if err != nil {

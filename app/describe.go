@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -27,19 +28,21 @@ func Describe(i vault.Info) []Fact {
 // Info reads what a registered vault's files say (vault.Folder.Info): a reverse entry's
 // folder must be prepared for reverse mode.
 func Info(e registry.Entry) (vault.Info, error) {
-	f, err := vault.Open(e.CipherDir)
+	f, err := openEntry(e)
 	if err != nil {
 		return vault.Info{}, err
-	}
-	if e.Reverse && !f.Format.Can.ReverseView {
-		return vault.Info{}, notReverse(e.CipherDir, f.Format)
 	}
 	return f.Info()
 }
 
-// notReverse is the error for a reverse entry whose folder holds a vault of format f.
-func notReverse(dir string, f *vault.Format) error {
-	return fmt.Errorf("%s: %w: it is a %s vault, not a plaintext folder prepared for reverse mode (%s)", dir, vault.ErrNotFound, f.Name, gocryptfs.ReverseConfName)
+// openEntry opens a registered vault's folder (vault.Open), refusing a reverse entry whose
+// folder holds a vault of its own.
+func openEntry(e registry.Entry) (*vault.Folder, error) {
+	f, err := vault.Open(e.CipherDir)
+	if err == nil && e.Reverse && !f.Format.Can.ReverseView {
+		return nil, fmt.Errorf("%s: %w: it is a %s vault, not a plaintext folder prepared for reverse mode (%s)", e.CipherDir, vault.ErrNotFound, f.Format.Name, gocryptfs.ReverseConfName)
+	}
+	return f, err
 }
 
 // ReverseView is how every front end names what a reverse vault mounts.
@@ -70,13 +73,7 @@ type Finding struct {
 
 // FindingOf describes one fsck problem. Every text in it is escaped for a terminal.
 func FindingOf(p vault.Problem) Finding {
-	where := p.Path
-	if where == "" {
-		where = p.CipherPath
-	}
-	if where == "" {
-		where = "."
-	}
+	where := cmp.Or(p.Path, p.CipherPath, ".")
 	what := oneLine(p.Detail)
 	if p.FirstBlock >= 0 && p.LastBlock >= p.FirstBlock {
 		if p.FirstBlock == p.LastBlock {

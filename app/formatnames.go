@@ -6,37 +6,29 @@ import (
 	"github.com/vaultui/vaultui/vault"
 )
 
-// vaultFormats are the formats of the vaults vaultui creates, opens and mounts, from the
-// table (vault.Formats): all but the reverse view, which is a prepared plaintext folder.
-func vaultFormats() []*vault.Format {
-	var out []*vault.Format
-	for _, f := range vault.Formats() {
-		if !f.Can.ReverseView {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // FormatNames names the vault formats in a sentence, joined by conj ("and", "or"):
 // "gocryptfs and Cryptomator". The front ends' presentations of vaultui (help, the man page,
 // the terminal app) take it from here, so a format added to the table shows in them.
 func FormatNames(conj string) string {
-	var names []string
-	for _, f := range vaultFormats() {
-		names = append(names, f.Name)
-	}
-	return joinWords(names, conj)
+	return formatWords(conj, func(f *vault.Format) string { return f.Name })
 }
 
 // FormatMarkers names the files that make a folder a vault, joined by conj:
 // "gocryptfs.conf or vault.cryptomator".
 func FormatMarkers(conj string) string {
-	var names []string
-	for _, f := range vaultFormats() {
-		names = append(names, f.Marker)
+	return formatWords(conj, func(f *vault.Format) string { return f.Marker })
+}
+
+// formatWords joins what of says of each format of the vaults vaultui creates, opens and
+// mounts (vault.Formats): all but the reverse view, which is a prepared plaintext folder.
+func formatWords(conj string, of func(*vault.Format) string) string {
+	var words []string
+	for _, f := range vault.Formats() {
+		if !f.Can.ReverseView {
+			words = append(words, of(f))
+		}
 	}
-	return joinWords(names, conj)
+	return joinWords(words, conj)
 }
 
 // joinWords joins words as a sentence does: "a", "a and b", "a, b and c".

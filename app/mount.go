@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -130,10 +131,7 @@ func (a *App) CheckMount(r MountRequest) error {
 		mounts, _ := a.kernelMounts()
 		for _, m := range mounts {
 			if mid, err := vault.IDOf(m.CipherDir); err == nil && mid == id && !mountmgr.IsStale(m.MountPoint) {
-				what := r.Vault.Name
-				if what == "" {
-					what = "vault " + r.Vault.CipherDir
-				}
+				what := cmp.Or(r.Vault.Name, "vault "+r.Vault.CipherDir)
 				return mountmgr.ErrorOf(mountmgr.ErrAlreadyMounted, "%s is already mounted at %s", termsafe.Escape(what), termsafe.Escape(m.MountPoint))
 			}
 		}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,12 +59,7 @@ func (e *PasswordNeededError) Error() string {
 // password that failed is not the user's wrong password.
 func (e *PasswordNeededError) Is(target error) bool { return target == ErrPasswordNeeded }
 
-func (v Vault) display() string {
-	if v.Name != "" {
-		return v.Name
-	}
-	return v.CipherDir
-}
+func (v Vault) display() string { return cmp.Or(v.Name, v.CipherDir) }
 
 // KeyringAction is what a use case did to the vault's keyring entry.
 type KeyringAction int

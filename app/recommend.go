@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -37,13 +38,7 @@ func (r Recommendation) Lines() []string { return nonEmpty(r.Gain, r.Cost) }
 func (r Recommendation) Details() []string { return nonEmpty(r.Method, r.Write, r.Compat) }
 
 func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
+	return slices.DeleteFunc(ss, func(s string) bool { return s == "" })
 }
 
 // Times is cipher c's speed relative to AES-256-GCM as every front end writes it ("3.6x"),

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -138,15 +139,17 @@ func (a *App) LockPolicyWorks(ctx context.Context) error { return a.lockWorks(ct
 // it can work, never where it cannot, so no vault is promised a lock that will not happen.
 func DefaultLock(works error) string { return mountmgr.DefaultLockPolicy(works) }
 
-// defaultLock is the lock policy of a new vault and, when it is never because the others
-// cannot work here, a note saying so.
-func (a *App) defaultLock(ctx context.Context) (string, error) {
-	works := a.lockWorks(ctx)
-	p := DefaultLock(works)
-	if works != nil {
-		return p, fmt.Errorf("lock policy %s: %w", p, works)
+// lockOf is the lock policy of a new vault: lock, checked, or when "" the default
+// (DefaultLock) with, when that is never because the others cannot work here, a note saying so.
+func (a *App) lockOf(ctx context.Context, lock string) (policy string, note, err error) {
+	if lock != "" {
+		return lock, nil, registry.ValidateLockPolicy(lock)
 	}
-	return p, nil
+	works := a.lockWorks(ctx)
+	if policy = DefaultLock(works); works != nil {
+		note = fmt.Errorf("lock policy %s: %w", policy, works)
+	}
+	return policy, note, nil
 }
 
 // LockProblem says why policy does nothing here (works is LockPolicyWorks's answer), or nil.
@@ -223,11 +226,8 @@ func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, erro
 	if err := checkNewNesting(dir, mp); err != nil {
 		return registry.Entry{}, nil, err
 	}
-	var lockNote error
-	lock := r.Lock
-	if lock == "" {
-		lock, lockNote = a.defaultLock(ctx)
-	} else if err := registry.ValidateLockPolicy(lock); err != nil {
+	lock, lockNote, err := a.lockOf(ctx, r.Lock)
+	if err != nil {
 		return registry.Entry{}, nil, err
 	}
 	regPath, err := a.registryPath()
@@ -241,9 +241,7 @@ func (a *App) CheckCreate(ctx context.Context, r NewVault) (registry.Entry, erro
 // nameAndMountPoint are the name and the mount point of the vault in dir: those given, or
 // their defaults (DefaultName, ~/Vaults/NAME); the name valid, the mount point absolute.
 func nameAndMountPoint(dir, name, mp string) (string, string, error) {
-	if name == "" {
-		name = DefaultName(dir)
-	}
+	name = cmp.Or(name, DefaultName(dir))
 	if err := registry.ValidateName(name); err != nil {
 		return "", "", err
 	}
@@ -352,15 +350,14 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 	if err != nil {
 		return Added{}, err
 	}
-	out := Added{Kind: kind}
-	lock := r.Lock
-	if lock == "" {
-		lock, out.LockNote = a.defaultLock(ctx)
-	} else if err := registry.ValidateLockPolicy(lock); err != nil {
+	lock, lockNote, err := a.lockOf(ctx, r.Lock)
+	if err != nil {
 		return Added{}, err
-	} else {
-		out.LockNote = LockProblem(lock, a.lockWorks(ctx))
 	}
+	if r.Lock != "" {
+		lockNote = LockProblem(lock, a.lockWorks(ctx))
+	}
+	out := Added{Kind: kind, LockNote: lockNote}
 	if err := mountmgr.CheckNesting(dir, mp); err != nil {
 		return Added{}, err
 	}
@@ -417,11 +414,6 @@ type Edited struct {
 // Edit changes the options of the vault registered as name, under the registry's lock. A
 // mount point is checked as mount checks it, now rather than at the first mount.
 func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
-	if ed.Lock != nil {
-		if err := registry.ValidateLockPolicy(*ed.Lock); err != nil {
-			return Edited{}, err
-		}
-	}
 	if ed.Idle != nil && *ed.Idle < 0 {
 		return Edited{}, fmt.Errorf("idle unmount %s: want 0 (never) or more", *ed.Idle)
 	}
@@ -437,12 +429,11 @@ func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 		}
 		var err error
 		out.Entry, err = reg.Update(entry.Name, func(v *registry.Entry) error {
-			if ed.Automount != nil {
-				v.MountAtStart = *ed.Automount
-			}
-			if ed.Lock != nil {
-				v.Lock = *ed.Lock
-			}
+			setIf(&v.MountAtStart, ed.Automount)
+			setIf(&v.Lock, ed.Lock) // checked by reg.Update
+			setIf(&v.ReadOnly, ed.ReadOnly)
+			setIf(&v.Idle, ed.Idle)
+			setIf(&v.ExtPass, ed.ExtPass)
 			if ed.MountPoint != nil {
 				mp, err := filepath.Abs(*ed.MountPoint)
 				if err != nil {
@@ -452,15 +443,6 @@ func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 					return err
 				}
 				v.MountPoint = mp
-			}
-			if ed.ReadOnly != nil {
-				v.ReadOnly = *ed.ReadOnly
-			}
-			if ed.Idle != nil {
-				v.Idle = *ed.Idle
-			}
-			if ed.ExtPass != nil {
-				v.ExtPass = *ed.ExtPass
 			}
 			if ed.SharedStorage != nil {
 				if *ed.SharedStorage && v.Reverse {
@@ -479,6 +461,13 @@ func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 		out.LockNote = LockProblem(out.Entry.LockPolicy(), a.lockWorks(ctx))
 	}
 	return out, nil
+}
+
+// setIf sets *dst to *v when v is not nil.
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
 }
 
 // Forget removes the vault registered as name from the registry; its files are not touched.

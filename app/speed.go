@@ -28,16 +28,17 @@ const (
 )
 
 // CipherSpeed is one cipher's encryption throughput on this CPU over the rounds.
+// Its tags and WriteSpeed's are the keys of the cache (cachedSpeed).
 type CipherSpeed struct {
-	Cipher crypto.CipherID
+	Cipher crypto.CipherID `json:"cipher"`
 	// Samples holds MB/s (10^6 bytes of plaintext per second), one per round; MBps is their
 	// median.
-	Samples []float64
-	MBps    float64
+	Samples []float64 `json:"mbps_rounds,omitempty"`
+	MBps    float64   `json:"-"`
 	// Implementation names the code that ran, where it varies (AEGIS: "VAES-512", "ARMv8 AES",
 	// "portable, constant time").
-	Implementation string
-	Err            error // set when the cipher could not be measured
+	Implementation string `json:"implementation,omitempty"`
+	Err            error  `json:"-"` // set when the cipher could not be measured
 }
 
 // Figure is the cipher's MB/s with its range.
@@ -57,15 +58,15 @@ type WriteRound struct{ Cipher, Baseline WriteSample }
 // requests of the size a mount receives) into a temporary file, then synced. FUSE's own cost
 // is left out: it is the same for both ciphers.
 type WriteSpeed struct {
-	Dir      string // where the temporary files were written
-	FSType   string // e.g. "ext4", "tmpfs"
-	fs       string // identifies the file system for the cache
-	Cipher   crypto.CipherID
-	Baseline crypto.CipherID // AES-256-GCM
-	Bytes    int64           // written per sample
-	Rounds   []WriteRound
-	Measured time.Time
-	Err      error
+	Dir      string          `json:"dir"`    // where the temporary files were written
+	FSType   string          `json:"fstype"` // e.g. "ext4", "tmpfs"
+	fs       string          // identifies the file system for the cache
+	Cipher   crypto.CipherID `json:"cipher"`
+	Baseline crypto.CipherID `json:"baseline"` // AES-256-GCM
+	Bytes    int64           `json:"bytes"`    // written per sample
+	Rounds   []WriteRound    `json:"rounds,omitempty"`
+	Measured time.Time       `json:"measured"`
+	Err      error           `json:"-"`
 }
 
 // Ratio is how many times faster the write with Cipher was than with the baseline, round by

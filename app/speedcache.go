@@ -2,6 +2,7 @@ package app
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/atomicfile"
 	"github.com/vaultui/vaultui/internal/userfile"
 )
@@ -30,23 +30,17 @@ type speedFile struct {
 	Writes   []cachedWrite `json:"writes,omitempty"`
 }
 
+// cachedSpeed and cachedWrite are a CipherSpeed and a WriteSpeed as stored (their tags name
+// the keys), with the error as its text and the write's file system key.
 type cachedSpeed struct {
-	Cipher         crypto.CipherID `json:"cipher"`
-	Samples        []float64       `json:"mbps_rounds,omitempty"`
-	Implementation string          `json:"implementation,omitempty"`
-	Err            string          `json:"error,omitempty"`
+	CipherSpeed
+	Err string `json:"error,omitempty"`
 }
 
 type cachedWrite struct {
-	FS       string          `json:"fs"`
-	Dir      string          `json:"dir"`
-	FSType   string          `json:"fstype"`
-	Cipher   crypto.CipherID `json:"cipher"`
-	Baseline crypto.CipherID `json:"baseline"`
-	Bytes    int64           `json:"bytes"`
-	Rounds   []WriteRound    `json:"rounds,omitempty"`
-	Measured time.Time       `json:"measured"`
-	Err      string          `json:"error,omitempty"`
+	FS string `json:"fs"`
+	WriteSpeed
+	Err string `json:"error,omitempty"`
 }
 
 // Cached returns the remembered test for this CPU and build, with the write remembered for
@@ -59,29 +53,26 @@ func (s *Speed) Cached(dir string) (r SpeedReport, ok bool) {
 	}
 	r = SpeedReport{Measured: f.Measured, Cached: true, HasAES: f.HasAES}
 	for _, c := range f.Ciphers {
-		cs := CipherSpeed{Cipher: c.Cipher, Samples: c.Samples, Implementation: c.Implementation}
+		cs := c.CipherSpeed
 		if c.Err != "" {
 			cs.Err = errors.New(c.Err)
 		}
 		cs.MBps = cs.Figure().Median
 		r.Ciphers = append(r.Ciphers, cs)
 	}
-	if dir == "" {
-		dir = s.DefaultDir
-	}
-	key, _, err := fileSystem(dir)
+	key, _, err := fileSystem(cmp.Or(dir, s.DefaultDir))
 	challenger, ok := r.challenger()
 	if err != nil || !ok {
 		return r, true
 	}
 	for _, w := range f.Writes {
 		if w.FS == key && w.Cipher == challenger {
-			ws := &WriteSpeed{Dir: w.Dir, FSType: w.FSType, fs: w.FS, Cipher: w.Cipher, Baseline: w.Baseline,
-				Bytes: w.Bytes, Rounds: w.Rounds, Measured: w.Measured}
+			ws := w.WriteSpeed
+			ws.fs = w.FS
 			if w.Err != "" {
 				ws.Err = errors.New(w.Err)
 			}
-			r.Write = ws
+			r.Write = &ws
 		}
 	}
 	return r, true
@@ -117,15 +108,15 @@ func (s *Speed) save(r SpeedReport) error {
 	old, _ := s.load()
 	f := speedFile{CPU: s.cpu, Build: s.build, Measured: r.Measured.UTC(), HasAES: r.HasAES}
 	for _, c := range r.Ciphers {
-		cc := cachedSpeed{Cipher: c.Cipher, Samples: c.Samples, Implementation: c.Implementation}
+		cc := cachedSpeed{CipherSpeed: c}
 		if c.Err != nil {
 			cc.Err = c.Err.Error()
 		}
 		f.Ciphers = append(f.Ciphers, cc)
 	}
 	if w := r.Write; w != nil && w.fs != "" {
-		cw := cachedWrite{FS: w.fs, Dir: w.Dir, FSType: w.FSType, Cipher: w.Cipher, Baseline: w.Baseline,
-			Bytes: w.Bytes, Rounds: w.Rounds, Measured: w.Measured.UTC()}
+		cw := cachedWrite{FS: w.fs, WriteSpeed: *w}
+		cw.Measured = w.Measured.UTC()
 		if w.Err != nil {
 			cw.Err = w.Err.Error()
 		}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	zxcvbn "github.com/ccojocar/zxcvbn-go"
@@ -41,13 +42,7 @@ func RatePassword(pw string, related ...string) PasswordStrength {
 		}
 		pw = pw[:cut]
 	}
-	var inputs []string
-	for _, r := range related {
-		if r != "" {
-			inputs = append(inputs, r)
-		}
-	}
-	res := zxcvbn.PasswordStrength(pw, inputs)
+	res := zxcvbn.PasswordStrength(pw, nonEmpty(slices.Clone(related)...))
 	s := PasswordStrength{Score: res.Score, Label: [...]string{"weak", "weak", "fair", "good", "strong"}[min(max(res.Score, 0), 4)]}
 	if s.Score < 4 {
 		// The longest pattern found is what gives the password away.

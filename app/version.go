@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"runtime"
 	"runtime/debug"
 
@@ -52,13 +53,9 @@ func versionOf(stamped string, bi *debug.BuildInfo) VersionInfo {
 				}
 			}
 		}
-		if v.Vaultui == "" {
-			v.Vaultui = unstamped(bi)
-		}
+		v.Vaultui = cmp.Or(v.Vaultui, unstamped(bi))
 	}
-	if v.Vaultui == "" {
-		v.Vaultui = "devel (no version stamped)"
-	}
+	v.Vaultui = cmp.Or(v.Vaultui, "devel (no version stamped)")
 	return v
 }
 

@@ -32,6 +32,11 @@ type command struct {
 
 type runFunc func(e *env, args []string) error
 
+// noFlags is the setup of a command without flags of its own.
+func noFlags(run runFunc) func(*flag.FlagSet) runFunc {
+	return func(*flag.FlagSet) runFunc { return run }
+}
+
 // Groups in "vaultui help".
 const (
 	groupVaults   = "Vaults"
@@ -81,13 +86,7 @@ var commands = []*command{
 
 // visibleCommands are the commands help, the man page and completion present.
 func visibleCommands(table []*command) []*command {
-	var cs []*command
-	for _, c := range table {
-		if !c.hidden {
-			cs = append(cs, c)
-		}
-	}
-	return cs
+	return slices.DeleteFunc(slices.Clone(table), func(c *command) bool { return c.hidden })
 }
 
 func lookup(table []*command, name string) *command {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -31,19 +32,17 @@ registered when Tab is pressed). To install it for your user:
   fish: vaultui completion fish > ~/.config/fish/completions/vaultui.fish
 
 or load it into the running shell with "source <(vaultui completion bash)".`,
-	setup: func(fs *flag.FlagSet) runFunc {
-		return func(e *env, args []string) error {
-			if len(args) != 1 {
-				return e.usage("expected one of bash, zsh or fish, got %d arguments", len(args))
-			}
-			script, ok := completionScripts[args[0]]
-			if !ok {
-				return e.usage("no completion for shell %q: want bash, zsh or fish", args[0])
-			}
-			_, err := io.WriteString(e.stdout, script)
-			return err
+	setup: noFlags(func(e *env, args []string) error {
+		if len(args) != 1 {
+			return e.usage("expected one of bash, zsh or fish, got %d arguments", len(args))
 		}
-	},
+		script, ok := completionScripts[args[0]]
+		if !ok {
+			return e.usage("no completion for shell %q: want bash, zsh or fish", args[0])
+		}
+		_, err := io.WriteString(e.stdout, script)
+		return err
+	}),
 }
 
 var completeCommand = &command{
@@ -212,11 +211,7 @@ func (o *completion) vaults(e *env) {
 }
 
 func (o *completion) print(w io.Writer) {
-	shell := o.shell
-	if shell == "" {
-		shell = "none"
-	}
-	fmt.Fprintln(w, shell)
+	fmt.Fprintln(w, cmp.Or(o.shell, "none"))
 	for _, word := range o.words {
 		fmt.Fprintf(w, "%s\t%s\n", word[0], word[1])
 	}

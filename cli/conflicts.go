@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -127,10 +128,6 @@ examples:
 					fmt.Fprintln(tw, "COPY\tOF\tTOOL\tDATE\tSIZE\tNEWER")
 					header = true
 				}
-				date := c.Date
-				if date == "" {
-					date = "-"
-				}
 				newer := c.Newer
 				switch {
 				case newer == "" && c.Kind == vault.ConflictMadeInSecondFolder:
@@ -138,7 +135,7 @@ examples:
 				case newer == "":
 					newer = "(original gone)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Escape(c.Path), termsafe.Escape(c.Of), c.Tool, date, c.Size, newer)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Escape(c.Path), termsafe.Escape(c.Of), c.Tool, cmp.Or(c.Date, "-"), c.Size, newer)
 			}
 			if err := tw.Flush(); err != nil {
 				return err

@@ -52,12 +52,13 @@ examples:
 			if fs.NFlag() == 0 {
 				return e.usage("nothing to change: give at least one option")
 			}
-			var ed app.Edit
-			if flagSet(fs, "lock") {
+			ed := app.Edit{Automount: ifGiven(fs, "automount", automount), Lock: ifGiven(fs, "lock", lock),
+				MountPoint: ifGiven(fs, "mountpoint", mountPoint), ReadOnly: ifGiven(fs, "ro", ro),
+				Idle: ifGiven(fs, "idle", idle), SharedStorage: ifGiven(fs, "sharedstorage", shared)}
+			if ed.Lock != nil {
 				if err := registry.ValidateLockPolicy(*lock); err != nil {
 					return e.usage("--lock: %v", err)
 				}
-				ed.Lock = lock
 			}
 			if *idle < 0 {
 				return e.usage("--idle %s: want a duration of 0 (never) or more", *idle)
@@ -70,21 +71,6 @@ examples:
 				ed.ExtPass = &argv
 			} else if *noProg {
 				ed.ExtPass = &[]string{}
-			}
-			if flagSet(fs, "automount") {
-				ed.Automount = automount
-			}
-			if flagSet(fs, "mountpoint") {
-				ed.MountPoint = mountPoint
-			}
-			if flagSet(fs, "ro") {
-				ed.ReadOnly = ro
-			}
-			if flagSet(fs, "idle") {
-				ed.Idle = idle
-			}
-			if flagSet(fs, "sharedstorage") {
-				ed.SharedStorage = shared
 			}
 			edited, err := e.app.Edit(e.ctx, args[0], ed)
 			switch {
@@ -100,6 +86,14 @@ examples:
 			return nil
 		}
 	},
+}
+
+// ifGiven is v when the flag name was given on the command line, else nil.
+func ifGiven[T any](fs *flag.FlagSet, name string, v *T) *T {
+	if flagSet(fs, name) {
+		return v
+	}
+	return nil
 }
 
 // printEntryOptions says what a vault's options are now, on one line.

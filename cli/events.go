@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -39,9 +40,7 @@ examples:
 			if flagSet(fs, "count") && (*count < 1 || !*follow) {
 				return e.usage("--count takes a number of events of at least 1 and needs --follow (without --count, --follow runs until interrupted)")
 			}
-			printed := 0
 			show := func(ev app.NamedEvent) error {
-				printed++
 				if *asJSON {
 					return json.NewEncoder(e.stdout).Encode(ev)
 				}
@@ -63,36 +62,39 @@ examples:
 				}
 				return nil
 			}
-			ctx, stop := context.WithCancel(e.ctx)
-			defer stop()
-			var showErr error
-			err := e.app.FollowEvents(ctx, 0, func(evs []app.NamedEvent) {
-				for _, ev := range evs {
-					if showErr == nil && (*count == 0 || printed < *count) {
-						showErr = show(ev)
+			return showStream(e.ctx, *count, func(ctx context.Context, each func(app.NamedEvent)) error {
+				return e.app.FollowEvents(ctx, 0, func(evs []app.NamedEvent) {
+					for _, ev := range evs {
+						each(ev)
 					}
-				}
-				if showErr != nil || (*count > 0 && printed >= *count) {
-					stop()
-				}
-			})
-			if err == nil {
-				err = showErr
-			}
-			return err
+				})
+			}, show)
 		}
 	},
+}
+
+// showStream shows each item stream passes on (app.Watch's snapshots, app.FollowEvents's
+// events) until show fails, or n were shown (n 0: until ctx ends or the stream does).
+func showStream[T any](ctx context.Context, n int, stream func(context.Context, func(T)) error, show func(T) error) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	shown := 0
+	var showErr error
+	err := stream(ctx, func(item T) {
+		if showErr == nil && (n == 0 || shown < n) {
+			showErr = show(item)
+			shown++
+		}
+		if showErr != nil || n > 0 && shown >= n {
+			stop()
+		}
+	})
+	return cmp.Or(err, showErr)
 }
 
 // printEvent prints one event on one line: local time, vault, what happened. The daemon
 // escaped its text already.
 func printEvent(w io.Writer, ev app.NamedEvent) {
-	vault := ev.Name
-	if vault == "" {
-		vault = ev.CipherDir
-	}
-	if vault == "" {
-		vault = "-"
-	}
+	vault := cmp.Or(ev.Name, ev.CipherDir, "-")
 	fmt.Fprintf(w, "%s  %s  %s\n", ev.Time.Local().Format("2006-01-02 15:04:05"), vault, ev.Summary())
 }

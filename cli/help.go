@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -17,23 +16,21 @@ var helpCommand = &command{
 	args:     "[COMMAND]",
 	operands: []string{"COMMAND"},
 	help:     `"vaultui help COMMAND" prints the same as "vaultui COMMAND --help".`,
-	setup: func(fs *flag.FlagSet) runFunc {
-		return func(e *env, args []string) error {
-			switch len(args) {
-			case 0:
-				printOverview(e.stdout, e.commands)
-				return nil
-			case 1:
-				c := lookup(e.commands, args[0])
-				if c == nil {
-					return unknownCommand(args[0])
-				}
-				printCommandHelp(e.stdout, c)
-				return nil
+	setup: noFlags(func(e *env, args []string) error {
+		switch len(args) {
+		case 0:
+			printOverview(e.stdout, e.commands)
+			return nil
+		case 1:
+			c := lookup(e.commands, args[0])
+			if c == nil {
+				return unknownCommand(args[0])
 			}
-			return e.usage("expected at most one COMMAND, got %d arguments", len(args))
+			printCommandHelp(e.stdout, c)
+			return nil
 		}
-	},
+		return e.usage("expected at most one COMMAND, got %d arguments", len(args))
+	}),
 }
 
 // overviewUsage is the top of "vaultui help" and of the man page's synopsis.

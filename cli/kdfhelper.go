@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"flag"
-
 	"github.com/vaultui/vaultui/crypto"
 )
 
@@ -16,9 +14,7 @@ var kdfHelperCommand = &command{
 	summary: "Derive one key for vaultui itself (internal)",
 	args:    "(the request on standard input)",
 	hidden:  true,
-	setup: func(fs *flag.FlagSet) runFunc {
-		return func(e *env, args []string) error {
-			return crypto.ServeKDFHelper(e.stdin, e.stdout)
-		}
-	},
+	setup: noFlags(func(e *env, args []string) error {
+		return crypto.ServeKDFHelper(e.stdin, e.stdout)
+	}),
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"time"
 
@@ -105,23 +104,21 @@ mount asks for the password again.
 
 examples:
   vaultui forget-password work`,
-	setup: func(fs *flag.FlagSet) runFunc {
-		return func(e *env, args []string) error {
-			entry, err := e.resolve(args[0])
-			if err != nil {
-				return err
-			}
-			err = e.app.ForgetPassword(e.ctx, app.VaultOf(entry))
-			switch {
-			case errors.Is(err, keyring.ErrNotFound):
-				return fmt.Errorf("no password stored in the keyring for %s", displayName(entry))
-			case errors.Is(err, keyring.ErrUnavailable):
-				return withHint(err, "the keyring is reached over the D-Bus session bus of a desktop login; from ssh or a container there is none")
-			case err != nil:
-				return err
-			}
-			fmt.Fprintf(e.stdout, "Removed the password of %s from the keyring.\n", displayName(entry))
-			return nil
+	setup: noFlags(func(e *env, args []string) error {
+		entry, err := e.resolve(args[0])
+		if err != nil {
+			return err
 		}
-	},
+		err = e.app.ForgetPassword(e.ctx, app.VaultOf(entry))
+		switch {
+		case errors.Is(err, keyring.ErrNotFound):
+			return fmt.Errorf("no password stored in the keyring for %s", displayName(entry))
+		case errors.Is(err, keyring.ErrUnavailable):
+			return withHint(err, "the keyring is reached over the D-Bus session bus of a desktop login; from ssh or a container there is none")
+		case err != nil:
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Removed the password of %s from the keyring.\n", displayName(entry))
+		return nil
+	}),
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"regexp"
@@ -20,12 +19,10 @@ var manCommand = &command{
   vaultui man > ~/.local/share/man/man1/vaultui.1
 
 or read it at once with "vaultui man | man -l -".`,
-	setup: func(fs *flag.FlagSet) runFunc {
-		return func(e *env, args []string) error {
-			writeMan(e.stdout, e.commands)
-			return nil
-		}
-	},
+	setup: noFlags(func(e *env, args []string) error {
+		writeMan(e.stdout, e.commands)
+		return nil
+	}),
 }
 
 // writeMan writes the manual page: the overview, every command with its options, and the

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -106,10 +107,10 @@ examples:
 		shared := fs.Bool("sharedstorage", false, "the cipherdir is used by other machines at the same time (network storage): no caching, cipher files locked around writes")
 		remember := fs.Bool("remember", false, "store the password in the desktop keyring once mounted")
 		reverse := fs.Bool("reverse", false, "mount the encrypted view of a plaintext folder (read-only)")
-		var rules excludeRules
-		fs.Var(rules.kind("/"), "exclude", "reverse: leave out `PATH` (relative to the folder's root)")
-		fs.Var(rules.kind(""), "exclude-wildcard", "reverse: leave out what gitignore `PATTERN` matches")
-		fs.Var(rules.kind("from"), "exclude-from", "reverse: leave out what the gitignore patterns in `FILE` match")
+		var rules []string
+		fs.Var(&ruleFlag{&rules, "/"}, "exclude", "reverse: leave out `PATH` (relative to the folder's root)")
+		fs.Var(&ruleFlag{&rules, ""}, "exclude-wildcard", "reverse: leave out what gitignore `PATTERN` matches")
+		fs.Var(&ruleFlag{&rules, "from"}, "exclude-from", "reverse: leave out what the gitignore patterns in `FILE` match")
 		forceDecode := fs.Bool("forcedecode", false, "recovery: read-only, damaged blocks read as zeros, bad names shown")
 		var badNames stringsFlag
 		fs.Var(&badNames, "badname", "show entries whose names do not decrypt and match the glob `PATTERN` (repeatable)")
@@ -152,30 +153,24 @@ examples:
 			if *rw {
 				req.ReadOnly, req.ReadWrite = false, true
 			}
-			if *reverse {
-				req.Reverse = true
-			}
-			if *shared {
-				req.SharedStorage = true
-			}
+			req.Reverse = req.Reverse || *reverse
+			req.SharedStorage = req.SharedStorage || *shared
 			if req.Reverse && req.SharedStorage {
 				return e.usage("--sharedstorage is for vaults mounted from several machines, not for a reverse view")
 			}
 			// Recovery is read-only (the daemon enforces it too).
 			req.ForceDecode, req.BadNames = *forceDecode, badNames
-			if *forceDecode {
-				req.ReadOnly = true
-			}
+			req.ReadOnly = req.ReadOnly || *forceDecode
 			for _, p := range badNames {
 				if _, err := path.Match(p, ""); err != nil {
 					return e.usage("--badname %q: %v", p, err)
 				}
 			}
-			if len(rules.lines) > 0 && !req.Reverse {
+			if len(rules) > 0 && !req.Reverse {
 				return e.usage("--exclude, --exclude-wildcard and --exclude-from are for --reverse")
 			}
 			if req.Reverse {
-				req.Exclude = append(req.Exclude, rules.lines...)
+				req.Exclude = append(req.Exclude, rules...)
 				if _, err := exclude.Compile(req.Exclude); err != nil {
 					return e.usage("%v", err)
 				}
@@ -364,20 +359,13 @@ func mountHint(err error, mp string) error {
 	return err
 }
 
-// excludeRules collects --exclude, --exclude-wildcard and --exclude-from in the order given
-// on the command line, as gitignore lines (gocryptfs #1000 asks for exactly that order).
-type excludeRules struct {
-	lines []string
-}
-
-// ruleFlag is one of the three flags: prefix "/" anchors a PATH, "" takes a pattern as it is,
-// "from" reads a file of patterns.
+// ruleFlag is --exclude (prefix "/" anchors a PATH), --exclude-wildcard ("" takes a pattern as
+// it is) or --exclude-from ("from" reads a file of patterns): all three add gitignore lines to
+// one list in the order given on the command line (gocryptfs #1000 asks for exactly that order).
 type ruleFlag struct {
-	r      *excludeRules
+	lines  *[]string
 	prefix string
 }
-
-func (r *excludeRules) kind(prefix string) *ruleFlag { return &ruleFlag{r, prefix} }
 
 func (f *ruleFlag) String() string { return "" }
 
@@ -388,11 +376,11 @@ func (f *ruleFlag) Set(v string) error {
 		if err != nil {
 			return fmt.Errorf("reading exclusion rules: %w", err)
 		}
-		f.r.lines = append(f.r.lines, strings.Split(string(b), "\n")...)
+		*f.lines = append(*f.lines, strings.Split(string(b), "\n")...)
 	case "/":
-		f.r.lines = append(f.r.lines, "/"+strings.TrimPrefix(v, "/"))
+		*f.lines = append(*f.lines, "/"+strings.TrimPrefix(v, "/"))
 	default:
-		f.r.lines = append(f.r.lines, v)
+		*f.lines = append(*f.lines, v)
 	}
 	return nil
 }
@@ -451,11 +439,7 @@ examples:
 func unmountAll(e *env) error {
 	res, err := e.app.UnmountAll(e.ctx)
 	for _, m := range res.Unmounted {
-		name := m.Name
-		if name == "" {
-			name = m.CipherDir
-		}
-		fmt.Fprintf(e.stdout, "Unmounted %s from %s\n", name, m.MountPoint)
+		fmt.Fprintf(e.stdout, "Unmounted %s from %s\n", cmp.Or(m.Name, m.CipherDir), m.MountPoint)
 	}
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,11 +69,7 @@ func (e *env) readPassfile(path string) ([]byte, error) {
 		defer f.Close()
 		r = f
 		if fi, err := f.Stat(); err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
-			ctx := e.ctx
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			pr := &pipeReader{ctx: ctx, f: f, waiting: func() {
+			pr := &pipeReader{ctx: cmp.Or(e.ctx, context.Background()), f: f, waiting: func() {
 				if e.stderr != nil {
 					fmt.Fprintf(e.stderr, "Waiting for the password to be written to %s (Ctrl+C to stop)...\n", path)
 				}

@@ -173,17 +173,15 @@ as they are, and "vaultui add" brings the vault back.
 
 example:
   vaultui forget work`,
-	setup: func(fs *flag.FlagSet) runFunc {
-		return func(e *env, args []string) error {
-			entry, err := e.app.Forget(args[0])
-			if errors.Is(err, vault.ErrNotFound) {
-				return withHint(err, `run "vaultui list" to see registered names`)
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "Forgot %q; its files in %s are untouched.\n", entry.Name, entry.CipherDir)
-			return nil
+	setup: noFlags(func(e *env, args []string) error {
+		entry, err := e.app.Forget(args[0])
+		if errors.Is(err, vault.ErrNotFound) {
+			return withHint(err, `run "vaultui list" to see registered names`)
 		}
-	},
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Forgot %q; its files in %s are untouched.\n", entry.Name, entry.CipherDir)
+		return nil
+	}),
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -53,8 +52,11 @@ examples:
 					r = nil
 				}
 				frames++
+				if *asJSON && *watch {
+					return json.NewEncoder(e.stdout).Encode(statusJSON(mounts, r)) // a line a snapshot
+				}
 				if *asJSON {
-					return writeJSONLine(e.stdout, statusJSON(mounts, r), !*watch)
+					return writeJSON(e.stdout, statusJSON(mounts, r))
 				}
 				if redraw {
 					fmt.Fprint(e.stdout, "\x1b[H\x1b[2J") // home, clear screen
@@ -83,20 +85,7 @@ examples:
 			if report, err = e.app.Stale(e.ctx); err != nil {
 				return err
 			}
-			ctx, stop := context.WithCancel(e.ctx)
-			defer stop()
-			var showErr error
-			err = e.app.Watch(ctx, func(m []mountmgr.MountInfo) {
-				if showErr == nil {
-					showErr = show(m)
-				}
-				if showErr != nil || (*count > 0 && frames >= *count) {
-					stop()
-				}
-			})
-			if err == nil {
-				err = showErr
-			}
+			err = showStream(e.ctx, *count, e.app.Watch, show)
 			if frames == 0 && !*asJSON {
 				printStaleReport(e.stdout, report) // not lost if the watch failed at once
 			}
@@ -237,12 +226,4 @@ func statusJSON(mounts []mountmgr.MountInfo, report []mountmgr.StaleMount) []mou
 		}
 	}
 	return out
-}
-
-// writeJSONLine writes v indented, or compact on one line (for --watch streams).
-func writeJSONLine(w io.Writer, v any, indent bool) error {
-	if indent {
-		return writeJSON(w, v)
-	}
-	return json.NewEncoder(w).Encode(v)
 }

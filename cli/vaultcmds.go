@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -82,6 +83,10 @@ examples:
 			if err != nil {
 				return e.usage("--format %q: want %s", *formatName, strings.Join(creatableFormats(), " or "))
 			}
+			// Every value is checked against the format's table by the options' one check
+			// (vault.CreateOptions.Validate, through app.CheckCreate): a 0 is the default.
+			opts := vault.CreateOptions{Format: f.ID, ScryptLogN: *logN, PlaintextNames: *plainNames,
+				DeterministicNames: *detNames, LongNameMax: *longNameMax, Creator: creator}
 			if *reverse {
 				if flagSet(fs, "format") && !f.Can.ReverseView {
 					return e.usage("--reverse with --format %s: reverse mode is gocryptfs's; a %s vault has none", f.ID, f.Name)
@@ -90,14 +95,7 @@ examples:
 					return withHint(e.usage("--reverse with --cipher %s: %v", *cipherName, gocryptfs.ErrReverseCipher),
 						"reverse mode derives every nonce from the file's path so that an unchanged file encrypts to the same bytes (what makes a backup incremental); only AES-SIV stays secure that way: leave out --cipher")
 				}
-				*cipherName = "siv"
-			}
-			// Every value is checked against the format's table by the options' one check
-			// (vault.CreateOptions.Validate, through app.CheckCreate): a 0 is the default.
-			opts := vault.CreateOptions{Format: f.ID, ScryptLogN: *logN, PlaintextNames: *plainNames,
-				DeterministicNames: *detNames, LongNameMax: *longNameMax, Creator: creator}
-			if *reverse {
-				opts.Format = ""
+				*cipherName, opts.Format = "siv", ""
 			}
 			// auto picks among the format's ciphers; a format that fixes its cipher takes
 			// none (and refuses one given).
@@ -230,10 +228,9 @@ func createHint(err error, dir string, defaultName bool) error {
 	return withHint(err, "nothing was created")
 }
 
-// printMasterKey shows a new vault's master key once; cryptomatorVault: the raw 64-byte key of
-// a Cryptomator vault, whose app's recovery key (words) vaultui does not write.
+// printMasterKey shows a new vault's master key once, with what f says of it (a Cryptomator
+// vault's is the raw 64-byte key: its app's recovery key, as words, vaultui does not write).
 func printMasterKey(w io.Writer, key []byte, f *vault.Format) {
-	config := f.KeyFile
 	if f.KeyNote != "" {
 		fmt.Fprintf(w, "Your master key (%s) is:\n", f.KeyNote)
 	} else {
@@ -245,7 +242,7 @@ func printMasterKey(w io.Writer, key []byte, f *vault.Format) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Write it down and keep it offline, away from the vault. It is shown only this once.")
-	fmt.Fprintf(w, "If the password is lost or %s is damaged, it is the only way to your data:\n", config)
+	fmt.Fprintf(w, "If the password is lost or %s is damaged, it is the only way to your data:\n", f.KeyFile)
 	fmt.Fprintln(w, "  vaultui passwd --masterkey - VAULT")
 }
 
@@ -515,12 +512,7 @@ func (e *env) openWalker(arg string, src *passSource) (*app.Walker, registry.Ent
 }
 
 // displayName names a vault in messages: its registry name, else its path.
-func displayName(e registry.Entry) string {
-	if e.Name != "" {
-		return e.Name
-	}
-	return e.CipherDir
-}
+func displayName(e registry.Entry) string { return cmp.Or(e.Name, e.CipherDir) }
 
 // statusLine draws one self-overwriting line on a terminal, at most ten times a second
 // unless told to at once; elsewhere it draws nothing.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 
 	"github.com/vaultui/vaultui/app"
@@ -17,13 +16,11 @@ with -ldflags "-X github.com/vaultui/vaultui/internal/buildinfo.Version=VERSION"
 without it says so), the Go toolchain and platform it was built for, the
 go-fuse version built in, and the code that runs AEGIS on this CPU (assembly
 on AES instructions, or the portable constant-time code).`,
-	setup: func(fs *flag.FlagSet) runFunc {
-		return func(e *env, args []string) error {
-			v := app.Version()
-			for _, l := range [][2]string{{"vaultui", v.Vaultui}, {"Go", v.Go}, {"go-fuse", v.GoFuse}, {"AEGIS", v.AEGIS}} {
-				fmt.Fprintf(e.stdout, "%-8s %s\n", l[0], l[1])
-			}
-			return nil
+	setup: noFlags(func(e *env, args []string) error {
+		v := app.Version()
+		for _, l := range [][2]string{{"vaultui", v.Vaultui}, {"Go", v.Go}, {"go-fuse", v.GoFuse}, {"AEGIS", v.AEGIS}} {
+			fmt.Fprintf(e.stdout, "%-8s %s\n", l[0], l[1])
 		}
-	},
+		return nil
+	}),
 }

@@ -22,6 +22,7 @@
 package keyring
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -280,10 +281,7 @@ func attrs(cipherDir string) map[string]string {
 // Label is what keyring managers list for the password of the vault called name (its
 // registry name, or its path when it has none) at cipherDir.
 func Label(name, cipherDir string) string {
-	if name == "" {
-		name = filepath.Base(cipherDir)
-	}
-	return fmt.Sprintf("vaultui: %s (%s)", name, cipherDir)
+	return fmt.Sprintf("vaultui: %s (%s)", cmp.Or(name, filepath.Base(cipherDir)), cipherDir)
 }
 
 // find returns the items stored for cipherDir, unlocking them if needed.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/vaultui/vaultui/crypto"
@@ -89,11 +90,5 @@ func (e *IncompleteError) Error() string {
 }
 
 func (e *IncompleteError) Unwrap() []error {
-	var errs []error
-	for _, err := range []error{e.MountPoint, e.Register} {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errs
+	return slices.DeleteFunc([]error{e.MountPoint, e.Register}, func(err error) bool { return err == nil })
 }

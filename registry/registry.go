@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,11 +75,11 @@ const (
 // LockPolicies lists the lock policies in order of strictness.
 var LockPolicies = []string{LockNever, LockSleep, LockScreen}
 
-// Entry is one known vault.
+// Entry is one known vault. Its tags are the keys on disk (see entryJSON).
 type Entry struct {
 	Name       string `json:"name"`
-	CipherDir  string `json:"cipherdir"`  // absolute, cleaned
-	MountPoint string `json:"mountpoint"` // absolute, cleaned; may be empty
+	CipherDir  string `json:"cipherdir"`            // absolute, cleaned
+	MountPoint string `json:"mountpoint,omitempty"` // absolute, cleaned; may be empty
 	ReadOnly   bool   `json:"readonly,omitempty"`
 	// Idle unmounts the vault after this long without file activity; 0 = never.
 	Idle time.Duration `json:"-"`
@@ -125,22 +126,15 @@ func (e Entry) LockPolicy() string {
 	return LockScreen
 }
 
-// entryJSON is Entry on disk: Idle as a Go duration string ("15m0s"), which
-// a person editing the file can read.
+// entryJSON is Entry on disk: Idle as a Go duration string ("15m0s"), which a person
+// editing the file can read. entryFields is Entry without its methods, so the encoding
+// of the embedded fields does not call them again.
 type entryJSON struct {
-	Name         string   `json:"name"`
-	CipherDir    string   `json:"cipherdir"`
-	MountPoint   string   `json:"mountpoint,omitempty"`
-	ReadOnly     bool     `json:"readonly,omitempty"`
-	Idle         string   `json:"idle,omitempty"`
-	MountAtStart bool     `json:"mount_at_start,omitempty"`
-	Lock         string   `json:"lock,omitempty"`
-	Reverse      bool     `json:"reverse,omitempty"`
-	Exclude      []string `json:"exclude,omitempty"`
-	ExtPass      []string `json:"extpass,omitempty"`
-	Shared       bool     `json:"sharedstorage,omitempty"`
-	KDFCost      uint64   `json:"kdf_cost,omitempty"`
+	entryFields
+	Idle string `json:"idle,omitempty"`
 }
+
+type entryFields Entry
 
 // entryKeys are entryJSON's keys: everything else in an entry is kept in Entry.extra.
 var entryKeys = map[string]bool{"name": true, "cipherdir": true, "mountpoint": true, "readonly": true,
@@ -150,9 +144,7 @@ var entryKeys = map[string]bool{"name": true, "cipherdir": true, "mountpoint": t
 // MarshalJSON writes Idle as a duration string, and the fields this version does not know
 // as they were read.
 func (e Entry) MarshalJSON() ([]byte, error) {
-	j := entryJSON{Name: e.Name, CipherDir: e.CipherDir, MountPoint: e.MountPoint,
-		ReadOnly: e.ReadOnly, MountAtStart: e.MountAtStart, Lock: e.Lock, Reverse: e.Reverse, Exclude: e.Exclude, ExtPass: e.ExtPass,
-		Shared: e.SharedStorage, KDFCost: e.KDFCost}
+	j := entryJSON{entryFields: entryFields(e)}
 	if e.Idle != 0 {
 		j.Idle = e.Idle.String()
 	}
@@ -177,6 +169,20 @@ func mergeExtra(known []byte, extra map[string]json.RawMessage) ([]byte, error) 
 	return json.Marshal(all)
 }
 
+// unknownFields are the fields of the JSON object b whose keys known does not hold; nil
+// when there are none.
+func unknownFields(b []byte, known func(key string) bool) (map[string]json.RawMessage, error) {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	maps.DeleteFunc(all, func(k string, _ json.RawMessage) bool { return known(k) })
+	if len(all) == 0 {
+		return nil, nil
+	}
+	return all, nil
+}
+
 // UnmarshalJSON reads what MarshalJSON writes.
 func (e *Entry) UnmarshalJSON(b []byte) error {
 	var j entryJSON
@@ -191,22 +197,12 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		}
 		idle = d
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
+	extra, err := unknownFields(b, func(k string) bool { return entryKeys[k] })
+	if err != nil {
 		return err
 	}
-	var extra map[string]json.RawMessage
-	for k, v := range all {
-		if !entryKeys[k] {
-			if extra == nil {
-				extra = map[string]json.RawMessage{}
-			}
-			extra[k] = v
-		}
-	}
-	*e = Entry{Name: j.Name, CipherDir: j.CipherDir, MountPoint: j.MountPoint,
-		ReadOnly: j.ReadOnly, Idle: idle, MountAtStart: j.MountAtStart, Lock: j.Lock,
-		Reverse: j.Reverse, Exclude: j.Exclude, ExtPass: j.ExtPass, SharedStorage: j.Shared, KDFCost: j.KDFCost, extra: extra}
+	*e = Entry(j.entryFields)
+	e.Idle, e.extra = idle, extra
 	return nil
 }
 
@@ -263,13 +259,9 @@ func Load(path string) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading registry: %w", err)
 	}
-	corrupt := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s (fix or move the file away; vaultui will not overwrite it)",
-			ErrCorrupt, path, fmt.Sprintf(format, args...))
-	}
 	vaults, extra, err := parse(data)
 	if err != nil {
-		return nil, corrupt("%v", err)
+		return nil, fmt.Errorf("%w: %s: %v (fix or move the file away; vaultui will not overwrite it)", ErrCorrupt, path, err)
 	}
 	if err := checkExtPassTrust(path, vaults); err != nil {
 		return nil, fmt.Errorf("reading registry: %w", err)
@@ -299,17 +291,8 @@ func parse(data []byte) (vaults []Entry, extra map[string]json.RawMessage, err e
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, nil, err
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil {
+	if extra, err = unknownFields(raw, func(k string) bool { return k == "version" || k == "vaults" }); err != nil {
 		return nil, nil, err
-	}
-	for k, v := range top {
-		if k != "version" && k != "vaults" {
-			if extra == nil {
-				extra = map[string]json.RawMessage{}
-			}
-			extra[k] = v
-		}
 	}
 	if f.Version != registryVersion {
 		return nil, nil, fmt.Errorf("unsupported version %d (this vaultui reads version %d)", f.Version, registryVersion)
@@ -429,21 +412,10 @@ func (r *Registry) Add(e Entry) error {
 	if e.CipherDir, err = registryAbs(e.CipherDir); err != nil {
 		return err
 	}
-	if e.MountPoint != "" {
-		if e.MountPoint, err = registryAbs(e.MountPoint); err != nil {
-			return err
-		}
-	}
 	if e.Lock == "" {
 		e.Lock = LockSleep // new vaults lock on sleep; older entries keep "" (never)
 	}
-	if err := validateRegistryEntry(e); err != nil {
-		return err
-	}
-	if err := ValidateLockPolicy(e.Lock); err != nil {
-		return err
-	}
-	if err := checkRegistryDuplicate(r.Vaults, e); err != nil {
+	if e, err = checked(e, r.Vaults); err != nil {
 		return err
 	}
 	r.Vaults = append(r.Vaults, e)
@@ -468,28 +440,34 @@ func (r *Registry) Update(name string, change func(e *Entry) error) (Entry, erro
 		if err := change(&e); err != nil {
 			return Entry{}, err
 		}
-		var err error
-		if e.MountPoint != "" {
-			if e.MountPoint, err = registryAbs(e.MountPoint); err != nil {
-				return Entry{}, err
-			}
-		}
-		if err := validateRegistryEntry(e); err != nil {
+		v, err := checked(e, slices.Delete(slices.Clone(r.Vaults), i, i+1))
+		if err != nil {
 			return Entry{}, err
 		}
-		if e.Lock != "" {
-			if err := ValidateLockPolicy(e.Lock); err != nil {
-				return Entry{}, err
-			}
-		}
-		others := append(append([]Entry(nil), r.Vaults[:i]...), r.Vaults[i+1:]...)
-		if err := checkRegistryDuplicate(others, e); err != nil {
-			return Entry{}, err
-		}
-		r.Vaults[i] = e
-		return e, nil
+		r.Vaults[i] = v
+		return v, nil
 	}
 	return Entry{}, fmt.Errorf("vault %q: %w", name, vault.ErrNotFound)
+}
+
+// checked is e as Add and Update store it, its mount point made absolute, or why it cannot
+// be: an invalid entry or lock policy, or a name or cipherdir that others hold.
+func checked(e Entry, others []Entry) (Entry, error) {
+	var err error
+	if e.MountPoint != "" {
+		if e.MountPoint, err = registryAbs(e.MountPoint); err != nil {
+			return Entry{}, err
+		}
+	}
+	if err := validateRegistryEntry(e); err != nil {
+		return Entry{}, err
+	}
+	if e.Lock != "" {
+		if err := ValidateLockPolicy(e.Lock); err != nil {
+			return Entry{}, err
+		}
+	}
+	return e, checkRegistryDuplicate(others, e)
 }
 
 // Remove forgets the vault called name. It never touches the vault's files.

@@ -164,6 +164,9 @@ func dispatch(e *env, args []string) error {
 	if !c.anyArgs && len(positional) != len(c.operands) {
 		return c.wrongArgs(len(positional))
 	}
+	if flagSet(fs, "passfile") && flagSet(fs, "extpass") { // passSourceFlags
+		return usageErrorf(c, "give either --passfile or --extpass, not both")
+	}
 	e.ctx = allowsCostlyKDF(e.ctx, fs)
 	return run(e, positional)
 }

@@ -64,9 +64,6 @@ examples:
 		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		yes := fs.Bool("yes", false, "do not ask before starting")
 		return func(e *env, args []string) error {
-			if err := src.check(e); err != nil {
-				return err
-			}
 			if *to == "" && *format == "" {
 				return e.usage("--to or --format is required: --to gcm, aegis, xchacha or siv; --format gocryptfs or cryptomator")
 			}

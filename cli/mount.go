@@ -120,9 +120,6 @@ examples:
 			if len(args) < 1 || len(args) > 2 {
 				return e.usage("expected VAULT [MOUNTPOINT], got %d arguments", len(args))
 			}
-			if err := src.check(e); err != nil {
-				return err
-			}
 			if *ro && *rw {
 				return e.usage("give either ro or rw, not both")
 			}

@@ -72,14 +72,6 @@ func allowsCostlyKDF(ctx context.Context, fs *flag.FlagSet) context.Context {
 // given says whether the user named a source.
 func (s *passSource) given() bool { return s != nil && (s.file != "" || len(s.prog) > 0) }
 
-// check refuses both sources at once.
-func (s *passSource) check(e *env) error {
-	if s.file != "" && len(s.prog) > 0 {
-		return e.usage("give either --passfile or --extpass, not both")
-	}
-	return nil
-}
-
 // fromSource reads the password from the named source: the passfile, or the program's first
 // line (through the core, which runs it: app.RunPasswordProgram).
 func (e *env) fromSource(s *passSource) ([]byte, error) {

@@ -76,9 +76,6 @@ examples:
 		src := passSourceFlags(fs, "read the password from the first line of `FILE` (- for standard input)")
 		reverse := fs.Bool("reverse", false, "prepare the existing plaintext folder for reverse mode: its encrypted view (AES-SIV) is mounted for backups")
 		return func(e *env, args []string) error {
-			if err := src.check(e); err != nil {
-				return err
-			}
 			f, err := vault.FormatByID(*formatName)
 			if err != nil {
 				return e.usage("--format %q: want %s", *formatName, strings.Join(creatableFormats(), " or "))
@@ -316,9 +313,6 @@ examples:
 			if flagSet(fs, "scryptn") && (*logN < crypto.MinScryptLogN || *logN > crypto.MaxScryptLogN) {
 				return e.usage("--scryptn %d: want %d to %d", *logN, crypto.MinScryptLogN, crypto.MaxScryptLogN)
 			}
-			if err := src.check(e); err != nil {
-				return err
-			}
 			if (src.file == "-" || *masterKey == "-") && *newPassfile == "-" {
 				return e.usage("the current password (or master key) and --new-passfile cannot both read standard input")
 			}
@@ -493,9 +487,6 @@ examples:
 // the daemon when it has the vault mounted, else unlocked here with the password of the
 // source named, the keyring's or one asked on the terminal (see withPassword).
 func (e *env) openWalker(arg string, src *passSource) (*app.Walker, registry.Entry, error) {
-	if err := src.check(e); err != nil {
-		return nil, registry.Entry{}, err
-	}
 	entry, err := e.resolve(arg)
 	if err != nil {
 		return nil, entry, err

@@ -557,17 +557,10 @@ func (p *progress) line(f vault.FsckProgress) string {
 	if f.Counting {
 		return fmt.Sprintf("%s: counting… %d entries, %s", p.verb, f.Total, formatBytes(float64(f.TotalBytes)))
 	}
-	pct := 0.0
-	switch {
-	case f.TotalBytes > 0:
-		pct = 100 * float64(f.Bytes) / float64(f.TotalBytes)
-	case f.Total > 0:
-		pct = 100 * float64(f.Done) / float64(f.Total)
-	}
 	path := termsafe.Escape(f.Path)
 	if len(path) > 40 {
 		path = "..." + path[len(path)-37:]
 	}
-	return fmt.Sprintf("%s %3.0f%% %s of %s, %d/%d entries %s", p.verb, pct,
+	return fmt.Sprintf("%s %3.0f%% %s of %s, %d/%d entries %s", p.verb, 100*f.Fraction(),
 		formatBytes(float64(f.Bytes)), formatBytes(float64(f.TotalBytes)), f.Done, f.Total, path)
 }

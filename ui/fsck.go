@@ -167,13 +167,7 @@ func (s *fsckScreen) progress(w int) string {
 	case p.Counting:
 		return s.c.spinner.View() + " Counting what to check: " + plural(p.Total, "entry", "entries") + ", " + size(float64(p.TotalBytes)) + " so far…"
 	}
-	pct := 0.0
-	switch {
-	case p.TotalBytes > 0:
-		pct = float64(p.Bytes) / float64(p.TotalBytes)
-	case p.Total > 0:
-		pct = float64(p.Done) / float64(p.Total)
-	}
+	pct := p.Fraction()
 	var b strings.Builder
 	b.WriteString(st.Bar.Render(progressBar(pct, w-6)) + fmt.Sprintf(" %3.0f%%\n", pct*100))
 	b.WriteString(truncate(fmt.Sprintf("%s of %s · %d of %s", size(float64(p.Bytes)), size(float64(p.TotalBytes)), p.Done, plural(p.Total, "entry", "entries")), w) + "\n")

@@ -40,6 +40,18 @@ type FsckProgress struct {
 	Counting          bool   `json:",omitempty"`
 }
 
+// Fraction is how much of the walk is done, from 0 to 1: by content where there is any, else
+// by entries.
+func (p FsckProgress) Fraction() float64 {
+	switch {
+	case p.TotalBytes > 0:
+		return float64(p.Bytes) / float64(p.TotalBytes)
+	case p.Total > 0:
+		return float64(p.Done) / float64(p.Total)
+	}
+	return 0
+}
+
 // progressStep is how much file content is read between two reports within a file, so a
 // big file moves the progress instead of holding it for minutes.
 const progressStep = 8 << 20

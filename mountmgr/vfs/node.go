@@ -261,7 +261,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	ch := n.newChild(ctx, name, &e, d.fd, stored, out)
 	if first, twice := n.reachedTwice(ch, name); twice {
 		n.fsys.log.Printf("vfs: %s: a directory reached twice: its folder is already shown as %s (a dir.c9r naming another directory's ID?); refused",
-			n.childCipherPath(stored), first)
+			n.cipherPathTo(stored), first)
 		return nil, n.fsys.op(syscall.EIO)
 	}
 	if key != nil {
@@ -311,13 +311,7 @@ func (n *node) reachedTwice(ch *fs.Inode, name string) (first string, twice bool
 	if err != nil || n.fsys.stableAttr(&e) != sa {
 		return "", false
 	}
-	return on.childCipherPath(stored), true
-}
-
-// childCipherPath is the cipher path of n's entry stored, for log messages.
-func (n *node) childCipherPath(stored string) string {
-	p, _ := strconv.Unquote(n.cipherPath())
-	return strconv.Quote(strings.TrimSuffix(p, "/") + "/" + stored)
+	return on.cipherPathTo(stored), true
 }
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {

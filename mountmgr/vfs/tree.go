@@ -457,19 +457,7 @@ func (t gocryptfsTree) rename(sd int, src storedEntry, dd int, dst storedEntry, 
 func (t gocryptfsTree) conflicts(s *dirStream, conflicts map[string]storedEntry) []fuse.DirEntry {
 	n, dirfd, iv := s.n, s.dir.fd, s.iv
 	var out []fuse.DirEntry
-	// A shown name must not hide a real entry nor another copy. A real entry of that name
-	// exists exactly when the name's encryption does: names encrypt deterministically.
-	taken := func(name string) bool {
-		if _, ok := conflicts[name]; ok {
-			return true
-		}
-		stored, _, _, err := n.fsys.names.StoredName(name, iv)
-		if err != nil {
-			return true
-		}
-		var st unix.Stat_t
-		return unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
-	}
+	taken := s.taken(conflicts)
 	show := func(e fuse.DirEntry, plain string, c layout.Conflict, long bool) {
 		shown := layout.ConflictName(plain, c, taken)
 		conflicts[shown] = storedEntry{stored: e.Name, long: long}
@@ -534,7 +522,7 @@ func (t gocryptfsTree) conflicts(s *dirStream, conflicts map[string]storedEntry)
 			}
 		}
 		if !shown {
-			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
+			s.hidden(e)
 		}
 	}
 	return out

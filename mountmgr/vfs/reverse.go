@@ -193,16 +193,11 @@ func (f *rfs) readlink(plainPath, cipherPath string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(fd, name, buf)
-	if err != nil {
-		return nil, err
+	target, err := readlinkAt(fd, name)
+	if err != nil || f.names == nil {
+		return target, err
 	}
-	target := string(buf[:n])
-	if f.names == nil {
-		return []byte(target), nil
-	}
-	c := f.enc.EncryptSymlinkIV(target, crypto.PathIV(symlinkIVPath(cipherPath), crypto.PurposeSymlinkIV))
+	c := f.enc.EncryptSymlinkIV(string(target), crypto.PathIV(symlinkIVPath(cipherPath), crypto.PurposeSymlinkIV))
 	if len(c) > unix.PathMax {
 		return nil, syscall.ENAMETOOLONG
 	}

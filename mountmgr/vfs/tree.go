@@ -272,26 +272,29 @@ func (t gocryptfsTree) symlinkLen(size int64) (int, bool) {
 }
 
 func (t gocryptfsTree) readlink(dirfd int, name string) ([]byte, error) {
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Readlinkat(dirfd, name, buf)
-		if err != nil {
-			return nil, err
-		}
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	if t.f.names == nil {
-		return buf, nil
+	buf, err := readlinkAt(dirfd, name)
+	if err != nil || t.f.names == nil {
+		return buf, err
 	}
 	target, err := t.f.enc.DecryptSymlink(string(buf))
 	if err != nil {
 		return nil, err
 	}
 	return []byte(target), nil
+}
+
+// readlinkAt returns the target of the symlink name in dirfd, however long.
+func readlinkAt(dirfd int, name string) ([]byte, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n < size {
+			return buf[:n], nil
+		}
+	}
 }
 
 // makeEntry creates the entry e with mk. A long name's .name file is written first and

@@ -141,24 +141,34 @@ func (f *rfs) dirIV(cipherPath string) []byte {
 	return crypto.PathIV(cipherPath, crypto.PurposeDirIV)
 }
 
-// openParent opens the directory holding the plaintext entry plainPath (relative to the
-// folder, "/"-separated), walking it with O_NOFOLLOW, and returns it with the entry's name.
-// The root itself is "" and comes back as the folder with name ".".
-func (f *rfs) openParent(plainPath string) (dirfd int, name string, err error) {
+// openDir opens the plaintext directory dirPath (relative to the folder, "/"-separated; ""
+// for the folder itself), walking it with O_NOFOLLOW.
+func (f *rfs) openDir(dirPath string) (int, error) {
 	fd, err := unix.Openat(f.rootFd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if plainPath == "" || err != nil {
-		return fd, ".", err
+	if dirPath == "" || err != nil {
+		return fd, err
 	}
-	parts := strings.Split(plainPath, "/")
-	for _, p := range parts[:len(parts)-1] {
+	for _, p := range strings.Split(dirPath, "/") {
 		next, err := layout.OpenDirPath(fd, p)
 		unix.Close(fd)
 		if err != nil {
-			return -1, "", err
+			return -1, err
 		}
 		fd = next
 	}
-	return fd, parts[len(parts)-1], nil
+	return fd, nil
+}
+
+// openParent opens the directory holding the plaintext entry plainPath (openDir) and returns
+// it with the entry's name. The root itself is "" and comes back as the folder with name ".".
+func (f *rfs) openParent(plainPath string) (dirfd int, name string, err error) {
+	if plainPath == "" {
+		fd, err := f.openDir("")
+		return fd, ".", err
+	}
+	dir, name := path.Split(plainPath)
+	fd, err := f.openDir(strings.TrimSuffix(dir, "/"))
+	return fd, name, err
 }
 
 // lstat stats the plaintext entry plainPath without following a symlink.

@@ -170,19 +170,11 @@ func (n *rnode) findLong(hashed string) (plainName, encoded string, errno syscal
 
 // plainNames lists this directory in the plaintext folder.
 func (n *rnode) plainNames() ([]string, error) {
-	fd, name, err := n.fs.openParent(n.plain)
+	fd, err := n.fs.openDir(n.plain)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	if name != "." {
-		d, err := layout.OpenDirPath(fd, name)
-		if err != nil {
-			return nil, err
-		}
-		defer unix.Close(d)
-		fd = d
-	}
 	return layout.ReadDirNames(fd)
 }
 

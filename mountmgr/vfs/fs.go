@@ -256,9 +256,7 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		mo.ExtraCapabilities |= fuse.CAP_DIRECT_IO_ALLOW_MMAP
 	}
 	mo.MaxBackground = 64
-	// Changes behind a mount whose tree the watcher cannot follow are seen by the kernel's
-	// 1 s timeouts alone.
-	if !opts.SharedStorage && root.fsys.tree.watchable() {
+	if !opts.SharedStorage { // other machines' changes: inotify does not see them (watch.go)
 		root.fsys.watch = newWatcher(root.fsys, root, opts.maxWatches)
 	}
 	// A watched mount tells the kernel itself when a file's pages go stale (watch.go), so the
@@ -337,10 +335,6 @@ func newRoot(v Volume, opts Options) (*node, error) {
 	if err := v.serve(f); err != nil {
 		unix.Close(rootFd)
 		return nil, fmt.Errorf("vfs: %s: %w", dir, err)
-	}
-	if opts.SharedStorage && !f.tree.sharedStorage() {
-		f.close()
-		return nil, fmt.Errorf("vfs: %s: the vault's format cannot be mounted for shared storage", dir)
 	}
 	f.xattrAt = f.xattrNames != nil && probeXattrAt(rootFd)
 	f.geo = f.content.geometry()

@@ -91,12 +91,9 @@ type tree interface {
 	// makes one before the files in it): the watch follows it until it does.
 	beingMade(dirfd int, stored string) bool
 
-	// Capabilities: the cipherdir watch follows the tree (watch.go); the format stores hard
-	// links and special files (FIFOs, sockets, devices); it mounts for shared storage.
-	watchable() bool
+	// Capabilities: the format stores hard links and special files (FIFOs, sockets, devices).
 	hardLinks() bool
 	specialFiles() bool
-	sharedStorage() bool
 }
 
 // gocryptfsTree is the gocryptfs format: an entry is stored under its encrypted name in its

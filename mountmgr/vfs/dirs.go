@@ -194,7 +194,7 @@ func (n *node) dirFd() (dirRef, syscall.Errno) {
 // keepDir caches fd, just opened for directory node n, and returns it borrowed.
 func (f *fsys) keepDir(n *node, fd int) dirRef {
 	d := dirRef{fd: fd, owned: true}
-	if f.shared {
+	if f.opts.SharedStorage {
 		// Another machine may rename or replace a directory at any time: nothing is cached,
 		// and each operation walks from the root, as gocryptfs does always.
 		return d

@@ -143,7 +143,7 @@ type cachedKey struct{ fileKey }
 
 // cacheKey keeps the file's key in the node while it has handles, except with shared storage.
 func (f *file) cacheKey(k fileKey) {
-	if !f.node.fsys.shared {
+	if !f.node.fsys.opts.SharedStorage {
 		f.node.ext().key.Store(&cachedKey{k})
 	}
 }
@@ -223,7 +223,7 @@ func (f *file) read(dest []byte, off int64) (int, syscall.Errno) {
 		plain = (*pb)[:0]
 	}
 	plain, err = k.open(plain, cbuf[:cn], first)
-	if err != nil && fsys.forceDec {
+	if err != nil && fsys.opts.ForceDecode {
 		plain, err = f.decryptZeroing(plain[:0], cbuf[:cn], first, k), nil
 	}
 	if err != nil {

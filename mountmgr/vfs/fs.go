@@ -316,21 +316,17 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		return nil, fmt.Errorf("vfs: %s: %w", dir, err)
 	}
 	f := &fsys{
-		dir:        dir,
-		rootFd:     rootFd,
-		rootDir:    rootFd,
-		rootDev:    st.Dev,
-		rootIno:    st.Ino,
-		umask:      processUmask(),
-		ro:         opts.ReadOnly,
-		log:        lg,
-		authFailed: opts.AuthFailed,
-		forceDec:   opts.ForceDecode,
-		badNames:   opts.BadNames,
-		shared:     opts.SharedStorage,
-		stats:      &Counters{},
-		asRoot:     syscall.Geteuid() == 0,
-		zeroIV:     make([]byte, crypto.DirIVLen),
+		dir:     dir,
+		rootFd:  rootFd,
+		rootDir: rootFd,
+		rootDev: st.Dev,
+		rootIno: st.Ino,
+		umask:   processUmask(),
+		log:     lg,
+		opts:    opts,
+		stats:   &Counters{},
+		asRoot:  syscall.Geteuid() == 0,
+		zeroIV:  make([]byte, crypto.DirIVLen),
 	}
 	if err := v.serve(f); err != nil {
 		unix.Close(rootFd)
@@ -393,17 +389,13 @@ type fsys struct {
 	storedNames storedNameCache // stored names of plain names, all directories
 	xattrAt     bool            // the kernel has the *xattrat calls (see xattrat.go)
 	perDirIV    bool            // per-directory IVs (false: deterministic names, zero IV)
-	ro          bool
 	log         *log.Logger
-	authFailed  func(cipherPath string, block uint64) // Options.AuthFailed, may be nil
-	forceDec    bool                                  // Options.ForceDecode
-	badNames    []string                              // Options.BadNames
-	shared      bool                                  // Options.SharedStorage
-	watch       *watcher                              // nil: no changes behind the mount are seen (watch.go)
-	longCache   bool                                  // watched directories' entries are cached for watchedCacheTimeout
-	pagesTold   bool                                  // the kernel drops a file's pages only when told (ExplicitDataCacheControl)
-	gen         atomic.Uint64                         // node generations with shared storage
-	noLocks     sync.Once                             // logs that the cipherdir refuses locks
+	opts        Options
+	watch       *watcher      // nil: no changes behind the mount are seen (watch.go)
+	longCache   bool          // watched directories' entries are cached for watchedCacheTimeout
+	pagesTold   bool          // the kernel drops a file's pages only when told (ExplicitDataCacheControl)
+	gen         atomic.Uint64 // node generations with shared storage
+	noLocks     sync.Once     // logs that the cipherdir refuses locks
 	stats       *Counters
 	cbs         int
 	asRoot      bool
@@ -416,19 +408,19 @@ type fsys struct {
 // cipherPath is as node.cipherPath gives it for log lines (quoted); the callback gets the
 // path itself, and escapes it wherever it shows it.
 func (f *fsys) reportAuthFailure(cipherPath string, block uint64) {
-	if f.authFailed == nil {
+	if f.opts.AuthFailed == nil {
 		return
 	}
 	if p, err := strconv.Unquote(cipherPath); err == nil {
 		cipherPath = p
 	}
-	f.authFailed(cipherPath, block)
+	f.opts.AuthFailed(cipherPath, block)
 }
 
 // showsBadName reports whether an entry whose stored name does not decrypt is shown
 // (Options.BadNames).
 func (f *fsys) showsBadName(stored string) bool {
-	for _, p := range f.badNames {
+	for _, p := range f.opts.BadNames {
 		if ok, _ := path.Match(p, stored); ok {
 			return true
 		}

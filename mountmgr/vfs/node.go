@@ -218,7 +218,7 @@ func (n *node) newChild(ctx context.Context, plain string, e *entryID, dirfd int
 		out.SetEntryTimeout(t)
 		out.SetAttrTimeout(t)
 	}
-	if n.fsys.shared {
+	if n.fsys.opts.SharedStorage {
 		return n.sharedChild(ctx, plain, e, dirfd, stored)
 	}
 	sa := n.fsys.stableAttr(e)

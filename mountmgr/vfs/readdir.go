@@ -291,9 +291,7 @@ func (s *dirStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 		if errno := sd.Seekdir(ctx, 0); errno != 0 {
 			return errno
 		}
-		s.handed, s.peeked, s.err = 0, nil, 0
-		s.failed, s.tail, s.finished = nil, nil, false
-		s.otherIVs, s.otherIVsRead = nil, false
+		*s = dirStream{n: s.n, dir: s.dir, raw: s.raw, iv: s.iv}
 	}
 	for s.handed < off && s.HasNext() {
 		if _, errno := s.Next(); errno != 0 {

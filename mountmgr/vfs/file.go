@@ -355,7 +355,7 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 // fillZeros writes zeros at the end of a file of plaintext size size, up to end, a request's
 // worth at a time (a format without holes writes every block of a file grown by gigabytes).
 func (f *file) fillZeros(size, end uint64, k fileKey) syscall.Errno {
-	zeros := make([]byte, min(end-size, requestMax))
+	zeros := make([]byte, min(end-size, RequestMax))
 	for size < end {
 		n := min(end-size, uint64(len(zeros)))
 		if errno := f.writeRange(zeros[:n], size, size, k, prepared{}); errno != 0 {

@@ -166,14 +166,11 @@ const (
 // write.
 const Capabilities = fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2
 
-// requestMax is the largest write request we ask the kernel for, and the readahead window.
-const requestMax = 1 << 20
+// RequestMax is the largest write request we ask the kernel for, and the readahead window;
+// the speed test (package app) writes in requests of this size, as a mount receives them.
+const RequestMax = 1 << 20
 
-// RequestMax is requestMax for the speed test (package app), which writes in requests of the
-// size a mount receives.
-const RequestMax = requestMax
-
-// ReadMax is the largest read request. Smaller than requestMax so that a read's ciphertext,
+// ReadMax is the largest read request. Smaller than RequestMax so that a read's ciphertext,
 // its plaintext and the reply copy stay in a core's L2 cache (512 KiB on this project's test
 // machine) between the pread, the decryption and the copy into FUSE's pages; the 1 MiB
 // readahead window keeps four such requests in flight. dd of 512 MiB, 16 interleaved
@@ -198,7 +195,7 @@ func mountOptions(fsName string, rootIno uint64, opts Options, lg *log.Logger) *
 		AllowOther:   opts.AllowOther,
 		FsName:       fsName,
 		Name:         "vaultui",
-		MaxReadAhead: requestMax,
+		MaxReadAhead: RequestMax,
 		DirectMount:  true,
 		Debug:        opts.Debug,
 		Logger:       lg,
@@ -239,7 +236,7 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	}
 	mopts := mountOptions(v.CipherDir(), root.fsys.rootIno, opts, root.fsys.log)
 	mo := &mopts.MountOptions
-	mo.MaxWrite = requestMax
+	mo.MaxWrite = RequestMax
 	mo.DisableXAttrs = root.fsys.xattrNames == nil
 	// Reads return decrypted data from memory, never a descriptor: splice cannot work, and
 	// go-fuse would log its failed attempt once per request.
@@ -336,8 +333,8 @@ func newRoot(v Volume, opts Options) (*node, error) {
 	f.geo = f.content.geometry()
 	f.bs, f.cbs = uint64(f.geo.BlockSize), f.geo.CipherBlockSize()
 	// Room for a request's blocks, two more for unaligned ends, and a page for pageAlignedWith.
-	f.cipherPool.New = func() any { b := make([]byte, 0, (requestMax/f.geo.BlockSize+2)*f.cbs+4096); return &b }
-	f.plainPool.New = func() any { b := make([]byte, 0, requestMax+2*f.geo.BlockSize); return &b }
+	f.cipherPool.New = func() any { b := make([]byte, 0, (RequestMax/f.geo.BlockSize+2)*f.cbs+4096); return &b }
+	f.plainPool.New = func() any { b := make([]byte, 0, RequestMax+2*f.geo.BlockSize); return &b }
 	return &node{fsys: f}, nil
 }
 
@@ -471,7 +468,7 @@ func (f *fsys) putPlainBuf(b *[]byte) {
 	f.plainPool.Put(b)
 }
 
-// RaiseReadahead lets the kernel keep requestMax of reads in flight: FUSE caps a mount's
+// RaiseReadahead lets the kernel keep RequestMax of reads in flight: FUSE caps a mount's
 // readahead at the default 128 KiB whatever max_readahead says, and each request costs a round
 // trip.
 // Only root may write the mount's bdi setting; others keep the default.
@@ -481,5 +478,5 @@ func RaiseReadahead(mountPoint string) error {
 		return err
 	}
 	p := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(st.Dev), unix.Minor(st.Dev))
-	return os.WriteFile(p, []byte(strconv.Itoa(requestMax/1024)), 0)
+	return os.WriteFile(p, []byte(strconv.Itoa(RequestMax/1024)), 0)
 }

@@ -315,12 +315,17 @@ func (n *node) reachedTwice(ch *fs.Inode, name string) (first string, twice bool
 }
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	return n.fsys.op(statfs(n.fsys.rootFd, out))
+}
+
+// statfs answers STATFS, for the forward and the reverse view, with the file system of fd.
+func statfs(fd int, out *fuse.StatfsOut) syscall.Errno {
 	var st syscall.Statfs_t
-	if err := syscall.Fstatfs(n.fsys.rootFd, &st); err != nil {
-		return n.fsys.op(fs2errno(err))
+	if err := syscall.Fstatfs(fd, &st); err != nil {
+		return fs2errno(err)
 	}
 	out.FromStatfsT(&st)
-	return n.fsys.op(0)
+	return 0
 }
 
 // fs2errno converts an error from the host file system to an errno for FUSE.

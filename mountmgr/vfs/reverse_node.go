@@ -307,10 +307,5 @@ func (n *rnode) Read(ctx context.Context, fh fs.FileHandle, dest []byte, off int
 
 // Statfs reports the plaintext folder's file system.
 func (n *rnode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	var st syscall.Statfs_t
-	if err := syscall.Fstatfs(n.fs.rootFd, &st); err != nil {
-		return n.op(fs.ToErrno(err))
-	}
-	out.FromStatfsT(&st)
-	return n.op(0)
+	return n.op(statfs(n.fs.rootFd, out))
 }

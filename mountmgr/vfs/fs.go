@@ -30,7 +30,7 @@
 // Each vault format's Volume (formats.go: GocryptfsVolume, CryptomatorVolume; VolumeOf makes
 // one of a vault.Volume) sets up its tree and content. formats.go, tree.go, tree_cryptomator.go
 // and content.go are the only files that know which formats there are; the operations ask the
-// tree's capabilities (hard links, special files, the watch, shared storage).
+// tree's capabilities (hard links, special files).
 //
 // It imports crypto, vault (the unlocked Volume), vault/layout, vault/format,
 // vault/gocryptfs (in its per-format files and the reverse view: the reverse config's name),

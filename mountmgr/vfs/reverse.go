@@ -239,21 +239,6 @@ func (f *rfs) attr(st *unix.Stat_t, plainPath, cipherPath string, out *fuse.Attr
 	return nil
 }
 
-// virtualAttr is the attributes of a virtual file of size bytes that describes the entry of
-// st (the directory of a gocryptfs.diriv, the entry of a .name file).
-func virtualAttr(st *unix.Stat_t, cipherPath string, size int) fuse.Attr {
-	var a fuse.Attr
-	statAttr(st, &a)
-	a.Ino = reverseIno(cipherPath)
-	a.Mode = syscall.S_IFREG | 0o444
-	a.Nlink = 1
-	a.Size = uint64(size)
-	a.Blocks = (a.Size + 511) / 512
-	a.Mtime += virtualTimeShift
-	a.Ctime += virtualTimeShift
-	return a
-}
-
 // joinPath joins a relative path in the view or the folder with a name.
 func joinPath(dir, name string) string {
 	if dir == "" {

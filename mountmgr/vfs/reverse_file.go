@@ -75,27 +75,21 @@ func (r *rfile) Release(ctx context.Context) syscall.Errno {
 	return r.fs.op(fs.ToErrno(unix.Close(r.fd)))
 }
 
-// rconf is the open gocryptfs.conf of a reverse view: the folder's .gocryptfs.reverse.conf.
-type rconf struct {
-	fs *rfs
-	fd int
-}
+// rconf is the open gocryptfs.conf of a reverse view: the folder's .gocryptfs.reverse.conf,
+// read as it is (and released as an rfile).
+type rconf struct{ *rfile }
 
 var (
-	_ = (fs.FileReader)((*rconf)(nil))
-	_ = (fs.FileReleaser)((*rconf)(nil))
+	_ = (fs.FileReader)(rconf{})
+	_ = (fs.FileReleaser)(rconf{})
 )
 
-func (c *rconf) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+func (c rconf) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	n, err := pread(c.fd, dest, off)
 	if err != nil {
 		return nil, c.fs.op(fs.ToErrno(err))
 	}
 	return fuse.ReadResultData(dest[:n]), c.fs.op(0)
-}
-
-func (c *rconf) Release(ctx context.Context) syscall.Errno {
-	return c.fs.op(fs.ToErrno(unix.Close(c.fd)))
 }
 
 // op counts one operation of the reverse view.

@@ -56,6 +56,22 @@ func (n *rnode) child(ctx context.Context, c *rnode, out *fuse.EntryOut, a fuse.
 	return n.NewInode(ctx, c, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: a.Ino})
 }
 
+// virtual makes the node of a virtual file at cipher holding content, which describes the
+// entry of st at plain (the directory of a gocryptfs.diriv, the entry of a .name file).
+func (n *rnode) virtual(ctx context.Context, out *fuse.EntryOut, st *unix.Stat_t, plain, cipher string, content []byte) *fs.Inode {
+	c := &rnode{fs: n.fs, kind: kindVirtual, plain: plain, cipher: cipher, content: content}
+	a := &c.attr
+	statAttr(st, a)
+	a.Ino = reverseIno(cipher)
+	a.Mode = syscall.S_IFREG | 0o444
+	a.Nlink = 1
+	a.Size = uint64(len(content))
+	a.Blocks = (a.Size + 511) / 512
+	a.Mtime += virtualTimeShift
+	a.Ctime += virtualTimeShift
+	return n.child(ctx, c, out, *a)
+}
+
 // Lookup finds name in the view of this directory: a virtual file, gocryptfs.conf, or the
 // plaintext entry whose encrypted name it is. Excluded entries are not found.
 func (n *rnode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -68,10 +84,7 @@ func (n *rnode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 		if err != nil {
 			return nil, n.op(fs.ToErrno(err))
 		}
-		iv := f.dirIV(n.cipher)
-		c := &rnode{fs: f, kind: kindVirtual, plain: n.plain, cipher: cipher, content: iv,
-			attr: virtualAttr(&st, cipher, len(iv))}
-		return n.child(ctx, c, out, c.attr), n.op(0)
+		return n.virtual(ctx, out, &st, n.plain, cipher, f.dirIV(n.cipher)), n.op(0)
 	case f.names != nil && crypto.IsLongNameFile(name):
 		plainName, encoded, errno := n.findLong(strings.TrimSuffix(name, crypto.LongNameSuffix))
 		if errno != 0 {
@@ -85,9 +98,7 @@ func (n *rnode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 		if !f.visible(plain, st.Mode) {
 			return nil, n.op(syscall.ENOENT)
 		}
-		c := &rnode{fs: f, kind: kindVirtual, plain: plain, cipher: cipher, content: []byte(encoded),
-			attr: virtualAttr(&st, cipher, len(encoded))}
-		return n.child(ctx, c, out, c.attr), n.op(0)
+		return n.virtual(ctx, out, &st, plain, cipher, []byte(encoded)), n.op(0)
 	case isRoot && name == crypto.ConfName:
 		st, err := f.lstat(gocryptfs.ReverseConfName)
 		if err != nil {
@@ -284,7 +295,7 @@ func (n *rnode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, 
 		return nil, 0, n.op(fs.ToErrno(err))
 	}
 	if n.kind == kindConf {
-		return &rconf{fd: ffd, fs: n.fs}, 0, n.op(0)
+		return rconf{&rfile{fs: n.fs, fd: ffd}}, 0, n.op(0)
 	}
 	return newRFile(n.fs, ffd, n.cipher), 0, n.op(0)
 }

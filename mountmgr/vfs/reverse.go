@@ -64,15 +64,11 @@ const virtualTimeShift = 10
 
 // rfs is the state shared by every node of one reverse view.
 type rfs struct {
-	dir     string
-	rootFd  int // the plaintext folder, O_PATH
-	enc     *crypto.ContentEnc
-	names   *crypto.NameTransform
-	perDir  bool
-	exclude *exclude.Rules
-	log     *log.Logger
-	stats   *Counters
-	zeroIV  []byte
+	ReverseVolume     // PerDirIV false with plaintext names
+	rootFd        int // the plaintext folder, O_PATH
+	log           *log.Logger
+	stats         *Counters
+	zeroIV        []byte
 }
 
 // MountReverse mounts the read-only encrypted view of v.Dir at mountPoint. The caller keeps
@@ -108,8 +104,8 @@ func newReverseRoot(v ReverseVolume, opts Options) (*rnode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vfs: opening %s: %w", v.Dir, err)
 	}
-	f := &rfs{dir: v.Dir, rootFd: fd, enc: v.Content, names: v.Names, perDir: v.Names != nil && v.PerDirIV,
-		exclude: v.Exclude, log: lg, stats: &Counters{}, zeroIV: make([]byte, crypto.DirIVLen)}
+	v.PerDirIV = v.Names != nil && v.PerDirIV
+	f := &rfs{ReverseVolume: v, rootFd: fd, log: lg, stats: &Counters{}, zeroIV: make([]byte, crypto.DirIVLen)}
 	return &rnode{fs: f, kind: kindDir}, nil
 }
 
@@ -135,7 +131,7 @@ func reverseIno(cipherPath string) uint64 {
 
 // dirIV is the name IV of the directory at cipherPath in the view.
 func (f *rfs) dirIV(cipherPath string) []byte {
-	if !f.perDir {
+	if !f.PerDirIV {
 		return f.zeroIV
 	}
 	return crypto.PathIV(cipherPath, crypto.PurposeDirIV)
@@ -192,7 +188,7 @@ func (f *rfs) visible(plainPath string, mode uint32) bool {
 	if plainPath == gocryptfs.ReverseConfName {
 		return true // gocryptfs.conf is never excluded
 	}
-	return f.exclude.Visible(plainPath, mode&syscall.S_IFMT == syscall.S_IFDIR)
+	return f.Exclude.Visible(plainPath, mode&syscall.S_IFMT == syscall.S_IFDIR)
 }
 
 // readlink returns the link target as the view shows it: encrypted under a nonce derived
@@ -204,10 +200,10 @@ func (f *rfs) readlink(plainPath, cipherPath string) ([]byte, error) {
 	}
 	defer unix.Close(fd)
 	target, err := readlinkAt(fd, name)
-	if err != nil || f.names == nil {
+	if err != nil || f.Names == nil {
 		return target, err
 	}
-	c := f.enc.EncryptSymlinkIV(string(target), crypto.PathIV(symlinkIVPath(cipherPath), crypto.PurposeSymlinkIV))
+	c := f.Content.EncryptSymlinkIV(string(target), crypto.PathIV(symlinkIVPath(cipherPath), crypto.PurposeSymlinkIV))
 	if len(c) > unix.PathMax {
 		return nil, syscall.ENAMETOOLONG
 	}
@@ -228,7 +224,7 @@ func (f *rfs) attr(st *unix.Stat_t, plainPath, cipherPath string, out *fuse.Attr
 	out.Ino = reverseIno(cipherPath)
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
-		out.Size = f.enc.CipherSize(uint64(st.Size))
+		out.Size = f.Content.CipherSize(uint64(st.Size))
 	case syscall.S_IFLNK:
 		t, err := f.readlink(plainPath, cipherPath)
 		if err != nil {

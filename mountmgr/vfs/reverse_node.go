@@ -79,13 +79,13 @@ func (n *rnode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 	cipher := joinPath(n.cipher, name)
 	isRoot := n.cipher == "" && n.kind == kindDir
 	switch {
-	case f.perDir && name == crypto.DirIVName:
+	case f.PerDirIV && name == crypto.DirIVName:
 		st, err := f.lstat(n.plain)
 		if err != nil {
 			return nil, n.op(fs.ToErrno(err))
 		}
 		return n.virtual(ctx, out, &st, n.plain, cipher, f.dirIV(n.cipher)), n.op(0)
-	case f.names != nil && crypto.IsLongNameFile(name):
+	case f.Names != nil && crypto.IsLongNameFile(name):
 		plainName, encoded, errno := n.findLong(strings.TrimSuffix(name, crypto.LongNameSuffix))
 		if errno != 0 {
 			return nil, n.op(errno)
@@ -142,7 +142,7 @@ func (n *rnode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 // plainName is the plaintext name behind the name cName in this directory of the view.
 func (n *rnode) plainName(cName string) (string, syscall.Errno) {
 	f := n.fs
-	if f.names == nil {
+	if f.Names == nil {
 		return cName, 0
 	}
 	if crypto.IsLongName(cName) {
@@ -150,12 +150,12 @@ func (n *rnode) plainName(cName string) (string, syscall.Errno) {
 		return plain, errno
 	}
 	iv := f.dirIV(n.cipher)
-	plain, err := f.names.DecryptName(cName, iv)
+	plain, err := f.Names.DecryptName(cName, iv)
 	if err != nil {
 		return "", syscall.ENOENT // not a name of this view (".Trash", a stale name, ...)
 	}
 	// Only the canonical encoding of a name leads to its entry.
-	if stored, _, _, err := f.names.StoredName(plain, iv); err != nil || stored != cName {
+	if stored, _, _, err := f.Names.StoredName(plain, iv); err != nil || stored != cName {
 		return "", syscall.ENOENT
 	}
 	return plain, 0
@@ -171,7 +171,7 @@ func (n *rnode) findLong(hashed string) (plainName, encoded string, errno syscal
 	}
 	iv := f.dirIV(n.cipher)
 	for _, p := range names {
-		stored, enc, long, err := f.names.StoredName(p, iv)
+		stored, enc, long, err := f.Names.StoredName(p, iv)
 		if err == nil && long && stored == hashed {
 			return p, enc, 0
 		}
@@ -199,7 +199,7 @@ func (n *rnode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	}
 	isRoot := n.cipher == ""
 	var entries, virtual []fuse.DirEntry
-	if f.perDir {
+	if f.PerDirIV {
 		c := joinPath(n.cipher, crypto.DirIVName)
 		virtual = append(virtual, fuse.DirEntry{Name: crypto.DirIVName, Mode: syscall.S_IFREG, Ino: reverseIno(c)})
 	}
@@ -215,19 +215,19 @@ func (n *rnode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 			entries = append(entries, fuse.DirEntry{Name: crypto.ConfName, Mode: mode, Ino: reverseIno(crypto.ConfName)})
 			continue
 		}
-		if isRoot && f.names == nil && p == crypto.ConfName {
+		if isRoot && f.Names == nil && p == crypto.ConfName {
 			// With plaintext names a real gocryptfs.conf is shadowed by the config.
-			f.log.Printf("vfs: reverse view of %s: its own gocryptfs.conf is hidden behind %s", f.dir, gocryptfs.ReverseConfName)
+			f.log.Printf("vfs: reverse view of %s: its own gocryptfs.conf is hidden behind %s", f.Dir, gocryptfs.ReverseConfName)
 			continue
 		}
 		if !f.visible(plain, st.Mode) {
 			continue
 		}
 		name := p
-		if f.names != nil {
-			stored, _, long, err := f.names.StoredName(p, iv)
+		if f.Names != nil {
+			stored, _, long, err := f.Names.StoredName(p, iv)
 			if err != nil {
-				f.log.Printf("vfs: reverse view of %s: inode %d: name cannot be encrypted: %v", f.dir, st.Ino, err)
+				f.log.Printf("vfs: reverse view of %s: inode %d: name cannot be encrypted: %v", f.Dir, st.Ino, err)
 				continue
 			}
 			name = stored

@@ -339,9 +339,9 @@ func (n *node) cacheName(iv []byte, plain string, e storedEntry) {
 	k := n.nameKey(iv, plain)
 	c := &n.fsys.storedNames
 	c.mu.Lock()
-	// A full cache evicts one entry at random rather than start over: the lookups after a
-	// listing larger than the cache, in listing order, then still find the cache's share of
-	// it, where starting over would leave only the listing's tail.
+	// A full cache evicts some entries at random (boundedMap.put) rather than start over: the
+	// lookups after a listing larger than the cache, in listing order, then still find the
+	// cache's share of it, where starting over would leave only the listing's tail.
 	c.m.put(k, e, nameCacheMax)
 	c.mu.Unlock()
 }

@@ -166,8 +166,7 @@ func (t *cryptomatorTree) stat(dirfd int, stored string) (entryID, []byte, error
 	if err != nil {
 		return entryID{}, nil, layout.ErrCorrupt
 	}
-	switch kind {
-	case cryptomator.KindDir:
+	if kind == cryptomator.KindDir {
 		id, err := layout.ReadSmall(efd, cryptomator.DirFile, cryptomator.MaxDirIDLen)
 		if err != nil {
 			return entryID{}, nil, err

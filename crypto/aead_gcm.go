@@ -13,11 +13,16 @@ func newGCM(key []byte) (cipher.AEAD, error) {
 	if len(key) != 32 {
 		return nil, fmt.Errorf("crypto: AES-256-GCM key is %d bytes, want 32", len(key))
 	}
+	return aesGCM(key, 16)
+}
+
+// aesGCM returns AES-GCM under key with nonces of nonceLen bytes.
+func aesGCM(key []byte, nonceLen int) (cipher.AEAD, error) {
 	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, fmt.Errorf("crypto: %w", err)
 	}
-	a, err := cipher.NewGCMWithNonceSize(block, 16)
+	a, err := cipher.NewGCMWithNonceSize(block, nonceLen)
 	if err != nil {
 		return nil, fmt.Errorf("crypto: %w", err)
 	}

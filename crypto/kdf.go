@@ -2,7 +2,6 @@ package crypto
 
 import (
 	"context"
-	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
 	"crypto/rand"
@@ -209,15 +208,8 @@ func masterKeyAEAD(kek []byte, useHKDF bool) (cipher.AEAD, int, error) {
 	if len(key) != 32 {
 		return nil, 0, fmt.Errorf("crypto: key-encryption key is %d bytes, want 32", len(key))
 	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, 0, fmt.Errorf("crypto: %w", err)
-	}
-	a, err := cipher.NewGCMWithNonceSize(block, nonceLen)
-	if err != nil {
-		return nil, 0, fmt.Errorf("crypto: %w", err)
-	}
-	return a, nonceLen, nil
+	a, err := aesGCM(key, nonceLen)
+	return a, nonceLen, err
 }
 
 // SealMasterKey encrypts masterKey under the key-encryption key kek (the

@@ -26,11 +26,11 @@ func BenchmarkSequential(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			buf := make([]byte, requestMax)
-			b.SetBytes(requestMax)
+			buf := make([]byte, RequestMax)
+			b.SetBytes(RequestMax)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := f.WriteAt(buf, int64(i%256)*requestMax); err != nil {
+				if _, err := f.WriteAt(buf, int64(i%256)*RequestMax); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -43,17 +43,17 @@ func BenchmarkSequential(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			buf := make([]byte, requestMax)
+			buf := make([]byte, RequestMax)
 			for i := 0; i < 64; i++ {
 				f.Write(buf)
 			}
-			b.SetBytes(requestMax)
+			b.SetBytes(RequestMax)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if i%64 == 0 {
 					unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 				}
-				if _, err := f.ReadAt(buf, int64(i%64)*requestMax); err != nil {
+				if _, err := f.ReadAt(buf, int64(i%64)*RequestMax); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -193,9 +193,9 @@ func benchRandomRead4K(b *testing.B, c crypto.CipherID) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	buf := make([]byte, requestMax)
+	buf := make([]byte, RequestMax)
 	const size = 64 << 20
-	for i := 0; i < size/requestMax; i++ {
+	for i := 0; i < size/RequestMax; i++ {
 		f.Write(buf)
 	}
 	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)

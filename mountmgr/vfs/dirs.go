@@ -194,7 +194,7 @@ func (n *node) dirFd() (dirRef, syscall.Errno) {
 // keepDir caches fd, just opened for directory node n, and returns it borrowed.
 func (f *fsys) keepDir(n *node, fd int) dirRef {
 	d := dirRef{fd: fd, owned: true}
-	if f.shared {
+	if f.opts.SharedStorage {
 		// Another machine may rename or replace a directory at any time: nothing is cached,
 		// and each operation walks from the root, as gocryptfs does always.
 		return d
@@ -339,9 +339,9 @@ func (n *node) cacheName(iv []byte, plain string, e storedEntry) {
 	k := n.nameKey(iv, plain)
 	c := &n.fsys.storedNames
 	c.mu.Lock()
-	// A full cache evicts one entry at random rather than start over: the lookups after a
-	// listing larger than the cache, in listing order, then still find the cache's share of
-	// it, where starting over would leave only the listing's tail.
+	// A full cache evicts some entries at random (boundedMap.put) rather than start over: the
+	// lookups after a listing larger than the cache, in listing order, then still find the
+	// cache's share of it, where starting over would leave only the listing's tail.
 	c.m.put(k, e, nameCacheMax)
 	c.mu.Unlock()
 }

@@ -143,7 +143,7 @@ type cachedKey struct{ fileKey }
 
 // cacheKey keeps the file's key in the node while it has handles, except with shared storage.
 func (f *file) cacheKey(k fileKey) {
-	if !f.node.fsys.shared {
+	if !f.node.fsys.opts.SharedStorage {
 		f.node.ext().key.Store(&cachedKey{k})
 	}
 }
@@ -223,7 +223,7 @@ func (f *file) read(dest []byte, off int64) (int, syscall.Errno) {
 		plain = (*pb)[:0]
 	}
 	plain, err = k.open(plain, cbuf[:cn], first)
-	if err != nil && fsys.forceDec {
+	if err != nil && fsys.opts.ForceDecode {
 		plain, err = f.decryptZeroing(plain[:0], cbuf[:cn], first, k), nil
 	}
 	if err != nil {
@@ -355,7 +355,7 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 // fillZeros writes zeros at the end of a file of plaintext size size, up to end, a request's
 // worth at a time (a format without holes writes every block of a file grown by gigabytes).
 func (f *file) fillZeros(size, end uint64, k fileKey) syscall.Errno {
-	zeros := make([]byte, min(end-size, requestMax))
+	zeros := make([]byte, min(end-size, RequestMax))
 	for size < end {
 		n := min(end-size, uint64(len(zeros)))
 		if errno := f.writeRange(zeros[:n], size, size, k, prepared{}); errno != 0 {

@@ -66,20 +66,16 @@ func VolumeOf(v vault.Volume) (Volume, error) {
 }
 
 // Capabilities of the gocryptfs tree: it stores anything a local file system does.
-func (gocryptfsTree) watchable() bool     { return true }
-func (gocryptfsTree) hardLinks() bool     { return true }
-func (gocryptfsTree) specialFiles() bool  { return true }
-func (gocryptfsTree) sharedStorage() bool { return true }
+func (gocryptfsTree) hardLinks() bool    { return true }
+func (gocryptfsTree) specialFiles() bool { return true }
 
 // configFile: gocryptfs.conf is in the root directory's folder, and not shown.
 func (t gocryptfsTree) configFile(name string) bool { return name == crypto.ConfName }
 
 // Capabilities of the Cryptomator tree: files, directories and symlinks only, as the format
-// stores; the watcher follows its d/ folders and its entries' folders.
-func (*cryptomatorTree) watchable() bool     { return true }
-func (*cryptomatorTree) hardLinks() bool     { return false }
-func (*cryptomatorTree) specialFiles() bool  { return false }
-func (*cryptomatorTree) sharedStorage() bool { return true }
+// stores.
+func (*cryptomatorTree) hardLinks() bool    { return false }
+func (*cryptomatorTree) specialFiles() bool { return false }
 
 // configFile: a Cryptomator vault's configuration is outside its root directory's folder.
 func (*cryptomatorTree) configFile(string) bool { return false }

@@ -30,7 +30,7 @@
 // Each vault format's Volume (formats.go: GocryptfsVolume, CryptomatorVolume; VolumeOf makes
 // one of a vault.Volume) sets up its tree and content. formats.go, tree.go, tree_cryptomator.go
 // and content.go are the only files that know which formats there are; the operations ask the
-// tree's capabilities (hard links, special files, the watch, shared storage).
+// tree's capabilities (hard links, special files).
 //
 // It imports crypto, vault (the unlocked Volume), vault/layout, vault/format,
 // vault/gocryptfs (in its per-format files and the reverse view: the reverse config's name),
@@ -166,14 +166,11 @@ const (
 // write.
 const Capabilities = fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_HANDLE_KILLPRIV_V2
 
-// requestMax is the largest write request we ask the kernel for, and the readahead window.
-const requestMax = 1 << 20
+// RequestMax is the largest write request we ask the kernel for, and the readahead window;
+// the speed test (package app) writes in requests of this size, as a mount receives them.
+const RequestMax = 1 << 20
 
-// RequestMax is requestMax for the speed test (package app), which writes in requests of the
-// size a mount receives.
-const RequestMax = requestMax
-
-// ReadMax is the largest read request. Smaller than requestMax so that a read's ciphertext,
+// ReadMax is the largest read request. Smaller than RequestMax so that a read's ciphertext,
 // its plaintext and the reply copy stay in a core's L2 cache (512 KiB on this project's test
 // machine) between the pread, the decryption and the copy into FUSE's pages; the 1 MiB
 // readahead window keeps four such requests in flight. dd of 512 MiB, 16 interleaved
@@ -198,7 +195,7 @@ func mountOptions(fsName string, rootIno uint64, opts Options, lg *log.Logger) *
 		AllowOther:   opts.AllowOther,
 		FsName:       fsName,
 		Name:         "vaultui",
-		MaxReadAhead: requestMax,
+		MaxReadAhead: RequestMax,
 		DirectMount:  true,
 		Debug:        opts.Debug,
 		Logger:       lg,
@@ -239,7 +236,7 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	}
 	mopts := mountOptions(v.CipherDir(), root.fsys.rootIno, opts, root.fsys.log)
 	mo := &mopts.MountOptions
-	mo.MaxWrite = requestMax
+	mo.MaxWrite = RequestMax
 	mo.DisableXAttrs = root.fsys.xattrNames == nil
 	// Reads return decrypted data from memory, never a descriptor: splice cannot work, and
 	// go-fuse would log its failed attempt once per request.
@@ -256,9 +253,7 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		mo.ExtraCapabilities |= fuse.CAP_DIRECT_IO_ALLOW_MMAP
 	}
 	mo.MaxBackground = 64
-	// Changes behind a mount whose tree the watcher cannot follow are seen by the kernel's
-	// 1 s timeouts alone.
-	if !opts.SharedStorage && root.fsys.tree.watchable() {
+	if !opts.SharedStorage { // other machines' changes: inotify does not see them (watch.go)
 		root.fsys.watch = newWatcher(root.fsys, root, opts.maxWatches)
 	}
 	// A watched mount tells the kernel itself when a file's pages go stale (watch.go), so the
@@ -318,36 +313,28 @@ func newRoot(v Volume, opts Options) (*node, error) {
 		return nil, fmt.Errorf("vfs: %s: %w", dir, err)
 	}
 	f := &fsys{
-		dir:        dir,
-		rootFd:     rootFd,
-		rootDir:    rootFd,
-		rootDev:    st.Dev,
-		rootIno:    st.Ino,
-		umask:      processUmask(),
-		ro:         opts.ReadOnly,
-		log:        lg,
-		authFailed: opts.AuthFailed,
-		forceDec:   opts.ForceDecode,
-		badNames:   opts.BadNames,
-		shared:     opts.SharedStorage,
-		stats:      &Counters{},
-		asRoot:     syscall.Geteuid() == 0,
-		zeroIV:     make([]byte, crypto.DirIVLen),
+		dir:     dir,
+		rootFd:  rootFd,
+		rootDir: rootFd,
+		rootDev: st.Dev,
+		rootIno: st.Ino,
+		umask:   processUmask(),
+		log:     lg,
+		opts:    opts,
+		stats:   &Counters{},
+		asRoot:  syscall.Geteuid() == 0,
+		zeroIV:  make([]byte, crypto.DirIVLen),
 	}
 	if err := v.serve(f); err != nil {
 		unix.Close(rootFd)
 		return nil, fmt.Errorf("vfs: %s: %w", dir, err)
 	}
-	if opts.SharedStorage && !f.tree.sharedStorage() {
-		f.close()
-		return nil, fmt.Errorf("vfs: %s: the vault's format cannot be mounted for shared storage", dir)
-	}
 	f.xattrAt = f.xattrNames != nil && probeXattrAt(rootFd)
 	f.geo = f.content.geometry()
 	f.bs, f.cbs = uint64(f.geo.BlockSize), f.geo.CipherBlockSize()
 	// Room for a request's blocks, two more for unaligned ends, and a page for pageAlignedWith.
-	f.cipherPool.New = func() any { b := make([]byte, 0, (requestMax/f.geo.BlockSize+2)*f.cbs+4096); return &b }
-	f.plainPool.New = func() any { b := make([]byte, 0, requestMax+2*f.geo.BlockSize); return &b }
+	f.cipherPool.New = func() any { b := make([]byte, 0, (RequestMax/f.geo.BlockSize+2)*f.cbs+4096); return &b }
+	f.plainPool.New = func() any { b := make([]byte, 0, RequestMax+2*f.geo.BlockSize); return &b }
 	return &node{fsys: f}, nil
 }
 
@@ -399,17 +386,13 @@ type fsys struct {
 	storedNames storedNameCache // stored names of plain names, all directories
 	xattrAt     bool            // the kernel has the *xattrat calls (see xattrat.go)
 	perDirIV    bool            // per-directory IVs (false: deterministic names, zero IV)
-	ro          bool
 	log         *log.Logger
-	authFailed  func(cipherPath string, block uint64) // Options.AuthFailed, may be nil
-	forceDec    bool                                  // Options.ForceDecode
-	badNames    []string                              // Options.BadNames
-	shared      bool                                  // Options.SharedStorage
-	watch       *watcher                              // nil: no changes behind the mount are seen (watch.go)
-	longCache   bool                                  // watched directories' entries are cached for watchedCacheTimeout
-	pagesTold   bool                                  // the kernel drops a file's pages only when told (ExplicitDataCacheControl)
-	gen         atomic.Uint64                         // node generations with shared storage
-	noLocks     sync.Once                             // logs that the cipherdir refuses locks
+	opts        Options
+	watch       *watcher      // nil: no changes behind the mount are seen (watch.go)
+	longCache   bool          // watched directories' entries are cached for watchedCacheTimeout
+	pagesTold   bool          // the kernel drops a file's pages only when told (ExplicitDataCacheControl)
+	gen         atomic.Uint64 // node generations with shared storage
+	noLocks     sync.Once     // logs that the cipherdir refuses locks
 	stats       *Counters
 	cbs         int
 	asRoot      bool
@@ -422,19 +405,19 @@ type fsys struct {
 // cipherPath is as node.cipherPath gives it for log lines (quoted); the callback gets the
 // path itself, and escapes it wherever it shows it.
 func (f *fsys) reportAuthFailure(cipherPath string, block uint64) {
-	if f.authFailed == nil {
+	if f.opts.AuthFailed == nil {
 		return
 	}
 	if p, err := strconv.Unquote(cipherPath); err == nil {
 		cipherPath = p
 	}
-	f.authFailed(cipherPath, block)
+	f.opts.AuthFailed(cipherPath, block)
 }
 
 // showsBadName reports whether an entry whose stored name does not decrypt is shown
 // (Options.BadNames).
 func (f *fsys) showsBadName(stored string) bool {
-	for _, p := range f.badNames {
+	for _, p := range f.opts.BadNames {
 		if ok, _ := path.Match(p, stored); ok {
 			return true
 		}
@@ -485,7 +468,7 @@ func (f *fsys) putPlainBuf(b *[]byte) {
 	f.plainPool.Put(b)
 }
 
-// RaiseReadahead lets the kernel keep requestMax of reads in flight: FUSE caps a mount's
+// RaiseReadahead lets the kernel keep RequestMax of reads in flight: FUSE caps a mount's
 // readahead at the default 128 KiB whatever max_readahead says, and each request costs a round
 // trip.
 // Only root may write the mount's bdi setting; others keep the default.
@@ -495,5 +478,5 @@ func RaiseReadahead(mountPoint string) error {
 		return err
 	}
 	p := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(st.Dev), unix.Minor(st.Dev))
-	return os.WriteFile(p, []byte(strconv.Itoa(requestMax/1024)), 0)
+	return os.WriteFile(p, []byte(strconv.Itoa(RequestMax/1024)), 0)
 }

@@ -127,7 +127,7 @@ func (n *node) keepsIV(dirfd int, stored string) bool {
 
 // holds reports whether entry e is n's own file (see node.openEntry).
 func (n *node) holds(e *entryID) bool {
-	if !n.fsys.shared {
+	if !n.fsys.opts.SharedStorage {
 		return n.fsys.stableAttr(e) == n.StableAttr()
 	}
 	sa := n.StableAttr()

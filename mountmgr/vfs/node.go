@@ -218,7 +218,7 @@ func (n *node) newChild(ctx context.Context, plain string, e *entryID, dirfd int
 		out.SetEntryTimeout(t)
 		out.SetAttrTimeout(t)
 	}
-	if n.fsys.shared {
+	if n.fsys.opts.SharedStorage {
 		return n.sharedChild(ctx, plain, e, dirfd, stored)
 	}
 	sa := n.fsys.stableAttr(e)
@@ -261,7 +261,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	ch := n.newChild(ctx, name, &e, d.fd, stored, out)
 	if first, twice := n.reachedTwice(ch, name); twice {
 		n.fsys.log.Printf("vfs: %s: a directory reached twice: its folder is already shown as %s (a dir.c9r naming another directory's ID?); refused",
-			n.childCipherPath(stored), first)
+			n.cipherPathTo(stored), first)
 		return nil, n.fsys.op(syscall.EIO)
 	}
 	if key != nil {
@@ -311,22 +311,21 @@ func (n *node) reachedTwice(ch *fs.Inode, name string) (first string, twice bool
 	if err != nil || n.fsys.stableAttr(&e) != sa {
 		return "", false
 	}
-	return on.childCipherPath(stored), true
-}
-
-// childCipherPath is the cipher path of n's entry stored, for log messages.
-func (n *node) childCipherPath(stored string) string {
-	p, _ := strconv.Unquote(n.cipherPath())
-	return strconv.Quote(strings.TrimSuffix(p, "/") + "/" + stored)
+	return on.cipherPathTo(stored), true
 }
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	return n.fsys.op(statfs(n.fsys.rootFd, out))
+}
+
+// statfs answers STATFS, for the forward and the reverse view, with the file system of fd.
+func statfs(fd int, out *fuse.StatfsOut) syscall.Errno {
 	var st syscall.Statfs_t
-	if err := syscall.Fstatfs(n.fsys.rootFd, &st); err != nil {
-		return n.fsys.op(fs2errno(err))
+	if err := syscall.Fstatfs(fd, &st); err != nil {
+		return fs2errno(err)
 	}
 	out.FromStatfsT(&st)
-	return n.fsys.op(0)
+	return 0
 }
 
 // fs2errno converts an error from the host file system to an errno for FUSE.

@@ -46,19 +46,15 @@ func (n *node) getattr(out *fuse.AttrOut) syscall.Errno {
 	if n.StableAttr().Mode == syscall.S_IFREG {
 		return n.fileAttr(d.fd, stored, errno, out)
 	}
-	isDir := n.StableAttr().Mode == syscall.S_IFDIR
-	if errno == syscall.ENOENT && isDir {
+	var st unix.Stat_t
+	if errno == 0 {
+		errno = fs2errno(unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW))
+	}
+	if errno == syscall.ENOENT && n.StableAttr().Mode == syscall.S_IFDIR {
 		return n.removedDirAttr(out)
 	}
 	if errno != 0 {
 		return errno
-	}
-	var st unix.Stat_t
-	if err := unix.Fstatat(d.fd, stored, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		if err == unix.ENOENT && isDir {
-			return n.removedDirAttr(out)
-		}
-		return fs2errno(err)
 	}
 	if n.StableAttr().Mode == syscall.S_IFLNK {
 		st.Mode = syscall.S_IFLNK | 0o777 // a format may keep a symlink in a file (Cryptomator)

@@ -64,16 +64,22 @@ func (n *node) makeEntry(name string, mk func(dirfd int, e storedEntry) error) (
 	return d, e.stored, 0
 }
 
-// newEntry gives a freshly made entry (stored in dirfd) to the caller and returns its inode.
-func (n *node) newEntry(ctx context.Context, name string, dirfd int, stored string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if errno := n.preserveOwner(ctx, dirfd, stored); errno != 0 {
+// newEntry makes the entry name with mk (makeEntry), gives it to the caller and returns its
+// inode.
+func (n *node) newEntry(ctx context.Context, name string, out *fuse.EntryOut, mk func(dirfd int, e storedEntry) error) (*fs.Inode, syscall.Errno) {
+	d, stored, errno := n.makeEntry(name, mk)
+	if errno != 0 {
 		return nil, errno
 	}
-	e, key, err := n.fsys.tree.stat(dirfd, stored)
+	defer d.close()
+	if errno := n.preserveOwner(ctx, d.fd, stored); errno != 0 {
+		return nil, errno
+	}
+	e, key, err := n.fsys.tree.stat(d.fd, stored)
 	if err != nil {
 		return nil, fs2errno(err)
 	}
-	ch := n.newChild(ctx, name, &e, dirfd, stored, out)
+	ch := n.newChild(ctx, name, &e, d.fd, stored, out)
 	if key != nil {
 		ch.Operations().(*node).setKey(key)
 	}
@@ -90,18 +96,13 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 
 func (n *node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	var key []byte
-	d, stored, errno := n.makeEntry(name, func(dirfd int, e storedEntry) (err error) {
+	ch, errno := n.newEntry(ctx, name, out, func(dirfd int, e storedEntry) (err error) {
 		key, err = n.fsys.tree.mkdir(dirfd, e, mode&07777)
 		if err != nil {
 			n.fsys.log.Printf("vfs: mkdir in directory inode %d: %v", n.StableAttr().Ino, err)
 		}
 		return err
 	})
-	if errno != 0 {
-		return nil, errno
-	}
-	defer d.close()
-	ch, errno := n.newEntry(ctx, name, d.fd, stored, out)
 	if errno != 0 {
 		return nil, errno
 	}
@@ -201,12 +202,7 @@ func (n *node) rename(name string, np *node, newName string, flags uint32) sysca
 }
 
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	d, stored, errno := n.makeEntry(name, func(dirfd int, e storedEntry) error { return n.fsys.tree.symlink(dirfd, e, target) })
-	if errno != 0 {
-		return nil, n.fsys.op(errno)
-	}
-	defer d.close()
-	ch, errno := n.newEntry(ctx, name, d.fd, stored, out)
+	ch, errno := n.newEntry(ctx, name, out, func(dirfd int, e storedEntry) error { return n.fsys.tree.symlink(dirfd, e, target) })
 	return ch, n.fsys.op(errno)
 }
 
@@ -256,7 +252,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 	if !t.specialFiles() {
 		return nil, n.fsys.op(syscall.EPERM) // the format stores files, directories and symlinks only
 	}
-	d, stored, errno := n.makeEntry(name, func(dirfd int, e storedEntry) error {
+	ch, errno := n.newEntry(ctx, name, out, func(dirfd int, e storedEntry) error {
 		return t.makeEntry(dirfd, e, func() error {
 			if err := unix.Mknodat(dirfd, e.stored, mode, int(rdev)); err != nil {
 				return err
@@ -270,10 +266,5 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 			return nil
 		})
 	})
-	if errno != 0 {
-		return nil, n.fsys.op(errno)
-	}
-	defer d.close()
-	ch, errno := n.newEntry(ctx, name, d.fd, stored, out)
 	return ch, n.fsys.op(errno)
 }

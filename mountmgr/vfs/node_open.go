@@ -185,7 +185,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 			}
 		}()
 		fl := openFlags(flags, true) | unix.O_CREAT
-		if n.fsys.shared && flags&syscall.O_EXCL == 0 {
+		if n.fsys.opts.SharedStorage && flags&syscall.O_EXCL == 0 {
 			fd, err = n.fsys.tree.create(dirfd, e, (fl|unix.O_EXCL)&^unix.O_TRUNC, mode)
 			if err == unix.EEXIST {
 				existed, trunc = true, flags&syscall.O_TRUNC != 0
@@ -235,7 +235,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		}
 	}
 	var fl uint32
-	if n.fsys.shared {
+	if n.fsys.opts.SharedStorage {
 		fl = cn.openFlags()
 	}
 	return ch, f, fl, n.fsys.op(0)
@@ -304,7 +304,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 // could stay stale), and every read and write comes here.
 func (n *node) openFlags() uint32 {
 	switch {
-	case n.fsys.shared:
+	case n.fsys.opts.SharedStorage:
 		return fuse.FOPEN_DIRECT_IO
 	case n.StableAttr().Gen == 0:
 		return 0

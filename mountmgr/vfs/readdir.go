@@ -291,9 +291,7 @@ func (s *dirStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 		if errno := sd.Seekdir(ctx, 0); errno != 0 {
 			return errno
 		}
-		s.handed, s.peeked, s.err = 0, nil, 0
-		s.failed, s.tail, s.finished = nil, nil, false
-		s.otherIVs, s.otherIVsRead = nil, false
+		*s = dirStream{n: s.n, dir: s.dir, raw: s.raw, iv: s.iv}
 	}
 	for s.handed < off && s.HasNext() {
 		if _, errno := s.Next(); errno != 0 {
@@ -361,4 +359,23 @@ func (s *dirStream) finish() {
 	x.namesMu.Lock()
 	x.conflicts = conflicts
 	x.namesMu.Unlock()
+}
+
+// taken reports whether a conflict copy in listing s may not show as name: a shown name must
+// hide neither another copy (in found) nor a real entry, which exists exactly when the name's
+// stored form does (names encrypt deterministically).
+func (s *dirStream) taken(found map[string]storedEntry) func(string) bool {
+	return func(name string) bool {
+		if _, ok := found[name]; ok {
+			return true
+		}
+		e, errno := s.n.fsys.tree.storedEntry(name, s.iv, false)
+		var st unix.Stat_t
+		return errno != 0 || unix.Fstatat(s.dir.fd, e.stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	}
+}
+
+// hidden logs entry e of listing s, whose name does not decrypt, as hidden.
+func (s *dirStream) hidden(e failedEntry) {
+	s.n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", s.n.StableAttr().Ino, e.Name, e.err)
 }

@@ -64,15 +64,11 @@ const virtualTimeShift = 10
 
 // rfs is the state shared by every node of one reverse view.
 type rfs struct {
-	dir     string
-	rootFd  int // the plaintext folder, O_PATH
-	enc     *crypto.ContentEnc
-	names   *crypto.NameTransform
-	perDir  bool
-	exclude *exclude.Rules
-	log     *log.Logger
-	stats   *Counters
-	zeroIV  []byte
+	ReverseVolume     // PerDirIV false with plaintext names
+	rootFd        int // the plaintext folder, O_PATH
+	log           *log.Logger
+	stats         *Counters
+	zeroIV        []byte
 }
 
 // MountReverse mounts the read-only encrypted view of v.Dir at mountPoint. The caller keeps
@@ -108,8 +104,8 @@ func newReverseRoot(v ReverseVolume, opts Options) (*rnode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vfs: opening %s: %w", v.Dir, err)
 	}
-	f := &rfs{dir: v.Dir, rootFd: fd, enc: v.Content, names: v.Names, perDir: v.Names != nil && v.PerDirIV,
-		exclude: v.Exclude, log: lg, stats: &Counters{}, zeroIV: make([]byte, crypto.DirIVLen)}
+	v.PerDirIV = v.Names != nil && v.PerDirIV
+	f := &rfs{ReverseVolume: v, rootFd: fd, log: lg, stats: &Counters{}, zeroIV: make([]byte, crypto.DirIVLen)}
 	return &rnode{fs: f, kind: kindDir}, nil
 }
 
@@ -135,30 +131,40 @@ func reverseIno(cipherPath string) uint64 {
 
 // dirIV is the name IV of the directory at cipherPath in the view.
 func (f *rfs) dirIV(cipherPath string) []byte {
-	if !f.perDir {
+	if !f.PerDirIV {
 		return f.zeroIV
 	}
 	return crypto.PathIV(cipherPath, crypto.PurposeDirIV)
 }
 
-// openParent opens the directory holding the plaintext entry plainPath (relative to the
-// folder, "/"-separated), walking it with O_NOFOLLOW, and returns it with the entry's name.
-// The root itself is "" and comes back as the folder with name ".".
-func (f *rfs) openParent(plainPath string) (dirfd int, name string, err error) {
+// openDir opens the plaintext directory dirPath (relative to the folder, "/"-separated; ""
+// for the folder itself), walking it with O_NOFOLLOW.
+func (f *rfs) openDir(dirPath string) (int, error) {
 	fd, err := unix.Openat(f.rootFd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if plainPath == "" || err != nil {
-		return fd, ".", err
+	if dirPath == "" || err != nil {
+		return fd, err
 	}
-	parts := strings.Split(plainPath, "/")
-	for _, p := range parts[:len(parts)-1] {
+	for _, p := range strings.Split(dirPath, "/") {
 		next, err := layout.OpenDirPath(fd, p)
 		unix.Close(fd)
 		if err != nil {
-			return -1, "", err
+			return -1, err
 		}
 		fd = next
 	}
-	return fd, parts[len(parts)-1], nil
+	return fd, nil
+}
+
+// openParent opens the directory holding the plaintext entry plainPath (openDir) and returns
+// it with the entry's name. The root itself is "" and comes back as the folder with name ".".
+func (f *rfs) openParent(plainPath string) (dirfd int, name string, err error) {
+	if plainPath == "" {
+		fd, err := f.openDir("")
+		return fd, ".", err
+	}
+	dir, name := path.Split(plainPath)
+	fd, err := f.openDir(strings.TrimSuffix(dir, "/"))
+	return fd, name, err
 }
 
 // lstat stats the plaintext entry plainPath without following a symlink.
@@ -182,7 +188,7 @@ func (f *rfs) visible(plainPath string, mode uint32) bool {
 	if plainPath == gocryptfs.ReverseConfName {
 		return true // gocryptfs.conf is never excluded
 	}
-	return f.exclude.Visible(plainPath, mode&syscall.S_IFMT == syscall.S_IFDIR)
+	return f.Exclude.Visible(plainPath, mode&syscall.S_IFMT == syscall.S_IFDIR)
 }
 
 // readlink returns the link target as the view shows it: encrypted under a nonce derived
@@ -193,16 +199,11 @@ func (f *rfs) readlink(plainPath, cipherPath string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(fd, name, buf)
-	if err != nil {
-		return nil, err
+	target, err := readlinkAt(fd, name)
+	if err != nil || f.Names == nil {
+		return target, err
 	}
-	target := string(buf[:n])
-	if f.names == nil {
-		return []byte(target), nil
-	}
-	c := f.enc.EncryptSymlinkIV(target, crypto.PathIV(symlinkIVPath(cipherPath), crypto.PurposeSymlinkIV))
+	c := f.Content.EncryptSymlinkIV(string(target), crypto.PathIV(symlinkIVPath(cipherPath), crypto.PurposeSymlinkIV))
 	if len(c) > unix.PathMax {
 		return nil, syscall.ENAMETOOLONG
 	}
@@ -223,7 +224,7 @@ func (f *rfs) attr(st *unix.Stat_t, plainPath, cipherPath string, out *fuse.Attr
 	out.Ino = reverseIno(cipherPath)
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
-		out.Size = f.enc.CipherSize(uint64(st.Size))
+		out.Size = f.Content.CipherSize(uint64(st.Size))
 	case syscall.S_IFLNK:
 		t, err := f.readlink(plainPath, cipherPath)
 		if err != nil {
@@ -232,21 +233,6 @@ func (f *rfs) attr(st *unix.Stat_t, plainPath, cipherPath string, out *fuse.Attr
 		out.Size = uint64(len(t))
 	}
 	return nil
-}
-
-// virtualAttr is the attributes of a virtual file of size bytes that describes the entry of
-// st (the directory of a gocryptfs.diriv, the entry of a .name file).
-func virtualAttr(st *unix.Stat_t, cipherPath string, size int) fuse.Attr {
-	var a fuse.Attr
-	statAttr(st, &a)
-	a.Ino = reverseIno(cipherPath)
-	a.Mode = syscall.S_IFREG | 0o444
-	a.Nlink = 1
-	a.Size = uint64(size)
-	a.Blocks = (a.Size + 511) / 512
-	a.Mtime += virtualTimeShift
-	a.Ctime += virtualTimeShift
-	return a
 }
 
 // joinPath joins a relative path in the view or the folder with a name.

@@ -43,14 +43,14 @@ func (r *rfile) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResu
 	if len(dest) == 0 {
 		return fuse.ReadResultData(nil), r.fs.op(0)
 	}
-	cbs := int64(r.fs.enc.CipherBlockSize())
+	cbs := int64(r.fs.Content.CipherBlockSize())
 	end := off + int64(len(dest))
 	first := max(off-crypto.HeaderLen, 0) / cbs
 	last := (max(end-crypto.HeaderLen, 1) - 1) / cbs // inclusive
 	plain := make([]byte, (last-first+1)*crypto.BlockSize)
 	n, err := pread(r.fd, plain, first*crypto.BlockSize)
 	if err != nil {
-		r.fs.log.Printf("vfs: reverse view of %s: read: %v", r.fs.dir, err)
+		r.fs.log.Printf("vfs: reverse view of %s: read: %v", r.fs.Dir, err)
 		return nil, r.fs.op(fs.ToErrno(err))
 	}
 	if n == 0 && first == 0 {
@@ -62,7 +62,7 @@ func (r *rfile) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResu
 		buf = append(buf, r.header...)
 		start = 0
 	}
-	buf = r.fs.enc.EncryptBlocksIV(buf, plain[:n], uint64(first), r.fileID, r.block0)
+	buf = r.fs.Content.EncryptBlocksIV(buf, plain[:n], uint64(first), r.fileID, r.block0)
 	lo, hi := off-start, min(end-start, int64(len(buf)))
 	if lo >= hi {
 		return fuse.ReadResultData(nil), r.fs.op(0)
@@ -75,27 +75,21 @@ func (r *rfile) Release(ctx context.Context) syscall.Errno {
 	return r.fs.op(fs.ToErrno(unix.Close(r.fd)))
 }
 
-// rconf is the open gocryptfs.conf of a reverse view: the folder's .gocryptfs.reverse.conf.
-type rconf struct {
-	fs *rfs
-	fd int
-}
+// rconf is the open gocryptfs.conf of a reverse view: the folder's .gocryptfs.reverse.conf,
+// read as it is (and released as an rfile).
+type rconf struct{ *rfile }
 
 var (
-	_ = (fs.FileReader)((*rconf)(nil))
-	_ = (fs.FileReleaser)((*rconf)(nil))
+	_ = (fs.FileReader)(rconf{})
+	_ = (fs.FileReleaser)(rconf{})
 )
 
-func (c *rconf) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+func (c rconf) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	n, err := pread(c.fd, dest, off)
 	if err != nil {
 		return nil, c.fs.op(fs.ToErrno(err))
 	}
 	return fuse.ReadResultData(dest[:n]), c.fs.op(0)
-}
-
-func (c *rconf) Release(ctx context.Context) syscall.Errno {
-	return c.fs.op(fs.ToErrno(unix.Close(c.fd)))
 }
 
 // op counts one operation of the reverse view.

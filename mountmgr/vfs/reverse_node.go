@@ -56,6 +56,22 @@ func (n *rnode) child(ctx context.Context, c *rnode, out *fuse.EntryOut, a fuse.
 	return n.NewInode(ctx, c, fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: a.Ino})
 }
 
+// virtual makes the node of a virtual file at cipher holding content, which describes the
+// entry of st at plain (the directory of a gocryptfs.diriv, the entry of a .name file).
+func (n *rnode) virtual(ctx context.Context, out *fuse.EntryOut, st *unix.Stat_t, plain, cipher string, content []byte) *fs.Inode {
+	c := &rnode{fs: n.fs, kind: kindVirtual, plain: plain, cipher: cipher, content: content}
+	a := &c.attr
+	statAttr(st, a)
+	a.Ino = reverseIno(cipher)
+	a.Mode = syscall.S_IFREG | 0o444
+	a.Nlink = 1
+	a.Size = uint64(len(content))
+	a.Blocks = (a.Size + 511) / 512
+	a.Mtime += virtualTimeShift
+	a.Ctime += virtualTimeShift
+	return n.child(ctx, c, out, *a)
+}
+
 // Lookup finds name in the view of this directory: a virtual file, gocryptfs.conf, or the
 // plaintext entry whose encrypted name it is. Excluded entries are not found.
 func (n *rnode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -63,16 +79,13 @@ func (n *rnode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 	cipher := joinPath(n.cipher, name)
 	isRoot := n.cipher == "" && n.kind == kindDir
 	switch {
-	case f.perDir && name == crypto.DirIVName:
+	case f.PerDirIV && name == crypto.DirIVName:
 		st, err := f.lstat(n.plain)
 		if err != nil {
 			return nil, n.op(fs.ToErrno(err))
 		}
-		iv := f.dirIV(n.cipher)
-		c := &rnode{fs: f, kind: kindVirtual, plain: n.plain, cipher: cipher, content: iv,
-			attr: virtualAttr(&st, cipher, len(iv))}
-		return n.child(ctx, c, out, c.attr), n.op(0)
-	case f.names != nil && crypto.IsLongNameFile(name):
+		return n.virtual(ctx, out, &st, n.plain, cipher, f.dirIV(n.cipher)), n.op(0)
+	case f.Names != nil && crypto.IsLongNameFile(name):
 		plainName, encoded, errno := n.findLong(strings.TrimSuffix(name, crypto.LongNameSuffix))
 		if errno != 0 {
 			return nil, n.op(errno)
@@ -85,9 +98,7 @@ func (n *rnode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 		if !f.visible(plain, st.Mode) {
 			return nil, n.op(syscall.ENOENT)
 		}
-		c := &rnode{fs: f, kind: kindVirtual, plain: plain, cipher: cipher, content: []byte(encoded),
-			attr: virtualAttr(&st, cipher, len(encoded))}
-		return n.child(ctx, c, out, c.attr), n.op(0)
+		return n.virtual(ctx, out, &st, plain, cipher, []byte(encoded)), n.op(0)
 	case isRoot && name == crypto.ConfName:
 		st, err := f.lstat(gocryptfs.ReverseConfName)
 		if err != nil {
@@ -131,7 +142,7 @@ func (n *rnode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 // plainName is the plaintext name behind the name cName in this directory of the view.
 func (n *rnode) plainName(cName string) (string, syscall.Errno) {
 	f := n.fs
-	if f.names == nil {
+	if f.Names == nil {
 		return cName, 0
 	}
 	if crypto.IsLongName(cName) {
@@ -139,12 +150,12 @@ func (n *rnode) plainName(cName string) (string, syscall.Errno) {
 		return plain, errno
 	}
 	iv := f.dirIV(n.cipher)
-	plain, err := f.names.DecryptName(cName, iv)
+	plain, err := f.Names.DecryptName(cName, iv)
 	if err != nil {
 		return "", syscall.ENOENT // not a name of this view (".Trash", a stale name, ...)
 	}
 	// Only the canonical encoding of a name leads to its entry.
-	if stored, _, _, err := f.names.StoredName(plain, iv); err != nil || stored != cName {
+	if stored, _, _, err := f.Names.StoredName(plain, iv); err != nil || stored != cName {
 		return "", syscall.ENOENT
 	}
 	return plain, 0
@@ -160,7 +171,7 @@ func (n *rnode) findLong(hashed string) (plainName, encoded string, errno syscal
 	}
 	iv := f.dirIV(n.cipher)
 	for _, p := range names {
-		stored, enc, long, err := f.names.StoredName(p, iv)
+		stored, enc, long, err := f.Names.StoredName(p, iv)
 		if err == nil && long && stored == hashed {
 			return p, enc, 0
 		}
@@ -170,19 +181,11 @@ func (n *rnode) findLong(hashed string) (plainName, encoded string, errno syscal
 
 // plainNames lists this directory in the plaintext folder.
 func (n *rnode) plainNames() ([]string, error) {
-	fd, name, err := n.fs.openParent(n.plain)
+	fd, err := n.fs.openDir(n.plain)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	if name != "." {
-		d, err := layout.OpenDirPath(fd, name)
-		if err != nil {
-			return nil, err
-		}
-		defer unix.Close(d)
-		fd = d
-	}
 	return layout.ReadDirNames(fd)
 }
 
@@ -196,7 +199,7 @@ func (n *rnode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	}
 	isRoot := n.cipher == ""
 	var entries, virtual []fuse.DirEntry
-	if f.perDir {
+	if f.PerDirIV {
 		c := joinPath(n.cipher, crypto.DirIVName)
 		virtual = append(virtual, fuse.DirEntry{Name: crypto.DirIVName, Mode: syscall.S_IFREG, Ino: reverseIno(c)})
 	}
@@ -212,19 +215,19 @@ func (n *rnode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 			entries = append(entries, fuse.DirEntry{Name: crypto.ConfName, Mode: mode, Ino: reverseIno(crypto.ConfName)})
 			continue
 		}
-		if isRoot && f.names == nil && p == crypto.ConfName {
+		if isRoot && f.Names == nil && p == crypto.ConfName {
 			// With plaintext names a real gocryptfs.conf is shadowed by the config.
-			f.log.Printf("vfs: reverse view of %s: its own gocryptfs.conf is hidden behind %s", f.dir, gocryptfs.ReverseConfName)
+			f.log.Printf("vfs: reverse view of %s: its own gocryptfs.conf is hidden behind %s", f.Dir, gocryptfs.ReverseConfName)
 			continue
 		}
 		if !f.visible(plain, st.Mode) {
 			continue
 		}
 		name := p
-		if f.names != nil {
-			stored, _, long, err := f.names.StoredName(p, iv)
+		if f.Names != nil {
+			stored, _, long, err := f.Names.StoredName(p, iv)
 			if err != nil {
-				f.log.Printf("vfs: reverse view of %s: inode %d: name cannot be encrypted: %v", f.dir, st.Ino, err)
+				f.log.Printf("vfs: reverse view of %s: inode %d: name cannot be encrypted: %v", f.Dir, st.Ino, err)
 				continue
 			}
 			name = stored
@@ -292,7 +295,7 @@ func (n *rnode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, 
 		return nil, 0, n.op(fs.ToErrno(err))
 	}
 	if n.kind == kindConf {
-		return &rconf{fd: ffd, fs: n.fs}, 0, n.op(0)
+		return rconf{&rfile{fs: n.fs, fd: ffd}}, 0, n.op(0)
 	}
 	return newRFile(n.fs, ffd, n.cipher), 0, n.op(0)
 }
@@ -315,10 +318,5 @@ func (n *rnode) Read(ctx context.Context, fh fs.FileHandle, dest []byte, off int
 
 // Statfs reports the plaintext folder's file system.
 func (n *rnode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	var st syscall.Statfs_t
-	if err := syscall.Fstatfs(n.fs.rootFd, &st); err != nil {
-		return n.op(fs.ToErrno(err))
-	}
-	out.FromStatfsT(&st)
-	return n.op(0)
+	return n.op(statfs(n.fs.rootFd, out))
 }

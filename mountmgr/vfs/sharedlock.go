@@ -46,7 +46,7 @@ func (f *file) withLocks(exclusive bool, op func() syscall.Errno) syscall.Errno 
 // such locks is logged once and used without them.
 func (f *file) lockCipher(exclusive bool) (bool, syscall.Errno) {
 	fsys := f.node.fsys
-	if !fsys.shared {
+	if !fsys.opts.SharedStorage {
 		return false, 0
 	}
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: io.SeekStart} // Start and Len 0: the whole file

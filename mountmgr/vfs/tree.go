@@ -91,12 +91,9 @@ type tree interface {
 	// makes one before the files in it): the watch follows it until it does.
 	beingMade(dirfd int, stored string) bool
 
-	// Capabilities: the cipherdir watch follows the tree (watch.go); the format stores hard
-	// links and special files (FIFOs, sockets, devices); it mounts for shared storage.
-	watchable() bool
+	// Capabilities: the format stores hard links and special files (FIFOs, sockets, devices).
 	hardLinks() bool
 	specialFiles() bool
-	sharedStorage() bool
 }
 
 // gocryptfsTree is the gocryptfs format: an entry is stored under its encrypted name in its
@@ -272,26 +269,29 @@ func (t gocryptfsTree) symlinkLen(size int64) (int, bool) {
 }
 
 func (t gocryptfsTree) readlink(dirfd int, name string) ([]byte, error) {
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Readlinkat(dirfd, name, buf)
-		if err != nil {
-			return nil, err
-		}
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	if t.f.names == nil {
-		return buf, nil
+	buf, err := readlinkAt(dirfd, name)
+	if err != nil || t.f.names == nil {
+		return buf, err
 	}
 	target, err := t.f.enc.DecryptSymlink(string(buf))
 	if err != nil {
 		return nil, err
 	}
 	return []byte(target), nil
+}
+
+// readlinkAt returns the target of the symlink name in dirfd, however long.
+func readlinkAt(dirfd int, name string) ([]byte, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n < size {
+			return buf[:n], nil
+		}
+	}
 }
 
 // makeEntry creates the entry e with mk. A long name's .name file is written first and
@@ -457,19 +457,7 @@ func (t gocryptfsTree) rename(sd int, src storedEntry, dd int, dst storedEntry, 
 func (t gocryptfsTree) conflicts(s *dirStream, conflicts map[string]storedEntry) []fuse.DirEntry {
 	n, dirfd, iv := s.n, s.dir.fd, s.iv
 	var out []fuse.DirEntry
-	// A shown name must not hide a real entry nor another copy. A real entry of that name
-	// exists exactly when the name's encryption does: names encrypt deterministically.
-	taken := func(name string) bool {
-		if _, ok := conflicts[name]; ok {
-			return true
-		}
-		stored, _, _, err := n.fsys.names.StoredName(name, iv)
-		if err != nil {
-			return true
-		}
-		var st unix.Stat_t
-		return unix.Fstatat(dirfd, stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
-	}
+	taken := s.taken(conflicts)
 	show := func(e fuse.DirEntry, plain string, c layout.Conflict, long bool) {
 		shown := layout.ConflictName(plain, c, taken)
 		conflicts[shown] = storedEntry{stored: e.Name, long: long}
@@ -534,7 +522,7 @@ func (t gocryptfsTree) conflicts(s *dirStream, conflicts map[string]storedEntry)
 			}
 		}
 		if !shown {
-			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
+			s.hidden(e)
 		}
 	}
 	return out

@@ -166,8 +166,7 @@ func (t *cryptomatorTree) stat(dirfd int, stored string) (entryID, []byte, error
 	if err != nil {
 		return entryID{}, nil, layout.ErrCorrupt
 	}
-	switch kind {
-	case cryptomator.KindDir:
+	if kind == cryptomator.KindDir {
 		id, err := layout.ReadSmall(efd, cryptomator.DirFile, cryptomator.MaxDirIDLen)
 		if err != nil {
 			return entryID{}, nil, err
@@ -508,19 +507,12 @@ func closeIfOther(fd, other int) {
 // shows them.
 func (t *cryptomatorTree) conflicts(s *dirStream, found map[string]storedEntry) []fuse.DirEntry {
 	n, dirfd, id := s.n, s.dir.fd, string(s.iv)
-	taken := func(name string) bool {
-		if _, ok := found[name]; ok {
-			return true
-		}
-		e, _ := t.storedEntry(name, s.iv, false)
-		var st unix.Stat_t
-		return unix.Fstatat(dirfd, e.stored, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
-	}
+	taken := s.taken(found)
 	var out []fuse.DirEntry
 	for _, e := range s.failed {
 		c, plain, ok := cryptomator.ParseCopy(dirfd, t.names, id, e.Name, t.threshold)
 		if !ok {
-			n.fsys.log.Printf("vfs: directory inode %d: entry %q does not decrypt, hidden: %v", n.StableAttr().Ino, e.Name, e.err)
+			s.hidden(e)
 			continue
 		}
 		de := e.DirEntry

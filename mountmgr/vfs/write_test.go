@@ -82,7 +82,7 @@ func TestPageAlignedWith(t *testing.T) {
 		if addr%4096 != off%4096 {
 			t.Errorf("block %d: slice at page offset %d, file offset at %d", b, addr%4096, off%4096)
 		}
-		if need := (requestMax/crypto.BlockSize + 2) * cbs; cap(got) < need {
+		if need := (RequestMax/crypto.BlockSize + 2) * cbs; cap(got) < need {
 			t.Errorf("block %d: room for %d bytes, a request needs %d", b, cap(got), need)
 		}
 		f.fsys.putCipherBuf(cb)

@@ -3,6 +3,7 @@ package vfs
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -116,24 +117,15 @@ func (e xattrEntry) atFlags() int {
 	return unix.AT_SYMLINK_NOFOLLOW
 }
 
-// procPath is e's path for the older calls; follow says whether they must follow it (the
-// root's descriptor link).
-func (e xattrEntry) procPath() (path string, follow bool) {
-	if e.name == "" {
-		return procFdPath(e.fd), true
-	}
-	return procFdPath(e.fd) + "/" + e.name, false
-}
+// procPath is e's path for the older l* calls. The root's, "/proc/self/fd/N/", ends in a
+// slash, which makes them follow the descriptor's link to the directory itself.
+func (e xattrEntry) procPath() string { return "/proc/self/fd/" + strconv.Itoa(e.fd) + "/" + e.name }
 
 func (e xattrEntry) get(name string, buf []byte) (int, error) {
 	if e.at {
 		return getxattrat(e.fd, e.name, e.atFlags(), name, buf)
 	}
-	p, follow := e.procPath()
-	if follow {
-		return unix.Getxattr(p, name, buf)
-	}
-	return unix.Lgetxattr(p, name, buf)
+	return unix.Lgetxattr(e.procPath(), name, buf)
 }
 
 // read reads attribute name into buf (of xattrBufMax bytes), asking first for only guess
@@ -155,33 +147,21 @@ func (e xattrEntry) set(name string, value []byte, flags int) error {
 	if e.at {
 		return setxattrat(e.fd, e.name, e.atFlags(), name, value, flags)
 	}
-	p, follow := e.procPath()
-	if follow {
-		return unix.Setxattr(p, name, value, flags)
-	}
-	return unix.Lsetxattr(p, name, value, flags)
+	return unix.Lsetxattr(e.procPath(), name, value, flags)
 }
 
 func (e xattrEntry) remove(name string) error {
 	if e.at {
 		return removexattrat(e.fd, e.name, e.atFlags(), name)
 	}
-	p, follow := e.procPath()
-	if follow {
-		return unix.Removexattr(p, name)
-	}
-	return unix.Lremovexattr(p, name)
+	return unix.Lremovexattr(e.procPath(), name)
 }
 
 func (e xattrEntry) list(buf []byte) (int, error) {
 	if e.at {
 		return listxattrat(e.fd, e.name, e.atFlags(), buf)
 	}
-	p, follow := e.procPath()
-	if follow {
-		return unix.Listxattr(p, buf)
-	}
-	return unix.Llistxattr(p, buf)
+	return unix.Llistxattr(e.procPath(), buf)
 }
 
 func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {

@@ -40,20 +40,20 @@ func TestLargeRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	chunk := make([]byte, requestMax)
+	chunk := make([]byte, RequestMax)
 	for i := 0; i < 4; i++ {
 		if _, err := f.Write(chunk); err != nil {
 			t.Fatal(err)
 		}
 	}
 	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
-	if _, err := f.ReadAt(chunk, requestMax); err != nil {
+	if _, err := f.ReadAt(chunk, RequestMax); err != nil {
 		t.Fatal(err)
 	}
 	buf.mu.Lock()
 	out := buf.b.String()
 	buf.mu.Unlock()
-	for op, size := range map[string]int{"WRITE": requestMax, "READ": ReadMax} {
+	for op, size := range map[string]int{"WRITE": RequestMax, "READ": ReadMax} {
 		found := false
 		for _, line := range strings.Split(out, "\n") {
 			if strings.Contains(line, op+" ") && strings.Contains(line, fmt.Sprintf("+%d)", size)) {

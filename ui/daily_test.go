@@ -23,24 +23,24 @@ func TestWizardEnterTakesSuggestion(t *testing.T) {
 	golden(t, tm, "folder_step")
 	tm.keys("enter")
 	wantView(t, tm, "step 2 of 6")
-	if got, want := w.dir.value(0), expandPath("~/Private.crypt"); got != want {
+	if got, want := w.forms[stepDir].value(0), expandPath("~/Private.crypt"); got != want {
 		t.Fatalf("folder is %q, want the suggestion %q", got, want)
 	}
 	// The name was derived from the folder; clearing it and pressing enter
 	// takes the name field's own suggestion.
 	tm.keys("ctrl+u", "enter")
 	wantView(t, tm, "step 3 of 6")
-	if got := w.name.value(0); got != "Private" {
+	if got := w.forms[stepName].value(0); got != "Private" {
 		t.Fatalf("name is %q, want the suggestion", got)
 	}
 	// A typed value wins over the suggestion.
 	tm.keys("esc", "esc", "ctrl+u", "/data/mine", "enter")
 	wantView(t, tm, "step 2 of 6")
-	if got := w.dir.value(0); got != "/data/mine" {
+	if got := w.forms[stepDir].value(0); got != "/data/mine" {
 		t.Fatalf("folder is %q, want the typed one", got)
 	}
 	// The name taken from the old suggestion follows the new folder.
-	if got := w.name.value(0); got != "mine" {
+	if got := w.forms[stepName].value(0); got != "mine" {
 		t.Fatalf("name is %q after the folder changed, want mine", got)
 	}
 }

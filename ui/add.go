@@ -71,15 +71,6 @@ func (s *addScreen) submit() tea.Cmd {
 }
 
 func (s *addScreen) View() string {
-	st := s.c.styles
-	var b strings.Builder
-	b.WriteString(s.c.para("Register an existing "+app.FormatNames("or")+" vault, made by vaultui or another program. Nothing in the folder changes.") + "\n\n")
-	b.WriteString(s.form.View())
-	if s.working {
-		b.WriteString("\n\n" + s.c.spinner.View() + " Checking the folder…")
-	}
-	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(s.c.para(s.err)))
-	}
-	return b.String()
+	return s.c.para("Register an existing "+app.FormatNames("or")+" vault, made by vaultui or another program. Nothing in the folder changes.") +
+		"\n\n" + s.form.View() + s.footer("Checking the folder…")
 }

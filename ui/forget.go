@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"strings"
-
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -54,13 +52,6 @@ func (s *forgetScreen) submit() tea.Cmd {
 }
 
 func (s *forgetScreen) View() string {
-	st := s.c.styles
-	var b strings.Builder
-	b.WriteString(s.c.para("vaultui will forget "+st.Key.Render(s.v.Name)+". Its encrypted files in "+app.Tilde(s.v.CipherDir)+" are not deleted; you can add it again with a.") + "\n\n")
-	b.WriteString("Type the name to confirm:\n\n")
-	b.WriteString(s.form.View())
-	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(s.err))
-	}
-	return b.String()
+	return s.c.para("vaultui will forget "+s.c.styles.Key.Render(s.v.Name)+". Its encrypted files in "+app.Tilde(s.v.CipherDir)+" are not deleted; you can add it again with a.") +
+		"\n\nType the name to confirm:\n\n" + s.form.View() + s.footer("")
 }

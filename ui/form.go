@@ -308,6 +308,19 @@ func (s *formScreen) key(msg tea.KeyMsg, submit func() tea.Cmd) tea.Cmd {
 	return s.form.Update(msg)
 }
 
+// footer ends a form screen's view: while working, the spinner and what it does (if it says),
+// then the error.
+func (s *formScreen) footer(doing string) string {
+	var f string
+	if s.working && doing != "" {
+		f = "\n\n" + s.c.spinner.View() + " " + doing
+	}
+	if s.err != "" {
+		f += "\n\n" + s.c.styles.Error.Render(s.c.para(s.err))
+	}
+	return f
+}
+
 func padRight(s string, w int) string {
 	if n := lipgloss.Width(s); n < w {
 		return s + strings.Repeat(" ", w-n)

@@ -222,13 +222,7 @@ func (s *mountScreen) View() string {
 	if s.form.focused() == s.keyring {
 		b.WriteString("\n" + st.Subtle.Render(wrap("space: remember the password in the desktop keyring for the next mounts", s.c.contentWidth())))
 	}
-	if s.working {
-		b.WriteString("\n\n" + s.c.spinner.View() + " Unlocking and mounting…")
-	}
-	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(s.c.para(s.err)))
-	}
-	return b.String()
+	return b.String() + s.footer("Unlocking and mounting…")
 }
 
 // keyringNote says what became of the keyring entry after a mount, or "".

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -88,15 +87,6 @@ func (s *passwdScreen) submit() tea.Cmd {
 }
 
 func (s *passwdScreen) View() string {
-	st := s.c.styles
-	var b strings.Builder
-	b.WriteString(s.c.para("The files stay as they are: only the config's encrypted copy of the master key changes. Mounted vaults keep running.") + "\n\n")
-	b.WriteString(s.form.View())
-	if s.working {
-		b.WriteString("\n\n" + s.c.spinner.View() + " Changing the password (scrypt)…")
-	}
-	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(s.err))
-	}
-	return b.String()
+	return s.c.para("The files stay as they are: only the config's encrypted copy of the master key changes. Mounted vaults keep running.") +
+		"\n\n" + s.form.View() + s.footer("Changing the password (scrypt)…")
 }

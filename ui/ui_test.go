@@ -802,3 +802,17 @@ func TestOneRatioEverywhere(t *testing.T) {
 	wizardTo(t, tm)
 	check("cipher step", tm.View(), 2) // the gain line and the list
 }
+
+// TestFormErrorsWrap: the form screens' errors wrap at the window's edge, as add's and
+// mount's always did, instead of being cut there.
+func TestFormErrorsWrap(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.resize(40, 30)
+	tm.keys("p", "old", "enter", "new pass", "enter", "new pasz", "enter")
+	wantView(t, tm, "The new passwords do not match. Type", "the confirmation again.")
+	tm.keys("esc", "d", "wor", "enter")
+	wantView(t, tm, "Type the name exactly to confirm.")
+	checkFits(t, tm.View(), 40, 30)
+}

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -260,13 +259,11 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 	case conflictsOpened:
 		s.opening = false
 		if msg.sess == nil {
-			if note, needed := passwordNeeded(msg.err); needed {
-				s.err, s.mountPoint = note, ""
-				return s.form.setFocus(0)
+			if cmd, again := s.form.retry(msg.err, &s.err); again {
+				s.mountPoint = "" // the prompt asks
+				return cmd
 			}
-			if errors.Is(msg.err, ErrWrongPassword) {
-				s.err = "Wrong password. Try again."
-			} else if msg.err != nil {
+			if msg.err != nil {
 				s.err = msg.err.Error()
 			}
 			if s.mountPoint == "" {

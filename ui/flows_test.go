@@ -9,6 +9,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/registry"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // Issue 20: every flow acts on what the screen names.
@@ -229,9 +230,9 @@ func TestFsckProgressFromTheFirstMoment(t *testing.T) {
 	f := tm.current.(*fsckScreen)
 	f.running, f.started = true, false // as right after enter
 	wantView(t, tm, "Unlocking the vault (scrypt)…")
-	tm.send(fsckProgressMsg{job: f.job, p: FsckProgress{Counting: true, Total: 1000, TotalBytes: 3e9}})
+	tm.send(fsckProgressMsg{job: f.job, p: vault.FsckProgress{Counting: true, Total: 1000, TotalBytes: 3e9}})
 	wantView(t, tm, "Counting what to check: 1000 entries, 3.0 GB so far…")
-	tm.send(fsckProgressMsg{job: f.job, p: FsckProgress{Done: 0, Total: 6, Bytes: 1.5e9, TotalBytes: 3e9, Path: "movies/big.mkv"}})
+	tm.send(fsckProgressMsg{job: f.job, p: vault.FsckProgress{Done: 0, Total: 6, Bytes: 1.5e9, TotalBytes: 3e9, Path: "movies/big.mkv"}})
 	wantView(t, tm, " 50%", "1.5 GB of 3.0 GB · 0 of 6 entries", "movies/big.mkv")
 	golden(t, tm, "fsck_bytes")
 }

@@ -55,25 +55,22 @@ var stepTitles = map[wizardStep]string{
 	stepMasterKey:  "Master key",
 }
 
-// choice is one entry of the cipher step: a format, with a content cipher where the format
-// lets the user choose one (app.Kind). The entries come from the table of formats.
-type choice = app.Kind
-
-// formatChoices lists the cipher step's entries: each cipher of a format that offers a
-// choice (measured by the speed test: ciphers), and each format that fixes its cipher.
-func formatChoices(ciphers []crypto.CipherID) []choice {
-	var out []choice
+// formatChoices lists the cipher step's entries, from the table of formats: each cipher of a
+// format that offers a choice (measured by the speed test: ciphers), and each format that
+// fixes its cipher.
+func formatChoices(ciphers []crypto.CipherID) []app.Kind {
+	var out []app.Kind
 	for _, f := range vault.Formats() {
 		switch {
 		case !f.Can.Mount: // a reverse view is made from a folder, with init --reverse
 		case len(f.Ciphers) > 1:
 			for _, c := range ciphers {
 				if slices.Contains(f.Ciphers, c) {
-					out = append(out, choice{Format: f, Cipher: c})
+					out = append(out, app.Kind{Format: f, Cipher: c})
 				}
 			}
 		default:
-			out = append(out, choice{Format: f})
+			out = append(out, app.Kind{Format: f})
 		}
 	}
 	return out
@@ -89,7 +86,7 @@ type wizardScreen struct {
 
 	forms [stepMasterKey + 1]*form // by step; nil where a step is no form
 
-	ciphers      []choice
+	ciphers      []app.Kind
 	cipherCursor int
 	cipherPicked bool // the user moved the cursor: keep their choice
 	details      bool // d shows how the recommendation was measured

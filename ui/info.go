@@ -84,8 +84,7 @@ func (s *infoScreen) View() string {
 func (s *infoScreen) lines() []string {
 	st := s.c.styles
 	w := s.c.contentWidth()
-	var rows []app.Fact
-	rows = append(rows, app.Fact{Label: "Name", Value: s.v.Name}, app.Fact{Label: "Folder", Value: app.Tilde(s.v.CipherDir)}, app.Fact{Label: "Mount point", Value: app.Tilde(s.v.MountPoint)})
+	rows := []app.Fact{{Label: "Name", Value: s.v.Name}, {Label: "Folder", Value: app.Tilde(s.v.CipherDir)}, {Label: "Mount point", Value: app.Tilde(s.v.MountPoint)}}
 	rows = append(rows, app.EntryFacts(s.v.Entry)...)
 	opts := []string{}
 	if s.v.ReadOnly {

@@ -79,6 +79,10 @@ func formatChoices(ciphers []crypto.CipherID) []app.Kind {
 // wizardScreen creates a vault step by step. Nothing is written before the
 // last step validates; the master key is shown once and must be
 // acknowledged before the wizard closes.
+//
+// It asks before q or ctrl+c quits (the root model leaves them to it). On its steps, what
+// was typed would be lost; on the master key, the key is shown only once; while the vault is
+// being created, quitting would leave it half made, so it waits for the key and asks then.
 type wizardScreen struct {
 	c    *common
 	step wizardStep
@@ -407,11 +411,6 @@ func (w *wizardScreen) lockHint() {
 		fl.hint = w.c.styles.Subtle.Render(w.c.lock.err.Error())
 	}
 }
-
-// guardsQuit: the wizard asks before q or ctrl+c quits. On its steps, what was typed would
-// be lost; on the master key, the key is shown only once; while the vault is being created,
-// quitting would leave it half made, so it waits for the key and asks then.
-func (w *wizardScreen) guardsQuit() bool { return true }
 
 // masterKeyKey handles a key on the master key: y once it is stored; q and
 // esc ask first, since it is not shown again.

@@ -29,10 +29,7 @@ func newAddScreen(c *common) *addScreen {
 
 func (s *addScreen) title() string { return "add existing vault" }
 
-func (s *addScreen) keys() []key.Binding {
-	k := s.c.keys
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "add")), k.Back, k.NextField, k.PrevField}
-}
+func (s *addScreen) keys() []key.Binding { return s.form.keys("add") }
 
 func (s *addScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {

@@ -160,7 +160,7 @@ func (s *conflictsScreen) keys() []key.Binding {
 	case s.opening:
 		return []key.Binding{k.Back}
 	}
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "unlock")), k.Back}
+	return s.form.keys("unlock")
 }
 
 // Init opens the conflicts at once: a mounted vault's through the daemon, a locked one's

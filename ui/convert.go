@@ -93,7 +93,7 @@ func (s *convertScreen) keys() []key.Binding {
 	case convertConfirm:
 		return []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "convert now")), k.Back}
 	case convertPassword:
-		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "convert")), k.Back}
+		return s.form.keys("convert")
 	case convertRunning:
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
 	}

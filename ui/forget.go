@@ -22,9 +22,7 @@ func newForgetScreen(c *common, v Vault) *forgetScreen {
 
 func (s *forgetScreen) title() string { return "forget · " + s.v.Name }
 
-func (s *forgetScreen) keys() []key.Binding {
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "forget")), s.c.keys.Back}
-}
+func (s *forgetScreen) keys() []key.Binding { return s.form.keys("forget") }
 
 func (s *forgetScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -152,6 +153,21 @@ func (f *form) setFocus(i int) tea.Cmd {
 		return f.fields[i].input.Focus()
 	}
 	return nil
+}
+
+// keys are the form's keys for the help: enter, saying what it does, esc, and the keys that
+// move between the fields and flip a toggle where the form has them.
+func (f *form) keys(enter string) []key.Binding {
+	k := f.c.keys
+	out := []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", enter)), k.Back}
+	if len(f.fields) > 1 {
+		out = append(out, k.NextField)
+		if slices.ContainsFunc(f.fields, func(fl *field) bool { return fl.toggle && !fl.hidden }) {
+			out = append(out, k.Toggle)
+		}
+		out = append(out, k.PrevField)
+	}
+	return out
 }
 
 func (f *form) focused() *field { return f.fields[f.focus] }

@@ -61,7 +61,7 @@ func (s *fsckScreen) keys() []key.Binding {
 	case s.running:
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
 	}
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "check")), k.Back}
+	return s.form.keys("check")
 }
 
 func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {

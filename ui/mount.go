@@ -75,11 +75,7 @@ func (s *mountScreen) Init() tea.Cmd {
 	})
 }
 
-func (s *mountScreen) keys() []key.Binding {
-	k := s.c.keys
-	mount := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "mount"))
-	return []key.Binding{mount, k.Back, k.NextField, k.Toggle, k.PrevField}
-}
+func (s *mountScreen) keys() []key.Binding { return s.form.keys("mount") }
 
 func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {

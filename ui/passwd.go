@@ -30,10 +30,7 @@ func newPasswdScreen(c *common, v Vault) *passwdScreen {
 
 func (s *passwdScreen) title() string { return "change password · " + s.v.Name }
 
-func (s *passwdScreen) keys() []key.Binding {
-	k := s.c.keys
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "next/change")), k.Back, k.NextField, k.PrevField}
-}
+func (s *passwdScreen) keys() []key.Binding { return s.form.keys("next/change") }
 
 func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {

@@ -181,11 +181,8 @@ func (w *wizardScreen) keys() []key.Binding {
 	switch w.step {
 	case stepCipher:
 		return []key.Binding{next, k.Back, k.Up, k.Down, k.Details}
-	case stepPassword:
-		return []key.Binding{next, k.Back, k.NextField, k.PrevField}
 	case stepAdvanced:
-		create := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "create"))
-		return []key.Binding{create, k.Back, k.NextField, k.Toggle, k.PrevField}
+		return w.forms[w.step].keys("create")
 	case stepCreating:
 		return nil
 	case stepMasterKey:
@@ -194,7 +191,7 @@ func (w *wizardScreen) keys() []key.Binding {
 		}
 		return []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "I have stored it"))}
 	}
-	return []key.Binding{next, k.Back}
+	return w.forms[w.step].keys("next")
 }
 
 func (w *wizardScreen) Init() tea.Cmd {

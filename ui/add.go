@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vaultui/vaultui/app"
@@ -20,7 +19,7 @@ type vaultAdded struct {
 }
 
 func newAddScreen(c *common) *addScreen {
-	return &addScreen{formScreen{c: c, form: newForm(c,
+	return &addScreen{formScreen{c: c, enter: "add", form: newForm(c,
 		textField("Folder", "", "the folder with "+app.FormatMarkers("or")),
 		textField("Name", "", "default: the folder's name"),
 		textField("Mount point", "", "default: ~/Vaults/NAME"),
@@ -28,8 +27,6 @@ func newAddScreen(c *common) *addScreen {
 }
 
 func (s *addScreen) title() string { return "add existing vault" }
-
-func (s *addScreen) keys() []key.Binding { return s.form.keys("add") }
 
 func (s *addScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vaultui/vaultui/app"
@@ -17,12 +16,10 @@ type forgetScreen struct {
 type forgotten struct{ err error }
 
 func newForgetScreen(c *common, v Vault) *forgetScreen {
-	return &forgetScreen{v: v, formScreen: formScreen{c: c, form: newForm(c, textField("Name", "", ""))}}
+	return &forgetScreen{v: v, formScreen: formScreen{c: c, enter: "forget", form: newForm(c, textField("Name", "", ""))}}
 }
 
 func (s *forgetScreen) title() string { return "forget · " + s.v.Name }
-
-func (s *forgetScreen) keys() []key.Binding { return s.form.keys("forget") }
 
 func (s *forgetScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {

@@ -302,13 +302,15 @@ func (f *form) viewFocus() (string, [2]int) {
 type formScreen struct {
 	c       *common
 	form    *form
+	enter   string // what enter does, for the help
 	working bool
 	err     string
 }
 
-func (s *formScreen) typing() bool  { return s.form.typing() }
-func (s *formScreen) busy() bool    { return s.working }
-func (s *formScreen) Init() tea.Cmd { return s.form.setFocus(0) }
+func (s *formScreen) typing() bool        { return s.form.typing() }
+func (s *formScreen) busy() bool          { return s.working }
+func (s *formScreen) Init() tea.Cmd       { return s.form.setFocus(0) }
+func (s *formScreen) keys() []key.Binding { return s.form.keys(s.enter) }
 
 // key handles a key as every form screen does: none while working, esc back to the list,
 // enter submits; the rest goes to the form.

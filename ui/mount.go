@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
@@ -50,7 +49,7 @@ type mounted struct {
 }
 
 func newMountScreen(c *common, v Vault) *mountScreen {
-	s := &mountScreen{formScreen: formScreen{c: c}, v: v, req: app.MountFor(v.Entry)}
+	s := &mountScreen{formScreen: formScreen{c: c, enter: "mount"}, v: v, req: app.MountFor(v.Entry)}
 	fields := []*field{passwordField("Password")}
 	if !v.Reverse {
 		s.readOnly = toggleField("Read-only", v.ReadOnly)
@@ -74,8 +73,6 @@ func (s *mountScreen) Init() tea.Cmd {
 		return mountChecked{dir: dir, err: b.CheckMount(req)}
 	})
 }
-
-func (s *mountScreen) keys() []key.Binding { return s.form.keys("mount") }
 
 func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {

@@ -3,7 +3,6 @@ package ui
 import (
 	"errors"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/vaultui/vaultui/crypto"
 )
@@ -21,7 +20,7 @@ type passwdChanged struct {
 }
 
 func newPasswdScreen(c *common, v Vault) *passwdScreen {
-	return &passwdScreen{v: v, formScreen: formScreen{c: c, form: newForm(c,
+	return &passwdScreen{v: v, formScreen: formScreen{c: c, enter: "next/change", form: newForm(c,
 		passwordField("Current password"),
 		passwordField("New password"),
 		passwordField("Confirm"),
@@ -29,8 +28,6 @@ func newPasswdScreen(c *common, v Vault) *passwdScreen {
 }
 
 func (s *passwdScreen) title() string { return "change password · " + s.v.Name }
-
-func (s *passwdScreen) keys() []key.Binding { return s.form.keys("next/change") }
 
 func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {

@@ -338,10 +338,7 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	if s.sess == nil {
 		if s.mountPoint == "" && key.Matches(msg, k.Submit) {
-			if pw := s.form.take(&s.err); pw != nil {
-				return s.open(pw)
-			}
-			return nil
+			return s.form.submit(&s.err, s.open)
 		}
 		if s.typing() {
 			return s.form.Update(msg)

@@ -162,12 +162,8 @@ func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		case convertPassword:
 			if key.Matches(msg, k.Submit) {
-				if pw := s.form.take(&s.err); pw != nil {
-					return s.run(pw)
-				}
-				return nil
+				return s.form.submit(&s.err, s.run)
 			}
-			return s.form.Update(msg)
 		}
 	}
 	if s.step == convertPassword {

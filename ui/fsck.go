@@ -107,10 +107,7 @@ func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
 			s.done, s.problems, s.err, s.offset = false, nil, "", 0
 			return tea.Batch(s.form.setFocus(0), s.run(nil))
 		case !s.done && key.Matches(msg, k.Submit):
-			if pw := s.form.take(&s.err); pw != nil {
-				return s.run(pw)
-			}
-			return nil
+			return s.form.submit(&s.err, s.run)
 		}
 	}
 	if !s.done && !s.running {

@@ -41,10 +41,8 @@ func (s *addScreen) Update(msg tea.Msg) tea.Cmd {
 			status += " " + msg.lockNote.Error() + "."
 		}
 		return s.c.backToVault(status, msg.v.CipherDir)
-	case tea.KeyMsg:
-		return s.key(msg, s.submit)
 	}
-	return s.form.Update(msg)
+	return s.update(msg, s.submit)
 }
 
 func (s *addScreen) submit() tea.Cmd {

@@ -30,10 +30,8 @@ func (s *forgetScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		return s.c.back("Forgot "+s.v.Name+"; its files are still in "+app.Tilde(s.v.CipherDir)+".", true)
-	case tea.KeyMsg:
-		return s.key(msg, s.submit)
 	}
-	return s.form.Update(msg)
+	return s.update(msg, s.submit)
 }
 
 func (s *forgetScreen) submit() tea.Cmd {

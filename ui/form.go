@@ -312,15 +312,17 @@ func (s *formScreen) busy() bool          { return s.working }
 func (s *formScreen) Init() tea.Cmd       { return s.form.setFocus(0) }
 func (s *formScreen) keys() []key.Binding { return s.form.keys(s.enter) }
 
-// key handles a key as every form screen does: none while working, esc back to the list,
-// enter submits; the rest goes to the form.
-func (s *formScreen) key(msg tea.KeyMsg, submit func() tea.Cmd) tea.Cmd {
+// update handles a message as every form screen does: no key while working, esc back to the
+// list, enter submits; the rest goes to the form.
+func (s *formScreen) update(msg tea.Msg, submit func() tea.Cmd) tea.Cmd {
+	km, isKey := msg.(tea.KeyMsg)
 	switch {
+	case !isKey:
 	case s.working:
 		return nil
-	case key.Matches(msg, s.c.keys.Back):
+	case key.Matches(km, s.c.keys.Back):
 		return s.c.back("", false)
-	case key.Matches(msg, s.c.keys.Submit):
+	case key.Matches(km, s.c.keys.Submit):
 		return submit()
 	}
 	return s.form.Update(msg)

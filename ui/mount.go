@@ -134,10 +134,8 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 			return s.form.setFocus(0)
 		}
 		return nil
-	case tea.KeyMsg:
-		return s.key(msg, s.submit)
 	}
-	return s.form.Update(msg)
+	return s.update(msg, s.submit)
 }
 
 // keyringNotYet answers enter on an empty password field before the keyring has said

@@ -44,7 +44,7 @@ func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 		s.err = msg.err.Error()
 		return nil
 	case tea.KeyMsg:
-		cmd := s.key(msg, s.submit)
+		cmd := s.update(msg, s.submit)
 		s.form.newPasswordHints(1, 2, s.v.Name)
 		return cmd
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vaultui/vaultui/app"
@@ -20,7 +19,7 @@ type vaultAdded struct {
 }
 
 func newAddScreen(c *common) *addScreen {
-	return &addScreen{formScreen{c: c, form: newForm(c,
+	return &addScreen{formScreen{c: c, enter: "add", form: newForm(c,
 		textField("Folder", "", "the folder with "+app.FormatMarkers("or")),
 		textField("Name", "", "default: the folder's name"),
 		textField("Mount point", "", "default: ~/Vaults/NAME"),
@@ -28,11 +27,6 @@ func newAddScreen(c *common) *addScreen {
 }
 
 func (s *addScreen) title() string { return "add existing vault" }
-
-func (s *addScreen) keys() []key.Binding {
-	k := s.c.keys
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "add")), k.Back, k.NextField, k.PrevField}
-}
 
 func (s *addScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -47,10 +41,8 @@ func (s *addScreen) Update(msg tea.Msg) tea.Cmd {
 			status += " " + msg.lockNote.Error() + "."
 		}
 		return s.c.backToVault(status, msg.v.CipherDir)
-	case tea.KeyMsg:
-		return s.key(msg, s.submit)
 	}
-	return s.form.Update(msg)
+	return s.update(msg, s.submit)
 }
 
 func (s *addScreen) submit() tea.Cmd {
@@ -71,15 +63,6 @@ func (s *addScreen) submit() tea.Cmd {
 }
 
 func (s *addScreen) View() string {
-	st := s.c.styles
-	var b strings.Builder
-	b.WriteString(s.c.para("Register an existing "+app.FormatNames("or")+" vault, made by vaultui or another program. Nothing in the folder changes.") + "\n\n")
-	b.WriteString(s.form.View())
-	if s.working {
-		b.WriteString("\n\n" + s.c.spinner.View() + " Checking the folder…")
-	}
-	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(s.c.para(s.err)))
-	}
-	return b.String()
+	return s.c.para("Register an existing "+app.FormatNames("or")+" vault, made by vaultui or another program. Nothing in the folder changes.") +
+		"\n\n" + s.form.View() + s.footer("Checking the folder…")
 }

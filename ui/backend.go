@@ -49,12 +49,13 @@ type Backend interface {
 	StoredPassword(ctx context.Context, cipherDir string) (bool, error)
 	// Info describes a vault's configuration as labelled lines (app.Info, app.Describe):
 	// its gocryptfs.conf, or a reverse vault's .gocryptfs.reverse.conf.
-	Info(ctx context.Context, v registry.Entry) ([]Field, error)
+	Info(ctx context.Context, v registry.Entry) ([]app.Fact, error)
 	// ChangePassword reseals the vault's key under newPassword and returns the path of the
 	// old key file, kept as a backup (vault.ChangePassword).
 	ChangePassword(ctx context.Context, cipherDir string, oldPassword, newPassword []byte) (backup string, err error)
-	// Fsck unlocks the vault and checks every file and name in it.
-	Fsck(ctx context.Context, cipherDir string, password []byte, progress func(FsckProgress)) ([]Problem, error)
+	// Fsck unlocks the vault and checks every file and name in it; progress's Path is escaped
+	// for the terminal, and what it found is described by the core (app.FindingOf).
+	Fsck(ctx context.Context, cipherDir string, password []byte, progress func(vault.FsckProgress)) ([]app.Finding, error)
 	// Ciphers lists the content ciphers a new vault can use, in display order.
 	Ciphers() []crypto.CipherID
 	// SpeedTest runs the speed test (app.Speed.Run), reporting the figures so
@@ -86,9 +87,10 @@ type Backend interface {
 	// cipher).
 	PlanConvert(ctx context.Context, cipherDir string, to crypto.CipherID, format string) (app.ConvertPlan, error)
 	Convert(ctx context.Context, cipherDir string, to crypto.CipherID, format string, password []byte, progress func(convert.Progress)) (*convert.Result, error)
-	// WatchEvents calls each with the daemon's events numbered after after,
-	// then with every new one, until ctx is done or the daemon goes away.
-	WatchEvents(ctx context.Context, after uint64, each func([]Event)) error
+	// WatchEvents calls each with the daemon's events numbered after after, with their
+	// vaults' registered names, then with every new one, until ctx is done or the daemon goes
+	// away. The daemon escaped their text.
+	WatchEvents(ctx context.Context, after uint64, each func([]app.NamedEvent)) error
 }
 
 // Errors a Backend wraps (errors.Is) so the screens can react to them: keep a prompt open,
@@ -111,13 +113,3 @@ type Vault struct {
 	// Problem says why the vault's config could not be read, if it couldn't.
 	Problem string
 }
-
-// Field is one labelled line of vault information (app.Describe's facts).
-type Field = app.Fact
-
-// FsckProgress reports how far a check has come, in bytes of file content and entries
-// (vault.FsckProgress; the real backend escapes Path for the terminal).
-type FsckProgress = vault.FsckProgress
-
-// Problem is one thing fsck found, described once by the core (app.FindingOf).
-type Problem = app.Finding

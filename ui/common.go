@@ -33,7 +33,7 @@ type common struct {
 	// conflicts counts each vault's sync-conflict copies (by cipherdir),
 	// recounted whenever the list re-reads the registry.
 	conflicts map[string]ConflictCount
-	events    []Event // the daemon's event log, oldest first, at most eventsKept
+	events    []app.NamedEvent // the daemon's event log, oldest first, at most eventsKept
 	// eventsErr is why the event log could not be read (the app retries), until it can.
 	eventsErr error
 

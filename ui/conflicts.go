@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -161,7 +160,7 @@ func (s *conflictsScreen) keys() []key.Binding {
 	case s.opening:
 		return []key.Binding{k.Back}
 	}
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "unlock")), k.Back}
+	return s.form.keys("unlock")
 }
 
 // Init opens the conflicts at once: a mounted vault's through the daemon, a locked one's
@@ -260,13 +259,11 @@ func (s *conflictsScreen) Update(msg tea.Msg) tea.Cmd {
 	case conflictsOpened:
 		s.opening = false
 		if msg.sess == nil {
-			if note, needed := passwordNeeded(msg.err); needed {
-				s.err, s.mountPoint = note, ""
-				return s.form.setFocus(0)
+			if cmd, again := s.form.retry(msg.err, &s.err); again {
+				s.mountPoint = "" // the prompt asks
+				return cmd
 			}
-			if errors.Is(msg.err, ErrWrongPassword) {
-				s.err = "Wrong password. Try again."
-			} else if msg.err != nil {
+			if msg.err != nil {
 				s.err = msg.err.Error()
 			}
 			if s.mountPoint == "" {
@@ -341,10 +338,7 @@ func (s *conflictsScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	if s.sess == nil {
 		if s.mountPoint == "" && key.Matches(msg, k.Submit) {
-			if pw := s.form.take(&s.err); pw != nil {
-				return s.open(pw)
-			}
-			return nil
+			return s.form.submit(&s.err, s.open)
 		}
 		if s.typing() {
 			return s.form.Update(msg)

@@ -93,7 +93,7 @@ func (s *convertScreen) keys() []key.Binding {
 	case convertConfirm:
 		return []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "convert now")), k.Back}
 	case convertPassword:
-		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "convert")), k.Back}
+		return s.form.keys("convert")
 	case convertRunning:
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
 	}
@@ -162,12 +162,8 @@ func (s *convertScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		case convertPassword:
 			if key.Matches(msg, k.Submit) {
-				if pw := s.form.take(&s.err); pw != nil {
-					return s.run(pw)
-				}
-				return nil
+				return s.form.submit(&s.err, s.run)
 			}
-			return s.form.Update(msg)
 		}
 	}
 	if s.step == convertPassword {

@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/registry"
 )
@@ -23,24 +24,24 @@ func TestWizardEnterTakesSuggestion(t *testing.T) {
 	golden(t, tm, "folder_step")
 	tm.keys("enter")
 	wantView(t, tm, "step 2 of 6")
-	if got, want := w.dir.value(0), expandPath("~/Private.crypt"); got != want {
+	if got, want := w.forms[stepDir].value(0), expandPath("~/Private.crypt"); got != want {
 		t.Fatalf("folder is %q, want the suggestion %q", got, want)
 	}
 	// The name was derived from the folder; clearing it and pressing enter
 	// takes the name field's own suggestion.
 	tm.keys("ctrl+u", "enter")
 	wantView(t, tm, "step 3 of 6")
-	if got := w.name.value(0); got != "Private" {
+	if got := w.forms[stepName].value(0); got != "Private" {
 		t.Fatalf("name is %q, want the suggestion", got)
 	}
 	// A typed value wins over the suggestion.
 	tm.keys("esc", "esc", "ctrl+u", "/data/mine", "enter")
 	wantView(t, tm, "step 2 of 6")
-	if got := w.dir.value(0); got != "/data/mine" {
+	if got := w.forms[stepDir].value(0); got != "/data/mine" {
 		t.Fatalf("folder is %q, want the typed one", got)
 	}
 	// The name taken from the old suggestion follows the new folder.
-	if got := w.name.value(0); got != "mine" {
+	if got := w.forms[stepName].value(0); got != "mine" {
 		t.Fatalf("name is %q after the folder changed, want mine", got)
 	}
 }
@@ -119,9 +120,9 @@ func TestNarrowWrapsAndPluralises(t *testing.T) {
 	}
 }
 
-func fakeEvents() []Event {
+func fakeEvents() []app.NamedEvent {
 	at := func(min int) time.Time { return testNow.Add(time.Duration(-min) * time.Minute) }
-	return []Event{
+	return []app.NamedEvent{
 		{Event: mountmgr.Event{Seq: 1, Time: at(50), Kind: "mounted", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work"}},
 		{Event: mountmgr.Event{Seq: 2, Time: at(40), Kind: "auth_failed", CipherDir: "/data/work.crypt", Detail: `/gM\x1b[2Jst (block 1)`}},
 		{Event: mountmgr.Event{Seq: 3, Time: at(30), Kind: "unmounted", CipherDir: "/data/work.crypt", MountPoint: "/home/u/Vaults/work", Reason: "idle"}},
@@ -154,7 +155,7 @@ func TestEventsScreenAndRows(t *testing.T) {
 	wantView(t, tm, `block failed authentication in /gM\x1b[2Jst (block 1)`)
 	tm.keys("esc")
 	// A repeated event (a reconnect) is not shown twice; new ones arrive live.
-	tm.send(eventsMsg([]Event{fakeEvents()[3], {Event: mountmgr.Event{Seq: 5, Time: testNow, Kind: "mounted", CipherDir: "/data/photos.crypt", MountPoint: "/home/u/Vaults/photos"}}}))
+	tm.send(eventsMsg([]app.NamedEvent{fakeEvents()[3], {Event: mountmgr.Event{Seq: 5, Time: testNow, Kind: "mounted", CipherDir: "/data/photos.crypt", MountPoint: "/home/u/Vaults/photos"}}}))
 	if n := len(tm.c.events); n != 5 {
 		t.Fatalf("app holds %d events, want 5", n)
 	}
@@ -164,9 +165,9 @@ func TestEventsScreenAndRows(t *testing.T) {
 		t.Fatalf("esc left %T open", tm.current)
 	}
 	// The app keeps a bounded number.
-	var many []Event
+	var many []app.NamedEvent
 	for i := 0; i < eventsKept+50; i++ {
-		many = append(many, Event{Event: mountmgr.Event{Seq: uint64(10 + i), Time: testNow, Kind: "mounted", MountPoint: "x"}})
+		many = append(many, app.NamedEvent{Event: mountmgr.Event{Seq: uint64(10 + i), Time: testNow, Kind: "mounted", MountPoint: "x"}})
 	}
 	tm.send(eventsMsg(many))
 	if n := len(tm.c.events); n != eventsKept || tm.c.events[n-1].Seq != uint64(10+eventsKept+49) {

@@ -13,20 +13,16 @@ import (
 	"github.com/vaultui/vaultui/mountmgr"
 )
 
-// Event is one entry of the daemon's event log with its vault's registered name
-// (app.NamedEvent); Summary says what happened in a few words. The daemon escaped its text.
-type Event = app.NamedEvent
-
 // eventsKept is how many events the app holds (the daemon keeps more).
 const eventsKept = 200
 
 type (
-	eventsMsg   []Event
+	eventsMsg   []app.NamedEvent
 	eventsEnded struct{ err error }
 )
 
 // WatchEvents streams the daemon's event log (see Backend.WatchEvents).
-func (b *realBackend) WatchEvents(ctx context.Context, after uint64, each func([]Event)) error {
+func (b *realBackend) WatchEvents(ctx context.Context, after uint64, each func([]app.NamedEvent)) error {
 	return escaped(b.app.FollowEvents(ctx, after, each))
 }
 
@@ -38,13 +34,13 @@ func (m *Model) startEvents() tea.Cmd {
 		after = m.c.events[n-1].Seq
 	}
 	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
-		err := b.WatchEvents(ctx, after, func(evs []Event) { emit(eventsMsg(evs)) })
+		err := b.WatchEvents(ctx, after, func(evs []app.NamedEvent) { emit(eventsMsg(evs)) })
 		return eventsEnded{err: err}
 	})
 }
 
 // addEvents appends new events, keeping the newest eventsKept.
-func (c *common) addEvents(evs []Event) {
+func (c *common) addEvents(evs []app.NamedEvent) {
 	for _, e := range evs {
 		if n := len(c.events); n > 0 && e.Seq <= c.events[n-1].Seq {
 			continue // already have it (a reconnect repeats nothing, but be sure)
@@ -52,23 +48,23 @@ func (c *common) addEvents(evs []Event) {
 		c.events = append(c.events, e)
 	}
 	if len(c.events) > eventsKept {
-		c.events = append([]Event(nil), c.events[len(c.events)-eventsKept:]...)
+		c.events = append([]app.NamedEvent(nil), c.events[len(c.events)-eventsKept:]...)
 	}
 }
 
 // lastEvent is the newest event of the vault at cipherDir.
-func (c *common) lastEvent(cipherDir string) (Event, bool) {
+func (c *common) lastEvent(cipherDir string) (app.NamedEvent, bool) {
 	for i := len(c.events) - 1; i >= 0; i-- {
 		if samePath(c.events[i].CipherDir, cipherDir) {
 			return c.events[i], true
 		}
 	}
-	return Event{}, false
+	return app.NamedEvent{}, false
 }
 
 // reverseEvent reports whether e is about a reverse view: the daemon says so, or (for an
 // event from a daemon before it did) the vault is registered as one.
-func (c *common) reverseEvent(e Event) bool {
+func (c *common) reverseEvent(e app.NamedEvent) bool {
 	i := c.registeredAt(e.CipherDir)
 	return e.Reverse || i >= 0 && c.vaults[i].Reverse
 }
@@ -93,9 +89,9 @@ func (c *common) vaultName(cipherDir string) string {
 // shows the selected one whole (a reason can be longer than the line).
 type eventsScreen struct {
 	c      *common
-	cursor int    // the selected event, counted from the newest
-	offset int    // the first one shown
-	detail *Event // shown whole, until esc
+	cursor int             // the selected event, counted from the newest
+	offset int             // the first one shown
+	detail *app.NamedEvent // shown whole, until esc
 }
 
 func newEventsScreen(c *common) *eventsScreen { return &eventsScreen{c: c} }
@@ -119,7 +115,7 @@ func (s *eventsScreen) keys() []key.Binding {
 }
 
 // newest returns the i-th event counted from the newest.
-func (s *eventsScreen) newest(i int) Event { return s.c.events[len(s.c.events)-1-i] }
+func (s *eventsScreen) newest(i int) app.NamedEvent { return s.c.events[len(s.c.events)-1-i] }
 
 func (s *eventsScreen) Update(msg tea.Msg) tea.Cmd {
 	km, ok := msg.(tea.KeyMsg)
@@ -212,7 +208,7 @@ func (s *eventsScreen) View() string {
 }
 
 // eventStyle colours failures red and stale mounts yellow; the words say it too.
-func eventStyle(st *Styles, e Event) lipgloss.Style {
+func eventStyle(st *Styles, e app.NamedEvent) lipgloss.Style {
 	switch e.Kind {
 	case mountmgr.EventAuthFailed, mountmgr.EventMountFailed:
 		return st.Error
@@ -223,9 +219,9 @@ func eventStyle(st *Styles, e Event) lipgloss.Style {
 }
 
 // detailView is one event whole: every field, the text wrapped.
-func (s *eventsScreen) detailView(e Event, w int) string {
+func (s *eventsScreen) detailView(e app.NamedEvent, w int) string {
 	st := s.c.styles
-	rows := []Field{
+	rows := []app.Fact{
 		{Label: "When", Value: e.Time.Local().Format("2006-01-02 15:04:05") + " (" + ago(s.c.now(), e.Time) + ")"},
 		{Label: "Vault", Value: s.c.vaultName(e.CipherDir)},
 	}
@@ -236,12 +232,12 @@ func (s *eventsScreen) detailView(e Event, w int) string {
 		folder, mountPoint = "Plain folder", "Encrypted view"
 	}
 	if e.CipherDir != "" {
-		rows = append(rows, Field{Label: folder, Value: app.Tilde(e.CipherDir)})
+		rows = append(rows, app.Fact{Label: folder, Value: app.Tilde(e.CipherDir)})
 	}
 	if e.MountPoint != "" {
-		rows = append(rows, Field{Label: mountPoint, Value: app.Tilde(e.MountPoint)})
+		rows = append(rows, app.Fact{Label: mountPoint, Value: app.Tilde(e.MountPoint)})
 	}
-	rows = append(rows, Field{Label: "What", Value: tildeText(e.Summary())})
+	rows = append(rows, app.Fact{Label: "What", Value: tildeText(e.Summary())})
 	return fieldsView(st, rows, w, map[string]lipgloss.Style{"What": eventStyle(st, e)})
 }
 

@@ -57,7 +57,7 @@ type fakeBackend struct {
 	busy         bool  // unmounts without lazy fail with ErrBusy
 	mountErr     error // the next mount fails with it
 	checkErr     error // CheckMount's answer
-	problems     []Problem
+	problems     []app.Finding
 	speedCalls   int
 	cachedSpeed  app.SpeedReport   // what CachedSpeed returns; none without ciphers
 	stored       map[string]string // the fake keyring: cipherdir -> password
@@ -188,11 +188,11 @@ func (f *fakeBackend) Forget(name string) error {
 	return fmt.Errorf("%s: not registered", name)
 }
 
-func (f *fakeBackend) Info(ctx context.Context, v registry.Entry) ([]Field, error) {
+func (f *fakeBackend) Info(ctx context.Context, v registry.Entry) ([]app.Fact, error) {
 	f.mu.Lock()
 	f.infoOf = append(f.infoOf, v)
 	f.mu.Unlock()
-	return []Field{{Label: "Cipher", Value: "AEGIS-256X2"}, {Label: "Format", Value: "gocryptfs v2"}, {Label: "scrypt", Value: "N=2^16 r=8 p=1"}, {Label: "Feature flags", Value: "HKDF DirIV EMENames LongNames Raw64"}}, nil
+	return []app.Fact{{Label: "Cipher", Value: "AEGIS-256X2"}, {Label: "Format", Value: "gocryptfs v2"}, {Label: "scrypt", Value: "N=2^16 r=8 p=1"}, {Label: "Feature flags", Value: "HKDF DirIV EMENames LongNames Raw64"}}, nil
 }
 
 func (f *fakeBackend) ChangePassword(ctx context.Context, dir string, old, pw []byte) (string, error) {
@@ -227,16 +227,16 @@ func (f *fakeBackend) unlock(dir string, pw []byte) error {
 	return nil
 }
 
-func (f *fakeBackend) Fsck(ctx context.Context, dir string, pw []byte, progress func(FsckProgress)) ([]Problem, error) {
+func (f *fakeBackend) Fsck(ctx context.Context, dir string, pw []byte, progress func(vault.FsckProgress)) ([]app.Finding, error) {
 	f.mu.Lock()
 	err := f.unlock(dir, pw)
 	f.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	progress(FsckProgress{Counting: true})
+	progress(vault.FsckProgress{Counting: true})
 	for i := 1; i <= 4; i++ {
-		progress(FsckProgress{Done: i, Total: 4, Bytes: int64(i) * 1e6, TotalBytes: 4e6, Path: fmt.Sprintf("dir/file%d", i)})
+		progress(vault.FsckProgress{Done: i, Total: 4, Bytes: int64(i) * 1e6, TotalBytes: 4e6, Path: fmt.Sprintf("dir/file%d", i)})
 	}
 	return f.problems, nil
 }
@@ -493,7 +493,7 @@ func (s *fakeConflicts) Close() {
 }
 
 // WatchEvents waits: tests deliver events as eventsMsg.
-func (f *fakeBackend) WatchEvents(ctx context.Context, after uint64, each func([]Event)) error {
+func (f *fakeBackend) WatchEvents(ctx context.Context, after uint64, each func([]app.NamedEvent)) error {
 	<-ctx.Done()
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/registry"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // Issue 20: every flow acts on what the screen names.
@@ -174,7 +175,7 @@ func TestWizardSuggestionsFollowTheAnswers(t *testing.T) {
 	w := tm.current.(*wizardScreen)
 	tm.keys("/home/u/Sync/work.enc", "enter")
 	// "work" is taken: the suggestion is the next free name.
-	if got := w.name.fields[0].input.Placeholder; got != "work2" {
+	if got := w.forms[stepName].fields[0].input.Placeholder; got != "work2" {
 		t.Fatalf("name suggested for work.enc: %q", got)
 	}
 	tm.keys("ctrl+u", "job", "enter")
@@ -182,7 +183,7 @@ func TestWizardSuggestionsFollowTheAnswers(t *testing.T) {
 	tm.keys("enter") // take it
 	// Fixing the name moves the mount point taken from the suggestion.
 	tm.keys("esc", "esc", "ctrl+u", "office", "enter")
-	if got := w.mountPoint.value(0); got != "/home/u/Vaults/office" {
+	if got := w.forms[stepMountPoint].value(0); got != "/home/u/Vaults/office" {
 		t.Fatalf("mount point after renaming to office: %q", got)
 	}
 	// A cleared field shows the suggestion of the current answers.
@@ -190,18 +191,18 @@ func TestWizardSuggestionsFollowTheAnswers(t *testing.T) {
 	wantView(t, tm, "/home/u/Vaults/office")
 	// A mount point the user typed stays.
 	tm.keys("/mnt/mine", "enter", "esc", "esc", "ctrl+u", "desk", "enter")
-	if got := w.mountPoint.value(0); got != "/mnt/mine" {
+	if got := w.forms[stepMountPoint].value(0); got != "/mnt/mine" {
 		t.Fatalf("typed mount point replaced by %q", got)
 	}
 	// A new folder changes a name taken from the suggestion, not a typed one.
 	tm.keys("esc", "esc", "ctrl+u", "/data/other.crypt", "enter")
-	if got := w.name.value(0); got != "desk" {
+	if got := w.forms[stepName].value(0); got != "desk" {
 		t.Fatalf("typed name replaced by %q", got)
 	}
 	tm.keys("ctrl+u")
 	wantView(t, tm, "other")
 	tm.keys("enter")
-	if got := w.name.value(0); got != "other" {
+	if got := w.forms[stepName].value(0); got != "other" {
 		t.Fatalf("name after clearing: %q", got)
 	}
 }
@@ -229,9 +230,9 @@ func TestFsckProgressFromTheFirstMoment(t *testing.T) {
 	f := tm.current.(*fsckScreen)
 	f.running, f.started = true, false // as right after enter
 	wantView(t, tm, "Unlocking the vault (scrypt)…")
-	tm.send(fsckProgressMsg{job: f.job, p: FsckProgress{Counting: true, Total: 1000, TotalBytes: 3e9}})
+	tm.send(fsckProgressMsg{job: f.job, p: vault.FsckProgress{Counting: true, Total: 1000, TotalBytes: 3e9}})
 	wantView(t, tm, "Counting what to check: 1000 entries, 3.0 GB so far…")
-	tm.send(fsckProgressMsg{job: f.job, p: FsckProgress{Done: 0, Total: 6, Bytes: 1.5e9, TotalBytes: 3e9, Path: "movies/big.mkv"}})
+	tm.send(fsckProgressMsg{job: f.job, p: vault.FsckProgress{Done: 0, Total: 6, Bytes: 1.5e9, TotalBytes: 3e9, Path: "movies/big.mkv"}})
 	wantView(t, tm, " 50%", "1.5 GB of 3.0 GB · 0 of 6 entries", "movies/big.mkv")
 	golden(t, tm, "fsck_bytes")
 }
@@ -317,15 +318,15 @@ func TestCtrlCInTheWizardAsks(t *testing.T) {
 	}
 	wantView(t, tm, "Quit vaultui? Nothing has been created. y/n")
 	tm.keys("n")
-	if tm.current != w || w.dir.value(0) != "/data/half" {
-		t.Fatalf("n: screen %T, folder %q", tm.current, w.dir.value(0))
+	if tm.current != w || w.forms[stepDir].value(0) != "/data/half" {
+		t.Fatalf("n: screen %T, folder %q", tm.current, w.forms[stepDir].value(0))
 	}
 	if strings.Contains(tm.View(), "Quit vaultui?") {
 		t.Error("n left the question on the screen")
 	}
 	tm.keys("y") // typed into the folder field now, not an answer
-	if tm.quitting || w.dir.value(0) != "/data/halfy" {
-		t.Fatalf("y after n: quitting %v, folder %q", tm.quitting, w.dir.value(0))
+	if tm.quitting || w.forms[stepDir].value(0) != "/data/halfy" {
+		t.Fatalf("y after n: quitting %v, folder %q", tm.quitting, w.forms[stepDir].value(0))
 	}
 	tm.keys("ctrl+c", "y")
 	if !tm.quitting {

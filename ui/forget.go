@@ -1,9 +1,6 @@
 package ui
 
 import (
-	"strings"
-
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vaultui/vaultui/app"
@@ -19,14 +16,10 @@ type forgetScreen struct {
 type forgotten struct{ err error }
 
 func newForgetScreen(c *common, v Vault) *forgetScreen {
-	return &forgetScreen{v: v, formScreen: formScreen{c: c, form: newForm(c, textField("Name", "", ""))}}
+	return &forgetScreen{v: v, formScreen: formScreen{c: c, enter: "forget", form: newForm(c, textField("Name", "", ""))}}
 }
 
 func (s *forgetScreen) title() string { return "forget · " + s.v.Name }
-
-func (s *forgetScreen) keys() []key.Binding {
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "forget")), s.c.keys.Back}
-}
 
 func (s *forgetScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -37,10 +30,8 @@ func (s *forgetScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		return s.c.back("Forgot "+s.v.Name+"; its files are still in "+app.Tilde(s.v.CipherDir)+".", true)
-	case tea.KeyMsg:
-		return s.key(msg, s.submit)
 	}
-	return s.form.Update(msg)
+	return s.update(msg, s.submit)
 }
 
 func (s *forgetScreen) submit() tea.Cmd {
@@ -54,13 +45,6 @@ func (s *forgetScreen) submit() tea.Cmd {
 }
 
 func (s *forgetScreen) View() string {
-	st := s.c.styles
-	var b strings.Builder
-	b.WriteString(s.c.para("vaultui will forget "+st.Key.Render(s.v.Name)+". Its encrypted files in "+app.Tilde(s.v.CipherDir)+" are not deleted; you can add it again with a.") + "\n\n")
-	b.WriteString("Type the name to confirm:\n\n")
-	b.WriteString(s.form.View())
-	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(s.err))
-	}
-	return b.String()
+	return s.c.para("vaultui will forget "+s.c.styles.Key.Render(s.v.Name)+". Its encrypted files in "+app.Tilde(s.v.CipherDir)+" are not deleted; you can add it again with a.") +
+		"\n\nType the name to confirm:\n\n" + s.form.View() + s.footer("")
 }

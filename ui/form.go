@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -154,6 +155,21 @@ func (f *form) setFocus(i int) tea.Cmd {
 	return nil
 }
 
+// keys are the form's keys for the help: enter, saying what it does, esc, and the keys that
+// move between the fields and flip a toggle where the form has them.
+func (f *form) keys(enter string) []key.Binding {
+	k := f.c.keys
+	out := []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", enter)), k.Back}
+	if len(f.fields) > 1 {
+		out = append(out, k.NextField)
+		if slices.ContainsFunc(f.fields, func(fl *field) bool { return fl.toggle && !fl.hidden }) {
+			out = append(out, k.Toggle)
+		}
+		out = append(out, k.PrevField)
+	}
+	return out
+}
+
 func (f *form) focused() *field { return f.fields[f.focus] }
 
 // typing reports whether keys go to a text input (so letters aren't actions).
@@ -286,26 +302,43 @@ func (f *form) viewFocus() (string, [2]int) {
 type formScreen struct {
 	c       *common
 	form    *form
+	enter   string // what enter does, for the help
 	working bool
 	err     string
 }
 
-func (s *formScreen) typing() bool  { return s.form.typing() }
-func (s *formScreen) busy() bool    { return s.working }
-func (s *formScreen) Init() tea.Cmd { return s.form.setFocus(0) }
+func (s *formScreen) typing() bool        { return s.form.typing() }
+func (s *formScreen) busy() bool          { return s.working }
+func (s *formScreen) Init() tea.Cmd       { return s.form.setFocus(0) }
+func (s *formScreen) keys() []key.Binding { return s.form.keys(s.enter) }
 
-// key handles a key as every form screen does: none while working, esc back to the list,
-// enter submits; the rest goes to the form.
-func (s *formScreen) key(msg tea.KeyMsg, submit func() tea.Cmd) tea.Cmd {
+// update handles a message as every form screen does: no key while working, esc back to the
+// list, enter submits; the rest goes to the form.
+func (s *formScreen) update(msg tea.Msg, submit func() tea.Cmd) tea.Cmd {
+	km, isKey := msg.(tea.KeyMsg)
 	switch {
+	case !isKey:
 	case s.working:
 		return nil
-	case key.Matches(msg, s.c.keys.Back):
+	case key.Matches(km, s.c.keys.Back):
 		return s.c.back("", false)
-	case key.Matches(msg, s.c.keys.Submit):
+	case key.Matches(km, s.c.keys.Submit):
 		return submit()
 	}
 	return s.form.Update(msg)
+}
+
+// footer ends a form screen's view: while working, the spinner and what it does (if it says),
+// then the error.
+func (s *formScreen) footer(doing string) string {
+	var f string
+	if s.working && doing != "" {
+		f = "\n\n" + s.c.spinner.View() + " " + doing
+	}
+	if s.err != "" {
+		f += "\n\n" + s.c.styles.Error.Render(s.c.para(s.err))
+	}
+	return f
 }
 
 func padRight(s string, w int) string {

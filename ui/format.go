@@ -26,14 +26,10 @@ func size(b float64) string {
 		b /= 1000
 		i++
 	}
-	switch {
-	case i == 0:
-		return fmt.Sprintf("%.0f %s", b, units[i])
-	case b < 10:
+	if i > 0 && b < 10 {
 		return fmt.Sprintf("%.1f %s", b, units[i])
-	default:
-		return fmt.Sprintf("%.0f %s", b, units[i])
 	}
+	return fmt.Sprintf("%.0f %s", b, units[i])
 }
 
 // ago says how long ago t was, coarsely.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // fsckScreen unlocks a vault and checks every file, with a progress bar and
@@ -21,9 +22,9 @@ type fsckScreen struct {
 	form     passwordPrompt
 	running  bool
 	done     bool
-	prog     FsckProgress
+	prog     vault.FsckProgress
 	started  bool // a progress report arrived: the vault is unlocked
-	problems []Problem
+	problems []app.Finding
 	err      string
 	offset   int // scroll position in the problem list
 	cancel   context.CancelFunc
@@ -34,12 +35,12 @@ type fsckScreen struct {
 // messages must not land in the next one.
 type fsckProgressMsg struct {
 	job int
-	p   FsckProgress
+	p   vault.FsckProgress
 }
 
 type fsckDone struct {
 	job      int
-	problems []Problem
+	problems []app.Finding
 	err      error
 }
 
@@ -60,7 +61,7 @@ func (s *fsckScreen) keys() []key.Binding {
 	case s.running:
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
 	}
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "check")), k.Back}
+	return s.form.keys("check")
 }
 
 func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
@@ -106,10 +107,7 @@ func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
 			s.done, s.problems, s.err, s.offset = false, nil, "", 0
 			return tea.Batch(s.form.setFocus(0), s.run(nil))
 		case !s.done && key.Matches(msg, k.Submit):
-			if pw := s.form.take(&s.err); pw != nil {
-				return s.run(pw)
-			}
-			return nil
+			return s.form.submit(&s.err, s.run)
 		}
 	}
 	if !s.done && !s.running {
@@ -120,7 +118,7 @@ func (s *fsckScreen) Update(msg tea.Msg) tea.Cmd {
 
 // run checks the vault with pw, or without a password (nil) with the keyring's.
 func (s *fsckScreen) run(pw []byte) tea.Cmd {
-	s.err, s.running, s.prog, s.started = "", true, FsckProgress{}, false
+	s.err, s.running, s.prog, s.started = "", true, vault.FsckProgress{}, false
 	b, dir := s.c.backend, s.v.CipherDir
 	s.c.jobs++
 	s.job = s.c.jobs
@@ -129,7 +127,7 @@ func (s *fsckScreen) run(pw []byte) tea.Cmd {
 	s.cancel = cancel
 	return stream(ctx, func(emit func(tea.Msg)) tea.Msg {
 		defer crypto.Wipe(pw)
-		problems, err := b.Fsck(ctx, dir, pw, func(p FsckProgress) { emit(fsckProgressMsg{job: job, p: p}) })
+		problems, err := b.Fsck(ctx, dir, pw, func(p vault.FsckProgress) { emit(fsckProgressMsg{job: job, p: p}) })
 		return fsckDone{job: job, problems: problems, err: err}
 	})
 }

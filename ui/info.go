@@ -13,14 +13,14 @@ import (
 type infoScreen struct {
 	c      *common
 	v      Vault
-	fields []Field
+	fields []app.Fact
 	err    error
 	loaded bool
 	scroll scroll // when the info is taller than the screen
 }
 
 type infoLoaded struct {
-	fields []Field
+	fields []app.Fact
 	err    error
 }
 
@@ -84,8 +84,7 @@ func (s *infoScreen) View() string {
 func (s *infoScreen) lines() []string {
 	st := s.c.styles
 	w := s.c.contentWidth()
-	var rows []Field
-	rows = append(rows, Field{Label: "Name", Value: s.v.Name}, Field{Label: "Folder", Value: app.Tilde(s.v.CipherDir)}, Field{Label: "Mount point", Value: app.Tilde(s.v.MountPoint)})
+	rows := []app.Fact{{Label: "Name", Value: s.v.Name}, {Label: "Folder", Value: app.Tilde(s.v.CipherDir)}, {Label: "Mount point", Value: app.Tilde(s.v.MountPoint)}}
 	rows = append(rows, app.EntryFacts(s.v.Entry)...)
 	opts := []string{}
 	if s.v.ReadOnly {
@@ -98,7 +97,7 @@ func (s *infoScreen) lines() []string {
 		opts = append(opts, "shared storage (vaultui edit --sharedstorage)")
 	}
 	if len(opts) > 0 {
-		rows = append(rows, Field{Label: "Options", Value: strings.Join(opts, ", ")})
+		rows = append(rows, app.Fact{Label: "Options", Value: strings.Join(opts, ", ")})
 	}
 	state := "locked"
 	if m, ok := s.c.mountFor(s.v.CipherDir); ok {
@@ -110,14 +109,14 @@ func (s *infoScreen) lines() []string {
 			state = "detached from " + app.Tilde(m.MountPoint) + ": unmounts when its last open file is closed"
 		}
 	}
-	rows = append(rows, Field{Label: "State", Value: state})
+	rows = append(rows, app.Fact{Label: "State", Value: state})
 	lock := lockText(s.v.LockPolicy())
 	if why := s.c.lockProblem(s.v.LockPolicy()); why != "" {
 		lock += ". Cannot work here: " + why + " (vaultui edit --lock never " + s.v.Name + ")"
 	}
-	rows = append(rows, Field{Label: "Lock", Value: lock})
+	rows = append(rows, app.Fact{Label: "Lock", Value: lock})
 	if n, ok := s.c.conflicts[s.v.CipherDir]; ok {
-		rows = append(rows, Field{Label: "Conflicts", Value: n.infoText()})
+		rows = append(rows, app.Fact{Label: "Conflicts", Value: n.infoText()})
 	}
 	rows = append(rows, s.fields...)
 

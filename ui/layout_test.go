@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
 	"github.com/vaultui/vaultui/registry"
 )
@@ -51,7 +52,7 @@ func fiveVaults(fb *fakeBackend) {
 }
 
 // staleEvent is an event whose reason (with a pid) is longer than a small line.
-var staleEvent = Event{Event: mountmgr.Event{Seq: 9, Time: testNow.Add(-10 * time.Minute), Kind: "stale", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old",
+var staleEvent = app.NamedEvent{Event: mountmgr.Event{Seq: 9, Time: testNow.Add(-10 * time.Minute), Kind: "stale", CipherDir: "/data/old.crypt", MountPoint: "/home/u/Vaults/old",
 	Detail: "transport endpoint is not connected (pid 12345 held it)"}}
 
 // busyModel is the app with fiveVaults, work mounted with 200 s of
@@ -192,9 +193,9 @@ func TestEventsShowHomeAsTildeAndWhole(t *testing.T) {
 // pulls the window along.
 func TestEventsScroll(t *testing.T) {
 	tm := busyModel(t)
-	var many []Event
+	var many []app.NamedEvent
 	for i := 0; i < 30; i++ {
-		many = append(many, Event{Event: mountmgr.Event{Seq: uint64(100 + i), Time: testNow, Kind: fmt.Sprintf("event %d", i), CipherDir: "/data/work.crypt"}})
+		many = append(many, app.NamedEvent{Event: mountmgr.Event{Seq: uint64(100 + i), Time: testNow, Kind: fmt.Sprintf("event %d", i), CipherDir: "/data/work.crypt"}})
 	}
 	tm.send(eventsMsg(many))
 	tm.resize(60, 16)
@@ -476,11 +477,11 @@ func TestConflictKeysFollowTheCopies(t *testing.T) {
 // does not say "mounted at" twice; another event still shows.
 func TestRowLeavesOutWhatTheStateSays(t *testing.T) {
 	tm := busyModel(t)
-	tm.send(eventsMsg([]Event{{Event: mountmgr.Event{Seq: 50, Time: testNow.Add(-time.Minute), Kind: "mounted", CipherDir: "/data/work.crypt",
+	tm.send(eventsMsg([]app.NamedEvent{{Event: mountmgr.Event{Seq: 50, Time: testNow.Add(-time.Minute), Kind: "mounted", CipherDir: "/data/work.crypt",
 		MountPoint: "/home/u/Vaults/work"}}}))
 	notInView(t, tm, "mounted at ~/Vaults/work · 1m ago")
 	wantView(t, tm, "● mounted at ~/Vaults/work")
-	tm.send(eventsMsg([]Event{{Event: mountmgr.Event{Seq: 51, Time: testNow, Kind: "auth_failed", CipherDir: "/data/work.crypt", Detail: "/a"}}}))
+	tm.send(eventsMsg([]app.NamedEvent{{Event: mountmgr.Event{Seq: 51, Time: testNow, Kind: "auth_failed", CipherDir: "/data/work.crypt", Detail: "/a"}}}))
 	wantView(t, tm, "block failed authentication in /a · 0s ago")
 }
 
@@ -498,7 +499,7 @@ func TestJoinWrap(t *testing.T) {
 
 // reverseEvent is the mount of a reverse view: its folder holds the plaintext, its mount
 // point the encrypted view, both paths longer than a small screen's value column.
-var reverseEvent = Event{Event: mountmgr.Event{Seq: 20, Time: testNow.Add(-time.Minute), Kind: "mounted", Reverse: true,
+var reverseEvent = app.NamedEvent{Event: mountmgr.Event{Seq: 20, Time: testNow.Add(-time.Minute), Kind: "mounted", Reverse: true,
 	CipherDir: "/home/u/Documents/Projects/2026/client-reports", MountPoint: "/home/u/Backups/encrypted-views/client-reports.reverse"}}
 
 // TestReverseEventShowsBothPaths: a reverse view's event, shown whole, names its plaintext
@@ -510,7 +511,7 @@ func TestReverseEventShowsBothPaths(t *testing.T) {
 		w, h := sz[0], sz[1]
 		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
 			tm := busyModel(t)
-			tm.send(eventsMsg([]Event{reverseEvent}))
+			tm.send(eventsMsg([]app.NamedEvent{reverseEvent}))
 			tm.resize(w, h)
 			tm.keys("e")
 			wantView(t, tm, "encrypted view mounted")
@@ -525,7 +526,7 @@ func TestReverseEventShowsBothPaths(t *testing.T) {
 	tm.send(refreshRegistry{})
 	unmarked := reverseEvent
 	unmarked.Seq, unmarked.Reverse = 21, false
-	tm.send(eventsMsg([]Event{unmarked}))
+	tm.send(eventsMsg([]app.NamedEvent{unmarked}))
 	tm.resize(80, 24)
 	tm.keys("e", "enter")
 	wantView(t, tm, "Vault           reports", "Plain folder    ~/Documents/Projects/2026/client-reports", "Encrypted view  ~/Backups/encrypted-views/client-reports.reverse")

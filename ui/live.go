@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -28,10 +29,7 @@ func (s *liveScreen) typing() bool  { return false }
 func (s *liveScreen) busy() bool    { return s.pending }
 func (s *liveScreen) Init() tea.Cmd { return nil }
 
-func (s *liveScreen) keys() []key.Binding {
-	k := s.c.keys
-	return []key.Binding{k.Unmount, k.Back}
-}
+func (s *liveScreen) keys() []key.Binding { return []key.Binding{s.c.keys.Unmount, s.c.keys.Back} }
 
 func (s *liveScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -144,11 +142,7 @@ func totalsView(t mountmgr.Stats, w int) string {
 		{label + bytes, under + withRate},
 		{label + bytes, under + noRate},
 	} {
-		fit := true
-		for _, l := range lines {
-			fit = fit && lipgloss.Width(l) <= w
-		}
-		if fit {
+		if !slices.ContainsFunc(lines, func(l string) bool { return lipgloss.Width(l) > w }) {
 			return strings.Join(lines, "\n")
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
@@ -50,7 +49,7 @@ type mounted struct {
 }
 
 func newMountScreen(c *common, v Vault) *mountScreen {
-	s := &mountScreen{formScreen: formScreen{c: c}, v: v, req: app.MountFor(v.Entry)}
+	s := &mountScreen{formScreen: formScreen{c: c, enter: "mount"}, v: v, req: app.MountFor(v.Entry)}
 	fields := []*field{passwordField("Password")}
 	if !v.Reverse {
 		s.readOnly = toggleField("Read-only", v.ReadOnly)
@@ -73,12 +72,6 @@ func (s *mountScreen) Init() tea.Cmd {
 	}, func() tea.Msg {
 		return mountChecked{dir: dir, err: b.CheckMount(req)}
 	})
-}
-
-func (s *mountScreen) keys() []key.Binding {
-	k := s.c.keys
-	mount := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "mount"))
-	return []key.Binding{mount, k.Back, k.NextField, k.Toggle, k.PrevField}
 }
 
 func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
@@ -141,10 +134,8 @@ func (s *mountScreen) Update(msg tea.Msg) tea.Cmd {
 			return s.form.setFocus(0)
 		}
 		return nil
-	case tea.KeyMsg:
-		return s.key(msg, s.submit)
 	}
-	return s.form.Update(msg)
+	return s.update(msg, s.submit)
 }
 
 // keyringNotYet answers enter on an empty password field before the keyring has said
@@ -222,13 +213,7 @@ func (s *mountScreen) View() string {
 	if s.form.focused() == s.keyring {
 		b.WriteString("\n" + st.Subtle.Render(wrap("space: remember the password in the desktop keyring for the next mounts", s.c.contentWidth())))
 	}
-	if s.working {
-		b.WriteString("\n\n" + s.c.spinner.View() + " Unlocking and mounting…")
-	}
-	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(s.c.para(s.err)))
-	}
-	return b.String()
+	return b.String() + s.footer("Unlocking and mounting…")
 }
 
 // keyringNote says what became of the keyring entry after a mount, or "".

@@ -54,13 +54,13 @@ func (p passwordPrompt) retry(err error, msg *string) (tea.Cmd, bool) {
 	return p.setFocus(0), true
 }
 
-// take empties the prompt and returns what was typed; nil, with *msg saying so, for nothing.
-func (p passwordPrompt) take(msg *string) []byte {
+// submit empties the prompt and runs with what was typed; for nothing, *msg says so.
+func (p passwordPrompt) submit(msg *string, run func(pw []byte) tea.Cmd) tea.Cmd {
 	pw := []byte(p.value(0))
 	if len(pw) == 0 {
 		*msg = "Type the vault's password."
 		return nil
 	}
 	p.fields[0].input.Reset()
-	return pw
+	return run(pw)
 }

@@ -2,9 +2,7 @@ package ui
 
 import (
 	"errors"
-	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/vaultui/vaultui/crypto"
 )
@@ -22,7 +20,7 @@ type passwdChanged struct {
 }
 
 func newPasswdScreen(c *common, v Vault) *passwdScreen {
-	return &passwdScreen{v: v, formScreen: formScreen{c: c, form: newForm(c,
+	return &passwdScreen{v: v, formScreen: formScreen{c: c, enter: "next/change", form: newForm(c,
 		passwordField("Current password"),
 		passwordField("New password"),
 		passwordField("Confirm"),
@@ -30,11 +28,6 @@ func newPasswdScreen(c *common, v Vault) *passwdScreen {
 }
 
 func (s *passwdScreen) title() string { return "change password · " + s.v.Name }
-
-func (s *passwdScreen) keys() []key.Binding {
-	k := s.c.keys
-	return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "next/change")), k.Back, k.NextField, k.PrevField}
-}
 
 func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -51,7 +44,7 @@ func (s *passwdScreen) Update(msg tea.Msg) tea.Cmd {
 		s.err = msg.err.Error()
 		return nil
 	case tea.KeyMsg:
-		cmd := s.key(msg, s.submit)
+		cmd := s.update(msg, s.submit)
 		s.form.newPasswordHints(1, 2, s.v.Name)
 		return cmd
 	}
@@ -88,15 +81,6 @@ func (s *passwdScreen) submit() tea.Cmd {
 }
 
 func (s *passwdScreen) View() string {
-	st := s.c.styles
-	var b strings.Builder
-	b.WriteString(s.c.para("The files stay as they are: only the config's encrypted copy of the master key changes. Mounted vaults keep running.") + "\n\n")
-	b.WriteString(s.form.View())
-	if s.working {
-		b.WriteString("\n\n" + s.c.spinner.View() + " Changing the password (scrypt)…")
-	}
-	if s.err != "" {
-		b.WriteString("\n\n" + st.Error.Render(s.err))
-	}
-	return b.String()
+	return s.c.para("The files stay as they are: only the config's encrypted copy of the master key changes. Mounted vaults keep running.") +
+		"\n\n" + s.form.View() + s.footer("Changing the password (scrypt)…")
 }

@@ -145,7 +145,7 @@ func (b *realBackend) SetAutomount(name string, on bool) error {
 	return escaped(err)
 }
 
-func (b *realBackend) Info(ctx context.Context, v registry.Entry) ([]Field, error) {
+func (b *realBackend) Info(ctx context.Context, v registry.Entry) ([]app.Fact, error) {
 	info, err := app.Info(v)
 	if err != nil {
 		return nil, escaped(err)
@@ -158,7 +158,7 @@ func (b *realBackend) ChangePassword(ctx context.Context, dir string, oldPasswor
 	return c.Backup, escaped(err)
 }
 
-func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, progress func(FsckProgress)) ([]Problem, error) {
+func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, progress func(vault.FsckProgress)) ([]app.Finding, error) {
 	// A mounted vault is checked by the daemon with its key; app decides.
 	w, _, err := b.app.OpenWalker(ctx, b.app.VaultAt(dir), password)
 	if err != nil {
@@ -169,7 +169,7 @@ func (b *realBackend) Fsck(ctx context.Context, dir string, password []byte, pro
 		p.Path = termsafe.Escape(p.Path)
 		progress(p)
 	})
-	out := make([]Problem, 0, len(problems))
+	out := make([]app.Finding, 0, len(problems))
 	for _, p := range problems {
 		out = append(out, app.FindingOf(p))
 	}

@@ -91,10 +91,10 @@ func TestRealBackendVaults(t *testing.T) {
 	if _, err := b.ChangePassword(ctx, dir, []byte("pw one"), []byte("pw two")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Fsck(ctx, dir, []byte("pw one"), func(FsckProgress) {}); !errors.Is(err, ErrWrongPassword) {
+	if _, err := b.Fsck(ctx, dir, []byte("pw one"), func(vault.FsckProgress) {}); !errors.Is(err, ErrWrongPassword) {
 		t.Fatalf("fsck with the old password: %v, want ErrWrongPassword", err)
 	}
-	problems, err := b.Fsck(ctx, dir, []byte("pw two"), func(FsckProgress) {})
+	problems, err := b.Fsck(ctx, dir, []byte("pw two"), func(vault.FsckProgress) {})
 	if err != nil || len(problems) != 0 {
 		t.Fatalf("fsck of a new vault: %v, %v", problems, err)
 	}
@@ -211,7 +211,7 @@ func TestRealBackendInfoEscapes(t *testing.T) {
 // TestInfoFieldsNameWhoOpensTheVault: the info screen says who opens a vault, and an AEGIS
 // vault's format is not just "gocryptfs".
 func TestInfoFieldsNameWhoOpensTheVault(t *testing.T) {
-	field := func(fs []Field, label string) string {
+	field := func(fs []app.Fact, label string) string {
 		for _, f := range fs {
 			if f.Label == label {
 				return f.Value

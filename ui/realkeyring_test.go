@@ -33,7 +33,7 @@ func TestRealBackendKeyring(t *testing.T) {
 	b := &realBackend{app: app.New(app.Options{Registry: filepath.Join(t.TempDir(), "vaults.json")})}
 	defer b.Close()
 
-	if _, err := b.Fsck(ctx, dir, nil, func(FsckProgress) {}); err != nil {
+	if _, err := b.Fsck(ctx, dir, nil, func(vault.FsckProgress) {}); err != nil {
 		t.Fatalf("fsck with the keyring's password: %v", err)
 	}
 	if _, err := b.ChangePassword(ctx, dir, []byte("old"), []byte("new")); err != nil {
@@ -43,7 +43,7 @@ func TestRealBackendKeyring(t *testing.T) {
 	if err != nil || string(pw) != "new" {
 		t.Fatalf("after p the keyring holds %q (%v), want the new password", pw, err)
 	}
-	if _, err := b.Fsck(ctx, dir, nil, func(FsckProgress) {}); err != nil {
+	if _, err := b.Fsck(ctx, dir, nil, func(vault.FsckProgress) {}); err != nil {
 		t.Fatalf("fsck after p with the keyring's password: %v", err)
 	}
 
@@ -51,7 +51,7 @@ func TestRealBackendKeyring(t *testing.T) {
 	if _, err := vault.ChangePassword(context.Background(), dir, vault.PasswordChange{OldPassword: []byte("new"), NewPassword: []byte("newer")}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.Fsck(ctx, dir, nil, func(FsckProgress) {})
+	_, err = b.Fsck(ctx, dir, nil, func(vault.FsckProgress) {})
 	var need *app.PasswordNeededError
 	if !errors.As(err, &need) || need.Reason != app.StoredFailed {
 		t.Fatalf("stale stored password: %v, want app.PasswordNeededError{StoredFailed}", err)

@@ -65,11 +65,7 @@ type screen interface {
 	keys() []key.Binding
 }
 
-// quitGuard is a screen that must ask before q or ctrl+c quits: it gets the key and sends
-// quitMsg once the user confirms.
-type quitGuard interface{ guardsQuit() bool }
-
-// quitMsg quits the app after a screen asked (see quitGuard).
+// quitMsg quits the app after the wizard asked (it gets q and ctrl+c: see wizardScreen).
 type quitMsg struct{}
 
 // Model is the root model.
@@ -360,12 +356,11 @@ func (m *Model) recordSpeed(msg tea.Msg) {
 }
 
 // globalKey handles the keys that work on every screen: force quit, and quit unless the
-// screen takes typing, both unless the screen guards against quitting (it asks first); the
+// screen takes typing, both unless the screen is the wizard (it asks first); the
 // form help always, and help unless the screen takes typing. ok is false for a key the
 // screen handles.
 func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
-	g, guarded := m.screen().(quitGuard)
-	guarded = guarded && g.guardsQuit()
+	_, guarded := m.screen().(*wizardScreen)
 	free := !m.screen().typing()
 	switch {
 	case !guarded && (key.Matches(msg, m.c.keys.ForceQuit) || free && key.Matches(msg, m.c.keys.Quit)):

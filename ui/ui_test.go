@@ -518,10 +518,10 @@ func TestFsck(t *testing.T) {
 	wantView(t, tm, "No problems found in 4 files")
 
 	// Progress is drawn while the check runs.
-	f.done, f.running, f.prog = false, true, FsckProgress{Done: 1, Total: 4, Bytes: 1e6, TotalBytes: 4e6, Path: "dir/file1"}
+	f.done, f.running, f.prog = false, true, vault.FsckProgress{Done: 1, Total: 4, Bytes: 1e6, TotalBytes: 4e6, Path: "dir/file1"}
 	wantView(t, tm, "25%", "1.0 MB of 4.0 MB · 1 of 4 entries", "dir/file1")
 
-	fb.problems = []Problem{
+	fb.problems = []app.Finding{
 		{Where: "docs/report.odt", Kind: "content", What: "block 3: authentication failed", Damage: true},
 		{Where: "gocryptfs.longname.abc", Kind: "name", What: "missing .name file", Damage: true},
 	}
@@ -531,7 +531,7 @@ func TestFsck(t *testing.T) {
 	golden(t, tm, "problems")
 
 	// Conflict copies and foreign files alone are notes, not damage.
-	fb.problems = []Problem{
+	fb.problems = []app.Finding{
 		{Where: "report (conflict 2026-11-30 Syncthing).odt", Kind: "conflict", What: "Syncthing's conflict copy of /report.odt"},
 		{Where: "desktop.ini", Kind: "foreign", What: "not a name of the vault's format"},
 	}
@@ -548,7 +548,7 @@ func TestFsckRerunUsesKeyring(t *testing.T) {
 	tm := newTestModel(t, fb)
 	tm.keys("f")
 	wantView(t, tm, "No problems found in 4 files")
-	fb.problems = []Problem{{Where: "docs/report.odt", Kind: "content", What: "authentication failed", Damage: true}}
+	fb.problems = []app.Finding{{Where: "docs/report.odt", Kind: "content", What: "authentication failed", Damage: true}}
 	tm.keys("r")
 	wantView(t, tm, "1 problem found", "docs/report.odt")
 }
@@ -801,4 +801,18 @@ func TestOneRatioEverywhere(t *testing.T) {
 	tm.keys("esc")
 	wizardTo(t, tm)
 	check("cipher step", tm.View(), 2) // the gain line and the list
+}
+
+// TestFormErrorsWrap: the form screens' errors wrap at the window's edge, as add's and
+// mount's always did, instead of being cut there.
+func TestFormErrorsWrap(t *testing.T) {
+	fb := newFake()
+	twoVaults(fb)
+	tm := newTestModel(t, fb)
+	tm.resize(40, 30)
+	tm.keys("p", "old", "enter", "new pass", "enter", "new pasz", "enter")
+	wantView(t, tm, "The new passwords do not match. Type", "the confirmation again.")
+	tm.keys("esc", "d", "wor", "enter")
+	wantView(t, tm, "Type the name exactly to confirm.")
+	checkFits(t, tm.View(), 40, 30)
 }

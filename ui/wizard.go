@@ -55,25 +55,22 @@ var stepTitles = map[wizardStep]string{
 	stepMasterKey:  "Master key",
 }
 
-// choice is one entry of the cipher step: a format, with a content cipher where the format
-// lets the user choose one (app.Kind). The entries come from the table of formats.
-type choice = app.Kind
-
-// formatChoices lists the cipher step's entries: each cipher of a format that offers a
-// choice (measured by the speed test: ciphers), and each format that fixes its cipher.
-func formatChoices(ciphers []crypto.CipherID) []choice {
-	var out []choice
+// formatChoices lists the cipher step's entries, from the table of formats: each cipher of a
+// format that offers a choice (measured by the speed test: ciphers), and each format that
+// fixes its cipher.
+func formatChoices(ciphers []crypto.CipherID) []app.Kind {
+	var out []app.Kind
 	for _, f := range vault.Formats() {
 		switch {
 		case !f.Can.Mount: // a reverse view is made from a folder, with init --reverse
 		case len(f.Ciphers) > 1:
 			for _, c := range ciphers {
 				if slices.Contains(f.Ciphers, c) {
-					out = append(out, choice{Format: f, Cipher: c})
+					out = append(out, app.Kind{Format: f, Cipher: c})
 				}
 			}
 		default:
-			out = append(out, choice{Format: f})
+			out = append(out, app.Kind{Format: f})
 		}
 	}
 	return out
@@ -82,14 +79,18 @@ func formatChoices(ciphers []crypto.CipherID) []choice {
 // wizardScreen creates a vault step by step. Nothing is written before the
 // last step validates; the master key is shown once and must be
 // acknowledged before the wizard closes.
+//
+// It asks before q or ctrl+c quits (the root model leaves them to it). On its steps, what
+// was typed would be lost; on the master key, the key is shown only once; while the vault is
+// being created, quitting would leave it half made, so it waits for the key and asks then.
 type wizardScreen struct {
 	c    *common
 	step wizardStep
 	err  string
 
-	dir, name, mountPoint, password, advanced *form
+	forms [stepMasterKey + 1]*form // by step; nil where a step is no form
 
-	ciphers      []choice
+	ciphers      []app.Kind
 	cipherCursor int
 	cipherPicked bool // the user moved the cursor: keep their choice
 	details      bool // d shows how the recommendation was measured
@@ -130,19 +131,19 @@ func newWizard(c *common) *wizardScreen {
 	w := &wizardScreen{c: c, ciphers: formatChoices(c.backend.Ciphers())}
 	// The suggestions follow the answers before them (see suggest); the
 	// folder's is checked to be free in the background (Init).
-	w.dir = newForm(c, suggestField("Folder", ""))
-	w.name = newForm(c, suggestField("Name", ""))
-	w.mountPoint = newForm(c, suggestField("Mount point", ""))
-	w.password = newForm(c, passwordField("Password"), passwordField("Confirm"))
+	w.forms[stepDir] = newForm(c, suggestField("Folder", ""))
+	w.forms[stepName] = newForm(c, suggestField("Name", ""))
+	w.forms[stepMountPoint] = newForm(c, suggestField("Mount point", ""))
+	w.forms[stepPassword] = newForm(c, passwordField("Password"), passwordField("Confirm"))
 	def := vault.DefaultFormat()
-	w.advanced = newForm(c,
+	w.forms[stepAdvanced] = newForm(c,
 		defaultField("scrypt cost (log2 N)", strconv.Itoa(def.ScryptLogN.Default)),
 		toggleField("Plaintext names", false),
 		toggleField("Deterministic names", false),
 		defaultField("Long-name limit", strconv.Itoa(def.LongNameMax.Default)),
 		choiceField("Lock", registry.LockPolicies, 0),
 	)
-	w.advanced.fields[advLock].choose(c.defaultLock())
+	w.option(advLock).choose(c.defaultLock())
 	w.preselect()
 	return w
 }
@@ -159,25 +160,17 @@ func (w *wizardScreen) busy() bool {
 }
 
 func (w *wizardScreen) typing() bool {
-	f := w.form()
+	f := w.forms[w.step]
 	return f != nil && f.typing()
 }
 
-func (w *wizardScreen) form() *form {
-	switch w.step {
-	case stepDir:
-		return w.dir
-	case stepName:
-		return w.name
-	case stepMountPoint:
-		return w.mountPoint
-	case stepPassword:
-		return w.password
-	case stepAdvanced:
-		return w.advanced
-	}
-	return nil
-}
+// The answers so far, as the vault takes them.
+func (w *wizardScreen) dir() string        { return expandPath(w.forms[stepDir].value(0)) }
+func (w *wizardScreen) name() string       { return strings.TrimSpace(w.forms[stepName].value(0)) }
+func (w *wizardScreen) mountPoint() string { return expandPath(w.forms[stepMountPoint].value(0)) }
+
+// option is the advanced step's field i (advScrypt...).
+func (w *wizardScreen) option(i int) *field { return w.forms[stepAdvanced].fields[i] }
 
 func (w *wizardScreen) keys() []key.Binding {
 	k := w.c.keys
@@ -188,11 +181,8 @@ func (w *wizardScreen) keys() []key.Binding {
 	switch w.step {
 	case stepCipher:
 		return []key.Binding{next, k.Back, k.Up, k.Down, k.Details}
-	case stepPassword:
-		return []key.Binding{next, k.Back, k.NextField, k.PrevField}
 	case stepAdvanced:
-		create := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "create"))
-		return []key.Binding{create, k.Back, k.NextField, k.Toggle, k.PrevField}
+		return w.forms[w.step].keys("create")
 	case stepCreating:
 		return nil
 	case stepMasterKey:
@@ -201,12 +191,12 @@ func (w *wizardScreen) keys() []key.Binding {
 		}
 		return []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "I have stored it"))}
 	}
-	return []key.Binding{next, k.Back}
+	return w.forms[w.step].keys("next")
 }
 
 func (w *wizardScreen) Init() tea.Cmd {
 	b := w.c.backend
-	cmds := []tea.Cmd{w.dir.setFocus(0), func() tea.Msg { return folderSuggested{dir: app.Tilde(app.FreeFolder(b.CheckNewCipherDir))} }}
+	cmds := []tea.Cmd{w.forms[stepDir].setFocus(0), func() tea.Msg { return folderSuggested{dir: app.Tilde(app.FreeFolder(b.CheckNewCipherDir))} }}
 	if w.c.speed.rec == nil && !w.c.speed.running {
 		// Measure while the user types, so the cipher step can show speeds.
 		cmds = append(cmds, func() tea.Msg { return runSpeedMsg{} })
@@ -217,17 +207,17 @@ func (w *wizardScreen) Init() tea.Cmd {
 // suggest recomputes the name and mount point suggestions from the folder
 // and name as they are now; values the user did not type follow them.
 func (w *wizardScreen) suggest() {
-	dir := expandPath(w.dir.value(0))
+	dir := w.dir()
 	if dir == "" {
 		return
 	}
 	name := app.FreeName(dir, w.nameTaken)
-	w.name.fields[0].suggest(name)
-	if typed := strings.TrimSpace(w.name.value(0)); typed != "" {
+	w.forms[stepName].fields[0].suggest(name)
+	if typed := w.name(); typed != "" {
 		name = typed
 	}
 	if mp := w.c.backend.DefaultMountPoint(name); mp != "" {
-		w.mountPoint.fields[0].suggest(app.Tilde(mp))
+		w.forms[stepMountPoint].fields[0].suggest(app.Tilde(mp))
 	}
 }
 
@@ -251,9 +241,9 @@ func (w *wizardScreen) formatDefaults() {
 		return
 	}
 	f := w.ciphers[w.cipherCursor].Format
-	w.advanced.fields[advScrypt].suggest(strconv.Itoa(f.ScryptLogN.Default))
+	w.option(advScrypt).suggest(strconv.Itoa(f.ScryptLogN.Default))
 	if f.LongNameMax != (vault.Range{}) {
-		w.advanced.fields[advLongNames].suggest(strconv.Itoa(f.LongNameMax.Default))
+		w.option(advLongNames).suggest(strconv.Itoa(f.LongNameMax.Default))
 	}
 	// The options the format has no place for are not offered (and not kept from another
 	// format's choice).
@@ -261,7 +251,7 @@ func (w *wizardScreen) formatDefaults() {
 		field int
 		can   bool
 	}{{advPlainNames, f.Can.PlaintextNames}, {advDetNames, f.Can.DeterministicNames}, {advLongNames, f.LongNameMax != (vault.Range{})}} {
-		fl := w.advanced.fields[o.field]
+		fl := w.option(o.field)
 		fl.hidden = !o.can
 		if fl.hidden {
 			fl.on = false
@@ -274,7 +264,7 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 	w.preselect()
 	switch msg := msg.(type) {
 	case lockChecked:
-		if fl := w.advanced.fields[advLock]; !fl.picked {
+		if fl := w.option(advLock); !fl.picked {
 			fl.choose(w.c.defaultLock())
 		}
 		w.lockHint()
@@ -285,7 +275,7 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 			w.err = msg.err.Error()
 			return nil
 		}
-		w.dir.fields[0].normalize(msg.dir) // the expanded path
+		w.forms[stepDir].fields[0].normalize(msg.dir) // the expanded path
 		return w.goTo(stepName)
 	case createChecked:
 		w.checking = false
@@ -294,7 +284,7 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		if msg.next == stepCipher {
-			w.mountPoint.fields[0].normalize(expandPath(w.mountPoint.value(0)))
+			w.forms[stepMountPoint].fields[0].normalize(w.mountPoint())
 		}
 		if msg.next == stepCreating {
 			if w.step != stepAdvanced {
@@ -304,7 +294,7 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 		return w.goTo(msg.next)
 	case folderSuggested:
-		w.dir.fields[0].suggest(msg.dir)
+		w.forms[stepDir].fields[0].suggest(msg.dir)
 		return nil
 	case vaultCreated:
 		if msg.key == nil && msg.err != nil {
@@ -321,7 +311,7 @@ func (w *wizardScreen) Update(msg tea.Msg) tea.Cmd {
 	case tea.KeyMsg:
 		return w.handleKey(msg)
 	}
-	if f := w.form(); f != nil {
+	if f := w.forms[w.step]; f != nil {
 		return f.Update(msg)
 	}
 	return nil
@@ -332,7 +322,7 @@ func (w *wizardScreen) goTo(s wizardStep) tea.Cmd {
 	w.scroll = scroll{}
 	w.suggest()
 	w.lockHint()
-	if f := w.form(); f != nil {
+	if f := w.forms[w.step]; f != nil {
 		return f.setFocus(0)
 	}
 	return nil
@@ -393,13 +383,13 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if key.Matches(msg, k.Submit) {
-		w.form().acceptSuggestion()
+		w.forms[w.step].acceptSuggestion()
 		return w.submit()
 	}
-	cmd := w.form().Update(msg)
+	cmd := w.forms[w.step].Update(msg)
 	switch w.step {
 	case stepPassword:
-		w.password.newPasswordHints(0, 1, w.related()...)
+		w.forms[w.step].newPasswordHints(0, 1, w.related()...)
 	case stepAdvanced:
 		w.lockHint()
 	}
@@ -408,7 +398,7 @@ func (w *wizardScreen) handleKey(msg tea.KeyMsg) tea.Cmd {
 
 // lockHint says under the lock field when the chosen policy cannot work here.
 func (w *wizardScreen) lockHint() {
-	fl := w.advanced.fields[advLock]
+	fl := w.option(advLock)
 	fl.hint = ""
 	switch why := w.c.lockProblem(fl.chosen()); {
 	case why != "":
@@ -418,11 +408,6 @@ func (w *wizardScreen) lockHint() {
 		fl.hint = w.c.styles.Subtle.Render(w.c.lock.err.Error())
 	}
 }
-
-// guardsQuit: the wizard asks before q or ctrl+c quits. On its steps, what was typed would
-// be lost; on the master key, the key is shown only once; while the vault is being created,
-// quitting would leave it half made, so it waits for the key and asks then.
-func (w *wizardScreen) guardsQuit() bool { return true }
 
 // masterKeyKey handles a key on the master key: y once it is stored; q and
 // esc ask first, since it is not shown again.
@@ -472,8 +457,8 @@ func strengthHint(s *Styles, pw string, related ...string) string {
 
 // related are the words the wizard's user typed before the password.
 func (w *wizardScreen) related() []string {
-	words := []string{strings.TrimSpace(w.name.value(0))}
-	if dir := expandPath(w.dir.value(0)); dir != "" {
+	words := []string{w.name()}
+	if dir := w.dir(); dir != "" {
 		words = append(words, filepath.Base(dir))
 	}
 	return words
@@ -487,7 +472,7 @@ func (w *wizardScreen) submit() tea.Cmd {
 	w.err = ""
 	switch w.step {
 	case stepDir:
-		dir := expandPath(w.dir.value(0))
+		dir := w.dir()
 		if dir == "" {
 			w.err = "Type the folder that will hold the encrypted files."
 			return nil
@@ -496,33 +481,33 @@ func (w *wizardScreen) submit() tea.Cmd {
 		b := w.c.backend
 		return func() tea.Msg { return dirChecked{dir: dir, err: b.CheckNewCipherDir(dir)} }
 	case stepName:
-		name := strings.TrimSpace(w.name.value(0))
+		name := w.name()
 		if name == "" {
 			w.err = "The vault needs a name."
 			return nil
 		}
 		// A valid name that is not registered: app.CheckCreate says, as create will.
-		return w.checkCreate(stepMountPoint, app.NewVault{CipherDir: expandPath(w.dir.value(0)), Name: name})
+		return w.checkCreate(stepMountPoint, app.NewVault{CipherDir: w.dir(), Name: name})
 	case stepMountPoint:
-		mp := expandPath(w.mountPoint.value(0))
+		mp := w.mountPoint()
 		if mp == "" {
 			w.err = "Type where the decrypted files should appear."
 			return nil
 		}
-		return w.checkCreate(stepCipher, app.NewVault{CipherDir: expandPath(w.dir.value(0)),
-			Name: strings.TrimSpace(w.name.value(0)), MountPoint: mp})
+		return w.checkCreate(stepCipher, app.NewVault{CipherDir: w.dir(), Name: w.name(), MountPoint: mp})
 	case stepPassword:
-		pw, confirm := w.password.value(0), w.password.value(1)
+		f := w.forms[stepPassword]
+		pw, confirm := f.value(0), f.value(1)
 		switch {
 		case pw == "":
 			w.err = "Type a password."
 			return nil
-		case w.password.focus == 0 && confirm == "":
-			return w.password.setFocus(1)
+		case f.focus == 0 && confirm == "":
+			return f.setFocus(1)
 		case pw != confirm:
 			w.err = "The passwords do not match. Type the confirmation again."
-			w.password.fields[1].input.Reset()
-			w.password.newPasswordHints(0, 1, w.related()...)
+			f.fields[1].input.Reset()
+			f.newPasswordHints(0, 1, w.related()...)
 			return nil
 		}
 		return w.goTo(stepAdvanced)
@@ -542,7 +527,7 @@ func (w *wizardScreen) submit() tea.Cmd {
 // create writes the vault as answered (w.created), once app.CheckCreate let it.
 func (w *wizardScreen) create() tea.Cmd {
 	req := w.created
-	pw := []byte(w.password.value(0))
+	pw := []byte(w.forms[stepPassword].value(0))
 	w.step = stepCreating
 	b, ctx := w.c.backend, w.c.ctx
 	return func() tea.Msg {
@@ -572,7 +557,7 @@ func (w *wizardScreen) request() (app.NewVault, error) {
 	// through app.CheckCreate, checked before creating): here only numbers are read. A value
 	// left at the format's default is passed as 0, the default.
 	number := func(i int, what string) (int, error) {
-		fl := w.advanced.fields[i]
+		fl := w.option(i)
 		if !fl.edited() {
 			return 0, nil
 		}
@@ -590,7 +575,7 @@ func (w *wizardScreen) request() (app.NewVault, error) {
 	if err != nil {
 		return app.NewVault{}, err
 	}
-	plain, det := w.advanced.fields[advPlainNames].on, w.advanced.fields[advDetNames].on
+	plain, det := w.option(advPlainNames).on, w.option(advDetNames).on
 	if plain || longMax == f.LongNameMax.Default {
 		longMax = 0 // long names only exist for encrypted names; the default needs no flag
 	}
@@ -603,10 +588,10 @@ func (w *wizardScreen) request() (app.NewVault, error) {
 		LongNameMax:        longMax,
 	}
 	return app.NewVault{
-		Name:       strings.TrimSpace(w.name.value(0)),
-		CipherDir:  expandPath(w.dir.value(0)),
-		MountPoint: expandPath(w.mountPoint.value(0)),
-		Lock:       w.advanced.fields[advLock].chosen(),
+		Name:       w.name(),
+		CipherDir:  w.dir(),
+		MountPoint: w.mountPoint(),
+		Lock:       w.option(advLock).chosen(),
 		Options:    opts,
 	}, nil
 }
@@ -632,22 +617,22 @@ func (w *wizardScreen) View() string {
 	}
 	switch w.step {
 	case stepDir:
-		addForm(w.c.para("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it."), w.dir)
+		addForm(w.c.para("Where should the encrypted files live? The folder must be new or empty; it is what you back up or sync. Enter on an empty field takes the suggestion shown in it."), w.forms[stepDir])
 	case stepName:
-		addForm(w.c.para("A short name to refer to the vault, here and in commands (vaultui mount NAME)."), w.name)
+		addForm(w.c.para("A short name to refer to the vault, here and in commands (vaultui mount NAME)."), w.forms[stepName])
 	case stepMountPoint:
-		addForm(w.c.para("Where the decrypted files appear while the vault is mounted (created if missing; it must be empty)."), w.mountPoint)
+		addForm(w.c.para("Where the decrypted files appear while the vault is mounted (created if missing; it must be empty)."), w.forms[stepMountPoint])
 	case stepCipher:
 		v, at := w.cipherView()
 		top := lipgloss.Height(b.String()) - 1
 		focus, focusEnd = top+at[0], top+at[1]
 		b.WriteString(v)
 	case stepPassword:
-		addForm(w.c.para("The password unlocks the vault. There is no way to recover it, only the master key shown at the end."), w.password)
+		addForm(w.c.para("The password unlocks the vault. There is no way to recover it, only the master key shown at the end."), w.forms[stepPassword])
 	case stepAdvanced:
 		// The answers so far, then the options, the error and what the focused option means.
-		addForm(w.summary(), w.advanced)
-		b.WriteString("\n\n" + s.Subtle.Render(w.c.para(advancedHints[w.advanced.focus])))
+		addForm(w.summary(), w.forms[stepAdvanced])
+		b.WriteString("\n\n" + s.Subtle.Render(w.c.para(advancedHints[w.forms[stepAdvanced].focus])))
 	case stepCreating:
 		b.WriteString(w.c.spinner.View() + " Creating " + w.created.Name + " in " + app.Tilde(w.created.CipherDir) + "…\n\n")
 		b.WriteString(s.Subtle.Render(w.c.para("Deriving the key with scrypt takes a moment.")))
@@ -712,9 +697,9 @@ func (w *wizardScreen) summary() string {
 		c = w.ciphers[w.cipherCursor].Label()
 	}
 	return strings.Join([]string{
-		line("Name", strings.TrimSpace(w.name.value(0))),
-		line("Folder", app.Tilde(expandPath(w.dir.value(0)))),
-		line("Mount point", app.Tilde(expandPath(w.mountPoint.value(0)))),
+		line("Name", w.name()),
+		line("Folder", app.Tilde(w.dir())),
+		line("Mount point", app.Tilde(w.mountPoint())),
 		line("Cipher", c),
 	}, "\n")
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/userfile"
 )
 
 // How the speed test measures. The whole test stays under 3 s (as "init --cipher auto"
@@ -204,13 +205,9 @@ type Speed struct {
 // home directory it remembers nothing and writes in the system's temporary folder.
 func NewSpeed() *Speed {
 	s := &Speed{Meter: realMeter{}, cpu: cpuModel(), build: buildVersion(), now: time.Now, DefaultDir: os.TempDir()}
-	dir := os.Getenv("XDG_CACHE_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return s
-		}
-		dir = filepath.Join(home, ".cache")
+	dir, err := userfile.BaseDir("XDG_CACHE_HOME", ".cache")
+	if err != nil {
+		return s
 	}
 	s.DefaultDir = filepath.Join(dir, "vaultui")
 	s.CachePath = filepath.Join(s.DefaultDir, "speed.json")

@@ -229,14 +229,9 @@ type registryFileJSON struct {
 // DefaultPath returns $XDG_CONFIG_HOME/vaultui/vaults.json, with
 // XDG_CONFIG_HOME defaulting to ~/.config as the XDG spec says.
 func DefaultPath() (string, error) {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		// The spec says relative values are invalid and must be ignored.
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("finding the registry: %w", err)
-		}
-		dir = filepath.Join(home, ".config")
+	dir, err := userfile.BaseDir("XDG_CONFIG_HOME", ".config")
+	if err != nil {
+		return "", fmt.Errorf("finding the registry: %w", err)
 	}
 	return filepath.Join(dir, "vaultui", FileName), nil
 }

@@ -28,6 +28,15 @@ func (a *App) registryPath() (string, error) {
 	return registry.DefaultPath()
 }
 
+// updateRegistry is registry.Update of the registry file of Options.Registry, or the user's.
+func (a *App) updateRegistry(change func(*registry.Registry) error) (*registry.Registry, error) {
+	p, err := a.registryPath()
+	if err != nil {
+		return nil, err
+	}
+	return registry.Update(p, change)
+}
+
 // Registry loads the registry of known vaults.
 func (a *App) Registry() (*registry.Registry, error) {
 	p, err := a.registryPath()
@@ -361,11 +370,7 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 	if err := mountmgr.CheckNesting(dir, mp); err != nil {
 		return Added{}, err
 	}
-	regPath, err := a.registryPath()
-	if err != nil {
-		return Added{}, err
-	}
-	reg, err := registry.Update(regPath, func(reg *registry.Registry) error {
+	reg, err := a.updateRegistry(func(reg *registry.Registry) error {
 		return reg.Add(registry.Entry{Name: name, CipherDir: dir, MountPoint: mp, MountAtStart: r.Automount,
 			ReadOnly: r.ReadOnly, Idle: r.Idle, Lock: lock, Reverse: r.Reverse, KDFCost: acceptedCost(ctx, dir)})
 	})
@@ -417,18 +422,9 @@ func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 	if ed.Idle != nil && *ed.Idle < 0 {
 		return Edited{}, fmt.Errorf("idle unmount %s: want 0 (never) or more", *ed.Idle)
 	}
-	regPath, err := a.registryPath()
-	if err != nil {
-		return Edited{}, err
-	}
 	var out Edited
-	_, err = registry.Update(regPath, func(reg *registry.Registry) error {
-		entry, ok := reg.Lookup(name)
-		if !ok {
-			return notRegistered(name)
-		}
-		var err error
-		out.Entry, err = reg.Update(entry.Name, func(v *registry.Entry) error {
+	_, err := a.updateRegistry(func(reg *registry.Registry) (err error) {
+		out.Entry, err = reg.Update(name, func(v *registry.Entry) error {
 			setIf(&v.MountAtStart, ed.Automount)
 			setIf(&v.Lock, ed.Lock) // checked by reg.Update
 			setIf(&v.ReadOnly, ed.ReadOnly)
@@ -473,23 +469,12 @@ func setIf[T any](dst *T, v *T) {
 // Forget removes the vault registered as name from the registry; its files are not touched.
 // It returns the entry that was removed.
 func (a *App) Forget(name string) (registry.Entry, error) {
-	regPath, err := a.registryPath()
-	if err != nil {
-		return registry.Entry{}, err
-	}
 	var entry registry.Entry
-	_, err = registry.Update(regPath, func(reg *registry.Registry) error {
-		var ok bool
-		if entry, ok = reg.Lookup(name); !ok {
-			return notRegistered(name)
-		}
-		return reg.Remove(entry.Name)
+	_, err := a.updateRegistry(func(reg *registry.Registry) (err error) {
+		entry, err = reg.Remove(name)
+		return err
 	})
 	return entry, err
-}
-
-func notRegistered(name string) error {
-	return fmt.Errorf("vault %q is not in the registry: %w", name, vault.ErrNotFound)
 }
 
 // Listed is a registered vault with what it is, read from its folder; Err says why that

@@ -442,7 +442,7 @@ func (r *Registry) Update(name string, change func(e *Entry) error) (Entry, erro
 		r.Vaults[i] = v
 		return v, nil
 	}
-	return Entry{}, fmt.Errorf("vault %q: %w", name, vault.ErrNotFound)
+	return Entry{}, fmt.Errorf("vault %q is not in the registry: %w", name, vault.ErrNotFound)
 }
 
 // checked is e as Add and Update store it, its mount point made absolute, or why it cannot
@@ -465,15 +465,16 @@ func checked(e Entry, others []Entry) (Entry, error) {
 	return e, checkRegistryDuplicate(others, e)
 }
 
-// Remove forgets the vault called name. It never touches the vault's files.
-func (r *Registry) Remove(name string) error {
+// Remove forgets the vault called name and returns its entry. It never touches the vault's
+// files.
+func (r *Registry) Remove(name string) (Entry, error) {
 	for i, e := range r.Vaults {
 		if e.Name == name {
 			r.Vaults = append(r.Vaults[:i:i], r.Vaults[i+1:]...)
-			return nil
+			return e, nil
 		}
 	}
-	return fmt.Errorf("vault %q is not in the registry: %w", name, vault.ErrNotFound)
+	return Entry{}, fmt.Errorf("vault %q is not in the registry: %w", name, vault.ErrNotFound)
 }
 
 // Lookup returns the entry called name.

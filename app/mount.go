@@ -81,19 +81,17 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 		})
 		return err
 	}
+	var change KeyringChange
+	var err error
 	if r.MasterKey != nil {
-		if err := mount(nil, r.MasterKey); err != nil {
-			return Mounted{}, err
-		}
-		return Mounted{MountInfo: info}, a.checkHonoured(ctx, r, info)
+		err = mount(nil, r.MasterKey)
+	} else {
+		change, err = a.withPassword(ctx, r.Vault, r.Password, r.Remember, func(pw []byte) error { return mount(pw, nil) })
 	}
-	change, err := a.withPassword(ctx, r.Vault, r.Password, r.Remember, func(pw []byte) error {
-		return mount(pw, nil)
-	})
+	if err == nil {
+		err = a.checkHonoured(ctx, r, info)
+	}
 	if err != nil {
-		return Mounted{}, err
-	}
-	if err := a.checkHonoured(ctx, r, info); err != nil {
 		return Mounted{}, err
 	}
 	return Mounted{MountInfo: info, Keyring: change}, nil

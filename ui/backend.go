@@ -113,7 +113,7 @@ type Vault struct {
 }
 
 // Field is one labelled line of vault information (app.Describe's facts).
-type Field = app.Fact
+type Field = vault.Fact
 
 // FsckProgress reports how far a check has come, in bytes of file content and entries
 // (vault.FsckProgress; the real backend escapes Path for the terminal).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/buildinfo"
 	"github.com/vaultui/vaultui/internal/userfile"
 )
 
@@ -195,7 +196,7 @@ type Speed struct {
 	DefaultDir string
 	Meter      Meter
 	// cpu and build key the cache: a result holds only for the CPU it was measured on and
-	// the build that measured it (a new build may run other code).
+	// the build that measured it (buildinfo.ID: a new build may run other code).
 	cpu, build string
 	now        func() time.Time
 }
@@ -204,7 +205,7 @@ type Speed struct {
 // (~/.cache when unset), measuring writes in that folder unless told otherwise. Without a
 // home directory it remembers nothing and writes in the system's temporary folder.
 func NewSpeed() *Speed {
-	s := &Speed{Meter: realMeter{}, cpu: cpuModel(), build: buildVersion(), now: time.Now, DefaultDir: os.TempDir()}
+	s := &Speed{Meter: realMeter{}, cpu: cpuModel(), build: buildinfo.ID(), now: time.Now, DefaultDir: os.TempDir()}
 	dir, err := userfile.BaseDir("XDG_CACHE_HOME", ".cache")
 	if err != nil {
 		return s

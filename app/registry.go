@@ -22,8 +22,8 @@ import (
 
 // registryPath is the registry file of Options.Registry, or the user's.
 func (a *App) registryPath() (string, error) {
-	if a.registry != "" {
-		return a.registry, nil
+	if a.opts.Registry != "" {
+		return a.opts.Registry, nil
 	}
 	return registry.DefaultPath()
 }
@@ -142,7 +142,7 @@ func DefaultMountPoint(name string) string {
 
 // LockPolicyWorks reports whether the lock policies other than never can work on this
 // machine: nil, or why not (no logind).
-func (a *App) LockPolicyWorks(ctx context.Context) error { return a.lockWorks(ctx) }
+func (a *App) LockPolicyWorks(ctx context.Context) error { return a.opts.LockPolicyWorks(ctx) }
 
 // DefaultLock is the lock policy of a new vault given LockPolicyWorks's answer: sleep where
 // it can work, never where it cannot, so no vault is promised a lock that will not happen.
@@ -154,7 +154,7 @@ func (a *App) lockOf(ctx context.Context, lock string) (policy string, note, err
 	if lock != "" {
 		return lock, nil, registry.ValidateLockPolicy(lock)
 	}
-	works := a.lockWorks(ctx)
+	works := a.opts.LockPolicyWorks(ctx)
 	if policy = DefaultLock(works); works != nil {
 		note = fmt.Errorf("lock policy %s: %w", policy, works)
 	}
@@ -364,7 +364,7 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 		return Added{}, err
 	}
 	if r.Lock != "" {
-		lockNote = LockProblem(lock, a.lockWorks(ctx))
+		lockNote = LockProblem(lock, a.opts.LockPolicyWorks(ctx))
 	}
 	out := Added{Kind: kind, LockNote: lockNote}
 	if err := mountmgr.CheckNesting(dir, mp); err != nil {
@@ -454,7 +454,7 @@ func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 		return Edited{}, err
 	}
 	if ed.Lock != nil {
-		out.LockNote = LockProblem(out.Entry.LockPolicy(), a.lockWorks(ctx))
+		out.LockNote = LockProblem(out.Entry.LockPolicy(), a.opts.LockPolicyWorks(ctx))
 	}
 	return out, nil
 }

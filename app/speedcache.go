@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -169,10 +170,8 @@ func fsTypeName(dir string, dev uint64) string {
 		if len(fields) < 3 || fields[2] != want {
 			continue
 		}
-		for i, x := range fields {
-			if x == "-" && i+1 < len(fields) {
-				return fields[i+1]
-			}
+		if i := slices.Index(fields, "-"); i >= 0 && i+1 < len(fields) {
+			return fields[i+1]
 		}
 	}
 	return ""

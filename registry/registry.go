@@ -189,20 +189,16 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	var idle time.Duration
+	var err error
 	if j.Idle != "" {
-		d, err := time.ParseDuration(j.Idle)
-		if err != nil {
+		if j.entryFields.Idle, err = time.ParseDuration(j.Idle); err != nil {
 			return fmt.Errorf("vault %q: idle: %w", j.Name, err)
 		}
-		idle = d
 	}
-	extra, err := unknownFields(b, func(k string) bool { return entryKeys[k] })
-	if err != nil {
+	if j.extra, err = unknownFields(b, func(k string) bool { return entryKeys[k] }); err != nil {
 		return err
 	}
 	*e = Entry(j.entryFields)
-	e.Idle, e.extra = idle, extra
 	return nil
 }
 

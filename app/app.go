@@ -17,13 +17,9 @@ import (
 // safe for concurrent use and may block (scrypt, FUSE, D-Bus, the socket): the TUI calls them
 // from its commands.
 type App struct {
-	openKeyring func(context.Context) (Keyring, error)
-	connect     func(context.Context) (Daemon, error)
-	lockWorks   func(context.Context) error
+	opts Options // with New's defaults in place of nil funcs
 	// kernelMounts lists every vaultui mount the kernel shows (mountmgr.VaultuiMounts).
 	kernelMounts func() ([]mountmgr.MountInfo, error)
-	registry     string
-	programs     extpass.Options
 
 	mu     sync.Mutex
 	daemon Daemon
@@ -84,14 +80,11 @@ type Options struct {
 
 // New returns the use cases over the keyring and daemon of opts.
 func New(opts Options) *App {
-	a := &App{openKeyring: opts.Keyring, connect: opts.Connect, lockWorks: opts.LockPolicyWorks, registry: opts.Registry,
-		programs: opts.PasswordPrograms}
-	a.kernelMounts = mountmgr.VaultuiMounts
-	if a.lockWorks == nil {
-		a.lockWorks = mountmgr.LockPolicyWorks
+	if opts.LockPolicyWorks == nil {
+		opts.LockPolicyWorks = mountmgr.LockPolicyWorks
 	}
-	if a.openKeyring == nil {
-		a.openKeyring = func(ctx context.Context) (Keyring, error) {
+	if opts.Keyring == nil {
+		opts.Keyring = func(ctx context.Context) (Keyring, error) {
 			k, err := keyring.Open(ctx, keyring.Options{})
 			if err != nil {
 				return nil, err
@@ -99,8 +92,8 @@ func New(opts Options) *App {
 			return k, nil
 		}
 	}
-	if a.connect == nil {
-		a.connect = func(ctx context.Context) (Daemon, error) {
+	if opts.Connect == nil {
+		opts.Connect = func(ctx context.Context) (Daemon, error) {
 			c, err := mountmgr.Connect(ctx)
 			if err != nil {
 				return nil, err
@@ -111,7 +104,7 @@ func New(opts Options) *App {
 			return c, nil
 		}
 	}
-	return a
+	return &App{opts: opts, kernelMounts: mountmgr.VaultuiMounts}
 }
 
 // Close drops the daemon connection; mounts stay with the daemon.
@@ -133,7 +126,7 @@ func (a *App) Daemon(ctx context.Context) (Daemon, error) {
 	if a.daemon != nil {
 		return a.daemon, nil
 	}
-	d, err := a.connect(ctx)
+	d, err := a.opts.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -29,12 +29,9 @@ func (k Kind) Label() string {
 	return k.Format.CipherLabel(k.Cipher)
 }
 
-// OpensIn says who opens the vault.
+// OpensIn says who opens the vault (as one of the default format when its format is unknown).
 func (k Kind) OpensIn() vault.Compat {
-	if k.Format == nil {
-		return vault.DefaultFormat().OpensIn(k.Cipher)
-	}
-	return k.Format.OpensIn(k.Cipher)
+	return cmp.Or(k.Format, vault.DefaultFormat()).OpensIn(k.Cipher)
 }
 
 // OpensIn returns who opens a vault of the default format with content cipher c: what the

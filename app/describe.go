@@ -11,13 +11,10 @@ import (
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
-// Fact is one labelled line describing a vault; Value is escaped for a terminal.
-type Fact = vault.Fact
-
 // Describe says what a vault's files mean, one fact a line, for every front end to show as
-// it likes (the CLI's info, the TUI's info screen): vault.Info.Facts, escaped, since the
-// values come from files whoever can write the vault's folder controls.
-func Describe(i vault.Info) []Fact {
+// it likes (the CLI's info, the TUI's info screen): vault.Info.Facts, each Value escaped for
+// a terminal, since the values come from files whoever can write the vault's folder controls.
+func Describe(i vault.Info) []vault.Fact {
 	facts := i.Facts()
 	for k := range facts {
 		facts[k].Value = termsafe.Escape(facts[k].Value)
@@ -50,13 +47,13 @@ const ReverseView = "reverse: the read-only encrypted view of this plaintext fol
 
 // EntryFacts are the facts of a registered vault that its config does not hold: for a
 // reverse vault, what it mounts and the rules that leave files out of the view.
-func EntryFacts(e registry.Entry) []Fact {
+func EntryFacts(e registry.Entry) []vault.Fact {
 	if !e.Reverse {
 		return nil
 	}
-	facts := []Fact{{Label: "View", Value: ReverseView}}
+	facts := []vault.Fact{{Label: "View", Value: ReverseView}}
 	for _, rule := range e.Exclude {
-		facts = append(facts, Fact{Label: "Excluded", Value: termsafe.Escape(rule)})
+		facts = append(facts, vault.Fact{Label: "Excluded", Value: termsafe.Escape(rule)})
 	}
 	return facts
 }

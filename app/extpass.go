@@ -15,7 +15,7 @@ import (
 // password it printed, for the caller to wipe. A front end gives a program named on its
 // command line here, and passes the password on as one the user gave.
 func (a *App) RunPasswordProgram(ctx context.Context, argv []string) ([]byte, error) {
-	return extpass.Run(ctx, argv, a.programs)
+	return extpass.Run(ctx, argv, a.opts.PasswordPrograms)
 }
 
 // fromProgram is withPassword's source for a vault whose registry entry names a password

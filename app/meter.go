@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -140,13 +138,9 @@ func runQueueWait() time.Duration {
 	if err != nil {
 		return 0
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
+	var onCPU, waiting int64
+	if _, err := fmt.Sscan(string(b), &onCPU, &waiting); err != nil {
 		return 0
 	}
-	ns, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return time.Duration(ns)
+	return time.Duration(waiting)
 }

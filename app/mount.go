@@ -81,19 +81,17 @@ func (a *App) Mount(ctx context.Context, r MountRequest) (Mounted, error) {
 		})
 		return err
 	}
+	var change KeyringChange
+	var err error
 	if r.MasterKey != nil {
-		if err := mount(nil, r.MasterKey); err != nil {
-			return Mounted{}, err
-		}
-		return Mounted{MountInfo: info}, a.checkHonoured(ctx, r, info)
+		err = mount(nil, r.MasterKey)
+	} else {
+		change, err = a.withPassword(ctx, r.Vault, r.Password, r.Remember, func(pw []byte) error { return mount(pw, nil) })
 	}
-	change, err := a.withPassword(ctx, r.Vault, r.Password, r.Remember, func(pw []byte) error {
-		return mount(pw, nil)
-	})
+	if err == nil {
+		err = a.checkHonoured(ctx, r, info)
+	}
 	if err != nil {
-		return Mounted{}, err
-	}
-	if err := a.checkHonoured(ctx, r, info); err != nil {
 		return Mounted{}, err
 	}
 	return Mounted{MountInfo: info, Keyring: change}, nil
@@ -117,14 +115,17 @@ func (a *App) checkHonoured(ctx context.Context, r MountRequest, info mountmgr.M
 }
 
 // CheckMount refuses, before any password is asked for or any daemon started, a mount that
-// cannot work for what shows without the password: a mount point CheckMountPoint refuses,
-// one that exists but is not an empty directory or is mounted on already
+// cannot work for what shows without the password: no mount point, one nested with the
+// cipherdir, one that exists but is not an empty directory or is mounted on already
 // (mountmgr.MountPointReady; a missing one is fine, Mount creates it), or a vault the kernel
 // shows mounted already, under any spelling of its path. The daemon checks all this again as
 // it mounts. Mount checks it first; a front end that asks for a password before calling
 // Mount calls it before asking.
 func (a *App) CheckMount(r MountRequest) error {
-	if err := CheckMountPoint(r.Vault, r.MountPoint); err != nil {
+	if r.MountPoint == "" {
+		return fmt.Errorf("%w: no mount point for %s", mountmgr.ErrMountpoint, r.Vault.display())
+	}
+	if err := mountmgr.CheckNesting(r.Vault.CipherDir, r.MountPoint); err != nil {
 		return err
 	}
 	if id, err := vault.IDOf(r.Vault.CipherDir); err == nil {
@@ -142,16 +143,6 @@ func (a *App) CheckMount(r MountRequest) error {
 		return mountmgr.MountPointReady(r.MountPoint)
 	}
 	return nil
-}
-
-// CheckMountPoint refuses, before any password is asked for or any daemon started, a mount
-// point that cannot be the vault's: none, or one nested with its cipherdir (the daemon checks
-// again). CheckMount checks it first.
-func CheckMountPoint(v Vault, mountPoint string) error {
-	if mountPoint == "" {
-		return fmt.Errorf("%w: no mount point for %s", mountmgr.ErrMountpoint, v.display())
-	}
-	return mountmgr.CheckNesting(v.CipherDir, mountPoint)
 }
 
 // Status lists the daemon's mounts, detached and stale ones included.

@@ -85,7 +85,7 @@ func (a *App) withPassword(ctx context.Context, v Vault, password []byte, rememb
 		return KeyringChange{}, a.fromProgram(ctx, v, try)
 	}
 	if password == nil {
-		k, err := a.openKeyring(ctx)
+		k, err := a.opts.Keyring(ctx)
 		if err != nil {
 			return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: KeyringUnavailable, Err: err}
 		}
@@ -128,7 +128,7 @@ func (a *App) keyringFollows(ctx context.Context, v Vault, password []byte, reme
 		ctx, cancel = context.WithTimeout(ctx, followWait)
 		defer cancel()
 	}
-	k, err := a.openKeyring(ctx)
+	k, err := a.opts.Keyring(ctx)
 	if err != nil {
 		return failed(err)
 	}
@@ -164,7 +164,7 @@ const followWait = time.Second
 // HasStoredPassword reports whether the keyring holds a password for the vault, without
 // reading it or unlocking the keyring; err says why it cannot tell (see KeyringTrouble).
 func (a *App) HasStoredPassword(ctx context.Context, v Vault) (bool, error) {
-	k, err := a.openKeyring(ctx)
+	k, err := a.opts.Keyring(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -185,7 +185,7 @@ func KeyringTrouble(err error) (why string, news bool) {
 // ForgetPassword removes the vault's password from the keyring (keyring.ErrNotFound when
 // there is none).
 func (a *App) ForgetPassword(ctx context.Context, v Vault) error {
-	k, err := a.openKeyring(ctx)
+	k, err := a.opts.Keyring(ctx)
 	if err != nil {
 		return err
 	}

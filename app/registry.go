@@ -22,10 +22,19 @@ import (
 
 // registryPath is the registry file of Options.Registry, or the user's.
 func (a *App) registryPath() (string, error) {
-	if a.registry != "" {
-		return a.registry, nil
+	if a.opts.Registry != "" {
+		return a.opts.Registry, nil
 	}
 	return registry.DefaultPath()
+}
+
+// updateRegistry is registry.Update of the registry file of Options.Registry, or the user's.
+func (a *App) updateRegistry(change func(*registry.Registry) error) (*registry.Registry, error) {
+	p, err := a.registryPath()
+	if err != nil {
+		return nil, err
+	}
+	return registry.Update(p, change)
 }
 
 // Registry loads the registry of known vaults.
@@ -133,7 +142,7 @@ func DefaultMountPoint(name string) string {
 
 // LockPolicyWorks reports whether the lock policies other than never can work on this
 // machine: nil, or why not (no logind).
-func (a *App) LockPolicyWorks(ctx context.Context) error { return a.lockWorks(ctx) }
+func (a *App) LockPolicyWorks(ctx context.Context) error { return a.opts.LockPolicyWorks(ctx) }
 
 // DefaultLock is the lock policy of a new vault given LockPolicyWorks's answer: sleep where
 // it can work, never where it cannot, so no vault is promised a lock that will not happen.
@@ -145,7 +154,7 @@ func (a *App) lockOf(ctx context.Context, lock string) (policy string, note, err
 	if lock != "" {
 		return lock, nil, registry.ValidateLockPolicy(lock)
 	}
-	works := a.lockWorks(ctx)
+	works := a.opts.LockPolicyWorks(ctx)
 	if policy = DefaultLock(works); works != nil {
 		note = fmt.Errorf("lock policy %s: %w", policy, works)
 	}
@@ -355,17 +364,13 @@ func (a *App) Add(ctx context.Context, r NewEntry) (Added, error) {
 		return Added{}, err
 	}
 	if r.Lock != "" {
-		lockNote = LockProblem(lock, a.lockWorks(ctx))
+		lockNote = LockProblem(lock, a.opts.LockPolicyWorks(ctx))
 	}
 	out := Added{Kind: kind, LockNote: lockNote}
 	if err := mountmgr.CheckNesting(dir, mp); err != nil {
 		return Added{}, err
 	}
-	regPath, err := a.registryPath()
-	if err != nil {
-		return Added{}, err
-	}
-	reg, err := registry.Update(regPath, func(reg *registry.Registry) error {
+	reg, err := a.updateRegistry(func(reg *registry.Registry) error {
 		return reg.Add(registry.Entry{Name: name, CipherDir: dir, MountPoint: mp, MountAtStart: r.Automount,
 			ReadOnly: r.ReadOnly, Idle: r.Idle, Lock: lock, Reverse: r.Reverse, KDFCost: acceptedCost(ctx, dir)})
 	})
@@ -417,18 +422,9 @@ func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 	if ed.Idle != nil && *ed.Idle < 0 {
 		return Edited{}, fmt.Errorf("idle unmount %s: want 0 (never) or more", *ed.Idle)
 	}
-	regPath, err := a.registryPath()
-	if err != nil {
-		return Edited{}, err
-	}
 	var out Edited
-	_, err = registry.Update(regPath, func(reg *registry.Registry) error {
-		entry, ok := reg.Lookup(name)
-		if !ok {
-			return notRegistered(name)
-		}
-		var err error
-		out.Entry, err = reg.Update(entry.Name, func(v *registry.Entry) error {
+	_, err := a.updateRegistry(func(reg *registry.Registry) (err error) {
+		out.Entry, err = reg.Update(name, func(v *registry.Entry) error {
 			setIf(&v.MountAtStart, ed.Automount)
 			setIf(&v.Lock, ed.Lock) // checked by reg.Update
 			setIf(&v.ReadOnly, ed.ReadOnly)
@@ -458,7 +454,7 @@ func (a *App) Edit(ctx context.Context, name string, ed Edit) (Edited, error) {
 		return Edited{}, err
 	}
 	if ed.Lock != nil {
-		out.LockNote = LockProblem(out.Entry.LockPolicy(), a.lockWorks(ctx))
+		out.LockNote = LockProblem(out.Entry.LockPolicy(), a.opts.LockPolicyWorks(ctx))
 	}
 	return out, nil
 }
@@ -473,23 +469,12 @@ func setIf[T any](dst *T, v *T) {
 // Forget removes the vault registered as name from the registry; its files are not touched.
 // It returns the entry that was removed.
 func (a *App) Forget(name string) (registry.Entry, error) {
-	regPath, err := a.registryPath()
-	if err != nil {
-		return registry.Entry{}, err
-	}
 	var entry registry.Entry
-	_, err = registry.Update(regPath, func(reg *registry.Registry) error {
-		var ok bool
-		if entry, ok = reg.Lookup(name); !ok {
-			return notRegistered(name)
-		}
-		return reg.Remove(entry.Name)
+	_, err := a.updateRegistry(func(reg *registry.Registry) (err error) {
+		entry, err = reg.Remove(name)
+		return err
 	})
 	return entry, err
-}
-
-func notRegistered(name string) error {
-	return fmt.Errorf("vault %q is not in the registry: %w", name, vault.ErrNotFound)
 }
 
 // Listed is a registered vault with what it is, read from its folder; Err says why that

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/buildinfo"
+	"github.com/vaultui/vaultui/internal/userfile"
 )
 
 // How the speed test measures. The whole test stays under 3 s (as "init --cipher auto"
@@ -194,7 +196,7 @@ type Speed struct {
 	DefaultDir string
 	Meter      Meter
 	// cpu and build key the cache: a result holds only for the CPU it was measured on and
-	// the build that measured it (a new build may run other code).
+	// the build that measured it (buildinfo.ID: a new build may run other code).
 	cpu, build string
 	now        func() time.Time
 }
@@ -203,14 +205,10 @@ type Speed struct {
 // (~/.cache when unset), measuring writes in that folder unless told otherwise. Without a
 // home directory it remembers nothing and writes in the system's temporary folder.
 func NewSpeed() *Speed {
-	s := &Speed{Meter: realMeter{}, cpu: cpuModel(), build: buildVersion(), now: time.Now, DefaultDir: os.TempDir()}
-	dir := os.Getenv("XDG_CACHE_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return s
-		}
-		dir = filepath.Join(home, ".cache")
+	s := &Speed{Meter: realMeter{}, cpu: cpuModel(), build: buildinfo.ID(), now: time.Now, DefaultDir: os.TempDir()}
+	dir, err := userfile.BaseDir("XDG_CACHE_HOME", ".cache")
+	if err != nil {
+		return s
 	}
 	s.DefaultDir = filepath.Join(dir, "vaultui")
 	s.CachePath = filepath.Join(s.DefaultDir, "speed.json")

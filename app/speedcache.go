@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -170,10 +170,8 @@ func fsTypeName(dir string, dev uint64) string {
 		if len(fields) < 3 || fields[2] != want {
 			continue
 		}
-		for i, x := range fields {
-			if x == "-" && i+1 < len(fields) {
-				return fields[i+1]
-			}
+		if i := slices.Index(fields, "-"); i >= 0 && i+1 < len(fields) {
+			return fields[i+1]
 		}
 	}
 	return ""
@@ -196,23 +194,4 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH + " " + model
-}
-
-// buildVersion names this build: the module version, or the VCS revision for a development
-// build.
-func buildVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" {
-			v += " " + s.Value
-		}
-		if s.Key == "vcs.modified" && s.Value == "true" {
-			v += "+dirty"
-		}
-	}
-	return v
 }

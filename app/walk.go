@@ -34,9 +34,6 @@ func (a *App) open(ctx context.Context, v Vault, password []byte) (opened, Keyri
 	return opened{a: a, v: v, locked: locked}, change, err
 }
 
-// MountPoint is where the vault is mounted when the daemon does the work, else "".
-func (o *opened) MountPoint() string { return o.mountPoint }
-
 // Close wipes the key of a locked vault.
 func (o *opened) Close() {
 	if o.locked != nil {

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/vaultui/vaultui/internal/atomicfile"
+	"github.com/vaultui/vaultui/internal/userfile"
 )
 
 var autostartCommand = &command{
@@ -78,13 +79,9 @@ type autostartFiles struct {
 }
 
 func autostartPaths() (autostartFiles, error) {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return autostartFiles{}, fmt.Errorf("autostart: %w", err)
-		}
-		dir = filepath.Join(home, ".config")
+	dir, err := userfile.BaseDir("XDG_CONFIG_HOME", ".config")
+	if err != nil {
+		return autostartFiles{}, fmt.Errorf("autostart: %w", err)
 	}
 	user := filepath.Join(dir, "systemd", "user")
 	return autostartFiles{

@@ -386,7 +386,7 @@ func TestReadPassfile(t *testing.T) {
 
 func TestNoTerminalAsksForPassfile(t *testing.T) {
 	e := &env{stdin: strings.NewReader(""), stderr: io.Discard, tty: filepath.Join(t.TempDir(), "no-tty")}
-	_, err := e.readPassword(&passSource{}, "Password: ")
+	_, err := e.readPassword(&passSource{}, "Password: ", false)
 	if !errors.Is(err, errNoTerminal) {
 		t.Fatalf("got %v", err)
 	}

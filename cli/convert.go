@@ -152,7 +152,7 @@ func runConvert(e *env, entry registry.Entry, req app.ConvertRequest, src *passS
 		}
 	}
 	if newPassfile != "" {
-		pw, err := e.readNewPassword(&passSource{file: newPassfile}, "New password: ")
+		pw, err := e.readPassword(&passSource{file: newPassfile}, "New password: ", true)
 		if err != nil {
 			return err
 		}

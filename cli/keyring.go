@@ -62,7 +62,7 @@ func (e *env) withPassword(entry registry.Entry, src *passSource, run func(pw []
 			}
 		}
 	}
-	pw, err := e.readPassword(src, fmt.Sprintf("Password for %s: ", name))
+	pw, err := e.readPassword(src, fmt.Sprintf("Password for %s: ", name), false)
 	if errors.Is(err, errNoTerminal) && need != nil && need.Reason == app.KeyringUnavailable {
 		// Nothing else can give the password: the keyring's failure is the news.
 		return withHint(fmt.Errorf("%w, and %w", need, errNoTerminal), noTerminalHint)

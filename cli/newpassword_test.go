@@ -58,9 +58,9 @@ func TestNewPasswordIsRated(t *testing.T) {
 			}
 		}()
 		fmt.Fprintf(m, "%s\n%s\n", c.pw, c.pw)
-		pw, err := e.readNewPassword(&passSource{}, "Password for the new vault: ")
+		pw, err := e.readPassword(&passSource{}, "Password for the new vault: ", true)
 		if err != nil || string(pw) != c.pw {
-			t.Fatalf("readNewPassword = %q, %v", pw, err)
+			t.Fatalf("readPassword(isNew) = %q, %v", pw, err)
 		}
 		// What was written to the terminal may still be on its way to the master.
 		var got string
@@ -86,7 +86,7 @@ func TestWrongPasswordHintNamesTheSource(t *testing.T) {
 	e := &env{stdin: strings.NewReader(""), stderr: io.Discard, tty: tty}
 	go io.Copy(io.Discard, m)
 	fmt.Fprintf(m, "typed\n")
-	if _, err := e.readPassword(&passSource{}, "Password: "); err != nil {
+	if _, err := e.readPassword(&passSource{}, "Password: ", false); err != nil {
 		t.Fatal(err)
 	}
 	h := hints(e.explain(wrong))

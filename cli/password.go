@@ -34,22 +34,14 @@ const noTerminalHint = "give the password in a file with --passfile FILE (its fi
 
 // readPassword returns the password from the source the user named (a passfile, "-" = first
 // line of stdin, or a password program) or, when none, asks for it on the terminal without
-// echo. The caller wipes the result with crypto.Wipe.
-func (e *env) readPassword(src *passSource, prompt string) ([]byte, error) {
+// echo. For a password being set (isNew) the terminal rates it (app.RatePassword, as the TUI
+// does; related are words such as the vault's name), asks twice and refuses a mismatch before
+// anything is written. The caller wipes the result with crypto.Wipe.
+func (e *env) readPassword(src *passSource, prompt string, isNew bool, related ...string) ([]byte, error) {
 	if src.given() {
 		return e.fromSource(src)
 	}
-	return e.askTerminal(prompt, false)
-}
-
-// readNewPassword is readPassword for a password being set: on a terminal it rates the
-// password (app.RatePassword, as the TUI does; related are words such as the vault's name),
-// asks twice and refuses a mismatch before anything is written.
-func (e *env) readNewPassword(src *passSource, prompt string, related ...string) ([]byte, error) {
-	if src.given() {
-		return e.fromSource(src)
-	}
-	return e.askTerminal(prompt, true, related...)
+	return e.askTerminal(prompt, isNew, related...)
 }
 
 // readPassfile reads the password from a passfile: "-" is standard input; anything else

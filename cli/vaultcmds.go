@@ -156,7 +156,7 @@ func runInit(e *env, dirArg, name, mountPoint string, src *passSource, auto, rev
 		return createHint(err, dirArg, name == "")
 	}
 
-	password, err := e.readNewPassword(src, "Password for the new vault: ", entry.Name, filepath.Base(entry.CipherDir))
+	password, err := e.readPassword(src, "Password for the new vault: ", true, entry.Name, filepath.Base(entry.CipherDir))
 	if err != nil {
 		return err
 	}
@@ -328,12 +328,12 @@ examples:
 				if key, err = e.readMasterKey(*masterKey, true); err != nil {
 					return err
 				}
-			} else if oldPassword, err = e.readPassword(src, "Current password: "); err != nil {
+			} else if oldPassword, err = e.readPassword(src, "Current password: ", false); err != nil {
 				return err
 			}
 			defer crypto.Wipe(oldPassword)
 			defer crypto.Wipe(key)
-			newPassword, err := e.readNewPassword(&passSource{file: *newPassfile}, "New password: ", entry.Name)
+			newPassword, err := e.readPassword(&passSource{file: *newPassfile}, "New password: ", true, entry.Name)
 			if err != nil {
 				return err
 			}

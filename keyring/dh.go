@@ -1,6 +1,7 @@
 package keyring
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
@@ -94,11 +95,9 @@ func encryptSecret(key, plain []byte) (iv, ct []byte, err error) {
 		return nil, nil, err
 	}
 	pad := aes.BlockSize - len(plain)%aes.BlockSize
-	buf := make([]byte, len(plain)+pad)
-	copy(buf, plain)
-	for i := len(plain); i < len(buf); i++ {
-		buf[i] = byte(pad)
-	}
+	// Made at its full size at once: no copy of the password is left behind by a reallocation.
+	buf := append(make([]byte, 0, len(plain)+pad), plain...)
+	buf = append(buf, bytes.Repeat([]byte{byte(pad)}, pad)...)
 	cipher.NewCBCEncrypter(block, iv).CryptBlocks(buf, buf)
 	return iv, buf, nil
 }
@@ -115,15 +114,9 @@ func decryptSecret(key, iv, ct []byte) ([]byte, error) {
 	buf := make([]byte, len(ct))
 	cipher.NewCBCDecrypter(block, iv).CryptBlocks(buf, ct)
 	pad := int(buf[len(buf)-1])
-	if pad == 0 || pad > aes.BlockSize {
+	if pad == 0 || pad > aes.BlockSize || !bytes.Equal(buf[len(buf)-pad:], bytes.Repeat([]byte{byte(pad)}, pad)) {
 		clear(buf)
 		return nil, errors.New("keyring: secret has bad padding")
-	}
-	for _, b := range buf[len(buf)-pad:] {
-		if int(b) != pad {
-			clear(buf)
-			return nil, errors.New("keyring: secret has bad padding")
-		}
 	}
 	return buf[:len(buf)-pad], nil
 }

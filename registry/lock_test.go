@@ -48,7 +48,7 @@ func TestRegistryConcurrentWriters(t *testing.T) {
 		}
 	}
 	// A change that fails saves nothing.
-	if _, err := Update(path, func(r *Registry) error { return r.Remove("nonexistent") }); err == nil {
+	if _, err := Update(path, func(r *Registry) error { _, err := r.Remove("nonexistent"); return err }); err == nil {
 		t.Error("removing a missing vault succeeded")
 	}
 	if r2, _ := Load(path); len(r2.Vaults) != 100 {

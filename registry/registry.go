@@ -189,20 +189,16 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	var idle time.Duration
+	var err error
 	if j.Idle != "" {
-		d, err := time.ParseDuration(j.Idle)
-		if err != nil {
+		if j.entryFields.Idle, err = time.ParseDuration(j.Idle); err != nil {
 			return fmt.Errorf("vault %q: idle: %w", j.Name, err)
 		}
-		idle = d
 	}
-	extra, err := unknownFields(b, func(k string) bool { return entryKeys[k] })
-	if err != nil {
+	if j.extra, err = unknownFields(b, func(k string) bool { return entryKeys[k] }); err != nil {
 		return err
 	}
 	*e = Entry(j.entryFields)
-	e.Idle, e.extra = idle, extra
 	return nil
 }
 
@@ -229,14 +225,9 @@ type registryFileJSON struct {
 // DefaultPath returns $XDG_CONFIG_HOME/vaultui/vaults.json, with
 // XDG_CONFIG_HOME defaulting to ~/.config as the XDG spec says.
 func DefaultPath() (string, error) {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		// The spec says relative values are invalid and must be ignored.
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("finding the registry: %w", err)
-		}
-		dir = filepath.Join(home, ".config")
+	dir, err := userfile.BaseDir("XDG_CONFIG_HOME", ".config")
+	if err != nil {
+		return "", fmt.Errorf("finding the registry: %w", err)
 	}
 	return filepath.Join(dir, "vaultui", FileName), nil
 }
@@ -447,7 +438,7 @@ func (r *Registry) Update(name string, change func(e *Entry) error) (Entry, erro
 		r.Vaults[i] = v
 		return v, nil
 	}
-	return Entry{}, fmt.Errorf("vault %q: %w", name, vault.ErrNotFound)
+	return Entry{}, fmt.Errorf("vault %q is not in the registry: %w", name, vault.ErrNotFound)
 }
 
 // checked is e as Add and Update store it, its mount point made absolute, or why it cannot
@@ -470,15 +461,16 @@ func checked(e Entry, others []Entry) (Entry, error) {
 	return e, checkRegistryDuplicate(others, e)
 }
 
-// Remove forgets the vault called name. It never touches the vault's files.
-func (r *Registry) Remove(name string) error {
+// Remove forgets the vault called name and returns its entry. It never touches the vault's
+// files.
+func (r *Registry) Remove(name string) (Entry, error) {
 	for i, e := range r.Vaults {
 		if e.Name == name {
 			r.Vaults = append(r.Vaults[:i:i], r.Vaults[i+1:]...)
-			return nil
+			return e, nil
 		}
 	}
-	return fmt.Errorf("vault %q is not in the registry: %w", name, vault.ErrNotFound)
+	return Entry{}, fmt.Errorf("vault %q is not in the registry: %w", name, vault.ErrNotFound)
 }
 
 // Lookup returns the entry called name.

@@ -133,8 +133,8 @@ func TestRegistryAddMakesPathsAbsolute(t *testing.T) {
 func TestRegistryRemove(t *testing.T) {
 	r := &Registry{Vaults: []Entry{{Name: "a", CipherDir: "/a"}, {Name: "b", CipherDir: "/b"}, {Name: "c", CipherDir: "/c"}}}
 	keep := r.Vaults
-	if err := r.Remove("b"); err != nil {
-		t.Fatal(err)
+	if e, err := r.Remove("b"); err != nil || e.Name != "b" {
+		t.Fatalf("Remove = %+v, %v", e, err)
 	}
 	if len(r.Vaults) != 2 || r.Vaults[0].Name != "a" || r.Vaults[1].Name != "c" {
 		t.Errorf("after remove: %+v", r.Vaults)
@@ -143,7 +143,7 @@ func TestRegistryRemove(t *testing.T) {
 	if keep[1].Name != "b" {
 		t.Errorf("Remove modified the caller's slice: %+v", keep)
 	}
-	if err := r.Remove("b"); !errors.Is(err, vault.ErrNotFound) {
+	if _, err := r.Remove("b"); !errors.Is(err, vault.ErrNotFound) {
 		t.Errorf("removing unknown name: got %v, want vault.ErrNotFound", err)
 	}
 }

@@ -49,7 +49,7 @@ type Backend interface {
 	StoredPassword(ctx context.Context, cipherDir string) (bool, error)
 	// Info describes a vault's configuration as labelled lines (app.Info, app.Describe):
 	// its gocryptfs.conf, or a reverse vault's .gocryptfs.reverse.conf.
-	Info(ctx context.Context, v registry.Entry) ([]app.Fact, error)
+	Info(ctx context.Context, v registry.Entry) ([]vault.Fact, error)
 	// ChangePassword reseals the vault's key under newPassword and returns the path of the
 	// old key file, kept as a backup (vault.ChangePassword).
 	ChangePassword(ctx context.Context, cipherDir string, oldPassword, newPassword []byte) (backup string, err error)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // eventsKept is how many events the app holds (the daemon keeps more).
@@ -221,7 +222,7 @@ func eventStyle(st *Styles, e app.NamedEvent) lipgloss.Style {
 // detailView is one event whole: every field, the text wrapped.
 func (s *eventsScreen) detailView(e app.NamedEvent, w int) string {
 	st := s.c.styles
-	rows := []app.Fact{
+	rows := []vault.Fact{
 		{Label: "When", Value: e.Time.Local().Format("2006-01-02 15:04:05") + " (" + ago(s.c.now(), e.Time) + ")"},
 		{Label: "Vault", Value: s.c.vaultName(e.CipherDir)},
 	}
@@ -232,12 +233,12 @@ func (s *eventsScreen) detailView(e app.NamedEvent, w int) string {
 		folder, mountPoint = "Plain folder", "Encrypted view"
 	}
 	if e.CipherDir != "" {
-		rows = append(rows, app.Fact{Label: folder, Value: app.Tilde(e.CipherDir)})
+		rows = append(rows, vault.Fact{Label: folder, Value: app.Tilde(e.CipherDir)})
 	}
 	if e.MountPoint != "" {
-		rows = append(rows, app.Fact{Label: mountPoint, Value: app.Tilde(e.MountPoint)})
+		rows = append(rows, vault.Fact{Label: mountPoint, Value: app.Tilde(e.MountPoint)})
 	}
-	rows = append(rows, app.Fact{Label: "What", Value: tildeText(e.Summary())})
+	rows = append(rows, vault.Fact{Label: "What", Value: tildeText(e.Summary())})
 	return fieldsView(st, rows, w, map[string]lipgloss.Style{"What": eventStyle(st, e)})
 }
 

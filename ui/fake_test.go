@@ -188,11 +188,11 @@ func (f *fakeBackend) Forget(name string) error {
 	return fmt.Errorf("%s: not registered", name)
 }
 
-func (f *fakeBackend) Info(ctx context.Context, v registry.Entry) ([]app.Fact, error) {
+func (f *fakeBackend) Info(ctx context.Context, v registry.Entry) ([]vault.Fact, error) {
 	f.mu.Lock()
 	f.infoOf = append(f.infoOf, v)
 	f.mu.Unlock()
-	return []app.Fact{{Label: "Cipher", Value: "AEGIS-256X2"}, {Label: "Format", Value: "gocryptfs v2"}, {Label: "scrypt", Value: "N=2^16 r=8 p=1"}, {Label: "Feature flags", Value: "HKDF DirIV EMENames LongNames Raw64"}}, nil
+	return []vault.Fact{{Label: "Cipher", Value: "AEGIS-256X2"}, {Label: "Format", Value: "gocryptfs v2"}, {Label: "scrypt", Value: "N=2^16 r=8 p=1"}, {Label: "Feature flags", Value: "HKDF DirIV EMENames LongNames Raw64"}}, nil
 }
 
 func (f *fakeBackend) ChangePassword(ctx context.Context, dir string, old, pw []byte) (string, error) {

@@ -132,7 +132,7 @@ func TestRealBackendInfoReverse(t *testing.T) {
 	if err != nil {
 		t.Fatalf("info of a reverse vault: %v", err)
 	}
-	if i := slices.IndexFunc(fields, func(f app.Fact) bool { return f.Label == "Cipher" }); i < 0 || fields[i].Value != "AES-SIV-512" {
+	if i := slices.IndexFunc(fields, func(f vault.Fact) bool { return f.Label == "Cipher" }); i < 0 || fields[i].Value != "AES-SIV-512" {
 		t.Fatalf("info %+v, want Cipher AES-SIV-512", fields)
 	}
 }

@@ -7,20 +7,21 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // infoScreen shows what the registry and the vault's config say about it.
 type infoScreen struct {
 	c      *common
 	v      Vault
-	fields []app.Fact
+	fields []vault.Fact
 	err    error
 	loaded bool
 	scroll scroll // when the info is taller than the screen
 }
 
 type infoLoaded struct {
-	fields []app.Fact
+	fields []vault.Fact
 	err    error
 }
 
@@ -84,7 +85,7 @@ func (s *infoScreen) View() string {
 func (s *infoScreen) lines() []string {
 	st := s.c.styles
 	w := s.c.contentWidth()
-	rows := []app.Fact{{Label: "Name", Value: s.v.Name}, {Label: "Folder", Value: app.Tilde(s.v.CipherDir)}, {Label: "Mount point", Value: app.Tilde(s.v.MountPoint)}}
+	rows := []vault.Fact{{Label: "Name", Value: s.v.Name}, {Label: "Folder", Value: app.Tilde(s.v.CipherDir)}, {Label: "Mount point", Value: app.Tilde(s.v.MountPoint)}}
 	rows = append(rows, app.EntryFacts(s.v.Entry)...)
 	opts := []string{}
 	if s.v.ReadOnly {
@@ -97,7 +98,7 @@ func (s *infoScreen) lines() []string {
 		opts = append(opts, "shared storage (vaultui edit --sharedstorage)")
 	}
 	if len(opts) > 0 {
-		rows = append(rows, app.Fact{Label: "Options", Value: strings.Join(opts, ", ")})
+		rows = append(rows, vault.Fact{Label: "Options", Value: strings.Join(opts, ", ")})
 	}
 	state := "locked"
 	if m, ok := s.c.mountFor(s.v.CipherDir); ok {
@@ -109,14 +110,14 @@ func (s *infoScreen) lines() []string {
 			state = "detached from " + app.Tilde(m.MountPoint) + ": unmounts when its last open file is closed"
 		}
 	}
-	rows = append(rows, app.Fact{Label: "State", Value: state})
+	rows = append(rows, vault.Fact{Label: "State", Value: state})
 	lock := lockText(s.v.LockPolicy())
 	if why := s.c.lockProblem(s.v.LockPolicy()); why != "" {
 		lock += ". Cannot work here: " + why + " (vaultui edit --lock never " + s.v.Name + ")"
 	}
-	rows = append(rows, app.Fact{Label: "Lock", Value: lock})
+	rows = append(rows, vault.Fact{Label: "Lock", Value: lock})
 	if n, ok := s.c.conflicts[s.v.CipherDir]; ok {
-		rows = append(rows, app.Fact{Label: "Conflicts", Value: n.infoText()})
+		rows = append(rows, vault.Fact{Label: "Conflicts", Value: n.infoText()})
 	}
 	rows = append(rows, s.fields...)
 

@@ -9,8 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
-
-	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/vault"
 )
 
 // Layout helpers shared by the screens: how much room a screen has, which of
@@ -326,7 +325,7 @@ func wrapValue(s string, w int) string {
 // fieldsView draws labelled values in two columns; a long value wraps under
 // itself, beside its label, between its tokens (wrapValue). styles colours the
 // values of some labels.
-func fieldsView(st *Styles, rows []app.Fact, w int, styles map[string]lipgloss.Style) string {
+func fieldsView(st *Styles, rows []vault.Fact, w int, styles map[string]lipgloss.Style) string {
 	labelW := 0
 	for _, r := range rows {
 		labelW = max(labelW, lipgloss.Width(r.Label))

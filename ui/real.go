@@ -145,7 +145,7 @@ func (b *realBackend) SetAutomount(name string, on bool) error {
 	return escaped(err)
 }
 
-func (b *realBackend) Info(ctx context.Context, v registry.Entry) ([]app.Fact, error) {
+func (b *realBackend) Info(ctx context.Context, v registry.Entry) ([]vault.Fact, error) {
 	info, err := app.Info(v)
 	if err != nil {
 		return nil, escaped(err)

@@ -211,7 +211,7 @@ func TestRealBackendInfoEscapes(t *testing.T) {
 // TestInfoFieldsNameWhoOpensTheVault: the info screen says who opens a vault, and an AEGIS
 // vault's format is not just "gocryptfs".
 func TestInfoFieldsNameWhoOpensTheVault(t *testing.T) {
-	field := func(fs []app.Fact, label string) string {
+	field := func(fs []vault.Fact, label string) string {
 		for _, f := range fs {
 			if f.Label == label {
 				return f.Value

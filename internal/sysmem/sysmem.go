@@ -72,10 +72,7 @@ func cgroupRoomAt(data []byte, sysRoot string) (room uint64, where string, ok bo
 		if err1 != nil || err2 != nil || limit >= 1<<62 {
 			return
 		}
-		r := uint64(0)
-		if limit > usage {
-			r = limit - usage
-		}
+		r := limit - min(usage, limit) // usage may pass the limit a little
 		if !ok || r < room {
 			room, where, ok = r, filepath.Join(dir, limitFile), true
 		}

@@ -50,17 +50,9 @@ func Escape(s string) string {
 
 // unsafeRune: controls, separators that break lines, and the bidi formatting characters.
 func unsafeRune(r rune) bool {
-	switch {
-	case unicode.Is(unicode.Cc, r): // C0, DEL, C1
-		return true
-	case r == '\u2028' || r == '\u2029': // line and paragraph separators
-		return true
-	case r >= '\u202a' && r <= '\u202e': // LRE RLE PDF LRO RLO
-		return true
-	case r >= '\u2066' && r <= '\u2069': // LRI RLI FSI PDI
-		return true
-	case r == '\u200e' || r == '\u200f' || r == '\u061c': // LRM RLM ALM
-		return true
-	}
-	return false
+	return unicode.Is(unicode.Cc, r) || // C0, DEL, C1
+		r == '\u2028' || r == '\u2029' || // line and paragraph separators
+		r >= '\u202a' && r <= '\u202e' || // LRE RLE PDF LRO RLO
+		r >= '\u2066' && r <= '\u2069' || // LRI RLI FSI PDI
+		r == '\u200e' || r == '\u200f' || r == '\u061c' // LRM RLM ALM
 }

@@ -45,21 +45,17 @@ var All = []Dep{FUSE, Gocryptfs, Tmux, DBus, SecretTool, Qemu, Strace, Shells}
 // RequireEnv is the environment variable that lists the required dependencies.
 const RequireEnv = "VAULTUI_REQUIRE"
 
+// probes say why each dependency cannot be used here, or "", probing once per process.
 var probes = map[Dep]func() string{
-	FUSE:       probeFUSE,
-	Gocryptfs:  func() string { return programs("gocryptfs", "gocryptfs-xray") },
-	Tmux:       func() string { return programs("tmux") },
-	DBus:       func() string { return programs("dbus-daemon", "gnome-keyring-daemon") },
-	SecretTool: func() string { return programs("secret-tool") },
-	Qemu:       probeQemu,
-	Strace:     probeStrace,
-	Shells:     func() string { return programs("zsh", "fish", "tmux") },
+	FUSE:       sync.OnceValue(probeFUSE),
+	Gocryptfs:  sync.OnceValue(func() string { return programs("gocryptfs", "gocryptfs-xray") }),
+	Tmux:       sync.OnceValue(func() string { return programs("tmux") }),
+	DBus:       sync.OnceValue(func() string { return programs("dbus-daemon", "gnome-keyring-daemon") }),
+	SecretTool: sync.OnceValue(func() string { return programs("secret-tool") }),
+	Qemu:       sync.OnceValue(probeQemu),
+	Strace:     sync.OnceValue(probeStrace),
+	Shells:     sync.OnceValue(func() string { return programs("zsh", "fish", "tmux") }),
 }
-
-var (
-	mu     sync.Mutex
-	probed = map[Dep]string{}
-)
 
 // Missing returns why dep cannot be used here, or "" when it can. It probes once per process.
 func Missing(dep Dep) string {
@@ -67,14 +63,7 @@ func Missing(dep Dep) string {
 	if !ok {
 		panic("testdeps: unknown dependency " + string(dep))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	why, done := probed[dep]
-	if !done {
-		why = probe()
-		probed[dep] = why
-	}
-	return why
+	return probe()
 }
 
 // Need skips t, naming what is missing, unless every dep is usable; when VAULTUI_REQUIRE

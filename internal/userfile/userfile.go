@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -135,6 +136,17 @@ func Read(p string, limit int64) ([]byte, error) {
 		return nil, tooBig
 	}
 	return data, nil
+}
+
+// BaseDir is the XDG base directory in the environment variable env ("XDG_CONFIG_HOME"), or
+// the home directory's sub (".config") when it is unset or relative: the spec says a relative
+// value is invalid and must be ignored.
+func BaseDir(env, sub string) (string, error) {
+	if dir := os.Getenv(env); filepath.IsAbs(dir) {
+		return dir, nil
+	}
+	home, err := os.UserHomeDir()
+	return filepath.Join(home, sub), err
 }
 
 // Kind names a file type for messages ("a FIFO"). The cipherdir's files have their own rule

@@ -67,11 +67,10 @@ type Capabilities struct {
 	// would come back changed.
 	NFCNames bool
 	// Mount: the folder mounts as a read-write plaintext view, also with --sharedstorage (other
-	// machines write the cipherdir); ReverseView: it is a plaintext folder that mounts as a
-	// read-only encrypted view (gocryptfs -reverse).
+	// machines write the cipherdir), and fsck, export, conflicts and path mapping read it
+	// offline; ReverseView: it is a plaintext folder that mounts as a read-only encrypted view
+	// (gocryptfs -reverse).
 	Mount, ReverseView bool
-	// Walk: fsck, export, conflicts and path mapping read it offline.
-	Walk bool
 	// Reseal: a vault changes to another of the format's content ciphers file by file,
 	// keeping its names, master key and password (Folder.PlanReseal, Folder.Reseal); without
 	// it a conversion rebuilds the vault through its plaintext.
@@ -99,7 +98,7 @@ var (
 		LongNameMax: Range{crypto.MinLongNameMax, crypto.DefaultLongNameMax, crypto.DefaultLongNameMax},
 		Ciphers:     []crypto.CipherID{crypto.AESGCM, crypto.AEGIS, crypto.XChaCha, crypto.AESSIV},
 		Can: Capabilities{PlaintextNames: true, DeterministicNames: true, Holes: true, HardLinks: true,
-			SpecialFiles: true, Xattrs: true, Modes: true, Mount: true, Walk: true, Reseal: true},
+			SpecialFiles: true, Xattrs: true, Modes: true, Mount: true, Reseal: true},
 		opens: gocryptfsOpensIn,
 		kind:  gocryptfsKind{},
 	}
@@ -107,7 +106,7 @@ var (
 		ID: "cryptomator", Name: "Cryptomator", Summary: "vault format 8 (SIV_GCM)", Marker: cryptomator.ConfigFileName, KeyFile: cryptomator.MasterkeyFileName,
 		KeyNote:    "the raw 64-byte key in hex; not Cryptomator's recovery key words",
 		ScryptLogN: Range{crypto.MinScryptLogN, cryptomator.DefaultScryptLogN, crypto.MaxScryptLogN},
-		Can:        Capabilities{NFCNames: true, Mount: true, Walk: true},
+		Can:        Capabilities{NFCNames: true, Mount: true},
 		opens: func(crypto.CipherID) Compat {
 			return Compat{Subject: "A Cryptomator vault", Programs: []string{"vaultui", "Cryptomator (desktop, iOS, Android)"}, Short: "vaultui, Cryptomator"}
 		},

@@ -266,14 +266,10 @@ type Sizes struct {
 	NeedBytes  uint64
 }
 
-// Resealed is the vault Folder.Reseal made, unlocked (Close it), with what it did: Bytes of
-// content resealed; Unchanged, cipher paths of files that are not the vault's (desktop.ini
-// and the like, which the mount hides), copied as they are; Dropped, what stays with the old
-// vault only (copies of a key file that carry the old cipher).
+// Resealed is the vault Folder.Reseal made, unlocked (Close it), with what it did.
 type Resealed struct {
 	Volume
-	Bytes              int64
-	Unchanged, Dropped []string
+	gocryptfs.Resealed
 }
 
 // PlanReseal checks, without the password, that the vault can be resealed to the variant to

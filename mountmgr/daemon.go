@@ -65,8 +65,7 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	d := newDaemon(opts, dir, dlog, stop)
-	d.ctx = ctx
+	d := newDaemon(ctx, opts, dir, dlog, stop)
 	d.cleanStale()
 	ln, err := d.listen(opts.SocketPath)
 	if err != nil {
@@ -141,9 +140,11 @@ func lockDaemon(dir string) (*os.File, error) {
 }
 
 // newDaemon is the daemon of the socket directory dir, with its event log and the ledger
-// of an earlier daemon read; stop ends Serve.
-func newDaemon(opts ServeOptions, dir string, dlog *logSink, stop func()) *daemon {
+// of an earlier daemon read; stop ends Serve, which ctx is of.
+func newDaemon(ctx context.Context, opts ServeOptions, dir string, dlog *logSink, stop func()) *daemon {
 	d := &daemon{
+		ctx:         ctx,
+		mtab:        procMounts{},
 		log:         opts.Logger,
 		uid:         os.Getuid(),
 		mounts:      map[string]*mount{},
@@ -194,7 +195,7 @@ type daemon struct {
 	uid    int
 	quit   chan struct{}
 	// ctx ends when the daemon begins to stop (Serve's context): requests being served,
-	// mounts being unlocked among them, end with it. nil (a daemon made by a test) is never.
+	// mounts being unlocked among them, end with it.
 	ctx   context.Context
 	conns sync.WaitGroup
 	// inflight counts mount requests being served, so shutdown waits for them.
@@ -213,7 +214,7 @@ type daemon struct {
 	// ledger is the file listing the mount points this socket directory's daemons mounted
 	// (ledger.go), to find the stale mounts of a daemon that died.
 	ledger string
-	// mtab is where stale mounts are found and detached; nil is procMounts.
+	// mtab is where stale mounts are found and detached: procMounts but in tests.
 	mtab mountTable
 
 	// Locks, always taken in this order: cleanMu, clients, mu, stale. Each but cleanMu

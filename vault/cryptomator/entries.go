@@ -240,9 +240,9 @@ func RemoveShell(dirfd int, name string) error {
 // must be free (EEXIST; a half-made folder there is removed first): readers see the whole
 // entry or none. On error tmp is removed.
 func PlaceEntry(dirfd int, tmp, stored string) error {
-	err := renameNoReplace(dirfd, tmp, dirfd, stored)
+	err := layout.RenameNoReplace(dirfd, tmp, dirfd, stored)
 	if err == unix.EEXIST && ClearHalfMade(dirfd, stored) {
-		err = renameNoReplace(dirfd, tmp, dirfd, stored)
+		err = layout.RenameNoReplace(dirfd, tmp, dirfd, stored)
 	}
 	if err != nil {
 		RemoveShell(dirfd, tmp)
@@ -361,7 +361,7 @@ func MoveEntry(sfd int, src string, k Kind, dfd int, dst, long string, replace b
 	if replace {
 		err = unix.Renameat(from, fromName, to, toName)
 	} else {
-		err = renameNoReplace(from, fromName, to, toName)
+		err = layout.RenameNoReplace(from, fromName, to, toName)
 	}
 	if err != nil {
 		if built {
@@ -411,23 +411,9 @@ func Rename(sfd int, src string, srcLong bool, dfd int, dst, long string, noRepl
 	case srcLong || long != "":
 		return MoveEntry(sfd, src, KindOf(srcTyp), dfd, dst, long, dstTyp != 0, left)
 	case noReplace:
-		return renameNoReplace(sfd, src, dfd, dst)
+		return layout.RenameNoReplace(sfd, src, dfd, dst)
 	}
 	return unix.Renameat(sfd, src, dfd, dst)
-}
-
-// renameNoReplace renames without replacing anything (EEXIST), also where the file system
-// does not know the flag and refusing would be wrong: there it checks first.
-func renameNoReplace(ofd int, old string, nfd int, new string) error {
-	err := unix.Renameat2(ofd, old, nfd, new, unix.RENAME_NOREPLACE)
-	if err == unix.EINVAL {
-		var st unix.Stat_t
-		if unix.Fstatat(nfd, new, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			return unix.EEXIST
-		}
-		err = unix.Renameat(ofd, old, nfd, new)
-	}
-	return err
 }
 
 // RemoveEntry removes the file or symlink stored in dirfd: a file under a .c9r name at once,

@@ -378,19 +378,16 @@ func cryptomatorError(cipherdir string, err error) error {
 	case errors.Is(err, cryptomator.ErrWrongPassword):
 		return fmt.Errorf("%s: %w", cipherdir, ErrWrongPassword)
 	case errors.Is(err, cryptomator.ErrUnsupported), errors.Is(err, crypto.ErrKDFMemory), errors.Is(err, crypto.ErrKDFCostly):
-		return also{err, []error{ErrUnsupported}}
+		return alsoUnsupported{err}
 	}
 	return err // ErrCorrupt is layout's, which is this package's
 }
 
-// also is err that also wraps sentinels, with err's message.
-type also struct {
-	err       error
-	sentinels []error
-}
+// alsoUnsupported is err that also wraps ErrUnsupported, with err's message.
+type alsoUnsupported struct{ err error }
 
-func (a also) Error() string   { return a.err.Error() }
-func (a also) Unwrap() []error { return append([]error{a.err}, a.sentinels...) }
+func (a alsoUnsupported) Error() string   { return a.err.Error() }
+func (a alsoUnsupported) Unwrap() []error { return []error{a.err, ErrUnsupported} }
 
 // exists reports whether dir holds an entry name (of any type: a damaged config still marks
 // the folder's format).

@@ -273,7 +273,6 @@ type mount struct {
 	fs   *vfs.Mounted
 	// sampler (under d.mu) keeps the statistics.
 	sampler *sampler
-	idle    time.Duration
 	// dev is the file system's device number, to find the processes that use it.
 	dev uint64
 	// The identities this mount is known by (see vault.ID and mountID), never its spelling:
@@ -320,7 +319,7 @@ func (d *daemon) tick() {
 					continue
 				}
 				m.sampler.add(now)
-				if m.idle > 0 && m.sampler.idleFor(now) >= m.idle && m.walks.Load() == 0 && !d.quitting {
+				if m.info.Idle > 0 && m.sampler.idleFor(now) >= m.info.Idle && m.walks.Load() == 0 && !d.quitting {
 					idle = append(idle, mp)
 				}
 			}

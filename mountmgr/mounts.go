@@ -361,7 +361,6 @@ func (d *daemon) newMount(r *MountRequest, cipherDir, mountPoint string, vid vau
 		v:       v,
 		fs:      mnt,
 		sampler: newSampler(mnt.Counters, now),
-		idle:    r.Idle,
 	}
 	if e, found, _ := findMount(id); found {
 		m.info.MountPoint = e.MountPoint // where the kernel put it: symlinks resolved

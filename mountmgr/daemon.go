@@ -143,20 +143,19 @@ func lockDaemon(dir string) (*os.File, error) {
 // of an earlier daemon read; stop ends Serve, which ctx is of.
 func newDaemon(ctx context.Context, opts ServeOptions, dir string, dlog *logSink, stop func()) *daemon {
 	d := &daemon{
-		ctx:         ctx,
-		mtab:        procMounts{},
-		log:         opts.Logger,
-		uid:         os.Getuid(),
-		mounts:      map[string]*mount{},
-		settling:    map[chan struct{}]bool{},
-		quit:        make(chan struct{}),
-		ledger:      ledgerPath(dir),
-		idleExit:    opts.IdleExit,
-		grace:       opts.ShutdownGrace,
-		unmountWait: defaultUnmountWait,
-		stop:        stop,
-		dlog:        dlog,
-		build:       opts.Build,
+		ctx:      ctx,
+		mtab:     procMounts{},
+		log:      opts.Logger,
+		uid:      os.Getuid(),
+		mounts:   map[string]*mount{},
+		settling: map[chan struct{}]bool{},
+		quit:     make(chan struct{}),
+		ledger:   ledgerPath(dir),
+		idleExit: opts.IdleExit,
+		grace:    opts.ShutdownGrace,
+		stop:     stop,
+		dlog:     dlog,
+		build:    opts.Build,
 	}
 	d.clients.lastUsed = time.Now()
 	events, _ := EventsPath()
@@ -204,9 +203,8 @@ type daemon struct {
 	stop func()
 	// build is the daemon's build (ServeOptions.Build).
 	build string
-	// idleExit, grace, unmountWait: see ServeOptions.IdleExit, ShutdownGrace and
-	// defaultUnmountWait.
-	idleExit, grace, unmountWait time.Duration
+	// idleExit, grace: see ServeOptions.IdleExit and ShutdownGrace.
+	idleExit, grace time.Duration
 	// sockPath and sockIno identify the socket, to notice when it is gone.
 	sockPath string
 	sockIno  uint64

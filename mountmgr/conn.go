@@ -99,7 +99,7 @@ func (d *daemon) serveConn(conn *net.UnixConn) {
 		// A mount (its key derivation) and a walk stop when their client leaves: a client
 		// that gave up must not leave the daemon deriving a key or walking a tree nobody
 		// waits for.
-		ctx, cancel := context.WithCancelCause(d.baseContext())
+		ctx, cancel := context.WithCancelCause(d.ctx)
 		stop := func() {}
 		switch req.Op {
 		case opMount, opConflicts, opSettleConflict:
@@ -279,15 +279,6 @@ func watchHangup(conn *net.UnixConn, gone func()) (stop func()) {
 		<-done
 		conn.SetReadDeadline(time.Time{})
 	}
-}
-
-// baseContext is what the requests' contexts derive from: d.ctx, or for a daemon made by a
-// test without one, a context that never ends.
-func (d *daemon) baseContext() context.Context {
-	if d.ctx == nil {
-		return context.Background()
-	}
-	return d.ctx
 }
 
 // decodeRequest decodes one request line. A line that is not a request of this protocol

@@ -65,8 +65,7 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	d := newDaemon(opts, dir, dlog, stop)
-	d.ctx = ctx
+	d := newDaemon(ctx, opts, dir, dlog, stop)
 	d.cleanStale()
 	ln, err := d.listen(opts.SocketPath)
 	if err != nil {
@@ -141,21 +140,22 @@ func lockDaemon(dir string) (*os.File, error) {
 }
 
 // newDaemon is the daemon of the socket directory dir, with its event log and the ledger
-// of an earlier daemon read; stop ends Serve.
-func newDaemon(opts ServeOptions, dir string, dlog *logSink, stop func()) *daemon {
+// of an earlier daemon read; stop ends Serve, which ctx is of.
+func newDaemon(ctx context.Context, opts ServeOptions, dir string, dlog *logSink, stop func()) *daemon {
 	d := &daemon{
-		log:         opts.Logger,
-		uid:         os.Getuid(),
-		mounts:      map[string]*mount{},
-		settling:    map[chan struct{}]bool{},
-		quit:        make(chan struct{}),
-		ledger:      ledgerPath(dir),
-		idleExit:    opts.IdleExit,
-		grace:       opts.ShutdownGrace,
-		unmountWait: defaultUnmountWait,
-		stop:        stop,
-		dlog:        dlog,
-		build:       opts.Build,
+		ctx:      ctx,
+		mtab:     procMounts{},
+		log:      opts.Logger,
+		uid:      os.Getuid(),
+		mounts:   map[string]*mount{},
+		settling: map[chan struct{}]bool{},
+		quit:     make(chan struct{}),
+		ledger:   ledgerPath(dir),
+		idleExit: opts.IdleExit,
+		grace:    opts.ShutdownGrace,
+		stop:     stop,
+		dlog:     dlog,
+		build:    opts.Build,
 	}
 	d.clients.lastUsed = time.Now()
 	events, _ := EventsPath()
@@ -194,7 +194,7 @@ type daemon struct {
 	uid    int
 	quit   chan struct{}
 	// ctx ends when the daemon begins to stop (Serve's context): requests being served,
-	// mounts being unlocked among them, end with it. nil (a daemon made by a test) is never.
+	// mounts being unlocked among them, end with it.
 	ctx   context.Context
 	conns sync.WaitGroup
 	// inflight counts mount requests being served, so shutdown waits for them.
@@ -203,9 +203,8 @@ type daemon struct {
 	stop func()
 	// build is the daemon's build (ServeOptions.Build).
 	build string
-	// idleExit, grace, unmountWait: see ServeOptions.IdleExit, ShutdownGrace and
-	// defaultUnmountWait.
-	idleExit, grace, unmountWait time.Duration
+	// idleExit, grace: see ServeOptions.IdleExit and ShutdownGrace.
+	idleExit, grace time.Duration
 	// sockPath and sockIno identify the socket, to notice when it is gone.
 	sockPath string
 	sockIno  uint64
@@ -213,7 +212,7 @@ type daemon struct {
 	// ledger is the file listing the mount points this socket directory's daemons mounted
 	// (ledger.go), to find the stale mounts of a daemon that died.
 	ledger string
-	// mtab is where stale mounts are found and detached; nil is procMounts.
+	// mtab is where stale mounts are found and detached: procMounts but in tests.
 	mtab mountTable
 
 	// Locks, always taken in this order: cleanMu, clients, mu, stale. Each but cleanMu
@@ -272,7 +271,6 @@ type mount struct {
 	fs   *vfs.Mounted
 	// sampler (under d.mu) keeps the statistics.
 	sampler *sampler
-	idle    time.Duration
 	// dev is the file system's device number, to find the processes that use it.
 	dev uint64
 	// The identities this mount is known by (see vault.ID and mountID), never its spelling:
@@ -319,7 +317,7 @@ func (d *daemon) tick() {
 					continue
 				}
 				m.sampler.add(now)
-				if m.idle > 0 && m.sampler.idleFor(now) >= m.idle && m.walks.Load() == 0 && !d.quitting {
+				if m.info.Idle > 0 && m.sampler.idleFor(now) >= m.info.Idle && m.walks.Load() == 0 && !d.quitting {
 					idle = append(idle, mp)
 				}
 			}

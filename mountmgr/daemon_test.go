@@ -295,7 +295,8 @@ func TestPeerCheck(t *testing.T) {
 	}
 	// A daemon that believes it runs as another uid refuses this process.
 	a, b := socketPair(t)
-	d := &daemon{log: testLogger(t), uid: os.Getuid() + 1, mounts: map[string]*mount{}, quit: make(chan struct{})}
+	d := testDaemon(t)
+	d.uid = os.Getuid() + 1
 	serveTest(t, d, b)
 	line, _ := json.Marshal(request{V: ProtocolVersion, ID: 1, Op: opStatus})
 	a.Write(append(line, '\n'))
@@ -308,7 +309,7 @@ func TestPeerCheck(t *testing.T) {
 func TestProtocolVersionMismatch(t *testing.T) {
 	// A newer daemon refuses an old client's request ...
 	a, b := socketPair(t)
-	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
+	d := testDaemon(t)
 	serveTest(t, d, b)
 	a.Write([]byte(`{"v":0,"id":7,"op":"status"}` + "\n"))
 	resp, err := readResponse(bufio.NewReader(a))
@@ -342,7 +343,7 @@ func TestProtocolVersionMismatch(t *testing.T) {
 // and only to that one; requests that do not ask (older clients, Status, Watch) leave it alone.
 func TestStaleReportOnce(t *testing.T) {
 	found := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
+	d := testDaemon(t)
 	d.stale.mounts = []StaleMount{{MountPoint: "/m/b", CipherDir: "/c/b", Found: found, Error: "EBUSY"}}
 	d.stale.unreported = []StaleMount{{MountPoint: "/m/a", CipherDir: "/c/a", Found: found, Cleaned: true}, d.stale.mounts[0]}
 	a, b := socketPair(t)
@@ -382,8 +383,8 @@ func TestStaleReportOnce(t *testing.T) {
 func TestStaleCleanupRetries(t *testing.T) {
 	stale := map[string]bool{"/m/a": true, "/m/b": true}
 	fail := map[string]bool{"/m/a": true, "/m/b": true}
-	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
-		owned: map[string]mountID{"/m/a": {}, "/m/b": {}}}
+	d := testDaemon(t)
+	d.owned = map[string]mountID{"/m/a": {}, "/m/b": {}}
 	find := func(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 		var out []mountEntry
 		for _, mp := range []string{"/m/a", "/m/b"} {
@@ -603,8 +604,8 @@ func TestStaleOnlyFromOwnLedger(t *testing.T) {
 	if err != nil || !a || !gone || len(owned) != 2 {
 		t.Fatalf("readLedger = %v, %v", owned, err)
 	}
-	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
-		ledger: ledger, owned: owned}
+	d := testDaemon(t)
+	d.ledger, d.owned = ledger, owned
 	var detached []string
 	find := func(uid int, skip func(mountEntry) bool) ([]mountEntry, error) {
 		var out []mountEntry

@@ -30,6 +30,12 @@ func (w tWriter) Write(p []byte) (int, error) {
 
 func testLogger(t testing.TB) *log.Logger { return log.New(tWriter{t}, "", 0) }
 
+// testDaemon is a daemon with nothing mounted, as newDaemon makes it but without its files.
+func testDaemon(t testing.TB) *daemon {
+	return &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, settling: map[chan struct{}]bool{},
+		quit: make(chan struct{}), ctx: context.Background(), mtab: procMounts{}}
+}
+
 // socketPair returns two connected unix sockets; the second is what the daemon serves.
 func socketPair(t *testing.T) (net.Conn, *net.UnixConn) {
 	t.Helper()

@@ -144,8 +144,8 @@ func TestHostileConfigSparesOtherMounts(t *testing.T) {
 func TestPanicAnswersOneRequest(t *testing.T) {
 	a, b := socketPair(t)
 	// Unmounting the stale mount /x panics in the mount table.
-	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{}),
-		mtab: fakeMounts{detachFn: func(string) error { panic("boom") }}}
+	d := testDaemon(t)
+	d.mtab = fakeMounts{detachFn: func(string) error { panic("boom") }}
 	d.stale.mounts = []StaleMount{{MountPoint: "/x", CipherDir: "/c"}}
 	serveTest(t, d, b)
 	r := bufio.NewReader(a)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,7 +17,7 @@ import (
 // TestLongLineClosesOnlyThatConnection: a request line over 64 KiB gets an error and loses
 // its connection; another connection to the same daemon goes on being served.
 func TestLongLineClosesOnlyThatConnection(t *testing.T) {
-	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
+	d := testDaemon(t)
 	a, b := socketPair(t)
 	c, e := socketPair(t)
 	serveTest(t, d, b)

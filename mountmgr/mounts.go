@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,9 +132,6 @@ func (d *daemon) startRequest() (settled func(), err error) {
 	}
 	d.inflight.Add(1)
 	ch := make(chan struct{})
-	if d.settling == nil {
-		d.settling = map[chan struct{}]bool{}
-	}
 	d.settling[ch] = true
 	return func() {
 		d.mu.Lock()
@@ -363,7 +361,6 @@ func (d *daemon) newMount(r *MountRequest, cipherDir, mountPoint string, vid vau
 		v:       v,
 		fs:      mnt,
 		sampler: newSampler(mnt.Counters, now),
-		idle:    r.Idle,
 	}
 	if e, found, _ := findMount(id); found {
 		m.info.MountPoint = e.MountPoint // where the kernel put it: symlinks resolved
@@ -611,10 +608,7 @@ func (d *daemon) unmountAll() error {
 			m.pending.abort(errAborted)
 		}
 	}
-	var pending []chan struct{}
-	for ch := range d.settling {
-		pending = append(pending, ch)
-	}
+	pending := slices.Collect(maps.Keys(d.settling))
 	d.mu.Unlock()
 	limit := time.After(settleWait)
 	var errs []error

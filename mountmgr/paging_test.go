@@ -32,7 +32,7 @@ func longPath(root, name string) string {
 // the daemon writes is longer than a page. (Issue 24: with one line per reply and a 64 KiB
 // bound, status failed from about 150 such mounts and events from about 400 events.)
 func TestLongRepliesArePaged(t *testing.T) {
-	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
+	d := testDaemon(t)
 	d.events = openEventLog("", DefaultEventsMax, d.log)
 	for i := range 500 {
 		s := StaleMount{MountPoint: longPath("/m", fmt.Sprintf("/%03d", i)), CipherDir: longPath("/c", fmt.Sprintf("/%03d", i)), Error: "EBUSY"}
@@ -102,7 +102,7 @@ func TestLongRepliesArePaged(t *testing.T) {
 // not a misread reply or a hang.
 func TestProtocolVersion1Peers(t *testing.T) {
 	a, b := socketPair(t)
-	d := &daemon{log: testLogger(t), uid: os.Getuid(), mounts: map[string]*mount{}, quit: make(chan struct{})}
+	d := testDaemon(t)
 	serveTest(t, d, b)
 	a.Write([]byte(`{"v":1,"id":3,"op":"ping"}` + "\n"))
 	line, err := bufio.NewReader(a).ReadBytes('\n')

@@ -20,16 +20,16 @@ const DefaultShutdownGrace = 60 * time.Second
 // connected, before it exits.
 const DefaultIdleExit = 10 * time.Minute
 
-// defaultUnmountWait bounds how long an unmount waits for the kernel to end the file system
+// unmountWait bounds how long an unmount waits for the kernel to end the file system
 // after the umount itself succeeded. It ends at once unless a copy of the mount lives on in
 // another mount namespace; then it would wait as long as that copy lives.
-const defaultUnmountWait = 5 * time.Second
+const unmountWait = 5 * time.Second
 
-// unmountFS unmounts m's file system, now at where, and waits, at most d.unmountWait (less
+// unmountFS unmounts m's file system, now at where, and waits, at most unmountWait (less
 // when a stopping daemon's grace runs out sooner), for its server to end and its keys to be
 // wiped. finished is false when that wait ran out; the unmount goes on in the background.
 func (d *daemon) unmountFS(m *mount, where string) (finished bool, err error) {
-	wait := d.unmountWait
+	wait := unmountWait
 	d.mu.Lock()
 	if !d.drainUntil.IsZero() {
 		wait = min(wait, max(time.Until(d.drainUntil), 500*time.Millisecond))

@@ -8,13 +8,6 @@ import (
 	"time"
 )
 
-func (d *daemon) mountTable() mountTable {
-	if d.mtab == nil {
-		return procMounts{}
-	}
-	return d.mtab
-}
-
 func (d *daemon) staleSnapshot() []StaleMount {
 	d.stale.Lock()
 	defer d.stale.Unlock()
@@ -26,7 +19,7 @@ func (d *daemon) staleSnapshot() []StaleMount {
 func (d *daemon) cleanStale() {
 	d.cleanMu.Lock()
 	defer d.cleanMu.Unlock()
-	found, err := d.mountTable().findStale(d.uid, func(e mountEntry) bool {
+	found, err := d.mtab.findStale(d.uid, func(e mountEntry) bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		_, ours := d.mounts[e.MountPoint] // being set up there
@@ -53,7 +46,7 @@ func (d *daemon) cleanStale() {
 			s = StaleMount{MountPoint: e.MountPoint, CipherDir: e.Source, Found: now}
 		}
 		s.id = e.identity()
-		if err := d.mountTable().detach(e.MountPoint); err != nil {
+		if err := d.mtab.detach(e.MountPoint); err != nil {
 			s.Error = err.Error()
 			left = append(left, s)
 			if !known { // not again every second
@@ -128,7 +121,7 @@ func (d *daemon) detachStale(mp string) error {
 	d.cleanMu.Lock()
 	defer d.cleanMu.Unlock()
 	if slices.ContainsFunc(d.staleSnapshot(), func(s StaleMount) bool { return s.MountPoint == mp }) {
-		return d.mountTable().detach(mp)
+		return d.mtab.detach(mp)
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ func newConvertScreen(c *common, v Vault) *convertScreen {
 		}
 	}
 	for _, f := range vault.Formats() {
-		if f.Can.Mount && f.Can.Walk {
+		if f.Can.Mount {
 			s.choices = append(s.choices, convertChoice{label: "into a " + f.Name + " vault (" + f.Summary + ", a new master key)", format: f.ID})
 		}
 	}

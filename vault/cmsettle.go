@@ -41,7 +41,7 @@ func (cv cryptomatorVolume) Settle(ctx context.Context, p string, keep Keep) (Se
 	case err == nil:
 		return Settled{}, nil
 	case errors.Is(err, cryptomator.ErrSettleUnsupported):
-		return Settled{}, also{err, []error{ErrUnsupported}}
+		return Settled{}, alsoUnsupported{err}
 	case errors.Is(err, syscall.ENOTEMPTY):
 		return Settled{}, fmt.Errorf("%s: /%s: the directory it would delete holds entries; move or delete them first: %w", dir, copyNode.Path, err)
 	case errors.Is(err, os.ErrExist):

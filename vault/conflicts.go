@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/vaultui/vaultui/vault/format"
@@ -109,10 +110,8 @@ func (k Keep) String() string {
 
 // ParseKeep reads "both", "original" or "copy".
 func ParseKeep(s string) (Keep, error) {
-	for k, name := range keepNames {
-		if s == name {
-			return Keep(k), nil
-		}
+	if k := slices.Index(keepNames[:], s); k >= 0 {
+		return Keep(k), nil
 	}
 	return 0, fmt.Errorf("%q: want both, original or copy", s)
 }

@@ -67,11 +67,10 @@ type Capabilities struct {
 	// would come back changed.
 	NFCNames bool
 	// Mount: the folder mounts as a read-write plaintext view, also with --sharedstorage (other
-	// machines write the cipherdir); ReverseView: it is a plaintext folder that mounts as a
-	// read-only encrypted view (gocryptfs -reverse).
+	// machines write the cipherdir), and fsck, export, conflicts and path mapping read it
+	// offline; ReverseView: it is a plaintext folder that mounts as a read-only encrypted view
+	// (gocryptfs -reverse).
 	Mount, ReverseView bool
-	// Walk: fsck, export, conflicts and path mapping read it offline.
-	Walk bool
 	// Reseal: a vault changes to another of the format's content ciphers file by file,
 	// keeping its names, master key and password (Folder.PlanReseal, Folder.Reseal); without
 	// it a conversion rebuilds the vault through its plaintext.
@@ -99,7 +98,7 @@ var (
 		LongNameMax: Range{crypto.MinLongNameMax, crypto.DefaultLongNameMax, crypto.DefaultLongNameMax},
 		Ciphers:     []crypto.CipherID{crypto.AESGCM, crypto.AEGIS, crypto.XChaCha, crypto.AESSIV},
 		Can: Capabilities{PlaintextNames: true, DeterministicNames: true, Holes: true, HardLinks: true,
-			SpecialFiles: true, Xattrs: true, Modes: true, Mount: true, Walk: true, Reseal: true},
+			SpecialFiles: true, Xattrs: true, Modes: true, Mount: true, Reseal: true},
 		opens: gocryptfsOpensIn,
 		kind:  gocryptfsKind{},
 	}
@@ -107,7 +106,7 @@ var (
 		ID: "cryptomator", Name: "Cryptomator", Summary: "vault format 8 (SIV_GCM)", Marker: cryptomator.ConfigFileName, KeyFile: cryptomator.MasterkeyFileName,
 		KeyNote:    "the raw 64-byte key in hex; not Cryptomator's recovery key words",
 		ScryptLogN: Range{crypto.MinScryptLogN, cryptomator.DefaultScryptLogN, crypto.MaxScryptLogN},
-		Can:        Capabilities{NFCNames: true, Mount: true, Walk: true},
+		Can:        Capabilities{NFCNames: true, Mount: true},
 		opens: func(crypto.CipherID) Compat {
 			return Compat{Subject: "A Cryptomator vault", Programs: []string{"vaultui", "Cryptomator (desktop, iOS, Android)"}, Short: "vaultui, Cryptomator"}
 		},
@@ -267,14 +266,10 @@ type Sizes struct {
 	NeedBytes  uint64
 }
 
-// Resealed is the vault Folder.Reseal made, unlocked (Close it), with what it did: Bytes of
-// content resealed; Unchanged, cipher paths of files that are not the vault's (desktop.ini
-// and the like, which the mount hides), copied as they are; Dropped, what stays with the old
-// vault only (copies of a key file that carry the old cipher).
+// Resealed is the vault Folder.Reseal made, unlocked (Close it), with what it did.
 type Resealed struct {
 	Volume
-	Bytes              int64
-	Unchanged, Dropped []string
+	gocryptfs.Resealed
 }
 
 // PlanReseal checks, without the password, that the vault can be resealed to the variant to
@@ -383,19 +378,16 @@ func cryptomatorError(cipherdir string, err error) error {
 	case errors.Is(err, cryptomator.ErrWrongPassword):
 		return fmt.Errorf("%s: %w", cipherdir, ErrWrongPassword)
 	case errors.Is(err, cryptomator.ErrUnsupported), errors.Is(err, crypto.ErrKDFMemory), errors.Is(err, crypto.ErrKDFCostly):
-		return also{err, []error{ErrUnsupported}}
+		return alsoUnsupported{err}
 	}
 	return err // ErrCorrupt is layout's, which is this package's
 }
 
-// also is err that also wraps sentinels, with err's message.
-type also struct {
-	err       error
-	sentinels []error
-}
+// alsoUnsupported is err that also wraps ErrUnsupported, with err's message.
+type alsoUnsupported struct{ err error }
 
-func (a also) Error() string   { return a.err.Error() }
-func (a also) Unwrap() []error { return append([]error{a.err}, a.sentinels...) }
+func (a alsoUnsupported) Error() string   { return a.err.Error() }
+func (a alsoUnsupported) Unwrap() []error { return []error{a.err, ErrUnsupported} }
 
 // exists reports whether dir holds an entry name (of any type: a damaged config still marks
 // the folder's format).

@@ -321,5 +321,5 @@ func (gocryptfsKind) reseal(ctx context.Context, dir string, password []byte, ne
 	if err != nil {
 		return nil, err
 	}
-	return &Resealed{Volume: gocryptfsVolume{nv.Volume()}, Bytes: r.Bytes, Unchanged: r.Unchanged, Dropped: r.Dropped}, nil
+	return &Resealed{gocryptfsVolume{nv.Volume()}, r}, nil
 }

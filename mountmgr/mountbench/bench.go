@@ -308,32 +308,25 @@ func (cfg *Config) setDefaults() {
 	if cfg.Dir == "" {
 		cfg.Dir = "/dev/shm"
 	}
-	if cfg.Size <= 0 {
-		cfg.Size = 1 << 30
-	}
+	orDefault(&cfg.Size, 1<<30)
 	cfg.Size = (cfg.Size + reqSize - 1) / reqSize * reqSize
-	if cfg.RandomReads <= 0 {
-		cfg.RandomReads = 20000
-	}
-	if cfg.Files <= 0 {
-		cfg.Files = 10000
-	}
-	if cfg.Runs <= 0 {
-		cfg.Runs = 1
-	}
-	if cfg.RepoFiles <= 0 {
-		cfg.RepoFiles = 10000
-	}
-	if cfg.Transactions <= 0 {
-		cfg.Transactions = 5000
-	}
-	if cfg.TreeFiles <= 0 {
-		cfg.TreeFiles = 100000
-	}
+	orDefault(&cfg.RandomReads, 20000)
+	orDefault(&cfg.Files, 10000)
+	orDefault(&cfg.Runs, 1)
+	orDefault(&cfg.RepoFiles, 10000)
+	orDefault(&cfg.Transactions, 5000)
+	orDefault(&cfg.TreeFiles, 100000)
 	if len(cfg.Kinds) == 0 {
 		for _, c := range []crypto.CipherID{crypto.AEGIS, crypto.AESGCM, crypto.XChaCha, crypto.AESSIV} {
 			cfg.Kinds = append(cfg.Kinds, Kind{Format: vault.DefaultFormat(), Cipher: c})
 		}
+	}
+}
+
+// orDefault sets *p to def unless it is positive.
+func orDefault[T int | int64](p *T, def T) {
+	if *p <= 0 {
+		*p = def
 	}
 }
 

@@ -281,7 +281,7 @@ func PlanFor(cipherdir string, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !folder.Format.Can.Walk {
+	if !folder.Format.Can.Mount {
 		return nil, fmt.Errorf("%s: %w: a %s is not converted", cipherdir, vault.ErrUnsupported, folder.Format.Name)
 	}
 	variant, err := folder.Variant()
@@ -294,7 +294,7 @@ func PlanFor(cipherdir string, opts Options) (*Plan, error) {
 		if target, err = vault.FormatByID(opts.Format); err != nil {
 			return nil, err
 		}
-		if !target.Can.Walk || !target.Can.Mount {
+		if !target.Can.Mount {
 			return nil, fmt.Errorf("%w: a vault cannot be converted into a %s", vault.ErrUnsupported, target.Name)
 		}
 	}

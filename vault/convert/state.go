@@ -93,12 +93,12 @@ func recoverWork(dir string) (res *Result, swapped bool, err error) {
 	if errors.Is(err, os.ErrNotExist) {
 		// Either no conversion, or one stopped before its state file was in place (only a
 		// temporary state file can be there then) or after the old vault was moved away.
-		names, rerr := readDirNames(work)
+		names, rerr := readDirNames(unix.AT_FDCWD, work)
 		if errors.Is(rerr, os.ErrNotExist) {
 			return res, false, nil
 		}
 		if rerr != nil {
-			return nil, false, rerr
+			return nil, false, &os.PathError{Op: "open", Path: work, Err: rerr}
 		}
 		for _, n := range names {
 			if n != stateFile+".tmp" {
@@ -288,11 +288,13 @@ func syncDirs(dirs ...string) error {
 	return nil
 }
 
-func readDirNames(dir string) ([]string, error) {
-	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0) // a FIFO in its place: ENOTDIR, not a hang
+// readDirNames lists the directory name in dirfd (AT_FDCWD: a path); a FIFO is ENOTDIR, no hang.
+func readDirNames(dirfd int, name string) ([]string, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
+	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	return f.Readdirnames(-1)
 }
@@ -320,13 +322,7 @@ func removeTree(dir string) error {
 
 func removeContents(dirfd int) error {
 	unix.Fchmod(dirfd, 0o700)
-	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	f := os.NewFile(uintptr(fd), ".")
-	names, err := f.Readdirnames(-1)
-	f.Close()
+	names, err := readDirNames(dirfd, ".")
 	if err != nil {
 		return err
 	}

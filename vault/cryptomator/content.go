@@ -308,28 +308,8 @@ func (c *Content) Encrypt(w io.Writer, r io.Reader) (int64, error) {
 	if _, err := w.Write(hb); err != nil {
 		return 0, err
 	}
-	buf := make([]byte, ChunkSize)
-	out := make([]byte, 0, ChunkSize+c.geo.BlockOverhead)
-	var total int64
-	for n := uint64(0); ; n++ {
-		m, rerr := io.ReadFull(r, buf)
-		if m > 0 {
-			if out, err = c.SealChunk(out[:0], buf[:m], n, h); err != nil {
-				return total, err
-			}
-			if _, err := w.Write(out); err != nil {
-				return total, err
-			}
-			total += int64(m)
-		}
-		switch rerr {
-		case nil:
-		case io.EOF, io.ErrUnexpectedEOF:
-			return total, nil
-		default:
-			return total, rerr
-		}
-	}
+	return chunkwise(w, r, make([]byte, ChunkSize), make([]byte, 0, ChunkSize+c.geo.BlockOverhead),
+		func(dst, src []byte, n uint64) ([]byte, error) { return c.SealChunk(dst, src, n, h) })
 }
 
 // Decrypt writes the cleartext of the ciphertext read from r to w, chunk by chunk: a chunk
@@ -351,19 +331,26 @@ func (c *Content) Decrypt(w io.Writer, r io.Reader) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	buf := make([]byte, c.geo.BlockSize+c.geo.BlockOverhead)
-	out := make([]byte, 0, c.geo.BlockSize)
+	return chunkwise(w, r, make([]byte, c.geo.BlockSize+c.geo.BlockOverhead), make([]byte, 0, c.geo.BlockSize),
+		func(dst, src []byte, n uint64) ([]byte, error) { return c.OpenChunk(dst, src, n, h) })
+}
+
+// chunkwise writes to w what crypt makes of each chunk read from r into buf (numbered from
+// 0), through out, until r ends. It returns the cleartext bytes: of each chunk, the shorter
+// of what was read and what was written.
+func chunkwise(w io.Writer, r io.Reader, buf, out []byte, crypt func(dst, src []byte, n uint64) ([]byte, error)) (int64, error) {
 	var total int64
 	for n := uint64(0); ; n++ {
 		m, rerr := io.ReadFull(r, buf)
 		if m > 0 {
-			if out, err = c.OpenChunk(out[:0], buf[:m], n, h); err != nil {
+			var err error
+			if out, err = crypt(out[:0], buf[:m], n); err != nil {
 				return total, err
 			}
 			if _, err := w.Write(out); err != nil {
 				return total, err
 			}
-			total += int64(len(out))
+			total += int64(min(m, len(out)))
 		}
 		switch rerr {
 		case nil:

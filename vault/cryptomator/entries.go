@@ -44,6 +44,17 @@ var payloadNames = [...]string{KindFile: ContentsFile, KindDir: DirFile, KindSym
 // file in its place is refused (ELOOP, ENOTDIR).
 func OpenEntry(dirfd int, stored string) (int, error) { return layout.OpenDirPath(dirfd, stored) }
 
+// inEntry calls fn with the folder of the entry stored in dirfd, open (OpenEntry).
+func inEntry[T any](dirfd int, stored string, fn func(efd int) (T, error)) (T, error) {
+	efd, err := OpenEntry(dirfd, stored)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer unix.Close(efd)
+	return fn(efd)
+}
+
 // PayloadIn returns the payload file of the entry folder open at efd (stored is its name)
 // and the kind it makes the entry. Exactly one payload must be there, contents.c9r only
 // under a .c9s name: a folder holding nothing but perhaps its name.c9s is ErrHalfMade, any
@@ -73,13 +84,10 @@ func PayloadIn(efd int, stored string) (string, Kind, error) {
 
 // FolderKind tells what the folder entry stored in dirfd is, from its payload (PayloadIn).
 func FolderKind(dirfd int, stored string) (Kind, error) {
-	efd, err := OpenEntry(dirfd, stored)
-	if err != nil {
-		return 0, err
-	}
-	defer unix.Close(efd)
-	_, k, err := PayloadIn(efd, stored)
-	return k, err
+	return inEntry(dirfd, stored, func(efd int) (Kind, error) {
+		_, k, err := PayloadIn(efd, stored)
+		return k, err
+	})
 }
 
 // EntryKind tells what the entry stored in dirfd is: a regular file under a .c9r name is a
@@ -136,12 +144,7 @@ func halfMade(efd int) bool {
 // ClearHalfMade removes the entry stored in dirfd if it is a half-made folder (ErrHalfMade),
 // and reports whether it did.
 func ClearHalfMade(dirfd int, stored string) bool {
-	efd, err := OpenEntry(dirfd, stored)
-	if err != nil {
-		return false
-	}
-	ok := halfMade(efd)
-	unix.Close(efd)
+	ok, _ := inEntry(dirfd, stored, func(efd int) (bool, error) { return halfMade(efd), nil })
 	return ok && RemoveShell(dirfd, stored) == nil
 }
 
@@ -240,9 +243,9 @@ func RemoveShell(dirfd int, name string) error {
 // must be free (EEXIST; a half-made folder there is removed first): readers see the whole
 // entry or none. On error tmp is removed.
 func PlaceEntry(dirfd int, tmp, stored string) error {
-	err := renameNoReplace(dirfd, tmp, dirfd, stored)
+	err := layout.RenameNoReplace(dirfd, tmp, dirfd, stored)
 	if err == unix.EEXIST && ClearHalfMade(dirfd, stored) {
-		err = renameNoReplace(dirfd, tmp, dirfd, stored)
+		err = layout.RenameNoReplace(dirfd, tmp, dirfd, stored)
 	}
 	if err != nil {
 		RemoveShell(dirfd, tmp)
@@ -267,12 +270,7 @@ func TakeAway(dirfd int, stored string, left func(tmp string, err error)) error 
 
 // ReadDirID reads the ID of the directory stored in dirfd from its dir.c9r.
 func ReadDirID(dirfd int, stored string) (string, error) {
-	efd, err := OpenEntry(dirfd, stored)
-	if err != nil {
-		return "", err
-	}
-	defer unix.Close(efd)
-	b, err := layout.ReadSmall(efd, DirFile, MaxDirIDLen)
+	b, err := inEntry(dirfd, stored, func(efd int) ([]byte, error) { return layout.ReadSmall(efd, DirFile, MaxDirIDLen) })
 	if err != nil {
 		return "", err
 	}
@@ -293,12 +291,7 @@ func EncryptedName(dirfd int, stored, base string, threshold int) (string, error
 	case !IsShortened(base):
 		return "", ErrNotEntry
 	}
-	efd, err := OpenEntry(dirfd, stored)
-	if err != nil {
-		return "", err
-	}
-	defer unix.Close(efd)
-	b, err := layout.ReadSmall(efd, NameFile, maxNameFile)
+	b, err := inEntry(dirfd, stored, func(efd int) ([]byte, error) { return layout.ReadSmall(efd, NameFile, maxNameFile) })
 	if err != nil {
 		return "", err
 	}
@@ -361,7 +354,7 @@ func MoveEntry(sfd int, src string, k Kind, dfd int, dst, long string, replace b
 	if replace {
 		err = unix.Renameat(from, fromName, to, toName)
 	} else {
-		err = renameNoReplace(from, fromName, to, toName)
+		err = layout.RenameNoReplace(from, fromName, to, toName)
 	}
 	if err != nil {
 		if built {
@@ -411,23 +404,9 @@ func Rename(sfd int, src string, srcLong bool, dfd int, dst, long string, noRepl
 	case srcLong || long != "":
 		return MoveEntry(sfd, src, KindOf(srcTyp), dfd, dst, long, dstTyp != 0, left)
 	case noReplace:
-		return renameNoReplace(sfd, src, dfd, dst)
+		return layout.RenameNoReplace(sfd, src, dfd, dst)
 	}
 	return unix.Renameat(sfd, src, dfd, dst)
-}
-
-// renameNoReplace renames without replacing anything (EEXIST), also where the file system
-// does not know the flag and refusing would be wrong: there it checks first.
-func renameNoReplace(ofd int, old string, nfd int, new string) error {
-	err := unix.Renameat2(ofd, old, nfd, new, unix.RENAME_NOREPLACE)
-	if err == unix.EINVAL {
-		var st unix.Stat_t
-		if unix.Fstatat(nfd, new, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			return unix.EEXIST
-		}
-		err = unix.Renameat(ofd, old, nfd, new)
-	}
-	return err
 }
 
 // RemoveEntry removes the file or symlink stored in dirfd: a file under a .c9r name at once,

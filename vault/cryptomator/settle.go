@@ -88,7 +88,7 @@ func (v *Vault) ReplaceWithCopy(e Entry) error {
 		switch {
 		case errors.Is(err, ErrHalfMade) || err == unix.ENOENT:
 			ClearHalfMade(fd, base)
-			return renameNoReplace(fd, e.Stored, fd, base)
+			return layout.RenameNoReplace(fd, e.Stored, fd, base)
 		case err != nil:
 			return err
 		case k == KindDir && e.Kind == KindDir:
@@ -103,7 +103,7 @@ func (v *Vault) ReplaceWithCopy(e Entry) error {
 		if err != nil {
 			return err
 		}
-		return renameNoReplace(fd, e.Stored, fd, base)
+		return layout.RenameNoReplace(fd, e.Stored, fd, base)
 	})
 }
 

@@ -191,7 +191,7 @@ func (v *Vault) place(d Dir, name string, k Kind, write func(dirfd int, name str
 	if k == KindFile && long == "" {
 		tmp := TempName()
 		if err = write(dirfd, tmp); err == nil {
-			if err = renameNoReplace(dirfd, tmp, dirfd, stored); err != nil {
+			if err = layout.RenameNoReplace(dirfd, tmp, dirfd, stored); err != nil {
 				unix.Unlinkat(dirfd, tmp, 0)
 			}
 		}

@@ -49,7 +49,9 @@ func PlanReseal(dir string, to crypto.CipherID, blockSize uint64) (plainBytes in
 }
 
 // Resealed is what Reseal did: Bytes of content resealed; Unchanged, cipher paths of files
-// that are not the vault's, copied as they are; Dropped, what stays with the old vault only.
+// that are not the vault's (desktop.ini and the like, which the mount hides), copied as they
+// are; Dropped, what stays with the old vault only (copies of a key file that carry the old
+// cipher).
 type Resealed struct {
 	Bytes              int64
 	Unchanged, Dropped []string

@@ -37,23 +37,15 @@ func (i *statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
 func (i *statInfo) IsDir() bool        { return i.Mode().IsDir() }
 func (i *statInfo) Sys() any           { return &i.st }
 
+// fileTypes are the fs.FileMode bits of the Unix file types, by S_IFMT>>12.
+var fileTypes = [16]fs.FileMode{
+	syscall.S_IFDIR >> 12: fs.ModeDir, syscall.S_IFLNK >> 12: fs.ModeSymlink, syscall.S_IFIFO >> 12: fs.ModeNamedPipe,
+	syscall.S_IFSOCK >> 12: fs.ModeSocket, syscall.S_IFBLK >> 12: fs.ModeDevice, syscall.S_IFCHR >> 12: fs.ModeDevice | fs.ModeCharDevice,
+}
+
 // Mode translates the Unix mode as os.Lstat does.
 func (i *statInfo) Mode() fs.FileMode {
-	m := fs.FileMode(i.st.Mode & 0o777)
-	switch i.st.Mode & syscall.S_IFMT {
-	case syscall.S_IFDIR:
-		m |= fs.ModeDir
-	case syscall.S_IFLNK:
-		m |= fs.ModeSymlink
-	case syscall.S_IFIFO:
-		m |= fs.ModeNamedPipe
-	case syscall.S_IFSOCK:
-		m |= fs.ModeSocket
-	case syscall.S_IFBLK:
-		m |= fs.ModeDevice
-	case syscall.S_IFCHR:
-		m |= fs.ModeDevice | fs.ModeCharDevice
-	}
+	m := fs.FileMode(i.st.Mode&0o777) | fileTypes[(i.st.Mode&syscall.S_IFMT)>>12]
 	if i.st.Mode&syscall.S_ISUID != 0 {
 		m |= fs.ModeSetuid
 	}

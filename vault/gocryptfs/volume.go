@@ -146,16 +146,12 @@ func (v *Vault) countIn(dirfd int, cdir string, counted func(size int64)) {
 			continue
 		}
 		info, err := LstatAt(dirfd, name)
-		if err != nil {
-			counted(0)
-			continue
+		var size int64
+		if err == nil && info.Mode().IsRegular() {
+			size = info.Size()
 		}
-		if info.Mode().IsRegular() {
-			counted(info.Size())
-		} else {
-			counted(0)
-		}
-		if !info.IsDir() {
+		counted(size)
+		if err != nil || !info.IsDir() {
 			continue
 		}
 		if cfd, err := layout.OpenDir(dirfd, name); err == nil {

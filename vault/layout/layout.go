@@ -360,7 +360,7 @@ func MakeDir(dirfd int, name string, perm uint32, perDirIV bool) (iv []byte, err
 			err = unix.Fsync(cfd)
 		}
 		if err == nil {
-			err = renameNoReplace(dirfd, tmp, name)
+			err = RenameNoReplace(dirfd, tmp, dirfd, name)
 		}
 		if err != nil {
 			unix.Unlinkat(cfd, crypto.DirIVName, 0)
@@ -384,12 +384,16 @@ func keepSetgid(cfd int, perm uint32) uint32 {
 	return perm
 }
 
-// renameNoReplace renames old to new in dirfd unless new exists (EEXIST); on a file system
-// without RENAME_NOREPLACE, a plain rename (the caller has checked that new does not exist).
-func renameNoReplace(dirfd int, old, new string) error {
-	err := unix.Renameat2(dirfd, old, dirfd, new, unix.RENAME_NOREPLACE)
+// RenameNoReplace renames without replacing anything (EEXIST), also where the file system
+// does not know the flag and refusing would be wrong: there it checks first.
+func RenameNoReplace(ofd int, old string, nfd int, new string) error {
+	err := unix.Renameat2(ofd, old, nfd, new, unix.RENAME_NOREPLACE)
 	if err == unix.EINVAL {
-		err = unix.Renameat(dirfd, old, dirfd, new)
+		var st unix.Stat_t
+		if unix.Fstatat(nfd, new, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			return unix.EEXIST
+		}
+		err = unix.Renameat(ofd, old, nfd, new)
 	}
 	return err
 }
@@ -433,7 +437,7 @@ func RemoveDir(dirfd, cfd int, name string, entries []string, perDirIV bool) err
 		return err
 	}
 	if err := unix.Unlinkat(cfd, crypto.DirIVName, 0); err != nil && err != unix.ENOENT {
-		renameNoReplace(dirfd, tmp, name)
+		RenameNoReplace(dirfd, tmp, dirfd, name)
 		return err
 	}
 	err = unix.Unlinkat(dirfd, tmp, unix.AT_REMOVEDIR)
@@ -441,7 +445,7 @@ func RemoveDir(dirfd, cfd int, name string, entries []string, perDirIV bool) err
 		if ivErr == nil { // put the IV back so the directory stays readable
 			WriteNew(cfd, crypto.DirIVName, iv, 0o440, true)
 		}
-		renameNoReplace(dirfd, tmp, name)
+		RenameNoReplace(dirfd, tmp, dirfd, name)
 	}
 	return err
 }

@@ -43,75 +43,54 @@ func CleanPath(p string) (string, error) {
 // it is a long name (its .name file holds the name). A sync tool's conflict copy maps to the
 // name the mount shows it under. Plaintext names map to themselves.
 func (m PathNames) DecryptPath(rootfd int, cipherPath string) (string, error) {
-	clean, err := CleanPath(cipherPath)
-	if err != nil {
-		return "", err
-	}
-	if m.Names == nil {
-		return clean, nil
-	}
-	parts := strings.Split(clean, "/")
-	var plain []string
-	err = m.walk(rootfd, parts, func(dirfd int, iv []byte, i int) (string, error) {
+	return m.walk(rootfd, cipherPath, func(dirfd int, iv []byte, parts []string, i int, plain []string) (string, string, error) {
 		part := parts[i]
 		switch {
 		case part == crypto.DirIVName || i == 0 && part == crypto.ConfName:
-			return "", fmt.Errorf("%s%w", where(parts, i), ErrFormatFile)
+			return "", "", fmt.Errorf("%s%w", where(parts, i), ErrFormatFile)
 		case crypto.IsLongNameFile(part):
 			what := "the long-name file of an entry that is gone"
 			if p, err := EntryUnderIV(dirfd, strings.TrimSuffix(part, crypto.LongNameSuffix), iv, m.Names); err == nil {
 				what = "the long-name file of " + path.Join(append(plain, p)...)
 			}
-			return "", fmt.Errorf("%s%w (%s)", where(parts, i), ErrFormatFile, what)
+			return "", "", fmt.Errorf("%s%w (%s)", where(parts, i), ErrFormatFile, what)
 		}
 		p, err := EntryUnderIV(dirfd, part, iv, m.Names)
 		if err != nil {
 			c, cp, _, ok := ConflictCopy(dirfd, part, iv, m.Names, i == 0)
 			if !ok || cp == "" {
-				return "", fmt.Errorf("%s%w", where(parts, i), err)
+				return "", "", fmt.Errorf("%s%w", where(parts, i), err)
 			}
 			p = ConflictName(cp, c, func(name string) bool { return m.exists(dirfd, name, iv) })
 		}
-		plain = append(plain, p)
-		return part, nil
+		return part, p, nil
 	})
-	if err != nil {
-		return "", err
-	}
-	return path.Join(plain...), nil
 }
 
 // EncryptPath returns the cipher path of plainPath in the cipherdir open at rootfd (see
 // CleanPath). Every directory on the way must exist (its IV encrypts the next name); the last
 // element need not. Long names give their gocryptfs.longname.* entry.
 func (m PathNames) EncryptPath(rootfd int, plainPath string) (string, error) {
-	clean, err := CleanPath(plainPath)
-	if err != nil {
-		return "", err
-	}
-	if m.Names == nil {
-		return clean, nil
-	}
-	parts := strings.Split(clean, "/")
-	var stored []string
-	err = m.walk(rootfd, parts, func(dirfd int, iv []byte, i int) (string, error) {
+	return m.walk(rootfd, plainPath, func(dirfd int, iv []byte, parts []string, i int, _ []string) (string, string, error) {
 		s, _, _, err := m.Names.StoredName(parts[i], iv)
 		if err != nil {
-			return "", fmt.Errorf("%s%w", where(parts, i), err)
+			return "", "", fmt.Errorf("%s%w", where(parts, i), err)
 		}
-		stored = append(stored, s)
-		return s, nil
+		return s, s, nil
 	})
-	if err != nil {
-		return "", err
-	}
-	return path.Join(stored...), nil
 }
 
-// walk calls step for each element i of parts with the directory that holds it and that
-// directory's IV; step returns the element's stored name, which is opened as the next
-// directory.
-func (m PathNames) walk(rootfd int, parts []string, step func(dirfd int, iv []byte, i int) (string, error)) error {
+// walk maps the path p (CleanPath) element by element; with plaintext names it maps to
+// itself. step gets the directory that holds element i of parts, that directory's IV and
+// the elements before it as mapped (done); it returns the element's stored name, which is
+// opened as the next directory, and what the element maps to.
+func (m PathNames) walk(rootfd int, p string, step func(dirfd int, iv []byte, parts []string, i int, done []string) (stored, mapped string, err error)) (string, error) {
+	clean, err := CleanPath(p)
+	if err != nil || m.Names == nil {
+		return clean, err
+	}
+	parts := strings.Split(clean, "/")
+	var done []string
 	dirfd := rootfd
 	defer func() {
 		if dirfd != rootfd {
@@ -121,25 +100,28 @@ func (m PathNames) walk(rootfd int, parts []string, step func(dirfd int, iv []by
 	for i := range parts {
 		iv := make([]byte, crypto.DirIVLen)
 		if m.PerDirIV {
-			var err error
 			if iv, err = ReadDirIV(dirfd); err != nil {
-				return fmt.Errorf("directory %s: %w", dirLabel(parts[:i]), err)
+				return "", fmt.Errorf("directory %s: %w", dirLabel(parts[:i]), err)
 			}
 		}
-		stored, err := step(dirfd, iv, i)
-		if err != nil || i == len(parts)-1 {
-			return err
+		stored, mapped, err := step(dirfd, iv, parts, i, done)
+		if err != nil {
+			return "", err
+		}
+		done = append(done, mapped)
+		if i == len(parts)-1 {
+			break
 		}
 		next, err := OpenDirPath(dirfd, stored)
 		if err != nil {
-			return fmt.Errorf("directory %s: %w", dirLabel(parts[:i+1]), err)
+			return "", fmt.Errorf("directory %s: %w", dirLabel(parts[:i+1]), err)
 		}
 		if dirfd != rootfd {
 			unix.Close(dirfd)
 		}
 		dirfd = next
 	}
-	return nil
+	return path.Join(done...), nil
 }
 
 // exists reports whether the entry plain exists in dirfd (names encrypt deterministically).

@@ -199,7 +199,7 @@ func (f *rfs) readlink(plainPath, cipherPath string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	target, err := readlinkAt(fd, name)
+	target, err := layout.Readlink(fd, name)
 	if err != nil || f.Names == nil {
 		return target, err
 	}

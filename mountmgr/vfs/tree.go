@@ -269,7 +269,7 @@ func (t gocryptfsTree) symlinkLen(size int64) (int, bool) {
 }
 
 func (t gocryptfsTree) readlink(dirfd int, name string) ([]byte, error) {
-	buf, err := readlinkAt(dirfd, name)
+	buf, err := layout.Readlink(dirfd, name)
 	if err != nil || t.f.names == nil {
 		return buf, err
 	}
@@ -278,20 +278,6 @@ func (t gocryptfsTree) readlink(dirfd int, name string) ([]byte, error) {
 		return nil, err
 	}
 	return []byte(target), nil
-}
-
-// readlinkAt returns the target of the symlink name in dirfd, however long.
-func readlinkAt(dirfd int, name string) ([]byte, error) {
-	for size := 256; ; size *= 2 {
-		buf := make([]byte, size)
-		n, err := unix.Readlinkat(dirfd, name, buf)
-		if err != nil {
-			return nil, err
-		}
-		if n < size {
-			return buf[:n], nil
-		}
-	}
 }
 
 // makeEntry creates the entry e with mk. A long name's .name file is written first and

@@ -438,17 +438,10 @@ func copyRaw(src, dst int, name string) error {
 	return err
 }
 
+// readlinkAt is layout.Readlink as a string.
 func readlinkAt(dirfd int, name string) (string, error) {
-	for n := 4096; ; n *= 2 {
-		buf := make([]byte, n)
-		m, err := unix.Readlinkat(dirfd, name, buf)
-		if err != nil {
-			return "", err
-		}
-		if m < n {
-			return string(buf[:m]), nil
-		}
-	}
+	b, err := layout.Readlink(dirfd, name)
+	return string(b), err
 }
 
 // finishEntry gives the new entry name in dst the extended attributes (values re-sealed),

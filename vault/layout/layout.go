@@ -41,6 +41,20 @@ const (
 	dirReadFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 )
 
+// Readlink returns the target of the symlink name in dirfd, however long.
+func Readlink(dirfd int, name string) ([]byte, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n < size {
+			return buf[:n], nil
+		}
+	}
+}
+
 // OpenDir opens directory name in dirfd for listing. A symlink in its place is an error
 // (ELOOP or ENOTDIR), never followed.
 func OpenDir(dirfd int, name string) (int, error) {

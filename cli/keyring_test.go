@@ -12,7 +12,7 @@ import (
 // session bus: remember a password, mount without a prompt, a stored password that stopped
 // working, forget it, and no keyring at all.
 func TestKeyringScripts(t *testing.T) {
-	addr := keyringtest.Start(t)
+	addr := keyringtest.StartService(t).Addr
 	testscript.Run(t, mountScriptParams(t, "testdata/keyring", func(env *testscript.Env) {
 		env.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
 		env.Setenv("KEYRING_BUS", addr)

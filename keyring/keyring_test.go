@@ -21,7 +21,7 @@ func ctx(t *testing.T) context.Context {
 // TestRealKeyring stores, reads, replaces and forgets a password in a real gnome-keyring over
 // the encrypted transfer.
 func TestRealKeyring(t *testing.T) {
-	keyringtest.Start(t)
+	keyringtest.StartService(t)
 	k, err := keyring.Open(ctx(t), keyring.Options{})
 	if err != nil {
 		t.Fatalf("Open: %v", err)

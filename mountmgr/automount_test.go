@@ -55,7 +55,7 @@ func storePasswords(t *testing.T, passwords map[string][]byte) {
 // mounts nothing again.
 func TestAutomountWithKeyring(t *testing.T) {
 	base := daemonEnv(t)
-	keyringtest.Start(t)
+	keyringtest.StartService(t)
 	t.Setenv(testAutomountEnv, "1")
 
 	okDir, okMP, okPW := newVault(t, base, crypto.AESGCM)

@@ -124,7 +124,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 func TestLockOnSleepAndScreenLock(t *testing.T) {
 	base := daemonEnv(t)
 	logind := startFakeLogind(t, base)
-	keyringtest.Start(t)
+	keyringtest.StartService(t)
 
 	sleepDir, sleepMP, sleepPW := newVault(t, base, crypto.AESGCM)
 	screenDir, screenMP, screenPW := newVault(t, base, crypto.AESGCM)

@@ -55,7 +55,7 @@ func TestEndToEndTmux(t *testing.T) {
 	// without.
 	haveKeyring := testdeps.Optional(t, testdeps.DBus, "the remember-password part")
 	if haveKeyring {
-		keyringtest.Start(t)
+		keyringtest.StartService(t)
 	}
 	env := append(os.Environ(),
 		"HOME="+home,

@@ -16,7 +16,7 @@ import (
 // password) updates the keyring's entry in the same step (it left the old one, so the next
 // mount failed once), and f without a typed password checks the vault with the keyring's.
 func TestRealBackendKeyring(t *testing.T) {
-	keyringtest.Start(t)
+	keyringtest.StartService(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "v.crypt")
 	if _, err := vault.Create(context.Background(), dir, []byte("old"), vault.CreateOptions{ScryptLogN: 10}); err != nil {

@@ -22,15 +22,6 @@ import (
 // Password unlocks the test keyring.
 const Password = "keyring test password"
 
-// Start runs the bus and the keyring until the test ends and returns the bus address; it sets
-// DBUS_SESSION_BUS_ADDRESS for the test (so the test must not be parallel). It skips (or fails,
-// see testdeps) when dbus-daemon or gnome-keyring-daemon is not installed (Debian: dbus,
-// gnome-keyring).
-func Start(t testing.TB) string {
-	t.Helper()
-	return StartService(t).Addr
-}
-
 // Service is a test keyring that can be stopped and started again on its bus, as a Secret
 // Service that comes up late at login or restarts: the items it stored stay in its home.
 type Service struct {
@@ -39,7 +30,10 @@ type Service struct {
 	cmd  *exec.Cmd
 }
 
-// StartService is Start, returning the service to stop and start again.
+// StartService runs the bus and the keyring until the test ends; it sets
+// DBUS_SESSION_BUS_ADDRESS for the test (so the test must not be parallel). It skips (or fails,
+// see testdeps) when dbus-daemon or gnome-keyring-daemon is not installed (Debian: dbus,
+// gnome-keyring).
 func StartService(t testing.TB) *Service {
 	t.Helper()
 	addr, env := startBus(t)

@@ -14,7 +14,7 @@ import (
 // without vaultui's keyring support, against a real gnome-keyring on a private bus.
 func TestRunSecretTool(t *testing.T) {
 	testdeps.Need(t, testdeps.SecretTool)
-	keyringtest.Start(t)
+	keyringtest.StartService(t)
 	store := exec.Command("secret-tool", "store", "--label=work vault", "vaultui", "work")
 	store.Stdin = strings.NewReader("pass word from the keyring")
 	if out, err := store.CombinedOutput(); err != nil {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/vaultui/vaultui/internal/userfile"
 )
 
 // SocketDir returns the directory holding the control socket: $XDG_RUNTIME_DIR/vaultui, or
@@ -34,13 +36,9 @@ func SocketPath() string { return filepath.Join(SocketDir(), "ctl.sock") }
 // LogPath returns the daemon's log file: $XDG_STATE_HOME/vaultui/daemon.log (default
 // ~/.local/state/vaultui/daemon.log).
 func LogPath() (string, error) {
-	state := os.Getenv("XDG_STATE_HOME")
-	if state == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("locating the daemon log: %w", err)
-		}
-		state = filepath.Join(home, ".local", "state")
+	state, err := userfile.BaseDir("XDG_STATE_HOME", filepath.Join(".local", "state"))
+	if err != nil {
+		return "", fmt.Errorf("locating the daemon log: %w", err)
 	}
 	return filepath.Join(state, "vaultui", "daemon.log"), nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
@@ -51,7 +52,7 @@ func TestConvertAsksPlainly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = v.Import(context.Background(), src)
+		err = vaulttest.Import(context.Background(), v, src)
 		v.Close()
 		if err != nil {
 			t.Fatal(err)

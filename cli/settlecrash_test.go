@@ -15,6 +15,7 @@ import (
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/crashtest"
 	"github.com/vaultui/vaultui/internal/testdeps"
+	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
@@ -184,7 +185,7 @@ func settleTemplate(t *testing.T, dir, pw string, files map[string]string) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	if err := v.Import(context.Background(), src); err != nil {
+	if err := vaulttest.Import(context.Background(), v, src); err != nil {
 		t.Fatal(err)
 	}
 	cipher := map[string]string{}

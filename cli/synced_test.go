@@ -9,6 +9,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
@@ -37,7 +38,7 @@ func cmdImportTree(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	v, _ := scriptVault(ts, args[0], args[1])
 	defer v.Close()
-	ts.Check(v.Import(context.Background(), ts.MkAbs(args[2])))
+	ts.Check(vaulttest.Import(context.Background(), v, ts.MkAbs(args[2])))
 }
 
 // splitfolder CIPHERDIR PASSFILE FOLDER SECOND: make FOLDER a folder made on two computers,

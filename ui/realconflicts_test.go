@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vaultui/vaultui/app"
+	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/keyring"
 	"github.com/vaultui/vaultui/vault"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
@@ -42,7 +43,7 @@ func syncedVault(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	if err := v.Import(context.Background(), src); err != nil {
+	if err := vaulttest.Import(context.Background(), v, src); err != nil {
 		t.Fatal(err)
 	}
 	cipher := map[string]string{}

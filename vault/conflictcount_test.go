@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
@@ -36,7 +37,7 @@ func syncedVault(t *testing.T, opts CreateOptions, files map[string]string) (*go
 		t.Fatal(err)
 	}
 	t.Cleanup(v.Close)
-	if err := v.Import(context.Background(), src); err != nil {
+	if err := vaulttest.Import(context.Background(), v, src); err != nil {
 		t.Fatal(err)
 	}
 	cipher := map[string]string{}

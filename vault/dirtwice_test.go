@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vaultui/vaultui/crypto"
+	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/vault/format"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
@@ -146,7 +147,7 @@ func TestGocryptfsDirReachedTwice(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "a/inner/f"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Import(context.Background(), src); err != nil {
+	if err := vaulttest.Import(context.Background(), v, src); err != nil {
 		t.Fatal(err)
 	}
 	paths := cipherPaths(t, v)

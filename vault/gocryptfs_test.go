@@ -33,7 +33,7 @@ func TestGocryptfsReadsOurVaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer v.Close()
-			if err := v.Import(context.Background(), src); err != nil {
+			if err := vaulttest.Import(context.Background(), v, src); err != nil {
 				t.Fatal(err)
 			}
 			passfile := filepath.Join(t.TempDir(), "password")

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vaultui/vaultui/internal/vaulttest"
 	"github.com/vaultui/vaultui/vault/gocryptfs"
 )
 
@@ -28,7 +29,7 @@ func TestFsckProgressInBytes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "b-small"), []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Import(context.Background(), src); err != nil {
+	if err := vaulttest.Import(context.Background(), v, src); err != nil {
 		t.Fatal(err)
 	}
 	var reps []FsckProgress

@@ -36,7 +36,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer v.Close()
-			if err := v.Import(context.Background(), src); err != nil {
+			if err := vaulttest.Import(context.Background(), v, src); err != nil {
 				t.Fatal(err)
 			}
 			checkCipherdirLayout(t, v)
@@ -118,7 +118,7 @@ func TestImportRefusesNonEmptyVault(t *testing.T) {
 	v, _ := gocryptfs.Unlock(context.Background(), dir, testPassword)
 	defer v.Close()
 	os.WriteFile(filepath.Join(dir, "x"), nil, 0o644)
-	if err := v.Import(context.Background(), t.TempDir()); err == nil {
+	if err := vaulttest.Import(context.Background(), v, t.TempDir()); err == nil {
 		t.Fatal("import into a non-empty vault")
 	}
 }

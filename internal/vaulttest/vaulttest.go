@@ -1,6 +1,6 @@
 // Package vaulttest has what the tests of package vault and of the packages built on it share:
-// a plaintext tree covering what a vault must hold, its description for comparison, and the
-// gocryptfs program to check vaults against.
+// a plaintext tree covering what a vault must hold, its description for comparison, the
+// gocryptfs program to check vaults against, and Import of a plaintext tree into a vault.
 package vaulttest
 
 import (

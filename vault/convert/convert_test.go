@@ -35,7 +35,7 @@ func makeConvertVault(t *testing.T, opts vault.CreateOptions, src string) *gocry
 		t.Fatal(err)
 	}
 	t.Cleanup(v.Close)
-	if err := v.Import(context.Background(), src); err != nil {
+	if err := vaulttest.Import(context.Background(), v, src); err != nil {
 		t.Fatal(err)
 	}
 	set := func(cpath, name, value string) {
@@ -466,7 +466,7 @@ func TestConvertDirReachedTwice(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(src, "a/inner"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Import(context.Background(), src); err != nil {
+	if err := vaulttest.Import(context.Background(), v, src); err != nil {
 		t.Fatal(err)
 	}
 	inner := filepath.Join(dir, cipherPaths(t, v)["a/inner"])

@@ -142,7 +142,7 @@ func TestConvertFormatRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Import(context.Background(), src); err != nil {
+	if err := vaulttest.Import(context.Background(), v, src); err != nil {
 		t.Fatal(err)
 	}
 	v.Close()

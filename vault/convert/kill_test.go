@@ -253,7 +253,7 @@ func TestConvertFormatKilled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := v.Import(context.Background(), src); err != nil {
+			if err := vaulttest.Import(context.Background(), v, src); err != nil {
 				t.Fatal(err)
 			}
 			v.Close()

@@ -18,7 +18,7 @@ import (
 )
 
 // Builder returns the writer that fills the vault (made empty by Create) with a plaintext
-// tree (format.Builder), storing every entry as gocryptfs does and Import writes: encrypted
+// tree (format.Builder), storing every entry as gocryptfs does: encrypted
 // names under the directory's IV (long ones as gocryptfs.longname.* with their .name
 // file), a gocryptfs.diriv in each new directory, contents with holes for zero blocks,
 // encrypted symlink targets and user.* attributes, and FIFOs, sockets and device nodes

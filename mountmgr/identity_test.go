@@ -274,3 +274,24 @@ func TestSharedStorageMountedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMountedAtUnderDev: a vault whose folder lies under /dev (in the tmpfs at /dev/shm) is
+// found mounted as any other, so fsck and export go through the daemon instead of asking for
+// the password: a mount's source is told by what it is, not by its path's prefix.
+func TestMountedAtUnderDev(t *testing.T) {
+	daemonEnv(t)
+	shm, err := os.MkdirTemp("/dev/shm", "vaultui-test-")
+	if err != nil {
+		t.Skipf("no /dev/shm to make a vault in: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	cipherdir, mp, pw, _ := newVaultKey(t, shm)
+	c := connect(t)
+	if _, err := c.Mount(ctx(t), MountRequest{CipherDir: cipherdir, MountPoint: mp, Password: pw}); err != nil {
+		t.Fatal(err)
+	}
+	defer c.UnmountAll(ctx(t))
+	if got := MountedAt(cipherdir); got != mp {
+		t.Errorf("MountedAt(%s) = %q, want %s", cipherdir, got, mp)
+	}
+}

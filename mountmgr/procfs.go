@@ -247,7 +247,7 @@ func mountsOf(id vault.ID) []mountEntry {
 	var out []mountEntry
 	seen := map[string]vault.ID{}
 	for _, e := range entries {
-		if !filepath.IsAbs(e.Source) || strings.HasPrefix(e.Source, "/dev/") {
+		if !filepath.IsAbs(e.Source) {
 			continue
 		}
 		sid, ok := seen[e.Source]

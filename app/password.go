@@ -81,33 +81,43 @@ type KeyringChange struct {
 // program's when the registry names one, else the keyring's (see the package doc). With a
 // given password that worked, the keyring entry follows it.
 func (a *App) withPassword(ctx context.Context, v Vault, password []byte, remember bool, try func(pw []byte) error) (KeyringChange, error) {
-	if password == nil && len(v.ExtPass) > 0 {
-		return KeyringChange{}, a.fromProgram(ctx, v, try)
+	if password != nil {
+		if err := try(password); err != nil {
+			return KeyringChange{}, err
+		}
+		return a.keyringFollows(ctx, v, password, remember), nil
 	}
-	if password == nil {
-		k, err := a.opts.Keyring(ctx)
+	if len(v.ExtPass) > 0 {
+		pw, err := a.RunPasswordProgram(ctx, v.ExtPass)
 		if err != nil {
-			return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: KeyringUnavailable, Err: err}
+			return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: ProgramFailed, Err: err}
 		}
-		defer k.Close()
-		pw, err := k.Get(ctx, v.CipherDir)
-		switch {
-		case errors.Is(err, keyring.ErrNotFound):
-			return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: NoneStored}
-		case err != nil:
-			return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: KeyringUnavailable, Err: err}
-		}
-		defer crypto.Wipe(pw)
-		err = try(pw)
-		if errors.Is(err, vault.ErrWrongPassword) {
-			return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: StoredFailed, Err: err}
-		}
-		return KeyringChange{}, err
+		return KeyringChange{}, tryOwn(v, ProgramFailed, pw, try)
 	}
-	if err := try(password); err != nil {
-		return KeyringChange{}, err
+	k, err := a.opts.Keyring(ctx)
+	if err != nil {
+		return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: KeyringUnavailable, Err: err}
 	}
-	return a.keyringFollows(ctx, v, password, remember), nil
+	defer k.Close()
+	pw, err := k.Get(ctx, v.CipherDir)
+	switch {
+	case errors.Is(err, keyring.ErrNotFound):
+		return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: NoneStored}
+	case err != nil:
+		return KeyringChange{}, &PasswordNeededError{Vault: v, Reason: KeyringUnavailable, Err: err}
+	}
+	return KeyringChange{}, tryOwn(v, StoredFailed, pw, try)
+}
+
+// tryOwn runs try with pw, the vault's own password (its program's or the keyring's), and
+// wipes it; a pw that does not unlock the vault is a *PasswordNeededError with Reason failed.
+func tryOwn(v Vault, failed NeedReason, pw []byte, try func(pw []byte) error) error {
+	defer crypto.Wipe(pw)
+	err := try(pw)
+	if errors.Is(err, vault.ErrWrongPassword) {
+		return &PasswordNeededError{Vault: v, Reason: failed, Err: err}
+	}
+	return err
 }
 
 // keyringFollows makes the vault's keyring entry hold password, a password that works: an

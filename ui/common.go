@@ -43,19 +43,13 @@ type common struct {
 	switchTo screen
 	backTo   *backMsg
 
-	// lock says whether lock policies can work here (see Backend.LockPolicyWorks),
-	// once the check at start has answered.
-	lock lockState
+	// lockErr is why lock policies cannot work here (Backend.LockPolicyWorks), once the
+	// check at start has answered; nil before.
+	lockErr error
 
 	jobs    int                 // numbers background jobs whose late messages must be told apart
 	history map[string]*history // by mount point
 	speed   speedState
-}
-
-// lockState is what the app knows of the lock policies here.
-type lockState struct {
-	known bool
-	err   error // why they cannot work, or nil
 }
 
 // lockChecked answers the check at start.
@@ -64,19 +58,14 @@ type lockChecked struct{ err error }
 // defaultLock is the policy a new vault gets: sleep where it works, never
 // where it cannot (mountmgr.DefaultLockPolicy), so none is promised a lock
 // that will not happen.
-func (c *common) defaultLock() string {
-	if !c.lock.known {
-		return app.DefaultLock(nil)
-	}
-	return app.DefaultLock(c.lock.err)
-}
+func (c *common) defaultLock() string { return app.DefaultLock(c.lockErr) }
 
 // lockProblem is why policy cannot work here, or "" (it can, or it is never).
 func (c *common) lockProblem(policy string) string {
-	if !c.lock.known || app.LockProblem(policy, c.lock.err) == nil {
+	if app.LockProblem(policy, c.lockErr) == nil {
 		return ""
 	}
-	return c.lock.err.Error()
+	return c.lockErr.Error()
 }
 
 // lockText describes a lock policy in words.

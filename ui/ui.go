@@ -276,7 +276,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return m.list.Update(msg)
 	case lockChecked:
-		m.c.lock = lockState{known: true, err: msg.err}
+		m.c.lockErr = msg.err
 		return m.screen().Update(msg)
 	case runSpeedMsg:
 		return m.startSpeed()

@@ -403,9 +403,9 @@ func (w *wizardScreen) lockHint() {
 	switch why := w.c.lockProblem(fl.chosen()); {
 	case why != "":
 		fl.hint = w.c.styles.Warning.Render("cannot work here: " + why)
-	case w.c.lock.err != nil:
+	case w.c.lockErr != nil:
 		// Why never is proposed.
-		fl.hint = w.c.styles.Subtle.Render(w.c.lock.err.Error())
+		fl.hint = w.c.styles.Subtle.Render(w.c.lockErr.Error())
 	}
 }
 

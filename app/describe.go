@@ -71,7 +71,7 @@ type Finding struct {
 // FindingOf describes one fsck problem. Every text in it is escaped for a terminal.
 func FindingOf(p vault.Problem) Finding {
 	where := cmp.Or(p.Path, p.CipherPath, ".")
-	what := oneLine(p.Detail)
+	what := OneLine(p.Detail)
 	if p.FirstBlock >= 0 && p.LastBlock >= p.FirstBlock {
 		if p.FirstBlock == p.LastBlock {
 			what += fmt.Sprintf(" (block %d)", p.FirstBlock)
@@ -103,5 +103,5 @@ func (f Finding) String() string {
 	return b.String()
 }
 
-// oneLine joins a multi-line text into one line.
-func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ") }
+// OneLine joins a multi-line text into one line: a message keeps a layout of one a line.
+func OneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ") }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/vaultui/vaultui/app"
 )
 
 // Shell completion. The scripts "vaultui completion bash|zsh|fish" prints know nothing of the
@@ -172,7 +174,7 @@ type completion struct {
 
 func (o *completion) add(word, description string) {
 	if strings.HasPrefix(word, o.prefix) {
-		o.words = append(o.words, [2]string{word, oneLine(description)})
+		o.words = append(o.words, [2]string{word, app.OneLine(description)})
 	}
 }
 

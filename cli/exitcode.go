@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/crypto"
 	"github.com/vaultui/vaultui/internal/termsafe"
 	"github.com/vaultui/vaultui/mountmgr"
@@ -129,7 +129,7 @@ func (c *codeError) ExitCode() int { return c.code }
 // printError writes err as age does: "error: ..." then any "hint: ..." lines.
 func printError(w io.Writer, err error) {
 	// Messages quote vault-controlled text (names, config fields): escape it for the terminal.
-	fmt.Fprintf(w, "error: %s\n", termsafe.Escape(oneLine(err.Error())))
+	fmt.Fprintf(w, "error: %s\n", termsafe.Escape(app.OneLine(err.Error())))
 	for _, h := range hints(err) {
 		fmt.Fprintf(w, "hint: %s\n", termsafe.Escape(h))
 	}
@@ -180,9 +180,4 @@ func (e *env) explain(err error) error {
 		return withHint(err, "nothing was changed; check the password")
 	}
 	return withHint(err, "nothing was changed; check %s", e.passFrom)
-}
-
-// oneLine keeps messages to one line so the error/hint layout holds.
-func oneLine(s string) string {
-	return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
 }

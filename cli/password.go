@@ -289,7 +289,7 @@ func (e *env) confirmUnverifiedKey(err error, accepted bool) error {
 		return withHint(fmt.Errorf("%w; nothing was changed", err), "%s", hint)
 	}
 	defer done()
-	fmt.Fprintf(promptTo, "%s.\nA wrong key would make the vault unreadable for good. Reseal it with this key? Type yes to go on: ", oneLine(err.Error()))
+	fmt.Fprintf(promptTo, "%s.\nA wrong key would make the vault unreadable for good. Reseal it with this key? Type yes to go on: ", app.OneLine(err.Error()))
 	answer, rerr := bufio.NewReader(tty).ReadString('\n')
 	if rerr != nil && rerr != io.EOF {
 		return rerr

@@ -18,7 +18,7 @@ import (
 func (e *env) resolve(arg string) (registry.Entry, error) {
 	entry, regErr, err := e.app.Resolve(arg)
 	if err == nil && regErr != nil {
-		fmt.Fprintf(e.stderr, "warning: ignoring the registry: %v\n", oneLine(regErr.Error()))
+		fmt.Fprintf(e.stderr, "warning: ignoring the registry: %v\n", app.OneLine(regErr.Error()))
 	}
 	return entry, err
 }

@@ -115,7 +115,7 @@ func (e *env) autoCipher(dir string) (crypto.CipherID, error) {
 
 func formatSpeed(r app.CipherSpeed) string {
 	if r.Err != nil {
-		return fmt.Sprintf("%-20s unavailable: %s", r.Cipher, oneLine(r.Err.Error()))
+		return fmt.Sprintf("%-20s unavailable: %s", r.Cipher, app.OneLine(r.Err.Error()))
 	}
 	f := r.Figure()
 	line := fmt.Sprintf("%-20s %8.0f MB/s", r.Cipher, f.Median)

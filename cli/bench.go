@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/vaultui/vaultui/app"
 	"github.com/vaultui/vaultui/mountmgr/mountbench"
 )
 
@@ -195,7 +197,7 @@ func loadAverage() string {
 func printResults(w io.Writer, rs []mountbench.Result) {
 	for _, r := range rs {
 		if r.Err != nil {
-			fmt.Fprintf(w, "%-26s failed: %s\n", r.Target, oneLine(r.Err.Error()))
+			fmt.Fprintf(w, "%-26s failed: %s\n", r.Target, app.OneLine(r.Err.Error()))
 			continue
 		}
 		printFigures(w, r.Target, r)
@@ -301,10 +303,7 @@ func ratioBases(rep mountbench.Report) []string {
 // per-round ratios: a row per workload, a column per target (warm, and cold when measured),
 // and the real-world workloads' geometric mean.
 func printRatios(w io.Writer, rep mountbench.Report) {
-	cold := false
-	for _, r := range rep.Medians {
-		cold = cold || r.Cold != nil
-	}
+	cold := slices.ContainsFunc(rep.Medians, func(r mountbench.Result) bool { return r.Cold != nil })
 	for _, base := range ratioBases(rep) {
 		title := base
 		if strings.HasPrefix(base, "gocryptfs") && rep.Gocryptfs != "" {

@@ -87,10 +87,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		args = MountHelperArgs(args)
 	}
 	err := dispatch(e, args)
-	if err == nil {
-		return exitOK
-	}
-	if errors.Is(err, errHelpShown) {
+	if err == nil || errors.Is(err, errHelpShown) {
 		return exitOK
 	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -172,12 +169,11 @@ func dispatch(e *env, args []string) error {
 }
 
 func unknownCommand(name string) error {
+	msg := fmt.Sprintf("unknown command %q", name)
 	if strings.HasPrefix(name, "-") {
-		return &usageError{msg: fmt.Sprintf("unknown option %q before the command", name),
-			hint: `run "vaultui help" for the list of commands`}
+		msg = fmt.Sprintf("unknown option %q before the command", name)
 	}
-	return &usageError{msg: fmt.Sprintf("unknown command %q", name),
-		hint: `run "vaultui help" for the list of commands`}
+	return &usageError{msg: msg, hint: `run "vaultui help" for the list of commands`}
 }
 
 // newFlagSet returns a silent flag set: Main prints errors and help itself.

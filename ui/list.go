@@ -79,8 +79,7 @@ func (l *listScreen) keys() []key.Binding {
 		}
 		return []key.Binding{k.New, k.Add, k.Speed, k.Events}
 	}
-	enter := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
-	keys := []key.Binding{k.New, k.Mount, k.Unmount, enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Conflicts, k.Forget, k.Events, k.Automount, k.Filter, k.Up, k.Down}
+	keys := []key.Binding{k.New, k.Mount, k.Unmount, k.Enter, k.Speed, k.Add, k.Info, k.Passwd, k.Fsck, k.Conflicts, k.Forget, k.Events, k.Automount, k.Filter, k.Up, k.Down}
 	if l.filter.Value() != "" {
 		keys = append(keys, clearFilter)
 	}

@@ -108,10 +108,8 @@ func (fl *field) chosen() string { return fl.choices[fl.choice] }
 
 // choose selects the choice c, if it is one.
 func (fl *field) choose(c string) {
-	for i, o := range fl.choices {
-		if o == c {
-			fl.choice = i
-		}
+	if i := slices.Index(fl.choices, c); i >= 0 {
+		fl.choice = i
 	}
 }
 
@@ -263,11 +261,10 @@ func (f *form) viewFocus() (string, [2]int) {
 		case len(fl.choices) > 0:
 			v = "‹ " + fl.chosen() + " ›"
 		case fl.toggle:
-			box := "[ ]"
+			v = "[ ]"
 			if fl.on {
-				box = "[x]"
+				v = "[x]"
 			}
-			v = box
 		default:
 			fl.input.Width = inputW
 			v = fl.input.View()

@@ -19,10 +19,6 @@ type infoJSON struct {
 	OpensIn []string `json:"opens_in"` // programs that open the vault (app.OpensIn)
 }
 
-func printInfoJSON(w io.Writer, e registry.Entry, i vault.Info) error {
-	return writeJSON(w, infoJSON{Name: e.Name, MountPoint: e.MountPoint, Info: i, OpensIn: app.OpensIn(i.Cipher).Programs})
-}
-
 // printInfo prints the vault's facts; keyring, when not "", says whether its password is in
 // the desktop keyring.
 func printInfo(w io.Writer, e registry.Entry, i vault.Info, keyring string) {

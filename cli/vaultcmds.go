@@ -269,7 +269,8 @@ examples:
 				return err
 			}
 			if *asJSON {
-				return printInfoJSON(e.stdout, entry, info)
+				return writeJSON(e.stdout, infoJSON{Name: entry.Name, MountPoint: entry.MountPoint, Info: info,
+					OpensIn: app.OpensIn(info.Cipher).Programs})
 			}
 			printInfo(e.stdout, entry, info, keyringStatus(e, entry))
 			return nil

@@ -77,10 +77,7 @@ func window(heights []int, cursor, offset, h, gap int) (start, end int) {
 		return 0, n
 	}
 	cursor = max(0, min(cursor, n-1))
-	start = max(0, min(offset, n-1))
-	if cursor < start {
-		start = cursor
-	}
+	start = min(cursor, max(0, min(offset, n-1)))
 	for start < cursor && !fits(start, cursor) {
 		start++
 	}

@@ -123,15 +123,14 @@ func (a *App) Close() error {
 func (a *App) Daemon(ctx context.Context) (Daemon, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.daemon != nil {
-		return a.daemon, nil
+	if a.daemon == nil {
+		d, err := a.opts.Connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a.daemon = d
 	}
-	d, err := a.opts.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	a.daemon = d
-	return d, nil
+	return a.daemon, nil
 }
 
 // daemonCall runs call with the daemon's client and forgets a client whose daemon went away,

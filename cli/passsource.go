@@ -32,7 +32,6 @@ func (f *extpassFlag) Set(s string) error {
 	return nil
 }
 
-// argv is the program's argument vector.
 func (f extpassFlag) argv() []string {
 	if len(f) == 1 {
 		return extpass.Split(f[0])
@@ -56,7 +55,6 @@ func passSourceFlags(fs *flag.FlagSet, fileUsage string) *passSource {
 // dispatch applies it to the command's context.
 const allowCostlyFlag = "allow-costly-kdf"
 
-// allowCostlyKDF defines --allow-costly-kdf on fs.
 func allowCostlyKDF(fs *flag.FlagSet) {
 	fs.Bool(allowCostlyFlag, false, "allow a key derivation above 1 GiB of memory (a vault whose scrypt cost was raised on purpose); refused without it, naming the memory and time")
 }
@@ -69,7 +67,6 @@ func allowsCostlyKDF(ctx context.Context, fs *flag.FlagSet) context.Context {
 	return ctx
 }
 
-// given says whether the user named a source.
 func (s *passSource) given() bool { return s != nil && (s.file != "" || len(s.prog) > 0) }
 
 // fromSource reads the password from the named source: the passfile, or the program's first

@@ -25,7 +25,6 @@ func newTable(w io.Writer) *table { return &table{w: w} }
 
 func (t *table) Write(p []byte) (int, error) { return t.buf.Write(p) }
 
-// Flush writes the table laid out.
 func (t *table) Flush() error {
 	text := t.buf.String()
 	t.buf.Reset()

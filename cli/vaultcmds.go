@@ -527,7 +527,6 @@ func (s *statusLine) draw(line string, now bool) {
 	s.drawn = true
 }
 
-// done clears the line.
 func (s *statusLine) done() {
 	if s.drawn {
 		fmt.Fprint(s.w, "\r\x1b[K")

@@ -103,7 +103,6 @@ func choiceField(label string, choices []string, i int) *field {
 	return &field{label: label, toggle: true, choices: choices, choice: i}
 }
 
-// chosen is a choice field's value.
 func (fl *field) chosen() string { return fl.choices[fl.choice] }
 
 // choose selects the choice c, if it is one.

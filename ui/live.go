@@ -149,7 +149,6 @@ func totalsView(t mountmgr.Stats, w int) string {
 	return truncate(label+bytes, w) + "\n" + truncate(under+noRate, w)
 }
 
-// tail is the last n samples.
 func tail(s []float64, n int) []float64 {
 	if len(s) > n {
 		return s[len(s)-n:]

@@ -164,13 +164,11 @@ func (s *speedScreen) content() (text string, rec, details int) {
 				if maxMB > 0 {
 					n = int(float64(barW)*r.MBps/maxMB + 0.5)
 				}
-				bar := strings.Repeat("█", n) + strings.Repeat(" ", barW-n)
+				style := st.Bar
 				if best {
-					bar = st.BarBest.Render(bar)
-				} else {
-					bar = st.Bar.Render(bar)
+					style = st.BarBest
 				}
-				line += bar + " "
+				line += style.Render(strings.Repeat("█", n)+strings.Repeat(" ", barW-n)) + " "
 			}
 			line += fmt.Sprintf("%*.0f MB/s %5s", numW, r.MBps, sp.report.Times(cph))
 			if best {

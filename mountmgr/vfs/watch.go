@@ -28,8 +28,8 @@ import (
 // changed. Events are read in batches, one every watchSettle at most, so a burst of writes
 // costs one check, and a change shows through the mount within a tenth of a second or so,
 // where the cache timeouts alone took up to a second and never dropped the pages of a file
-// rewritten in place. A change made by someone else while the mount changes the same file
-// shows too, though its pages end up as stale as two writers without a lock leave a file.
+// rewritten in place. A change someone else makes while the mount changes the same file is
+// told as well (the file then holds what two writers without a lock leave).
 //
 // A format whose entries are folders (Cryptomator: a .c9s folder holding a long-named file's
 // contents.c9r, a directory's folder holding its dir.c9r, a symlink's holding symlink.c9r;

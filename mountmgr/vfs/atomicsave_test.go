@@ -448,7 +448,7 @@ func TestFileIDNotKeptPastLastClose(t *testing.T) {
 // handle on the old file left, it is ESTALE, on which the kernel looks the name up again.
 func TestGetattrAfterRenameOver(t *testing.T) {
 	vlt := realVault(t, "", crypto.AESGCM)
-	mp, m := mountTest(t, volumeOf(vlt), Options{})
+	mp, m := mountTest(t, volumeOf(vlt), Options{watchOwn: true})
 	old := bytes.Repeat([]byte("old "), 2500)
 	saved := bytes.Repeat([]byte("new "), 2600)
 	holder := saveBehind(t, vlt, mp, old, saved)

@@ -1126,7 +1126,7 @@ func TestDirIVConflictNameDecryptsUnderBothIVs(t *testing.T) {
 // being told drops the pages the kernel keeps.
 func TestDirIVConflictNameDecryptsUnderBothIVsChangedBehind(t *testing.T) {
 	v := realVault(t, "", crypto.AESGCM)
-	mp, name, _, cipher := folderMadeTwiceByChance(t, v, Options{cacheTimeout: time.Hour})
+	mp, name, _, cipher := folderMadeTwiceByChance(t, v, Options{cacheTimeout: time.Hour, watchOwn: true})
 	tool, _ := mountTest(t, volumeOf(v), Options{SharedStorage: true})
 	shown := filepath.Join("shared", strings.TrimSuffix(name, ".txt")+" (conflict 2026-11-30 Syncthing).txt")
 	old, next := []byte("made on A"), []byte("MADE ON B")

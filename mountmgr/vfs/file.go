@@ -295,8 +295,6 @@ func (f *file) write(data []byte, off uint64, unprivileged bool) syscall.Errno {
 		return errno
 	}
 	fsys := f.node.fsys
-	fsys.watch.beginWith(f.node, st.Ctim, nil)
-	defer fsys.watch.end(f.node, entry{fd: f.fd})
 	if kill := suidBits(st.Mode); kill != 0 && unprivileged {
 		if err := unix.Fchmod(f.fd, st.Mode&07777&^kill); err != nil {
 			return fs2errno(err)
@@ -813,12 +811,10 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 		return fsys.op(syscall.EFBIG)
 	}
 	return fsys.op(f.withLocks(true, func() syscall.Errno {
-		st, plainSize, errno := f.sizes()
+		_, plainSize, errno := f.sizes()
 		if errno != 0 {
 			return errno
 		}
-		fsys.watch.beginWith(f.node, st.Ctim, nil)
-		defer fsys.watch.end(f.node, entry{fd: f.fd})
 		// Reserve the cipher blocks covering the range (header included) without changing the
 		// cipher size, then grow the plaintext if asked to.
 		cOff := uint64(0)

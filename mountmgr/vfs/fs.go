@@ -87,9 +87,12 @@ type Options struct {
 	// cacheTimeout replaces the package's cacheTimeout when set: tests that count requests
 	// hold the kernel to its caches however slow the machine is.
 	cacheTimeout time.Duration
-	// maxWatches, when set, stands for the inotify watch limit: tests of what a mount does
+	// maxWatches, when set, stands for the fanotify mark limit: tests of what a mount does
 	// past it.
 	maxWatches int
+	// watchOwn takes the process's own changes of the cipherdir for someone else's: tests
+	// change it behind a mount from the process that serves the mount.
+	watchOwn bool
 	// SharedStorage is for a cipherdir that other machines use at the same time over network
 	// storage, gocryptfs's -sharedstorage: the kernel caches no entries, attributes or file
 	// contents, every directory entry is a node of its own (identity.go), and content
@@ -253,8 +256,8 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 		mo.ExtraCapabilities |= fuse.CAP_DIRECT_IO_ALLOW_MMAP
 	}
 	mo.MaxBackground = 64
-	if !opts.SharedStorage { // other machines' changes: inotify does not see them (watch.go)
-		root.fsys.watch = newWatcher(root.fsys, root, opts.maxWatches)
+	if !opts.SharedStorage { // other machines' changes: fanotify does not see them (watch.go)
+		root.fsys.watch = newWatcher(root.fsys, root, opts)
 	}
 	// A watched mount tells the kernel itself when a file's pages go stale (watch.go), so the
 	// kernel need not drop them whenever it sees a new size or modification time
@@ -263,7 +266,7 @@ func Mount(mountPoint string, v Volume, opts Options) (*Mounted, error) {
 	// reader can copy a page dropped just before the write together with the size after it,
 	// and return zeros no one wrote (TestAtomicSaves, run long: 9 reads in 30 minutes before,
 	// none since; TestOwnWriteKeepsPages).
-	// Only on a local cipherdir: inotify does not see what other machines change on a network
+	// Only on a local cipherdir: fanotify does not see what other machines change on a network
 	// file system, where the kernel's own drops are all there is.
 	root.fsys.pagesTold = root.fsys.watch != nil && localFS(root.fsys.rootFd)
 	mo.ExplicitDataCacheControl = root.fsys.pagesTold

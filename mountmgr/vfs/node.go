@@ -54,7 +54,7 @@ type nodeExt struct {
 	// birth is the cipher file's birth time (entryID.gen), kept only with shared storage,
 	// where the node's generation is a counter instead (identity.go).
 	birth uint64
-	// wd is a directory's inotify watch (watch.go): 0 none yet, -1 none possible; ewd the
+	// wd is a directory's watch ID (watch.go): 0 none yet, -1 none possible; ewd the
 	// watch of the node's entry folder (tree.entryFolder), likewise.
 	wd, ewd atomic.Int32
 	// childRead: a file in this directory had pages read since the kernel last listed the

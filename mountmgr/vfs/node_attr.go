@@ -112,23 +112,13 @@ func (n *node) setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 		defer d.close()
 		e = entry{fd: -1, dirfd: d.fd, name: stored}
 	}
-	w := n.fsys.watch
-	w.begin(n, e)
-	errno := n.changeAttrs(ctx, f, e, in)
-	if errno == 0 {
-		if f != nil {
-			errno = f.getattr(out)
-		} else {
-			errno = n.getattr(out)
-		}
+	if errno := n.changeAttrs(ctx, f, e, in); errno != 0 {
+		return errno
 	}
-	if errno == 0 && n.StableAttr().Mode == syscall.S_IFREG {
-		// A file's attributes in the reply are its own (fileAttr), taken after the change.
-		w.endWith(n, unix.Timespec{Sec: int64(out.Ctime), Nsec: int64(out.Ctimensec)}, nil)
-	} else {
-		w.end(n, e)
+	if f != nil {
+		return f.getattr(out)
 	}
-	return errno
+	return n.getattr(out)
 }
 
 // changeAttrs makes the changes of in to the entry e of n (f: the open file, if any).

@@ -83,9 +83,6 @@ func (n *node) newEntry(ctx context.Context, name string, out *fuse.EntryOut, mk
 	if key != nil {
 		ch.Operations().(*node).setKey(key)
 	}
-	if w := n.fsys.watch; w != nil {
-		w.changed(n.fsys.stableAttr(&e), e.st.Ctim) // its owner, set by preserveOwner
-	}
 	return ch, 0
 }
 
@@ -184,14 +181,14 @@ func (n *node) rename(name string, np *node, newName string, flags uint32) sysca
 	if flags&unix.RENAME_EXCHANGE == 0 {
 		np.forgetChildDir(newName) // a directory the rename may replace
 	}
+	moving, replaced := n.GetChild(name), np.GetChild(newName)
 	if err := n.fsys.tree.rename(sd.fd, src, dd.fd, dst, flags); err != nil {
 		return fs2errno(err)
 	}
 	if w := n.fsys.watch; w != nil {
-		// A rename sets the moved file's change time.
-		w.changedAt(dd.fd, dst.stored)
+		w.moved(moving, np, dd.fd, dst.stored)
 		if flags&unix.RENAME_EXCHANGE != 0 {
-			w.changedAt(sd.fd, src.stored)
+			w.moved(replaced, n, sd.fd, src.stored)
 		}
 	}
 	if flags&unix.RENAME_EXCHANGE == 0 {

@@ -296,7 +296,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 // file's pages across opens, as long as the node cannot have stood for another file before:
 // not where it is known by its inode number alone (see identity.go). On a watched local
 // cipherdir the kernel drops pages only when told (pagesTold, see Mount), so a file in a
-// directory the watch could not take (the inotify watch limit) has its pages dropped at every
+// directory the watch could not take (the mark limit) has its pages dropped at every
 // open instead; elsewhere the kernel drops them when size or mtime change (AUTO_INVAL_DATA).
 // With shared storage,
 // changes also come from other machines, which the kernel learns nothing of: it caches no

@@ -1,12 +1,9 @@
 package vfs
 
 import (
-	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
@@ -17,37 +14,22 @@ import (
 // told (fsys.pagesTold), elsewhere also when it sees a new size or modification time.
 // A sync tool changes the cipherdir behind the mount, and may keep both: rsync -t renames a
 // new file over the old one, rsync --inplace -t rewrites it in place, and either restores
-// the old modification time. So the mount watches, with inotify, every cipher directory it
+// the old modification time. So the mount watches, with fanotify, every cipher directory it
 // has worked in (the directories whose descriptor dirFd opened, the root from the start),
 // and tells the kernel what changed: NotifyEntry for a name that now holds another file or
 // none or a new one (which also drops the directory's cached listing), NotifyContent for a
 // file rewritten in place (its pages and attributes) and for a directory whose entries
 // changed (its attributes).
 //
-// Each event is checked against what the mount knows rather than trusted: the entry is
-// statted, and the kernel is told only where it holds something that is now wrong. The
-// mount's own changes raise events too; they match what the mount knows (go-fuse's tree has
-// the new entry, or the file's change time is the one the mount's last change of it left,
-// watcher.own), so they cost a stat and no notification. A file the mount is changing at
-// that moment (watcher.begin to watcher.end: a write, a truncation, a change of attributes)
-// is checked again once the change is done. A change the mount makes to a file that someone
-// else changed since the mount's last change (the file's change time is not the one the
-// mount left) marks the file stale: its pages were stale before the mount's change and stay
-// so after it, though its change time is then the mount's, so the kernel is told all the
-// same. What differs is checked once more watchRecheck later before the kernel is told (run
-// says why). Events are read in batches, one every watchSettle at most, so a burst of writes
+// The mount's own changes raise no work: the hub drops them as it reads them (fanotify.go
+// says how). Each event of someone else's is checked against what the mount knows rather
+// than trusted: the entry is statted, and the kernel is told about a name only where it
+// holds something that is now wrong, about a file whenever its contents or attributes
+// changed. Events are read in batches, one every watchSettle at most, so a burst of writes
 // costs one check, and a change shows through the mount within a tenth of a second or so,
 // where the cache timeouts alone took up to a second and never dropped the pages of a file
-// rewritten in place.
-//
-// Not seen: a change made by someone else to a file while the mount is changing it (during
-// one request: two writers of one file without a lock lose writes anyway), and one made
-// within the same tick of the cipher file system's clock as the mount's own last change of
-// the file (their change times are equal; kernels with fine-grained timestamps give the
-// change after a stat a new time), or less than ownFresh after it when the mount changes the
-// file's attributes again within that time (begin); the cache timeouts (watchedCacheTimeout) still end the
-// wrong entries and attributes. Entries of directories without a watch are cached for
-// cacheTimeout only (node.cacheTimeout).
+// rewritten in place. A change someone else makes while the mount changes the same file is
+// told as well (the file then holds what two writers without a lock leave).
 //
 // A format whose entries are folders (Cryptomator: a .c9s folder holding a long-named file's
 // contents.c9r, a directory's folder holding its dir.c9r, a symlink's holding symlink.c9r;
@@ -61,39 +43,27 @@ import (
 // does not hold its payload yet (tree.beingMade: a sync tool makes the folder first) is
 // watched until something comes into it (watcher.watchMaking), then its name is checked again.
 //
-// Where no watch can be added (fs.inotify.max_user_watches reached, or no inotify), the
-// kernel's caches still expire after cacheTimeout; only the pages of a file rewritten in
-// place keeping size and modification time then stay stale until the kernel drops them.
-// Network storage (Options.SharedStorage) caches nothing and needs no watcher: inotify does
-// not see other machines' changes anyway.
+// Where no watch can be added (the mark limit reached, no fanotify, a file system without
+// file handles: fanotify.go), the kernel's caches still expire after cacheTimeout; only the
+// pages of a file rewritten in place keeping size and modification time then stay stale
+// until the kernel drops them. Network storage (Options.SharedStorage) caches nothing and
+// needs no watcher: fanotify does not see other machines' changes anyway.
 
-// watchSettle is how long the watcher collects events before acting on them; watchRecheck
-// how long a name found changed waits for its second check (run says why).
-const (
-	watchSettle  = 10 * time.Millisecond
-	watchRecheck = 50 * time.Millisecond
-)
-
-// watchMask is what a directory watch reports: changes of its entries, and of the contents
-// and attributes of its files. IN_EXCL_UNLINK: nothing about files once they are unlinked.
-const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
-	unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
+// watchSettle is how long the watcher collects events before acting on them.
+const watchSettle = 10 * time.Millisecond
 
 // contentEvents are the events that say a file's contents or attributes changed.
 const contentEvents = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB
 
 // selfEvent is the name under which a change of a watched directory's own attributes is
-// kept (inotify reports it without a name; an empty name stands for every child).
+// kept (fanotify names it so; an empty name stands for every child).
 const selfEvent = "."
 
-// ownMax bounds watcher.own. Only the changes of the last batch or two need their change time
-// kept; one evicted too early costs one needless notification.
-const ownMax = 1024
-
-// watcher is what a mount watches, through the process's inotify instance (inotifyHub).
+// watcher is what a mount watches, through the process's fanotify group (fanotifyHub).
 type watcher struct {
 	f       *fsys
-	hub     *inotifyHub
+	hub     *fanotifyHub
+	ownToo  bool // Options.watchOwn
 	started bool
 	quit    chan struct{} // closed by close
 	done    chan struct{} // closed when run returns
@@ -107,29 +77,25 @@ type watcher struct {
 	mu     sync.Mutex
 	closed bool
 	max    int             // Options.maxWatches
-	dirs   map[int32]*node // watch descriptor -> directory node
-	// entries maps the watch descriptor of an entry folder (tree.entryFolder) to the node
+	dirs   map[int32]*node // watch ID -> directory node
+	// entries maps the watch ID of an entry folder (tree.entryFolder) to the node
 	// of the entry.
 	entries map[int32]*node
-	// making maps the watch descriptor of an entry folder being made (tree.beingMade) to
+	// making maps the watch ID of an entry folder being made (tree.beingMade) to
 	// the entry's name in its directory's watch (watchMaking).
-	making map[int32]eventKey
-	// own maps a file to what the mount's last change of it left, so that the events of
-	// that change are known for the mount's own; busy counts the changes of a file that the
-	// mount has under way (begin to end).
-	own      boundedMap[fs.StableAttr, ownChange]
-	busy     map[fs.StableAttr]int
+	making   map[int32]eventKey
 	limitLog sync.Once
+	markLog  sync.Once
 }
 
-// newWatcher watches root's cipherdir; nil (and a log line) when inotify is not there. It
+// newWatcher watches root's cipherdir; nil (and a log line) when fanotify is not there. It
 // acts on events once started, when the mount is up.
-func newWatcher(f *fsys, root *node, maxWatches int) *watcher {
+func newWatcher(f *fsys, root *node, opts Options) *watcher {
 	w := &watcher{f: f, quit: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1),
-		dirs: map[int32]*node{}, entries: map[int32]*node{}, making: map[int32]eventKey{}, busy: map[fs.StableAttr]int{}, max: maxWatches}
+		dirs: map[int32]*node{}, entries: map[int32]*node{}, making: map[int32]eventKey{}, max: opts.maxWatches, ownToo: opts.watchOwn}
 	h, err := joinHub(w)
 	if err != nil {
-		f.log.Printf("vfs: no inotify (%v): changes behind the mount show after the cache timeouts", err)
+		f.log.Printf("vfs: no fanotify (%v): changes behind the mount show after the cache timeouts", err)
 		return nil
 	}
 	w.hub = h
@@ -192,7 +158,7 @@ func (w *watcher) add(n *node, fd int) {
 	if w.closed {
 		return
 	}
-	wd, err := w.addWatchLocked(procFdPath(fd), watchMask)
+	wd, err := w.addWatchLocked(fd, "")
 	if err != nil {
 		x.wd.Store(-1)
 		return
@@ -204,17 +170,24 @@ func (w *watcher) add(n *node, fd int) {
 	x.wd.Store(wd)
 }
 
-// addWatchLocked adds a watch of path, as long as the mount is under its limit
-// (Options.maxWatches); the caller holds w.mu.
-func (w *watcher) addWatchLocked(path string, mask uint32) (int32, error) {
-	wd, err := w.hub.addWatch(w, path, mask)
+// addWatchLocked watches the directory name in dirfd ("" for dirfd itself, not following a
+// symlink), as long as the mount is under its limit (Options.maxWatches); the caller holds
+// w.mu.
+func (w *watcher) addWatchLocked(dirfd int, name string) (int32, error) {
+	wd, err := w.hub.addWatch(w, dirfd, name)
 	if err == nil && w.max > 0 && len(w.dirs)+len(w.entries)+len(w.making) >= w.max {
 		w.hub.removeWatch(w, wd)
 		err = unix.ENOSPC
 	}
-	if err == unix.ENOSPC {
+	switch err {
+	case nil, unix.ENOENT, unix.ENOTDIR, unix.ELOOP:
+	case unix.ENOSPC:
 		w.limitLog.Do(func() {
-			w.f.log.Printf("vfs: inotify watch limit reached (fs.inotify.max_user_watches): changes behind the mount in further directories show after the cache timeouts")
+			w.f.log.Printf("vfs: fanotify mark limit reached (fs.fanotify.max_user_marks, or half the descriptor limit): changes behind the mount in further directories show after the cache timeouts")
+		})
+	default:
+		w.markLog.Do(func() {
+			w.f.log.Printf("vfs: cannot watch a directory of the cipherdir (%v): changes behind the mount there show after the cache timeouts", err)
 		})
 	}
 	return wd, err
@@ -234,16 +207,14 @@ func (w *watcher) addEntry(d, n *node, dirfd int, stored string) {
 	if w.closed {
 		return
 	}
-	// Not following a symlink in the entry's place: the kernel resolves the rest of the path
-	// (/proc/self/fd/N, the directory itself) as it does for a directory's watch.
-	wd, err := w.addWatchLocked(procFdPath(dirfd)+"/"+stored, watchMask|unix.IN_DONT_FOLLOW)
+	wd, err := w.addWatchLocked(dirfd, stored)
 	if err != nil {
 		if err == unix.ENOSPC {
 			x.ewd.Store(-1)
 		}
 		return
 	}
-	delete(w.making, wd) // the entry's own watch now (inotify gives one folder one wd)
+	delete(w.making, wd) // the entry's own watch now (the hub gives one folder one ID)
 	if old := w.entries[wd]; old != nil && old != n {
 		old.ext().ewd.Store(0) // one entry folder, a new node for it
 	}
@@ -285,7 +256,7 @@ func (n *node) attrTimeout() time.Duration {
 }
 
 // localFS reports whether the file system of the descriptor fd is a local one, whose every
-// change inotify sees; a network or FUSE file system's changes made elsewhere it does not.
+// change fanotify sees; a network or FUSE file system's changes made elsewhere it does not.
 func localFS(fd int) bool {
 	var st unix.Statfs_t
 	if unix.Fstatfs(fd, &st) != nil {
@@ -309,188 +280,15 @@ func (w *watcher) forget(n *node) {
 	if x == nil {
 		return
 	}
-	wd, ewd := x.wd.Swap(0), x.ewd.Swap(0)
-	if wd <= 0 && ewd <= 0 {
+	w.dropEntry(n)
+	wd := x.wd.Swap(0)
+	if wd <= 0 {
 		return
 	}
 	w.mu.Lock()
-	if wd > 0 && w.dirs[wd] == n && !w.closed {
+	if w.dirs[wd] == n && !w.closed {
 		delete(w.dirs, wd)
 		w.hub.removeWatch(w, wd)
-	}
-	if ewd > 0 && w.entries[ewd] == n && !w.closed {
-		delete(w.entries, ewd)
-		w.hub.removeWatch(w, ewd)
-	}
-	w.mu.Unlock()
-}
-
-// ownChange is what the mount's last change of a file left: the file's change time, and
-// whether someone else had changed the file before (stale: the kernel's pages of it are
-// stale, whatever the change time says, until the kernel is told). seq counts the records,
-// so that the watcher can tell whether the mount changed the file while it looked; ended is
-// when the mount's change ended (begin says why).
-type ownChange struct {
-	ctime unix.Timespec
-	stale bool
-	seq   uint32
-	ended time.Time
-}
-
-// record stores c for the file sa; the caller holds w.mu.
-func (w *watcher) record(sa fs.StableAttr, c ownChange) {
-	c.seq++
-	w.own.put(sa, c, ownMax)
-}
-
-// changed records the change time the mount's own change of the file known as sa left.
-func (w *watcher) changed(sa fs.StableAttr, ctime unix.Timespec) {
-	w.mu.Lock()
-	c, _ := w.own.get(sa)
-	c.ctime = ctime
-	w.record(sa, c)
-	w.mu.Unlock()
-}
-
-// changedAt records the change time of the entry stored in dirfd, which the mount changed.
-func (w *watcher) changedAt(dirfd int, stored string) {
-	if e, _, err := w.f.tree.stat(dirfd, stored); err == nil {
-		w.changed(w.f.stableAttr(&e), e.st.Ctim)
-	}
-}
-
-// begin tells the watcher that the mount is about to change the file of n, reached as e;
-// end, that it is done. In between, the file's events are checked again later. A change time
-// other than the one the mount's last change left means that someone else changed the file
-// since: its pages may be stale, and stay so after the mount's change. A file the mount has
-// no record of is taken as the kernel holds it (else every file's first change through the
-// mount would cost a notification): a change behind the mount that the watcher has not seen
-// yet when the mount changes the file is then missed, as one within the same clock tick is.
-// A nil watcher does nothing.
-//
-// A change that follows the mount's own last change of the file within ownFresh skips the
-// stat, as a change within the same clock tick goes unseen (tar sets a file's times, owner
-// and mode in a request each, right after its last write: a third of an untar's stats).
-func (w *watcher) begin(n *node, e entry) {
-	if w == nil || w.beginFresh(n) {
-		return
-	}
-	st, err := e.stat()
-	w.beginWith(n, st.Ctim, err)
-}
-
-// ownFresh is how soon after the mount's own change of a file a change of it needs no stat
-// to tell whether someone else changed the file in between (begin).
-const ownFresh = time.Millisecond
-
-// beginFresh is begin without a stat, if the mount's recorded change of n's file ended within
-// ownFresh and none is under way.
-func (w *watcher) beginFresh(n *node) bool {
-	sa := n.StableAttr()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	c, ok := w.own.get(sa)
-	if !ok || c.stale || w.busy[sa] > 0 || time.Since(c.ended) > ownFresh {
-		return false
-	}
-	w.busy[sa]++
-	w.record(sa, c)
-	return true
-}
-
-// beginWith is begin for a caller that has just statted the file (its change time ctime, or
-// the stat's error), sparing a second stat on the write path.
-func (w *watcher) beginWith(n *node, ctime unix.Timespec, statErr error) {
-	if w == nil {
-		return
-	}
-	sa := n.StableAttr()
-	w.mu.Lock()
-	w.busy[sa]++
-	c, ok := w.own.get(sa)
-	switch {
-	case statErr != nil || ok && c.ctime != ctime:
-		c.stale = true
-	case !ok:
-		c.ctime = ctime
-	}
-	w.record(sa, c)
-	w.mu.Unlock()
-}
-
-// end records the change time the mount's change of the file of n (see begin) left.
-func (w *watcher) end(n *node, e entry) {
-	if w == nil {
-		return
-	}
-	after, err := e.stat()
-	w.endWith(n, after.Ctim, err)
-}
-
-// endWith is end for a caller that has just statted the file after its change (its change
-// time ctime, or the stat's error): a change of attributes answers with them.
-func (w *watcher) endWith(n *node, ctime unix.Timespec, err error) {
-	if w == nil {
-		return
-	}
-	sa := n.StableAttr()
-	w.mu.Lock()
-	if w.busy[sa]--; w.busy[sa] <= 0 {
-		delete(w.busy, sa)
-	}
-	c, _ := w.own.get(sa)
-	if err != nil {
-		c.stale = true // unknown: tell the kernel rather than miss a change
-	} else {
-		c.ctime, c.ended = ctime, time.Now()
-	}
-	w.record(sa, c)
-	w.mu.Unlock()
-}
-
-// ownership is whether the mount made a file's last change: mine (and nobody changed it
-// before without the kernel being told), someone else's, or not known yet because the mount
-// is changing it now.
-type ownership int
-
-const (
-	theirs ownership = iota
-	mine
-	changing
-)
-
-// owner reports whose is the last change of n's file, whose change time is now ctime, and the
-// record it went by (for told).
-func (w *watcher) owner(n *node, ctime unix.Timespec) (ownership, uint32) {
-	sa := n.StableAttr()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	c, ok := w.own.get(sa)
-	switch {
-	case w.busy[sa] > 0:
-		return changing, c.seq
-	case ok && !c.stale && c.ctime == ctime:
-		return mine, c.seq
-	}
-	return theirs, c.seq
-}
-
-// seq returns the number of n's file's current record (0 for none).
-func (w *watcher) seq(n *node) uint32 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	c, _ := w.own.get(n.StableAttr())
-	return c.seq
-}
-
-// told records that the kernel was told that n's file changed, as of change time ctime,
-// after its record seq was read: its pages are no longer stale. If the mount changed the file
-// in between, the record stays as it is; the events of that change bring the file back.
-func (w *watcher) told(n *node, ctime unix.Timespec, seq uint32) {
-	sa := n.StableAttr()
-	w.mu.Lock()
-	if c, ok := w.own.get(sa); ok && c.seq == seq && w.busy[sa] == 0 {
-		w.record(sa, ownChange{ctime: ctime, seq: c.seq})
 	}
 	w.mu.Unlock()
 }
@@ -502,85 +300,39 @@ type eventKey struct {
 	name string
 }
 
-// run reads events until the watcher is closed, acting on each batch. A name that differs
-// from what the kernel holds is told to the kernel only if it still differs watchRecheck
-// later: an event of the mount's own change comes while the change is still on its way
-// (go-fuse adds a new entry to its tree, and the mount records a change time, after the
-// system call that raised the event), and would otherwise cost a needless notification now
-// and then, more often the busier the machine.
+// run reads events until the watcher is closed, acting on each batch.
 func (w *watcher) run() {
 	defer close(w.done)
-	var recheck map[eventKey]pending
 	for {
-		// Wait for the first event (unless names wait for their second check), let the
-		// burst it starts come in for a while, then take all there is.
-		if len(recheck) == 0 {
-			select {
-			case <-w.wake:
-			case <-w.quit:
-				return
-			}
+		// Wait for the first event, let the burst it starts come in for a while, then take
+		// all there is.
+		select {
+		case <-w.wake:
+		case <-w.quit:
+			return
 		}
 		select {
 		case <-time.After(watchSettle):
 		case <-w.quit:
 			return
 		}
-		recheck = w.process(w.takeInbox(), recheck)
+		w.process(w.takeInbox())
 	}
 }
 
-// parseEvents adds the inotify events in b to batch, a lost event as one for every name.
-func parseEvents(b []byte, batch map[eventKey]uint32) {
-	for len(b) >= unix.SizeofInotifyEvent {
-		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
-		end := unix.SizeofInotifyEvent + int(ev.Len)
-		if end > len(b) {
-			break
-		}
-		name := strings.TrimRight(string(b[unix.SizeofInotifyEvent:end]), "\x00")
-		b = b[end:]
-		switch {
-		case ev.Mask&unix.IN_Q_OVERFLOW != 0:
-			batch[eventKey{wd: -1}] |= contentEvents
-		case ev.Mask&unix.IN_IGNORED != 0 || name != "":
-			batch[eventKey{ev.Wd, name}] |= ev.Mask
-		case ev.Mask&unix.IN_ATTRIB != 0:
-			batch[eventKey{ev.Wd, selfEvent}] |= ev.Mask
-		}
-	}
-}
-
-// pending is a name found changed, to check again once due.
-type pending struct {
-	mask uint32
-	due  time.Time
-}
-
-// process acts on a batch of events and on the names found changed before (recheck) that are
-// due, and returns the names to check again.
-func (w *watcher) process(batch map[eventKey]uint32, recheck map[eventKey]pending) map[eventKey]pending {
+// process tells the kernel what a batch of events changed.
+func (w *watcher) process(batch map[eventKey]uint32) {
 	type dirKey struct {
 		eventKey
-		d     *node
-		final bool // checked before: tell the kernel
+		d *node
 	}
-	now := time.Now()
-	next := map[eventKey]pending{}
 	var keys []dirKey
 	w.entryEvents(batch)
 	w.mu.Lock()
 	lost := batch[eventKey{wd: -1}]
-	for k, mask := range batch {
-		switch {
-		case mask&unix.IN_IGNORED != 0: // the directory is gone, or its watch was removed
-			if n := w.dirs[k.wd]; n != nil {
-				delete(w.dirs, k.wd)
-				n.ext().wd.CompareAndSwap(k.wd, 0)
-			}
-		case w.dirs[k.wd] == nil:
-		case recheck[k].mask == 0:
-			keys = append(keys, dirKey{eventKey: k, d: w.dirs[k.wd]})
+	for k := range batch {
+		if d := w.dirs[k.wd]; d != nil {
+			keys = append(keys, dirKey{k, d})
 		}
 	}
 	changedDirs := map[*node]bool{}
@@ -589,32 +341,15 @@ func (w *watcher) process(batch map[eventKey]uint32, recheck map[eventKey]pendin
 		for wd, n := range w.dirs {
 			all := eventKey{wd: wd}
 			batch[all] |= lost
-			keys = append(keys, dirKey{eventKey: all, d: n})
+			keys = append(keys, dirKey{all, n})
 			changedDirs[n] = true
-		}
-	}
-	for k, p := range recheck {
-		batch[k] |= p.mask
-		switch n := w.dirs[k.wd]; {
-		case n == nil:
-		case now.Before(p.due):
-			next[k] = pending{batch[k], p.due}
-		default:
-			keys = append(keys, dirKey{eventKey: k, d: n, final: true})
 		}
 	}
 	w.mu.Unlock()
 	for _, k := range keys {
-		mask := batch[k.eventKey]
-		found := w.changes(k.d, k.name, mask)
-		if len(found) > 0 && (!k.final || slices.ContainsFunc(found, change.busy)) {
-			next[k.eventKey] = pending{mask, now.Add(watchRecheck)}
-			continue
-		}
-		for _, c := range found {
+		for _, c := range w.changes(k.d, k.name, batch[k.eventKey]) {
 			if c.content != nil {
 				c.content.NotifyContent(0, 0) // its pages and attributes
-				w.told(c.content, c.ctime, c.seq)
 				continue
 			}
 			k.d.NotifyEntry(c.name)
@@ -624,13 +359,10 @@ func (w *watcher) process(batch map[eventKey]uint32, recheck map[eventKey]pendin
 	for d := range changedDirs {
 		d.NotifyContent(0, 0) // its size, times and link count
 	}
-	return next
 }
 
 // entryEvents moves the events of entry folders in batch to the names of their entries in
-// their directories' watches. An entry folder that is gone (IN_IGNORED: the mount moved the
-// entry's payload into a new folder, or the entry was removed) is watched again at the
-// entry's present place, if its node still has one.
+// their directories' watches.
 func (w *watcher) entryEvents(batch map[eventKey]uint32) {
 	type event struct {
 		k eventKey
@@ -638,7 +370,7 @@ func (w *watcher) entryEvents(batch map[eventKey]uint32) {
 	}
 	var evs []event
 	w.mu.Lock()
-	for k, mask := range batch {
+	for k := range batch {
 		if n := w.entries[k.wd]; n != nil {
 			evs = append(evs, event{k, n})
 		} else if entry, ok := w.making[k.wd]; ok {
@@ -646,16 +378,8 @@ func (w *watcher) entryEvents(batch map[eventKey]uint32) {
 			// watched again while it is still being made).
 			delete(batch, k)
 			delete(w.making, k.wd)
-			if mask&unix.IN_IGNORED == 0 {
-				w.hub.removeWatch(w, k.wd)
-			}
+			w.hub.removeWatch(w, k.wd)
 			batch[entry] |= unix.IN_CREATE
-		}
-	}
-	for _, e := range evs {
-		if batch[e.k]&unix.IN_IGNORED != 0 {
-			delete(w.entries, e.k.wd)
-			e.n.ext().ewd.CompareAndSwap(e.k.wd, 0)
 		}
 	}
 	w.mu.Unlock()
@@ -663,55 +387,57 @@ func (w *watcher) entryEvents(batch map[eventKey]uint32) {
 		mask := batch[e.k]
 		delete(batch, e.k)
 		name, parent := e.n.Parent()
-		if parent == nil {
-			continue
-		}
-		d := parent.Operations().(*node)
-		if mask&unix.IN_IGNORED != 0 {
-			w.watchEntryAgain(d, e.n, name)
-		}
-		if e.k.name == selfEvent || mask&^unix.IN_IGNORED == 0 {
+		if parent == nil || e.k.name == selfEvent {
 			continue // the entry folder's own attributes are not the entry's
 		}
-		wd := d.ext().wd.Load()
-		if wd <= 0 {
-			continue
-		}
-		if stored, errno := d.storedName(name); errno == 0 {
-			batch[eventKey{wd, stored}] |= mask &^ unix.IN_IGNORED
+		d := parent.Operations().(*node)
+		if wd := d.ext().wd.Load(); wd > 0 {
+			if stored, errno := d.storedName(name); errno == 0 {
+				batch[eventKey{wd, stored}] |= mask
+			}
 		}
 	}
 }
 
-// watchEntryAgain watches the entry folder of n, entry name of directory node d, at its
-// present place.
-func (w *watcher) watchEntryAgain(d, n *node, name string) {
-	stored, errno := d.storedName(name)
-	if errno != 0 || !w.f.tree.entryFolder(stored, n.StableAttr().Mode) {
+// moved watches the entry folder of ch, which the mount just moved to stored in directory node
+// d (open as dirfd), at its new place: the move may have made the folder anew (Cryptomator
+// moves a payload between a long name's folder and a short name's file). Being the mount's
+// own, the move raised no event that would tell.
+func (w *watcher) moved(ch *fs.Inode, d *node, dirfd int, stored string) {
+	if ch == nil {
 		return
 	}
-	dir, errno := d.dirFd()
-	if errno != 0 {
+	n := ch.Operations().(*node)
+	w.dropEntry(n)
+	if w.f.tree.entryFolder(stored, n.StableAttr().Mode) {
+		w.addEntry(d, n, dirfd, stored)
+	}
+}
+
+// dropEntry stops watching the entry folder of n, which is no longer where it was.
+func (w *watcher) dropEntry(n *node) {
+	x := n.x.Load()
+	if x == nil {
 		return
 	}
-	defer dir.close()
-	w.addEntry(d, n, dir.fd, stored)
+	ewd := x.ewd.Swap(0)
+	if ewd <= 0 {
+		return
+	}
+	w.mu.Lock()
+	if w.entries[ewd] == n && !w.closed {
+		delete(w.entries, ewd)
+		w.hub.removeWatch(w, ewd)
+	}
+	w.mu.Unlock()
 }
 
 // change is what the kernel holds wrong in a directory: the entry name (gone, replaced, or new
-// where the kernel may hold that it does not exist), or the contents of file content, found
-// at change time ctime with the mount's record seq of it (watcher.owner), or not known yet
-// (owner changing: the mount is changing it).
+// where the kernel may hold that it does not exist), or the contents of file content.
 type change struct {
 	name    string
 	content *node
-	ctime   unix.Timespec
-	seq     uint32
-	owner   ownership
 }
-
-// busy reports whether c cannot be told yet: the mount is changing the file.
-func (c change) busy() bool { return c.owner == changing }
 
 // changes returns what the kernel holds wrong about the entry stored as name in directory
 // node d, given the events mask reported for it; an empty name checks every child the kernel
@@ -732,15 +458,10 @@ func (w *watcher) changes(d *node, name string, mask uint32) []change {
 		}
 		return out
 	case selfEvent:
-		if mask&contentEvents == 0 {
-			return nil
-		}
-		seq := w.seq(d)
-		e, err := statFd(dir.fd)
-		if err != nil || !d.holds(&e) {
+		if e, err := statFd(dir.fd); mask&contentEvents == 0 || err != nil || !d.holds(&e) {
 			return nil // the root, whose folder is not its object; or gone
 		}
-		return w.inPlace(d, e, seq)
+		return []change{{content: d}}
 	}
 	stored := w.f.tree.eventEntry(name)
 	if d.IsRoot() && w.f.tree.configFile(stored) {
@@ -772,7 +493,7 @@ func (w *watcher) watchMaking(d *node, dirfd int, stored string) bool {
 		w.mu.Unlock()
 		return true
 	}
-	wd, err := w.addWatchLocked(procFdPath(dirfd)+"/"+stored, watchMask|unix.IN_DONT_FOLLOW)
+	wd, err := w.addWatchLocked(dirfd, stored)
 	if err != nil || w.entries[wd] != nil || w.dirs[wd] != nil {
 		// Not new: the folder of an entry the kernel knows, which lost its payload (the
 		// entry was removed, its folder not yet), and is checked as such.
@@ -822,10 +543,6 @@ func (w *watcher) check(d *node, dirfd int, plain, stored string, mask uint32) [
 		// the mount, so it costs no stat.
 		return nil
 	}
-	var seq uint32
-	if child != nil {
-		seq = w.seq(child) // what the mount had done to it before the stat
-	}
 	e, _, err := w.f.tree.stat(dirfd, stored)
 	switch {
 	case err == unix.ENOENT:
@@ -840,23 +557,13 @@ func (w *watcher) check(d *node, dirfd int, plain, stored string, mask uint32) [
 		if mask&contentEvents == 0 {
 			return nil
 		}
-		return w.inPlace(child, e, seq)
+		return []change{{content: child}}
 	}
-	if child != nil && child.StableAttr().Mode == syscall.S_IFDIR {
-		w.f.dirs.drop(child) // its cached descriptor is of the directory that was there
+	if child != nil {
+		w.dropEntry(child) // its entry folder, if any, is gone or another's
+		if child.StableAttr().Mode == syscall.S_IFDIR {
+			w.f.dirs.drop(child) // its cached descriptor is of the directory that was there
+		}
 	}
 	return []change{{name: plain}}
-}
-
-// inPlace returns the change of n's file, found as e, unless the mount made it; seq is the
-// mount's record of the file before the stat (watcher.seq).
-func (w *watcher) inPlace(n *node, e entryID, seq uint32) []change {
-	owner, now := w.owner(n, e.st.Ctim)
-	switch {
-	case owner == mine:
-		return nil
-	case now != seq:
-		owner = changing // the mount changed it after the stat: look again
-	}
-	return []change{{content: n, ctime: e.st.Ctim, seq: now, owner: owner}}
 }

@@ -51,7 +51,7 @@ func modeState(p string, want os.FileMode) func() (string, bool) {
 // naming another directory now; and a directory's own folder's mode.
 func TestCryptomatorOfflineChangesShow(t *testing.T) {
 	vol, v := cryptomatorVolume(t)
-	mp, m := mountTest(t, vol, Options{})
+	mp, m := mountTest(t, vol, Options{watchOwn: true})
 	if !m.root.fsys.longCache {
 		t.Fatal("a Cryptomator mount without the long caches")
 	}
@@ -169,7 +169,7 @@ func TestCryptomatorOfflineChangesShow(t *testing.T) {
 // Unwatched, the kernel kept its "no such file" for the cache timeout (a minute).
 func TestCryptomatorEntryMadeInSteps(t *testing.T) {
 	vol, v := cryptomatorVolume(t)
-	mp, _ := mountTest(t, vol, Options{cacheTimeout: time.Hour})
+	mp, _ := mountTest(t, vol, Options{cacheTimeout: time.Hour, watchOwn: true})
 	nameA, nameB := strings.Repeat("a", 200), strings.Repeat("b", 200)
 	if _, err := v.WriteFile(v.Root(), nameA, strings.NewReader("brought in steps")); err != nil {
 		t.Fatal(err)

@@ -100,14 +100,6 @@ func (n *node) xattrEntry() (xattrEntry, syscall.Errno) {
 	return xattrEntry{at: n.fsys.xattrAt, fd: d.fd, name: stored, dir: d}, 0
 }
 
-// entry is e as an entry whose attributes change (for the watcher: watcher.begin).
-func (e xattrEntry) entry() entry {
-	if e.name == "" {
-		return entry{fd: e.fd}
-	}
-	return entry{fd: -1, dirfd: e.fd, name: e.name}
-}
-
 // atFlags are the *xattrat flags for e: the descriptor itself for the root, else the entry
 // without following it.
 func (e xattrEntry) atFlags() int {
@@ -214,7 +206,7 @@ func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
 }
 
 // changeXattr runs change on the stored name of attribute attr of n's cipher entry, as a
-// change of the entry's attributes (watcher.begin).
+// change of the entry's attributes.
 func (n *node) changeXattr(attr string, change func(e xattrEntry, stored string) error) syscall.Errno {
 	f := n.fsys
 	stored, errno := f.storedXattr(attr)
@@ -226,8 +218,6 @@ func (n *node) changeXattr(attr string, change func(e xattrEntry, stored string)
 		return f.op(errno)
 	}
 	defer e.dir.close()
-	f.watch.begin(n, e.entry())
-	defer f.watch.end(n, e.entry())
 	return f.op(fs2errno(change(e, stored)))
 }
 

@@ -497,11 +497,8 @@ func measurePass(ctx context.Context, cfg Config, dir string, r *Result, cold bo
 		if err := os.Mkdir(dest, 0o700); err != nil {
 			return err
 		}
-		if err := settle(cold, false); err != nil {
-			return err
-		}
 		var err error
-		if r.UntarSeconds, _, err = timed(exec.CommandContext(ctx, "tar", "-xf", cfg.UntarFrom, "-C", dest)); err != nil {
+		if r.UntarSeconds, err = settledTimed(cold, false, exec.CommandContext(ctx, "tar", "-xf", cfg.UntarFrom, "-C", dest)); err != nil {
 			return err
 		}
 	}
@@ -520,6 +517,15 @@ func settle(cold, expire bool) error {
 		time.Sleep(1100 * time.Millisecond)
 	}
 	return nil
+}
+
+// settledTimed readies the caches (settle) and then times cmd (timed).
+func settledTimed(cold, expire bool, cmd *exec.Cmd) (float64, error) {
+	if err := settle(cold, expire); err != nil {
+		return 0, err
+	}
+	d, _, err := timed(cmd)
+	return d, err
 }
 
 // DropCaches drops the kernel's clean page cache, dentries and inodes (root only).
@@ -649,10 +655,7 @@ func measureFiles(ctx context.Context, cfg Config, parent string, r *Result, col
 	r.ListSeconds, r.ListPerSec = d.Seconds(), float64(cfg.Files)/d.Seconds()
 
 	// "rm -rf" of the files just listed, with the caches expired or dropped again.
-	if err := settle(cold, true); err != nil {
-		return err
-	}
-	r.DeleteSeconds, _, err = timed(exec.CommandContext(ctx, "rm", "-rf", dir))
+	r.DeleteSeconds, err = settledTimed(cold, true, exec.CommandContext(ctx, "rm", "-rf", dir))
 	return err
 }
 

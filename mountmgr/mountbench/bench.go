@@ -677,11 +677,9 @@ func makeTarball(dir, src string) (string, error) {
 // every float64 and uint64 field of Result and its RealWorld, and of Cold when every run has one.
 func median(runs []Result) Result {
 	out := Result{Target: runs[0].Target}
-	for _, r := range runs {
-		if r.Err != nil {
-			out.Err = r.Err
-			return out
-		}
+	if i := slices.IndexFunc(runs, func(r Result) bool { return r.Err != nil }); i >= 0 {
+		out.Err = runs[i].Err
+		return out
 	}
 	medianFields(reflect.ValueOf(&out).Elem(), func(i int) reflect.Value { return reflect.ValueOf(runs[i]) }, len(runs))
 	cold := make([]Result, 0, len(runs))

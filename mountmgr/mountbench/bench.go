@@ -976,17 +976,12 @@ func (k Kind) targetName() string {
 	return "vaultui " + k.Cipher.String()
 }
 
-// createVault makes the vault a vaultui target of this kind mounts, in the empty folder dir.
-func (k Kind) createVault(dir string) error {
-	key, err := vault.Create(context.Background(), dir, benchPassword, vault.CreateOptions{Format: k.Format.ID, Cipher: k.Cipher, ScryptLogN: k.Format.ScryptLogN.Min})
-	crypto.Wipe(key)
-	return err
-}
-
 // mountVaultui creates a vault and mounts it through a daemon of its own: private runtime,
 // config and state dirs under work, so the user's daemon and registry stay untouched.
 func mountVaultui(ctx context.Context, exe, work, backing, mnt string, c Kind) (*server, error) {
-	if err := c.createVault(backing); err != nil {
+	key, err := vault.Create(context.Background(), backing, benchPassword, vault.CreateOptions{Format: c.Format.ID, Cipher: c.Cipher, ScryptLogN: c.Format.ScryptLogN.Min})
+	crypto.Wipe(key)
+	if err != nil {
 		return nil, err
 	}
 	xdg := filepath.Join(work, "xdg")

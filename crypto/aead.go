@@ -11,14 +11,6 @@ import (
 // TagLen is the authentication tag (or SIV) length of every content cipher.
 const TagLen = 16
 
-// batchAEAD is implemented by AEADs that seal or open many independent
-// messages per call (crypto/aegis.Batcher). ContentEnc uses it for runs of
-// blocks so the implementation can interleave them.
-type batchAEAD interface {
-	SealBatch(dsts, nonces, msgs, ads [][]byte)
-	OpenBatch(dsts, nonces, ciphertexts, ads [][]byte) (firstBad int, err error)
-}
-
 // backend describes one content cipher: how its key is derived from the
 // master key, and how to build its AEAD. Every content AEAD has a 16-byte
 // tag (for AES-SIV: the synthetic IV, stored before the ciphertext, which is

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/vaultui/vaultui/crypto/aegis"
 )
 
 // ErrAuth is wrapped by every error about a block that does not decrypt:
@@ -43,7 +45,7 @@ var zeroBlock [BlockSize + 32 + TagLen]byte
 type ContentEnc struct {
 	id        CipherID
 	aead      cipher.AEAD
-	batch     batchAEAD // nil unless the AEAD seals many messages per call
+	batch     aegis.Batcher // nil unless the AEAD seals many blocks per call, interleaved
 	wipeAEAD  func(cipher.AEAD)
 	key       []byte // derived content key, wiped by Wipe
 	nonceLen  int
@@ -99,9 +101,7 @@ func NewContentEnc(c CipherID, masterKey []byte, useHKDF bool) (*ContentEnc, err
 		overhead: b.nonceLen + TagLen,
 		cipherBS: BlockSize + b.nonceLen + TagLen,
 	}
-	if ba, ok := a.(batchAEAD); ok {
-		e.batch = ba
-	}
+	e.batch, _ = a.(aegis.Batcher)
 	nonceBuf := batchMax * b.nonceLen
 	e.scratch.New = func() any { return &scratch{nonces: make([]byte, nonceBuf)} }
 	return e, nil

@@ -262,11 +262,8 @@ func (c *Client) call(ctx context.Context, req request) (*response, error) {
 	}
 	c.nextID++
 	req.V, req.ID, req.Target = ProtocolVersion, c.nextID, absolute(req.Target)
-	if dl, ok := ctx.Deadline(); ok {
-		c.conn.SetDeadline(dl)
-	} else {
-		c.conn.SetDeadline(time.Time{})
-	}
+	dl, _ := ctx.Deadline() // none: the zero time, no deadline
+	c.conn.SetDeadline(dl)
 	// A cancelled context interrupts the blocking read. The func may run after ioError has
 	// dropped c.conn, so it holds on to this call's connection.
 	conn := c.conn

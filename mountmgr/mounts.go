@@ -399,7 +399,9 @@ func (d *daemon) watchEnd(m *mount, mountPoint string) {
 	// Only now is the mount done: a shutdown waiting for its detached mounts exits once
 	// this one is logged and its keys are wiped, not before.
 	d.mu.Lock()
-	d.dropDetached(m)
+	if i := slices.Index(d.detached, m); i >= 0 {
+		d.detached = slices.Delete(d.detached, i, i+1)
+	}
 	close(m.done)
 	d.mu.Unlock()
 }

@@ -118,13 +118,6 @@ func (d *daemon) toDetached(mp string, m *mount) bool {
 	return true
 }
 
-// dropDetached forgets m if it is detached. The caller holds d.mu.
-func (d *daemon) dropDetached(m *mount) {
-	if i := slices.Index(d.detached, m); i >= 0 {
-		d.detached = slices.Delete(d.detached, i, i+1)
-	}
-}
-
 // idleExitDue reports, once, that the daemon has had nothing mounted and no client for
 // d.idleExit; from then on connections are refused (the client starts a new daemon).
 func (d *daemon) idleExitDue(now time.Time) bool {

@@ -137,16 +137,12 @@ func unlockMasterKey(f *vault.Folder, key []byte, readOnly bool) (*unlocked, err
 	}
 	u, err := unlockedOf(v)
 	if err == nil && unverified {
-		u.notice = joinNotices(u.notice, "the vault holds too little to verify the master key: if its files do not show, the key is wrong")
+		if u.notice != "" {
+			u.notice += "; "
+		}
+		u.notice += "the vault holds too little to verify the master key: if its files do not show, the key is wrong"
 	}
 	return u, err
-}
-
-func joinNotices(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
 }
 
 func unlockedOf(v vault.Volume) (*unlocked, error) {

@@ -458,7 +458,11 @@ func checked(e Entry, others []Entry) (Entry, error) {
 			return Entry{}, err
 		}
 	}
-	return e, checkRegistryDuplicate(others, e)
+	x := newVaultIndex(len(others) + 1)
+	for _, o := range others {
+		x.add(o)
+	}
+	return e, x.add(e)
 }
 
 // Remove forgets the vault called name and returns its entry. It never touches the vault's
@@ -574,15 +578,6 @@ func validateRegistryEntry(e Entry) error {
 		return fmt.Errorf("vault %q: extpass names no program", e.Name)
 	}
 	return nil
-}
-
-// checkRegistryDuplicate refuses e when its name or cipherdir is already in existing.
-func checkRegistryDuplicate(existing []Entry, e Entry) error {
-	x := newVaultIndex(len(existing) + 1)
-	for _, o := range existing {
-		x.add(o)
-	}
-	return x.add(e)
 }
 
 // vaultIndex finds registered names and cipherdirs in constant time: loading checks each

@@ -13,21 +13,9 @@ import (
 // cryptomatorKind is Cryptomator's vault format 8 behind Folder (package vault/cryptomator).
 type cryptomatorKind struct{}
 
-// create makes a Cryptomator vault in cipherdir (cryptomator.Create, which writes
-// vault.cryptomator last and removes what it wrote on failure) and returns its raw 64-byte
-// master key. The folders it made are removed again on failure, as for a gocryptfs vault.
-func (cryptomatorKind) create(ctx context.Context, _ atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) ([]byte, error) {
-	undo, err := prepareEmptyDir(cipherdir)
-	if err != nil {
-		return nil, err
-	}
-	v, err := cryptomator.Create(ctx, cipherdir, password, cryptomator.CreateOptions{ScryptLogN: opts.ScryptLogN})
-	if err != nil {
-		undo()
-		return nil, cryptomatorError(cipherdir, err)
-	}
-	defer v.Close()
-	return v.RawMasterkey(), nil
+// create makes a Cryptomator vault of the default cipher combo in cipherdir (createFor).
+func (k cryptomatorKind) create(ctx context.Context, _ atomicfile.FS, cipherdir string, password []byte, opts CreateOptions) ([]byte, error) {
+	return k.createFor(ctx, cipherdir, "", password, opts.ScryptLogN, nil)
 }
 
 func (cryptomatorKind) info(dir string) (Info, error) {
@@ -133,6 +121,10 @@ func (cryptomatorKind) targetVariant(to crypto.CipherID) (string, error) {
 		ErrUnsupported, cryptomator.SIVGCM, to)
 }
 
+// createFor makes a Cryptomator vault of the cipher combo variant ("": the default) in dir
+// (cryptomator.Create, which writes vault.cryptomator last and removes what it wrote on
+// failure) and returns its raw 64-byte master key, or nil with keep, whose key it uses. The
+// folders it made are removed again on failure, as for a gocryptfs vault.
 func (cryptomatorKind) createFor(ctx context.Context, dir, variant string, password []byte, logN int, keep Volume) ([]byte, error) {
 	opts := cryptomator.CreateOptions{Combo: cryptomator.CipherCombo(variant), ScryptLogN: logN}
 	if keep != nil {
@@ -141,11 +133,13 @@ func (cryptomatorKind) createFor(ctx context.Context, dir, variant string, passw
 			return nil, fmt.Errorf("%w: the master key of a %s vault cannot make a Cryptomator vault", ErrUnsupported, keep.Format().Name)
 		}
 	}
-	if _, err := prepareEmptyDir(dir); err != nil {
+	undo, err := prepareEmptyDir(dir)
+	if err != nil {
 		return nil, err
 	}
 	v, err := cryptomator.Create(ctx, dir, password, opts)
 	if err != nil {
+		undo()
 		return nil, cryptomatorError(dir, err)
 	}
 	defer v.Close()

@@ -497,11 +497,8 @@ func measurePass(ctx context.Context, cfg Config, dir string, r *Result, cold bo
 		if err := os.Mkdir(dest, 0o700); err != nil {
 			return err
 		}
-		if err := settle(cold, false); err != nil {
-			return err
-		}
 		var err error
-		if r.UntarSeconds, _, err = timed(exec.CommandContext(ctx, "tar", "-xf", cfg.UntarFrom, "-C", dest)); err != nil {
+		if r.UntarSeconds, err = settledTimed(cold, false, exec.CommandContext(ctx, "tar", "-xf", cfg.UntarFrom, "-C", dest)); err != nil {
 			return err
 		}
 	}
@@ -520,6 +517,15 @@ func settle(cold, expire bool) error {
 		time.Sleep(1100 * time.Millisecond)
 	}
 	return nil
+}
+
+// settledTimed readies the caches (settle) and then times cmd (timed).
+func settledTimed(cold, expire bool, cmd *exec.Cmd) (float64, error) {
+	if err := settle(cold, expire); err != nil {
+		return 0, err
+	}
+	d, _, err := timed(cmd)
+	return d, err
 }
 
 // DropCaches drops the kernel's clean page cache, dentries and inodes (root only).
@@ -649,10 +655,7 @@ func measureFiles(ctx context.Context, cfg Config, parent string, r *Result, col
 	r.ListSeconds, r.ListPerSec = d.Seconds(), float64(cfg.Files)/d.Seconds()
 
 	// "rm -rf" of the files just listed, with the caches expired or dropped again.
-	if err := settle(cold, true); err != nil {
-		return err
-	}
-	r.DeleteSeconds, _, err = timed(exec.CommandContext(ctx, "rm", "-rf", dir))
+	r.DeleteSeconds, err = settledTimed(cold, true, exec.CommandContext(ctx, "rm", "-rf", dir))
 	return err
 }
 
@@ -674,11 +677,9 @@ func makeTarball(dir, src string) (string, error) {
 // every float64 and uint64 field of Result and its RealWorld, and of Cold when every run has one.
 func median(runs []Result) Result {
 	out := Result{Target: runs[0].Target}
-	for _, r := range runs {
-		if r.Err != nil {
-			out.Err = r.Err
-			return out
-		}
+	if i := slices.IndexFunc(runs, func(r Result) bool { return r.Err != nil }); i >= 0 {
+		out.Err = runs[i].Err
+		return out
 	}
 	medianFields(reflect.ValueOf(&out).Elem(), func(i int) reflect.Value { return reflect.ValueOf(runs[i]) }, len(runs))
 	cold := make([]Result, 0, len(runs))
@@ -975,17 +976,12 @@ func (k Kind) targetName() string {
 	return "vaultui " + k.Cipher.String()
 }
 
-// createVault makes the vault a vaultui target of this kind mounts, in the empty folder dir.
-func (k Kind) createVault(dir string) error {
-	key, err := vault.Create(context.Background(), dir, benchPassword, vault.CreateOptions{Format: k.Format.ID, Cipher: k.Cipher, ScryptLogN: k.Format.ScryptLogN.Min})
-	crypto.Wipe(key)
-	return err
-}
-
 // mountVaultui creates a vault and mounts it through a daemon of its own: private runtime,
 // config and state dirs under work, so the user's daemon and registry stay untouched.
 func mountVaultui(ctx context.Context, exe, work, backing, mnt string, c Kind) (*server, error) {
-	if err := c.createVault(backing); err != nil {
+	key, err := vault.Create(context.Background(), backing, benchPassword, vault.CreateOptions{Format: c.Format.ID, Cipher: c.Cipher, ScryptLogN: c.Format.ScryptLogN.Min})
+	crypto.Wipe(key)
+	if err != nil {
 		return nil, err
 	}
 	xdg := filepath.Join(work, "xdg")

@@ -134,20 +134,15 @@ func timed(cmd *exec.Cmd) (float64, []byte, error) {
 func measureRealWorld(ctx context.Context, cfg Config, dir string, r *RealWorld, cold bool) error {
 	var err error
 	if cfg.repo != "" {
-		if err := settle(cold, false); err != nil {
+		work := filepath.Join(dir, "repo")
+		if r.CloneSeconds, err = settledTimed(cold, false, gitCommand(ctx, dir, "clone", "-q", "--no-hardlinks", cfg.repo, work)); err != nil {
 			return err
 		}
-		work := filepath.Join(dir, "repo")
-		if r.CloneSeconds, _, err = timed(gitCommand(ctx, dir, "clone", "-q", "--no-hardlinks", cfg.repo, work)); err != nil {
+		if err := settle(cold, false); err != nil {
 			return err
 		}
 		var again float64
 		for i := 0; i < 3; i++ {
-			if i == 0 {
-				if err := settle(cold, false); err != nil {
-					return err
-				}
-			}
 			d, out, err := timed(gitCommand(ctx, work, "status", "--porcelain"))
 			if err != nil {
 				return err
@@ -162,10 +157,7 @@ func measureRealWorld(ctx context.Context, cfg Config, dir string, r *RealWorld,
 			}
 		}
 		r.StatusAgainSeconds = again
-		if err := settle(cold, false); err != nil {
-			return err
-		}
-		if r.CheckoutSeconds, _, err = timed(gitCommand(ctx, work, "checkout", "-q", "other")); err != nil {
+		if r.CheckoutSeconds, err = settledTimed(cold, false, gitCommand(ctx, work, "checkout", "-q", "other")); err != nil {
 			return err
 		}
 		if err := settle(cold, false); err != nil {
@@ -257,11 +249,8 @@ func measureTree(ctx context.Context, cfg Config, parent string, r *RealWorld, c
 			return fmt.Errorf("making the tree: %w", err)
 		}
 	}
-	if err := settle(cold, true); err != nil {
-		return err
-	}
 	var err error
-	if r.DuSeconds, _, err = timed(exec.CommandContext(ctx, "du", "-s", dir)); err != nil {
+	if r.DuSeconds, err = settledTimed(cold, true, exec.CommandContext(ctx, "du", "-s", dir)); err != nil {
 		return err
 	}
 	d, out, err := timed(exec.CommandContext(ctx, "find", dir))

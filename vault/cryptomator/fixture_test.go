@@ -22,7 +22,7 @@ type manifestEntry = cmfixture.Entry
 
 func fixtureManifest(t *testing.T) []manifestEntry {
 	t.Helper()
-	m, err := cmfixture.Manifest()
+	m, err := cmfixture.SIVGCMA.Manifest()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ var fixtureKey = sync.OnceValues(func() (*Masterkey, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	dir, err := cmfixture.Extract(tmp)
+	dir, err := cmfixture.SIVGCMA.Extract(tmp)
 	if err != nil {
 		return nil, err
 	}

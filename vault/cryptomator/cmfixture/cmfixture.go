@@ -56,9 +56,6 @@ type Entry struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Manifest returns siv-gcm-a's manifest entries.
-func Manifest() ([]Entry, error) { return SIVGCMA.Manifest() }
-
 // Manifest returns the manifest's entries.
 func (f Fixture) Manifest() ([]Entry, error) {
 	b, err := os.ReadFile(filepath.Join(f.Dir(), "manifest.json"))
@@ -95,9 +92,6 @@ func Shown(name string) string {
 		return r
 	}, name)
 }
-
-// Extract unpacks siv-gcm-a into dst and returns the vault's folder.
-func Extract(dst string) (string, error) { return SIVGCMA.Extract(dst) }
 
 // Extract unpacks cipher.tar into dst and returns the vault's folder.
 func (f Fixture) Extract(dst string) (string, error) {

@@ -342,10 +342,12 @@ func parseEvents(b []byte, self int32, keepOwn bool, events []event) []event {
 
 // parseDirInfo reads the directory and entry name of an event's information record
 // (FAN_EVENT_INFO_TYPE_DFID_NAME): a header (type, padding, length), the file system ID, a
-// struct file_handle, and the name, ended by a zero byte.
+// struct file_handle, and the name, ended by a zero byte. A record of the directory alone
+// (FAN_EVENT_INFO_TYPE_DFID; Linux names an event of a directory itself ".") is the
+// directory's.
 func parseDirInfo(info []byte) (key, name string, ok bool) {
 	const head, fsid, fh = 4, 8, 8
-	if len(info) < head+fsid+fh || info[0] != unix.FAN_EVENT_INFO_TYPE_DFID_NAME {
+	if len(info) < head+fsid+fh || info[0] != unix.FAN_EVENT_INFO_TYPE_DFID_NAME && info[0] != unix.FAN_EVENT_INFO_TYPE_DFID {
 		return "", "", false
 	}
 	rec := info[:min(int(binary.NativeEndian.Uint16(info[2:4])), len(info))]
@@ -360,5 +362,8 @@ func parseDirInfo(info []byte) (key, name string, ok bool) {
 		return "", "", false
 	}
 	name, _, _ = strings.Cut(string(rest[size:]), "\x00")
+	if info[0] == unix.FAN_EVENT_INFO_TYPE_DFID {
+		name = "."
+	}
 	return handleKey(id, typ, rest[:size]), name, true
 }

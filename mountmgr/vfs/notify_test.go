@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -653,4 +655,55 @@ func TestOneFanotifyGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	deletedBehind("deleted behind the second mount, the third one gone", mp2, v2, "h")
+}
+
+// TestParseEvents: the records of a read, as Linux lays them out: someone else's change of an
+// entry, one of a directory itself (named "." or by a record without a name), the process's
+// own (dropped unless asked for), a lost-events notice, and a record cut short (ignored,
+// with what follows it).
+func TestParseEvents(t *testing.T) {
+	const self = 42
+	record := func(pid int32, mask uint64, infoType byte, handle []byte, name string) []byte {
+		info := []byte{infoType, 0, 0, 0}
+		info = binary.NativeEndian.AppendUint32(info, 7) // fsid
+		info = binary.NativeEndian.AppendUint32(info, 8)
+		info = binary.NativeEndian.AppendUint32(info, uint32(len(handle)))
+		info = binary.NativeEndian.AppendUint32(info, 1) // handle type
+		info = append(append(info, handle...), name...)
+		if name != "" {
+			info = append(info, 0)
+		}
+		for len(info)%4 != 0 {
+			info = append(info, 0)
+		}
+		binary.NativeEndian.PutUint16(info[2:], uint16(len(info)))
+		m := unix.FanotifyEventMetadata{Event_len: uint32(24 + len(info)), Vers: 3, Metadata_len: 24, Mask: mask, Fd: -1, Pid: pid}
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&m)), 24)
+		return append(slices.Clone(b), info...)
+	}
+	dir := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	key := handleKey([2]int32{7, 8}, 1, dir)
+	var b []byte
+	b = append(b, record(0, unix.FAN_CREATE, unix.FAN_EVENT_INFO_TYPE_DFID_NAME, dir, "new")...)
+	b = append(b, record(99, unix.FAN_ATTRIB|unix.FAN_ONDIR, unix.FAN_EVENT_INFO_TYPE_DFID_NAME, dir, ".")...)
+	b = append(b, record(0, unix.FAN_ATTRIB|unix.FAN_ONDIR, unix.FAN_EVENT_INFO_TYPE_DFID, dir, "")...)
+	b = append(b, record(self, unix.FAN_MODIFY, unix.FAN_EVENT_INFO_TYPE_DFID_NAME, dir, "mine")...)
+	overflow := unix.FanotifyEventMetadata{Event_len: 24, Vers: 3, Metadata_len: 24, Mask: unix.FAN_Q_OVERFLOW, Fd: -1}
+	b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(&overflow)), 24)...)
+	cut := record(0, unix.FAN_DELETE, unix.FAN_EVENT_INFO_TYPE_DFID_NAME, dir, "cut")
+	b = append(b, cut[:len(cut)-4]...)
+
+	want := []event{
+		{key, "new", unix.FAN_CREATE, false},
+		{key, ".", unix.FAN_ATTRIB | unix.FAN_ONDIR, false},
+		{key, ".", unix.FAN_ATTRIB | unix.FAN_ONDIR, false},
+		{"", "", contentEvents, false},
+	}
+	if got := parseEvents(b, self, false, nil); !slices.Equal(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	want = slices.Insert(want, 3, event{key, "mine", unix.FAN_MODIFY, true})
+	if got := parseEvents(b, self, true, nil); !slices.Equal(got, want) {
+		t.Errorf("keeping its own: got %+v\nwant %+v", got, want)
+	}
 }

@@ -37,8 +37,8 @@ import (
 // only slower.
 //
 // Unprivileged fanotify with directory handles came with Linux 5.13, and marks need a file
-// system that gives file handles and a file system ID (tmpfs from 6.7, a btrfs subvolume's
-// from 6.8). Where a directory cannot be marked, its entries are cached for cacheTimeout
+// system that gives file handles and a file system ID (older kernels refuse tmpfs and btrfs
+// subvolumes, for one). Where a directory cannot be marked, its entries are cached for cacheTimeout
 // only, as where there is no watch at all.
 type fanotifyHub struct {
 	file *os.File

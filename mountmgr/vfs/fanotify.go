@@ -38,8 +38,8 @@ import (
 //
 // Unprivileged fanotify with directory handles came with Linux 5.13, and marks need a file
 // system that gives file handles and a file system ID (older kernels refuse tmpfs and btrfs
-// subvolumes, for one). Where a directory cannot be marked, its entries are cached for cacheTimeout
-// only, as where there is no watch at all.
+// subvolumes, for one). Where a directory cannot be marked, its entries are cached for
+// cacheTimeout only, as where there is no watch at all.
 type fanotifyHub struct {
 	file *os.File
 	fd   int // for marks (file.Fd would make the descriptor blocking)

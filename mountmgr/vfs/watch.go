@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -276,18 +277,21 @@ const zfsSuperMagic = 0x2fc12fc1
 // forget stops watching node n (its directory's folder, its entry folder), which the kernel
 // forgot.
 func (w *watcher) forget(n *node) {
-	x := n.x.Load()
-	if x == nil {
-		return
+	if x := n.x.Load(); x != nil {
+		w.unwatch(n, &x.wd, w.dirs)
+		w.unwatch(n, &x.ewd, w.entries)
 	}
-	w.dropEntry(n)
-	wd := x.wd.Swap(0)
+}
+
+// unwatch stops the watch of node n whose ID id holds, kept in m (w.dirs or w.entries).
+func (w *watcher) unwatch(n *node, id *atomic.Int32, m map[int32]*node) {
+	wd := id.Swap(0)
 	if wd <= 0 {
 		return
 	}
 	w.mu.Lock()
-	if w.dirs[wd] == n && !w.closed {
-		delete(w.dirs, wd)
+	if m[wd] == n && !w.closed {
+		delete(m, wd)
 		w.hub.removeWatch(w, wd)
 	}
 	w.mu.Unlock()
@@ -416,20 +420,9 @@ func (w *watcher) moved(ch *fs.Inode, d *node, dirfd int, stored string) {
 
 // dropEntry stops watching the entry folder of n, which is no longer where it was.
 func (w *watcher) dropEntry(n *node) {
-	x := n.x.Load()
-	if x == nil {
-		return
+	if x := n.x.Load(); x != nil {
+		w.unwatch(n, &x.ewd, w.entries)
 	}
-	ewd := x.ewd.Swap(0)
-	if ewd <= 0 {
-		return
-	}
-	w.mu.Lock()
-	if w.entries[ewd] == n && !w.closed {
-		delete(w.entries, ewd)
-		w.hub.removeWatch(w, ewd)
-	}
-	w.mu.Unlock()
 }
 
 // change is what the kernel holds wrong in a directory: the entry name (gone, replaced, or new

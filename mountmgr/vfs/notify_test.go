@@ -457,7 +457,7 @@ func TestChangesByAnotherProcess(t *testing.T) {
 // too, and cost no notification: the kernel knows them already. Files are created, written,
 // read, changed and removed through the mount (440 changes); then another process makes a
 // file behind it, twice (the second once the first was notified, so that every earlier event
-// has been acted on), and those two are all the kernel is told of. On each format the watch
+// has been acted on), and those two are all the watch tells the kernel. On each format the watch
 // follows; Cryptomator's files of long names (in .c9s folders, watched too) as well.
 func TestOwnChangesNotNotified(t *testing.T) {
 	for _, f := range behindVaults() {
@@ -551,7 +551,10 @@ func ownChangesNotNotified(t *testing.T, bv behindVault, long bool) {
 		}
 		t.Log(strings.TrimSpace(l))
 	}
-	if entries+max(inodes, 0) > 0 {
+	// Apart from the watch, a directory's attributes are told once after the first read of
+	// a file in it that reaches the mount (noteRead): one each for the two directories, if
+	// the kernel dropped a page it had.
+	if entries > 0 || inodes > 2 {
 		t.Errorf("the mount's own changes cost %d entry and %d inode notifications", entries, max(inodes, 0))
 	}
 }

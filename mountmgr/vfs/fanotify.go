@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -52,7 +53,7 @@ type fanotifyHub struct {
 	owners  map[int32][]*watcher // watch ID -> the watchers that added it
 	members map[*watcher]bool
 	lastID  int32
-	ownToo  int // members that take the process's own events too (watcher.ownToo)
+	ownToo  atomic.Int32 // members that take the process's own events too (watcher.ownToo)
 }
 
 // mark is a marked directory: its key in fanotifyHub.ids and an O_PATH descriptor of it.
@@ -93,7 +94,7 @@ func joinHub(w *watcher) (*fanotifyHub, error) {
 	h.mu.Lock()
 	h.members[w] = true
 	if w.ownToo {
-		h.ownToo++
+		h.ownToo.Add(1)
 	}
 	h.mu.Unlock()
 	return h, nil
@@ -107,7 +108,7 @@ func (h *fanotifyHub) leave(w *watcher) {
 	h.mu.Lock()
 	delete(h.members, w)
 	if w.ownToo {
-		h.ownToo--
+		h.ownToo.Add(-1)
 	}
 	for wd := range h.owners {
 		h.dropOwner(w, wd)
@@ -253,8 +254,7 @@ func (h *fanotifyHub) run() {
 const hubSettle = 5 * time.Millisecond
 
 // event is a change in the directory of key (empty for lost events) to its entry name ("."
-// for the directory itself), of the kinds in mask (FAN_*, which are the IN_* values of
-// inotify); own if the process made it.
+// for the directory itself), of the kinds in mask (FAN_*); own if the process made it.
 type event struct {
 	key  string
 	name string
@@ -307,10 +307,7 @@ func (h *fanotifyHub) readEvents(fd int, buf []byte, events []event) (_ []event,
 		case n <= 0:
 			return events, true, unix.EIO // fanotify never reads 0 bytes into a big enough buffer
 		}
-		h.mu.Lock()
-		keepOwn := h.ownToo > 0
-		h.mu.Unlock()
-		events = parseEvents(buf[:n], h.self, keepOwn, events)
+		events = parseEvents(buf[:n], h.self, h.ownToo.Load() > 0, events)
 		got = true
 	}
 }
@@ -347,11 +344,11 @@ func parseEvents(b []byte, self int32, keepOwn bool, events []event) []event {
 // directory's.
 func parseDirInfo(info []byte) (key, name string, ok bool) {
 	const head, fsid, fh = 4, 8, 8
-	if len(info) < head+fsid+fh || info[0] != unix.FAN_EVENT_INFO_TYPE_DFID_NAME && info[0] != unix.FAN_EVENT_INFO_TYPE_DFID {
+	if len(info) < head {
 		return "", "", false
 	}
 	rec := info[:min(int(binary.NativeEndian.Uint16(info[2:4])), len(info))]
-	if len(rec) < head+fsid+fh {
+	if len(rec) < head+fsid+fh || info[0] != unix.FAN_EVENT_INFO_TYPE_DFID_NAME && info[0] != unix.FAN_EVENT_INFO_TYPE_DFID {
 		return "", "", false
 	}
 	ne := binary.NativeEndian

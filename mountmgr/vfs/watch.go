@@ -54,7 +54,7 @@ import (
 const watchSettle = 10 * time.Millisecond
 
 // contentEvents are the events that say a file's contents or attributes changed.
-const contentEvents = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB
+const contentEvents = unix.FAN_MODIFY | unix.FAN_CLOSE_WRITE | unix.FAN_ATTRIB
 
 // selfEvent is the name under which a change of a watched directory's own attributes is
 // kept (fanotify names it so; an empty name stands for every child).
@@ -383,7 +383,7 @@ func (w *watcher) entryEvents(batch map[eventKey]uint32) {
 			delete(batch, k)
 			delete(w.making, k.wd)
 			w.hub.removeWatch(w, k.wd)
-			batch[entry] |= unix.IN_CREATE
+			batch[entry] |= unix.FAN_CREATE
 		}
 	}
 	w.mu.Unlock()
@@ -460,7 +460,7 @@ func (w *watcher) changes(d *node, name string, mask uint32) []change {
 	if d.IsRoot() && w.f.tree.configFile(stored) {
 		return nil
 	}
-	if mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 && w.f.tree.beingMade(dir.fd, stored) && w.watchMaking(d, dir.fd, stored) {
+	if mask&(unix.FAN_CREATE|unix.FAN_MOVED_TO) != 0 && w.f.tree.beingMade(dir.fd, stored) && w.watchMaking(d, dir.fd, stored) {
 		return nil
 	}
 	plain, ok := w.plainName(d, dir.fd, stored)
@@ -530,7 +530,7 @@ func (w *watcher) check(d *node, dirfd int, plain, stored string, mask uint32) [
 	if ch := d.GetChild(plain); ch != nil {
 		child = ch.Operations().(*node)
 	}
-	if child == nil && mask&(unix.IN_CREATE|unix.IN_MOVED_TO) == 0 {
+	if child == nil && mask&(unix.FAN_CREATE|unix.FAN_MOVED_TO) == 0 {
 		// The kernel holds no entry for the name, and none came: at most it holds that
 		// there is nothing, which stays true. This is every file "rm -rf" deletes through
 		// the mount, so it costs no stat.

@@ -103,5 +103,5 @@ func (f Finding) String() string {
 	return b.String()
 }
 
-// OneLine joins a multi-line text into one line: a message keeps a layout of one a line.
+// OneLine joins a multi-line text into one line, for a message shown in a list or a table.
 func OneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ") }

@@ -219,6 +219,47 @@ func TestChangesBehindTheMount(t *testing.T) {
 	}
 }
 
+// TestDeleteOfForgottenFile: the kernel may forget a file's node (memory pressure, drop_caches)
+// while it keeps the listing of the file's directory. A file deleted behind the mount then must
+// leave that listing too, although the kernel holds no entry for its name any more. Before, the
+// listing showed it until the directory changed again (the long caches: for hours).
+func TestDeleteOfForgottenFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the kernel forgets a node at will only through /proc/sys/vm/drop_caches, which needs root")
+	}
+	for _, f := range behindVaults() {
+		t.Run(f.name, func(t *testing.T) {
+			bv := f.make(t)
+			mp, m := mountTest(t, bv.v, Options{watchOwn: true})
+			name := "ghost"
+			if f.long {
+				name = strings.Repeat("long-", 40) + name
+			}
+			if err := os.WriteFile(filepath.Join(mp, name), []byte("boo"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			showsWithin(t, "listing", listedState(mp, name, true))
+			for deadline := time.Now().Add(showWait); m.root.GetChild(name) != nil; time.Sleep(10 * time.Millisecond) {
+				if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0); err != nil {
+					t.Fatal(err)
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the kernel keeps the file's node after drop_caches")
+				}
+			}
+			// As a sync tool deletes it: a long name's folder goes with its contents.
+			cipher := bv.path(t, name)
+			if filepath.Base(cipher) == "contents.c9r" {
+				cipher = filepath.Dir(cipher)
+			}
+			if err := os.RemoveAll(cipher); err != nil {
+				t.Fatal(err)
+			}
+			showsWithin(t, "deleted file listed", listedState(mp, name, false))
+		})
+	}
+}
+
 func changesBehindTheMount(t *testing.T, bv behindVault, long bool, timeout time.Duration, sub string) {
 	v := bv.v
 	mp, _ := mountTest(t, v, Options{cacheTimeout: timeout, watchOwn: true})

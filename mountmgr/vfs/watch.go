@@ -351,6 +351,11 @@ func (w *watcher) process(batch map[eventKey]uint32) {
 	}
 	w.mu.Unlock()
 	for _, k := range keys {
+		if batch[k.eventKey]&(unix.FAN_DELETE|unix.FAN_MOVED_FROM) != 0 {
+			// A name went. The kernel may keep listing it after it forgot the name's node
+			// (memory pressure does that), when no entry is left to tell it by.
+			changedDirs[k.d] = true
+		}
 		for _, c := range w.changes(k.d, k.name, batch[k.eventKey]) {
 			if c.content != nil {
 				c.content.NotifyContent(0, 0) // its pages and attributes

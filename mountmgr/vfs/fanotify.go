@@ -42,8 +42,8 @@ import (
 // subvolumes, for one). Where a directory cannot be marked, its entries are cached for
 // cacheTimeout only, as where there is no watch at all.
 type fanotifyHub struct {
-	file *os.File
-	fd   int // for marks (file.Fd would make the descriptor blocking)
+	fd   int // the group, non-blocking
+	stop int // an eventfd that leave writes to end run
 	self int32
 	done chan struct{}
 
@@ -85,7 +85,12 @@ func joinHub(w *watcher) (*fanotifyHub, error) {
 		if err != nil {
 			return nil, err
 		}
-		h = &fanotifyHub{file: os.NewFile(uintptr(fd), "fanotify"), fd: fd, self: int32(os.Getpid()),
+		stop, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+		if err != nil {
+			unix.Close(fd)
+			return nil, err
+		}
+		h = &fanotifyHub{fd: fd, stop: stop, self: int32(os.Getpid()),
 			done: make(chan struct{}), ids: map[string]int32{}, marks: map[int32]mark{},
 			owners: map[int32][]*watcher{}, members: map[*watcher]bool{}}
 		go h.run()
@@ -117,8 +122,10 @@ func (h *fanotifyHub) leave(w *watcher) {
 	h.mu.Unlock()
 	if last {
 		hubs.hub = nil
-		h.file.Close()
+		unix.Write(h.stop, binary.NativeEndian.AppendUint64(nil, 1))
 		<-h.done
+		unix.Close(h.fd)
+		unix.Close(h.stop)
 	}
 }
 
@@ -223,24 +230,25 @@ func (h *fanotifyHub) dropOwner(w *watcher, wd int32) {
 	unix.Close(m.fd)
 }
 
-// run reads events until the group is closed and hands them out.
+// run reads events until leave stops it and hands them out. It waits in poll(2) on a thread
+// of its own rather than in Go's netpoller: a descriptor there wakes the runtime's idle
+// threads at every event the kernel queues, read or not, and the mount's own changes queue
+// thousands a second.
 func (h *fanotifyHub) run() {
 	defer close(h.done)
-	rc, err := h.file.SyscallConn()
-	if err != nil {
-		return
-	}
 	buf := make([]byte, 64<<10)
+	fds := []unix.PollFd{{Fd: int32(h.fd), Events: unix.POLLIN}, {Fd: int32(h.stop), Events: unix.POLLIN}}
 	for {
-		var events []event
-		var readErr error
-		err := rc.Read(func(fd uintptr) bool {
-			var done bool
-			events, done, readErr = h.readEvents(int(fd), buf, events)
-			return done
-		})
-		if err != nil || readErr != nil {
-			return // closed (a read error of any other kind would repeat for ever)
+		_, err := unix.Poll(fds, -1)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil || fds[1].Revents != 0:
+			return
+		}
+		events, err := h.readEvents(buf)
+		if err != nil {
+			return // a read error would repeat for ever
 		}
 		h.deliver(events)
 		time.Sleep(hubSettle)
@@ -289,26 +297,23 @@ func (h *fanotifyHub) deliver(events []event) {
 	}
 }
 
-// readEvents reads all the events queued on the non-blocking fanotify descriptor fd, adding
-// those the process did not cause to events. It reports whether it is done: not when nothing
-// was queued, which makes RawConn.Read wait until something is; and a read error other than
-// that.
-func (h *fanotifyHub) readEvents(fd int, buf []byte, events []event) (_ []event, done bool, err error) {
-	got := false
+// readEvents reads the events queued on the group, leaving out those the process caused
+// (unless a member takes them: watcher.ownToo).
+func (h *fanotifyHub) readEvents(buf []byte) ([]event, error) {
+	var events []event
 	for {
-		n, err := unix.Read(fd, buf)
+		n, err := unix.Read(h.fd, buf)
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN:
-			return events, got, nil
+			return events, nil
 		case err != nil:
-			return events, true, err
+			return events, err
 		case n <= 0:
-			return events, true, unix.EIO // fanotify never reads 0 bytes into a big enough buffer
+			return events, unix.EIO // fanotify never reads 0 bytes into a big enough buffer
 		}
 		events = parseEvents(buf[:n], h.self, h.ownToo.Load() > 0, events)
-		got = true
 	}
 }
 

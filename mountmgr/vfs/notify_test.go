@@ -222,7 +222,7 @@ func TestChangesBehindTheMount(t *testing.T) {
 // TestDeleteOfForgottenFile: the kernel may forget a file's node (memory pressure, drop_caches)
 // while it keeps the listing of the file's directory. A file deleted behind the mount then must
 // leave that listing too, although the kernel holds no entry for its name any more. Before, the
-// listing showed it until the directory changed again (the long caches: for hours).
+// listing showed it until the directory changed again (a watched one's listing is kept until told).
 func TestDeleteOfForgottenFile(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the kernel forgets a node at will only through /proc/sys/vm/drop_caches, which needs root")

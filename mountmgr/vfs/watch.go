@@ -537,8 +537,8 @@ func (w *watcher) check(d *node, dirfd int, plain, stored string, mask uint32) [
 	}
 	if child == nil && mask&(unix.FAN_CREATE|unix.FAN_MOVED_TO) == 0 {
 		// The kernel holds no entry for the name, and none came: at most it holds that
-		// there is nothing, which stays true. This is every file "rm -rf" deletes through
-		// the mount, so it costs no stat.
+		// there is nothing, which stays true (a listing that still shows a name that went
+		// is dropped by process).
 		return nil
 	}
 	e, _, err := w.f.tree.stat(dirfd, stored)
